@@ -1,0 +1,111 @@
+# trainscope build.
+#
+#   make            optimized library (build/libtrainscope.a, .so) and CLI (build/trainscope)
+#   make test       the whole test suite under ASan+UBSan (build/san/), ends "N passed, N failed"
+#   make test-fast  the same suite against the optimized build
+#   make bench      build the benchmarks (bench/*.c) next to the CLI
+#   make fuzz       libFuzzer targets (fuzz/*.c, clang)
+#   make setup      install Debian dependencies, build, run the example
+#
+# Sources are found by globbing src/<module>/*.c, so adding a file needs no edit
+# here. A module that needs extra flags or libraries, or builds its own
+# artifacts (the capture preload libraries), says so in src/<module>/module.mk.
+
+CC       ?= cc
+BUILD    ?= build
+SAN      ?= 0
+CUDA_HOME ?= /usr/local/cuda
+
+WARN     := -Wall -Wextra -Wshadow -Wno-unused-parameter -Wstrict-prototypes -Wmissing-prototypes
+CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -fPIC -fvisibility=hidden -Iinclude -Isrc $(WARN) -pthread
+ifeq ($(SAN),1)
+  BUILD  := build/san
+  OPT    := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+  LDSAN  := -fsanitize=address,undefined
+else
+  OPT    ?= -O2 -g
+  LDSAN  :=
+endif
+CFLAGS  := $(CFLAGS_BASE) $(OPT) $(EXTRA_CFLAGS)
+LDLIBS  := -lm -pthread -lz -ldeflate -lzstd
+LDFLAGS := $(LDSAN) $(EXTRA_LDFLAGS)
+
+MODULES  := core trace ingest graph analyze replay optimize memory report capture
+# Sources of the library proper; a module.mk may append to LIB_SRCS or remove
+# files that belong to a separate artifact (e.g. the capture preload library).
+LIB_SRCS := $(foreach m,$(MODULES),$(wildcard src/$(m)/*.c))
+CLI_SRCS := $(wildcard src/cli/*.c)
+EXTRA_TARGETS :=
+TEST_LDLIBS :=
+
+-include $(wildcard src/*/module.mk)
+
+LIB_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
+CLI_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(CLI_SRCS))
+DEPS     := $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d)
+
+UNIT_SRCS := $(wildcard test/unit/test_*.c)
+UNIT_BINS := $(patsubst test/unit/%.c,$(BUILD)/test/%,$(UNIT_SRCS))
+BENCH_SRCS := $(wildcard bench/*.c)
+BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
+
+.PHONY: all lib cli test test-fast bench fuzz setup clean example
+all: $(BUILD)/libtrainscope.a $(BUILD)/libtrainscope.so $(BUILD)/trainscope $(EXTRA_TARGETS)
+
+$(BUILD)/obj/%.o: src/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(MODULE_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/libtrainscope.a: $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/libtrainscope.so: $(LIB_OBJS)
+	$(CC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS) $(MODULE_LDLIBS)
+
+$(BUILD)/trainscope: $(CLI_OBJS) $(BUILD)/libtrainscope.a
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(BUILD)/libtrainscope.a $(LDLIBS) $(MODULE_LDLIBS)
+
+$(BUILD)/test/test_main.o: test/test_main.c test/test.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itest -c $< -o $@
+
+$(BUILD)/test/%: test/unit/%.c $(BUILD)/test/test_main.o $(BUILD)/libtrainscope.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itest $(LDFLAGS) -o $@ $< $(BUILD)/test/test_main.o $(BUILD)/libtrainscope.a $(LDLIBS) $(MODULE_LDLIBS) $(TEST_LDLIBS)
+
+$(BUILD)/bench/%: bench/%.c $(BUILD)/libtrainscope.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libtrainscope.a $(LDLIBS) $(MODULE_LDLIBS)
+
+test:
+	@$(MAKE) --no-print-directory SAN=1 all unit-bins
+	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 sh test/run.sh build/san
+
+test-fast: all unit-bins
+	@sh test/run.sh $(BUILD)
+
+unit-bins: $(UNIT_BINS)
+
+bench: all $(BENCH_BINS)
+
+FUZZ_SRCS := $(wildcard fuzz/fuzz_*.c)
+fuzz: $(LIB_SRCS) $(FUZZ_SRCS)
+	@mkdir -p build/fuzz
+	@for f in $(FUZZ_SRCS); do \
+	  n=$$(basename $$f .c); echo "  fuzz $$n"; \
+	  clang $(CFLAGS_BASE) -O1 -g -fsanitize=fuzzer,address,undefined -o build/fuzz/$$n $$f $(LIB_SRCS) $(LDLIBS) $(MODULE_LDLIBS) || exit 1; \
+	done
+
+setup:
+	sh scripts/install-deps.sh
+	$(MAKE) all
+	sh examples/run-example.sh
+
+example: all
+	sh examples/run-example.sh
+
+clean:
+	rm -rf build
+
+-include $(DEPS)

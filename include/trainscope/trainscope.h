@@ -1,0 +1,6 @@
+/* trainscope.h - the umbrella header: include this one. */
+#ifndef TRAINSCOPE_H
+#define TRAINSCOPE_H
+#include "trainscope/common.h"
+#include "trainscope/model.h"
+#endif

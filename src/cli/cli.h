@@ -1,0 +1,27 @@
+/* cli.h - what the subcommands of the trainscope CLI share.
+ *
+ * Each subcommand lives in src/cli/cmd_<name>.c as `int ts_cmd_<name>(int argc,
+ * char **argv)` (argv[0] is the subcommand name) and returns the process exit
+ * code: 0 ok, 1 the analysis found nothing to do, 2 bad input or usage.
+ */
+#ifndef TS_CLI_H
+#define TS_CLI_H
+
+#include <stdio.h>
+#include "trainscope/common.h"
+
+enum { TS_EXIT_OK = 0, TS_EXIT_NOTHING = 1, TS_EXIT_BAD = 2 };
+
+int ts_cmd_stats(int argc, char **argv);
+int ts_cmd_breakdown(int argc, char **argv);
+int ts_cmd_critical_path(int argc, char **argv);
+int ts_cmd_replay(int argc, char **argv);
+int ts_cmd_memory(int argc, char **argv);
+int ts_cmd_record(int argc, char **argv);
+
+/* Print "trainscope: <msg>" to stderr. */
+void ts_cli_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Map a library status to an exit code (parse/format errors are bad input). */
+int ts_cli_exit_for(int status);
+
+#endif

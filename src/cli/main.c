@@ -1,0 +1,68 @@
+/* main.c - the trainscope CLI: dispatch to a subcommand.
+ *
+ * Subcommands are weak references so that the CLI links while a module is
+ * being built; every command listed in the help is linked in a release. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+#pragma weak ts_cmd_stats
+#pragma weak ts_cmd_breakdown
+#pragma weak ts_cmd_critical_path
+#pragma weak ts_cmd_replay
+#pragma weak ts_cmd_memory
+#pragma weak ts_cmd_record
+
+typedef int (*cmd_fn)(int, char **);
+static const struct { const char *name; cmd_fn fn; const char *help; } commands[] = {
+    {"stats", ts_cmd_stats, "per-name statistics of ops, kernels, copies, runtime calls, collectives"},
+    {"breakdown", ts_cmd_breakdown, "where each rank's time went: idle, compute, communication, memory"},
+    {"critical-path", ts_cmd_critical_path, "the longest dependency path of an iteration across ranks"},
+    {"replay", ts_cmd_replay, "simulate the global dependency graph and predict iteration time"},
+    {"memory", ts_cmd_memory, "tensor liveness, inactive periods and memory curves"},
+    {"record", ts_cmd_record, "run a program under trainscope's tracer"},
+};
+
+void ts_cli_errorf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("trainscope: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+int ts_cli_exit_for(int status)
+{
+    if (status == TS_OK) return TS_EXIT_OK;
+    if (status == TS_ENODATA) return TS_EXIT_NOTHING;
+    return TS_EXIT_BAD;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: trainscope COMMAND [OPTIONS] ...\n\n"
+               "Tells where every millisecond of a training iteration goes.\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (commands[i].fn) fprintf(f, "  %-14s %s\n", commands[i].name, commands[i].help);
+    fprintf(f, "\n'trainscope COMMAND --help' documents each command's options.\n"
+               "exit codes: 0 ok, 1 nothing to analyze, 2 bad input or usage\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) { usage(stderr); return TS_EXIT_BAD; }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return TS_EXIT_OK;
+    }
+    if (!strcmp(argv[1], "--version")) { printf("trainscope %s\n", ts_version()); return TS_EXIT_OK; }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (commands[i].fn && !strcmp(argv[1], commands[i].name))
+            return commands[i].fn(argc - 1, argv + 1);
+    ts_cli_errorf("unknown command '%s' (see 'trainscope --help')", argv[1]);
+    return TS_EXIT_BAD;
+}

@@ -1,0 +1,128 @@
+/* core.h - internal building blocks shared by every module: allocation through
+ * the one hook, error filling, arenas, growable column arrays, the string
+ * interning pool, an open-addressing u64 hash map, a string builder, clocks.
+ *
+ * Not for: anything format- or analysis-specific. Nothing here is exported;
+ * names are ts__* (cross-file internals).
+ */
+#ifndef TS_CORE_H
+#define TS_CORE_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "trainscope/common.h"
+
+#ifdef NDEBUG
+#define TS_ASSERT(c) ((void)0)
+#else
+#include <assert.h>
+#define TS_ASSERT(c) assert(c)
+#endif
+
+#define TS_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define TS_LIKELY(x)   __builtin_expect(!!(x), 1)
+#define TS_NONE32 UINT32_MAX   /* sentinel for "no row" in uint32 relations */
+
+/* ---- allocation (all go through the hook set by ts_set_allocator) ---- */
+void *ts__malloc(size_t n);
+void *ts__calloc(size_t n, size_t elem);
+void *ts__realloc(void *p, size_t old_n, size_t new_n);
+void  ts__free(void *p, size_t n);
+char *ts__strdup(const char *s);
+
+/* Grow a column array so that it holds at least `need` elements of `elem`
+ * bytes; capacity doubles so appends are amortized O(1). Returns TS_ENOMEM
+ * and leaves *p and *cap untouched on failure. */
+TS_NODISCARD int ts__grow(void **p, uint32_t *cap, size_t elem, size_t need);
+
+/* ---- errors ---- */
+/* Fill err (if not NULL) with status and a formatted one-line message. Returns
+ * status so callers can `return ts__error(err, TS_EPARSE, ...)`. */
+int ts__error(ts_error *err, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ---- arena: bump allocation in 1 MiB+ blocks, freed all at once ---- */
+typedef struct ts_arena_block ts_arena_block;
+typedef struct ts_arena {
+    ts_arena_block *head;   /* newest block, NULL when empty */
+    size_t used;            /* bytes used in head */
+    size_t total;           /* bytes in all blocks, for memory reports */
+} ts_arena;
+void  ts__arena_init(ts_arena *a);
+void *ts__arena_alloc(ts_arena *a, size_t n);     /* 8-byte aligned; NULL on OOM */
+char *ts__arena_strndup(ts_arena *a, const char *s, size_t n);
+void  ts__arena_free(ts_arena *a);
+
+/* ---- string pool: interned strings with 32-bit ids, 0 = none ----
+ * Bytes live in one growing buffer, NUL-terminated; the id is the index into
+ * `off`. Lookup is one hash probe sequence, so interning a name seen before
+ * costs a hash and a memcmp, never an allocation. */
+typedef struct ts_strpool {
+    char     *bytes;     /* all strings back to back, each NUL-terminated */
+    size_t    n_bytes, cap_bytes;
+    uint32_t *off;       /* off[id] = byte offset of string id; off[0] = "" */
+    uint32_t *len;       /* len[id] = length in bytes */
+    uint32_t  n, cap;    /* number of ids including 0 */
+    uint32_t *slots;     /* open-addressing table of ids, 0 = empty */
+    uint32_t *hashes;    /* hash of each id, so resizing never rehashes bytes */
+    uint32_t  n_slots;   /* power of two */
+} ts_strpool;
+int         ts__strpool_init(ts_strpool *p);
+void        ts__strpool_free(ts_strpool *p);
+/* Returns the id (>0), or 0 with TS_ENOMEM impossible to distinguish from the
+ * empty string: callers check ts__strpool_oom() after bulk interning. */
+uint32_t    ts__str_intern(ts_strpool *p, const char *s, size_t n);
+uint32_t    ts__str_find(const ts_strpool *p, const char *s, size_t n); /* 0 = absent */
+static inline const char *ts__str(const ts_strpool *p, uint32_t id) { return p->bytes + p->off[id]; }
+static inline uint32_t ts__str_len(const ts_strpool *p, uint32_t id) { return p->len[id]; }
+bool        ts__strpool_oom(const ts_strpool *p);
+
+/* ---- hashing ---- */
+uint64_t ts__hash_bytes(const void *data, size_t n);
+static inline uint64_t ts__hash_u64(uint64_t x)
+{
+    x ^= x >> 33; x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33; return x;
+}
+
+/* ---- map64: uint64 key -> uint64 value, open addressing, linear probing.
+ * Key UINT64_MAX is reserved as the empty marker. */
+typedef struct ts_map64 {
+    uint64_t *keys;
+    uint64_t *vals;
+    uint32_t  n, n_slots;   /* n_slots is 0 or a power of two */
+} ts_map64;
+void ts__map64_init(ts_map64 *m);
+void ts__map64_free(ts_map64 *m);
+TS_NODISCARD int ts__map64_put(ts_map64 *m, uint64_t key, uint64_t val);
+/* Returns true and sets *val when present. */
+bool ts__map64_get(const ts_map64 *m, uint64_t key, uint64_t *val);
+
+/* ---- string builder for reports ---- */
+typedef struct ts_buf {
+    char  *s;        /* NUL-terminated when len > 0 or after ts__buf_cstr */
+    size_t len, cap;
+    bool   oom;      /* set once an append failed; further appends are no-ops */
+} ts_buf;
+void ts__buf_init(ts_buf *b);
+void ts__buf_free(ts_buf *b);
+void ts__buf_add(ts_buf *b, const char *s, size_t n);
+void ts__buf_puts(ts_buf *b, const char *s);
+void ts__buf_printf(ts_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void ts__buf_json_str(ts_buf *b, const char *s, size_t n); /* quoted, escaped */
+const char *ts__buf_cstr(ts_buf *b);
+
+/* ---- clocks ---- */
+int64_t ts__now_ns(void);        /* CLOCK_MONOTONIC */
+size_t  ts__peak_rss_bytes(void); /* getrusage maxrss */
+
+/* ---- small math ---- */
+int ts__cmp_i64(const void *a, const void *b);
+int ts__cmp_double(const void *a, const void *b);
+
+#endif

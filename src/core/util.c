@@ -1,0 +1,182 @@
+/* util.c - hashing, the u64 hash map, the string builder, clocks. */
+#include "core/core.h"
+
+#include <stdio.h>
+#include <sys/resource.h>
+#include <time.h>
+
+/* A short multiply-xorshift hash over 8-byte words: names and keys are short,
+ * so per-call setup matters more than bulk throughput. */
+uint64_t ts__hash_bytes(const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    uint64_t h = 0x9e3779b97f4a7c15ULL ^ (n * 0xff51afd7ed558ccdULL);
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        h = (h ^ ts__hash_u64(w)) * 0x9fb21c651e98df25ULL;
+        p += 8; n -= 8;
+    }
+    uint64_t w = 0;
+    memcpy(&w, p, n);
+    h = (h ^ ts__hash_u64(w ^ n)) * 0x9fb21c651e98df25ULL;
+    return h ^ (h >> 29);
+}
+
+/* ---- map64 ---- */
+#define MAP_EMPTY UINT64_MAX
+
+void ts__map64_init(ts_map64 *m) { memset(m, 0, sizeof *m); }
+
+void ts__map64_free(ts_map64 *m)
+{
+    ts__free(m->keys, (size_t)m->n_slots * 8);
+    ts__free(m->vals, (size_t)m->n_slots * 8);
+    memset(m, 0, sizeof *m);
+}
+
+static int map64_resize(ts_map64 *m, uint32_t n_slots)
+{
+    uint64_t *k = ts__malloc((size_t)n_slots * 8), *v = ts__malloc((size_t)n_slots * 8);
+    if (!k || !v) { ts__free(k, (size_t)n_slots * 8); ts__free(v, (size_t)n_slots * 8); return TS_ENOMEM; }
+    memset(k, 0xff, (size_t)n_slots * 8);
+    for (uint32_t i = 0; i < m->n_slots; i++) {
+        if (m->keys[i] == MAP_EMPTY) continue;
+        uint32_t j = (uint32_t)ts__hash_u64(m->keys[i]) & (n_slots - 1);
+        while (k[j] != MAP_EMPTY) j = (j + 1) & (n_slots - 1);
+        k[j] = m->keys[i];
+        v[j] = m->vals[i];
+    }
+    ts__free(m->keys, (size_t)m->n_slots * 8);
+    ts__free(m->vals, (size_t)m->n_slots * 8);
+    m->keys = k; m->vals = v; m->n_slots = n_slots;
+    return TS_OK;
+}
+
+int ts__map64_put(ts_map64 *m, uint64_t key, uint64_t val)
+{
+    if (key == MAP_EMPTY) return TS_EINVAL;
+    if ((m->n + 1) * 2 > m->n_slots) {
+        int rc = map64_resize(m, m->n_slots ? m->n_slots * 2 : 64);
+        if (rc) return rc;
+    }
+    uint32_t j = (uint32_t)ts__hash_u64(key) & (m->n_slots - 1);
+    while (m->keys[j] != MAP_EMPTY && m->keys[j] != key) j = (j + 1) & (m->n_slots - 1);
+    if (m->keys[j] == MAP_EMPTY) m->n++;
+    m->keys[j] = key;
+    m->vals[j] = val;
+    return TS_OK;
+}
+
+bool ts__map64_get(const ts_map64 *m, uint64_t key, uint64_t *val)
+{
+    if (!m->n_slots || key == MAP_EMPTY) return false;
+    uint32_t j = (uint32_t)ts__hash_u64(key) & (m->n_slots - 1);
+    while (m->keys[j] != MAP_EMPTY) {
+        if (m->keys[j] == key) { if (val) *val = m->vals[j]; return true; }
+        j = (j + 1) & (m->n_slots - 1);
+    }
+    return false;
+}
+
+/* ---- string builder ---- */
+void ts__buf_init(ts_buf *b) { memset(b, 0, sizeof *b); }
+void ts__buf_free(ts_buf *b) { ts__free(b->s, b->cap); memset(b, 0, sizeof *b); }
+
+static bool buf_reserve(ts_buf *b, size_t extra)
+{
+    if (b->oom) return false;
+    if (b->len + extra + 1 <= b->cap) return true;
+    size_t nc = b->cap ? b->cap : 256;
+    while (nc < b->len + extra + 1) nc *= 2;
+    char *ns = ts__realloc(b->s, b->cap, nc);
+    if (!ns) { b->oom = true; return false; }
+    b->s = ns;
+    b->cap = nc;
+    return true;
+}
+
+void ts__buf_add(ts_buf *b, const char *s, size_t n)
+{
+    if (!buf_reserve(b, n)) return;
+    memcpy(b->s + b->len, s, n);
+    b->len += n;
+    b->s[b->len] = 0;
+}
+
+void ts__buf_puts(ts_buf *b, const char *s) { ts__buf_add(b, s, strlen(s)); }
+
+void ts__buf_printf(ts_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char tmp[512];
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    if ((size_t)n < sizeof tmp) { ts__buf_add(b, tmp, (size_t)n); return; }
+    if (!buf_reserve(b, (size_t)n)) return;
+    va_start(ap, fmt);
+    vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+void ts__buf_json_str(ts_buf *b, const char *s, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    ts__buf_add(b, "\"", 1);
+    size_t run = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c != '"' && c != '\\') continue;
+        ts__buf_add(b, s + run, i - run);
+        run = i + 1;
+        char e[6] = {'\\', 0};
+        switch (c) {
+        case '"': e[1] = '"'; ts__buf_add(b, e, 2); break;
+        case '\\': e[1] = '\\'; ts__buf_add(b, e, 2); break;
+        case '\n': e[1] = 'n'; ts__buf_add(b, e, 2); break;
+        case '\t': e[1] = 't'; ts__buf_add(b, e, 2); break;
+        case '\r': e[1] = 'r'; ts__buf_add(b, e, 2); break;
+        default:
+            e[1] = 'u'; e[2] = '0'; e[3] = '0'; e[4] = hex[c >> 4]; e[5] = hex[c & 15];
+            ts__buf_add(b, e, 6);
+        }
+    }
+    ts__buf_add(b, s + run, n - run);
+    ts__buf_add(b, "\"", 1);
+}
+
+const char *ts__buf_cstr(ts_buf *b)
+{
+    if (!b->s) ts__buf_add(b, "", 0);
+    return b->s ? b->s : "";
+}
+
+/* ---- clocks ---- */
+int64_t ts__now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+size_t ts__peak_rss_bytes(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (size_t)ru.ru_maxrss * 1024;
+}
+
+int ts__cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+int ts__cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}

@@ -1,0 +1,644 @@
+/* model.c - building and finishing the columnar trace model (see model.h).
+ *
+ * Appends are amortized O(1) and allocate nothing per event beyond column
+ * growth. ts__rank_finish() is O(n) for traces whose tracks arrive in time
+ * order (the common case: profilers write each thread's events in order) and
+ * O(n log n) per unsorted track otherwise.
+ */
+#include "trace/model.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static const char *const kind_names[TS_KIND_COUNT] = {
+    "other", "cpu_op", "user_annotation", "gpu_user_annotation", "cuda_runtime",
+    "cuda_driver", "cuda_sync", "kernel", "gpu_memcpy", "gpu_memset",
+    "python_function", "profiler_range",
+};
+
+const char *ts__kind_name(ts_kind k) { return (unsigned)k < TS_KIND_COUNT ? kind_names[k] : "other"; }
+
+ts_kind ts__kind_from_cat(const char *cat, size_t n)
+{
+    /* Kineto's spellings first, then the older PyTorch/Kineto ones. */
+    static const struct { const char *cat; ts_kind kind; } map[] = {
+        {"cpu_op", TS_KIND_CPU_OP}, {"Operator", TS_KIND_CPU_OP},
+        {"user_annotation", TS_KIND_USER_ANNOTATION},
+        {"gpu_user_annotation", TS_KIND_GPU_USER_ANNOTATION},
+        {"cuda_runtime", TS_KIND_CUDA_RUNTIME}, {"Runtime", TS_KIND_CUDA_RUNTIME},
+        {"cuda_driver", TS_KIND_CUDA_DRIVER},
+        {"cuda_sync", TS_KIND_CUDA_SYNC},
+        {"kernel", TS_KIND_KERNEL}, {"Kernel", TS_KIND_KERNEL},
+        {"gpu_memcpy", TS_KIND_GPU_MEMCPY}, {"Memcpy", TS_KIND_GPU_MEMCPY},
+        {"gpu_memset", TS_KIND_GPU_MEMSET}, {"Memset", TS_KIND_GPU_MEMSET},
+        {"python_function", TS_KIND_PYTHON_FUNCTION},
+        {"cuda_profiler_range", TS_KIND_PROFILER_RANGE},
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (strlen(map[i].cat) == n && memcmp(map[i].cat, cat, n) == 0) return map[i].kind;
+    return TS_KIND_OTHER;
+}
+
+static const char *const warn_names[TS_WARN_COUNT] = {
+    "unknown_phase", "unmatched_begin", "unmatched_end", "negative_duration",
+    "invalid_utf8", "unbound_flow", "overlapping_slices", "too_many_args", "other",
+};
+const char *ts__warn_name(ts_warn_kind k) { return (unsigned)k < TS_WARN_COUNT ? warn_names[k] : "other"; }
+
+/* ---- column growth ----
+ * All columns of a table share one capacity; grow them together. */
+typedef struct col { void **p; size_t elem; } col;
+
+static bool grow_cols(ts_rank *r, col *cols, int n_cols, uint32_t *cap, uint32_t need)
+{
+    if (need <= *cap) return true;
+    uint32_t ncap = *cap ? *cap * 2 : 1024;
+    if (ncap < need) ncap = need;
+    for (int i = 0; i < n_cols; i++) {
+        void *np = ts__realloc(*cols[i].p, (size_t)*cap * cols[i].elem, (size_t)ncap * cols[i].elem);
+        if (!np) {
+            /* Columns already grown keep their larger block: free_cols uses
+             * the recorded capacity only as a size hint for the hook. */
+            r->oom = true;
+            return false;
+        }
+        *cols[i].p = np;
+    }
+    *cap = ncap;
+    return true;
+}
+
+#define SLICE_COLS(s) { \
+    {(void **)&(s)->ts_ns, 8}, {(void **)&(s)->dur_ns, 8}, {(void **)&(s)->track, 4}, \
+    {(void **)&(s)->name, 4}, {(void **)&(s)->cat, 4}, {(void **)&(s)->kind, 1},       \
+    {(void **)&(s)->depth, 2}, {(void **)&(s)->parent, 4}, {(void **)&(s)->args, 4},   \
+    {(void **)&(s)->n_args, 2}, {(void **)&(s)->corr, 8}, {(void **)&(s)->ext_id, 8} }
+#define ARG_COLS(a) { {(void **)&(a)->key, 4}, {(void **)&(a)->type, 1}, {(void **)&(a)->val, 8} }
+#define INSTANT_COLS(s) { \
+    {(void **)&(s)->ts_ns, 8}, {(void **)&(s)->track, 4}, {(void **)&(s)->name, 4}, \
+    {(void **)&(s)->cat, 4}, {(void **)&(s)->kind, 1}, {(void **)&(s)->scope, 1},   \
+    {(void **)&(s)->args, 4}, {(void **)&(s)->n_args, 2} }
+#define COUNTER_COLS(c) { {(void **)&(c)->ts_ns, 8}, {(void **)&(c)->track, 4}, {(void **)&(c)->value, 8} }
+#define FLOW_COLS(f) { {(void **)&(f)->id, 8}, {(void **)&(f)->kind, 1}, {(void **)&(f)->cat, 4}, \
+    {(void **)&(f)->from, 4}, {(void **)&(f)->to, 4} }
+
+static void free_cols(col *cols, int n, uint32_t cap)
+{
+    for (int i = 0; i < n; i++) { ts__free(*cols[i].p, (size_t)cap * cols[i].elem); *cols[i].p = NULL; }
+}
+
+ts_rank *ts__rank_create(const char *path)
+{
+    ts_rank *r = ts__calloc(1, sizeof *r);
+    if (!r) return NULL;
+    r->rank = -1;
+    r->world_size = -1;
+    r->meta_args = TS_NONE32;
+    ts__arena_init(&r->arena);
+    ts__map64_init(&r->track_index);
+    if (ts__strpool_init(&r->strings) != TS_OK) { ts__free(r, sizeof *r); return NULL; }
+    r->path = ts__strdup(path ? path : "");
+    if (!r->path) { ts__rank_destroy(r); return NULL; }
+    return r;
+}
+
+void ts__rank_destroy(ts_rank *r)
+{
+    if (!r) return;
+    { col c[] = SLICE_COLS(&r->slices); free_cols(c, 12, r->slices.cap); }
+    { col c[] = ARG_COLS(&r->args); free_cols(c, 3, r->args.cap); }
+    { col c[] = INSTANT_COLS(&r->instants); free_cols(c, 8, r->instants.cap); }
+    { col c[] = COUNTER_COLS(&r->counters); free_cols(c, 3, r->counters.cap); }
+    { col c[] = FLOW_COLS(&r->flows); free_cols(c, 5, r->flows.cap); }
+    ts__free(r->tracks, (size_t)r->cap_tracks * sizeof *r->tracks);
+    ts__free(r->iterations, (size_t)r->cap_iterations * sizeof *r->iterations);
+    ts__free(r->flow_ends, (size_t)r->cap_flow_ends * sizeof *r->flow_ends);
+    for (int k = 0; k < TS_WARN_COUNT; k++) if (r->warn_first[k]) ts__free(r->warn_first[k], strlen(r->warn_first[k]) + 1);
+    ts__map64_free(&r->track_index);
+    ts__strpool_free(&r->strings);
+    ts__arena_free(&r->arena);
+    if (r->path) ts__free(r->path, strlen(r->path) + 1);
+    ts__free(r, sizeof *r);
+}
+
+/* ---- tracks ---- */
+static uint64_t track_key(ts_track_kind kind, int64_t pid, int64_t tid)
+{
+    uint64_t k = ts__hash_u64((uint64_t)pid * 0x9e3779b97f4a7c15ULL ^ (uint64_t)kind) ^ (uint64_t)tid * 0xc2b2ae3d27d4eb4fULL;
+    return k == UINT64_MAX ? 0 : k;
+}
+
+static uint32_t find_or_add_track(ts_rank *r, ts_track_kind kind, int64_t pid, int64_t tid)
+{
+    uint64_t key = track_key(kind, pid, tid), v;
+    if (ts__map64_get(&r->track_index, key, &v)) {
+        ts_track *t = &r->tracks[v];
+        if (t->kind == kind && t->pid == pid && t->tid == tid) return (uint32_t)v;
+        /* A 64-bit hash collision: fall back to a scan (never seen in practice). */
+        for (uint32_t i = 0; i < r->n_tracks; i++)
+            if (r->tracks[i].kind == kind && r->tracks[i].pid == pid && r->tracks[i].tid == tid) return i;
+    }
+    if (r->n_tracks == r->cap_tracks &&
+        ts__grow((void **)&r->tracks, &r->cap_tracks, sizeof *r->tracks, (size_t)r->n_tracks + 1)) {
+        r->oom = true;
+        return TS_NONE32;
+    }
+    uint32_t row = r->n_tracks++;
+    ts_track *t = &r->tracks[row];
+    memset(t, 0, sizeof *t);
+    t->pid = pid;
+    t->tid = tid;
+    t->kind = (uint8_t)kind;
+    t->device = kind == TS_TRACK_GPU_STREAM ? (int32_t)pid : -1;
+    t->stream = kind == TS_TRACK_GPU_STREAM ? tid : -1;
+    if (!ts__map64_get(&r->track_index, key, NULL) && ts__map64_put(&r->track_index, key, row))
+        r->oom = true;
+    return row;
+}
+
+uint32_t ts__rank_track(ts_rank *r, ts_track_kind kind, int64_t pid, int64_t tid)
+{
+    return find_or_add_track(r, kind, pid, tid);
+}
+
+uint32_t ts__rank_counter_track(ts_rank *r, int64_t pid, uint32_t name_id)
+{
+    uint32_t t = find_or_add_track(r, TS_TRACK_COUNTER, pid, name_id);
+    if (t != TS_NONE32) r->tracks[t].name_id = name_id;
+    return t;
+}
+
+/* ---- events ---- */
+uint32_t ts__rank_add_slice(ts_rank *r, uint32_t track, int64_t ts_ns, int64_t dur_ns,
+                            uint32_t name, uint32_t cat, ts_kind kind)
+{
+    ts_slices *s = &r->slices;
+    if (TS_UNLIKELY(s->n == s->cap)) {
+        col c[] = SLICE_COLS(s);
+        if (!grow_cols(r, c, 12, &s->cap, s->n + 1)) return TS_NONE32;
+    }
+    uint32_t i = s->n++;
+    s->ts_ns[i] = ts_ns;
+    s->dur_ns[i] = dur_ns;
+    s->track[i] = track;
+    s->name[i] = name;
+    s->cat[i] = cat;
+    s->kind[i] = (uint8_t)kind;
+    s->depth[i] = 0;
+    s->parent[i] = TS_NONE32;
+    s->args[i] = TS_NONE32;
+    s->n_args[i] = 0;
+    s->corr[i] = -1;
+    s->ext_id[i] = -1;
+    return i;
+}
+
+uint32_t ts__rank_add_arg(ts_rank *r, uint32_t key, ts_arg_type type, uint64_t val)
+{
+    ts_args *a = &r->args;
+    if (TS_UNLIKELY(a->n == a->cap)) {
+        col c[] = ARG_COLS(a);
+        if (!grow_cols(r, c, 3, &a->cap, a->n + 1)) return TS_NONE32;
+    }
+    uint32_t i = a->n++;
+    a->key[i] = key;
+    a->type[i] = (uint8_t)type;
+    a->val[i] = val;
+    return i;
+}
+
+void ts__rank_slice_set_args(ts_rank *r, uint32_t slice, uint32_t first, uint32_t n)
+{
+    if (slice == TS_NONE32 || n == 0) return;
+    if (n > UINT16_MAX) {
+        ts__rank_warn(r, TS_WARN_TOO_MANY_ARGS, "an event has %u args; kept the first %u", n, UINT16_MAX);
+        n = UINT16_MAX;
+    }
+    r->slices.args[slice] = first;
+    r->slices.n_args[slice] = (uint16_t)n;
+}
+
+uint32_t ts__rank_add_instant(ts_rank *r, uint32_t track, int64_t ts_ns, uint32_t name,
+                              uint32_t cat, ts_kind kind, char scope, uint32_t first_arg, uint32_t n_args)
+{
+    ts_instants *s = &r->instants;
+    if (TS_UNLIKELY(s->n == s->cap)) {
+        col c[] = INSTANT_COLS(s);
+        if (!grow_cols(r, c, 8, &s->cap, s->n + 1)) return TS_NONE32;
+    }
+    uint32_t i = s->n++;
+    s->ts_ns[i] = ts_ns;
+    s->track[i] = track;
+    s->name[i] = name;
+    s->cat[i] = cat;
+    s->kind[i] = (uint8_t)kind;
+    s->scope[i] = scope;
+    s->args[i] = n_args ? first_arg : TS_NONE32;
+    s->n_args[i] = (uint16_t)(n_args > UINT16_MAX ? UINT16_MAX : n_args);
+    return i;
+}
+
+uint32_t ts__rank_add_counter(ts_rank *r, uint32_t track, int64_t ts_ns, double value)
+{
+    ts_counters *c = &r->counters;
+    if (TS_UNLIKELY(c->n == c->cap)) {
+        col cc[] = COUNTER_COLS(c);
+        if (!grow_cols(r, cc, 3, &c->cap, c->n + 1)) return TS_NONE32;
+    }
+    uint32_t i = c->n++;
+    c->ts_ns[i] = ts_ns;
+    c->track[i] = track;
+    c->value[i] = value;
+    return i;
+}
+
+void ts__rank_add_flow_end(ts_rank *r, const ts_flow_end *e)
+{
+    if (r->n_flow_ends == r->cap_flow_ends &&
+        ts__grow((void **)&r->flow_ends, &r->cap_flow_ends, sizeof *r->flow_ends, (size_t)r->n_flow_ends + 1)) {
+        r->oom = true;
+        return;
+    }
+    r->flow_ends[r->n_flow_ends++] = *e;
+}
+
+void ts__rank_warn(ts_rank *r, ts_warn_kind k, const char *fmt, ...)
+{
+    if ((unsigned)k >= TS_WARN_COUNT) k = TS_WARN_OTHER;
+    if (r->warn_count[k]++ == 0) {
+        char msg[512];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof msg, fmt, ap);
+        va_end(ap);
+        r->warn_first[k] = ts__strdup(msg);
+    }
+}
+
+/* ---- finish: sort ---- */
+typedef struct sort_ctx { const int64_t *ts, *dur; } sort_ctx;
+
+static int cmp_slice(const void *a, const void *b, void *ud)
+{
+    const sort_ctx *c = ud;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    if (c->ts[x] != c->ts[y]) return c->ts[x] < c->ts[y] ? -1 : 1;
+    if (c->dur[x] != c->dur[y]) return c->dur[x] > c->dur[y] ? -1 : 1;  /* parents first */
+    return (x > y) - (x < y);                                          /* stable */
+}
+
+static bool permute(void **colp, size_t elem, const uint32_t *perm, uint32_t n, uint32_t cap)
+{
+    unsigned char *src = *colp, *dst = ts__malloc((size_t)cap * elem);
+    if (!dst) return false;
+    switch (elem) {
+    case 8: for (uint32_t i = 0; i < n; i++) ((uint64_t *)dst)[i] = ((uint64_t *)src)[perm[i]]; break;
+    case 4: for (uint32_t i = 0; i < n; i++) ((uint32_t *)dst)[i] = ((uint32_t *)src)[perm[i]]; break;
+    case 2: for (uint32_t i = 0; i < n; i++) ((uint16_t *)dst)[i] = ((uint16_t *)src)[perm[i]]; break;
+    default: for (uint32_t i = 0; i < n; i++) dst[i] = src[perm[i]]; break;
+    }
+    ts__free(src, (size_t)cap * elem);
+    *colp = dst;
+    return true;
+}
+
+/* Counting sort by track (O(n)), then per track check order and sort only the
+ * tracks that need it. The identity permutation is detected and skipped. */
+static int sort_slices(ts_rank *r)
+{
+    ts_slices *s = &r->slices;
+    uint32_t n = s->n, nt = r->n_tracks;
+    for (uint32_t t = 0; t < nt; t++) { r->tracks[t].first_slice = 0; r->tracks[t].n_slices = 0; }
+    if (n == 0) return TS_OK;
+    uint32_t *perm = ts__malloc((size_t)n * sizeof *perm);
+    uint32_t *start = ts__calloc((size_t)nt + 1, sizeof *start);
+    if (!perm || !start) { ts__free(perm, (size_t)n * 4); ts__free(start, ((size_t)nt + 1) * 4); return TS_ENOMEM; }
+    for (uint32_t i = 0; i < n; i++) start[s->track[i] + 1]++;
+    for (uint32_t t = 0; t < nt; t++) {
+        r->tracks[t].first_slice = start[t];
+        r->tracks[t].n_slices = start[t + 1];
+        start[t + 1] += start[t];
+    }
+    for (uint32_t i = 0; i < n; i++) perm[start[s->track[i]]++] = i;
+    ts__free(start, ((size_t)nt + 1) * 4);
+
+    sort_ctx ctx = {s->ts_ns, s->dur_ns};
+    for (uint32_t t = 0; t < nt; t++) {
+        uint32_t *seg = perm + r->tracks[t].first_slice, m = r->tracks[t].n_slices;
+        for (uint32_t i = 1; i < m; i++) {
+            if (cmp_slice(&seg[i - 1], &seg[i], &ctx) > 0) {
+                qsort_r(seg, m, sizeof *seg, cmp_slice, &ctx);
+                break;
+            }
+        }
+    }
+    bool identity = true;
+    for (uint32_t i = 0; i < n && identity; i++) identity = perm[i] == i;
+    int rc = TS_OK;
+    if (!identity) {
+        col c[] = SLICE_COLS(s);
+        for (int k = 0; k < 12; k++)
+            if (!permute(c[k].p, c[k].elem, perm, n, s->cap)) { rc = TS_ENOMEM; break; }
+    }
+    ts__free(perm, (size_t)n * 4);
+    return rc;
+}
+
+/* True when slice `top` ends at or before `ts`, so a slice starting at ts is
+ * not inside it. */
+static inline bool ts_end_le(const ts_slices *s, uint32_t top, int64_t ts)
+{
+    return s->ts_ns[top] + s->dur_ns[top] <= ts;
+}
+
+/* Depth and parent by one stack walk per track: O(n). */
+static int nest_slices(ts_rank *r)
+{
+    ts_slices *s = &r->slices;
+    uint32_t cap = 64, *stack = ts__malloc(cap * sizeof *stack);
+    if (!stack) return TS_ENOMEM;
+    for (uint32_t t = 0; t < r->n_tracks; t++) {
+        uint32_t sp = 0, a = r->tracks[t].first_slice, b = a + r->tracks[t].n_slices;
+        for (uint32_t i = a; i < b; i++) {
+            int64_t ts = s->ts_ns[i], end = ts + s->dur_ns[i];
+            while (sp && ts_end_le(s, stack[sp - 1], ts)) sp--;
+            while (sp && end > s->ts_ns[stack[sp - 1]] + s->dur_ns[stack[sp - 1]]) {
+                ts__rank_warn(r, TS_WARN_OVERLAP, "\"%s\" at %lld ns overlaps \"%s\" on the same track without nesting",
+                              ts__rank_str(r, s->name[i]), (long long)ts, ts__rank_str(r, s->name[stack[sp - 1]]));
+                sp--;
+            }
+            s->parent[i] = sp ? stack[sp - 1] : TS_NONE32;
+            s->depth[i] = (uint16_t)(sp < UINT16_MAX ? sp : UINT16_MAX);
+            if (sp == cap) {
+                uint32_t *ns = ts__realloc(stack, cap * sizeof *stack, 2 * cap * sizeof *stack);
+                if (!ns) { ts__free(stack, cap * sizeof *stack); return TS_ENOMEM; }
+                stack = ns;
+                cap *= 2;
+            }
+            stack[sp++] = i;
+        }
+    }
+    ts__free(stack, cap * sizeof *stack);
+    return TS_OK;
+}
+
+/* ---- finish: flows ---- */
+
+/* The slice on `track` that an endpoint at `ts` binds to: the deepest slice
+ * containing ts (enclosing), or the first slice starting at or after ts. */
+static uint32_t bind_endpoint(const ts_rank *r, uint32_t track, int64_t ts, bool enclosing)
+{
+    const ts_slices *s = &r->slices;
+    if (track >= r->n_tracks) return TS_NONE32;
+    uint32_t lo = r->tracks[track].first_slice, hi = lo + r->tracks[track].n_slices;
+    uint32_t a = lo, b = hi;               /* first slice with ts_ns > ts */
+    while (a < b) {
+        uint32_t m = a + (b - a) / 2;
+        if (s->ts_ns[m] <= ts) a = m + 1; else b = m;
+    }
+    if (!enclosing) {
+        /* binding "next slice": the first starting at ts, else after it */
+        uint32_t first_at = a;
+        while (first_at > lo && s->ts_ns[first_at - 1] == ts) first_at--;
+        return first_at < hi ? first_at : TS_NONE32;
+    }
+    if (a == lo) return TS_NONE32;
+    for (uint32_t c = a - 1; c != TS_NONE32; c = s->parent[c]) {
+        if (ts < s->ts_ns[c] + s->dur_ns[c] || ts == s->ts_ns[c]) return c;
+    }
+    return TS_NONE32;
+}
+
+static int cmp_flow_end(const void *a, const void *b)
+{
+    const ts_flow_end *x = a, *y = b;
+    if (x->ts_ns != y->ts_ns) return x->ts_ns < y->ts_ns ? -1 : 1;
+    static const int order[128] = {['s'] = 0, ['t'] = 1, ['f'] = 2};
+    return order[(unsigned char)x->phase & 127] - order[(unsigned char)y->phase & 127];
+}
+
+static uint32_t add_flow(ts_rank *r, uint64_t id, uint32_t cat)
+{
+    ts_flows *f = &r->flows;
+    if (f->n == f->cap) {
+        col c[] = FLOW_COLS(f);
+        if (!grow_cols(r, c, 5, &f->cap, f->n + 1)) return TS_NONE32;
+    }
+    uint32_t i = f->n++;
+    f->id[i] = id;
+    f->cat[i] = cat;
+    const char *cs = ts__rank_str(r, cat);
+    f->kind[i] = strcmp(cs, "ac2g") == 0 ? TS_FLOW_AC2G : strcmp(cs, "fwdbwd") == 0 ? TS_FLOW_FWDBWD : TS_FLOW_OTHER;
+    f->from[i] = f->to[i] = TS_NONE32;
+    return i;
+}
+
+/* Pair endpoints by (category, id) in time order: an 's' opens a flow, 't'
+ * moves it along, 'f' closes it. Ids may be reused after a flow closes. */
+static int bind_flows(ts_rank *r)
+{
+    if (r->n_flow_ends == 0) return TS_OK;
+    qsort(r->flow_ends, r->n_flow_ends, sizeof *r->flow_ends, cmp_flow_end);
+    ts_map64 open;
+    ts__map64_init(&open);
+    for (uint32_t i = 0; i < r->n_flow_ends; i++) {
+        const ts_flow_end *e = &r->flow_ends[i];
+        uint64_t key = ts__hash_u64(e->id ^ ((uint64_t)e->cat << 40)), row;
+        if (key == UINT64_MAX) key = 0;
+        uint32_t slice = bind_endpoint(r, e->track, e->ts_ns, e->bind_enclosing);
+        bool have = ts__map64_get(&open, key, &row) && row != TS_NONE32;
+        if (e->phase == 's') {
+            uint32_t f = add_flow(r, e->id, e->cat);
+            if (f == TS_NONE32 || ts__map64_put(&open, key, f)) { ts__map64_free(&open); return TS_ENOMEM; }
+            r->flows.from[f] = slice;
+            if (slice == TS_NONE32)
+                ts__rank_warn(r, TS_WARN_UNBOUND_FLOW, "flow %llu: start at %lld ns lies on no slice",
+                              (unsigned long long)e->id, (long long)e->ts_ns);
+        } else if (!have) {
+            ts__rank_warn(r, TS_WARN_UNBOUND_FLOW, "flow %llu: '%c' at %lld ns has no start",
+                          (unsigned long long)e->id, e->phase, (long long)e->ts_ns);
+        } else {
+            r->flows.to[row] = slice;
+            if (slice == TS_NONE32)
+                ts__rank_warn(r, TS_WARN_UNBOUND_FLOW, "flow %llu: end at %lld ns lies on no slice",
+                              (unsigned long long)e->id, (long long)e->ts_ns);
+            if (e->phase == 'f' && ts__map64_put(&open, key, TS_NONE32)) { ts__map64_free(&open); return TS_ENOMEM; }
+        }
+    }
+    ts__map64_free(&open);
+    ts__free(r->flow_ends, (size_t)r->cap_flow_ends * sizeof *r->flow_ends);
+    r->flow_ends = NULL;
+    r->n_flow_ends = r->cap_flow_ends = 0;
+    return TS_OK;
+}
+
+/* ---- finish: iterations ---- */
+static int cmp_iter(const void *a, const void *b)
+{
+    const ts_iteration *x = a, *y = b;
+    return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
+}
+
+int ts__rank_find_iterations(ts_rank *r, const char *marker)
+{
+    const char *prefix = marker && *marker ? marker : "ProfilerStep#";
+    size_t plen = strlen(prefix);
+    const ts_slices *s = &r->slices;
+    r->n_iterations = 0;
+    /* Only the first host track that carries markers counts: Kineto repeats
+     * ProfilerStep#N on GPU tracks as gpu_user_annotation. */
+    uint32_t marker_track = TS_NONE32;
+    for (uint32_t i = 0; i < s->n; i++) {
+        if (ts__kind_on_gpu((ts_kind)s->kind[i])) continue;
+        const char *nm = ts__rank_str(r, s->name[i]);
+        if (strncmp(nm, prefix, plen) != 0) continue;
+        if (marker_track == TS_NONE32) marker_track = s->track[i];
+        if (s->track[i] != marker_track) continue;
+        const char *num = nm + plen;
+        char *endp;
+        long long step = strtoll(num, &endp, 10);
+        if (endp == num) step = r->n_iterations;
+        if (ts__grow((void **)&r->iterations, &r->cap_iterations, sizeof *r->iterations, (size_t)r->n_iterations + 1))
+            return TS_ENOMEM;
+        ts_iteration *it = &r->iterations[r->n_iterations++];
+        it->step = step;
+        it->start_ns = s->ts_ns[i];
+        it->end_ns = s->ts_ns[i] + s->dur_ns[i];
+        it->slice = i;
+    }
+    qsort(r->iterations, r->n_iterations, sizeof *r->iterations, cmp_iter);
+    return TS_OK;
+}
+
+int ts__rank_finish(ts_rank *r, ts_error *err)
+{
+    int rc;
+    if (r->oom || ts__strpool_oom(&r->strings)) goto oom;
+    if ((rc = sort_slices(r)) || (rc = nest_slices(r)) || (rc = bind_flows(r)) ||
+        (rc = ts__rank_find_iterations(r, NULL)))
+        goto oom;
+    if (r->oom) goto oom;
+    r->finished = true;
+    return TS_OK;
+oom:
+    return ts__error(err, TS_ENOMEM, "%s: out of memory while building the trace model", r->path);
+}
+
+/* ---- trace ---- */
+static int cmp_rank(const void *a, const void *b)
+{
+    const ts_rank *x = *(ts_rank *const *)a, *y = *(ts_rank *const *)b;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+int ts__trace_create(ts_rank **ranks, uint32_t n, ts_trace **out, ts_error *err)
+{
+    *out = NULL;
+    ts_trace *t = ts__calloc(1, sizeof *t);
+    if (!t) return ts__error(err, TS_ENOMEM, "out of memory");
+    t->ranks = ts__malloc((size_t)(n ? n : 1) * sizeof *t->ranks);
+    if (!t->ranks) { ts__free(t, sizeof *t); return ts__error(err, TS_ENOMEM, "out of memory"); }
+    memcpy(t->ranks, ranks, (size_t)n * sizeof *ranks);
+    t->n_ranks = n;
+    qsort(t->ranks, n, sizeof *t->ranks, cmp_rank);
+    for (uint32_t i = 1; i < n; i++) {
+        if (t->ranks[i]->rank == t->ranks[i - 1]->rank) {
+            int rc = ts__error(err, TS_EFORMAT, "%s: claims rank %d, which %s already claims",
+                               t->ranks[i]->path, t->ranks[i]->rank, t->ranks[i - 1]->path);
+            ts_trace_destroy(t);   /* the trace owns the ranks from here on */
+            return rc;
+        }
+    }
+    *out = t;
+    return TS_OK;
+}
+
+void ts_trace_destroy(ts_trace *t)
+{
+    if (!t) return;
+    for (uint32_t i = 0; i < t->n_ranks; i++) ts__rank_destroy(t->ranks[i]);
+    ts__free(t->ranks, (size_t)(t->n_ranks ? t->n_ranks : 1) * sizeof *t->ranks);
+    ts__free(t, sizeof *t);
+}
+
+uint32_t ts_trace_n_ranks(const ts_trace *t) { return t ? t->n_ranks : 0; }
+const ts_rank *ts_trace_borrow_rank(const ts_trace *t, uint32_t i) { return t && i < t->n_ranks ? t->ranks[i] : NULL; }
+int32_t  ts_rank_number(const ts_rank *r) { return r->rank; }
+const char *ts_rank_path(const ts_rank *r) { return r->path; }
+uint32_t ts_rank_n_tracks(const ts_rank *r) { return r->n_tracks; }
+uint32_t ts_rank_n_slices(const ts_rank *r) { return r->slices.n; }
+uint32_t ts_rank_n_instants(const ts_rank *r) { return r->instants.n; }
+uint32_t ts_rank_n_counters(const ts_rank *r) { return r->counters.n; }
+uint32_t ts_rank_n_flows(const ts_rank *r) { return r->flows.n; }
+uint32_t ts_rank_n_iterations(const ts_rank *r) { return r->n_iterations; }
+uint64_t ts_rank_n_events_read(const ts_rank *r) { return r->n_events_read; }
+uint64_t ts_rank_n_warnings(const ts_rank *r)
+{
+    uint64_t n = 0;
+    for (int k = 0; k < TS_WARN_COUNT; k++) n += r->warn_count[k];
+    return n;
+}
+
+/* ---- read helpers ---- */
+static bool find_arg(const ts_rank *r, uint32_t first, uint32_t n, const char *key, ts_arg_type *type, uint64_t *val)
+{
+    if (first == TS_NONE32) return false;
+    uint32_t kid = ts__str_find(&r->strings, key, strlen(key));
+    if (!kid) return false;
+    for (uint32_t i = first; i < first + n; i++) {
+        if (r->args.key[i] == kid) {
+            if (type) *type = (ts_arg_type)r->args.type[i];
+            if (val) *val = r->args.val[i];
+            return true;
+        }
+    }
+    return false;
+}
+
+bool ts__slice_arg(const ts_rank *r, uint32_t slice, const char *key, ts_arg_type *type, uint64_t *val)
+{
+    return find_arg(r, r->slices.args[slice], r->slices.n_args[slice], key, type, val);
+}
+
+bool ts__meta_arg(const ts_rank *r, const char *key, ts_arg_type *type, uint64_t *val)
+{
+    return find_arg(r, r->meta_args, r->n_meta_args, key, type, val);
+}
+
+bool ts__slice_arg_i64(const ts_rank *r, uint32_t slice, const char *key, int64_t *out)
+{
+    ts_arg_type t;
+    uint64_t v;
+    if (!ts__slice_arg(r, slice, key, &t, &v)) return false;
+    if (t == TS_ARG_INT || t == TS_ARG_UINT || t == TS_ARG_BOOL) { *out = (int64_t)v; return true; }
+    if (t == TS_ARG_DOUBLE) { *out = (int64_t)ts__arg_as_double(t, v); return true; }
+    return false;
+}
+
+bool ts__slice_arg_double(const ts_rank *r, uint32_t slice, const char *key, double *out)
+{
+    ts_arg_type t;
+    uint64_t v;
+    if (!ts__slice_arg(r, slice, key, &t, &v)) return false;
+    if (t == TS_ARG_STR || t == TS_ARG_JSON || t == TS_ARG_NULL) return false;
+    *out = ts__arg_as_double(t, v);
+    return true;
+}
+
+const char *ts__slice_arg_str(const ts_rank *r, uint32_t slice, const char *key)
+{
+    ts_arg_type t;
+    uint64_t v;
+    if (!ts__slice_arg(r, slice, key, &t, &v) || (t != TS_ARG_STR && t != TS_ARG_JSON)) return NULL;
+    return ts__rank_str(r, (uint32_t)v);
+}
+
+bool ts__rank_span(const ts_rank *r, int64_t *start_ns, int64_t *end_ns)
+{
+    if (r->n_iterations == 0) return false;
+    *start_ns = r->iterations[0].start_ns;
+    *end_ns = r->iterations[0].end_ns;
+    for (uint32_t i = 1; i < r->n_iterations; i++)
+        if (r->iterations[i].end_ns > *end_ns) *end_ns = r->iterations[i].end_ns;
+    return true;
+}

@@ -1,0 +1,274 @@
+/* model.h - the columnar trace model every analysis reads (internal layout).
+ *
+ * A ts_trace is a set of ranks; each ts_rank is self-contained (its own string
+ * pool and tables) so ranks are ingested in parallel without locks and a rank
+ * can be freed alone. Within a rank, every table is a set of parallel column
+ * arrays indexed by a uint32 row id (Perfetto's trace_processor layout).
+ *
+ * Invariants after ts__rank_finish():
+ *   - slices are sorted by (track, ts_ns, dur_ns descending, input order), so a
+ *     track's slices are the contiguous rows [track.first_slice, +n_slices) in
+ *     time order and a parent precedes its children;
+ *   - depth/parent describe proper nesting per track (a child lies inside its
+ *     parent; partially overlapping slices are counted in warnings and placed
+ *     as siblings);
+ *   - flows point at slice rows (TS_NONE32 when an endpoint found no slice);
+ *   - iterations are sorted by start time.
+ * Times are int64 nanoseconds on the rank's own clock (the file's timestamps,
+ * plus baseTimeNanoseconds where a trace has one). Graph-level clock alignment
+ * lives in graph/, never here.
+ *
+ * Writers: only ingest/ (through the ts__rank_add_* builder below) and tests.
+ * Everything else treats a finished rank as read-only.
+ */
+#ifndef TS_TRACE_MODEL_H
+#define TS_TRACE_MODEL_H
+
+#include "core/core.h"
+#include "trainscope/model.h"
+
+/* What a slice is, from Kineto's "cat" (or inferred for traces without one).
+ * The raw category string is kept too (ts_slices.cat). */
+typedef enum ts_kind {
+    TS_KIND_OTHER = 0,
+    TS_KIND_CPU_OP,              /* cpu_op, Operator; legacy aten::/c10d:: events */
+    TS_KIND_USER_ANNOTATION,     /* user_annotation, incl. ProfilerStep#N */
+    TS_KIND_GPU_USER_ANNOTATION, /* gpu_user_annotation */
+    TS_KIND_CUDA_RUNTIME,        /* cuda_runtime, Runtime */
+    TS_KIND_CUDA_DRIVER,         /* cuda_driver */
+    TS_KIND_CUDA_SYNC,           /* cuda_sync (Kineto's synchronisation events) */
+    TS_KIND_KERNEL,              /* kernel, Kernel */
+    TS_KIND_GPU_MEMCPY,          /* gpu_memcpy, Memcpy */
+    TS_KIND_GPU_MEMSET,          /* gpu_memset, Memset */
+    TS_KIND_PYTHON_FUNCTION,     /* python_function */
+    TS_KIND_PROFILER_RANGE,      /* cuda_profiler_range and other profiler bookkeeping */
+    TS_KIND_COUNT
+} ts_kind;
+
+const char *ts__kind_name(ts_kind k);           /* "cpu_op", "kernel", ... */
+ts_kind     ts__kind_from_cat(const char *cat, size_t n);
+static inline bool ts__kind_on_gpu(ts_kind k)
+{
+    return k == TS_KIND_KERNEL || k == TS_KIND_GPU_MEMCPY || k == TS_KIND_GPU_MEMSET ||
+           k == TS_KIND_GPU_USER_ANNOTATION;
+}
+
+typedef enum ts_track_kind {
+    TS_TRACK_THREAD = 0,   /* a CPU thread: pid/tid are the OS ids (or synthetic) */
+    TS_TRACK_GPU_STREAM,   /* pid = device, tid = stream, as Kineto writes them */
+    TS_TRACK_COUNTER,      /* one counter series; name = "event" or "event.series" */
+    TS_TRACK_ASYNC,        /* async (b/e/n) slices of one (cat, id) */
+} ts_track_kind;
+
+typedef struct ts_track {
+    int64_t  pid;              /* as in the file; string pids get synthetic ids */
+    int64_t  tid;              /* as in the file; string tids get synthetic ids */
+    uint32_t name_id;          /* thread/stream/counter name, 0 = none */
+    uint32_t process_name_id;  /* process_name metadata, 0 = none */
+    int32_t  device;           /* GPU device index, -1 = host */
+    int64_t  stream;           /* GPU stream id, -1 = not a stream */
+    int32_t  sort_index;       /* thread_sort_index metadata, 0 = none */
+    uint8_t  kind;             /* ts_track_kind */
+    uint32_t first_slice;      /* after finish: first slice row of this track */
+    uint32_t n_slices;         /* after finish: number of slices on this track */
+} ts_track;
+
+typedef struct ts_slices {
+    uint32_t  n, cap;
+    int64_t  *ts_ns;       /* start */
+    int64_t  *dur_ns;      /* >= 0 (negative input durations are clamped and warned) */
+    uint32_t *track;       /* row in tracks */
+    uint32_t *name;        /* string id */
+    uint32_t *cat;         /* raw category string id, 0 = none */
+    uint8_t  *kind;        /* ts_kind */
+    uint16_t *depth;       /* nesting depth on its track, 0 = top level */
+    uint32_t *parent;      /* enclosing slice row, TS_NONE32 = none */
+    uint32_t *args;        /* first row in args, TS_NONE32 = no args */
+    uint16_t *n_args;      /* number of arg rows */
+    int64_t  *corr;        /* "correlation" arg (launch <-> GPU op), -1 = none */
+    int64_t  *ext_id;      /* "External id" arg (cpu_op <-> runtime), -1 = none */
+} ts_slices;
+
+typedef enum ts_arg_type {
+    TS_ARG_NULL = 0, TS_ARG_BOOL, TS_ARG_INT, TS_ARG_UINT, TS_ARG_DOUBLE,
+    TS_ARG_STR,            /* val = string id */
+    TS_ARG_JSON,           /* array or object kept as its JSON text; val = string id */
+} ts_arg_type;
+
+typedef struct ts_args {
+    uint32_t  n, cap;
+    uint32_t *key;     /* string id of the key */
+    uint8_t  *type;    /* ts_arg_type */
+    uint64_t *val;     /* int64/uint64 bits, double bits (memcpy), bool 0/1, or string id */
+} ts_args;
+
+typedef struct ts_instants {
+    uint32_t  n, cap;
+    int64_t  *ts_ns;
+    uint32_t *track;
+    uint32_t *name;
+    uint32_t *cat;
+    uint8_t  *kind;     /* ts_kind of its category (Kineto "[memory]" instants: TS_KIND_OTHER, cat "[memory]") */
+    char     *scope;    /* 't', 'p', 'g' */
+    uint32_t *args;     /* first arg row, TS_NONE32 = none */
+    uint16_t *n_args;
+} ts_instants;
+
+typedef struct ts_counters {
+    uint32_t  n, cap;
+    int64_t  *ts_ns;
+    uint32_t *track;    /* a TS_TRACK_COUNTER track */
+    double   *value;
+} ts_counters;
+
+typedef enum ts_flow_kind { TS_FLOW_OTHER = 0, TS_FLOW_AC2G, TS_FLOW_FWDBWD } ts_flow_kind;
+
+typedef struct ts_flows {
+    uint32_t  n, cap;
+    uint64_t *id;       /* flow id as in the file */
+    uint8_t  *kind;     /* ts_flow_kind */
+    uint32_t *cat;      /* category string id */
+    uint32_t *from;     /* slice row of the 's' end, TS_NONE32 = unbound */
+    uint32_t *to;       /* slice row of the 'f' (or last 't') end, TS_NONE32 = unbound */
+} ts_flows;
+
+typedef struct ts_iteration {
+    int64_t  step;      /* N of ProfilerStep#N, or the ordinal when unnumbered */
+    int64_t  start_ns;
+    int64_t  end_ns;
+    uint32_t slice;     /* the annotation slice, TS_NONE32 if synthesized */
+} ts_iteration;
+
+typedef enum ts_warn_kind {
+    TS_WARN_UNKNOWN_PHASE = 0,
+    TS_WARN_UNMATCHED_BEGIN,
+    TS_WARN_UNMATCHED_END,
+    TS_WARN_NEGATIVE_DURATION,
+    TS_WARN_INVALID_UTF8,
+    TS_WARN_UNBOUND_FLOW,
+    TS_WARN_OVERLAP,          /* a slice overlaps its sibling without nesting */
+    TS_WARN_TOO_MANY_ARGS,
+    TS_WARN_OTHER,
+    TS_WARN_COUNT
+} ts_warn_kind;
+const char *ts__warn_name(ts_warn_kind k);
+
+/* Raw flow endpoint, kept until finish binds it to a slice. */
+typedef struct ts_flow_end {
+    uint64_t id;
+    int64_t  ts_ns;
+    uint32_t track;
+    uint32_t cat;
+    uint32_t name;
+    char     phase;          /* 's', 't', 'f' */
+    bool     bind_enclosing; /* 'f' with bp "e", and always for 's'/'t' */
+} ts_flow_end;
+
+struct ts_rank {
+    int32_t  rank;            /* distributedInfo.rank, else from file name, else order; -1 = unknown */
+    int32_t  world_size;      /* distributedInfo.world_size, -1 = unknown */
+    char    *path;            /* the file it came from (owned) */
+    int64_t  base_time_ns;    /* baseTimeNanoseconds, 0 = none */
+    uint32_t meta_args;       /* first args row of the top-level metadata (distributedInfo,
+                                 deviceProperties, schemaVersion, ...), TS_NONE32 = none */
+    uint16_t n_meta_args;
+
+    ts_strpool strings;
+    ts_arena   arena;         /* scratch that lives as long as the rank */
+
+    ts_track  *tracks;
+    uint32_t   n_tracks, cap_tracks;
+    ts_map64   track_index;   /* (kind, pid, tid) key -> track row */
+
+    ts_slices   slices;
+    ts_args     args;
+    ts_instants instants;
+    ts_counters counters;
+    ts_flows    flows;
+
+    ts_iteration *iterations;
+    uint32_t      n_iterations, cap_iterations;
+
+    ts_flow_end *flow_ends;   /* raw endpoints; freed by finish */
+    uint32_t     n_flow_ends, cap_flow_ends;
+
+    uint64_t n_events_read;   /* every trace event seen, including skipped ones */
+    uint64_t warn_count[TS_WARN_COUNT];
+    char    *warn_first[TS_WARN_COUNT];  /* first message of each kind (owned), NULL = none */
+    bool     oom;             /* an append failed; finish reports TS_ENOMEM */
+    bool     finished;
+};
+
+struct ts_trace {
+    ts_rank **ranks;          /* sorted by rank number */
+    uint32_t  n_ranks;
+};
+
+/* ---- builder (ingest and tests) ----
+ * Appends never fail loudly: on out-of-memory they set rank->oom, return
+ * TS_NONE32, and ts__rank_finish() returns TS_ENOMEM. This keeps the hot ingest
+ * loop free of error plumbing. */
+ts_rank *ts__rank_create(const char *path);
+void     ts__rank_destroy(ts_rank *r);
+static inline uint32_t ts__rank_intern(ts_rank *r, const char *s, size_t n)
+{
+    return ts__str_intern(&r->strings, s, n);
+}
+static inline const char *ts__rank_str(const ts_rank *r, uint32_t id) { return ts__str(&r->strings, id); }
+
+/* Get or create the track for (kind, pid, tid). For GPU streams device/stream
+ * are set from pid/tid. */
+uint32_t ts__rank_track(ts_rank *r, ts_track_kind kind, int64_t pid, int64_t tid);
+/* Counter track for series `name_id` of process pid. */
+uint32_t ts__rank_counter_track(ts_rank *r, int64_t pid, uint32_t name_id);
+
+uint32_t ts__rank_add_slice(ts_rank *r, uint32_t track, int64_t ts_ns, int64_t dur_ns,
+                            uint32_t name, uint32_t cat, ts_kind kind);
+/* Args: call ts__rank_add_arg for each arg, then attach the range
+ * [first, ts__rank_args_mark(r)) to the event. */
+static inline uint32_t ts__rank_args_mark(const ts_rank *r) { return r->args.n; }
+uint32_t ts__rank_add_arg(ts_rank *r, uint32_t key, ts_arg_type type, uint64_t val);
+void     ts__rank_slice_set_args(ts_rank *r, uint32_t slice, uint32_t first, uint32_t n);
+uint32_t ts__rank_add_instant(ts_rank *r, uint32_t track, int64_t ts_ns, uint32_t name,
+                              uint32_t cat, ts_kind kind, char scope, uint32_t first_arg, uint32_t n_args);
+uint32_t ts__rank_add_counter(ts_rank *r, uint32_t track, int64_t ts_ns, double value);
+void     ts__rank_add_flow_end(ts_rank *r, const ts_flow_end *e);
+void     ts__rank_warn(ts_rank *r, ts_warn_kind k, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* (Re)build the iteration table from host slices whose name starts with
+ * `marker` (NULL = "ProfilerStep#"); the number after the prefix is the step.
+ * Finish calls it with NULL; `--iteration-marker` lets a user name another. */
+TS_NODISCARD int ts__rank_find_iterations(ts_rank *r, const char *marker);
+
+/* Sort, nest, bind flows, find iterations. After it the rank is read-only. */
+TS_NODISCARD int ts__rank_finish(ts_rank *r, ts_error *err);
+
+/* A trace takes ownership of ranks; it sorts them by rank number and rejects
+ * two ranks claiming one number (that is an input error, not a warning). */
+TS_NODISCARD int ts__trace_create(ts_rank **ranks, uint32_t n, ts_trace **out, ts_error *err);
+
+/* ---- read helpers ---- */
+/* Arg lookup on a slice by key string; NULL type when absent. */
+bool ts__slice_arg(const ts_rank *r, uint32_t slice, const char *key, ts_arg_type *type, uint64_t *val);
+bool ts__slice_arg_i64(const ts_rank *r, uint32_t slice, const char *key, int64_t *out);
+bool ts__slice_arg_double(const ts_rank *r, uint32_t slice, const char *key, double *out);
+const char *ts__slice_arg_str(const ts_rank *r, uint32_t slice, const char *key); /* NULL = absent/not string */
+bool ts__meta_arg(const ts_rank *r, const char *key, ts_arg_type *type, uint64_t *val);
+static inline double ts__arg_as_double(ts_arg_type t, uint64_t v)
+{
+    double d;
+    switch (t) {
+    case TS_ARG_INT: return (double)(int64_t)v;
+    case TS_ARG_UINT: return (double)v;
+    case TS_ARG_BOOL: return (double)v;
+    case TS_ARG_DOUBLE: memcpy(&d, &v, 8); return d;
+    default: return 0;
+    }
+}
+static inline int64_t ts__slice_end(const ts_rank *r, uint32_t s) { return r->slices.ts_ns[s] + r->slices.dur_ns[s]; }
+
+/* Iteration window [start, end) for step range; returns false when the rank has none. */
+bool ts__rank_span(const ts_rank *r, int64_t *start_ns, int64_t *end_ns);
+
+#endif

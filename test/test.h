@@ -1,0 +1,50 @@
+/* test.h - the unit-test harness.
+ *
+ * Each test/unit/test_<module>.c is one binary holding many tests. TEST(name)
+ * registers a test through a constructor, so there is no central list to edit.
+ * A binary run with no arguments lists its tests; with a name it runs that one.
+ * test/run.sh runs every test in its own process with a timeout (libuv style)
+ * and prints the closing line "N passed, N failed".
+ */
+#ifndef TS_TEST_H
+#define TS_TEST_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdint.h>
+#include <inttypes.h>
+
+typedef void (*ts_test_fn)(void);
+void ts_test_register(const char *name, ts_test_fn fn);
+extern int ts_test_failures;
+
+#define TEST(name)                                                          \
+    static void test_##name(void);                                          \
+    __attribute__((constructor)) static void reg_##name(void) {            \
+        ts_test_register(#name, test_##name);                               \
+    }                                                                       \
+    static void test_##name(void)
+
+#define TS_FAIL_(...) do {                                                  \
+        fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                     \
+        fprintf(stderr, __VA_ARGS__); fputc('\n', stderr);                  \
+        ts_test_failures++; return; } while (0)
+
+#define CHECK(cond) do { if (!(cond)) TS_FAIL_("CHECK(%s) failed", #cond); } while (0)
+#define CHECK_EQ_INT(a, b) do { long long a_ = (long long)(a), b_ = (long long)(b); \
+        if (a_ != b_) TS_FAIL_("%s == %lld, expected %s == %lld", #a, a_, #b, b_); } while (0)
+#define CHECK_EQ_STR(a, b) do { const char *a_ = (a), *b_ = (b);             \
+        if (!a_ || !b_ || strcmp(a_, b_)) TS_FAIL_("%s == \"%s\", expected \"%s\"", #a, a_ ? a_ : "(null)", b_ ? b_ : "(null)"); } while (0)
+#define CHECK_NEAR(a, b, tol) do { double a_ = (a), b_ = (b);               \
+        if (!(a_ - b_ <= (tol) && b_ - a_ <= (tol))) TS_FAIL_("%s == %.9g, expected %.9g +- %g", #a, a_, b_, (double)(tol)); } while (0)
+
+/* Path of the shared real-data folder (../shared/data relative to the repo),
+ * overridable with TS_DATA. Tests that need it skip when it is absent. */
+const char *ts_test_data(const char *rel);
+/* Path to the CLI binary under test ($TS_BIN, set by run.sh). */
+const char *ts_test_cli(void);
+/* Run a shell command, capture stdout into a malloc'd string; returns exit code. */
+int ts_test_run(const char *cmd, char **out);
+
+#endif

@@ -1,0 +1,91 @@
+/* test_core.c - arenas, string pool, map64, string builder, allocation hook. */
+#include "test.h"
+#include "core/core.h"
+
+TEST(strpool_interns_once_and_keeps_ids_stable)
+{
+    ts_strpool p;
+    CHECK_EQ_INT(ts__strpool_init(&p), TS_OK);
+    uint32_t a = ts__str_intern(&p, "aten::mm", 8);
+    uint32_t b = ts__str_intern(&p, "aten::add", 9);
+    CHECK(a != 0 && b != 0 && a != b);
+    char buf[32];
+    for (int i = 0; i < 5000; i++) {   /* forces several table resizes */
+        int n = snprintf(buf, sizeof buf, "name%d", i);
+        CHECK(ts__str_intern(&p, buf, (size_t)n) != 0);
+    }
+    CHECK_EQ_INT(ts__str_intern(&p, "aten::mm", 8), a);
+    CHECK_EQ_STR(ts__str(&p, b), "aten::add");
+    CHECK_EQ_INT(ts__str_find(&p, "name4999", 8) != 0, 1);
+    CHECK_EQ_INT(ts__str_find(&p, "absent", 6), 0);
+    CHECK_EQ_INT(ts__str_intern(&p, "", 0), 0);
+    ts__strpool_free(&p);
+}
+
+TEST(map64_put_get_overwrite_and_grow)
+{
+    ts_map64 m;
+    ts__map64_init(&m);
+    for (uint64_t k = 0; k < 10000; k++) CHECK_EQ_INT(ts__map64_put(&m, k * 7919, k), TS_OK);
+    uint64_t v = 0;
+    CHECK(ts__map64_get(&m, 7919 * 1234, &v));
+    CHECK_EQ_INT(v, 1234);
+    CHECK(!ts__map64_get(&m, 5, &v));
+    CHECK_EQ_INT(ts__map64_put(&m, 7919, 42), TS_OK);
+    CHECK(ts__map64_get(&m, 7919, &v));
+    CHECK_EQ_INT(v, 42);
+    CHECK_EQ_INT(m.n, 10000);
+    ts__map64_free(&m);
+}
+
+TEST(buf_escapes_json_strings)
+{
+    ts_buf b;
+    ts__buf_init(&b);
+    ts__buf_json_str(&b, "a\"b\\c\n\x01", 7);
+    CHECK_EQ_STR(ts__buf_cstr(&b), "\"a\\\"b\\\\c\\n\\u0001\"");
+    ts__buf_printf(&b, "%d-%s", 7, "x");
+    CHECK(strstr(ts__buf_cstr(&b), "7-x") != NULL);
+    ts__buf_free(&b);
+}
+
+static int fail_after;
+static void *failing_alloc(void *ud, void *ptr, size_t old_size, size_t new_size)
+{
+    (void)ud; (void)old_size;
+    if (new_size == 0) { free(ptr); return NULL; }
+    if (fail_after-- <= 0) return NULL;
+    return realloc(ptr, new_size);
+}
+
+TEST(strpool_init_reports_out_of_memory)
+{
+    for (int k = 0; k < 5; k++) {
+        fail_after = k;
+        ts_set_allocator(failing_alloc, NULL);
+        ts_strpool p;
+        int rc = ts__strpool_init(&p);
+        ts_set_allocator(NULL, NULL);
+        CHECK_EQ_INT(rc, TS_ENOMEM);
+    }
+}
+
+TEST(arena_allocations_are_aligned_and_large_ones_fit)
+{
+    ts_arena a;
+    ts__arena_init(&a);
+    char *p = ts__arena_alloc(&a, 3);
+    char *q = ts__arena_alloc(&a, 5);
+    CHECK(((uintptr_t)q & 7) == 0 && q != p);
+    char *big = ts__arena_alloc(&a, 3u << 20);
+    CHECK(big != NULL);
+    memset(big, 1, 3u << 20);
+    CHECK_EQ_STR(ts__arena_strndup(&a, "hello", 4), "hell");
+    ts__arena_free(&a);
+}
+
+TEST(strerror_comes_from_the_status_table)
+{
+    CHECK_EQ_STR(ts_strerror(TS_EPARSE), "malformed input");
+    CHECK_EQ_STR(ts_strerror(12345), "unknown error");
+}

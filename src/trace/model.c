@@ -506,7 +506,7 @@ int ts__rank_find_iterations(ts_rank *r, const char *marker)
         it->end_ns = s->ts_ns[i] + s->dur_ns[i];
         it->slice = i;
     }
-    qsort(r->iterations, r->n_iterations, sizeof *r->iterations, cmp_iter);
+    if (r->n_iterations > 1) qsort(r->iterations, r->n_iterations, sizeof *r->iterations, cmp_iter);
     return TS_OK;
 }
 

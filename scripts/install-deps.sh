@@ -1,0 +1,30 @@
+#!/bin/sh
+# install-deps.sh - install the Debian packages trainscope builds, tests and
+# validates with. Run as root (or with sudo available). Idempotent.
+#
+#   zlib1g-dev libdeflate-dev libzstd-dev   gzip/zstd trace input
+#   libbabeltrace2-dev babeltrace2          reading LTTng CTF traces back
+#   liblttng-ust-dev lttng-tools            the LTTng capture backend and its benchmark
+#   libopenmpi-dev openmpi-bin              the MPI collector and its real 2-rank test
+#   python3-torch                           real training runs on CPU (workloads, Python collector tests)
+#   clang libclang-rt-14-dev                libFuzzer targets and sanitizer runtimes
+# The CUDA toolkit (CUPTI and NCCL headers and libraries) is expected under
+# /usr/local/cuda, as on these machines; without it the GPU collectors are
+# skipped at build time and the rest builds unchanged.
+set -e
+PKGS="build-essential pkg-config zlib1g-dev libdeflate-dev libzstd-dev zstd libsqlite3-dev
+      libbabeltrace2-dev babeltrace2 liblttng-ust-dev lttng-tools
+      libopenmpi-dev openmpi-bin python3 python3-torch clang libclang-rt-14-dev"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+missing=""
+for p in $PKGS; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    echo "installing:$missing"
+    $SUDO apt-get update -q
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends $missing
+else
+    echo "all Debian dependencies present"
+fi

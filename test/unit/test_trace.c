@@ -1,0 +1,153 @@
+/* test_trace.c - the columnar model: sorting, nesting, flow binding,
+ * iterations, duplicate ranks, out-of-memory during building. */
+#include "test.h"
+#include "trace/model.h"
+
+static uint32_t S(ts_rank *r, const char *s) { return ts__rank_intern(r, s, strlen(s)); }
+
+TEST(finish_sorts_each_track_by_time_with_parents_first)
+{
+    ts_rank *r = ts__rank_create("t.json");
+    uint32_t t = ts__rank_track(r, TS_TRACK_THREAD, 1, 7);
+    ts__rank_add_slice(r, t, 500, 10, S(r, "late"), 0, TS_KIND_CPU_OP);
+    ts__rank_add_slice(r, t, 100, 5, S(r, "child"), 0, TS_KIND_CPU_OP);
+    ts__rank_add_slice(r, t, 100, 50, S(r, "parent"), 0, TS_KIND_CPU_OP);
+    CHECK_EQ_INT(ts__rank_finish(r, NULL), TS_OK);
+    CHECK_EQ_STR(ts__rank_str(r, r->slices.name[0]), "parent");
+    CHECK_EQ_STR(ts__rank_str(r, r->slices.name[1]), "child");
+    CHECK_EQ_STR(ts__rank_str(r, r->slices.name[2]), "late");
+    CHECK_EQ_INT(r->slices.depth[1], 1);
+    CHECK_EQ_INT(r->slices.parent[1], 0);
+    CHECK_EQ_INT(r->slices.parent[2], TS_NONE32);
+    CHECK_EQ_INT(r->tracks[t].n_slices, 3);
+    ts__rank_destroy(r);
+}
+
+TEST(overlapping_siblings_are_warned_not_nested)
+{
+    ts_rank *r = ts__rank_create("t.json");
+    uint32_t t = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
+    ts__rank_add_slice(r, t, 0, 100, S(r, "a"), 0, TS_KIND_CPU_OP);
+    ts__rank_add_slice(r, t, 50, 100, S(r, "b"), 0, TS_KIND_CPU_OP);
+    CHECK_EQ_INT(ts__rank_finish(r, NULL), TS_OK);
+    CHECK_EQ_INT(r->slices.parent[1], TS_NONE32);
+    CHECK_EQ_INT(r->warn_count[TS_WARN_OVERLAP], 1);
+    ts__rank_destroy(r);
+}
+
+TEST(ac2g_flow_binds_runtime_call_to_kernel)
+{
+    ts_rank *r = ts__rank_create("t.json");
+    uint32_t cpu = ts__rank_track(r, TS_TRACK_THREAD, 10, 10);
+    uint32_t gpu = ts__rank_track(r, TS_TRACK_GPU_STREAM, 0, 7);
+    uint32_t op = ts__rank_add_slice(r, cpu, 1000, 900, S(r, "aten::mm"), S(r, "cpu_op"), TS_KIND_CPU_OP);
+    (void)op;
+    ts__rank_add_slice(r, cpu, 1100, 20, S(r, "cudaLaunchKernel"), S(r, "cuda_runtime"), TS_KIND_CUDA_RUNTIME);
+    ts__rank_add_slice(r, gpu, 3000, 400, S(r, "gemm"), S(r, "kernel"), TS_KIND_KERNEL);
+    ts_flow_end s = {.id = 42, .ts_ns = 1100, .track = cpu, .cat = S(r, "ac2g"), .phase = 's', .bind_enclosing = true};
+    ts_flow_end f = {.id = 42, .ts_ns = 3000, .track = gpu, .cat = S(r, "ac2g"), .phase = 'f', .bind_enclosing = true};
+    ts__rank_add_flow_end(r, &f);
+    ts__rank_add_flow_end(r, &s);
+    CHECK_EQ_INT(ts__rank_finish(r, NULL), TS_OK);
+    CHECK_EQ_INT(r->flows.n, 1);
+    CHECK_EQ_INT(r->flows.kind[0], TS_FLOW_AC2G);
+    CHECK_EQ_STR(ts__rank_str(r, r->slices.name[r->flows.from[0]]), "cudaLaunchKernel");
+    CHECK_EQ_STR(ts__rank_str(r, r->slices.name[r->flows.to[0]]), "gemm");
+    CHECK_EQ_INT(r->tracks[gpu].device, 0);
+    CHECK_EQ_INT(r->tracks[gpu].stream, 7);
+    ts__rank_destroy(r);
+}
+
+TEST(flow_end_without_start_is_warned)
+{
+    ts_rank *r = ts__rank_create("t.json");
+    uint32_t t = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
+    ts__rank_add_slice(r, t, 0, 10, S(r, "a"), 0, TS_KIND_CPU_OP);
+    ts_flow_end f = {.id = 1, .ts_ns = 5, .track = t, .phase = 'f', .bind_enclosing = true};
+    ts__rank_add_flow_end(r, &f);
+    CHECK_EQ_INT(ts__rank_finish(r, NULL), TS_OK);
+    CHECK_EQ_INT(r->warn_count[TS_WARN_UNBOUND_FLOW], 1);
+    CHECK(r->warn_first[TS_WARN_UNBOUND_FLOW] != NULL);
+    ts__rank_destroy(r);
+}
+
+TEST(iterations_come_from_host_profiler_steps_only)
+{
+    ts_rank *r = ts__rank_create("t.json");
+    uint32_t cpu = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
+    uint32_t gpu = ts__rank_track(r, TS_TRACK_GPU_STREAM, 0, 7);
+    ts__rank_add_slice(r, cpu, 2000, 1000, S(r, "ProfilerStep#6"), 0, TS_KIND_USER_ANNOTATION);
+    ts__rank_add_slice(r, cpu, 1000, 1000, S(r, "ProfilerStep#5"), 0, TS_KIND_USER_ANNOTATION);
+    ts__rank_add_slice(r, gpu, 1500, 1000, S(r, "ProfilerStep#5"), 0, TS_KIND_GPU_USER_ANNOTATION);
+    CHECK_EQ_INT(ts__rank_finish(r, NULL), TS_OK);
+    CHECK_EQ_INT(r->n_iterations, 2);
+    CHECK_EQ_INT(r->iterations[0].step, 5);
+    CHECK_EQ_INT(r->iterations[1].start_ns, 2000);
+    int64_t a, b;
+    CHECK(ts__rank_span(r, &a, &b));
+    CHECK_EQ_INT(a, 1000);
+    CHECK_EQ_INT(b, 3000);
+    ts__rank_destroy(r);
+}
+
+TEST(typed_args_are_found_by_key)
+{
+    ts_rank *r = ts__rank_create("t.json");
+    uint32_t t = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
+    uint32_t s = ts__rank_add_slice(r, t, 0, 10, S(r, "nccl"), 0, TS_KIND_KERNEL);
+    uint32_t first = ts__rank_args_mark(r);
+    ts__rank_add_arg(r, S(r, "Comms Id"), TS_ARG_UINT, UINT64_MAX - 5);
+    ts__rank_add_arg(r, S(r, "Collective name"), TS_ARG_STR, S(r, "allreduce"));
+    ts__rank_slice_set_args(r, s, first, ts__rank_args_mark(r) - first);
+    CHECK_EQ_INT(ts__rank_finish(r, NULL), TS_OK);
+    ts_arg_type ty;
+    uint64_t v;
+    CHECK(ts__slice_arg(r, 0, "Comms Id", &ty, &v));
+    CHECK_EQ_INT(ty, TS_ARG_UINT);
+    CHECK(v == UINT64_MAX - 5);
+    CHECK_EQ_STR(ts__slice_arg_str(r, 0, "Collective name"), "allreduce");
+    CHECK(!ts__slice_arg(r, 0, "missing", NULL, NULL));
+    ts__rank_destroy(r);
+}
+
+TEST(two_files_claiming_one_rank_is_an_error)
+{
+    ts_rank *a = ts__rank_create("a.json"), *b = ts__rank_create("b.json");
+    a->rank = b->rank = 3;
+    CHECK_EQ_INT(ts__rank_finish(a, NULL), TS_OK);
+    CHECK_EQ_INT(ts__rank_finish(b, NULL), TS_OK);
+    ts_rank *ranks[2] = {a, b};
+    ts_trace *t = NULL;
+    ts_error err = {0};
+    CHECK_EQ_INT(ts__trace_create(ranks, 2, &t, &err), TS_EFORMAT);
+    CHECK(t == NULL);
+    CHECK(strstr(err.msg, "claims rank 3") != NULL);
+}
+
+static int budget;
+static void *budget_alloc(void *ud, void *ptr, size_t old_size, size_t new_size)
+{
+    (void)ud; (void)old_size;
+    if (new_size == 0) { free(ptr); return NULL; }
+    if (budget-- <= 0) return NULL;
+    return realloc(ptr, new_size);
+}
+
+TEST(out_of_memory_while_building_is_reported_by_finish)
+{
+    /* Every allocation point in turn fails; finish must say ENOMEM, never crash. */
+    for (int k = 8; k < 40; k++) {
+        budget = k;
+        ts_set_allocator(budget_alloc, NULL);
+        ts_rank *r = ts__rank_create("oom.json");
+        if (r) {
+            uint32_t t = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
+            for (int i = 0; i < 3000; i++)
+                ts__rank_add_slice(r, t, 3000 - i, 1, S(r, i & 1 ? "x" : "y"), 0, TS_KIND_CPU_OP);
+            int rc = ts__rank_finish(r, NULL);
+            CHECK(rc == TS_OK || rc == TS_ENOMEM);
+            ts__rank_destroy(r);
+        }
+        ts_set_allocator(NULL, NULL);
+    }
+}

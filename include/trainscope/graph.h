@@ -1,0 +1,71 @@
+/* graph.h - dependency graphs of a training job, clock alignment, critical path.
+ *
+ * ts_graph_create() builds every rank's local dependency graph (CPU ops,
+ * runtime calls, kernels, copies, collectives and the edges between them),
+ * matches collectives across ranks, estimates per-rank clock offsets from them
+ * and joins everything into one global graph. ts_critical_path_create() finds
+ * the longest dependency path of one iteration through it.
+ *
+ * Ownership: a graph borrows its trace (destroy the graph first); a critical
+ * path borrows its graph. `*_create` results are released with `*_destroy`.
+ * Times are int64 nanoseconds.
+ */
+#ifndef TRAINSCOPE_GRAPH_H
+#define TRAINSCOPE_GRAPH_H
+
+#include "trainscope/common.h"
+#include "trainscope/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ts_graph ts_graph;
+typedef struct ts_critical_path ts_critical_path;
+
+/* Options; zero-initialise, set size = sizeof(ts_graph_options). Grows at the end. */
+typedef struct ts_graph_options {
+    size_t size;          /* sizeof(ts_graph_options) */
+    int    leaf_ops;      /* 1 = CPU nodes are leaf ops; 0 (default) = top-level ops per thread */
+    int    no_align;      /* 1 = keep every rank's clock as is (offsets 0) */
+} ts_graph_options;
+
+/* Build the global graph of trace t. opt may be NULL (defaults). On failure
+ * *out is NULL and err says why (naming rank and op). */
+TS_API TS_NODISCARD int ts_graph_create(const ts_trace *t, const ts_graph_options *opt,
+                                        ts_graph **out, ts_error *err);
+TS_API void     ts_graph_destroy(ts_graph *g);
+TS_API uint32_t ts_graph_n_nodes(const ts_graph *g);
+TS_API uint32_t ts_graph_n_edges(const ts_graph *g);
+TS_API uint32_t ts_graph_n_collectives(const ts_graph *g);   /* matched instances */
+TS_API uint32_t ts_graph_n_warnings(const ts_graph *g);
+TS_API const char *ts_graph_warning(const ts_graph *g, uint32_t i);
+/* Clock offset of rank index i (aligned = local + offset) and its residual. */
+TS_API int64_t  ts_graph_rank_offset_ns(const ts_graph *g, uint32_t rank_idx);
+TS_API int64_t  ts_graph_rank_residual_ns(const ts_graph *g, uint32_t rank_idx);
+
+/* Time attribution of a critical path. */
+typedef enum ts_cp_category {
+    TS_CP_COMPUTE = 0,     /* GPU compute kernels */
+    TS_CP_COMMUNICATION,   /* communication kernels and collective transfer time */
+    TS_CP_MEMORY,          /* memcpy / memset */
+    TS_CP_LAUNCH,          /* kernel launch calls and launch-to-start latency */
+    TS_CP_CPU,             /* CPU ops and host time between them */
+    TS_CP_WAIT_RANK,       /* waiting for another rank to reach a collective */
+    TS_CP_COUNT
+} ts_cp_category;
+TS_API const char *ts_cp_category_name(ts_cp_category c);
+
+/* The critical path of iteration `iteration` (the N of ProfilerStep#N; -1 =
+ * the last complete iteration, or the whole trace when it has none). */
+TS_API TS_NODISCARD int ts_critical_path_create(const ts_graph *g, int64_t iteration,
+                                                ts_critical_path **out, ts_error *err);
+TS_API void    ts_critical_path_destroy(ts_critical_path *cp);
+TS_API int64_t ts_critical_path_length_ns(const ts_critical_path *cp);
+TS_API int64_t ts_critical_path_category_ns(const ts_critical_path *cp, ts_cp_category c);
+TS_API uint32_t ts_critical_path_n_nodes(const ts_critical_path *cp);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,199 @@
+/* analyze.h - statistics and breakdowns of a loaded trace: where the time of
+ * each rank went.
+ *
+ * Two analyses, each a library call returning a result struct:
+ *   ts_stats_compute      per-name duration statistics (count, total, mean,
+ *                         median, min, max, stddev, % of the iteration window)
+ *                         of CPU ops, kernels, memcpy/memset, runtime calls and
+ *                         collectives;
+ *   ts_breakdown_compute  per rank what Holistic Trace Analysis (HTA,
+ *                         facebookresearch) computes, with HTA's definitions:
+ *                         temporal breakdown, kernel-type breakdown, idle time
+ *                         per stream, comm/comp overlap, launch statistics,
+ *                         queue length, memcpy/memset bandwidth; and for
+ *                         CPU-only ranks the same per thread.
+ * Ownership: results are created by the compute call and released with the
+ * matching destroy. Name strings inside results are borrowed from the trace:
+ * they live as long as the trace, so destroy results before the trace.
+ * Times are int64 nanoseconds.
+ */
+#ifndef TRAINSCOPE_ANALYZE_H
+#define TRAINSCOPE_ANALYZE_H
+
+#include <stdbool.h>
+#include "trainscope/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- statistics ---- */
+
+/* The category a slice is counted in; each slice counts in at most one. A
+ * collective (c10d/gloo/NCCL/MPI/record_param_comms op, or a communication
+ * kernel) counts as a collective, not as a CPU op or kernel. */
+typedef enum ts_stat_cat {
+    TS_STAT_CPU_OP = 0,
+    TS_STAT_KERNEL,
+    TS_STAT_MEMCPY,
+    TS_STAT_MEMSET,
+    TS_STAT_RUNTIME,      /* cuda_runtime and cuda_driver calls */
+    TS_STAT_COLLECTIVE,
+    TS_STAT_CAT_COUNT
+} ts_stat_cat;
+TS_API const char *ts_stat_cat_name(ts_stat_cat c);   /* "cpu_op", "kernel", ... */
+
+/* Rows are one group of slices each:
+ *   BY_NAME      (rank, category, name)
+ *   BY_RANK      (rank, category)
+ *   BY_CATEGORY  (category) over all ranks */
+typedef enum ts_stats_by { TS_STATS_BY_NAME = 0, TS_STATS_BY_RANK, TS_STATS_BY_CATEGORY } ts_stats_by;
+
+typedef struct ts_stats_opts {
+    ts_stats_by by;
+    bool        has_iterations;  /* restrict to iterations [iter_first, iter_last] */
+    int64_t     iter_first;      /* ProfilerStep number, inclusive */
+    int64_t     iter_last;       /* inclusive */
+    uint32_t    top;             /* keep the N largest totals per (rank, category); 0 = all */
+} ts_stats_opts;
+
+typedef struct ts_stat_row {
+    int32_t     rank;        /* -1 = all ranks (BY_CATEGORY) */
+    ts_stat_cat cat;
+    const char *name;        /* borrowed from the trace; NULL unless BY_NAME */
+    uint64_t    count;
+    int64_t     total_ns;
+    int64_t     min_ns;
+    int64_t     max_ns;
+    double      mean_ns;
+    double      median_ns;   /* mean of the two middle values for even counts */
+    double      stddev_ns;   /* sample stddev (n-1, as pandas and HTA); 0 when count == 1 */
+    double      pct_of_window; /* 100 * total / window of its rank(s); window = iteration span */
+} ts_stat_row;
+
+/* The time window each rank's slices were taken from. */
+typedef struct ts_stats_window {
+    int32_t  rank;
+    int64_t  start_ns;
+    int64_t  end_ns;
+    uint32_t n_iterations;   /* iterations inside the window; 0 = whole trace (no markers) */
+} ts_stats_window;
+
+typedef struct ts_stats {
+    ts_stat_row     *rows;       /* sorted by rank, category, total descending */
+    uint32_t         n_rows;
+    ts_stats_window *windows;    /* one per rank, in trace order */
+    uint32_t         n_windows;
+} ts_stats;
+
+/* Fails with TS_ENODATA (message says why) when opts asks for iterations and
+ * no rank has one in that range; TS_ENOMEM on allocation failure. */
+TS_API TS_NODISCARD int ts_stats_compute(const ts_trace *t, const ts_stats_opts *opts,
+                                         ts_stats **out, ts_error *err);
+TS_API void ts_stats_destroy(ts_stats *s);
+
+/* Re-find every rank's iterations from slices whose name starts with marker
+ * (e.g. "ProfilerStep#", the default). Rank tables other than iterations are
+ * untouched. */
+TS_API TS_NODISCARD int ts_analyze_set_iteration_marker(ts_trace *t, const char *marker, ts_error *err);
+
+/* ---- breakdown ---- */
+
+/* HTA's kernel types (hta/utils/utils.py get_kernel_type), by kernel name. */
+typedef enum ts_kernel_type { TS_KT_COMPUTATION = 0, TS_KT_COMMUNICATION, TS_KT_MEMORY, TS_KT_COUNT } ts_kernel_type;
+TS_API const char *ts_kernel_type_name(ts_kernel_type k);   /* "COMPUTATION", ... */
+TS_API ts_kernel_type ts_kernel_type_of(const char *kernel_name);
+/* True for a CPU-side name of a collective (c10d::, gloo:, nccl:, mpi,
+ * record_param_comms, ProcessGroup...). */
+TS_API bool ts_is_collective_name(const char *name);
+
+typedef struct ts_breakdown_opts {
+    int64_t consecutive_kernel_delay_ns; /* HTA idle-time threshold; default 30 ns when 0 */
+    uint32_t top_kernels;                /* per-kernel rows kept per type; 0 = all */
+} ts_breakdown_opts;
+
+/* One kernel name's share of its kernel type on one rank. */
+typedef struct ts_kernel_share {
+    const char    *name;      /* borrowed */
+    ts_kernel_type type;
+    uint64_t       count;
+    int64_t        total_ns, min_ns, max_ns;
+    double         mean_ns, stddev_ns;  /* sample stddev */
+    double         pct_of_type;         /* 100 * total / total of its type */
+} ts_kernel_share;
+
+/* HTA get_idle_time_breakdown for one stream, and HTA's queue-length summary. */
+typedef struct ts_stream_breakdown {
+    int32_t  device;          /* GPU index */
+    int64_t  stream;
+    uint64_t n_ops;           /* kernels + memcpy + memset */
+    int64_t  busy_ns;         /* sum of op durations */
+    int64_t  host_wait_ns;    /* gaps where the launching runtime call began after the previous op ended */
+    int64_t  kernel_wait_ns;  /* other gaps shorter than consecutive_kernel_delay */
+    int64_t  other_wait_ns;   /* the remaining gaps */
+    uint64_t queue_points;    /* queue-length time-series points */
+    double   queue_mean;      /* mean over points (pandas describe) */
+    int64_t  queue_max;
+} ts_stream_breakdown;
+
+/* Memcpy/memset bandwidth per copy kind ("Memcpy HtoD", "Memset", ...). */
+typedef struct ts_membw {
+    char     kind[16];        /* HTA get_memory_kernel_type: first 11 chars, or "Memset" */
+    uint64_t count;
+    uint64_t bytes;           /* sum of the "bytes" arg; ops without it count 0 */
+    int64_t  dur_ns;          /* sum of durations of ops with bytes */
+    double   gbps;            /* bytes / dur_ns (1 B/ns = 1 GB/s) */
+    double   max_gbps;        /* fastest single op */
+} ts_membw;
+
+/* CPU-only ranks: one thread's time in the window. */
+typedef struct ts_thread_breakdown {
+    int64_t  pid, tid;
+    int64_t  span_ns;         /* the rank's window */
+    int64_t  compute_ns;      /* busy and not communicating */
+    int64_t  comm_ns;         /* inside c10d/gloo/MPI/NCCL ops */
+    int64_t  idle_ns;         /* span - compute - comm */
+} ts_thread_breakdown;
+
+typedef struct ts_breakdown_rank {
+    int32_t rank;
+    bool    has_gpu;              /* false: CPU-only, see threads */
+    bool    iterations_filtered;  /* HTA's filter applied (>= 2 ProfilerSteps) */
+    /* temporal breakdown (HTA get_temporal_breakdown), GPU ranks */
+    int64_t span_ns;              /* last GPU op end - first GPU op start */
+    int64_t idle_ns;              /* span - union of all GPU ops */
+    int64_t compute_ns;           /* union of COMPUTATION kernels */
+    int64_t non_compute_ns;       /* union of all - compute = comm_ns + memory_ns */
+    int64_t comm_ns;              /* communication not overlapped by compute */
+    int64_t memory_ns;            /* memory ops overlapped by neither */
+    /* kernel-type breakdown (HTA _get_gpu_kernel_type_time): time in each
+     * combination of running types, indexed by bit mask 1 = COMPUTATION,
+     * 2 = COMMUNICATION, 4 = MEMORY; [0] unused */
+    int64_t type_ns[8];
+    int64_t type_total_ns[TS_KT_COUNT]; /* plain sum of durations per type */
+    double  comm_comp_overlap_pct;      /* HTA get_comm_comp_overlap; -1 = no communication */
+    /* launch statistics (runtime call -> GPU op by correlation) */
+    uint64_t n_launches;
+    double   launch_delay_mean_ns, launch_delay_median_ns;
+    int64_t  launch_delay_max_ns;
+    double   runtime_mean_ns, gpu_mean_ns;  /* mean durations of the paired calls and ops */
+    uint64_t n_gpu_shorter_than_runtime;    /* ops that ran shorter than their launch call */
+    ts_stream_breakdown *streams; uint32_t n_streams;
+    ts_kernel_share     *kernels; uint32_t n_kernels;  /* sorted by type, total descending */
+    ts_membw            *membw;   uint32_t n_membw;
+    ts_thread_breakdown *threads; uint32_t n_threads;  /* CPU-only ranks */
+} ts_breakdown_rank;
+
+typedef struct ts_breakdown {
+    ts_breakdown_rank *ranks;
+    uint32_t           n_ranks;
+} ts_breakdown;
+
+TS_API TS_NODISCARD int ts_breakdown_compute(const ts_trace *t, const ts_breakdown_opts *opts,
+                                             ts_breakdown **out, ts_error *err);
+TS_API void ts_breakdown_destroy(ts_breakdown *b);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,51 @@
+/* analyze_int.h - what the analysis files share: half-open time intervals
+ * and their set arithmetic, slice classification, a sample-statistics helper.
+ *
+ * Intervals are [start_ns, end_ns). A "merged" list is sorted by start and
+ * holds no two intervals that overlap or touch (HTA's merge_kernel_intervals
+ * joins an interval that starts at or before the running maximum end).
+ */
+#ifndef TS_ANALYZE_INT_H
+#define TS_ANALYZE_INT_H
+
+#include "trace/model.h"
+#include "trainscope/analyze.h"
+
+typedef struct ts_ival {
+    int64_t start_ns;
+    int64_t end_ns;     /* >= start_ns */
+} ts_ival;
+
+/* Sort and merge in place; returns the merged count. O(n log n). */
+uint32_t ts__ival_merge(ts_ival *v, uint32_t n);
+/* Sum of lengths of a merged list. */
+int64_t  ts__ival_total(const ts_ival *v, uint32_t n);
+/* Length of the intersection of two merged lists. O(na + nb). */
+int64_t  ts__ival_overlap(const ts_ival *a, uint32_t na, const ts_ival *b, uint32_t nb);
+/* Sweep k merged lists (k <= 3) and add to out[mask] the time during which
+ * exactly the lists in `mask` (bit i = list i) are running. out has 1 << k
+ * entries; out[0] gets the gaps inside the overall span. O(total log total). */
+TS_NODISCARD int ts__ival_sweep(const ts_ival *const *lists, const uint32_t *counts, int k, int64_t *out);
+
+/* Grow-by-doubling append of one interval; false on out-of-memory. */
+bool ts__ival_push(ts_ival **v, uint32_t *n, uint32_t *cap, int64_t start_ns, int64_t end_ns);
+void ts__ival_free(ts_ival *v, uint32_t cap);
+
+/* True when slice s is a GPU operation in HTA's sense: an event that carries
+ * a "stream" arg, i.e. a kernel, memcpy or memset (gpu_user_annotation has
+ * none). */
+static inline bool ts__is_gpu_op(const ts_rank *r, uint32_t s)
+{
+    ts_kind k = (ts_kind)r->slices.kind[s];
+    return k == TS_KIND_KERNEL || k == TS_KIND_GPU_MEMCPY || k == TS_KIND_GPU_MEMSET;
+}
+/* True for Kineto's bookkeeping slices ("PyTorch Profiler (0)", cat "Trace"),
+ * which HTA drops on load because they span the whole trace. */
+bool ts__is_profiler_bookkeeping(const ts_rank *r, uint32_t s);
+
+/* Summary of sorted values: sum, extremes, mean, median (mean of the middle
+ * pair for even n), sample stddev (n - 1; 0 when n == 1). All 0 when n == 0. */
+typedef struct ts_sample { int64_t total, min, max; double mean, median, stddev; } ts_sample;
+ts_sample ts__sample_sorted(const int64_t *sorted, uint64_t n);
+
+#endif

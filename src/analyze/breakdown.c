@@ -1,0 +1,495 @@
+/* breakdown.c - where each rank's time went, with Holistic Trace Analysis'
+ * definitions (HTA, facebookresearch/HolisticTraceAnalysis, hta/ at v0.2):
+ *
+ *   GPU op       an event with a "stream" arg: kernel, gpu_memcpy, gpu_memset
+ *                (gpu_user_annotation has none, so it never counts).
+ *   filter       common/trace.py _filter_irrelevant_gpu_kernels: when the trace
+ *                has two or more ProfilerStep annotations, keep only GPU ops
+ *                whose launching CPU event (same correlation id) starts before
+ *                the start of the last ProfilerStep, so the span covers
+ *                complete iterations. (A GPU op without a correlation id is
+ *                kept: HTA's merge pairs its -1 with every uncorrelated CPU
+ *                event.)
+ *   temporal     analyzers/breakdown_analysis.py get_temporal_breakdown:
+ *                span = end of the last merged GPU interval - start of the
+ *                first; idle = span - union of all GPU ops; compute = union of
+ *                COMPUTATION kernels; non-compute = span - compute - idle.
+ *   kernel type  utils.py get_kernel_type by name (classify.c); the time each
+ *                combination of types runs is _get_gpu_kernel_type_time's sweep.
+ *   overlap      communication_analysis.py get_comm_comp_overlap: |comm union
+ *                intersected with comp union| / |comm union|.
+ *   idle/stream  breakdown_analysis.py _analyze_idle_time_for_stream: the gap
+ *                before each op (its start - previous op's end on the stream)
+ *                is host wait when its launching runtime call started after the
+ *                previous op ended, else kernel wait when shorter than
+ *                consecutive_kernel_delay, else other.
+ *   queue        trace_counters.py _get_queue_length_time_series_for_rank: +1
+ *                at each cudaLaunchKernel/cudaMemcpyAsync/cudaMemsetAsync that
+ *                launched an op on the stream, -1 at each op's start; summary
+ *                over the time-series points as pandas describe().
+ *   launch       cuda_kernel_analysis.py cuda_kernel_launch_stats pairs runtime
+ *                call and GPU op by correlation; here launch delay = op start -
+ *                call start (HTA v0.2 writes ts_gpu - ts_cpu + dur_cpu), over
+ *                every correlated runtime/driver call, not only three names.
+ * CPU-only ranks get the same per thread over the iteration window: busy =
+ * union of slices, communication = union of collective slices, idle = rest.
+ * Cost: O(n log n) per rank in the number of GPU ops; O(n) scans of slices.
+ */
+#include "analyze/analyze_int.h"
+
+#include <stdlib.h>
+
+/* A rank's GPU ops after HTA's filter, with their launching CPU events. */
+typedef struct gpu_view {
+    uint32_t *ops;        /* kept GPU op slice rows, in slice (track, time) order */
+    uint32_t  n_ops, cap_ops;
+    ts_map64  launcher;   /* correlation id -> CPU slice row of the launching call */
+    bool      filtered;   /* HTA's iteration filter applied */
+} gpu_view;
+
+/* Element counts the per-rank arrays were allocated with (n_* may be fewer). */
+typedef struct rank_caps { uint32_t streams, kernels, membw, threads; } rank_caps;
+
+typedef struct bd_impl {
+    ts_breakdown pub;     /* first: a ts_breakdown* is a bd_impl* */
+    uint32_t     cap_ranks;
+    rank_caps   *caps;    /* cap_ranks entries */
+} bd_impl;
+
+static uint32_t launcher_of(const ts_rank *r, const gpu_view *g, uint32_t op)
+{
+    uint64_t v;
+    if (r->slices.corr[op] < 0 || !ts__map64_get(&g->launcher, (uint64_t)r->slices.corr[op], &v)) return TS_NONE32;
+    return (uint32_t)v;
+}
+
+/* Start of the last ProfilerStep when there are two or more, else INT64_MAX.
+ * HTA looks at every non-GPU event named *ProfilerStep*, the GPU-timeline
+ * copies (gpu_user_annotation) included. */
+static int64_t filter_cutoff(const ts_rank *r)
+{
+    if (r->n_iterations < 2) return INT64_MAX;
+    int64_t last = INT64_MIN;
+    for (uint32_t s = 0; s < r->slices.n; s++)
+        if (!ts__is_gpu_op(r, s) && r->slices.ts_ns[s] > last &&
+            strstr(ts__rank_str(r, r->slices.name[s]), "ProfilerStep"))
+            last = r->slices.ts_ns[s];
+    return last;
+}
+
+static int gpu_view_build(const ts_rank *r, gpu_view *g)
+{
+    memset(g, 0, sizeof *g);
+    ts__map64_init(&g->launcher);
+    for (uint32_t s = 0; s < r->slices.n; s++) {
+        if (r->slices.corr[s] < 0 || ts__kind_on_gpu((ts_kind)r->slices.kind[s])) continue;
+        if (!ts__map64_get(&g->launcher, (uint64_t)r->slices.corr[s], NULL) &&
+            ts__map64_put(&g->launcher, (uint64_t)r->slices.corr[s], s))
+            return TS_ENOMEM;
+    }
+    int64_t cutoff = filter_cutoff(r);
+    g->filtered = cutoff != INT64_MAX;
+    for (uint32_t s = 0; s < r->slices.n; s++) {
+        if (!ts__is_gpu_op(r, s)) continue;
+        uint32_t l = launcher_of(r, g, s);
+        if (g->filtered && r->slices.corr[s] >= 0 && (l == TS_NONE32 || r->slices.ts_ns[l] >= cutoff)) continue;
+        if (g->n_ops == g->cap_ops && ts__grow((void **)&g->ops, &g->cap_ops, sizeof *g->ops, (size_t)g->n_ops + 1))
+            return TS_ENOMEM;
+        g->ops[g->n_ops++] = s;
+    }
+    return TS_OK;
+}
+
+static void gpu_view_free(gpu_view *g)
+{
+    ts__free(g->ops, (size_t)g->cap_ops * sizeof *g->ops);
+    ts__map64_free(&g->launcher);
+}
+
+/* ---- temporal and kernel-type breakdown ---- */
+static int temporal(const ts_rank *r, const gpu_view *g, ts_breakdown_rank *out)
+{
+    ts_ival *v[TS_KT_COUNT + 1] = {0};
+    uint32_t n[TS_KT_COUNT + 1] = {0}, cap[TS_KT_COUNT + 1] = {0};
+    int rc = TS_ENOMEM;
+    for (uint32_t i = 0; i < g->n_ops; i++) {
+        uint32_t s = g->ops[i];
+        ts_kernel_type kt = ts_kernel_type_of(ts__rank_str(r, r->slices.name[s]));
+        int64_t a = r->slices.ts_ns[s], b = ts__slice_end(r, s);
+        out->type_total_ns[kt] += r->slices.dur_ns[s];
+        if (!ts__ival_push(&v[kt], &n[kt], &cap[kt], a, b) || !ts__ival_push(&v[TS_KT_COUNT], &n[TS_KT_COUNT], &cap[TS_KT_COUNT], a, b))
+            goto done;
+    }
+    for (int k = 0; k <= TS_KT_COUNT; k++) n[k] = ts__ival_merge(v[k], n[k]);
+    const ts_ival *all = v[TS_KT_COUNT];
+    uint32_t n_all = n[TS_KT_COUNT];
+    out->span_ns = n_all ? all[n_all - 1].end_ns - all[0].start_ns : 0;
+    int64_t busy = ts__ival_total(all, n_all);
+    out->idle_ns = out->span_ns - busy;
+    out->compute_ns = ts__ival_total(v[TS_KT_COMPUTATION], n[TS_KT_COMPUTATION]);
+    out->non_compute_ns = out->span_ns - out->compute_ns - out->idle_ns;
+    /* bit 0 = COMPUTATION, bit 1 = COMMUNICATION, bit 2 = MEMORY: the enum order */
+    const ts_ival *lists[TS_KT_COUNT] = {v[0], v[1], v[2]};
+    if ((rc = ts__ival_sweep(lists, n, TS_KT_COUNT, out->type_ns))) goto done;
+    out->type_ns[0] = 0;
+    out->comm_ns = out->type_ns[2] + out->type_ns[6];
+    out->memory_ns = out->type_ns[4];
+    int64_t comm = ts__ival_total(v[TS_KT_COMMUNICATION], n[TS_KT_COMMUNICATION]);
+    out->comm_comp_overlap_pct = comm > 0
+        ? 100.0 * (double)ts__ival_overlap(v[TS_KT_COMMUNICATION], n[TS_KT_COMMUNICATION],
+                                           v[TS_KT_COMPUTATION], n[TS_KT_COMPUTATION]) / (double)comm
+        : -1;
+    rc = TS_OK;
+done:
+    for (int k = 0; k <= TS_KT_COUNT; k++) ts__ival_free(v[k], cap[k]);
+    return rc;
+}
+
+/* ---- per-kernel-name shares ---- */
+typedef struct krec { uint8_t type; uint32_t name; int64_t dur_ns; } krec;
+
+static int cmp_krec(const void *a, const void *b)
+{
+    const krec *x = a, *y = b;
+    if (x->type != y->type) return x->type < y->type ? -1 : 1;
+    if (x->name != y->name) return x->name < y->name ? -1 : 1;
+    return (x->dur_ns > y->dur_ns) - (x->dur_ns < y->dur_ns);
+}
+
+static int cmp_share(const void *a, const void *b)
+{
+    const ts_kernel_share *x = a, *y = b;
+    if (x->type != y->type) return x->type < y->type ? -1 : 1;
+    if (x->total_ns != y->total_ns) return x->total_ns > y->total_ns ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+static ts_kernel_share make_share(const ts_rank *r, const ts_breakdown_rank *br, const krec *run, uint32_t n, int64_t *scratch)
+{
+    ts_kernel_share k = {.name = ts__rank_str(r, run[0].name), .type = (ts_kernel_type)run[0].type, .count = n};
+    for (uint32_t i = 0; i < n; i++) scratch[i] = run[i].dur_ns;
+    ts_sample smp = ts__sample_sorted(scratch, n);
+    k.total_ns = smp.total;
+    k.min_ns = smp.min;
+    k.max_ns = smp.max;
+    k.mean_ns = smp.mean;
+    k.stddev_ns = smp.stddev;
+    int64_t type_total = br->type_total_ns[k.type];
+    k.pct_of_type = type_total > 0 ? 100.0 * (double)k.total_ns / (double)type_total : 0;
+    return k;
+}
+
+static int kernel_shares(const ts_rank *r, const gpu_view *g, uint32_t top, ts_breakdown_rank *out, rank_caps *caps)
+{
+    uint32_t n = g->n_ops;
+    caps->kernels = n ? n : 1;
+    krec *v = ts__malloc((size_t)(n ? n : 1) * sizeof *v);
+    int64_t *scratch = ts__malloc((size_t)(n ? n : 1) * sizeof *scratch);
+    out->kernels = ts__calloc(n ? n : 1, sizeof *out->kernels);
+    int rc = TS_ENOMEM;
+    if (!v || !scratch || !out->kernels) goto done;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t s = g->ops[i];
+        v[i] = (krec){(uint8_t)ts_kernel_type_of(ts__rank_str(r, r->slices.name[s])), r->slices.name[s], r->slices.dur_ns[s]};
+    }
+    qsort(v, n, sizeof *v, cmp_krec);
+    for (uint32_t i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && v[j].type == v[i].type && v[j].name == v[i].name; j++) {}
+        out->kernels[out->n_kernels++] = make_share(r, out, &v[i], j - i, scratch);
+    }
+    qsort(out->kernels, out->n_kernels, sizeof *out->kernels, cmp_share);
+    if (top) {
+        uint32_t kept = 0, in_type = 0;
+        for (uint32_t i = 0; i < out->n_kernels; i++) {
+            in_type = i > 0 && out->kernels[i].type == out->kernels[i - 1].type ? in_type + 1 : 0;
+            if (in_type < top) out->kernels[kept++] = out->kernels[i];
+        }
+        out->n_kernels = kept;
+    }
+    rc = TS_OK;
+done:
+    ts__free(v, (size_t)(n ? n : 1) * sizeof *v);
+    ts__free(scratch, (size_t)(n ? n : 1) * sizeof *scratch);
+    return rc;
+}
+
+/* ---- per stream: idle categories and queue length ---- */
+static bool is_queue_launch(const char *name)
+{
+    return !strcmp(name, "cudaLaunchKernel") || !strcmp(name, "cudaMemcpyAsync") || !strcmp(name, "cudaMemsetAsync");
+}
+
+typedef struct qev { int64_t ts_ns; int delta; } qev;
+
+static int cmp_qev(const void *a, const void *b)
+{
+    const qev *x = a, *y = b;
+    if (x->ts_ns != y->ts_ns) return x->ts_ns < y->ts_ns ? -1 : 1;
+    return y->delta - x->delta;   /* an enqueue before a dequeue at the same time */
+}
+
+/* Queue-length summary of one stream's ops [ops, ops + n). */
+static int queue_length(const ts_rank *r, const gpu_view *g, const uint32_t *ops, uint32_t n, ts_stream_breakdown *sb)
+{
+    qev *e = ts__malloc((size_t)(2 * n + 1) * sizeof *e);
+    if (!e) return TS_ENOMEM;
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        e[m++] = (qev){r->slices.ts_ns[ops[i]], -1};
+        uint32_t l = launcher_of(r, g, ops[i]);
+        if (l != TS_NONE32 && is_queue_launch(ts__rank_str(r, r->slices.name[l])))
+            e[m++] = (qev){r->slices.ts_ns[l], +1};
+    }
+    qsort(e, m, sizeof *e, cmp_qev);
+    int64_t q = 0, sum = 0;
+    sb->queue_max = m ? INT64_MIN : 0;
+    for (uint32_t i = 0; i < m; i++) {
+        q += e[i].delta;
+        sum += q;
+        if (q > sb->queue_max) sb->queue_max = q;
+    }
+    sb->queue_points = m;
+    sb->queue_mean = m ? (double)sum / (double)m : 0;
+    ts__free(e, (size_t)(2 * n + 1) * sizeof *e);
+    return TS_OK;
+}
+
+static void idle_categories(const ts_rank *r, const gpu_view *g, const uint32_t *ops, uint32_t n,
+                            int64_t delay_ns, ts_stream_breakdown *sb)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t s = ops[i];
+        sb->busy_ns += r->slices.dur_ns[s];
+        if (i == 0) continue;   /* HTA: the first op's gap is NaN and drops out of the sums */
+        int64_t prev_end = ts__slice_end(r, ops[i - 1]);
+        int64_t gap = r->slices.ts_ns[s] - prev_end;
+        uint32_t l = launcher_of(r, g, s);
+        if (l != TS_NONE32 && r->slices.ts_ns[l] > prev_end) sb->host_wait_ns += gap;
+        else if (gap < delay_ns) sb->kernel_wait_ns += gap;
+        else sb->other_wait_ns += gap;
+    }
+}
+
+/* Kept ops are in slice order, i.e. grouped by track and sorted by time, so
+ * each stream is one contiguous run of g->ops. */
+static int per_stream(const ts_rank *r, const gpu_view *g, int64_t delay_ns, ts_breakdown_rank *out, rank_caps *caps)
+{
+    uint32_t n_streams = 0;
+    for (uint32_t i = 0; i < g->n_ops; i++)
+        if (i == 0 || r->slices.track[g->ops[i]] != r->slices.track[g->ops[i - 1]]) n_streams++;
+    caps->streams = n_streams ? n_streams : 1;
+    out->streams = ts__calloc(caps->streams, sizeof *out->streams);
+    if (!out->streams) return TS_ENOMEM;
+    for (uint32_t i = 0, j; i < g->n_ops; i = j) {
+        uint32_t track = r->slices.track[g->ops[i]];
+        for (j = i + 1; j < g->n_ops && r->slices.track[g->ops[j]] == track; j++) {}
+        ts_stream_breakdown *sb = &out->streams[out->n_streams++];
+        sb->device = r->tracks[track].device;
+        sb->stream = r->tracks[track].stream;
+        sb->n_ops = j - i;
+        idle_categories(r, g, &g->ops[i], j - i, delay_ns, sb);
+        if (queue_length(r, g, &g->ops[i], j - i, sb)) return TS_ENOMEM;
+    }
+    return TS_OK;
+}
+
+/* ---- launch statistics ---- */
+static int launch_stats(const ts_rank *r, const gpu_view *g, ts_breakdown_rank *out)
+{
+    int64_t *delay = ts__malloc((size_t)(g->n_ops ? g->n_ops : 1) * sizeof *delay);
+    if (!delay) return TS_ENOMEM;
+    uint64_t n = 0;
+    double cpu_sum = 0, gpu_sum = 0;
+    for (uint32_t i = 0; i < g->n_ops; i++) {
+        uint32_t s = g->ops[i], l = launcher_of(r, g, s);
+        if (l == TS_NONE32) continue;
+        delay[n++] = r->slices.ts_ns[s] - r->slices.ts_ns[l];
+        cpu_sum += (double)r->slices.dur_ns[l];
+        gpu_sum += (double)r->slices.dur_ns[s];
+        if (r->slices.dur_ns[s] < r->slices.dur_ns[l]) out->n_gpu_shorter_than_runtime++;
+    }
+    qsort(delay, n, sizeof *delay, ts__cmp_i64);
+    ts_sample smp = ts__sample_sorted(delay, n);
+    out->n_launches = n;
+    out->launch_delay_mean_ns = smp.mean;
+    out->launch_delay_median_ns = smp.median;
+    out->launch_delay_max_ns = n ? delay[n - 1] : 0;
+    out->runtime_mean_ns = n ? cpu_sum / (double)n : 0;
+    out->gpu_mean_ns = n ? gpu_sum / (double)n : 0;
+    ts__free(delay, (size_t)(g->n_ops ? g->n_ops : 1) * sizeof *delay);
+    return TS_OK;
+}
+
+/* ---- memcpy/memset bandwidth ---- */
+static void memory_kind(const char *name, char kind[16])
+{
+    /* HTA get_memory_kernel_type: "Memset", else the 11-char "Memcpy XtoY" prefix */
+    if (!strncmp(name, "Memset", 6)) { strcpy(kind, "Memset"); return; }
+    if (strncmp(name, "Memcpy", 6)) { strcpy(kind, "Memcpy Unknown"); return; }
+    size_t n = strlen(name) < 11 ? strlen(name) : 11;
+    memcpy(kind, name, n);
+    kind[n] = 0;
+}
+
+static int membw(const ts_rank *r, const gpu_view *g, ts_breakdown_rank *out, rank_caps *caps)
+{
+    enum { MAX_KINDS = 16 };   /* HtoD, DtoH, DtoD, HtoH, PtoP, Memset, Unknown: far fewer */
+    caps->membw = MAX_KINDS;
+    out->membw = ts__calloc(MAX_KINDS, sizeof *out->membw);
+    if (!out->membw) return TS_ENOMEM;
+    for (uint32_t i = 0; i < g->n_ops; i++) {
+        uint32_t s = g->ops[i];
+        const char *name = ts__rank_str(r, r->slices.name[s]);
+        if (ts_kernel_type_of(name) != TS_KT_MEMORY) continue;
+        char kind[16];
+        memory_kind(name, kind);
+        uint32_t k = 0;
+        while (k < out->n_membw && strcmp(out->membw[k].kind, kind)) k++;
+        if (k == out->n_membw) {
+            if (k == MAX_KINDS) continue;
+            memcpy(out->membw[out->n_membw++].kind, kind, sizeof kind);
+        }
+        ts_membw *m = &out->membw[k];
+        m->count++;
+        int64_t bytes;
+        if (!ts__slice_arg_i64(r, s, "bytes", &bytes) || bytes < 0 || r->slices.dur_ns[s] <= 0) continue;
+        m->bytes += (uint64_t)bytes;
+        m->dur_ns += r->slices.dur_ns[s];
+        double gbps = (double)bytes / (double)r->slices.dur_ns[s];
+        if (gbps > m->max_gbps) m->max_gbps = gbps;
+    }
+    for (uint32_t k = 0; k < out->n_membw; k++)
+        out->membw[k].gbps = out->membw[k].dur_ns ? (double)out->membw[k].bytes / (double)out->membw[k].dur_ns : 0;
+    return TS_OK;
+}
+
+/* ---- CPU-only ranks ---- */
+static bool is_iteration_slice(const ts_rank *r, uint32_t s)
+{
+    for (uint32_t i = 0; i < r->n_iterations; i++)
+        if (r->iterations[i].slice == s) return true;
+    return false;
+}
+
+/* The window: all iterations, else every slice of the rank. */
+static void cpu_window(const ts_rank *r, int64_t *a, int64_t *b)
+{
+    if (ts__rank_span(r, a, b)) return;
+    *a = INT64_MAX;
+    *b = INT64_MIN;
+    for (uint32_t s = 0; s < r->slices.n; s++) {
+        if (ts__is_profiler_bookkeeping(r, s)) continue;
+        if (r->slices.ts_ns[s] < *a) *a = r->slices.ts_ns[s];
+        if (ts__slice_end(r, s) > *b) *b = ts__slice_end(r, s);
+    }
+    if (*a > *b) *a = *b = 0;
+}
+
+static int thread_breakdown(const ts_rank *r, const ts_track *t, int64_t wa, int64_t wb, ts_thread_breakdown *tb)
+{
+    ts_ival *busy = NULL, *comm = NULL;
+    uint32_t nb = 0, cb = 0, nc = 0, cc = 0;
+    int rc = TS_ENOMEM;
+    for (uint32_t s = t->first_slice; s < t->first_slice + t->n_slices; s++) {
+        if (ts__is_profiler_bookkeeping(r, s) || is_iteration_slice(r, s)) continue;
+        int64_t a = r->slices.ts_ns[s] > wa ? r->slices.ts_ns[s] : wa;
+        int64_t b = ts__slice_end(r, s) < wb ? ts__slice_end(r, s) : wb;
+        if (b <= a) continue;
+        if (!ts__ival_push(&busy, &nb, &cb, a, b)) goto done;
+        if (ts_is_collective_name(ts__rank_str(r, r->slices.name[s])) && !ts__ival_push(&comm, &nc, &cc, a, b)) goto done;
+    }
+    int64_t busy_ns = ts__ival_total(busy, ts__ival_merge(busy, nb));
+    tb->pid = t->pid;
+    tb->tid = t->tid;
+    tb->span_ns = wb - wa;
+    tb->comm_ns = ts__ival_total(comm, ts__ival_merge(comm, nc));
+    tb->compute_ns = busy_ns - tb->comm_ns;
+    tb->idle_ns = tb->span_ns - busy_ns;
+    rc = TS_OK;
+done:
+    ts__ival_free(busy, cb);
+    ts__ival_free(comm, cc);
+    return rc;
+}
+
+static int cpu_threads(const ts_rank *r, ts_breakdown_rank *out, rank_caps *caps)
+{
+    int64_t wa, wb;
+    cpu_window(r, &wa, &wb);
+    out->span_ns = wb - wa;
+    caps->threads = r->n_tracks ? r->n_tracks : 1;
+    out->threads = ts__calloc(caps->threads, sizeof *out->threads);
+    if (!out->threads) return TS_ENOMEM;
+    for (uint32_t i = 0; i < r->n_tracks; i++) {
+        const ts_track *t = &r->tracks[i];
+        if (t->kind != TS_TRACK_THREAD || t->n_slices == 0) continue;
+        ts_thread_breakdown tb;
+        if (thread_breakdown(r, t, wa, wb, &tb)) return TS_ENOMEM;
+        if (tb.span_ns > 0 && tb.idle_ns < tb.span_ns) out->threads[out->n_threads++] = tb;
+    }
+    return TS_OK;
+}
+
+/* ---- driver ---- */
+static int breakdown_rank(const ts_rank *r, const ts_breakdown_opts *o, ts_breakdown_rank *out, rank_caps *caps)
+{
+    out->rank = r->rank;
+    out->comm_comp_overlap_pct = -1;
+    bool any_gpu = false;
+    for (uint32_t s = 0; s < r->slices.n && !any_gpu; s++) any_gpu = ts__is_gpu_op(r, s);
+    out->has_gpu = any_gpu;
+    out->iterations_filtered = r->n_iterations >= 2;
+    if (!any_gpu) return cpu_threads(r, out, caps);
+    gpu_view g;
+    int rc = gpu_view_build(r, &g);
+    int64_t delay = o->consecutive_kernel_delay_ns > 0 ? o->consecutive_kernel_delay_ns : 30;
+    if (!rc) rc = temporal(r, &g, out);
+    if (!rc) rc = kernel_shares(r, &g, o->top_kernels, out, caps);
+    if (!rc) rc = per_stream(r, &g, delay, out, caps);
+    if (!rc) rc = launch_stats(r, &g, out);
+    if (!rc) rc = membw(r, &g, out, caps);
+    gpu_view_free(&g);
+    return rc;
+}
+
+int ts_breakdown_compute(const ts_trace *t, const ts_breakdown_opts *opts, ts_breakdown **out, ts_error *err)
+{
+    ts_breakdown_opts o = opts ? *opts : (ts_breakdown_opts){0};
+    *out = NULL;
+    bd_impl *impl = ts__calloc(1, sizeof *impl);
+    if (!impl) return ts__error(err, TS_ENOMEM, "out of memory while computing the breakdown");
+    impl->cap_ranks = t->n_ranks ? t->n_ranks : 1;
+    impl->pub.ranks = ts__calloc(impl->cap_ranks, sizeof *impl->pub.ranks);
+    impl->caps = ts__calloc(impl->cap_ranks, sizeof *impl->caps);
+    if (!impl->pub.ranks || !impl->caps) {
+        ts_breakdown_destroy(&impl->pub);
+        return ts__error(err, TS_ENOMEM, "out of memory while computing the breakdown");
+    }
+    for (uint32_t i = 0; i < t->n_ranks; i++) {
+        impl->pub.n_ranks++;
+        if (breakdown_rank(t->ranks[i], &o, &impl->pub.ranks[i], &impl->caps[i])) {
+            ts_breakdown_destroy(&impl->pub);
+            return ts__error(err, TS_ENOMEM, "%s: out of memory while computing the breakdown", t->ranks[i]->path);
+        }
+    }
+    *out = &impl->pub;
+    return TS_OK;
+}
+
+static void free_rank(ts_breakdown_rank *b, const rank_caps *c)
+{
+    ts__free(b->streams, (size_t)c->streams * sizeof *b->streams);
+    ts__free(b->kernels, (size_t)c->kernels * sizeof *b->kernels);
+    ts__free(b->membw, (size_t)c->membw * sizeof *b->membw);
+    ts__free(b->threads, (size_t)c->threads * sizeof *b->threads);
+}
+
+void ts_breakdown_destroy(ts_breakdown *b)
+{
+    if (!b) return;
+    bd_impl *impl = (bd_impl *)b;
+    for (uint32_t i = 0; b->ranks && impl->caps && i < b->n_ranks; i++) free_rank(&b->ranks[i], &impl->caps[i]);
+    ts__free(b->ranks, (size_t)impl->cap_ranks * sizeof *b->ranks);
+    ts__free(impl->caps, (size_t)impl->cap_ranks * sizeof *impl->caps);
+    ts__free(impl, sizeof *impl);
+}

@@ -1,0 +1,109 @@
+/* intervals.c - set arithmetic on half-open time intervals (analyze_int.h)
+ * and the sample statistics every table shares. */
+#include "analyze/analyze_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+static int cmp_ival(const void *a, const void *b)
+{
+    const ts_ival *x = a, *y = b;
+    if (x->start_ns != y->start_ns) return x->start_ns < y->start_ns ? -1 : 1;
+    return (x->end_ns > y->end_ns) - (x->end_ns < y->end_ns);
+}
+
+uint32_t ts__ival_merge(ts_ival *v, uint32_t n)
+{
+    if (n == 0) return 0;
+    qsort(v, n, sizeof *v, cmp_ival);
+    uint32_t m = 0;
+    for (uint32_t i = 1; i < n; i++) {
+        if (v[i].start_ns <= v[m].end_ns) {   /* overlaps or touches: extend */
+            if (v[i].end_ns > v[m].end_ns) v[m].end_ns = v[i].end_ns;
+        } else {
+            v[++m] = v[i];
+        }
+    }
+    return m + 1;
+}
+
+int64_t ts__ival_total(const ts_ival *v, uint32_t n)
+{
+    int64_t t = 0;
+    for (uint32_t i = 0; i < n; i++) t += v[i].end_ns - v[i].start_ns;
+    return t;
+}
+
+int64_t ts__ival_overlap(const ts_ival *a, uint32_t na, const ts_ival *b, uint32_t nb)
+{
+    int64_t t = 0;
+    uint32_t i = 0, j = 0;
+    while (i < na && j < nb) {
+        int64_t lo = a[i].start_ns > b[j].start_ns ? a[i].start_ns : b[j].start_ns;
+        int64_t hi = a[i].end_ns < b[j].end_ns ? a[i].end_ns : b[j].end_ns;
+        if (hi > lo) t += hi - lo;
+        if (a[i].end_ns < b[j].end_ns) i++; else j++;
+    }
+    return t;
+}
+
+typedef struct edge { int64_t t; int delta; } edge;   /* delta = +-(1 << list) */
+
+static int cmp_edge(const void *a, const void *b)
+{
+    const edge *x = a, *y = b;
+    return (x->t > y->t) - (x->t < y->t);
+}
+
+/* HTA's _get_gpu_kernel_type_time: each merged list adds +bit at a start and
+ * -bit at an end; the running sum between consecutive edges is the set of
+ * types running. Within one list intervals never touch, so the running sum
+ * is always a valid mask. */
+int ts__ival_sweep(const ts_ival *const *lists, const uint32_t *counts, int k, int64_t *out)
+{
+    size_t n = 0;
+    for (int l = 0; l < k; l++) n += 2 * (size_t)counts[l];
+    if (n == 0) return TS_OK;
+    edge *e = ts__malloc(n * sizeof *e);
+    if (!e) return TS_ENOMEM;
+    size_t m = 0;
+    for (int l = 0; l < k; l++)
+        for (uint32_t i = 0; i < counts[l]; i++) {
+            e[m++] = (edge){lists[l][i].start_ns, 1 << l};
+            e[m++] = (edge){lists[l][i].end_ns, -(1 << l)};
+        }
+    qsort(e, n, sizeof *e, cmp_edge);
+    int running = 0;
+    for (size_t i = 0; i + 1 < n; i++) {
+        running += e[i].delta;
+        if (running >= 0 && running < (1 << k)) out[running] += e[i + 1].t - e[i].t;
+    }
+    ts__free(e, n * sizeof *e);
+    return TS_OK;
+}
+
+bool ts__ival_push(ts_ival **v, uint32_t *n, uint32_t *cap, int64_t start_ns, int64_t end_ns)
+{
+    if (*n == *cap && ts__grow((void **)v, cap, sizeof **v, (size_t)*n + 1)) return false;
+    (*v)[(*n)++] = (ts_ival){start_ns, end_ns};
+    return true;
+}
+
+void ts__ival_free(ts_ival *v, uint32_t cap) { ts__free(v, (size_t)cap * sizeof *v); }
+
+ts_sample ts__sample_sorted(const int64_t *v, uint64_t n)
+{
+    ts_sample s = {0};
+    if (n == 0) return s;
+    for (uint64_t i = 0; i < n; i++) s.total += v[i];
+    s.min = v[0];
+    s.max = v[n - 1];
+    s.mean = (double)s.total / (double)n;
+    s.median = n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2.0;
+    if (n > 1) {
+        double ss = 0;
+        for (uint64_t i = 0; i < n; i++) ss += ((double)v[i] - s.mean) * ((double)v[i] - s.mean);
+        s.stddev = sqrt(ss / (double)(n - 1));
+    }
+    return s;
+}

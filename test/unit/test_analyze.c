@@ -1,0 +1,428 @@
+/* test_analyze.c - statistics and breakdowns on small hand-built models whose
+ * answers are worked out by hand in each test's comment. */
+#include "test.h"
+#include "analyze/analyze_int.h"
+
+static uint32_t S(ts_rank *r, const char *s) { return ts__rank_intern(r, s, strlen(s)); }
+
+static uint32_t add(ts_rank *r, uint32_t track, int64_t ts, int64_t dur, const char *name, const char *cat, ts_kind kind)
+{
+    return ts__rank_add_slice(r, track, ts, dur, S(r, name), cat ? S(r, cat) : 0, kind);
+}
+
+/* A runtime call on `cpu` and the GPU op it launched on `gpu`, tied by corr. */
+static void launch(ts_rank *r, uint32_t cpu, uint32_t gpu, int64_t call_ts, int64_t op_ts, int64_t op_dur,
+                   const char *op_name, ts_kind op_kind, int64_t corr)
+{
+    uint32_t c = add(r, cpu, call_ts, 5, "cudaLaunchKernel", "cuda_runtime", TS_KIND_CUDA_RUNTIME);
+    uint32_t k = add(r, gpu, op_ts, op_dur, op_name, "kernel", op_kind);
+    r->slices.corr[c] = corr;
+    r->slices.corr[k] = corr;
+}
+
+/* One finished rank wrapped in a trace. */
+static ts_trace *wrap(ts_rank **ranks, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (ts__rank_finish(ranks[i], NULL) != TS_OK) return NULL;
+    ts_trace *t = NULL;
+    if (ts__trace_create(ranks, n, &t, NULL) != TS_OK) return NULL;
+    return t;
+}
+
+static const ts_stat_row *find_row(const ts_stats *st, int32_t rank, ts_stat_cat cat, const char *name)
+{
+    for (uint32_t i = 0; i < st->n_rows; i++)
+        if (st->rows[i].rank == rank && st->rows[i].cat == cat && (!name || !strcmp(st->rows[i].name, name)))
+            return &st->rows[i];
+    return NULL;
+}
+
+/* Durations 10, 30, 20 (odd count): median 20, mean 20, sample stddev 10. */
+TEST(stats_median_of_odd_count_is_middle_value)
+{
+    ts_rank *r = ts__rank_create("r.json");
+    uint32_t t = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
+    add(r, t, 0, 10, "aten::mm", "cpu_op", TS_KIND_CPU_OP);
+    add(r, t, 100, 30, "aten::mm", "cpu_op", TS_KIND_CPU_OP);
+    add(r, t, 200, 20, "aten::mm", "cpu_op", TS_KIND_CPU_OP);
+    ts_trace *tr = wrap(&r, 1);
+    ts_stats *st;
+    CHECK_EQ_INT(ts_stats_compute(tr, NULL, &st, NULL), TS_OK);
+    const ts_stat_row *row = find_row(st, -1, TS_STAT_CPU_OP, "aten::mm");
+    CHECK(row != NULL);
+    CHECK_EQ_INT(row->count, 3);
+    CHECK_EQ_INT(row->total_ns, 60);
+    CHECK_EQ_INT(row->min_ns, 10);
+    CHECK_EQ_INT(row->max_ns, 30);
+    CHECK_NEAR(row->median_ns, 20, 1e-9);
+    CHECK_NEAR(row->mean_ns, 20, 1e-9);
+    CHECK_NEAR(row->stddev_ns, 10, 1e-9);
+    /* no iteration markers: the window is the whole trace, [0, 220) */
+    CHECK_NEAR(row->pct_of_window, 100.0 * 60 / 220, 1e-9);
+    ts_stats_destroy(st);
+    ts_trace_destroy(tr);
+}
+
+/* Durations 1, 2, 4, 9 (even count): median (2 + 4) / 2 = 3; mean 4;
+ * sample variance ((9 + 4 + 0 + 25) / 3) = 38/3. */
+TEST(stats_median_of_even_count_is_mean_of_middle_pair)
+{
+    ts_rank *r = ts__rank_create("r.json");
+    uint32_t t = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
+    int64_t d[] = {9, 1, 4, 2};
+    for (int i = 0; i < 4; i++) add(r, t, i * 100, d[i], "aten::add", "cpu_op", TS_KIND_CPU_OP);
+    ts_trace *tr = wrap(&r, 1);
+    ts_stats *st;
+    CHECK_EQ_INT(ts_stats_compute(tr, NULL, &st, NULL), TS_OK);
+    const ts_stat_row *row = find_row(st, -1, TS_STAT_CPU_OP, "aten::add");
+    CHECK(row != NULL);
+    CHECK_NEAR(row->median_ns, 3, 1e-9);
+    CHECK_NEAR(row->mean_ns, 4, 1e-9);
+    CHECK_NEAR(row->stddev_ns * row->stddev_ns, 38.0 / 3.0, 1e-9);
+    ts_stats_destroy(st);
+    ts_trace_destroy(tr);
+}
+
+TEST(stats_single_slice_has_zero_stddev)
+{
+    ts_rank *r = ts__rank_create("r.json");
+    uint32_t t = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
+    add(r, t, 0, 7, "aten::relu", "cpu_op", TS_KIND_CPU_OP);
+    ts_trace *tr = wrap(&r, 1);
+    ts_stats *st;
+    CHECK_EQ_INT(ts_stats_compute(tr, NULL, &st, NULL), TS_OK);
+    CHECK_EQ_INT(st->n_rows, 1);
+    CHECK_NEAR(st->rows[0].stddev_ns, 0, 0);
+    CHECK_NEAR(st->rows[0].median_ns, 7, 0);
+    ts_stats_destroy(st);
+    ts_trace_destroy(tr);
+}
+
+/* Steps #1 [0, 1000) and #2 [1000, 3000); an op of 250 in each. Restricted to
+ * step 2 only its op counts, and 250 of a 2000 window is 12.5 %. */
+TEST(stats_iteration_range_restricts_slices_and_window)
+{
+    ts_rank *r = ts__rank_create("r.json");
+    r->rank = 0;
+    uint32_t t = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
+    add(r, t, 0, 1000, "ProfilerStep#1", "user_annotation", TS_KIND_USER_ANNOTATION);
+    add(r, t, 1000, 2000, "ProfilerStep#2", "user_annotation", TS_KIND_USER_ANNOTATION);
+    add(r, t, 100, 250, "aten::conv2d", "cpu_op", TS_KIND_CPU_OP);
+    add(r, t, 1100, 250, "aten::conv2d", "cpu_op", TS_KIND_CPU_OP);
+    ts_trace *tr = wrap(&r, 1);
+    ts_stats_opts o = {.has_iterations = true, .iter_first = 2, .iter_last = 2};
+    ts_stats *st;
+    CHECK_EQ_INT(ts_stats_compute(tr, &o, &st, NULL), TS_OK);
+    const ts_stat_row *row = find_row(st, 0, TS_STAT_CPU_OP, "aten::conv2d");
+    CHECK(row != NULL);
+    CHECK_EQ_INT(row->count, 1);
+    CHECK_NEAR(row->pct_of_window, 12.5, 1e-9);
+    CHECK_EQ_INT(st->windows[0].n_iterations, 1);
+    ts_stats_destroy(st);
+    ts_error err;
+    o.iter_first = o.iter_last = 9;
+    CHECK_EQ_INT(ts_stats_compute(tr, &o, &st, &err), TS_ENODATA);
+    CHECK(strstr(err.msg, "9:9") != NULL);
+    ts_trace_destroy(tr);
+}
+
+/* A kernel that runs after step #1 ended but was launched inside it belongs
+ * to step #1; one launched after it does not. */
+TEST(stats_place_gpu_ops_at_their_launch_time)
+{
+    ts_rank *r = ts__rank_create("r.json");
+    uint32_t cpu = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
+    uint32_t gpu = ts__rank_track(r, TS_TRACK_GPU_STREAM, 0, 7);
+    add(r, cpu, 0, 1000, "ProfilerStep#1", "user_annotation", TS_KIND_USER_ANNOTATION);
+    launch(r, cpu, gpu, 900, 1500, 100, "gemm", TS_KIND_KERNEL, 1);
+    launch(r, cpu, gpu, 1200, 1700, 100, "gemm", TS_KIND_KERNEL, 2);
+    ts_trace *tr = wrap(&r, 1);
+    ts_stats *st;
+    CHECK_EQ_INT(ts_stats_compute(tr, NULL, &st, NULL), TS_OK);
+    const ts_stat_row *row = find_row(st, -1, TS_STAT_KERNEL, "gemm");
+    CHECK(row != NULL);
+    CHECK_EQ_INT(row->count, 1);
+    const ts_stat_row *rt = find_row(st, -1, TS_STAT_RUNTIME, "cudaLaunchKernel");
+    CHECK(rt != NULL);
+    CHECK_EQ_INT(rt->count, 1);
+    ts_stats_destroy(st);
+    ts_trace_destroy(tr);
+}
+
+TEST(stats_count_collectives_apart_from_ops_and_kernels)
+{
+    ts_rank *r = ts__rank_create("r.json");
+    uint32_t cpu = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
+    uint32_t gpu = ts__rank_track(r, TS_TRACK_GPU_STREAM, 0, 7);
+    add(r, cpu, 0, 50, "gloo:all_reduce", "user_annotation", TS_KIND_USER_ANNOTATION);
+    add(r, cpu, 100, 50, "c10d::allreduce_", "cpu_op", TS_KIND_CPU_OP);
+    add(r, cpu, 200, 50, "## forward ##", "user_annotation", TS_KIND_USER_ANNOTATION);
+    add(r, gpu, 300, 50, "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*)", "kernel", TS_KIND_KERNEL);
+    ts_trace *tr = wrap(&r, 1);
+    ts_stats *st;
+    CHECK_EQ_INT(ts_stats_compute(tr, NULL, &st, NULL), TS_OK);
+    CHECK_EQ_INT(st->n_rows, 3);   /* the plain annotation is not counted */
+    for (uint32_t i = 0; i < st->n_rows; i++) CHECK_EQ_INT(st->rows[i].cat, TS_STAT_COLLECTIVE);
+    ts_stats_destroy(st);
+    ts_trace_destroy(tr);
+}
+
+/* --top 2 keeps the two largest totals of each category. */
+TEST(stats_top_keeps_largest_totals_per_category)
+{
+    ts_rank *r = ts__rank_create("r.json");
+    uint32_t t = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
+    add(r, t, 0, 10, "a", "cpu_op", TS_KIND_CPU_OP);
+    add(r, t, 100, 30, "b", "cpu_op", TS_KIND_CPU_OP);
+    add(r, t, 200, 20, "c", "cpu_op", TS_KIND_CPU_OP);
+    add(r, t, 300, 5, "cudaMalloc", "cuda_runtime", TS_KIND_CUDA_RUNTIME);
+    ts_trace *tr = wrap(&r, 1);
+    ts_stats_opts o = {.top = 2};
+    ts_stats *st;
+    CHECK_EQ_INT(ts_stats_compute(tr, &o, &st, NULL), TS_OK);
+    CHECK_EQ_INT(st->n_rows, 3);
+    CHECK_EQ_STR(st->rows[0].name, "b");
+    CHECK_EQ_STR(st->rows[1].name, "c");
+    CHECK_EQ_STR(st->rows[2].name, "cudaMalloc");
+    ts_stats_destroy(st);
+    ts_trace_destroy(tr);
+}
+
+/* BY_CATEGORY pools ranks: 3 ops on rank 0, 1 on rank 1, one row of 4. */
+TEST(stats_by_category_pools_all_ranks)
+{
+    ts_rank *rk[2] = {ts__rank_create("a.json"), ts__rank_create("b.json")};
+    rk[0]->rank = 0;
+    rk[1]->rank = 1;
+    for (int i = 0; i < 3; i++) add(rk[0], ts__rank_track(rk[0], TS_TRACK_THREAD, 1, 1), i * 10, 10, "x", "cpu_op", TS_KIND_CPU_OP);
+    add(rk[1], ts__rank_track(rk[1], TS_TRACK_THREAD, 1, 1), 0, 40, "y", "cpu_op", TS_KIND_CPU_OP);
+    ts_trace *tr = wrap(rk, 2);
+    ts_stats_opts o = {.by = TS_STATS_BY_CATEGORY};
+    ts_stats *st;
+    CHECK_EQ_INT(ts_stats_compute(tr, &o, &st, NULL), TS_OK);
+    CHECK_EQ_INT(st->n_rows, 1);
+    CHECK_EQ_INT(st->rows[0].rank, -1);
+    CHECK_EQ_INT(st->rows[0].count, 4);
+    CHECK_EQ_INT(st->rows[0].total_ns, 70);
+    CHECK_NEAR(st->rows[0].median_ns, 10, 0);
+    /* windows 30 + 40 = 70: all of it busy */
+    CHECK_NEAR(st->rows[0].pct_of_window, 100, 1e-9);
+    ts_stats_destroy(st);
+    o.by = TS_STATS_BY_RANK;
+    CHECK_EQ_INT(ts_stats_compute(tr, &o, &st, NULL), TS_OK);
+    CHECK_EQ_INT(st->n_rows, 2);
+    CHECK_EQ_INT(st->rows[1].rank, 1);
+    CHECK(st->rows[1].name == NULL);
+    ts_stats_destroy(st);
+    ts_trace_destroy(tr);
+}
+
+TEST(kernel_types_follow_hta_and_newer_nccl_spellings)
+{
+    CHECK_EQ_INT(ts_kernel_type_of("ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)"), TS_KT_COMMUNICATION);
+    CHECK_EQ_INT(ts_kernel_type_of("ncclDevKernel_AllGather_RING_LL(ncclDevComm*, unsigned long, ncclWork*)"), TS_KT_COMMUNICATION);
+    CHECK_EQ_INT(ts_kernel_type_of("nccldevkernel_sendrecv"), TS_KT_COMMUNICATION);
+    CHECK_EQ_INT(ts_kernel_type_of("Memcpy DtoD (Device -> Device)"), TS_KT_MEMORY);
+    CHECK_EQ_INT(ts_kernel_type_of("Memset (Device)"), TS_KT_MEMORY);
+    CHECK_EQ_INT(ts_kernel_type_of("void at::native::vectorized_elementwise_kernel<4>"), TS_KT_COMPUTATION);
+    CHECK(ts_is_collective_name("record_param_comms"));
+    CHECK(ts_is_collective_name("nccl:all_reduce"));
+    CHECK(!ts_is_collective_name("aten::mm"));
+}
+
+/* compute [0,100), comm [50,150), memcpy [200,250):
+ * span 250, union 200 -> idle 50; compute 100; non-compute 100 =
+ * comm alone [100,150) 50 + memory alone 50; comp&comm 50 -> overlap 50/100. */
+TEST(breakdown_temporal_and_overlap_match_hand_computed)
+{
+    ts_rank *r = ts__rank_create("r.json");
+    uint32_t cpu = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
+    uint32_t s1 = ts__rank_track(r, TS_TRACK_GPU_STREAM, 0, 7);
+    uint32_t s2 = ts__rank_track(r, TS_TRACK_GPU_STREAM, 0, 20);
+    launch(r, cpu, s1, 0, 0, 100, "gemm", TS_KIND_KERNEL, 1);
+    launch(r, cpu, s2, 1, 50, 100, "ncclKernel_AllReduce", TS_KIND_KERNEL, 2);
+    launch(r, cpu, s1, 2, 200, 50, "Memcpy HtoD (Pageable -> Device)", TS_KIND_GPU_MEMCPY, 3);
+    ts_trace *tr = wrap(&r, 1);
+    ts_breakdown *b;
+    CHECK_EQ_INT(ts_breakdown_compute(tr, NULL, &b, NULL), TS_OK);
+    const ts_breakdown_rank *br = &b->ranks[0];
+    CHECK(br->has_gpu);
+    CHECK_EQ_INT(br->span_ns, 250);
+    CHECK_EQ_INT(br->idle_ns, 50);
+    CHECK_EQ_INT(br->compute_ns, 100);
+    CHECK_EQ_INT(br->non_compute_ns, 100);
+    CHECK_EQ_INT(br->comm_ns, 50);
+    CHECK_EQ_INT(br->memory_ns, 50);
+    CHECK_EQ_INT(br->type_ns[1], 50);
+    CHECK_EQ_INT(br->type_ns[3], 50);
+    CHECK_EQ_INT(br->type_ns[2], 50);
+    CHECK_EQ_INT(br->type_ns[4], 50);
+    CHECK_NEAR(br->comm_comp_overlap_pct, 50, 1e-9);
+    CHECK_EQ_INT(br->n_streams, 2);
+    ts_breakdown_destroy(b);
+    ts_trace_destroy(tr);
+}
+
+/* One stream, ops launched (call ts) -> ran:
+ *   op1 10 -> [100,200)
+ *   op2 50 -> [210,300)  gap 10, launched before op1 ended, < 30: kernel wait
+ *   op3 350 -> [400,500) gap 100, launched after op2 ended: host wait
+ *   op4 60 -> [600,700)  gap 100, launched early, >= 30: other
+ * Queue: +1 at 10, 50, 60, 350; -1 at 100, 210, 400, 600 -> lengths
+ * 1,2,3,2,1,2,1,0: 8 points, mean 1.5, max 3. Launch delays 90, 160, 50, 540:
+ * median 125, mean 210, max 540. */
+TEST(breakdown_idle_categories_queue_and_launch_delay_per_stream)
+{
+    ts_rank *r = ts__rank_create("r.json");
+    uint32_t cpu = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
+    uint32_t gpu = ts__rank_track(r, TS_TRACK_GPU_STREAM, 0, 7);
+    launch(r, cpu, gpu, 10, 100, 100, "k1", TS_KIND_KERNEL, 1);
+    launch(r, cpu, gpu, 50, 210, 90, "k2", TS_KIND_KERNEL, 2);
+    launch(r, cpu, gpu, 350, 400, 100, "k3", TS_KIND_KERNEL, 3);
+    launch(r, cpu, gpu, 60, 600, 100, "k4", TS_KIND_KERNEL, 4);
+    ts_trace *tr = wrap(&r, 1);
+    ts_breakdown *b;
+    CHECK_EQ_INT(ts_breakdown_compute(tr, NULL, &b, NULL), TS_OK);
+    const ts_breakdown_rank *br = &b->ranks[0];
+    CHECK_EQ_INT(br->n_streams, 1);
+    const ts_stream_breakdown *sb = &br->streams[0];
+    CHECK_EQ_INT(sb->stream, 7);
+    CHECK_EQ_INT(sb->n_ops, 4);
+    CHECK_EQ_INT(sb->kernel_wait_ns, 10);
+    CHECK_EQ_INT(sb->host_wait_ns, 100);
+    CHECK_EQ_INT(sb->other_wait_ns, 100);
+    CHECK_EQ_INT(sb->queue_points, 8);
+    CHECK_NEAR(sb->queue_mean, 1.5, 1e-9);
+    CHECK_EQ_INT(sb->queue_max, 3);
+    CHECK_EQ_INT(br->n_launches, 4);
+    CHECK_NEAR(br->launch_delay_median_ns, 125, 1e-9);
+    CHECK_NEAR(br->launch_delay_mean_ns, 210, 1e-9);
+    CHECK_EQ_INT(br->launch_delay_max_ns, 540);
+    /* every call lasts 5 ns, every op longer */
+    CHECK_EQ_INT(br->n_gpu_shorter_than_runtime, 0);
+    ts_breakdown_destroy(b);
+    ts_trace_destroy(tr);
+}
+
+/* Steps #1 [0,1000) and #2 [1000,2000): HTA keeps only ops launched before
+ * the last step starts, so the kernel launched at 1500 drops out. */
+TEST(breakdown_drops_gpu_ops_launched_in_the_last_iteration)
+{
+    ts_rank *r = ts__rank_create("r.json");
+    uint32_t cpu = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
+    uint32_t gpu = ts__rank_track(r, TS_TRACK_GPU_STREAM, 0, 7);
+    add(r, cpu, 0, 1000, "ProfilerStep#1", "user_annotation", TS_KIND_USER_ANNOTATION);
+    add(r, cpu, 1000, 1000, "ProfilerStep#2", "user_annotation", TS_KIND_USER_ANNOTATION);
+    launch(r, cpu, gpu, 100, 200, 300, "gemm", TS_KIND_KERNEL, 1);
+    launch(r, cpu, gpu, 1500, 1600, 300, "gemm", TS_KIND_KERNEL, 2);
+    ts_trace *tr = wrap(&r, 1);
+    ts_breakdown *b;
+    CHECK_EQ_INT(ts_breakdown_compute(tr, NULL, &b, NULL), TS_OK);
+    CHECK(b->ranks[0].iterations_filtered);
+    CHECK_EQ_INT(b->ranks[0].span_ns, 300);
+    CHECK_EQ_INT(b->ranks[0].compute_ns, 300);
+    CHECK_EQ_INT(b->ranks[0].n_kernels, 1);
+    CHECK_EQ_INT(b->ranks[0].kernels[0].count, 1);
+    ts_breakdown_destroy(b);
+    ts_trace_destroy(tr);
+}
+
+/* Memcpy of 1000 bytes in 100 ns = 10 GB/s; memset of 400 bytes in 100 ns. */
+TEST(breakdown_memory_bandwidth_from_bytes_over_duration)
+{
+    ts_rank *r = ts__rank_create("r.json");
+    uint32_t cpu = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
+    uint32_t gpu = ts__rank_track(r, TS_TRACK_GPU_STREAM, 0, 7);
+    launch(r, cpu, gpu, 0, 10, 100, "Memcpy HtoD (Pageable -> Device)", TS_KIND_GPU_MEMCPY, 1);
+    launch(r, cpu, gpu, 1, 200, 100, "Memset (Device)", TS_KIND_GPU_MEMSET, 2);
+    uint32_t first = ts__rank_args_mark(r);
+    ts__rank_add_arg(r, S(r, "bytes"), TS_ARG_INT, 1000);
+    ts__rank_slice_set_args(r, 1, first, 1);   /* slice 1 = the memcpy */
+    first = ts__rank_args_mark(r);
+    ts__rank_add_arg(r, S(r, "bytes"), TS_ARG_INT, 400);
+    ts__rank_slice_set_args(r, 3, first, 1);   /* slice 3 = the memset */
+    ts_trace *tr = wrap(&r, 1);
+    ts_breakdown *b;
+    CHECK_EQ_INT(ts_breakdown_compute(tr, NULL, &b, NULL), TS_OK);
+    const ts_breakdown_rank *br = &b->ranks[0];
+    CHECK_EQ_INT(br->n_membw, 2);
+    CHECK_EQ_STR(br->membw[0].kind, "Memcpy HtoD");
+    CHECK_EQ_INT(br->membw[0].bytes, 1000);
+    CHECK_NEAR(br->membw[0].gbps, 10, 1e-9);
+    CHECK_EQ_STR(br->membw[1].kind, "Memset");
+    CHECK_NEAR(br->membw[1].gbps, 4, 1e-9);
+    ts_breakdown_destroy(b);
+    ts_trace_destroy(tr);
+}
+
+/* CPU-only: step [0,1000); aten op [100,300); gloo:all_reduce [400,600) with
+ * c10d::allreduce_ inside it. busy 400, communication 200, compute 200, idle 600. */
+TEST(breakdown_cpu_only_rank_splits_each_thread)
+{
+    ts_rank *r = ts__rank_create("r.json");
+    uint32_t t = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
+    add(r, t, 0, 1000, "ProfilerStep#1", "user_annotation", TS_KIND_USER_ANNOTATION);
+    add(r, t, 100, 200, "aten::mm", "cpu_op", TS_KIND_CPU_OP);
+    add(r, t, 400, 200, "gloo:all_reduce", "user_annotation", TS_KIND_USER_ANNOTATION);
+    add(r, t, 450, 100, "c10d::allreduce_", "cpu_op", TS_KIND_CPU_OP);
+    ts_trace *tr = wrap(&r, 1);
+    ts_breakdown *b;
+    CHECK_EQ_INT(ts_breakdown_compute(tr, NULL, &b, NULL), TS_OK);
+    const ts_breakdown_rank *br = &b->ranks[0];
+    CHECK(!br->has_gpu);
+    CHECK_EQ_INT(br->n_threads, 1);
+    CHECK_EQ_INT(br->threads[0].span_ns, 1000);
+    CHECK_EQ_INT(br->threads[0].comm_ns, 200);
+    CHECK_EQ_INT(br->threads[0].compute_ns, 200);
+    CHECK_EQ_INT(br->threads[0].idle_ns, 600);
+    ts_breakdown_destroy(b);
+    ts_trace_destroy(tr);
+}
+
+TEST(interval_merge_joins_touching_and_overlapping)
+{
+    ts_ival v[] = {{50, 60}, {0, 10}, {10, 20}, {15, 30}, {100, 100}};
+    uint32_t n = ts__ival_merge(v, 5);
+    CHECK_EQ_INT(n, 3);
+    CHECK_EQ_INT(v[0].start_ns, 0);
+    CHECK_EQ_INT(v[0].end_ns, 30);
+    CHECK_EQ_INT(ts__ival_total(v, n), 40);
+    ts_ival a[] = {{0, 30}, {50, 60}}, b[] = {{20, 55}};
+    CHECK_EQ_INT(ts__ival_overlap(a, 2, b, 1), 15);
+}
+
+/* Out of memory at any allocation fails cleanly (ASan checks for leaks). */
+static long oom_budget;
+static void *oom_alloc(void *ud, void *p, size_t old, size_t n)
+{
+    (void)ud; (void)old;
+    if (n == 0) { free(p); return NULL; }
+    if (oom_budget-- <= 0) return NULL;
+    return realloc(p, n);
+}
+
+TEST(analyses_fail_cleanly_when_memory_runs_out)
+{
+    ts_rank *r = ts__rank_create("r.json");
+    uint32_t cpu = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
+    uint32_t gpu = ts__rank_track(r, TS_TRACK_GPU_STREAM, 0, 7);
+    for (int i = 0; i < 40; i++) launch(r, cpu, gpu, i * 100, i * 100 + 50, 40, i % 3 ? "gemm" : "ncclKernel_x", TS_KIND_KERNEL, i + 1);
+    ts_trace *tr = wrap(&r, 1);
+    int failures = 0;
+    for (long budget = 0; budget < 200; budget++) {
+        oom_budget = budget;
+        ts_set_allocator(oom_alloc, NULL);
+        ts_breakdown *b = NULL;
+        ts_stats *st = NULL;
+        int rc1 = ts_breakdown_compute(tr, NULL, &b, NULL);
+        int rc2 = ts_stats_compute(tr, NULL, &st, NULL);
+        ts_set_allocator(NULL, NULL);
+        if (rc1 != TS_OK) { CHECK_EQ_INT(rc1, TS_ENOMEM); CHECK(b == NULL); failures++; }
+        if (rc2 != TS_OK) { CHECK_EQ_INT(rc2, TS_ENOMEM); CHECK(st == NULL); }
+        ts_breakdown_destroy(b);
+        ts_stats_destroy(st);
+    }
+    CHECK(failures > 0);
+    ts_trace_destroy(tr);
+}

@@ -1,0 +1,106 @@
+/* test_report.c - the generic writers: table alignment and truncation, UTF-8
+ * widths, CSV quoting, JSON commas and escapes. */
+#include <math.h>
+
+#include "test.h"
+#include "report/json.h"
+#include "trainscope/report.h"
+
+/* Render a table into a malloc'd string through a memory stream. */
+static char *render(const ts_table *t)
+{
+    char *s = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&s, &n);
+    if (!f) return NULL;
+    if (ts_table_write(t, f) != TS_OK) { fclose(f); free(s); return NULL; }
+    fclose(f);
+    return s;
+}
+
+TEST(table_aligns_names_left_and_numbers_right)
+{
+    ts_col cols[] = {{"name", TS_ALIGN_LEFT, 0}, {"count", TS_ALIGN_RIGHT, 0}};
+    ts_table *t = ts_table_create(cols, 2);
+    const char *r1[] = {"aten::mm", "7"}, *r2[] = {"x", "1234"};
+    CHECK_EQ_INT(ts_table_add_row(t, r1), TS_OK);
+    CHECK_EQ_INT(ts_table_add_row(t, r2), TS_OK);
+    char *s = render(t);
+    CHECK_EQ_STR(s, "name      count\n"
+                    "--------  -----\n"
+                    "aten::mm      7\n"
+                    "x          1234\n");
+    free(s);
+    ts_table_destroy(t);
+}
+
+TEST(table_cuts_long_cells_with_an_ellipsis)
+{
+    ts_col cols[] = {{"kernel", TS_ALIGN_LEFT, 8}, {"n", TS_ALIGN_RIGHT, 0}};
+    ts_table *t = ts_table_create(cols, 2);
+    const char *r1[] = {"void at::native::vectorized_elementwise_kernel", "3"};
+    CHECK_EQ_INT(ts_table_add_row(t, r1), TS_OK);
+    char *s = render(t);
+    CHECK_EQ_STR(s, "kernel    n\n"
+                    "--------  -\n"
+                    "void at\xe2\x80\xa6  3\n");
+    free(s);
+    ts_table_destroy(t);
+}
+
+TEST(truncation_never_splits_a_utf8_character)
+{
+    char out[64];
+    /* "é" is two bytes, one column: 5 columns fit without cutting */
+    ts_report_truncate("h\xc3\xa9llo", 5, out, sizeof out);
+    CHECK_EQ_STR(out, "h\xc3\xa9llo");
+    CHECK_EQ_INT(ts_report_width(out), 5);
+    ts_report_truncate("\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", 3, out, sizeof out);
+    CHECK_EQ_STR(out, "\xc3\xa9\xc3\xa9\xe2\x80\xa6");
+    CHECK_EQ_INT(ts_report_width(out), 3);
+}
+
+TEST(csv_fields_are_quoted_only_when_needed)
+{
+    char *s = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&s, &n);
+    ts_csv_field(f, "plain");
+    fputc(',', f);
+    ts_csv_field(f, "void f<a, b>(int)");
+    fputc(',', f);
+    ts_csv_field(f, "say \"hi\"");
+    fclose(f);
+    CHECK_EQ_STR(s, "plain,\"void f<a, b>(int)\",\"say \"\"hi\"\"\"");
+    free(s);
+    ts_buf b;
+    ts__buf_init(&b);
+    ts__buf_csv_field(&b, "a\nb");
+    CHECK_EQ_STR(ts__buf_cstr(&b), "\"a\nb\"");
+    ts__buf_free(&b);
+}
+
+TEST(json_writer_places_commas_and_escapes)
+{
+    ts_buf b;
+    ts__buf_init(&b);
+    ts_json j;
+    ts__json_init(&j, &b);
+    ts__json_obj_begin(&j);
+    ts__json_key(&j, "ranks");
+    ts__json_arr_begin(&j);
+    for (int i = 0; i < 2; i++) {
+        ts__json_obj_begin(&j);
+        ts__json_kv_i64(&j, "rank", i);
+        ts__json_kv_us(&j, "span_us", 1234567 + i);
+        ts__json_obj_end(&j);
+    }
+    ts__json_arr_end(&j);
+    ts__json_kv_str(&j, "name", "a\"b\n");
+    ts__json_kv_double(&j, "pct", NAN, 2);
+    ts__json_kv_us(&j, "neg", -1500);
+    ts__json_obj_end(&j);
+    CHECK_EQ_STR(ts__buf_cstr(&b), "{\"ranks\":[{\"rank\":0,\"span_us\":1234.567},{\"rank\":1,\"span_us\":1234.568}],"
+                                    "\"name\":\"a\\\"b\\n\",\"pct\":null,\"neg\":-1.500}");
+    ts__buf_free(&b);
+}

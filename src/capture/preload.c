@@ -1,0 +1,108 @@
+/* preload.c - what LD_PRELOAD adds on top of libtrainscope-trace.so (which it
+ * links, so the program and every collector share one runtime): the process
+ * hooks that only interposition can give, i.e. finishing the trace before
+ * exec and _exit, which skip atexit.
+ *
+ * Not for: the API or the collectors (rt_*.c, mpi.c, and the CUDA/NCCL ones).
+ *
+ * Every wrapper saves errno around the tracer's work, resolves the real
+ * symbol with dlsym(RTLD_NEXT) once (aborting with its name if missing), and
+ * does nothing in a vfork child (ts_trace_stop checks the pid).
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "trainscope/trace.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+static void *real(const char *name)
+{
+    void *p = dlsym(RTLD_NEXT, name);
+    if (!p) {
+        fprintf(stderr, "trainscope: preload: real symbol %s not found\n", name);
+        abort();
+    }
+    return p;
+}
+
+/* The real function, typed like the one we replace. */
+#define REAL(name) \
+    static __typeof__(name) *real_##name; \
+    if (!real_##name) real_##name = (__typeof__(name) *)real(#name)
+
+/* The directory the trace goes to, kept so tracing resumes if exec fails. */
+static const char *trace_dir(void) { return getenv("TRAINSCOPE_DIR"); }
+
+/* Finish this image's trace before exec replaces it; resume if exec fails. */
+static void before_exec(void)
+{
+    int saved = errno;
+    if (ts_trace_on) (void)ts_trace_stop();
+    errno = saved;
+}
+
+static void after_failed_exec(void)
+{
+    int saved = errno;
+    const char *dir = trace_dir();
+    if (!ts_trace_on && dir && *dir) (void)ts_trace_start(dir);
+    errno = saved;
+}
+
+EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+    REAL(execve);
+    before_exec();
+    int rc = real_execve(path, argv, envp);
+    after_failed_exec();
+    return rc;
+}
+
+EXPORT int execv(const char *path, char *const argv[])
+{
+    REAL(execv);
+    before_exec();
+    int rc = real_execv(path, argv);
+    after_failed_exec();
+    return rc;
+}
+
+EXPORT int execvp(const char *file, char *const argv[])
+{
+    REAL(execvp);
+    before_exec();
+    int rc = real_execvp(file, argv);
+    after_failed_exec();
+    return rc;
+}
+
+EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+    REAL(execvpe);
+    before_exec();
+    int rc = real_execvpe(file, argv, envp);
+    after_failed_exec();
+    return rc;
+}
+
+/* _exit skips atexit, and forked workers (Python multiprocessing) leave
+ * through it: finish the trace first. */
+EXPORT void _exit(int status)
+{
+    REAL(_exit);
+    if (ts_trace_on) (void)ts_trace_stop();
+    real__exit(status);
+    __builtin_unreachable();
+}
+
+EXPORT void _Exit(int status)
+{
+    REAL(_Exit);
+    if (ts_trace_on) (void)ts_trace_stop();
+    real__Exit(status);
+    __builtin_unreachable();
+}

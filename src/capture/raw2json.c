@@ -1,0 +1,511 @@
+/* raw2json.c - post-processing of a capture: one raw stream (rawfmt.h) in,
+ * one Chrome-trace JSON file shaped like Kineto's out.
+ *
+ * Not for: reading JSON (ingest does). Runs in two places: inside the traced
+ * process at exit (so it uses the C library's malloc and stdio, never the
+ * analysis library) and in `trainscope record` for streams a process left
+ * behind (killed by a signal, _exit, crash).
+ *
+ * What it does, in order: validates every chunk and record against the file
+ * size (a truncated stream converts up to its last whole chunk); pairs
+ * push/pop per thread buffer and begin/end per id into complete events
+ * (ranges still open at the end are closed at the stream's last timestamp
+ * and counted); sorts everything by (ts, longer first, input order), so the
+ * thread streams are merged in time order; writes process and thread names
+ * as metadata and the dropped counts under "trainscope". O(n log n) time,
+ * memory about 48 bytes per event plus the raw file.
+ */
+#include "capture/rawfmt.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "trainscope/common.h"
+
+#define MAX_BUF_ID (1u << 20)   /* more thread buffers than this is a corrupt stream */
+
+/* One output event; strings and args are read from rec when written. */
+typedef struct cev {
+    int64_t        ts_ns, dur_ns;
+    int64_t        pid, tid;
+    const ts__rec *rec;      /* source record */
+    uint32_t       seq;      /* input order, breaks ties */
+    char           ph;       /* 'X', 'i', 'C', 's', 't', 'f' */
+    uint8_t        open;     /* 1 while a push/begin waits for its end */
+} cev;
+
+typedef struct idx_stack { uint32_t *v; uint32_t n, cap; } idx_stack;
+
+typedef struct aend { uint64_t id; int64_t ts_ns; uint32_t seq; } aend;
+
+typedef struct conv {
+    const char   *path;
+    const ts__raw_header *hdr;
+    cev          *ev;        uint32_t n_ev, cap_ev;
+    idx_stack    *stacks;    uint32_t n_stacks;     /* by buf_id: open pushes */
+    uint32_t     *begins;    uint32_t n_begins, cap_begins; /* ev rows of AB */
+    aend         *ends;      uint32_t n_ends, cap_ends;
+    struct { uint32_t tid; const char *name; } *tnames; uint32_t n_tnames, cap_tnames;
+    struct { uint32_t tid; uint64_t dropped; } *drops; uint32_t n_drops;  /* by buf_id */
+    int32_t       rank, world;
+    int64_t       last_ts;
+    uint64_t      unmatched_ends, unfinished, bad_records;
+    char         *err; size_t err_n;
+} conv;
+
+static int fail(conv *c, int status, const char *fmt, ...)
+{
+    va_list ap;
+    int n = snprintf(c->err, c->err_n, "%s: ", c->path);
+    va_start(ap, fmt);
+    if (n >= 0 && (size_t)n < c->err_n) vsnprintf(c->err + n, c->err_n - (size_t)n, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+/* Grow *p to hold need elements; 0 or -1 on out of memory. */
+static int grow(void *pp, uint32_t *cap, size_t elem, uint32_t need)
+{
+    void **p = pp;
+    if (need <= *cap) return 0;
+    uint32_t n = *cap ? *cap : 64;
+    while (n < need) n *= 2;
+    void *q = realloc(*p, (size_t)n * elem);
+    if (!q) return -1;
+    *p = q;
+    *cap = n;
+    return 0;
+}
+
+static cev *add_ev(conv *c, char ph, const ts__rec *r, int64_t pid, int64_t tid)
+{
+    if (grow(&c->ev, &c->cap_ev, sizeof *c->ev, c->n_ev + 1)) return NULL;
+    cev *e = &c->ev[c->n_ev];
+    *e = (cev){r->ts_ns, 0, pid, tid, r, c->n_ev, ph, 0};
+    c->n_ev++;
+    return e;
+}
+
+/* Strings of a record: the NUL-terminated run after header (and track/flow
+ * fields). Returns the first string or NULL when it overruns the record. */
+static const char *rec_body(const ts__rec *r)
+{
+    const char *p = (const char *)(r + 1);
+    if (r->flags & TS__RECF_TRACK) p += 16;
+    if (r->flags & TS__RECF_FLOW) p += 8;
+    return p;
+}
+
+static const char *next_str(const char *s, const char *end)
+{
+    const char *z = s < end ? memchr(s, 0, (size_t)(end - s)) : NULL;
+    return z ? z + 1 : NULL;
+}
+
+/* Checks that the strings and args the record claims lie inside it. */
+static int rec_valid(const ts__rec *r)
+{
+    const char *end = (const char *)r + r->size, *p = rec_body(r);
+    if (p > end) return 0;
+    int n_str = r->type == TS__REC_B || r->type == TS__REC_X || r->type == TS__REC_I ||
+                r->type == TS__REC_AB ? 2 : r->type == TS__REC_C || r->type == TS__REC_FLOW ||
+                r->type == TS__REC_TNAME ? 1 : 0;
+    if ((r->flags & TS__RECF_FLOW) && r->type == TS__REC_X) n_str++;
+    for (int i = 0; i < n_str && p; i++) p = next_str(p, end);
+    for (int i = 0; i < r->n_args && p; i++) {
+        p = next_str(p, end);
+        if (!p || p >= end) return 0;
+        if (*p == 'i') p = p + 9 <= end ? p + 9 : NULL;
+        else if (*p == 's') p = next_str(p + 1, end);
+        else return 0;
+    }
+    return p != NULL;
+}
+
+static idx_stack *stack_for(conv *c, uint32_t buf_id)
+{
+    if (buf_id >= c->n_stacks) {
+        uint32_t n = buf_id + 1;
+        idx_stack *s = realloc(c->stacks, (size_t)n * sizeof *s);
+        if (!s) return NULL;
+        memset(s + c->n_stacks, 0, (size_t)(n - c->n_stacks) * sizeof *s);
+        c->stacks = s;
+        c->n_stacks = n;
+    }
+    return &c->stacks[buf_id];
+}
+
+static int note_drops(conv *c, const ts__raw_chunk *ck)
+{
+    if (ck->buf_id >= c->n_drops) {
+        uint32_t n = ck->buf_id + 1;
+        void *d = realloc(c->drops, (size_t)n * sizeof *c->drops);
+        if (!d) return -1;
+        c->drops = d;
+        memset(c->drops + c->n_drops, 0, (size_t)(n - c->n_drops) * sizeof *c->drops);
+        c->n_drops = n;
+    }
+    c->drops[ck->buf_id].tid = ck->tid;
+    if (ck->dropped > c->drops[ck->buf_id].dropped) c->drops[ck->buf_id].dropped = ck->dropped;
+    return 0;
+}
+
+static int on_record(conv *c, const ts__raw_chunk *ck, const ts__rec *r)
+{
+    int64_t pid = c->hdr->pid, tid = ck->tid;
+    if (r->flags & TS__RECF_TRACK) {
+        int64_t tr[2];
+        memcpy(tr, r + 1, 16);
+        if (tr[0] >= 0) pid = tr[0];
+        if (tr[1] >= 0) tid = tr[1];
+    }
+    if (r->type != TS__REC_TNAME && r->type != TS__REC_RANK && r->ts_ns > c->last_ts) c->last_ts = r->ts_ns;
+    if (r->type == TS__REC_X && r->v > 0 && r->ts_ns + r->v > c->last_ts) c->last_ts = r->ts_ns + r->v;
+    cev *e;
+    switch (r->type) {
+    case TS__REC_B: {
+        idx_stack *s = stack_for(c, ck->buf_id);
+        if (!s || !(e = add_ev(c, 'X', r, pid, tid))) return -1;
+        e->open = 1;
+        if (grow(&s->v, &s->cap, sizeof *s->v, s->n + 1)) return -1;
+        s->v[s->n++] = c->n_ev - 1;
+        return 0;
+    }
+    case TS__REC_E: {
+        idx_stack *s = stack_for(c, ck->buf_id);
+        if (!s) return -1;
+        if (!s->n) { c->unmatched_ends++; return 0; }
+        cev *b = &c->ev[s->v[--s->n]];
+        b->dur_ns = r->ts_ns >= b->ts_ns ? r->ts_ns - b->ts_ns : 0;
+        b->open = 0;
+        return 0;
+    }
+    case TS__REC_X:
+        if (!(e = add_ev(c, 'X', r, pid, tid))) return -1;
+        e->dur_ns = r->v > 0 ? r->v : 0;
+        if (r->flags & TS__RECF_FLOW) return add_ev(c, r->flow_phase == 's' ? 's' : 'f', r, pid, tid) ? 0 : -1;
+        return 0;
+    case TS__REC_I: return add_ev(c, 'i', r, pid, tid) ? 0 : -1;
+    case TS__REC_C: return add_ev(c, 'C', r, pid, tid) ? 0 : -1;
+    case TS__REC_FLOW: return add_ev(c, (char)r->flow_phase, r, pid, tid) ? 0 : -1;
+    case TS__REC_AB:
+        if (!(e = add_ev(c, 'X', r, pid, tid))) return -1;
+        e->open = 1;
+        if (grow(&c->begins, &c->cap_begins, sizeof *c->begins, c->n_begins + 1)) return -1;
+        c->begins[c->n_begins++] = c->n_ev - 1;
+        return 0;
+    case TS__REC_AE:
+        if (grow(&c->ends, &c->cap_ends, sizeof *c->ends, c->n_ends + 1)) return -1;
+        c->ends[c->n_ends] = (aend){(uint64_t)r->v, r->ts_ns, c->n_ends};
+        c->n_ends++;
+        return 0;
+    case TS__REC_TNAME:
+        if (grow(&c->tnames, &c->cap_tnames, sizeof *c->tnames, c->n_tnames + 1)) return -1;
+        c->tnames[c->n_tnames].tid = ck->tid;
+        c->tnames[c->n_tnames++].name = rec_body(r);
+        return 0;
+    case TS__REC_RANK:
+        c->rank = (int32_t)((uint64_t)r->v >> 32);
+        c->world = (int32_t)(uint32_t)r->v;
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+static int parse_chunks(conv *c, const char *data, size_t size)
+{
+    size_t off = sizeof(ts__raw_header);
+    while (off + sizeof(ts__raw_chunk) <= size) {
+        ts__raw_chunk ck;
+        memcpy(&ck, data + off, sizeof ck);
+        if (ck.magic != TS__RAW_CHUNK_MAGIC || ck.buf_id >= MAX_BUF_ID || ck.n_bytes % 8)
+            return fail(c, TS_EPARSE, "byte %zu: bad chunk header", off);
+        off += sizeof ck;
+        if (ck.n_bytes > size - off) break;   /* cut short by a crash: keep what came before */
+        if (note_drops(c, &ck)) return fail(c, TS_ENOMEM, "out of memory");
+        for (size_t p = off; p < off + ck.n_bytes;) {
+            const ts__rec *r = (const ts__rec *)(data + p);
+            if (r->size < sizeof *r || r->size % 8 || r->size > off + ck.n_bytes - p)
+                return fail(c, TS_EPARSE, "byte %zu: bad record size %u", p, r->size);
+            if (r->type >= TS__REC_NTYPES || !rec_valid(r)) c->bad_records++;
+            else if (on_record(c, &ck, r)) return fail(c, TS_ENOMEM, "out of memory");
+            p += r->size;
+        }
+        off += ck.n_bytes;
+    }
+    return TS_OK;
+}
+
+static int cmp_aend(const void *a, const void *b)
+{
+    const aend *x = a, *y = b;
+    if (x->id != y->id) return x->id < y->id ? -1 : 1;
+    if (x->ts_ns != y->ts_ns) return x->ts_ns < y->ts_ns ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static const cev *sort_evs;   /* qsort has no context argument in C11 */
+static int cmp_begin(const void *a, const void *b)
+{
+    const cev *x = &sort_evs[*(const uint32_t *)a], *y = &sort_evs[*(const uint32_t *)b];
+    uint64_t ix = (uint64_t)x->rec->v, iy = (uint64_t)y->rec->v;
+    if (ix != iy) return ix < iy ? -1 : 1;
+    if (x->ts_ns != y->ts_ns) return x->ts_ns < y->ts_ns ? -1 : 1;
+    return x->seq < y->seq ? -1 : 1;
+}
+
+/* Pair the k-th begin of an id with its k-th end at or after it. */
+static void match_async(conv *c)
+{
+    qsort(c->ends, c->n_ends, sizeof *c->ends, cmp_aend);
+    sort_evs = c->ev;
+    qsort(c->begins, c->n_begins, sizeof *c->begins, cmp_begin);
+    uint32_t j = 0;
+    for (uint32_t i = 0; i < c->n_begins; i++) {
+        cev *b = &c->ev[c->begins[i]];
+        uint64_t id = (uint64_t)b->rec->v;
+        while (j < c->n_ends && (c->ends[j].id < id || (c->ends[j].id == id && c->ends[j].ts_ns < b->ts_ns))) {
+            c->unmatched_ends++;
+            j++;
+        }
+        if (j < c->n_ends && c->ends[j].id == id) {
+            b->dur_ns = c->ends[j].ts_ns - b->ts_ns;
+            b->open = 0;
+            j++;
+        }
+    }
+    c->unmatched_ends += c->n_ends - j;
+}
+
+static int cmp_ev(const void *a, const void *b)
+{
+    const cev *x = a, *y = b;
+    if (x->ts_ns != y->ts_ns) return x->ts_ns < y->ts_ns ? -1 : 1;
+    if (x->dur_ns != y->dur_ns) return x->dur_ns > y->dur_ns ? -1 : 1;
+    return x->seq < y->seq ? -1 : 1;
+}
+
+/* ---- JSON output ---- */
+
+static void put_json_str(FILE *f, const char *s)
+{
+    putc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') { putc('\\', f); putc(*p, f); }
+        else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
+        else putc(*p, f);
+    }
+    putc('"', f);
+}
+
+/* Microseconds with the nanoseconds kept exactly: 1234567 ns -> 1234.567 */
+static void put_us(FILE *f, int64_t ns)
+{
+    const char *sign = ns < 0 ? "-" : "";
+    uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+    fprintf(f, "%s%" PRIu64 ".%03u", sign, a / 1000, (unsigned)(a % 1000));
+}
+
+static void put_args(FILE *f, const char *p, unsigned n_args, int first)
+{
+    for (unsigned i = 0; i < n_args; i++) {
+        if (!first) putc(',', f);
+        first = 0;
+        put_json_str(f, p);
+        putc(':', f);
+        p += strlen(p) + 1;
+        if (*p++ == 'i') {
+            int64_t v;
+            memcpy(&v, p, 8);
+            fprintf(f, "%" PRId64, v);
+            p += 8;
+        } else {
+            put_json_str(f, p);
+            p += strlen(p) + 1;
+        }
+    }
+}
+
+static void put_event(FILE *f, const conv *c, const cev *e)
+{
+    const ts__rec *r = e->rec;
+    const char *s1 = rec_body(r), *s2 = s1 + strlen(s1) + 1;
+    fprintf(f, ",\n{\"ph\":\"%c\",\"pid\":%" PRId64 ",\"tid\":%" PRId64 ",\"ts\":", e->ph, e->pid, e->tid);
+    put_us(f, e->ts_ns);
+    if (e->ph == 'C') {
+        double v;
+        memcpy(&v, &r->v, 8);
+        fputs(",\"name\":", f); put_json_str(f, s1);
+        fputs(",\"args\":{", f); put_json_str(f, s1);
+        fprintf(f, ":%.17g}}", isfinite(v) ? v : 0.0);
+        return;
+    }
+    if (e->ph == 's' || e->ph == 't' || e->ph == 'f') {
+        uint64_t id = (uint64_t)r->v;
+        const char *cat = s1;
+        if (r->type == TS__REC_X) {   /* a flow riding on a complete event */
+            memcpy(&id, (const char *)(r + 1) + 16, 8);
+            cat = s2 + strlen(s2) + 1;
+        }
+        fprintf(f, ",\"id\":%" PRIu64 ",\"cat\":", id);
+        put_json_str(f, cat);
+        fputs(",\"name\":", f); put_json_str(f, cat);
+        fputs(e->ph == 'f' ? ",\"bp\":\"e\"}" : "}", f);
+        return;
+    }
+    fputs(",\"cat\":", f); put_json_str(f, s1);
+    fputs(",\"name\":", f); put_json_str(f, s2);
+    if (e->ph == 'X') { fputs(",\"dur\":", f); put_us(f, e->dur_ns); }
+    else fputs(",\"s\":\"t\"", f);
+    const char *args = s2 + strlen(s2) + 1;
+    if (r->type == TS__REC_X && (r->flags & TS__RECF_FLOW)) args += strlen(args) + 1;
+    if (r->n_args || e->open) {
+        fputs(",\"args\":{", f);
+        if (e->open) fputs("\"unfinished\":1", f);
+        put_args(f, args, r->n_args, !e->open);
+        putc('}', f);
+    }
+    putc('}', f);
+}
+
+static void put_header(FILE *f, const conv *c)
+{
+    uint64_t dropped = 0;
+    for (uint32_t i = 0; i < c->n_drops; i++) dropped += c->drops[i].dropped;
+    fputs("{\"schemaVersion\":1,\n", f);
+    if (c->rank >= 0) {
+        fprintf(f, "\"distributedInfo\":{\"rank\":%d", c->rank);
+        if (c->world > 0) fprintf(f, ",\"world_size\":%d", c->world);
+        fputs("},\n", f);
+    }
+    fprintf(f, "\"trainscope\":{\"writer\":\"trainscope record\",\"pid\":%u,\"ppid\":%u,"
+               "\"clock\":\"CLOCK_MONOTONIC\",\"realtime_offset_ns\":%" PRId64 ","
+               "\"dropped_events\":%" PRIu64 ",\"unmatched_ends\":%" PRIu64 ","
+               "\"unfinished_ranges\":%" PRIu64 ",\"bad_records\":%" PRIu64 ",\"dropped_by_thread\":{",
+            c->hdr->pid, c->hdr->ppid, c->hdr->realtime_offset_ns, dropped, c->unmatched_ends,
+            c->unfinished, c->bad_records);
+    int first = 1;
+    for (uint32_t i = 0; i < c->n_drops; i++) {
+        if (!c->drops[i].dropped) continue;
+        fprintf(f, "%s\"%u\":%" PRIu64, first ? "" : ",", c->drops[i].tid, c->drops[i].dropped);
+        first = 0;
+    }
+    fputs("}},\n\"traceEvents\":[\n", f);
+    char comm[sizeof c->hdr->comm + 1];
+    memcpy(comm, c->hdr->comm, sizeof c->hdr->comm);
+    comm[sizeof c->hdr->comm] = 0;
+    fprintf(f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%u,\"tid\":0,\"args\":{\"name\":", c->hdr->pid);
+    put_json_str(f, comm);
+    fputs("}}", f);
+    for (uint32_t i = 0; i < c->n_tnames; i++) {
+        fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":%u,\"args\":{\"name\":",
+                c->hdr->pid, c->tnames[i].tid);
+        put_json_str(f, c->tnames[i].name);
+        fputs("}}", f);
+    }
+}
+
+/* Pick DIR/rank-R.pid.json, or .N.json after it when a stream of an earlier
+ * image of the same pid (before exec) already took it. */
+static void out_name(const conv *c, const char *dir, char *path, size_t n)
+{
+    for (int k = 0; k < 1000; k++) {
+        char sfx[16] = "";
+        if (k) snprintf(sfx, sizeof sfx, ".%d", k);
+        if (c->rank >= 0) snprintf(path, n, "%s/rank-%d.%u%s.json", dir, c->rank, c->hdr->pid, sfx);
+        else snprintf(path, n, "%s/pid-%u%s.json", dir, c->hdr->pid, sfx);
+        if (access(path, F_OK) != 0) return;
+    }
+}
+
+static int write_json(conv *c, const char *dir, char *out_path, size_t out_n)
+{
+    char path[4096], tmp[4200];
+    out_name(c, dir, path, sizeof path);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) return fail(c, TS_EIO, "cannot write %s: %s", tmp, strerror(errno));
+    put_header(f, c);
+    for (uint32_t i = 0; i < c->n_ev; i++) put_event(f, c, &c->ev[i]);
+    fputs("\n]}\n", f);
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) { unlink(tmp); return fail(c, TS_EIO, "cannot write %s", tmp); }
+    if (rename(tmp, path) != 0) { unlink(tmp); return fail(c, TS_EIO, "cannot rename %s", tmp); }
+    if (out_path && out_n) snprintf(out_path, out_n, "%s", path);
+    return TS_OK;
+}
+
+static int read_file(conv *c, char **data, size_t *size)
+{
+    int fd = open(c->path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        if (fd >= 0) close(fd);
+        return fail(c, TS_EIO, "cannot open: %s", strerror(errno));
+    }
+    *size = (size_t)st.st_size;
+    *data = malloc(*size ? *size : 1);
+    size_t got = 0;
+    while (*data && got < *size) {
+        ssize_t r = read(fd, *data + got, *size - got);
+        if (r <= 0) { if (r < 0 && errno == EINTR) continue; break; }
+        got += (size_t)r;
+    }
+    close(fd);
+    if (!*data) return fail(c, TS_ENOMEM, "out of memory");
+    *size = got;
+    if (got < sizeof(ts__raw_header) || memcmp(*data, TS__RAW_MAGIC, 8))
+        return fail(c, TS_EFORMAT, "byte 0: not a trainscope raw capture");
+    return TS_OK;
+}
+
+static void conv_free(conv *c)
+{
+    free(c->ev);
+    for (uint32_t i = 0; i < c->n_stacks; i++) free(c->stacks[i].v);
+    free(c->stacks);
+    free(c->begins);
+    free(c->ends);
+    free(c->tnames);
+    free(c->drops);
+}
+
+int ts__raw_convert(const char *raw_path, const char *dir, char *out_path, size_t out_n,
+                    char *err, size_t err_n)
+{
+    conv c;
+    memset(&c, 0, sizeof c);
+    c.path = raw_path;
+    c.err = err;
+    c.err_n = err_n;
+    char *data = NULL;
+    size_t size = 0;
+    int rc = read_file(&c, &data, &size);
+    if (rc) goto done;
+    c.hdr = (const ts__raw_header *)data;
+    c.rank = c.hdr->rank;
+    c.world = c.hdr->world_size;
+    c.last_ts = c.hdr->start_ns;
+    if ((rc = parse_chunks(&c, data, size))) goto done;
+    match_async(&c);
+    for (uint32_t i = 0; i < c.n_ev; i++) {
+        if (!c.ev[i].open) continue;
+        c.ev[i].dur_ns = c.last_ts > c.ev[i].ts_ns ? c.last_ts - c.ev[i].ts_ns : 0;
+        c.unfinished++;
+    }
+    qsort(c.ev, c.n_ev, sizeof *c.ev, cmp_ev);
+    rc = write_json(&c, dir, out_path, out_n);
+done:
+    conv_free(&c);
+    free(data);
+    return rc;
+}

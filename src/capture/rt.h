@@ -1,0 +1,61 @@
+/* rt.h - the tracing runtime's internals shared by rt_buffer.c (per-thread
+ * rings, registry, draining) and rt_api.c (the public API, start/stop,
+ * signals, fork). Part of libtrainscope-trace.so only.
+ *
+ * Invariants: a ring has one producer, the thread that owns it; anyone may
+ * drain it, but only while holding its `draining` flag (taken by CAS, never
+ * waited for, so a signal handler can never deadlock on it). head and tail
+ * count bytes since the ring was created; head - tail <= cap always.
+ */
+#ifndef TS_CAPTURE_RT_H
+#define TS_CAPTURE_RT_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "capture/rawfmt.h"
+
+#define TS__RT_DEFAULT_BUF_BYTES (4u << 20)  /* per thread; TRAINSCOPE_BUFFER_KB overrides */
+
+typedef struct ts__ring {
+    _Atomic uint64_t head;      /* bytes committed; written only by the owner */
+    _Atomic uint64_t tail;      /* bytes drained; written only under `draining` */
+    _Atomic uint64_t dropped;   /* events lost because the ring was full */
+    atomic_int       draining;  /* 1 while someone drains; taken by CAS */
+    atomic_int       owned;     /* 1 while a live thread writes into it */
+    uint32_t         id;        /* dense buffer number, written in chunk headers */
+    uint32_t         tid;       /* OS thread id of the owner */
+    uint32_t         cap;       /* bytes, power of two */
+    char            *data;      /* cap bytes */
+    struct ts__ring *next;      /* registry list; rings are never freed while tracing */
+} ts__ring;
+
+/* Reserve size bytes (multiple of 8) in r for one record; NULL and the drop
+ * counted when full. The owner fills it and calls ts__ring_commit. */
+void *ts__ring_reserve(ts__ring *r, uint32_t size);
+void  ts__ring_commit(ts__ring *r, uint32_t size);
+
+/* Write r's committed bytes to fd as one chunk and free them. Skips (returns
+ * 0) when someone else is draining. Async-signal-safe. Returns bytes written. */
+size_t ts__ring_drain(ts__ring *r, int fd);
+/* Drain every registered ring. Async-signal-safe. */
+void ts__rt_drain_all(int fd);
+
+/* The calling thread's ring, taking a free one or creating it on first use.
+ * NULL when tracing is off or memory ran out. */
+ts__ring *ts__rt_ring_slow(void);
+extern __thread ts__ring *ts__t_ring;
+
+/* Registry head (lock-free traversal; appended under the runtime lock). */
+extern _Atomic(ts__ring *) ts__rt_rings;
+extern int ts__rt_fd;               /* raw stream, -1 while not tracing */
+extern uint32_t ts__rt_buf_bytes;   /* capacity of new rings */
+
+/* After fork in the child: forget the parent's undrained events, keep only
+ * the calling thread's ring. */
+void ts__rt_rings_after_fork(void);
+/* Sum of dropped counters. */
+uint64_t ts__rt_dropped(void);
+
+#endif

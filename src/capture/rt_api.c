@@ -1,0 +1,372 @@
+/* rt_api.c - the host tracing API (include/trainscope/trace.h): start and
+ * stop, the event writers, and the process hooks that keep a trace whole:
+ * exit, SIGTERM/SIGINT and crash signals (chained to the program's own
+ * handlers), and fork (the child starts its own stream).
+ *
+ * Not for: buffering (rt_buffer.c) or formatting (raw2json.c).
+ *
+ * Invariants: ts_trace_on is 1 only while ts__rt_fd is an open raw stream;
+ * every writer checks it first with a relaxed load. Signal handlers only
+ * drain rings (writev) and re-raise: nothing there allocates or locks.
+ */
+#include "trainscope/trace.h"
+#include "capture/rt.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+int ts_trace_on;
+
+static pthread_mutex_t life_lock = PTHREAD_MUTEX_INITIALIZER; /* start/stop only */
+static char out_dir[PATH_MAX];       /* DIR given to start */
+static char raw_path[PATH_MAX + 128];      /* current raw stream */
+static unsigned raw_seq;             /* streams opened by this process image */
+static int32_t env_rank = -1, env_world = -1;
+static int hooks_installed;
+static pid_t rt_pid;                 /* process the stream belongs to; a vfork child differs */
+
+static const int flush_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGABRT, SIGSEGV, SIGBUS, SIGFPE};
+#define N_FLUSH_SIGNALS (sizeof flush_signals / sizeof flush_signals[0])
+static struct sigaction old_actions[N_FLUSH_SIGNALS];
+
+int64_t ts_trace_now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* ---- writing records ---- */
+
+static inline ts__ring *my_ring(void)
+{
+    ts__ring *r = ts__t_ring;
+    return r ? r : ts__rt_ring_slow();
+}
+
+static inline size_t cut_len(const char *s)
+{
+    return s ? strnlen(s, TS_TRACE_MAX_STR) : 0;
+}
+
+static inline char *put_str(char *p, const char *s, size_t n)
+{
+    if (n) memcpy(p, s, n);
+    p[n] = 0;
+    return p + n + 1;
+}
+
+#define ALIGN8(n) (((n) + 7u) & ~7u)
+
+/* The fast path of every simple record: header, up to two strings. */
+static inline void write_rec(uint8_t type, const char *s1, const char *s2, int64_t v,
+                             uint8_t flow_phase)
+{
+    ts__ring *r = my_ring();
+    if (!r) return;
+    size_t n1 = cut_len(s1), n2 = cut_len(s2);
+    uint32_t size = ALIGN8((uint32_t)(sizeof(ts__rec) + n1 + 1 + (s2 ? n2 + 1 : 0)));
+    ts__rec *rec = ts__ring_reserve(r, size);
+    if (!rec) return;
+    rec->size = size;
+    rec->type = type;
+    rec->n_args = 0;
+    rec->flow_phase = flow_phase;
+    rec->flags = 0;
+    rec->ts_ns = ts_trace_now_ns();
+    rec->v = v;
+    char *p = put_str((char *)(rec + 1), s1, n1);
+    if (s2) p = put_str(p, s2, n2);
+    memset(p, 0, (size_t)((char *)rec + size - p));
+    ts__ring_commit(r, size);
+}
+
+void ts_trace_push(const char *cat, const char *name)
+{
+    if (TS_TRACE_ON()) write_rec(TS__REC_B, cat, name, 0, 0);
+}
+
+void ts_trace_pop(void)
+{
+    if (TS_TRACE_ON()) write_rec(TS__REC_E, NULL, NULL, 0, 0);
+}
+
+void ts_trace_begin(uint64_t id, const char *cat, const char *name)
+{
+    if (TS_TRACE_ON()) write_rec(TS__REC_AB, cat, name, (int64_t)id, 0);
+}
+
+void ts_trace_end(uint64_t id)
+{
+    if (TS_TRACE_ON()) write_rec(TS__REC_AE, NULL, NULL, (int64_t)id, 0);
+}
+
+void ts_trace_instant(const char *cat, const char *name)
+{
+    if (TS_TRACE_ON()) write_rec(TS__REC_I, cat, name, 0, 0);
+}
+
+void ts_trace_counter(const char *name, double value)
+{
+    int64_t bits;
+    memcpy(&bits, &value, sizeof bits);
+    if (TS_TRACE_ON()) write_rec(TS__REC_C, name, NULL, bits, 0);
+}
+
+void ts_trace_flow(uint64_t id, char phase, const char *cat)
+{
+    if (phase != 's' && phase != 't' && phase != 'f') return;
+    if (TS_TRACE_ON()) write_rec(TS__REC_FLOW, cat, NULL, (int64_t)id, (uint8_t)phase);
+}
+
+void ts_trace_thread_name(const char *name)
+{
+    if (TS_TRACE_ON()) write_rec(TS__REC_TNAME, name, NULL, 0, 0);
+}
+
+void ts_trace_set_rank(int rank, int world_size)
+{
+    uint64_t v = ((uint64_t)(uint32_t)rank << 32) | (uint32_t)world_size;
+    if (TS_TRACE_ON()) write_rec(TS__REC_RANK, NULL, NULL, (int64_t)v, 0);
+}
+
+/* Bytes an arg takes in the record. */
+static size_t arg_bytes(const ts_trace_arg *a)
+{
+    return cut_len(a->key) + 2 + (a->str ? cut_len(a->str) + 1 : 8);
+}
+
+static char *put_arg(char *p, const ts_trace_arg *a)
+{
+    p = put_str(p, a->key, cut_len(a->key));
+    if (a->str) { *p++ = 's'; return put_str(p, a->str, cut_len(a->str)); }
+    *p++ = 'i';
+    memcpy(p, &a->num, 8);
+    return p + 8;
+}
+
+int ts_trace_emit(const ts_trace_event *ev)
+{
+    if (!TS_TRACE_ON() || !ev || ev->size < sizeof *ev) return 1;
+    uint8_t type = ev->phase == 'X' ? TS__REC_X : ev->phase == 'i' ? TS__REC_I
+                 : ev->phase == 'C' ? TS__REC_C : TS__REC_PAD;
+    if (type == TS__REC_PAD) return 1;
+    ts__ring *r = my_ring();
+    if (!r) return 1;
+    uint32_t n_args = 0;
+    size_t bytes = sizeof(ts__rec) + 16;   /* header, pid, tid */
+    bool has_flow = ev->flow_id != 0 && type == TS__REC_X;
+    if (has_flow) bytes += 8 + cut_len(ev->flow_cat ? ev->flow_cat : "ac2g") + 1;
+    const char *s1 = type == TS__REC_C ? ev->name : ev->cat;
+    bytes += cut_len(s1) + 1 + (type == TS__REC_C ? 0 : cut_len(ev->name) + 1);
+    for (; n_args < ev->n_args && n_args < TS_TRACE_MAX_ARGS && ev->args[n_args].key; n_args++)
+        bytes += arg_bytes(&ev->args[n_args]);
+    uint32_t size = ALIGN8((uint32_t)bytes);
+    ts__rec *rec = ts__ring_reserve(r, size);
+    if (!rec) return 1;
+    *rec = (ts__rec){size, type, (uint8_t)n_args, has_flow ? (uint8_t)ev->flow_phase : 0,
+                     (uint8_t)(TS__RECF_TRACK | (has_flow ? TS__RECF_FLOW : 0)), ev->ts_ns, ev->dur_ns};
+    if (type == TS__REC_C) memcpy(&rec->v, &ev->value, 8);
+    int64_t track[2] = {ev->pid, ev->tid};
+    char *p = (char *)(rec + 1);
+    memcpy(p, track, 16);
+    p += 16;
+    if (has_flow) { memcpy(p, &ev->flow_id, 8); p += 8; }
+    p = put_str(p, s1, cut_len(s1));
+    if (type != TS__REC_C) p = put_str(p, ev->name, cut_len(ev->name));
+    if (has_flow) p = put_str(p, ev->flow_cat ? ev->flow_cat : "ac2g", cut_len(ev->flow_cat ? ev->flow_cat : "ac2g"));
+    for (uint32_t i = 0; i < n_args; i++) p = put_arg(p, &ev->args[i]);
+    memset(p, 0, (size_t)((char *)rec + size - p));
+    ts__ring_commit(r, size);
+    return 0;
+}
+
+uint64_t ts_trace_dropped(void) { return ts__rt_dropped(); }
+
+void ts_trace_flush(void)
+{
+    if (ts__rt_fd >= 0) ts__rt_drain_all(ts__rt_fd);
+}
+
+/* ---- the raw stream ---- */
+
+static void env_rank_read(void)
+{
+    static const char *const ranks[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"};
+    static const char *const sizes[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", NULL};
+    env_rank = env_world = -1;
+    for (size_t i = 0; i < sizeof ranks / sizeof ranks[0]; i++) {
+        const char *r = getenv(ranks[i]), *w = sizes[i] ? getenv(sizes[i]) : NULL;
+        if (r && *r) {
+            env_rank = atoi(r);
+            if (w && *w) env_world = atoi(w);
+            return;
+        }
+    }
+}
+
+static void comm_read(char *comm, size_t n)
+{
+    int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
+    ssize_t got = fd >= 0 ? read(fd, comm, n - 1) : -1;
+    if (fd >= 0) close(fd);
+    if (got < 0) got = 0;
+    comm[got] = 0;
+    char *nl = strchr(comm, '\n');
+    if (nl) *nl = 0;
+}
+
+/* Open DIR/.raw/<pid>-<seq>.tsr and write its header. */
+static int raw_open(void)
+{
+    char raw_dir[PATH_MAX + 16];
+    snprintf(raw_dir, sizeof raw_dir, "%s/.raw", out_dir);
+    mkdir(raw_dir, 0777);
+    snprintf(raw_path, sizeof raw_path, "%s/%d-%u-%lld.tsr", raw_dir, (int)getpid(), raw_seq++,
+             (long long)ts_trace_now_ns());
+    int fd = open(raw_path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0666);
+    if (fd < 0) return -1;
+    struct timespec rt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    ts__raw_header h;
+    memset(&h, 0, sizeof h);
+    memcpy(h.magic, TS__RAW_MAGIC, 8);
+    h.pid = (uint32_t)getpid();
+    h.ppid = (uint32_t)getppid();
+    h.start_ns = ts_trace_now_ns();
+    h.realtime_offset_ns = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec - h.start_ns;
+    h.rank = env_rank;
+    h.world_size = env_world;
+    comm_read(h.comm, sizeof h.comm);
+    if (write(fd, &h, sizeof h) != (ssize_t)sizeof h) { close(fd); unlink(raw_path); return -1; }
+    return fd;
+}
+
+static void on_signal(int sig, siginfo_t *si, void *uc)
+{
+    int saved = errno;
+    if (ts__rt_fd >= 0) ts__rt_drain_all(ts__rt_fd);
+    size_t i = 0;
+    while (i < N_FLUSH_SIGNALS && flush_signals[i] != sig) i++;
+    if (i == N_FLUSH_SIGNALS) { errno = saved; return; }
+    struct sigaction *old = &old_actions[i];
+    if ((old->sa_flags & SA_SIGINFO) && old->sa_sigaction) {
+        old->sa_sigaction(sig, si, uc);
+    } else if (old->sa_handler == SIG_DFL) {
+        /* Default action: restore it and re-raise; the signal is blocked in
+         * this handler, so it is delivered (and kills us) when we return. */
+        sigaction(sig, old, NULL);
+        raise(sig);
+    } else if (old->sa_handler != SIG_IGN) {
+        old->sa_handler(sig);
+    }
+    errno = saved;
+}
+
+static void install_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < N_FLUSH_SIGNALS; i++) {
+        struct sigaction cur;
+        if (sigaction(flush_signals[i], NULL, &cur) != 0) continue;
+        if (cur.sa_handler == SIG_IGN) { old_actions[i] = cur; continue; } /* nohup'd: keep ignoring */
+        if (sigaction(flush_signals[i], &sa, &old_actions[i]) != 0) old_actions[i] = cur;
+    }
+}
+
+static void fork_prepare(void) { pthread_mutex_lock(&life_lock); }
+static void fork_parent(void) { pthread_mutex_unlock(&life_lock); }
+
+/* The child keeps tracing into a stream of its own. */
+static void fork_child(void)
+{
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    life_lock = fresh;
+    if (ts__rt_fd < 0) return;
+    close(ts__rt_fd);   /* the parent's stream: never written by the child */
+    ts__rt_rings_after_fork();
+    raw_seq = 0;
+    rt_pid = getpid();
+    ts__rt_fd = raw_open();
+    if (ts__rt_fd < 0) __atomic_store_n(&ts_trace_on, 0, __ATOMIC_RELAXED);
+}
+
+static void at_exit(void) { (void)ts_trace_stop(); }
+
+static void install_hooks(void)
+{
+    if (hooks_installed) return;
+    hooks_installed = 1;
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+    atexit(at_exit);
+    install_signals();
+}
+
+int ts_trace_start(const char *dir)
+{
+    if (!dir || !*dir) return TS_EINVAL;
+    pthread_mutex_lock(&life_lock);
+    int rc = TS_OK;
+    if (ts__rt_fd >= 0) { rc = TS_EINVAL; goto out; }
+    if (strlen(dir) >= sizeof out_dir - 64) { rc = TS_EINVAL; goto out; }
+    strcpy(out_dir, dir);
+    mkdir(out_dir, 0777);
+    const char *kb = getenv("TRAINSCOPE_BUFFER_KB");
+    uint32_t bytes = TS__RT_DEFAULT_BUF_BYTES;
+    if (kb && atoi(kb) >= 4) {
+        bytes = 4096;   /* capacity is a power of two so offsets are a mask */
+        while (bytes < (uint32_t)atoi(kb) * 1024u && bytes < (1u << 30)) bytes <<= 1;
+    }
+    ts__rt_buf_bytes = bytes;
+    env_rank_read();
+    int fd = raw_open();
+    if (fd < 0) { rc = TS_EIO; goto out; }
+    ts__rt_fd = fd;
+    rt_pid = getpid();
+    install_hooks();
+    __atomic_store_n(&ts_trace_on, 1, __ATOMIC_RELEASE);
+out:
+    pthread_mutex_unlock(&life_lock);
+    return rc;
+}
+
+int ts_trace_stop(void)
+{
+    pthread_mutex_lock(&life_lock);
+    int rc = TS_OK;
+    if (ts__rt_fd < 0) goto out;
+    __atomic_store_n(&ts_trace_on, 0, __ATOMIC_RELAXED);
+    ts__rt_drain_all(ts__rt_fd);
+    close(ts__rt_fd);
+    ts__rt_fd = -1;
+    char err[512];
+    rc = ts__raw_convert(raw_path, out_dir, NULL, 0, err, sizeof err);
+    if (rc == TS_OK) unlink(raw_path);
+    else fprintf(stderr, "trainscope: %s (raw trace kept)\n", err);
+out:
+    pthread_mutex_unlock(&life_lock);
+    return rc;
+}
+
+/* Tracing starts by itself when TRAINSCOPE_DIR is set (trainscope record
+ * sets it for the program and its children). */
+__attribute__((constructor)) static void rt_init(void)
+{
+    const char *dir = getenv("TRAINSCOPE_DIR");
+    if (dir && *dir && ts_trace_start(dir) != TS_OK)
+        fprintf(stderr, "trainscope: cannot trace into %s: %s\n", dir, strerror(errno));
+}

@@ -12,7 +12,7 @@ CAP_OBJ     := $(BUILD)/capobj
 CAP_CFLAGS  := $(CFLAGS_BASE) -O2 -g
 CAPTURE_TRACE_SRCS   := $(wildcard src/capture/rt_*.c) src/capture/raw2json.c
 CAPTURE_PRELOAD_SRCS := src/capture/preload.c
-CAPTURE_MPI_SRCS     := src/capture/mpi.c
+CAPTURE_MPI_SRCS     := $(wildcard src/capture/mpi.c)
 MPI_CFLAGS  := $(shell mpicc -showme:compile 2>/dev/null)
 
 LIB_SRCS := $(filter-out $(wildcard src/capture/rt_*.c) $(CAPTURE_PRELOAD_SRCS) $(CAPTURE_MPI_SRCS),$(LIB_SRCS))
@@ -22,7 +22,7 @@ CAP_PRELOAD_OBJS = $(patsubst src/%.c,$(CAP_OBJ)/%.o,$(CAPTURE_PRELOAD_SRCS))
 CAP_MPI_OBJS     = $(patsubst src/%.c,$(CAP_OBJ)/%.o,$(CAPTURE_MPI_SRCS))
 
 EXTRA_TARGETS += $(BUILD)/libtrainscope-trace.so $(BUILD)/libtrainscope-preload.so
-ifneq ($(MPI_CFLAGS),)
+ifneq ($(MPI_CFLAGS)$(CAPTURE_MPI_SRCS),$(MPI_CFLAGS))
 EXTRA_TARGETS += $(BUILD)/libtrainscope-mpi.so
 endif
 

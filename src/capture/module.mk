@@ -8,6 +8,9 @@
 # raw2json.c is also in libtrainscope: `record` converts streams a process left.
 # The unit test links the runtime objects (sanitized under SAN=1) directly.
 
+# This file is included before the Makefile names `all`; keep `all` the default.
+.DEFAULT_GOAL := all
+
 CAP_OBJ     := $(BUILD)/capobj
 CAP_CFLAGS  := $(CFLAGS_BASE) -O2 -g
 CAPTURE_TRACE_SRCS   := $(wildcard src/capture/rt_*.c) src/capture/raw2json.c
@@ -22,7 +25,7 @@ CAP_PRELOAD_OBJS = $(patsubst src/%.c,$(CAP_OBJ)/%.o,$(CAPTURE_PRELOAD_SRCS))
 CAP_MPI_OBJS     = $(patsubst src/%.c,$(CAP_OBJ)/%.o,$(CAPTURE_MPI_SRCS))
 
 EXTRA_TARGETS += $(BUILD)/libtrainscope-trace.so $(BUILD)/libtrainscope-preload.so
-ifneq ($(MPI_CFLAGS)$(CAPTURE_MPI_SRCS),$(MPI_CFLAGS))
+ifneq ($(and $(MPI_CFLAGS),$(CAPTURE_MPI_SRCS)),)
 EXTRA_TARGETS += $(BUILD)/libtrainscope-mpi.so
 endif
 

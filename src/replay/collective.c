@@ -1,0 +1,399 @@
+/* collective.c - alpha-beta cost models of collectives (nccl-tests terms).
+ *
+ * A model is a list of samples and, after ts_coll_model_fit, one fit per
+ * (kind, n_ranks) group. A fit is two lines over bus bytes x = bytes *
+ * bus_factor(kind, n): time = alpha + x / busbw. The "tree" line covers the
+ * small, latency-bound sizes and the "ring" line the large, bandwidth-bound
+ * ones (NCCL's tuner switches protocol and algorithm the same way); a
+ * prediction takes the faster of the two, as the tuner does.
+ * Invariants: fits are sorted by (kind, n_ranks); alpha >= 0; busbw > 0.
+ * Not for: the simulation itself (sim.c) or reading traces.
+ */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "core/core.h"
+#include "trainscope/replay.h"
+
+typedef struct coll_sample {
+    uint8_t  kind;        /* ts_coll_kind */
+    uint32_t n_ranks;
+    uint64_t bytes;
+    int64_t  time_ns;     /* > 0 */
+} coll_sample;
+
+typedef struct coll_line {
+    double alpha_ns;      /* fixed cost, >= 0 */
+    double ns_per_byte;   /* 1 / bus bandwidth in bytes/ns, > 0 */
+} coll_line;
+
+typedef struct coll_fit {
+    ts_coll_fit_info info;
+    coll_line line[TS_ALGO_COUNT];
+} coll_fit;
+
+struct ts_coll_model {
+    coll_sample *samples;
+    uint32_t     n_samples, cap_samples;
+    coll_fit    *fits;
+    uint32_t     n_fits, cap_fits;
+    double       given_busbw_gbps;   /* 0 = use the fit */
+    double       given_latency_us;   /* 0 = use the fit */
+};
+
+static const char *const kind_names[TS_COLL_COUNT] = {
+    "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "reduce", "send_recv",
+};
+
+const char *ts_coll_kind_name(ts_coll_kind k)
+{
+    return (unsigned)k < TS_COLL_COUNT ? kind_names[k] : "unknown";
+}
+
+/* Case-insensitive substring test ignoring '_' in the haystack, so
+ * "all_reduce", "allreduce" and "AllReduce" all match "allreduce". */
+static bool name_has(const char *name, const char *needle)
+{
+    char flat[256];
+    size_t n = 0;
+    for (const char *p = name; *p && n + 1 < sizeof flat; p++)
+        if (*p != '_' && *p != '-') flat[n++] = (char)tolower((unsigned char)*p);
+    flat[n] = 0;
+    return strstr(flat, needle) != NULL;
+}
+
+bool ts_coll_kind_from_name(const char *name, ts_coll_kind *out)
+{
+    /* Order matters: "reducescatter" before "reduce", "allreduce" before "reduce". */
+    static const struct { const char *needle; ts_coll_kind kind; } table[] = {
+        {"allreduce", TS_COLL_ALL_REDUCE},        {"reducescatter", TS_COLL_REDUCE_SCATTER},
+        {"allgather", TS_COLL_ALL_GATHER},        {"alltoall", TS_COLL_ALL_TO_ALL},
+        {"broadcast", TS_COLL_BROADCAST},         {"sendrecv", TS_COLL_SEND_RECV},
+        {"send", TS_COLL_SEND_RECV},              {"recv", TS_COLL_SEND_RECV},
+        {"reduce", TS_COLL_REDUCE},
+    };
+    if (!name) return false;
+    bool comm = name_has(name, "nccl") || name_has(name, "gloo") || name_has(name, "c10d") ||
+                name_has(name, "mpi") || !strncmp(name, "all", 3) || name_has(name, "collective");
+    if (!comm) return false;
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (name_has(name, table[i].needle)) { *out = table[i].kind; return true; }
+    return false;
+}
+
+double ts_coll_bus_factor(ts_coll_kind k, uint32_t n)
+{
+    if (n <= 1) return 1.0;
+    switch (k) {
+    case TS_COLL_ALL_REDUCE: return 2.0 * (n - 1) / n;
+    case TS_COLL_ALL_GATHER:
+    case TS_COLL_REDUCE_SCATTER:
+    case TS_COLL_ALL_TO_ALL: return (double)(n - 1) / n;
+    default: return 1.0;
+    }
+}
+
+/* Latency steps of one collective: what alpha scales with across group sizes. */
+static double algo_steps(ts_coll_algo a, ts_coll_kind k, uint32_t n)
+{
+    if (n <= 1) return 1.0;
+    if (a == TS_ALGO_TREE) return 2.0 * ceil(log2((double)n));
+    return k == TS_COLL_ALL_REDUCE ? 2.0 * (n - 1) : (double)(n - 1);
+}
+
+int ts_coll_model_create(ts_coll_model **out)
+{
+    *out = ts__calloc(1, sizeof **out);
+    return *out ? TS_OK : TS_ENOMEM;
+}
+
+void ts_coll_model_destroy(ts_coll_model *m)
+{
+    if (!m) return;
+    ts__free(m->samples, (size_t)m->cap_samples * sizeof *m->samples);
+    ts__free(m->fits, (size_t)m->cap_fits * sizeof *m->fits);
+    ts__free(m, sizeof *m);
+}
+
+int ts_coll_model_add_sample(ts_coll_model *m, ts_coll_kind kind, uint32_t n_ranks,
+                             uint64_t bytes, int64_t time_ns)
+{
+    if ((unsigned)kind >= TS_COLL_COUNT || n_ranks == 0 || time_ns <= 0) return TS_EINVAL;
+    if (ts__grow((void **)&m->samples, &m->cap_samples, sizeof *m->samples, m->n_samples + 1))
+        return TS_ENOMEM;
+    m->samples[m->n_samples++] = (coll_sample){(uint8_t)kind, n_ranks, bytes, time_ns};
+    return TS_OK;
+}
+
+/* ---- nccl-tests logs ---- */
+
+/* Strip mpirun's "[1,0]<stdout>:" prefix. */
+static char *strip_mpi_prefix(char *line)
+{
+    if (line[0] != '[') return line;
+    char *p = strstr(line, ">:");
+    return p ? p + 2 : line;
+}
+
+/* The kind named by an nccl-tests binary ("reduce_scatter_perf") in s, if any. */
+static bool perf_kind(const char *s, ts_coll_kind *out)
+{
+    static const struct { const char *bin; ts_coll_kind kind; } bins[] = {
+        {"all_reduce_perf", TS_COLL_ALL_REDUCE}, {"all_gather_perf", TS_COLL_ALL_GATHER},
+        {"reduce_scatter_perf", TS_COLL_REDUCE_SCATTER}, {"alltoall_perf", TS_COLL_ALL_TO_ALL},
+        {"broadcast_perf", TS_COLL_BROADCAST}, {"sendrecv_perf", TS_COLL_SEND_RECV},
+        {"reduce_perf", TS_COLL_REDUCE},
+    };
+    for (size_t i = 0; i < sizeof bins / sizeof bins[0]; i++)
+        if (strstr(s, bins[i].bin)) { *out = bins[i].kind; return true; }
+    return false;
+}
+
+typedef struct log_state {
+    ts_coll_kind kind;
+    uint32_t max_rank_plus1;   /* from "#  Rank N ..." lines */
+    int      time_col;         /* column of the out-of-place time, from the header */
+} log_state;
+
+static void log_header(log_state *st, const char *line)
+{
+    const char *p = line + 1;
+    int rank;
+    if (sscanf(p, " Rank %d", &rank) == 1 && rank >= 0 && (uint32_t)rank + 1 > st->max_rank_plus1)
+        st->max_rank_plus1 = (uint32_t)rank + 1;
+    perf_kind(p, &st->kind);
+    if (!strstr(p, "size") || !strstr(p, "time")) return;
+    /* Header: size count type [redop] [root] time algbw busbw #wrong time ... */
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", p);
+    int col = 0;
+    for (char *t = strtok(buf, " \t\r\n"); t; t = strtok(NULL, " \t\r\n"), col++)
+        if (!strcmp(t, "time")) { st->time_col = col; break; }
+}
+
+static int log_row(ts_coll_model *m, const log_state *st, char *line, uint32_t n_ranks)
+{
+    char *tok[24];
+    int n = 0;
+    for (char *t = strtok(line, " \t\r\n"); t && n < 24; t = strtok(NULL, " \t\r\n")) tok[n++] = t;
+    if (n <= st->time_col) return TS_EPARSE;
+    char *end;
+    unsigned long long bytes = strtoull(tok[0], &end, 10);
+    if (*end) return TS_EPARSE;
+    /* The out-of-place time only: with one GPU the in-place one is a no-op. */
+    double us = strtod(tok[st->time_col], &end);
+    if (*end) return TS_EPARSE;
+    if (!(us > 0)) return TS_OK;          /* "0" rows of skipped sizes carry no timing */
+    return ts_coll_model_add_sample(m, st->kind, n_ranks, bytes, (int64_t)llround(us * 1e3));
+}
+
+int ts_coll_model_load_nccl_tests(ts_coll_model *m, const char *path, ts_error *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return ts__error(err, TS_EIO, "%s: cannot open", path);
+    log_state st = {TS_COLL_ALL_REDUCE, 0, 4};
+    perf_kind(path, &st.kind);
+    uint32_t first_new = m->n_samples, line_no = 0, n_rows = 0;
+    char raw[1024];
+    int rc = TS_OK;
+    /* Two passes over one buffered read would need the whole file; instead rows
+     * are added with n_ranks 0 and patched once the Rank lines are all seen
+     * (nccl-tests prints them all before the first row anyway). */
+    while (fgets(raw, sizeof raw, f)) {
+        line_no++;
+        char *line = strip_mpi_prefix(raw);
+        while (*line == ' ' || *line == '\t') line++;
+        if (*line == '#') { log_header(&st, line); continue; }
+        if (!isdigit((unsigned char)*line)) continue;
+        rc = log_row(m, &st, line, st.max_rank_plus1 ? st.max_rank_plus1 : 1);
+        if (rc == TS_EPARSE) { ts__error(err, rc, "%s: line %u: malformed nccl-tests row", path, line_no); break; }
+        if (rc) { ts__error(err, rc, "%s: line %u: %s", path, line_no, ts_strerror(rc)); break; }
+        n_rows++;
+    }
+    fclose(f);
+    if (!rc && n_rows == 0) rc = ts__error(err, TS_ENODATA, "%s: no nccl-tests result rows", path);
+    if (rc) { m->n_samples = first_new; return rc; }
+    for (uint32_t i = first_new; i < m->n_samples; i++)
+        m->samples[i].n_ranks = st.max_rank_plus1 ? st.max_rank_plus1 : 1;
+    return TS_OK;
+}
+
+/* ---- fitting ---- */
+
+/* Least squares of t = alpha + u x weighted by 1/t^2 (i.e. on relative error),
+ * over pts[lo, hi). alpha is clamped at 0 (then u is refitted alone) and u is
+ * kept positive, because a negative latency or bandwidth predicts nonsense
+ * outside the fitted range. O(hi - lo). */
+typedef struct xt { double x, t; uint64_t bytes; } xt;
+
+static coll_line fit_line(const xt *pts, uint32_t lo, uint32_t hi)
+{
+    double sw = 0, sx = 0, sxx = 0, st = 0, sxt = 0;
+    for (uint32_t i = lo; i < hi; i++) {
+        double w = 1.0 / (pts[i].t * pts[i].t);
+        sw += w; sx += w * pts[i].x; sxx += w * pts[i].x * pts[i].x;
+        st += w * pts[i].t; sxt += w * pts[i].x * pts[i].t;
+    }
+    coll_line l = {0, 0};
+    double det = sw * sxx - sx * sx;
+    if (hi - lo >= 2 && det > 1e-300 * sw * sxx) {
+        l.alpha_ns = (st * sxx - sx * sxt) / det;
+        l.ns_per_byte = (sw * sxt - sx * st) / det;
+    }
+    if (!(l.alpha_ns >= 0) || !(l.ns_per_byte > 0)) {
+        if (sxx > 0 && sxt > 0) { l.alpha_ns = 0; l.ns_per_byte = sxt / sxx; }
+        else { l.alpha_ns = sw > 0 ? st / sw : 0; l.ns_per_byte = 1e-12; }
+    }
+    if (!(l.ns_per_byte > 0)) l.ns_per_byte = 1e-12;
+    return l;
+}
+
+static double line_at(coll_line l, double x) { return l.alpha_ns + x * l.ns_per_byte; }
+
+static double rel_err2(const xt *pts, uint32_t n, coll_line a, coll_line b)
+{
+    double e = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        double p = fmin(line_at(a, pts[i].x), line_at(b, pts[i].x));
+        double r = (p - pts[i].t) / pts[i].t;
+        e += r * r;
+    }
+    return e;
+}
+
+static int cmp_xt(const void *a, const void *b)
+{
+    const xt *p = a, *q = b;
+    return (p->x > q->x) - (p->x < q->x);
+}
+
+/* Choose the split between the tree and ring lines that minimises the squared
+ * relative error of min(tree, ring): O(n^2) over a group's sizes, and a group
+ * has a few dozen, so this is microseconds. */
+static void fit_group(coll_fit *fit, xt *pts, uint32_t n)
+{
+    qsort(pts, n, sizeof *pts, cmp_xt);
+    coll_line best_t = fit_line(pts, 0, n), best_r = best_t;
+    double best_e = rel_err2(pts, n, best_t, best_r);
+    uint32_t best_k = 0;
+    for (uint32_t k = 2; k + 2 <= n; k++) {
+        coll_line t = fit_line(pts, 0, k), r = fit_line(pts, k, n);
+        double e = rel_err2(pts, n, t, r);
+        if (e < best_e) { best_e = e; best_t = t; best_r = r; best_k = k; }
+    }
+    fit->line[TS_ALGO_TREE] = best_t;
+    fit->line[TS_ALGO_RING] = best_r;
+    fit->info.switch_bytes = pts[best_k].bytes;
+    double *errs = ts__malloc((size_t)n * sizeof *errs);
+    double mx = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        double p = fmin(line_at(best_t, pts[i].x), line_at(best_r, pts[i].x));
+        double e = fabs(p - pts[i].t) / pts[i].t * 100.0;
+        if (errs) errs[i] = e;
+        if (e > mx) mx = e;
+    }
+    if (errs) {
+        qsort(errs, n, sizeof *errs, ts__cmp_double);
+        fit->info.median_abs_err_pct = n % 2 ? errs[n / 2] : 0.5 * (errs[n / 2 - 1] + errs[n / 2]);
+        ts__free(errs, (size_t)n * sizeof *errs);
+    }
+    fit->info.max_abs_err_pct = mx;
+    for (int a = 0; a < TS_ALGO_COUNT; a++) {
+        fit->info.latency_us[a] = fit->line[a].alpha_ns / 1e3;
+        fit->info.busbw_gbps[a] = 1.0 / fit->line[a].ns_per_byte;   /* bytes/ns = GB/s */
+    }
+}
+
+static int cmp_sample(const void *a, const void *b)
+{
+    const coll_sample *p = a, *q = b;
+    if (p->kind != q->kind) return p->kind - q->kind;
+    return (p->n_ranks > q->n_ranks) - (p->n_ranks < q->n_ranks);
+}
+
+int ts_coll_model_fit(ts_coll_model *m, ts_error *err)
+{
+    if (m->n_samples == 0) {
+        if (m->given_busbw_gbps > 0 || m->given_latency_us > 0) return TS_OK;
+        return ts__error(err, TS_ENODATA, "collective model: no samples to fit and no bandwidth given");
+    }
+    qsort(m->samples, m->n_samples, sizeof *m->samples, cmp_sample);
+    xt *pts = ts__malloc((size_t)m->n_samples * sizeof *pts);
+    if (!pts) return ts__error(err, TS_ENOMEM, "collective model: out of memory");
+    m->n_fits = 0;
+    int rc = TS_OK;
+    for (uint32_t lo = 0, hi; lo < m->n_samples; lo = hi) {
+        const coll_sample *s0 = &m->samples[lo];
+        for (hi = lo; hi < m->n_samples && !cmp_sample(&m->samples[hi], s0); hi++) {
+            const coll_sample *s = &m->samples[hi];
+            pts[hi - lo] = (xt){(double)s->bytes * ts_coll_bus_factor(s->kind, s->n_ranks),
+                                (double)s->time_ns, s->bytes};
+        }
+        if (ts__grow((void **)&m->fits, &m->cap_fits, sizeof *m->fits, m->n_fits + 1)) { rc = TS_ENOMEM; break; }
+        coll_fit *f = &m->fits[m->n_fits++];
+        memset(f, 0, sizeof *f);
+        f->info.kind = (ts_coll_kind)s0->kind;
+        f->info.n_ranks = s0->n_ranks;
+        f->info.n_samples = hi - lo;
+        fit_group(f, pts, hi - lo);
+    }
+    ts__free(pts, (size_t)m->n_samples * sizeof *pts);
+    if (rc) { m->n_fits = 0; return ts__error(err, rc, "collective model: out of memory"); }
+    return TS_OK;
+}
+
+void ts_coll_model_set_bandwidth(ts_coll_model *m, double gbps) { m->given_busbw_gbps = gbps > 0 ? gbps : 0; }
+void ts_coll_model_set_latency(ts_coll_model *m, double us) { m->given_latency_us = us > 0 ? us : 0; }
+
+/* The fit to predict (kind, n) from: same kind, nearest n in log2 distance
+ * (ties to the larger group, whose links are the slower ones); else the same
+ * search over all-reduce fits. NULL when there is no fit at all. */
+static const coll_fit *nearest_fit(const ts_coll_model *m, ts_coll_kind kind, uint32_t n)
+{
+    for (int pass = 0; pass < 3; pass++) {
+        const coll_fit *best = NULL;
+        double best_d = INFINITY;
+        for (uint32_t i = 0; i < m->n_fits; i++) {
+            const coll_fit *f = &m->fits[i];
+            if (pass == 0 && f->info.kind != kind) continue;
+            if (pass == 1 && f->info.kind != TS_COLL_ALL_REDUCE) continue;
+            /* A one-rank group is a local copy: never a stand-in for a real one. */
+            if ((f->info.n_ranks <= 1) != (n <= 1)) continue;
+            double d = fabs(log2((double)f->info.n_ranks) - log2((double)(n ? n : 1)));
+            if (d < best_d || (d == best_d && best && f->info.n_ranks > best->info.n_ranks)) { best = f; best_d = d; }
+        }
+        if (best) return best;
+    }
+    return NULL;
+}
+
+int64_t ts_coll_model_predict_ns(const ts_coll_model *m, ts_coll_kind kind, uint64_t bytes, uint32_t n)
+{
+    if ((unsigned)kind >= TS_COLL_COUNT) return -1;
+    double x = (double)bytes * ts_coll_bus_factor(kind, n);
+    const coll_fit *f = nearest_fit(m, kind, n);
+    if (!f) {
+        if (!(m->given_busbw_gbps > 0)) return -1;
+        return (int64_t)llround(m->given_latency_us * 1e3 + x / m->given_busbw_gbps);
+    }
+    double scale_bw = m->given_busbw_gbps > 0 ? m->given_busbw_gbps * f->line[TS_ALGO_RING].ns_per_byte : 1.0;
+    double best = INFINITY;
+    for (int a = 0; a < TS_ALGO_COUNT; a++) {
+        double alpha = f->line[a].alpha_ns * algo_steps((ts_coll_algo)a, kind, n) /
+                       algo_steps((ts_coll_algo)a, f->info.kind, f->info.n_ranks);
+        if (m->given_latency_us > 0) alpha = m->given_latency_us * 1e3;
+        double t = alpha + x * f->line[a].ns_per_byte / scale_bw;
+        if (t < best) best = t;
+    }
+    return (int64_t)llround(best);
+}
+
+uint32_t ts_coll_model_n_fits(const ts_coll_model *m) { return m->n_fits; }
+
+void ts_coll_model_fit_info(const ts_coll_model *m, uint32_t i, ts_coll_fit_info *out)
+{
+    if (i < m->n_fits) *out = m->fits[i].info;
+    else memset(out, 0, sizeof *out);
+}

@@ -1,0 +1,237 @@
+/* sim.c - the replay simulator: evaluate a ts_sim's points in dependency order.
+ *
+ * Points are numbered 2n (start of node n) and 2n+1 (end). Every node has an
+ * implicit edge start -> end weighted self_ns. The pass is Kahn's algorithm on
+ * the point graph, so a nesting pair (parent.start -> child.start, child.end ->
+ * parent.end) is no cycle although the node pair looks like one.
+ * Invariant after a successful run: start_ns[n] <= end_ns[n] for every node.
+ */
+#include <stdlib.h>
+
+#include "replay/sim.h"
+
+void ts__sim_init(ts_sim *s) { memset(s, 0, sizeof *s); }
+
+#define SIM_NODE_COLS(X) X(own_start_ns) X(self_ns) X(meas_start_ns) X(meas_end_ns) X(lane) \
+    X(rank) X(kind) X(iteration) X(gnode) X(name) X(start_ns) X(end_ns)
+#define SIM_EDGE_COLS(X) X(esrc) X(edst) X(eflags) X(egap_ns) X(ekind)
+
+void ts__sim_free(ts_sim *s)
+{
+#define FREE_NODE_(c) ts__free((void *)s->c, (size_t)s->cap_nodes * sizeof *s->c);
+#define FREE_EDGE_(c) ts__free(s->c, (size_t)s->cap_edges * sizeof *s->c);
+    SIM_NODE_COLS(FREE_NODE_)
+    SIM_EDGE_COLS(FREE_EDGE_)
+#undef FREE_NODE_
+#undef FREE_EDGE_
+    memset(s, 0, sizeof *s);
+}
+
+/* Grow every column of one table to at least `need` rows (capacity doubles,
+ * so appends are amortized O(1)). A failure part way leaves the columns
+ * already grown larger than cap_*; that only understates the size later passed
+ * to ts__free, which the allocation hook uses for accounting, never for safety. */
+static bool grow_col(void *colp, size_t elem, uint32_t old_cap, uint32_t cap)
+{
+    void *old, *p;
+    memcpy(&old, colp, sizeof old);
+    p = ts__realloc(old, (size_t)old_cap * elem, (size_t)cap * elem);
+    if (!p) return false;
+    memcpy(colp, &p, sizeof p);
+    return true;
+}
+
+static uint32_t next_cap(uint32_t cap, uint32_t need)
+{
+    cap = cap ? cap * 2 : 1024;
+    while (cap < need) cap *= 2;
+    return cap;
+}
+
+static bool grow_nodes(ts_sim *s, uint32_t need)
+{
+    if (need <= s->cap_nodes) return true;
+    uint32_t cap = next_cap(s->cap_nodes, need);
+#define GROW_(c) if (!grow_col(&s->c, sizeof *s->c, s->cap_nodes, cap)) return false;
+    SIM_NODE_COLS(GROW_)
+#undef GROW_
+    s->cap_nodes = cap;
+    return true;
+}
+
+static bool grow_edges(ts_sim *s, uint32_t need)
+{
+    if (need <= s->cap_edges) return true;
+    uint32_t cap = next_cap(s->cap_edges, need);
+#define GROW_(c) if (!grow_col(&s->c, sizeof *s->c, s->cap_edges, cap)) return false;
+    SIM_EDGE_COLS(GROW_)
+#undef GROW_
+    s->cap_edges = cap;
+    return true;
+}
+
+uint32_t ts__sim_add_node(ts_sim *s, uint16_t rank, uint8_t kind, int64_t own_start_ns,
+                          int64_t self_ns, int64_t meas_start_ns, int64_t meas_end_ns)
+{
+    if (!grow_nodes(s, s->n_nodes + 1)) { s->oom = true; return TS_NONE32; }
+    uint32_t n = s->n_nodes++;
+    s->own_start_ns[n] = own_start_ns;
+    s->self_ns[n] = self_ns > 0 ? self_ns : 0;
+    s->meas_start_ns[n] = meas_start_ns;
+    s->meas_end_ns[n] = meas_end_ns;
+    s->lane[n] = TS_NONE32;
+    s->rank[n] = rank;
+    s->kind[n] = kind;
+    s->iteration[n] = -1;
+    s->gnode[n] = TS_NONE32;
+    s->name[n] = "";
+    s->start_ns[n] = s->end_ns[n] = 0;
+    return n;
+}
+
+uint32_t ts__sim_add_edge(ts_sim *s, uint32_t src, uint32_t dst, uint8_t flags, int64_t gap_ns)
+{
+    TS_ASSERT(src < s->n_nodes && dst < s->n_nodes);
+    if (!grow_edges(s, s->n_edges + 1)) { s->oom = true; return TS_NONE32; }
+    uint32_t e = s->n_edges++;
+    s->esrc[e] = src;
+    s->edst[e] = dst;
+    s->eflags[e] = flags;
+    s->egap_ns[e] = gap_ns;
+    s->ekind[e] = 0;
+    return e;
+}
+
+static inline uint32_t src_point(const ts_sim *s, uint32_t e)
+{
+    return 2 * s->esrc[e] + ((s->eflags[e] & TS_SIM_FROM_END) ? 1 : 0);
+}
+static inline uint32_t dst_point(const ts_sim *s, uint32_t e)
+{
+    return 2 * s->edst[e] + ((s->eflags[e] & TS_SIM_TO_END) ? 1 : 0);
+}
+
+/* Scratch of one run: out-edge CSR by source point, in-degrees, the queue,
+ * and whether a start point has any start-edge. */
+typedef struct sim_scratch {
+    uint32_t *out_first;   /* 2n + 1 */
+    uint32_t *out_edge;    /* n_edges */
+    uint32_t *indeg;       /* 2n */
+    uint32_t *queue;       /* 2n */
+    size_t    bytes;
+    void     *block;
+} sim_scratch;
+
+static bool scratch_alloc(sim_scratch *sc, const ts_sim *s)
+{
+    size_t np = 2 * (size_t)s->n_nodes;
+    sc->bytes = (np + 1 + s->n_edges + np + np) * sizeof(uint32_t);
+    sc->block = ts__malloc(sc->bytes);
+    if (!sc->block) return false;
+    sc->out_first = sc->block;
+    sc->out_edge = sc->out_first + np + 1;
+    sc->indeg = sc->out_edge + s->n_edges;
+    sc->queue = sc->indeg + np;
+    return true;
+}
+
+/* Counting sort of edges by source point: O(V + E). */
+static void build_out_csr(const ts_sim *s, sim_scratch *sc)
+{
+    uint32_t np = 2 * s->n_nodes;
+    memset(sc->out_first, 0, ((size_t)np + 1) * sizeof(uint32_t));
+    memset(sc->indeg, 0, (size_t)np * sizeof(uint32_t));
+    for (uint32_t e = 0; e < s->n_edges; e++) {
+        sc->out_first[src_point(s, e) + 1]++;
+        sc->indeg[dst_point(s, e)]++;
+    }
+    for (uint32_t p = 0; p < np; p++) sc->out_first[p + 1] += sc->out_first[p];
+    /* queue doubles as the fill cursor here; it is reset before use. */
+    memcpy(sc->queue, sc->out_first, (size_t)np * sizeof(uint32_t));
+    for (uint32_t e = 0; e < s->n_edges; e++) sc->out_edge[sc->queue[src_point(s, e)]++] = e;
+}
+
+/* Relax point p's value into point q (edge weight w). A start point's initial
+ * value is INT64_MIN when it has start-edges, so the max picks the edges. */
+static inline void relax(int64_t *val, uint32_t q, int64_t v)
+{
+    if (v > val[q]) val[q] = v;
+}
+
+int ts__sim_run(ts_sim *s, ts_error *err)
+{
+    if (s->oom) return ts__error(err, TS_ENOMEM, "replay: out of memory building the simulation");
+    uint32_t n = s->n_nodes, np = 2 * n;
+    sim_scratch sc;
+    if (!scratch_alloc(&sc, s)) return ts__error(err, TS_ENOMEM, "replay: out of memory");
+    build_out_csr(s, &sc);
+    /* val[] reuses start_ns/end_ns: point 2i is start_ns[i], 2i+1 end_ns[i]. */
+    uint32_t head = 0, tail = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        s->start_ns[i] = sc.indeg[2 * i] ? INT64_MIN : s->own_start_ns[i];
+        s->end_ns[i] = INT64_MIN;
+        sc.indeg[2 * i + 1]++;                      /* the implicit start -> end edge */
+        if (!sc.indeg[2 * i]) sc.queue[tail++] = 2 * i;
+    }
+    while (head < tail) {
+        uint32_t p = sc.queue[head++], i = p >> 1;
+        int64_t v;
+        if (p & 1) {
+            v = s->end_ns[i];
+        } else {
+            v = s->start_ns[i];
+            relax(s->end_ns, i, v + s->self_ns[i]);
+            if (--sc.indeg[p + 1] == 0) sc.queue[tail++] = p + 1;
+        }
+        for (uint32_t k = sc.out_first[p]; k < sc.out_first[p + 1]; k++) {
+            uint32_t e = sc.out_edge[k], q = dst_point(s, e);
+            relax((q & 1) ? s->end_ns : s->start_ns, q >> 1, v + s->egap_ns[e]);
+            if (--sc.indeg[q] == 0) sc.queue[tail++] = q;
+        }
+    }
+    int rc = TS_OK;
+    if (tail < np) {
+        uint32_t stuck = 0;
+        for (uint32_t p = 0; p < np; p++) if (sc.indeg[p]) { stuck = p >> 1; break; }
+        rc = ts__error(err, TS_EFORMAT, "replay: dependency cycle through node %u '%s' (rank %u): %u of %u points unreachable",
+                       stuck, s->name[stuck], (unsigned)s->rank[stuck], np - tail, np);
+    }
+    ts__free(sc.block, sc.bytes);
+    return rc;
+}
+
+/* Max over the edges into each point of the src point's measured value:
+ * into start_ns/end_ns used as scratch, INT64_MIN where no edge enters. */
+static void max_measured_preds(ts_sim *s)
+{
+    for (uint32_t i = 0; i < s->n_nodes; i++) s->start_ns[i] = s->end_ns[i] = INT64_MIN;
+    for (uint32_t e = 0; e < s->n_edges; e++) {
+        uint32_t a = s->esrc[e], b = s->edst[e];
+        int64_t v = (s->eflags[e] & TS_SIM_FROM_END) ? s->meas_end_ns[a] : s->meas_start_ns[a];
+        if (s->meas_start_ns[a] == INT64_MIN) continue;
+        int64_t *col = (s->eflags[e] & TS_SIM_TO_END) ? s->end_ns : s->start_ns;
+        if (v > col[b]) col[b] = v;
+    }
+}
+
+void ts__sim_calibrate(ts_sim *s)
+{
+    max_measured_preds(s);
+    for (uint32_t e = 0; e < s->n_edges; e++) {
+        uint32_t b = s->edst[e];
+        if (s->meas_start_ns[b] == INT64_MIN) continue;
+        bool to_end = s->eflags[e] & TS_SIM_TO_END;
+        int64_t point = to_end ? s->meas_end_ns[b] : s->meas_start_ns[b];
+        int64_t pred = to_end ? s->end_ns[b] : s->start_ns[b];
+        if (pred != INT64_MIN) s->egap_ns[e] = point - pred;
+    }
+    for (uint32_t i = 0; i < s->n_nodes; i++) {
+        if (s->meas_start_ns[i] == INT64_MIN) continue;
+        s->own_start_ns[i] = s->meas_start_ns[i];
+        int64_t dur = s->meas_end_ns[i] - s->meas_start_ns[i];
+        /* An end explained by an end-edge that arrives at or after start + dur
+         * means the node was waiting, not working: it needs no time itself. */
+        bool explained = s->end_ns[i] != INT64_MIN && s->end_ns[i] >= s->meas_start_ns[i];
+        s->self_ns[i] = explained ? 0 : (dur > 0 ? dur : 0);
+    }
+}

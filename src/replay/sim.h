@@ -1,0 +1,75 @@
+/* sim.h - the replay simulator's own, editable copy of a global graph.
+ *
+ * A ts_sim is a set of nodes, each with two points (start, end), and edges
+ * that constrain one point of their dst from one point of their src, with the
+ * same time model as graph/graph.h:
+ *     start(n) = has start-edges ? max over them of point(src) + gap_ns
+ *                                : own_start_ns(n)
+ *     end(n)   = max(start(n) + self_ns(n), max over end-edges of point(src) + gap_ns)
+ * Resources (one kernel at a time per GPU stream, CPU threads serial, a rank's
+ * collective channel shared) are the lane-order edges (program order, stream
+ * order, the worker thread's order), so a fixed per-lane order is the resource
+ * model, as in dPRO: a stream executes in launch order and a thread in program
+ * order whatever the durations. What-if edits change self_ns and gaps, or add
+ * nodes and edges; ts__sim_run then recomputes every point in O(V + E).
+ *
+ * Invariants: edge endpoints are < n_nodes; gaps may be negative (a kernel may
+ * start before its launch call returns); self_ns >= 0. Cycles are an input
+ * error reported by ts__sim_run, never a hang.
+ * Writers: replay/ only. Not for: building graphs from traces (graph/).
+ */
+#ifndef TS_REPLAY_SIM_H
+#define TS_REPLAY_SIM_H
+
+#include "core/core.h"
+
+enum { TS_SIM_FROM_END = 1, TS_SIM_TO_END = 2 };   /* same bits as TS_EDGE_FROM_END / TO_END */
+
+typedef struct ts_sim {
+    uint32_t     n_nodes, cap_nodes;
+    int64_t     *own_start_ns;  /* start of a node with no start-edge (aligned measured start) */
+    int64_t     *self_ns;       /* time the node needs by itself, >= 0 */
+    int64_t     *meas_start_ns; /* aligned measured start; INT64_MIN = synthetic (never measured) */
+    int64_t     *meas_end_ns;   /* aligned measured end; INT64_MIN = synthetic */
+    uint32_t    *lane;          /* lane (thread/stream) id for export, TS_NONE32 = none */
+    uint16_t    *rank;          /* rank index, UINT16_MAX = cross-rank (barrier) */
+    uint8_t     *kind;          /* ts_node_kind of graph/graph.h */
+    int32_t     *iteration;     /* the rank's iteration index, -1 = none */
+    uint32_t    *gnode;         /* graph node row it came from, TS_NONE32 = made by a what-if */
+    const char **name;          /* borrowed display name (trace or static string) */
+
+    uint32_t  n_edges, cap_edges;
+    uint32_t *esrc, *edst;      /* node rows */
+    uint8_t  *eflags;           /* TS_SIM_FROM_END | TS_SIM_TO_END */
+    int64_t  *egap_ns;          /* added to the src point */
+    uint8_t  *ekind;            /* ts_edge_kind of graph/graph.h (for what-ifs), 0 when synthetic */
+
+    /* Results of the last ts__sim_run; n_nodes entries each. */
+    int64_t  *start_ns;
+    int64_t  *end_ns;
+    bool      oom;              /* an add failed; ts__sim_run reports TS_ENOMEM */
+} ts_sim;
+
+void ts__sim_init(ts_sim *s);
+void ts__sim_free(ts_sim *s);
+/* Append a node; returns its row, or TS_NONE32 (and sets s->oom). meas_* may
+ * be INT64_MIN for a node no trace measured. */
+uint32_t ts__sim_add_node(ts_sim *s, uint16_t rank, uint8_t kind, int64_t own_start_ns,
+                          int64_t self_ns, int64_t meas_start_ns, int64_t meas_end_ns);
+/* Append an edge; returns its row, or TS_NONE32 (and sets s->oom). */
+uint32_t ts__sim_add_edge(ts_sim *s, uint32_t src, uint32_t dst, uint8_t flags, int64_t gap_ns);
+
+/* Evaluate every point in topological order of the point graph (Kahn's
+ * algorithm over 2 points per node): O(V + E) time, O(V + E) scratch.
+ * TS_EFORMAT when the graph has a cycle (err names a node on it). */
+TS_NODISCARD int ts__sim_run(ts_sim *s, ts_error *err);
+
+/* Fill gaps and self times from the measured points so that ts__sim_run
+ * reproduces every measured time (the graph's TIME MODEL): each point's gap is
+ * point - max(src points + 0) of the edges into it, the same for all of them;
+ * self_ns is the duration unless an end-edge explains the end. Nodes with no
+ * measurement keep what they have. Used for hand-built graphs and for the
+ * nodes a what-if adds. */
+void ts__sim_calibrate(ts_sim *s);
+
+#endif

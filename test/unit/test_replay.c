@@ -1,0 +1,315 @@
+/* test_replay.c - collective cost models and the replay simulator.
+ *
+ * Cost models are checked against real nccl-tests sweeps (A100, 1-128 GPUs);
+ * the simulator on small hand-built graphs whose schedule can be worked out
+ * by hand, and on real traces (skipped when the shared data is absent).
+ */
+#include <math.h>
+
+#include "test.h"
+#include "core/core.h"
+#include "replay/sim.h"
+#include "trainscope/replay.h"
+
+/* ---- collective cost models ---- */
+
+TEST(coll_bus_factors_follow_nccl_tests)
+{
+    CHECK_NEAR(ts_coll_bus_factor(TS_COLL_ALL_REDUCE, 8), 2.0 * 7 / 8, 1e-12);
+    CHECK_NEAR(ts_coll_bus_factor(TS_COLL_ALL_GATHER, 8), 7.0 / 8, 1e-12);
+    CHECK_NEAR(ts_coll_bus_factor(TS_COLL_REDUCE_SCATTER, 4), 3.0 / 4, 1e-12);
+    CHECK_NEAR(ts_coll_bus_factor(TS_COLL_ALL_TO_ALL, 2), 0.5, 1e-12);
+    CHECK_NEAR(ts_coll_bus_factor(TS_COLL_BROADCAST, 16), 1.0, 1e-12);
+}
+
+TEST(coll_kind_recognised_from_op_and_kernel_names)
+{
+    ts_coll_kind k;
+    CHECK(ts_coll_kind_from_name("c10d::allreduce_", &k) && k == TS_COLL_ALL_REDUCE);
+    CHECK(ts_coll_kind_from_name("gloo:all_reduce", &k) && k == TS_COLL_ALL_REDUCE);
+    CHECK(ts_coll_kind_from_name("ncclDevKernel_ReduceScatter_Sum_f32_RING_LL", &k) && k == TS_COLL_REDUCE_SCATTER);
+    CHECK(ts_coll_kind_from_name("ncclKernel_AllGather_RING_LL_Sum_int8_t", &k) && k == TS_COLL_ALL_GATHER);
+    CHECK(ts_coll_kind_from_name("nccl:all_to_all", &k) && k == TS_COLL_ALL_TO_ALL);
+    CHECK(!ts_coll_kind_from_name("aten::mm", &k));
+    CHECK(!ts_coll_kind_from_name("aten::reduce_sum", &k));
+}
+
+TEST(coll_model_recovers_exact_alpha_beta)
+{
+    ts_coll_model *m;
+    CHECK_EQ_INT(ts_coll_model_create(&m), TS_OK);
+    /* 8 ranks, alpha 20 us, bus bandwidth 100 GB/s = 100 bytes/ns. */
+    for (uint64_t b = 1024; b <= (1u << 30); b *= 2) {
+        double t = 20e3 + b * ts_coll_bus_factor(TS_COLL_ALL_REDUCE, 8) / 100.0;
+        CHECK_EQ_INT(ts_coll_model_add_sample(m, TS_COLL_ALL_REDUCE, 8, b, (int64_t)t), TS_OK);
+    }
+    CHECK_EQ_INT(ts_coll_model_fit(m, NULL), TS_OK);
+    int64_t p = ts_coll_model_predict_ns(m, TS_COLL_ALL_REDUCE, 100u << 20, 8);
+    double want = 20e3 + (100u << 20) * 1.75 / 100.0;
+    CHECK_NEAR(p, want, want * 0.001);
+    ts_coll_fit_info fi;
+    ts_coll_model_fit_info(m, 0, &fi);
+    CHECK(fi.max_abs_err_pct < 0.1);
+    /* Other kinds share the bus bandwidth: all-gather moves (n-1)/n, half as much. */
+    int64_t ag = ts_coll_model_predict_ns(m, TS_COLL_ALL_GATHER, 100u << 20, 8);
+    CHECK(ag < p && ag > p / 3);
+    ts_coll_model_destroy(m);
+}
+
+TEST(coll_model_given_bandwidth_and_latency)
+{
+    ts_coll_model *m;
+    CHECK_EQ_INT(ts_coll_model_create(&m), TS_OK);
+    CHECK_EQ_INT(ts_coll_model_predict_ns(m, TS_COLL_ALL_REDUCE, 1000, 2), -1);
+    ts_coll_model_set_bandwidth(m, 10.0);   /* 10 bytes/ns */
+    ts_coll_model_set_latency(m, 5.0);
+    CHECK_EQ_INT(ts_coll_model_fit(m, NULL), TS_OK);
+    /* 2 ranks all-reduce: factor 1; 1e6 bytes / 10 B/ns = 1e5 ns + 5e3. */
+    CHECK_EQ_INT(ts_coll_model_predict_ns(m, TS_COLL_ALL_REDUCE, 1000000, 2), 105000);
+    ts_coll_model_destroy(m);
+}
+
+TEST(coll_model_fit_without_samples_is_nodata)
+{
+    ts_coll_model *m;
+    CHECK_EQ_INT(ts_coll_model_create(&m), TS_OK);
+    ts_error err = {0};
+    CHECK_EQ_INT(ts_coll_model_fit(m, &err), TS_ENODATA);
+    CHECK(strstr(err.msg, "no samples") != NULL);
+    ts_coll_model_destroy(m);
+}
+
+TEST(coll_model_rejects_missing_and_malformed_logs)
+{
+    ts_coll_model *m;
+    CHECK_EQ_INT(ts_coll_model_create(&m), TS_OK);
+    ts_error err = {0};
+    CHECK_EQ_INT(ts_coll_model_load_nccl_tests(m, "/nonexistent/nccl.log", &err), TS_EIO);
+    char path[] = "/tmp/ts_replay_badlog_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fputs("# nThread 1 nGpus 2\n#   Rank  0 Pid 1\n#   Rank  1 Pid 1\n"
+          "#  size count type redop time algbw busbw error time algbw busbw error\n"
+          "  1024 256 float sum 30.1 0.03 0.03 0 30.0 0.03 0.03 0\n"
+          "  2048x 512 float sum 30.1 0.03 0.03 0 30.0 0.03 0.03 0\n", f);
+    fclose(f);
+    err = (ts_error){0};
+    CHECK_EQ_INT(ts_coll_model_load_nccl_tests(m, path, &err), TS_EPARSE);
+    printf("%s\n", err.msg);
+    CHECK(strstr(err.msg, "line 6") != NULL && strstr(err.msg, path) != NULL);
+    CHECK_EQ_INT(ts_coll_model_fit(m, NULL), TS_ENODATA);   /* the failed load added nothing */
+    remove(path);
+    ts_coll_model_destroy(m);
+}
+
+/* Fit each real A100 sweep and print the error per size. The tolerances are
+ * what the two-line alpha-beta fit measured on these logs (2026-11-22): the
+ * median per log is 2-9% and 9 sizes in 10 are within 20%. The worst single
+ * sizes (74-93%) are the first, warm-up rows of the 64- and 128-GPU logs
+ * (1 KiB taking 315 us and 1242 us where their neighbours take ~80 us) and a
+ * 2x bump at 64-128 KiB that no alpha-beta line follows; they are printed,
+ * not asserted. Raise the bounds only with a reason. */
+TEST(coll_model_fits_nccl_tests_a100_sweeps)
+{
+    static const int gpus[] = {1, 2, 4, 8, 16, 32, 64, 128};
+    double all_err[4096];
+    uint32_t n_all = 0;
+    for (size_t g = 0; g < sizeof gpus / sizeof gpus[0]; g++) {
+        char rel[64];
+        snprintf(rel, sizeof rel, "nccl-tests/nccl_%d.log", gpus[g]);
+        const char *path = ts_test_data(rel);
+        FILE *probe = fopen(path, "r");
+        if (!probe) { printf("skip: %s absent\n", path); return; }
+        fclose(probe);
+        ts_coll_model *m;
+        ts_error err = {0};
+        CHECK_EQ_INT(ts_coll_model_create(&m), TS_OK);
+        CHECK_EQ_INT(ts_coll_model_load_nccl_tests(m, path, &err), TS_OK);
+        CHECK_EQ_INT(ts_coll_model_fit(m, &err), TS_OK);
+        CHECK_EQ_INT(ts_coll_model_n_fits(m), 1);
+        ts_coll_fit_info fi;
+        ts_coll_model_fit_info(m, 0, &fi);
+        CHECK_EQ_INT(fi.n_ranks, gpus[g]);
+        printf("%3d GPUs: tree %.1f us %.1f GB/s | ring %.1f us %.1f GB/s | switch %llu B | median %.1f%% max %.1f%%\n",
+               gpus[g], fi.latency_us[0], fi.busbw_gbps[0], fi.latency_us[1], fi.busbw_gbps[1],
+               (unsigned long long)fi.switch_bytes, fi.median_abs_err_pct, fi.max_abs_err_pct);
+        /* Re-read the rows to print prediction vs measurement per size. */
+        FILE *f = fopen(path, "r");
+        char line[1024];
+        while (f && fgets(line, sizeof line, f)) {
+            char *p = line[0] == '[' && strstr(line, ">:") ? strstr(line, ">:") + 2 : line;
+            unsigned long long bytes, count;
+            char type[16], op[16];
+            double us;
+            if (sscanf(p, "%llu %llu %15s %15s %lf", &bytes, &count, type, op, &us) != 5) continue;
+            double pred = ts_coll_model_predict_ns(m, TS_COLL_ALL_REDUCE, bytes, (uint32_t)gpus[g]) / 1e3;
+            double e = fabs(pred - us) / us * 100;
+            if (n_all < sizeof all_err / sizeof all_err[0]) all_err[n_all++] = e;
+            printf("    %12llu B  measured %10.1f us  predicted %10.1f us  error %5.1f%%\n", bytes, us, pred, e);
+        }
+        if (f) fclose(f);
+        CHECK(fi.median_abs_err_pct < 10.0);
+        ts_coll_model_destroy(m);
+    }
+    qsort(all_err, n_all, sizeof all_err[0], ts__cmp_double);
+    double med = all_err[n_all / 2], p90 = all_err[n_all * 9 / 10], mx = all_err[n_all - 1];
+    printf("all sweeps: %u sizes, median error %.1f%%, 90th percentile %.1f%%, worst %.1f%%\n",
+           n_all, med, p90, mx);
+    CHECK(n_all > 150);
+    CHECK(med < 6.0);
+    CHECK(p90 < 20.0);
+}
+
+/* Calibrated on 8 and 64 GPUs, the model predicts the 16- and 32-GPU sweeps'
+ * large messages (bandwidth-bound) from the nearest fit. */
+TEST(coll_model_extrapolates_across_group_sizes)
+{
+    ts_coll_model *m;
+    ts_error err = {0};
+    CHECK_EQ_INT(ts_coll_model_create(&m), TS_OK);
+    const char *p64 = ts_test_data("nccl-tests/nccl_64.log");
+    FILE *probe = fopen(p64, "r");
+    if (!probe) { printf("skip\n"); ts_coll_model_destroy(m); return; }
+    fclose(probe);
+    CHECK_EQ_INT(ts_coll_model_load_nccl_tests(m, p64, &err), TS_OK);
+    CHECK_EQ_INT(ts_coll_model_load_nccl_tests(m, ts_test_data("nccl-tests/nccl_8.log"), &err), TS_OK);
+    CHECK_EQ_INT(ts_coll_model_fit(m, &err), TS_OK);
+    CHECK_EQ_INT(ts_coll_model_n_fits(m), 2);
+    /* 32 GPUs, 1 GiB: measured in nccl_32.log. */
+    ts_coll_model *m32;
+    CHECK_EQ_INT(ts_coll_model_create(&m32), TS_OK);
+    CHECK_EQ_INT(ts_coll_model_load_nccl_tests(m32, ts_test_data("nccl-tests/nccl_32.log"), &err), TS_OK);
+    CHECK_EQ_INT(ts_coll_model_fit(m32, &err), TS_OK);
+    int64_t truth = ts_coll_model_predict_ns(m32, TS_COLL_ALL_REDUCE, 1u << 30, 32);
+    int64_t pred = ts_coll_model_predict_ns(m, TS_COLL_ALL_REDUCE, 1u << 30, 32);
+    printf("32 GPUs 1 GiB: from 64-GPU fit %.1f us, own fit %.1f us\n", pred / 1e3, truth / 1e3);
+    CHECK(fabs((double)pred - truth) / truth < 0.25);
+    ts_coll_model_destroy(m32);
+    ts_coll_model_destroy(m);
+}
+
+/* ---- the simulator on hand-built graphs ---- */
+
+enum { K_CPU = 0, K_LAUNCH = 1, K_KERNEL = 4, K_COMM = 7, K_BARRIER = 9 };  /* ts_node_kind values */
+
+/* One launch thread issuing three 10 ns kernels at t = 0, 1, 2 onto one
+ * stream: the stream runs them back to back, 0-10, 10-20, 20-30. */
+static void build_serial_stream(ts_sim *s, uint32_t k[3])
+{
+    ts__sim_init(s);
+    uint32_t prev_l = TS_NONE32, prev_k = TS_NONE32;
+    for (int i = 0; i < 3; i++) {
+        uint32_t l = ts__sim_add_node(s, 0, K_LAUNCH, i, 1, i, i + 1);
+        k[i] = ts__sim_add_node(s, 0, K_KERNEL, 0, 10, i * 10, i * 10 + 10);
+        ts__sim_add_edge(s, l, k[i], 0, 0);                       /* launch.start -> kernel.start */
+        if (prev_l != TS_NONE32) ts__sim_add_edge(s, prev_l, l, TS_SIM_FROM_END, 0);
+        if (prev_k != TS_NONE32) ts__sim_add_edge(s, prev_k, k[i], TS_SIM_FROM_END, 0);
+        prev_l = l; prev_k = k[i];
+    }
+    ts__sim_calibrate(s);
+}
+
+TEST(sim_serial_stream_runs_one_kernel_at_a_time)
+{
+    ts_sim s;
+    uint32_t k[3];
+    build_serial_stream(&s, k);
+    CHECK_EQ_INT(ts__sim_run(&s, NULL), TS_OK);
+    for (int i = 0; i < 3; i++) {
+        CHECK_EQ_INT(s.start_ns[k[i]], i * 10);
+        CHECK_EQ_INT(s.end_ns[k[i]], i * 10 + 10);
+    }
+    /* Halving the middle kernel pulls the third one 5 ns earlier: it was
+     * waiting for the stream, not for its launch. */
+    s.self_ns[k[1]] = 5;
+    CHECK_EQ_INT(ts__sim_run(&s, NULL), TS_OK);
+    CHECK_EQ_INT(s.end_ns[k[1]], 15);
+    CHECK_EQ_INT(s.start_ns[k[2]], 15);
+    CHECK_EQ_INT(s.end_ns[k[2]], 25);
+    ts__sim_free(&s);
+}
+
+/* A compute kernel (0-100) and a communication kernel (0-60) on two streams
+ * overlap; a host sync waits for both, so it ends at 100. */
+TEST(sim_compute_and_comm_streams_overlap)
+{
+    ts_sim s;
+    ts__sim_init(&s);
+    uint32_t comp = ts__sim_add_node(&s, 0, K_KERNEL, 0, 100, 0, 100);
+    uint32_t comm = ts__sim_add_node(&s, 0, K_COMM, 0, 60, 0, 60);
+    uint32_t sync = ts__sim_add_node(&s, 0, K_CPU, 0, 0, 0, 100);
+    ts__sim_add_edge(&s, comp, sync, TS_SIM_FROM_END | TS_SIM_TO_END, 0);
+    ts__sim_add_edge(&s, comm, sync, TS_SIM_FROM_END | TS_SIM_TO_END, 0);
+    ts__sim_calibrate(&s);
+    CHECK_EQ_INT(ts__sim_run(&s, NULL), TS_OK);
+    CHECK_EQ_INT(s.end_ns[sync], 100);
+    s.self_ns[comm] = 120;              /* communication now the longer one */
+    CHECK_EQ_INT(ts__sim_run(&s, NULL), TS_OK);
+    CHECK_EQ_INT(s.end_ns[sync], 120);
+    s.self_ns[comm] = 30;               /* hidden behind compute: no change */
+    CHECK_EQ_INT(ts__sim_run(&s, NULL), TS_OK);
+    CHECK_EQ_INT(s.end_ns[sync], 100);
+    ts__sim_free(&s);
+}
+
+/* Rank 0 reaches the all-reduce at 10, rank 1 at 50 (after 50 ns of
+ * compute); the barrier starts when the last one arrives, transfers for 20,
+ * and both members end together at 70. */
+TEST(sim_collective_waits_for_last_rank)
+{
+    ts_sim s;
+    ts__sim_init(&s);
+    uint32_t c0 = ts__sim_add_node(&s, 0, K_CPU, 0, 10, 0, 10);
+    uint32_t c1 = ts__sim_add_node(&s, 1, K_CPU, 0, 50, 0, 50);
+    uint32_t m0 = ts__sim_add_node(&s, 0, K_COMM, 10, 0, 10, 70);
+    uint32_t m1 = ts__sim_add_node(&s, 1, K_COMM, 50, 0, 50, 70);
+    uint32_t bar = ts__sim_add_node(&s, UINT16_MAX, K_BARRIER, 50, 20, 50, 70);
+    ts__sim_add_edge(&s, c0, m0, TS_SIM_FROM_END, 0);
+    ts__sim_add_edge(&s, c1, m1, TS_SIM_FROM_END, 0);
+    ts__sim_add_edge(&s, m0, bar, 0, 0);
+    ts__sim_add_edge(&s, m1, bar, 0, 0);
+    ts__sim_add_edge(&s, bar, m0, TS_SIM_FROM_END | TS_SIM_TO_END, 0);
+    ts__sim_add_edge(&s, bar, m1, TS_SIM_FROM_END | TS_SIM_TO_END, 0);
+    ts__sim_calibrate(&s);
+    CHECK_EQ_INT(ts__sim_run(&s, NULL), TS_OK);
+    CHECK_EQ_INT(s.start_ns[bar], 50);
+    CHECK_EQ_INT(s.end_ns[m0], 70);
+    CHECK_EQ_INT(s.end_ns[m1], 70);
+    /* The straggler gets faster by 30: everyone finishes 30 earlier. */
+    s.self_ns[c1] = 20;
+    CHECK_EQ_INT(ts__sim_run(&s, NULL), TS_OK);
+    CHECK_EQ_INT(s.end_ns[m0], 40);
+    CHECK_EQ_INT(s.end_ns[m1], 40);
+    /* Speeding up the rank that was early changes nothing. */
+    s.self_ns[c1] = 50;
+    s.self_ns[c0] = 1;
+    CHECK_EQ_INT(ts__sim_run(&s, NULL), TS_OK);
+    CHECK_EQ_INT(s.end_ns[m0], 70);
+    ts__sim_free(&s);
+}
+
+/* Parent/child nesting looks like a cycle between the two nodes but is none
+ * between their points; a real cycle is reported with a node name. */
+TEST(sim_nesting_is_no_cycle_but_a_real_cycle_is_reported)
+{
+    ts_sim s;
+    ts__sim_init(&s);
+    uint32_t parent = ts__sim_add_node(&s, 0, K_CPU, 0, 0, 0, 30);
+    uint32_t child = ts__sim_add_node(&s, 0, K_CPU, 5, 20, 5, 25);
+    ts__sim_add_edge(&s, parent, child, 0, 0);
+    ts__sim_add_edge(&s, child, parent, TS_SIM_FROM_END | TS_SIM_TO_END, 0);
+    ts__sim_calibrate(&s);
+    CHECK_EQ_INT(ts__sim_run(&s, NULL), TS_OK);
+    CHECK_EQ_INT(s.start_ns[child], 5);
+    CHECK_EQ_INT(s.end_ns[parent], 30);
+    s.self_ns[child] = 10;              /* the parent ends 10 earlier with it */
+    CHECK_EQ_INT(ts__sim_run(&s, NULL), TS_OK);
+    CHECK_EQ_INT(s.end_ns[parent], 20);
+    s.name[child] = "aten::mm";
+    ts__sim_add_edge(&s, parent, child, TS_SIM_FROM_END, 0);  /* parent.end -> child.start */
+    ts_error err = {0};
+    CHECK_EQ_INT(ts__sim_run(&s, &err), TS_EFORMAT);
+    CHECK(strstr(err.msg, "cycle") != NULL);
+    ts__sim_free(&s);
+}

@@ -52,3 +52,47 @@ $(BUILD)/test/test_capture: $(CAP_TEST_OBJS)
 $(BUILD)/test/test_capture: TEST_LDLIBS += $(CAP_TEST_OBJS) -ldl
 
 -include $(wildcard $(CAP_OBJ)/capture/*.d)
+
+# ---- GPU collectors (capture-gpu) ----
+#   build/libtrainscope-cuda.so  CUPTI collector (cupti*.c), loadable by LD_PRELOAD or
+#                                CUDA_INJECTION64_PATH; built only when cupti.h is found
+#   build/libtrainscope-nccl.so  NCCL interposition (nccl*.c); built only when nccl.h is found
+# Both link libtrainscope-trace.so (one runtime) and the CUDA libraries by rpath.
+# test_cupti / test_nccl get -DTS_HAVE_CUPTI / -DTS_HAVE_NCCL and the collector
+# objects; without the headers they compile to empty test binaries.
+CAPTURE_GPU_SRCS := $(wildcard src/capture/cupti*.c src/capture/nccl*.c src/capture/lttng*.c)
+LIB_SRCS := $(filter-out $(CAPTURE_GPU_SRCS),$(LIB_SRCS))
+TS_CUDA_INC := $(patsubst %/cupti.h,%,$(firstword $(wildcard $(CUDA_HOME)/include/cupti.h \
+                 $(CUDA_HOME)/extras/CUPTI/include/cupti.h)))
+TS_CUDA_LIB := $(patsubst %/,%,$(dir $(firstword $(wildcard $(CUDA_HOME)/lib64/libcupti.so \
+                 $(CUDA_HOME)/lib/libcupti.so $(CUDA_HOME)/extras/CUPTI/lib64/libcupti.so))))
+TS_NCCL_INC := $(patsubst %/nccl.h,%,$(firstword $(wildcard $(CUDA_HOME)/include/nccl.h /usr/include/nccl.h)))
+TS_NCCL_LIB := $(patsubst %/,%,$(dir $(firstword $(wildcard $(CUDA_HOME)/lib64/libnccl.so \
+                 $(CUDA_HOME)/lib/libnccl.so /usr/lib/x86_64-linux-gnu/libnccl.so))))
+TS_GPU_CFLAGS := $(addprefix -isystem ,$(sort $(TS_CUDA_INC) $(TS_NCCL_INC)))
+$(patsubst src/%.c,$(BUILD)/obj/%.o,$(CAPTURE_GPU_SRCS)): MODULE_CFLAGS += $(TS_GPU_CFLAGS)
+$(patsubst src/%.c,$(CAP_OBJ)/%.o,$(CAPTURE_GPU_SRCS)): CAP_CFLAGS += $(TS_GPU_CFLAGS)
+
+ifneq ($(and $(TS_CUDA_INC),$(TS_CUDA_LIB)),)
+CAP_CUDA_OBJS := $(patsubst src/%.c,$(CAP_OBJ)/%.o,$(wildcard src/capture/cupti*.c))
+EXTRA_TARGETS += $(BUILD)/libtrainscope-cuda.so
+$(BUILD)/libtrainscope-cuda.so: $(CAP_CUDA_OBJS) $(BUILD)/libtrainscope-trace.so
+	$(CC) -shared -o $@ $(CAP_CUDA_OBJS) -L$(BUILD) -ltrainscope-trace -L$(TS_CUDA_LIB) -lcupti \
+	    -Wl,-rpath,'$$ORIGIN' -Wl,-rpath,$(TS_CUDA_LIB) -pthread -ldl
+$(BUILD)/test/test_cupti: test/unit/test_cupti.c $(BUILD)/test/test_main.o $(BUILD)/obj/capture/cupti_convert.o
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itest $(TS_GPU_CFLAGS) -DTS_HAVE_CUPTI $(LDFLAGS) -o $@ $< $(BUILD)/test/test_main.o \
+	    $(BUILD)/obj/capture/cupti_convert.o -L$(TS_CUDA_LIB) -lcupti -Wl,-rpath,$(TS_CUDA_LIB)
+endif
+
+ifneq ($(and $(TS_NCCL_INC),$(TS_NCCL_LIB)),)
+CAP_NCCL_OBJS := $(patsubst src/%.c,$(CAP_OBJ)/%.o,$(wildcard src/capture/nccl*.c))
+EXTRA_TARGETS += $(BUILD)/libtrainscope-nccl.so
+$(BUILD)/libtrainscope-nccl.so: $(CAP_NCCL_OBJS) $(BUILD)/libtrainscope-trace.so
+	$(CC) -shared -o $@ $(CAP_NCCL_OBJS) -L$(BUILD) -ltrainscope-trace -Wl,-rpath,'$$ORIGIN' -pthread -ldl
+TS_NCCL_TEST_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(wildcard src/capture/nccl*.c) $(CAPTURE_TRACE_SRCS))
+$(BUILD)/test/test_nccl: test/unit/test_nccl.c $(BUILD)/test/test_main.o $(TS_NCCL_TEST_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itest $(TS_GPU_CFLAGS) -DTS_HAVE_NCCL $(LDFLAGS) -o $@ $< $(BUILD)/test/test_main.o \
+	    $(TS_NCCL_TEST_OBJS) -lm -pthread -ldl -L$(TS_NCCL_LIB) -lnccl -Wl,-rpath,$(TS_NCCL_LIB)
+endif

@@ -1,0 +1,343 @@
+/* cupti_convert.c - CUPTI activity record -> Kineto-shaped trace event.
+ *
+ * Not for: CUPTI calls with side effects (subscription, buffers, flushing:
+ * cupti.c). The only CUPTI function used here is cuptiGetCallbackName, a
+ * table lookup that works without a GPU.
+ *
+ * Record struct versions are the ones of the installed headers (CUDA 13:
+ * Kernel10, Memcpy6, MemcpyPtoP4, Memset4, API, Marker2, Synchronization2,
+ * ExternalCorrelation, Context3); the collector enables exactly the kinds
+ * converted here, and CUPTI writes each kind in its newest struct version.
+ * Names follow Kineto so traces read like the PyTorch profiler's:
+ *   kernel      -> the kernel name, cat "kernel", pid device, tid stream
+ *   memcpy      -> "Memcpy HtoD (Pageable -> Device)", cat "gpu_memcpy"
+ *   memset      -> "Memset (Device)", cat "gpu_memset"
+ *   sync        -> "Stream Sync" / "Event Sync" / "Context Sync" /
+ *                  "Stream Wait Event", cat "cuda_sync", tid -1 when no stream
+ *   runtime/driver API -> "cudaLaunchKernel" (version suffix dropped),
+ *                  cat "cuda_runtime" / "cuda_driver", pid/tid of the caller
+ *   NVTX range  -> cat "user_annotation" on the calling thread
+ */
+#include "capture/cupti.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ---- clock ---- */
+
+void ts__cupti_clock_init(ts__cupti_clock *c, int64_t cupti_ns, int64_t host_ns)
+{
+    c->cupti0_ns = cupti_ns;
+    c->host0_ns = host_ns;
+    c->rate = 1.0;
+}
+
+void ts__cupti_clock_refit(ts__cupti_clock *c, int64_t cupti_ns, int64_t host_ns)
+{
+    /* Under a millisecond apart the sampling jitter (a few hundred ns)
+     * would dominate the slope; keep the offset-only fit then. */
+    if (cupti_ns - c->cupti0_ns < 1000000 || host_ns <= c->host0_ns)
+        return;
+    c->rate = (double)(host_ns - c->host0_ns) / (double)(cupti_ns - c->cupti0_ns);
+}
+
+int64_t ts__cupti_clock_to_host(const ts__cupti_clock *c, uint64_t cupti_ns)
+{
+    double delta = (double)((int64_t)cupti_ns - c->cupti0_ns);
+    return c->host0_ns + (int64_t)(delta * c->rate + (delta >= 0 ? 0.5 : -0.5));
+}
+
+/* ---- converter state ---- */
+
+void ts__cupti_conv_init(ts__cupti_conv *c, int64_t cupti_ns, int64_t host_ns)
+{
+    memset(c, 0, sizeof *c);
+    ts__cupti_clock_init(&c->clock, cupti_ns, host_ns);
+    for (uint32_t i = 0; i < TS_CUPTI_CONTEXT_SLOTS; i++)
+        c->ctx_device[i] = -1;
+}
+
+static void remember_context(ts__cupti_conv *c, uint32_t ctx, uint32_t device)
+{
+    uint32_t slot = ctx % TS_CUPTI_CONTEXT_SLOTS;
+    c->ctx_id[slot] = ctx;
+    c->ctx_device[slot] = (int32_t)device;
+}
+
+static int64_t device_of_context(const ts__cupti_conv *c, uint32_t ctx)
+{
+    uint32_t slot = ctx % TS_CUPTI_CONTEXT_SLOTS;
+    return c->ctx_id[slot] == ctx && c->ctx_device[slot] >= 0 ? c->ctx_device[slot] : -1;
+}
+
+static int64_t external_of(const ts__cupti_conv *c, uint32_t corr)
+{
+    uint32_t slot = corr % TS_CUPTI_EXT_SLOTS;
+    return corr != 0 && c->ext_corr[slot] == corr ? (int64_t)c->ext_id[slot] : -1;
+}
+
+/* ---- names ---- */
+
+const char *ts__cupti_memcpy_kind_name(uint8_t kind)
+{
+    static const char *const names[] = {
+        [CUPTI_ACTIVITY_MEMCPY_KIND_UNKNOWN] = "Unknown", [CUPTI_ACTIVITY_MEMCPY_KIND_HTOD] = "HtoD",
+        [CUPTI_ACTIVITY_MEMCPY_KIND_DTOH] = "DtoH",       [CUPTI_ACTIVITY_MEMCPY_KIND_HTOA] = "HtoA",
+        [CUPTI_ACTIVITY_MEMCPY_KIND_ATOH] = "AtoH",       [CUPTI_ACTIVITY_MEMCPY_KIND_ATOA] = "AtoA",
+        [CUPTI_ACTIVITY_MEMCPY_KIND_ATOD] = "AtoD",       [CUPTI_ACTIVITY_MEMCPY_KIND_DTOA] = "DtoA",
+        [CUPTI_ACTIVITY_MEMCPY_KIND_DTOD] = "DtoD",       [CUPTI_ACTIVITY_MEMCPY_KIND_HTOH] = "HtoH",
+        [CUPTI_ACTIVITY_MEMCPY_KIND_PTOP] = "PtoP",
+    };
+    return kind < sizeof names / sizeof names[0] ? names[kind] : "Unknown";
+}
+
+const char *ts__cupti_memory_kind_name(uint8_t kind)
+{
+    static const char *const names[] = {
+        [CUPTI_ACTIVITY_MEMORY_KIND_UNKNOWN] = "Unknown",   [CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE] = "Pageable",
+        [CUPTI_ACTIVITY_MEMORY_KIND_PINNED] = "Pinned",     [CUPTI_ACTIVITY_MEMORY_KIND_DEVICE] = "Device",
+        [CUPTI_ACTIVITY_MEMORY_KIND_ARRAY] = "Array",       [CUPTI_ACTIVITY_MEMORY_KIND_MANAGED] = "Managed",
+        [CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC] = "Device Static",
+        [CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC] = "Managed Static",
+    };
+    return kind < sizeof names / sizeof names[0] ? names[kind] : "Unknown";
+}
+
+int ts__cupti_api_launches(const char *name)
+{
+    return strncmp(name, "cudaLaunch", 10) == 0 || strncmp(name, "cuLaunch", 8) == 0 ||
+           strstr(name, "Memcpy") != NULL || strstr(name, "Memset") != NULL ||
+           strstr(name, "GraphLaunch") != NULL;
+}
+
+/* API name without CUPTI's version suffix: "cudaLaunchKernel_v7000" ->
+ * "cudaLaunchKernel", "cuMemcpyHtoD_v2" -> "cuMemcpyHtoD". */
+static const char *api_name(ts__cupti_conv *c, CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+    const char *raw = NULL;
+    if (cuptiGetCallbackName(domain, cbid, &raw) != CUPTI_SUCCESS || raw == NULL) {
+        snprintf(c->name_buf, sizeof c->name_buf, "%s cbid %u",
+                 domain == CUPTI_CB_DOMAIN_RUNTIME_API ? "runtime" : "driver", (unsigned)cbid);
+        return c->name_buf;
+    }
+    size_t n = strlen(raw);
+    size_t cut = n;
+    while (cut > 0 && raw[cut - 1] >= '0' && raw[cut - 1] <= '9')
+        cut--;
+    if (cut >= 2 && cut < n && raw[cut - 1] == 'v' && raw[cut - 2] == '_')
+        n = cut - 2;
+    if (n >= sizeof c->name_buf)
+        n = sizeof c->name_buf - 1;
+    memcpy(c->name_buf, raw, n);
+    c->name_buf[n] = '\0';
+    return c->name_buf;
+}
+
+/* ---- one function per record kind ---- */
+
+static void event_clear(ts__gpu_event *e)
+{
+    memset(e, 0, sizeof *e);
+    e->phase = 'X';
+    e->correlation = e->external_id = e->device = e->context = e->stream = -1;
+    e->wait_event_id = -1;
+    e->cbid = -1;
+}
+
+static void set_span(const ts__cupti_conv *c, ts__gpu_event *e, uint64_t start, uint64_t end)
+{
+    e->ts_ns = ts__cupti_clock_to_host(&c->clock, start);
+    int64_t end_ns = ts__cupti_clock_to_host(&c->clock, end);
+    e->dur_ns = end_ns > e->ts_ns ? end_ns - e->ts_ns : 0;
+}
+
+static void set_gpu_place(ts__cupti_conv *c, ts__gpu_event *e, uint32_t device, uint32_t ctx,
+                          uint32_t stream, uint32_t corr)
+{
+    remember_context(c, ctx, device);
+    e->device = e->pid = device;
+    e->context = ctx;
+    e->stream = e->tid = stream;
+    e->correlation = corr;
+    e->external_id = external_of(c, corr);
+    e->flow = corr != 0 ? 'f' : 0;
+}
+
+static int convert_kernel(ts__cupti_conv *c, const CUpti_ActivityKernel10 *k, ts__gpu_event *e)
+{
+    e->type = TS_GPU_EV_KERNEL;
+    e->cat = "kernel";
+    e->name = k->name ? k->name : "(unnamed kernel)";
+    set_span(c, e, k->start, k->end);
+    set_gpu_place(c, e, k->deviceId, k->contextId, k->streamId, k->correlationId);
+    e->grid[0] = k->gridX, e->grid[1] = k->gridY, e->grid[2] = k->gridZ;
+    e->block[0] = k->blockX, e->block[1] = k->blockY, e->block[2] = k->blockZ;
+    e->registers = k->registersPerThread;
+    e->shared_bytes = k->staticSharedMemory + k->dynamicSharedMemory;
+    return 1;
+}
+
+static int convert_memcpy(ts__cupti_conv *c, const CUpti_ActivityMemcpy6 *m, ts__gpu_event *e)
+{
+    e->type = TS_GPU_EV_MEMCPY;
+    e->cat = "gpu_memcpy";
+    snprintf(c->name_buf, sizeof c->name_buf, "Memcpy %s (%s -> %s)",
+             ts__cupti_memcpy_kind_name(m->copyKind), ts__cupti_memory_kind_name(m->srcKind),
+             ts__cupti_memory_kind_name(m->dstKind));
+    e->name = c->name_buf;
+    set_span(c, e, m->start, m->end);
+    set_gpu_place(c, e, m->deviceId, m->contextId, m->streamId, m->correlationId);
+    e->bytes = m->bytes;
+    return 1;
+}
+
+static int convert_memcpy_p2p(ts__cupti_conv *c, const CUpti_ActivityMemcpyPtoP4 *m, ts__gpu_event *e)
+{
+    e->type = TS_GPU_EV_MEMCPY;
+    e->cat = "gpu_memcpy";
+    snprintf(c->name_buf, sizeof c->name_buf, "Memcpy PtoP (%s -> %s)",
+             ts__cupti_memory_kind_name(m->srcKind), ts__cupti_memory_kind_name(m->dstKind));
+    e->name = c->name_buf;
+    set_span(c, e, m->start, m->end);
+    set_gpu_place(c, e, m->deviceId, m->contextId, m->streamId, m->correlationId);
+    e->bytes = m->bytes;
+    return 1;
+}
+
+static int convert_memset(ts__cupti_conv *c, const CUpti_ActivityMemset4 *m, ts__gpu_event *e)
+{
+    e->type = TS_GPU_EV_MEMSET;
+    e->cat = "gpu_memset";
+    snprintf(c->name_buf, sizeof c->name_buf, "Memset (%s)",
+             ts__cupti_memory_kind_name((uint8_t)m->memoryKind));
+    e->name = c->name_buf;
+    set_span(c, e, m->start, m->end);
+    set_gpu_place(c, e, m->deviceId, m->contextId, m->streamId, m->correlationId);
+    e->bytes = m->bytes;
+    return 1;
+}
+
+static int convert_sync(ts__cupti_conv *c, const CUpti_ActivitySynchronization2 *s, ts__gpu_event *e)
+{
+    static const char *const names[] = {
+        [CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_UNKNOWN] = "Unknown Sync",
+        [CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE] = "Event Sync",
+        [CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT] = "Stream Wait Event",
+        [CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE] = "Stream Sync",
+        [CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE] = "Context Sync",
+    };
+    e->type = TS_GPU_EV_SYNC;
+    e->cat = "cuda_sync";
+    e->name = (unsigned)s->type < sizeof names / sizeof names[0] ? names[s->type] : names[0];
+    set_span(c, e, s->start, s->end);
+    e->context = s->contextId;
+    e->device = e->pid = device_of_context(c, s->contextId);
+    e->stream = e->tid = s->streamId == CUPTI_SYNCHRONIZATION_INVALID_VALUE ? -1 : (int64_t)s->streamId;
+    e->correlation = s->correlationId;
+    e->external_id = external_of(c, s->correlationId);
+    if (s->cudaEventId != CUPTI_SYNCHRONIZATION_INVALID_VALUE)
+        e->wait_event_id = s->cudaEventId;
+    return 1;
+}
+
+static int convert_api(ts__cupti_conv *c, const CUpti_ActivityAPI *a, ts__gpu_event *e)
+{
+    int runtime = a->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
+    e->type = runtime ? TS_GPU_EV_RUNTIME : TS_GPU_EV_DRIVER;
+    e->cat = runtime ? "cuda_runtime" : "cuda_driver";
+    e->name = api_name(c, runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, a->cbid);
+    set_span(c, e, a->start, a->end);
+    e->pid = a->processId;
+    e->tid = a->threadId;
+    e->cbid = (int32_t)a->cbid;
+    e->correlation = a->correlationId;
+    e->external_id = external_of(c, a->correlationId);
+    e->return_value = a->returnValue;
+    e->flow = ts__cupti_api_launches(e->name) ? 's' : 0;
+    return 1;
+}
+
+static void marker_place(const CUpti_ActivityMarker2 *m, int64_t *pid, int64_t *tid)
+{
+    *pid = m->objectId.pt.processId;
+    *tid = m->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ? (int64_t)m->objectId.pt.threadId : 0;
+}
+
+/* NVTX: a range arrives as a START record (with the name) and an END record
+ * with the same id; a mark is one INSTANTANEOUS record. */
+static int convert_marker(ts__cupti_conv *c, const CUpti_ActivityMarker2 *m, ts__gpu_event *e)
+{
+    uint32_t slot = m->id % TS_CUPTI_MARKER_SLOTS;
+    int64_t t = ts__cupti_clock_to_host(&c->clock, m->timestamp);
+    if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_START) {
+        c->marker[slot].id = m->id;
+        c->marker[slot].start_ns = t;
+        marker_place(m, &c->marker[slot].pid, &c->marker[slot].tid);
+        snprintf(c->marker[slot].name, TS_CUPTI_MARKER_NAME, "%s", m->name ? m->name : "");
+        return 0;
+    }
+    if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_END) {
+        if (c->marker[slot].id != m->id || m->id == 0) {
+            c->n_unpaired_markers++;
+            return 0;
+        }
+        c->marker[slot].id = 0;
+        e->type = TS_GPU_EV_MARKER_RANGE;
+        e->cat = "user_annotation";
+        memcpy(c->name_buf, c->marker[slot].name, TS_CUPTI_MARKER_NAME);
+        e->name = c->name_buf;
+        e->ts_ns = c->marker[slot].start_ns;
+        e->dur_ns = t > e->ts_ns ? t - e->ts_ns : 0;
+        e->pid = c->marker[slot].pid;
+        e->tid = c->marker[slot].tid;
+        return 1;
+    }
+    if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS) {
+        e->type = TS_GPU_EV_MARKER_INSTANT;
+        e->cat = "user_annotation";
+        e->phase = 'i';
+        e->name = m->name ? m->name : "";
+        e->ts_ns = t;
+        marker_place(m, &e->pid, &e->tid);
+        return 1;
+    }
+    return 0;
+}
+
+int ts__cupti_convert(ts__cupti_conv *c, const CUpti_Activity *rec, ts__gpu_event *out)
+{
+    event_clear(out);
+    switch (rec->kind) {
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+        return convert_kernel(c, (const CUpti_ActivityKernel10 *)rec, out);
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+        return convert_memcpy(c, (const CUpti_ActivityMemcpy6 *)rec, out);
+    case CUPTI_ACTIVITY_KIND_MEMCPY2:
+        return convert_memcpy_p2p(c, (const CUpti_ActivityMemcpyPtoP4 *)rec, out);
+    case CUPTI_ACTIVITY_KIND_MEMSET:
+        return convert_memset(c, (const CUpti_ActivityMemset4 *)rec, out);
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+        return convert_sync(c, (const CUpti_ActivitySynchronization2 *)rec, out);
+    case CUPTI_ACTIVITY_KIND_RUNTIME:
+    case CUPTI_ACTIVITY_KIND_DRIVER:
+        return convert_api(c, (const CUpti_ActivityAPI *)rec, out);
+    case CUPTI_ACTIVITY_KIND_MARKER:
+        return convert_marker(c, (const CUpti_ActivityMarker2 *)rec, out);
+    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
+        const CUpti_ActivityExternalCorrelation *x = (const CUpti_ActivityExternalCorrelation *)rec;
+        uint32_t slot = x->correlationId % TS_CUPTI_EXT_SLOTS;
+        c->ext_corr[slot] = x->correlationId;
+        c->ext_id[slot] = x->externalId;
+        return 0;
+    }
+    case CUPTI_ACTIVITY_KIND_CONTEXT: {
+        const CUpti_ActivityContext3 *x = (const CUpti_ActivityContext3 *)rec;
+        remember_context(c, x->contextId, x->deviceId);
+        return 0;
+    }
+    default:
+        c->n_unknown++;
+        return 0;
+    }
+}

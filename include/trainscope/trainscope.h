@@ -3,4 +3,5 @@
 #define TRAINSCOPE_H
 #include "trainscope/common.h"
 #include "trainscope/model.h"
+#include "trainscope/ingest.h"
 #endif

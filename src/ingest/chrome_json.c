@@ -1,0 +1,880 @@
+/* chrome_json.c - the Chrome-trace / Kineto JSON reader: one file -> one rank.
+ *
+ * Not for: finding files, threads, or analysis (load.c, analyze/). It reads
+ * the object form ({"traceEvents": [...], other keys = rank metadata}) and the
+ * bare-list form ([...]) in windows of WINDOW bytes, never the whole file.
+ *
+ * How the window works: parsing proceeds in "units" (the opening bracket, one
+ * top-level member, one trace event). A unit touches the model only after all
+ * its bytes were scanned, except for arg rows (rolled back) and interned
+ * strings (harmless). When the scanner runs out of bytes mid-unit it longjmps
+ * here; the unit's bytes move to the window start, more are read (the window
+ * doubles if one unit is larger than it), and the unit is parsed again.
+ *
+ * Event phases: X, B/E (paired per track), i/I/R, C, M, s/t/f flows, b/e/n
+ * async; other phases are skipped and counted as warnings. Times: float
+ * microseconds converted exactly to int64 ns, plus baseTimeNanoseconds.
+ */
+#include "ingest/json_scan.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+enum { WINDOW = 8 << 20 };   /* window bytes; 8 MiB keeps RSS well under the model */
+
+typedef enum { ST_BEGIN, ST_OBJ, ST_EVENTS, ST_END, ST_DONE } parse_state;
+
+/* A B (or async b) waiting for its E. */
+typedef struct open_slice {
+    int64_t  ts_ns;
+    uint32_t name, cat, args, n_args;   /* args: first row, TS_NONE32 = none */
+    int64_t  corr, ext_id;
+    uint8_t  kind;
+} open_slice;
+typedef struct slice_stack { open_slice *v; uint32_t n, cap; } slice_stack;
+
+/* A flow endpoint whose track is resolved after the whole file is read (the
+ * endpoint may precede the first slice that shows its pid/tid is a GPU stream). */
+typedef struct pending_flow { ts_flow_end e; int64_t pid, tid; } pending_flow;
+
+typedef struct meta_arg { uint32_t key; uint8_t type; uint64_t val; } meta_arg;
+
+/* One trace event's fields as read, before it is committed to the model. */
+typedef struct ev {
+    const char *start;         /* first byte of the event, for messages */
+    char     ph;               /* phase, 0 = absent */
+    char     scope;            /* instant scope 't' 'p' 'g', 0 = absent */
+    bool     has_ts, has_dur, has_cat, has_id, bind_enclosing;
+    int64_t  ts_ns, dur_ns;    /* dur_ns valid when has_dur */
+    int64_t  pid, tid;         /* 0 when absent */
+    uint32_t pid_str, tid_str; /* string pid/tid names, 0 = numeric */
+    uint64_t id;               /* flow/async id */
+    uint32_t name, cat;        /* string ids, 0 = none */
+    uint32_t args, n_args;     /* arg rows [args, args + n_args) */
+    int64_t  corr, ext_id;     /* -1 = none */
+} ev;
+
+typedef struct parser {
+    js        s;                 /* scanner state (window, position) */
+    ts_src   *src;
+    ts_rank  *r;
+    size_t    cap;               /* window capacity, bytes (excluding JS_PAD) */
+    const char *unit;            /* start of the unit being parsed */
+    uint32_t  unit_args;         /* args.n at the unit start (rollback point) */
+    parse_state st;
+    bool      first;             /* no member/event yet in the current container */
+    bool      bare_list;
+    uint64_t  n_events;          /* events in traceEvents so far */
+    uint32_t  k_name, k_sort_index, k_corr, k_ext_id;   /* pre-interned keys */
+    ts_map64  pid_name;          /* pid -> process name id */
+    ts_map64  tid_name;          /* hash(pid, tid) -> thread name id */
+    ts_map64  tid_sort;          /* hash(pid, tid) -> thread_sort_index */
+    ts_map64  gpu_track;         /* hash(pid, tid) -> GPU stream track row */
+    ts_map64  cat_kind;          /* category id -> ts_kind */
+    slice_stack *stacks;         /* per track row: open B (or b) slices */
+    uint32_t  n_stacks;
+    pending_flow *flows;
+    uint32_t  n_flows, cap_flows;
+    meta_arg *meta;
+    uint32_t  n_meta, cap_meta;
+    int64_t   base_time_ns;      /* baseTimeNanoseconds, 0 = none */
+    int32_t   dist_rank, world_size;   /* from distributedInfo, -1 = none */
+} parser;
+
+static _Noreturn void oom(parser *P)
+{
+    P->s.status = ts__error(P->s.err, TS_ENOMEM, "%s: out of memory", P->s.name);
+    longjmp(P->s.jb, JS_FAILED);
+}
+
+static uint64_t pair_key(int64_t pid, int64_t tid)
+{
+    uint64_t k = ts__hash_u64((uint64_t)pid * 0x9e3779b97f4a7c15ULL ^ ts__hash_u64((uint64_t)tid));
+    return k == UINT64_MAX ? 0 : k;
+}
+
+static void map_put(parser *P, ts_map64 *m, uint64_t key, uint64_t val)
+{
+    if (key == UINT64_MAX) key = 0;
+    if (ts__map64_put(m, key, val)) oom(P);
+}
+
+/* ---- strings ---- */
+static uint32_t intern_str(parser *P, js_str s)
+{
+    if (s.clean) return ts__rank_intern(P->r, s.s, s.n);
+    size_t n;
+    const char *d = js_decode(&P->s, s, &n);
+    return ts__rank_intern(P->r, d, n);
+}
+
+/* p at a string value; interned. */
+static uint32_t read_str(parser *P)
+{
+    return intern_str(P, js_string(&P->s));
+}
+
+/* A string pid/tid ("CPU functions", TF "/job:worker/..."): a stable synthetic
+ * id from the string's hash, tagged with bit 62 so it never equals a real
+ * OS id; the string itself becomes the process/thread name. */
+static int64_t synthetic_id(const ts_rank *r, uint32_t sid)
+{
+    const char *s = ts__rank_str(r, sid);
+    return (int64_t)((1ULL << 62) | (ts__hash_bytes(s, ts__str_len(&r->strings, sid)) & 0xffffffffULL));
+}
+
+/* ---- values ---- */
+static void parse_value(parser *P, ts_arg_type *type, uint64_t *val)
+{
+    js *j = &P->s;
+    char c = js_peek(j);
+    if (c == '"') { *type = TS_ARG_STR; *val = read_str(P); return; }
+    if (c == '-' || (c >= '0' && c <= '9')) {
+        js_num n = js_number(j);
+        if (n.is_int && !n.neg && n.mag <= INT64_MAX) { *type = TS_ARG_INT; *val = n.mag; }
+        else if (n.is_int && !n.neg) { *type = TS_ARG_UINT; *val = n.mag; }
+        else if (n.is_int && n.mag <= (uint64_t)INT64_MAX + 1) { *type = TS_ARG_INT; *val = (uint64_t)0 - n.mag; }
+        else {
+            double d = n.is_int ? -(double)n.mag : n.d;
+            *type = TS_ARG_DOUBLE;
+            memcpy(val, &d, 8);
+        }
+        return;
+    }
+    if (c == '{' || c == '[') {
+        const char *start = j->p;
+        js_skip(j, 1);
+        *type = TS_ARG_JSON;
+        *val = ts__rank_intern(P->r, start, (size_t)(j->p - start));
+        return;
+    }
+    int lit = js_literal(j);
+    *type = lit < 0 ? TS_ARG_NULL : TS_ARG_BOOL;
+    *val = lit < 0 ? 0 : (uint64_t)lit;
+}
+
+static void add_arg(parser *P, ev *e, uint32_t key)
+{
+    ts_arg_type type;
+    uint64_t val;
+    parse_value(P, &type, &val);
+    if ((key == P->k_corr || key == P->k_ext_id) && type == TS_ARG_INT) {
+        if (key == P->k_corr) e->corr = (int64_t)val;
+        else e->ext_id = (int64_t)val;
+    }
+    if (ts__rank_add_arg(P->r, key, type, val) == TS_NONE32) oom(P);
+    e->n_args++;
+}
+
+/* p at '{' of "args": every member becomes an arg row. */
+static void parse_args(parser *P, ev *e)
+{
+    js *j = &P->s;
+    if (js_peek(j) != '{') { add_arg(P, e, ts__rank_intern(P->r, "args", 4)); return; }
+    j->p++;
+    if (js_peek(j) == '}') { j->p++; return; }
+    for (;;) {
+        if (js_peek(j) != '"') js_fail(j, j->p, "expected a key in \"args\"");
+        uint32_t key = read_str(P);
+        js_expect(j, ':', "':' after a key");
+        add_arg(P, e, key);
+        char c = js_peek(j);
+        j->p++;
+        if (c == '}') return;
+        if (c != ',') js_fail(j, j->p - 1, "expected ',' or '}' in \"args\"");
+    }
+}
+
+/* pid/tid: a number (possibly fractional in some writers) or a string. */
+static void parse_pid(parser *P, int64_t *id, uint32_t *sid)
+{
+    js *j = &P->s;
+    if (js_peek(j) == '"') {
+        *sid = read_str(P);
+        *id = synthetic_id(P->r, *sid);
+        return;
+    }
+    if (*j->p != '-' && (*j->p < '0' || *j->p > '9')) js_fail(j, j->p, "event %llu: \"pid\"/\"tid\" is not a number or string", (unsigned long long)P->n_events);
+    js_num n = js_number(j);
+    *id = n.is_int ? (n.neg ? -(int64_t)n.mag : (int64_t)n.mag) : (int64_t)n.d;
+}
+
+/* Flow/async ids: numbers, or strings ("0x1f" hex, otherwise hashed). */
+static uint64_t parse_id(parser *P)
+{
+    js *j = &P->s;
+    char c = js_peek(j);
+    if (c == '"') {
+        js_str s = js_string(j);
+        char *endp;
+        if (s.clean && s.n > 2 && s.s[0] == '0' && (s.s[1] == 'x' || s.s[1] == 'X')) {
+            uint64_t v = strtoull(s.s, &endp, 16);
+            if (endp == s.s + s.n) return v;
+        }
+        return ts__hash_bytes(s.s, s.n);
+    }
+    if (c == '{') {   /* id2: {"local": ...} or {"global": ...} */
+        j->p++;
+        uint64_t v = 0;
+        if (js_peek(j) == '}') { j->p++; return 0; }
+        for (;;) {
+            if (js_peek(j) != '"') js_fail(j, j->p, "expected a key in \"id2\"");
+            (void)js_string(j);
+            js_expect(j, ':', "':' after a key");
+            v = v * 31 + parse_id(P);
+            c = js_peek(j);
+            j->p++;
+            if (c == '}') return v;
+            if (c != ',') js_fail(j, j->p - 1, "expected ',' or '}' in \"id2\"");
+        }
+    }
+    if (c == '-' || (c >= '0' && c <= '9')) {
+        js_num n = js_number(j);
+        return n.is_int ? (n.neg ? (uint64_t)0 - n.mag : n.mag) : (uint64_t)n.d;
+    }
+    js_fail(j, j->p, "event %llu: \"id\" is not a number or string", (unsigned long long)P->n_events);
+}
+
+static void parse_time_field(parser *P, int64_t *out, const char *field)
+{
+    js *j = &P->s;
+    js_peek(j);
+    if (!js_time_ns(j, out))
+        js_fail(j, j->p, "event %llu: \"%s\" is not a number", (unsigned long long)P->n_events, field);
+}
+
+static char parse_char_field(parser *P)
+{
+    js *j = &P->s;
+    if (js_peek(j) != '"') { js_skip(j, 1); return 0; }
+    js_str s = js_string(j);
+    return s.n ? s.s[0] : 0;
+}
+
+/* One member of an event object; dispatch on key length, then bytes. */
+static void parse_member(parser *P, ev *e, const char *k, size_t n)
+{
+    switch (n) {
+    case 1:
+        if (k[0] == 's') { e->scope = parse_char_field(P); return; }
+        break;
+    case 2:
+        if (k[0] == 'p' && k[1] == 'h') { e->ph = parse_char_field(P); return; }
+        if (k[0] == 't' && k[1] == 's') { parse_time_field(P, &e->ts_ns, "ts"); e->has_ts = true; return; }
+        if (k[0] == 'i' && k[1] == 'd') { e->id = parse_id(P); e->has_id = true; return; }
+        if (k[0] == 'b' && k[1] == 'p') { e->bind_enclosing = parse_char_field(P) == 'e'; return; }
+        break;
+    case 3:
+        if (!memcmp(k, "pid", 3)) { parse_pid(P, &e->pid, &e->pid_str); return; }
+        if (!memcmp(k, "tid", 3)) { parse_pid(P, &e->tid, &e->tid_str); return; }
+        if (!memcmp(k, "dur", 3)) { parse_time_field(P, &e->dur_ns, "dur"); e->has_dur = true; return; }
+        if (!memcmp(k, "cat", 3)) {
+            if (js_peek(&P->s) != '"') js_fail(&P->s, P->s.p, "event %llu: \"cat\" is not a string", (unsigned long long)P->n_events);
+            e->cat = read_str(P);
+            e->has_cat = true;
+            return;
+        }
+        if (!memcmp(k, "id2", 3)) { e->id = parse_id(P); e->has_id = true; return; }
+        break;
+    case 4:
+        if (!memcmp(k, "name", 4)) {
+            if (js_peek(&P->s) == '"') { e->name = read_str(P); return; }
+            break;   /* a non-string name is kept as an arg */
+        }
+        if (!memcmp(k, "args", 4)) { parse_args(P, e); return; }
+        break;
+    }
+    /* Fields the model has no column for stay reachable as args. */
+    add_arg(P, e, ts__rank_intern(P->r, k, n));
+}
+
+/* p at the event's '{'. */
+static void parse_event(parser *P, ev *e)
+{
+    js *j = &P->s;
+    memset(e, 0, sizeof *e);
+    e->corr = e->ext_id = -1;
+    e->args = P->r->args.n;
+    e->start = j->p;
+    if (js_peek(j) != '{') js_fail(j, j->p, "event %llu is not an object", (unsigned long long)P->n_events);
+    j->p++;
+    if (js_peek(j) == '}') { j->p++; return; }
+    for (;;) {
+        if (js_peek(j) != '"') js_fail(j, j->p, "expected a key in event %llu", (unsigned long long)P->n_events);
+        js_str k = js_string(j);
+        const char *ks = k.s;
+        size_t kn = k.n;
+        if (!k.clean) {
+            /* Escaped keys are rare; intern so the scratch buffer is free again. */
+            uint32_t id = intern_str(P, k);
+            ks = ts__rank_str(P->r, id);
+            kn = ts__str_len(&P->r->strings, id);
+        }
+        js_expect(j, ':', "':' after a key");
+        parse_member(P, e, ks, kn);
+        char c = js_peek(j);
+        j->p++;
+        if (c == '}') return;
+        if (c != ',') js_fail(j, j->p - 1, "expected ',' or '}' in event %llu", (unsigned long long)P->n_events);
+    }
+}
+
+/* ---- committing events to the model ---- */
+static ts_kind kind_of(parser *P, const ev *e)
+{
+    if (!e->has_cat) {
+        /* Legacy PyTorch traces have no "cat": ProfilerStep#N marks steps,
+         * everything else on the CPU is an operator. */
+        const char *nm = ts__rank_str(P->r, e->name);
+        return strncmp(nm, "ProfilerStep#", 13) == 0 ? TS_KIND_USER_ANNOTATION : TS_KIND_CPU_OP;
+    }
+    uint64_t k;
+    if (ts__map64_get(&P->cat_kind, e->cat, &k)) return (ts_kind)k;
+    ts_kind kind = ts__kind_from_cat(ts__rank_str(P->r, e->cat), ts__str_len(&P->r->strings, e->cat));
+    map_put(P, &P->cat_kind, e->cat, (uint64_t)kind);
+    return kind;
+}
+
+static void remember_names(parser *P, const ev *e)
+{
+    uint64_t v;
+    if (e->pid_str && !ts__map64_get(&P->pid_name, (uint64_t)e->pid, &v)) map_put(P, &P->pid_name, (uint64_t)e->pid, e->pid_str);
+    if (e->tid_str && !ts__map64_get(&P->tid_name, pair_key(e->pid, e->tid), &v)) map_put(P, &P->tid_name, pair_key(e->pid, e->tid), e->tid_str);
+}
+
+/* GPU kinds go on a stream track (pid = device, tid = stream); anything else
+ * on a (pid, tid) already known as a stream joins it; the rest are threads. */
+static uint32_t track_for(parser *P, const ev *e, ts_kind kind)
+{
+    uint64_t key = pair_key(e->pid, e->tid), v;
+    uint32_t t;
+    if (e->pid_str || e->tid_str) remember_names(P, e);
+    if (ts__kind_on_gpu(kind)) {
+        t = ts__rank_track(P->r, TS_TRACK_GPU_STREAM, e->pid, e->tid);
+        if (t == TS_NONE32) oom(P);
+        if (!ts__map64_get(&P->gpu_track, key, &v)) map_put(P, &P->gpu_track, key, t);
+        return t;
+    }
+    if (P->gpu_track.n && ts__map64_get(&P->gpu_track, key, &v)) return (uint32_t)v;
+    t = ts__rank_track(P->r, TS_TRACK_THREAD, e->pid, e->tid);
+    if (t == TS_NONE32) oom(P);
+    return t;
+}
+
+static slice_stack *stack_of(parser *P, uint32_t track)
+{
+    if (track >= P->n_stacks) {
+        uint32_t n = P->n_stacks ? P->n_stacks : 16;
+        while (n <= track) n *= 2;
+        slice_stack *ns = ts__realloc(P->stacks, P->n_stacks * sizeof *ns, n * sizeof *ns);
+        if (!ns) oom(P);
+        memset(ns + P->n_stacks, 0, (n - P->n_stacks) * sizeof *ns);
+        P->stacks = ns;
+        P->n_stacks = n;
+    }
+    return &P->stacks[track];
+}
+
+static void rollback_args(parser *P, const ev *e) { P->r->args.n = e->args; }
+
+static uint32_t add_slice(parser *P, uint32_t track, int64_t ts, int64_t dur, const open_slice *o)
+{
+    ts_rank *r = P->r;
+    if (dur < 0) {
+        ts__rank_warn(r, TS_WARN_NEGATIVE_DURATION, "%s: \"%s\" at %lld ns has negative duration %lld ns; clamped to 0",
+                      r->path, ts__rank_str(r, o->name), (long long)ts, (long long)dur);
+        dur = 0;
+    }
+    uint32_t s = ts__rank_add_slice(r, track, ts, dur, o->name, o->cat, (ts_kind)o->kind);
+    if (s == TS_NONE32) oom(P);
+    ts__rank_slice_set_args(r, s, o->args, o->n_args);
+    r->slices.corr[s] = o->corr;
+    r->slices.ext_id[s] = o->ext_id;
+    return s;
+}
+
+static open_slice open_of(parser *P, const ev *e)
+{
+    open_slice o = {e->ts_ns, e->name, e->cat, e->args, e->n_args, e->corr, e->ext_id, (uint8_t)kind_of(P, e)};
+    return o;
+}
+
+static void push_open(parser *P, uint32_t track, const open_slice *o)
+{
+    slice_stack *st = stack_of(P, track);
+    if (st->n == st->cap) {
+        uint32_t cap = st->cap ? st->cap * 2 : 8;
+        open_slice *nv = ts__realloc(st->v, st->cap * sizeof *nv, cap * sizeof *nv);
+        if (!nv) oom(P);
+        st->v = nv;
+        st->cap = cap;
+    }
+    st->v[st->n++] = *o;
+}
+
+static void end_open(parser *P, uint32_t track, const ev *e)
+{
+    slice_stack *st = stack_of(P, track);
+    rollback_args(P, e);   /* an E's own args are not kept */
+    if (st->n == 0) {
+        ts__rank_warn(P->r, TS_WARN_UNMATCHED_END, "%s: event %llu: end of \"%s\" at %lld ns has no begin",
+                      P->r->path, (unsigned long long)P->n_events, ts__rank_str(P->r, e->name), (long long)e->ts_ns);
+        return;
+    }
+    open_slice o = st->v[--st->n];
+    add_slice(P, track, o.ts_ns, e->ts_ns - o.ts_ns, &o);
+}
+
+static void commit_counter(parser *P, const ev *e)
+{
+    ts_rank *r = P->r;
+    const char *nm = ts__rank_str(r, e->name);
+    size_t nn = ts__str_len(&r->strings, e->name);
+    for (uint32_t a = e->args; a < e->args + e->n_args; a++) {
+        ts_arg_type t = (ts_arg_type)r->args.type[a];
+        if (t != TS_ARG_INT && t != TS_ARG_UINT && t != TS_ARG_DOUBLE && t != TS_ARG_BOOL) continue;
+        /* series track "event.series" */
+        char buf[512];
+        int k = snprintf(buf, sizeof buf, "%.*s.%s", (int)nn, nm, ts__rank_str(r, r->args.key[a]));
+        if (k < 0 || (size_t)k >= sizeof buf) k = (int)sizeof buf - 1;
+        uint32_t sid = ts__rank_intern(r, buf, (size_t)k);
+        uint32_t track = ts__rank_counter_track(r, e->pid, sid);
+        if (track == TS_NONE32 || ts__rank_add_counter(r, track, e->ts_ns, ts__arg_as_double(t, r->args.val[a])) == TS_NONE32)
+            oom(P);
+    }
+    rollback_args(P, e);
+}
+
+static bool event_arg(parser *P, const ev *e, uint32_t key, ts_arg_type *type, uint64_t *val)
+{
+    for (uint32_t a = e->args; a < e->args + e->n_args; a++) {
+        if (P->r->args.key[a] != key) continue;
+        *type = (ts_arg_type)P->r->args.type[a];
+        *val = P->r->args.val[a];
+        return true;
+    }
+    return false;
+}
+
+static void commit_metadata(parser *P, const ev *e)
+{
+    const char *nm = ts__rank_str(P->r, e->name);
+    ts_arg_type t;
+    uint64_t v;
+    if (!strcmp(nm, "process_name") && event_arg(P, e, P->k_name, &t, &v) && t == TS_ARG_STR)
+        map_put(P, &P->pid_name, (uint64_t)e->pid, v);
+    else if (!strcmp(nm, "thread_name") && event_arg(P, e, P->k_name, &t, &v) && t == TS_ARG_STR)
+        map_put(P, &P->tid_name, pair_key(e->pid, e->tid), v);
+    else if (!strcmp(nm, "thread_sort_index") && event_arg(P, e, P->k_sort_index, &t, &v) && t == TS_ARG_INT)
+        map_put(P, &P->tid_sort, pair_key(e->pid, e->tid), v);
+    if (e->pid_str || e->tid_str) remember_names(P, e);
+    rollback_args(P, e);   /* process_labels, sort indexes of processes: not modelled */
+}
+
+static void commit_flow(parser *P, const ev *e)
+{
+    rollback_args(P, e);
+    if (!e->has_id) {
+        ts__rank_warn(P->r, TS_WARN_UNBOUND_FLOW, "%s: event %llu: flow event without \"id\"", P->r->path,
+                      (unsigned long long)P->n_events);
+        return;
+    }
+    if (P->n_flows == P->cap_flows &&
+        ts__grow((void **)&P->flows, &P->cap_flows, sizeof *P->flows, (size_t)P->n_flows + 1))
+        oom(P);
+    pending_flow *f = &P->flows[P->n_flows++];
+    f->e.id = e->id;
+    f->e.ts_ns = e->ts_ns;
+    f->e.track = TS_NONE32;
+    f->e.cat = e->cat;
+    f->e.name = e->name;
+    f->e.phase = e->ph;
+    f->e.bind_enclosing = e->ph != 'f' || e->bind_enclosing;
+    f->pid = e->pid;
+    f->tid = e->tid;
+}
+
+/* Async b/e/n: one track per (pid, cat, id). */
+static uint32_t async_track(parser *P, const ev *e)
+{
+    int64_t key = (int64_t)(ts__hash_u64(e->id ^ ((uint64_t)e->cat << 32)) >> 1);
+    uint32_t t = ts__rank_track(P->r, TS_TRACK_ASYNC, e->pid, key);
+    if (t == TS_NONE32) oom(P);
+    if (P->r->tracks[t].name_id == 0) P->r->tracks[t].name_id = e->name;
+    return t;
+}
+
+static void commit_instant(parser *P, const ev *e, uint32_t track)
+{
+    ts_kind kind = e->has_cat ? kind_of(P, e) : TS_KIND_OTHER;
+    char scope = e->scope == 'g' || e->scope == 'p' ? e->scope : 't';
+    if (ts__rank_add_instant(P->r, track, e->ts_ns, e->name, e->cat, kind, scope, e->args, e->n_args) == TS_NONE32)
+        oom(P);
+}
+
+static void commit_event(parser *P, const ev *e)
+{
+    ts_rank *r = P->r;
+    if (e->ph != 'M' && e->ph != 0 && strchr("XBEiIRCstfben", e->ph) && !e->has_ts)
+        js_fail(&P->s, e->start, "event %llu: missing \"ts\"", (unsigned long long)P->n_events);
+    switch (e->ph) {
+    case 'X': {
+        open_slice o = open_of(P, e);
+        add_slice(P, track_for(P, e, (ts_kind)o.kind), e->ts_ns, e->has_dur ? e->dur_ns : 0, &o);
+        break;
+    }
+    case 'B': { open_slice o = open_of(P, e); push_open(P, track_for(P, e, (ts_kind)o.kind), &o); break; }
+    case 'E': end_open(P, track_for(P, e, kind_of(P, e)), e); break;
+    case 'i': case 'I': case 'R': commit_instant(P, e, track_for(P, e, TS_KIND_OTHER)); break;
+    case 'n': commit_instant(P, e, async_track(P, e)); break;
+    case 'b': { open_slice o = open_of(P, e); push_open(P, async_track(P, e), &o); break; }
+    case 'e': end_open(P, async_track(P, e), e); break;
+    case 'C': commit_counter(P, e); break;
+    case 'M': commit_metadata(P, e); break;
+    case 's': case 't': case 'f': commit_flow(P, e); break;
+    default:
+        rollback_args(P, e);
+        ts__rank_warn(r, TS_WARN_UNKNOWN_PHASE, "%s: event %llu: phase '%c' is not supported; skipped",
+                      r->path, (unsigned long long)P->n_events, e->ph ? e->ph : '?');
+    }
+}
+
+/* ---- top-level members (rank metadata) ---- */
+static void add_meta(parser *P, uint32_t key, ts_arg_type type, uint64_t val)
+{
+    if (P->n_meta == P->cap_meta &&
+        ts__grow((void **)&P->meta, &P->cap_meta, sizeof *P->meta, (size_t)P->n_meta + 1))
+        oom(P);
+    P->meta[P->n_meta++] = (meta_arg){key, (uint8_t)type, val};
+}
+
+/* p at distributedInfo's '{' (already scanned whole): pick rank, world_size. */
+static void read_distributed_info(parser *P)
+{
+    js *j = &P->s;
+    j->p++;
+    if (js_peek(j) == '}') return;
+    for (;;) {
+        js_str k = js_string(j);
+        js_expect(j, ':', "':' after a key");
+        bool is_rank = k.n == 4 && !memcmp(k.s, "rank", 4);
+        bool is_ws = k.n == 10 && !memcmp(k.s, "world_size", 10);
+        char c = js_peek(j);
+        if ((is_rank || is_ws) && (c == '-' || (c >= '0' && c <= '9'))) {
+            js_num n = js_number(j);
+            if (n.is_int && !n.neg && n.mag <= INT32_MAX) {
+                if (is_rank) P->dist_rank = (int32_t)n.mag;
+                else P->world_size = (int32_t)n.mag;
+            }
+        } else {
+            js_skip(j, 1);
+        }
+        if (js_peek(j) != ',') return;
+        j->p++;
+        js_peek(j);
+    }
+}
+
+static void parse_top_member(parser *P, js_str k)
+{
+    js *j = &P->s;
+    uint32_t key = intern_str(P, k);
+    const char *ks = ts__rank_str(P->r, key);
+    const char *start = j->p;
+    ts_arg_type type;
+    uint64_t val;
+    parse_value(P, &type, &val);
+    if (!strcmp(ks, "distributedInfo") && type == TS_ARG_JSON) {
+        const char *after = j->p;
+        j->p = start;
+        if (js_peek(j) == '{') read_distributed_info(P);
+        j->p = after;
+    } else if (!strcmp(ks, "baseTimeNanoseconds") && type == TS_ARG_INT) {
+        P->base_time_ns = (int64_t)val;
+    }
+    add_meta(P, key, type, val);
+}
+
+/* ---- the unit state machine ---- */
+static void step_object(parser *P)
+{
+    js *j = &P->s;
+    char c = js_peek(j);
+    if (c == '}') { j->p++; P->st = ST_END; return; }
+    if (!P->first) {
+        if (c != ',') js_fail(j, j->p, "expected ',' or '}' after a top-level member");
+        j->p++;
+        c = js_peek(j);
+    }
+    if (c != '"') js_fail(j, j->p, "expected a key in the top-level object");
+    js_str k = js_string(j);
+    js_expect(j, ':', "':' after a key");
+    if (k.n == 11 && !memcmp(k.s, "traceEvents", 11)) {
+        if (js_peek(j) != '[') js_fail(j, j->p, "\"traceEvents\" is not an array");
+        j->p++;
+        P->st = ST_EVENTS;
+        P->first = true;
+        return;
+    }
+    parse_top_member(P, k);
+    P->first = false;
+}
+
+static void step_events(parser *P)
+{
+    js *j = &P->s;
+    char c = js_peek(j);
+    if (c == ']') {
+        j->p++;
+        P->st = P->bare_list ? ST_END : ST_OBJ;
+        P->first = false;
+        return;
+    }
+    if (!P->first) {
+        if (c != ',') js_fail(j, j->p, "expected ',' or ']' after event %llu", (unsigned long long)P->n_events - 1);
+        j->p++;
+    }
+    ev e;
+    parse_event(P, &e);
+    commit_event(P, &e);
+    P->n_events++;
+    P->r->n_events_read++;
+    P->first = false;
+}
+
+static void step(parser *P)
+{
+    js *j = &P->s;
+    switch (P->st) {
+    case ST_BEGIN: {
+        const char *p = j->p;
+        while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t') p++;
+        if (p >= j->end && j->eof) js_fail(j, p, "empty file (no JSON value)");
+        char c = js_peek(j);
+        if (c == '{') { P->st = ST_OBJ; }
+        else if (c == '[') { P->st = ST_EVENTS; P->bare_list = true; }
+        else js_fail(j, j->p, "expected '{' or '[' at the start of a Chrome trace");
+        j->p++;
+        P->first = true;
+        break;
+    }
+    case ST_OBJ: step_object(P); break;
+    case ST_EVENTS: step_events(P); break;
+    case ST_END: {
+        const char *p = j->p;
+        while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t') p++;
+        j->p = p;
+        if (p < j->end) js_fail(j, p, "unexpected data after the end of the trace");
+        if (!j->eof) longjmp(j->jb, JS_NEED_MORE);
+        P->st = ST_DONE;
+        break;
+    }
+    case ST_DONE: break;
+    }
+}
+
+/* Move the current unit to the window start and read more bytes after it;
+ * the window doubles when one unit fills it. */
+static int refill(parser *P)
+{
+    js *j = &P->s;
+    size_t keep = (size_t)(j->end - P->unit);
+    if (P->unit == j->buf && keep == P->cap) {
+        size_t ncap = P->cap * 2;
+        char *nb = ts__realloc(j->buf, P->cap + JS_PAD, ncap + JS_PAD);
+        if (!nb) return ts__error(j->err, TS_ENOMEM, "%s: out of memory (one event larger than %zu bytes)", j->name, P->cap);
+        P->unit = nb;
+        j->buf = nb;
+        P->cap = ncap;
+    } else {
+        memmove(j->buf, P->unit, keep);
+        j->base_off += (uint64_t)(P->unit - j->buf);
+    }
+    long n = ts__src_read(P->src, j->buf + keep, P->cap - keep, j->err);
+    if (n < 0) return (int)n;
+    if (n == 0 || P->src->done) j->eof = true;
+    j->end = j->buf + keep + n;
+    memset((char *)j->end, 0, JS_PAD);
+    j->p = P->unit = j->buf;
+    return TS_OK;
+}
+
+static int run(parser *P)
+{
+    js *j = &P->s;
+    switch (setjmp(j->jb)) {
+    case 0: break;
+    case JS_FAILED: return j->status;
+    case JS_NEED_MORE: {
+        P->r->args.n = P->unit_args;
+        int rc = refill(P);
+        if (rc) return rc;
+        break;
+    }
+    }
+    while (P->st != ST_DONE) {
+        step(P);
+        P->unit = j->p;
+        P->unit_args = P->r->args.n;
+    }
+    return TS_OK;
+}
+
+/* ---- after the last byte ---- */
+static void name_tracks(parser *P)
+{
+    ts_rank *r = P->r;
+    for (uint32_t i = 0; i < r->n_tracks; i++) {
+        ts_track *t = &r->tracks[i];
+        uint64_t v;
+        if (ts__map64_get(&P->pid_name, (uint64_t)t->pid, &v)) t->process_name_id = (uint32_t)v;
+        if (t->kind == TS_TRACK_COUNTER || t->kind == TS_TRACK_ASYNC) continue;
+        uint64_t key = pair_key(t->pid, t->tid);
+        if (ts__map64_get(&P->tid_name, key == UINT64_MAX ? 0 : key, &v)) t->name_id = (uint32_t)v;
+        if (ts__map64_get(&P->tid_sort, key == UINT64_MAX ? 0 : key, &v)) t->sort_index = (int32_t)v;
+    }
+}
+
+static void warn_unclosed(parser *P)
+{
+    for (uint32_t t = 0; t < P->n_stacks; t++)
+        for (uint32_t i = 0; i < P->stacks[t].n; i++)
+            ts__rank_warn(P->r, TS_WARN_UNMATCHED_BEGIN, "%s: begin of \"%s\" at %lld ns has no end; dropped",
+                          P->r->path, ts__rank_str(P->r, P->stacks[t].v[i].name), (long long)P->stacks[t].v[i].ts_ns);
+}
+
+/* baseTimeNanoseconds may come after traceEvents, so it is applied here. */
+static void shift_times(parser *P)
+{
+    ts_rank *r = P->r;
+    int64_t b = P->base_time_ns;
+    r->base_time_ns = b;
+    if (b == 0) return;
+    for (uint32_t i = 0; i < r->slices.n; i++) r->slices.ts_ns[i] += b;
+    for (uint32_t i = 0; i < r->instants.n; i++) r->instants.ts_ns[i] += b;
+    for (uint32_t i = 0; i < r->counters.n; i++) r->counters.ts_ns[i] += b;
+    for (uint32_t i = 0; i < P->n_flows; i++) P->flows[i].e.ts_ns += b;
+}
+
+static void resolve_flows(parser *P)
+{
+    for (uint32_t i = 0; i < P->n_flows; i++) {
+        pending_flow *f = &P->flows[i];
+        uint64_t v;
+        if (ts__map64_get(&P->gpu_track, pair_key(f->pid, f->tid), &v)) f->e.track = (uint32_t)v;
+        else f->e.track = ts__rank_track(P->r, TS_TRACK_THREAD, f->pid, f->tid);
+        ts__rank_add_flow_end(P->r, &f->e);
+    }
+}
+
+static void store_meta(parser *P)
+{
+    ts_rank *r = P->r;
+    if (P->n_meta == 0) return;
+    r->meta_args = r->args.n;
+    for (uint32_t i = 0; i < P->n_meta; i++)
+        ts__rank_add_arg(r, P->meta[i].key, (ts_arg_type)P->meta[i].type, P->meta[i].val);
+    r->n_meta_args = (uint16_t)(P->n_meta > UINT16_MAX ? UINT16_MAX : P->n_meta);
+}
+
+static int finish(parser *P, int32_t order, const ts_load_opts *opts, ts_error *err)
+{
+    ts_rank *r = P->r;
+    warn_unclosed(P);
+    name_tracks(P);
+    shift_times(P);
+    resolve_flows(P);
+    store_meta(P);
+    if (P->s.n_bad_utf8)
+        for (uint64_t i = 0; i < P->s.n_bad_utf8; i++)
+            ts__rank_warn(r, TS_WARN_INVALID_UTF8, "%s: byte %llu: invalid UTF-8 in a string; replaced by U+FFFD",
+                          r->path, (unsigned long long)P->s.bad_utf8_off);
+    int32_t from_name = ts__rank_from_filename(r->path);
+    r->rank = P->dist_rank >= 0 ? P->dist_rank : from_name >= 0 ? from_name : order;
+    r->world_size = P->world_size;
+    int rc = ts__rank_finish(r, err);
+    if (rc == TS_OK && opts && opts->size >= offsetof(ts_load_opts, iteration_marker) + sizeof(char *) &&
+        opts->iteration_marker && ts__rank_find_iterations(r, opts->iteration_marker) != TS_OK)
+        rc = ts__error(err, TS_ENOMEM, "%s: out of memory", r->path);
+    return rc;
+}
+
+static void parser_free(parser *P)
+{
+    ts__free(P->s.buf, P->cap + JS_PAD);
+    ts__free(P->s.scratch, P->s.scratch_cap);
+    ts__map64_free(&P->pid_name);
+    ts__map64_free(&P->tid_name);
+    ts__map64_free(&P->tid_sort);
+    ts__map64_free(&P->gpu_track);
+    ts__map64_free(&P->cat_kind);
+    for (uint32_t i = 0; i < P->n_stacks; i++) ts__free(P->stacks[i].v, P->stacks[i].cap * sizeof(open_slice));
+    ts__free(P->stacks, P->n_stacks * sizeof *P->stacks);
+    ts__free(P->flows, P->cap_flows * sizeof *P->flows);
+    ts__free(P->meta, P->cap_meta * sizeof *P->meta);
+}
+
+static int parser_init(parser *P, ts_src *src, ts_rank *r, ts_error *err)
+{
+    memset(P, 0, sizeof *P);
+    P->src = src;
+    P->r = r;
+    P->s.name = r->path;
+    P->s.err = err;
+    P->cap = WINDOW;
+    P->s.buf = ts__malloc(P->cap + JS_PAD);
+    if (!P->s.buf) return ts__error(err, TS_ENOMEM, "%s: out of memory", r->path);
+    memset(P->s.buf, 0, JS_PAD);
+    P->s.p = P->s.end = P->unit = P->s.buf;
+    P->dist_rank = P->world_size = -1;
+    ts__map64_init(&P->pid_name);
+    ts__map64_init(&P->tid_name);
+    ts__map64_init(&P->tid_sort);
+    ts__map64_init(&P->gpu_track);
+    ts__map64_init(&P->cat_kind);
+    P->k_name = ts__rank_intern(r, "name", 4);
+    P->k_sort_index = ts__rank_intern(r, "sort_index", 10);
+    P->k_corr = ts__rank_intern(r, "correlation", 11);
+    P->k_ext_id = ts__rank_intern(r, "External id", 11);
+    return TS_OK;
+}
+
+int ts__ingest_json(ts_src *src, const char *path, int32_t order, const ts_load_opts *opts,
+                    ts_rank **out, ts_error *err)
+{
+    *out = NULL;
+    ts_rank *r = ts__rank_create(path);
+    if (!r) return ts__error(err, TS_ENOMEM, "%s: out of memory", path);
+    parser P;
+    int rc = parser_init(&P, src, r, err);
+    if (rc == TS_OK) rc = run(&P);
+    if (rc == TS_OK) rc = finish(&P, order, opts, err);
+    parser_free(&P);
+    if (rc != TS_OK) { ts__rank_destroy(r); return rc; }
+    *out = r;
+    return TS_OK;
+}
+
+int ts__ingest_json_file(const char *path, int32_t order, const ts_load_opts *opts, ts_rank **out, ts_error *err)
+{
+    ts_src src;
+    *out = NULL;
+    int rc = ts__src_open(&src, path, err);
+    if (rc) return rc;
+    rc = ts__ingest_json(&src, path, order, opts, out, err);
+    ts__src_close(&src);
+    return rc;
+}
+
+int ts__ingest_json_buffer(const char *name, const void *data, size_t n, const ts_load_opts *opts,
+                           ts_rank **out, ts_error *err)
+{
+    ts_src src;
+    *out = NULL;
+    int rc = ts__src_open_mem(&src, name, data, n, err);
+    if (rc) return rc;
+    rc = ts__ingest_json(&src, name, 0, opts, out, err);
+    ts__src_close(&src);
+    return rc;
+}

@@ -1,0 +1,61 @@
+/* ingest.h - internals shared by the ingest files: the byte source that hides
+ * compression, and the one-file Chrome-trace JSON parser.
+ *
+ * Not for: the public loading API (include/trainscope/ingest.h) or the model
+ * layout (trace/model.h). A source yields the uncompressed bytes of one file
+ * in caller-sized pieces, so no file is ever held whole in memory.
+ */
+#ifndef TS_INGEST_INGEST_H
+#define TS_INGEST_INGEST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "trace/model.h"
+#include "trainscope/ingest.h"
+
+typedef enum ts_src_kind { TS_SRC_MEM = 0, TS_SRC_PLAIN, TS_SRC_GZIP, TS_SRC_ZSTD } ts_src_kind;
+
+/* One input stream of uncompressed JSON bytes. Compression is detected from
+ * the magic bytes, not the file name. */
+typedef struct ts_src {
+    const char   *name;        /* file name used in error messages (borrowed) */
+    ts_src_kind   kind;
+    int           fd;          /* -1 for memory sources */
+    const char   *mem;         /* TS_SRC_MEM: the whole input (borrowed) */
+    size_t        mem_n, mem_off;
+    unsigned char *in;         /* compressed input window (owned) */
+    size_t        in_cap, in_n, in_off; /* bytes held / consumed in `in` */
+    uint64_t      in_total;    /* compressed bytes read from the file so far */
+    bool          in_eof;      /* the file has no more compressed bytes */
+    bool          done;        /* the stream ended cleanly */
+    bool          frame_end;   /* zstd: the last call ended a frame, so input may stop here */
+    void         *dec;         /* z_stream* or ZSTD_DStream* (owned) */
+} ts_src;
+
+/* Open a file (plain, gzip or zstd). Fills err with `FILE: byte 0: ...` on
+ * failure; the source is then closed already. */
+TS_NODISCARD int ts__src_open(ts_src *s, const char *path, ts_error *err);
+/* A source over bytes in memory (tests, fuzzing); compressed bytes are
+ * recognized as in files. */
+TS_NODISCARD int ts__src_open_mem(ts_src *s, const char *name, const void *data, size_t n, ts_error *err);
+/* Read up to cap uncompressed bytes into dst. Returns the count (0 = end of
+ * stream) or a negative TS_E* with err filled (a cut-short gzip/zstd stream). */
+long ts__src_read(ts_src *s, char *dst, size_t cap, ts_error *err);
+void ts__src_close(ts_src *s);
+
+/* Parse one source into a new rank (finished, ready for ts__trace_create).
+ * `order` is the rank number used when neither distributedInfo nor the file
+ * name gives one. On failure *out is NULL and err holds the message. */
+TS_NODISCARD int ts__ingest_json(ts_src *src, const char *path, int32_t order,
+                                 const ts_load_opts *opts, ts_rank **out, ts_error *err);
+/* Convenience wrappers over ts__ingest_json. */
+TS_NODISCARD int ts__ingest_json_file(const char *path, int32_t order, const ts_load_opts *opts,
+                                      ts_rank **out, ts_error *err);
+TS_NODISCARD int ts__ingest_json_buffer(const char *name, const void *data, size_t n,
+                                        const ts_load_opts *opts, ts_rank **out, ts_error *err);
+
+/* The rank number a file name carries (`rank-3`, `rank3`, `rank_3`), -1 = none. */
+int32_t ts__rank_from_filename(const char *path);
+
+#endif

@@ -1,0 +1,90 @@
+/* json_scan.h - the low-level JSON scanner under the Chrome-trace parser:
+ * whitespace, strings (with UTF-8 checking and escape decoding), numbers,
+ * exact microsecond-to-nanosecond conversion, literals and value skipping.
+ *
+ * Not for: knowing what a trace event means (chrome_json.c does that).
+ * Invariants: the window [buf, end) is followed by JS_PAD zero bytes, so the
+ * scanner reads 8 bytes at a time without bounds checks and stops at a NUL;
+ * a NUL at `end` means "out of bytes": the scanner then longjmps back to the
+ * parser's unit start (js_need_more) to refill the window, or, at end of
+ * input, reports truncated JSON. Nothing here allocates except the decode
+ * scratch buffer.
+ */
+#ifndef TS_INGEST_JSON_SCAN_H
+#define TS_INGEST_JSON_SCAN_H
+
+#include <setjmp.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ingest/ingest.h"
+
+enum {
+    JS_PAD = 64,          /* zero bytes kept after the window's data */
+    JS_MAX_DEPTH = 256,   /* deepest nesting accepted; deeper input is rejected */
+};
+
+typedef struct js {
+    const char *name;     /* file name for messages (borrowed) */
+    char       *buf;      /* window start (owned by the parser) */
+    const char *p;        /* scan position, buf <= p <= end */
+    const char *end;      /* end of valid bytes; *end == 0 */
+    uint64_t    base_off; /* stream offset of buf[0] */
+    bool        eof;      /* no bytes follow `end` */
+    jmp_buf     jb;       /* back to the parser's unit loop */
+    int         status;   /* TS_E* when longjmp'd with JS_FAILED */
+    ts_error   *err;
+    char       *scratch;  /* decoded-string buffer (owned) */
+    size_t      scratch_cap;
+    uint64_t    n_bad_utf8;     /* invalid sequences replaced by U+FFFD */
+    uint64_t    bad_utf8_off;   /* stream offset of the first one (for the warning) */
+    uint64_t    bad_utf8_seen_upto; /* offsets below this were already counted (retries) */
+} js;
+
+enum { JS_NEED_MORE = 1, JS_FAILED = 2 };   /* longjmp codes */
+
+/* A string as found in the window: raw bytes between the quotes. `clean`
+ * means no escapes and valid UTF-8, so the raw bytes are the value. */
+typedef struct js_str { const char *s; size_t n; bool clean; } js_str;
+
+/* A number: integer magnitude when `is_int` (and !overflow), else `d`. */
+typedef struct js_num { bool is_int, neg, overflow; uint64_t mag; double d; } js_num;
+
+_Noreturn void js_fail(js *j, const char *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+_Noreturn void js_at_end(js *j);
+
+static inline uint64_t js_off(const js *j, const char *at) { return j->base_off + (uint64_t)(at - j->buf); }
+
+/* Skip whitespace; return the next byte (out-of-bytes handled). */
+static inline char js_peek(js *j)
+{
+    const char *p = j->p;
+    while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t') p++;
+    j->p = p;
+    if (TS_UNLIKELY(*p == 0) && p >= j->end) js_at_end(j);
+    return *p;
+}
+
+static inline void js_expect(js *j, char c, const char *what)
+{
+    if (js_peek(j) != c) js_fail(j, j->p, "expected %s", what);
+    j->p++;
+}
+
+/* p at the opening quote; leaves p after the closing quote. */
+js_str js_string(js *j);
+/* Decode a non-clean string into the scratch buffer; returns its bytes. */
+const char *js_decode(js *j, js_str s, size_t *n);
+/* p at a number's first byte. */
+js_num js_number(js *j);
+/* p at a number in microseconds: exact conversion to int64 nanoseconds
+ * (decimal digits, no binary floating point; rounded half away from zero
+ * beyond three fraction digits). Returns false when the value is not a
+ * number (p unchanged). */
+bool js_time_ns(js *j, int64_t *out);
+/* p at a value; skips it whole (depth-capped). */
+void js_skip(js *j, int depth);
+/* p at t/f/n; returns 1 true, 0 false, -1 null. */
+int js_literal(js *j);
+
+#endif

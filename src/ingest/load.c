@@ -1,0 +1,189 @@
+/* load.c - ts_trace_load(): expand paths (files, directories of per-rank
+ * files), parse each file into a rank on a pool of threads, build the trace.
+ *
+ * Not for: parsing (chrome_json.c). Ranks share nothing while loading (each
+ * has its own string pool and tables), so the workers take files from an
+ * atomic counter and never lock. The first failure (in input order) wins.
+ */
+#include "ingest/ingest.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef struct file_list { char **v; uint32_t n, cap; } file_list;
+
+static int list_add(file_list *l, const char *path)
+{
+    if (l->n == l->cap && ts__grow((void **)&l->v, &l->cap, sizeof *l->v, (size_t)l->n + 1)) return TS_ENOMEM;
+    l->v[l->n] = ts__strdup(path);
+    if (!l->v[l->n]) return TS_ENOMEM;
+    l->n++;
+    return TS_OK;
+}
+
+static void list_free(file_list *l)
+{
+    for (uint32_t i = 0; i < l->n; i++) ts__free(l->v[i], strlen(l->v[i]) + 1);
+    ts__free(l->v, (size_t)l->cap * sizeof *l->v);
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+static bool is_trace_name(const char *name)
+{
+    return name[0] != '.' &&
+           (ends_with(name, ".json") || ends_with(name, ".json.gz") || ends_with(name, ".json.zst"));
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Trace files directly inside dir, in name order. */
+static int expand_dir(file_list *l, const char *dir, ts_error *err)
+{
+    DIR *d = opendir(dir);
+    if (!d) return ts__error(err, TS_ENOENT, "%s: byte 0: cannot open directory", dir);
+    uint32_t first = l->n;
+    struct dirent *de;
+    int rc = TS_OK;
+    while (rc == TS_OK && (de = readdir(d))) {
+        if (!is_trace_name(de->d_name)) continue;
+        size_t n = strlen(dir) + strlen(de->d_name) + 2;
+        char *p = ts__malloc(n);
+        if (!p) { rc = TS_ENOMEM; break; }
+        snprintf(p, n, "%s/%s", dir, de->d_name);
+        struct stat st;
+        if (stat(p, &st) == 0 && S_ISREG(st.st_mode)) rc = list_add(l, p);
+        ts__free(p, n);
+    }
+    closedir(d);
+    if (rc) return ts__error(err, rc, "%s: out of memory", dir);
+    if (l->n == first)
+        return ts__error(err, TS_ENOENT, "%s: byte 0: directory holds no trace files (*.json, *.json.gz, *.json.zst)", dir);
+    qsort(l->v + first, l->n - first, sizeof *l->v, cmp_str);
+    return TS_OK;
+}
+
+static int expand_paths(file_list *l, const char *const *paths, uint32_t n, ts_error *err)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        struct stat st;
+        if (stat(paths[i], &st) != 0)
+            return ts__error(err, TS_ENOENT, "%s: byte 0: no such file or directory", paths[i]);
+        int rc = S_ISDIR(st.st_mode) ? expand_dir(l, paths[i], err) : list_add(l, paths[i]);
+        if (rc == TS_ENOMEM) return ts__error(err, rc, "%s: out of memory", paths[i]);
+        if (rc) return rc;
+    }
+    return TS_OK;
+}
+
+int32_t ts__rank_from_filename(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    for (const char *p = base; *p; p++) {
+        if (strncasecmp(p, "rank", 4) != 0) continue;
+        const char *q = p + 4;
+        if (*q == '-' || *q == '_') q++;
+        if (!isdigit((unsigned char)*q)) continue;
+        long v = 0;
+        for (; isdigit((unsigned char)*q) && v < INT32_MAX / 10; q++) v = v * 10 + (*q - '0');
+        return (int32_t)v;
+    }
+    return -1;
+}
+
+/* ---- the worker pool ---- */
+typedef struct job {
+    const file_list *files;
+    const ts_load_opts *opts;
+    ts_rank **ranks;        /* one slot per file */
+    ts_error *errs;         /* one per file */
+    int *rcs;
+    atomic_uint next;       /* next file index to take */
+} job;
+
+static void *worker(void *arg)
+{
+    job *jb = arg;
+    for (;;) {
+        uint32_t i = atomic_fetch_add(&jb->next, 1);
+        if (i >= jb->files->n) break;
+        jb->rcs[i] = ts__ingest_json_file(jb->files->v[i], (int32_t)i, jb->opts, &jb->ranks[i], &jb->errs[i]);
+    }
+    return NULL;
+}
+
+static int n_workers(const ts_load_opts *opts, uint32_t n_files)
+{
+    long n = opts && opts->size >= offsetof(ts_load_opts, n_threads) + sizeof(int) && opts->n_threads > 0
+                 ? opts->n_threads : sysconf(_SC_NPROCESSORS_ONLN);
+    if (n < 1) n = 1;
+    if ((uint32_t)n > n_files) n = (long)n_files;
+    return (int)n;
+}
+
+/* Runs the pool; returns the first failure in file order, ranks all freed. */
+static int load_all(const file_list *files, const ts_load_opts *opts, ts_rank **ranks, ts_error *err)
+{
+    job jb = {.files = files, .opts = opts, .ranks = ranks};
+    jb.errs = ts__calloc(files->n, sizeof *jb.errs);
+    jb.rcs = ts__calloc(files->n, sizeof *jb.rcs);
+    if (!jb.errs || !jb.rcs) {
+        ts__free(jb.errs, files->n * sizeof *jb.errs);
+        ts__free(jb.rcs, files->n * sizeof *jb.rcs);
+        return ts__error(err, TS_ENOMEM, "out of memory");
+    }
+    atomic_init(&jb.next, 0);
+    int nw = n_workers(opts, files->n);
+    pthread_t tids[64];
+    if (nw > 64) nw = 64;
+    int started = 0;
+    for (int i = 1; i < nw; i++)
+        if (pthread_create(&tids[started], NULL, worker, &jb) == 0) started++;
+    worker(&jb);   /* the calling thread works too */
+    for (int i = 0; i < started; i++) pthread_join(tids[i], NULL);
+    int rc = TS_OK;
+    for (uint32_t i = 0; i < files->n && rc == TS_OK; i++)
+        if (jb.rcs[i] != TS_OK) {
+            rc = jb.rcs[i];
+            if (err) *err = jb.errs[i];
+        }
+    if (rc != TS_OK)
+        for (uint32_t i = 0; i < files->n; i++) { ts__rank_destroy(ranks[i]); ranks[i] = NULL; }
+    ts__free(jb.errs, files->n * sizeof *jb.errs);
+    ts__free(jb.rcs, files->n * sizeof *jb.rcs);
+    return rc;
+}
+
+int ts_trace_load(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts,
+                  ts_trace **out, ts_error *err)
+{
+    if (err) { err->status = TS_OK; err->msg[0] = 0; }
+    if (!out) return ts__error(err, TS_EINVAL, "ts_trace_load: out is NULL");
+    *out = NULL;
+    if (!paths || n_paths == 0) return ts__error(err, TS_EINVAL, "ts_trace_load: no paths given");
+    file_list files = {0};
+    int rc = expand_paths(&files, paths, n_paths, err);
+    ts_rank **ranks = NULL;
+    if (rc == TS_OK) {
+        ranks = ts__calloc(files.n, sizeof *ranks);
+        if (!ranks) rc = ts__error(err, TS_ENOMEM, "out of memory");
+    }
+    if (rc == TS_OK) rc = load_all(&files, opts, ranks, err);
+    if (rc == TS_OK) rc = ts__trace_create(ranks, files.n, out, err);
+    if (ranks) ts__free(ranks, files.n * sizeof *ranks);
+    list_free(&files);
+    return rc;
+}

@@ -1,0 +1,226 @@
+/* source.c - the byte source under the JSON parser: plain files, gzip (zlib,
+ * streaming, multi-member) and zstd (streaming), or bytes in memory.
+ *
+ * Not for: parsing. Invariant: a source never holds more than one compressed
+ * input window (IN_WINDOW bytes) plus the decoder state, whatever the file
+ * size, so peak memory does not grow with the compressed file.
+ * Errors name the compressed byte offset where the stream went wrong.
+ */
+#include "ingest/ingest.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+enum { IN_WINDOW = 1 << 20 };   /* compressed bytes read per read(2) */
+
+static ts_src_kind sniff(const unsigned char *b, size_t n)
+{
+    if (n >= 2 && b[0] == 0x1f && b[1] == 0x8b) return TS_SRC_GZIP;
+    if (n >= 4 && b[0] == 0x28 && b[1] == 0xb5 && b[2] == 0x2f && b[3] == 0xfd) return TS_SRC_ZSTD;
+    return TS_SRC_PLAIN;
+}
+
+static int start_decoder(ts_src *s, ts_error *err)
+{
+    if (s->kind == TS_SRC_GZIP) {
+        z_stream *z = ts__calloc(1, sizeof *z);
+        if (!z) return ts__error(err, TS_ENOMEM, "%s: byte 0: out of memory", s->name);
+        if (inflateInit2(z, 15 + 32) != Z_OK) {   /* 15+32: gzip or zlib header */
+            ts__free(z, sizeof *z);
+            return ts__error(err, TS_ENOMEM, "%s: byte 0: cannot start gzip decoder", s->name);
+        }
+        s->dec = z;
+    } else if (s->kind == TS_SRC_ZSTD) {
+        ZSTD_DStream *z = ZSTD_createDStream();
+        if (!z) return ts__error(err, TS_ENOMEM, "%s: byte 0: cannot start zstd decoder", s->name);
+        ZSTD_initDStream(z);
+        s->dec = z;
+    }
+    return TS_OK;
+}
+
+/* Refill the compressed window; keeps unconsumed bytes. */
+static int fill_in(ts_src *s, ts_error *err)
+{
+    if (s->kind == TS_SRC_MEM) { s->in_eof = true; return TS_OK; }
+    if (s->in_off > 0) {
+        memmove(s->in, s->in + s->in_off, s->in_n - s->in_off);
+        s->in_n -= s->in_off;
+        s->in_off = 0;
+    }
+    while (s->in_n < s->in_cap && !s->in_eof) {
+        ssize_t k = read(s->fd, s->in + s->in_n, s->in_cap - s->in_n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) return ts__error(err, TS_EIO, "%s: byte %llu: read failed: %s", s->name,
+                                    (unsigned long long)s->in_total, strerror(errno));
+        if (k == 0) s->in_eof = true;
+        s->in_n += (size_t)k;
+        s->in_total += (uint64_t)k;
+        if (k > 0) break;   /* one read per refill keeps latency low */
+    }
+    return TS_OK;
+}
+
+int ts__src_open(ts_src *s, const char *path, ts_error *err)
+{
+    memset(s, 0, sizeof *s);
+    s->name = path;
+    s->kind = TS_SRC_PLAIN;   /* until the magic bytes say otherwise */
+    s->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (s->fd < 0) return ts__error(err, TS_ENOENT, "%s: byte 0: cannot open: %s", path, strerror(errno));
+    s->in_cap = IN_WINDOW;
+    s->in = ts__malloc(s->in_cap);
+    if (!s->in) { ts__src_close(s); return ts__error(err, TS_ENOMEM, "%s: byte 0: out of memory", path); }
+    int rc = fill_in(s, err);
+    if (rc == TS_OK) {
+        s->kind = sniff(s->in, s->in_n);
+        rc = start_decoder(s, err);
+    }
+    if (rc != TS_OK) ts__src_close(s);
+    return rc;
+}
+
+int ts__src_open_mem(ts_src *s, const char *name, const void *data, size_t n, ts_error *err)
+{
+    memset(s, 0, sizeof *s);
+    s->name = name;
+    s->fd = -1;
+    s->kind = sniff(data, n);
+    if (s->kind == TS_SRC_PLAIN) {
+        s->kind = TS_SRC_MEM;
+        s->mem = data;
+        s->mem_n = n;
+        return TS_OK;
+    }
+    /* compressed bytes in memory: the window borrows the caller's buffer */
+    s->in = (unsigned char *)data;
+    s->in_n = n;
+    s->in_total = n;
+    s->in_eof = true;
+    s->mem = data;   /* marks `in` as borrowed */
+    int rc = start_decoder(s, err);
+    if (rc != TS_OK) ts__src_close(s);
+    return rc;
+}
+
+static long read_gzip(ts_src *s, char *dst, size_t cap, ts_error *err)
+{
+    z_stream *z = s->dec;
+    size_t got = 0;
+    while (got < cap && !s->done) {
+        if (s->in_off == s->in_n) {
+            if (s->in_eof) {
+                return ts__error(err, TS_EPARSE, "%s: byte %llu: gzip stream cut short", s->name,
+                                 (unsigned long long)s->in_total);
+            }
+            int rc = fill_in(s, err);
+            if (rc) return rc;
+            continue;
+        }
+        z->next_in = s->in + s->in_off;
+        z->avail_in = (uInt)(s->in_n - s->in_off);
+        z->next_out = (Bytef *)dst + got;
+        z->avail_out = (uInt)(cap - got > UINT32_MAX ? UINT32_MAX : cap - got);
+        int zr = inflate(z, Z_NO_FLUSH);
+        size_t used = (s->in_n - s->in_off) - z->avail_in;
+        got = (size_t)((char *)z->next_out - dst);
+        s->in_off += used;
+        if (zr == Z_STREAM_END) {
+            /* Another gzip member may follow (concatenated .gz files). */
+            if (s->in_off == s->in_n && !s->in_eof) { int rc = fill_in(s, err); if (rc) return rc; }
+            if (s->in_off == s->in_n && s->in_eof) s->done = true;
+            else inflateReset(z);
+        } else if (zr != Z_OK && zr != Z_BUF_ERROR) {
+            uint64_t at = s->in_total - (s->in_n - s->in_off);
+            return ts__error(err, TS_EPARSE, "%s: byte %llu: corrupt gzip data (%s)", s->name,
+                             (unsigned long long)at, z->msg ? z->msg : "inflate failed");
+        }
+    }
+    return (long)got;
+}
+
+static long read_zstd(ts_src *s, char *dst, size_t cap, ts_error *err)
+{
+    size_t got = 0;
+    while (got < cap && !s->done) {
+        if (s->in_off == s->in_n) {
+            if (s->in_eof) {
+                if (s->frame_end) { s->done = true; break; }
+                return ts__error(err, TS_EPARSE, "%s: byte %llu: zstd stream cut short", s->name,
+                                 (unsigned long long)s->in_total);
+            }
+            int rc = fill_in(s, err);
+            if (rc) return rc;
+            continue;
+        }
+        ZSTD_inBuffer in = {s->in, s->in_n, s->in_off};
+        ZSTD_outBuffer out = {dst, cap, got};
+        size_t zr = ZSTD_decompressStream(s->dec, &out, &in);
+        s->in_off = in.pos;
+        got = out.pos;
+        if (ZSTD_isError(zr)) {
+            uint64_t at = s->in_total - (s->in_n - s->in_off);
+            return ts__error(err, TS_EPARSE, "%s: byte %llu: corrupt zstd data (%s)", s->name,
+                             (unsigned long long)at, ZSTD_getErrorName(zr));
+        }
+        /* zr == 0: a frame ended; the stream may end here or hold another frame. */
+        s->frame_end = zr == 0;
+        if (zr == 0 && s->in_off == s->in_n && s->in_eof) s->done = true;
+    }
+    return (long)got;
+}
+
+long ts__src_read(ts_src *s, char *dst, size_t cap, ts_error *err)
+{
+    if (s->done || cap == 0) return 0;
+    switch (s->kind) {
+    case TS_SRC_MEM: {
+        size_t k = s->mem_n - s->mem_off < cap ? s->mem_n - s->mem_off : cap;
+        memcpy(dst, s->mem + s->mem_off, k);
+        s->mem_off += k;
+        if (s->mem_off == s->mem_n) s->done = true;
+        return (long)k;
+    }
+    case TS_SRC_PLAIN: {
+        size_t got = 0;
+        if (s->in_off < s->in_n) {   /* bytes read while sniffing */
+            size_t k = s->in_n - s->in_off < cap ? s->in_n - s->in_off : cap;
+            memcpy(dst, s->in + s->in_off, k);
+            s->in_off += k;
+            got = k;
+        }
+        while (got < cap) {
+            ssize_t k = read(s->fd, dst + got, cap - got);
+            if (k < 0 && errno == EINTR) continue;
+            if (k < 0) return ts__error(err, TS_EIO, "%s: byte %llu: read failed: %s", s->name,
+                                        (unsigned long long)s->in_total, strerror(errno));
+            if (k == 0) { s->done = true; break; }
+            got += (size_t)k;
+            s->in_total += (uint64_t)k;
+        }
+        return (long)got;
+    }
+    case TS_SRC_GZIP: return read_gzip(s, dst, cap, err);
+    case TS_SRC_ZSTD: return read_zstd(s, dst, cap, err);
+    }
+    return 0;
+}
+
+void ts__src_close(ts_src *s)
+{
+    if (s->dec && s->kind == TS_SRC_GZIP) {
+        inflateEnd(s->dec);
+        ts__free(s->dec, sizeof(z_stream));
+    } else if (s->dec && s->kind == TS_SRC_ZSTD) {
+        ZSTD_freeDStream(s->dec);
+    }
+    s->dec = NULL;
+    if (s->in && (const void *)s->in != (const void *)s->mem) ts__free(s->in, s->in_cap);
+    s->in = NULL;
+    if (s->fd >= 0) close(s->fd);
+    s->fd = -1;
+}

@@ -131,7 +131,7 @@ typedef struct ts_stream_breakdown {
     int64_t  host_wait_ns;    /* gaps where the launching runtime call began after the previous op ended */
     int64_t  kernel_wait_ns;  /* other gaps shorter than consecutive_kernel_delay */
     int64_t  other_wait_ns;   /* the remaining gaps */
-    uint64_t queue_points;    /* queue-length time-series points */
+    uint64_t queue_points;    /* queue-length time-series points (launches and op ends) */
     double   queue_mean;      /* mean over points (pandas describe) */
     int64_t  queue_max;
 } ts_stream_breakdown;

@@ -47,6 +47,10 @@ TS_API void ts_report_truncate(const char *s, int max_width, char *out, size_t o
 /* Number of UTF-8 code points in s (bytes 10xxxxxx are not counted). */
 TS_API int ts_report_width(const char *s);
 
+/* A duration in at most 6 columns with its unit: "850ns", "12.3us", "845us",
+ * "1.25ms"... up to seconds. Writes into out (>= 16 bytes) and returns it. */
+TS_API char *ts_report_duration(double ns, char *out, size_t out_size);
+
 /* Write one CSV field (RFC 4180): quoted when it holds a comma, quote, CR or
  * LF, with quotes doubled. */
 TS_API void ts_csv_field(FILE *f, const char *s);

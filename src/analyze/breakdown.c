@@ -23,10 +23,14 @@
  *                is host wait when its launching runtime call started after the
  *                previous op ended, else kernel wait when shorter than
  *                consecutive_kernel_delay, else other.
- *   queue        trace_counters.py _get_queue_length_time_series_for_rank: +1
- *                at each cudaLaunchKernel/cudaMemcpyAsync/cudaMemsetAsync that
- *                launched an op on the stream, -1 at each op's start; summary
- *                over the time-series points as pandas describe().
+ *   queue        after trace_counters.py _get_queue_length_time_series_for_rank,
+ *                summarised over the time-series points as pandas describe():
+ *                +1 when a runtime call launches an op on the stream, -1 when
+ *                that op finishes, so the length is the ops launched and not
+ *                yet finished. (HTA counts only cudaLaunchKernel/MemcpyAsync/
+ *                MemsetAsync launches but decrements at every op's start, so
+ *                its series drifts below zero on traces with
+ *                cudaLaunchKernelExC or NCCL launches.)
  *   launch       cuda_kernel_analysis.py cuda_kernel_launch_stats pairs runtime
  *                call and GPU op by correlation; here launch delay = op start -
  *                call start (HTA v0.2 writes ts_gpu - ts_cpu + dur_cpu), over
@@ -214,11 +218,6 @@ done:
 }
 
 /* ---- per stream: idle categories and queue length ---- */
-static bool is_queue_launch(const char *name)
-{
-    return !strcmp(name, "cudaLaunchKernel") || !strcmp(name, "cudaMemcpyAsync") || !strcmp(name, "cudaMemsetAsync");
-}
-
 typedef struct qev { int64_t ts_ns; int delta; } qev;
 
 static int cmp_qev(const void *a, const void *b)
@@ -235,10 +234,10 @@ static int queue_length(const ts_rank *r, const gpu_view *g, const uint32_t *ops
     if (!e) return TS_ENOMEM;
     uint32_t m = 0;
     for (uint32_t i = 0; i < n; i++) {
-        e[m++] = (qev){r->slices.ts_ns[ops[i]], -1};
         uint32_t l = launcher_of(r, g, ops[i]);
-        if (l != TS_NONE32 && is_queue_launch(ts__rank_str(r, r->slices.name[l])))
-            e[m++] = (qev){r->slices.ts_ns[l], +1};
+        if (l == TS_NONE32) continue;   /* never enqueued as far as the trace shows */
+        e[m++] = (qev){r->slices.ts_ns[l], +1};
+        e[m++] = (qev){ts__slice_end(r, ops[i]), -1};
     }
     qsort(e, m, sizeof *e, cmp_qev);
     int64_t q = 0, sum = 0;

@@ -8,6 +8,7 @@
 #include "core/core.h"
 #include "trainscope/report.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #define ELLIPSIS "\xe2\x80\xa6"   /* U+2026, one column wide */
@@ -133,6 +134,20 @@ int ts_table_write(const ts_table *t, FILE *f)
     }
     ts__free(w, (size_t)t->n_cols * sizeof *w);
     return ferror(f) ? TS_EIO : TS_OK;
+}
+
+char *ts_report_duration(double ns, char *out, size_t out_size)
+{
+    static const struct { double scale; const char *unit; } units[] = {
+        {1, "ns"}, {1e3, "us"}, {1e6, "ms"}, {1e9, "s"},
+    };
+    int u = 0;
+    double a = ns < 0 ? -ns : ns;
+    while (u < 3 && a >= 999.5 * units[u].scale) u++;
+    double v = ns / units[u].scale;
+    if (u == 0 || a / units[u].scale >= 99.95) snprintf(out, out_size, "%.0f%s", v, units[u].unit);
+    else snprintf(out, out_size, "%.*f%s", a / units[u].scale >= 9.995 ? 1 : 2, v, units[u].unit);
+    return out;
 }
 
 void ts_csv_field(FILE *f, const char *s)

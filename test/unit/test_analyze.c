@@ -269,7 +269,7 @@ TEST(breakdown_temporal_and_overlap_match_hand_computed)
  *   op2 50 -> [210,300)  gap 10, launched before op1 ended, < 30: kernel wait
  *   op3 350 -> [400,500) gap 100, launched after op2 ended: host wait
  *   op4 60 -> [600,700)  gap 100, launched early, >= 30: other
- * Queue: +1 at 10, 50, 60, 350; -1 at 100, 210, 400, 600 -> lengths
+ * Queue: +1 at launches 10, 50, 60, 350; -1 at op ends 200, 300, 500, 700 -> lengths
  * 1,2,3,2,1,2,1,0: 8 points, mean 1.5, max 3. Launch delays 90, 160, 50, 540:
  * median 125, mean 210, max 540. */
 TEST(breakdown_idle_categories_queue_and_launch_delay_per_stream)

@@ -104,3 +104,15 @@ TEST(json_writer_places_commas_and_escapes)
                                     "\"name\":\"a\\\"b\\n\",\"pct\":null,\"neg\":-1.500}");
     ts__buf_free(&b);
 }
+
+TEST(durations_fit_six_columns_with_a_unit)
+{
+    char b[16];
+    CHECK_EQ_STR(ts_report_duration(850, b, sizeof b), "850ns");
+    CHECK_EQ_STR(ts_report_duration(1234, b, sizeof b), "1.23us");
+    CHECK_EQ_STR(ts_report_duration(12345, b, sizeof b), "12.3us");
+    CHECK_EQ_STR(ts_report_duration(845000, b, sizeof b), "845us");
+    CHECK_EQ_STR(ts_report_duration(999999, b, sizeof b), "1.00ms");
+    CHECK_EQ_STR(ts_report_duration(2.5e9, b, sizeof b), "2.50s");
+    CHECK_EQ_STR(ts_report_duration(1234e9, b, sizeof b), "1234s");
+}

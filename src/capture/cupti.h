@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <cupti.h>
 
+#include "trainscope/trace.h"
+
 /* CUPTI's clock -> host clock, a line through two (cupti, host) samples:
  * host = host0 + (cupti - cupti0) * rate. One sample gives rate 1 (offset
  * only); the second, taken at flush, corrects drift between the clocks. */
@@ -110,5 +112,30 @@ const char *ts__cupti_memory_kind_name(uint8_t kind);
 
 /* Whether an API call of that name queues GPU work (so it starts an ac2g flow). */
 int ts__cupti_api_launches(const char *name);
+
+/* Walk the valid bytes of a completed activity buffer with CUPTI's record
+ * walker, converting each record and handing produced events to fn.
+ * Returns the number of events produced. */
+typedef void (*ts__gpu_event_fn)(void *ud, const ts__gpu_event *e);
+uint64_t ts__cupti_process_buffer(ts__cupti_conv *c, uint8_t *buf, size_t valid_bytes,
+                                  ts__gpu_event_fn fn, void *ud);
+
+/* Event -> host tracing API event (pure), args in Kineto's names, most
+ * useful first so a smaller TS_TRACE_MAX_ARGS drops the least. args must
+ * hold TS_CUPTI_MAX_ARGS entries and strs TS_CUPTI_MAX_ARGS strings of
+ * TS_CUPTI_STR_BYTES; both must outlive the emit. No stream (a context-wide
+ * sync) goes on tid 0 of the device, since the host API reads a negative tid
+ * as "the calling thread"; its "stream" arg stays -1. */
+#define TS_CUPTI_MAX_ARGS 10
+#define TS_CUPTI_STR_BYTES 40
+void ts__cupti_to_event(const ts__gpu_event *e, ts_trace_arg *args, char (*strs)[TS_CUPTI_STR_BYTES],
+                        ts_trace_event *ev);
+
+/* Exported by libtrainscope-cuda.so (cupti.c). InitializeInjection is the
+ * entry the CUDA driver calls for CUDA_INJECTION64_PATH; the push/pop pair
+ * makes GPU work launched in between carry "External id" = id. */
+TS_API int  InitializeInjection(void);
+TS_API void ts_cuda_external_push(uint64_t id);
+TS_API void ts_cuda_external_pop(void);
 
 #endif

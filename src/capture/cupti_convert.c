@@ -341,3 +341,109 @@ int ts__cupti_convert(ts__cupti_conv *c, const CUpti_Activity *rec, ts__gpu_even
         return 0;
     }
 }
+
+/* ---- buffers and host API events ---- */
+
+uint64_t ts__cupti_process_buffer(ts__cupti_conv *c, uint8_t *buf, size_t valid_bytes,
+                                  ts__gpu_event_fn fn, void *ud)
+{
+    CUpti_Activity *rec = NULL;
+    ts__gpu_event e;
+    uint64_t n = 0;
+    if (buf == NULL || valid_bytes == 0)
+        return 0;
+    while (cuptiActivityGetNextRecord(buf, valid_bytes, &rec) == CUPTI_SUCCESS) {
+        if (ts__cupti_convert(c, rec, &e) == 1) {
+            fn(ud, &e);
+            n++;
+        }
+    }
+    return n;
+}
+
+typedef struct arg_list {
+    ts_trace_arg *args;
+    char (*strs)[TS_CUPTI_STR_BYTES];
+    uint32_t n, n_strs;
+} arg_list;
+
+static void put_num(arg_list *l, const char *key, int64_t v)
+{
+    if (l->n < TS_CUPTI_MAX_ARGS)
+        l->args[l->n++] = (ts_trace_arg){key, NULL, v};
+}
+
+static void put_str(arg_list *l, const char *key, const char *v)
+{
+    if (l->n < TS_CUPTI_MAX_ARGS)
+        l->args[l->n++] = (ts_trace_arg){key, v, 0};
+}
+
+static void put_dim3(arg_list *l, const char *key, const int32_t d[3])
+{
+    if (l->n_strs >= TS_CUPTI_MAX_ARGS)
+        return;
+    char *s = l->strs[l->n_strs++];
+    snprintf(s, TS_CUPTI_STR_BYTES, "[%d, %d, %d]", (int)d[0], (int)d[1], (int)d[2]);
+    put_str(l, key, s);
+}
+
+static void put_ids(arg_list *l, const ts__gpu_event *e)
+{
+    if (e->correlation >= 0)
+        put_num(l, "correlation", e->correlation);
+    if (e->external_id >= 0)
+        put_num(l, "External id", e->external_id);
+}
+
+void ts__cupti_to_event(const ts__gpu_event *e, ts_trace_arg *args, char (*strs)[TS_CUPTI_STR_BYTES],
+                        ts_trace_event *ev)
+{
+    arg_list l = {args, strs, 0, 0};
+    memset(ev, 0, sizeof *ev);
+    ev->size = sizeof *ev;
+    ev->phase = e->phase;
+    ev->cat = e->cat;
+    ev->name = e->name;
+    ev->ts_ns = e->ts_ns;
+    ev->dur_ns = e->dur_ns;
+    ev->pid = e->pid;
+    ev->tid = e->tid >= 0 ? e->tid : 0;
+    if (e->flow && e->correlation > 0) {
+        ev->flow_id = (uint64_t)e->correlation;
+        ev->flow_phase = e->flow;
+    }
+    put_ids(&l, e);
+    switch (e->type) {
+    case TS_GPU_EV_RUNTIME:
+    case TS_GPU_EV_DRIVER:
+        put_num(&l, "cbid", e->cbid);
+        break;
+    case TS_GPU_EV_SYNC:
+        put_str(&l, "cuda_sync_kind", e->name);
+        if (e->wait_event_id >= 0)
+            put_num(&l, "wait_on_cuda_event_id", e->wait_event_id);
+        /* syncs carry device and stream like GPU work */
+        __attribute__((fallthrough));
+    case TS_GPU_EV_KERNEL:
+    case TS_GPU_EV_MEMCPY:
+    case TS_GPU_EV_MEMSET:
+        put_num(&l, "device", e->device);
+        put_num(&l, "stream", e->stream);
+        break;
+    default:
+        break;
+    }
+    if (e->type == TS_GPU_EV_KERNEL) {
+        put_dim3(&l, "grid", e->grid);
+        put_dim3(&l, "block", e->block);
+        put_num(&l, "registers per thread", e->registers);
+        put_num(&l, "shared memory", e->shared_bytes);
+    } else if (e->type == TS_GPU_EV_MEMCPY || e->type == TS_GPU_EV_MEMSET) {
+        put_num(&l, "bytes", (int64_t)e->bytes);
+    }
+    if (e->context >= 0)
+        put_num(&l, "context", e->context);
+    ev->args = args;
+    ev->n_args = l.n;
+}

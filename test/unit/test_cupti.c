@@ -8,6 +8,7 @@
 
 #ifdef TS_HAVE_CUPTI
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "capture/cupti.h"
 
@@ -282,5 +283,134 @@ TEST(cupti_unconverted_kinds_are_counted_not_emitted)
     CHECK_EQ_INT(ts__cupti_convert(c, (const CUpti_Activity *)&a, &e), 0);
     CHECK_EQ_INT(c->n_unknown, 1);
     free(c);
+}
+static const ts_trace_arg *find_arg(const ts_trace_event *ev, const char *key)
+{
+    for (uint32_t i = 0; i < ev->n_args; i++)
+        if (strcmp(ev->args[i].key, key) == 0)
+            return &ev->args[i];
+    return NULL;
+}
+
+TEST(cupti_kernel_event_carries_kineto_args_and_ac2g_flow_end)
+{
+    ts__cupti_conv *c = new_conv();
+    CHECK(c);
+    CUpti_ActivityKernel10 k = kernel_rec(27);
+    ts__gpu_event e;
+    CHECK_EQ_INT(ts__cupti_convert(c, (const CUpti_Activity *)&k, &e), 1);
+    ts_trace_arg args[TS_CUPTI_MAX_ARGS];
+    char strs[TS_CUPTI_MAX_ARGS][TS_CUPTI_STR_BYTES];
+    ts_trace_event ev;
+    ts__cupti_to_event(&e, args, strs, &ev);
+    CHECK_EQ_INT(ev.phase, 'X');
+    CHECK_EQ_STR(ev.cat, "kernel");
+    CHECK_EQ_INT(ev.pid, 1);
+    CHECK_EQ_INT(ev.tid, 20);
+    CHECK_EQ_INT(ev.flow_id, 27);
+    CHECK_EQ_INT(ev.flow_phase, 'f');
+    CHECK(ev.flow_cat == NULL);   /* the host API's default, "ac2g" */
+    const ts_trace_arg *a = find_arg(&ev, "correlation");
+    CHECK(a && !a->str && a->num == 27);
+    a = find_arg(&ev, "grid");
+    CHECK(a && a->str);
+    CHECK_EQ_STR(a->str, "[8, 16, 5]");
+    a = find_arg(&ev, "stream");
+    CHECK(a && a->num == 20);
+    a = find_arg(&ev, "shared memory");
+    CHECK(a && a->num == 12800);
+    /* What the host API keeps (TS_TRACE_MAX_ARGS) starts with the ids. */
+    CHECK(TS_TRACE_MAX_ARGS >= 2);
+    CHECK_EQ_STR(ev.args[0].key, "correlation");
+    free(c);
+}
+
+TEST(cupti_context_sync_goes_on_stream_zero_keeping_stream_arg_minus_one)
+{
+    ts__gpu_event e;
+    memset(&e, 0, sizeof e);
+    e.type = TS_GPU_EV_SYNC, e.phase = 'X', e.name = "Context Sync", e.cat = "cuda_sync";
+    e.pid = e.device = 0, e.tid = e.stream = -1, e.correlation = 9, e.external_id = -1;
+    e.context = 1, e.wait_event_id = -1, e.cbid = -1;
+    ts_trace_arg args[TS_CUPTI_MAX_ARGS];
+    char strs[TS_CUPTI_MAX_ARGS][TS_CUPTI_STR_BYTES];
+    ts_trace_event ev;
+    ts__cupti_to_event(&e, args, strs, &ev);
+    CHECK_EQ_INT(ev.tid, 0);
+    CHECK_EQ_INT(ev.flow_id, 0);
+    const ts_trace_arg *a = find_arg(&ev, "stream");
+    CHECK(a && a->num == -1);
+    a = find_arg(&ev, "cuda_sync_kind");
+    CHECK(a && a->str);
+    CHECK_EQ_STR(a->str, "Context Sync");
+}
+
+typedef struct seen { int n; int64_t corr[8]; char cat[8][16]; } seen;
+static void keep_event(void *ud, const ts__gpu_event *e)
+{
+    seen *s = ud;
+    if (s->n < 8) {
+        s->corr[s->n] = e->correlation;
+        snprintf(s->cat[s->n], sizeof s->cat[0], "%s", e->cat);
+    }
+    s->n++;
+}
+
+/* A completed buffer as CUPTI hands it over: records back to back, each
+ * padded to 8 bytes, walked by CUPTI's own cuptiActivityGetNextRecord. */
+TEST(cupti_completed_buffer_is_walked_record_by_record)
+{
+    ts__cupti_conv *c = new_conv();
+    CHECK(c);
+    uint8_t *buf = aligned_alloc(8, 4096);
+    CHECK(buf);
+    memset(buf, 0, 4096);
+    size_t off = 0;
+    CUpti_ActivityExternalCorrelation x;
+    memset(&x, 0, sizeof x);
+    x.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, x.externalId = 77, x.correlationId = 5;
+    memcpy(buf + off, &x, sizeof x), off += (sizeof x + 7) & ~(size_t)7;
+    CUpti_ActivityAPI a;
+    memset(&a, 0, sizeof a);
+    a.kind = CUPTI_ACTIVITY_KIND_RUNTIME, a.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
+    a.start = 1000010, a.end = 1000020, a.correlationId = 5;
+    memcpy(buf + off, &a, sizeof a), off += (sizeof a + 7) & ~(size_t)7;
+    CUpti_ActivityKernel10 k = kernel_rec(5);
+    memcpy(buf + off, &k, sizeof k), off += (sizeof k + 7) & ~(size_t)7;
+    seen s;
+    memset(&s, 0, sizeof s);
+    CHECK_EQ_INT(ts__cupti_process_buffer(c, buf, off, keep_event, &s), 2);
+    CHECK_EQ_INT(s.n, 2);
+    CHECK_EQ_STR(s.cat[0], "cuda_runtime");
+    CHECK_EQ_STR(s.cat[1], "kernel");
+    CHECK_EQ_INT(s.corr[1], 5);
+    CHECK_EQ_INT(ts__cupti_process_buffer(c, buf, 0, keep_event, &s), 0);
+    free(buf);
+    free(c);
+}
+
+/* No GPU driver here: the collector must leave the program alone and say in
+ * the trace that it could not attach. */
+TEST(cupti_collector_without_driver_says_so_in_trace_and_keeps_exit_code)
+{
+    char bin[1024];
+    snprintf(bin, sizeof bin, "%s", ts_test_cli());
+    char *slash = strrchr(bin, '/');
+    CHECK(slash);
+    *slash = '\0';
+    char dir[] = "/tmp/ts_cupti_XXXXXX";
+    CHECK(mkdtemp(dir));
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "TRAINSCOPE_DIR=%s LD_PRELOAD=\"%s/libtrainscope-preload.so %s/libtrainscope-cuda.so\" "
+             "sh -c 'echo out; exit 3'", dir, bin, bin);
+    char *out = NULL;
+    CHECK_EQ_INT(ts_test_run(cmd, &out), 3);
+    CHECK(out && strcmp(out, "out\n") == 0);
+    free(out);
+    snprintf(cmd, sizeof cmd, "cat %s/*.json; rm -rf %s", dir, dir);
+    CHECK_EQ_INT(ts_test_run(cmd, &out), 0);
+    CHECK(out && strstr(out, "cuda collector could not attach"));
+    free(out);
 }
 #endif

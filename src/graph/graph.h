@@ -150,6 +150,8 @@ struct ts_graph {
     uint32_t *out_first;        /* n_nodes + 1: out-edges of n are edges [out_first[n], out_first[n+1]) */
     uint32_t *in_first;         /* n_nodes + 1 */
     uint32_t *in_edge;          /* edge rows sorted by dst: in-edges of n are in_edge[in_first[n] ..) */
+    uint32_t *topo;             /* 2 * n_nodes points in topological order; point 2n = start of
+                                   node n, 2n+1 = its end (start -> end is implicit) */
 
     ts_coll  *colls;
     uint32_t  n_colls, cap_colls;

@@ -1,0 +1,39 @@
+/* build.h - the steps that build a ts_graph, shared by the files of graph/.
+ *
+ * Order (ts_graph_create): ts__graph_local() for every rank (nodes, lanes and
+ * local edges, times on the rank's clock) -> ts__graph_match() (collective
+ * instances) -> ts__graph_align() (per-rank offsets) -> ts__graph_barriers()
+ * (cross-rank nodes and edges) -> ts__graph_finish() (CSR indexes, gaps,
+ * self times, topological order). Edges carry no gap until finish.
+ * Not for readers of a graph: they need only graph.h.
+ */
+#ifndef TS_GRAPH_BUILD_H
+#define TS_GRAPH_BUILD_H
+
+#include "graph/graph.h"
+
+/* Per-rank scratch that the matching step reads after the local pass. */
+typedef struct ts_graph_members {
+    uint32_t *node;      /* collective member nodes of one rank, in time order */
+    uint32_t  n, cap;
+} ts_graph_members;
+
+ts_graph *ts__graph_alloc(const ts_trace *t, uint32_t n_ranks, const ts_graph_options *opt);
+uint32_t  ts__graph_add_lane(ts_graph *g, uint16_t rank, bool on_gpu, uint32_t track);
+uint32_t  ts__graph_add_node(ts_graph *g, uint16_t rank, ts_node_kind kind, uint32_t lane,
+                             uint32_t slice, int64_t start_ns, int64_t dur_ns);
+void      ts__graph_add_edge(ts_graph *g, uint32_t src, uint32_t dst, ts_edge_kind kind, uint8_t flags);
+
+/* Nodes and local edges of graph rank `ri`, whose slices live in model rank
+ * `model`; appends the rank's collective members to *members. */
+TS_NODISCARD int ts__graph_local(ts_graph *g, uint16_t ri, const ts_rank *model,
+                                 ts_graph_members *members, ts_error *err);
+/* Collective key of a member node: normalized name and process group (graph strings). */
+void ts__graph_coll_key(ts_graph *g, uint32_t node, uint32_t *name, uint32_t *pg, int64_t *seq,
+                        int64_t *bytes);
+TS_NODISCARD int ts__graph_match(ts_graph *g, ts_graph_members *members, ts_error *err);
+void ts__graph_align(ts_graph *g);
+void ts__graph_barriers(ts_graph *g);
+TS_NODISCARD int ts__graph_finish(ts_graph *g, ts_error *err);
+
+#endif

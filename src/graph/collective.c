@@ -1,0 +1,315 @@
+/* collective.c - the global part of the graph: collectives matched across
+ * ranks, per-rank clock offsets estimated from them, and barrier nodes that
+ * make every member of an instance finish after the last one arrived.
+ *
+ * Matching key: (process group, normalized collective name) plus the
+ * "seq" arg when the trace has one, else the ordinal of the op among this
+ * rank's ops of that key. Members of an instance are stored in rank order.
+ * Alignment: rank index 0 is the reference; every other rank's offset is the
+ * median of (reference end - its end) over shared instances, clamped into the
+ * window the causality constraints leave (no rank leaves an instance before
+ * the reference entered it, and the reverse). O(members log members).
+ */
+#include "graph/build.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <stdio.h>
+
+/* "ncclDevKernel_AllReduce_Sum_f32" / "ncclKernel_AllReduce_RING_LL_Sum_float"
+ * / "c10d::allreduce_" / "gloo:all_reduce" / "allreduce" -> "allreduce". */
+static uint32_t norm_name(ts_graph *g, const char *raw)
+{
+    char out[64];
+    size_t n = 0;
+    const char *p = raw;
+    bool kernel = !strncmp(p, "ncclKernel_", 11) || !strncmp(p, "ncclDevKernel_", 14);
+    if (kernel) p = strchr(p, '_') + 1;
+    else for (const char *q = raw; *q; q++) if (*q == ':') p = q + 1;
+    for (; *p && n + 1 < sizeof out; p++) {
+        if (kernel && (*p == '_' || *p == '(')) break;
+        if (*p == '_') continue;
+        if (*p == '(') break;
+        out[n++] = (char)tolower((unsigned char)*p);
+    }
+    return ts__str_intern(&g->strings, out, n);
+}
+
+static int64_t dtype_bytes(const char *dt)
+{
+    if (!dt) return 4;
+    if (!strcmp(dt, "Half") || !strcmp(dt, "BFloat16") || !strcmp(dt, "Short")) return 2;
+    if (!strcmp(dt, "Double") || !strcmp(dt, "Long") || !strcmp(dt, "ComplexFloat")) return 8;
+    if (!strcmp(dt, "Byte") || !strcmp(dt, "Char") || !strcmp(dt, "Bool")) return 1;
+    return 4;
+}
+
+void ts__graph_coll_key(ts_graph *g, uint32_t node, uint32_t *name, uint32_t *pg, int64_t *seq, int64_t *bytes)
+{
+    const ts_rank *r = ts__graph_rank(g, node);
+    uint32_t s = g->nodes.slice[node];
+    const char *cname = ts__slice_arg_str(r, s, "Collective name");
+    *name = norm_name(g, cname ? cname : ts__rank_str(r, r->slices.name[s]));
+    const char *pgs = ts__slice_arg_str(r, s, "Process Group Name");
+    if (!pgs) pgs = ts__slice_arg_str(r, s, "pg_name");
+    *pg = pgs ? ts__str_intern(&g->strings, pgs, strlen(pgs)) : 0;
+    if (!ts__slice_arg_i64(r, s, "seq", seq)) *seq = -1;
+    int64_t nel;
+    *bytes = ts__slice_arg_i64(r, s, "In msg nelems", &nel) ? nel * dtype_bytes(ts__slice_arg_str(r, s, "dtype")) : -1;
+}
+
+/* Traces of different jobs, or ranks missing from the job: checked before
+ * anything is matched. */
+static int check_job(ts_graph *g, ts_error *err)
+{
+    int32_t ws = -1;
+    uint32_t ws_rank = 0;
+    for (uint32_t r = 0; r < g->n_ranks; r++) {
+        const ts_rank *m = g->trace->ranks[g->rank_model[r]];
+        if (m->world_size <= 0) continue;
+        if (ws > 0 && m->world_size != ws)
+            return ts__error(err, TS_EFORMAT, "%s (rank %d) says world size %d but %s (rank %d) says %d: "
+                             "traces of different jobs", m->path ? m->path : "?", m->rank, m->world_size,
+                             g->trace->ranks[ws_rank]->path ? g->trace->ranks[ws_rank]->path : "?",
+                             g->trace->ranks[ws_rank]->rank, ws);
+        ws = m->world_size;
+        ws_rank = g->rank_model[r];
+    }
+    if (ws > 0 && (uint32_t)ws > g->n_ranks && g->n_ranks > 1)
+        ts__graph_warn(g, "the job has %d ranks but %u traces were given; collectives are matched among "
+                       "the given ranks only", ws, g->n_ranks);
+    return TS_OK;
+}
+
+typedef struct pair { uint32_t coll, node; } pair;
+
+static uint32_t new_coll(ts_graph *g, uint32_t node)
+{
+    if (ts__grow((void **)&g->colls, &g->cap_colls, sizeof *g->colls, g->n_colls + 1)) {
+        g->oom = true;
+        return TS_NONE32;
+    }
+    ts_coll *c = &g->colls[g->n_colls];
+    memset(c, 0, sizeof *c);
+    ts__graph_coll_key(g, node, &c->name, &c->pg, &c->seq, &c->bytes);
+    c->barrier = TS_NONE32;
+    return g->n_colls++;
+}
+
+/* Group (coll, node) pairs by coll into coll_members (stable: rank order). */
+static int group_members(ts_graph *g, const pair *pairs, uint32_t n_pairs)
+{
+    if (ts__grow((void **)&g->coll_members, &g->cap_coll_members, sizeof *g->coll_members, n_pairs + 1))
+        return TS_ENOMEM;
+    for (uint32_t c = 0; c < g->n_colls; c++) g->colls[c].n_members = 0;
+    for (uint32_t i = 0; i < n_pairs; i++) g->colls[pairs[i].coll].n_members++;
+    uint32_t off = 0;
+    for (uint32_t c = 0; c < g->n_colls; c++) {
+        g->colls[c].first_member = off;
+        off += g->colls[c].n_members;
+        g->colls[c].n_members = 0;
+    }
+    for (uint32_t i = 0; i < n_pairs; i++) {
+        ts_coll *c = &g->colls[pairs[i].coll];
+        g->coll_members[c->first_member + c->n_members++] = pairs[i].node;
+        g->nodes.coll[pairs[i].node] = pairs[i].coll;
+    }
+    g->n_coll_members = n_pairs;
+    return TS_OK;
+}
+
+/* Warn about instances that some ranks never reached (a rank missing, a run
+ * cut off, or ops that do not correspond). */
+static void warn_unmatched(ts_graph *g)
+{
+    uint32_t max_members = 0, n_short = 0;
+    for (uint32_t c = 0; c < g->n_colls; c++)
+        if (g->colls[c].n_members > max_members) max_members = g->colls[c].n_members;
+    for (uint32_t c = 0; c < g->n_colls; c++) {
+        const ts_coll *co = &g->colls[c];
+        if (co->n_members == max_members) continue;
+        if (n_short++ >= 3) continue;
+        uint32_t node = g->coll_members[co->first_member];
+        ts__graph_warn(g, "collective '%s' (group '%s', %s %lld) reached by %u of %u ranks; first seen on rank %d "
+                       "as '%s' at %lld ns: it is not synchronized across ranks",
+                       ts__str(&g->strings, co->name), ts__str(&g->strings, co->pg),
+                       co->seq >= 0 ? "seq" : "instance", (long long)co->seq,
+                       co->n_members, max_members, g->rank_number[g->nodes.rank[node]],
+                       ts__graph_node_name(g, node), (long long)g->nodes.start_ns[node]);
+    }
+    if (n_short > 3) ts__graph_warn(g, "%u collective instances in all are not reached by every rank", n_short);
+}
+
+int ts__graph_match(ts_graph *g, ts_graph_members *members, ts_error *err)
+{
+    int rc = check_job(g, err);
+    if (rc) return rc;
+    uint32_t total = 0;
+    for (uint32_t r = 0; r < g->n_ranks; r++) total += members[r].n;
+    pair *pairs = ts__malloc((size_t)total * sizeof *pairs + 1);
+    ts_map64 inst, count;
+    ts__map64_init(&inst);
+    ts__map64_init(&count);
+    uint32_t n_pairs = 0;
+    if (!pairs) rc = TS_ENOMEM;
+    for (uint32_t r = 0; rc == TS_OK && r < g->n_ranks; r++) {
+        ts__map64_free(&count);
+        ts__map64_init(&count);
+        if (members[r].n == 0 && total > 0 && g->n_ranks > 1)
+            ts__graph_warn(g, "rank %d has no collectives; its clock cannot be aligned", g->rank_number[r]);
+        for (uint32_t i = 0; rc == TS_OK && i < members[r].n; i++) {
+            uint32_t node = members[r].node[i], name, pg;
+            int64_t seq, bytes;
+            ts__graph_coll_key(g, node, &name, &pg, &seq, &bytes);
+            uint64_t key_id = (uint64_t)name << 32 | pg, ord = 0;
+            if (seq < 0) {
+                (void)ts__map64_get(&count, key_id, &ord);
+                if (ts__map64_put(&count, key_id, ord + 1)) { rc = TS_ENOMEM; break; }
+            } else {
+                ord = (uint64_t)seq;
+            }
+            uint64_t key = ts__hash_u64(key_id) ^ (ord * 0x9e3779b97f4a7c15ULL), c;
+            if (key == UINT64_MAX) key--;
+            if (!ts__map64_get(&inst, key, &c)) {
+                c = new_coll(g, node);
+                if (c == TS_NONE32 || ts__map64_put(&inst, key, c)) { rc = TS_ENOMEM; break; }
+            }
+            pairs[n_pairs++] = (pair){(uint32_t)c, node};
+        }
+    }
+    if (rc == TS_OK) rc = group_members(g, pairs, n_pairs);
+    if (rc == TS_OK) warn_unmatched(g);
+    ts__free(pairs, (size_t)total * sizeof *pairs + 1);
+    ts__map64_free(&inst);
+    ts__map64_free(&count);
+    if (rc == TS_OK && g->oom) rc = TS_ENOMEM;
+    return rc ? ts__error(err, rc, "out of memory matching collectives") : TS_OK;
+}
+
+/* ---- clock alignment ---- */
+
+static int64_t median_i64(int64_t *v, uint32_t n)
+{
+    if (n == 0) return 0;
+    qsort(v, n, sizeof *v, ts__cmp_i64);
+    return n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
+}
+
+static inline int64_t n_end(const ts_graph *g, uint32_t n) { return g->nodes.start_ns[n] + g->nodes.dur_ns[n]; }
+
+/* Offsets of every rank against rank index 0 from instances both reached. */
+static void estimate_offsets(ts_graph *g, int64_t *buf, uint32_t *off)
+{
+    uint32_t *fill = ts__calloc(g->n_ranks + 1, sizeof *fill);
+    int64_t *lo = ts__malloc((g->n_ranks + 1) * sizeof *lo), *hi = ts__malloc((g->n_ranks + 1) * sizeof *hi);
+    if (!fill || !lo || !hi) { g->oom = true; goto out; }
+    for (uint32_t r = 0; r < g->n_ranks; r++) { lo[r] = INT64_MIN; hi[r] = INT64_MAX; }
+    for (uint32_t c = 0; c < g->n_colls; c++) {
+        const ts_coll *co = &g->colls[c];
+        uint32_t ref = g->coll_members[co->first_member];
+        if (co->n_members < 2 || g->nodes.rank[ref] != 0) continue;
+        for (uint32_t k = 1; k < co->n_members; k++) {
+            uint32_t m = g->coll_members[co->first_member + k];
+            uint16_t r = g->nodes.rank[m];
+            buf[off[r] + fill[r]++] = n_end(g, ref) - n_end(g, m);
+            int64_t l = g->nodes.start_ns[ref] - n_end(g, m), h = n_end(g, ref) - g->nodes.start_ns[m];
+            if (l > lo[r]) lo[r] = l;
+            if (h < hi[r]) hi[r] = h;
+        }
+    }
+    for (uint32_t r = 1; r < g->n_ranks; r++) {
+        g->align[r].n_matched = fill[r];
+        if (fill[r] == 0) {
+            if (g->n_colls) ts__graph_warn(g, "rank %d shares no collective with rank %d; its clock is left as is",
+                                           g->rank_number[r], g->rank_number[0]);
+            continue;
+        }
+        int64_t o = median_i64(buf + off[r], fill[r]);
+        if (lo[r] <= hi[r]) o = o < lo[r] ? lo[r] : o > hi[r] ? hi[r] : o;
+        g->align[r].offset_ns = o;
+    }
+    g->align[0].n_matched = g->n_ranks > 1 ? fill[1] : 0;
+out:
+    ts__free(fill, (g->n_ranks + 1) * sizeof *fill);
+    ts__free(lo, (g->n_ranks + 1) * sizeof *lo);
+    ts__free(hi, (g->n_ranks + 1) * sizeof *hi);
+}
+
+/* Residuals: each member's aligned end against the instance's median end. */
+static void residuals(ts_graph *g, int64_t *buf, uint32_t *off)
+{
+    uint32_t *fill = ts__calloc(g->n_ranks + 1, sizeof *fill);
+    int64_t ends[64];
+    if (!fill) { g->oom = true; return; }
+    for (uint32_t c = 0; c < g->n_colls; c++) {
+        const ts_coll *co = &g->colls[c];
+        if (co->n_members < 2) continue;
+        int64_t last_in = INT64_MIN, mid;
+        uint32_t ne = 0;
+        for (uint32_t k = 0; k < co->n_members; k++) {
+            uint32_t m = g->coll_members[co->first_member + k];
+            int64_t s = ts__graph_start(g, m);
+            if (s > last_in) last_in = s;
+            if (ne < 64) ends[ne++] = ts__graph_end(g, m);   /* median of a sample bounds the cost */
+        }
+        mid = median_i64(ends, ne);
+        for (uint32_t k = 0; k < co->n_members; k++) {
+            uint32_t m = g->coll_members[co->first_member + k];
+            uint16_t r = g->nodes.rank[m];
+            int64_t d = ts__graph_end(g, m) - mid;
+            buf[off[r] + fill[r]++] = d < 0 ? -d : d;
+            if (ts__graph_end(g, m) < last_in) g->align[r].n_violations++;
+        }
+    }
+    for (uint32_t r = 0; r < g->n_ranks; r++) {
+        if (!fill[r]) continue;
+        g->align[r].resid_med_ns = median_i64(buf + off[r], fill[r]);
+        g->align[r].resid_max_ns = buf[off[r] + fill[r] - 1];   /* sorted by the median */
+        if (g->align[r].n_violations)
+            ts__graph_warn(g, "rank %d: after alignment it leaves %u collectives before the last rank entered "
+                           "(clock drift or unmatched collectives)", g->rank_number[r], g->align[r].n_violations);
+    }
+    ts__free(fill, (g->n_ranks + 1) * sizeof *fill);
+}
+
+void ts__graph_align(ts_graph *g)
+{
+    uint32_t *off = ts__calloc(g->n_ranks + 1, sizeof *off);
+    int64_t *buf = ts__malloc((size_t)g->n_coll_members * sizeof *buf + 8);
+    if (!off || !buf) { g->oom = true; goto out; }
+    for (uint32_t i = 0; i < g->n_coll_members; i++) off[g->nodes.rank[g->coll_members[i]] + 1]++;
+    for (uint32_t r = 0; r < g->n_ranks; r++) off[r + 1] += off[r];
+    estimate_offsets(g, buf, off);
+    residuals(g, buf, off);
+out:
+    ts__free(off, (g->n_ranks + 1) * sizeof *off);
+    ts__free(buf, (size_t)g->n_coll_members * sizeof *buf + 8);
+}
+
+void ts__graph_barriers(ts_graph *g)
+{
+    uint32_t lane = TS_NONE32;
+    for (uint32_t c = 0; c < g->n_colls; c++) {
+        ts_coll *co = &g->colls[c];
+        if (co->n_members < 2) continue;
+        if (lane == TS_NONE32 && (lane = ts__graph_add_lane(g, TS_GRAPH_NO_RANK, false, TS_NONE32)) == TS_NONE32)
+            return;
+        int64_t last = INT64_MIN, first = INT64_MAX;
+        for (uint32_t k = 0; k < co->n_members; k++) {
+            uint32_t m = g->coll_members[co->first_member + k];
+            int64_t s = ts__graph_start(g, m);
+            if (s > last) { last = s; co->last_rank = g->nodes.rank[m]; }
+            if (s < first) first = s;
+        }
+        co->wait_ns = last - first;
+        uint32_t b = ts__graph_add_node(g, TS_GRAPH_NO_RANK, TS_NODE_BARRIER, lane, TS_NONE32, last, 0);
+        if (b == TS_NONE32) return;
+        g->nodes.coll[b] = c;
+        co->barrier = b;
+        for (uint32_t k = 0; k < co->n_members; k++) {
+            uint32_t m = g->coll_members[co->first_member + k];
+            ts__graph_add_edge(g, m, b, TS_EDGE_COLL_ENTER, 0);
+            ts__graph_add_edge(g, b, m, TS_EDGE_COLL_EXIT, TS_EDGE_FROM_END | TS_EDGE_TO_END);
+        }
+    }
+}

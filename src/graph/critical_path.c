@@ -1,0 +1,271 @@
+/* critical_path.c - the longest dependency path of one iteration through the
+ * global graph, and where its time went.
+ *
+ * Longest path by dynamic programming over the graph's topological order of
+ * points: t(p) = max over in-arcs (t(src point) + weight), weights being the
+ * edges' gaps and the nodes' self times; sources sit at their measured time.
+ * Because the gaps are dPRO's measured gaps, t(p) equals the measured time and
+ * the arg-max arc of every point is its binding dependency; following arg-max
+ * arcs back from the iteration's last end gives the path. O(points + edges).
+ *
+ * Attribution: a node's own execution goes to its kind's category, an edge's
+ * gap to the edge kind's category (launch latency, host gaps, transfer time).
+ * When the path crosses a collective from rank A to the straggler S, the part
+ * of the path between A's arrival and the barrier is time A spent waiting:
+ * it is charged to TS_CP_WAIT_RANK and to S in wait_on_rank_ns.
+ */
+#include "graph/critical_path.h"
+
+#include <stdlib.h>
+
+#define ARC_SELF   (UINT32_MAX - 1)   /* the node's own start -> end */
+#define ARC_SOURCE UINT32_MAX         /* no in-arc: the point sits at its measured time */
+
+const char *ts_cp_category_name(ts_cp_category c)
+{
+    static const char *const names[TS_CP_COUNT] = {
+        "compute", "communication", "memory", "launch", "cpu", "wait_on_rank",
+    };
+    return (unsigned)c < TS_CP_COUNT ? names[c] : "?";
+}
+
+static ts_cp_category node_category(ts_node_kind k)
+{
+    switch (k) {
+    case TS_NODE_KERNEL: return TS_CP_COMPUTE;
+    case TS_NODE_COMM_KERNEL: case TS_NODE_COMM_CPU: case TS_NODE_BARRIER: return TS_CP_COMMUNICATION;
+    case TS_NODE_MEMCPY: case TS_NODE_MEMSET: return TS_CP_MEMORY;
+    case TS_NODE_LAUNCH: return TS_CP_LAUNCH;
+    default: return TS_CP_CPU;
+    }
+}
+
+static ts_cp_category edge_category(ts_edge_kind k)
+{
+    switch (k) {
+    case TS_EDGE_LAUNCH: case TS_EDGE_STREAM: case TS_EDGE_STREAM_WAIT: return TS_CP_LAUNCH;
+    case TS_EDGE_COLL_ENTER: case TS_EDGE_COLL_EXIT: return TS_CP_COMMUNICATION;
+    default: return TS_CP_CPU;
+    }
+}
+
+static inline uint32_t edge_src_pt(const ts_graph *g, uint32_t e)
+{
+    return g->edges.src[e] * 2 + ((g->edges.flags[e] & TS_EDGE_FROM_END) ? 1 : 0);
+}
+
+/* Longest-path values and arg-max arcs of every point. */
+static void longest_paths(const ts_graph *g, int64_t *t, uint32_t *arc)
+{
+    uint32_t np = g->nodes.n * 2;
+    for (uint32_t i = 0; i < np; i++) {
+        uint32_t p = g->topo[i], n = p / 2;
+        bool to_end = p & 1;
+        int64_t best = INT64_MIN;
+        uint32_t best_arc = ARC_SOURCE;
+        if (to_end) { best = t[2 * n] + g->nodes.self_ns[n]; best_arc = ARC_SELF; }
+        for (uint32_t k = g->in_first[n]; k < g->in_first[n + 1]; k++) {
+            uint32_t e = g->in_edge[k];
+            if (((g->edges.flags[e] & TS_EDGE_TO_END) != 0) != to_end) continue;
+            int64_t v = t[edge_src_pt(g, e)] + g->edges.gap_ns[e];
+            if (v > best) { best = v; best_arc = e; }
+        }
+        if (best_arc == ARC_SOURCE) best = to_end ? ts__graph_end(g, n) : ts__graph_start(g, n);
+        t[p] = best;
+        arc[p] = best_arc;
+    }
+}
+
+/* Per graph rank, the iteration index holding step `step` (-1 = none). With
+ * step < 0, picks the last step that every rank with iterations has. */
+static int find_iteration(const ts_graph *g, int64_t *step, int32_t *idx, ts_error *err)
+{
+    bool any = false;
+    for (uint32_t r = 0; r < g->n_ranks; r++) any |= g->trace->ranks[g->rank_model[r]]->n_iterations > 0;
+    if (!any) {
+        if (*step >= 0) return ts__error(err, TS_EINVAL, "no iteration %lld: the trace has no ProfilerStep#N marks",
+                                         (long long)*step);
+        for (uint32_t r = 0; r < g->n_ranks; r++) idx[r] = -1;
+        return TS_OK;
+    }
+    if (*step < 0) {
+        int64_t best = INT64_MAX;
+        for (uint32_t r = 0; r < g->n_ranks; r++) {
+            const ts_rank *m = g->trace->ranks[g->rank_model[r]];
+            if (m->n_iterations && m->iterations[m->n_iterations - 1].step < best)
+                best = m->iterations[m->n_iterations - 1].step;
+        }
+        *step = best;
+    }
+    for (uint32_t r = 0; r < g->n_ranks; r++) {
+        const ts_rank *m = g->trace->ranks[g->rank_model[r]];
+        idx[r] = -1;
+        for (uint32_t i = 0; i < m->n_iterations; i++)
+            if (m->iterations[i].step == *step) idx[r] = (int32_t)i;
+        if (idx[r] < 0 && m->n_iterations)
+            return ts__error(err, TS_EINVAL, "rank %d (%s) has no iteration %lld (it has %lld..%lld)",
+                             g->rank_number[r], m->path ? m->path : "?", (long long)*step,
+                             (long long)m->iterations[0].step, (long long)m->iterations[m->n_iterations - 1].step);
+    }
+    return TS_OK;
+}
+
+static bool in_target(const ts_graph *g, const int32_t *idx, uint32_t n)
+{
+    uint16_t r = g->nodes.rank[n];
+    if (r == TS_GRAPH_NO_RANK) {   /* a barrier belongs to the iteration of its members */
+        const ts_coll *c = &g->colls[g->nodes.coll[n]];
+        uint32_t m = g->coll_members[c->first_member];
+        return in_target(g, idx, m);
+    }
+    return idx[r] < 0 || g->nodes.iteration[n] == idx[r];
+}
+
+typedef struct walk {
+    ts_critical_path *cp;
+    int64_t floor_ns;     /* waits: path time above it is another rank's wait, INT64_MAX = none */
+    uint16_t wait_rank;
+    uint32_t last_ranked;  /* the latest (in path order: earliest visited) node with a real rank */
+} walk;
+
+/* Charge [a, b) of category c, carving out the part above the wait floor. */
+static void charge(walk *w, int64_t a, int64_t b, ts_cp_category c)
+{
+    if (b <= a) { w->cp->cat_ns[c] += b - a; return; }
+    if (w->floor_ns < b) {
+        int64_t from = a > w->floor_ns ? a : w->floor_ns;
+        w->cp->cat_ns[TS_CP_WAIT_RANK] += b - from;
+        w->cp->wait_on_rank_ns[w->wait_rank] += b - from;
+        b = from;
+    }
+    if (b > a) w->cp->cat_ns[c] += b - a;
+    if (w->floor_ns >= a) w->floor_ns = INT64_MAX;   /* the wait is fully accounted for */
+}
+
+static int push_seg(ts_critical_path *cp, ts_cp_segment s)
+{
+    if (ts__grow((void **)&cp->segs, &cp->cap_segs, sizeof *cp->segs, cp->n_segs + 1)) return TS_ENOMEM;
+    cp->segs[cp->n_segs++] = s;
+    return TS_OK;
+}
+
+/* Follow arg-max arcs back from point p. */
+static int backtrack(ts_critical_path *cp, const int32_t *idx, const int64_t *t, const uint32_t *arc, uint32_t p)
+{
+    const ts_graph *g = cp->g;
+    walk w = {.cp = cp, .floor_ns = INT64_MAX, .last_ranked = TS_NONE32};
+    cp->end_ns = t[p];
+    for (;;) {
+        uint32_t a = arc[p], n = p / 2;
+        if (a == ARC_SOURCE) break;
+        uint32_t q = a == ARC_SELF ? 2 * n : edge_src_pt(g, a);
+        if (!in_target(g, idx, q / 2)) break;
+        ts_cp_category c = a == ARC_SELF ? node_category((ts_node_kind)g->nodes.kind[n])
+                                         : edge_category((ts_edge_kind)g->edges.kind[a]);
+        /* Crossing a collective backwards: from a member's end (rank A) through
+         * its barrier to the straggler's arrival (rank S). */
+        if (a != ARC_SELF && g->edges.kind[a] == TS_EDGE_COLL_ENTER && (p & 1) == 0) {
+            uint16_t s_rank = g->nodes.rank[q / 2];
+            uint32_t prev = w.last_ranked;
+            if (prev != TS_NONE32 && g->nodes.rank[prev] != s_rank) {
+                int64_t arrived = ts__graph_start(g, prev);
+                if (arrived < w.floor_ns) { w.floor_ns = arrived; w.wait_rank = s_rank; }
+            }
+        }
+        charge(&w, t[q], t[p], c);
+        if (g->nodes.rank[n] != TS_GRAPH_NO_RANK) w.last_ranked = n;
+        if (push_seg(cp, (ts_cp_segment){.node = n, .edge = a == ARC_SELF ? TS_NONE32 : a,
+                                               .start_ns = t[q], .dur_ns = t[p] - t[q], .category = (uint8_t)c}))
+            return TS_ENOMEM;
+        p = q;
+    }
+    cp->start_ns = t[p];
+    /* the path is collected backwards: reverse into time order */
+    for (uint32_t i = 0, j = cp->n_segs ? cp->n_segs - 1 : 0; i < j; i++, j--) {
+        ts_cp_segment tmp = cp->segs[i];
+        cp->segs[i] = cp->segs[j];
+        cp->segs[j] = tmp;
+    }
+    return TS_OK;
+}
+
+/* Distinct nodes in time order, with their own execution time on the path. */
+static int collect_nodes(ts_critical_path *cp, uint32_t first_node)
+{
+    cp->nodes = ts__malloc(((size_t)cp->n_segs + 1) * sizeof *cp->nodes);
+    cp->node_ns = ts__calloc((size_t)cp->n_segs + 1, sizeof *cp->node_ns);
+    if (!cp->nodes || !cp->node_ns) return TS_ENOMEM;
+    cp->nodes[cp->n_nodes++] = first_node;
+    for (uint32_t i = 0; i < cp->n_segs; i++) {
+        const ts_cp_segment *s = &cp->segs[i];
+        if (cp->nodes[cp->n_nodes - 1] != s->node) cp->nodes[cp->n_nodes++] = s->node;
+        if (s->edge == TS_NONE32) cp->node_ns[cp->n_nodes - 1] += s->dur_ns;
+    }
+    return TS_OK;
+}
+
+static void window(ts_critical_path *cp, const int32_t *idx)
+{
+    const ts_graph *g = cp->g;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (uint32_t n = 0; n < g->rank_first_node[g->n_ranks]; n++) {
+        if (!in_target(g, idx, n)) continue;
+        if (ts__graph_start(g, n) < lo) lo = ts__graph_start(g, n);
+        if (ts__graph_end(g, n) > hi) hi = ts__graph_end(g, n);
+    }
+    cp->window_ns = hi > lo ? hi - lo : 0;
+}
+
+int ts_critical_path_create(const ts_graph *g, int64_t iteration, ts_critical_path **out, ts_error *err)
+{
+    *out = NULL;
+    uint32_t np = g->nodes.n * 2;
+    ts_critical_path *cp = ts__calloc(1, sizeof *cp);
+    int32_t *idx = ts__malloc((g->n_ranks + 1) * sizeof *idx);
+    int64_t *t = ts__malloc((size_t)np * sizeof *t + 8);
+    uint32_t *arc = ts__malloc((size_t)np * sizeof *arc + 4);
+    int rc = (!cp || !idx || !t || !arc) ? ts__error(err, TS_ENOMEM, "out of memory") : TS_OK;
+    if (rc == TS_OK) {
+        cp->g = g;
+        cp->step = iteration;
+        cp->wait_on_rank_ns = ts__calloc(g->n_ranks + 1, sizeof *cp->wait_on_rank_ns);
+        if (!cp->wait_on_rank_ns) rc = ts__error(err, TS_ENOMEM, "out of memory");
+    }
+    if (rc == TS_OK) rc = find_iteration(g, &cp->step, idx, err);
+    if (rc == TS_OK) {
+        if (idx[0] < 0 && g->n_ranks && g->trace->ranks[g->rank_model[0]]->n_iterations == 0) cp->step = -1;
+        longest_paths(g, t, arc);
+        uint32_t last = TS_NONE32;
+        for (uint32_t n = 0; n < g->rank_first_node[g->n_ranks]; n++)
+            if (in_target(g, idx, n) && (last == TS_NONE32 || t[2 * n + 1] >= t[2 * last + 1])) last = n;
+        if (last == TS_NONE32)
+            rc = ts__error(err, TS_ENODATA, "iteration %lld has no ops to follow", (long long)cp->step);
+        else if (backtrack(cp, idx, t, arc, 2 * last + 1) ||
+                 collect_nodes(cp, cp->n_segs ? cp->segs[0].node : last))
+            rc = ts__error(err, TS_ENOMEM, "out of memory");
+        window(cp, idx);
+    }
+    ts__free(idx, (g->n_ranks + 1) * sizeof *idx);
+    ts__free(t, (size_t)np * sizeof *t + 8);
+    ts__free(arc, (size_t)np * sizeof *arc + 4);
+    if (rc != TS_OK) { ts_critical_path_destroy(cp); return rc; }
+    *out = cp;
+    return TS_OK;
+}
+
+void ts_critical_path_destroy(ts_critical_path *cp)
+{
+    if (!cp) return;
+    ts__free(cp->segs, cp->cap_segs * sizeof *cp->segs);
+    ts__free(cp->nodes, ((size_t)cp->n_segs + 1) * sizeof *cp->nodes);
+    ts__free(cp->node_ns, ((size_t)cp->n_segs + 1) * sizeof *cp->node_ns);
+    ts__free(cp->wait_on_rank_ns, (cp->g ? cp->g->n_ranks + 1 : 1) * sizeof *cp->wait_on_rank_ns);
+    ts__free(cp, sizeof *cp);
+}
+
+int64_t ts_critical_path_length_ns(const ts_critical_path *cp) { return cp->end_ns - cp->start_ns; }
+int64_t ts_critical_path_category_ns(const ts_critical_path *cp, ts_cp_category c)
+{
+    return (unsigned)c < TS_CP_COUNT ? cp->cat_ns[c] : 0;
+}
+uint32_t ts_critical_path_n_nodes(const ts_critical_path *cp) { return cp->n_nodes; }

@@ -1,0 +1,369 @@
+/* graph.c - ts_graph life cycle: column appends, the build driver, and the
+ * final indexing pass (CSR by src and by dst, dPRO gaps, self times,
+ * topological order of start/end points with cycle detection).
+ *
+ * Not here: what becomes a node or an edge (local.c), collectives and clocks
+ * (collective.c). After ts__graph_finish() the graph is read-only.
+ */
+#include "graph/build.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+static const char *const node_kind_names[TS_NODE_KIND_COUNT] = {
+    "cpu_op", "launch", "runtime", "host_sync", "kernel", "memcpy", "memset",
+    "comm_kernel", "comm_cpu", "barrier",
+};
+static const char *const edge_kind_names[TS_EDGE_KIND_COUNT] = {
+    "program", "nest", "launch", "stream", "stream_wait", "host_sync", "fwdbwd",
+    "coll_launch", "worker", "coll_enter", "coll_exit",
+};
+const char *ts__node_kind_name(ts_node_kind k)
+{
+    return (unsigned)k < TS_NODE_KIND_COUNT ? node_kind_names[k] : "?";
+}
+const char *ts__edge_kind_name(ts_edge_kind k)
+{
+    return (unsigned)k < TS_EDGE_KIND_COUNT ? edge_kind_names[k] : "?";
+}
+
+ts_graph *ts__graph_alloc(const ts_trace *t, uint32_t n_ranks, const ts_graph_options *opt)
+{
+    ts_graph *g = ts__calloc(1, sizeof *g);
+    if (!g) return NULL;
+    g->trace = t;
+    g->n_ranks = n_ranks;
+    if (opt && opt->size) memcpy(&g->opt, opt, opt->size < sizeof g->opt ? opt->size : sizeof g->opt);
+    g->opt.size = sizeof g->opt;
+    g->rank_first_node = ts__calloc(n_ranks + 1, sizeof *g->rank_first_node);
+    g->rank_model = ts__calloc(n_ranks + 1, sizeof *g->rank_model);
+    g->rank_number = ts__calloc(n_ranks + 1, sizeof *g->rank_number);
+    g->align = ts__calloc(n_ranks + 1, sizeof *g->align);
+    if (!g->rank_first_node || !g->rank_model || !g->rank_number || !g->align ||
+        ts__strpool_init(&g->strings) != TS_OK) {
+        ts_graph_destroy(g);
+        return NULL;
+    }
+    return g;
+}
+
+void ts_graph_destroy(ts_graph *g)
+{
+    if (!g) return;
+    ts_graph_nodes *n = &g->nodes;
+    ts_graph_edges *e = &g->edges;
+    ts__free(n->rank, n->cap * sizeof *n->rank);
+    ts__free(n->kind, n->cap * sizeof *n->kind);
+    ts__free(n->lane, n->cap * sizeof *n->lane);
+    ts__free(n->slice, n->cap * sizeof *n->slice);
+    ts__free(n->start_ns, n->cap * sizeof *n->start_ns);
+    ts__free(n->dur_ns, n->cap * sizeof *n->dur_ns);
+    ts__free(n->self_ns, n->cap * sizeof *n->self_ns);
+    ts__free(n->coll, n->cap * sizeof *n->coll);
+    ts__free(n->iteration, n->cap * sizeof *n->iteration);
+    ts__free(e->src, e->cap * sizeof *e->src);
+    ts__free(e->dst, e->cap * sizeof *e->dst);
+    ts__free(e->kind, e->cap * sizeof *e->kind);
+    ts__free(e->flags, e->cap * sizeof *e->flags);
+    ts__free(e->gap_ns, e->cap * sizeof *e->gap_ns);
+    ts__free(g->out_first, ((size_t)n->n + 1) * sizeof *g->out_first);
+    ts__free(g->in_first, ((size_t)n->n + 1) * sizeof *g->in_first);
+    ts__free(g->in_edge, (size_t)e->n * sizeof *g->in_edge);
+    ts__free(g->topo, (size_t)n->n * 2 * sizeof *g->topo);
+    ts__free(g->lanes, g->cap_lanes * sizeof *g->lanes);
+    ts__free(g->colls, g->cap_colls * sizeof *g->colls);
+    ts__free(g->coll_members, g->cap_coll_members * sizeof *g->coll_members);
+    ts__free(g->rank_first_node, (g->n_ranks + 1) * sizeof *g->rank_first_node);
+    ts__free(g->rank_model, (g->n_ranks + 1) * sizeof *g->rank_model);
+    ts__free(g->rank_number, (g->n_ranks + 1) * sizeof *g->rank_number);
+    ts__free(g->align, (g->n_ranks + 1) * sizeof *g->align);
+    for (uint32_t i = 0; i < g->n_warnings; i++) ts__free(g->warnings[i], strlen(g->warnings[i]) + 1);
+    ts__free(g->warnings, g->cap_warnings * sizeof *g->warnings);
+    ts__strpool_free(&g->strings);
+    ts__free(g, sizeof *g);
+}
+
+void ts__graph_warn(ts_graph *g, const char *fmt, ...)
+{
+    /* Bounded so a trace with a million unmatched ops cannot flood the report;
+     * the last line says how many were dropped. */
+    enum { MAX_WARNINGS = 64 };
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (g->n_warnings == MAX_WARNINGS) snprintf(line, sizeof line, "(more warnings omitted)");
+    else if (g->n_warnings > MAX_WARNINGS) return;
+    if (ts__grow((void **)&g->warnings, &g->cap_warnings, sizeof *g->warnings, g->n_warnings + 1)) {
+        g->oom = true;
+        return;
+    }
+    char *s = ts__strdup(line);
+    if (!s) { g->oom = true; return; }
+    g->warnings[g->n_warnings++] = s;
+}
+
+uint32_t ts__graph_add_lane(ts_graph *g, uint16_t rank, bool on_gpu, uint32_t track)
+{
+    if (ts__grow((void **)&g->lanes, &g->cap_lanes, sizeof *g->lanes, g->n_lanes + 1)) {
+        g->oom = true;
+        return TS_NONE32;
+    }
+    g->lanes[g->n_lanes] = (ts_lane){.rank = rank, .on_gpu = on_gpu, .track = track};
+    return g->n_lanes++;
+}
+
+static int grow_nodes(ts_graph_nodes *n, size_t need)
+{
+    if (need <= n->cap) return TS_OK;
+    uint32_t cap = n->cap ? n->cap : 1024;
+    while (cap < need) cap *= 2;
+    struct { void **p; size_t elem; } cols[] = {
+        {(void **)&n->rank, sizeof *n->rank}, {(void **)&n->kind, sizeof *n->kind},
+        {(void **)&n->lane, sizeof *n->lane}, {(void **)&n->slice, sizeof *n->slice},
+        {(void **)&n->start_ns, sizeof *n->start_ns}, {(void **)&n->dur_ns, sizeof *n->dur_ns},
+        {(void **)&n->self_ns, sizeof *n->self_ns}, {(void **)&n->coll, sizeof *n->coll},
+        {(void **)&n->iteration, sizeof *n->iteration},
+    };
+    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++) {
+        void *p = ts__realloc(*cols[i].p, n->cap * cols[i].elem, cap * cols[i].elem);
+        if (!p) return TS_ENOMEM;   /* columns already grown keep the larger size: harmless */
+        *cols[i].p = p;
+    }
+    n->cap = cap;
+    return TS_OK;
+}
+
+static int grow_edges(ts_graph_edges *e, size_t need)
+{
+    if (need <= e->cap) return TS_OK;
+    uint32_t cap = e->cap ? e->cap : 2048;
+    while (cap < need) cap *= 2;
+    struct { void **p; size_t elem; } cols[] = {
+        {(void **)&e->src, sizeof *e->src}, {(void **)&e->dst, sizeof *e->dst},
+        {(void **)&e->kind, sizeof *e->kind}, {(void **)&e->flags, sizeof *e->flags},
+        {(void **)&e->gap_ns, sizeof *e->gap_ns},
+    };
+    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++) {
+        void *p = ts__realloc(*cols[i].p, e->cap * cols[i].elem, cap * cols[i].elem);
+        if (!p) return TS_ENOMEM;
+        *cols[i].p = p;
+    }
+    e->cap = cap;
+    return TS_OK;
+}
+
+uint32_t ts__graph_add_node(ts_graph *g, uint16_t rank, ts_node_kind kind, uint32_t lane,
+                            uint32_t slice, int64_t start_ns, int64_t dur_ns)
+{
+    ts_graph_nodes *n = &g->nodes;
+    if (TS_UNLIKELY(n->n == n->cap) && grow_nodes(n, (size_t)n->n + 1)) {
+        g->oom = true;
+        return TS_NONE32;
+    }
+    uint32_t i = n->n++;
+    n->rank[i] = rank;
+    n->kind[i] = (uint8_t)kind;
+    n->lane[i] = lane;
+    n->slice[i] = slice;
+    n->start_ns[i] = start_ns;
+    n->dur_ns[i] = dur_ns;
+    n->self_ns[i] = dur_ns;
+    n->coll[i] = TS_NONE32;
+    n->iteration[i] = -1;
+    return i;
+}
+
+void ts__graph_add_edge(ts_graph *g, uint32_t src, uint32_t dst, ts_edge_kind kind, uint8_t flags)
+{
+    ts_graph_edges *e = &g->edges;
+    if (src == TS_NONE32 || dst == TS_NONE32 || src == dst) return;
+    if (TS_UNLIKELY(e->n == e->cap) && grow_edges(e, (size_t)e->n + 1)) {
+        g->oom = true;
+        return;
+    }
+    uint32_t i = e->n++;
+    e->src[i] = src;
+    e->dst[i] = dst;
+    e->kind[i] = (uint8_t)kind;
+    e->flags[i] = flags;
+    e->gap_ns[i] = 0;
+}
+
+const char *ts__graph_node_name(const ts_graph *g, uint32_t n)
+{
+    if (g->nodes.kind[n] == TS_NODE_BARRIER) {
+        uint32_t c = g->nodes.coll[n];
+        return c == TS_NONE32 ? "barrier" : ts__str(&g->strings, g->colls[c].name);
+    }
+    const ts_rank *r = ts__graph_rank(g, n);
+    return ts__rank_str(r, r->slices.name[g->nodes.slice[n]]);
+}
+
+/* ---- finish: CSR, gaps, topological order ---- */
+
+/* Stable counting sort of the edge columns by src: O(E + N). */
+static int sort_edges_by_src(ts_graph *g)
+{
+    ts_graph_edges *e = &g->edges;
+    uint32_t nn = g->nodes.n, ne = e->n;
+    g->out_first = ts__calloc((size_t)nn + 1, sizeof *g->out_first);
+    uint32_t *perm = ts__malloc((size_t)ne * sizeof *perm + 1);
+    if (!g->out_first || !perm) { ts__free(perm, (size_t)ne * sizeof *perm + 1); return TS_ENOMEM; }
+    for (uint32_t i = 0; i < ne; i++) g->out_first[e->src[i] + 1]++;
+    for (uint32_t i = 0; i < nn; i++) g->out_first[i + 1] += g->out_first[i];
+    uint32_t *cursor = ts__malloc((size_t)nn * sizeof *cursor + 1);
+    if (!cursor) { ts__free(perm, (size_t)ne * sizeof *perm + 1); return TS_ENOMEM; }
+    memcpy(cursor, g->out_first, (size_t)nn * sizeof *cursor);
+    for (uint32_t i = 0; i < ne; i++) perm[cursor[e->src[i]]++] = i;
+    ts__free(cursor, (size_t)nn * sizeof *cursor + 1);
+
+    /* Apply the permutation column by column through one scratch buffer. */
+    void *tmp = ts__malloc((size_t)ne * 8 + 8);
+    if (!tmp) { ts__free(perm, (size_t)ne * sizeof *perm + 1); return TS_ENOMEM; }
+#define PERMUTE(col, T) do { T *t_ = tmp; for (uint32_t i = 0; i < ne; i++) t_[i] = e->col[perm[i]]; \
+                             memcpy(e->col, t_, (size_t)ne * sizeof(T)); } while (0)
+    PERMUTE(src, uint32_t);
+    PERMUTE(dst, uint32_t);
+    PERMUTE(kind, uint8_t);
+    PERMUTE(flags, uint8_t);
+#undef PERMUTE
+    ts__free(tmp, (size_t)ne * 8 + 8);
+    ts__free(perm, (size_t)ne * sizeof *perm + 1);
+    return TS_OK;
+}
+
+static int index_by_dst(ts_graph *g)
+{
+    uint32_t nn = g->nodes.n, ne = g->edges.n;
+    g->in_first = ts__calloc((size_t)nn + 1, sizeof *g->in_first);
+    g->in_edge = ts__malloc((size_t)ne * sizeof *g->in_edge + 1);
+    uint32_t *cursor = ts__malloc((size_t)nn * sizeof *cursor + 1);
+    if (!g->in_first || !g->in_edge || !cursor) {
+        ts__free(cursor, (size_t)nn * sizeof *cursor + 1);
+        return TS_ENOMEM;
+    }
+    for (uint32_t i = 0; i < ne; i++) g->in_first[g->edges.dst[i] + 1]++;
+    for (uint32_t i = 0; i < nn; i++) g->in_first[i + 1] += g->in_first[i];
+    memcpy(cursor, g->in_first, (size_t)nn * sizeof *cursor);
+    for (uint32_t i = 0; i < ne; i++) g->in_edge[cursor[g->edges.dst[i]]++] = i;
+    ts__free(cursor, (size_t)nn * sizeof *cursor + 1);
+    return TS_OK;
+}
+
+static inline int64_t edge_src_point(const ts_graph *g, uint32_t e)
+{
+    uint32_t s = g->edges.src[e];
+    return (g->edges.flags[e] & TS_EDGE_FROM_END) ? ts__graph_end(g, s) : ts__graph_start(g, s);
+}
+
+/* dPRO gaps: every edge into a point gets point - max(src points into it).
+ * The end point is explained by its end-edges when they arrive no earlier
+ * than the node's start (self_ns = 0), else by the node's own duration. */
+static void compute_gaps(ts_graph *g)
+{
+    ts_graph_edges *e = &g->edges;
+    for (uint32_t n = 0; n < g->nodes.n; n++) {
+        int64_t ms = INT64_MIN, me = INT64_MIN;
+        for (uint32_t k = g->in_first[n]; k < g->in_first[n + 1]; k++) {
+            uint32_t ei = g->in_edge[k];
+            int64_t p = edge_src_point(g, ei);
+            if (e->flags[ei] & TS_EDGE_TO_END) { if (p > me) me = p; }
+            else if (p > ms) ms = p;
+        }
+        int64_t start = ts__graph_start(g, n), end = ts__graph_end(g, n);
+        bool end_bound = me != INT64_MIN && me >= start;
+        g->nodes.self_ns[n] = end_bound ? 0 : g->nodes.dur_ns[n];
+        for (uint32_t k = g->in_first[n]; k < g->in_first[n + 1]; k++) {
+            uint32_t ei = g->in_edge[k];
+            if (e->flags[ei] & TS_EDGE_TO_END) e->gap_ns[ei] = end_bound ? end - me : 0;
+            else e->gap_ns[ei] = start - ms;
+        }
+    }
+}
+
+/* Kahn's algorithm over points (2n = start, 2n+1 = end; start -> end implied).
+ * O(N + E). A cycle is an input error: report one node on it. */
+static int topo_sort(ts_graph *g, ts_error *err)
+{
+    uint32_t np = g->nodes.n * 2;
+    uint32_t *indeg = ts__calloc((size_t)np + 1, sizeof *indeg);
+    g->topo = ts__malloc((size_t)np * sizeof *g->topo + 1);
+    if (!indeg || !g->topo) { ts__free(indeg, ((size_t)np + 1) * sizeof *indeg); return TS_ENOMEM; }
+    for (uint32_t i = 0; i < g->edges.n; i++)
+        indeg[g->edges.dst[i] * 2 + ((g->edges.flags[i] & TS_EDGE_TO_END) ? 1 : 0)]++;
+    for (uint32_t n = 0; n < g->nodes.n; n++) indeg[2 * n + 1]++;
+    uint32_t head = 0, tail = 0;
+    for (uint32_t p = 0; p < np; p++) if (!indeg[p]) g->topo[tail++] = p;
+    while (head < tail) {
+        uint32_t p = g->topo[head++], n = p / 2;
+        if (!(p & 1)) {
+            if (!--indeg[p + 1]) g->topo[tail++] = p + 1;
+        }
+        for (uint32_t ei = g->out_first[n]; ei < g->out_first[n + 1]; ei++) {
+            if (((g->edges.flags[ei] & TS_EDGE_FROM_END) ? 1u : 0u) != (p & 1)) continue;
+            uint32_t q = g->edges.dst[ei] * 2 + ((g->edges.flags[ei] & TS_EDGE_TO_END) ? 1 : 0);
+            if (!--indeg[q]) g->topo[tail++] = q;
+        }
+    }
+    int rc = TS_OK;
+    if (tail < np) {
+        uint32_t bad = 0;
+        while (bad < np && !indeg[bad]) bad++;
+        uint32_t n = bad / 2;
+        uint16_t r = g->nodes.rank[n];
+        rc = ts__error(err, TS_EFORMAT, "dependency cycle through rank %d op '%s' at %lld ns (%u of %u points ordered)",
+                       r == TS_GRAPH_NO_RANK ? -1 : g->rank_number[r], ts__graph_node_name(g, n),
+                       (long long)ts__graph_start(g, n), tail, np);
+    }
+    ts__free(indeg, ((size_t)np + 1) * sizeof *indeg);
+    return rc;
+}
+
+int ts__graph_finish(ts_graph *g, ts_error *err)
+{
+    if (g->oom || sort_edges_by_src(g) || index_by_dst(g))
+        return ts__error(err, TS_ENOMEM, "out of memory building the dependency graph");
+    compute_gaps(g);
+    return topo_sort(g, err);
+}
+
+/* ---- public ---- */
+
+int ts_graph_create(const ts_trace *t, const ts_graph_options *opt, ts_graph **out, ts_error *err)
+{
+    *out = NULL;
+    if (!t || t->n_ranks == 0) return ts__error(err, TS_ENODATA, "no ranks to build a graph from");
+    if (t->n_ranks >= TS_GRAPH_NO_RANK) return ts__error(err, TS_ERANGE, "too many ranks (%u)", t->n_ranks);
+    ts_graph *g = ts__graph_alloc(t, t->n_ranks, opt);
+    ts_graph_members *members = ts__calloc(t->n_ranks, sizeof *members);
+    int rc = (!g || !members) ? ts__error(err, TS_ENOMEM, "out of memory") : TS_OK;
+    for (uint32_t r = 0; rc == TS_OK && r < t->n_ranks; r++) {
+        g->rank_model[r] = r;
+        g->rank_number[r] = t->ranks[r]->rank;
+        g->rank_first_node[r] = g->nodes.n;
+        rc = ts__graph_local(g, (uint16_t)r, t->ranks[r], &members[r], err);
+        g->rank_first_node[r + 1] = g->nodes.n;
+    }
+    if (rc == TS_OK) rc = ts__graph_match(g, members, err);
+    if (rc == TS_OK) {
+        if (!g->opt.no_align) ts__graph_align(g);
+        ts__graph_barriers(g);
+        rc = ts__graph_finish(g, err);
+    }
+    for (uint32_t r = 0; members && r < t->n_ranks; r++)
+        ts__free(members[r].node, members[r].cap * sizeof *members[r].node);
+    ts__free(members, t->n_ranks * sizeof *members);
+    if (rc != TS_OK) { ts_graph_destroy(g); return rc; }
+    *out = g;
+    return TS_OK;
+}
+
+uint32_t ts_graph_n_nodes(const ts_graph *g) { return g->nodes.n; }
+uint32_t ts_graph_n_edges(const ts_graph *g) { return g->edges.n; }
+uint32_t ts_graph_n_collectives(const ts_graph *g) { return g->n_colls; }
+uint32_t ts_graph_n_warnings(const ts_graph *g) { return g->n_warnings; }
+const char *ts_graph_warning(const ts_graph *g, uint32_t i) { return i < g->n_warnings ? g->warnings[i] : NULL; }
+int64_t ts_graph_rank_offset_ns(const ts_graph *g, uint32_t r) { return r < g->n_ranks ? g->align[r].offset_ns : 0; }
+int64_t ts_graph_rank_residual_ns(const ts_graph *g, uint32_t r) { return r < g->n_ranks ? g->align[r].resid_max_ns : 0; }

@@ -1,0 +1,483 @@
+/* local.c - one rank's local dependency graph: which slices become nodes and
+ * the edges between them (program order, nesting, launch by correlation id,
+ * stream order, cross-stream waits, host syncs, fwdbwd flows, gloo workers).
+ *
+ * One pass per track in slice order (tracks hold preorder: a parent precedes
+ * its children), so nodes of one lane are contiguous node rows in time order;
+ * the later passes rely on that to binary-search a lane. Linear in slices
+ * except the binary searches (log of a lane's length per sync event).
+ * Not here: cross-rank matching and clocks (collective.c).
+ */
+#include "graph/build.h"
+
+#include <stdlib.h>
+#include <strings.h>
+
+enum role { ROLE_NONE = 0, ROLE_OP, ROLE_RUNTIME };
+
+typedef struct lane_range {
+    uint32_t lane;         /* graph lane row */
+    uint32_t first, n;     /* its nodes: rows [first, first + n) */
+    int64_t  key;          /* (device << 32 | stream) for GPU lanes, -1 for threads */
+} lane_range;
+
+typedef struct local_ctx {
+    ts_graph      *g;
+    uint16_t       ri;
+    const ts_rank *r;
+    uint32_t       node0;       /* first node row of this rank */
+    uint32_t      *node_of;     /* per slice: its node or the nearest enclosing node, TS_NONE32 */
+    uint32_t      *op_anc;      /* per slice: nearest ancestor-or-self CPU-op node, TS_NONE32 */
+    uint8_t       *op_parent;   /* per slice (leaf mode): 1 = encloses another op */
+    int64_t       *launch_ts;   /* per rank node (n - node0): launch time of GPU nodes, prefix max per lane */
+    lane_range    *lanes;
+    uint32_t       n_lanes, cap_lanes;
+    uint32_t      *syncs;       /* cuda_sync slices */
+    uint32_t       n_syncs, cap_syncs;
+    ts_map64       corr_rt;     /* correlation id -> runtime node */
+    ts_map64       stream_lane; /* (device << 32 | stream) -> index in lanes */
+    struct { uint32_t node, last; } *stack;   /* open nest parents of the current track */
+    uint32_t       cap_stack;
+} local_ctx;
+
+static bool has_prefix(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
+
+static const char *slice_name(const local_ctx *c, uint32_t s)
+{
+    return ts__rank_str(c->r, c->r->slices.name[s]);
+}
+
+static enum role cpu_role(const local_ctx *c, uint32_t s)
+{
+    switch ((ts_kind)c->r->slices.kind[s]) {
+    case TS_KIND_CUDA_RUNTIME:
+    case TS_KIND_CUDA_DRIVER: return ROLE_RUNTIME;
+    case TS_KIND_CPU_OP: return ROLE_OP;
+    case TS_KIND_OTHER: return has_prefix(slice_name(c, s), "ProfilerStep#") ? ROLE_NONE : ROLE_OP;
+    case TS_KIND_USER_ANNOTATION: return has_prefix(slice_name(c, s), "gloo:") ? ROLE_OP : ROLE_NONE;
+    default: return ROLE_NONE;
+    }
+}
+
+static bool is_comm_name(const char *n)
+{
+    return has_prefix(n, "c10d::") || has_prefix(n, "gloo:") || has_prefix(n, "nccl:") ||
+           has_prefix(n, "record_param_comms");
+}
+
+static bool is_sync_call(const char *n)
+{
+    return !strcmp(n, "cudaDeviceSynchronize") || !strcmp(n, "cudaStreamSynchronize") ||
+           !strcmp(n, "cudaEventSynchronize") || !strcmp(n, "cuCtxSynchronize") ||
+           !strcmp(n, "cuStreamSynchronize") || !strcmp(n, "cuEventSynchronize");
+}
+
+static uint32_t new_node(local_ctx *c, ts_node_kind k, uint32_t lane, uint32_t s)
+{
+    const ts_slices *sl = &c->r->slices;
+    return ts__graph_add_node(c->g, c->ri, k, lane, s, sl->ts_ns[s], sl->dur_ns[s]);
+}
+
+static int push_lane(local_ctx *c, uint32_t lane, uint32_t first, int64_t key)
+{
+    if (ts__grow((void **)&c->lanes, &c->cap_lanes, sizeof *c->lanes, c->n_lanes + 1)) return TS_ENOMEM;
+    c->lanes[c->n_lanes] = (lane_range){.lane = lane, .first = first, .n = 0, .key = key};
+    if (key >= 0 && ts__map64_put(&c->stream_lane, (uint64_t)key, c->n_lanes)) return TS_ENOMEM;
+    c->n_lanes++;
+    return TS_OK;
+}
+
+/* Leaf mode: mark every op that encloses another op (through non-op slices). */
+static void mark_op_parents(local_ctx *c)
+{
+    const ts_slices *sl = &c->r->slices;
+    for (uint32_t s = 0; s < sl->n; s++) {
+        if (cpu_role(c, s) != ROLE_OP) continue;
+        for (uint32_t p = sl->parent[s]; p != TS_NONE32; p = sl->parent[p])
+            if (cpu_role(c, p) == ROLE_OP) { c->op_parent[p] = 1; break; }
+    }
+}
+
+/* Decide whether CPU slice s is a node; returns its node row or TS_NONE32. */
+static uint32_t cpu_node(local_ctx *c, uint32_t s, uint32_t lane)
+{
+    const ts_slices *sl = &c->r->slices;
+    uint32_t p = sl->parent[s];
+    uint32_t anc_op = p == TS_NONE32 ? TS_NONE32 : c->op_anc[p];
+    enum role role = cpu_role(c, s);
+    const char *name = slice_name(c, s);
+    uint32_t id = TS_NONE32;
+    if (role == ROLE_RUNTIME) {
+        id = new_node(c, is_sync_call(name) ? TS_NODE_HOST_SYNC : TS_NODE_RUNTIME, lane, s);
+        if (id != TS_NONE32 && sl->corr[s] >= 0 && ts__map64_put(&c->corr_rt, (uint64_t)sl->corr[s], id))
+            c->g->oom = true;
+    } else if (role == ROLE_OP) {
+        bool take = c->g->opt.leaf_ops ? !c->op_parent[s] : anc_op == TS_NONE32;
+        if (take) id = new_node(c, is_comm_name(name) ? TS_NODE_COMM_CPU : TS_NODE_CPU_OP, lane, s);
+    }
+    c->node_of[s] = id != TS_NONE32 ? id : (p == TS_NONE32 ? TS_NONE32 : c->node_of[p]);
+    c->op_anc[s] = (role == ROLE_OP && id != TS_NONE32) ? id : anc_op;
+    return id;
+}
+
+/* Program order and nesting on one thread: siblings in a row, a parent's start
+ * before its first child, its last child's end before its end. */
+static int thread_track(local_ctx *c, uint32_t t)
+{
+    const ts_track *tr = &c->r->tracks[t];
+    const ts_slices *sl = &c->r->slices;
+    uint32_t lane = ts__graph_add_lane(c->g, c->ri, false, t);
+    if (lane == TS_NONE32 || push_lane(c, lane, c->g->nodes.n, -1)) return TS_ENOMEM;
+    uint32_t sp = 0, last_top = TS_NONE32;
+    for (uint32_t s = tr->first_slice; s < tr->first_slice + tr->n_slices; s++) {
+        uint32_t id = cpu_node(c, s, lane);
+        if (id == TS_NONE32) continue;
+        uint32_t p = sl->parent[s], parent = p == TS_NONE32 ? TS_NONE32 : c->node_of[p];
+        while (sp > 0 && c->stack[sp - 1].node != parent) {
+            sp--;
+            ts__graph_add_edge(c->g, c->stack[sp].last, c->stack[sp].node, TS_EDGE_NEST,
+                               TS_EDGE_FROM_END | TS_EDGE_TO_END);
+        }
+        if (sp == 0) {
+            ts__graph_add_edge(c->g, last_top, id, TS_EDGE_PROGRAM, TS_EDGE_FROM_END);
+            last_top = id;
+        } else if (c->stack[sp - 1].last != TS_NONE32) {
+            ts__graph_add_edge(c->g, c->stack[sp - 1].last, id, TS_EDGE_PROGRAM, TS_EDGE_FROM_END);
+            c->stack[sp - 1].last = id;
+        } else {
+            ts__graph_add_edge(c->g, parent, id, TS_EDGE_NEST, 0);
+            c->stack[sp - 1].last = id;
+        }
+        if (ts__grow((void **)&c->stack, &c->cap_stack, sizeof *c->stack, sp + 1)) return TS_ENOMEM;
+        c->stack[sp].node = id;
+        c->stack[sp].last = TS_NONE32;
+        sp++;
+    }
+    while (sp > 0) {
+        sp--;
+        ts__graph_add_edge(c->g, c->stack[sp].last, c->stack[sp].node, TS_EDGE_NEST,
+                           TS_EDGE_FROM_END | TS_EDGE_TO_END);
+    }
+    c->lanes[c->n_lanes - 1].n = c->g->nodes.n - c->lanes[c->n_lanes - 1].first;
+    return TS_OK;
+}
+
+/* Stream order on one GPU stream; cuda_sync slices are kept for later. */
+static int gpu_track(local_ctx *c, uint32_t t)
+{
+    const ts_track *tr = &c->r->tracks[t];
+    const ts_slices *sl = &c->r->slices;
+    uint32_t lane = ts__graph_add_lane(c->g, c->ri, true, t);
+    int64_t key = (int64_t)((uint64_t)(uint32_t)tr->device << 32 | (uint32_t)tr->stream);
+    if (lane == TS_NONE32 || push_lane(c, lane, c->g->nodes.n, key)) return TS_ENOMEM;
+    uint32_t prev = TS_NONE32;
+    for (uint32_t s = tr->first_slice; s < tr->first_slice + tr->n_slices; s++) {
+        ts_kind k = (ts_kind)sl->kind[s];
+        c->node_of[s] = TS_NONE32;
+        c->op_anc[s] = TS_NONE32;
+        if (k == TS_KIND_CUDA_SYNC) {
+            if (ts__grow((void **)&c->syncs, &c->cap_syncs, sizeof *c->syncs, c->n_syncs + 1)) return TS_ENOMEM;
+            c->syncs[c->n_syncs++] = s;
+            continue;
+        }
+        ts_node_kind nk;
+        if (k == TS_KIND_KERNEL) nk = strncasecmp(slice_name(c, s), "nccl", 4) ? TS_NODE_KERNEL : TS_NODE_COMM_KERNEL;
+        else if (k == TS_KIND_GPU_MEMCPY) nk = TS_NODE_MEMCPY;
+        else if (k == TS_KIND_GPU_MEMSET) nk = TS_NODE_MEMSET;
+        else continue;
+        uint32_t id = new_node(c, nk, lane, s);
+        c->node_of[s] = id;
+        ts__graph_add_edge(c->g, prev, id, TS_EDGE_STREAM, TS_EDGE_FROM_END);
+        prev = id;
+    }
+    c->lanes[c->n_lanes - 1].n = c->g->nodes.n - c->lanes[c->n_lanes - 1].first;
+    return TS_OK;
+}
+
+/* Launch -> GPU op by correlation id (never by order). Fills launch_ts and
+ * makes it monotone per stream so the sync passes can binary-search it. */
+static void link_launches(local_ctx *c)
+{
+    const ts_slices *sl = &c->r->slices;
+    ts_graph *g = c->g;
+    uint32_t unlaunched = 0;
+    for (uint32_t li = 0; li < c->n_lanes; li++) {
+        lane_range *L = &c->lanes[li];
+        if (L->key < 0) continue;
+        int64_t run_max = INT64_MIN;
+        for (uint32_t n = L->first; n < L->first + L->n; n++) {
+            uint32_t s = g->nodes.slice[n];
+            uint64_t rt;
+            int64_t t = g->nodes.start_ns[n];
+            if (sl->corr[s] >= 0 && ts__map64_get(&c->corr_rt, (uint64_t)sl->corr[s], &rt)) {
+                ts__graph_add_edge(g, (uint32_t)rt, n, TS_EDGE_LAUNCH, 0);
+                const char *call = slice_name(c, g->nodes.slice[rt]);
+                if (!strcmp(call, "cudaMemcpy") || !strcmp(call, "cudaMemset")) {
+                    g->nodes.kind[rt] = TS_NODE_HOST_SYNC;   /* synchronous copy: returns after it */
+                    ts__graph_add_edge(g, n, (uint32_t)rt, TS_EDGE_HOST_SYNC, TS_EDGE_FROM_END | TS_EDGE_TO_END);
+                } else if (g->nodes.kind[rt] == TS_NODE_RUNTIME) {
+                    g->nodes.kind[rt] = TS_NODE_LAUNCH;
+                }
+                t = g->nodes.start_ns[rt];
+            } else {
+                unlaunched++;
+            }
+            run_max = t > run_max ? t : run_max;
+            c->launch_ts[n - c->node0] = run_max;
+        }
+    }
+    if (unlaunched)
+        ts__graph_warn(g, "rank %d: %u GPU ops have no launch call with their correlation id; "
+                       "they depend only on stream order", c->r->rank, unlaunched);
+}
+
+/* Last node of lane range L launched before t (TS_NONE32 if none), or the
+ * first launched after t when `after`. */
+static uint32_t lane_search(const local_ctx *c, const lane_range *L, int64_t t, bool after)
+{
+    uint32_t lo = 0, hi = L->n;   /* first index with launch_ts > t (after) or >= t (before) */
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        int64_t v = c->launch_ts[L->first + mid - c->node0];
+        if (after ? v <= t : v < t) lo = mid + 1; else hi = mid;
+    }
+    if (after) return lo < L->n ? L->first + lo : TS_NONE32;
+    return lo > 0 ? L->first + lo - 1 : TS_NONE32;
+}
+
+static const lane_range *stream_lane(const local_ctx *c, int64_t device, int64_t stream)
+{
+    uint64_t v;
+    uint64_t key = (uint64_t)(uint32_t)device << 32 | (uint32_t)stream;
+    return ts__map64_get(&c->stream_lane, key, &v) ? &c->lanes[v] : NULL;
+}
+
+static void host_wait(local_ctx *c, const lane_range *L, uint32_t call, int64_t before)
+{
+    if (!L) return;
+    uint32_t src = lane_search(c, L, before, false);
+    ts__graph_add_edge(c->g, src, call, TS_EDGE_HOST_SYNC, TS_EDGE_FROM_END | TS_EDGE_TO_END);
+}
+
+static void wait_all_streams(local_ctx *c, uint32_t call, int64_t before)
+{
+    for (uint32_t li = 0; li < c->n_lanes; li++)
+        if (c->lanes[li].key >= 0) host_wait(c, &c->lanes[li], call, before);
+}
+
+static uint32_t runtime_by_corr(const local_ctx *c, int64_t corr)
+{
+    uint64_t v;
+    return corr >= 0 && ts__map64_get(&c->corr_rt, (uint64_t)corr, &v) ? (uint32_t)v : TS_NONE32;
+}
+
+/* One Kineto cuda_sync event: its correlation names the runtime call; its
+ * args name the stream waited on and the cudaEventRecord that captured it. */
+static void cuda_sync_event(local_ctx *c, uint32_t s)
+{
+    const ts_rank *r = c->r;
+    ts_graph *g = c->g;
+    const char *kind = ts__slice_arg_str(r, s, "cuda_sync_kind");
+    int64_t dev = 0, stream = -1, wstream = -1, rec_corr = -1;
+    (void)ts__slice_arg_i64(r, s, "device", &dev);
+    (void)ts__slice_arg_i64(r, s, "stream", &stream);
+    (void)ts__slice_arg_i64(r, s, "wait_on_stream", &wstream);
+    (void)ts__slice_arg_i64(r, s, "wait_on_cuda_event_record_corr_id", &rec_corr);
+    uint32_t call = runtime_by_corr(c, r->slices.corr[s]);
+    if (!kind || call == TS_NONE32) return;
+    int64_t call_ts = g->nodes.start_ns[call];
+    uint32_t rec = runtime_by_corr(c, rec_corr);
+    int64_t rec_ts = rec != TS_NONE32 ? g->nodes.start_ns[rec] : call_ts;
+    if (!strcmp(kind, "Stream Wait Event")) {
+        const lane_range *from = stream_lane(c, dev, wstream), *to = stream_lane(c, dev, stream);
+        if (!from || !to || rec == TS_NONE32) return;
+        ts__graph_add_edge(g, lane_search(c, from, rec_ts, false), lane_search(c, to, call_ts, true),
+                           TS_EDGE_STREAM_WAIT, TS_EDGE_FROM_END);
+        return;
+    }
+    g->nodes.kind[call] = TS_NODE_HOST_SYNC;
+    if (!strcmp(kind, "Event Sync")) host_wait(c, stream_lane(c, dev, wstream), call, rec_ts);
+    else if (!strcmp(kind, "Stream Sync")) host_wait(c, stream_lane(c, dev, stream), call, call_ts);
+    else if (!strcmp(kind, "Context Sync")) wait_all_streams(c, call, call_ts);
+}
+
+/* Traces without cuda_sync events: a device or stream sync call waits for the
+ * last op launched before it on every stream (the stream is not recorded). */
+static void sync_calls_by_name(local_ctx *c)
+{
+    ts_graph *g = c->g;
+    bool approx = false;
+    for (uint32_t n = c->node0; n < g->nodes.n; n++) {
+        if (g->nodes.kind[n] != TS_NODE_HOST_SYNC) continue;
+        const char *name = slice_name(c, g->nodes.slice[n]);
+        if (!is_sync_call(name)) continue;
+        if (strcmp(name, "cudaDeviceSynchronize") && strcmp(name, "cuCtxSynchronize")) approx = true;
+        wait_all_streams(c, n, g->nodes.start_ns[n]);
+    }
+    if (approx)
+        ts__graph_warn(g, "rank %d: no cuda_sync events; stream/event syncs are assumed to wait for "
+                       "every stream", c->r->rank);
+}
+
+static void fwdbwd_flows(local_ctx *c)
+{
+    const ts_flows *f = &c->r->flows;
+    ts_graph *g = c->g;
+    for (uint32_t i = 0; i < f->n; i++) {
+        if (f->kind[i] != TS_FLOW_FWDBWD || f->from[i] == TS_NONE32 || f->to[i] == TS_NONE32) continue;
+        uint32_t a = c->node_of[f->from[i]], b = c->node_of[f->to[i]];
+        if (a == TS_NONE32 || b == TS_NONE32 || a == b) continue;
+        /* A flow pointing back in time would make a cycle; it says nothing causal. */
+        if (g->nodes.start_ns[a] + g->nodes.dur_ns[a] > g->nodes.start_ns[b]) continue;
+        ts__graph_add_edge(g, a, b, TS_EDGE_FWDBWD, TS_EDGE_FROM_END);
+    }
+}
+
+static const lane_range *lane_of(const local_ctx *c, uint32_t node)
+{
+    for (uint32_t li = 0; li < c->n_lanes; li++)
+        if (node >= c->lanes[li].first && node < c->lanes[li].first + c->lanes[li].n) return &c->lanes[li];
+    return NULL;
+}
+
+/* First node of lane L starting at or after t. */
+static uint32_t first_start_after(const ts_graph *g, const lane_range *L, int64_t t)
+{
+    uint32_t lo = L->first, hi = L->first + L->n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (g->nodes.start_ns[mid] < t) lo = mid + 1; else hi = mid;
+    }
+    return lo < L->first + L->n ? lo : TS_NONE32;
+}
+
+static int cmp_start(const void *a, const void *b, void *arg)
+{
+    const ts_graph *g = arg;
+    int64_t x = g->nodes.start_ns[*(const uint32_t *)a], y = g->nodes.start_ns[*(const uint32_t *)b];
+    return (x > y) - (x < y);
+}
+
+/* CPU-only jobs (gloo): the k-th c10d:: collective on a training thread hands
+ * its work to the next gloo: op starting after it on a worker thread; the
+ * training thread's first op after the worker finishes is where the result is
+ * consumed. Two sorted lists walked together: O(n log n) in comm ops. */
+static int gloo_workers(local_ctx *c)
+{
+    ts_graph *g = c->g;
+    ts_graph_members calls = {0}, workers = {0};
+    int rc = TS_OK;
+    for (uint32_t n = c->node0; rc == TS_OK && n < g->nodes.n; n++) {
+        if (g->nodes.kind[n] != TS_NODE_COMM_CPU) continue;
+        const char *name = slice_name(c, g->nodes.slice[n]);
+        ts_graph_members *m = has_prefix(name, "c10d::") ? &calls : has_prefix(name, "gloo:") ? &workers : NULL;
+        if (!m) continue;
+        if (ts__grow((void **)&m->node, &m->cap, sizeof *m->node, m->n + 1)) rc = TS_ENOMEM;
+        else m->node[m->n++] = n;
+    }
+    if (rc == TS_OK && calls.n && workers.n) {
+        qsort_r(calls.node, calls.n, sizeof *calls.node, cmp_start, g);
+        qsort_r(workers.node, workers.n, sizeof *workers.node, cmp_start, g);
+        uint32_t w = 0;
+        for (uint32_t i = 0; i < calls.n; i++) {
+            uint32_t n = calls.node[i];
+            while (w < workers.n && g->nodes.start_ns[workers.node[w]] < g->nodes.start_ns[n]) w++;
+            if (w == workers.n) break;
+            uint32_t wn = workers.node[w++];
+            ts__graph_add_edge(g, n, wn, TS_EDGE_COLL_LAUNCH, 0);
+            const lane_range *L = lane_of(c, n);
+            if (L) ts__graph_add_edge(g, wn, first_start_after(g, L, ts__slice_end(c->r, g->nodes.slice[wn])),
+                                      TS_EDGE_WORKER, TS_EDGE_FROM_END);
+        }
+    }
+    ts__free(calls.node, calls.cap * sizeof *calls.node);
+    ts__free(workers.node, workers.cap * sizeof *workers.node);
+    return rc;
+}
+
+static void assign_iterations(local_ctx *c)
+{
+    const ts_rank *r = c->r;
+    ts_graph *g = c->g;
+    for (uint32_t n = c->node0; n < g->nodes.n; n++) {
+        int64_t t = g->nodes.start_ns[n];
+        if (g->lanes[g->nodes.lane[n]].on_gpu) t = c->launch_ts[n - c->node0];
+        uint32_t lo = 0, hi = r->n_iterations;   /* last iteration starting at or before t */
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (r->iterations[mid].start_ns <= t) lo = mid + 1; else hi = mid;
+        }
+        g->nodes.iteration[n] = (lo > 0 && t < r->iterations[lo - 1].end_ns) ? (int32_t)(lo - 1) : -1;
+    }
+}
+
+
+/* Members of this rank's collectives: its comm kernels when it has any, else
+ * its gloo worker ops, else its top-level c10d:: calls; in start order. */
+static int collect_members(local_ctx *c, ts_graph_members *m)
+{
+    ts_graph *g = c->g;
+    for (int pass = 0; pass < 3 && m->n == 0; pass++) {
+        for (uint32_t n = c->node0; n < g->nodes.n; n++) {
+            ts_node_kind k = (ts_node_kind)g->nodes.kind[n];
+            const char *name = slice_name(c, g->nodes.slice[n]);
+            bool take = pass == 0 ? k == TS_NODE_COMM_KERNEL
+                      : pass == 1 ? (k == TS_NODE_COMM_CPU && has_prefix(name, "gloo:"))
+                                  : (k == TS_NODE_COMM_CPU && !has_prefix(name, "gloo:"));
+            if (!take) continue;
+            if (ts__grow((void **)&m->node, &m->cap, sizeof *m->node, m->n + 1)) return TS_ENOMEM;
+            m->node[m->n++] = n;
+        }
+    }
+    qsort_r(m->node, m->n, sizeof *m->node, cmp_start, g);
+    return TS_OK;
+}
+
+static void ctx_free(local_ctx *c)
+{
+    uint32_t ns = c->r->slices.n;
+    ts__free(c->node_of, (size_t)ns * sizeof *c->node_of + 1);
+    ts__free(c->op_anc, (size_t)ns * sizeof *c->op_anc + 1);
+    ts__free(c->op_parent, (size_t)ns + 1);
+    ts__free(c->launch_ts, (size_t)(c->g->nodes.n - c->node0) * sizeof *c->launch_ts + 8);
+    ts__free(c->lanes, c->cap_lanes * sizeof *c->lanes);
+    ts__free(c->syncs, c->cap_syncs * sizeof *c->syncs);
+    ts__free(c->stack, c->cap_stack * sizeof *c->stack);
+    ts__map64_free(&c->corr_rt);
+    ts__map64_free(&c->stream_lane);
+}
+
+int ts__graph_local(ts_graph *g, uint16_t ri, const ts_rank *r, ts_graph_members *members, ts_error *err)
+{
+    local_ctx c = {.g = g, .ri = ri, .r = r, .node0 = g->nodes.n};
+    uint32_t ns = r->slices.n;
+    ts__map64_init(&c.corr_rt);
+    ts__map64_init(&c.stream_lane);
+    c.node_of = ts__malloc((size_t)ns * sizeof *c.node_of + 1);
+    c.op_anc = ts__malloc((size_t)ns * sizeof *c.op_anc + 1);
+    c.op_parent = ts__calloc((size_t)ns + 1, 1);
+    int rc = (!c.node_of || !c.op_anc || !c.op_parent) ? TS_ENOMEM : TS_OK;
+    if (rc == TS_OK && g->opt.leaf_ops) mark_op_parents(&c);
+    for (uint32_t t = 0; rc == TS_OK && t < r->n_tracks; t++) {
+        if (r->tracks[t].kind == TS_TRACK_THREAD) rc = thread_track(&c, t);
+        else if (r->tracks[t].kind == TS_TRACK_GPU_STREAM) rc = gpu_track(&c, t);
+    }
+    if (rc == TS_OK) {
+        c.launch_ts = ts__malloc((size_t)(g->nodes.n - c.node0) * sizeof *c.launch_ts + 8);
+        if (!c.launch_ts) rc = TS_ENOMEM;
+    }
+    if (rc == TS_OK && !g->oom) {
+        for (uint32_t n = c.node0; n < g->nodes.n; n++) c.launch_ts[n - c.node0] = g->nodes.start_ns[n];
+        link_launches(&c);
+        for (uint32_t i = 0; i < c.n_syncs; i++) cuda_sync_event(&c, c.syncs[i]);
+        if (c.n_syncs == 0) sync_calls_by_name(&c);
+        fwdbwd_flows(&c);
+        rc = gloo_workers(&c);
+        assign_iterations(&c);
+        if (rc == TS_OK) rc = collect_members(&c, members);
+    }
+    ctx_free(&c);
+    if (rc == TS_OK && g->oom) rc = TS_ENOMEM;
+    if (rc != TS_OK) return ts__error(err, rc, "%s: out of memory building its dependency graph", r->path ? r->path : "rank");
+    return TS_OK;
+}

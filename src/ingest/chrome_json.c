@@ -65,6 +65,7 @@ typedef struct parser {
     parse_state st;
     bool      first;             /* no member/event yet in the current container */
     bool      bare_list;
+    bool      saw_events;        /* the object form had a "traceEvents" member */
     uint64_t  n_events;          /* events in traceEvents so far */
     uint32_t  k_name, k_sort_index, k_corr, k_ext_id;   /* pre-interned keys */
     ts_map64  pid_name;          /* pid -> process name id */
@@ -305,14 +306,17 @@ static void parse_event(parser *P, ev *e)
         js_str k = js_string(j);
         const char *ks = k.s;
         size_t kn = k.n;
-        if (!k.clean) {
-            /* Escaped keys are rare; intern so the scratch buffer is free again. */
-            uint32_t id = intern_str(P, k);
-            ks = ts__rank_str(P->r, id);
-            kn = ts__str_len(&P->r->strings, id);
-        }
+        char kb[16];
         js_expect(j, ':', "':' after a key");
+        if (!k.clean) {
+            /* Escaped keys are rare. Known keys are short: copy those out of
+             * the scratch buffer, which parsing the value may reuse. */
+            ks = js_decode(j, k, &kn);
+            if (kn >= sizeof kb) { add_arg(P, e, ts__rank_intern(P->r, ks, kn)); goto next; }
+            ks = memcpy(kb, ks, kn);
+        }
         parse_member(P, e, ks, kn);
+    next:;
         char c = js_peek(j);
         j->p++;
         if (c == '}') return;
@@ -429,9 +433,9 @@ static void end_open(parser *P, uint32_t track, const ev *e)
 static void commit_counter(parser *P, const ev *e)
 {
     ts_rank *r = P->r;
-    const char *nm = ts__rank_str(r, e->name);
     size_t nn = ts__str_len(&r->strings, e->name);
     for (uint32_t a = e->args; a < e->args + e->n_args; a++) {
+        const char *nm = ts__rank_str(r, e->name);   /* re-read: interning below may move the pool */
         ts_arg_type t = (ts_arg_type)r->args.type[a];
         if (t != TS_ARG_INT && t != TS_ARG_UINT && t != TS_ARG_DOUBLE && t != TS_ARG_BOOL) continue;
         /* series track "event.series" */
@@ -580,17 +584,16 @@ static void parse_top_member(parser *P, js_str k)
 {
     js *j = &P->s;
     uint32_t key = intern_str(P, k);
-    const char *ks = ts__rank_str(P->r, key);
     const char *start = j->p;
     ts_arg_type type;
     uint64_t val;
-    parse_value(P, &type, &val);
-    if (!strcmp(ks, "distributedInfo") && type == TS_ARG_JSON) {
+    parse_value(P, &type, &val);   /* may grow the pool: compare ids, not strings */
+    if (key == ts__rank_intern(P->r, "distributedInfo", 15) && type == TS_ARG_JSON) {
         const char *after = j->p;
         j->p = start;
         if (js_peek(j) == '{') read_distributed_info(P);
         j->p = after;
-    } else if (!strcmp(ks, "baseTimeNanoseconds") && type == TS_ARG_INT) {
+    } else if (key == ts__rank_intern(P->r, "baseTimeNanoseconds", 19) && type == TS_ARG_INT) {
         P->base_time_ns = (int64_t)val;
     }
     add_meta(P, key, type, val);
@@ -615,6 +618,7 @@ static void step_object(parser *P)
         j->p++;
         P->st = ST_EVENTS;
         P->first = true;
+        P->saw_events = true;
         return;
     }
     parse_top_member(P, k);
@@ -793,6 +797,9 @@ static int finish(parser *P, int32_t order, const ts_load_opts *opts, ts_error *
     int32_t from_name = ts__rank_from_filename(r->path);
     r->rank = P->dist_rank >= 0 ? P->dist_rank : from_name >= 0 ? from_name : order;
     r->world_size = P->world_size;
+    if (!P->bare_list && !P->saw_events)
+        return ts__error(err, TS_EFORMAT, "%s: byte %llu: not a Chrome trace (the top-level object has no \"traceEvents\")",
+                         r->path, (unsigned long long)js_off(&P->s, P->s.end));
     int rc = ts__rank_finish(r, err);
     if (rc == TS_OK && opts && opts->size >= offsetof(ts_load_opts, iteration_marker) + sizeof(char *) &&
         opts->iteration_marker && ts__rank_find_iterations(r, opts->iteration_marker) != TS_OK)
@@ -858,6 +865,7 @@ int ts__ingest_json(ts_src *src, const char *path, int32_t order, const ts_load_
 
 int ts__ingest_json_file(const char *path, int32_t order, const ts_load_opts *opts, ts_rank **out, ts_error *err)
 {
+    if (err) { err->status = TS_OK; err->msg[0] = 0; }
     ts_src src;
     *out = NULL;
     int rc = ts__src_open(&src, path, err);
@@ -870,6 +878,7 @@ int ts__ingest_json_file(const char *path, int32_t order, const ts_load_opts *op
 int ts__ingest_json_buffer(const char *name, const void *data, size_t n, const ts_load_opts *opts,
                            ts_rank **out, ts_error *err)
 {
+    if (err) { err->status = TS_OK; err->msg[0] = 0; }
     ts_src src;
     *out = NULL;
     int rc = ts__src_open_mem(&src, name, data, n, err);

@@ -1,0 +1,571 @@
+/* test_ingest.c - the Chrome-trace / Kineto JSON reader: phases, units, pairing,
+ * flows, typed args, every fatal error with its message and offset, the
+ * recoverable warnings, compressed input, and every real trace in
+ * ../shared/data/kineto and torch-cpu-legacy with independently counted values.
+ */
+#include "test.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include "ingest/ingest.h"
+
+/* Parse a JSON string into a finished rank; NULL on failure (err filled). */
+static ts_rank *load_str(const char *json, ts_error *err)
+{
+    ts_rank *r = NULL;
+    if (ts__ingest_json_buffer("t.json", json, strlen(json), NULL, &r, err) != TS_OK) return NULL;
+    return r;
+}
+
+static int load_err(const char *json, ts_error *err)
+{
+    ts_rank *r = NULL;
+    int rc = ts__ingest_json_buffer("t.json", json, strlen(json), NULL, &r, err);
+    ts__rank_destroy(r);
+    return rc;
+}
+
+static uint32_t find_slice(const ts_rank *r, const char *name)
+{
+    for (uint32_t i = 0; i < r->slices.n; i++)
+        if (!strcmp(ts__rank_str(r, r->slices.name[i]), name)) return i;
+    return TS_NONE32;
+}
+
+/* ---- phases and fields ---- */
+
+TEST(ingest_reads_complete_events_with_kind_track_and_ids)
+{
+    ts_error err;
+    ts_rank *r = load_str("{\"traceEvents\":[\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":7,\"tid\":8,\"ts\":10,\"dur\":5,"
+        "\"args\":{\"External id\":42,\"Input Dims\":[[2,3],[3,4]]}},\n"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"pid\":0,\"tid\":7,\"ts\":12,\"dur\":2,"
+        "\"args\":{\"correlation\":99,\"device\":0}}]}", &err);
+    CHECK(r != NULL);
+    CHECK_EQ_INT(r->slices.n, 2);
+    uint32_t mm = find_slice(r, "aten::mm"), k = find_slice(r, "gemm");
+    CHECK_EQ_INT(r->slices.ts_ns[mm], 10000);
+    CHECK_EQ_INT(r->slices.dur_ns[mm], 5000);
+    CHECK_EQ_INT(r->slices.kind[mm], TS_KIND_CPU_OP);
+    CHECK_EQ_INT(r->slices.ext_id[mm], 42);
+    CHECK_EQ_INT(r->slices.kind[k], TS_KIND_KERNEL);
+    CHECK_EQ_INT(r->slices.corr[k], 99);
+    CHECK_EQ_INT(r->tracks[r->slices.track[k]].kind, TS_TRACK_GPU_STREAM);
+    CHECK_EQ_INT(r->tracks[r->slices.track[k]].device, 0);
+    CHECK_EQ_INT(r->tracks[r->slices.track[k]].stream, 7);
+    CHECK_EQ_INT(r->tracks[r->slices.track[mm]].kind, TS_TRACK_THREAD);
+    ts_arg_type t;
+    uint64_t v;
+    CHECK(ts__slice_arg(r, mm, "Input Dims", &t, &v));
+    CHECK_EQ_INT(t, TS_ARG_JSON);
+    CHECK_EQ_STR(ts__rank_str(r, (uint32_t)v), "[[2,3],[3,4]]");
+    CHECK_EQ_INT(r->n_events_read, 2);
+    ts__rank_destroy(r);
+}
+
+TEST(ingest_converts_microseconds_to_exact_nanoseconds)
+{
+    ts_error err;
+    ts_rank *r = load_str("[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":123456.789,\"dur\":0.0015},"
+                          "{\"ph\":\"X\",\"name\":\"b\",\"pid\":1,\"tid\":2,\"ts\":4458676522690.655,\"dur\":1.00049},"
+                          "{\"ph\":\"X\",\"name\":\"c\",\"pid\":1,\"tid\":3,\"ts\":1.5e3,\"dur\":2}]", &err);
+    CHECK(r != NULL);
+    uint32_t a = find_slice(r, "a"), b = find_slice(r, "b"), c = find_slice(r, "c");
+    CHECK_EQ_INT(r->slices.ts_ns[a], 123456789);
+    CHECK_EQ_INT(r->slices.dur_ns[a], 2);            /* 1.5 ns rounds half away from zero */
+    CHECK_EQ_INT(r->slices.ts_ns[b], 4458676522690655LL);
+    CHECK_EQ_INT(r->slices.dur_ns[b], 1000);         /* 1000.49 ns rounds down */
+    CHECK_EQ_INT(r->slices.ts_ns[c], 1500000);       /* exponent form */
+    ts__rank_destroy(r);
+}
+
+TEST(ingest_adds_base_time_nanoseconds_even_after_trace_events)
+{
+    ts_error err;
+    ts_rank *r = load_str("{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1.5,\"dur\":1}],"
+                          "\"displayTimeUnit\":\"ns\",\"baseTimeNanoseconds\":1000000000}", &err);
+    CHECK(r != NULL);
+    CHECK_EQ_INT(r->slices.ts_ns[0], 1000001500);
+    CHECK_EQ_INT(r->base_time_ns, 1000000000);
+    ts_arg_type t;
+    uint64_t v;
+    CHECK(ts__meta_arg(r, "displayTimeUnit", &t, &v));
+    CHECK_EQ_STR(ts__rank_str(r, (uint32_t)v), "ns");
+    ts__rank_destroy(r);
+}
+
+TEST(ingest_pairs_begin_end_per_track_and_nests)
+{
+    ts_error err;
+    ts_rank *r = load_str("[{\"ph\":\"B\",\"name\":\"outer\",\"pid\":1,\"tid\":1,\"ts\":0},"
+                          "{\"ph\":\"B\",\"name\":\"other\",\"pid\":1,\"tid\":2,\"ts\":1},"
+                          "{\"ph\":\"B\",\"name\":\"inner\",\"pid\":1,\"tid\":1,\"ts\":2},"
+                          "{\"ph\":\"E\",\"pid\":1,\"tid\":1,\"ts\":3},"
+                          "{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":4},"
+                          "{\"ph\":\"E\",\"pid\":1,\"tid\":1,\"ts\":10}]", &err);
+    CHECK(r != NULL);
+    CHECK_EQ_INT(r->slices.n, 3);
+    uint32_t o = find_slice(r, "outer"), i = find_slice(r, "inner"), x = find_slice(r, "other");
+    CHECK_EQ_INT(r->slices.dur_ns[o], 10000);
+    CHECK_EQ_INT(r->slices.dur_ns[i], 1000);
+    CHECK_EQ_INT(r->slices.dur_ns[x], 3000);
+    CHECK_EQ_INT(r->slices.parent[i], o);
+    CHECK_EQ_INT(r->slices.depth[i], 1);
+    CHECK_EQ_INT(ts_rank_n_warnings(r), 0);
+    ts__rank_destroy(r);
+}
+
+TEST(ingest_counts_unmatched_begin_and_end_as_warnings)
+{
+    ts_error err;
+    ts_rank *r = load_str("[{\"ph\":\"E\",\"pid\":1,\"tid\":1,\"ts\":1},"
+                          "{\"ph\":\"B\",\"name\":\"open\",\"pid\":1,\"tid\":1,\"ts\":2}]", &err);
+    CHECK(r != NULL);
+    CHECK_EQ_INT(r->slices.n, 0);
+    CHECK_EQ_INT(r->warn_count[TS_WARN_UNMATCHED_END], 1);
+    CHECK_EQ_INT(r->warn_count[TS_WARN_UNMATCHED_BEGIN], 1);
+    ts__rank_destroy(r);
+}
+
+TEST(ingest_reads_instants_counters_and_metadata)
+{
+    ts_error err;
+    ts_rank *r = load_str("{\"traceEvents\":["
+        "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":5,\"args\":{\"name\":\"trainer\"}},"
+        "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":5,\"tid\":6,\"args\":{\"name\":\"main\"}},"
+        "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":5,\"tid\":6,\"args\":{\"sort_index\":3}},"
+        "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":\"[memory]\",\"pid\":5,\"tid\":6,\"ts\":7,"
+        "\"args\":{\"Bytes\":512,\"Total Allocated\":1024}},"
+        "{\"ph\":\"C\",\"name\":\"mem\",\"pid\":5,\"ts\":8,\"args\":{\"used\":10,\"free\":2.5}},"
+        "{\"ph\":\"X\",\"name\":\"op\",\"cat\":\"cpu_op\",\"pid\":5,\"tid\":6,\"ts\":1,\"dur\":9}]}", &err);
+    CHECK(r != NULL);
+    CHECK_EQ_INT(r->instants.n, 1);
+    CHECK_EQ_INT(r->instants.ts_ns[0], 7000);
+    CHECK_EQ_INT(r->instants.n_args[0], 2);
+    CHECK_EQ_STR(ts__rank_str(r, r->instants.name[0]), "[memory]");
+    CHECK_EQ_INT(r->counters.n, 2);
+    uint32_t ct = r->counters.track[1];
+    CHECK_EQ_INT(r->tracks[ct].kind, TS_TRACK_COUNTER);
+    CHECK_EQ_STR(ts__rank_str(r, r->tracks[ct].name_id), "mem.free");
+    CHECK_NEAR(r->counters.value[1], 2.5, 0);
+    ts_track *t = &r->tracks[r->slices.track[0]];
+    CHECK_EQ_STR(ts__rank_str(r, t->name_id), "main");
+    CHECK_EQ_STR(ts__rank_str(r, t->process_name_id), "trainer");
+    CHECK_EQ_INT(t->sort_index, 3);
+    CHECK_EQ_INT(r->n_events_read, 6);
+    ts__rank_destroy(r);
+}
+
+TEST(ingest_binds_ac2g_flow_from_runtime_launch_to_kernel)
+{
+    ts_error err;
+    /* The 'f' end comes before the kernel in the file: its track (a GPU
+     * stream) is only known after the kernel is read. */
+    ts_rank *r = load_str("[{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":100,\"tid\":101,"
+        "\"ts\":10,\"dur\":4,\"args\":{\"correlation\":5}},"
+        "{\"ph\":\"s\",\"id\":5,\"pid\":100,\"tid\":101,\"ts\":10,\"cat\":\"ac2g\",\"name\":\"ac2g\"},"
+        "{\"ph\":\"f\",\"id\":5,\"pid\":0,\"tid\":7,\"ts\":20,\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":20,\"dur\":3,\"args\":{\"correlation\":5}}]", &err);
+    CHECK(r != NULL);
+    CHECK_EQ_INT(r->flows.n, 1);
+    CHECK_EQ_INT(r->flows.kind[0], TS_FLOW_AC2G);
+    CHECK_EQ_INT(r->flows.from[0], find_slice(r, "cudaLaunchKernel"));
+    CHECK_EQ_INT(r->flows.to[0], find_slice(r, "k"));
+    CHECK_EQ_INT(r->warn_count[TS_WARN_UNBOUND_FLOW], 0);
+    ts__rank_destroy(r);
+}
+
+TEST(ingest_builds_async_slices_per_category_and_id)
+{
+    ts_error err;
+    ts_rank *r = load_str("[{\"ph\":\"b\",\"cat\":\"io\",\"id\":\"0x10\",\"name\":\"read\",\"pid\":1,\"tid\":1,\"ts\":1},"
+                          "{\"ph\":\"b\",\"cat\":\"io\",\"id\":\"0x11\",\"name\":\"read\",\"pid\":1,\"tid\":2,\"ts\":2},"
+                          "{\"ph\":\"n\",\"cat\":\"io\",\"id\":\"0x10\",\"name\":\"progress\",\"pid\":1,\"tid\":1,\"ts\":3},"
+                          "{\"ph\":\"e\",\"cat\":\"io\",\"id\":\"0x10\",\"name\":\"read\",\"pid\":1,\"tid\":1,\"ts\":5},"
+                          "{\"ph\":\"e\",\"cat\":\"io\",\"id\":\"0x11\",\"name\":\"read\",\"pid\":1,\"tid\":2,\"ts\":9}]", &err);
+    CHECK(r != NULL);
+    CHECK_EQ_INT(r->slices.n, 2);
+    CHECK_EQ_INT(r->instants.n, 1);
+    CHECK(r->slices.track[0] != r->slices.track[1]);
+    CHECK_EQ_INT(r->tracks[r->slices.track[0]].kind, TS_TRACK_ASYNC);
+    CHECK_EQ_INT(r->slices.dur_ns[0] + r->slices.dur_ns[1], 4000 + 7000);
+    CHECK_EQ_INT(r->instants.track[0], r->slices.track[r->slices.ts_ns[0] == 1000 ? 0 : 1]);
+    ts__rank_destroy(r);
+}
+
+TEST(ingest_gives_string_pids_stable_ids_and_keeps_their_names)
+{
+    ts_error err;
+    const char *json = "[{\"ph\":\"X\",\"name\":\"aten::add\",\"pid\":\"CPU functions\",\"tid\":1,\"ts\":1,\"dur\":1},"
+                       "{\"ph\":\"X\",\"name\":\"ProfilerStep#4\",\"pid\":\"CPU functions\",\"tid\":1,\"ts\":0,\"dur\":5},"
+                       "{\"ph\":\"X\",\"name\":\"op\",\"pid\":\"/job:worker/replica:0\",\"tid\":\"stream:all\",\"ts\":0,\"dur\":5}]";
+    ts_rank *r = load_str(json, &err), *r2 = load_str(json, &err);
+    CHECK(r != NULL && r2 != NULL);
+    uint32_t a = find_slice(r, "aten::add"), p = find_slice(r, "ProfilerStep#4"), o = find_slice(r, "op");
+    CHECK_EQ_INT(r->slices.track[a], r->slices.track[p]);
+    CHECK(r->slices.track[a] != r->slices.track[o]);
+    ts_track *t = &r->tracks[r->slices.track[a]];
+    CHECK_EQ_STR(ts__rank_str(r, t->process_name_id), "CPU functions");
+    CHECK_EQ_INT(t->pid, r2->tracks[r2->slices.track[find_slice(r2, "aten::add")]].pid);
+    CHECK_EQ_STR(ts__rank_str(r, r->tracks[r->slices.track[o]].name_id), "stream:all");
+    /* legacy (no "cat") inference */
+    CHECK_EQ_INT(r->slices.kind[a], TS_KIND_CPU_OP);
+    CHECK_EQ_INT(r->slices.kind[p], TS_KIND_USER_ANNOTATION);
+    CHECK_EQ_INT(r->n_iterations, 1);
+    CHECK_EQ_INT(r->iterations[0].step, 4);
+    ts__rank_destroy(r);
+    ts__rank_destroy(r2);
+}
+
+TEST(ingest_keeps_args_typed_including_uint64_above_int64_max)
+{
+    ts_error err;
+    ts_rank *r = load_str("[{\"ph\":\"X\",\"name\":\"c\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":1,\"args\":{"
+        "\"Comms Id\":18446744073709551615,\"neg\":-9223372036854775808,\"d\":0.25,\"s\":\"a\\u00e9\\n\","
+        "\"t\":true,\"n\":null,\"o\":{\"k\":[1,2]}}}]", &err);
+    CHECK(r != NULL);
+    ts_arg_type t;
+    uint64_t v;
+    CHECK(ts__slice_arg(r, 0, "Comms Id", &t, &v));
+    CHECK_EQ_INT(t, TS_ARG_UINT);
+    CHECK(v == UINT64_MAX);
+    CHECK(ts__slice_arg(r, 0, "neg", &t, &v));
+    CHECK_EQ_INT(t, TS_ARG_INT);
+    CHECK((int64_t)v == INT64_MIN);
+    double d;
+    CHECK(ts__slice_arg_double(r, 0, "d", &d));
+    CHECK_NEAR(d, 0.25, 0);
+    CHECK_EQ_STR(ts__slice_arg_str(r, 0, "s"), "a\xc3\xa9\n");
+    CHECK(ts__slice_arg(r, 0, "t", &t, &v) && t == TS_ARG_BOOL && v == 1);
+    CHECK(ts__slice_arg(r, 0, "n", &t, &v) && t == TS_ARG_NULL);
+    CHECK(ts__slice_arg(r, 0, "o", &t, &v) && t == TS_ARG_JSON);
+    CHECK_EQ_STR(ts__rank_str(r, (uint32_t)v), "{\"k\":[1,2]}");
+    ts__rank_destroy(r);
+}
+
+TEST(ingest_reads_rank_from_distributed_info_then_file_name)
+{
+    ts_error err;
+    ts_rank *r = load_str("{\"distributedInfo\":{\"backend\":\"nccl\",\"pg\":{\"rank\":9},\"rank\":3,\"world_size\":8},"
+                          "\"traceEvents\":[]}", &err);
+    CHECK(r != NULL);
+    CHECK_EQ_INT(r->rank, 3);
+    CHECK_EQ_INT(r->world_size, 8);
+    CHECK(ts__meta_arg(r, "distributedInfo", &(ts_arg_type){0}, &(uint64_t){0}));
+    ts__rank_destroy(r);
+    CHECK_EQ_INT(ts__rank_from_filename("/a/rank-3.json"), 3);
+    CHECK_EQ_INT(ts__rank_from_filename("/a/trace_rank12.pt.trace.json.gz"), 12);
+    CHECK_EQ_INT(ts__rank_from_filename("rank_7.json"), 7);
+    CHECK_EQ_INT(ts__rank_from_filename("/rank-9/trace.json"), -1);   /* only the file name counts */
+}
+
+/* ---- recoverable input: warnings ---- */
+
+TEST(ingest_warns_on_unknown_phase_negative_duration_and_invalid_utf8)
+{
+    ts_error err;
+    ts_rank *r = load_str("[{\"ph\":\"P\",\"name\":\"sample\",\"pid\":1,\"tid\":1,\"ts\":1},"
+                          "{\"ph\":\"X\",\"name\":\"neg\",\"pid\":1,\"tid\":1,\"ts\":5,\"dur\":-2},"
+                          "{\"ph\":\"X\",\"name\":\"bad\xff\xfe\",\"pid\":1,\"tid\":1,\"ts\":9,\"dur\":1}]", &err);
+    CHECK(r != NULL);
+    CHECK_EQ_INT(r->warn_count[TS_WARN_UNKNOWN_PHASE], 1);
+    CHECK_EQ_INT(r->warn_count[TS_WARN_NEGATIVE_DURATION], 1);
+    CHECK_EQ_INT(r->warn_count[TS_WARN_INVALID_UTF8], 2);
+    CHECK_EQ_INT(r->slices.dur_ns[find_slice(r, "neg")], 0);
+    CHECK(find_slice(r, "bad\xef\xbf\xbd\xef\xbf\xbd") != TS_NONE32);
+    CHECK_EQ_INT(r->n_events_read, 3);
+    ts__rank_destroy(r);
+}
+
+/* ---- fatal input: exact messages ---- */
+
+TEST(ingest_rejects_truncated_json)
+{
+    ts_error err;
+    CHECK_EQ_INT(load_err("{\"traceEvents\":[{\"ph\":\"X\",\"ts\":1", &err), TS_EPARSE);
+    CHECK_EQ_STR(err.msg, "t.json: byte 32: unexpected end of input (truncated JSON)");
+}
+
+TEST(ingest_rejects_malformed_json_with_offset)
+{
+    ts_error err;
+    CHECK_EQ_INT(load_err("[{\"ph\":\"X\" \"ts\":1}]", &err), TS_EPARSE);
+    CHECK_EQ_STR(err.msg, "t.json: byte 11: expected ',' or '}' in event 0");
+    CHECK_EQ_INT(load_err("[{\"ph\":\"X\",\"ts\":1},]", &err), TS_EPARSE);
+    CHECK_EQ_STR(err.msg, "t.json: byte 19: event 1 is not an object");
+    CHECK_EQ_INT(load_err("[] x", &err), TS_EPARSE);
+    CHECK_EQ_STR(err.msg, "t.json: byte 3: unexpected data after the end of the trace");
+}
+
+TEST(ingest_rejects_empty_file)
+{
+    ts_error err;
+    CHECK_EQ_INT(load_err("", &err), TS_EPARSE);
+    CHECK_EQ_STR(err.msg, "t.json: byte 0: empty file (no JSON value)");
+    CHECK_EQ_INT(load_err(" \n", &err), TS_EPARSE);
+    CHECK_EQ_STR(err.msg, "t.json: byte 2: empty file (no JSON value)");
+}
+
+TEST(ingest_rejects_ts_that_is_not_a_number_naming_the_event)
+{
+    ts_error err;
+    CHECK_EQ_INT(load_err("[{\"ph\":\"X\",\"ts\":1},{\"ph\":\"X\",\"ts\":\"12\"}]", &err), TS_EPARSE);
+    CHECK_EQ_STR(err.msg, "t.json: byte 34: event 1: \"ts\" is not a number");
+    CHECK_EQ_INT(load_err("[{\"ph\":\"X\",\"name\":\"a\"}]", &err), TS_EPARSE);
+    CHECK_EQ_STR(err.msg, "t.json: byte 1: event 0: missing \"ts\"");
+}
+
+TEST(ingest_rejects_object_without_trace_events)
+{
+    ts_error err;
+    CHECK_EQ_INT(load_err("{\"schema\":1,\"nodes\":[]}", &err), TS_EFORMAT);
+    CHECK_EQ_STR(err.msg, "t.json: byte 23: not a Chrome trace (the top-level object has no \"traceEvents\")");
+}
+
+TEST(ingest_rejects_nesting_deeper_than_the_cap)
+{
+    ts_error err;
+    char json[2200] = "[{\"ph\":\"X\",\"ts\":1,\"args\":{\"a\":";
+    size_t n = strlen(json);
+    for (int i = 0; i < 1000; i++) json[n++] = '[';
+    json[n] = 0;
+    CHECK_EQ_INT(load_err(json, &err), TS_EPARSE);
+    CHECK(strstr(err.msg, "nesting deeper than 256 levels") != NULL);
+}
+
+/* gzip bytes of `s` (deflate with a gzip wrapper). */
+static unsigned char *gzip_bytes(const char *s, size_t n, size_t *out_n)
+{
+    z_stream z = {0};
+    deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+    size_t cap = deflateBound(&z, n) + 64;
+    unsigned char *o = malloc(cap);
+    z.next_in = (unsigned char *)s;
+    z.avail_in = (uInt)n;
+    z.next_out = o;
+    z.avail_out = (uInt)cap;
+    deflate(&z, Z_FINISH);
+    *out_n = cap - z.avail_out;
+    deflateEnd(&z);
+    return o;
+}
+
+static const char *small_trace = "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":2}]}";
+
+TEST(ingest_reads_gzip_and_zstd_and_concatenated_gzip_members)
+{
+    ts_error err;
+    size_t gn, n = strlen(small_trace);
+    unsigned char *gz = gzip_bytes(small_trace, n, &gn);
+    ts_rank *r = NULL;
+    CHECK_EQ_INT(ts__ingest_json_buffer("t.json.gz", gz, gn, NULL, &r, &err), TS_OK);
+    CHECK_EQ_INT(r->slices.n, 1);
+    ts__rank_destroy(r);
+    /* two members: "[{...}" and ",{...}]" */
+    const char *p1 = "[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1}", *p2 = ",{\"ph\":\"i\",\"name\":\"b\",\"pid\":1,\"tid\":1,\"ts\":2}]";
+    size_t n1, n2;
+    unsigned char *g1 = gzip_bytes(p1, strlen(p1), &n1), *g2 = gzip_bytes(p2, strlen(p2), &n2);
+    unsigned char *cat = malloc(n1 + n2);
+    memcpy(cat, g1, n1);
+    memcpy(cat + n1, g2, n2);
+    CHECK_EQ_INT(ts__ingest_json_buffer("t.json.gz", cat, n1 + n2, NULL, &r, &err), TS_OK);
+    CHECK_EQ_INT(r->slices.n + r->instants.n, 2);
+    ts__rank_destroy(r);
+    size_t zcap = ZSTD_compressBound(n);
+    void *zs = malloc(zcap);
+    size_t zn = ZSTD_compress(zs, zcap, small_trace, n, 3);
+    CHECK_EQ_INT(ts__ingest_json_buffer("t.json.zst", zs, zn, NULL, &r, &err), TS_OK);
+    CHECK_EQ_INT(r->slices.n, 1);
+    ts__rank_destroy(r);
+    free(gz); free(g1); free(g2); free(cat); free(zs);
+}
+
+TEST(ingest_rejects_gzip_stream_cut_short)
+{
+    ts_error err;
+    size_t gn;
+    unsigned char *gz = gzip_bytes(small_trace, strlen(small_trace), &gn);
+    ts_rank *r = NULL;
+    CHECK_EQ_INT(ts__ingest_json_buffer("t.json.gz", gz, gn - 10, NULL, &r, &err), TS_EPARSE);
+    char want[128];
+    snprintf(want, sizeof want, "t.json.gz: byte %zu: gzip stream cut short", gn - 10);
+    CHECK_EQ_STR(err.msg, want);
+    CHECK(r == NULL);
+    free(gz);
+}
+
+/* Events straddling window refills, and one event larger than the window. */
+TEST(ingest_reads_events_across_window_boundaries)
+{
+    ts_error err;
+    size_t big = 9u << 20, cap = big + (4u << 20) * 2;
+    char *json = malloc(cap), *p = json;
+    p += sprintf(p, "[{\"ph\":\"X\",\"name\":\"big\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":1,\"args\":{\"blob\":\"");
+    memset(p, 'x', big);
+    p += big;
+    p += sprintf(p, "\"}}");
+    uint32_t n_small = 0;
+    while ((size_t)(p - json) < cap - 200) {
+        p += sprintf(p, ",{\"ph\":\"X\",\"name\":\"e%u\",\"pid\":1,\"tid\":2,\"ts\":%u.5,\"dur\":0.25}", n_small % 7, n_small);
+        n_small++;
+    }
+    p += sprintf(p, "]");
+    ts_rank *r = NULL;
+    CHECK_EQ_INT(ts__ingest_json_buffer("big.json", json, (size_t)(p - json), NULL, &r, &err), TS_OK);
+    CHECK_EQ_INT(r->slices.n, n_small + 1);
+    CHECK_EQ_INT(r->args.n, 1);
+    CHECK_EQ_INT(strlen(ts__slice_arg_str(r, find_slice(r, "big"), "blob")), big);
+    int64_t sum = 0;
+    for (uint32_t i = 0; i < r->slices.n; i++) sum += r->slices.ts_ns[i];
+    CHECK_EQ_INT(sum, (int64_t)n_small * (n_small - 1) / 2 * 1000 + (int64_t)n_small * 500);
+    ts__rank_destroy(r);
+    free(json);
+}
+
+/* ---- ts_trace_load: files, directories, ranks ---- */
+
+static char *tmpdir_make(void)
+{
+    static char dir[64];
+    snprintf(dir, sizeof dir, "/tmp/ts_ingest_XXXXXX");
+    return mkdtemp(dir);
+}
+
+static void write_file(const char *dir, const char *name, const char *s)
+{
+    char p[256];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    fputs(s, f);
+    fclose(f);
+}
+
+TEST(ingest_loads_a_directory_of_ranks_and_rejects_duplicate_ranks)
+{
+    char *dir = tmpdir_make();
+    CHECK(dir != NULL);
+    write_file(dir, "rank-1.json", small_trace);
+    write_file(dir, "rank-0.json", small_trace);
+    write_file(dir, "notes.txt", "not a trace");
+    ts_trace *t = NULL;
+    ts_error err;
+    const char *paths[] = {dir};
+    ts_load_opts o = {sizeof o, 2, NULL};
+    CHECK_EQ_INT(ts_trace_load(paths, 1, &o, &t, &err), TS_OK);
+    CHECK_EQ_INT(ts_trace_n_ranks(t), 2);
+    CHECK_EQ_INT(ts_rank_number(ts_trace_borrow_rank(t, 1)), 1);
+    ts_trace_destroy(t);
+    write_file(dir, "other_rank1.json", small_trace);
+    CHECK_EQ_INT(ts_trace_load(paths, 1, &o, &t, &err), TS_EFORMAT);
+    CHECK(t == NULL);
+    CHECK(strstr(err.msg, "claims rank 1") != NULL);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK_EQ_INT(system(cmd), 0);
+}
+
+TEST(ingest_rejects_directory_without_traces)
+{
+    char *dir = tmpdir_make();
+    CHECK(dir != NULL);
+    ts_trace *t = NULL;
+    ts_error err;
+    const char *paths[] = {dir};
+    CHECK_EQ_INT(ts_trace_load(paths, 1, NULL, &t, &err), TS_ENOENT);
+    char want[256];
+    snprintf(want, sizeof want, "%s: byte 0: directory holds no trace files (*.json, *.json.gz, *.json.zst)", dir);
+    CHECK_EQ_STR(err.msg, want);
+    rmdir(dir);
+}
+
+/* ---- every real trace ----
+ * Expected values from test/e2e/ingest_expected.py (python3 json.load, run
+ * once on 2026-11-22): rank, events in traceEvents, slices (X + matched B/E),
+ * instants (i/I), flows ('s' events; each opens one flow), iterations
+ * (ProfilerStep#N on the first host thread carrying one). */
+static const struct expect {
+    const char *path;
+    int rank, events, slices, instants, flows, f_events, metadata, iterations;
+} expect[] = {
+    {"kineto/call_stack/backward_thread.json", 0, 7, 7, 0, 0, 0, 0, 1},
+    {"kineto/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz", 34, 30, 16, 2, 0, 0, 12, 1},
+    {"kineto/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz", 0, 1408, 868, 2, 155, 345, 38, 0},
+    {"kineto/critical_path/cuda_event_sync/event_sync_trace.json.gz", 0, 92, 33, 2, 7, 14, 36, 1},
+    {"kineto/critical_path/cuda_event_sync_multi_stream/event_sync_trace.json.gz", 0, 149, 57, 2, 8, 42, 40, 0},
+    {"kineto/critical_path/end_to_end/simple_add/output/overlaid_critical_path_trace.json.gz", 0, 1732, 838, 2, 347, 507, 38, 0},
+    {"kineto/critical_path/simple_add/benchmark_result_493459_1694039959_trace.json.gz", 0, 1348, 838, 2, 155, 315, 38, 0},
+    {"kineto/cupti_profiler/benchmark_result_924719_1679055439_trace.json.gz", 0, 4222, 2324, 3, 104, 1758, 33, 0},
+    {"kineto/distributed_info_unavailable/distributed_info_not_found.json.gz", 0, 2467, 2467, 0, 0, 0, 0, 1},
+    {"kineto/execution_trace/benchmark_simple_add_trace.json.gz", 0, 111, 56, 2, 9, 10, 34, 0},
+    {"kineto/large_integer_trace/rank-70.Mar_25_20_48_12.2861.pt.trace.json.gz", 70, 2, 2, 0, 0, 0, 0, 0},
+    {"kineto/nccl_parser_config/nccl_data.json.gz", 0, 40573, 26933, 2, 4405, 9195, 38, 3},
+    {"kineto/trace_compare/base/base.json.gz", 1, 33, 33, 0, 0, 0, 0, 2},
+    {"kineto/trace_compare/test/test.json.gz", 1, 34, 34, 0, 0, 0, 0, 2},
+    {"kineto/trace_file_list/inference_rank_1.json.gz", 1, 54, 13, 1, 4, 4, 32, 0},
+    {"kineto/trace_filter/sampled_rank-0.json.gz", 0, 4855, 4811, 0, 0, 0, 44, 2},
+    {"kineto/trace_filter/sampled_rank-1.json.gz", 1, 4720, 4676, 0, 0, 0, 44, 2},
+    {"torch-cpu-legacy/cnn_cpu_trace.json", 0, 828, 828, 0, 0, 0, 0, 3},
+    {"torch-cpu-legacy/ddp_gloo_rank0.json", 0, 714, 714, 0, 0, 0, 0, 0},
+    {"torch-cpu-legacy/ddp_gloo_rank1.json", 1, 714, 714, 0, 0, 0, 0, 0},
+};
+
+TEST(ingest_reads_every_real_trace_with_independently_counted_values)
+{
+    for (size_t i = 0; i < sizeof expect / sizeof expect[0]; i++) {
+        const struct expect *e = &expect[i];
+        const char *path = ts_test_data(e->path);
+        if (access(path, R_OK) != 0) { printf("skip: %s absent\n", path); continue; }
+        ts_trace *t = NULL;
+        ts_error err;
+        if (ts_trace_load(&path, 1, NULL, &t, &err) != TS_OK) TS_FAIL_("%s: %s", e->path, err.msg);
+        const ts_rank *r = ts_trace_borrow_rank(t, 0);
+        printf("%s\n", e->path);
+        CHECK_EQ_INT(ts_rank_number(r), e->rank);
+        CHECK_EQ_INT(ts_rank_n_events_read(r), e->events);
+        CHECK_EQ_INT(ts_rank_n_slices(r), e->slices);
+        CHECK_EQ_INT(ts_rank_n_instants(r), e->instants);
+        CHECK_EQ_INT(ts_rank_n_flows(r), e->flows);
+        CHECK_EQ_INT(ts_rank_n_iterations(r), e->iterations);
+        /* every unpaired 'f' is counted, never dropped silently */
+        CHECK_EQ_INT(r->warn_count[TS_WARN_UNBOUND_FLOW] >= (uint64_t)(e->f_events > e->flows ? e->f_events - e->flows : 0), 1);
+        ts_trace_destroy(t);
+    }
+}
+
+TEST(ingest_rejects_the_execution_trace_which_is_not_a_chrome_trace)
+{
+    const char *path = ts_test_data("kineto/execution_trace/benchmark_simple_add_et.json.gz");
+    if (access(path, R_OK) != 0) return;
+    ts_trace *t = NULL;
+    ts_error err;
+    CHECK_EQ_INT(ts_trace_load(&path, 1, NULL, &t, &err), TS_EFORMAT);
+    CHECK(strstr(err.msg, "not a Chrome trace") != NULL);
+}
+
+TEST(ingest_nccl_trace_details_match_the_file)
+{
+    const char *path = ts_test_data("kineto/nccl_parser_config/nccl_data.json.gz");
+    if (access(path, R_OK) != 0) return;
+    ts_trace *t = NULL;
+    ts_error err;
+    if (ts_trace_load(&path, 1, NULL, &t, &err) != TS_OK) TS_FAIL_("%s", err.msg);
+    const ts_rank *r = ts_trace_borrow_rank(t, 0);
+    CHECK_EQ_INT(r->world_size, 2);
+    CHECK_EQ_INT(r->base_time_ns, 1711964646000000000LL);
+    /* python: min(e["ts"] for X events) == 4458676388068.751 ("PyTorch Profiler (0)") */
+    int64_t min_ts = INT64_MAX;
+    for (uint32_t i = 0; i < r->slices.n; i++) if (r->slices.ts_ns[i] < min_ts) min_ts = r->slices.ts_ns[i];
+    CHECK_EQ_INT(min_ts - r->base_time_ns, 4458676388068751LL);
+    uint32_t n_kernel = 0, n_corr = 0;
+    for (uint32_t i = 0; i < r->slices.n; i++) {
+        n_kernel += r->slices.kind[i] == TS_KIND_KERNEL;
+        n_corr += r->slices.kind[i] == TS_KIND_KERNEL && r->slices.corr[i] >= 0;
+    }
+    CHECK(n_kernel > 0);
+    CHECK_EQ_INT(n_corr, n_kernel);
+    ts_trace_destroy(t);
+}

@@ -32,11 +32,18 @@ bool ts__ival_push(ts_ival **v, uint32_t *n, uint32_t *cap, int64_t start_ns, in
 void ts__ival_free(ts_ival *v, uint32_t cap);
 
 /* True when slice s is a GPU operation in HTA's sense: an event that carries
- * a "stream" arg, i.e. a kernel, memcpy or memset (gpu_user_annotation has
- * none). */
+ * a "stream" arg, i.e. a kernel, memcpy or memset, and also Kineto's cuda_sync
+ * events drawn on a stream ("Stream Sync", "Event Sync"), which HTA counts
+ * as COMPUTATION kernels. gpu_user_annotation has no stream arg. */
 static inline bool ts__is_gpu_op(const ts_rank *r, uint32_t s)
 {
     ts_kind k = (ts_kind)r->slices.kind[s];
+    if (k == TS_KIND_CUDA_SYNC) {
+        /* "Context Sync" carries stream 4294967295 (on tid -1): HTA's test is
+         * only stream != -1, so it counts too. */
+        int64_t stream;
+        return ts__slice_arg_i64(r, s, "stream", &stream) && stream != -1;
+    }
     return k == TS_KIND_KERNEL || k == TS_KIND_GPU_MEMCPY || k == TS_KIND_GPU_MEMSET;
 }
 /* True for Kineto's bookkeeping slices ("PyTorch Profiler (0)", cat "Trace"),

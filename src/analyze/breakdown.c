@@ -1,8 +1,9 @@
 /* breakdown.c - where each rank's time went, with Holistic Trace Analysis'
  * definitions (HTA, facebookresearch/HolisticTraceAnalysis, hta/ at v0.2):
  *
- *   GPU op       an event with a "stream" arg: kernel, gpu_memcpy, gpu_memset
- *                (gpu_user_annotation has none, so it never counts).
+ *   GPU op       an event with a "stream" arg: kernel, gpu_memcpy, gpu_memset,
+ *                and cuda_sync events on a stream (gpu_user_annotation has
+ *                none, so it never counts).
  *   filter       common/trace.py _filter_irrelevant_gpu_kernels: when the trace
  *                has two or more ProfilerStep annotations, keep only GPU ops
  *                whose launching CPU event (same correlation id) starts before
@@ -86,7 +87,7 @@ static int gpu_view_build(const ts_rank *r, gpu_view *g)
     memset(g, 0, sizeof *g);
     ts__map64_init(&g->launcher);
     for (uint32_t s = 0; s < r->slices.n; s++) {
-        if (r->slices.corr[s] < 0 || ts__kind_on_gpu((ts_kind)r->slices.kind[s])) continue;
+        if (r->slices.corr[s] < 0 || ts__kind_on_gpu((ts_kind)r->slices.kind[s]) || ts__is_gpu_op(r, s)) continue;
         if (!ts__map64_get(&g->launcher, (uint64_t)r->slices.corr[s], NULL) &&
             ts__map64_put(&g->launcher, (uint64_t)r->slices.corr[s], s))
             return TS_ENOMEM;
@@ -285,6 +286,11 @@ static int per_stream(const ts_rank *r, const gpu_view *g, int64_t delay_ns, ts_
         ts_stream_breakdown *sb = &out->streams[out->n_streams++];
         sb->device = r->tracks[track].device;
         sb->stream = r->tracks[track].stream;
+        if (r->tracks[track].kind != TS_TRACK_GPU_STREAM) {   /* e.g. Context Sync on tid -1 */
+            int64_t v;
+            if (ts__slice_arg_i64(r, g->ops[i], "stream", &v)) sb->stream = v;
+            if (ts__slice_arg_i64(r, g->ops[i], "device", &v)) sb->device = (int32_t)v;
+        }
         sb->n_ops = j - i;
         idle_categories(r, g, &g->ops[i], j - i, delay_ns, sb);
         if (queue_length(r, g, &g->ops[i], j - i, sb)) return TS_ENOMEM;

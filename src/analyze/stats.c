@@ -84,7 +84,7 @@ static bool rank_window(const ts_rank *r, const ts_stats_opts *o, ts_stats_windo
 static int launch_times(const ts_rank *r, ts_map64 *m)
 {
     for (uint32_t s = 0; s < r->slices.n; s++) {
-        if (r->slices.corr[s] < 0 || ts__kind_on_gpu((ts_kind)r->slices.kind[s])) continue;
+        if (r->slices.corr[s] < 0 || ts__kind_on_gpu((ts_kind)r->slices.kind[s]) || ts__is_gpu_op(r, s)) continue;
         if (ts__map64_put(m, (uint64_t)r->slices.corr[s], (uint64_t)r->slices.ts_ns[s])) return TS_ENOMEM;
     }
     return TS_OK;

@@ -1,0 +1,102 @@
+/* memory.h - tensor liveness, inactive periods, memory curves and offload
+ * candidates for one training iteration described by a torch.fx /
+ * AOTAutograd forward+backward dump pair (the inputs of G10's tool).
+ *
+ * Ownership: ts_memgraph_load() creates a graph owned by the caller, freed
+ * with ts_memgraph_destroy(). Strings returned by accessors borrow from it.
+ * Times are int64 nanoseconds; sizes are bytes.
+ *
+ * Two rule sets:
+ *   exact (default)  views (reshape, permute, expand, squeeze, ...) alias the
+ *                    storage of their base, copy_ is a kernel, dtypes have
+ *                    their real sizes, gradients live to the end;
+ *   g10_compat       G10's own rules, reproducing its .config files byte for
+ *                    byte (see docs/memory.md for each difference).
+ */
+#ifndef TRAINSCOPE_MEMORY_H
+#define TRAINSCOPE_MEMORY_H
+
+#include "trainscope/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ts_memgraph ts_memgraph;
+
+typedef struct ts_mem_options {
+    size_t size;          /* sizeof(ts_mem_options); grows only at the end */
+    int    g10_compat;    /* 1 = G10's rules */
+    const char *precision_plan; /* path of a precision plan, NULL = none */
+} ts_mem_options;
+
+typedef struct ts_mem_summary {
+    uint32_t n_kernels, n_tensors;
+    int64_t  global_bytes;   /* weights, buffers, input batch */
+    int64_t  peak_bytes;     /* most bytes alive while one kernel runs */
+    int32_t  peak_kernel;    /* that kernel; -1 when the graph is empty */
+    int64_t  iteration_ns;   /* sum of kernel times; -1 when unknown */
+    int64_t  peak_at_ns;     /* start time of the peak kernel; -1 when unknown */
+} ts_mem_summary;
+
+/* A device for the roofline estimate: peak FLOP/s and memory bytes/s. */
+typedef struct ts_mem_device {
+    const char *name;
+    double peak_tflops;      /* dense FP32 (non-tensor-core) TFLOP/s */
+    double bandwidth_gbps;   /* DRAM GB/s (1e9 bytes/s) */
+    double launch_us;        /* fixed cost per kernel */
+} ts_mem_device;
+
+/* Read a forward and a backward dump. On failure returns a negative TS_E*
+ * with err->msg "FILE:LINE: what" and *out is NULL. */
+TS_API TS_NODISCARD int ts_memgraph_load(const char *forward_path, const char *backward_path,
+                                         const ts_mem_options *opt, ts_memgraph **out,
+                                         ts_error *err);
+TS_API void ts_memgraph_destroy(ts_memgraph *g);
+
+/* Kernel times from a G10 time table (time_dict.json: {"<outputs>_<id>": ms},
+ * or a text file with one "<key> <ms>" or "<ms>" per line, in kernel order). */
+TS_API TS_NODISCARD int ts_memgraph_load_times(ts_memgraph *g, const char *path, ts_error *err);
+/* Roofline times: max(flops / peak, bytes / bandwidth) + launch. */
+TS_API void ts_memgraph_estimate_times(ts_memgraph *g, const ts_mem_device *dev);
+/* Named presets "a100", "v100", "h100", "cpu"; NULL when unknown. */
+TS_API const ts_mem_device *ts_mem_device_find(const char *name);
+
+/* Liveness, periods and the memory curve (call after times are set, or not). */
+TS_API TS_NODISCARD int ts_memgraph_analyze(ts_memgraph *g, ts_mem_summary *out);
+
+/* Write kernels.config, tensors.config, liveness_analysis.config and
+ * memory.json into dir (created if missing). Each file is written to a
+ * temporary name and renamed only when all succeeded: no partial output. */
+TS_API TS_NODISCARD int ts_memgraph_write(const ts_memgraph *g, const char *dir,
+                                          double offload_gbps, int plots, ts_error *err);
+
+/* Offload candidates: idle periods long enough to move the tensor to host
+ * memory and back at gbps (GB/s each way). Returns the bytes that would be
+ * freed at the peak; *n_candidates counts (tensor, period) pairs. */
+TS_API int64_t ts_memgraph_offload(const ts_memgraph *g, double gbps, uint32_t *n_candidates);
+
+/* ---- measured memory: PyTorch's export_memory_timeline_raw files ----
+ * Rows [t_ns, action, bytes, category]; action 1 preexisting, 2 create,
+ * 3 increment version (a -bytes/+bytes pair that moves a tensor between
+ * categories), 4 destroy (bytes < 0). Categories follow
+ * torch.profiler._memory_profiler: 0 parameter, 1 optimizer state, 2 input,
+ * 3 temporary, 4 activation, 5 gradient, 6 autograd detail, 7 unknown. */
+#define TS_MEM_N_CATEGORIES 8
+typedef struct ts_mem_timeline {
+    uint64_t n_events;
+    int64_t  first_ns, last_ns;      /* time range of timed rows (preexisting rows are -1) */
+    int64_t  peak_bytes;             /* most bytes alive at once */
+    int64_t  peak_ns;                /* when; -1 if before the first timed row */
+    int64_t  final_bytes;            /* alive after the last row */
+    int64_t  at_peak[TS_MEM_N_CATEGORIES];  /* bytes per category at the peak */
+    int64_t  max_bytes[TS_MEM_N_CATEGORIES];/* each category's own maximum */
+} ts_mem_timeline;
+TS_API const char *ts_mem_category_name(int category);
+/* Read a (gzip or plain) raw timeline. */
+TS_API TS_NODISCARD int ts_mem_timeline_load_raw(const char *path, ts_mem_timeline *out, ts_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,208 @@
+/* cmd_memory.c - `trainscope memory FORWARD.py BACKWARD.py [...]`: tensor
+ * liveness, inactive periods, the memory curve and its peak, and offload
+ * candidates of one training iteration from a torch.fx / AOTAutograd dump
+ * pair; `trainscope memory --trace PATH...` does the same curve from memory
+ * events a profiler recorded.
+ *
+ * Thin: parse options, load, analyze, print a summary, write DIR if asked.
+ * Exit: 0 ok, 2 bad input or usage.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "memory/memgraph.h"
+#include "trainscope/memory.h"
+
+/* PCIe 4.0 x16: 16 GT/s x 16 lanes x 128/130 = 31.5 GB/s each way nominal;
+ * rounded to 32 like most papers (G10 included) quote it. */
+#define DEFAULT_OFFLOAD_GBPS 32.0
+
+typedef struct mem_args {
+    ts_mem_options opt;
+    const char *out_dir, *times, *device, *format;
+    double peak_tflops, bandwidth_gbps, offload_gbps;
+    int plots, top, batch, trace;
+} mem_args;
+
+static void usage(FILE *f)
+{
+    fputs("usage: trainscope memory [OPTIONS] FORWARD.py BACKWARD.py\n"
+          "       trainscope memory --trace PATH...\n\n"
+          "Tensor liveness, inactive periods, memory curve, peak and offload candidates of\n"
+          "one training iteration, from AOTAutograd's fx_graph_transformed_{forward,backward}.py.\n\n"
+          "options:\n"
+          "  -o, --output DIR         write kernels.config, tensors.config,\n"
+          "                           liveness_analysis.config (G10's formats) and memory.json\n"
+          "  --times FILE             kernel times: G10 time_dict.json or a text table (ms)\n"
+          "  --device NAME            roofline times for a100, v100, h100 or cpu (default a100\n"
+          "                           when no --times)\n"
+          "  --peak-tflops X --bandwidth-gbps Y   roofline times for your own device\n"
+          "  --bandwidth GBPS         host link for offload candidates (default 32, PCIe 4.0 x16)\n"
+          "  --precision-plan FILE    '<op|name:prefix|*> <fp32|fp16|bf16|int8>' per line\n"
+          "  --g10-compat             G10's own rules (reproduces its .config files)\n"
+          "  --batch N                batch size the dumps were traced at (shown in reports)\n"
+          "  --plot                   also write memory.svg and periods.svg into DIR\n"
+          "  --top N                  tensors listed at the peak (default 10)\n"
+          "  --format table|json      summary format on stdout (default table)\n"
+          "  -h, --help               this help\n\n"
+          "exit codes: 0 ok, 2 bad input or usage\n", f);
+}
+
+static int parse_args(int argc, char **argv, mem_args *a)
+{
+    static const struct option LONG[] = {
+        {"output", required_argument, 0, 'o'}, {"times", required_argument, 0, 't'},
+        {"device", required_argument, 0, 'd'}, {"peak-tflops", required_argument, 0, 'P'},
+        {"bandwidth-gbps", required_argument, 0, 'B'}, {"bandwidth", required_argument, 0, 'b'},
+        {"precision-plan", required_argument, 0, 'p'}, {"g10-compat", no_argument, 0, 'g'},
+        {"batch", required_argument, 0, 'n'}, {"plot", no_argument, 0, 'L'},
+        {"top", required_argument, 0, 'T'}, {"format", required_argument, 0, 'f'},
+        {"trace", no_argument, 0, 'r'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:h", LONG, NULL)) != -1) {
+        switch (c) {
+        case 'o': a->out_dir = optarg; break;
+        case 't': a->times = optarg; break;
+        case 'd': a->device = optarg; break;
+        case 'P': a->peak_tflops = atof(optarg); break;
+        case 'B': a->bandwidth_gbps = atof(optarg); break;
+        case 'b': a->offload_gbps = atof(optarg); break;
+        case 'p': a->opt.precision_plan = optarg; break;
+        case 'g': a->opt.g10_compat = 1; break;
+        case 'n': a->batch = atoi(optarg); break;
+        case 'L': a->plots = 1; break;
+        case 'T': a->top = atoi(optarg); break;
+        case 'f': a->format = optarg; break;
+        case 'r': a->trace = 1; break;
+        case 'h': usage(stdout); return -1;
+        default: usage(stderr); return TS_EXIT_BAD;
+        }
+    }
+    if (a->offload_gbps <= 0 || a->top < 0 || (a->peak_tflops > 0) != (a->bandwidth_gbps > 0) ||
+        (strcmp(a->format, "table") && strcmp(a->format, "json"))) {
+        ts_cli_errorf("memory: bad option value (see 'trainscope memory --help')");
+        return TS_EXIT_BAD;
+    }
+    if (!a->trace && argc - optind != 2) {
+        ts_cli_errorf("memory: expected FORWARD.py BACKWARD.py (see 'trainscope memory --help')");
+        return TS_EXIT_BAD;
+    }
+    return TS_EXIT_OK;
+}
+
+/* Kernel times: a table when given, else the roofline of a device. */
+static int set_times(ts_memgraph *g, const mem_args *a, ts_error *err)
+{
+    if (a->times) return ts_memgraph_load_times(g, a->times, err);
+    ts_mem_device own = {"custom", a->peak_tflops, a->bandwidth_gbps, 2.0};
+    const ts_mem_device *dev = a->peak_tflops > 0 ? &own : ts_mem_device_find(a->device ? a->device : "a100");
+    if (!dev) return ts__error(err, TS_EINVAL, "unknown device '%s' (a100, v100, h100, cpu)", a->device);
+    ts_memgraph_estimate_times(g, dev);
+    return TS_OK;
+}
+
+static void print_table(const ts_memgraph *g, const ts_mem_summary *s, const mem_args *a)
+{
+    const double MiB = 1024.0 * 1024.0;
+    printf("rules: %s, times: %s%s", a->opt.g10_compat ? "G10-compatible" : "exact", g->time_source,
+           a->batch ? "" : "\n");
+    if (a->batch) printf(", batch %d\n", a->batch);
+    printf("kernels %u, tensors %u, global (weights, buffers, inputs) %.1f MiB\n", s->n_kernels,
+           s->n_tensors, (double)s->global_bytes / MiB);
+    const ts__mem_kernel *pk = s->peak_kernel >= 0 ? &g->kernels[s->peak_kernel] : NULL;
+    printf("peak %.1f MiB while kernel %d runs (%s, %s line %u)", (double)s->peak_bytes / MiB,
+           s->peak_kernel, pk ? ts__mem_name(g, pk->op_id) : "-", pk && pk->in_backward ? "backward" : "forward",
+           pk ? pk->line : 0);
+    if (s->iteration_ns >= 0)
+        printf(" at %.3f ms of a %.3f ms iteration", (double)s->peak_at_ns / 1e6, (double)s->iteration_ns / 1e6);
+    printf("\n\ntensors alive at the peak, largest first:\n%8s  %-28s %-26s %12s\n", "tensor", "name", "type", "MiB");
+    uint32_t *rows = ts__malloc(((size_t)g->n_tensors + 1) * sizeof *rows);
+    uint32_t n = rows ? ts__mem_alive_at(g, s->peak_kernel, rows, g->n_tensors) : 0;
+    for (uint32_t i = 0; i < n && i < (uint32_t)a->top; i++) {
+        const ts__mem_tensor *t = &g->tensors[rows[i]];
+        printf("%8u  %-28.28s %-26.26s %12.2f%s\n", rows[i], ts__mem_name(g, t->name_id),
+               ts__mem_name(g, t->ann_id), (double)t->bytes / MiB, t->is_global ? "  global" : "");
+    }
+    if (n > (uint32_t)a->top) printf("  ... %u more\n", n - (uint32_t)a->top);
+    ts__free(rows, ((size_t)g->n_tensors + 1) * sizeof *rows);
+    uint32_t n_cand;
+    int64_t freed = ts_memgraph_offload(g, a->offload_gbps, &n_cand);
+    printf("\noffload at %.1f GB/s: %u idle periods long enough to move out and back; "
+           "%.1f MiB freed at the peak (%.1f%%)\n", a->offload_gbps, n_cand, (double)freed / MiB,
+           s->peak_bytes ? 100.0 * (double)freed / (double)s->peak_bytes : 0.0);
+}
+
+static void print_json(const ts_memgraph *g, const ts_mem_summary *s, const mem_args *a)
+{
+    uint32_t n_cand;
+    int64_t freed = ts_memgraph_offload(g, a->offload_gbps, &n_cand);
+    printf("{\"rules\":\"%s\",\"times\":\"%s\",\"kernels\":%u,\"tensors\":%u,\"global_bytes\":%lld,"
+           "\"peak_bytes\":%lld,\"peak_kernel\":%d,\"iteration_ns\":%lld,\"peak_at_ns\":%lld,"
+           "\"offload_gbps\":%.1f,\"offload_candidates\":%u,\"offload_freed_at_peak_bytes\":%lld}\n",
+           a->opt.g10_compat ? "g10" : "exact", g->time_source, s->n_kernels, s->n_tensors,
+           (long long)s->global_bytes, (long long)s->peak_bytes, s->peak_kernel,
+           (long long)s->iteration_ns, (long long)s->peak_at_ns, a->offload_gbps, n_cand, (long long)freed);
+}
+
+/* --trace: measured memory per category from each raw timeline file. */
+static int memory_trace(int argc, char **argv, int first, const mem_args *a)
+{
+    if (first >= argc) {
+        ts_cli_errorf("memory --trace: expected PATH... (see 'trainscope memory --help')");
+        return TS_EXIT_BAD;
+    }
+    const double MiB = 1024.0 * 1024.0;
+    for (int i = first; i < argc; i++) {
+        ts_mem_timeline t;
+        ts_error err = {0};
+        if (ts_mem_timeline_load_raw(argv[i], &t, &err)) {
+            ts_cli_errorf("%s", err.msg);
+            return TS_EXIT_BAD;
+        }
+        bool json = !strcmp(a->format, "json");
+        if (json) printf("{\"file\":\"%s\",\"events\":%llu,\"peak_bytes\":%lld,\"peak_ns\":%lld,"
+                         "\"final_bytes\":%lld,\"at_peak\":{", argv[i], (unsigned long long)t.n_events,
+                         (long long)t.peak_bytes, (long long)t.peak_ns, (long long)t.final_bytes);
+        else printf("%s: %llu events over %.3f ms; peak %.1f MiB at +%.3f ms; %.1f MiB at the end\n"
+                    "%-18s %12s %12s\n", argv[i], (unsigned long long)t.n_events,
+                    (double)(t.last_ns - t.first_ns) / 1e6, (double)t.peak_bytes / MiB,
+                    t.peak_ns >= 0 ? (double)(t.peak_ns - t.first_ns) / 1e6 : 0.0,
+                    (double)t.final_bytes / MiB, "category", "at peak MiB", "max MiB");
+        for (int c = 0; c < TS_MEM_N_CATEGORIES; c++) {
+            if (json) printf("%s\"%s\":%lld", c ? "," : "", ts_mem_category_name(c), (long long)t.at_peak[c]);
+            else printf("%-18s %12.1f %12.1f\n", ts_mem_category_name(c), (double)t.at_peak[c] / MiB,
+                        (double)t.max_bytes[c] / MiB);
+        }
+        if (json) printf("}}\n");
+    }
+    return TS_EXIT_OK;
+}
+
+int ts_cmd_memory(int argc, char **argv)
+{
+    mem_args a = {.opt = {.size = sizeof(ts_mem_options)}, .format = "table",
+                  .offload_gbps = DEFAULT_OFFLOAD_GBPS, .top = 10};
+    int rc = parse_args(argc, argv, &a);
+    if (rc) return rc < 0 ? TS_EXIT_OK : rc;
+    if (a.trace) return memory_trace(argc, argv, optind, &a);
+    ts_error err = {0};
+    ts_memgraph *g = NULL;
+    ts_mem_summary s;
+    rc = ts_memgraph_load(argv[optind], argv[optind + 1], &a.opt, &g, &err);
+    if (!rc) rc = set_times(g, &a, &err);
+    if (!rc) rc = ts_memgraph_analyze(g, &s);
+    if (!rc && a.out_dir) rc = ts_memgraph_write(g, a.out_dir, a.offload_gbps, a.plots, &err);
+    if (rc) {
+        ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc));
+        ts_memgraph_destroy(g);
+        return TS_EXIT_BAD;
+    }
+    if (!strcmp(a.format, "json")) print_json(g, &s, &a);
+    else print_table(g, &s, &a);
+    ts_memgraph_destroy(g);
+    return TS_EXIT_OK;
+}

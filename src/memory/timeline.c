@@ -1,0 +1,106 @@
+/* timeline.c - measured memory from PyTorch's export_memory_timeline_raw
+ * output: a JSON list of [t_ns, action, bytes, category] rows (gzip or
+ * plain), summed into the bytes alive over time, per category.
+ *
+ * Not a JSON parser: the file is a flat list of 4-number lists, read with a
+ * tiny state machine in 64 KiB chunks (bounded memory whatever the size).
+ * Anything else is rejected with "FILE: byte N: what".
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+#include "memory/memgraph.h"
+
+const char *ts_mem_category_name(int c)
+{
+    static const char *const N[TS_MEM_N_CATEGORIES] = {
+        "parameter", "optimizer_state", "input", "temporary",
+        "activation", "gradient", "autograd_detail", "unknown"};
+    return c >= 0 && c < TS_MEM_N_CATEGORIES ? N[c] : "?";
+}
+
+typedef struct row_state {
+    int64_t v[4];      /* the row being read */
+    int     n;         /* numbers read in this row */
+    int     depth;     /* bracket depth: 1 = outer list, 2 = in a row */
+    bool    in_num, neg;
+    int64_t cur[TS_MEM_N_CATEGORIES], total;
+} row_state;
+
+static int end_row(row_state *s, ts_mem_timeline *t, const char *path, uint64_t at, ts_error *err)
+{
+    if (s->n != 4) return ts__error(err, TS_EPARSE, "%s: byte %llu: a row needs 4 numbers", path, (unsigned long long)at);
+    int64_t ts = s->v[0], bytes = s->v[2], cat = s->v[3];
+    if (cat < 0 || cat >= TS_MEM_N_CATEGORIES || s->v[1] < 1 || s->v[1] > 4)
+        return ts__error(err, TS_EFORMAT, "%s: byte %llu: unknown action or category", path, (unsigned long long)at);
+    s->cur[cat] += bytes;
+    s->total += bytes;
+    if (s->cur[cat] > t->max_bytes[cat]) t->max_bytes[cat] = s->cur[cat];
+    if (ts >= 0) {
+        if (!t->first_ns || ts < t->first_ns) t->first_ns = ts;
+        if (ts > t->last_ns) t->last_ns = ts;
+    }
+    if (s->total > t->peak_bytes) {
+        t->peak_bytes = s->total;
+        t->peak_ns = ts;
+        memcpy(t->at_peak, s->cur, sizeof s->cur);
+    }
+    t->n_events++;
+    s->n = 0;
+    return TS_OK;
+}
+
+static int feed(row_state *s, ts_mem_timeline *t, const char *buf, size_t n, uint64_t base,
+                const char *path, ts_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        char c = buf[i];
+        if (c >= '0' && c <= '9' && s->depth == 2) {
+            if (!s->in_num) {
+                if (s->n >= 4) return ts__error(err, TS_EPARSE, "%s: byte %llu: too many numbers in a row", path, (unsigned long long)(base + i));
+                s->in_num = true;
+                s->v[s->n] = 0;
+            }
+            if (s->v[s->n] > (INT64_MAX - 9) / 10) return ts__error(err, TS_ERANGE, "%s: byte %llu: number too large", path, (unsigned long long)(base + i));
+            s->v[s->n] = s->v[s->n] * 10 + (c - '0');
+            continue;
+        }
+        if (s->in_num) {
+            if (s->neg) s->v[s->n] = -s->v[s->n];
+            s->n++;
+            s->in_num = s->neg = false;
+        }
+        if (c == '-' && s->depth == 2) s->neg = true;
+        else if (c == '[') {
+            if (++s->depth > 2) return ts__error(err, TS_EPARSE, "%s: byte %llu: nested too deep", path, (unsigned long long)(base + i));
+        } else if (c == ']') {
+            if (s->depth == 2) { int rc = end_row(s, t, path, base + i, err); if (rc) return rc; }
+            if (--s->depth < 0) return ts__error(err, TS_EPARSE, "%s: byte %llu: unbalanced ']'", path, (unsigned long long)(base + i));
+        } else if (c != ',' && c != ' ' && c != '\n' && c != '\r' && c != '\t')
+            return ts__error(err, TS_EPARSE, "%s: byte %llu: unexpected '%c'", path, (unsigned long long)(base + i), c);
+    }
+    return TS_OK;
+}
+
+int ts_mem_timeline_load_raw(const char *path, ts_mem_timeline *out, ts_error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->peak_ns = -1;
+    gzFile f = gzopen(path, "rb");
+    if (!f) return ts__error(err, TS_EIO, "%s: cannot open", path);
+    row_state s = {0};
+    char buf[1 << 16];
+    uint64_t base = 0;
+    int rc = TS_OK, got;
+    while (!rc && (got = gzread(f, buf, sizeof buf)) > 0) {
+        rc = feed(&s, out, buf, (size_t)got, base, path, err);
+        base += (uint64_t)got;
+    }
+    if (!rc && got < 0) rc = ts__error(err, TS_EIO, "%s: read or decompression error", path);
+    gzclose(f);
+    if (!rc && s.depth != 0) rc = ts__error(err, TS_EPARSE, "%s: byte %llu: truncated list", path, (unsigned long long)base);
+    if (!rc && out->n_events == 0) rc = ts__error(err, TS_ENODATA, "%s: no memory events", path);
+    out->final_bytes = s.total;
+    return rc;
+}

@@ -174,7 +174,10 @@ static int backtrack(ts_critical_path *cp, const int32_t *idx, const int64_t *t,
         }
         charge(&w, t[q], t[p], c);
         if (g->nodes.rank[n] != TS_GRAPH_NO_RANK) w.last_ranked = n;
-        if (push_seg(cp, (ts_cp_segment){.node = n, .edge = a == ARC_SELF ? TS_NONE32 : a,
+        uint32_t owner = a == ARC_SELF ? n : TS_NONE32;
+        if (a != ARC_SELF && g->edges.kind[a] == TS_EDGE_NEST)
+            owner = (g->edges.flags[a] & TS_EDGE_TO_END) ? n : g->edges.src[a];
+        if (push_seg(cp, (ts_cp_segment){.node = n, .edge = a == ARC_SELF ? TS_NONE32 : a, .owner = owner,
                                                .start_ns = t[q], .dur_ns = t[p] - t[q], .category = (uint8_t)c}))
             return TS_ENOMEM;
         p = q;

@@ -16,6 +16,8 @@ typedef struct ts_cp_segment {
     uint32_t edge;          /* the edge it came through, TS_NONE32 = the node's own execution */
     int64_t  start_ns;      /* aligned */
     int64_t  dur_ns;
+    uint32_t owner;         /* the op whose own time this is (its execution, or a parent's time
+                               before its first / after its last child), TS_NONE32 = a gap */
     uint8_t  category;      /* ts_cp_category of its time (before waits are carved out) */
 } ts_cp_segment;
 

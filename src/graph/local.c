@@ -53,7 +53,8 @@ static enum role cpu_role(const local_ctx *c, uint32_t s)
     case TS_KIND_CUDA_RUNTIME:
     case TS_KIND_CUDA_DRIVER: return ROLE_RUNTIME;
     case TS_KIND_CPU_OP: return ROLE_OP;
-    case TS_KIND_OTHER: return has_prefix(slice_name(c, s), "ProfilerStep#") ? ROLE_NONE : ROLE_OP;
+    case TS_KIND_OTHER:   /* legacy traces have no category: their events are ops */
+        return c->r->slices.cat[s] == 0 && !has_prefix(slice_name(c, s), "ProfilerStep#") ? ROLE_OP : ROLE_NONE;
     case TS_KIND_USER_ANNOTATION: return has_prefix(slice_name(c, s), "gloo:") ? ROLE_OP : ROLE_NONE;
     default: return ROLE_NONE;
     }
@@ -98,6 +99,8 @@ static void mark_op_parents(local_ctx *c)
     }
 }
 
+static ts_node_kind g_kind(const local_ctx *c, uint32_t n) { return (ts_node_kind)c->g->nodes.kind[n]; }
+
 /* Decide whether CPU slice s is a node; returns its node row or TS_NONE32. */
 static uint32_t cpu_node(local_ctx *c, uint32_t s, uint32_t lane)
 {
@@ -112,8 +115,11 @@ static uint32_t cpu_node(local_ctx *c, uint32_t s, uint32_t lane)
         if (id != TS_NONE32 && sl->corr[s] >= 0 && ts__map64_put(&c->corr_rt, (uint64_t)sl->corr[s], id))
             c->g->oom = true;
     } else if (role == ROLE_OP) {
-        bool take = c->g->opt.leaf_ops ? !c->op_parent[s] : anc_op == TS_NONE32;
-        if (take) id = new_node(c, is_comm_name(name) ? TS_NODE_COMM_CPU : TS_NODE_CPU_OP, lane, s);
+        /* Collective calls are dependency endpoints (worker hand-off, matching),
+         * so they are nodes even inside another op, like runtime calls. */
+        bool comm = is_comm_name(name) && (anc_op == TS_NONE32 || g_kind(c, anc_op) != TS_NODE_COMM_CPU);
+        bool take = comm || (c->g->opt.leaf_ops ? !c->op_parent[s] : anc_op == TS_NONE32);
+        if (take) id = new_node(c, comm ? TS_NODE_COMM_CPU : TS_NODE_CPU_OP, lane, s);
     }
     c->node_of[s] = id != TS_NONE32 ? id : (p == TS_NONE32 ? TS_NONE32 : c->node_of[p]);
     c->op_anc[s] = (role == ROLE_OP && id != TS_NONE32) ? id : anc_op;

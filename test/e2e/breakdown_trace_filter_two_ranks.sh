@@ -1,0 +1,32 @@
+#!/bin/sh
+# breakdown of the matched pair of ranks of a real 128-rank NCCL job (HTA test
+# data trace_filter/), given as a directory: one row per rank. Expected
+# numbers from test/e2e/breakdown_hta_reference.py on each file (see
+# breakdown_nccl_matches_hta_definitions.sh); both ranks carry ProfilerStep#551
+# and #552, so only GPU ops launched before #552 count (HTA's filter).
+set -e
+BIN=${TS_BIN:-build/trainscope}
+DATA=${TS_DATA:-../shared/data}
+D=$DATA/kineto/trace_filter
+[ -d "$D" ] || { echo "skip: $D missing"; exit 0; }
+OUT=$(mktemp); trap 'rm -f "$OUT"' EXIT
+"$BIN" breakdown --format json "$D" >"$OUT"
+/usr/bin/python3 - "$OUT" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+def near(got, want, what, rel=1e-4, abs_=0.3):
+    if abs(got - want) > max(abs(want) * rel, abs_):
+        sys.exit(f"{what}: got {got}, expected {want}")
+want = {0: (600058.0, 321378.0, 106252.0, 172428.0, 11.81),
+        1: (600674.0, 328671.0, 135548.0, 136455.0, 20.05)}
+assert [r["rank"] for r in d["ranks"]] == [0, 1], d["ranks"]
+for r in d["ranks"]:
+    span, idle, comp, non, ov = want[r["rank"]]
+    near(r["span_us"], span, f"rank {r['rank']} span")
+    near(r["idle_us"], idle, f"rank {r['rank']} idle")
+    near(r["compute_us"], comp, f"rank {r['rank']} compute")
+    near(r["non_compute_us"], non, f"rank {r['rank']} non-compute")
+    near(r["comm_comp_overlap_pct"], ov, f"rank {r['rank']} overlap", abs_=0.01)
+    assert r["iterations_filtered"]
+print("ok")
+PY

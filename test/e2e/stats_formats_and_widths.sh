@@ -1,0 +1,33 @@
+#!/bin/sh
+# Output formats: table lines fit 80 columns (long kernel names cut with an
+# ellipsis), csv keeps names whole and quoted, json parses; --by rank/category.
+set -e
+BIN=${TS_BIN:-build/trainscope}
+F=${TS_DATA:-../shared/data}/kineto/nccl_parser_config/nccl_data.json.gz
+[ -f "$F" ] || { echo "skip: $F missing"; exit 0; }
+OUT=$(mktemp); trap 'rm -f "$OUT"' EXIT
+"$BIN" stats "$F" >"$OUT" 2>/dev/null
+W=$(/usr/bin/python3 -c 'import sys; print(max(len(l.rstrip("\n")) for l in open(sys.argv[1], encoding="utf-8")))' "$OUT")
+[ "$W" -le 80 ] || { echo "table is $W columns wide"; exit 1; }
+grep -q '…' "$OUT" || { echo "no truncated name in table mode"; exit 1; }
+"$BIN" stats --format csv "$F" >"$OUT"
+head -1 "$OUT" | grep -qx 'rank,category,name,count,total_us,mean_us,median_us,min_us,max_us,stddev_us,pct_of_iteration'
+# a kernel name with commas comes back whole through a CSV reader
+/usr/bin/python3 -c '
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert any("(ncclDevComm*, unsigned long, ncclWork*)" in r["name"] for r in rows)
+assert not any(r["name"].endswith("…") for r in rows)
+' "$OUT"
+"$BIN" stats --format json --by category "$F" | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert sorted(r["category"] for r in d["rows"]) == sorted(["cpu_op", "kernel", "memcpy", "memset", "runtime", "collective"])
+assert all(r["rank"] == -1 and "name" not in r for r in d["rows"])
+'
+"$BIN" stats --format json --by rank "$F" | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert all(r["rank"] == 0 for r in d["rows"]) and len(d["rows"]) == 6
+'
+echo ok

@@ -829,7 +829,9 @@ static int parser_init(parser *P, ts_src *src, ts_rank *r, ts_error *err)
     P->r = r;
     P->s.name = r->path;
     P->s.err = err;
-    P->cap = WINDOW;
+    /* Small in-memory inputs (tests, fuzzing) get a small window; the window
+     * still grows if a unit needs it. */
+    P->cap = src->kind == TS_SRC_MEM && src->mem_n < WINDOW ? (src->mem_n | 4095) + 1 : WINDOW;
     P->s.buf = ts__malloc(P->cap + JS_PAD);
     if (!P->s.buf) return ts__error(err, TS_ENOMEM, "%s: out of memory", r->path);
     memset(P->s.buf, 0, JS_PAD);

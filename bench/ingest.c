@@ -1,0 +1,261 @@
+/* ingest.c - ingest benchmark: trainscope's JSON reader next to Python's
+ * json.load on the same files, in one run.
+ *
+ * Cases: (a) ../shared/data/kineto/nccl_parser_config/nccl_data.json.gz as is;
+ * (b) a ~500 MB uncompressed trace made by replicating that trace's events
+ * with timestamps shifted per copy (written under /tmp, reused if present);
+ * (c) multi-rank scaling: a directory of N rank files, 1 thread vs 2 threads.
+ * Each measurement runs in a forked child so its peak RSS (wait4) is its own.
+ * Prints MB/s of uncompressed JSON per core, wall time, peak RSS and the
+ * RSS/JSON ratio, Python's figures, and ours/Python.
+ *
+ * Usage: build/bench/ingest [--data DIR] [--mb 500] [--ranks 4] [--no-python]
+ * Not a test: nothing here asserts a speed.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "trainscope/ingest.h"
+
+typedef struct result {
+    double wall_s;       /* seconds, as the child measured it (parse only) */
+    double peak_rss_mb;  /* child's maxrss */
+    int    ok;
+} result;
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Run ts_trace_load on paths in a child; the child reports its wall time. */
+static result run_ours(const char *const *paths, uint32_t n, int threads)
+{
+    result r = {0};
+    int fd[2];
+    if (pipe(fd)) return r;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fd[0]);
+        ts_load_opts o = {sizeof o, threads, NULL};
+        ts_trace *t = NULL;
+        ts_error err;
+        double t0 = now_s();
+        int rc = ts_trace_load(paths, n, &o, &t, &err);
+        double dt = now_s() - t0;
+        if (rc) fprintf(stderr, "ingest: %s\n", err.msg);
+        if (write(fd[1], &dt, sizeof dt) != sizeof dt) _exit(3);
+        _exit(rc ? 2 : 0);
+    }
+    close(fd[1]);
+    double dt = 0;
+    ssize_t k = read(fd[0], &dt, sizeof dt);
+    close(fd[0]);
+    int st;
+    struct rusage ru;
+    wait4(pid, &st, 0, &ru);
+    r.ok = k == sizeof dt && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    r.wall_s = dt;
+    r.peak_rss_mb = (double)ru.ru_maxrss / 1024.0;
+    return r;
+}
+
+/* Python's json.load (gzip.open for .gz) in a child; it prints its own time. */
+static result run_python(const char *path)
+{
+    result r = {0};
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "import gzip,json,sys,time\n"
+             "p=sys.argv[1]\n"
+             "t=time.perf_counter()\n"
+             "f=gzip.open(p,'rb') if p.endswith('.gz') else open(p,'rb')\n"
+             "d=json.load(f)\n"
+             "print(time.perf_counter()-t)\n");
+    int fd[2];
+    if (pipe(fd)) return r;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fd[0]);
+        dup2(fd[1], 1);
+        execl("/usr/bin/python3", "python3", "-c", cmd, path, (char *)NULL);
+        _exit(127);
+    }
+    close(fd[1]);
+    char buf[64] = {0};
+    ssize_t k = read(fd[0], buf, sizeof buf - 1);
+    close(fd[0]);
+    int st;
+    struct rusage ru;
+    wait4(pid, &st, 0, &ru);
+    r.ok = k > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    r.wall_s = atof(buf);
+    r.peak_rss_mb = (double)ru.ru_maxrss / 1024.0;
+    return r;
+}
+
+/* ---- making the big trace ---- */
+
+/* Whole uncompressed file into memory (bench setup only). */
+static char *read_gz(const char *path, size_t *n)
+{
+    gzFile g = gzopen(path, "rb");
+    if (!g) return NULL;
+    size_t cap = 1 << 24, len = 0;
+    char *b = malloc(cap);
+    int k;
+    while (b && (k = gzread(g, b + len, (unsigned)(cap - len))) > 0) {
+        len += (size_t)k;
+        if (len == cap) b = realloc(b, cap *= 2);
+    }
+    gzclose(g);
+    *n = len;
+    return b;
+}
+
+/* Offset of the ']' matching the '[' at open (strings respected). */
+static size_t match_bracket(const char *s, size_t n, size_t open)
+{
+    int depth = 0;
+    for (size_t i = open; i < n; i++) {
+        char c = s[i];
+        if (c == '"') {
+            for (i++; i < n && s[i] != '"'; i++) if (s[i] == '\\') i++;
+        } else if (c == '[' || c == '{') depth++;
+        else if ((c == ']' || c == '}') && --depth == 0) return i;
+    }
+    return 0;
+}
+
+/* Write the events body with every "ts": shifted by shift_us microseconds. */
+static void write_shifted(FILE *f, const char *s, size_t n, long long shift_us)
+{
+    const char *p = s, *e = s + n;
+    while (p < e) {
+        const char *q = memmem(p, (size_t)(e - p), "\"ts\": ", 6);
+        if (!q) { fwrite(p, 1, (size_t)(e - p), f); break; }
+        q += 6;
+        fwrite(p, 1, (size_t)(q - p), f);
+        char *end;
+        long long us = strtoll(q, &end, 10);
+        fprintf(f, "%lld", us + shift_us);
+        p = end;
+    }
+}
+
+/* Trace made of `copies` copies of src's events, claiming rank `rank`. */
+static int make_trace(const char *out, const char *src, size_t n, int copies, int rank)
+{
+    const char *te = strstr(src, "\"traceEvents\"");
+    if (!te) return -1;
+    size_t open = (size_t)(strchr(te, '[') - src), close = match_bracket(src, n, open);
+    if (!close) return -1;
+    FILE *f = fopen(out, "w");
+    if (!f) return -1;
+    /* header with the rank replaced */
+    const char *rk = strstr(src, "\"rank\": 0");
+    if (rk && (size_t)(rk - src) < open) {
+        fwrite(src, 1, (size_t)(rk - src), f);
+        fprintf(f, "\"rank\": %d", rank);
+        fwrite(rk + 9, 1, open + 1 - (size_t)(rk + 9 - src), f);
+    } else {
+        fwrite(src, 1, open + 1, f);
+    }
+    long long span_us = 2000000000LL;   /* shift per copy: 2000 s, past the trace's span */
+    for (int c = 0; c < copies; c++) {
+        if (c) fputs(",", f);
+        write_shifted(f, src + open + 1, close - open - 1, span_us * c);
+    }
+    fwrite(src + close, 1, n - close, f);
+    return fclose(f);
+}
+
+static double file_mb(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (double)st.st_size / 1e6 : 0;
+}
+
+static void report(const char *what, double json_mb, int cores, result ours, result py)
+{
+    printf("%-34s %8.1f MB JSON\n", what, json_mb);
+    if (!ours.ok) { printf("  trainscope: FAILED\n"); return; }
+    printf("  trainscope  %7.3f s  %8.1f MB/s/core  peak RSS %7.1f MB  RSS/JSON %.2f\n", ours.wall_s,
+           json_mb / ours.wall_s / cores, ours.peak_rss_mb, ours.peak_rss_mb / json_mb);
+    if (py.ok)
+        printf("  python json %7.3f s  %8.1f MB/s/core  peak RSS %7.1f MB  RSS/JSON %.2f  -> ours/python %.1fx faster\n",
+               py.wall_s, json_mb / py.wall_s, py.peak_rss_mb, py.peak_rss_mb / json_mb, py.wall_s / ours.wall_s * cores);
+}
+
+int main(int argc, char **argv)
+{
+    const char *data = getenv("TS_DATA") ? getenv("TS_DATA") : "../shared/data";
+    int target_mb = 500, n_ranks = 4, python = 1;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--data") && i + 1 < argc) data = argv[++i];
+        else if (!strcmp(argv[i], "--mb") && i + 1 < argc) target_mb = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--ranks") && i + 1 < argc) n_ranks = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--no-python")) python = 0;
+        else { fprintf(stderr, "usage: %s [--data DIR] [--mb N] [--ranks N] [--no-python]\n", argv[0]); return 2; }
+    }
+    char gz[1024];
+    snprintf(gz, sizeof gz, "%s/kineto/nccl_parser_config/nccl_data.json.gz", data);
+    size_t n = 0;
+    char *src = read_gz(gz, &n);
+    if (!src || n == 0) { fprintf(stderr, "cannot read %s\n", gz); return 1; }
+    double src_mb = (double)n / 1e6;
+    printf("trainscope ingest benchmark (timings are noisy when other jobs share the CPU)\n\n");
+
+    /* (a) the real trace, gzip */
+    const char *pa[] = {gz};
+    result ours = run_ours(pa, 1, 1), py = python ? run_python(gz) : (result){0};
+    report("(a) nccl_data.json.gz (gzip)", src_mb, 1, ours, py);
+
+    /* (b) ~target_mb replicated, uncompressed */
+    int copies = (int)(target_mb / src_mb + 0.5);
+    if (copies < 1) copies = 1;
+    char big[256];
+    snprintf(big, sizeof big, "/tmp/trainscope_bench_%dx.json", copies);
+    if (file_mb(big) < src_mb * copies * 0.99 && make_trace(big, src, n, copies, 0)) {
+        fprintf(stderr, "cannot write %s\n", big);
+        return 1;
+    }
+    const char *pb[] = {big};
+    ours = run_ours(pb, 1, 1);
+    py = python ? run_python(big) : (result){0};
+    char what[128];
+    snprintf(what, sizeof what, "(b) %d copies, plain JSON", copies);
+    report(what, file_mb(big), 1, ours, py);
+
+    /* (c) multi-rank directory: 1 vs 2 threads */
+    char dir[256];
+    snprintf(dir, sizeof dir, "/tmp/trainscope_bench_ranks_%d", n_ranks);
+    mkdir(dir, 0755);
+    double dir_mb = 0;
+    for (int r = 0; r < n_ranks; r++) {
+        char p[512];
+        snprintf(p, sizeof p, "%s/rank-%d.json", dir, r);
+        if (file_mb(p) < src_mb * 4 * 0.99 && make_trace(p, src, n, 4, r)) { fprintf(stderr, "cannot write %s\n", p); return 1; }
+        dir_mb += file_mb(p);
+    }
+    const char *pc[] = {dir};
+    result one = run_ours(pc, 1, 1), two = run_ours(pc, 1, 2);
+    printf("(c) %d ranks in a directory          %8.1f MB JSON\n", n_ranks, dir_mb);
+    if (one.ok && two.ok)
+        printf("  1 thread    %7.3f s  %8.1f MB/s\n  2 threads   %7.3f s  %8.1f MB/s  speedup %.2fx (peak RSS %.1f MB)\n",
+               one.wall_s, dir_mb / one.wall_s, two.wall_s, dir_mb / two.wall_s, one.wall_s / two.wall_s, two.peak_rss_mb);
+    else
+        printf("  FAILED\n");
+    free(src);
+    return 0;
+}

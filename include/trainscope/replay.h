@@ -102,6 +102,72 @@ typedef struct ts_coll_fit_info {
 TS_API uint32_t ts_coll_model_n_fits(const ts_coll_model *m);
 TS_API void ts_coll_model_fit_info(const ts_coll_model *m, uint32_t i, ts_coll_fit_info *out);
 
+/* ---- replay ---- */
+
+typedef struct ts_graph ts_graph;
+typedef struct ts_replay ts_replay;
+
+/* Options; zero-initialise, set size = sizeof(ts_replay_options). Grows only
+ * at the end. Strings are borrowed for the duration of the call. */
+typedef struct ts_replay_options {
+    size_t       size;            /* sizeof(ts_replay_options) */
+    uint32_t     max_iterations;  /* compare only the first N iterations; 0 = all */
+    const char *const *scales;    /* what-if: "[kind:]glob=factor", e.g. "kernel:*gemm*=0.5" */
+    uint32_t     n_scales;
+    double       bucket_mb;       /* what-if: regroup gradient all-reduces into buckets of
+                                     this many MiB (DDP's bucket_cap_mb); 0 = keep */
+    const char  *gradients_json;  /* parameter names and byte sizes in registration order;
+                                     NULL = sizes from the trace's collective args */
+    uint32_t     world;           /* what-if: collectives priced for this many ranks; 0 = keep */
+    double       bandwidth_gbps;  /* what-if: bus bandwidth of the collectives; 0 = keep */
+    double       latency_us;      /* with bandwidth: fixed cost per collective; 0 = fitted */
+    const char  *nccl_tests_log;  /* calibrate the cost model from this log instead of the trace */
+} ts_replay_options;
+
+/* Build the global graph of t, replay it with the what-if edits of opt (NULL
+ * = unmodified) and compare the predicted iteration time with the measured
+ * one. On failure *out is NULL and err names the rank and op at fault. */
+TS_API TS_NODISCARD int ts_replay_run(const ts_trace *t, const ts_replay_options *opt,
+                                      ts_replay **out, ts_error *err);
+/* The same on a graph already built (borrowed: it must outlive the result). */
+TS_API TS_NODISCARD int ts_replay_run_graph(const ts_graph *g, const ts_replay_options *opt,
+                                            ts_replay **out, ts_error *err);
+TS_API void ts_replay_destroy(ts_replay *r);
+
+/* Iteration times: the median over compared iterations of the slowest rank's
+ * iteration; error_pct = (predicted - measured) / measured * 100. */
+TS_API int64_t  ts_replay_measured_iteration_ns(const ts_replay *r);
+TS_API int64_t  ts_replay_predicted_iteration_ns(const ts_replay *r);
+TS_API double   ts_replay_error_pct(const ts_replay *r);
+TS_API uint32_t ts_replay_n_iterations(const ts_replay *r);   /* iterations compared */
+
+typedef struct ts_replay_rank_info {
+    int32_t  rank;                  /* the job's rank number, -1 = unknown */
+    int64_t  measured_iteration_ns; /* median over compared iterations */
+    int64_t  predicted_iteration_ns;
+    int64_t  clock_offset_ns;       /* the graph's alignment of this rank */
+} ts_replay_rank_info;
+TS_API uint32_t ts_replay_n_ranks(const ts_replay *r);
+TS_API void     ts_replay_rank(const ts_replay *r, uint32_t i, ts_replay_rank_info *out);
+
+/* Lines saying what was approximated (graph warnings included). */
+TS_API uint32_t ts_replay_n_warnings(const ts_replay *r);
+TS_API const char *ts_replay_warning(const ts_replay *r, uint32_t i);
+
+/* Counts and wall times of the stages, for benchmarks. */
+typedef struct ts_replay_stats {
+    uint32_t n_nodes, n_edges;      /* of the simulated graph */
+    uint32_t n_collectives;         /* collective instances simulated */
+    int64_t  graph_ns;              /* building the graph (0 when given one) */
+    int64_t  replay_ns;             /* copying, editing and simulating */
+} ts_replay_stats;
+TS_API void ts_replay_get_stats(const ts_replay *r, ts_replay_stats *out);
+
+/* Write the replayed schedule as a Chrome trace (open it in Perfetto UI):
+ * one process per rank, one thread per CPU thread or GPU stream, every node
+ * at its simulated time with its measured time in args. */
+TS_API TS_NODISCARD int ts_replay_export_chrome(const ts_replay *r, const char *path, ts_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,120 @@
+/* gradients.c - read gradients.json and compute DDP's bucket assignment.
+ *
+ * gradients.json lists the parameters in registration order, each with its
+ * gradient's byte size; what docs/replay.md's five-line snippet writes:
+ *     {"parameters": [{"name": "0.weight", "bytes": 1048576}, ...]}
+ * A bare list of such objects, or of plain byte counts, is accepted too
+ * (dPRO's gradient_name_list.json carries names only and is not enough).
+ * The reader is a small tolerant scanner, not a JSON validator: it takes, in
+ * order, every "bytes" member of the parameter objects (or every number of a
+ * bare list) and reports the byte offset of anything it cannot read.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "replay/gradients.h"
+
+static int read_file(const char *path, char **out, size_t *n, ts_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return ts__error(err, TS_EIO, "%s: cannot open", path);
+    size_t cap = 1 << 16, len = 0;
+    char *buf = ts__malloc(cap + 1);
+    while (buf) {
+        len += fread(buf + len, 1, cap - len, f);
+        if (len < cap) break;
+        char *nb = ts__realloc(buf, cap + 1, 2 * cap + 1);
+        if (!nb) { ts__free(buf, cap + 1); buf = NULL; break; }
+        buf = nb;
+        cap *= 2;
+    }
+    bool io_err = ferror(f);
+    fclose(f);
+    if (!buf) return ts__error(err, TS_ENOMEM, "%s: out of memory", path);
+    if (io_err) { ts__free(buf, cap + 1); return ts__error(err, TS_EIO, "%s: read error", path); }
+    buf[len] = 0;
+    *out = buf;
+    *n = cap + 1;
+    return TS_OK;
+}
+
+static int push(int64_t **v, uint32_t *n, uint32_t *cap, int64_t x)
+{
+    if (ts__grow((void **)v, cap, sizeof **v, (size_t)*n + 1)) return TS_ENOMEM;
+    (*v)[(*n)++] = x;
+    return TS_OK;
+}
+
+/* Parse a non-negative integer at p (JSON number without fraction). */
+static bool parse_bytes(const char *p, int64_t *out, const char **end)
+{
+    char *e;
+    long long v = strtoll(p, &e, 10);
+    if (e == p || v < 0 || *e == '.' || *e == 'e' || *e == 'E') return false;
+    *out = v;
+    *end = e;
+    return true;
+}
+
+int ts__gradients_load(const char *path, ts_gradients *out, ts_error *err)
+{
+    memset(out, 0, sizeof *out);
+    char *buf;
+    size_t buf_n;
+    int rc = read_file(path, &buf, &buf_n, err);
+    if (rc) return rc;
+    const char *p = buf;
+    while (isspace((unsigned char)*p)) p++;
+    const char *params = strstr(buf, "\"parameters\"");
+    if (*p == '[' && (!params || params > p)) params = p;
+    if (!params) rc = ts__error(err, TS_EFORMAT, "%s: byte 0: no \"parameters\" list", path);
+    bool bare_numbers = params == p && (p[1 + strspn(p + 1, " \t\r\n")] != '{');
+    for (const char *q = params; rc == TS_OK && q && *q;) {
+        int64_t v;
+        const char *e;
+        if (bare_numbers) {
+            q += strcspn(q, "0123456789]");
+            if (*q == ']' || !*q) break;
+            if (!parse_bytes(q, &v, &e))
+                rc = ts__error(err, TS_EPARSE, "%s: byte %zu: expected a byte count", path, (size_t)(q - buf));
+        } else {
+            q = strstr(q, "\"bytes\"");
+            if (!q) break;
+            q += 7;
+            q += strspn(q, " \t\r\n");
+            if (*q++ != ':') { rc = ts__error(err, TS_EPARSE, "%s: byte %zu: expected ':'", path, (size_t)(q - 1 - buf)); break; }
+            q += strspn(q, " \t\r\n");
+            if (!parse_bytes(q, &v, &e))
+                rc = ts__error(err, TS_EPARSE, "%s: byte %zu: \"bytes\" is not a byte count", path, (size_t)(q - buf));
+        }
+        if (rc == TS_OK) rc = push(&out->bytes, &out->n, &out->cap, v);
+        q = e;
+    }
+    ts__free(buf, buf_n);
+    if (rc == TS_OK && out->n == 0) rc = ts__error(err, TS_EFORMAT, "%s: no parameter byte sizes", path);
+    if (rc) ts__gradients_free(out);
+    return rc;
+}
+
+void ts__gradients_free(ts_gradients *g)
+{
+    ts__free(g->bytes, (size_t)g->cap * sizeof *g->bytes);
+    memset(g, 0, sizeof *g);
+}
+
+uint32_t ts__ddp_buckets(const int64_t *bytes, uint32_t n, int64_t first_cap, int64_t cap, uint32_t *bucket_of)
+{
+    uint32_t b = 0;
+    int64_t fill = 0, limit = first_cap;
+    for (uint32_t i = 0; i < n; i++) {
+        bucket_of[i] = b;
+        fill += bytes[i];
+        if (fill >= limit) {       /* DDP closes a bucket once it reaches the limit */
+            b++;
+            fill = 0;
+            limit = cap;
+        }
+    }
+    return fill > 0 ? b + 1 : b;
+}

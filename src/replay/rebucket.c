@@ -1,0 +1,412 @@
+/* rebucket.c - the --bucket-mb what-if: regroup data parallelism's gradient
+ * all-reduces into buckets of another size, in backward order.
+ *
+ * Per rank and iteration, the old gradient all-reduces (all-reduce instances
+ * over every rank) are the old buckets. Gradient sizes come from
+ * gradients.json (registration order; reduced in reverse), the old bucket of
+ * each gradient from DDP's own assignment at the cap that yields the observed
+ * bucket count; without gradients.json the old buckets themselves (sizes from
+ * the collective args) are the units, split when larger than the new cap.
+ * A gradient is ready when its old bucket's launch (the c10d:: call that
+ * handed it to the worker, else the member itself) started, interpolated in
+ * bytes between the previous bucket's launch and this one for the earlier
+ * gradients of a bucket; the ready time is tied to the op on the launching
+ * thread that was running then, so other edits still move it.
+ * Each new bucket becomes a member node per rank (serial on the rank's
+ * collective channel) and a barrier priced by the cost model fitted on the
+ * old buckets; whoever waited for an old bucket now waits for the new bucket
+ * that holds that bucket's last gradient. Old members and barriers are kept
+ * at zero time with their exits cut. O(V + E + gradients x iterations).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "replay/gradients.h"
+#include "replay/replay.h"
+
+typedef struct old_bucket {
+    uint32_t member;      /* sim node of this rank's member */
+    uint32_t launch;      /* node whose start launched it (COLL_LAUNCH src, else member) */
+    uint32_t coll;        /* row in r->colls */
+} old_bucket;
+
+typedef struct rb_ctx {
+    ts_replay *r;
+    int64_t    new_cap;       /* bytes */
+    const int64_t *grad;      /* gradient bytes in reduction (backward) order, NULL = old buckets are units */
+    uint32_t   n_grad;
+    int64_t   *units;         /* scratch: unit bytes of one iteration */
+    uint32_t  *unit_old;      /* scratch: old bucket of each unit */
+    uint32_t  *unit_new;      /* scratch: new bucket of each unit */
+    uint32_t   cap_units;
+    uint32_t  *chain;         /* per rank: last new member node, TS_NONE32 = none */
+    int64_t    launch_delay;  /* min over old buckets of member start - launch start */
+    uint32_t   n_old, n_new;  /* totals, for the summary warning */
+} rb_ctx;
+
+static int64_t meas_start(const ts_replay *r, uint32_t n) { return r->sim.meas_start_ns[n]; }
+
+/* The COLL_LAUNCH source of a member, from the graph's in-edge index. */
+static uint32_t launch_of(const ts_graph *g, uint32_t m)
+{
+    for (uint32_t k = g->in_first[m]; k < g->in_first[m + 1]; k++) {
+        uint32_t e = g->in_edge[k];
+        if (g->edges.kind[e] == TS_EDGE_COLL_LAUNCH) return g->edges.src[e];
+    }
+    return m;
+}
+
+static int cmp_old(const void *a, const void *b, void *arg)
+{
+    const ts_replay *r = arg;
+    int64_t x = meas_start(r, ((const old_bucket *)a)->member), y = meas_start(r, ((const old_bucket *)b)->member);
+    return (x > y) - (x < y);
+}
+
+/* This rank's gradient all-reduce members, in start order. */
+static int rank_buckets(const ts_replay *r, uint16_t rank, old_bucket **out, uint32_t *n_out)
+{
+    const ts_graph *g = r->g;
+    uint32_t n = 0, cap = 0;
+    old_bucket *v = NULL;
+    for (uint32_t ci = 0; ci < r->n_colls; ci++) {
+        const ts_replay_coll *c = &r->colls[ci];
+        if (c->kind != TS_COLL_ALL_REDUCE || c->barrier == TS_NONE32 || c->graph_coll == TS_NONE32 ||
+            c->n_members != g->n_ranks) continue;
+        const ts_coll *gc = &g->colls[c->graph_coll];
+        for (uint32_t k = 0; k < gc->n_members; k++) {
+            uint32_t m = g->coll_members[gc->first_member + k];
+            if (g->nodes.rank[m] != rank || g->nodes.iteration[m] < 0) continue;
+            if (ts__grow((void **)&v, &cap, sizeof *v, (size_t)n + 1)) { ts__free(v, cap * sizeof *v); return TS_ENOMEM; }
+            v[n++] = (old_bucket){m, launch_of(g, m), ci};
+        }
+    }
+    if (n) qsort_r(v, n, sizeof *v, cmp_old, (void *)r);
+    *out = v;
+    *n_out = n;
+    return TS_OK;
+}
+
+/* Old partition of the gradients into `n_old` buckets: DDP's assignment at
+ * the smallest cap giving that many (count falls as the cap grows, so a
+ * binary search finds it). false when no cap gives exactly n_old. */
+static bool infer_old_partition(rb_ctx *c, uint32_t n_old)
+{
+    int64_t lo = 1, hi = 0;
+    for (uint32_t i = 0; i < c->n_grad; i++) hi += c->grad[i];
+    hi = hi > TS_DDP_FIRST_BUCKET_BYTES ? hi : TS_DDP_FIRST_BUCKET_BYTES;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (ts__ddp_buckets(c->grad, c->n_grad, TS_DDP_FIRST_BUCKET_BYTES, mid, c->unit_old) <= n_old) hi = mid;
+        else lo = mid + 1;
+    }
+    return ts__ddp_buckets(c->grad, c->n_grad, TS_DDP_FIRST_BUCKET_BYTES, lo, c->unit_old) == n_old;
+}
+
+static bool grow_units(rb_ctx *c, uint32_t n)
+{
+    if (n <= c->cap_units) return true;
+    uint32_t old = c->cap_units;
+    int64_t *u = ts__realloc(c->units, old * sizeof *u, n * sizeof *u);
+    if (u) c->units = u;
+    uint32_t *o = ts__realloc(c->unit_old, old * sizeof *o, n * sizeof *o);
+    if (o) c->unit_old = o;
+    uint32_t *w = ts__realloc(c->unit_new, old * sizeof *w, n * sizeof *w);
+    if (w) c->unit_new = w;
+    if (!u || !o || !w) return false;
+    c->cap_units = n;
+    return true;
+}
+
+/* Units of one iteration (gradients, or old buckets split at the new cap)
+ * with their old bucket; bytes of old buckets filled in when inferred. */
+static int iteration_units(rb_ctx *c, const old_bucket *ob, uint32_t n_old, uint32_t *n_units, ts_error *err)
+{
+    ts_replay *r = c->r;
+    if (c->grad) {
+        if (!grow_units(c, c->n_grad)) return ts__error(err, TS_ENOMEM, "replay: out of memory");
+        if (!infer_old_partition(c, n_old))
+            return ts__error(err, TS_EFORMAT, "--bucket-mb: the trace has %u gradient all-reduces per iteration, "
+                             "which no DDP bucket cap gives for these %u gradients (wrong gradients.json?)",
+                             n_old, c->n_grad);
+        memcpy(c->units, c->grad, c->n_grad * sizeof *c->units);
+        for (uint32_t b = 0; b < n_old; b++) r->colls[ob[b].coll].bytes = 0;
+        for (uint32_t i = 0; i < c->n_grad; i++) r->colls[ob[c->unit_old[i]].coll].bytes += c->grad[i];
+        *n_units = c->n_grad;
+        return TS_OK;
+    }
+    uint32_t n = 0;
+    for (uint32_t b = 0; b < n_old; b++) {
+        int64_t bytes = r->colls[ob[b].coll].bytes;
+        if (bytes < 0)
+            return ts__error(err, TS_ENODATA, "--bucket-mb: all-reduce '%s' (rank %u) has no size in the trace; "
+                             "give --gradients gradients.json", r->sim.name[ob[b].member], (unsigned)r->sim.rank[ob[b].member]);
+        int64_t pieces = bytes > c->new_cap ? (bytes + c->new_cap - 1) / c->new_cap : 1;
+        if (!grow_units(c, n + (uint32_t)pieces)) return ts__error(err, TS_ENOMEM, "replay: out of memory");
+        for (int64_t p = 0; p < pieces; p++) {
+            c->units[n] = bytes / pieces + (p < bytes % pieces ? 1 : 0);
+            c->unit_old[n++] = b;
+        }
+    }
+    *n_units = n;
+    return TS_OK;
+}
+
+/* The node on `anchor`'s lane (same rank) running at time t: walk back from
+ * the anchor over the lane's earlier rows. Returns the node and the gap from
+ * its start to t. */
+static uint32_t node_at(const ts_replay *r, uint32_t anchor, int64_t t, int64_t *gap)
+{
+    const ts_sim *s = &r->sim;
+    const ts_graph *g = r->g;
+    uint32_t first = g->rank_first_node[s->rank[anchor]];
+    uint32_t best = anchor;
+    for (uint32_t n = anchor; n > first && s->meas_start_ns[best] > t;) {
+        n--;
+        if (s->lane[n] == s->lane[anchor]) best = n;
+    }
+    *gap = t - s->meas_start_ns[best];
+    return best;
+}
+
+/* Start of backward on the launching thread: its first op of the iteration
+ * named like an autograd op; INT64_MIN when none is found. */
+static int64_t backward_start(const ts_replay *r, uint32_t launch, int32_t iter)
+{
+    const ts_sim *s = &r->sim;
+    int64_t t = INT64_MIN;
+    uint32_t first = r->g->rank_first_node[s->rank[launch]];
+    for (uint32_t n = launch + 1; n-- > first;) {
+        if (s->lane[n] != s->lane[launch]) continue;
+        if (s->iteration[n] != iter) break;
+        if (strstr(s->name[n], "Backward") || strstr(s->name[n], "backward")) t = s->meas_start_ns[n];
+    }
+    return t;
+}
+
+/* Ready point of every unit: t_prev + frac * (t_b - t_prev) within its old
+ * bucket, as (anchor node, gap). */
+static void ready_points(const rb_ctx *c, const old_bucket *ob, uint32_t n_units, uint32_t *anchor, int64_t *gap)
+{
+    const ts_replay *r = c->r;
+    int64_t t_prev = backward_start(r, ob[0].launch, r->sim.iteration[ob[0].member]);
+    for (uint32_t i = 0, j; i < n_units; i = j) {
+        uint32_t b = c->unit_old[i];
+        int64_t t_b = meas_start(r, ob[b].launch), total = 0, run = 0;
+        for (j = i; j < n_units && c->unit_old[j] == b; j++) total += c->units[j];
+        if (t_prev == INT64_MIN || t_prev > t_b) t_prev = t_b;
+        for (uint32_t k = i; k < j; k++) {
+            run += c->units[k];
+            int64_t t = t_prev + (int64_t)((double)(t_b - t_prev) * (total ? (double)run / (double)total : 1.0));
+            anchor[k] = node_at(r, ob[b].launch, t, &gap[k]);
+        }
+        t_prev = t_b;
+    }
+}
+
+/* Cut an old bucket out: no time, no exit, and its waiters re-pointed at the
+ * new member `to`. */
+static void retire_old(rb_ctx *c, const old_bucket *o, uint32_t to)
+{
+    ts_replay *r = c->r;
+    const ts_graph *g = r->g;
+    ts_sim *s = &r->sim;
+    uint32_t m = o->member, bar = r->colls[o->coll].barrier;
+    s->self_ns[m] = 0;
+    s->self_ns[bar] = 0;
+    for (uint32_t e = g->out_first[bar]; e < g->out_first[bar + 1]; e++)
+        if (g->edges.kind[e] == TS_EDGE_COLL_EXIT) s->egap_ns[e] = TS_SIM_CUT_GAP;
+    for (uint32_t e = g->out_first[m]; e < g->out_first[m + 1]; e++) {
+        if (g->edges.kind[e] != TS_EDGE_WORKER) continue;
+        uint32_t ne = ts__sim_add_edge(s, to, g->edges.dst[e], TS_SIM_FROM_END | (g->edges.flags[e] & TS_SIM_TO_END),
+                                       s->egap_ns[e]);
+        if (ne != TS_NONE32) s->ekind[ne] = TS_EDGE_WORKER;
+        s->egap_ns[e] = TS_SIM_CUT_GAP;
+    }
+}
+
+/* New members of one rank's iteration; new_member[j] receives bucket j's node. */
+static int add_rank_iteration(rb_ctx *c, const old_bucket *ob, uint32_t n_old, uint32_t n_units,
+                              uint32_t *new_member, const uint32_t *anchor, const int64_t *gap)
+{
+    ts_replay *r = c->r;
+    ts_sim *s = &r->sim;
+    uint16_t rank = s->rank[ob[0].member];
+    for (uint32_t i = 0; i < n_units; i++) {
+        uint32_t j = c->unit_new[i];
+        if (i + 1 < n_units && c->unit_new[i + 1] == j) continue;   /* j's last unit decides */
+        uint32_t x = ts__sim_add_node(s, rank, TS_NODE_COMM_CPU, 0, 0, INT64_MIN, INT64_MIN);
+        if (x == TS_NONE32) return TS_ENOMEM;
+        s->lane[x] = s->lane[ob[0].member];
+        s->iteration[x] = s->iteration[ob[0].member];
+        s->name[x] = "allreduce (what-if bucket)";
+        ts__sim_add_edge(s, anchor[i], x, 0, gap[i] + c->launch_delay);
+        if (c->chain[rank] != TS_NONE32) ts__sim_add_edge(s, c->chain[rank], x, TS_SIM_FROM_END, 0);
+        c->chain[rank] = x;
+        new_member[j] = x;
+    }
+    for (uint32_t i = 0; i < n_units; i++)
+        if (i + 1 == n_units || c->unit_old[i + 1] != c->unit_old[i])
+            retire_old(c, &ob[c->unit_old[i]], new_member[c->unit_new[i]]);
+    return s->oom ? TS_ENOMEM : TS_OK;
+}
+
+static int64_t min_launch_delay(const ts_replay *r, const old_bucket *ob, uint32_t n)
+{
+    int64_t d = INT64_MAX;
+    for (uint32_t i = 0; i < n; i++) {
+        int64_t x = meas_start(r, ob[i].member) - meas_start(r, ob[i].launch);
+        if (x < d) d = x;
+    }
+    return d == INT64_MAX || d < 0 ? 0 : d;
+}
+
+/* One group per iteration: the rows [lo, hi) of a rank's old buckets. */
+static uint32_t group_end(const ts_replay *r, const old_bucket *ob, uint32_t n, uint32_t lo)
+{
+    uint32_t hi = lo;
+    while (hi < n && r->sim.iteration[ob[hi].member] == r->sim.iteration[ob[lo].member]) hi++;
+    return hi;
+}
+
+/* A barrier for new bucket j over every rank's member. */
+static int add_barrier(rb_ctx *c, uint32_t *members, uint32_t n_ranks, int64_t bytes, uint32_t lane)
+{
+    ts_replay *r = c->r;
+    ts_sim *s = &r->sim;
+    int64_t t = ts_coll_model_predict_ns(r->model, TS_COLL_ALL_REDUCE, (uint64_t)bytes, n_ranks);
+    uint32_t y = ts__sim_add_node(s, TS_GRAPH_NO_RANK, TS_NODE_BARRIER, 0, t > 0 ? t : 0, INT64_MIN, INT64_MIN);
+    if (y == TS_NONE32) return TS_ENOMEM;
+    s->lane[y] = lane;
+    s->name[y] = "allreduce";
+    s->iteration[y] = s->iteration[members[0]];
+    for (uint32_t k = 0; k < n_ranks; k++) {
+        ts__sim_add_edge(s, members[k], y, 0, 0);
+        ts__sim_add_edge(s, y, members[k], TS_SIM_FROM_END | TS_SIM_TO_END, 0);
+    }
+    ts_replay_coll rc = {y, TS_NONE32, TS_COLL_ALL_REDUCE, bytes, n_ranks, t};
+    if (ts__grow((void **)&r->colls, &r->cap_colls, sizeof *r->colls, (size_t)r->n_colls + 1)) return TS_ENOMEM;
+    r->colls[r->n_colls++] = rc;
+    return s->oom ? TS_ENOMEM : TS_OK;
+}
+
+typedef struct rb_ranks {
+    old_bucket **ob;          /* per rank: its old buckets in start order */
+    uint32_t    *n_ob;
+    uint32_t    *cursor;      /* per rank: first row of the current iteration */
+    uint32_t    *anchor;      /* per unit */
+    int64_t     *gap;         /* per unit */
+    uint32_t    *new_member;  /* [rank * max_new + j] */
+} rb_ranks;
+
+/* Regroup one iteration (rows [cursor, end) of every rank). */
+static int regroup_iteration(rb_ctx *c, rb_ranks *R, uint32_t n_ranks, bool fill_only, ts_error *err)
+{
+    ts_replay *r = c->r;
+    uint32_t n_old = group_end(r, R->ob[0], R->n_ob[0], R->cursor[0]) - R->cursor[0];
+    int32_t iter = r->sim.iteration[R->ob[0][R->cursor[0]].member];
+    for (uint32_t k = 0; k < n_ranks; k++) {
+        const old_bucket *ob = R->ob[k] + R->cursor[k];
+        uint32_t n = R->cursor[k] < R->n_ob[k] ? group_end(r, R->ob[k], R->n_ob[k], R->cursor[k]) - R->cursor[k] : 0;
+        if (n != n_old || r->sim.iteration[ob[0].member] != iter)
+            return ts__error(err, TS_EFORMAT, "--bucket-mb: rank %u has %u gradient all-reduces in iteration %d, rank 0 has %u",
+                             k, n, iter, n_old);
+        uint32_t n_units = 0;
+        int rc = iteration_units(c, ob, n_old, &n_units, err);
+        if (rc) return rc;
+        if (fill_only) continue;
+        uint32_t n_new = ts__ddp_buckets(c->units, n_units, TS_DDP_FIRST_BUCKET_BYTES, c->new_cap, c->unit_new);
+        if (!R->anchor) {
+            R->anchor = ts__malloc((size_t)c->cap_units * sizeof *R->anchor);
+            R->gap = ts__malloc((size_t)c->cap_units * sizeof *R->gap);
+            R->new_member = ts__malloc((size_t)n_ranks * c->cap_units * sizeof *R->new_member);
+            if (!R->anchor || !R->gap || !R->new_member) return ts__error(err, TS_ENOMEM, "replay: out of memory");
+        }
+        ready_points(c, ob, n_units, R->anchor, R->gap);
+        if (add_rank_iteration(c, ob, n_old, n_units, R->new_member + (size_t)k * c->cap_units, R->anchor, R->gap))
+            return ts__error(err, TS_ENOMEM, "replay: out of memory");
+        if (k + 1 < n_ranks) continue;
+        c->n_old += n_old;
+        c->n_new += n_new;
+        uint32_t members[n_ranks];
+        for (uint32_t j = 0; j < n_new; j++) {
+            int64_t bytes = 0;
+            for (uint32_t i = 0; i < n_units; i++) if (c->unit_new[i] == j) bytes += c->units[i];
+            for (uint32_t q = 0; q < n_ranks; q++) members[q] = R->new_member[(size_t)q * c->cap_units + j];
+            if (add_barrier(c, members, n_ranks, bytes, r->sim.lane[r->colls[ob[0].coll].barrier]))
+                return ts__error(err, TS_ENOMEM, "replay: out of memory");
+        }
+    }
+    for (uint32_t k = 0; k < n_ranks; k++) R->cursor[k] += n_old;
+    return TS_OK;
+}
+
+/* Walk every iteration of rank 0; fill_only = pass 1 (sizes of old buckets). */
+static int regroup_all(rb_ctx *c, rb_ranks *R, uint32_t n_ranks, bool fill_only, ts_error *err)
+{
+    memset(R->cursor, 0, n_ranks * sizeof *R->cursor);
+    int rc = TS_OK;
+    while (rc == TS_OK && R->cursor[0] < R->n_ob[0]) rc = regroup_iteration(c, R, n_ranks, fill_only, err);
+    return rc;
+}
+
+static int load_grads(const char *path, int64_t **rev, uint32_t *n, ts_error *err)
+{
+    ts_gradients gr;
+    int rc = ts__gradients_load(path, &gr, err);
+    if (rc) return rc;
+    *rev = ts__malloc((size_t)gr.n * sizeof **rev);
+    if (!*rev) { ts__gradients_free(&gr); return ts__error(err, TS_ENOMEM, "replay: out of memory"); }
+    for (uint32_t i = 0; i < gr.n; i++) (*rev)[i] = gr.bytes[gr.n - 1 - i];   /* DDP reduces in reverse */
+    *n = gr.n;
+    ts__gradients_free(&gr);
+    return TS_OK;
+}
+
+int ts__replay_rebucket(ts_replay *r, const ts_replay_options *opt, ts_error *err)
+{
+    uint32_t nr = r->g->n_ranks;
+    rb_ctx c = {.r = r, .new_cap = (int64_t)(opt->bucket_mb * 1024.0 * 1024.0)};
+    rb_ranks R = {0};
+    int64_t *rev = NULL;
+    int rc = opt->gradients_json ? load_grads(opt->gradients_json, &rev, &c.n_grad, err) : TS_OK;
+    c.grad = rev;
+    R.ob = ts__calloc(nr, sizeof *R.ob);
+    R.n_ob = ts__calloc(nr, sizeof *R.n_ob);
+    R.cursor = ts__calloc(nr, sizeof *R.cursor);
+    c.chain = ts__malloc(nr * sizeof *c.chain);
+    if (rc == TS_OK && (!R.ob || !R.n_ob || !R.cursor || !c.chain)) rc = ts__error(err, TS_ENOMEM, "replay: out of memory");
+    for (uint32_t k = 0; rc == TS_OK && k < nr; k++) {
+        c.chain[k] = TS_NONE32;
+        if (rank_buckets(r, (uint16_t)k, &R.ob[k], &R.n_ob[k])) rc = ts__error(err, TS_ENOMEM, "replay: out of memory");
+        int64_t d = R.n_ob[k] ? min_launch_delay(r, R.ob[k], R.n_ob[k]) : 0;
+        if (k == 0 || d < c.launch_delay) c.launch_delay = d;
+    }
+    if (rc == TS_OK && (nr < 2 || R.n_ob[0] == 0))
+        rc = ts__error(err, TS_ENODATA, "--bucket-mb: no gradient all-reduce over every rank inside an iteration");
+    if (rc == TS_OK) rc = regroup_all(&c, &R, nr, true, err);
+    if (rc == TS_OK) {
+        ts_coll_model_destroy(r->model);
+        r->model = NULL;
+        rc = ts__replay_fit_model(r, opt, err);
+        if (rc == TS_OK && !r->model)
+            rc = ts__error(err, TS_ENODATA, "--bucket-mb: no all-reduce with a known size to fit a cost model on");
+    }
+    if (rc == TS_OK) rc = regroup_all(&c, &R, nr, false, err);
+    if (rc == TS_OK)
+        ts__replay_warn(r, "--bucket-mb %g: %u gradient all-reduces regrouped into %u (all iterations, all ranks)",
+                        opt->bucket_mb, c.n_old, c.n_new);
+    for (uint32_t k = 0; R.ob && k < nr; k++) ts__free(R.ob[k], R.n_ob[k] * sizeof *R.ob[k]);
+    ts__free(R.ob, nr * sizeof *R.ob);
+    ts__free(R.n_ob, nr * sizeof *R.n_ob);
+    ts__free(R.cursor, nr * sizeof *R.cursor);
+    ts__free(R.anchor, (size_t)c.cap_units * sizeof *R.anchor);
+    ts__free(R.gap, (size_t)c.cap_units * sizeof *R.gap);
+    ts__free(R.new_member, (size_t)nr * c.cap_units * sizeof *R.new_member);
+    ts__free(c.chain, nr * sizeof *c.chain);
+    ts__free(c.units, c.cap_units * sizeof *c.units);
+    ts__free(c.unit_old, c.cap_units * sizeof *c.unit_old);
+    ts__free(c.unit_new, c.cap_units * sizeof *c.unit_new);
+    ts__free(rev, (size_t)c.n_grad * sizeof *rev);
+    return rc;
+}

@@ -1,0 +1,313 @@
+/* replay.c - replay a job's global graph and compare iteration times.
+ *
+ * The graph's gaps make an unmodified replay reproduce every measured time
+ * (dPRO's method), so the unmodified error measures the graph's consistency
+ * (clock alignment, matching) and what-if predictions inherit every
+ * unexplained delay of the trace.
+ * Iteration time of rank r, iteration k: the measured ProfilerStep duration,
+ * moved by how far the simulation shifted the first start and the last end
+ * of the iteration's nodes; the job's iteration is the slowest rank's; the
+ * reported figure is the median over iterations. Cost O(V + E).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "replay/replay.h"
+
+void ts__replay_warn(ts_replay *r, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (ts__grow((void **)&r->warnings, &r->cap_warnings, sizeof *r->warnings, r->n_warnings + 1)) return;
+    char *copy = ts__strdup(line);
+    if (copy) r->warnings[r->n_warnings++] = copy;
+}
+
+void ts_replay_destroy(ts_replay *r)
+{
+    if (!r) return;
+    ts__sim_free(&r->sim);
+    ts__free(r->colls, (size_t)r->cap_colls * sizeof *r->colls);
+    ts_coll_model_destroy(r->model);
+    ts__free(r->ranks, (size_t)r->n_ranks * sizeof *r->ranks);
+    for (uint32_t i = 0; i < r->n_warnings; i++) ts__free(r->warnings[i], strlen(r->warnings[i]) + 1);
+    ts__free(r->warnings, (size_t)r->cap_warnings * sizeof *r->warnings);
+    if (r->owned_graph) ts_graph_destroy(r->owned_graph);
+    ts__free(r, sizeof *r);
+}
+
+/* Collective kind of a graph collective instance from its normalized name. */
+static ts_coll_kind coll_kind_of(const ts_graph *g, const ts_coll *c)
+{
+    const char *name = ts__str(&g->strings, c->name);
+    static const struct { const char *s; ts_coll_kind k; } map[] = {
+        {"allreduce", TS_COLL_ALL_REDUCE}, {"all_reduce", TS_COLL_ALL_REDUCE},
+        {"allgather", TS_COLL_ALL_GATHER}, {"all_gather", TS_COLL_ALL_GATHER},
+        {"_allgather_base", TS_COLL_ALL_GATHER}, {"reduce_scatter", TS_COLL_REDUCE_SCATTER},
+        {"_reduce_scatter_base", TS_COLL_REDUCE_SCATTER}, {"reducescatter", TS_COLL_REDUCE_SCATTER},
+        {"all_to_all", TS_COLL_ALL_TO_ALL}, {"alltoall", TS_COLL_ALL_TO_ALL},
+        {"alltoall_base", TS_COLL_ALL_TO_ALL}, {"broadcast", TS_COLL_BROADCAST},
+        {"reduce", TS_COLL_REDUCE}, {"send", TS_COLL_SEND_RECV}, {"recv", TS_COLL_SEND_RECV},
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (!strcmp(name, map[i].s)) return map[i].k;
+    ts_coll_kind k;
+    return ts_coll_kind_from_name(name, &k) ? k : TS_COLL_ALL_REDUCE;
+}
+
+static int add_coll(ts_replay *r, const ts_replay_coll *c)
+{
+    if (ts__grow((void **)&r->colls, &r->cap_colls, sizeof *r->colls, r->n_colls + 1)) return TS_ENOMEM;
+    r->colls[r->n_colls++] = *c;
+    return TS_OK;
+}
+
+/* Move a collective's transfer time onto its barrier: the smallest exit gap
+ * (the last rank to arrive waits only for the transfer) becomes the barrier's
+ * self time and is taken off every exit gap. Unmodified results are equal. */
+static int collect_colls(ts_replay *r)
+{
+    const ts_graph *g = r->g;
+    ts_sim *s = &r->sim;
+    for (uint32_t ci = 0; ci < g->n_colls; ci++) {
+        const ts_coll *c = &g->colls[ci];
+        ts_replay_coll rc = {c->barrier, ci, coll_kind_of(g, c), c->bytes, c->n_members, 0};
+        if (c->barrier != TS_NONE32) {
+            uint32_t b = c->barrier;
+            int64_t t = INT64_MAX;
+            for (uint32_t k = g->out_first[b]; k < g->out_first[b + 1]; k++)
+                if (g->edges.kind[k] == TS_EDGE_COLL_EXIT && g->edges.gap_ns[k] < t) t = g->edges.gap_ns[k];
+            if (t == INT64_MAX || t < 0) t = 0;
+            for (uint32_t k = g->out_first[b]; k < g->out_first[b + 1]; k++)
+                if (g->edges.kind[k] == TS_EDGE_COLL_EXIT) s->egap_ns[k] -= t;
+            s->self_ns[b] += t;
+            rc.transfer_ns = s->self_ns[b];
+        }
+        if (add_coll(r, &rc)) return TS_ENOMEM;
+    }
+    return TS_OK;
+}
+
+/* Copy the graph into the simulator: same node and edge rows (edges stay in
+ * the graph's src order, so a graph edge row is a sim edge row). */
+static int sim_from_graph(ts_replay *r)
+{
+    const ts_graph *g = r->g;
+    ts_sim *s = &r->sim;
+    for (uint32_t n = 0; n < g->nodes.n; n++) {
+        int64_t st = ts__graph_start(g, n);
+        uint32_t row = ts__sim_add_node(s, g->nodes.rank[n], g->nodes.kind[n], st, g->nodes.self_ns[n],
+                                        st, st + g->nodes.dur_ns[n]);
+        if (row == TS_NONE32) return TS_ENOMEM;
+        s->lane[row] = g->nodes.lane[n];
+        s->iteration[row] = g->nodes.iteration[n];
+        s->gnode[row] = n;
+        s->name[row] = ts__graph_node_name(g, n);
+    }
+    for (uint32_t e = 0; e < g->edges.n; e++) {
+        uint32_t row = ts__sim_add_edge(s, g->edges.src[e], g->edges.dst[e], g->edges.flags[e], g->edges.gap_ns[e]);
+        if (row == TS_NONE32) return TS_ENOMEM;
+        s->ekind[row] = g->edges.kind[e];
+    }
+    return collect_colls(r);
+}
+
+static int64_t median_i64(int64_t *v, uint32_t n)
+{
+    if (n == 0) return 0;
+    qsort(v, n, sizeof *v, ts__cmp_i64);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Per (rank, iteration) extremes of measured and simulated node times. */
+typedef struct iter_span { int64_t meas_lo, meas_hi, sim_lo, sim_hi; } iter_span;
+
+static void span_add(iter_span *sp, const ts_sim *s, uint32_t n)
+{
+    if (s->start_ns[n] < sp->sim_lo) sp->sim_lo = s->start_ns[n];
+    if (s->end_ns[n] > sp->sim_hi) sp->sim_hi = s->end_ns[n];
+    if (s->meas_start_ns[n] == INT64_MIN) return;
+    if (s->meas_start_ns[n] < sp->meas_lo) sp->meas_lo = s->meas_start_ns[n];
+    if (s->meas_end_ns[n] > sp->meas_hi) sp->meas_hi = s->meas_end_ns[n];
+}
+
+static const ts_rank *model_of(const ts_graph *g, uint32_t ri)
+{
+    return g->trace->ranks[g->rank_model[ri]];
+}
+
+/* Iterations every rank has (ranks cut at a window edge have fewer). */
+static uint32_t common_iterations(ts_replay *r, uint32_t max_iter)
+{
+    const ts_graph *g = r->g;
+    uint32_t n_it = UINT32_MAX, most = 0;
+    for (uint32_t ri = 0; ri < g->n_ranks; ri++) {
+        uint32_t k = model_of(g, ri)->n_iterations;
+        if (k < n_it) n_it = k;
+        if (k > most) most = k;
+    }
+    if (n_it != most)
+        ts__replay_warn(r, "ranks hold %u to %u iterations: comparing the first %u", n_it, most, n_it);
+    if (max_iter && max_iter < n_it) n_it = max_iter;
+    return n_it;
+}
+
+/* Fill spans[ri * n_slots + k] (k = iteration index, or 0 for the whole
+ * trace when n_it is 0). */
+static void collect_spans(const ts_replay *r, iter_span *spans, uint32_t n_slots, uint32_t n_it)
+{
+    const ts_sim *s = &r->sim;
+    for (uint32_t i = 0; i < (size_t)r->g->n_ranks * n_slots; i++)
+        spans[i] = (iter_span){INT64_MAX, INT64_MIN, INT64_MAX, INT64_MIN};
+    for (uint32_t n = 0; n < s->n_nodes; n++) {
+        if (s->rank[n] == TS_GRAPH_NO_RANK) continue;
+        int32_t k = n_it ? s->iteration[n] : 0;
+        if (k < 0 || (uint32_t)k >= n_slots) continue;
+        span_add(&spans[(size_t)s->rank[n] * n_slots + (uint32_t)k], s, n);
+    }
+}
+
+/* Measured and predicted duration of one (rank, iteration). false = no nodes. */
+static bool iter_times(const ts_replay *r, const iter_span *sp, uint32_t ri, uint32_t k, uint32_t n_it,
+                       int64_t *meas, int64_t *pred)
+{
+    if (sp->meas_lo == INT64_MAX || sp->sim_lo == INT64_MAX) return false;
+    int64_t m = sp->meas_hi - sp->meas_lo;
+    if (n_it) {
+        const ts_iteration *it = &model_of(r->g, ri)->iterations[k];
+        m = it->end_ns - it->start_ns;
+    }
+    *meas = m;
+    *pred = m + (sp->sim_hi - sp->meas_hi) - (sp->sim_lo - sp->meas_lo);
+    return true;
+}
+
+static int compare_iterations(ts_replay *r, uint32_t max_iter)
+{
+    const ts_graph *g = r->g;
+    uint32_t n_it = common_iterations(r, max_iter);
+    if (n_it == 0) ts__replay_warn(r, "no iterations (ProfilerStep#N) in the trace: the whole trace is compared as one");
+    uint32_t n_slots = n_it ? n_it : 1, nr = g->n_ranks;
+    size_t n_cells = (size_t)nr * n_slots;
+    iter_span *spans = ts__malloc(n_cells * sizeof *spans);
+    int64_t *scratch = ts__malloc((4 * (size_t)n_slots + 1) * sizeof *scratch);
+    r->ranks = ts__calloc(nr, sizeof *r->ranks);
+    if (!spans || !scratch || !r->ranks) {
+        ts__free(spans, n_cells * sizeof *spans);
+        ts__free(scratch, (4 * (size_t)n_slots + 1) * sizeof *scratch);
+        return TS_ENOMEM;
+    }
+    r->n_ranks = nr;
+    collect_spans(r, spans, n_slots, n_it);
+    int64_t *job_m = scratch, *job_p = scratch + n_slots, *rm = scratch + 2 * n_slots, *rp = scratch + 3 * n_slots;
+    uint32_t n_job = 0;
+    for (uint32_t k = 0; k < n_slots; k++) job_m[k] = job_p[k] = INT64_MIN;
+    for (uint32_t ri = 0; ri < nr; ri++) {
+        uint32_t n_ok = 0;
+        for (uint32_t k = 0; k < n_slots; k++) {
+            int64_t m, p;
+            if (!iter_times(r, &spans[(size_t)ri * n_slots + k], ri, k, n_it, &m, &p)) continue;
+            rm[n_ok] = m; rp[n_ok++] = p;
+            if (m > job_m[k]) job_m[k] = m;
+            if (p > job_p[k]) job_p[k] = p;
+        }
+        r->ranks[ri] = (ts_replay_rank_row){g->rank_number[ri], median_i64(rm, n_ok), median_i64(rp, n_ok),
+                                            g->align[ri].offset_ns};
+    }
+    for (uint32_t k = 0; k < n_slots; k++)
+        if (job_m[k] != INT64_MIN) { job_m[n_job] = job_m[k]; job_p[n_job++] = job_p[k]; }
+    r->n_iterations = n_job;
+    r->meas_ns = median_i64(job_m, n_job);
+    r->pred_ns = median_i64(job_p, n_job);
+    ts__free(spans, n_cells * sizeof *spans);
+    ts__free(scratch, (4 * (size_t)n_slots + 1) * sizeof *scratch);
+    return n_job ? TS_OK : TS_ENODATA;
+}
+
+static int apply_whatifs(ts_replay *r, const ts_replay_options *opt, ts_error *err)
+{
+    int rc = TS_OK;
+    for (uint32_t i = 0; rc == TS_OK && i < opt->n_scales; i++) rc = ts__replay_scale(r, opt->scales[i], err);
+    bool reprice = opt->world || opt->bandwidth_gbps > 0 || opt->latency_us > 0;
+    if (rc == TS_OK && opt->bucket_mb > 0) rc = ts__replay_rebucket(r, opt, err);   /* fits the model itself */
+    if (rc == TS_OK && reprice && !r->model) rc = ts__replay_fit_model(r, opt, err);
+    if (rc == TS_OK && reprice) rc = ts__replay_reprice(r, opt, err);
+    return rc;
+}
+
+int ts_replay_run_graph(const ts_graph *g, const ts_replay_options *opt, ts_replay **out, ts_error *err)
+{
+    *out = NULL;
+    ts_replay_options none = {sizeof none, 0, NULL, 0, 0, NULL, 0, 0, 0, NULL};
+    if (!opt) opt = &none;
+    if (opt->size < sizeof *opt) return ts__error(err, TS_EINVAL, "replay: options from an older build (size %zu)", opt->size);
+    ts_replay *r = ts__calloc(1, sizeof *r);
+    if (!r) return ts__error(err, TS_ENOMEM, "replay: out of memory");
+    int64_t t0 = ts__now_ns();
+    r->g = g;
+    ts__sim_init(&r->sim);
+    for (uint32_t i = 0; i < g->n_warnings; i++) ts__replay_warn(r, "%s", g->warnings[i]);
+    int rc = sim_from_graph(r);
+    if (rc) ts__error(err, rc, "replay: out of memory copying the graph");
+    if (rc == TS_OK) rc = apply_whatifs(r, opt, err);
+    if (rc == TS_OK) rc = ts__sim_run(&r->sim, err);
+    if (rc == TS_OK) {
+        rc = compare_iterations(r, opt->max_iterations);
+        if (rc == TS_ENODATA) ts__error(err, rc, "replay: no iteration has nodes on every rank");
+        else if (rc) ts__error(err, rc, "replay: out of memory");
+    }
+    r->replay_ns = ts__now_ns() - t0;
+    if (rc) { ts_replay_destroy(r); return rc; }
+    *out = r;
+    return TS_OK;
+}
+
+int ts_replay_run(const ts_trace *t, const ts_replay_options *opt, ts_replay **out, ts_error *err)
+{
+    *out = NULL;
+    int64_t t0 = ts__now_ns();
+    ts_graph *g;
+    int rc = ts_graph_create(t, NULL, &g, err);
+    if (rc) return rc;
+    int64_t graph_ns = ts__now_ns() - t0;
+    rc = ts_replay_run_graph(g, opt, out, err);
+    if (rc) { ts_graph_destroy(g); return rc; }
+    (*out)->owned_graph = g;
+    (*out)->graph_ns = graph_ns;
+    return TS_OK;
+}
+
+int64_t ts_replay_measured_iteration_ns(const ts_replay *r) { return r->meas_ns; }
+int64_t ts_replay_predicted_iteration_ns(const ts_replay *r) { return r->pred_ns; }
+double ts_replay_error_pct(const ts_replay *r)
+{
+    return r->meas_ns ? 100.0 * (double)(r->pred_ns - r->meas_ns) / (double)r->meas_ns : 0.0;
+}
+uint32_t ts_replay_n_iterations(const ts_replay *r) { return r->n_iterations; }
+uint32_t ts_replay_n_ranks(const ts_replay *r) { return r->n_ranks; }
+
+void ts_replay_rank(const ts_replay *r, uint32_t i, ts_replay_rank_info *out)
+{
+    memset(out, 0, sizeof *out);
+    if (i >= r->n_ranks) { out->rank = -1; return; }
+    out->rank = r->ranks[i].rank;
+    out->measured_iteration_ns = r->ranks[i].meas_ns;
+    out->predicted_iteration_ns = r->ranks[i].pred_ns;
+    out->clock_offset_ns = r->ranks[i].offset_ns;
+}
+
+uint32_t ts_replay_n_warnings(const ts_replay *r) { return r->n_warnings; }
+const char *ts_replay_warning(const ts_replay *r, uint32_t i) { return i < r->n_warnings ? r->warnings[i] : NULL; }
+
+void ts_replay_get_stats(const ts_replay *r, ts_replay_stats *out)
+{
+    out->n_nodes = r->sim.n_nodes;
+    out->n_edges = r->sim.n_edges;
+    out->n_collectives = r->n_colls;
+    out->graph_ns = r->graph_ns;
+    out->replay_ns = r->replay_ns;
+}

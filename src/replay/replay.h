@@ -1,0 +1,64 @@
+/* replay.h - what the files of replay/ share: the replay result and the
+ * what-if passes that edit a ts_sim before it runs.
+ *
+ * Flow (ts_replay_run_graph): sim_from_graph() copies the graph's nodes,
+ * edges, gaps and self times into r->sim, moving each collective's transfer
+ * time onto its barrier node (so a what-if prices a collective in one place);
+ * the what-if passes edit r->sim; ts__sim_run evaluates it; iteration times are
+ * compared per rank. Not for: reading traces or building graphs.
+ */
+#ifndef TS_REPLAY_REPLAY_H
+#define TS_REPLAY_REPLAY_H
+
+#include "graph/graph.h"
+#include "replay/sim.h"
+#include "trainscope/replay.h"
+
+/* An edge a what-if cut: its gap is so negative that it never binds. */
+#define TS_SIM_CUT_GAP (INT64_MIN / 4)
+
+typedef struct ts_replay_rank_row {
+    int32_t  rank;            /* the job's rank number, -1 = unknown */
+    int64_t  meas_ns;         /* median measured iteration */
+    int64_t  pred_ns;         /* median predicted iteration */
+    int64_t  offset_ns;       /* clock offset the graph applied */
+} ts_replay_rank_row;
+
+/* One collective instance as the what-ifs see it. */
+typedef struct ts_replay_coll {
+    uint32_t barrier;         /* sim node row of its barrier, TS_NONE32 = single member */
+    uint32_t graph_coll;      /* row in graph colls, TS_NONE32 = made by a what-if */
+    ts_coll_kind kind;
+    int64_t  bytes;           /* message bytes, -1 = unknown */
+    uint32_t n_members;
+    int64_t  transfer_ns;     /* measured transfer time (the barrier's self_ns before edits) */
+} ts_replay_coll;
+
+struct ts_replay {
+    const ts_graph *g;        /* borrowed (or owned_graph) */
+    ts_graph       *owned_graph;
+    ts_sim          sim;
+    ts_replay_coll *colls;
+    uint32_t        n_colls, cap_colls;
+    ts_coll_model  *model;    /* cost model for what-ifs that reprice collectives, NULL = none */
+
+    ts_replay_rank_row *ranks;
+    uint32_t        n_ranks;
+    uint32_t        n_iterations;
+    int64_t         meas_ns, pred_ns;
+
+    char          **warnings; /* owned lines */
+    uint32_t        n_warnings, cap_warnings;
+    int64_t         graph_ns, replay_ns;
+};
+
+void ts__replay_warn(ts_replay *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* What-if passes (whatif.c). Each returns TS_OK or fills err; after a
+ * failure the result is destroyed by the caller. */
+TS_NODISCARD int ts__replay_scale(ts_replay *r, const char *spec, ts_error *err);
+TS_NODISCARD int ts__replay_fit_model(ts_replay *r, const ts_replay_options *opt, ts_error *err);
+TS_NODISCARD int ts__replay_reprice(ts_replay *r, const ts_replay_options *opt, ts_error *err);
+TS_NODISCARD int ts__replay_rebucket(ts_replay *r, const ts_replay_options *opt, ts_error *err);
+
+#endif

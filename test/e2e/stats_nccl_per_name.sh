@@ -38,6 +38,14 @@ assert d["ranks"][0]["iterations"] == 1 and abs(d["ranks"][0]["window_us"] - 219
 c = [r for r in d["rows"] if r["name"] == "aten::conv2d"][0]
 assert c["count"] == 53 and abs(c["total_us"] - 17327.097) < 0.002 and abs(c["median_us"] - 323.074) < 0.002, c
 '
+# --iteration-marker: the three host "DistributedDataParallel.forward"
+# annotations (ts 4458676417616.348 .. 4458676859778.087 + 102331.787 us in
+# the file) span 544493.526 us; their GPU-timeline copies do not count.
+"$BIN" stats --iteration-marker DistributedDataParallel.forward --format json "$F" | /usr/bin/python3 -c '
+import json, sys
+w = json.load(sys.stdin)["ranks"][0]
+assert w["iterations"] == 3 and abs(w["window_us"] - 544493.526) < 0.002, w
+'
 # --top 2 keeps at most two rows per category (memcpy and memset have one name each)
 N=$("$BIN" stats --top 2 --format csv "$F" | tail -n +2 | cut -d, -f2 | sort | uniq -c | awk '$1 > 2' | wc -l)
 [ "$N" -eq 0 ] || { echo "--top 2 left a category with more than 2 rows"; exit 1; }

@@ -426,3 +426,30 @@ TEST(analyses_fail_cleanly_when_memory_runs_out)
     CHECK(failures > 0);
     ts_trace_destroy(tr);
 }
+
+/* A user-named marker replaces ProfilerStep#: two "step" slices make the
+ * window [100, 700); the op at 50 falls outside it. */
+TEST(custom_iteration_marker_sets_the_window)
+{
+    ts_rank *r = ts__rank_create("r.json");
+    uint32_t t = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
+    add(r, t, 100, 300, "step 1", "user_annotation", TS_KIND_USER_ANNOTATION);
+    add(r, t, 400, 300, "step 2", "user_annotation", TS_KIND_USER_ANNOTATION);
+    add(r, t, 50, 10, "aten::mm", "cpu_op", TS_KIND_CPU_OP);
+    add(r, t, 150, 60, "aten::mm", "cpu_op", TS_KIND_CPU_OP);
+    ts_trace *tr = wrap(&r, 1);
+    CHECK_EQ_INT(ts_analyze_set_iteration_marker(tr, "step ", NULL), TS_OK);
+    ts_stats_opts o = {.has_iterations = true, .iter_first = 2, .iter_last = 2};
+    ts_stats *st;
+    CHECK_EQ_INT(ts_stats_compute(tr, &o, &st, NULL), TS_OK);
+    CHECK_EQ_INT(st->windows[0].start_ns, 400);
+    CHECK_EQ_INT(st->n_rows, 0);   /* no op starts inside step 2 */
+    ts_stats_destroy(st);
+    CHECK_EQ_INT(ts_stats_compute(tr, NULL, &st, NULL), TS_OK);
+    CHECK_EQ_INT(st->windows[0].start_ns, 100);
+    CHECK_EQ_INT(st->windows[0].end_ns, 700);
+    CHECK_EQ_INT(st->rows[0].count, 1);
+    CHECK_NEAR(st->rows[0].pct_of_window, 10, 1e-9);
+    ts_stats_destroy(st);
+    ts_trace_destroy(tr);
+}

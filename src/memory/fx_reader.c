@@ -201,7 +201,8 @@ static int scan_args(rd *r, const char *p, const char *end, int mode, uint32_t *
         }
         int rc = TS_OK;
         if (mode == SCAN_INPUTS) rc = add_ref(r, row, name_id, ann);
-        else if (r->which == 1) r->g->tensors[row].is_returned = true;
+        else if (r->which == 1) /* a returned view keeps its base alive */
+            r->g->tensors[row].is_returned = r->g->tensors[r->g->tensors[row].base].is_returned = true;
         if (rc) return rc;
         (*n_found)++;
     }

@@ -1,0 +1,33 @@
+#!/bin/sh
+# memory_bad_input.sh - a dump the reader cannot take gives one line
+# "trainscope: FILE:LINE: what", exit 2, and no output files at all.
+set -u
+BIN=${TS_BIN:-build/trainscope}
+D=${TS_DATA:-../shared/data}/fx
+[ -d "$D/resnet50" ] || { echo "skip: no $D"; exit 0; }
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+F=$D/resnet50/fx_graph_transformed_forward.py
+B=$D/resnet50/fx_graph_transformed_backward.py
+fails=0
+
+# expect NAME FILE LINE PATTERN FWD BWD: exit 2, one stderr line naming FILE:LINE, no DIR
+expect() {
+    name=$1 file=$2 line=$3 pat=$4; shift 4
+    rm -rf "$T/out"
+    "$BIN" memory -o "$T/out" "$@" >"$T/stdout" 2>"$T/stderr"; rc=$?
+    if [ $rc -ne 2 ] || [ "$(wc -l < "$T/stderr")" -ne 1 ] ||
+       ! grep -q "^trainscope: $file:$line.*$pat" "$T/stderr" || [ -e "$T/out/kernels.config" ]; then
+        echo "FAIL $name (rc $rc):"; cat "$T/stderr"; fails=$((fails+1))
+    else echo "ok $name: $(cat "$T/stderr")"; fi
+}
+
+sed '5s/.*/        x = foo.bar(1)/' "$F" > "$T/syntax.py"
+expect unknown_syntax "$T/syntax.py" 5 "unknown syntax" "$T/syntax.py" "$B"
+sed '4s/"f32\[64, 64, 112, 112\]"/"q7[64, 64, 112, 112]"/' "$F" > "$T/dtype.py"
+expect unknown_dtype "$T/dtype.py" 4 "unknown dtype 'q7'" "$T/dtype.py" "$B"
+sed '4s/primals_321, primals_1/ghost_1, primals_1/' "$F" > "$T/undef.py"
+expect used_before_defined "$T/undef.py" 4 "'ghost_1' is used before it is defined" "$T/undef.py" "$B"
+V=$D/vit/fx_graph_transformed_backward.py
+expect mismatched_pair "$V" 2 "do not belong together" "$F" "$V"
+expect missing_file "$T/none.py" " No such file" "" "$T/none.py" "$B"
+exit $fails

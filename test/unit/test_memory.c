@@ -1,0 +1,306 @@
+/* test_memory.c - the fx dump reader, G10's liveness rules, exact mode,
+ * time tables, precision plans and raw memory timelines, on a small
+ * hand-written forward/backward pair whose answers are worked out by hand
+ * in the comments below. */
+#include <stdlib.h>
+#include <unistd.h>
+#include "test.h"
+#include "memory/memgraph.h"
+#include "trainscope/memory.h"
+
+/* Forward: 16 tensors, 11 G10 kernels (squeeze_1 and copy_ have none). */
+static const char FWD[] =
+    "class GraphModule(torch.nn.Module):\n"
+    "    def forward(self, primals_1: \"f32[4, 8]\", primals_2: \"f32[2, 4]\", primals_3: \"i64[]\"):\n"
+    "        # File: model.py:1, code: x = self.fc(x)\n"
+    "        mm: \"f32[2, 8]\" = torch.ops.aten.mm.default(primals_2, primals_1)\n"
+    "        relu: \"f32[2, 8]\" = torch.ops.aten.relu.default(mm);  mm = None\n"
+    "        add: \"i64[]\" = torch.ops.aten.add.Tensor(primals_3, 1)\n"
+    "        var_mean = torch.ops.aten.var_mean.correction(relu, [1], correction = 0, keepdim = True)\n"
+    "        getitem: \"f32[2, 1]\" = var_mean[0]\n"
+    "        getitem_1: \"f32[2, 1]\" = var_mean[1];  var_mean = None\n"
+    "        squeeze: \"f32[2]\" = torch.ops.aten.squeeze.dims(getitem, [1])\n"
+    "        squeeze_1: \"f32[2]\" = torch.ops.aten.squeeze.dims(getitem_1, [1])\n"
+    "        le: \"b8[2, 8]\" = torch.ops.aten.le.Scalar(relu, 0)\n"
+    "        copy_: \"i64[]\" = torch.ops.aten.copy_.default(primals_3, add);  primals_3 = add = None\n"
+    "        return [relu, primals_1, primals_2, le, squeeze_1]\n";
+
+static const char BWD[] =
+    "class GraphModule(torch.nn.Module):\n"
+    "    def forward(self, primals_1: \"f32[4, 8]\", primals_2: \"f32[2, 4]\", le: \"b8[2, 8]\", "
+    "squeeze_1: \"f32[2]\", tangents_1: \"f32[2, 8]\"):\n"
+    "        where: \"f32[2, 8]\" = torch.ops.aten.where.self(le, 0.0, tangents_1);  le = tangents_1 = None\n"
+    "        mul: \"f32[2, 8]\" = torch.ops.aten.mul.Tensor(where, squeeze_1)\n"
+    "        permute: \"f32[8, 2]\" = torch.ops.aten.permute.default(mul, [1, 0])\n"
+    "        mm_1: \"f32[8, 4]\" = torch.ops.aten.mm.default(permute, primals_2);  permute = primals_2 = None\n"
+    "        permute_1: \"f32[4, 8]\" = torch.ops.aten.permute.default(mm_1, [1, 0]);  mm_1 = None\n"
+    "        return [permute_1, None, None]\n";
+
+static char *write_tmp(const char *text)
+{
+    char *path = strdup("/tmp/ts_test_memory_XXXXXX");
+    int fd = mkstemp(path);
+    if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text)) abort();
+    close(fd);
+    return path;
+}
+
+/* Load the pair (text, not paths) under the given rules; NULL on failure. */
+static ts_memgraph *load(const char *fwd, const char *bwd, int g10, ts_error *err)
+{
+    char *f = write_tmp(fwd), *b = write_tmp(bwd);
+    ts_mem_options opt = {.size = sizeof opt, .g10_compat = g10};
+    ts_memgraph *g = NULL;
+    int rc = ts_memgraph_load(f, b, &opt, &g, err);
+    unlink(f);
+    unlink(b);
+    free(f);
+    free(b);
+    return rc ? NULL : g;
+}
+
+static int32_t row_named(const ts_memgraph *g, const char *name)
+{
+    for (uint32_t t = 0; t < g->n_tensors; t++)
+        if (!strcmp(ts__mem_name(g, g->tensors[t].name_id), name)) return (int32_t)t;
+    return -1;
+}
+
+TEST(memory_reader_builds_kernels_tensors_and_dtype_sizes)
+{
+    ts_error err = {0};
+    ts_memgraph *g = load(FWD, BWD, 1, &err);
+    CHECK(g != NULL);
+    if (!g) return;
+    CHECK_EQ_INT(g->n_kernels, 11);
+    CHECK_EQ_INT(g->n_tensors, 16);
+    CHECK_EQ_STR(ts__mem_name(g, g->kernels[0].call_id), "torch.ops.aten.mm.default(primals_2, primals_1)");
+    CHECK_EQ_INT(g->kernels[3].n_out, 2);            /* var_mean -> getitem, getitem_1 */
+    CHECK_EQ_INT(g->tensors[row_named(g, "le")].bytes, 16);      /* b8: 1 byte */
+    CHECK_EQ_INT(g->tensors[row_named(g, "add")].bytes, 8);      /* i64[] */
+    CHECK_EQ_INT(g->tensors[row_named(g, "mm_1")].bytes, 128);
+    CHECK(g->tensors[row_named(g, "primals_3")].is_global);
+    CHECK(!g->tensors[row_named(g, "tangents_1")].is_global);
+    CHECK_EQ_INT(row_named(g, "tangents_1"), 10);    /* created when the backward header is read */
+    /* mul(where, squeeze_1): squeeze_1 is G10's alias of getitem_1, printed under its own name */
+    const ts__mem_ref *in = &g->refs[g->kernels[7].first_ref + 1];
+    CHECK_EQ_INT(in->tensor, row_named(g, "getitem_1"));
+    CHECK_EQ_STR(ts__mem_name(g, in->name_id), "squeeze_1");
+    CHECK_EQ_STR(ts__mem_name(g, in->ann_id), "f32[2]");
+    ts_memgraph_destroy(g);
+}
+
+TEST(memory_liveness_follows_g10_birth_death_and_period_rules)
+{
+    ts_error err = {0};
+    ts_memgraph *g = load(FWD, BWD, 1, &err);
+    CHECK(g != NULL);
+    if (!g) return;
+    ts_mem_summary s;
+    CHECK_EQ_INT(ts_memgraph_analyze(g, &s), TS_OK);
+    const ts__mem_tensor *relu = &g->tensors[row_named(g, "relu")];
+    /* relu: written by k1, read by k3 and k5 -> birth 1, death 6, idle [2,3] and [4,5] */
+    CHECK_EQ_INT(relu->birth, 1);
+    CHECK_EQ_INT(relu->death, 6);
+    CHECK_EQ_INT(relu->n_periods, 2);
+    CHECK_EQ_INT(g->periods[relu->first_period].start, 2);
+    CHECK_EQ_INT(g->periods[relu->first_period].end, 3);
+    CHECK_EQ_INT(g->periods[relu->first_period + 1].start, 4);
+    CHECK_EQ_INT(g->periods[relu->first_period + 1].end, 5);
+    /* add is only read by copy_, which G10 drops: never read -> death -1 */
+    CHECK_EQ_INT(g->tensors[row_named(g, "add")].death, -1);
+    CHECK_EQ_INT(g->tensors[row_named(g, "add")].n_periods, 0);
+    /* getitem_1 is read through its alias squeeze_1 by k7 */
+    CHECK_EQ_INT(g->tensors[row_named(g, "getitem_1")].death, 8);
+    ts_memgraph_destroy(g);
+}
+
+TEST(memory_global_periods_wrap_into_the_next_iteration)
+{
+    ts_error err = {0};
+    ts_memgraph *g = load(FWD, BWD, 1, &err);
+    CHECK(g != NULL);
+    if (!g) return;
+    CHECK_EQ_INT(ts_memgraph_analyze(g, NULL), TS_OK);
+    const ts__mem_tensor *p1 = &g->tensors[row_named(g, "primals_1")], *p2 = &g->tensors[row_named(g, "primals_2")];
+    CHECK_EQ_INT(p1->n_periods, 1);  /* used by k0 only: idle from 1 round to 0 */
+    CHECK_EQ_INT(g->periods[p1->first_period].start, 1);
+    CHECK_EQ_INT(g->periods[p1->first_period].end, 0);
+    CHECK_EQ_INT(p2->n_periods, 2);  /* k0 and k9: [1,9] then [10,0] */
+    CHECK_EQ_INT(g->periods[p2->first_period].end, 9);
+    CHECK_EQ_INT(g->periods[p2->first_period + 1].start, 10);
+    CHECK_EQ_INT(g->periods[p2->first_period + 1].end, 0);
+    ts_memgraph_destroy(g);
+}
+
+TEST(memory_curve_peak_is_the_most_bytes_alive_at_one_kernel)
+{
+    ts_error err = {0};
+    ts_memgraph *g = load(FWD, BWD, 1, &err);
+    CHECK(g != NULL);
+    if (!g) return;
+    ts_mem_summary s;
+    CHECK_EQ_INT(ts_memgraph_analyze(g, &s), TS_OK);
+    CHECK_EQ_INT(s.global_bytes, 168);   /* 128 + 32 + 8 */
+    CHECK_EQ_INT(g->alive[1], 296);      /* globals + mm + relu */
+    CHECK_EQ_INT(g->alive[6], 320);      /* globals + getitem_1 + le + tangents_1 + where */
+    CHECK_EQ_INT(s.peak_kernel, 10);     /* mm_1 and permute_1, 128 bytes each */
+    CHECK_EQ_INT(s.peak_bytes, 424);
+    uint32_t rows[16];
+    uint32_t n = ts__mem_alive_at(g, 10, rows, 16);
+    CHECK_EQ_INT(n, 5);
+    CHECK_EQ_INT(g->tensors[rows[0]].bytes, 128);
+    CHECK(g->tensors[rows[n - 1]].bytes <= g->tensors[rows[n - 2]].bytes);
+    ts_memgraph_destroy(g);
+}
+
+TEST(memory_exact_mode_views_share_storage_and_gradients_live_to_the_end)
+{
+    ts_error err = {0};
+    ts_memgraph *g = load(FWD, BWD, 0, &err);
+    CHECK(g != NULL);
+    if (!g) return;
+    ts_mem_summary s;
+    CHECK_EQ_INT(ts_memgraph_analyze(g, &s), TS_OK);
+    CHECK_EQ_INT(g->n_kernels, 13);      /* squeeze_1 and copy_ are kernels here */
+    const ts__mem_tensor *pm = &g->tensors[row_named(g, "permute_1")];
+    CHECK_EQ_INT(pm->bytes, 0);
+    CHECK_EQ_INT(pm->base, row_named(g, "mm_1"));
+    CHECK_EQ_INT(g->tensors[row_named(g, "mm_1")].death, 13);   /* returned gradient */
+    /* add is now read by copy_ */
+    CHECK(g->tensors[row_named(g, "add")].death > 0);
+    /* peak: globals + mm_1 only (permute, permute_1 are views) */
+    CHECK_EQ_INT(s.peak_bytes, 168 + 128 + 64);
+    ts_memgraph_destroy(g);
+}
+
+TEST(memory_time_table_matches_kernels_by_output_names)
+{
+    ts_error err = {0};
+    ts_memgraph *g = load(FWD, BWD, 0, &err);   /* exact: 2 kernels the table lacks */
+    CHECK(g != NULL);
+    if (!g) return;
+    char *t = write_tmp("{\"mm_0\": 1.5, \"relu_1\": 0.25, \"add_2\": 0.001, \"getitem, getitem_1_3\": 0.5,\n"
+                        "\"squeeze_4\": 0.1, \"le_5\": 0.1, \"where_6\": 0.1, \"mul_7\": 0.1,\n"
+                        "\"permute_8\": 0.1, \"mm_1_9\": 2.0, \"permute_1_10\": 0.1}");
+    CHECK_EQ_INT(ts_memgraph_load_times(g, t, &err), TS_OK);
+    CHECK_EQ_INT(g->kernels[0].time_ns, 1500000);
+    CHECK_EQ_INT(g->kernels[5].time_ns, 0);         /* squeeze_1: not in the table */
+    CHECK_EQ_INT(g->kernels[7].time_ns, 0);         /* copy_ */
+    CHECK_EQ_INT(g->kernels[11].time_ns, 2000000);  /* mm_1 */
+    ts_mem_summary s;
+    CHECK_EQ_INT(ts_memgraph_analyze(g, &s), TS_OK);
+    CHECK_EQ_INT(s.iteration_ns, 1500000 + 250000 + 1000 + 500000 + 6 * 100000 + 2000000);
+    unlink(t);
+    free(t);
+    ts_memgraph_destroy(g);
+}
+
+TEST(memory_time_table_of_another_graph_is_rejected)
+{
+    ts_error err = {0};
+    ts_memgraph *g = load(FWD, BWD, 1, &err);
+    CHECK(g != NULL);
+    if (!g) return;
+    char *t = write_tmp("{\"convolution_0\": 1.0}");
+    CHECK_EQ_INT(ts_memgraph_load_times(g, t, &err), TS_EFORMAT);
+    CHECK(strstr(err.msg, "another graph") != NULL);
+    unlink(t);
+    free(t);
+    ts_memgraph_destroy(g);
+}
+
+TEST(memory_reader_rejects_use_before_definition_with_file_and_line)
+{
+    ts_error err = {0};
+    char bad[sizeof FWD + 16];
+    snprintf(bad, sizeof bad, "%s", FWD);
+    char *p = strstr(bad, "relu.default(mm)");
+    memcpy(p, "relu.default(zz)", 16);
+    CHECK(load(bad, BWD, 0, &err) == NULL);
+    CHECK_EQ_INT(err.status, TS_EFORMAT);
+    CHECK(strstr(err.msg, ":5: 'zz' is used before it is defined") != NULL);
+}
+
+TEST(memory_reader_rejects_backward_of_another_forward)
+{
+    ts_error err = {0};
+    char bad[sizeof BWD + 16];
+    snprintf(bad, sizeof bad, "%s", BWD);
+    char *p = strstr(bad, "squeeze_1: ");
+    memcpy(p, "squeeze_9", 9);
+    CHECK(load(FWD, bad, 0, &err) == NULL);
+    CHECK(strstr(err.msg, ":2: backward input 'squeeze_9' is not defined by the forward graph") != NULL);
+}
+
+TEST(memory_precision_plan_shrinks_the_activations_it_names)
+{
+    char *plan = write_tmp("# halve the matrix products\nmm fp16\nname:relu bf16\n");
+    char *f = write_tmp(FWD), *b = write_tmp(BWD);
+    ts_mem_options opt = {.size = sizeof opt, .precision_plan = plan};
+    ts_memgraph *g = NULL;
+    ts_error err = {0};
+    CHECK_EQ_INT(ts_memgraph_load(f, b, &opt, &g, &err), TS_OK);
+    if (g) {
+        CHECK_EQ_INT(g->tensors[row_named(g, "mm")].bytes, 32);
+        CHECK_EQ_INT(g->tensors[row_named(g, "mm_1")].bytes, 64);
+        CHECK_EQ_INT(g->tensors[row_named(g, "relu")].bytes, 32);
+        CHECK_EQ_INT(g->tensors[row_named(g, "primals_1")].bytes, 128);  /* weights unchanged */
+        CHECK_EQ_INT(g->tensors[row_named(g, "where")].bytes, 64);
+    }
+    ts_memgraph_destroy(g);
+    unlink(plan); unlink(f); unlink(b);
+    free(plan); free(f); free(b);
+}
+
+TEST(memory_raw_timeline_sums_bytes_per_category)
+{
+    /* preexisting param 100, create activation 50 at t=10, move 20 of it to
+     * gradient at t=20, destroy the activation 30 at t=30 */
+    char *t = write_tmp("[[-1, 1, 100, 0], [10, 2, 50, 4], [20, 3, -50, 4], [20, 3, 50, 5],"
+                        " [30, 4, -50, 5]]");
+    ts_mem_timeline tl;
+    ts_error err = {0};
+    CHECK_EQ_INT(ts_mem_timeline_load_raw(t, &tl, &err), TS_OK);
+    CHECK_EQ_INT(tl.n_events, 5);
+    CHECK_EQ_INT(tl.peak_bytes, 150);
+    CHECK_EQ_INT(tl.peak_ns, 10);
+    CHECK_EQ_INT(tl.at_peak[4], 50);
+    CHECK_EQ_INT(tl.max_bytes[5], 50);
+    CHECK_EQ_INT(tl.final_bytes, 100);
+    unlink(t);
+    free(t);
+    char *bad = write_tmp("[[1, 2, 3]]");
+    CHECK_EQ_INT(ts_mem_timeline_load_raw(bad, &tl, &err), TS_EPARSE);
+    CHECK(strstr(err.msg, "byte 9: a row needs 4 numbers") != NULL);
+    unlink(bad);
+    free(bad);
+}
+
+static int fail_after;
+static void *failing_alloc(void *ud, void *ptr, size_t old_size, size_t new_size)
+{
+    (void)ud; (void)old_size;
+    if (new_size == 0) { free(ptr); return NULL; }
+    if (fail_after-- <= 0) return NULL;
+    return realloc(ptr, new_size);
+}
+
+TEST(memory_load_reports_out_of_memory_and_leaks_nothing)
+{
+    char *f = write_tmp(FWD), *b = write_tmp(BWD);
+    ts_mem_options opt = {.size = sizeof opt};
+    for (int k = 0; k < 40; k++) {
+        ts_memgraph *g = NULL;
+        ts_error err = {0};
+        fail_after = k;
+        ts_set_allocator(failing_alloc, NULL);
+        int rc = ts_memgraph_load(f, b, &opt, &g, &err);
+        if (rc == TS_OK) rc = ts_memgraph_analyze(g, NULL);
+        ts_set_allocator(NULL, NULL);
+        CHECK(rc == TS_OK || rc == TS_ENOMEM);
+        ts_memgraph_destroy(g);
+    }
+    unlink(f); unlink(b);
+    free(f); free(b);
+}

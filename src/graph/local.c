@@ -435,7 +435,7 @@ static int collect_members(local_ctx *c, ts_graph_members *m)
             m->node[m->n++] = n;
         }
     }
-    qsort_r(m->node, m->n, sizeof *m->node, cmp_start, g);
+    if (m->n > 1) qsort_r(m->node, m->n, sizeof *m->node, cmp_start, g);
     return TS_OK;
 }
 

@@ -1,0 +1,370 @@
+/* test_graph.c - dependency graphs on hand-built models: each edge kind,
+ * collective matching, clock alignment recovering a known offset, the
+ * critical path of a small DAG whose answer is worked out by hand, and the
+ * input errors (cycles, mixed jobs, unmatched collectives). */
+#include "test.h"
+#include "graph/build.h"
+#include "graph/critical_path.h"
+
+static uint32_t S(ts_rank *r, const char *s) { return ts__rank_intern(r, s, strlen(s)); }
+
+static const char *kind_cat(ts_kind k)
+{
+    switch (k) {
+    case TS_KIND_CPU_OP: return "cpu_op";
+    case TS_KIND_CUDA_RUNTIME: return "cuda_runtime";
+    case TS_KIND_KERNEL: return "kernel";
+    case TS_KIND_CUDA_SYNC: return "cuda_sync";
+    case TS_KIND_USER_ANNOTATION: return "user_annotation";
+    default: return "";
+    }
+}
+
+/* A slice with a correlation id (-1 = none). */
+static uint32_t sl(ts_rank *r, uint32_t track, int64_t ts, int64_t dur, const char *name, ts_kind k, int64_t corr)
+{
+    const char *cat = kind_cat(k);
+    uint32_t s = ts__rank_add_slice(r, track, ts, dur, S(r, name), *cat ? S(r, cat) : 0, k);
+    r->slices.corr[s] = corr;
+    return s;
+}
+
+static void int_arg(ts_rank *r, const char *k, int64_t v) { ts__rank_add_arg(r, S(r, k), TS_ARG_INT, (uint64_t)v); }
+
+static ts_graph *build(ts_rank **ranks, uint32_t n, ts_trace **t, int *rc, ts_error *err)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (ts__rank_finish(ranks[i], err) != TS_OK) { *rc = -100; return NULL; }
+    if (ts__trace_create(ranks, n, t, err) != TS_OK) { *rc = -101; return NULL; }
+    ts_graph *g = NULL;
+    *rc = ts_graph_create(*t, NULL, &g, err);
+    return g;
+}
+
+static uint32_t node_named(const ts_graph *g, uint16_t rank, const char *name)
+{
+    for (uint32_t n = 0; n < g->nodes.n; n++)
+        if (g->nodes.rank[n] == rank && !strcmp(ts__graph_node_name(g, n), name)) return n;
+    return TS_NONE32;
+}
+
+/* The edge src -> dst of the kind, TS_NONE32 if absent. */
+static uint32_t edge(const ts_graph *g, uint32_t src, uint32_t dst, ts_edge_kind k)
+{
+    if (src == TS_NONE32 || dst == TS_NONE32) return TS_NONE32;
+    for (uint32_t e = g->out_first[src]; e < g->out_first[src + 1]; e++)
+        if (g->edges.dst[e] == dst && g->edges.kind[e] == k) return e;
+    return TS_NONE32;
+}
+
+TEST(thread_gets_program_order_nesting_and_measured_gaps)
+{
+    ts_rank *r = ts__rank_create("r0.json");
+    uint32_t cpu = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
+    uint32_t gpu = ts__rank_track(r, TS_TRACK_GPU_STREAM, 0, 7);
+    sl(r, cpu, 0, 100, "aten::mm", TS_KIND_CPU_OP, -1);
+    sl(r, cpu, 5, 3, "aten::empty", TS_KIND_CPU_OP, -1);     /* nested op: not a node by default */
+    sl(r, cpu, 10, 10, "cudaLaunchKernel", TS_KIND_CUDA_RUNTIME, 7);
+    sl(r, cpu, 150, 50, "aten::add", TS_KIND_CPU_OP, -1);
+    sl(r, gpu, 30, 200, "gemm", TS_KIND_KERNEL, 7);
+    ts_trace *t = NULL;
+    int rc;
+    ts_error err = {0};
+    ts_graph *g = build(&r, 1, &t, &rc, &err);
+    CHECK_EQ_INT(rc, TS_OK);
+    uint32_t mm = node_named(g, 0, "aten::mm"), add = node_named(g, 0, "aten::add");
+    uint32_t launch = node_named(g, 0, "cudaLaunchKernel"), k = node_named(g, 0, "gemm");
+    CHECK(node_named(g, 0, "aten::empty") == TS_NONE32);
+    uint32_t e = edge(g, mm, add, TS_EDGE_PROGRAM);
+    CHECK(e != TS_NONE32);
+    CHECK_EQ_INT(g->edges.gap_ns[e], 50);                    /* 150 - 100 */
+    e = edge(g, mm, launch, TS_EDGE_NEST);
+    CHECK(e != TS_NONE32 && !(g->edges.flags[e] & TS_EDGE_TO_END));
+    CHECK_EQ_INT(g->edges.gap_ns[e], 10);
+    e = edge(g, launch, mm, TS_EDGE_NEST);                    /* last child's end -> parent's end */
+    CHECK(e != TS_NONE32 && (g->edges.flags[e] & TS_EDGE_TO_END));
+    CHECK_EQ_INT(g->edges.gap_ns[e], 80);
+    CHECK_EQ_INT(g->nodes.self_ns[mm], 0);                   /* its end is explained by the child */
+    e = edge(g, launch, k, TS_EDGE_LAUNCH);
+    CHECK(e != TS_NONE32);
+    CHECK_EQ_INT(g->edges.gap_ns[e], 20);                    /* launch latency 30 - 10 */
+    CHECK_EQ_INT(g->nodes.kind[launch], TS_NODE_LAUNCH);
+    CHECK_EQ_INT(g->nodes.self_ns[k], 200);
+    ts_graph_destroy(g);
+    ts_trace_destroy(t);
+}
+
+TEST(launch_pairs_by_correlation_id_never_by_order)
+{
+    ts_rank *r = ts__rank_create("r0.json");
+    uint32_t cpu = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
+    uint32_t gpu = ts__rank_track(r, TS_TRACK_GPU_STREAM, 0, 7);
+    sl(r, cpu, 0, 10, "launch_a", TS_KIND_CUDA_RUNTIME, 2);
+    sl(r, cpu, 20, 10, "launch_b", TS_KIND_CUDA_RUNTIME, 1);
+    sl(r, gpu, 40, 10, "k1", TS_KIND_KERNEL, 1);   /* first on the stream, launched second */
+    sl(r, gpu, 60, 10, "k2", TS_KIND_KERNEL, 2);
+    ts_trace *t = NULL;
+    int rc;
+    ts_graph *g = build(&r, 1, &t, &rc, NULL);
+    CHECK_EQ_INT(rc, TS_OK);
+    uint32_t a = node_named(g, 0, "launch_a"), b = node_named(g, 0, "launch_b");
+    uint32_t k1 = node_named(g, 0, "k1"), k2 = node_named(g, 0, "k2");
+    CHECK(edge(g, b, k1, TS_EDGE_LAUNCH) != TS_NONE32);
+    CHECK(edge(g, a, k2, TS_EDGE_LAUNCH) != TS_NONE32);
+    CHECK(edge(g, a, k1, TS_EDGE_LAUNCH) == TS_NONE32);
+    CHECK(edge(g, k1, k2, TS_EDGE_STREAM) != TS_NONE32);
+    ts_graph_destroy(g);
+    ts_trace_destroy(t);
+}
+
+/* cudaEventRecord on stream 7 after kernel A; cudaStreamWaitEvent makes
+ * stream 8 wait; Kineto's cuda_sync event names both. */
+TEST(stream_wait_event_links_the_recorded_op_to_the_next_op_on_the_waiting_stream)
+{
+    ts_rank *r = ts__rank_create("r0.json");
+    uint32_t cpu = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
+    uint32_t s7 = ts__rank_track(r, TS_TRACK_GPU_STREAM, 0, 7);
+    uint32_t s8 = ts__rank_track(r, TS_TRACK_GPU_STREAM, 0, 8);
+    sl(r, cpu, 0, 5, "cudaLaunchKernel", TS_KIND_CUDA_RUNTIME, 1);
+    sl(r, cpu, 10, 2, "cudaEventRecord", TS_KIND_CUDA_RUNTIME, 2);
+    sl(r, cpu, 20, 2, "cudaStreamWaitEvent", TS_KIND_CUDA_RUNTIME, 3);
+    sl(r, cpu, 30, 5, "cudaLaunchKernel", TS_KIND_CUDA_RUNTIME, 4);
+    sl(r, s7, 10, 100, "A", TS_KIND_KERNEL, 1);
+    sl(r, s8, 5, 3, "before", TS_KIND_KERNEL, -1);
+    sl(r, s8, 115, 10, "B", TS_KIND_KERNEL, 4);
+    uint32_t w = sl(r, s8, 21, 1, "Stream Wait Event", TS_KIND_CUDA_SYNC, 3);
+    uint32_t first = ts__rank_args_mark(r);
+    ts__rank_add_arg(r, S(r, "cuda_sync_kind"), TS_ARG_STR, S(r, "Stream Wait Event"));
+    int_arg(r, "wait_on_stream", 7);
+    int_arg(r, "wait_on_cuda_event_record_corr_id", 2);
+    int_arg(r, "stream", 8);
+    int_arg(r, "device", 0);
+    ts__rank_slice_set_args(r, w, first, ts__rank_args_mark(r) - first);
+    ts_trace *t = NULL;
+    int rc;
+    ts_graph *g = build(&r, 1, &t, &rc, NULL);
+    CHECK_EQ_INT(rc, TS_OK);
+    uint32_t a = node_named(g, 0, "A"), b = node_named(g, 0, "B");
+    uint32_t e = edge(g, a, b, TS_EDGE_STREAM_WAIT);
+    CHECK(e != TS_NONE32);
+    CHECK_EQ_INT(g->edges.gap_ns[e], 5);     /* B starts 5 ns after A ends: the binding dependency */
+    CHECK(node_named(g, 0, "Stream Wait Event") == TS_NONE32);   /* sync markers are not GPU ops */
+    ts_graph_destroy(g);
+    ts_trace_destroy(t);
+}
+
+TEST(device_synchronize_waits_for_the_last_kernel_launched_before_it)
+{
+    ts_rank *r = ts__rank_create("r0.json");
+    uint32_t cpu = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
+    uint32_t gpu = ts__rank_track(r, TS_TRACK_GPU_STREAM, 0, 7);
+    sl(r, cpu, 0, 5, "cudaLaunchKernel", TS_KIND_CUDA_RUNTIME, 1);
+    sl(r, cpu, 10, 300, "cudaDeviceSynchronize", TS_KIND_CUDA_RUNTIME, 2);
+    sl(r, gpu, 20, 280, "k", TS_KIND_KERNEL, 1);
+    ts_trace *t = NULL;
+    int rc;
+    ts_graph *g = build(&r, 1, &t, &rc, NULL);
+    CHECK_EQ_INT(rc, TS_OK);
+    uint32_t k = node_named(g, 0, "k"), sync = node_named(g, 0, "cudaDeviceSynchronize");
+    uint32_t e = edge(g, k, sync, TS_EDGE_HOST_SYNC);
+    CHECK(e != TS_NONE32);
+    CHECK(g->edges.flags[e] == (TS_EDGE_FROM_END | TS_EDGE_TO_END));
+    CHECK_EQ_INT(g->edges.gap_ns[e], 10);      /* returns 10 ns after the kernel ends */
+    CHECK_EQ_INT(g->nodes.self_ns[sync], 0);
+    CHECK_EQ_INT(g->nodes.kind[sync], TS_NODE_HOST_SYNC);
+    ts_graph_destroy(g);
+    ts_trace_destroy(t);
+}
+
+TEST(fwdbwd_flow_becomes_an_edge_between_the_enclosing_nodes)
+{
+    ts_rank *r = ts__rank_create("r0.json");
+    uint32_t fwd = ts__rank_track(r, TS_TRACK_THREAD, 1, 1), bwd = ts__rank_track(r, TS_TRACK_THREAD, 1, 2);
+    sl(r, fwd, 0, 100, "aten::linear", TS_KIND_CPU_OP, -1);
+    sl(r, bwd, 500, 100, "AddmmBackward0", TS_KIND_CPU_OP, -1);
+    ts_flow_end s = {.id = 9, .ts_ns = 10, .track = fwd, .cat = S(r, "fwdbwd"), .phase = 's', .bind_enclosing = true};
+    ts_flow_end f = {.id = 9, .ts_ns = 500, .track = bwd, .cat = S(r, "fwdbwd"), .phase = 'f', .bind_enclosing = true};
+    ts__rank_add_flow_end(r, &s);
+    ts__rank_add_flow_end(r, &f);
+    ts_trace *t = NULL;
+    int rc;
+    ts_graph *g = build(&r, 1, &t, &rc, NULL);
+    CHECK_EQ_INT(rc, TS_OK);
+    uint32_t e = edge(g, node_named(g, 0, "aten::linear"), node_named(g, 0, "AddmmBackward0"), TS_EDGE_FWDBWD);
+    CHECK(e != TS_NONE32);
+    CHECK_EQ_INT(g->edges.gap_ns[e], 400);
+    ts_graph_destroy(g);
+    ts_trace_destroy(t);
+}
+
+/* One DDP rank over gloo: the training thread hands the all-reduce to a
+ * worker; its result is consumed by the first op after the worker ends. */
+static ts_rank *gloo_rank(const char *path, int32_t rank, int64_t shift, int64_t compute, int n_colls)
+{
+    ts_rank *r = ts__rank_create(path);
+    r->rank = rank;
+    uint32_t main_t = ts__rank_track(r, TS_TRACK_THREAD, 1, 1), worker = ts__rank_track(r, TS_TRACK_THREAD, 1, 2);
+    for (int i = 0; i < n_colls; i++) {
+        int64_t base = shift + i * 1000;
+        sl(r, main_t, base, compute, "aten::addmm", TS_KIND_OTHER, -1);
+        sl(r, main_t, base + compute, 10, "c10d::allreduce_", TS_KIND_OTHER, -1);
+        sl(r, worker, base + compute + 10, 490 - compute, "gloo:all_reduce", TS_KIND_OTHER, -1);
+        sl(r, main_t, base + 510, 50, "aten::copy_", TS_KIND_OTHER, -1);
+    }
+    return r;
+}
+
+TEST(gloo_call_hands_off_to_its_worker_and_the_next_op_waits_for_it)
+{
+    ts_rank *r = gloo_rank("r0.json", 0, 0, 100, 1);
+    ts_trace *t = NULL;
+    int rc;
+    ts_graph *g = build(&r, 1, &t, &rc, NULL);
+    CHECK_EQ_INT(rc, TS_OK);
+    uint32_t call = node_named(g, 0, "c10d::allreduce_"), w = node_named(g, 0, "gloo:all_reduce");
+    uint32_t copy = node_named(g, 0, "aten::copy_");
+    CHECK_EQ_INT(g->nodes.kind[call], TS_NODE_COMM_CPU);
+    CHECK(edge(g, call, w, TS_EDGE_COLL_LAUNCH) != TS_NONE32);
+    uint32_t e = edge(g, w, copy, TS_EDGE_WORKER);
+    CHECK(e != TS_NONE32);
+    CHECK_EQ_INT(g->edges.gap_ns[e], 10);    /* worker ends at 500, copy starts at 510 */
+    ts_graph_destroy(g);
+    ts_trace_destroy(t);
+}
+
+TEST(alignment_recovers_a_known_clock_offset_from_matched_collectives)
+{
+    /* Rank 1's clock reads 1 ms less than rank 0's: its offset must be +1 ms. */
+    ts_rank *rs[2] = {gloo_rank("r0.json", 0, 0, 100, 3), gloo_rank("r1.json", 1, -1000000, 100, 3)};
+    ts_trace *t = NULL;
+    int rc;
+    ts_graph *g = build(rs, 2, &t, &rc, NULL);
+    CHECK_EQ_INT(rc, TS_OK);
+    CHECK_EQ_INT(g->n_colls, 3);
+    CHECK_EQ_INT(ts_graph_rank_offset_ns(g, 1), 1000000);
+    CHECK_EQ_INT(ts_graph_rank_residual_ns(g, 1), 0);
+    CHECK_EQ_INT(g->align[1].n_matched, 3);
+    for (uint32_t c = 0; c < g->n_colls; c++) {
+        CHECK_EQ_INT(g->colls[c].n_members, 2);
+        CHECK(g->colls[c].barrier != TS_NONE32);
+    }
+    ts_graph_destroy(g);
+    ts_trace_destroy(t);
+}
+
+/* Worked by hand: rank 1 computes 300 ns before its all-reduce, rank 0 only
+ * 100, so rank 0 waits 200 ns in the collective for rank 1. The path runs
+ * rank 1's addmm (0-300), its call and hand-off (300-310), the collective
+ * from the last arrival to its end (310-500), the consumer's pickup (500-510)
+ * and rank 0's copy (510-570, made 10 ns longer so the path ends on rank 0).
+ * Rank 0 waited from its arrival (110) to the last one (310): 200 ns. */
+TEST(critical_path_crosses_to_the_straggler_and_charges_the_wait_to_it)
+{
+    ts_rank *rs[2] = {gloo_rank("r0.json", 0, 0, 100, 1), gloo_rank("r1.json", 1, 0, 300, 1)};
+    rs[0]->slices.dur_ns[rs[0]->slices.n - 1] = 60;   /* rank 0's aten::copy_ ends last, at 570 */
+    ts_trace *t = NULL;
+    int rc;
+    ts_graph *g = build(rs, 2, &t, &rc, NULL);
+    CHECK_EQ_INT(rc, TS_OK);
+    CHECK_EQ_INT(ts_graph_rank_offset_ns(g, 1), 0);
+    ts_critical_path *cp = NULL;
+    CHECK_EQ_INT(ts_critical_path_create(g, -1, &cp, NULL), TS_OK);
+    if (!cp) return;
+    CHECK_EQ_INT(cp->start_ns, 0);
+    CHECK_EQ_INT(cp->end_ns, 570);
+    CHECK_EQ_INT(ts_critical_path_length_ns(cp), 570);
+    CHECK_EQ_INT(cp->cat_ns[TS_CP_COMMUNICATION], 190);         /* 310 -> 500: barrier to the worker's end */
+    CHECK_EQ_INT(cp->cat_ns[TS_CP_CPU], 60 + 10 + 110);         /* copy, its wait, addmm before rank 0 arrived */
+    CHECK_EQ_INT(cp->cat_ns[TS_CP_WAIT_RANK], 200);             /* rank 0 arrived at 110, the last at 310 */
+    CHECK_EQ_INT(cp->wait_on_rank_ns[1], 200);
+    CHECK_EQ_INT(cp->wait_on_rank_ns[0], 0);
+    int64_t sum = 0;
+    for (int c = 0; c < TS_CP_COUNT; c++) sum += cp->cat_ns[c];
+    CHECK_EQ_INT(sum, 570);
+    /* the path starts with rank 1's addmm and ends with rank 0's copy */
+    CHECK_EQ_INT(g->nodes.rank[cp->nodes[0]], 1);
+    CHECK_EQ_STR(ts__graph_node_name(g, cp->nodes[0]), "aten::addmm");
+    CHECK_EQ_INT(g->nodes.rank[cp->nodes[cp->n_nodes - 1]], 0);
+    CHECK_EQ_STR(ts__graph_node_name(g, cp->nodes[cp->n_nodes - 1]), "aten::copy_");
+    ts_critical_path_destroy(cp);
+    ts_graph_destroy(g);
+    ts_trace_destroy(t);
+}
+
+TEST(unmatched_collective_is_a_warning_naming_rank_and_op)
+{
+    ts_rank *rs[2] = {gloo_rank("r0.json", 0, 0, 100, 3), gloo_rank("r1.json", 1, 0, 100, 2)};
+    ts_trace *t = NULL;
+    int rc;
+    ts_graph *g = build(rs, 2, &t, &rc, NULL);
+    CHECK_EQ_INT(rc, TS_OK);
+    bool found = false;
+    for (uint32_t i = 0; i < ts_graph_n_warnings(g); i++)
+        found |= strstr(ts_graph_warning(g, i), "reached by 1 of 2 ranks") &&
+                 strstr(ts_graph_warning(g, i), "rank 0") && strstr(ts_graph_warning(g, i), "gloo:all_reduce");
+    CHECK(found);
+    ts_graph_destroy(g);
+    ts_trace_destroy(t);
+}
+
+TEST(traces_of_different_jobs_are_rejected)
+{
+    ts_rank *rs[2] = {gloo_rank("a.json", 0, 0, 100, 1), gloo_rank("b.json", 1, 0, 100, 1)};
+    rs[0]->world_size = 2;
+    rs[1]->world_size = 8;
+    ts_trace *t = NULL;
+    int rc;
+    ts_error err = {0};
+    ts_graph *g = build(rs, 2, &t, &rc, &err);
+    CHECK(g == NULL);
+    CHECK_EQ_INT(rc, TS_EFORMAT);
+    CHECK(strstr(err.msg, "different jobs") != NULL);
+    CHECK(strstr(err.msg, "a.json") != NULL && strstr(err.msg, "b.json") != NULL);
+    ts_trace_destroy(t);
+}
+
+TEST(cycle_is_an_error_naming_an_op_on_it)
+{
+    ts_rank *r = ts__rank_create("r0.json");
+    uint32_t cpu = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
+    sl(r, cpu, 0, 10, "a", TS_KIND_CPU_OP, -1);
+    sl(r, cpu, 20, 10, "b", TS_KIND_CPU_OP, -1);
+    CHECK_EQ_INT(ts__rank_finish(r, NULL), TS_OK);
+    ts_trace *t = NULL;
+    CHECK_EQ_INT(ts__trace_create(&r, 1, &t, NULL), TS_OK);
+    ts_graph *g = ts__graph_alloc(t, 1, NULL);
+    uint32_t lane = ts__graph_add_lane(g, 0, false, 0);
+    uint32_t a = ts__graph_add_node(g, 0, TS_NODE_CPU_OP, lane, 0, 0, 10);
+    uint32_t b = ts__graph_add_node(g, 0, TS_NODE_CPU_OP, lane, 1, 20, 10);
+    g->rank_first_node[1] = g->nodes.n;
+    ts__graph_add_edge(g, a, b, TS_EDGE_PROGRAM, TS_EDGE_FROM_END);
+    ts__graph_add_edge(g, b, a, TS_EDGE_FWDBWD, TS_EDGE_FROM_END);
+    ts_error err = {0};
+    CHECK_EQ_INT(ts__graph_finish(g, &err), TS_EFORMAT);
+    CHECK(strstr(err.msg, "cycle") != NULL);
+    CHECK(strstr(err.msg, "'a'") != NULL || strstr(err.msg, "'b'") != NULL);
+    ts_graph_destroy(g);
+    ts_trace_destroy(t);
+}
+
+TEST(leaf_mode_makes_innermost_ops_the_nodes)
+{
+    ts_rank *r = ts__rank_create("r0.json");
+    uint32_t cpu = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
+    sl(r, cpu, 0, 100, "aten::linear", TS_KIND_CPU_OP, -1);
+    sl(r, cpu, 10, 30, "aten::t", TS_KIND_CPU_OP, -1);
+    sl(r, cpu, 50, 40, "aten::addmm", TS_KIND_CPU_OP, -1);
+    CHECK_EQ_INT(ts__rank_finish(r, NULL), TS_OK);
+    ts_trace *t = NULL;
+    CHECK_EQ_INT(ts__trace_create(&r, 1, &t, NULL), TS_OK);
+    ts_graph_options o = {.size = sizeof o, .leaf_ops = 1};
+    ts_graph *g = NULL;
+    CHECK_EQ_INT(ts_graph_create(t, &o, &g, NULL), TS_OK);
+    if (!g) return;
+    CHECK(node_named(g, 0, "aten::linear") == TS_NONE32);
+    uint32_t e = edge(g, node_named(g, 0, "aten::t"), node_named(g, 0, "aten::addmm"), TS_EDGE_PROGRAM);
+    CHECK(e != TS_NONE32);
+    CHECK_EQ_INT(g->edges.gap_ns[e], 10);
+    ts_graph_destroy(g);
+    ts_trace_destroy(t);
+}

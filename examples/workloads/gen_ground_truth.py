@@ -1,0 +1,358 @@
+#!/usr/bin/python3
+"""Measured ground truth for trainscope's replay accuracy (issue 3, "Accuracy").
+
+What it is for: data-parallel training over gloo, 2 processes on CPU, for three
+models (mlp, cnn, transformer) and several DDP bucket_cap_mb values per model.
+For every model x bucket it measures
+  - unprofiled step times: many steps after warm-up, taken in interleaved rounds
+    (every bucket size of a model gets a block of steps in turn, the order
+    rotating each round) so that drift in the background load of a shared
+    machine hits all bucket sizes alike;
+  - a separate short profiled run: torch.autograd.profiler with one
+    ProfilerStep#N record_function per step, its own step times, and the trace
+    of every rank (gzipped Chrome-trace JSON, torch 1.13 legacy format);
+and writes results/<model>_bucket<N>.json, results/<model>_gradients.json and
+traces/<model>_bucket<N>/rank{0,1}.json.gz next to this script.
+What it is not for: the bundled README example (examples/ddp_gloo/).
+
+Invariants: a step runs zero_grad, forward, loss, backward (DDP's bucketed gloo
+all-reduces overlap it), optimizer step, and loss.item(); a step's time is the
+time between the starts of consecutive steps on one rank (so step times add up
+to wall time, as ProfilerStep#N spans do).  Both ranks run the same number of
+steps.  Times in the JSON are milliseconds.
+
+Run:  /usr/bin/python3 examples/workloads/gen_ground_truth.py   (about 5 min)
+"""
+import argparse
+import copy
+import gzip
+import json
+import os
+import shutil
+import socket
+import statistics
+import sys
+import tempfile
+import time
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")  # 2-core machine: one compute thread per rank
+
+import torch  # noqa: E402  (after OMP_NUM_THREADS on purpose)
+import torch.distributed as dist  # noqa: E402
+import torch.multiprocessing as mp  # noqa: E402
+from torch.nn.parallel import DistributedDataParallel as DDP  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORLD = 2
+
+
+class TinyTransformer(torch.nn.Module):
+    """A 4-layer post-norm encoder (d_model 192, 4 heads, ff 768) with a class head."""
+
+    def __init__(self, d=192, layers=4, classes=10, vocab=1000):
+        super().__init__()
+        self.embed = torch.nn.Embedding(vocab, d)
+        layer = torch.nn.TransformerEncoderLayer(d, 4, 4 * d, dropout=0.0, batch_first=True)
+        self.encoder = torch.nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.head = torch.nn.Linear(d, classes)
+
+    def forward(self, tokens):
+        return self.head(self.encoder(self.embed(tokens)).mean(dim=1))
+
+
+def mlp():
+    dims = [512] * 9
+    layers = []
+    for a, b in zip(dims, dims[1:]):
+        layers += [torch.nn.Linear(a, b), torch.nn.ReLU()]
+    return torch.nn.Sequential(*layers, torch.nn.Linear(512, 10))
+
+
+def cnn():
+    # Parameters spread over several tensors of 0.3-2.4 MB so the bucket cap matters.
+    c = torch.nn
+    return c.Sequential(
+        c.Conv2d(3, 32, 3, padding=1), c.ReLU(),
+        c.Conv2d(32, 64, 3, padding=1), c.ReLU(), c.MaxPool2d(2),
+        c.Conv2d(64, 128, 3, padding=1), c.ReLU(), c.MaxPool2d(2),
+        c.Conv2d(128, 256, 3, padding=1), c.ReLU(), c.MaxPool2d(2),
+        c.Conv2d(256, 256, 3, padding=1), c.ReLU(), c.AdaptiveAvgPool2d(2),
+        c.Flatten(), c.Linear(256 * 4, 512), c.ReLU(), c.Linear(512, 10))
+
+
+# name -> (model builder, input maker(batch, generator), batch, bucket caps in MB).
+# The caps are chosen so that each one gives a different number of buckets.  Batches
+# are small on purpose: Debian's CPU torch does about 4 GFLOP/s in a 1-thread matmul
+# and gloo all-reduces about 0.7 GB/s over loopback here, so small batches keep a
+# step near 50-100 ms with communication a visible share of it.
+MODELS = {
+    "mlp": (mlp, lambda b, g: torch.randn(b, 512, generator=g), 2, [1, 4, 25]),
+    "cnn": (cnn, lambda b, g: torch.randn(b, 3, 32, 32, generator=g), 2, [1, 2, 25]),
+    "transformer": (TinyTransformer, lambda b, g: torch.randint(0, 1000, (b, 16), generator=g),
+                    1, [1, 4, 25]),
+}
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def train_step(model, opt, x, y):
+    opt.zero_grad()
+    loss = torch.nn.functional.cross_entropy(model(x), y)
+    loss.backward()
+    opt.step()
+    return loss.item()
+
+
+def timed_steps(model, opt, data, n, start):
+    """Run n steps; return n step times (ms), each from one step start to the next."""
+    t = [time.perf_counter()]
+    for i in range(n):
+        train_step(model, opt, *data[(start + i) % len(data)])
+        t.append(time.perf_counter())
+    return [round((b - a) * 1e3, 4) for a, b in zip(t, t[1:])]
+
+
+def profiled_steps(model, opt, data, n, start, trace_path):
+    """n steps under the profiler, one ProfilerStep#i (i = 0..n-1) each; returns their
+    step times (ms).  Writes the trace to trace_path unless it is None."""
+    t = [time.perf_counter()]
+    with torch.autograd.profiler.profile() as prof:
+        for i in range(n):
+            with torch.autograd.profiler.record_function(f"ProfilerStep#{i}"):
+                train_step(model, opt, *data[(start + i) % len(data)])
+            t.append(time.perf_counter())
+    if trace_path:
+        prof.export_chrome_trace(trace_path)
+    return [round((b - a) * 1e3, 4) for a, b in zip(t, t[1:])]
+
+
+def ddp_info(model):
+    """The buckets DDP reduced in the last step (after its rebuild), in reduction order."""
+    names = {id(p): n for n, p in model.module.named_parameters()}
+    buckets = [{"bytes": b.buffer().numel() * b.buffer().element_size(),
+                "parameters": [names.get(id(p), "?") for p in b.parameters()]}
+               for b in model.reducer._get_zeros_like_grad_buckets()]
+    ld = model._get_ddp_logging_data()
+    return {"n_buckets": len(buckets), "bucket_bytes": [b["bytes"] for b in buckets],
+            "has_rebuilt_buckets": int(ld.get("has_rebuilt_buckets", 0)),
+            "first_bucket_cap_bytes": dist._DEFAULT_FIRST_BUCKET_BYTES,
+            "gloo_num_threads": ld.get("gloo_num_threads"), "buckets": buckets}
+
+
+def run_model(rank, name, args, tmp):
+    """Measure every bucket size of one model in interleaved rounds.  A round gives
+    each bucket size (in an order rotating by round) one re-warm step, an unprofiled
+    block and a profiled block; the middle round's profiled block is the saved trace."""
+    build, make_x, batch, caps = MODELS[name]
+    torch.manual_seed(0)                        # same initial weights on both ranks
+    base = build()
+    gen = torch.Generator().manual_seed(1000 + rank)   # each rank its own data shard
+    data = [(make_x(batch, gen), torch.randint(0, 10, (batch,), generator=gen))
+            for _ in range(16)]
+    runs = {}
+    for cap in caps:
+        m = DDP(copy.deepcopy(base), bucket_cap_mb=cap)
+        opt = torch.optim.SGD(m.parameters(), lr=0.001)
+        timed_steps(m, opt, data, args.warmup, 0)    # DDP rebuilds its buckets after step 0
+        runs[cap] = {"model": m, "opt": opt, "trace": None,
+                     "unprofiled_rounds_ms": [], "profiled_rounds_ms": []}
+    for r in range(args.rounds):
+        for cap in caps[r % len(caps):] + caps[:r % len(caps)]:
+            run, m, opt = runs[cap], runs[cap]["model"], runs[cap]["opt"]
+            trace = None
+            if r == args.rounds // 2:
+                trace = run["trace"] = os.path.join(tmp, f"{name}_bucket{cap}_rank{rank}.json")
+            timed_steps(m, opt, data, 1, r)              # re-warm after the switch
+            run["unprofiled_rounds_ms"].append(timed_steps(m, opt, data, args.steps, r))
+            run["profiled_rounds_ms"].append(
+                profiled_steps(m, opt, data, args.profiled_steps, r, trace))
+    for cap in caps:
+        runs[cap]["ddp"] = ddp_info(runs[cap]["model"])
+        del runs[cap]["model"], runs[cap]["opt"]
+    return base, batch, caps, runs
+
+
+def cpu_pressure():
+    """The kernel's CPU pressure (% of time some task waited for a CPU, last 10 s), or None."""
+    try:
+        with open("/proc/pressure/cpu") as f:
+            return float(f.readline().split()[1].split("=")[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def worker(rank, port, args, tmp):
+    os.environ["MASTER_ADDR"] = "127.0.0.1"
+    os.environ["MASTER_PORT"] = str(port)
+    torch.set_num_threads(1)
+    if args.nice:
+        try:                                    # ahead of other users' builds on a shared machine
+            os.nice(args.nice)
+        except PermissionError:
+            print(f"rank {rank}: cannot renice to {args.nice}; measuring at normal priority",
+                  file=sys.stderr)
+    dist.init_process_group("gloo", rank=rank, world_size=WORLD)
+    summary = {}
+    for name in args.models:
+        t0 = time.time()
+        load = {"loadavg_1m": [round(os.getloadavg()[0], 2)], "cpu_pressure_pct": [cpu_pressure()]}
+        base, batch, caps, runs = run_model(rank, name, args, tmp)
+        load["loadavg_1m"].append(round(os.getloadavg()[0], 2))   # noise indicators
+        load["cpu_pressure_pct"].append(cpu_pressure())
+        gathered = [None] * WORLD
+        dist.all_gather_object(gathered, runs)
+        if rank == 0:
+            summary[name] = write_results(name, base, batch, caps, gathered, load, args)
+            print(f"{name}: {time.time() - t0:.1f} s", flush=True)
+        dist.barrier()
+    if rank == 0:
+        write_summary(summary, args)
+    dist.destroy_process_group()
+
+
+def spread(xs):
+    """median, p10, p90, mean, n of a list of ms values."""
+    q = statistics.quantiles(xs, n=10, method="inclusive") if len(xs) > 1 else [xs[0]] * 9
+    return {"median_ms": round(statistics.median(xs), 4), "p10_ms": round(q[0], 4),
+            "p90_ms": round(q[8], 4), "mean_ms": round(statistics.fmean(xs), 4), "n": len(xs)}
+
+
+def iteration_rounds(ranks, key):
+    """Per round, the iteration times: for each step, the mean over ranks of its time
+    (the ranks run in lockstep, so their step times differ only by jitter)."""
+    return [[round(statistics.fmean(s), 4) for s in zip(*steps)]
+            for steps in zip(*(r[key] for r in ranks))]
+
+
+def trace_steps_ms(path):
+    """ProfilerStep#N durations (ms) in step order, read back from an exported trace."""
+    with open(path) as f:
+        events = json.load(f)
+    steps = sorted((int(e["name"].split("#")[1]), e["dur"]) for e in events
+                   if e.get("ph") == "X" and e.get("name", "").startswith("ProfilerStep#"))
+    return [round(d / 1e3, 3) for _, d in steps]
+
+
+def gradients_doc(model, world, cap):
+    # Parameter names and byte sizes in registration order (DDP buckets them in reverse).
+    params = [{"name": n, "bytes": p.numel() * p.element_size(), "shape": list(p.shape),
+               "dtype": str(p.dtype).replace("torch.", "")}
+              for n, p in model.named_parameters() if p.requires_grad]
+    return {"world_size": world, "bucket_cap_mb": cap, "parameters": params}
+
+
+def write_results(name, base, batch, caps, per_rank, load, args):
+    """Writes results/<name>_gradients.json and one results/<name>_bucket<N>.json per
+    bucket size; returns the per-model entry of results/summary.json."""
+    res_dir = os.path.join(args.out, "results")
+    os.makedirs(res_dir, exist_ok=True)
+    grads = gradients_doc(base, WORLD, caps[0])
+    with open(os.path.join(res_dir, f"{name}_gradients.json"), "w") as f:
+        json.dump(grads, f, indent=1)
+    docs = {cap: write_one(name, cap, batch, grads, [r[cap] for r in per_rank], load, args)
+            for cap in caps}
+    return model_summary(caps, docs)
+
+
+def save_traces(name, cap, ranks, args):
+    """Gzips the ranks' traces into traces/<name>_bucket<cap>/; returns their paths."""
+    trace_dir = os.path.join(args.out, "traces", f"{name}_bucket{cap}")
+    os.makedirs(trace_dir, exist_ok=True)
+    paths = []
+    for rank, r in enumerate(ranks):
+        gz = os.path.join(trace_dir, f"rank{rank}.json.gz")
+        with open(r["trace"], "rb") as src, gzip.GzipFile(gz, "wb", 9, mtime=0) as dst:
+            shutil.copyfileobj(src, dst)
+        paths.append(os.path.relpath(gz, args.out))
+    return paths
+
+
+def write_one(name, cap, batch, grads, ranks, load, args):
+    unprof_rounds = iteration_rounds(ranks, "unprofiled_rounds_ms")
+    prof_rounds = iteration_rounds(ranks, "profiled_rounds_ms")
+    unprof = spread([x for r in unprof_rounds for x in r])
+    prof = spread([x for r in prof_rounds for x in r])
+    # Overhead from paired rounds: each profiled block ran right after its unprofiled one.
+    paired = [statistics.median(p) / statistics.median(u) for u, p in zip(unprof_rounds, prof_rounds)]
+    doc = {
+        "model": name, "bucket_cap_mb": cap, "world_size": WORLD, "backend": "gloo",
+        "device": "cpu", "batch_per_rank": batch,
+        "n_parameters": sum(p["bytes"] // 4 for p in grads["parameters"]),
+        "gradient_bytes": sum(p["bytes"] for p in grads["parameters"]),
+        "ddp": ranks[0]["ddp"], "load": load,
+        "torch_version": torch.__version__, "python": sys.version.split()[0],
+        "threads": {"OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS"),
+                    "torch_num_threads": torch.get_num_threads(),
+                    "torch_interop_threads": torch.get_num_interop_threads(),
+                    "cpu_count": os.cpu_count()},
+        "method": {"warmup_steps": args.warmup, "rounds": args.rounds,
+                   "steps_per_round": args.steps, "profiled_steps_per_round": args.profiled_steps,
+                   "trace_round": args.rounds // 2, "nice": args.nice,
+                   "iteration_ms": "per step, mean over ranks of the time from one step start to the next"},
+        "iteration": {"unprofiled": unprof, "profiled": prof,
+                      "profiler_overhead_pct": round(100 * (statistics.median(paired) - 1), 2),
+                      "trace_round_unprofiled_median_ms": round(statistics.median(unprof_rounds[args.rounds // 2]), 4),
+                      "unprofiled_rounds_ms": unprof_rounds, "profiled_rounds_ms": prof_rounds},
+        "gradients": f"{name}_gradients.json",
+        "traces": save_traces(name, cap, ranks, args),
+        "trace_profiler_steps_ms": [trace_steps_ms(r["trace"]) for r in ranks],
+    }
+    with open(os.path.join(os.path.join(args.out, "results"), f"{name}_bucket{cap}.json"), "w") as f:
+        json.dump(doc, f, indent=1)
+    return doc
+
+
+def model_summary(caps, docs):
+    """Per bucket size the headline numbers, and for each pair of bucket sizes how their
+    unprofiled round medians compare round by round (paired, so drift in background
+    load cancels): the median ratio and the share of rounds where the first was faster."""
+    rows = {str(c): {"n_buckets": docs[c]["ddp"]["n_buckets"],
+                     "unprofiled": docs[c]["iteration"]["unprofiled"],
+                     "profiled": docs[c]["iteration"]["profiled"],
+                     "profiler_overhead_pct": docs[c]["iteration"]["profiler_overhead_pct"]}
+            for c in caps}
+    med = {c: [statistics.median(r) for r in docs[c]["iteration"]["unprofiled_rounds_ms"]] for c in caps}
+    pairs = []
+    for i, a in enumerate(caps):
+        for b in caps[i + 1:]:
+            ratios = [x / y for x, y in zip(med[a], med[b])]
+            pairs.append({"a": a, "b": b, "median_ratio_a_over_b": round(statistics.median(ratios), 4),
+                          "share_of_rounds_a_faster": round(sum(r < 1 for r in ratios) / len(ratios), 3)})
+    order = sorted(caps, key=lambda c: rows[str(c)]["unprofiled"]["median_ms"])
+    return {"bucket_caps_mb": caps, "by_bucket": rows, "pairs": pairs,
+            "fastest_to_slowest": order}
+
+
+def write_summary(summary, args):
+    path = os.path.join(args.out, "results", "summary.json")
+    with open(path, "w") as f:
+        json.dump({"torch_version": torch.__version__, "world_size": WORLD,
+                   "models": summary}, f, indent=1)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=HERE, help="folder for results/ and traces/ (default: this script's)")
+    ap.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
+    ap.add_argument("--warmup", type=int, default=5, help="unmeasured steps per bucket size")
+    ap.add_argument("--rounds", type=int, default=8, help="interleaved measuring rounds")
+    ap.add_argument("--steps", type=int, default=15,
+                    help="unprofiled steps per bucket size per round")
+    ap.add_argument("--profiled-steps", type=int, default=6,
+                    help="profiled steps per bucket size per round (and in each saved trace)")
+    ap.add_argument("--nice", type=int, default=-10,
+                    help="niceness increment for the ranks (negative needs root; 0 = leave as is)")
+    args = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix="ts_gt_")
+    try:
+        mp.spawn(worker, args=(free_port(), args, tmp), nprocs=WORLD, join=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

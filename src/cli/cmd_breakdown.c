@@ -142,23 +142,39 @@ static void json_rank(ts_json *j, const ts_breakdown_rank *r)
     ts__json_obj_end(j);
 }
 
+/* HTA's get_gpu_kernel_breakdown sums the kernel-type times over all ranks;
+ * with more than one rank a rank -1 row set gives that total. */
+static void all_ranks_types(const ts_breakdown *b, int64_t out[8])
+{
+    memset(out, 0, 8 * sizeof *out);
+    for (uint32_t i = 0; i < b->n_ranks; i++)
+        for (int m = 1; m < 8; m++) out[m] += b->ranks[i].type_ns[m];
+}
+
+static void json_types_of(ts_json *j, int32_t rank, const int64_t type_ns[8])
+{
+    int64_t all = 0;
+    for (int m = 1; m < 8; m++) all += type_ns[m];
+    for (int m = 1; m < 8; m++) {
+        if (!type_ns[m]) continue;
+        ts__json_obj_begin(j);
+        ts__json_kv_i64(j, "rank", rank);
+        ts__json_kv_str(j, "kernel_type", combo_names[m]);
+        ts__json_kv_us(j, "time_us", type_ns[m]);
+        ts__json_kv_double(j, "pct", pct(type_ns[m], all), 2);
+        ts__json_obj_end(j);
+    }
+}
+
 static void json_kernel_types(ts_json *j, const ts_breakdown *b)
 {
     ts__json_key(j, "kernel_types");
     ts__json_arr_begin(j);
-    for (uint32_t i = 0; i < b->n_ranks; i++) {
-        const ts_breakdown_rank *r = &b->ranks[i];
-        int64_t all = 0;
-        for (int m = 1; m < 8; m++) all += r->type_ns[m];
-        for (int m = 1; m < 8; m++) {
-            if (!r->type_ns[m]) continue;
-            ts__json_obj_begin(j);
-            ts__json_kv_i64(j, "rank", r->rank);
-            ts__json_kv_str(j, "kernel_type", combo_names[m]);
-            ts__json_kv_us(j, "time_us", r->type_ns[m]);
-            ts__json_kv_double(j, "pct", pct(r->type_ns[m], all), 2);
-            ts__json_obj_end(j);
-        }
+    for (uint32_t i = 0; i < b->n_ranks; i++) json_types_of(j, b->ranks[i].rank, b->ranks[i].type_ns);
+    if (b->n_ranks > 1) {
+        int64_t total[8];
+        all_ranks_types(b, total);
+        json_types_of(j, -1, total);
     }
     ts__json_arr_end(j);
 }
@@ -382,20 +398,34 @@ static int fill_temporal(ts_table *tb, const ts_breakdown *b)
     return n;
 }
 
-static int fill_types(ts_table *tb, const ts_breakdown *b)
+static int types_rows(ts_table *tb, const char *rank, const int64_t type_ns[8])
 {
     int n = 0;
+    int64_t all = 0;
+    for (int m = 1; m < 8; m++) all += type_ns[m];
+    for (int m = 1; m < 8; m++) {
+        if (!type_ns[m]) continue;
+        char t[16], p[16];
+        snprintf(p, sizeof p, "%.1f", pct(type_ns[m], all));
+        ROW(tb, rank, combo_names[m], DUR(t, type_ns[m]), p);
+    }
+    return n;
+}
+
+static int fill_types(ts_table *tb, const ts_breakdown *b)
+{
+    int n = 0, k;
     for (uint32_t i = 0; i < b->n_ranks; i++) {
-        const ts_breakdown_rank *r = &b->ranks[i];
-        int64_t all = 0;
-        for (int m = 1; m < 8; m++) all += r->type_ns[m];
-        for (int m = 1; m < 8; m++) {
-            if (!r->type_ns[m]) continue;
-            char rk[16], t[16], p[16];
-            snprintf(rk, sizeof rk, "%d", r->rank);
-            snprintf(p, sizeof p, "%.1f", pct(r->type_ns[m], all));
-            ROW(tb, rk, combo_names[m], DUR(t, r->type_ns[m]), p);
-        }
+        char rk[16];
+        snprintf(rk, sizeof rk, "%d", b->ranks[i].rank);
+        if ((k = types_rows(tb, rk, b->ranks[i].type_ns)) < 0) return -1;
+        n += k;
+    }
+    if (b->n_ranks > 1) {
+        int64_t total[8];
+        all_ranks_types(b, total);
+        if ((k = types_rows(tb, "all", total)) < 0) return -1;
+        n += k;
     }
     return n;
 }

@@ -28,5 +28,14 @@ for r in d["ranks"]:
     near(r["non_compute_us"], non, f"rank {r['rank']} non-compute")
     near(r["comm_comp_overlap_pct"], ov, f"rank {r['rank']} overlap", abs_=0.01)
     assert r["iterations_filtered"]
+# kernel-type sweep per rank and summed over ranks (rank -1), as HTA's
+# get_gpu_kernel_breakdown aggregates: COMPUTATION alone, COMMUNICATION alone,
+# both at once (reference "combo" masks 1, 2, 3)
+kt = {(k["rank"], k["kernel_type"]): k["time_us"] for k in d["kernel_types"]}
+for rank, comp, comm, both in ((0, 83182.0, 171780.0, 23056.0), (1, 101841.0, 133804.0, 33691.0),
+                               (-1, 185023.0, 305584.0, 56747.0)):
+    near(kt[(rank, "COMPUTATION")], comp, f"rank {rank} COMPUTATION")
+    near(kt[(rank, "COMMUNICATION")], comm, f"rank {rank} COMMUNICATION")
+    near(kt[(rank, "COMPUTATION overlapping COMMUNICATION")], both, f"rank {rank} both")
 print("ok")
 PY

@@ -57,10 +57,13 @@ $(BUILD)/test/test_capture: TEST_LDLIBS += $(CAP_TEST_OBJS) -ldl
 #   build/libtrainscope-cuda.so  CUPTI collector (cupti*.c), loadable by LD_PRELOAD or
 #                                CUDA_INJECTION64_PATH; built only when cupti.h is found
 #   build/libtrainscope-nccl.so  NCCL interposition (nccl*.c); built only when nccl.h is found
+#   build/libtrainscope-lttng.so the LTTng backend (lttng.c, tracepoints in lttng_tp.h), preloaded
+#                                ahead of libtrainscope-trace.so; built when lttng-ust is found.
+#                                lttng_session.c (session control for `record`) is in libtrainscope.
 # Both link libtrainscope-trace.so (one runtime) and the CUDA libraries by rpath.
 # test_cupti / test_nccl get -DTS_HAVE_CUPTI / -DTS_HAVE_NCCL and the collector
 # objects; without the headers they compile to empty test binaries.
-CAPTURE_GPU_SRCS := $(wildcard src/capture/cupti*.c src/capture/nccl*.c src/capture/lttng*.c)
+CAPTURE_GPU_SRCS := $(wildcard src/capture/cupti*.c src/capture/nccl*.c) src/capture/lttng.c
 LIB_SRCS := $(filter-out $(CAPTURE_GPU_SRCS),$(LIB_SRCS))
 TS_CUDA_INC := $(patsubst %/cupti.h,%,$(firstword $(wildcard $(CUDA_HOME)/include/cupti.h \
                  $(CUDA_HOME)/extras/CUPTI/include/cupti.h)))
@@ -95,4 +98,18 @@ $(BUILD)/test/test_nccl: test/unit/test_nccl.c $(BUILD)/test/test_main.o $(TS_NC
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itest $(TS_GPU_CFLAGS) -DTS_HAVE_NCCL $(LDFLAGS) -o $@ $< $(BUILD)/test/test_main.o \
 	    $(TS_NCCL_TEST_OBJS) -lm -pthread -ldl -L$(TS_NCCL_LIB) -lnccl -Wl,-rpath,$(TS_NCCL_LIB)
+endif
+
+TS_LTTNG_UST := $(shell pkg-config --exists lttng-ust 2>/dev/null && echo yes)
+ifeq ($(TS_LTTNG_UST),yes)
+EXTRA_TARGETS += $(BUILD)/libtrainscope-lttng.so
+$(BUILD)/libtrainscope-lttng.so: $(CAP_OBJ)/capture/lttng.o $(BUILD)/libtrainscope-trace.so
+	$(CC) -shared -o $@ $(CAP_OBJ)/capture/lttng.o -L$(BUILD) -ltrainscope-trace -Wl,-rpath,'$$ORIGIN' \
+	    $(shell pkg-config --libs lttng-ust) -ldl
+endif
+
+# src/ingest/ctf.c (capture-gpu) reads LTTng's CTF traces through libbabeltrace2;
+# without its headers ctf.c compiles to a loader that says so.
+ifneq ($(wildcard /usr/include/babeltrace2/babeltrace.h),)
+MODULE_LDLIBS += -lbabeltrace2
 endif

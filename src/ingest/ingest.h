@@ -58,4 +58,10 @@ TS_NODISCARD int ts__ingest_json_buffer(const char *name, const void *data, size
 /* The rank number a file name carries (`rank-3`, `rank3`, `rank_3`), -1 = none. */
 int32_t ts__rank_from_filename(const char *path);
 
+/* CTF (LTTng) traces of trainscope's tracepoints, read through libbabeltrace2
+ * (ctf.c): a directory with a `metadata` file in or below it is one; it loads
+ * as one rank per traced process. */
+bool ts__ctf_is_trace(const char *path);
+TS_NODISCARD int ts__ctf_load(const char *path, const ts_load_opts *opts, ts_trace **out, ts_error *err);
+
 #endif

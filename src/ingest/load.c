@@ -174,6 +174,7 @@ int ts_trace_load(const char *const *paths, uint32_t n_paths, const ts_load_opts
     if (!out) return ts__error(err, TS_EINVAL, "ts_trace_load: out is NULL");
     *out = NULL;
     if (!paths || n_paths == 0) return ts__error(err, TS_EINVAL, "ts_trace_load: no paths given");
+    if (n_paths == 1 && ts__ctf_is_trace(paths[0])) return ts__ctf_load(paths[0], opts, out, err);
     file_list files = {0};
     int rc = expand_paths(&files, paths, n_paths, err);
     ts_rank **ranks = NULL;

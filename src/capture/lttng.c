@@ -1,0 +1,183 @@
+/* lttng.c - the LTTng backend: build/libtrainscope-lttng.so, preloaded by
+ * `trainscope record --lttng` ahead of the tracing runtime.
+ *
+ * Not for: session control (lttng_session.c) or read-back (ingest/ctf.c).
+ * It interposes the host tracing API (include/trainscope/trace.h): each call
+ * fires the matching "trainscope:*" tracepoint (lttng_tp.h), then goes on to
+ * the real function in libtrainscope-trace.so, so one run yields both the
+ * JSON trace and an LTTng (CTF) trace of the same events. Events from the
+ * collectors arrive through ts_trace_emit and are sorted into the
+ * collective / memcpy / complete tracepoints by their content. It also
+ * exports ts_lttng_alloc/ts_lttng_free for frameworks that report memory.
+ * Invariant: a tracepoint costs one load and a branch while no LTTng session
+ * enables it (LTTng-UST's own guarantee), so this library only adds the
+ * dlsym'd indirect call when LTTng is not recording.
+ */
+#define LTTNG_UST_TRACEPOINT_CREATE_PROBES
+#define LTTNG_UST_TRACEPOINT_DEFINE
+#include "capture/lttng_tp.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture/lttng.h"
+#include "trainscope/trace.h"
+
+#define TS_LIKELY_(x) __builtin_expect(!!(x), 1)
+
+/* The real API, resolved once through RTLD_NEXT (the runtime is loaded
+ * after this preloaded library). A missing symbol means the runtime is not
+ * loaded at all, which `record` never does: say so and stop. */
+static void *real(void **slot, const char *name)
+{
+    void *p = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (TS_LIKELY_(p))
+        return p;
+    p = dlsym(RTLD_NEXT, name);
+    if (!p) {
+        fprintf(stderr, "trainscope: lttng backend: %s not found (libtrainscope-trace.so not loaded)\n", name);
+        abort();
+    }
+    __atomic_store_n(slot, p, __ATOMIC_RELEASE);
+    return p;
+}
+#define REAL(fn)                                                     \
+    static void *slot_##fn;                                          \
+    __typeof__(&fn) real_##fn = (__typeof__(&fn))real(&slot_##fn, #fn)
+
+TS_API void ts_trace_push(const char *cat, const char *name)
+{
+    REAL(ts_trace_push);
+    lttng_ust_tracepoint(trainscope, push, cat ? cat : "", name ? name : "");
+    real_ts_trace_push(cat, name);
+}
+
+TS_API void ts_trace_pop(void)
+{
+    REAL(ts_trace_pop);
+    lttng_ust_tracepoint(trainscope, pop, 0);
+    real_ts_trace_pop();
+}
+
+TS_API void ts_trace_begin(uint64_t id, const char *cat, const char *name)
+{
+    REAL(ts_trace_begin);
+    lttng_ust_tracepoint(trainscope, range_begin, id, cat ? cat : "", name ? name : "");
+    real_ts_trace_begin(id, cat, name);
+}
+
+TS_API void ts_trace_end(uint64_t id)
+{
+    REAL(ts_trace_end);
+    lttng_ust_tracepoint(trainscope, range_end, id);
+    real_ts_trace_end(id);
+}
+
+TS_API void ts_trace_instant(const char *cat, const char *name)
+{
+    REAL(ts_trace_instant);
+    lttng_ust_tracepoint(trainscope, instant, cat ? cat : "", name ? name : "");
+    real_ts_trace_instant(cat, name);
+}
+
+TS_API void ts_trace_counter(const char *name, double value)
+{
+    REAL(ts_trace_counter);
+    lttng_ust_tracepoint(trainscope, counter, name ? name : "", value);
+    real_ts_trace_counter(name, value);
+}
+
+TS_API void ts_trace_set_rank(int rank, int world_size)
+{
+    REAL(ts_trace_set_rank);
+    lttng_ust_tracepoint(trainscope, rank, rank, world_size);
+    real_ts_trace_set_rank(rank, world_size);
+}
+
+/* ---- ts_trace_emit: pick the tracepoint that fits the event ---- */
+
+static const ts_trace_arg *find_arg(const ts_trace_event *ev, const char *key)
+{
+    for (uint32_t i = 0; i < ev->n_args && ev->args[i].key; i++)
+        if (strcmp(ev->args[i].key, key) == 0)
+            return &ev->args[i];
+    return NULL;
+}
+
+static int64_t num_arg(const ts_trace_event *ev, const char *key, int64_t none)
+{
+    const ts_trace_arg *a = find_arg(ev, key);
+    return a && !a->str ? a->num : none;
+}
+
+static const char *str_arg(const ts_trace_event *ev, const char *key, const char *none)
+{
+    const ts_trace_arg *a = find_arg(ev, key);
+    return a && a->str ? a->str : none;
+}
+
+/* args as "key US 's'|'i' value RS ..." (lttng_tp.h); cut at n bytes. */
+static void pack_args(const ts_trace_event *ev, char *out, size_t n)
+{
+    size_t len = 0;
+    out[0] = '\0';
+    for (uint32_t i = 0; i < ev->n_args && ev->args[i].key; i++) {
+        const ts_trace_arg *a = &ev->args[i];
+        int w = a->str ? snprintf(out + len, n - len, "%s%c" "s%s%c", a->key, TS_LTTNG_US, a->str, TS_LTTNG_RS)
+                       : snprintf(out + len, n - len, "%s%c" "i%lld%c", a->key, TS_LTTNG_US,
+                                  (long long)a->num, TS_LTTNG_RS);
+        if (w < 0 || (size_t)w >= n - len) {
+            out[len] = '\0';   /* drop the pair that does not fit whole */
+            return;
+        }
+        len += (size_t)w;
+    }
+}
+
+static void fire_emit(const ts_trace_event *ev)
+{
+    const char *coll = str_arg(ev, "Collective name", NULL);
+    if (coll && ev->phase == 'X') {
+        ts_lttng_coll c = {
+            .api = ev->name ? ev->name : "", .coll = coll, .comm = str_arg(ev, "Process Group Name", ""),
+            .dtype = str_arg(ev, "dtype", ""), .seq = num_arg(ev, "Sequence number", -1),
+            .in_nelems = num_arg(ev, "In msg nelems", -1), .out_nelems = num_arg(ev, "Out msg nelems", -1),
+            .nranks = (int32_t)num_arg(ev, "Group size", -1), .rank = (int32_t)num_arg(ev, "Rank", -1),
+            .peer = (int32_t)num_arg(ev, "Peer", -1), .ts_ns = ev->ts_ns, .dur_ns = ev->dur_ns,
+        };
+        lttng_ust_tracepoint(trainscope, collective, &c);
+        return;
+    }
+    if (ev->cat && strcmp(ev->cat, "gpu_memcpy") == 0 && ev->phase == 'X') {
+        lttng_ust_tracepoint(trainscope, memcpy, ev->name ? ev->name : "", (uint64_t)num_arg(ev, "bytes", 0),
+                             ev->ts_ns, ev->dur_ns, ev->pid, ev->tid, num_arg(ev, "correlation", -1));
+        return;
+    }
+    char args[1024];
+    pack_args(ev, args, sizeof args);
+    lttng_ust_tracepoint(trainscope, complete, ev, args);
+}
+
+TS_API int ts_trace_emit(const ts_trace_event *ev)
+{
+    REAL(ts_trace_emit);
+    if (ev && ev->size >= sizeof *ev &&
+        lttng_ust_tracepoint_enabled(trainscope, complete) | lttng_ust_tracepoint_enabled(trainscope, collective) |
+        lttng_ust_tracepoint_enabled(trainscope, memcpy))
+        fire_emit(ev);
+    return real_ts_trace_emit(ev);
+}
+
+/* ---- memory, for frameworks that report their allocator ---- */
+
+TS_API void ts_lttng_alloc(uint64_t ptr, uint64_t bytes, int32_t device)
+{
+    lttng_ust_tracepoint(trainscope, alloc, ptr, bytes, device);
+}
+
+TS_API void ts_lttng_free(uint64_t ptr, uint64_t bytes, int32_t device)
+{
+    lttng_ust_tracepoint(trainscope, free, ptr, bytes, device);
+}

@@ -1,0 +1,715 @@
+/* ctf.c - reading an LTTng (CTF) trace of trainscope's tracepoints back into
+ * the trace model, through libbabeltrace2.
+ *
+ * Not for: other CTF producers' events (they are counted and skipped) or
+ * Chrome-trace JSON (chrome_json.c). The tracepoints and their fields are
+ * defined in src/capture/lttng_tp.h; this file must agree with it.
+ *
+ * Pipeline: src.ctf.fs (every stream of the trace under DIR) -> flt.utils.muxer
+ * (one time-ordered message flow) -> a simple sink that turns each
+ * trainscope:* event into model rows. One rank per traced process (vpid
+ * context), numbered by its trainscope:rank event, else in order of first
+ * appearance after the numbered ones. Times: the event clock's raw value in
+ * nanoseconds, i.e. CLOCK_MONOTONIC, the clock explicit ts_ns fields and the
+ * JSON traces of the same run use (the CTF clock offset to the epoch is
+ * ignored on purpose so the two agree).
+ * Invariant: a push is closed by the next pop of the same thread; a range by
+ * range_end with its id in the same process. What is left open at the end is
+ * closed at the last event time and counted as TS_WARN_UNMATCHED_BEGIN.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "ingest/ingest.h"
+
+#if defined(__has_include) && __has_include(<babeltrace2/babeltrace.h>)
+#include <babeltrace2/babeltrace.h>
+
+#define CTF_US '\x1f'   /* lttng_tp.h: TS_LTTNG_US */
+#define CTF_RS '\x1e'   /* lttng_tp.h: TS_LTTNG_RS */
+
+enum ev_kind {
+    EV_OTHER = 0, EV_PUSH, EV_POP, EV_RANGE_BEGIN, EV_RANGE_END, EV_INSTANT, EV_COUNTER,
+    EV_COMPLETE, EV_MEMCPY, EV_COLLECTIVE, EV_ALLOC, EV_FREE, EV_RANK,
+};
+
+static const struct { const char *name; enum ev_kind kind; } ev_names[] = {
+    {"trainscope:push", EV_PUSH},         {"trainscope:pop", EV_POP},
+    {"trainscope:range_begin", EV_RANGE_BEGIN}, {"trainscope:range_end", EV_RANGE_END},
+    {"trainscope:instant", EV_INSTANT},   {"trainscope:counter", EV_COUNTER},
+    {"trainscope:complete", EV_COMPLETE}, {"trainscope:memcpy", EV_MEMCPY},
+    {"trainscope:collective", EV_COLLECTIVE}, {"trainscope:alloc", EV_ALLOC},
+    {"trainscope:free", EV_FREE},         {"trainscope:rank", EV_RANK},
+};
+
+typedef struct open_slice {
+    int64_t  ts_ns;     /* start */
+    uint32_t track;     /* where it will go */
+    uint32_t name, cat; /* string ids in the rank */
+    uint64_t id;        /* range id (ranges only) */
+    bool     live;      /* false once closed (ranges only) */
+} open_slice;
+
+typedef struct stack { open_slice *v; uint32_t n, cap; } stack;
+
+/* One traced process, becoming one rank. */
+typedef struct proc {
+    int64_t   pid;            /* vpid */
+    ts_rank  *rank;
+    int32_t   rank_no;        /* from trainscope:rank, -1 = none */
+    int32_t   world_size;     /* from trainscope:rank, -1 = none */
+    ts_map64  stack_of_tid;   /* vtid -> index in stacks */
+    stack    *stacks;
+    uint32_t  n_stacks, cap_stacks;
+    stack     ranges;         /* open and closed ranges; ts_map64 range_of maps id -> index + 1 */
+    ts_map64  range_of;
+    double    allocated[64];  /* "Total Allocated" per device + 1 (0 = host), bytes */
+} proc;
+
+typedef struct reader {
+    const char *path;
+    proc      *procs;
+    uint32_t   n_procs, cap_procs;
+    ts_map64   proc_of_pid;   /* vpid -> index in procs */
+    ts_map64   kind_of_class; /* event class address -> ev_kind + 1 */
+    int64_t    last_ns;       /* time of the latest event */
+    uint64_t   n_events, n_foreign;
+    bool       oom;
+} reader;
+
+/* ---- growing arrays (the reader's own bookkeeping, not model rows) ---- */
+
+static bool grow(void *p, uint32_t *cap, size_t elem, uint32_t need)
+{
+    return ts__grow((void **)p, cap, elem, need) == TS_OK;
+}
+
+static proc *proc_for(reader *R, int64_t pid)
+{
+    uint64_t v;
+    if (ts__map64_get(&R->proc_of_pid, (uint64_t)pid, &v))
+        return &R->procs[v];
+    char name[4200];
+    snprintf(name, sizeof name, "%s (pid %lld)", R->path, (long long)pid);
+    ts_rank *rank = ts__rank_create(name);
+    if (!rank || !grow(&R->procs, &R->cap_procs, sizeof *R->procs, R->n_procs + 1) ||
+        ts__map64_put(&R->proc_of_pid, (uint64_t)pid, R->n_procs) != TS_OK) {
+        ts__rank_destroy(rank);
+        R->oom = true;
+        return NULL;
+    }
+    proc *p = &R->procs[R->n_procs++];
+    memset(p, 0, sizeof *p);
+    p->pid = pid;
+    p->rank = rank;
+    p->rank_no = p->world_size = -1;
+    ts__map64_init(&p->stack_of_tid);
+    ts__map64_init(&p->range_of);
+    return p;
+}
+
+static stack *stack_for(reader *R, proc *p, int64_t tid)
+{
+    uint64_t v;
+    if (ts__map64_get(&p->stack_of_tid, (uint64_t)tid, &v))
+        return &p->stacks[v];
+    if (!grow(&p->stacks, &p->cap_stacks, sizeof *p->stacks, p->n_stacks + 1) ||
+        ts__map64_put(&p->stack_of_tid, (uint64_t)tid, p->n_stacks) != TS_OK) {
+        R->oom = true;
+        return NULL;
+    }
+    stack *s = &p->stacks[p->n_stacks++];
+    memset(s, 0, sizeof *s);
+    return s;
+}
+
+static open_slice *stack_push(reader *R, stack *s)
+{
+    if (!grow(&s->v, &s->cap, sizeof *s->v, s->n + 1)) {
+        R->oom = true;
+        return NULL;
+    }
+    open_slice *o = &s->v[s->n++];
+    memset(o, 0, sizeof *o);
+    return o;
+}
+
+/* ---- field access ---- */
+
+static const bt_field *member(const bt_field *st, const char *name)
+{
+    return st ? bt_field_structure_borrow_member_field_by_name_const(st, name) : NULL;
+}
+
+static int64_t int_of(const bt_field *st, const char *name, int64_t none)
+{
+    const bt_field *f = member(st, name);
+    if (!f)
+        return none;
+    bt_field_class_type t = bt_field_get_class_type(f);
+    if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_SIGNED_INTEGER))
+        return bt_field_integer_signed_get_value(f);
+    if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER))
+        return (int64_t)bt_field_integer_unsigned_get_value(f);
+    return none;
+}
+
+static double real_of(const bt_field *st, const char *name)
+{
+    const bt_field *f = member(st, name);
+    if (!f)
+        return 0;
+    bt_field_class_type t = bt_field_get_class_type(f);
+    if (t == BT_FIELD_CLASS_TYPE_DOUBLE_PRECISION_REAL)
+        return bt_field_real_double_precision_get_value(f);
+    if (t == BT_FIELD_CLASS_TYPE_SINGLE_PRECISION_REAL)
+        return bt_field_real_single_precision_get_value(f);
+    return (double)int_of(st, name, 0);
+}
+
+static const char *str_of(const bt_field *st, const char *name)
+{
+    const bt_field *f = member(st, name);
+    return f && bt_field_get_class_type(f) == BT_FIELD_CLASS_TYPE_STRING ? bt_field_string_get_value(f) : "";
+}
+
+static uint32_t intern(ts_rank *r, const char *s)
+{
+    return ts__rank_intern(r, s, strlen(s));
+}
+
+/* ---- model rows ---- */
+
+static void add_num_arg(ts_rank *r, const char *key, int64_t v)
+{
+    ts__rank_add_arg(r, intern(r, key), TS_ARG_INT, (uint64_t)v);
+}
+
+static void add_str_arg(ts_rank *r, const char *key, const char *v)
+{
+    ts__rank_add_arg(r, intern(r, key), TS_ARG_STR, intern(r, v));
+}
+
+/* complete.args: "key US ('s'|'i') value RS ..." (lttng_tp.h). A pair cut
+ * short by the writer's size limit is dropped whole there, so every pair
+ * here is complete; anything else is skipped. */
+static void add_packed_args(ts_rank *r, uint32_t slice, const char *p)
+{
+    uint32_t first = ts__rank_args_mark(r);
+    while (*p) {
+        const char *us = strchr(p, CTF_US);
+        const char *rs = us ? strchr(us, CTF_RS) : NULL;
+        if (!us || !rs || rs - us < 2)
+            break;
+        uint32_t key = ts__rank_intern(r, p, (size_t)(us - p));
+        const char *val = us + 2;
+        size_t n = (size_t)(rs - val);
+        if (us[1] == 'i') {
+            int64_t v = strtoll(val, NULL, 10);
+            ts__rank_add_arg(r, key, TS_ARG_INT, (uint64_t)v);
+            if (slice != TS_NONE32 && strncmp(p, "correlation", 11) == 0 && us - p == 11)
+                r->slices.corr[slice] = v;
+            if (slice != TS_NONE32 && strncmp(p, "External id", 11) == 0 && us - p == 11)
+                r->slices.ext_id[slice] = v;
+        } else {
+            ts__rank_add_arg(r, key, TS_ARG_STR, ts__rank_intern(r, val, n));
+        }
+        p = rs + 1;
+    }
+    if (slice != TS_NONE32)
+        ts__rank_slice_set_args(r, slice, first, ts__rank_args_mark(r) - first);
+}
+
+static void add_flow(ts_rank *r, uint64_t id, char phase, int64_t ts_ns, uint32_t track, uint32_t name)
+{
+    ts_flow_end f = {.id = id, .ts_ns = ts_ns, .track = track, .cat = intern(r, "ac2g"),
+                     .name = name, .phase = phase, .bind_enclosing = true};
+    ts__rank_add_flow_end(r, &f);
+}
+
+/* Explicit pid/tid of -1 mean the emitting process/thread; an explicit pid
+ * other than the process's own is a device (the host API puts GPU work there). */
+static uint32_t track_of(proc *p, int64_t pid, int64_t tid, int64_t vtid, ts_kind kind)
+{
+    if (pid >= 0 && pid != p->pid && tid >= 0)
+        return ts__rank_track(p->rank, TS_TRACK_GPU_STREAM, pid, tid);
+    if (ts__kind_on_gpu(kind))
+        return ts__rank_track(p->rank, TS_TRACK_GPU_STREAM, pid < 0 ? 0 : pid, tid < 0 ? 0 : tid);
+    return ts__rank_track(p->rank, TS_TRACK_THREAD, p->pid, tid < 0 ? vtid : tid);
+}
+
+static void on_complete(proc *p, const bt_field *f, int64_t now_ns, int64_t vtid)
+{
+    ts_rank *r = p->rank;
+    int phase = (int)int_of(f, "phase", 'X');
+    const char *cat = str_of(f, "cat");
+    uint32_t name = intern(r, str_of(f, "name")), cat_id = intern(r, cat);
+    ts_kind kind = ts__kind_from_cat(cat, strlen(cat));
+    int64_t ts_ns = int_of(f, "ts_ns", now_ns);
+    uint32_t track = track_of(p, int_of(f, "pid", -1), int_of(f, "tid", -1), vtid, kind);
+    if (phase == 'C') {
+        uint32_t ct = ts__rank_counter_track(r, p->pid, name);
+        ts__rank_add_counter(r, ct, ts_ns, real_of(f, "value"));
+        return;
+    }
+    if (phase == 'i') {
+        uint32_t first = ts__rank_args_mark(r);
+        add_packed_args(r, TS_NONE32, str_of(f, "args"));
+        ts__rank_add_instant(r, track, ts_ns, name, cat_id, kind, 't', first, (uint16_t)(ts__rank_args_mark(r) - first));
+        return;
+    }
+    uint32_t s = ts__rank_add_slice(r, track, ts_ns, int_of(f, "dur_ns", 0), name, cat_id, kind);
+    if (s == TS_NONE32)
+        return;
+    add_packed_args(r, s, str_of(f, "args"));
+    int64_t flow_id = int_of(f, "flow_id", 0);
+    int flow_phase = (int)int_of(f, "flow_phase", 0);
+    if (flow_id != 0 && (flow_phase == 's' || flow_phase == 'f'))
+        add_flow(r, (uint64_t)flow_id, (char)flow_phase, ts_ns, track, intern(r, "ac2g"));
+}
+
+static void on_memcpy(proc *p, const bt_field *f)
+{
+    ts_rank *r = p->rank;
+    int64_t device = int_of(f, "device", 0), stream = int_of(f, "stream", 0);
+    int64_t corr = int_of(f, "correlation", -1), ts_ns = int_of(f, "ts_ns", 0);
+    uint32_t track = ts__rank_track(r, TS_TRACK_GPU_STREAM, device < 0 ? 0 : device, stream < 0 ? 0 : stream);
+    uint32_t s = ts__rank_add_slice(r, track, ts_ns, int_of(f, "dur_ns", 0), intern(r, str_of(f, "name")),
+                                    intern(r, "gpu_memcpy"), TS_KIND_GPU_MEMCPY);
+    if (s == TS_NONE32)
+        return;
+    uint32_t first = ts__rank_args_mark(r);
+    add_num_arg(r, "bytes", int_of(f, "bytes", 0));
+    add_num_arg(r, "device", device);
+    add_num_arg(r, "stream", stream);
+    if (corr >= 0) {
+        add_num_arg(r, "correlation", corr);
+        r->slices.corr[s] = corr;
+        if (corr > 0)
+            add_flow(r, (uint64_t)corr, 'f', ts_ns, track, intern(r, "ac2g"));
+    }
+    ts__rank_slice_set_args(r, s, first, ts__rank_args_mark(r) - first);
+}
+
+static void on_collective(proc *p, const bt_field *f, int64_t vtid)
+{
+    ts_rank *r = p->rank;
+    uint32_t track = ts__rank_track(r, TS_TRACK_THREAD, p->pid, vtid);
+    uint32_t s = ts__rank_add_slice(r, track, int_of(f, "ts_ns", 0), int_of(f, "dur_ns", 0),
+                                    intern(r, str_of(f, "api")), intern(r, "cpu_op"), TS_KIND_CPU_OP);
+    if (s == TS_NONE32)
+        return;
+    uint32_t first = ts__rank_args_mark(r);
+    add_str_arg(r, "Collective name", str_of(f, "coll"));
+    add_str_arg(r, "Process Group Name", str_of(f, "comm"));
+    add_num_arg(r, "Sequence number", int_of(f, "seq", -1));
+    add_num_arg(r, "In msg nelems", int_of(f, "in_nelems", -1));
+    add_num_arg(r, "Out msg nelems", int_of(f, "out_nelems", -1));
+    add_str_arg(r, "dtype", str_of(f, "dtype"));
+    add_num_arg(r, "Group size", int_of(f, "nranks", -1));
+    add_num_arg(r, "Rank", int_of(f, "rank", -1));
+    if (int_of(f, "peer", -1) >= 0)
+        add_num_arg(r, "Peer", int_of(f, "peer", -1));
+    ts__rank_slice_set_args(r, s, first, ts__rank_args_mark(r) - first);
+}
+
+/* Kineto's "[memory]" instants: Bytes is negative for a free; Total
+ * Allocated is the running sum on that device. */
+static void on_memory(proc *p, const bt_field *f, int64_t now_ns, int64_t vtid, bool is_free)
+{
+    ts_rank *r = p->rank;
+    int64_t bytes = int_of(f, "bytes", 0), device = int_of(f, "device", -1);
+    uint32_t slot = device >= -1 && device < 63 ? (uint32_t)(device + 1) : 0;
+    p->allocated[slot] += is_free ? -(double)bytes : (double)bytes;
+    uint32_t first = ts__rank_args_mark(r);
+    add_num_arg(r, "Addr", int_of(f, "ptr", 0));
+    add_num_arg(r, "Bytes", is_free ? -bytes : bytes);
+    add_num_arg(r, "Device Id", device);
+    add_num_arg(r, "Total Allocated", (int64_t)p->allocated[slot]);
+    uint32_t track = ts__rank_track(r, TS_TRACK_THREAD, p->pid, vtid);
+    ts__rank_add_instant(r, track, now_ns, intern(r, "[memory]"), intern(r, "cpu_instant_event"),
+                         TS_KIND_OTHER, 't', first, (uint16_t)(ts__rank_args_mark(r) - first));
+}
+
+static void close_slice(proc *p, const open_slice *o, int64_t end_ns)
+{
+    ts_rank *r = p->rank;
+    const char *cat = ts__rank_str(r, o->cat);
+    ts__rank_add_slice(r, o->track, o->ts_ns, end_ns - o->ts_ns, o->name, o->cat,
+                       ts__kind_from_cat(cat, strlen(cat)));
+}
+
+static void on_push(reader *R, proc *p, const bt_field *f, int64_t now_ns, int64_t vtid)
+{
+    stack *s = stack_for(R, p, vtid);
+    open_slice *o = s ? stack_push(R, s) : NULL;
+    if (!o)
+        return;
+    o->ts_ns = now_ns;
+    o->track = ts__rank_track(p->rank, TS_TRACK_THREAD, p->pid, vtid);
+    o->name = intern(p->rank, str_of(f, "name"));
+    o->cat = intern(p->rank, str_of(f, "cat"));
+}
+
+static void on_pop(reader *R, proc *p, int64_t now_ns, int64_t vtid)
+{
+    stack *s = stack_for(R, p, vtid);
+    if (!s)
+        return;
+    if (s->n == 0) {
+        ts__rank_warn(p->rank, TS_WARN_UNMATCHED_END, "%s: pop with no open push on thread %lld",
+                      R->path, (long long)vtid);
+        return;
+    }
+    close_slice(p, &s->v[--s->n], now_ns);
+}
+
+static void on_range(reader *R, proc *p, const bt_field *f, int64_t now_ns, int64_t vtid, bool begin)
+{
+    uint64_t id = (uint64_t)int_of(f, "id", 0), v = 0;
+    bool known = ts__map64_get(&p->range_of, id, &v) && v != 0;
+    if (begin) {
+        open_slice *o = stack_push(R, &p->ranges);
+        if (!o || ts__map64_put(&p->range_of, id, p->ranges.n) != TS_OK) {
+            R->oom = true;
+            return;
+        }
+        o->ts_ns = now_ns, o->id = id, o->live = true;
+        o->track = ts__rank_track(p->rank, TS_TRACK_THREAD, p->pid, vtid);
+        o->name = intern(p->rank, str_of(f, "name"));
+        o->cat = intern(p->rank, str_of(f, "cat"));
+        return;
+    }
+    if (!known) {
+        ts__rank_warn(p->rank, TS_WARN_UNMATCHED_END, "%s: range_end %llu with no open range_begin",
+                      R->path, (unsigned long long)id);
+        return;
+    }
+    open_slice *o = &p->ranges.v[v - 1];
+    o->live = false;
+    if (ts__map64_put(&p->range_of, id, 0) != TS_OK)
+        R->oom = true;
+    close_slice(p, o, now_ns);
+}
+
+/* ---- the sink ---- */
+
+static enum ev_kind kind_of(reader *R, const bt_event_class *ec)
+{
+    uint64_t v;
+    if (ts__map64_get(&R->kind_of_class, (uint64_t)(uintptr_t)ec, &v))
+        return (enum ev_kind)(v - 1);
+    const char *name = bt_event_class_get_name(ec);
+    enum ev_kind k = EV_OTHER;
+    for (size_t i = 0; name && i < sizeof ev_names / sizeof ev_names[0]; i++)
+        if (strcmp(name, ev_names[i].name) == 0)
+            k = ev_names[i].kind;
+    if (ts__map64_put(&R->kind_of_class, (uint64_t)(uintptr_t)ec, (uint64_t)k + 1) != TS_OK)
+        R->oom = true;
+    return k;
+}
+
+static int64_t event_ns(const bt_message *msg)
+{
+    if (!bt_message_event_borrow_stream_class_default_clock_class_const(msg))
+        return 0;
+    const bt_clock_snapshot *cs = bt_message_event_borrow_default_clock_snapshot_const(msg);
+    uint64_t cycles = bt_clock_snapshot_get_value(cs);
+    uint64_t freq = bt_clock_class_get_frequency(bt_clock_snapshot_borrow_clock_class_const(cs));
+    if (freq == 1000000000ULL || freq == 0)
+        return (int64_t)cycles;
+    return (int64_t)((unsigned __int128)cycles * 1000000000ULL / freq);
+}
+
+static void on_event(reader *R, const bt_message *msg)
+{
+    const bt_event *ev = bt_message_event_borrow_event_const(msg);
+    enum ev_kind k = kind_of(R, bt_event_borrow_class_const(ev));
+    R->n_events++;
+    if (k == EV_OTHER) {
+        R->n_foreign++;
+        return;
+    }
+    int64_t now_ns = event_ns(msg);
+    if (now_ns > R->last_ns)
+        R->last_ns = now_ns;
+    const bt_field *ctx = bt_event_borrow_common_context_field_const(ev);
+    int64_t pid = int_of(ctx, "vpid", 0), tid = int_of(ctx, "vtid", pid);
+    proc *p = proc_for(R, pid);
+    if (!p)
+        return;
+    p->rank->n_events_read++;
+    const bt_field *f = bt_event_borrow_payload_field_const(ev);
+    switch (k) {
+    case EV_PUSH: on_push(R, p, f, now_ns, tid); break;
+    case EV_POP: on_pop(R, p, now_ns, tid); break;
+    case EV_RANGE_BEGIN: on_range(R, p, f, now_ns, tid, true); break;
+    case EV_RANGE_END: on_range(R, p, f, now_ns, tid, false); break;
+    case EV_INSTANT: {
+        const char *cat = str_of(f, "cat");
+        ts__rank_add_instant(p->rank, ts__rank_track(p->rank, TS_TRACK_THREAD, pid, tid), now_ns,
+                             intern(p->rank, str_of(f, "name")), intern(p->rank, cat),
+                             ts__kind_from_cat(cat, strlen(cat)), 't', TS_NONE32, 0);
+        break;
+    }
+    case EV_COUNTER:
+        ts__rank_add_counter(p->rank, ts__rank_counter_track(p->rank, pid, intern(p->rank, str_of(f, "name"))),
+                             now_ns, real_of(f, "value"));
+        break;
+    case EV_COMPLETE: on_complete(p, f, now_ns, tid); break;
+    case EV_MEMCPY: on_memcpy(p, f); break;
+    case EV_COLLECTIVE: on_collective(p, f, tid); break;
+    case EV_ALLOC: on_memory(p, f, now_ns, tid, false); break;
+    case EV_FREE: on_memory(p, f, now_ns, tid, true); break;
+    case EV_RANK:
+        p->rank_no = (int32_t)int_of(f, "rank", -1);
+        p->world_size = (int32_t)int_of(f, "world_size", -1);
+        break;
+    default: break;
+    }
+}
+
+static bt_graph_simple_sink_component_consume_func_status consume(bt_message_iterator *it, void *data)
+{
+    reader *R = data;
+    bt_message_array_const msgs;
+    uint64_t count = 0;
+    switch (bt_message_iterator_next(it, &msgs, &count)) {
+    case BT_MESSAGE_ITERATOR_NEXT_STATUS_END:
+        return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_END;
+    case BT_MESSAGE_ITERATOR_NEXT_STATUS_AGAIN:
+        return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_AGAIN;
+    case BT_MESSAGE_ITERATOR_NEXT_STATUS_MEMORY_ERROR:
+        return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_MEMORY_ERROR;
+    case BT_MESSAGE_ITERATOR_NEXT_STATUS_OK:
+        break;
+    default:
+        return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
+    }
+    for (uint64_t i = 0; i < count; i++) {
+        if (bt_message_get_type(msgs[i]) == BT_MESSAGE_TYPE_EVENT && !R->oom)
+            on_event(R, msgs[i]);
+        bt_message_put_ref(msgs[i]);
+    }
+    return R->oom ? BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_MEMORY_ERROR
+                  : BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_OK;
+}
+
+/* ---- graph ---- */
+
+/* A failure with babeltrace's root cause (cause 0) appended, on one line. */
+static int bt_fail(ts_error *err, int status, const char *path, const char *what)
+{
+    const bt_error *e = bt_current_thread_take_error();
+    const char *cause = NULL;
+    if (e && bt_error_get_cause_count(e) > 0)
+        cause = bt_error_cause_get_message(bt_error_borrow_cause_by_index(e, 0));
+    int len = cause ? (int)strcspn(cause, "\n") : 0;
+    int rc = ts__error(err, status, "%s: %s%s%.*s", path, what, cause ? ": " : "", len, cause ? cause : "");
+    if (e)
+        bt_error_release(e);
+    return rc;
+}
+
+static const bt_plugin *find_plugin(const char *name)
+{
+    const bt_plugin *p = NULL;
+    if (bt_plugin_find(name, BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_FALSE, &p) != BT_PLUGIN_FIND_STATUS_OK)
+        return NULL;
+    return p;
+}
+
+static uint32_t find_trace_dirs(const char *dir, int depth, void (*add)(void *, const char *), void *ud);
+
+static void add_input(void *inputs, const char *dir)
+{
+    (void)bt_value_array_append_string_element(inputs, dir);
+}
+
+/* src.ctf.fs -> flt.utils.muxer -> our sink. Ports of the source exist once
+ * it is added (one per data stream); the muxer grows an input per connection. */
+static int build_graph(bt_graph *g, const char *path, reader *R, ts_error *err)
+{
+    const bt_plugin *ctf = find_plugin("ctf"), *utils = find_plugin("utils");
+    int rc = TS_OK;
+    bt_value *params = bt_value_map_create(), *inputs = NULL;
+    const bt_component_source *src = NULL;
+    const bt_component_filter *mux = NULL;
+    const bt_component_sink *sink = NULL;
+    if (!ctf || !utils) {
+        rc = ts__error(err, TS_EFORMAT, "%s: babeltrace2's ctf/utils plugins are not installed", path);
+        goto out;
+    }
+    if (!params || bt_value_map_insert_empty_array_entry(params, "inputs", &inputs) != BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK ||
+        find_trace_dirs(path, 0, add_input, inputs) != bt_value_array_get_length(inputs)) {
+        rc = ts__error(err, TS_ENOMEM, "%s: out of memory", path);
+        goto out;
+    }
+    if (bt_graph_add_source_component(g, bt_plugin_borrow_source_component_class_by_name_const(ctf, "fs"), "src",
+                                      params, BT_LOGGING_LEVEL_NONE, &src) != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
+        rc = bt_fail(err, TS_EPARSE, path, "not a readable CTF trace");
+        goto out;
+    }
+    if (bt_graph_add_filter_component(g, bt_plugin_borrow_filter_component_class_by_name_const(utils, "muxer"),
+                                      "mux", NULL, BT_LOGGING_LEVEL_NONE, &mux) != BT_GRAPH_ADD_COMPONENT_STATUS_OK ||
+        bt_graph_add_simple_sink_component(g, "sink", NULL, consume, NULL, R, &sink) != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
+        rc = bt_fail(err, TS_ENOMEM, path, "cannot set up the babeltrace2 graph");
+        goto out;
+    }
+    uint64_t n_ports = bt_component_source_get_output_port_count(src);
+    for (uint64_t i = 0; i < n_ports && rc == TS_OK; i++)
+        if (bt_graph_connect_ports(g, bt_component_source_borrow_output_port_by_index_const(src, i),
+                                   bt_component_filter_borrow_input_port_by_index_const(mux, i), NULL) !=
+            BT_GRAPH_CONNECT_PORTS_STATUS_OK)
+            rc = bt_fail(err, TS_EPARSE, path, "cannot connect a CTF stream");
+    if (rc == TS_OK &&
+        bt_graph_connect_ports(g, bt_component_filter_borrow_output_port_by_index_const(mux, 0),
+                               bt_component_sink_borrow_input_port_by_index_const(sink, 0), NULL) !=
+            BT_GRAPH_CONNECT_PORTS_STATUS_OK)
+        rc = bt_fail(err, TS_EPARSE, path, "cannot connect the muxer");
+out:
+    bt_value_put_ref(params);
+    bt_plugin_put_ref(ctf);
+    bt_plugin_put_ref(utils);
+    return rc;
+}
+
+/* ---- ranks ---- */
+
+static void close_leftovers(reader *R, proc *p)
+{
+    uint64_t n_open = 0;
+    for (uint32_t t = 0; t < p->n_stacks; t++)
+        for (stack *s = &p->stacks[t]; s->n > 0; n_open++)
+            close_slice(p, &s->v[--s->n], R->last_ns);
+    for (uint32_t i = 0; i < p->ranges.n; i++)
+        if (p->ranges.v[i].live) {
+            close_slice(p, &p->ranges.v[i], R->last_ns);
+            n_open++;
+        }
+    if (n_open > 0)
+        ts__rank_warn(p->rank, TS_WARN_UNMATCHED_BEGIN, "%s: %llu ranges still open at the end, closed there",
+                      R->path, (unsigned long long)n_open);
+}
+
+static void proc_free(proc *p)
+{
+    for (uint32_t t = 0; t < p->n_stacks; t++)
+        ts__free(p->stacks[t].v, p->stacks[t].cap * sizeof *p->stacks[t].v);
+    ts__free(p->stacks, p->cap_stacks * sizeof *p->stacks);
+    ts__free(p->ranges.v, p->ranges.cap * sizeof *p->ranges.v);
+    ts__map64_free(&p->stack_of_tid);
+    ts__map64_free(&p->range_of);
+    ts__rank_destroy(p->rank);   /* NULL once handed to the trace */
+}
+
+/* Number the ranks, finish them and hand them to a new trace. */
+static int make_trace(reader *R, const ts_load_opts *opts, ts_trace **out, ts_error *err)
+{
+    int32_t next = 0;
+    for (uint32_t i = 0; i < R->n_procs; i++)
+        if (R->procs[i].rank_no >= next)
+            next = R->procs[i].rank_no + 1;
+    ts_rank **ranks = ts__calloc(R->n_procs, sizeof *ranks);
+    if (!ranks)
+        return ts__error(err, TS_ENOMEM, "%s: out of memory", R->path);
+    int rc = TS_OK;
+    for (uint32_t i = 0; i < R->n_procs && rc == TS_OK; i++) {
+        proc *p = &R->procs[i];
+        close_leftovers(R, p);
+        p->rank->rank = p->rank_no >= 0 ? p->rank_no : next++;
+        p->rank->world_size = p->world_size;
+        rc = ts__rank_finish(p->rank, err);
+        if (rc == TS_OK && opts && opts->size >= sizeof *opts && opts->iteration_marker)
+            rc = ts__rank_find_iterations(p->rank, opts->iteration_marker);
+        ranks[i] = p->rank;
+    }
+    if (rc == TS_OK) {
+        rc = ts__trace_create(ranks, R->n_procs, out, err);
+        for (uint32_t i = 0; i < R->n_procs; i++)
+            R->procs[i].rank = NULL;   /* owned by the trace now, or freed by it on failure */
+    }
+    ts__free(ranks, R->n_procs * sizeof *ranks);
+    return rc;
+}
+
+int ts__ctf_load(const char *path, const ts_load_opts *opts, ts_trace **out, ts_error *err)
+{
+    reader R;
+    memset(&R, 0, sizeof R);
+    R.path = path;
+    ts__map64_init(&R.proc_of_pid);
+    ts__map64_init(&R.kind_of_class);
+    *out = NULL;
+    bt_graph *g = bt_graph_create(0);
+    int rc = g ? build_graph(g, path, &R, err) : ts__error(err, TS_ENOMEM, "%s: out of memory", path);
+    if (rc == TS_OK) {
+        bt_graph_run_status st;
+        while ((st = bt_graph_run(g)) == BT_GRAPH_RUN_STATUS_AGAIN)
+            ;
+        if (R.oom)
+            rc = ts__error(err, TS_ENOMEM, "%s: out of memory", path);
+        else if (st != BT_GRAPH_RUN_STATUS_OK)
+            rc = bt_fail(err, TS_EPARSE, path, "cannot read the CTF trace");
+    }
+    bt_graph_put_ref(g);
+    if (rc == TS_OK && R.n_procs == 0)
+        rc = ts__error(err, TS_ENODATA, "%s: no trainscope events in this CTF trace (%llu events of other providers)",
+                       path, (unsigned long long)R.n_foreign);
+    if (rc == TS_OK)
+        rc = make_trace(&R, opts, out, err);
+    for (uint32_t i = 0; i < R.n_procs; i++)
+        proc_free(&R.procs[i]);
+    ts__free(R.procs, R.cap_procs * sizeof *R.procs);
+    ts__map64_free(&R.proc_of_pid);
+    ts__map64_free(&R.kind_of_class);
+    return rc;
+}
+
+#else /* built without libbabeltrace2 */
+
+int ts__ctf_load(const char *path, const ts_load_opts *opts, ts_trace **out, ts_error *err)
+{
+    *out = NULL;
+    return ts__error(err, TS_EFORMAT, "%s: a CTF trace, but this trainscope was built without libbabeltrace2", path);
+}
+#endif
+
+/* A CTF trace is a directory holding a `metadata` file; LTTng writes one per
+ * buffer domain below its output (ust/uid/<uid>/64-bit/, or per pid), and
+ * babeltrace's src.ctf.fs does not search, so every such directory down to
+ * depth 6 is found here and given to it. add (may be NULL) gets each. */
+static uint32_t find_trace_dirs(const char *dir, int depth, void (*add)(void *, const char *), void *ud)
+{
+    char p[4096];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/metadata", dir);
+    if (stat(p, &st) == 0 && S_ISREG(st.st_mode)) {
+        if (add)
+            add(ud, dir);
+        return 1;
+    }
+    if (depth >= 6)
+        return 0;
+    DIR *d = opendir(dir);
+    uint32_t n = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        if (stat(p, &st) == 0 && S_ISDIR(st.st_mode))
+            n += find_trace_dirs(p, depth + 1, add, ud);
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+bool ts__ctf_is_trace(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode) && find_trace_dirs(path, 0, NULL, NULL) > 0;
+}

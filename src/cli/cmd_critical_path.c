@@ -208,6 +208,12 @@ static void print_json(const ts_trace *t, const ts_graph *g, const ts_critical_p
     ts__json_kv_u64(&j, "graph_nodes", g->nodes.n);
     ts__json_kv_u64(&j, "graph_edges", g->edges.n);
     ts__json_kv_u64(&j, "collectives", g->n_colls);
+    uint32_t by_kind[TS_EDGE_KIND_COUNT] = {0};
+    for (uint32_t e = 0; e < g->edges.n; e++) by_kind[g->edges.kind[e]]++;
+    ts__json_key(&j, "edges_by_kind");
+    ts__json_obj_begin(&j);
+    for (int k = 0; k < TS_EDGE_KIND_COUNT; k++) ts__json_kv_u64(&j, ts__edge_kind_name((ts_edge_kind)k), by_kind[k]);
+    ts__json_obj_end(&j);
     ts__json_key(&j, "graph_warnings");
     ts__json_arr_begin(&j);
     for (uint32_t i = 0; i < g->n_warnings; i++) ts__json_str(&j, g->warnings[i]);

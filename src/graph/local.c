@@ -32,7 +32,7 @@ typedef struct local_ctx {
     int64_t       *launch_ts;   /* per rank node (n - node0): launch time of GPU nodes, prefix max per lane */
     lane_range    *lanes;
     uint32_t       n_lanes, cap_lanes;
-    uint32_t      *syncs;       /* cuda_sync slices */
+    uint32_t      *syncs;       /* cuda_sync slices, in row order */
     uint32_t       n_syncs, cap_syncs;
     ts_map64       corr_rt;     /* correlation id -> runtime node */
     ts_map64       stream_lane; /* (device << 32 | stream) -> index in lanes */
@@ -168,7 +168,7 @@ static int thread_track(local_ctx *c, uint32_t t)
     return TS_OK;
 }
 
-/* Stream order on one GPU stream; cuda_sync slices are kept for later. */
+/* Stream order on one GPU stream. */
 static int gpu_track(local_ctx *c, uint32_t t)
 {
     const ts_track *tr = &c->r->tracks[t];
@@ -181,11 +181,6 @@ static int gpu_track(local_ctx *c, uint32_t t)
         ts_kind k = (ts_kind)sl->kind[s];
         c->node_of[s] = TS_NONE32;
         c->op_anc[s] = TS_NONE32;
-        if (k == TS_KIND_CUDA_SYNC) {
-            if (ts__grow((void **)&c->syncs, &c->cap_syncs, sizeof *c->syncs, c->n_syncs + 1)) return TS_ENOMEM;
-            c->syncs[c->n_syncs++] = s;
-            continue;
-        }
         ts_node_kind nk;
         if (k == TS_KIND_KERNEL) nk = strncasecmp(slice_name(c, s), "nccl", 4) ? TS_NODE_KERNEL : TS_NODE_COMM_KERNEL;
         else if (k == TS_KIND_GPU_MEMCPY) nk = TS_NODE_MEMCPY;
@@ -467,6 +462,13 @@ int ts__graph_local(ts_graph *g, uint16_t ri, const ts_rank *r, ts_graph_members
     for (uint32_t t = 0; rc == TS_OK && t < r->n_tracks; t++) {
         if (r->tracks[t].kind == TS_TRACK_THREAD) rc = thread_track(&c, t);
         else if (r->tracks[t].kind == TS_TRACK_GPU_STREAM) rc = gpu_track(&c, t);
+    }
+    /* Kineto puts cuda_sync events on their own pid/tid rows, which ingest
+     * keeps as thread tracks: find them by kind wherever they are. */
+    for (uint32_t s = 0; rc == TS_OK && s < ns; s++) {
+        if (r->slices.kind[s] != TS_KIND_CUDA_SYNC) continue;
+        if (ts__grow((void **)&c.syncs, &c.cap_syncs, sizeof *c.syncs, c.n_syncs + 1)) rc = TS_ENOMEM;
+        else c.syncs[c.n_syncs++] = s;
     }
     if (rc == TS_OK) {
         c.launch_ts = ts__malloc((size_t)(g->nodes.n - c.node0) * sizeof *c.launch_ts + 8);

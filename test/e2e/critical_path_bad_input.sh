@@ -1,0 +1,27 @@
+#!/bin/sh
+# Bad input is never silent: traces of different jobs (a 2-rank job's rank 0
+# with a 128-rank job's rank 1) exit 2 naming both files; ranks missing from a
+# job and collectives that do not line up come back as warnings in the json;
+# usage errors and a missing file exit 2.
+BIN=${TS_BIN:-build/trainscope}
+DATA=${TS_DATA:-../shared/data}
+K=$DATA/kineto
+[ -f "$K/nccl_parser_config/nccl_data.json.gz" ] || { echo "skip: kineto data missing"; exit 0; }
+fail() { echo "FAIL: $*"; exit 1; }
+err=$(mktemp); trap 'rm -f "$err"' EXIT
+"$BIN" critical-path "$K/nccl_parser_config/nccl_data.json.gz" "$K/trace_filter/sampled_rank-1.json.gz" >/dev/null 2>"$err"
+[ $? -eq 2 ] || fail "mixed jobs not rejected"
+grep -q "different jobs" "$err" && grep -q "nccl_data" "$err" && grep -q "sampled_rank-1" "$err" || fail "$(cat "$err")"
+"$BIN" critical-path --format json "$K/trace_filter/sampled_rank-0.json.gz" "$K/trace_filter/sampled_rank-1.json.gz" | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+w = " | ".join(d["graph_warnings"])
+assert "128 ranks but 2 traces" in w, w
+assert d["collectives"] > 0
+' || fail "sampled pair warnings"
+"$BIN" critical-path >/dev/null 2>&1; [ $? -eq 2 ] || fail "no path"
+"$BIN" critical-path --format csv "$K/nccl_parser_config/nccl_data.json.gz" >/dev/null 2>&1; [ $? -eq 2 ] || fail "csv"
+"$BIN" critical-path --iteration x "$K/nccl_parser_config/nccl_data.json.gz" >/dev/null 2>&1; [ $? -eq 2 ] || fail "bad iteration"
+"$BIN" critical-path /nonexistent/trace.json >/dev/null 2>&1; [ $? -eq 2 ] || fail "missing file"
+"$BIN" critical-path --help | grep -q "usage: trainscope critical-path" || fail "help"
+echo ok

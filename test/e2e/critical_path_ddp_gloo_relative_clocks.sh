@@ -1,0 +1,43 @@
+#!/bin/sh
+# Two DDP-over-gloo ranks whose timestamps start at each process's own start
+# (torch 1.13 legacy format, no categories). The 7 gloo:all_reduce worker ops
+# match across ranks; alignment must leave no rank exiting a collective
+# before the other entered it; the path's categories add up to its length;
+# waiting names a rank. The bundled example has ProfilerStep#0..4: the
+# default is the last step, --iteration picks another, a missing one is exit 2
+# naming the rank.
+set -e
+BIN=${TS_BIN:-build/trainscope}
+DATA=${TS_DATA:-../shared/data}
+L=$DATA/torch-cpu-legacy
+[ -f "$L/ddp_gloo_rank0.json" ] || { echo "skip: torch-cpu-legacy missing"; exit 0; }
+"$BIN" critical-path --format json "$L/ddp_gloo_rank0.json" "$L/ddp_gloo_rank1.json" | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["collectives"] == 7, d["collectives"]
+assert [r["rank"] for r in d["ranks"]] == [0, 1]
+for r in d["ranks"]:
+    assert r["matched_collectives"] == 7 and r["causality_violations"] == 0, r
+assert d["ranks"][0]["clock_offset_ns"] == 0
+cats = d["categories"]
+assert abs(sum(cats.values()) - d["length_us"]) < 0.01, cats
+assert 0 < d["length_us"] <= d["iteration_us"] + 0.001, d
+assert cats["communication_us"] > 0, cats
+assert d["waited_for_rank"] in (0, 1) and cats["wait_on_rank_us"] > 0, d
+'
+EX=$(dirname "$0")/../../examples/ddp_gloo
+"$BIN" critical-path --format json "$EX/rank0.json" "$EX/rank1.json" | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["iteration"] == 4, d["iteration"]
+assert d["collectives"] >= 2 and all(r["causality_violations"] == 0 for r in d["ranks"]), d["ranks"]
+'
+"$BIN" critical-path --iteration 2 "$EX/rank0.json" "$EX/rank1.json" | grep -q "critical path of iteration 2:"
+set +e
+"$BIN" critical-path --iteration 99 "$EX/rank0.json" "$EX/rank1.json" 2> /tmp/cp_err.$$ >/dev/null
+rc=$?
+set -e
+[ $rc -eq 2 ] || { echo "missing iteration: exit $rc"; exit 1; }
+grep -q "rank 0 .* has no iteration 99" /tmp/cp_err.$$ || { cat /tmp/cp_err.$$; exit 1; }
+rm -f /tmp/cp_err.$$
+echo ok

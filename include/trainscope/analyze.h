@@ -109,12 +109,14 @@ TS_API bool ts_is_collective_name(const char *name);
 
 typedef struct ts_breakdown_opts {
     int64_t consecutive_kernel_delay_ns; /* HTA idle-time threshold; default 30 ns when 0 */
-    uint32_t top_kernels;                /* per-kernel rows kept per type; 0 = all */
+    uint32_t top_kernels;                /* per-kernel rows kept per type, the rest
+                                            folded into "others"; 0 = all */
 } ts_breakdown_opts;
 
-/* One kernel name's share of its kernel type on one rank. */
+/* One kernel name's share of its kernel type on one rank; with top_kernels
+ * set, the names past the top are folded into one row named "others". */
 typedef struct ts_kernel_share {
-    const char    *name;      /* borrowed */
+    const char    *name;      /* borrowed; "others" for the folded remainder */
     ts_kernel_type type;
     uint64_t       count;
     int64_t        total_ns, min_ns, max_ns;

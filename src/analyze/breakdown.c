@@ -42,6 +42,7 @@
  */
 #include "analyze/analyze_int.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 /* A rank's GPU ops after HTA's filter, with their launching CPU events. */
@@ -184,6 +185,43 @@ static ts_kernel_share make_share(const ts_rank *r, const ts_breakdown_rank *br,
     return k;
 }
 
+/* Fold share b into the "others" share a: counts and totals add; the
+ * stddev pools the groups' sums of squared deviations (Chan et al.). */
+static void fold_share(ts_kernel_share *a, const ts_kernel_share *b)
+{
+    double n1 = (double)a->count, n2 = (double)b->count, n = n1 + n2;
+    double mean = ((double)a->total_ns + (double)b->total_ns) / n;
+    double m2 = a->stddev_ns * a->stddev_ns * (n1 > 1 ? n1 - 1 : 0) + b->stddev_ns * b->stddev_ns * (n2 > 1 ? n2 - 1 : 0) +
+                n1 * (a->mean_ns - mean) * (a->mean_ns - mean) + n2 * (b->mean_ns - mean) * (b->mean_ns - mean);
+    a->count += b->count;
+    a->total_ns += b->total_ns;
+    if (b->min_ns < a->min_ns) a->min_ns = b->min_ns;
+    if (b->max_ns > a->max_ns) a->max_ns = b->max_ns;
+    a->mean_ns = mean;
+    a->stddev_ns = n > 1 ? sqrt(m2 / (n - 1)) : 0;
+    a->pct_of_type += b->pct_of_type;
+}
+
+/* Keep the `top` largest names of each type and fold the rest into one
+ * "others" row per type (after HTA's _aggr_gpu_kernel_time, which names its
+ * remainder "others" too), so each type's shares still add up to 100 %. */
+static void keep_top(ts_breakdown_rank *out, uint32_t top)
+{
+    uint32_t kept = 0, in_type = 0;
+    for (uint32_t i = 0; i < out->n_kernels; i++) {
+        in_type = i > 0 && out->kernels[i].type == out->kernels[i - 1].type ? in_type + 1 : 0;
+        if (in_type < top) {
+            out->kernels[kept++] = out->kernels[i];
+        } else if (in_type == top) {
+            out->kernels[kept] = out->kernels[i];
+            out->kernels[kept++].name = "others";
+        } else {
+            fold_share(&out->kernels[kept - 1], &out->kernels[i]);
+        }
+    }
+    out->n_kernels = kept;
+}
+
 static int kernel_shares(const ts_rank *r, const gpu_view *g, uint32_t top, ts_breakdown_rank *out, rank_caps *caps)
 {
     uint32_t n = g->n_ops;
@@ -203,14 +241,7 @@ static int kernel_shares(const ts_rank *r, const gpu_view *g, uint32_t top, ts_b
         out->kernels[out->n_kernels++] = make_share(r, out, &v[i], j - i, scratch);
     }
     qsort(out->kernels, out->n_kernels, sizeof *out->kernels, cmp_share);
-    if (top) {
-        uint32_t kept = 0, in_type = 0;
-        for (uint32_t i = 0; i < out->n_kernels; i++) {
-            in_type = i > 0 && out->kernels[i].type == out->kernels[i - 1].type ? in_type + 1 : 0;
-            if (in_type < top) out->kernels[kept++] = out->kernels[i];
-        }
-        out->n_kernels = kept;
-    }
+    if (top) keep_top(out, top);
     rc = TS_OK;
 done:
     ts__free(v, (size_t)(n ? n : 1) * sizeof *v);

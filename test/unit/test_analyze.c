@@ -453,3 +453,37 @@ TEST(custom_iteration_marker_sets_the_window)
     ts_stats_destroy(st);
     ts_trace_destroy(tr);
 }
+
+/* Kernels a (durations 10, 20), b (31), c (1, 5): top 1 keeps b (31) and
+ * folds a and c into "others": count 4, total 36, min 1, max 20, mean 9,
+ * sample stddev of {10, 20, 1, 5} = sqrt((1 + 121 + 64 + 16) / 3). */
+TEST(breakdown_top_kernels_fold_the_rest_into_others)
+{
+    ts_rank *r = ts__rank_create("r.json");
+    uint32_t cpu = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
+    uint32_t gpu = ts__rank_track(r, TS_TRACK_GPU_STREAM, 0, 7);
+    launch(r, cpu, gpu, 0, 100, 10, "a", TS_KIND_KERNEL, 1);
+    launch(r, cpu, gpu, 1, 200, 20, "a", TS_KIND_KERNEL, 2);
+    launch(r, cpu, gpu, 2, 300, 31, "b", TS_KIND_KERNEL, 3);
+    launch(r, cpu, gpu, 3, 400, 1, "c", TS_KIND_KERNEL, 4);
+    launch(r, cpu, gpu, 4, 500, 5, "c", TS_KIND_KERNEL, 5);
+    ts_trace *tr = wrap(&r, 1);
+    ts_breakdown_opts o = {.top_kernels = 1};
+    ts_breakdown *b;
+    CHECK_EQ_INT(ts_breakdown_compute(tr, &o, &b, NULL), TS_OK);
+    const ts_breakdown_rank *br = &b->ranks[0];
+    CHECK_EQ_INT(br->n_kernels, 2);
+    CHECK_EQ_STR(br->kernels[0].name, "b");
+    CHECK_NEAR(br->kernels[0].pct_of_type, 100.0 * 31 / 67, 1e-9);
+    const ts_kernel_share *o2 = &br->kernels[1];
+    CHECK_EQ_STR(o2->name, "others");
+    CHECK_EQ_INT(o2->count, 4);
+    CHECK_EQ_INT(o2->total_ns, 36);
+    CHECK_EQ_INT(o2->min_ns, 1);
+    CHECK_EQ_INT(o2->max_ns, 20);
+    CHECK_NEAR(o2->mean_ns, 9, 1e-9);
+    CHECK_NEAR(o2->stddev_ns * o2->stddev_ns, 202.0 / 3.0, 1e-9);
+    CHECK_NEAR(o2->pct_of_type, 100.0 * 36 / 67, 1e-9);
+    ts_breakdown_destroy(b);
+    ts_trace_destroy(tr);
+}

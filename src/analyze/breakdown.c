@@ -400,12 +400,6 @@ static int membw(const ts_rank *r, const gpu_view *g, ts_breakdown_rank *out, ra
 }
 
 /* ---- CPU-only ranks ---- */
-static bool is_iteration_slice(const ts_rank *r, uint32_t s)
-{
-    for (uint32_t i = 0; i < r->n_iterations; i++)
-        if (r->iterations[i].slice == s) return true;
-    return false;
-}
 
 /* The window: all iterations, else every slice of the rank. */
 static void cpu_window(const ts_rank *r, int64_t *a, int64_t *b)
@@ -421,13 +415,16 @@ static void cpu_window(const ts_rank *r, int64_t *a, int64_t *b)
     if (*a > *b) *a = *b = 0;
 }
 
-static int thread_breakdown(const ts_rank *r, const ts_track *t, int64_t wa, int64_t wb, ts_thread_breakdown *tb)
+/* `markers` holds the slice rows of the iteration annotations, which cover
+ * the whole window and so are not work. */
+static int thread_breakdown(const ts_rank *r, const ts_track *t, const ts_map64 *markers, int64_t wa, int64_t wb,
+                            ts_thread_breakdown *tb)
 {
     ts_ival *busy = NULL, *comm = NULL;
     uint32_t nb = 0, cb = 0, nc = 0, cc = 0;
     int rc = TS_ENOMEM;
     for (uint32_t s = t->first_slice; s < t->first_slice + t->n_slices; s++) {
-        if (ts__is_profiler_bookkeeping(r, s) || is_iteration_slice(r, s)) continue;
+        if (ts__is_profiler_bookkeeping(r, s) || ts__map64_get(markers, s, NULL)) continue;
         int64_t a = r->slices.ts_ns[s] > wa ? r->slices.ts_ns[s] : wa;
         int64_t b = ts__slice_end(r, s) < wb ? ts__slice_end(r, s) : wb;
         if (b <= a) continue;
@@ -455,15 +452,20 @@ static int cpu_threads(const ts_rank *r, ts_breakdown_rank *out, rank_caps *caps
     out->span_ns = wb - wa;
     caps->threads = r->n_tracks ? r->n_tracks : 1;
     out->threads = ts__calloc(caps->threads, sizeof *out->threads);
-    if (!out->threads) return TS_ENOMEM;
-    for (uint32_t i = 0; i < r->n_tracks; i++) {
+    ts_map64 markers;
+    ts__map64_init(&markers);
+    int rc = out->threads ? TS_OK : TS_ENOMEM;
+    for (uint32_t i = 0; i < r->n_iterations && !rc; i++)
+        if (r->iterations[i].slice != TS_NONE32) rc = ts__map64_put(&markers, r->iterations[i].slice, 1);
+    for (uint32_t i = 0; i < r->n_tracks && !rc; i++) {
         const ts_track *t = &r->tracks[i];
         if (t->kind != TS_TRACK_THREAD || t->n_slices == 0) continue;
         ts_thread_breakdown tb;
-        if (thread_breakdown(r, t, wa, wb, &tb)) return TS_ENOMEM;
+        if ((rc = thread_breakdown(r, t, &markers, wa, wb, &tb))) break;
         if (tb.span_ns > 0 && tb.idle_ns < tb.span_ns) out->threads[out->n_threads++] = tb;
     }
-    return TS_OK;
+    ts__map64_free(&markers);
+    return rc;
 }
 
 /* ---- driver ---- */

@@ -589,6 +589,7 @@ int ts_cmd_breakdown(int argc, char **argv)
     } else if (a.format == TS_FMT_JSON) {
         print_json(t, b);
     } else if (a.format == TS_FMT_CSV) {
+        ts__report_warnings_print(stderr, t);
         print_csv(b);
     } else {
         ts__report_warnings_print(stderr, t);

@@ -238,9 +238,10 @@ int ts_cmd_stats(int argc, char **argv)
         ts_trace_destroy(t);
         return ts_cli_exit_for(rc);
     }
+    if (a.format != TS_FMT_JSON) ts__report_warnings_print(stderr, t);   /* json carries them inside */
     if (a.format == TS_FMT_JSON) print_json(t, st);
     else if (a.format == TS_FMT_CSV) print_csv(st);
-    else { ts__report_warnings_print(stderr, t); rc = print_table(st); }
+    else rc = print_table(st);
     ts_stats_destroy(st);
     ts_trace_destroy(t);
     if (rc) { ts_cli_errorf("writing the table failed: %s", ts_strerror(rc)); return TS_EXIT_BAD; }

@@ -12,10 +12,12 @@
  * bytes between the previous bucket's launch and this one for the earlier
  * gradients of a bucket; the ready time is tied to the op on the launching
  * thread that was running then, so other edits still move it.
- * Each new bucket becomes a member node per rank (serial on the rank's
- * collective channel) and a barrier priced by the cost model fitted on the
- * old buckets; whoever waited for an old bucket now waits for the new bucket
- * that holds that bucket's last gradient. Old members and barriers are kept
+ * Each new bucket becomes a member node per rank (on the rank's collective
+ * channel: its worker lanes in turn, each serial) and a barrier whose time is
+ * one fixed cost (the cost model's at 0 bytes) plus each gradient's per-byte
+ * share of its old bucket's measured time (new_transfer); whoever waited for
+ * an old bucket now waits for the new bucket that holds that bucket's last
+ * gradient. Old members and barriers are kept
  * at zero time with their exits cut. O(V + E + gradients x iterations).
  */
 #include <stdio.h>
@@ -30,6 +32,8 @@ typedef struct old_bucket {
     uint32_t coll;        /* row in r->colls */
 } old_bucket;
 
+enum { RB_MAX_SLOTS = 8 };
+
 typedef struct rb_ctx {
     ts_replay *r;
     int64_t    new_cap;       /* bytes */
@@ -39,8 +43,15 @@ typedef struct rb_ctx {
     uint32_t  *unit_old;      /* scratch: old bucket of each unit */
     uint32_t  *unit_new;      /* scratch: new bucket of each unit */
     uint32_t   cap_units;
-    uint32_t  *chain;         /* per rank: last new member node, TS_NONE32 = none */
-    int64_t    launch_delay;  /* min over old buckets of member start - launch start */
+    /* A rank's collective channel: the worker lanes its old members ran on
+     * (gloo runs gloo_num_threads all-reduces at once, one per worker thread;
+     * an NCCL communicator has one stream). New buckets take the lanes in
+     * turn, each lane serial. Indexed [rank * RB_MAX_SLOTS + slot]. */
+    uint32_t  *slot_lane;     /* lane row */
+    uint32_t  *chain;         /* last new member on that lane, TS_NONE32 = none */
+    uint32_t  *n_slots;       /* per rank */
+    uint32_t  *next_slot;     /* per rank: slot of the next new bucket */
+    int64_t    alpha_ns;      /* fixed cost per collective (model at 0 bytes), >= 0 */
     uint32_t   n_old, n_new;  /* totals, for the summary warning */
 } rb_ctx;
 
@@ -214,8 +225,9 @@ static void retire_old(rb_ctx *c, const old_bucket *o, uint32_t to)
     uint32_t m = o->member, bar = r->colls[o->coll].barrier;
     s->self_ns[m] = 0;
     s->self_ns[bar] = 0;
-    for (uint32_t e = g->out_first[bar]; e < g->out_first[bar + 1]; e++)
-        if (g->edges.kind[e] == TS_EDGE_COLL_EXIT) s->egap_ns[e] = TS_SIM_CUT_GAP;
+    for (uint32_t e = g->out_first[bar]; e < g->out_first[bar + 1]; e++)   /* only this rank's exit: */
+        if (g->edges.kind[e] == TS_EDGE_COLL_EXIT && g->edges.dst[e] == m)  /* later ranks read theirs */
+            s->egap_ns[e] = TS_SIM_CUT_GAP;
     for (uint32_t e = g->out_first[m]; e < g->out_first[m + 1]; e++) {
         if (g->edges.kind[e] != TS_EDGE_WORKER) continue;
         uint32_t ne = ts__sim_add_edge(s, to, g->edges.dst[e], TS_SIM_FROM_END | (g->edges.flags[e] & TS_SIM_TO_END),
@@ -225,9 +237,23 @@ static void retire_old(rb_ctx *c, const old_bucket *o, uint32_t to)
     }
 }
 
-/* New members of one rank's iteration; new_member[j] receives bucket j's node. */
-static int add_rank_iteration(rb_ctx *c, const old_bucket *ob, uint32_t n_old, uint32_t n_units,
-                              uint32_t *new_member, const uint32_t *anchor, const int64_t *gap)
+/* Gap of the old barrier's exit into member m: this rank's own delay after
+ * the collective completed (collect_colls left the smallest one at 0). */
+static int64_t exit_residual(const ts_replay *r, uint32_t bar, uint32_t m)
+{
+    const ts_graph *g = r->g;
+    for (uint32_t e = g->out_first[bar]; e < g->out_first[bar + 1]; e++)
+        if (g->edges.dst[e] == m && g->edges.kind[e] == TS_EDGE_COLL_EXIT) return r->sim.egap_ns[e];
+    return 0;
+}
+
+/* New members of one rank's iteration; new_member[j] receives bucket j's
+ * node and new_resid[j] the exit delay it inherits. Each new bucket takes,
+ * from the old bucket of its last gradient, the delay between launch and
+ * start and this rank's delay after completion, so an unchanged partition
+ * replays as measured. */
+static int add_rank_iteration(rb_ctx *c, const old_bucket *ob, uint32_t n_units, uint32_t *new_member,
+                              int64_t *new_resid, const uint32_t *anchor, const int64_t *gap)
 {
     ts_replay *r = c->r;
     ts_sim *s = &r->sim;
@@ -237,12 +263,17 @@ static int add_rank_iteration(rb_ctx *c, const old_bucket *ob, uint32_t n_old, u
         if (i + 1 < n_units && c->unit_new[i + 1] == j) continue;   /* j's last unit decides */
         uint32_t x = ts__sim_add_node(s, rank, TS_NODE_COMM_CPU, 0, 0, INT64_MIN, INT64_MIN);
         if (x == TS_NONE32) return TS_ENOMEM;
-        s->lane[x] = s->lane[ob[0].member];
+        uint32_t slot = rank * RB_MAX_SLOTS + c->next_slot[rank];
+        c->next_slot[rank] = (c->next_slot[rank] + 1) % c->n_slots[rank];
+        s->lane[x] = c->slot_lane[slot];
         s->iteration[x] = s->iteration[ob[0].member];
         s->name[x] = "allreduce (what-if bucket)";
-        ts__sim_add_edge(s, anchor[i], x, 0, gap[i] + c->launch_delay);
-        if (c->chain[rank] != TS_NONE32) ts__sim_add_edge(s, c->chain[rank], x, TS_SIM_FROM_END, 0);
-        c->chain[rank] = x;
+        const old_bucket *o = &ob[c->unit_old[i]];
+        int64_t delay = meas_start(r, o->member) - meas_start(r, o->launch);
+        ts__sim_add_edge(s, anchor[i], x, 0, gap[i] + (delay > 0 ? delay : 0));
+        new_resid[j] = exit_residual(r, r->colls[o->coll].barrier, o->member);
+        if (c->chain[slot] != TS_NONE32) ts__sim_add_edge(s, c->chain[slot], x, TS_SIM_FROM_END, 0);
+        c->chain[slot] = x;
         new_member[j] = x;
     }
     for (uint32_t i = 0; i < n_units; i++)
@@ -251,14 +282,18 @@ static int add_rank_iteration(rb_ctx *c, const old_bucket *ob, uint32_t n_old, u
     return s->oom ? TS_ENOMEM : TS_OK;
 }
 
-static int64_t min_launch_delay(const ts_replay *r, const old_bucket *ob, uint32_t n)
+/* The distinct lanes a rank's old members ran on, in first-use order. */
+static void find_slots(rb_ctx *c, uint32_t rank, const old_bucket *ob, uint32_t n)
 {
-    int64_t d = INT64_MAX;
-    for (uint32_t i = 0; i < n; i++) {
-        int64_t x = meas_start(r, ob[i].member) - meas_start(r, ob[i].launch);
-        if (x < d) d = x;
+    uint32_t *lanes = c->slot_lane + (size_t)rank * RB_MAX_SLOTS, k = 0;
+    for (uint32_t i = 0; i < n && k < RB_MAX_SLOTS; i++) {
+        uint32_t l = c->r->sim.lane[ob[i].member], q = 0;
+        while (q < k && lanes[q] != l) q++;
+        if (q == k) lanes[k++] = l;
     }
-    return d == INT64_MAX || d < 0 ? 0 : d;
+    if (k == 0) lanes[k++] = TS_NONE32;
+    c->n_slots[rank] = k;
+    for (uint32_t q = 0; q < RB_MAX_SLOTS; q++) c->chain[(size_t)rank * RB_MAX_SLOTS + q] = TS_NONE32;
 }
 
 /* One group per iteration: the rows [lo, hi) of a rank's old buckets. */
@@ -269,12 +304,33 @@ static uint32_t group_end(const ts_replay *r, const old_bucket *ob, uint32_t n, 
     return hi;
 }
 
-/* A barrier for new bucket j over every rank's member. */
-static int add_barrier(rb_ctx *c, uint32_t *members, uint32_t n_ranks, int64_t bytes, uint32_t lane)
+/* Transfer time of new bucket j: one fixed cost plus, for every unit in
+ * it, its share (by bytes) of the variable part of the measured time of the
+ * old bucket it came from in this iteration. So an unchanged bucket keeps its
+ * measured time, merging two saves one fixed cost and splitting adds one, and
+ * whatever slowed an old bucket (contention with compute, a busy link) is
+ * carried over per byte. */
+static int64_t new_transfer(const rb_ctx *c, const old_bucket *ob, uint32_t n_units, uint32_t j, int64_t *bytes)
+{
+    const ts_replay *r = c->r;
+    double t = (double)c->alpha_ns;
+    *bytes = 0;
+    for (uint32_t i = 0; i < n_units; i++) {
+        if (c->unit_new[i] != j) continue;
+        const ts_replay_coll *old = &r->colls[ob[c->unit_old[i]].coll];
+        double var = (double)(old->transfer_ns > c->alpha_ns ? old->transfer_ns - c->alpha_ns : 0);
+        t += old->bytes > 0 ? var * (double)c->units[i] / (double)old->bytes : 0;
+        *bytes += c->units[i];
+    }
+    return (int64_t)t;
+}
+
+/* A barrier for a new bucket over every rank's member (exit gaps resid[]). */
+static int add_barrier(rb_ctx *c, const uint32_t *members, const int64_t *resid, uint32_t n_ranks, int64_t bytes,
+                       int64_t t, uint32_t lane)
 {
     ts_replay *r = c->r;
     ts_sim *s = &r->sim;
-    int64_t t = ts_coll_model_predict_ns(r->model, TS_COLL_ALL_REDUCE, (uint64_t)bytes, n_ranks);
     uint32_t y = ts__sim_add_node(s, TS_GRAPH_NO_RANK, TS_NODE_BARRIER, 0, t > 0 ? t : 0, INT64_MIN, INT64_MIN);
     if (y == TS_NONE32) return TS_ENOMEM;
     s->lane[y] = lane;
@@ -282,9 +338,9 @@ static int add_barrier(rb_ctx *c, uint32_t *members, uint32_t n_ranks, int64_t b
     s->iteration[y] = s->iteration[members[0]];
     for (uint32_t k = 0; k < n_ranks; k++) {
         ts__sim_add_edge(s, members[k], y, 0, 0);
-        ts__sim_add_edge(s, y, members[k], TS_SIM_FROM_END | TS_SIM_TO_END, 0);
+        ts__sim_add_edge(s, y, members[k], TS_SIM_FROM_END | TS_SIM_TO_END, resid[k]);
     }
-    ts_replay_coll rc = {y, TS_NONE32, TS_COLL_ALL_REDUCE, bytes, n_ranks, t};
+    ts_replay_coll rc = {y, TS_NONE32, TS_COLL_ALL_REDUCE, bytes, n_ranks, t, y, n_ranks};
     if (ts__grow((void **)&r->colls, &r->cap_colls, sizeof *r->colls, (size_t)r->n_colls + 1)) return TS_ENOMEM;
     r->colls[r->n_colls++] = rc;
     return s->oom ? TS_ENOMEM : TS_OK;
@@ -296,8 +352,36 @@ typedef struct rb_ranks {
     uint32_t    *cursor;      /* per rank: first row of the current iteration */
     uint32_t    *anchor;      /* per unit */
     int64_t     *gap;         /* per unit */
-    uint32_t    *new_member;  /* [rank * max_new + j] */
+    uint32_t    *new_member;  /* [rank * cap + j] */
+    int64_t     *new_resid;   /* [rank * cap + j]: exit gap of that member */
+    uint32_t     cap;         /* units the four arrays above hold (per rank) */
 } rb_ranks;
+
+/* Room for n units per rank; contents need not survive (one iteration's). */
+static bool grow_ranks(rb_ranks *R, uint32_t n_ranks, uint32_t n)
+{
+    if (n <= R->cap) return true;
+    ts__free(R->anchor, (size_t)R->cap * sizeof *R->anchor);
+    ts__free(R->gap, (size_t)R->cap * sizeof *R->gap);
+    ts__free(R->new_member, (size_t)n_ranks * R->cap * sizeof *R->new_member);
+    ts__free(R->new_resid, (size_t)n_ranks * R->cap * sizeof *R->new_resid);
+    R->anchor = ts__malloc((size_t)n * sizeof *R->anchor);
+    R->gap = ts__malloc((size_t)n * sizeof *R->gap);
+    R->new_member = ts__malloc((size_t)n_ranks * n * sizeof *R->new_member);
+    R->new_resid = ts__malloc((size_t)n_ranks * n * sizeof *R->new_resid);
+    R->cap = n;
+    if (R->anchor && R->gap && R->new_member && R->new_resid) return true;
+    ts__free(R->anchor, (size_t)n * sizeof *R->anchor);
+    ts__free(R->gap, (size_t)n * sizeof *R->gap);
+    ts__free(R->new_member, (size_t)n_ranks * n * sizeof *R->new_member);
+    ts__free(R->new_resid, (size_t)n_ranks * n * sizeof *R->new_resid);
+    R->anchor = NULL;
+    R->gap = NULL;
+    R->new_member = NULL;
+    R->new_resid = NULL;
+    R->cap = 0;
+    return false;
+}
 
 /* Regroup one iteration (rows [cursor, end) of every rank). */
 static int regroup_iteration(rb_ctx *c, rb_ranks *R, uint32_t n_ranks, bool fill_only, ts_error *err)
@@ -316,24 +400,23 @@ static int regroup_iteration(rb_ctx *c, rb_ranks *R, uint32_t n_ranks, bool fill
         if (rc) return rc;
         if (fill_only) continue;
         uint32_t n_new = ts__ddp_buckets(c->units, n_units, TS_DDP_FIRST_BUCKET_BYTES, c->new_cap, c->unit_new);
-        if (!R->anchor) {
-            R->anchor = ts__malloc((size_t)c->cap_units * sizeof *R->anchor);
-            R->gap = ts__malloc((size_t)c->cap_units * sizeof *R->gap);
-            R->new_member = ts__malloc((size_t)n_ranks * c->cap_units * sizeof *R->new_member);
-            if (!R->anchor || !R->gap || !R->new_member) return ts__error(err, TS_ENOMEM, "replay: out of memory");
-        }
+        if (k == 0 && !grow_ranks(R, n_ranks, n_units)) return ts__error(err, TS_ENOMEM, "replay: out of memory");
         ready_points(c, ob, n_units, R->anchor, R->gap);
-        if (add_rank_iteration(c, ob, n_old, n_units, R->new_member + (size_t)k * c->cap_units, R->anchor, R->gap))
+        if (add_rank_iteration(c, ob, n_units, R->new_member + (size_t)k * R->cap,
+                               R->new_resid + (size_t)k * R->cap, R->anchor, R->gap))
             return ts__error(err, TS_ENOMEM, "replay: out of memory");
         if (k + 1 < n_ranks) continue;
         c->n_old += n_old;
         c->n_new += n_new;
         uint32_t members[n_ranks];
+        int64_t resid[n_ranks];
         for (uint32_t j = 0; j < n_new; j++) {
-            int64_t bytes = 0;
-            for (uint32_t i = 0; i < n_units; i++) if (c->unit_new[i] == j) bytes += c->units[i];
-            for (uint32_t q = 0; q < n_ranks; q++) members[q] = R->new_member[(size_t)q * c->cap_units + j];
-            if (add_barrier(c, members, n_ranks, bytes, r->sim.lane[r->colls[ob[0].coll].barrier]))
+            int64_t bytes, t = new_transfer(c, ob, n_units, j, &bytes);
+            for (uint32_t q = 0; q < n_ranks; q++) {
+                members[q] = R->new_member[(size_t)q * R->cap + j];
+                resid[q] = R->new_resid[(size_t)q * R->cap + j];
+            }
+            if (add_barrier(c, members, resid, n_ranks, bytes, t, r->sim.lane[r->colls[ob[0].coll].barrier]))
                 return ts__error(err, TS_ENOMEM, "replay: out of memory");
         }
     }
@@ -374,13 +457,15 @@ int ts__replay_rebucket(ts_replay *r, const ts_replay_options *opt, ts_error *er
     R.ob = ts__calloc(nr, sizeof *R.ob);
     R.n_ob = ts__calloc(nr, sizeof *R.n_ob);
     R.cursor = ts__calloc(nr, sizeof *R.cursor);
-    c.chain = ts__malloc(nr * sizeof *c.chain);
-    if (rc == TS_OK && (!R.ob || !R.n_ob || !R.cursor || !c.chain)) rc = ts__error(err, TS_ENOMEM, "replay: out of memory");
+    c.chain = ts__malloc((size_t)nr * RB_MAX_SLOTS * sizeof *c.chain);
+    c.slot_lane = ts__malloc((size_t)nr * RB_MAX_SLOTS * sizeof *c.slot_lane);
+    c.n_slots = ts__calloc(nr, sizeof *c.n_slots);
+    c.next_slot = ts__calloc(nr, sizeof *c.next_slot);
+    if (rc == TS_OK && (!R.ob || !R.n_ob || !R.cursor || !c.chain || !c.slot_lane || !c.n_slots || !c.next_slot))
+        rc = ts__error(err, TS_ENOMEM, "replay: out of memory");
     for (uint32_t k = 0; rc == TS_OK && k < nr; k++) {
-        c.chain[k] = TS_NONE32;
         if (rank_buckets(r, (uint16_t)k, &R.ob[k], &R.n_ob[k])) rc = ts__error(err, TS_ENOMEM, "replay: out of memory");
-        int64_t d = R.n_ob[k] ? min_launch_delay(r, R.ob[k], R.n_ob[k]) : 0;
-        if (k == 0 || d < c.launch_delay) c.launch_delay = d;
+        else find_slots(&c, k, R.ob[k], R.n_ob[k]);
     }
     if (rc == TS_OK && (nr < 2 || R.n_ob[0] == 0))
         rc = ts__error(err, TS_ENODATA, "--bucket-mb: no gradient all-reduce over every rank inside an iteration");
@@ -389,8 +474,8 @@ int ts__replay_rebucket(ts_replay *r, const ts_replay_options *opt, ts_error *er
         ts_coll_model_destroy(r->model);
         r->model = NULL;
         rc = ts__replay_fit_model(r, opt, err);
-        if (rc == TS_OK && !r->model)
-            rc = ts__error(err, TS_ENODATA, "--bucket-mb: no all-reduce with a known size to fit a cost model on");
+        int64_t a = r->model ? ts_coll_model_predict_ns(r->model, TS_COLL_ALL_REDUCE, 0, nr) : 0;
+        c.alpha_ns = a > 0 ? a : 0;
     }
     if (rc == TS_OK) rc = regroup_all(&c, &R, nr, false, err);
     if (rc == TS_OK)
@@ -400,10 +485,14 @@ int ts__replay_rebucket(ts_replay *r, const ts_replay_options *opt, ts_error *er
     ts__free(R.ob, nr * sizeof *R.ob);
     ts__free(R.n_ob, nr * sizeof *R.n_ob);
     ts__free(R.cursor, nr * sizeof *R.cursor);
-    ts__free(R.anchor, (size_t)c.cap_units * sizeof *R.anchor);
-    ts__free(R.gap, (size_t)c.cap_units * sizeof *R.gap);
-    ts__free(R.new_member, (size_t)nr * c.cap_units * sizeof *R.new_member);
-    ts__free(c.chain, nr * sizeof *c.chain);
+    ts__free(R.anchor, (size_t)R.cap * sizeof *R.anchor);
+    ts__free(R.gap, (size_t)R.cap * sizeof *R.gap);
+    ts__free(R.new_member, (size_t)nr * R.cap * sizeof *R.new_member);
+    ts__free(R.new_resid, (size_t)nr * R.cap * sizeof *R.new_resid);
+    ts__free(c.chain, (size_t)nr * RB_MAX_SLOTS * sizeof *c.chain);
+    ts__free(c.slot_lane, (size_t)nr * RB_MAX_SLOTS * sizeof *c.slot_lane);
+    ts__free(c.n_slots, nr * sizeof *c.n_slots);
+    ts__free(c.next_slot, nr * sizeof *c.next_slot);
     ts__free(c.units, c.cap_units * sizeof *c.units);
     ts__free(c.unit_old, c.cap_units * sizeof *c.unit_old);
     ts__free(c.unit_new, c.cap_units * sizeof *c.unit_new);

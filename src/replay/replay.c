@@ -75,8 +75,14 @@ static int collect_colls(ts_replay *r)
     ts_sim *s = &r->sim;
     for (uint32_t ci = 0; ci < g->n_colls; ci++) {
         const ts_coll *c = &g->colls[ci];
-        ts_replay_coll rc = {c->barrier, ci, coll_kind_of(g, c), c->bytes, c->n_members, 0};
-        if (c->barrier != TS_NONE32) {
+        ts_replay_coll rc = {c->barrier, ci, coll_kind_of(g, c), c->bytes, c->n_members, 0, c->barrier, c->n_members};
+        if (c->barrier == TS_NONE32 && c->n_members == 1) {
+            uint32_t m = g->coll_members[c->first_member];
+            int32_t world = ts__graph_rank(g, m)->world_size;
+            rc.priced = m;
+            rc.transfer_ns = s->self_ns[m];
+            rc.group = world > 1 ? (uint32_t)world : 1;
+        } else if (c->barrier != TS_NONE32) {
             uint32_t b = c->barrier;
             int64_t t = INT64_MAX;
             for (uint32_t k = g->out_first[b]; k < g->out_first[b + 1]; k++)

@@ -30,8 +30,12 @@ typedef struct ts_replay_coll {
     uint32_t graph_coll;      /* row in graph colls, TS_NONE32 = made by a what-if */
     ts_coll_kind kind;
     int64_t  bytes;           /* message bytes, -1 = unknown */
-    uint32_t n_members;
-    int64_t  transfer_ns;     /* measured transfer time (the barrier's self_ns before edits) */
+    uint32_t n_members;       /* members in the trace */
+    int64_t  transfer_ns;     /* measured transfer time (the priced node's self_ns before edits) */
+    uint32_t priced;          /* node whose self_ns is the transfer: the barrier, or the sole
+                                 member when the trace holds one rank of the job */
+    uint32_t group;           /* ranks the collective spans (the job's world size when the
+                                 trace holds fewer), for the cost model */
 } ts_replay_coll;
 
 struct ts_replay {

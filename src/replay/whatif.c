@@ -58,8 +58,8 @@ static int parse_scale(const char *spec, uint32_t *mask, char *glob, size_t glob
 
 int ts__replay_scale(ts_replay *r, const char *spec, ts_error *err)
 {
-    uint32_t mask;
-    double factor;
+    uint32_t mask = 0;
+    double factor = 1.0;
     char glob[256];
     int rc = parse_scale(spec, &mask, glob, sizeof glob, &factor, err);
     if (rc) return rc;
@@ -87,8 +87,8 @@ int ts__replay_fit_model(ts_replay *r, const ts_replay_options *opt, ts_error *e
     } else {
         for (uint32_t i = 0; i < r->n_colls; i++) {
             const ts_replay_coll *c = &r->colls[i];
-            if (c->bytes < 0 || c->transfer_ns <= 0 || c->barrier == TS_NONE32) continue;
-            rc = ts_coll_model_add_sample(r->model, c->kind, c->n_members, (uint64_t)c->bytes, c->transfer_ns);
+            if (c->bytes < 0 || c->transfer_ns <= 0 || c->priced == TS_NONE32) continue;
+            rc = ts_coll_model_add_sample(r->model, c->kind, c->group, (uint64_t)c->bytes, c->transfer_ns);
             if (rc) return ts__error(err, rc, "replay: out of memory");
         }
     }
@@ -112,17 +112,17 @@ int ts__replay_reprice(ts_replay *r, const ts_replay_options *opt, ts_error *err
     uint32_t repriced = 0, unknown = 0;
     for (uint32_t i = 0; i < r->n_colls; i++) {
         ts_replay_coll *c = &r->colls[i];
-        if (c->barrier == TS_NONE32) continue;
+        if (c->priced == TS_NONE32) continue;
         if (c->bytes < 0) { unknown++; continue; }
-        uint32_t n_new = opt->world ? opt->world : c->n_members;
+        uint32_t n_new = opt->world ? opt->world : c->group;
         ts_coll_model_set_bandwidth(r->model, 0);
         ts_coll_model_set_latency(r->model, 0);
-        int64_t old = ts_coll_model_predict_ns(r->model, c->kind, (uint64_t)c->bytes, c->n_members);
+        int64_t old = ts_coll_model_predict_ns(r->model, c->kind, (uint64_t)c->bytes, c->group);
         ts_coll_model_set_bandwidth(r->model, opt->bandwidth_gbps);
         ts_coll_model_set_latency(r->model, opt->latency_us);
         int64_t now = ts_coll_model_predict_ns(r->model, c->kind, (uint64_t)c->bytes, n_new);
         if (now < 0) { unknown++; continue; }
-        int64_t *self = &r->sim.self_ns[c->barrier];
+        int64_t *self = &r->sim.self_ns[c->priced];
         *self = old > 0 && *self > 0 ? (int64_t)llround((double)*self * (double)now / (double)old) : now;
         repriced++;
     }

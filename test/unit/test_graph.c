@@ -368,3 +368,61 @@ TEST(leaf_mode_makes_innermost_ops_the_nodes)
     ts_graph_destroy(g);
     ts_trace_destroy(t);
 }
+
+TEST(replicated_job_without_jitter_matches_every_collective_and_keeps_the_path)
+{
+    ts_rank *r = gloo_rank("r0.json", 0, 0, 100, 3);
+    ts_trace *t = NULL;
+    int rc;
+    ts_graph *g = build(&r, 1, &t, &rc, NULL);
+    CHECK_EQ_INT(rc, TS_OK);
+    ts_graph *big = NULL;
+    CHECK_EQ_INT(ts__graph_replicate(g, 4, 0.0, 1, &big, NULL), TS_OK);
+    if (!big) return;
+    uint32_t per_rank = g->rank_first_node[1];
+    CHECK_EQ_INT(big->n_ranks, 4);
+    CHECK_EQ_INT(big->rank_first_node[4], 4 * per_rank);
+    CHECK_EQ_INT(big->n_colls, 3);
+    CHECK_EQ_INT(big->nodes.n, 4 * per_rank + 3);         /* plus one barrier per instance */
+    for (uint32_t c = 0; c < 3; c++) CHECK_EQ_INT(big->colls[c].n_members, 4);
+    for (uint32_t k = 0; k < 4; k++) CHECK_EQ_INT(ts_graph_rank_offset_ns(big, k), 0);
+    for (uint32_t n = 0; n < per_rank; n++) {            /* every copy is timed like the source */
+        CHECK_EQ_INT(big->nodes.start_ns[3 * per_rank + n], g->nodes.start_ns[n]);
+        CHECK_EQ_INT(big->nodes.dur_ns[3 * per_rank + n], g->nodes.dur_ns[n]);
+    }
+    ts_critical_path *a = NULL, *b = NULL;
+    CHECK_EQ_INT(ts_critical_path_create(g, -1, &a, NULL), TS_OK);
+    CHECK_EQ_INT(ts_critical_path_create(big, -1, &b, NULL), TS_OK);
+    if (a && b) CHECK_EQ_INT(ts_critical_path_length_ns(b), ts_critical_path_length_ns(a));
+    ts_critical_path_destroy(a);
+    ts_critical_path_destroy(b);
+    ts_graph_destroy(big);
+    ts_graph_destroy(g);
+    ts_trace_destroy(t);
+}
+
+TEST(replicated_job_jitter_is_deterministic_and_bounded)
+{
+    ts_rank *r = gloo_rank("r0.json", 0, 0, 100, 2);
+    ts_trace *t = NULL;
+    int rc;
+    ts_graph *g = build(&r, 1, &t, &rc, NULL);
+    CHECK_EQ_INT(rc, TS_OK);
+    ts_graph *x = NULL, *y = NULL;
+    CHECK_EQ_INT(ts__graph_replicate(g, 8, 0.2, 42, &x, NULL), TS_OK);
+    CHECK_EQ_INT(ts__graph_replicate(g, 8, 0.2, 42, &y, NULL), TS_OK);
+    if (!x || !y) return;
+    bool differs = false;
+    uint32_t addmm = node_named(g, 0, "aten::addmm");
+    for (uint32_t k = 0; k < 8; k++) {
+        uint32_t n = x->rank_first_node[k] + addmm;
+        CHECK_EQ_INT(x->nodes.dur_ns[n], y->nodes.dur_ns[n]);
+        CHECK(x->nodes.dur_ns[n] >= 80 && x->nodes.dur_ns[n] <= 120);   /* 100 ns +- 20% */
+        differs |= x->nodes.dur_ns[n] != 100;
+    }
+    CHECK(differs);
+    ts_graph_destroy(x);
+    ts_graph_destroy(y);
+    ts_graph_destroy(g);
+    ts_trace_destroy(t);
+}

@@ -49,7 +49,9 @@ TS_API const char *ts_stat_cat_name(ts_stat_cat c);   /* "cpu_op", "kernel", ...
  *   BY_CATEGORY  (category) over all ranks */
 typedef enum ts_stats_by { TS_STATS_BY_NAME = 0, TS_STATS_BY_RANK, TS_STATS_BY_CATEGORY } ts_stats_by;
 
+/* Options; a NULL pointer means all defaults. Grows only at the end. */
 typedef struct ts_stats_opts {
+    size_t      size;            /* sizeof(ts_stats_opts) of the caller's header (0 is taken as current) */
     ts_stats_by by;
     bool        has_iterations;  /* restrict to iterations [iter_first, iter_last] */
     int64_t     iter_first;      /* ProfilerStep number, inclusive */
@@ -87,7 +89,8 @@ typedef struct ts_stats {
 } ts_stats;
 
 /* Fails with TS_ENODATA (message says why) when opts asks for iterations and
- * no rank has one in that range; TS_ENOMEM on allocation failure. */
+ * no rank has one in that range; TS_ENOMEM on allocation failure. On failure
+ * *out is NULL and the trace is unaltered. */
 TS_API TS_NODISCARD int ts_stats_compute(const ts_trace *t, const ts_stats_opts *opts,
                                          ts_stats **out, ts_error *err);
 TS_API void ts_stats_destroy(ts_stats *s);
@@ -107,7 +110,9 @@ TS_API ts_kernel_type ts_kernel_type_of(const char *kernel_name);
  * record_param_comms, ProcessGroup...). */
 TS_API bool ts_is_collective_name(const char *name);
 
+/* Options; a NULL pointer means all defaults. Grows only at the end. */
 typedef struct ts_breakdown_opts {
+    size_t  size;                        /* sizeof(ts_breakdown_opts) of the caller's header (0 = current) */
     int64_t consecutive_kernel_delay_ns; /* HTA idle-time threshold; default 30 ns when 0 */
     uint32_t top_kernels;                /* per-kernel rows kept per type, the rest
                                             folded into "others"; 0 = all */
@@ -191,6 +196,8 @@ typedef struct ts_breakdown {
     uint32_t           n_ranks;
 } ts_breakdown;
 
+/* TS_ENOMEM on allocation failure, then *out is NULL. A rank with neither GPU
+ * ops nor thread slices gets an all-zero entry (has_gpu false, no threads). */
 TS_API TS_NODISCARD int ts_breakdown_compute(const ts_trace *t, const ts_breakdown_opts *opts,
                                              ts_breakdown **out, ts_error *err);
 TS_API void ts_breakdown_destroy(ts_breakdown *b);

@@ -4,4 +4,6 @@
 #include "trainscope/common.h"
 #include "trainscope/model.h"
 #include "trainscope/ingest.h"
+#include "trainscope/analyze.h"
+#include "trainscope/report.h"
 #endif

@@ -1,0 +1,286 @@
+/* test_ctf.c - reading CTF traces of trainscope's tracepoints (src/ingest/ctf.c).
+ *
+ * Each test writes a small scenario (one tracepoint per line, known times and
+ * fields), turns it into a real CTF trace with babeltrace2's own CTF writer
+ * (test/e2e/lttng_ctf_gen.py, python3-bt2), loads it with ts_trace_load and
+ * checks the model rows. Tests skip, saying so, when python3-bt2 is missing.
+ * The LTTng session path itself is tested end to end by test/e2e/lttng_*.sh.
+ */
+#include "test.h"
+
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ingest/ingest.h"
+#include "trace/model.h"
+#include "trainscope/ingest.h"
+
+static bool have_bt2(void)
+{
+    static int have = -1;
+    if (have < 0)
+        have = system("/usr/bin/python3 -c 'import bt2' >/dev/null 2>&1") == 0;
+    if (!have)
+        fprintf(stderr, "skipped: /usr/bin/python3 has no bt2 module (python3-bt2)\n");
+    return have;
+}
+
+/* Write scenario lines (tab-separated, see lttng_ctf_gen.py) into a fresh
+ * directory's trace; returns the directory (static buffer) or NULL. */
+static const char *make_ctf(const char *scenario)
+{
+    static char dir[64];
+    snprintf(dir, sizeof dir, "/tmp/ts_ctf_XXXXXX");
+    if (!mkdtemp(dir))
+        return NULL;
+    char path[128], cmd[512];
+    snprintf(path, sizeof path, "%s/scenario.tsv", dir);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return NULL;
+    fputs(scenario, f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 test/e2e/lttng_ctf_gen.py %s %s/ctf >/dev/null 2>&1", path, dir);
+    if (system(cmd) != 0)
+        return NULL;
+    snprintf(dir + strlen(dir), sizeof dir - strlen(dir), "/ctf");
+    return dir;
+}
+
+static void remove_dir(const char *ctf_dir)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf %.*s", (int)(strrchr(ctf_dir, '/') - ctf_dir), ctf_dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", ctf_dir);
+}
+
+static ts_trace *load(const char *dir, ts_error *err)
+{
+    ts_trace *t = NULL;
+    const char *paths[] = {dir};
+    if (ts_trace_load(paths, 1, NULL, &t, err) != TS_OK)
+        return NULL;
+    return t;
+}
+
+static uint32_t find_slice(const ts_rank *r, const char *name)
+{
+    for (uint32_t i = 0; i < r->slices.n; i++)
+        if (strcmp(ts__rank_str(r, r->slices.name[i]), name) == 0)
+            return i;
+    return TS_NONE32;
+}
+
+#define L(...) __VA_ARGS__ "\n"
+
+TEST(ctf_directory_with_metadata_below_is_detected_and_plain_one_is_not)
+{
+    char dir[] = "/tmp/ts_ctfd_XXXXXX";
+    CHECK(mkdtemp(dir));
+    char sub[128], cmd[512];
+    snprintf(sub, sizeof sub, "%s/ust/uid/0/64-bit", dir);
+    snprintf(cmd, sizeof cmd, "mkdir -p %s && : > %s/metadata", sub, sub);
+    CHECK_EQ_INT(system(cmd), 0);
+    CHECK(ts__ctf_is_trace(dir));
+    snprintf(cmd, sizeof cmd, "rm %s/metadata", sub);
+    CHECK_EQ_INT(system(cmd), 0);
+    CHECK(!ts__ctf_is_trace(dir));
+    CHECK(!ts__ctf_is_trace("/nonexistent/dir"));
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK_EQ_INT(system(cmd), 0);
+}
+
+TEST(ctf_push_pop_become_nested_slices_with_exact_times_and_gpu_work_on_its_stream)
+{
+    if (!have_bt2())
+        return;
+    const char *dir = make_ctf(
+        L("1000\t10\t11\tpush\tcat=user_annotation\tname=ProfilerStep#4")
+        L("1100\t10\t11\tpush\tcat=cpu_op\tname=aten::mm")
+        L("1400\t10\t11\tpop")
+        L("1500\t10\t11\tcomplete\tphase=X\tcat=kernel\tname=sgemm\tts_ns=1450\tdur_ns=30\tpid=0\ttid=7"
+          "\targs=correlation^i5~grid^s[1, 2, 3]~")
+        L("2000\t10\t11\tpop"));
+    CHECK(dir);
+    ts_error err;
+    ts_trace *t = load(dir, &err);
+    if (!t)
+        TS_FAIL_("load failed: %s", err.msg);
+    CHECK_EQ_INT(ts_trace_n_ranks(t), 1);
+    const ts_rank *r = ts_trace_borrow_rank(t, 0);
+    CHECK_EQ_INT(r->slices.n, 3);
+    uint32_t step = find_slice(r, "ProfilerStep#4"), mm = find_slice(r, "aten::mm"), k = find_slice(r, "sgemm");
+    CHECK(step != TS_NONE32 && mm != TS_NONE32 && k != TS_NONE32);
+    CHECK_EQ_INT(r->slices.ts_ns[step], 1000);
+    CHECK_EQ_INT(r->slices.dur_ns[step], 1000);
+    CHECK_EQ_INT(r->slices.ts_ns[mm], 1100);
+    CHECK_EQ_INT(r->slices.dur_ns[mm], 300);
+    CHECK_EQ_INT(r->slices.depth[mm], 1);
+    CHECK_EQ_INT(r->slices.parent[mm], step);
+    CHECK_EQ_INT(r->slices.kind[mm], TS_KIND_CPU_OP);
+    CHECK_EQ_INT(r->tracks[r->slices.track[mm]].pid, 10);
+    CHECK_EQ_INT(r->tracks[r->slices.track[mm]].tid, 11);
+    const ts_track *gpu = &r->tracks[r->slices.track[k]];
+    CHECK_EQ_INT(gpu->kind, TS_TRACK_GPU_STREAM);
+    CHECK_EQ_INT(gpu->pid, 0);
+    CHECK_EQ_INT(gpu->tid, 7);
+    CHECK_EQ_INT(r->slices.ts_ns[k], 1450);
+    CHECK_EQ_INT(r->slices.dur_ns[k], 30);
+    CHECK_EQ_INT(r->slices.corr[k], 5);
+    CHECK_EQ_STR(ts__slice_arg_str(r, k, "grid"), "[1, 2, 3]");
+    CHECK_EQ_INT(r->n_iterations, 1);
+    CHECK_EQ_INT(r->iterations[0].step, 4);
+    ts_trace_destroy(t);
+    remove_dir(dir);
+}
+
+TEST(ctf_processes_become_ranks_numbered_by_their_rank_event)
+{
+    if (!have_bt2())
+        return;
+    const char *dir = make_ctf(
+        L("100\t10\t10\tpush\tcat=cpu_op\tname=a")
+        L("150\t20\t21\trank\trank=0\tworld_size=2")
+        L("200\t20\t21\tpush\tcat=cpu_op\tname=b")
+        L("300\t10\t10\tpop")
+        L("400\t20\t21\tpop"));
+    CHECK(dir);
+    ts_error err;
+    ts_trace *t = load(dir, &err);
+    if (!t)
+        TS_FAIL_("load failed: %s", err.msg);
+    CHECK_EQ_INT(ts_trace_n_ranks(t), 2);
+    const ts_rank *r0 = ts_trace_borrow_rank(t, 0), *r1 = ts_trace_borrow_rank(t, 1);
+    CHECK_EQ_INT(r0->rank, 0);
+    CHECK_EQ_INT(r0->world_size, 2);
+    CHECK(find_slice(r0, "b") != TS_NONE32);
+    CHECK_EQ_INT(r1->rank, 1);
+    CHECK(find_slice(r1, "a") != TS_NONE32);
+    CHECK(strstr(r1->path, "pid 10"));
+    ts_trace_destroy(t);
+    remove_dir(dir);
+}
+
+TEST(ctf_collective_memcpy_and_memory_events_take_kineto_shapes)
+{
+    if (!have_bt2())
+        return;
+    const char *dir = make_ctf(
+        L("100\t10\t11\tcollective\tapi=ncclAllReduce\tcoll=allreduce\tcomm=00000000deadbeef\tseq=3"
+          "\tin_nelems=1024\tout_nelems=1024\tdtype=Float\tnranks=2\trank=1\tpeer=-1\tts_ns=90\tdur_ns=50")
+        L("200\t10\t11\tmemcpy\tname=Memcpy HtoD (Pageable -> Device)\tbytes=4096\tts_ns=180\tdur_ns=20"
+          "\tdevice=1\tstream=13\tcorrelation=44")
+        L("300\t10\t11\talloc\tptr=0x1000\tbytes=512\tdevice=0")
+        L("310\t10\t11\talloc\tptr=0x2000\tbytes=256\tdevice=0")
+        L("320\t10\t11\tfree\tptr=0x1000\tbytes=512\tdevice=0"));
+    CHECK(dir);
+    ts_error err;
+    ts_trace *t = load(dir, &err);
+    if (!t)
+        TS_FAIL_("load failed: %s", err.msg);
+    const ts_rank *r = ts_trace_borrow_rank(t, 0);
+    uint32_t c = find_slice(r, "ncclAllReduce");
+    CHECK(c != TS_NONE32);
+    CHECK_EQ_INT(r->slices.ts_ns[c], 90);
+    CHECK_EQ_INT(r->slices.dur_ns[c], 50);
+    CHECK_EQ_STR(ts__slice_arg_str(r, c, "Collective name"), "allreduce");
+    CHECK_EQ_STR(ts__slice_arg_str(r, c, "Process Group Name"), "00000000deadbeef");
+    int64_t v = 0;
+    CHECK(ts__slice_arg_i64(r, c, "Sequence number", &v) && v == 3);
+    CHECK(ts__slice_arg_i64(r, c, "In msg nelems", &v) && v == 1024);
+    CHECK(ts__slice_arg_i64(r, c, "Group size", &v) && v == 2);
+    CHECK(!ts__slice_arg_i64(r, c, "Peer", &v));
+    uint32_t m = find_slice(r, "Memcpy HtoD (Pageable -> Device)");
+    CHECK(m != TS_NONE32);
+    CHECK_EQ_INT(r->slices.kind[m], TS_KIND_GPU_MEMCPY);
+    CHECK_EQ_INT(r->tracks[r->slices.track[m]].pid, 1);
+    CHECK_EQ_INT(r->tracks[r->slices.track[m]].tid, 13);
+    CHECK(ts__slice_arg_i64(r, m, "bytes", &v) && v == 4096);
+    CHECK_EQ_INT(r->slices.corr[m], 44);
+    CHECK_EQ_INT(r->instants.n, 3);
+    /* The third "[memory]" instant is the free: Bytes -512, 256 left. */
+    uint32_t last = r->instants.args[2], n = r->instants.n_args[2];
+    int64_t bytes = 0, total = -1;
+    for (uint32_t a = last; a < last + n; a++) {
+        const char *key = ts__rank_str(r, r->args.key[a]);
+        if (strcmp(key, "Bytes") == 0) bytes = (int64_t)r->args.val[a];
+        if (strcmp(key, "Total Allocated") == 0) total = (int64_t)r->args.val[a];
+    }
+    CHECK_EQ_INT(bytes, -512);
+    CHECK_EQ_INT(total, 256);
+    ts_trace_destroy(t);
+    remove_dir(dir);
+}
+
+TEST(ctf_ranges_end_on_another_thread_and_flows_link_launch_to_kernel)
+{
+    if (!have_bt2())
+        return;
+    const char *dir = make_ctf(
+        L("100\t10\t11\trange_begin\tid=7\tcat=user_annotation\tname=step")
+        L("150\t10\t11\tcomplete\tphase=X\tcat=cuda_runtime\tname=cudaLaunchKernel\tts_ns=120\tdur_ns=10"
+          "\tpid=-1\ttid=-1\tflow_id=9\tflow_phase=s\targs=correlation^i9~")
+        L("250\t10\t11\tcomplete\tphase=X\tcat=kernel\tname=k\tts_ns=200\tdur_ns=40\tpid=0\ttid=7"
+          "\tflow_id=9\tflow_phase=f\targs=correlation^i9~")
+        L("300\t10\t12\trange_end\tid=7"));
+    CHECK(dir);
+    ts_error err;
+    ts_trace *t = load(dir, &err);
+    if (!t)
+        TS_FAIL_("load failed: %s", err.msg);
+    const ts_rank *r = ts_trace_borrow_rank(t, 0);
+    uint32_t step = find_slice(r, "step"), launch = find_slice(r, "cudaLaunchKernel"), k = find_slice(r, "k");
+    CHECK(step != TS_NONE32 && launch != TS_NONE32 && k != TS_NONE32);
+    CHECK_EQ_INT(r->slices.dur_ns[step], 200);
+    CHECK_EQ_INT(r->tracks[r->slices.track[step]].tid, 11);
+    CHECK_EQ_INT(r->tracks[r->slices.track[launch]].tid, 11);
+    CHECK_EQ_INT(r->slices.parent[launch], step);
+    CHECK_EQ_INT(r->flows.n, 1);
+    CHECK_EQ_INT(r->flows.from[0], launch);
+    CHECK_EQ_INT(r->flows.to[0], k);
+    CHECK_EQ_INT(r->flows.kind[0], TS_FLOW_AC2G);
+    ts_trace_destroy(t);
+    remove_dir(dir);
+}
+
+TEST(ctf_unmatched_pop_and_unclosed_push_are_warned_not_fatal)
+{
+    if (!have_bt2())
+        return;
+    const char *dir = make_ctf(
+        L("100\t10\t11\tpop")
+        L("200\t10\t11\tpush\tcat=cpu_op\tname=never_closed")
+        L("500\t10\t11\tinstant\tcat=cpu_op\tname=mark"));
+    CHECK(dir);
+    ts_error err;
+    ts_trace *t = load(dir, &err);
+    if (!t)
+        TS_FAIL_("load failed: %s", err.msg);
+    const ts_rank *r = ts_trace_borrow_rank(t, 0);
+    CHECK_EQ_INT(r->warn_count[TS_WARN_UNMATCHED_END], 1);
+    CHECK_EQ_INT(r->warn_count[TS_WARN_UNMATCHED_BEGIN], 1);
+    uint32_t s = find_slice(r, "never_closed");
+    CHECK(s != TS_NONE32);
+    CHECK_EQ_INT(r->slices.dur_ns[s], 300);   /* closed at the last event */
+    CHECK_EQ_INT(r->instants.n, 1);
+    ts_trace_destroy(t);
+    remove_dir(dir);
+}
+
+TEST(ctf_garbage_metadata_is_a_parse_error_naming_the_directory)
+{
+    char dir[] = "/tmp/ts_ctfbad_XXXXXX";
+    CHECK(mkdtemp(dir));
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "printf 'this is not CTF metadata {' > %s/metadata", dir);
+    CHECK_EQ_INT(system(cmd), 0);
+    ts_error err;
+    ts_trace *t = load(dir, &err);
+    CHECK(t == NULL);
+    CHECK(err.status < 0);
+    CHECK(strncmp(err.msg, dir, strlen(dir)) == 0);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK_EQ_INT(system(cmd), 0);
+}

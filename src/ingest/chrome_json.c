@@ -21,7 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-enum { WINDOW = 8 << 20 };   /* window bytes; 8 MiB keeps RSS well under the model */
+enum { WINDOW = 256 << 10 };   /* window bytes; 8 MiB keeps RSS well under the model */
 
 typedef enum { ST_BEGIN, ST_OBJ, ST_EVENTS, ST_END, ST_DONE } parse_state;
 
@@ -55,6 +55,10 @@ typedef struct ev {
     int64_t  corr, ext_id;     /* -1 = none */
 } ev;
 
+enum { ICACHE_SLOTS = 4096 };   /* power of two */
+typedef struct icache_ent { uint64_t head, tail; uint32_t n, id; } icache_ent;
+typedef struct track_memo { int64_t pid, tid; uint32_t track; /* TS_NONE32 = empty */ } track_memo;
+
 typedef struct parser {
     js        s;                 /* scanner state (window, position) */
     ts_src   *src;
@@ -81,6 +85,10 @@ typedef struct parser {
     uint32_t  n_meta, cap_meta;
     int64_t   base_time_ns;      /* baseTimeNanoseconds, 0 = none */
     int32_t   dist_rank, world_size;   /* from distributedInfo, -1 = none */
+    uint32_t  last_cat;          /* memo of kind_of: category id, 0 = none */
+    ts_kind   last_kind;
+    track_memo last_track[2];    /* memo of track_for: [0] thread, [1] GPU stream */
+    icache_ent icache[ICACHE_SLOTS];   /* recent strings -> id; n 0 = empty */
 } parser;
 
 static _Noreturn void oom(parser *P)
@@ -101,10 +109,31 @@ static void map_put(parser *P, ts_map64 *m, uint64_t key, uint64_t val)
     if (ts__map64_put(m, key, val)) oom(P);
 }
 
-/* ---- strings ---- */
+/* ---- strings ----
+ * Most strings repeat (names, categories, arg keys), so a direct-mapped cache
+ * keyed by length and the first and last 8 bytes answers most lookups with
+ * one compare, skipping the pool's full hash. Reading 8 bytes around a short
+ * string is safe: it lies inside the window, which has JS_PAD bytes after it. */
+static uint32_t intern_raw(parser *P, const char *s, size_t n)
+{
+    if (n == 0 || n > 128) return ts__rank_intern(P->r, s, n);
+    uint64_t head, tail;
+    memcpy(&head, s, 8);
+    memcpy(&tail, s + (n >= 8 ? n - 8 : 0), 8);
+    if (n < 8) { head &= (1ULL << (8 * n)) - 1; tail = head; }
+    uint64_t h = ts__hash_u64(head ^ (tail * 0x9e3779b97f4a7c15ULL) ^ n);
+    icache_ent *c = &P->icache[h & (ICACHE_SLOTS - 1)];
+    if (c->n == n && c->head == head && c->tail == tail &&
+        (n <= 16 || memcmp(ts__rank_str(P->r, c->id), s, n) == 0))
+        return c->id;
+    uint32_t id = ts__rank_intern(P->r, s, n);
+    *c = (icache_ent){head, tail, (uint32_t)n, id};
+    return id;
+}
+
 static uint32_t intern_str(parser *P, js_str s)
 {
-    if (s.clean) return ts__rank_intern(P->r, s.s, s.n);
+    if (s.clean) return intern_raw(P, s.s, s.n);
     size_t n;
     const char *d = js_decode(&P->s, s, &n);
     return ts__rank_intern(P->r, d, n);
@@ -287,7 +316,7 @@ static void parse_member(parser *P, ev *e, const char *k, size_t n)
         break;
     }
     /* Fields the model has no column for stay reachable as args. */
-    add_arg(P, e, ts__rank_intern(P->r, k, n));
+    add_arg(P, e, intern_raw(P, k, n));
 }
 
 /* p at the event's '{'. */
@@ -334,7 +363,12 @@ static ts_kind kind_of(parser *P, const ev *e)
         return strncmp(nm, "ProfilerStep#", 13) == 0 ? TS_KIND_USER_ANNOTATION : TS_KIND_CPU_OP;
     }
     uint64_t k;
-    if (ts__map64_get(&P->cat_kind, e->cat, &k)) return (ts_kind)k;
+    if (e->cat == P->last_cat) return P->last_kind;
+    if (ts__map64_get(&P->cat_kind, e->cat, &k)) {
+        P->last_cat = e->cat;
+        P->last_kind = (ts_kind)k;
+        return (ts_kind)k;
+    }
     ts_kind kind = ts__kind_from_cat(ts__rank_str(P->r, e->cat), ts__str_len(&P->r->strings, e->cat));
     map_put(P, &P->cat_kind, e->cat, (uint64_t)kind);
     return kind;
@@ -349,20 +383,34 @@ static void remember_names(parser *P, const ev *e)
 
 /* GPU kinds go on a stream track (pid = device, tid = stream); anything else
  * on a (pid, tid) already known as a stream joins it; the rest are threads. */
-static uint32_t track_for(parser *P, const ev *e, ts_kind kind)
+static uint32_t track_lookup(parser *P, const ev *e, bool gpu)
 {
     uint64_t key = pair_key(e->pid, e->tid), v;
     uint32_t t;
     if (e->pid_str || e->tid_str) remember_names(P, e);
-    if (ts__kind_on_gpu(kind)) {
+    if (gpu) {
         t = ts__rank_track(P->r, TS_TRACK_GPU_STREAM, e->pid, e->tid);
         if (t == TS_NONE32) oom(P);
-        if (!ts__map64_get(&P->gpu_track, key, &v)) map_put(P, &P->gpu_track, key, t);
+        if (!ts__map64_get(&P->gpu_track, key, &v)) {
+            map_put(P, &P->gpu_track, key, t);
+            P->last_track[0].track = TS_NONE32;   /* the thread memo may name this (pid, tid) */
+        }
         return t;
     }
     if (P->gpu_track.n && ts__map64_get(&P->gpu_track, key, &v)) return (uint32_t)v;
     t = ts__rank_track(P->r, TS_TRACK_THREAD, e->pid, e->tid);
     if (t == TS_NONE32) oom(P);
+    return t;
+}
+
+static uint32_t track_for(parser *P, const ev *e, ts_kind kind)
+{
+    bool gpu = ts__kind_on_gpu(kind);
+    track_memo *m = &P->last_track[gpu];
+    if (m->track != TS_NONE32 && m->pid == e->pid && m->tid == e->tid) return m->track;
+    uint32_t t = track_lookup(P, e, gpu);
+    /* A thread memo is only safe once no GPU stream can claim its (pid, tid). */
+    if (gpu || !P->gpu_track.n) *m = (track_memo){e->pid, e->tid, t};
     return t;
 }
 
@@ -837,6 +885,7 @@ static int parser_init(parser *P, ts_src *src, ts_rank *r, ts_error *err)
     memset(P->s.buf, 0, JS_PAD);
     P->s.p = P->s.end = P->unit = P->s.buf;
     P->dist_rank = P->world_size = -1;
+    P->last_track[0].track = P->last_track[1].track = TS_NONE32;
     ts__map64_init(&P->pid_name);
     ts__map64_init(&P->tid_name);
     ts__map64_init(&P->tid_sort);

@@ -2,13 +2,16 @@
  * json_scan.h for the window/sentinel contract).
  *
  * Speed matters here: every byte of a trace passes through js_string or the
- * number scanners. Strings are scanned 8 bytes at a time (SWAR): a word with
- * no quote, backslash, control byte or high byte is skipped whole; only words
- * holding one of those drop to the byte loop.
+ * number scanners. Strings are scanned 16 bytes at a time with SSE2 (8 with
+ * portable SWAR elsewhere): a block with no quote, backslash, control byte or
+ * high byte is skipped whole; only blocks holding one drop to the byte loop.
  */
 #include "ingest/json_scan.h"
 
 #include <math.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +36,7 @@ void js_at_end(js *j)
 
 #define ONES  0x0101010101010101ULL
 #define HIGHS 0x8080808080808080ULL
+#ifndef __SSE2__
 static inline uint64_t has_zero(uint64_t v) { return (v - ONES) & ~v & HIGHS; }
 /* Nonzero when some byte of w is '"', '\\', < 0x20 or >= 0x80. May flag a byte
  * above a true hit (borrow), which only costs a trip through the byte loop. */
@@ -41,6 +45,7 @@ static inline uint64_t special_bytes(uint64_t w)
     return has_zero(w ^ (ONES * '"')) | has_zero(w ^ (ONES * '\\')) |
            ((w - ONES * 0x20) & ~w & HIGHS) | (w & HIGHS);
 }
+#endif
 
 /* Length of the valid UTF-8 sequence at p (lead byte >= 0x80), 0 = invalid.
  * Needs bytes to stay inside the window: a sequence cut by `end` asks for more. */
@@ -66,9 +71,21 @@ js_str js_string(js *j)
     const unsigned char *q = (const unsigned char *)j->p + 1;
     js_str s = {(const char *)q, 0, true};
     for (;;) {
+#ifdef __SSE2__
+        /* 16 bytes at a time: one signed compare catches both control bytes
+         * (< 0x20) and high bytes (>= 0x80, negative as int8). */
+        __m128i v = _mm_loadu_si128((const __m128i *)q);
+        __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                                                _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+                                   _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
+        unsigned mask = (unsigned)_mm_movemask_epi8(hit);
+        if (!mask) { q += 16; continue; }
+        q += __builtin_ctz(mask);
+#else
         uint64_t w;
         memcpy(&w, q, 8);
         if (!special_bytes(w)) { q += 8; continue; }
+#endif
         unsigned c = *q;
         if (c == '"') break;
         if (c == '\\') {

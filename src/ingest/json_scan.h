@@ -59,6 +59,7 @@ static inline uint64_t js_off(const js *j, const char *at) { return j->base_off 
 static inline char js_peek(js *j)
 {
     const char *p = j->p;
+    if (TS_LIKELY((unsigned char)*p > ' ')) return *p;   /* most peeks land on a token */
     while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t') p++;
     j->p = p;
     if (TS_UNLIKELY(*p == 0) && p >= j->end) js_at_end(j);

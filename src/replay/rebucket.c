@@ -150,7 +150,7 @@ static int iteration_units(rb_ctx *c, const old_bucket *ob, uint32_t n_old, uint
     for (uint32_t b = 0; b < n_old; b++) {
         int64_t bytes = r->colls[ob[b].coll].bytes;
         if (bytes < 0)
-            return ts__error(err, TS_ENODATA, "--bucket-mb: all-reduce '%s' (rank %u) has no size in the trace; "
+            return ts__error(err, TS_EINVAL, "--bucket-mb: all-reduce '%s' (rank %u) has no size in the trace; "
                              "give --gradients gradients.json", r->sim.name[ob[b].member], (unsigned)r->sim.rank[ob[b].member]);
         int64_t pieces = bytes > c->new_cap ? (bytes + c->new_cap - 1) / c->new_cap : 1;
         if (!grow_units(c, n + (uint32_t)pieces)) return ts__error(err, TS_ENOMEM, "replay: out of memory");

@@ -313,3 +313,209 @@ TEST(sim_nesting_is_no_cycle_but_a_real_cycle_is_reported)
     CHECK(strstr(err.msg, "cycle") != NULL);
     ts__sim_free(&s);
 }
+
+/* ---- replay of whole traces ---- */
+
+#include "replay/gradients.h"
+#include "trace/model.h"
+#include "trainscope/graph.h"
+#include "trainscope/ingest.h"
+
+static uint32_t S(ts_rank *r, const char *s) { return ts__rank_intern(r, s, strlen(s)); }
+
+/* One thread, two 100 ns iterations, each a 40 ns aten::mm then a 15 ns
+ * aten::relu: ProfilerStep#k = [100k, 100k + 100), mm at +10, relu at +55. */
+static ts_trace *two_step_trace(void)
+{
+    ts_rank *r = ts__rank_create("hand.json");
+    uint32_t th = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
+    for (int k = 0; k < 2; k++) {
+        char step[32];
+        snprintf(step, sizeof step, "ProfilerStep#%d", k);
+        ts__rank_add_slice(r, th, 100 * k, 100, S(r, step), S(r, "user_annotation"), TS_KIND_USER_ANNOTATION);
+        ts__rank_add_slice(r, th, 100 * k + 10, 40, S(r, "aten::mm"), S(r, "cpu_op"), TS_KIND_CPU_OP);
+        ts__rank_add_slice(r, th, 100 * k + 55, 15, S(r, "aten::relu"), S(r, "cpu_op"), TS_KIND_CPU_OP);
+    }
+    ts_trace *t = NULL;
+    if (ts__rank_finish(r, NULL) != TS_OK || ts__trace_create(&r, 1, &t, NULL) != TS_OK) return NULL;
+    return t;
+}
+
+TEST(replay_reproduces_hand_built_trace_and_scales_by_expected_amount)
+{
+    ts_trace *t = two_step_trace();
+    CHECK(t != NULL);
+    ts_replay *r;
+    CHECK_EQ_INT(ts_replay_run(t, NULL, &r, NULL), TS_OK);
+    CHECK_EQ_INT(ts_replay_n_iterations(r), 2);
+    CHECK_EQ_INT(ts_replay_measured_iteration_ns(r), 100);
+    CHECK_EQ_INT(ts_replay_predicted_iteration_ns(r), 100);
+    ts_replay_destroy(r);
+    /* Halving aten::mm saves 20 ns per iteration, and nothing else moves. */
+    const char *scales[] = {"cpu:aten::mm=0.5"};
+    ts_replay_options o = {.size = sizeof o, .scales = scales, .n_scales = 1};
+    CHECK_EQ_INT(ts_replay_run(t, &o, &r, NULL), TS_OK);
+    CHECK_EQ_INT(ts_replay_predicted_iteration_ns(r), 80);
+    CHECK_NEAR(ts_replay_error_pct(r), -20.0, 1e-9);
+    ts_replay_destroy(r);
+    /* A kind prefix that does not match (no kernels here) changes nothing and warns. */
+    scales[0] = "kernel:aten::mm=0.5";
+    CHECK_EQ_INT(ts_replay_run(t, &o, &r, NULL), TS_OK);
+    CHECK_EQ_INT(ts_replay_predicted_iteration_ns(r), 100);
+    CHECK(ts_replay_n_warnings(r) >= 1 && strstr(ts_replay_warning(r, ts_replay_n_warnings(r) - 1), "matched no node"));
+    ts_replay_destroy(r);
+    scales[0] = "aten::mm";
+    ts_error err = {0};
+    CHECK_EQ_INT(ts_replay_run(t, &o, &r, &err), TS_EINVAL);
+    CHECK(strstr(err.msg, "expected [kind:]pattern=factor") != NULL);
+    ts_trace_destroy(t);
+}
+
+/* Every multi-iteration trace in the shared data replays to its measured
+ * iteration time (the dPRO gaps make this exact; a non-zero error would mean
+ * the graph and the simulator disagree on the time model). */
+TEST(replay_reproduces_unmodified_real_traces)
+{
+    static const char *const sets[][2] = {
+        {"kineto/nccl_parser_config/nccl_data.json.gz", NULL},
+        {"kineto/trace_filter/sampled_rank-0.json.gz", "kineto/trace_filter/sampled_rank-1.json.gz"},
+        {"kineto/trace_compare/base/base.json.gz", NULL},
+        {"torch-cpu-legacy/cnn_cpu_trace.json", NULL},
+    };
+    for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) {
+        char p0[512], p1[512];
+        snprintf(p0, sizeof p0, "%s", ts_test_data(sets[i][0]));
+        const char *paths[2] = {p0, NULL};
+        uint32_t n = 1;
+        if (sets[i][1]) { snprintf(p1, sizeof p1, "%s", ts_test_data(sets[i][1])); paths[1] = p1; n = 2; }
+        FILE *probe = fopen(p0, "r");
+        if (!probe) { printf("skip: %s absent\n", p0); continue; }
+        fclose(probe);
+        ts_trace *t;
+        ts_error err = {0};
+        CHECK_EQ_INT(ts_trace_load(paths, n, NULL, &t, &err), TS_OK);
+        ts_replay *r;
+        CHECK_EQ_INT(ts_replay_run(t, NULL, &r, &err), TS_OK);
+        printf("%s: %u iterations, measured %lld ns, predicted %lld ns\n", sets[i][0], ts_replay_n_iterations(r),
+               (long long)ts_replay_measured_iteration_ns(r), (long long)ts_replay_predicted_iteration_ns(r));
+        CHECK(ts_replay_n_iterations(r) >= 2);
+        CHECK_EQ_INT(ts_replay_predicted_iteration_ns(r), ts_replay_measured_iteration_ns(r));
+        for (uint32_t k = 0; k < ts_replay_n_ranks(r); k++) {
+            ts_replay_rank_info ri;
+            ts_replay_rank(r, k, &ri);
+            CHECK_EQ_INT(ri.predicted_iteration_ns, ri.measured_iteration_ns);
+        }
+        ts_replay_destroy(r);
+        ts_trace_destroy(t);
+    }
+}
+
+/* On a real single-rank NCCL trace: slower links make the iteration longer,
+ * monotonically, and a faster network never makes it longer. */
+TEST(replay_bandwidth_whatif_moves_in_the_expected_direction)
+{
+    const char *p = ts_test_data("kineto/nccl_parser_config/nccl_data.json.gz");
+    FILE *probe = fopen(p, "r");
+    if (!probe) { printf("skip\n"); return; }
+    fclose(probe);
+    ts_trace *t;
+    CHECK_EQ_INT(ts_trace_load(&p, 1, NULL, &t, NULL), TS_OK);
+    int64_t prev = 0;
+    static const double gbps[] = {1000, 10, 1, 0.1};
+    for (size_t i = 0; i < 4; i++) {
+        ts_replay_options o = {.size = sizeof o, .bandwidth_gbps = gbps[i]};
+        ts_replay *r;
+        ts_error err = {0};
+        CHECK_EQ_INT(ts_replay_run(t, &o, &r, &err), TS_OK);
+        int64_t pred = ts_replay_predicted_iteration_ns(r);
+        printf("%g GB/s: %lld ns\n", gbps[i], (long long)pred);
+        CHECK(pred >= prev);
+        if (i == 0) CHECK(pred <= ts_replay_measured_iteration_ns(r));
+        prev = pred;
+        ts_replay_destroy(r);
+    }
+    CHECK(prev > 2 * 222442191LL);   /* at 0.1 GB/s the 26 MB all-reduces dominate */
+    ts_trace_destroy(t);
+}
+
+/* ---- bucket regrouping ---- */
+
+TEST(ddp_bucket_assignment_matches_pytorch_rule)
+{
+    /* Reduction order; first bucket capped at 1 MiB, then 4 MiB; a bucket
+     * closes once it reaches its cap, so it may exceed it by one tensor. */
+    const int64_t bytes[] = {40, 20480, 2048, 1048576, 2048, 4194304, 100, 4194304};
+    uint32_t b[8];
+    CHECK_EQ_INT(ts__ddp_buckets(bytes, 8, 1 << 20, 4 << 20, b), 3);
+    CHECK(b[0] == 0 && b[3] == 0 && b[4] == 1 && b[5] == 1 && b[6] == 2 && b[7] == 2);
+    CHECK_EQ_INT(ts__ddp_buckets(bytes, 8, 1 << 20, 1, b), 5);
+    CHECK_EQ_INT(ts__ddp_buckets(bytes, 0, 1 << 20, 1, b), 0);
+}
+
+TEST(gradients_json_is_read_and_malformed_files_rejected)
+{
+    char path[] = "/tmp/ts_grad_XXXXXX";
+    int fd = mkstemp(path);
+    FILE *f = fdopen(fd, "w");
+    fputs("{\"world_size\": 2, \"parameters\": [{\"name\": \"0.weight\", \"bytes\": 1048576, \"shape\": [512, 512]},\n"
+          " {\"name\": \"0.bias\", \"bytes\": 2048}]}", f);
+    fclose(f);
+    ts_gradients g;
+    ts_error err = {0};
+    CHECK_EQ_INT(ts__gradients_load(path, &g, &err), TS_OK);
+    CHECK_EQ_INT(g.n, 2);
+    CHECK_EQ_INT(g.bytes[0], 1048576);
+    CHECK_EQ_INT(g.bytes[1], 2048);
+    ts__gradients_free(&g);
+    f = fopen(path, "w");
+    fputs("{\"parameters\": [{\"name\": \"w\", \"bytes\": -3}]}", f);
+    fclose(f);
+    CHECK_EQ_INT(ts__gradients_load(path, &g, &err), TS_EPARSE);
+    printf("%s\n", err.msg);
+    CHECK(strstr(err.msg, "byte 39") != NULL);
+    f = fopen(path, "w");
+    fputs("[1024, 2048]", f);
+    fclose(f);
+    err = (ts_error){0};
+    CHECK_EQ_INT(ts__gradients_load(path, &g, &err), TS_OK);
+    CHECK_EQ_INT(g.n, 2);
+    ts__gradients_free(&g);
+    remove(path);
+}
+
+/* The bundled 2-rank gloo example: regrouping into the partition the job
+ * already had reproduces it; a tiny cap (three buckets instead of two)
+ * predicts a different iteration. */
+TEST(bucket_whatif_with_unchanged_partition_reproduces_the_trace)
+{
+    const char *paths[2] = {"examples/ddp_gloo/rank0.json", "examples/ddp_gloo/rank1.json"};
+    FILE *probe = fopen(paths[0], "r");
+    if (!probe) { printf("skip: run from the repository root\n"); return; }
+    fclose(probe);
+    char gpath[] = "/tmp/ts_grad_XXXXXX";
+    FILE *f = fdopen(mkstemp(gpath), "w");
+    /* make_trace.py's MLP 256 -> 512 -> 512 -> 10, fp32, registration order. */
+    fputs("{\"parameters\": [{\"bytes\": 524288}, {\"bytes\": 2048}, {\"bytes\": 1048576},"
+          " {\"bytes\": 2048}, {\"bytes\": 20480}, {\"bytes\": 40}]}", f);
+    fclose(f);
+    ts_trace *t;
+    ts_error err = {0};
+    CHECK_EQ_INT(ts_trace_load(paths, 2, NULL, &t, &err), TS_OK);
+    ts_replay_options o = {.size = sizeof o, .bucket_mb = 1, .gradients_json = gpath};
+    ts_replay *r;
+    CHECK_EQ_INT(ts_replay_run(t, &o, &r, &err), TS_OK);
+    CHECK_EQ_INT(ts_replay_predicted_iteration_ns(r), ts_replay_measured_iteration_ns(r));
+    ts_replay_destroy(r);
+    o.bucket_mb = 0.001;
+    CHECK_EQ_INT(ts_replay_run(t, &o, &r, &err), TS_OK);
+    CHECK(ts_replay_predicted_iteration_ns(r) != ts_replay_measured_iteration_ns(r));
+    CHECK(strstr(ts_replay_warning(r, ts_replay_n_warnings(r) - 1), "10 gradient all-reduces regrouped into 15"));
+    ts_replay_destroy(r);
+    /* Without sizes (legacy traces carry none) the what-if says what it needs. */
+    o.gradients_json = NULL;
+    err = (ts_error){0};
+    CHECK_EQ_INT(ts_replay_run(t, &o, &r, &err), TS_EINVAL);
+    CHECK(strstr(err.msg, "--gradients") != NULL);
+    ts_trace_destroy(t);
+    remove(gpath);
+}

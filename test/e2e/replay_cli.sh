@@ -1,0 +1,49 @@
+#!/bin/sh
+# trainscope replay end to end: an unmodified replay of the bundled 2-rank gloo
+# example reproduces its measured iteration; the JSON has the documented keys;
+# --export writes a Chrome trace Perfetto can open (valid JSON, one X event per
+# replayed op, what-if ops marked); what-ifs move the prediction the right way;
+# bad input and usage exit 2 with a message.
+set -e
+BIN=${TS_BIN:-build/trainscope}
+DATA=${TS_DATA:-../shared/data}
+EX=examples/ddp_gloo
+TMP=$(mktemp -d); trap 'rm -rf "$TMP"' EXIT
+
+"$BIN" replay --help | grep -q -- "--bucket-mb"
+"$BIN" replay --format json --export "$TMP/out.json" $EX/rank0.json $EX/rank1.json >"$TMP/r.json"
+/usr/bin/python3 - "$TMP/r.json" "$TMP/out.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for k in ("measured_iteration_us", "predicted_iteration_us", "error_pct", "ranks", "warnings"):
+    assert k in r, k
+assert r["iterations"] == 5, r
+assert abs(r["error_pct"]) < 1e-9, r
+assert [x["rank"] for x in r["ranks"]] == [0, 1], r
+ev = json.load(open(sys.argv[2]))["traceEvents"]
+xs = [e for e in ev if e["ph"] == "X"]
+assert len(xs) == r["nodes"], (len(xs), r["nodes"])
+assert any(e["name"] == "c10d::allreduce_" for e in xs)
+assert all(e["dur"] >= 0 for e in xs)
+PY
+
+# Scaling every CPU op of both ranks by 2 can only lengthen the iteration;
+# shortening them only shorten it.
+up=$("$BIN" replay --format json --scale 'cpu:*=2' $EX/rank0.json $EX/rank1.json |
+     /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["error_pct"])')
+down=$("$BIN" replay --format json --scale 'cpu:*=0.5' $EX/rank0.json $EX/rank1.json |
+     /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["error_pct"])')
+/usr/bin/python3 -c "assert $up > 20 and $down < -10, ($up, $down)"
+
+# Bad input: exit 2 and a message naming the problem.
+set +e
+"$BIN" replay --bucket-mb x $EX/rank0.json 2>"$TMP/e"; [ $? -eq 2 ] || exit 1
+grep -q "bucket-mb" "$TMP/e" || exit 1
+"$BIN" replay --scale 'kernel:*gemm*' $EX/rank0.json 2>"$TMP/e"; [ $? -eq 2 ] || exit 1
+grep -q "pattern=factor" "$TMP/e" || exit 1
+"$BIN" replay --bucket-mb 4 $EX/rank0.json $EX/rank1.json 2>"$TMP/e"; [ $? -eq 2 ] || exit 1
+grep -q -- "--gradients" "$TMP/e" || exit 1
+"$BIN" replay /nonexistent.json 2>"$TMP/e"; [ $? -eq 2 ] || exit 1
+"$BIN" replay --world 8 --nccl-tests /nonexistent.log $EX/rank0.json 2>"$TMP/e"; [ $? -eq 2 ] || exit 1
+grep -q "nonexistent.log" "$TMP/e" || exit 1
+exit 0

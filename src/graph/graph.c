@@ -219,6 +219,7 @@ static int sort_edges_by_src(ts_graph *g)
     for (uint32_t i = 0; i < ne; i++) perm[cursor[e->src[i]]++] = i;
     ts__free(cursor, (size_t)nn * sizeof *cursor + 1);
 
+    if (ne == 0) { ts__free(perm, 1); return TS_OK; }
     /* Apply the permutation column by column through one scratch buffer. */
     void *tmp = ts__malloc((size_t)ne * 8 + 8);
     if (!tmp) { ts__free(perm, (size_t)ne * sizeof *perm + 1); return TS_ENOMEM; }

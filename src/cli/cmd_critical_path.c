@@ -217,6 +217,7 @@ static void print_json(const ts_trace *t, const ts_graph *g, const ts_critical_p
     ts__json_key(&j, "graph_warnings");
     ts__json_arr_begin(&j);
     for (uint32_t i = 0; i < g->n_warnings; i++) ts__json_str(&j, g->warnings[i]);
+    for (uint32_t i = 0; i < cp->n_warnings; i++) ts__json_str(&j, cp->warnings[i]);
     ts__json_arr_end(&j);
     ts__report_warnings_json(&j, t);
     ts__json_obj_end(&j);
@@ -278,6 +279,7 @@ static int run(const cp_args *a, ts_trace *t)
     } else {
         ts__report_warnings_print(stderr, t);
         for (uint32_t i = 0; i < g->n_warnings; i++) fprintf(stderr, "trainscope: warning: %s\n", g->warnings[i]);
+        for (uint32_t i = 0; i < cp->n_warnings; i++) fprintf(stderr, "trainscope: warning: %s\n", cp->warnings[i]);
         print_table(g, cp, ops, n_ops, a->top);
     }
     free(ops);

@@ -16,6 +16,7 @@
  */
 #include "graph/critical_path.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #define ARC_SELF   (UINT32_MAX - 1)   /* the node's own start -> end */
@@ -207,6 +208,35 @@ static int collect_nodes(ts_critical_path *cp, uint32_t first_node)
     return TS_OK;
 }
 
+static bool is_launch_call(const char *n)
+{
+    return !strncmp(n, "cudaLaunch", 10) || !strncmp(n, "cuLaunch", 8) || !strcmp(n, "cudaMemcpyAsync") ||
+           !strcmp(n, "cudaMemsetAsync");
+}
+
+/* An iteration cut off at the trace's edge shows as launches after the last
+ * one whose GPU op made it into the trace (an unmatched launch in the middle
+ * of a trace is a different matter); say so per rank rather than report a
+ * short path as if it were whole. */
+static void check_cut_off(ts_critical_path *cp, const int32_t *idx)
+{
+    const ts_graph *g = cp->g;
+    for (uint32_t r = 0; r < g->n_ranks && cp->n_warnings < 4; r++) {
+        uint32_t lost = 0;
+        int64_t last_kept = INT64_MIN;   /* latest launch whose GPU op is in the trace */
+        for (uint32_t n = g->rank_first_node[r]; n < g->rank_first_node[r + 1]; n++)
+            if (g->nodes.kind[n] == TS_NODE_LAUNCH && g->nodes.start_ns[n] > last_kept) last_kept = g->nodes.start_ns[n];
+        for (uint32_t n = g->rank_first_node[r]; n < g->rank_first_node[r + 1]; n++)
+            if (g->nodes.kind[n] == TS_NODE_RUNTIME && g->nodes.start_ns[n] > last_kept && in_target(g, idx, n) &&
+                is_launch_call(ts__graph_node_name(g, n)))
+                lost++;
+        if (lost)
+            snprintf(cp->warnings[cp->n_warnings++], sizeof cp->warnings[0],
+                     "rank %d: %u launches in this iteration have no GPU op in the trace (cut off at the "
+                     "trace's edge?); the path may be short", g->rank_number[r], lost);
+    }
+}
+
 static void window(ts_critical_path *cp, const int32_t *idx)
 {
     const ts_graph *g = cp->g;
@@ -247,6 +277,7 @@ int ts_critical_path_create(const ts_graph *g, int64_t iteration, ts_critical_pa
                  collect_nodes(cp, cp->n_segs ? cp->segs[0].node : last))
             rc = ts__error(err, TS_ENOMEM, "out of memory");
         window(cp, idx);
+        check_cut_off(cp, idx);
     }
     ts__free(idx, (g->n_ranks + 1) * sizeof *idx);
     ts__free(t, (size_t)np * sizeof *t + 8);

@@ -33,7 +33,8 @@ struct ts_critical_path {
     uint32_t *nodes;            /* distinct path nodes in time order (barriers included) */
     uint32_t  n_nodes;
     int64_t  *node_ns;          /* per path node (parallel to nodes): its execution time on the path */
-    bool      cut_off;          /* the iteration's GPU work runs past the trace's last slice, or it has no end */
+    char      warnings[4][256]; /* what was approximated ("" = unused), e.g. an iteration cut off */
+    uint32_t  n_warnings;
 };
 
 #endif

@@ -426,3 +426,30 @@ TEST(replicated_job_jitter_is_deterministic_and_bounded)
     ts_graph_destroy(g);
     ts_trace_destroy(t);
 }
+
+TEST(iteration_cut_off_at_the_trace_edge_is_warned)
+{
+    ts_rank *r = ts__rank_create("r0.json");
+    uint32_t cpu = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
+    uint32_t gpu = ts__rank_track(r, TS_TRACK_GPU_STREAM, 0, 7);
+    sl(r, cpu, 0, 1000, "ProfilerStep#7", TS_KIND_USER_ANNOTATION, -1);
+    sl(r, cpu, 10, 5, "cudaLaunchKernel", TS_KIND_CUDA_RUNTIME, 1);
+    sl(r, cpu, 20, 5, "cudaLaunchKernel", TS_KIND_CUDA_RUNTIME, 2);   /* its kernel is past the trace's end */
+    sl(r, gpu, 30, 100, "k", TS_KIND_KERNEL, 1);
+    ts_trace *t = NULL;
+    int rc;
+    ts_graph *g = build(&r, 1, &t, &rc, NULL);
+    CHECK_EQ_INT(rc, TS_OK);
+    ts_critical_path *cp = NULL;
+    CHECK_EQ_INT(ts_critical_path_create(g, 7, &cp, NULL), TS_OK);
+    if (!cp) return;
+    CHECK_EQ_INT(cp->step, 7);
+    CHECK_EQ_INT(cp->n_warnings, 1);
+    CHECK(strstr(cp->warnings[0], "rank 0: 1 launches") != NULL);
+    ts_critical_path_destroy(cp);
+    ts_error err = {0};
+    CHECK_EQ_INT(ts_critical_path_create(g, 8, &cp, &err), TS_EINVAL);   /* no such step */
+    CHECK(strstr(err.msg, "no iteration 8") != NULL);
+    ts_graph_destroy(g);
+    ts_trace_destroy(t);
+}

@@ -430,6 +430,7 @@ TEST(replicated_job_jitter_is_deterministic_and_bounded)
 TEST(iteration_cut_off_at_the_trace_edge_is_warned)
 {
     ts_rank *r = ts__rank_create("r0.json");
+    r->rank = 0;
     uint32_t cpu = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
     uint32_t gpu = ts__rank_track(r, TS_TRACK_GPU_STREAM, 0, 7);
     sl(r, cpu, 0, 1000, "ProfilerStep#7", TS_KIND_USER_ANNOTATION, -1);

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "capture/lttng.h"
 #include "ingest/ingest.h"
 #include "trace/model.h"
 #include "trainscope/ingest.h"
@@ -281,6 +282,96 @@ TEST(ctf_garbage_metadata_is_a_parse_error_naming_the_directory)
     CHECK(t == NULL);
     CHECK(err.status < 0);
     CHECK(strncmp(err.msg, dir, strlen(dir)) == 0);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK_EQ_INT(system(cmd), 0);
+}
+
+/* Build directory of the libraries under test: next to $TS_BIN. */
+static const char *build_dir(void)
+{
+    static char bin[1024];
+    snprintf(bin, sizeof bin, "%s", ts_test_cli());
+    char *slash = strrchr(bin, '/');
+    if (!slash)
+        return ".";
+    *slash = '\0';
+    return bin;
+}
+
+/* The whole LTTng path: a session started by ts__lttng_session_start (as
+ * `trainscope record --lttng` does), a program calling the host tracing API
+ * with libtrainscope-lttng.so preloaded, the session stopped, and both
+ * traces (CTF through babeltrace2, JSON from the runtime) read back: they
+ * must hold the same ranges. */
+TEST(ctf_reads_back_a_real_lttng_session_like_the_json_trace)
+{
+    char cmd[4096];
+    const char *b = build_dir();
+    snprintf(cmd, sizeof cmd, "lttng --version >/dev/null 2>&1 && test -f %s/libtrainscope-lttng.so", b);
+    if (system(cmd) != 0) {
+        fprintf(stderr, "skipped: lttng-tools or %s/libtrainscope-lttng.so missing\n", b);
+        return;
+    }
+    char dir[] = "/tmp/ts_lttng_XXXXXX", name[64];
+    CHECK(mkdtemp(dir));
+    snprintf(name, sizeof name, "trainscope-test-%d", (int)getpid());
+    ts_error err;
+    if (ts__lttng_session_start(dir, name, &err) != TS_OK)
+        TS_FAIL_("session start: %s", err.msg);
+    snprintf(cmd, sizeof cmd,
+             "TRAINSCOPE_DIR=%s LD_PRELOAD='%s/libtrainscope-preload.so %s/libtrainscope-lttng.so' "
+             "/usr/bin/python3 -c \"\n"
+             "import ctypes\n"
+             "L = ctypes.CDLL(None)\n"
+             "L.ts_trace_counter.argtypes = [ctypes.c_char_p, ctypes.c_double]\n"
+             "L.ts_lttng_alloc.argtypes = [ctypes.c_uint64, ctypes.c_uint64, ctypes.c_int32]\n"
+             "for i in range(3):\n"
+             "    L.ts_trace_push(b'user_annotation', b'ProfilerStep#%%d' %% i)\n"
+             "    L.ts_trace_push(b'cpu_op', b'aten::mm')\n"
+             "    L.ts_trace_pop()\n"
+             "    L.ts_trace_pop()\n"
+             "L.ts_trace_counter(b'queue', 5.0)\n"
+             "L.ts_lttng_alloc(0x10, 100, 0)\n"
+             "\" >/dev/null 2>&1", dir, b, b);
+    int rc = system(cmd);
+    int stop = ts__lttng_session_stop(name, &err);
+    CHECK_EQ_INT(rc, 0);
+    if (stop != TS_OK)
+        TS_FAIL_("session stop: %s", err.msg);
+
+    char path[256];
+    snprintf(path, sizeof path, "%s/lttng", dir);
+    ts_trace *ctf = load(path, &err);
+    if (!ctf)
+        TS_FAIL_("CTF load failed: %s", err.msg);
+    CHECK_EQ_INT(ts_trace_n_ranks(ctf), 1);
+    const ts_rank *r = ts_trace_borrow_rank(ctf, 0);
+    CHECK_EQ_INT(r->slices.n, 6);
+    CHECK_EQ_INT(r->n_iterations, 3);
+    CHECK_EQ_INT(r->counters.n, 1);
+    CHECK_EQ_INT(r->instants.n, 1);   /* the [memory] alloc */
+    uint32_t mm = find_slice(r, "aten::mm");
+    CHECK(mm != TS_NONE32 && r->slices.depth[mm] == 1);
+
+    snprintf(cmd, sizeof cmd, "ls %s/*.json > %s/json.txt", dir, dir);
+    CHECK_EQ_INT(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/json.txt", dir);
+    char json_path[256] = "";
+    FILE *f = fopen(path, "r");
+    CHECK(f && fgets(json_path, sizeof json_path, f));
+    fclose(f);
+    json_path[strcspn(json_path, "\n")] = '\0';
+    ts_trace *js = load(json_path, &err);
+    if (!js)
+        TS_FAIL_("JSON load failed: %s", err.msg);
+    const ts_rank *rj = ts_trace_borrow_rank(js, 0);
+    CHECK_EQ_INT(rj->slices.n, r->slices.n);
+    CHECK_EQ_INT(rj->n_iterations, r->n_iterations);
+    /* Both clocks are CLOCK_MONOTONIC: the first step starts within 1 ms. */
+    int64_t d = rj->iterations[0].start_ns - r->iterations[0].start_ns;
+    CHECK(d < 1000000 && d > -1000000);
+    ts_trace_destroy(js);
+    ts_trace_destroy(ctf);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     CHECK_EQ_INT(system(cmd), 0);
 }

@@ -20,6 +20,10 @@
  * aligned start_ns. self_ns is dur_ns when no end-edge was binding, 0 when the
  * end was explained by an end-edge (a parent waiting for its last child, a sync
  * call waiting for the kernel, a collective member waiting for the barrier).
+ * End-edges count as binding when max(their src points) >= the node's start;
+ * when they are not, their gap_ns is 0 (they only bound the end from below).
+ * Start gaps may be negative (a kernel stamped before its launch call on a
+ * skewed clock); replay must keep the sign to reproduce the trace.
  *
  * CLOCKS: start_ns/dur_ns are on the node's rank clock as in the model;
  * aligned time = start_ns + rank_offset_ns[rank]. Barrier nodes (rank =

@@ -167,6 +167,31 @@ static int load_all(const file_list *files, const ts_load_opts *opts, ts_rank **
     return rc;
 }
 
+static int cmp_rank_ptr(const void *a, const void *b)
+{
+    const ts_rank *x = *(ts_rank *const *)a, *y = *(ts_rank *const *)b;
+    if (x->rank != y->rank) return (x->rank > y->rank) - (x->rank < y->rank);
+    return strcmp(x->path, y->path);
+}
+
+/* Two files claiming one rank is an input error; say so in the `FILE: byte
+ * OFFSET:` form before the trace is built. O(n log n). */
+static int check_unique_ranks(ts_rank **ranks, uint32_t n, ts_error *err)
+{
+    if (n < 2) return TS_OK;
+    ts_rank **v = ts__malloc(n * sizeof *v);
+    if (!v) return ts__error(err, TS_ENOMEM, "out of memory");
+    memcpy(v, ranks, n * sizeof *v);
+    qsort(v, n, sizeof *v, cmp_rank_ptr);
+    int rc = TS_OK;
+    for (uint32_t i = 1; i < n && rc == TS_OK; i++)
+        if (v[i]->rank == v[i - 1]->rank)
+            rc = ts__error(err, TS_EFORMAT, "%s: byte 0: claims rank %d, which %s already claims",
+                           v[i]->path, v[i]->rank, v[i - 1]->path);
+    ts__free(v, n * sizeof *v);
+    return rc;
+}
+
 int ts_trace_load(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts,
                   ts_trace **out, ts_error *err)
 {
@@ -183,6 +208,8 @@ int ts_trace_load(const char *const *paths, uint32_t n_paths, const ts_load_opts
         if (!ranks) rc = ts__error(err, TS_ENOMEM, "out of memory");
     }
     if (rc == TS_OK) rc = load_all(&files, opts, ranks, err);
+    if (rc == TS_OK && (rc = check_unique_ranks(ranks, files.n, err)) != TS_OK)
+        for (uint32_t i = 0; i < files.n; i++) ts__rank_destroy(ranks[i]);
     if (rc == TS_OK) rc = ts__trace_create(ranks, files.n, out, err);
     if (ranks) ts__free(ranks, files.n * sizeof *ranks);
     list_free(&files);

@@ -36,6 +36,7 @@ typedef struct local_ctx {
     uint32_t       n_syncs, cap_syncs;
     ts_map64       corr_rt;     /* correlation id -> runtime node */
     ts_map64       stream_lane; /* (device << 32 | stream) -> index in lanes */
+    uint8_t       *name_class;  /* per string id: NC_* bits, 0 = not classified yet */
     struct { uint32_t node, last; } *stack;   /* open nest parents of the current track */
     uint32_t       cap_stack;
 } local_ctx;
@@ -47,6 +48,44 @@ static const char *slice_name(const local_ctx *c, uint32_t s)
     return ts__rank_str(c->r, c->r->slices.name[s]);
 }
 
+static bool is_sync_call(const char *n)
+{
+    return !strcmp(n, "cudaDeviceSynchronize") || !strcmp(n, "cudaStreamSynchronize") ||
+           !strcmp(n, "cudaEventSynchronize") || !strcmp(n, "cuCtxSynchronize") ||
+           !strcmp(n, "cuStreamSynchronize") || !strcmp(n, "cuEventSynchronize");
+}
+
+/* What a slice's name says, worked out once per distinct name: string
+ * compares per slice would cost more than the rest of the build. */
+enum {
+    NC_KNOWN = 0x80,
+    NC_STEP = 1,     /* ProfilerStep#N */
+    NC_GLOO = 2,     /* gloo:* worker op */
+    NC_C10D = 4,     /* c10d::* collective call */
+    NC_COMM = 8,     /* any collective call or annotation (c10d::, gloo:, nccl:, record_param_comms) */
+    NC_SYNC = 16,    /* a host synchronisation call */
+    NC_NCCL = 32,    /* nccl* kernel name */
+    NC_SYNC_COPY = 64, /* cudaMemcpy / cudaMemset: synchronous, returns after its GPU op */
+};
+
+static uint8_t name_class(const local_ctx *c, uint32_t s)
+{
+    uint32_t id = c->r->slices.name[s];
+    uint8_t v = c->name_class[id];
+    if (v) return v;
+    const char *n = ts__rank_str(c->r, id);
+    v = NC_KNOWN;
+    if (has_prefix(n, "ProfilerStep#")) v |= NC_STEP;
+    if (has_prefix(n, "gloo:")) v |= NC_GLOO | NC_COMM;
+    if (has_prefix(n, "c10d::")) v |= NC_C10D | NC_COMM;
+    if (has_prefix(n, "nccl:") || has_prefix(n, "record_param_comms")) v |= NC_COMM;
+    if (is_sync_call(n)) v |= NC_SYNC;
+    if (!strncasecmp(n, "nccl", 4)) v |= NC_NCCL;
+    if (!strcmp(n, "cudaMemcpy") || !strcmp(n, "cudaMemset")) v |= NC_SYNC_COPY;
+    c->name_class[id] = v;
+    return v;
+}
+
 static enum role cpu_role(const local_ctx *c, uint32_t s)
 {
     switch ((ts_kind)c->r->slices.kind[s]) {
@@ -54,23 +93,10 @@ static enum role cpu_role(const local_ctx *c, uint32_t s)
     case TS_KIND_CUDA_DRIVER: return ROLE_RUNTIME;
     case TS_KIND_CPU_OP: return ROLE_OP;
     case TS_KIND_OTHER:   /* legacy traces have no category: their events are ops */
-        return c->r->slices.cat[s] == 0 && !has_prefix(slice_name(c, s), "ProfilerStep#") ? ROLE_OP : ROLE_NONE;
-    case TS_KIND_USER_ANNOTATION: return has_prefix(slice_name(c, s), "gloo:") ? ROLE_OP : ROLE_NONE;
+        return c->r->slices.cat[s] == 0 && !(name_class(c, s) & NC_STEP) ? ROLE_OP : ROLE_NONE;
+    case TS_KIND_USER_ANNOTATION: return (name_class(c, s) & NC_GLOO) ? ROLE_OP : ROLE_NONE;
     default: return ROLE_NONE;
     }
-}
-
-static bool is_comm_name(const char *n)
-{
-    return has_prefix(n, "c10d::") || has_prefix(n, "gloo:") || has_prefix(n, "nccl:") ||
-           has_prefix(n, "record_param_comms");
-}
-
-static bool is_sync_call(const char *n)
-{
-    return !strcmp(n, "cudaDeviceSynchronize") || !strcmp(n, "cudaStreamSynchronize") ||
-           !strcmp(n, "cudaEventSynchronize") || !strcmp(n, "cuCtxSynchronize") ||
-           !strcmp(n, "cuStreamSynchronize") || !strcmp(n, "cuEventSynchronize");
 }
 
 static uint32_t new_node(local_ctx *c, ts_node_kind k, uint32_t lane, uint32_t s)
@@ -108,16 +134,15 @@ static uint32_t cpu_node(local_ctx *c, uint32_t s, uint32_t lane)
     uint32_t p = sl->parent[s];
     uint32_t anc_op = p == TS_NONE32 ? TS_NONE32 : c->op_anc[p];
     enum role role = cpu_role(c, s);
-    const char *name = slice_name(c, s);
     uint32_t id = TS_NONE32;
     if (role == ROLE_RUNTIME) {
-        id = new_node(c, is_sync_call(name) ? TS_NODE_HOST_SYNC : TS_NODE_RUNTIME, lane, s);
+        id = new_node(c, (name_class(c, s) & NC_SYNC) ? TS_NODE_HOST_SYNC : TS_NODE_RUNTIME, lane, s);
         if (id != TS_NONE32 && sl->corr[s] >= 0 && ts__map64_put(&c->corr_rt, (uint64_t)sl->corr[s], id))
             c->g->oom = true;
     } else if (role == ROLE_OP) {
         /* Collective calls are dependency endpoints (worker hand-off, matching),
          * so they are nodes even inside another op, like runtime calls. */
-        bool comm = is_comm_name(name) && (anc_op == TS_NONE32 || g_kind(c, anc_op) != TS_NODE_COMM_CPU);
+        bool comm = (name_class(c, s) & NC_COMM) && (anc_op == TS_NONE32 || g_kind(c, anc_op) != TS_NODE_COMM_CPU);
         bool take = comm || (c->g->opt.leaf_ops ? !c->op_parent[s] : anc_op == TS_NONE32);
         if (take) id = new_node(c, comm ? TS_NODE_COMM_CPU : TS_NODE_CPU_OP, lane, s);
     }
@@ -182,7 +207,7 @@ static int gpu_track(local_ctx *c, uint32_t t)
         c->node_of[s] = TS_NONE32;
         c->op_anc[s] = TS_NONE32;
         ts_node_kind nk;
-        if (k == TS_KIND_KERNEL) nk = strncasecmp(slice_name(c, s), "nccl", 4) ? TS_NODE_KERNEL : TS_NODE_COMM_KERNEL;
+        if (k == TS_KIND_KERNEL) nk = (name_class(c, s) & NC_NCCL) ? TS_NODE_COMM_KERNEL : TS_NODE_KERNEL;
         else if (k == TS_KIND_GPU_MEMCPY) nk = TS_NODE_MEMCPY;
         else if (k == TS_KIND_GPU_MEMSET) nk = TS_NODE_MEMSET;
         else continue;
@@ -212,8 +237,7 @@ static void link_launches(local_ctx *c)
             int64_t t = g->nodes.start_ns[n];
             if (sl->corr[s] >= 0 && ts__map64_get(&c->corr_rt, (uint64_t)sl->corr[s], &rt)) {
                 ts__graph_add_edge(g, (uint32_t)rt, n, TS_EDGE_LAUNCH, 0);
-                const char *call = slice_name(c, g->nodes.slice[rt]);
-                if (!strcmp(call, "cudaMemcpy") || !strcmp(call, "cudaMemset")) {
+                if (name_class(c, g->nodes.slice[rt]) & NC_SYNC_COPY) {
                     g->nodes.kind[rt] = TS_NODE_HOST_SYNC;   /* synchronous copy: returns after it */
                     ts__graph_add_edge(g, n, (uint32_t)rt, TS_EDGE_HOST_SYNC, TS_EDGE_FROM_END | TS_EDGE_TO_END);
                 } else if (g->nodes.kind[rt] == TS_NODE_RUNTIME) {
@@ -311,7 +335,7 @@ static void sync_calls_by_name(local_ctx *c)
     for (uint32_t n = c->node0; n < g->nodes.n; n++) {
         if (g->nodes.kind[n] != TS_NODE_HOST_SYNC) continue;
         const char *name = slice_name(c, g->nodes.slice[n]);
-        if (!is_sync_call(name)) continue;
+        if (!(name_class(c, g->nodes.slice[n]) & NC_SYNC)) continue;   /* a synchronous copy: tied to its own op already */
         if (strcmp(name, "cudaDeviceSynchronize") && strcmp(name, "cuCtxSynchronize")) approx = true;
         wait_all_streams(c, n, g->nodes.start_ns[n]);
     }
@@ -370,8 +394,8 @@ static int gloo_workers(local_ctx *c)
     int rc = TS_OK;
     for (uint32_t n = c->node0; rc == TS_OK && n < g->nodes.n; n++) {
         if (g->nodes.kind[n] != TS_NODE_COMM_CPU) continue;
-        const char *name = slice_name(c, g->nodes.slice[n]);
-        ts_graph_members *m = has_prefix(name, "c10d::") ? &calls : has_prefix(name, "gloo:") ? &workers : NULL;
+        uint8_t nc = name_class(c, g->nodes.slice[n]);
+        ts_graph_members *m = (nc & NC_C10D) ? &calls : (nc & NC_GLOO) ? &workers : NULL;
         if (!m) continue;
         if (ts__grow((void **)&m->node, &m->cap, sizeof *m->node, m->n + 1)) rc = TS_ENOMEM;
         else m->node[m->n++] = n;
@@ -421,10 +445,10 @@ static int collect_members(local_ctx *c, ts_graph_members *m)
     for (int pass = 0; pass < 3 && m->n == 0; pass++) {
         for (uint32_t n = c->node0; n < g->nodes.n; n++) {
             ts_node_kind k = (ts_node_kind)g->nodes.kind[n];
-            const char *name = slice_name(c, g->nodes.slice[n]);
+            bool gloo = name_class(c, g->nodes.slice[n]) & NC_GLOO;
             bool take = pass == 0 ? k == TS_NODE_COMM_KERNEL
-                      : pass == 1 ? (k == TS_NODE_COMM_CPU && has_prefix(name, "gloo:"))
-                                  : (k == TS_NODE_COMM_CPU && !has_prefix(name, "gloo:"));
+                      : pass == 1 ? (k == TS_NODE_COMM_CPU && gloo)
+                                  : (k == TS_NODE_COMM_CPU && !gloo);
             if (!take) continue;
             if (ts__grow((void **)&m->node, &m->cap, sizeof *m->node, m->n + 1)) return TS_ENOMEM;
             m->node[m->n++] = n;
@@ -440,6 +464,7 @@ static void ctx_free(local_ctx *c)
     ts__free(c->node_of, (size_t)ns * sizeof *c->node_of + 1);
     ts__free(c->op_anc, (size_t)ns * sizeof *c->op_anc + 1);
     ts__free(c->op_parent, (size_t)ns + 1);
+    ts__free(c->name_class, (size_t)c->r->strings.n + 1);
     ts__free(c->launch_ts, (size_t)(c->g->nodes.n - c->node0) * sizeof *c->launch_ts + 8);
     ts__free(c->lanes, c->cap_lanes * sizeof *c->lanes);
     ts__free(c->syncs, c->cap_syncs * sizeof *c->syncs);
@@ -457,7 +482,8 @@ int ts__graph_local(ts_graph *g, uint16_t ri, const ts_rank *r, ts_graph_members
     c.node_of = ts__malloc((size_t)ns * sizeof *c.node_of + 1);
     c.op_anc = ts__malloc((size_t)ns * sizeof *c.op_anc + 1);
     c.op_parent = ts__calloc((size_t)ns + 1, 1);
-    int rc = (!c.node_of || !c.op_anc || !c.op_parent) ? TS_ENOMEM : TS_OK;
+    c.name_class = ts__calloc((size_t)r->strings.n + 1, 1);
+    int rc = (!c.node_of || !c.op_anc || !c.op_parent || !c.name_class) ? TS_ENOMEM : TS_OK;
     if (rc == TS_OK && g->opt.leaf_ops) mark_op_parents(&c);
     for (uint32_t t = 0; rc == TS_OK && t < r->n_tracks; t++) {
         if (r->tracks[t].kind == TS_TRACK_THREAD) rc = thread_track(&c, t);

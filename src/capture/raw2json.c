@@ -234,8 +234,10 @@ static int parse_chunks(conv *c, const char *data, size_t size)
         if (note_drops(c, &ck)) return fail(c, TS_ENOMEM, "out of memory");
         for (size_t p = off; p < off + ck.n_bytes;) {
             const ts__rec *r = (const ts__rec *)(data + p);
-            if (r->size < sizeof *r || r->size % 8 || r->size > off + ck.n_bytes - p)
+            uint32_t min = r->type == TS__REC_PAD ? 8 : sizeof *r;
+            if (r->size < min || r->size % 8 || r->size > off + ck.n_bytes - p)
                 return fail(c, TS_EPARSE, "byte %zu: bad record size %u", p, r->size);
+            if (r->type == TS__REC_PAD) { p += r->size; continue; }
             if (r->type >= TS__REC_NTYPES || !rec_valid(r)) c->bad_records++;
             else if (on_record(c, &ck, r)) return fail(c, TS_ENOMEM, "out of memory");
             p += r->size;
@@ -266,9 +268,9 @@ static int cmp_begin(const void *a, const void *b)
 /* Pair the k-th begin of an id with its k-th end at or after it. */
 static void match_async(conv *c)
 {
-    qsort(c->ends, c->n_ends, sizeof *c->ends, cmp_aend);
+    if (c->n_ends) qsort(c->ends, c->n_ends, sizeof *c->ends, cmp_aend);
     sort_evs = c->ev;
-    qsort(c->begins, c->n_begins, sizeof *c->begins, cmp_begin);
+    if (c->n_begins) qsort(c->begins, c->n_begins, sizeof *c->begins, cmp_begin);
     uint32_t j = 0;
     for (uint32_t i = 0; i < c->n_begins; i++) {
         cev *b = &c->ev[c->begins[i]];
@@ -301,6 +303,9 @@ static void put_json_str(FILE *f, const char *s)
     putc('"', f);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         if (*p == '"' || *p == '\\') { putc('\\', f); putc(*p, f); }
+        else if (*p == '\n') fputs("\\n", f);
+        else if (*p == '\t') fputs("\\t", f);
+        else if (*p == '\r') fputs("\\r", f);
         else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
         else putc(*p, f);
     }
@@ -502,7 +507,7 @@ int ts__raw_convert(const char *raw_path, const char *dir, char *out_path, size_
         c.ev[i].dur_ns = c.last_ts > c.ev[i].ts_ns ? c.last_ts - c.ev[i].ts_ns : 0;
         c.unfinished++;
     }
-    qsort(c.ev, c.n_ev, sizeof *c.ev, cmp_ev);
+    if (c.n_ev) qsort(c.ev, c.n_ev, sizeof *c.ev, cmp_ev);
     rc = write_json(&c, dir, out_path, out_n);
 done:
     conv_free(&c);

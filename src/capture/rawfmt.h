@@ -14,6 +14,7 @@
  * Record (8-byte aligned, little-endian, the writer's native layout):
  *   field       bytes  meaning
  *   size        4      whole record incl. header and padding, multiple of 8, >= 24
+ *                      (a TS__REC_PAD record may be 8 or 16: only size and type are written)
  *   type        1      ts__rec_type
  *   n_args      1      number of args after the strings
  *   flow_phase  1      's', 't', 'f' for TS__REC_FLOW and flows on X events; 0 = none

@@ -47,10 +47,9 @@ void *ts__ring_reserve(ts__ring *r, uint32_t size)
         }
     }
     if (pad) {
-        ts__rec *p = (ts__rec *)(r->data + off);
-        memset(p, 0, sizeof *p);
-        p->size = pad;
-        p->type = TS__REC_PAD;
+        /* A pad may be as short as 8 bytes: write only size and type. */
+        uint32_t word[2] = {pad, TS__REC_PAD};
+        memcpy(r->data + off, word, sizeof word);
         h += pad;
         atomic_store_explicit(&r->head, h, memory_order_release);
     }

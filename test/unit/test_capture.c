@@ -1,0 +1,355 @@
+/* test_capture.c - the host tracing runtime: ring buffers (wraparound, drop
+ * counting, many threads), the raw -> JSON writer (valid JSON, nanoseconds
+ * exact), and the process hooks (fork, SIGTERM). Each test runs in its own
+ * process (run.sh), so the runtime's global state starts fresh every time.
+ */
+#include "test.h"
+
+#include <dirent.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "capture/rawfmt.h"
+#include "capture/rt.h"
+#include "trainscope/trace.h"
+
+/* A fresh empty directory under /tmp for one test. */
+static const char *tmp_dir(void)
+{
+    static char dir[64];
+    snprintf(dir, sizeof dir, "/tmp/ts_capture_XXXXXX");
+    return mkdtemp(dir);
+}
+
+/* Path of the single file in dir whose name starts with prefix. */
+static int find_file(const char *dir, const char *prefix, char *path, size_t n)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int found = 0;
+    while (d && (e = readdir(d)))
+        if (!strncmp(e->d_name, prefix, strlen(prefix))) {
+            snprintf(path, n, "%s/%s", dir, e->d_name);
+            found++;
+        }
+    if (d) closedir(d);
+    return found;
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    size_t got = fread(s, 1, (size_t)n, f);
+    s[got] = 0;
+    fclose(f);
+    return s;
+}
+
+/* Occurrences of needle; memmem with a length so that a sanitizer's strstr
+ * (which measures the whole haystack each call) does not make it quadratic. */
+static int count_str(const char *hay, const char *needle)
+{
+    int n = 0;
+    size_t total = strlen(hay), nl = strlen(needle);
+    for (const char *p = hay; (p = memmem(p, total - (size_t)(p - hay), needle, nl)); n++) p += nl;
+    return n;
+}
+
+static int json_valid(const char *path)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 -c 'import json,sys; json.load(open(sys.argv[1]))' %s", path);
+    return ts_test_run(cmd, NULL) == 0;
+}
+
+/* A ring of 4 KiB owned by the test; fd is where drains go. */
+static ts__ring *small_ring(void)
+{
+    ts__ring *r = calloc(1, sizeof *r);
+    r->cap = 4096;
+    r->data = calloc(1, r->cap);
+    return r;
+}
+
+static void put_rec(ts__ring *r, uint32_t size, int64_t v)
+{
+    ts__rec *rec = ts__ring_reserve(r, size);
+    if (!rec) return;
+    memset(rec, 0, size);
+    rec->size = size;
+    rec->type = TS__REC_E;
+    rec->v = v;
+    ts__ring_commit(r, size);
+}
+
+TEST(ring_wraps_records_around_the_end_in_order)
+{
+    ts__ring *r = small_ring();
+    char path[] = "/tmp/ts_ring_XXXXXX";
+    int fd = mkstemp(path);
+    ts__rt_fd = fd;   /* commit drains here once the ring is half full */
+    for (int i = 0; i < 1000; i++) put_rec(r, 24 + 8 * (uint32_t)(i % 5), i);
+    ts__ring_drain(r, fd);
+    CHECK(atomic_load(&r->head) > 3 * r->cap);   /* it went round several times */
+    CHECK_EQ_INT(atomic_load(&r->dropped), 0);
+    /* Read the chunks back: records come out whole, in order, pads skipped. */
+    char *data = slurp(path);
+    struct stat st;
+    stat(path, &st);
+    int64_t next = 0;
+    for (size_t off = 0; off < (size_t)st.st_size;) {
+        ts__raw_chunk ck;
+        memcpy(&ck, data + off, sizeof ck);
+        CHECK_EQ_INT(ck.magic, TS__RAW_CHUNK_MAGIC);
+        off += sizeof ck;
+        for (size_t p = off; p < off + ck.n_bytes;) {
+            ts__rec rec;
+            memcpy(&rec, data + p, 8);   /* size and type; a pad may be only 8 bytes */
+            CHECK(rec.size >= 8 && rec.size % 8 == 0);
+            if (rec.type != TS__REC_PAD) {
+                memcpy(&rec, data + p, sizeof rec);
+                CHECK_EQ_INT(rec.v, next++);
+            }
+            p += rec.size;
+        }
+        off += ck.n_bytes;
+    }
+    CHECK_EQ_INT(next, 1000);
+    ts__rt_fd = -1;
+    close(fd);
+    unlink(path);
+    free(data);
+    free(r->data);
+    free(r);
+}
+
+TEST(ring_drops_and_counts_when_full_and_never_blocks)
+{
+    ts__ring *r = small_ring();
+    ts__rt_fd = -1;
+    atomic_store(&r->draining, 1);   /* someone else is draining: the owner cannot */
+    for (int i = 0; i < 200; i++) put_rec(r, 64, i);
+    /* 4096 / 64 = 64 records fit; commit's own drain attempts fail too. */
+    CHECK_EQ_INT(atomic_load(&r->head) - atomic_load(&r->tail), 4096);
+    CHECK_EQ_INT(atomic_load(&r->dropped), 200 - 64);
+    atomic_store(&r->draining, 0);
+    put_rec(r, 64, 0);   /* draining again possible: room is made, nothing more lost */
+    CHECK_EQ_INT(atomic_load(&r->dropped), 200 - 64);
+    free(r->data);
+    free(r);
+}
+
+enum { N_THREADS = 4, N_PER_THREAD = 20000 };
+
+static void *busy_thread(void *arg)
+{
+    char name[32];
+    snprintf(name, sizeof name, "worker-%d", (int)(intptr_t)arg);
+    ts_trace_thread_name(name);
+    for (int i = 0; i < N_PER_THREAD; i++) {
+        ts_trace_push("cpu_op", "aten::add");
+        ts_trace_pop();
+    }
+    return NULL;
+}
+
+TEST(threads_write_concurrently_and_nothing_is_lost)
+{
+    const char *dir = tmp_dir();
+    setenv("TRAINSCOPE_BUFFER_KB", "64", 1);   /* small rings: many drains while others write */
+    CHECK_EQ_INT(ts_trace_start(dir), TS_OK);
+    pthread_t t[N_THREADS];
+    for (int i = 0; i < N_THREADS; i++) pthread_create(&t[i], NULL, busy_thread, (void *)(intptr_t)i);
+    for (int i = 0; i < N_THREADS; i++) pthread_join(t[i], NULL);
+    CHECK_EQ_INT(ts_trace_dropped(), 0);
+    CHECK_EQ_INT(ts_trace_stop(), TS_OK);
+    char path[512];
+    CHECK_EQ_INT(find_file(dir, "pid-", path, sizeof path), 1);
+    char *s = slurp(path);
+    CHECK(s != NULL);
+    CHECK_EQ_INT(count_str(s, "\"name\":\"aten::add\""), N_THREADS * N_PER_THREAD);
+    CHECK_EQ_INT(count_str(s, "\"name\":\"thread_name\""), N_THREADS);
+    CHECK(strstr(s, "\"dropped_events\":0") != NULL);
+    CHECK(strstr(s, "\"unfinished_ranges\":0") != NULL);
+    free(s);
+}
+
+TEST(writer_emits_valid_json_with_exact_nanoseconds)
+{
+    const char *dir = tmp_dir();
+    setenv("RANK", "3", 1);
+    setenv("WORLD_SIZE", "8", 1);
+    CHECK_EQ_INT(ts_trace_start(dir), TS_OK);
+    ts_trace_arg args[] = {{"bytes", NULL, 4096}, {"op", "sum \"quoted\"\n", 0}};
+    ts_trace_event ev = {.size = sizeof ev, .phase = 'X', .cat = "mpi", .name = "MPI_Allreduce",
+                         .ts_ns = 1234567891, .dur_ns = 1001, .pid = -1, .tid = -1,
+                         .flow_id = 42, .flow_phase = 's', .args = args, .n_args = 2};
+    CHECK_EQ_INT(ts_trace_emit(&ev), 0);
+    ts_trace_counter("memory", 2.5);
+    ts_trace_begin(9, "user_annotation", "across\tthreads");
+    ts_trace_end(9);
+    CHECK_EQ_INT(ts_trace_stop(), TS_OK);
+    char path[512];
+    CHECK_EQ_INT(find_file(dir, "rank-3.", path, sizeof path), 1);
+    CHECK(json_valid(path));
+    char *s = slurp(path);
+    CHECK(strstr(s, "\"distributedInfo\":{\"rank\":3,\"world_size\":8}") != NULL);
+    CHECK(strstr(s, "\"ts\":1234567.891,\"cat\":\"mpi\",\"name\":\"MPI_Allreduce\",\"dur\":1.001") != NULL);
+    CHECK(strstr(s, "\"args\":{\"bytes\":4096,\"op\":\"sum \\\"quoted\\\"\\n\"}") != NULL);
+    CHECK(strstr(s, "\"ph\":\"s\",\"pid\"") != NULL && strstr(s, "\"id\":42,\"cat\":\"ac2g\"") != NULL);
+    CHECK(strstr(s, "\"args\":{\"memory\":2.5}") != NULL);
+    CHECK(strstr(s, "\"name\":\"across\\tthreads\"") != NULL);
+    free(s);
+}
+
+TEST(open_ranges_are_closed_and_counted_at_the_end)
+{
+    const char *dir = tmp_dir();
+    CHECK_EQ_INT(ts_trace_start(dir), TS_OK);
+    ts_trace_push("user_annotation", "never popped");
+    ts_trace_pop();
+    ts_trace_pop();   /* one too many */
+    ts_trace_push("user_annotation", "still open");
+    CHECK_EQ_INT(ts_trace_stop(), TS_OK);
+    char path[512];
+    CHECK_EQ_INT(find_file(dir, "pid-", path, sizeof path), 1);
+    char *s = slurp(path);
+    CHECK(strstr(s, "\"unmatched_ends\":1") != NULL);
+    CHECK(strstr(s, "\"unfinished_ranges\":1") != NULL);
+    CHECK(strstr(s, "\"unfinished\":1") != NULL);
+    free(s);
+}
+
+TEST(forked_child_writes_its_own_file_without_the_parents_events)
+{
+    const char *dir = tmp_dir();
+    CHECK_EQ_INT(ts_trace_start(dir), TS_OK);
+    ts_trace_instant("test", "parent before fork");
+    pid_t pid = fork();
+    if (pid == 0) {
+        ts_trace_instant("test", "child");
+        exit(0);   /* atexit writes the child's JSON */
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    ts_trace_instant("test", "parent after fork");
+    CHECK_EQ_INT(ts_trace_stop(), TS_OK);
+    char path[512], name[64];
+    snprintf(name, sizeof name, "pid-%d.json", (int)pid);
+    CHECK_EQ_INT(find_file(dir, name, path, sizeof path), 1);
+    char *child = slurp(path);
+    CHECK(strstr(child, "\"child\"") && !strstr(child, "parent"));
+    snprintf(name, sizeof name, "pid-%d.json", (int)getpid());
+    CHECK_EQ_INT(find_file(dir, name, path, sizeof path), 1);
+    char *parent = slurp(path);
+    CHECK(strstr(parent, "parent before fork") && strstr(parent, "parent after fork"));
+    CHECK(!strstr(parent, "\"child\""));
+    free(child);
+    free(parent);
+}
+
+static volatile sig_atomic_t program_handler_ran;
+static void program_handler(int sig) { program_handler_ran = sig; }
+
+/* Child: trace, then get SIGTERM. Its own handler must still run (chained),
+ * and then default SIGTERM kills it with the events already on disk. */
+static void sigterm_child(const char *dir, int with_handler)
+{
+    if (with_handler) signal(SIGTERM, program_handler);
+    if (ts_trace_start(dir) != TS_OK) _exit(10);
+    for (int i = 0; i < 100; i++) ts_trace_instant("test", "before signal");
+    raise(SIGTERM);
+    if (with_handler) _exit(program_handler_ran == SIGTERM ? 0 : 11);
+    _exit(12);   /* not reached: default SIGTERM terminates */
+}
+
+TEST(sigterm_flushes_the_raw_stream_and_chains_the_programs_handler)
+{
+    const char *dir = tmp_dir();
+    pid_t pid = fork();
+    if (pid == 0) sigterm_child(dir, 1);
+    int st;
+    waitpid(pid, &st, 0);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+
+    pid = fork();
+    if (pid == 0) sigterm_child(dir, 0);
+    waitpid(pid, &st, 0);
+    CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
+    /* The killed process left a raw stream; converting it gives its events. */
+    char raw_dir[256], raw[512], out[512], err[512];
+    snprintf(raw_dir, sizeof raw_dir, "%s/.raw", dir);
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, "%d-", (int)pid);
+    CHECK_EQ_INT(find_file(raw_dir, prefix, raw, sizeof raw), 1);
+    CHECK_EQ_INT(ts__raw_convert(raw, dir, out, sizeof out, err, sizeof err), TS_OK);
+    char *s = slurp(out);
+    CHECK_EQ_INT(count_str(s, "before signal"), 100);
+    CHECK(json_valid(out));
+    free(s);
+}
+
+TEST(converter_rejects_a_file_that_is_not_a_capture)
+{
+    char path[] = "/tmp/ts_notraw_XXXXXX", err[512];
+    int fd = mkstemp(path);
+    CHECK(write(fd, "{\"traceEvents\":[]}", 18) == 18);
+    close(fd);
+    CHECK_EQ_INT(ts__raw_convert(path, "/tmp", NULL, 0, err, sizeof err), TS_EFORMAT);
+    CHECK(strstr(err, "not a trainscope raw capture") != NULL);
+    unlink(path);
+}
+
+TEST(converter_keeps_whole_chunks_of_a_truncated_stream)
+{
+    const char *dir = tmp_dir();
+    CHECK_EQ_INT(ts_trace_start(dir), TS_OK);
+    ts_trace_instant("test", "first");
+    ts_trace_flush();
+    ts_trace_instant("test", "second");
+    ts_trace_flush();
+    /* Simulate a crash in the middle of writing the second chunk. */
+    char raw_dir[256], raw[512], out[512], err[512];
+    snprintf(raw_dir, sizeof raw_dir, "%s/.raw", dir);
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, "%d-", (int)getpid());
+    CHECK_EQ_INT(find_file(raw_dir, prefix, raw, sizeof raw), 1);
+    struct stat st;
+    stat(raw, &st);
+    CHECK(truncate(raw, st.st_size - 8) == 0);
+    CHECK_EQ_INT(ts__raw_convert(raw, dir, out, sizeof out, err, sizeof err), TS_OK);
+    char *s = slurp(out);
+    CHECK(strstr(s, "\"first\"") && !strstr(s, "\"second\""));
+    free(s);
+}
+
+TEST(record_rejects_bad_usage_before_starting_the_program)
+{
+    char cmd[1024], *out = NULL;
+    const char *dir = tmp_dir();
+    snprintf(cmd, sizeof cmd, "%s record --bogus -- true 2>&1", ts_test_cli());
+    CHECK_EQ_INT(ts_test_run(cmd, &out), 2);
+    CHECK(strstr(out, "unknown option '--bogus'") != NULL);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s record -o %s -- /no/such/program 2>&1", ts_test_cli(), dir);
+    CHECK_EQ_INT(ts_test_run(cmd, &out), 2);
+    CHECK(strstr(out, "/no/such/program") != NULL);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s record -o /proc/no/such/dir -- true 2>&1", ts_test_cli());
+    CHECK_EQ_INT(ts_test_run(cmd, &out), 2);
+    CHECK(strstr(out, "cannot write") != NULL);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s record -o %s 2>&1", ts_test_cli(), dir);
+    CHECK_EQ_INT(ts_test_run(cmd, &out), 2);
+    CHECK(strstr(out, "no command") != NULL);
+    free(out);
+}

@@ -6,9 +6,11 @@
  * "seq" arg when the trace has one, else the ordinal of the op among this
  * rank's ops of that key. Members of an instance are stored in rank order.
  * Alignment: rank index 0 is the reference; every other rank's offset is the
- * median of (reference end - its end) over shared instances, clamped into the
- * window the causality constraints leave (no rank leaves an instance before
- * the reference entered it, and the reverse). O(members log members).
+ * median of (aligned end of an already aligned member - its end) over shared
+ * instances, clamped into the window the causality constraints leave (no rank
+ * leaves an instance before that member entered it, and the reverse); ranks
+ * outside rank 0's groups are reached in further passes through ranks in
+ * both. O(passes * members log members); one pass for data parallelism.
  */
 #include "graph/build.h"
 
@@ -197,42 +199,69 @@ static int64_t median_i64(int64_t *v, uint32_t n)
 
 static inline int64_t n_end(const ts_graph *g, uint32_t n) { return g->nodes.start_ns[n] + g->nodes.dur_ns[n]; }
 
-/* Offsets of every rank against rank index 0 from instances both reached. */
-static void estimate_offsets(ts_graph *g, int64_t *buf, uint32_t *off)
+/* One pass: every rank not aligned yet that shares an instance with an
+ * aligned rank gets offset = median over such instances of (the aligned
+ * member's aligned end - its own end), clamped into the causality window
+ * (it may not leave before that member entered, nor enter after it left).
+ * Returns the number of ranks aligned by this pass. */
+static uint32_t align_pass(ts_graph *g, int64_t *buf, const uint32_t *off, uint32_t *fill, int64_t *lo,
+                           int64_t *hi, uint8_t *done)
 {
-    uint32_t *fill = ts__calloc(g->n_ranks + 1, sizeof *fill);
-    int64_t *lo = ts__malloc((g->n_ranks + 1) * sizeof *lo), *hi = ts__malloc((g->n_ranks + 1) * sizeof *hi);
-    if (!fill || !lo || !hi) { g->oom = true; goto out; }
-    for (uint32_t r = 0; r < g->n_ranks; r++) { lo[r] = INT64_MIN; hi[r] = INT64_MAX; }
+    for (uint32_t r = 0; r < g->n_ranks; r++) { fill[r] = 0; lo[r] = INT64_MIN; hi[r] = INT64_MAX; }
     for (uint32_t c = 0; c < g->n_colls; c++) {
         const ts_coll *co = &g->colls[c];
-        uint32_t ref = g->coll_members[co->first_member];
-        if (co->n_members < 2 || g->nodes.rank[ref] != 0) continue;
-        for (uint32_t k = 1; k < co->n_members; k++) {
+        uint32_t ref = TS_NONE32;
+        for (uint32_t k = 0; k < co->n_members && ref == TS_NONE32; k++)
+            if (done[g->nodes.rank[g->coll_members[co->first_member + k]]]) ref = g->coll_members[co->first_member + k];
+        if (ref == TS_NONE32) continue;
+        int64_t ref_s = ts__graph_start(g, ref), ref_e = ts__graph_end(g, ref);
+        for (uint32_t k = 0; k < co->n_members; k++) {
             uint32_t m = g->coll_members[co->first_member + k];
             uint16_t r = g->nodes.rank[m];
-            buf[off[r] + fill[r]++] = n_end(g, ref) - n_end(g, m);
-            int64_t l = g->nodes.start_ns[ref] - n_end(g, m), h = n_end(g, ref) - g->nodes.start_ns[m];
+            if (done[r]) continue;
+            buf[off[r] + fill[r]++] = ref_e - n_end(g, m);
+            int64_t l = ref_s - n_end(g, m), h = ref_e - g->nodes.start_ns[m];
             if (l > lo[r]) lo[r] = l;
             if (h < hi[r]) hi[r] = h;
         }
     }
-    for (uint32_t r = 1; r < g->n_ranks; r++) {
-        g->align[r].n_matched = fill[r];
-        if (fill[r] == 0) {
-            if (g->n_colls) ts__graph_warn(g, "rank %d shares no collective with rank %d; its clock is left as is",
-                                           g->rank_number[r], g->rank_number[0]);
-            continue;
-        }
+    uint32_t n_new = 0;
+    for (uint32_t r = 0; r < g->n_ranks; r++) {
+        if (done[r] || fill[r] == 0) continue;
         int64_t o = median_i64(buf + off[r], fill[r]);
         if (lo[r] <= hi[r]) o = o < lo[r] ? lo[r] : o > hi[r] ? hi[r] : o;
         g->align[r].offset_ns = o;
+        g->align[r].n_matched = fill[r];
+        done[r] = 2;   /* aligned in this pass: a reference from the next pass on */
+        n_new++;
     }
-    g->align[0].n_matched = g->n_ranks > 1 ? fill[1] : 0;
+    for (uint32_t r = 0; r < g->n_ranks; r++) if (done[r] == 2) done[r] = 1;
+    return n_new;
+}
+
+/* Offsets against rank index 0, spreading out through shared instances
+ * (ranks in other process groups are reached through ranks in both). */
+static void estimate_offsets(ts_graph *g, int64_t *buf, uint32_t *off)
+{
+    size_t nr = g->n_ranks + 1;
+    uint32_t *fill = ts__calloc(nr, sizeof *fill);
+    int64_t *lo = ts__malloc(nr * sizeof *lo), *hi = ts__malloc(nr * sizeof *hi);
+    uint8_t *done = ts__calloc(nr, 1);
+    if (!fill || !lo || !hi || !done) { g->oom = true; goto out; }
+    done[0] = 1;
+    while (align_pass(g, buf, off, fill, lo, hi, done) > 0) {}
+    for (uint32_t c = 0; c < g->n_colls && g->n_ranks > 1; c++)   /* rank 0's own sample count */
+        if (g->colls[c].n_members > 1 && g->nodes.rank[g->coll_members[g->colls[c].first_member]] == 0)
+            g->align[0].n_matched++;
+    for (uint32_t r = 1; r < g->n_ranks; r++)
+        if (!done[r] && g->n_colls)
+            ts__graph_warn(g, "rank %d shares no collective with the aligned ranks; its clock is left as is",
+                           g->rank_number[r]);
 out:
-    ts__free(fill, (g->n_ranks + 1) * sizeof *fill);
-    ts__free(lo, (g->n_ranks + 1) * sizeof *lo);
-    ts__free(hi, (g->n_ranks + 1) * sizeof *hi);
+    ts__free(fill, nr * sizeof *fill);
+    ts__free(lo, nr * sizeof *lo);
+    ts__free(hi, nr * sizeof *hi);
+    ts__free(done, nr);
 }
 
 /* Residuals: each member's aligned end against the instance's median end. */

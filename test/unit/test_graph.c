@@ -454,3 +454,41 @@ TEST(iteration_cut_off_at_the_trace_edge_is_warned)
     ts_graph_destroy(g);
     ts_trace_destroy(t);
 }
+
+TEST(alignment_reaches_ranks_outside_the_reference_group_through_shared_ranks)
+{
+    /* Ranks 0-1 share process group "a", ranks 1-2 group "b": rank 2 never
+     * meets rank 0 and is aligned through rank 1. Clocks: rank 1 reads 5 us
+     * behind rank 0, rank 2 reads 7 us ahead. */
+    int64_t shift[3] = {0, -5000, 7000};
+    const char *pg[3][2] = {{"a", NULL}, {"a", "b"}, {"b", NULL}};
+    ts_rank *rs[3];
+    for (int k = 0; k < 3; k++) {
+        char path[16];
+        snprintf(path, sizeof path, "r%d.json", k);
+        ts_rank *r = rs[k] = ts__rank_create(path);
+        r->rank = k;
+        uint32_t gpu = ts__rank_track(r, TS_TRACK_GPU_STREAM, 0, 7);
+        for (int i = 0; i < 4; i++)
+            for (int p = 0; p < 2 && pg[k][p]; p++) {
+                const char *grp = pg[k][p];
+                int64_t base = shift[k] + i * 100000 + (grp[0] == 'b' ? 50000 : 0);
+                uint32_t s = sl(r, gpu, base + 1000 * k, 20000 - 1000 * k, "ncclKernel_AllReduce_RING_LL_Sum_float",
+                                TS_KIND_KERNEL, -1);
+                uint32_t first = ts__rank_args_mark(r);
+                ts__rank_add_arg(r, S(r, "Process Group Name"), TS_ARG_STR, S(r, grp));
+                ts__rank_slice_set_args(r, s, first, ts__rank_args_mark(r) - first);
+            }
+    }
+    ts_trace *t = NULL;
+    int rc;
+    ts_graph *g = build(rs, 3, &t, &rc, NULL);
+    CHECK_EQ_INT(rc, TS_OK);
+    if (!g) return;
+    CHECK_EQ_INT(g->n_colls, 8);
+    CHECK_EQ_INT(ts_graph_rank_offset_ns(g, 1), 5000);
+    CHECK_EQ_INT(ts_graph_rank_offset_ns(g, 2), -7000);
+    CHECK_EQ_INT(g->align[2].n_matched, 4);
+    ts_graph_destroy(g);
+    ts_trace_destroy(t);
+}

@@ -12,6 +12,7 @@
  * A failure to attach (no driver, no GPU, CUPTI busy with another profiler)
  * never touches the program (its output stays its own): the trace gets an
  * instant "cuda collector could not attach: <CUPTI error>".
+ * Host ranges get CUPTI external correlation ids in cupti_ranges.c.
  * Invariant: the converter state is only touched under conv_lock.
  */
 #include "capture/cupti.h"
@@ -139,9 +140,14 @@ static void attach(void)
     if (first_err != CUPTI_SUCCESS)
         say("attached without some activity kinds", first_err);
     pthread_mutex_lock(&conv_lock);
-    conv = c;
+    __atomic_store_n(&conv, c, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&conv_lock);
     atexit(flush_at_exit);   /* runs before the trace runtime's own exit hook, registered earlier */
+}
+
+int ts__cupti_attached(void)
+{
+    return __atomic_load_n(&conv, __ATOMIC_ACQUIRE) != NULL;
 }
 
 /* Host code may tie GPU work to its own ranges: work launched between push

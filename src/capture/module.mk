@@ -82,10 +82,12 @@ EXTRA_TARGETS += $(BUILD)/libtrainscope-cuda.so
 $(BUILD)/libtrainscope-cuda.so: $(CAP_CUDA_OBJS) $(BUILD)/libtrainscope-trace.so
 	$(CC) -shared -o $@ $(CAP_CUDA_OBJS) -L$(BUILD) -ltrainscope-trace -L$(TS_CUDA_LIB) -lcupti \
 	    -Wl,-rpath,'$$ORIGIN' -Wl,-rpath,$(TS_CUDA_LIB) -pthread -ldl
-$(BUILD)/test/test_cupti: test/unit/test_cupti.c $(BUILD)/test/test_main.o $(BUILD)/obj/capture/cupti_convert.o
+TS_CUPTI_TEST_OBJS := $(BUILD)/obj/capture/cupti_convert.o $(BUILD)/obj/capture/cupti_ranges.o
+$(BUILD)/test/test_cupti: test/unit/test_cupti.c $(BUILD)/test/test_main.o $(TS_CUPTI_TEST_OBJS) $(BUILD)/libtrainscope-trace.so
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itest $(TS_GPU_CFLAGS) -DTS_HAVE_CUPTI $(LDFLAGS) -o $@ $< $(BUILD)/test/test_main.o \
-	    $(BUILD)/obj/capture/cupti_convert.o -L$(TS_CUDA_LIB) -lcupti -Wl,-rpath,$(TS_CUDA_LIB)
+	    $(TS_CUPTI_TEST_OBJS) -L$(BUILD) -ltrainscope-trace -Wl,-rpath,'$$ORIGIN/..' -ldl \
+	    -L$(TS_CUDA_LIB) -lcupti -Wl,-rpath,$(TS_CUDA_LIB)
 endif
 
 ifneq ($(and $(TS_NCCL_INC),$(TS_NCCL_LIB)),)

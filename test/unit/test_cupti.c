@@ -413,4 +413,66 @@ TEST(cupti_collector_without_driver_says_so_in_trace_and_keeps_exit_code)
     CHECK(out && strstr(out, "cuda collector could not attach"));
     free(out);
 }
+/* ---- host ranges -> external correlation (cupti_ranges.c) ----
+ * The collector's attach state and CUPTI's external-id stack are stood in
+ * for here (no GPU, so CUPTI cannot attach); the host tracing runtime is the
+ * real one, and the ranges are read back from the JSON it writes. */
+static int fake_attached;
+static uint64_t ext_stack[16], ext_popped[16];
+static int ext_depth, n_popped;
+int ts__cupti_attached(void) { return fake_attached; }
+void ts_cuda_external_push(uint64_t id) { ext_stack[ext_depth++] = id; }
+void ts_cuda_external_pop(void) { ext_popped[n_popped++] = ext_stack[--ext_depth]; }
+
+/* The JSON line of the event named `name` (static buffer), or NULL. */
+static const char *json_line(const char *json, const char *name)
+{
+    static char line[1024];
+    char key[128];
+    snprintf(key, sizeof key, "\"name\":\"%s\"", name);
+    const char *hit = strstr(json, key);
+    if (!hit)
+        return NULL;
+    const char *b = hit, *e = strchr(hit, '\n');
+    while (b > json && b[-1] != '\n')
+        b--;
+    size_t n = e ? (size_t)(e - b) : strlen(b);
+    snprintf(line, sizeof line, "%.*s", (int)(n < sizeof line ? n : sizeof line - 1), b);
+    return line;
+}
+
+TEST(cupti_host_ranges_carry_external_ids_pushed_to_cupti_once_attached)
+{
+    char dir[] = "/tmp/ts_cupti_rng_XXXXXX";
+    CHECK(mkdtemp(dir));
+    CHECK_EQ_INT(ts_trace_start(dir), TS_OK);
+    fake_attached = 0;
+    ts_trace_push("cpu_op", "before_attach");
+    fake_attached = 1;
+    ts_trace_push("cpu_op", "outer");
+    ts_trace_push("cpu_op", "inner");
+    CHECK_EQ_INT(ext_depth, 2);
+    ts_trace_pop();
+    ts_trace_pop();
+    ts_trace_pop();                       /* before_attach: straight to the runtime */
+    CHECK_EQ_INT(ext_depth, 0);
+    CHECK_EQ_INT(n_popped, 2);
+    CHECK(ext_popped[0] == ext_stack[1] && ext_popped[1] == ext_stack[0]);
+    CHECK(ext_popped[1] < ext_popped[0]); /* ids grow */
+    CHECK_EQ_INT(ts_trace_stop(), TS_OK);
+    char cmd[256], *json = NULL;
+    snprintf(cmd, sizeof cmd, "cat %s/*.json; rm -rf %s", dir, dir);
+    CHECK_EQ_INT(ts_test_run(cmd, &json), 0);
+    CHECK(json);
+    char want[64];
+    const char *l = json_line(json, "inner");
+    snprintf(want, sizeof want, "\"External id\":%llu", (unsigned long long)ext_popped[0]);
+    CHECK(l && strstr(l, want));
+    l = json_line(json, "outer");
+    snprintf(want, sizeof want, "\"External id\":%llu", (unsigned long long)ext_popped[1]);
+    CHECK(l && strstr(l, want));
+    l = json_line(json, "before_attach");
+    CHECK(l && !strstr(l, "External id"));
+    free(json);
+}
 #endif

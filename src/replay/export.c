@@ -52,7 +52,7 @@ static void node_event(const ts_replay *r, ts_json *j, uint32_t n, int64_t t0)
     const ts_sim *s = &r->sim;
     ts__json_obj_begin(j);
     ts__json_kv_str(j, "ph", "X");
-    ts__json_kv_str(j, "name", s->name[n]);
+    ts__json_kv_str(j, "name", ts__replay_node_name(r, n));
     ts__json_kv_str(j, "cat", ts__node_kind_name((ts_node_kind)s->kind[n]));
     ts__json_kv_i64(j, "pid", export_pid(r, s->rank[n]));
     ts__json_kv_i64(j, "tid", s->lane[n] == TS_NONE32 ? (int64_t)r->g->n_lanes : (int64_t)s->lane[n]);

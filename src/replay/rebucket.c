@@ -151,7 +151,7 @@ static int iteration_units(rb_ctx *c, const old_bucket *ob, uint32_t n_old, uint
         int64_t bytes = r->colls[ob[b].coll].bytes;
         if (bytes < 0)
             return ts__error(err, TS_EINVAL, "--bucket-mb: all-reduce '%s' (rank %u) has no size in the trace; "
-                             "give --gradients gradients.json", r->sim.name[ob[b].member], (unsigned)r->sim.rank[ob[b].member]);
+                             "give --gradients gradients.json", ts__replay_node_name(r, ob[b].member), (unsigned)r->sim.rank[ob[b].member]);
         int64_t pieces = bytes > c->new_cap ? (bytes + c->new_cap - 1) / c->new_cap : 1;
         if (!grow_units(c, n + (uint32_t)pieces)) return ts__error(err, TS_ENOMEM, "replay: out of memory");
         for (int64_t p = 0; p < pieces; p++) {
@@ -190,7 +190,8 @@ static int64_t backward_start(const ts_replay *r, uint32_t launch, int32_t iter)
     for (uint32_t n = launch + 1; n-- > first;) {
         if (s->lane[n] != s->lane[launch]) continue;
         if (s->iteration[n] != iter) break;
-        if (strstr(s->name[n], "Backward") || strstr(s->name[n], "backward")) t = s->meas_start_ns[n];
+        const char *name = ts__replay_node_name(r, n);
+        if (strstr(name, "Backward") || strstr(name, "backward")) t = s->meas_start_ns[n];
     }
     return t;
 }

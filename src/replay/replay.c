@@ -99,26 +99,34 @@ static int collect_colls(ts_replay *r)
 }
 
 /* Copy the graph into the simulator: same node and edge rows (edges stay in
- * the graph's src order, so a graph edge row is a sim edge row). */
+ * the graph's src order, so a graph edge row is a sim edge row). Column by
+ * column, so the copy runs at memory speed; names stay in the graph. */
 static int sim_from_graph(ts_replay *r)
 {
     const ts_graph *g = r->g;
     ts_sim *s = &r->sim;
-    for (uint32_t n = 0; n < g->nodes.n; n++) {
-        int64_t st = ts__graph_start(g, n);
-        uint32_t row = ts__sim_add_node(s, g->nodes.rank[n], g->nodes.kind[n], st, g->nodes.self_ns[n],
-                                        st, st + g->nodes.dur_ns[n]);
-        if (row == TS_NONE32) return TS_ENOMEM;
-        s->lane[row] = g->nodes.lane[n];
-        s->iteration[row] = g->nodes.iteration[n];
-        s->gnode[row] = n;
-        s->name[row] = ts__graph_node_name(g, n);
+    uint32_t nn = g->nodes.n, ne = g->edges.n;
+    if (!ts__sim_reserve(s, nn + 1024, ne + 4096)) return TS_ENOMEM;
+    s->n_nodes = nn;
+    s->n_edges = ne;
+    for (uint32_t n = 0; n < nn; n++) {
+        uint16_t rk = g->nodes.rank[n];
+        int64_t st = g->nodes.start_ns[n] + (rk == TS_GRAPH_NO_RANK ? 0 : g->align[rk].offset_ns);
+        s->own_start_ns[n] = s->meas_start_ns[n] = st;
+        s->meas_end_ns[n] = st + g->nodes.dur_ns[n];
+        s->gnode[n] = n;
     }
-    for (uint32_t e = 0; e < g->edges.n; e++) {
-        uint32_t row = ts__sim_add_edge(s, g->edges.src[e], g->edges.dst[e], g->edges.flags[e], g->edges.gap_ns[e]);
-        if (row == TS_NONE32) return TS_ENOMEM;
-        s->ekind[row] = g->edges.kind[e];
-    }
+    memcpy(s->self_ns, g->nodes.self_ns, nn * sizeof *s->self_ns);
+    memcpy(s->lane, g->nodes.lane, nn * sizeof *s->lane);
+    memcpy(s->rank, g->nodes.rank, nn * sizeof *s->rank);
+    memcpy(s->kind, g->nodes.kind, nn * sizeof *s->kind);
+    memcpy(s->iteration, g->nodes.iteration, nn * sizeof *s->iteration);
+    memset(s->name, 0, nn * sizeof *s->name);
+    memcpy(s->esrc, g->edges.src, ne * sizeof *s->esrc);
+    memcpy(s->edst, g->edges.dst, ne * sizeof *s->edst);
+    memcpy(s->eflags, g->edges.flags, ne * sizeof *s->eflags);
+    memcpy(s->egap_ns, g->edges.gap_ns, ne * sizeof *s->egap_ns);
+    memcpy(s->ekind, g->edges.kind, ne * sizeof *s->ekind);
     return collect_colls(r);
 }
 

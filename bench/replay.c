@@ -1,0 +1,139 @@
+/* replay.c - replay benchmark: simulator throughput on a real graph, and the
+ * time to build, align and replay an N-rank data-parallel job synthesized by
+ * replicating a real rank with jitter (issue 3, "Speed").
+ *
+ * Figures, each the best of R runs on one core (everything here is
+ * single-threaded):
+ *   graph construction  ts_graph_create on the loaded trace (ingest excluded);
+ *   replay              ts_replay_run_graph: copying the graph into the
+ *                       simulator, collecting collectives, simulating and
+ *                       comparing iterations;
+ *   simulate only       ts__sim_run on that copy (the event loop itself);
+ * in graph nodes per second. Then for each --ranks N: synthesize + match +
+ * align + index (ts__graph_replicate, 5% jitter) and replay, with Echo's
+ * published 719 s for 1,024 GPUs as the peer figure.
+ * Usage: build/bench/replay [--data DIR] [--trace FILE] [--ranks N]... [--repeat R]
+ * Not a test: nothing asserts a speed; numbers on a shared machine are noisy.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+#include "graph/graph.h"
+#include "replay/replay.h"
+#include "trainscope/graph.h"
+#include "trainscope/ingest.h"
+#include "trainscope/replay.h"
+
+enum { MAX_JOBS = 8 };
+
+static double secs(int64_t ns) { return (double)ns / 1e9; }
+
+typedef struct bench_args {
+    const char *data, *trace;
+    uint32_t    ranks[MAX_JOBS];
+    int         n_jobs, repeat;
+} bench_args;
+
+static void throughput(const ts_trace *t, int repeat)
+{
+    double best_g = 1e30, best_r = 1e30, best_s = 1e30;
+    uint32_t nodes = 0, edges = 0;
+    for (int i = 0; i < repeat; i++) {
+        ts_graph *g = NULL;
+        ts_replay *r = NULL;
+        ts_error err = {0};
+        int64_t t0 = ts__now_ns();
+        if (ts_graph_create(t, NULL, &g, &err)) { fprintf(stderr, "graph: %s\n", err.msg); exit(2); }
+        int64_t t1 = ts__now_ns();
+        if (ts_replay_run_graph(g, NULL, &r, &err)) { fprintf(stderr, "replay: %s\n", err.msg); exit(2); }
+        int64_t t2 = ts__now_ns();
+        if (ts__sim_run(&r->sim, &err)) { fprintf(stderr, "simulate: %s\n", err.msg); exit(2); }
+        int64_t t3 = ts__now_ns();
+        nodes = ts_graph_n_nodes(g);
+        edges = ts_graph_n_edges(g);
+        if (secs(t1 - t0) < best_g) best_g = secs(t1 - t0);
+        if (secs(t2 - t1) < best_r) best_r = secs(t2 - t1);
+        if (secs(t3 - t2) < best_s) best_s = secs(t3 - t2);
+        ts_replay_destroy(r);
+        ts_graph_destroy(g);
+    }
+    printf("real trace: %u nodes, %u edges (best of %d)\n", nodes, edges, repeat);
+    printf("  graph construction: %8.3f ms  %6.1f M nodes/s\n", best_g * 1e3, nodes / best_g / 1e6);
+    printf("  replay (copy+sim):  %8.3f ms  %6.1f M nodes/s\n", best_r * 1e3, nodes / best_r / 1e6);
+    printf("  simulate only:      %8.3f ms  %6.1f M nodes/s   (target >= 10 M nodes/s/core)\n",
+           best_s * 1e3, nodes / best_s / 1e6);
+}
+
+static int job(const ts_trace *t, uint32_t ranks)
+{
+    ts_graph *g = NULL, *big = NULL;
+    ts_replay *r = NULL;
+    ts_error err = {0};
+    if (ts_graph_create(t, NULL, &g, &err)) { fprintf(stderr, "graph: %s\n", err.msg); return 1; }
+    int64_t t0 = ts__now_ns();
+    int rc = ts__graph_replicate(g, ranks, 0.05, 7, &big, &err);
+    int64_t t1 = ts__now_ns();
+    if (rc == 0) rc = ts_replay_run_graph(big, NULL, &r, &err);
+    int64_t t2 = ts__now_ns();
+    if (rc) {
+        fprintf(stderr, "%u ranks: %s\n", ranks, err.msg);
+        ts_graph_destroy(big);
+        ts_graph_destroy(g);
+        return 1;
+    }
+    ts_replay_stats st;
+    ts_replay_get_stats(r, &st);
+    printf("%u-rank job (one real rank replicated, 5%% jitter): %u nodes, %u edges, %u collectives\n",
+           ranks, st.n_nodes, st.n_edges, st.n_collectives);
+    printf("  synthesize + match + align + index: %7.3f s\n", secs(t1 - t0));
+    printf("  replay:                             %7.3f s  (%.1f M nodes/s)\n", secs(t2 - t1),
+           st.n_nodes / secs(t2 - t1) / 1e6);
+    printf("  total:                              %7.3f s  (target %s; Echo: 719 s for 1,024 GPUs)\n",
+           secs(t2 - t0), ranks <= 1024 ? "< 5 s at 1,024" : "< 60 s at 8,192");
+    printf("  predicted iteration %.3f ms (measured, jittered copy of rank 0: %.3f ms); peak RSS %.0f MB\n",
+           ts_replay_predicted_iteration_ns(r) / 1e6, ts_replay_measured_iteration_ns(r) / 1e6,
+           ts__peak_rss_bytes() / 1048576.0);
+    ts_replay_destroy(r);
+    ts_graph_destroy(big);
+    ts_graph_destroy(g);
+    return 0;
+}
+
+static void parse(int argc, char **argv, bench_args *a)
+{
+    a->data = getenv("TS_DATA") ? getenv("TS_DATA") : "../shared/data";
+    a->repeat = 5;
+    for (int i = 1; i < argc; i++) {
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(argv[i], "--data") && v) a->data = argv[++i];
+        else if (!strcmp(argv[i], "--trace") && v) a->trace = argv[++i];
+        else if (!strcmp(argv[i], "--repeat") && v) a->repeat = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--ranks") && v && a->n_jobs < MAX_JOBS) a->ranks[a->n_jobs++] = (uint32_t)atoi(argv[++i]);
+        else {
+            fprintf(stderr, "usage: %s [--data DIR] [--trace FILE] [--ranks N]... [--repeat R]\n", argv[0]);
+            exit(2);
+        }
+    }
+    if (a->repeat < 1) a->repeat = 1;
+}
+
+int main(int argc, char **argv)
+{
+    bench_args a = {0};
+    parse(argc, argv, &a);
+    char path[1024];
+    if (a.trace) snprintf(path, sizeof path, "%s", a.trace);
+    else snprintf(path, sizeof path, "%s/kineto/nccl_parser_config/nccl_data.json.gz", a.data);
+    const char *paths[1] = {path};
+    ts_trace *t = NULL;
+    ts_error err = {0};
+    if (ts_trace_load(paths, 1, NULL, &t, &err)) { fprintf(stderr, "%s\n", err.msg); return 2; }
+    printf("trace: %s\n", path);
+    throughput(t, a.repeat);
+    int rc = 0;
+    for (int i = 0; i < a.n_jobs; i++) rc |= job(t, a.ranks[i]);
+    ts_trace_destroy(t);
+    return rc;
+}

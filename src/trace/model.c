@@ -362,10 +362,20 @@ static int nest_slices(ts_rank *r)
         for (uint32_t i = a; i < b; i++) {
             int64_t ts = s->ts_ns[i], end = ts + s->dur_ns[i];
             while (sp && ts_end_le(s, stack[sp - 1], ts)) sp--;
-            while (sp && end > s->ts_ns[stack[sp - 1]] + s->dur_ns[stack[sp - 1]]) {
+            /* Timestamps rounded to whole microseconds (the older PyTorch
+             * format) make a child end up to 1 us after its parent. That is
+             * rounding, not overlap: nest it (durations stay as recorded). */
+            bool rounding = false;
+            if (sp) {
+                int64_t pend = s->ts_ns[stack[sp - 1]] + s->dur_ns[stack[sp - 1]];
+                rounding = end > pend && end - pend <= TS_ROUNDING_NS && ts < pend &&
+                           end % TS_ROUNDING_NS == 0 && pend % TS_ROUNDING_NS == 0;
+                if (rounding) r->n_rounding_overruns++;
+            }
+            if (!rounding && sp && end > s->ts_ns[stack[sp - 1]] + s->dur_ns[stack[sp - 1]]) {
                 ts__rank_warn(r, TS_WARN_OVERLAP, "\"%s\" at %lld ns overlaps \"%s\" on the same track without nesting",
                               ts__rank_str(r, s->name[i]), (long long)ts, ts__rank_str(r, s->name[stack[sp - 1]]));
-                sp--;
+                while (sp && end > s->ts_ns[stack[sp - 1]] + s->dur_ns[stack[sp - 1]]) sp--;
             }
             s->parent[i] = sp ? stack[sp - 1] : TS_NONE32;
             s->depth[i] = (uint16_t)(sp < UINT16_MAX ? sp : UINT16_MAX);

@@ -27,6 +27,10 @@
 #include "core/core.h"
 #include "trainscope/model.h"
 
+/* A child may end this much after its parent and still nest when
+ * the times are whole microseconds: the resolution of the older PyTorch format. */
+#define TS_ROUNDING_NS 1000
+
 /* What a slice is, from Kineto's "cat" (or inferred for traces without one).
  * The raw category string is kept too (ts_slices.cat). */
 typedef enum ts_kind {
@@ -193,6 +197,7 @@ struct ts_rank {
     uint32_t     n_flow_ends, cap_flow_ends;
 
     uint64_t n_events_read;   /* every trace event seen, including skipped ones */
+    uint64_t n_rounding_overruns; /* children ending <= TS_ROUNDING_NS after their parent, nested anyway */
     uint64_t warn_count[TS_WARN_COUNT];
     char    *warn_first[TS_WARN_COUNT];  /* first message of each kind (owned), NULL = none */
     bool     oom;             /* an append failed; finish reports TS_ENOMEM */

@@ -25,10 +25,10 @@ for key, (cat, n, total, median, sd) in want.items():
     assert abs(r["total_us"] - total) < 0.002 and abs(r["median_us"] - median) < 0.002, r
     assert abs(r["stddev_us"] - sd) < 0.002, r
 assert [w["window_us"] for w in d["ranks"]] == [148228.0, 148230.0], d["ranks"]
-# recoverable problems are reported, not dropped: these files hold partially overlapping ops
-assert {w["kind"] for w in d["warnings"]} == {"overlapping_slices"}, d["warnings"]
+# children that end up to 1 us after their parent are whole-microsecond
+# rounding (the model nests them), so these files raise no overlap warning
+assert d["warnings"] == [], d["warnings"]
 '
-# table mode: the same warnings go to stderr, one line per rank and kind
 ERR=$("$BIN" stats "$L"/ddp_gloo_rank0.json "$L"/ddp_gloo_rank1.json 2>&1 >/dev/null)
-[ "$(echo "$ERR" | grep -c 'warning: .*overlapping_slices')" -eq 2 ] || { echo "warnings on stderr: $ERR"; exit 1; }
+[ -z "$ERR" ] || { echo "unexpected stderr: $ERR"; exit 1; }
 echo ok

@@ -151,3 +151,20 @@ TEST(out_of_memory_while_building_is_reported_by_finish)
         ts_set_allocator(NULL, NULL);
     }
 }
+
+TEST(child_overrunning_parent_by_rounding_is_nested)
+{
+    /* Real case: examples/ddp_gloo rank 0, aten::cross_entropy_loss ts 80908 dur 51
+     * and its child aten::nll_loss_nd ts 80944 dur 16 (microseconds). */
+    ts_rank *r = ts__rank_create("t.json");
+    uint32_t t = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
+    ts__rank_add_slice(r, t, 80908000, 51000, S(r, "aten::cross_entropy_loss"), 0, TS_KIND_CPU_OP);
+    ts__rank_add_slice(r, t, 80944000, 16000, S(r, "aten::nll_loss_nd"), 0, TS_KIND_CPU_OP);
+    ts__rank_add_slice(r, t, 80950000, 20000, S(r, "real_overlap"), 0, TS_KIND_CPU_OP);
+    CHECK_EQ_INT(ts__rank_finish(r, NULL), TS_OK);
+    CHECK_EQ_INT(r->slices.parent[1], 0);
+    CHECK_EQ_INT(r->slices.dur_ns[1], 16000);           /* kept as recorded */
+    CHECK_EQ_INT(r->n_rounding_overruns, 1);
+    CHECK_EQ_INT(r->warn_count[TS_WARN_OVERLAP], 1);   /* 10 us past its parent is real */
+    ts__rank_destroy(r);
+}

@@ -7,7 +7,8 @@
  * (c) multi-rank scaling: a directory of N rank files, 1 thread vs 2 threads.
  * Each measurement runs in a forked child so its peak RSS (wait4) is its own.
  * Prints MB/s of uncompressed JSON per core, wall time, peak RSS and the
- * RSS/JSON ratio, Python's figures, and ours/Python.
+ * RSS/JSON ratio, the CPU time of `stats` on the loaded trace, Python's
+ * figures, and ours/Python.
  *
  * Usage: build/bench/ingest [--data DIR] [--mb 500] [--ranks 4] [--no-python]
  * Not a test: nothing here asserts a speed.
@@ -23,12 +24,15 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "trainscope/analyze.h"
 #include "trainscope/ingest.h"
 
 typedef struct result {
     double wall_s;       /* seconds, as the child measured it (load only) */
     double cpu_s;        /* CPU seconds of the load, all threads (user + system) */
-    double peak_rss_mb;  /* child's maxrss */
+    double stats_cpu_s;  /* CPU seconds of ts_stats_compute on the loaded trace */
+    double peak_rss_mb;  /* child's maxrss when the load returned */
+    double peak_rss_all_mb; /* child's maxrss at exit (load + stats) */
     int    ok;
 } result;
 
@@ -60,13 +64,22 @@ static result run_ours(const char *const *paths, uint32_t n, int threads)
         ts_error err;
         double t0 = now_s(), c0 = cpu_now_s();
         int rc = ts_trace_load(paths, n, &o, &t, &err);
-        double dt[2] = {now_s() - t0, cpu_now_s() - c0};
+        struct rusage self;
+        getrusage(RUSAGE_SELF, &self);
+        double dt[4] = {now_s() - t0, cpu_now_s() - c0, 0, (double)self.ru_maxrss / 1024.0};
         if (rc) fprintf(stderr, "ingest: %s\n", err.msg);
+        ts_stats *st = NULL;
+        c0 = cpu_now_s();
+        if (rc == TS_OK && (rc = ts_stats_compute(t, NULL, &st, &err)) != TS_OK)
+            fprintf(stderr, "stats: %s\n", err.msg);
+        dt[2] = cpu_now_s() - c0;
+        ts_stats_destroy(st);
+        ts_trace_destroy(t);
         if (write(fd[1], dt, sizeof dt) != sizeof dt) _exit(3);
         _exit(rc ? 2 : 0);
     }
     close(fd[1]);
-    double dt[2] = {0, 0};
+    double dt[4] = {0, 0, 0, 0};
     ssize_t k = read(fd[0], dt, sizeof dt);
     close(fd[0]);
     int st;
@@ -75,7 +88,9 @@ static result run_ours(const char *const *paths, uint32_t n, int threads)
     r.ok = k == sizeof dt && WIFEXITED(st) && WEXITSTATUS(st) == 0;
     r.wall_s = dt[0];
     r.cpu_s = dt[1];
-    r.peak_rss_mb = (double)ru.ru_maxrss / 1024.0;
+    r.stats_cpu_s = dt[2];
+    r.peak_rss_mb = dt[3];
+    r.peak_rss_all_mb = (double)ru.ru_maxrss / 1024.0;
     return r;
 }
 
@@ -205,6 +220,8 @@ static void report(const char *what, double json_mb, result ours, result py)
     if (!ours.ok) { printf("  trainscope: FAILED\n"); return; }
     printf("  trainscope  wall %7.3f s  cpu %7.3f s  %7.1f MB/s per core  peak RSS %7.1f MB  RSS/JSON %.2f\n",
            ours.wall_s, ours.cpu_s, json_mb / ours.cpu_s, ours.peak_rss_mb, ours.peak_rss_mb / json_mb);
+    printf("  trainscope stats on the loaded trace: cpu %.3f s, peak RSS with it %.1f MB\n",
+           ours.stats_cpu_s, ours.peak_rss_all_mb);
     if (py.ok)
         printf("  python json wall %7.3f s  cpu %7.3f s  %7.1f MB/s per core  peak RSS %7.1f MB  RSS/JSON %.2f\n"
                "  ours/python: %.1fx the throughput per core, %.2fx the peak RSS\n",
@@ -231,12 +248,8 @@ int main(int argc, char **argv)
     double src_mb = (double)n / 1e6;
     printf("trainscope ingest benchmark (timings are noisy when other jobs share the CPU)\n\n");
 
-    /* (a) the real trace, gzip */
-    const char *pa[] = {gz};
-    result ours = run_ours(pa, 1, 1), py = python ? run_python(gz) : (result){0};
-    report("(a) nccl_data.json.gz (gzip)", src_mb, ours, py);
-
-    /* (b) ~target_mb replicated, uncompressed */
+    /* Make the inputs first, then free the source copy: a forked child
+     * would otherwise count the parent's resident pages in its peak RSS. */
     int copies = (int)(target_mb / src_mb + 0.5);
     if (copies < 1) copies = 1;
     char big[256];
@@ -245,14 +258,6 @@ int main(int argc, char **argv)
         fprintf(stderr, "cannot write %s\n", big);
         return 1;
     }
-    const char *pb[] = {big};
-    ours = run_ours(pb, 1, 1);
-    py = python ? run_python(big) : (result){0};
-    char what[128];
-    snprintf(what, sizeof what, "(b) %d copies, plain JSON", copies);
-    report(what, file_mb(big), ours, py);
-
-    /* (c) multi-rank directory: 1 vs 2 threads */
     char dir[256];
     snprintf(dir, sizeof dir, "/tmp/trainscope_bench_ranks_%d", n_ranks);
     mkdir(dir, 0755);
@@ -263,6 +268,22 @@ int main(int argc, char **argv)
         if (file_mb(p) < src_mb * 4 * 0.99 && make_trace(p, src, n, 4, r)) { fprintf(stderr, "cannot write %s\n", p); return 1; }
         dir_mb += file_mb(p);
     }
+    free(src);
+
+    /* (a) the real trace, gzip */
+    const char *pa[] = {gz};
+    result ours = run_ours(pa, 1, 1), py = python ? run_python(gz) : (result){0};
+    report("(a) nccl_data.json.gz (gzip)", src_mb, ours, py);
+
+    /* (b) ~target_mb replicated, uncompressed */
+    const char *pb[] = {big};
+    ours = run_ours(pb, 1, 1);
+    py = python ? run_python(big) : (result){0};
+    char what[128];
+    snprintf(what, sizeof what, "(b) %d copies, plain JSON", copies);
+    report(what, file_mb(big), ours, py);
+
+    /* (c) multi-rank directory: 1 vs 2 threads */
     const char *pc[] = {dir};
     result one = run_ours(pc, 1, 1), two = run_ours(pc, 1, 2);
     printf("(c) %d ranks in a directory          %8.1f MB JSON\n", n_ranks, dir_mb);
@@ -273,6 +294,5 @@ int main(int argc, char **argv)
                one.wall_s / two.wall_s, two.peak_rss_mb);
     else
         printf("  FAILED\n");
-    free(src);
     return 0;
 }

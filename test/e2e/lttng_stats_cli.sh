@@ -3,8 +3,8 @@
 # host tracing API calls recorded as LTTng-UST tracepoints (CTF), then
 # `trainscope stats DIR/lttng` reads the CTF trace and counts the same
 # operations as `trainscope stats` on the JSON trace of the same run.
-# Uses `trainscope record --lttng` when the CLI has it, else drives the session
-# with the lttng command the same way (src/capture/lttng_session.c).
+# The session is driven with the lttng command the way `record --lttng` does
+# (src/capture/lttng_session.c, itself tested in test/unit/test_ctf.c).
 # Skips (exit 0, saying so) without lttng-tools or libtrainscope-lttng.so.
 set -eu
 BIN=${TS_BIN:-build/trainscope}
@@ -27,17 +27,13 @@ for i in range(4):
 print("app output")
 EOF
 
-if "$BIN" record --help 2>&1 | grep -q -- --lttng; then
-    out=$("$BIN" record --lttng -o "$T" -- /usr/bin/python3 "$T/app.py")
-else
-    lttng create "$S" --output="$T/lttng" >/dev/null
-    lttng enable-event --userspace 'trainscope:*' --session="$S" >/dev/null
-    lttng add-context --userspace --type=vpid --type=vtid --type=procname --session="$S" >/dev/null
-    lttng start "$S" >/dev/null
-    out=$(TRAINSCOPE_DIR="$T" LD_PRELOAD="$B/libtrainscope-preload.so $B/libtrainscope-lttng.so" \
-          /usr/bin/python3 "$T/app.py")
-    lttng destroy "$S" >/dev/null
-fi
+lttng create "$S" --output="$T/lttng" >/dev/null
+lttng enable-event --userspace 'trainscope:*' --session="$S" >/dev/null
+lttng add-context --userspace --type=vpid --type=vtid --type=procname --session="$S" >/dev/null
+lttng start "$S" >/dev/null
+out=$(TRAINSCOPE_DIR="$T" LD_PRELOAD="$B/libtrainscope-preload.so $B/libtrainscope-lttng.so" \
+      /usr/bin/python3 "$T/app.py")
+lttng destroy "$S" >/dev/null
 [ "$out" = "app output" ] || { echo "program output changed: '$out'"; exit 1; }
 
 ctf=$("$BIN" stats "$T/lttng" --top 50)

@@ -19,6 +19,9 @@ typedef struct ts_graph_members {
 } ts_graph_members;
 
 ts_graph *ts__graph_alloc(const ts_trace *t, uint32_t n_ranks, const ts_graph_options *opt);
+/* Grow the node and edge columns to hold at least this many rows (appends
+ * then never reallocate); TS_ENOMEM leaves the graph as it was. */
+TS_NODISCARD int ts__graph_reserve(ts_graph *g, size_t n_nodes, size_t n_edges);
 uint32_t  ts__graph_add_lane(ts_graph *g, uint16_t rank, bool on_gpu, uint32_t track);
 uint32_t  ts__graph_add_node(ts_graph *g, uint16_t rank, ts_node_kind kind, uint32_t lane,
                              uint32_t slice, int64_t start_ns, int64_t dur_ns);

@@ -55,13 +55,22 @@ static inline uint32_t edge_src_pt(const ts_graph *g, uint32_t e)
     return g->edges.src[e] * 2 + ((g->edges.flags[e] & TS_EDGE_FROM_END) ? 1 : 0);
 }
 
-/* Longest-path values and arg-max arcs of every point. */
-static void longest_paths(const ts_graph *g, int64_t *t, uint32_t *arc)
+static bool in_target(const ts_graph *g, const int32_t *idx, uint32_t n);
+
+/* Longest-path values and arg-max arcs of every point of the iteration's
+ * nodes; points outside it sit at their measured time (the path never
+ * continues through them, so their own predecessors do not matter). */
+static void longest_paths(const ts_graph *g, const int32_t *idx, int64_t *t, uint32_t *arc)
 {
     uint32_t np = g->nodes.n * 2;
     for (uint32_t i = 0; i < np; i++) {
         uint32_t p = g->topo[i], n = p / 2;
         bool to_end = p & 1;
+        if (!in_target(g, idx, n)) {
+            t[p] = to_end ? ts__graph_end(g, n) : ts__graph_start(g, n);
+            arc[p] = ARC_SOURCE;
+            continue;
+        }
         int64_t best = INT64_MIN;
         uint32_t best_arc = ARC_SOURCE;
         if (to_end) { best = t[2 * n] + g->nodes.self_ns[n]; best_arc = ARC_SELF; }
@@ -267,7 +276,7 @@ int ts_critical_path_create(const ts_graph *g, int64_t iteration, ts_critical_pa
     if (rc == TS_OK) rc = find_iteration(g, &cp->step, idx, err);
     if (rc == TS_OK) {
         if (idx[0] < 0 && g->n_ranks && g->trace->ranks[g->rank_model[0]]->n_iterations == 0) cp->step = -1;
-        longest_paths(g, t, arc);
+        longest_paths(g, idx, t, arc);
         uint32_t last = TS_NONE32;
         for (uint32_t n = 0; n < g->rank_first_node[g->n_ranks]; n++)
             if (in_target(g, idx, n) && (last == TS_NONE32 || t[2 * n + 1] >= t[2 * last + 1])) last = n;

@@ -154,6 +154,12 @@ static int grow_edges(ts_graph_edges *e, size_t need)
     return TS_OK;
 }
 
+int ts__graph_reserve(ts_graph *g, size_t n_nodes, size_t n_edges)
+{
+    if (n_nodes > (1u << 31) || n_edges > (1u << 31)) return TS_ERANGE;   /* capacities double in uint32 */
+    return grow_nodes(&g->nodes, n_nodes) || grow_edges(&g->edges, n_edges) ? TS_ENOMEM : TS_OK;
+}
+
 uint32_t ts__graph_add_node(ts_graph *g, uint16_t rank, ts_node_kind kind, uint32_t lane,
                             uint32_t slice, int64_t start_ns, int64_t dur_ns)
 {

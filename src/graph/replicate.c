@@ -123,6 +123,13 @@ int ts__graph_replicate(const ts_graph *g, uint32_t n_ranks, double jitter, uint
     int64_t *self = ts__malloc((size_t)v.n * sizeof *self + 8);
     int64_t *t = ts__malloc((size_t)v.n * 2 * sizeof *t + 8);
     int rc = (!o || !members || !self || !t || src_topo(&v) || members_of(&v, &local_m)) ? TS_ENOMEM : TS_OK;
+    if (rc == TS_OK) {   /* every copy's rows and the barriers, so appends never reallocate */
+        size_t local_edges = 0;
+        for (uint32_t e = 0; e < g->edges.n; e++)
+            local_edges += local(&v, g->edges.src[e]) && local(&v, g->edges.dst[e]);
+        rc = ts__graph_reserve(o, (size_t)n_ranks * v.n + g->n_colls + 1,
+                               (size_t)n_ranks * (local_edges + 2 * (size_t)local_m.n) + 1);
+    }
     for (uint32_t r = 0; rc == TS_OK && r < n_ranks; r++) {
         o->rank_model[r] = g->rank_model[0];
         o->rank_number[r] = (int32_t)r;

@@ -1,0 +1,17 @@
+#!/bin/sh
+# replay.sh - the issue's replay speed figures (issue 3, "Speed").
+#
+#   sh bench/replay.sh
+#
+# Simulator and graph throughput on nccl_data (rank 0 of a real 2-rank NCCL
+# DDP job, 15.7k graph nodes), then a 1,024-rank job replicated from it with
+# 5% jitter (16M nodes). The 8,192-rank job replicates the smaller sampled
+# rank 0 of the 128-rank trace_filter job (2.9k nodes per rank, 24M nodes):
+# replicating nccl_data 8,192 times would need ~30 GB. Echo's published
+# figure is 719 s for 1,024 GPUs. Timings on a shared 2-core machine are noisy.
+set -e
+BUILD=${BUILD:-build}
+DATA=${TS_DATA:-../shared/data}
+make -s "$BUILD/bench/replay" >/dev/null
+"$BUILD/bench/replay" --data "$DATA" --ranks 1024
+"$BUILD/bench/replay" --data "$DATA" --trace "$DATA/kineto/trace_filter/sampled_rank-0.json.gz" --repeat 1 --ranks 8192

@@ -9,19 +9,20 @@
  * argument names so the cross-rank matcher reads it like PyTorch's
  * record_param_comms:
  *
- *   arg                  | value
+ *   arg (in this order)  | value
  *   ---------------------+--------------------------------------------------
+ *   "Process Group Name" | communicator id, 16 hex digits, equal on every rank
  *   "Collective name"    | allreduce, allgather, reduce_scatter, broadcast,
  *                        | reduce, all_to_all, send, recv
- *   "Process Group Name" | communicator id, 16 hex digits, equal on every rank
  *   "Sequence number"    | per communicator, from 1: collectives count in one
  *                        | sequence, send/recv in one per (peer, direction)
- *   "Group size"         | ranks in the communicator
  *   "In msg nelems"      | elements read by this rank
  *   "Out msg nelems"     | elements written by this rank
  *   "dtype"              | PyTorch's dtype names: Float, Half, BFloat16, ...
- *   "Peer"/"Root", then "Group size", "Rank", "Bytes", "Stream": kept as far as the
- *                        | host API's argument limit allows
+ *   "Peer" / "Root"      | send/recv peer; broadcast/reduce root
+ *   "Group size", "Rank", "Bytes", "Stream", "NCCL result" (when not success)
+ * The host API keeps the first TS_TRACE_MAX_ARGS (8): everything matching
+ * needs comes first.
  */
 #ifndef TS_CAPTURE_NCCL_H
 #define TS_CAPTURE_NCCL_H

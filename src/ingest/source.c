@@ -72,6 +72,8 @@ int ts__src_open(ts_src *s, const char *path, ts_error *err)
     s->kind = TS_SRC_PLAIN;   /* until the magic bytes say otherwise */
     s->fd = open(path, O_RDONLY | O_CLOEXEC);
     if (s->fd < 0) return ts__error(err, TS_ENOENT, "%s: byte 0: cannot open: %s", path, strerror(errno));
+    /* Traces are read once, front to back: ask for aggressive readahead. */
+    (void)posix_fadvise(s->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     s->in_cap = IN_WINDOW;
     s->in = ts__malloc(s->in_cap);
     if (!s->in) { ts__src_close(s); return ts__error(err, TS_ENOMEM, "%s: byte 0: out of memory", path); }

@@ -569,3 +569,80 @@ TEST(ingest_nccl_trace_details_match_the_file)
     CHECK_EQ_INT(n_corr, n_kernel);
     ts_trace_destroy(t);
 }
+
+TEST(ingest_finds_iterations_with_a_custom_marker)
+{
+    ts_error err;
+    const char *json = "[{\"ph\":\"X\",\"name\":\"train_step 7\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":5},"
+                       "{\"ph\":\"X\",\"name\":\"train_step 8\",\"pid\":1,\"tid\":1,\"ts\":5,\"dur\":5},"
+                       "{\"ph\":\"X\",\"name\":\"ProfilerStep#1\",\"pid\":1,\"tid\":2,\"ts\":0,\"dur\":10}]";
+    ts_load_opts o = {sizeof o, 1, "train_step "};
+    ts_rank *r = NULL;
+    CHECK_EQ_INT(ts__ingest_json_buffer("t.json", json, strlen(json), &o, &r, &err), TS_OK);
+    CHECK_EQ_INT(r->n_iterations, 2);
+    CHECK_EQ_INT(r->iterations[1].step, 8);
+    CHECK_EQ_INT(r->iterations[1].start_ns, 5000);
+    ts__rank_destroy(r);
+    CHECK_EQ_INT(ts__ingest_json_buffer("t.json", json, strlen(json), NULL, &r, &err), TS_OK);
+    CHECK_EQ_INT(r->n_iterations, 1);
+    ts__rank_destroy(r);
+}
+
+TEST(ingest_moves_flows_through_t_steps)
+{
+    ts_error err;
+    ts_rank *r = load_str("[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":2},"
+                          "{\"ph\":\"X\",\"name\":\"b\",\"pid\":1,\"tid\":2,\"ts\":3,\"dur\":2},"
+                          "{\"ph\":\"X\",\"name\":\"c\",\"pid\":1,\"tid\":3,\"ts\":6,\"dur\":2},"
+                          "{\"ph\":\"s\",\"cat\":\"fwdbwd\",\"id\":9,\"pid\":1,\"tid\":1,\"ts\":1},"
+                          "{\"ph\":\"t\",\"cat\":\"fwdbwd\",\"id\":9,\"pid\":1,\"tid\":2,\"ts\":4},"
+                          "{\"ph\":\"f\",\"cat\":\"fwdbwd\",\"id\":9,\"pid\":1,\"tid\":3,\"ts\":6}]", &err);
+    CHECK(r != NULL);
+    CHECK_EQ_INT(r->flows.n, 1);
+    CHECK_EQ_INT(r->flows.kind[0], TS_FLOW_FWDBWD);
+    CHECK_EQ_INT(r->flows.from[0], find_slice(r, "a"));
+    CHECK_EQ_INT(r->flows.to[0], find_slice(r, "c"));   /* 'f' without bp "e" binds the next slice */
+    ts__rank_destroy(r);
+}
+
+TEST(ingest_rejects_zstd_stream_cut_short)
+{
+    ts_error err;
+    size_t n = strlen(small_trace), zcap = ZSTD_compressBound(n);
+    char *zs = malloc(zcap);
+    size_t zn = ZSTD_compress(zs, zcap, small_trace, n, 3);
+    ts_rank *r = NULL;
+    CHECK_EQ_INT(ts__ingest_json_buffer("t.json.zst", zs, zn - 4, NULL, &r, &err), TS_EPARSE);
+    char want[128];
+    snprintf(want, sizeof want, "t.json.zst: byte %zu: zstd stream cut short", zn - 4);
+    CHECK_EQ_STR(err.msg, want);
+    free(zs);
+}
+
+TEST(ingest_loads_several_files_in_parallel_in_rank_order)
+{
+    char *dir = tmpdir_make();
+    CHECK(dir != NULL);
+    char paths[4][256];
+    const char *pv[4];
+    for (int i = 0; i < 4; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "trace_rank_%d.json", 3 - i);
+        write_file(dir, name, small_trace);
+        snprintf(paths[i], sizeof paths[i], "%s/%s", dir, name);
+        pv[i] = paths[i];
+    }
+    ts_trace *t = NULL;
+    ts_error err;
+    ts_load_opts o = {sizeof o, 3, NULL};
+    CHECK_EQ_INT(ts_trace_load(pv, 4, &o, &t, &err), TS_OK);
+    CHECK_EQ_INT(ts_trace_n_ranks(t), 4);
+    for (uint32_t i = 0; i < 4; i++) {
+        CHECK_EQ_INT(ts_rank_number(ts_trace_borrow_rank(t, i)), i);
+        CHECK_EQ_INT(ts_rank_n_slices(ts_trace_borrow_rank(t, i)), 1);
+    }
+    ts_trace_destroy(t);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK_EQ_INT(system(cmd), 0);
+}

@@ -243,6 +243,10 @@ static void link_launches(local_ctx *c)
                 } else if (g->nodes.kind[rt] == TS_NODE_RUNTIME) {
                     g->nodes.kind[rt] = TS_NODE_LAUNCH;
                 }
+                /* a communication kernel hangs off the collective call that launched it */
+                uint32_t op = c->op_anc[g->nodes.slice[rt]];
+                if (g->nodes.kind[n] == TS_NODE_COMM_KERNEL && op != TS_NONE32 && g->nodes.kind[op] == TS_NODE_COMM_CPU)
+                    ts__graph_add_edge(g, op, n, TS_EDGE_COLL_LAUNCH, 0);
                 t = g->nodes.start_ns[rt];
             } else {
                 unlaunched++;

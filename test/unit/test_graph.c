@@ -492,3 +492,30 @@ TEST(alignment_reaches_ranks_outside_the_reference_group_through_shared_ranks)
     ts_graph_destroy(g);
     ts_trace_destroy(t);
 }
+
+TEST(nccl_kernel_hangs_off_the_collective_call_that_launched_it)
+{
+    ts_rank *r = ts__rank_create("r0.json");
+    uint32_t cpu = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
+    uint32_t gpu = ts__rank_track(r, TS_TRACK_GPU_STREAM, 0, 40);
+    sl(r, cpu, 0, 100, "c10d::allreduce_", TS_KIND_CPU_OP, -1);
+    sl(r, cpu, 10, 80, "record_param_comms", TS_KIND_CPU_OP, -1);   /* inside the call: not a node of its own */
+    sl(r, cpu, 20, 10, "cudaLaunchKernel", TS_KIND_CUDA_RUNTIME, 5);
+    sl(r, gpu, 40, 500, "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*)", TS_KIND_KERNEL, 5);
+    ts_trace *t = NULL;
+    int rc;
+    ts_graph *g = build(&r, 1, &t, &rc, NULL);
+    CHECK_EQ_INT(rc, TS_OK);
+    uint32_t call = node_named(g, 0, "c10d::allreduce_");
+    uint32_t k = node_named(g, 0, "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*)");
+    CHECK(node_named(g, 0, "record_param_comms") == TS_NONE32);
+    CHECK_EQ_INT(g->nodes.kind[call], TS_NODE_COMM_CPU);
+    CHECK_EQ_INT(g->nodes.kind[k], TS_NODE_COMM_KERNEL);
+    CHECK(edge(g, call, k, TS_EDGE_COLL_LAUNCH) != TS_NONE32);
+    CHECK(edge(g, node_named(g, 0, "cudaLaunchKernel"), k, TS_EDGE_LAUNCH) != TS_NONE32);
+    CHECK_EQ_INT(g->n_colls, 1);                  /* a single rank: one instance, no barrier */
+    CHECK_EQ_STR(ts__str(&g->strings, g->colls[0].name), "allreduce");
+    CHECK(g->colls[0].barrier == TS_NONE32);
+    ts_graph_destroy(g);
+    ts_trace_destroy(t);
+}

@@ -98,7 +98,8 @@ $(BUILD)/libtrainscope-nccl.so: $(CAP_NCCL_OBJS) $(BUILD)/libtrainscope-trace.so
 TS_NCCL_TEST_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(wildcard src/capture/nccl*.c) $(CAPTURE_TRACE_SRCS))
 $(BUILD)/test/test_nccl: test/unit/test_nccl.c $(BUILD)/test/test_main.o $(TS_NCCL_TEST_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itest $(TS_GPU_CFLAGS) -DTS_HAVE_NCCL $(LDFLAGS) -o $@ $< $(BUILD)/test/test_main.o \
+	$(CC) $(CFLAGS) -Itest $(TS_GPU_CFLAGS) -DTS_HAVE_NCCL -DTS_NCCL_LIBDIR='"$(TS_NCCL_LIB)"' $(LDFLAGS) \
+	    -o $@ $< $(BUILD)/test/test_main.o \
 	    $(TS_NCCL_TEST_OBJS) -lm -pthread -ldl -L$(TS_NCCL_LIB) -lnccl -Wl,-rpath,$(TS_NCCL_LIB)
 endif
 

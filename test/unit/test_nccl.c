@@ -377,4 +377,48 @@ TEST(nccl_default_sink_writes_collective_args_into_the_trace)
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     CHECK_EQ_INT(system(cmd), 0);
 }
+/* The preloaded library in a separate process, as `record --nccl` runs it:
+ * libnccl opened by the program itself, once in the global scope and once
+ * RTLD_LOCAL (as Python extensions open it), must be found either way, and
+ * the real result (no GPU here, so an error) must reach the program and the
+ * trace. */
+TEST(nccl_preloaded_wrapper_finds_real_nccl_opened_global_or_local)
+{
+    static char bin[1024];
+    snprintf(bin, sizeof bin, "%s", ts_test_cli());
+    char *slash = strrchr(bin, '/');
+    CHECK(slash);
+    *slash = '\0';
+    const char *modes[] = {"ctypes.RTLD_GLOBAL", "ctypes.RTLD_LOCAL"};
+    for (int m = 0; m < 2; m++) {
+        char dir[] = "/tmp/ts_nccl_pre_XXXXXX";
+        CHECK(mkdtemp(dir));
+        char cmd[4096], *out = NULL;
+        snprintf(cmd, sizeof cmd,
+                 "TRAINSCOPE_DIR=%s LD_PRELOAD='%s/libtrainscope-preload.so %s/libtrainscope-nccl.so' "
+                 "LD_LIBRARY_PATH=%s /usr/bin/python3 -c \"\n"
+                 "import ctypes\n"
+                 "real = ctypes.CDLL('libnccl.so.2', mode=%s)\n"
+                 "wrapped = ctypes.CDLL(None).ncclAllReduce\n"
+                 "direct = real.pncclAllReduce\n"
+                 "args = (None, None, ctypes.c_size_t(10), 7, 0, None, None)\n"
+                 "print(wrapped(*args), direct(*args))\n"
+                 "\"", dir, bin, bin, TS_NCCL_LIBDIR, modes[m]);
+        CHECK_EQ_INT(ts_test_run(cmd, &out), 0);
+        CHECK(out);
+        int got = -1, want = -2;
+        CHECK_EQ_INT(sscanf(out, "%d %d", &got, &want), 2);
+        CHECK_EQ_INT(got, want);
+        CHECK(got != ncclSuccess);
+        free(out);
+        snprintf(cmd, sizeof cmd, "cat %s/*.json; rm -rf %s", dir, dir);
+        CHECK_EQ_INT(ts_test_run(cmd, &out), 0);
+        CHECK(out && strstr(out, "\"ncclAllReduce\""));
+        CHECK(strstr(out, "\"Collective name\":\"allreduce\""));
+        char want_res[64];
+        snprintf(want_res, sizeof want_res, "\"NCCL result\":%d", want);
+        CHECK(strstr(out, want_res));
+        free(out);
+    }
+}
 #endif

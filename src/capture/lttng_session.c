@@ -8,6 +8,7 @@
  */
 #include "capture/lttng.h"
 
+#include <errno.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,8 +41,12 @@ static int run_lttng(char *const argv[], ts_error *err)
         return ts__error(err, TS_ENOENT, "lttng: cannot run the lttng command (lttng-tools not installed?)");
     }
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0)
-        ;
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR) {
+            close(log_fd);
+            return ts__error(err, TS_EIO, "lttng %s: cannot wait for it: %s", argv[1], strerror(errno));
+        }
+    }
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
         close(log_fd);
         return TS_OK;

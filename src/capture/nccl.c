@@ -480,7 +480,6 @@ TS_API ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_
         r.rank = rank, r.nranks = nranks;
         comm_add(*newcomm, r.comm_id, rank, nranks);
     }
-    errno = saved_errno;
     WRAP_END();
 }
 

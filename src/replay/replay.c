@@ -127,6 +127,9 @@ static int sim_from_graph(ts_replay *r)
     memcpy(s->eflags, g->edges.flags, ne * sizeof *s->eflags);
     memcpy(s->egap_ns, g->edges.gap_ns, ne * sizeof *s->egap_ns);
     memcpy(s->ekind, g->edges.kind, ne * sizeof *s->ekind);
+    s->base_out = g->out_first;
+    s->n_base_nodes = nn;
+    s->n_base_edges = ne;
     return collect_colls(r);
 }
 

@@ -116,48 +116,49 @@ static inline uint32_t dst_point(const ts_sim *s, uint32_t e)
     return 2 * s->edst[e] + ((s->eflags[e] & TS_SIM_TO_END) ? 1 : 0);
 }
 
-/* Scratch of one run: out-edge CSR by source point holding each edge's
- * destination point and gap inline (the hot loop then reads sequentially),
- * in-degrees, and the queue. */
+/* Scratch of one run: out-edge CSR by source point of the edges the base
+ * index does not cover, holding each edge's destination point and gap inline
+ * (the hot loop reads them sequentially), in-degrees, and the stack. */
 typedef struct sim_scratch {
-    uint32_t *out_first;   /* 2n + 1 */
-    uint32_t *out_dst;     /* n_edges: destination point */
-    int64_t  *out_gap;     /* n_edges */
+    uint32_t *out_first;   /* 2n + 1, NULL when every edge is in the base index */
+    uint32_t *out_dst;     /* extra edges: destination point */
+    int64_t  *out_gap;     /* extra edges */
     uint32_t *indeg;       /* 2n */
-    uint32_t *queue;       /* 2n */
+    uint32_t *stack;       /* 2n */
     size_t    bytes;
     void     *block;
 } sim_scratch;
 
-static bool scratch_alloc(sim_scratch *sc, const ts_sim *s)
+static bool scratch_alloc(sim_scratch *sc, const ts_sim *s, uint32_t first_extra)
 {
-    size_t np = 2 * (size_t)s->n_nodes, ne = s->n_edges;
-    sc->bytes = ne * sizeof(int64_t) + (np + 1 + ne + np + np) * sizeof(uint32_t);
+    size_t np = 2 * (size_t)s->n_nodes, nx = s->n_edges - first_extra;
+    size_t csr = nx ? np + 1 + nx : 0;
+    sc->bytes = nx * sizeof(int64_t) + (csr + np + np) * sizeof(uint32_t);
     sc->block = ts__malloc(sc->bytes);
     if (!sc->block) return false;
     sc->out_gap = sc->block;                        /* 8-byte column first: aligned */
-    sc->out_first = (uint32_t *)(sc->out_gap + ne);
-    sc->out_dst = sc->out_first + np + 1;
-    sc->indeg = sc->out_dst + ne;
-    sc->queue = sc->indeg + np;
+    sc->indeg = (uint32_t *)(sc->out_gap + nx);
+    sc->stack = sc->indeg + np;
+    sc->out_first = nx ? sc->stack + np : NULL;
+    sc->out_dst = nx ? sc->out_first + np + 1 : NULL;
     return true;
 }
 
-/* Counting sort of edges by source point: O(V + E). */
-static void build_out_csr(const ts_sim *s, sim_scratch *sc)
+/* In-degrees of every point, and a counting sort by source point of the
+ * edges from first_extra on: O(V + E). */
+static void build_index(const ts_sim *s, sim_scratch *sc, uint32_t first_extra)
 {
     uint32_t np = 2 * s->n_nodes;
-    memset(sc->out_first, 0, ((size_t)np + 1) * sizeof(uint32_t));
     memset(sc->indeg, 0, (size_t)np * sizeof(uint32_t));
-    for (uint32_t e = 0; e < s->n_edges; e++) {
-        sc->out_first[src_point(s, e) + 1]++;
-        sc->indeg[dst_point(s, e)]++;
-    }
+    for (uint32_t e = 0; e < s->n_edges; e++) sc->indeg[dst_point(s, e)]++;
+    if (!sc->out_first) return;
+    memset(sc->out_first, 0, ((size_t)np + 1) * sizeof(uint32_t));
+    for (uint32_t e = first_extra; e < s->n_edges; e++) sc->out_first[src_point(s, e) + 1]++;
     for (uint32_t p = 0; p < np; p++) sc->out_first[p + 1] += sc->out_first[p];
-    /* queue doubles as the fill cursor here; it is reset before use. */
-    memcpy(sc->queue, sc->out_first, (size_t)np * sizeof(uint32_t));
-    for (uint32_t e = 0; e < s->n_edges; e++) {
-        uint32_t k = sc->queue[src_point(s, e)]++;
+    /* the stack doubles as the fill cursor here; it is empty before use. */
+    memcpy(sc->stack, sc->out_first, (size_t)np * sizeof(uint32_t));
+    for (uint32_t e = first_extra; e < s->n_edges; e++) {
+        uint32_t k = sc->stack[src_point(s, e)]++;
         sc->out_dst[k] = dst_point(s, e);
         sc->out_gap[k] = s->egap_ns[e];
     }
@@ -165,47 +166,63 @@ static void build_out_csr(const ts_sim *s, sim_scratch *sc)
 
 /* Raise point q's value to at least v. A start point with start-edges starts
  * at INT64_MIN, so the max over its edges decides. */
-static inline void relax(int64_t *val, uint32_t q, int64_t v)
+static inline void relax(ts_sim *s, uint32_t q, int64_t v)
 {
-    if (v > val[q]) val[q] = v;
+    int64_t *val = (q & 1) ? s->end_ns : s->start_ns;
+    if (v > val[q >> 1]) val[q >> 1] = v;
+}
+
+/* Relax every edge leaving point p (value v); push points that became ready. */
+static inline uint32_t leave(ts_sim *s, const sim_scratch *sc, uint32_t p, int64_t v, uint32_t top)
+{
+    uint32_t i = p >> 1;
+    if (s->base_out && i < s->n_base_nodes) {
+        uint8_t want = (p & 1) ? TS_SIM_FROM_END : 0;
+        for (uint32_t e = s->base_out[i]; e < s->base_out[i + 1]; e++) {
+            if ((s->eflags[e] & TS_SIM_FROM_END) != want) continue;
+            uint32_t q = dst_point(s, e);
+            relax(s, q, v + s->egap_ns[e]);
+            if (--sc->indeg[q] == 0) sc->stack[top++] = q;
+        }
+    }
+    if (sc->out_first)
+        for (uint32_t k = sc->out_first[p]; k < sc->out_first[p + 1]; k++) {
+            uint32_t q = sc->out_dst[k];
+            relax(s, q, v + sc->out_gap[k]);
+            if (--sc->indeg[q] == 0) sc->stack[top++] = q;
+        }
+    return top;
 }
 
 int ts__sim_run(ts_sim *s, ts_error *err)
 {
     if (s->oom) return ts__error(err, TS_ENOMEM, "replay: out of memory building the simulation");
     uint32_t n = s->n_nodes, np = 2 * n;
+    uint32_t first_extra = s->base_out ? s->n_base_edges : 0;
     sim_scratch sc;
-    if (!scratch_alloc(&sc, s)) return ts__error(err, TS_ENOMEM, "replay: out of memory");
-    build_out_csr(s, &sc);
-    /* Point 2i's value lives in start_ns[i], point 2i+1's in end_ns[i]. */
-    uint32_t tail = 0;
+    if (!scratch_alloc(&sc, s, first_extra)) return ts__error(err, TS_ENOMEM, "replay: out of memory");
+    build_index(s, &sc, first_extra);
+    /* Point 2i's value lives in start_ns[i], point 2i+1's in end_ns[i]. A
+     * stack, not a FIFO: the point readied last is usually the next op on
+     * the same lane, so popping it keeps the walk in neighbouring rows (one
+     * rank at a time) instead of striding across all ranks. Any pop order
+     * gives a topological order. */
+    uint32_t top = 0, done = 0;
     for (uint32_t i = n; i-- > 0;) {    /* pushed in reverse: row 0 pops first */
         s->start_ns[i] = sc.indeg[2 * i] ? INT64_MIN : s->own_start_ns[i];
         s->end_ns[i] = INT64_MIN;
         sc.indeg[2 * i + 1]++;                      /* the implicit start -> end edge */
-        if (!sc.indeg[2 * i]) sc.queue[tail++] = 2 * i;
+        if (!sc.indeg[2 * i]) sc.stack[top++] = 2 * i;
     }
-    /* A stack, not a FIFO: the point readied last is usually the next op on
-     * the same lane, so popping it keeps the walk in neighbouring rows (one
-     * rank at a time) instead of striding across all ranks; 2-3x faster on
-     * a 1,024-rank job. Any pop order gives a topological order. */
-    uint32_t done = 0;
-    while (tail > 0) {
-        uint32_t p = sc.queue[--tail], i = p >> 1;
+    while (top > 0) {
+        uint32_t p = sc.stack[--top], i = p >> 1;
         done++;
-        int64_t v;
-        if (p & 1) {
-            v = s->end_ns[i];
-        } else {
-            v = s->start_ns[i];
-            relax(s->end_ns, i, v + s->self_ns[i]);
-            if (--sc.indeg[p + 1] == 0) sc.queue[tail++] = p + 1;
+        int64_t v = (p & 1) ? s->end_ns[i] : s->start_ns[i];
+        if (!(p & 1)) {
+            relax(s, p + 1, v + s->self_ns[i]);
+            if (--sc.indeg[p + 1] == 0) sc.stack[top++] = p + 1;
         }
-        for (uint32_t k = sc.out_first[p]; k < sc.out_first[p + 1]; k++) {
-            uint32_t q = sc.out_dst[k];
-            relax((q & 1) ? s->end_ns : s->start_ns, q >> 1, v + sc.out_gap[k]);
-            if (--sc.indeg[q] == 0) sc.queue[tail++] = q;
-        }
+        top = leave(s, &sc, p, v, top);
     }
     int rc = TS_OK;
     if (done < np) {

@@ -44,6 +44,12 @@ typedef struct ts_sim {
     uint8_t  *eflags;           /* TS_SIM_FROM_END | TS_SIM_TO_END */
     int64_t  *egap_ns;          /* added to the src point */
     uint8_t  *ekind;            /* ts_edge_kind of graph/graph.h (for what-ifs), 0 when synthetic */
+    /* Optional borrowed index of the first n_base_edges edges, which are
+     * sorted by src node: node n's are [base_out[n], base_out[n + 1]) for
+     * n < n_base_nodes (a graph's out_first). Saves re-sorting a copied
+     * graph on every run; edges added later are indexed by the run. */
+    const uint32_t *base_out;   /* NULL = none */
+    uint32_t  n_base_nodes, n_base_edges;
 
     /* Results of the last ts__sim_run; n_nodes entries each. */
     int64_t  *start_ns;

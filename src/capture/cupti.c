@@ -17,6 +17,7 @@
  */
 #include "capture/cupti.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -174,8 +175,23 @@ TS_API int InitializeInjection(void)
     return 1;
 }
 
+/* NVTX ranges reach CUPTI only through NVTX's own injection hook: point it
+ * at the libcupti this library uses, unless the user chose one. Done in the
+ * constructor because setenv is only safe before other threads exist, and
+ * NVTX reads the variable at its first call. */
+static void route_nvtx_to_cupti(void)
+{
+    Dl_info info;
+    if (getenv("NVTX_INJECTION64_PATH") || !dladdr((void *)cuptiGetTimestamp, &info) || !info.dli_fname)
+        return;
+    setenv("NVTX_INJECTION64_PATH", info.dli_fname, 0);
+}
+
 __attribute__((constructor)) static void cupti_preload_init(void)
 {
-    if (!getenv("CUDA_INJECTION64_PATH") && TS_TRACE_ON())
+    if (!TS_TRACE_ON())
+        return;
+    route_nvtx_to_cupti();
+    if (!getenv("CUDA_INJECTION64_PATH"))
         pthread_once(&attach_once, attach);
 }

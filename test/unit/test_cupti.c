@@ -412,6 +412,13 @@ TEST(cupti_collector_without_driver_says_so_in_trace_and_keeps_exit_code)
     CHECK_EQ_INT(ts_test_run(cmd, &out), 0);
     CHECK(out && strstr(out, "cuda collector could not attach"));
     free(out);
+    /* NVTX is routed to CUPTI for the program (and its children). */
+    snprintf(cmd, sizeof cmd,
+             "TRAINSCOPE_DIR=%s LD_PRELOAD=\"%s/libtrainscope-preload.so %s/libtrainscope-cuda.so\" "
+             "sh -c 'echo $NVTX_INJECTION64_PATH'; rm -rf %s", dir, bin, bin, dir);
+    CHECK_EQ_INT(ts_test_run(cmd, &out), 0);
+    CHECK(out && strstr(out, "libcupti.so"));
+    free(out);
 }
 /* ---- host ranges -> external correlation (cupti_ranges.c) ----
  * The collector's attach state and CUPTI's external-id stack are stood in

@@ -9,7 +9,8 @@
  * Two rule sets:
  *   exact (default)  views (reshape, permute, expand, squeeze, ...) alias the
  *                    storage of their base, copy_ is a kernel, dtypes have
- *                    their real sizes, gradients live to the end;
+ *                    their real sizes; gradients and the forward's user
+ *                    outputs (logits, loss) live to the end of the iteration;
  *   g10_compat       G10's own rules, reproducing its .config files byte for
  *                    byte (see docs/memory.md for each difference).
  */
@@ -24,10 +25,20 @@ extern "C" {
 
 typedef struct ts_memgraph ts_memgraph;
 
+/* Kernel-internal scratch memory, alive only while the kernel runs. The CPU
+ * rules were measured on torch 1.13's oneDNN/ATen CPU kernels
+ * (examples/memory/): convolution reorders its output once more and
+ * native_batch_norm_backward allocates one temporary of grad_out's size. */
+enum { TS_MEM_WORKSPACE_NONE = 0, TS_MEM_WORKSPACE_CPU = 1 };
+
 typedef struct ts_mem_options {
     size_t size;          /* sizeof(ts_mem_options); grows only at the end */
     int    g10_compat;    /* 1 = G10's rules */
     const char *precision_plan; /* path of a precision plan, NULL = none */
+    int    hold_saved;    /* exact mode: tensors saved for backward live until the
+                             backward ends (torch < 2.1 AOT runtime) instead of
+                             dying at their last use */
+    int    workspace;     /* TS_MEM_WORKSPACE_*: transient bytes inside kernels */
 } ts_mem_options;
 
 typedef struct ts_mem_summary {

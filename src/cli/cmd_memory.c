@@ -43,6 +43,10 @@ static void usage(FILE *f)
           "  --bandwidth GBPS         host link for offload candidates (default 32, PCIe 4.0 x16)\n"
           "  --precision-plan FILE    '<op|name:prefix|*> <fp32|fp16|bf16|int8>' per line\n"
           "  --g10-compat             G10's own rules (reproduces its .config files)\n"
+          "  --hold-saved             saved activations live until the backward ends, as in\n"
+          "                           torch < 2.1 (default: they die at their last use)\n"
+          "  --workspace none|cpu     kernel scratch memory: none (default) or the rules\n"
+          "                           measured on torch 1.13's CPU kernels\n"
           "  --batch N                batch size the dumps were traced at (shown in reports)\n"
           "  --plot                   also write memory.svg and periods.svg into DIR\n"
           "  --top N                  tensors listed at the peak (default 10)\n"
@@ -60,7 +64,9 @@ static int parse_args(int argc, char **argv, mem_args *a)
         {"precision-plan", required_argument, 0, 'p'}, {"g10-compat", no_argument, 0, 'g'},
         {"batch", required_argument, 0, 'n'}, {"plot", no_argument, 0, 'L'},
         {"top", required_argument, 0, 'T'}, {"format", required_argument, 0, 'f'},
-        {"trace", no_argument, 0, 'r'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"trace", no_argument, 0, 'r'}, {"hold-saved", no_argument, 0, 'H'},
+        {"workspace", required_argument, 0, 'W'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:h", LONG, NULL)) != -1) {
@@ -78,6 +84,11 @@ static int parse_args(int argc, char **argv, mem_args *a)
         case 'T': a->top = atoi(optarg); break;
         case 'f': a->format = optarg; break;
         case 'r': a->trace = 1; break;
+        case 'H': a->opt.hold_saved = 1; break;
+        case 'W':
+            if (!strcmp(optarg, "cpu")) a->opt.workspace = TS_MEM_WORKSPACE_CPU;
+            else if (strcmp(optarg, "none")) a->offload_gbps = -1; /* reported below */
+            break;
         case 'h': usage(stdout); return -1;
         default: usage(stderr); return TS_EXIT_BAD;
         }

@@ -203,6 +203,7 @@ static int scan_args(rd *r, const char *p, const char *end, int mode, uint32_t *
         if (mode == SCAN_INPUTS) rc = add_ref(r, row, name_id, ann);
         else if (r->which == 1) /* a returned view keeps its base alive */
             r->g->tensors[row].is_returned = r->g->tensors[r->g->tensors[row].base].is_returned = true;
+        else r->g->tensors[row].is_fwd_output = r->g->tensors[r->g->tensors[row].base].is_fwd_output = true;
         if (rc) return rc;
         (*n_found)++;
     }
@@ -216,14 +217,22 @@ static int param(rd *r, const char *s, size_t n, const char *ann, size_t ann_n, 
     if (r->which == 0) return new_tensor(r, name_id, ann, ann_n, true, true, &row);
     if (lookup(r->g, name_id, &row, &old_ann)) {
         const char *fa = ts__mem_name(r->g, old_ann);
-        if (strlen(fa) == ann_n && !memcmp(fa, ann, ann_n)) return TS_OK;
+        if (strlen(fa) == ann_n && !memcmp(fa, ann, ann_n)) {
+            ts__mem_tensor *t = &r->g->tensors[row];
+            t->is_bwd_input = r->g->tensors[t->base].is_bwd_input = true;
+            return TS_OK;
+        }
         char types[300];
         snprintf(types, sizeof types, "%.*s, but the forward graph made it %.140s",
                  (int)(ann_n < 140 ? ann_n : 140), ann, fa);
         return fail(r, TS_EFORMAT, "backward input '%s' has type %s: the two dumps do not "
                     "belong together", nm, types);
     }
-    if (n > 9 && !memcmp(s, "tangents_", 9)) return new_tensor(r, name_id, ann, ann_n, false, true, &row);
+    if (n > 9 && !memcmp(s, "tangents_", 9)) {
+        int rc = new_tensor(r, name_id, ann, ann_n, false, true, &row);
+        if (!rc) r->g->tensors[row].is_bwd_input = true;
+        return rc;
+    }
     return fail(r, TS_EFORMAT, "backward input '%s' is not defined by the forward graph: "
                 "the two dumps do not belong together", nm, NULL);
 }

@@ -13,6 +13,8 @@
  *              + start[b]).
  * Exact mode applies the same rules to storages (a view's uses count for its
  * base) and keeps the backward graph's outputs (gradients) alive to the end.
+ * Curve: alive[k] also holds kernel k's scratch memory when a workspace
+ * model is chosen (TS_MEM_WORKSPACE_CPU).
  * Cost: O(kernels + refs + tensors), two passes to build per-tensor use lists.
  */
 #include <math.h>
@@ -49,6 +51,17 @@ static int periods_of(ts_memgraph *g, ts__mem_tensor *t, const int32_t *u, uint3
     }
     t->n_periods = g->n_periods - t->first_period;
     return TS_OK;
+}
+
+/* Exact mode: who holds a storage past its last use. Gradients go to the
+ * optimizer; the forward's user outputs (not saved for backward) are held by
+ * the caller; with hold_saved, autograd keeps saved tensors and tangents
+ * until the whole backward graph returns (torch < 2.1). */
+static bool lives_to_end(const ts_memgraph *g, const ts__mem_tensor *t)
+{
+    if (t->is_global) return false;
+    return t->is_returned || (t->is_fwd_output && !t->is_bwd_input) ||
+           (g->opt.hold_saved && t->is_bwd_input);
 }
 
 /* Build per-storage use lists (CSR) and derive birth, death and periods. */
@@ -88,7 +101,7 @@ int ts__mem_liveness(ts_memgraph *g)
         uint32_t n = off[t + 1] - off[t];
         if (storage_of(g, t) != t) continue;
         tt->birth = n ? uses[off[t]] : -1;
-        if (!g->opt.g10_compat && tt->is_returned && n) tt->death = (int32_t)nk;
+        if (!g->opt.g10_compat && n && lives_to_end(g, tt)) tt->death = (int32_t)nk;
         rc = periods_of(g, tt, uses + off[t], n);
     }
     /* views follow their base in exact mode */
@@ -122,6 +135,19 @@ static void period_times(ts_memgraph *g)
     }
 }
 
+/* Scratch bytes kernel k holds while it runs (see TS_MEM_WORKSPACE_*). */
+static int64_t workspace_bytes(const ts_memgraph *g, uint32_t k)
+{
+    const ts__mem_kernel *kn = &g->kernels[k];
+    if (g->opt.workspace != TS_MEM_WORKSPACE_CPU || g->opt.g10_compat) return 0;
+    const char *op = ts__mem_name(g, kn->op_id);
+    const ts__mem_ref *r = &g->refs[kn->first_ref];
+    if (!strcmp(op, "convolution") && kn->n_out) return g->tensors[r[kn->n_in].tensor].bytes;
+    if (!strcmp(op, "native_batch_norm_backward") && kn->n_in)
+        return g->tensors[g->tensors[r[0].tensor].base].bytes;
+    return 0;
+}
+
 /* alive[k] = global bytes + storages alive while kernel k runs. A storage
  * never read lives only at its birth kernel (G10's is_alive). O(n) with a
  * difference array. */
@@ -142,7 +168,7 @@ int ts__mem_curve(ts_memgraph *g)
     int64_t run = g->global_bytes;
     for (uint32_t k = 0; k < nk; k++) {
         run += g->alive[k];
-        g->alive[k] = run;
+        g->alive[k] = run + workspace_bytes(g, k);
     }
     return TS_OK;
 }

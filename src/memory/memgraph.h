@@ -34,6 +34,8 @@ typedef struct ts__mem_tensor {
     uint8_t  elem_bytes;   /* bytes per element under the active rules */
     bool     is_global;    /* forward primal: weight, buffer or input batch */
     bool     is_returned;  /* returned by the backward graph (a gradient) */
+    bool     is_fwd_output;/* returned by the forward graph */
+    bool     is_bwd_input; /* a backward parameter: saved for backward, or a tangent */
     /* liveness, filled by ts__mem_liveness(): */
     int32_t  birth;        /* first kernel that reads or writes it; -1 = never used */
     int32_t  death;        /* last kernel reading it + 1; -1 = never read (G10) */

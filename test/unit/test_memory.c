@@ -169,8 +169,9 @@ TEST(memory_exact_mode_views_share_storage_and_gradients_live_to_the_end)
     CHECK_EQ_INT(g->tensors[row_named(g, "mm_1")].death, 13);   /* returned gradient */
     /* add is now read by copy_ */
     CHECK(g->tensors[row_named(g, "add")].death > 0);
-    /* peak: globals + mm_1 only (permute, permute_1 are views) */
-    CHECK_EQ_INT(s.peak_bytes, 168 + 128 + 64);
+    /* peak at mm_1 (k11): globals + mm_1 + mul (read through its view
+     * permute) + relu, the forward's user output held to the end */
+    CHECK_EQ_INT(s.peak_bytes, 168 + 128 + 64 + 64);
     ts_memgraph_destroy(g);
 }
 
@@ -301,6 +302,28 @@ TEST(memory_load_reports_out_of_memory_and_leaks_nothing)
         CHECK(rc == TS_OK || rc == TS_ENOMEM);
         ts_memgraph_destroy(g);
     }
+    unlink(f); unlink(b);
+    free(f); free(b);
+}
+
+TEST(memory_hold_saved_keeps_backward_inputs_until_the_backward_ends)
+{
+    char *f = write_tmp(FWD), *b = write_tmp(BWD);
+    ts_mem_options opt = {.size = sizeof opt, .hold_saved = 1};
+    ts_memgraph *g = NULL;
+    ts_error err = {0};
+    CHECK_EQ_INT(ts_memgraph_load(f, b, &opt, &g, &err), TS_OK);
+    if (g) {
+        CHECK_EQ_INT(ts_memgraph_analyze(g, NULL), TS_OK);
+        /* le is saved for backward: read by where (k8) but held to the end */
+        CHECK_EQ_INT(g->tensors[row_named(g, "le")].death, 13);
+        CHECK_EQ_INT(g->tensors[row_named(g, "tangents_1")].death, 13);
+        /* relu is a user output of the forward (not saved): the caller holds it */
+        CHECK_EQ_INT(g->tensors[row_named(g, "relu")].death, 13);
+        /* mm is neither: dies after relu reads it */
+        CHECK_EQ_INT(g->tensors[row_named(g, "mm")].death, 2);
+    }
+    ts_memgraph_destroy(g);
     unlink(f); unlink(b);
     free(f); free(b);
 }

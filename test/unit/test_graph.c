@@ -464,7 +464,7 @@ TEST(alignment_reaches_ranks_outside_the_reference_group_through_shared_ranks)
     const char *pg[3][2] = {{"a", NULL}, {"a", "b"}, {"b", NULL}};
     ts_rank *rs[3];
     for (int k = 0; k < 3; k++) {
-        char path[16];
+        char path[32];
         snprintf(path, sizeof path, "r%d.json", k);
         ts_rank *r = rs[k] = ts__rank_create(path);
         r->rank = k;
@@ -517,5 +517,51 @@ TEST(nccl_kernel_hangs_off_the_collective_call_that_launched_it)
     CHECK_EQ_STR(ts__str(&g->strings, g->colls[0].name), "allreduce");
     CHECK(g->colls[0].barrier == TS_NONE32);
     ts_graph_destroy(g);
+    ts_trace_destroy(t);
+}
+
+static int budget;
+static void *budget_alloc(void *ud, void *ptr, size_t old_size, size_t new_size)
+{
+    (void)ud; (void)old_size;
+    if (new_size == 0) { free(ptr); return NULL; }
+    if (budget-- <= 0) return NULL;
+    return realloc(ptr, new_size);
+}
+
+TEST(out_of_memory_anywhere_in_graph_building_is_reported_never_a_crash)
+{
+    /* Each allocation point in turn fails; the sanitizer build also checks
+     * that nothing leaks on the way out. */
+    ts_rank *rs[2] = {gloo_rank("r0.json", 0, 0, 100, 3), gloo_rank("r1.json", 1, -5000, 300, 3)};
+    ts_trace *t = NULL;
+    int rc;
+    ts_graph *g = build(rs, 2, &t, &rc, NULL);
+    CHECK_EQ_INT(rc, TS_OK);
+    ts_graph_destroy(g);
+    int n_ok = 0;
+    for (int k = 0; k < 400; k++) {
+        budget = k;
+        ts_set_allocator(budget_alloc, NULL);
+        ts_error err = {0};
+        g = NULL;
+        rc = ts_graph_create(t, NULL, &g, &err);
+        CHECK(rc == TS_OK || rc == TS_ENOMEM);
+        CHECK((rc == TS_OK) == (g != NULL));
+        if (g) {
+            ts_critical_path *cp = NULL;
+            int rc2 = ts_critical_path_create(g, -1, &cp, &err);
+            CHECK(rc2 == TS_OK || rc2 == TS_ENOMEM);
+            ts_graph *big = NULL;
+            int rc3 = ts__graph_replicate(g, 3, 0.1, 1, &big, &err);
+            CHECK(rc3 == TS_OK || rc3 == TS_ENOMEM);
+            n_ok += rc2 == TS_OK && rc3 == TS_OK;
+            ts_graph_destroy(big);
+            ts_critical_path_destroy(cp);
+            ts_graph_destroy(g);
+        }
+        ts_set_allocator(NULL, NULL);
+    }
+    CHECK(n_ok > 0);   /* the largest budgets are enough for everything */
     ts_trace_destroy(t);
 }

@@ -507,7 +507,10 @@ int ts__raw_convert(const char *raw_path, const char *dir, char *out_path, size_
         c.ev[i].dur_ns = c.last_ts > c.ev[i].ts_ns ? c.last_ts - c.ev[i].ts_ns : 0;
         c.unfinished++;
     }
-    if (c.n_ev) qsort(c.ev, c.n_ev, sizeof *c.ev, cmp_ev);
+    /* A process image that recorded nothing (mpirun, a shell, the half of a
+     * fork+exec before exec) gets no file: it would only be noise. */
+    if (!c.n_ev) { rc = fail(&c, TS_ENODATA, "no events"); goto done; }
+    qsort(c.ev, c.n_ev, sizeof *c.ev, cmp_ev);
     rc = write_json(&c, dir, out_path, out_n);
 done:
     conv_free(&c);

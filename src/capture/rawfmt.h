@@ -83,7 +83,8 @@ typedef struct ts__rec {
  * push/pop and begin/end into complete events, naming tracks and recording
  * dropped counts. The file appears atomically (written aside, renamed). On
  * success the written path goes to out_path (may be NULL) and TS_OK (0) is
- * returned; on failure a negative status and a one-line message in err.
+ * returned; a stream without events writes nothing and returns TS_ENODATA;
+ * on failure a negative status and a one-line message in err.
  * Allocates with the C library's malloc: it also runs inside traced programs. */
 int ts__raw_convert(const char *raw_path, const char *dir, char *out_path, size_t out_n,
                     char *err, size_t err_n);

@@ -355,6 +355,7 @@ int ts_trace_stop(void)
     ts__rt_fd = -1;
     char err[512];
     rc = ts__raw_convert(raw_path, out_dir, NULL, 0, err, sizeof err);
+    if (rc == TS_ENODATA) rc = TS_OK;   /* nothing traced: no file */
     if (rc == TS_OK) unlink(raw_path);
     else fprintf(stderr, "trainscope: %s (raw trace kept)\n", err);
 out:

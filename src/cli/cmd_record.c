@@ -258,7 +258,8 @@ static void finish(const char *dir)
         if (n < 4 || strcmp(e->d_name + n - 4, ".tsr")) continue;
         char raw[2 * PATH_MAX], err[1024];
         snprintf(raw, sizeof raw, "%s/%s", raw_dir, e->d_name);
-        if (ts__raw_convert(raw, dir, NULL, 0, err, sizeof err) == TS_OK) unlink(raw);
+        int rc = ts__raw_convert(raw, dir, NULL, 0, err, sizeof err);
+        if (rc == TS_OK || rc == TS_ENODATA) unlink(raw);
         else ts_cli_errorf("record: %s", err);
     }
     if (d) closedir(d);

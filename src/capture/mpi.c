@@ -1,0 +1,352 @@
+/* mpi.c - the MPI collector (build/libtrainscope-mpi.so, preloaded by
+ * `trainscope record --mpi`): PMPI interposition of the collectives and the
+ * point-to-point calls (blocking and nonblocking, Wait and Test), each
+ * recorded as a complete event, cat "mpi".
+ *
+ * Not for: matching calls across ranks (graph/ does that from the args).
+ *
+ * Args of every event: comm_id (the communicator's Fortran handle, equal on
+ * all ranks for communicators created in the same order), group_size, rank
+ * (in comm); collectives add collective, seq (per-communicator call number,
+ * equal on every rank for the same call), bytes (this rank's send payload),
+ * count, root; point-to-point calls add peer, tag, bytes; nonblocking ones
+ * and Wait/Test add request (Fortran handle).
+ *
+ * The real functions are found with dlsym(RTLD_NEXT, "PMPI_*") on first use
+ * and the file names no MPI data symbol (MPI_COMM_WORLD, ...), so the library
+ * also loads into processes without libmpi (mpirun itself, shells, Python).
+ * A thread-local guard keeps nested MPI calls (an MPI library calling its
+ * own MPI_ entry points) from being recorded twice.
+ */
+#include <mpi.h>
+
+#include <dlfcn.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "trainscope/trace.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define MAX_ARGS 8
+#define N_SEQ 1024   /* sequence counters; comm ids beyond share slots modulo */
+
+static __thread int in_mpi __attribute__((tls_model("initial-exec")));
+static atomic_llong coll_seq[N_SEQ];
+
+static void *pmpi(const char *name)
+{
+    void *p = dlsym(RTLD_NEXT, name);
+    if (!p) p = dlsym(RTLD_DEFAULT, name);
+    if (!p) {
+        fprintf(stderr, "trainscope: mpi collector: real symbol %s not found\n", name);
+        abort();
+    }
+    return p;
+}
+
+/* real_<name>: the PMPI function, typed like the MPI one. */
+#define REAL(name) \
+    static __typeof__(P##name) *real_##name; \
+    if (!real_##name) real_##name = (__typeof__(P##name) *)pmpi("P" #name)
+
+/* One event under construction: its start and args. */
+typedef struct mpi_ev {
+    const char  *name;
+    int64_t      t0_ns;
+    ts_trace_arg args[MAX_ARGS];
+    uint32_t     n;
+} mpi_ev;
+
+static void arg_i(mpi_ev *e, const char *key, int64_t v)
+{
+    if (e->n < MAX_ARGS) e->args[e->n++] = (ts_trace_arg){key, NULL, v};
+}
+
+static void arg_s(mpi_ev *e, const char *key, const char *v)
+{
+    if (e->n < MAX_ARGS) e->args[e->n++] = (ts_trace_arg){key, v, 0};
+}
+
+static int64_t type_bytes(MPI_Datatype dt, int64_t count)
+{
+    static __typeof__(PMPI_Type_size) *real_type_size;
+    if (!real_type_size) real_type_size = (__typeof__(PMPI_Type_size) *)pmpi("PMPI_Type_size");
+    int size = 0;
+    if (real_type_size(dt, &size) != MPI_SUCCESS) return -1;
+    return (int64_t)size * count;
+}
+
+static void comm_args(mpi_ev *e, MPI_Comm comm)
+{
+    REAL(MPI_Comm_c2f);
+    REAL(MPI_Comm_size);
+    REAL(MPI_Comm_rank);
+    int size = -1, rank = -1;
+    real_MPI_Comm_size(comm, &size);
+    real_MPI_Comm_rank(comm, &rank);
+    arg_i(e, "comm_id", real_MPI_Comm_c2f(comm));
+    arg_i(e, "group_size", size);
+    arg_i(e, "rank", rank);
+}
+
+/* Collective: comm args, its name, the per-communicator sequence number. */
+static void coll_args(mpi_ev *e, const char *coll, MPI_Comm comm, int64_t bytes)
+{
+    comm_args(e, comm);
+    REAL(MPI_Comm_c2f);
+    int id = real_MPI_Comm_c2f(comm);
+    arg_s(e, "collective", coll);
+    arg_i(e, "seq", atomic_fetch_add(&coll_seq[(unsigned)id % N_SEQ], 1));
+    arg_i(e, "bytes", bytes);
+}
+
+static void p2p_args(mpi_ev *e, MPI_Comm comm, int peer, int tag, int64_t bytes)
+{
+    comm_args(e, comm);
+    arg_i(e, "peer", peer);
+    arg_i(e, "tag", tag);
+    arg_i(e, "bytes", bytes);
+}
+
+static void req_arg(mpi_ev *e, MPI_Request req)
+{
+    REAL(MPI_Request_c2f);
+    arg_i(e, "request", real_MPI_Request_c2f(req));
+}
+
+static void emit(mpi_ev *e)
+{
+    ts_trace_event ev = {.size = sizeof ev, .phase = 'X', .cat = "mpi", .name = e->name,
+                         .ts_ns = e->t0_ns, .dur_ns = ts_trace_now_ns() - e->t0_ns,
+                         .pid = -1, .tid = -1, .args = e->args, .n_args = e->n};
+    ts_trace_emit(&ev);
+    in_mpi = 0;
+}
+
+/* Start an event when tracing is on and we are not inside another MPI call. */
+#define BEGIN(fname) \
+    mpi_ev ev_ = {.name = fname}; \
+    int traced_ = TS_TRACE_ON() && !in_mpi; \
+    if (traced_) { in_mpi = 1; ev_.t0_ns = ts_trace_now_ns(); }
+
+EXPORT int MPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+{
+    REAL(MPI_Allreduce);
+    BEGIN("MPI_Allreduce");
+    int rc = real_MPI_Allreduce(sbuf, rbuf, count, dt, op, comm);
+    if (traced_) { coll_args(&ev_, "allreduce", comm, type_bytes(dt, count)); arg_i(&ev_, "count", count); emit(&ev_); }
+    return rc;
+}
+
+EXPORT int MPI_Iallreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                          MPI_Comm comm, MPI_Request *req)
+{
+    REAL(MPI_Iallreduce);
+    BEGIN("MPI_Iallreduce");
+    int rc = real_MPI_Iallreduce(sbuf, rbuf, count, dt, op, comm, req);
+    if (traced_) {
+        coll_args(&ev_, "allreduce", comm, type_bytes(dt, count));
+        req_arg(&ev_, *req);
+        emit(&ev_);
+    }
+    return rc;
+}
+
+EXPORT int MPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm)
+{
+    REAL(MPI_Reduce);
+    BEGIN("MPI_Reduce");
+    int rc = real_MPI_Reduce(sbuf, rbuf, count, dt, op, root, comm);
+    if (traced_) { coll_args(&ev_, "reduce", comm, type_bytes(dt, count)); arg_i(&ev_, "root", root); emit(&ev_); }
+    return rc;
+}
+
+EXPORT int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
+{
+    REAL(MPI_Bcast);
+    BEGIN("MPI_Bcast");
+    int rc = real_MPI_Bcast(buf, count, dt, root, comm);
+    if (traced_) { coll_args(&ev_, "broadcast", comm, type_bytes(dt, count)); arg_i(&ev_, "root", root); emit(&ev_); }
+    return rc;
+}
+
+EXPORT int MPI_Allgather(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount,
+                         MPI_Datatype rdt, MPI_Comm comm)
+{
+    REAL(MPI_Allgather);
+    BEGIN("MPI_Allgather");
+    int rc = real_MPI_Allgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm);
+    if (traced_) { coll_args(&ev_, "allgather", comm, type_bytes(rdt, rcount)); emit(&ev_); }
+    return rc;
+}
+
+EXPORT int MPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt,
+                              MPI_Op op, MPI_Comm comm)
+{
+    REAL(MPI_Reduce_scatter);
+    REAL(MPI_Comm_size);
+    BEGIN("MPI_Reduce_scatter");
+    int rc = real_MPI_Reduce_scatter(sbuf, rbuf, rcounts, dt, op, comm);
+    if (traced_) {
+        int size = 0;
+        int64_t total = 0;
+        real_MPI_Comm_size(comm, &size);
+        for (int i = 0; i < size; i++) total += rcounts[i];
+        coll_args(&ev_, "reduce_scatter", comm, type_bytes(dt, total));
+        emit(&ev_);
+    }
+    return rc;
+}
+
+EXPORT int MPI_Reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dt,
+                                    MPI_Op op, MPI_Comm comm)
+{
+    REAL(MPI_Reduce_scatter_block);
+    REAL(MPI_Comm_size);
+    BEGIN("MPI_Reduce_scatter_block");
+    int rc = real_MPI_Reduce_scatter_block(sbuf, rbuf, rcount, dt, op, comm);
+    if (traced_) {
+        int size = 0;
+        real_MPI_Comm_size(comm, &size);
+        coll_args(&ev_, "reduce_scatter", comm, type_bytes(dt, (int64_t)rcount * size));
+        emit(&ev_);
+    }
+    return rc;
+}
+
+EXPORT int MPI_Alltoall(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount,
+                        MPI_Datatype rdt, MPI_Comm comm)
+{
+    REAL(MPI_Alltoall);
+    REAL(MPI_Comm_size);
+    BEGIN("MPI_Alltoall");
+    int rc = real_MPI_Alltoall(sbuf, scount, sdt, rbuf, rcount, rdt, comm);
+    if (traced_) {
+        int size = 0;
+        real_MPI_Comm_size(comm, &size);
+        coll_args(&ev_, "alltoall", comm, type_bytes(rdt, (int64_t)rcount * size));
+        emit(&ev_);
+    }
+    return rc;
+}
+
+EXPORT int MPI_Barrier(MPI_Comm comm)
+{
+    REAL(MPI_Barrier);
+    BEGIN("MPI_Barrier");
+    int rc = real_MPI_Barrier(comm);
+    if (traced_) { coll_args(&ev_, "barrier", comm, 0); emit(&ev_); }
+    return rc;
+}
+
+EXPORT int MPI_Send(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
+{
+    REAL(MPI_Send);
+    BEGIN("MPI_Send");
+    int rc = real_MPI_Send(buf, count, dt, dest, tag, comm);
+    if (traced_) { p2p_args(&ev_, comm, dest, tag, type_bytes(dt, count)); emit(&ev_); }
+    return rc;
+}
+
+EXPORT int MPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Status *st)
+{
+    REAL(MPI_Recv);
+    BEGIN("MPI_Recv");
+    MPI_Status local;
+    MPI_Status *s = st == MPI_STATUS_IGNORE && traced_ ? &local : st;
+    int rc = real_MPI_Recv(buf, count, dt, source, tag, comm, s);
+    if (traced_) {
+        /* The actual source and tag when the call used wildcards. */
+        int peer = source, t = tag;
+        if (rc == MPI_SUCCESS && s) { peer = s->MPI_SOURCE; t = s->MPI_TAG; }
+        p2p_args(&ev_, comm, peer, t, type_bytes(dt, count));
+        emit(&ev_);
+    }
+    return rc;
+}
+
+EXPORT int MPI_Isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+                     MPI_Request *req)
+{
+    REAL(MPI_Isend);
+    BEGIN("MPI_Isend");
+    int rc = real_MPI_Isend(buf, count, dt, dest, tag, comm, req);
+    if (traced_) { p2p_args(&ev_, comm, dest, tag, type_bytes(dt, count)); req_arg(&ev_, *req); emit(&ev_); }
+    return rc;
+}
+
+EXPORT int MPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
+                     MPI_Request *req)
+{
+    REAL(MPI_Irecv);
+    BEGIN("MPI_Irecv");
+    int rc = real_MPI_Irecv(buf, count, dt, source, tag, comm, req);
+    if (traced_) { p2p_args(&ev_, comm, source, tag, type_bytes(dt, count)); req_arg(&ev_, *req); emit(&ev_); }
+    return rc;
+}
+
+EXPORT int MPI_Wait(MPI_Request *req, MPI_Status *st)
+{
+    REAL(MPI_Wait);
+    BEGIN("MPI_Wait");
+    if (traced_) req_arg(&ev_, *req);   /* before: completion frees the request */
+    int rc = real_MPI_Wait(req, st);
+    if (traced_) emit(&ev_);
+    return rc;
+}
+
+EXPORT int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status sts[])
+{
+    REAL(MPI_Waitall);
+    BEGIN("MPI_Waitall");
+    int rc = real_MPI_Waitall(n, reqs, sts);
+    if (traced_) { arg_i(&ev_, "n_requests", n); emit(&ev_); }
+    return rc;
+}
+
+EXPORT int MPI_Waitany(int n, MPI_Request reqs[], int *idx, MPI_Status *st)
+{
+    REAL(MPI_Waitany);
+    BEGIN("MPI_Waitany");
+    int rc = real_MPI_Waitany(n, reqs, idx, st);
+    if (traced_) { arg_i(&ev_, "n_requests", n); arg_i(&ev_, "index", *idx); emit(&ev_); }
+    return rc;
+}
+
+EXPORT int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int idx[], MPI_Status sts[])
+{
+    REAL(MPI_Waitsome);
+    BEGIN("MPI_Waitsome");
+    int rc = real_MPI_Waitsome(n, reqs, outcount, idx, sts);
+    if (traced_) { arg_i(&ev_, "n_requests", n); arg_i(&ev_, "completed", *outcount); emit(&ev_); }
+    return rc;
+}
+
+EXPORT int MPI_Test(MPI_Request *req, int *flag, MPI_Status *st)
+{
+    REAL(MPI_Test);
+    BEGIN("MPI_Test");
+    if (traced_) req_arg(&ev_, *req);
+    int rc = real_MPI_Test(req, flag, st);
+    if (traced_) { arg_i(&ev_, "completed", *flag); emit(&ev_); }
+    return rc;
+}
+
+EXPORT int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status sts[])
+{
+    REAL(MPI_Testall);
+    BEGIN("MPI_Testall");
+    int rc = real_MPI_Testall(n, reqs, flag, sts);
+    if (traced_) { arg_i(&ev_, "n_requests", n); arg_i(&ev_, "completed", *flag); emit(&ev_); }
+    return rc;
+}
+
+EXPORT int MPI_Testany(int n, MPI_Request reqs[], int *idx, int *flag, MPI_Status *st)
+{
+    REAL(MPI_Testany);
+    BEGIN("MPI_Testany");
+    int rc = real_MPI_Testany(n, reqs, idx, flag, st);
+    if (traced_) { arg_i(&ev_, "n_requests", n); arg_i(&ev_, "completed", *flag); emit(&ev_); }
+    return rc;
+}

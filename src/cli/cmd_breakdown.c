@@ -25,6 +25,7 @@ typedef struct bd_args {
     ts_breakdown_opts opts;
     int               format;
     const char       *marker;
+    int               width;   /* --width: table columns, 0 = never cut names */
 } bd_args;
 
 /* Names of the kernel-type combinations, indexed by the bit mask of
@@ -49,6 +50,7 @@ static void usage(FILE *f)
           "  --kernel-delay NS         HTA consecutive_kernel_delay for idle time (default 30)\n"
           "  --iteration-marker NAME   slice-name prefix of iterations (ProfilerStep#)\n"
           "  --format table|json|csv   output format (default table); json/csv times are us\n"
+          "  --width N                 table width in columns (default 80); 0 = never cut names\n"
           "  -h, --help                this help\n\n"
           "exit codes: 0 ok, 1 nothing to analyze, 2 bad input or usage\n", f);
 }
@@ -58,10 +60,11 @@ static int parse_args(int argc, char **argv, bd_args *a)
     static const struct option longopts[] = {
         {"top", required_argument, 0, 't'}, {"kernel-delay", required_argument, 0, 'd'},
         {"iteration-marker", required_argument, 0, 'm'}, {"format", required_argument, 0, 'f'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+        {"width", required_argument, 0, 'w'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
     };
     memset(a, 0, sizeof *a);
     a->opts.top_kernels = 5;
+    a->width = 80;
     optind = 1;
     opterr = 0;
     int c;
@@ -80,6 +83,10 @@ static int parse_args(int argc, char **argv, bd_args *a)
             }
             break;
         case 'm': a->marker = optarg; break;
+        case 'w':
+            a->width = (int)strtol(optarg, &end, 10);
+            if (*end || end == optarg || a->width < 0) { ts_cli_errorf("breakdown: --width wants a number, got '%s'", optarg); return -1; }
+            break;
         case 'f':
             if ((a->format = ts__report_format(optarg)) < 0) {
                 ts_cli_errorf("breakdown: --format wants table, json or csv, got '%s'", optarg);
@@ -511,18 +518,21 @@ static int fill_threads(ts_table *tb, const ts_breakdown *b)
     return n;
 }
 
-static int print_table(const ts_breakdown *b)
+/* Name columns get what `width` leaves after the fixed columns (0 = all). */
+static int name_width(int width, int fixed) { return width ? (width - fixed > 8 ? width - fixed : 8) : 0; }
+
+static int print_table(const ts_breakdown *b, int width)
 {
     static const ts_col temporal_cols[] = {
         {"rank", TS_ALIGN_RIGHT, 0}, {"basis", TS_ALIGN_LEFT, 0}, {"span", TS_ALIGN_RIGHT, 0},
         {"idle%", TS_ALIGN_RIGHT, 0}, {"compute%", TS_ALIGN_RIGHT, 0}, {"non-comp%", TS_ALIGN_RIGHT, 0},
         {"comm", TS_ALIGN_RIGHT, 0}, {"memory", TS_ALIGN_RIGHT, 0}, {"overlap%", TS_ALIGN_RIGHT, 0},
     };
-    static const ts_col type_cols[] = {
-        {"rank", TS_ALIGN_RIGHT, 0}, {"kernel type", TS_ALIGN_LEFT, 56}, {"time", TS_ALIGN_RIGHT, 0}, {"%", TS_ALIGN_RIGHT, 0},
+    const ts_col type_cols[] = {
+        {"rank", TS_ALIGN_RIGHT, 0}, {"kernel type", TS_ALIGN_LEFT, name_width(width, 24)}, {"time", TS_ALIGN_RIGHT, 0}, {"%", TS_ALIGN_RIGHT, 0},
     };
-    static const ts_col kernel_cols[] = {
-        {"rank", TS_ALIGN_RIGHT, 0}, {"type", TS_ALIGN_LEFT, 0}, {"kernel", TS_ALIGN_LEFT, 36},
+    const ts_col kernel_cols[] = {   /* fixed: rank 4, type 4, count 5, two durations, %type, six gaps */
+        {"rank", TS_ALIGN_RIGHT, 0}, {"type", TS_ALIGN_LEFT, 0}, {"kernel", TS_ALIGN_LEFT, name_width(width, 44)},
         {"count", TS_ALIGN_RIGHT, 0}, {"total", TS_ALIGN_RIGHT, 0}, {"mean", TS_ALIGN_RIGHT, 0}, {"%type", TS_ALIGN_RIGHT, 0},
     };
     static const ts_col stream_cols[] = {
@@ -593,7 +603,7 @@ int ts_cmd_breakdown(int argc, char **argv)
         print_csv(b);
     } else {
         ts__report_warnings_print(stderr, t);
-        if (print_table(b)) { ts_cli_errorf("writing the tables failed"); exit_code = TS_EXIT_BAD; }
+        if (print_table(b, a.width)) { ts_cli_errorf("writing the tables failed"); exit_code = TS_EXIT_BAD; }
     }
     ts_breakdown_destroy(b);
     ts_trace_destroy(t);

@@ -19,6 +19,7 @@ typedef struct stats_args {
     ts_stats_opts opts;
     int           format;
     const char   *marker;   /* --iteration-marker, NULL = ProfilerStep# */
+    int           width;    /* --width: table columns, 0 = never cut names */
 } stats_args;
 
 static void usage(FILE *f)
@@ -35,6 +36,7 @@ static void usage(FILE *f)
           "  --iterations A:B         only ProfilerStep#A..#B (inclusive); A: or :B open\n"
           "  --iteration-marker NAME  slice-name prefix of iterations (ProfilerStep#)\n"
           "  --format table|json|csv  output format (default table); times in json/csv are us\n"
+          "  --width N                table width in columns (default 80); 0 = never cut names\n"
           "  -h, --help               this help\n\n"
           "exit codes: 0 ok, 1 no iteration in the range, 2 bad input or usage\n", f);
 }
@@ -63,9 +65,11 @@ static int parse_args(int argc, char **argv, stats_args *a)
     static const struct option longopts[] = {
         {"top", required_argument, 0, 't'}, {"by", required_argument, 0, 'b'},
         {"iterations", required_argument, 0, 'i'}, {"iteration-marker", required_argument, 0, 'm'},
-        {"format", required_argument, 0, 'f'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+        {"format", required_argument, 0, 'f'}, {"width", required_argument, 0, 'w'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
     };
     memset(a, 0, sizeof *a);
+    a->width = 80;
     optind = 1;
     opterr = 0;
     int c;
@@ -90,6 +94,10 @@ static int parse_args(int argc, char **argv, stats_args *a)
             a->opts.has_iterations = true;
             break;
         case 'm': a->marker = optarg; break;
+        case 'w':
+            a->width = (int)strtol(optarg, &end, 10);
+            if (*end || end == optarg || a->width < 0) { ts_cli_errorf("stats: --width wants a number, got '%s'", optarg); return -1; }
+            break;
         case 'f':
             if ((a->format = ts__report_format(optarg)) < 0) {
                 ts_cli_errorf("stats: --format wants table, json or csv, got '%s'", optarg);
@@ -164,8 +172,8 @@ static void print_csv(const ts_stats *st)
     }
 }
 
-/* Column widths add up to 80: name 18 + count 5 + six durations of 6 +
- * percent 5 + 2-space gaps. */
+/* Widths add up to 80 with a name of 18: count 5 + six durations of 6 +
+ * percent 5 + eight 2-space gaps leave width - 62 for the name. */
 static const ts_col table_cols[] = {
     {"name", TS_ALIGN_LEFT, 18}, {"count", TS_ALIGN_RIGHT, 0}, {"total", TS_ALIGN_RIGHT, 0},
     {"mean", TS_ALIGN_RIGHT, 0}, {"median", TS_ALIGN_RIGHT, 0}, {"min", TS_ALIGN_RIGHT, 0},
@@ -190,7 +198,7 @@ static int add_table_row(ts_table *tb, const ts_stat_row *r, const char *label)
 }
 
 /* One table per (rank, category) group under a heading line. */
-static int print_table(const ts_stats *st)
+static int print_table(const ts_stats *st, int width)
 {
     bool named = st->n_rows && st->rows[0].name;   /* BY_NAME; the others print one table */
     for (uint32_t i = 0, j; i < st->n_rows; i = j) {
@@ -203,15 +211,18 @@ static int print_table(const ts_stats *st)
         }
         ts_col cols[9];
         memcpy(cols, table_cols, sizeof cols);
+        cols[0].max_width = width ? (width - 62 > 8 ? width - 62 : 8) : 0;
         if (!named) cols[0].title = st->rows[i].rank >= 0 ? "rank category" : "category";
         ts_table *tb = ts_table_create(cols, 9);
         if (!tb) return TS_ENOMEM;
         for (uint32_t k = i; k < j; k++) {
-            char label[64];
-            if (st->rows[k].name) snprintf(label, sizeof label, "%.63s", st->rows[k].name);
-            else if (st->rows[k].rank >= 0) snprintf(label, sizeof label, "%d %s", st->rows[k].rank, ts_stat_cat_name(st->rows[k].cat));
-            else snprintf(label, sizeof label, "%s", ts_stat_cat_name(st->rows[k].cat));
-            if (add_table_row(tb, &st->rows[k], label)) { ts_table_destroy(tb); return TS_ENOMEM; }
+            char group[32];   /* BY_RANK / BY_CATEGORY label; names go in whole */
+            if (st->rows[k].rank >= 0) snprintf(group, sizeof group, "%d %s", st->rows[k].rank, ts_stat_cat_name(st->rows[k].cat));
+            else snprintf(group, sizeof group, "%s", ts_stat_cat_name(st->rows[k].cat));
+            if (add_table_row(tb, &st->rows[k], st->rows[k].name ? st->rows[k].name : group)) {
+                ts_table_destroy(tb);
+                return TS_ENOMEM;
+            }
         }
         int rc = ts_table_write(tb, stdout);
         ts_table_destroy(tb);
@@ -241,7 +252,7 @@ int ts_cmd_stats(int argc, char **argv)
     if (a.format != TS_FMT_JSON) ts__report_warnings_print(stderr, t);   /* json carries them inside */
     if (a.format == TS_FMT_JSON) print_json(t, st);
     else if (a.format == TS_FMT_CSV) print_csv(st);
-    else rc = print_table(st);
+    else rc = print_table(st, a.width);
     ts_stats_destroy(st);
     ts_trace_destroy(t);
     if (rc) { ts_cli_errorf("writing the table failed: %s", ts_strerror(rc)); return TS_EXIT_BAD; }

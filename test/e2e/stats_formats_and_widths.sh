@@ -10,6 +10,17 @@ OUT=$(mktemp); trap 'rm -f "$OUT"' EXIT
 W=$(/usr/bin/python3 -c 'import sys; print(max(len(l.rstrip("\n")) for l in open(sys.argv[1], encoding="utf-8")))' "$OUT")
 [ "$W" -le 80 ] || { echo "table is $W columns wide"; exit 1; }
 grep -q '…' "$OUT" || { echo "no truncated name in table mode"; exit 1; }
+# --width 0 never cuts: the longest kernel name appears whole
+"$BIN" stats --width 0 "$F" 2>/dev/null | grep -q 'ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm\*, unsigned long, ncclWork\*)' ||
+    { echo "--width 0 cut a name"; exit 1; }
+for cmd in stats breakdown; do
+    "$BIN" $cmd --width 100 "$F" >"$OUT" 2>/dev/null
+    W=$(/usr/bin/python3 -c 'import sys; print(max(len(l.rstrip("\n")) for l in open(sys.argv[1], encoding="utf-8")))' "$OUT")
+    [ "$W" -le 100 ] && [ "$W" -gt 80 ] || { echo "$cmd --width 100 gave $W columns"; exit 1; }
+    "$BIN" $cmd "$F" >"$OUT" 2>/dev/null
+    W=$(/usr/bin/python3 -c 'import sys; print(max(len(l.rstrip("\n")) for l in open(sys.argv[1], encoding="utf-8")))' "$OUT")
+    [ "$W" -le 80 ] || { echo "$cmd table is $W columns wide"; exit 1; }
+done
 "$BIN" stats --format csv "$F" >"$OUT"
 head -1 "$OUT" | grep -qx 'rank,category,name,count,total_us,mean_us,median_us,min_us,max_us,stddev_us,pct_of_iteration'
 # a kernel name with commas comes back whole through a CSV reader

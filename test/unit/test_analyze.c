@@ -404,11 +404,18 @@ static void *oom_alloc(void *ud, void *p, size_t old, size_t n)
 
 TEST(analyses_fail_cleanly_when_memory_runs_out)
 {
-    ts_rank *r = ts__rank_create("r.json");
-    uint32_t cpu = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
-    uint32_t gpu = ts__rank_track(r, TS_TRACK_GPU_STREAM, 0, 7);
-    for (int i = 0; i < 40; i++) launch(r, cpu, gpu, i * 100, i * 100 + 50, 40, i % 3 ? "gemm" : "ncclKernel_x", TS_KIND_KERNEL, i + 1);
-    ts_trace *tr = wrap(&r, 1);
+    /* rank 0 with GPU ops, rank 1 CPU-only (two threads, a collective) */
+    ts_rank *rk[2] = {ts__rank_create("a.json"), ts__rank_create("b.json")};
+    rk[0]->rank = 0;
+    rk[1]->rank = 1;
+    uint32_t cpu = ts__rank_track(rk[0], TS_TRACK_THREAD, 1, 1);
+    uint32_t gpu = ts__rank_track(rk[0], TS_TRACK_GPU_STREAM, 0, 7);
+    for (int i = 0; i < 40; i++) launch(rk[0], cpu, gpu, i * 100, i * 100 + 50, 40, i % 3 ? "gemm" : "ncclKernel_x", TS_KIND_KERNEL, i + 1);
+    uint32_t t1 = ts__rank_track(rk[1], TS_TRACK_THREAD, 1, 1), t2 = ts__rank_track(rk[1], TS_TRACK_THREAD, 1, 2);
+    add(rk[1], t1, 0, 1000, "ProfilerStep#1", "user_annotation", TS_KIND_USER_ANNOTATION);
+    add(rk[1], t1, 10, 100, "aten::mm", "cpu_op", TS_KIND_CPU_OP);
+    add(rk[1], t2, 10, 300, "gloo:all_reduce", "user_annotation", TS_KIND_USER_ANNOTATION);
+    ts_trace *tr = wrap(rk, 2);
     int failures = 0;
     for (long budget = 0; budget < 200; budget++) {
         oom_budget = budget;

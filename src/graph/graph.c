@@ -290,41 +290,48 @@ static void compute_gaps(ts_graph *g)
     }
 }
 
-/* Kahn's algorithm over points (2n = start, 2n+1 = end; start -> end implied).
- * O(N + E). A cycle is an input error: report one node on it. */
+/* Kahn's algorithm over points (2n = start, 2n+1 = end; start -> end implied),
+ * O(N + E). Ready points go on a stack, not a queue: the walk then follows one
+ * rank's chain of ops until a barrier holds it, which keeps it inside one
+ * rank's rows of memory instead of visiting every rank in turn. A cycle is an
+ * input error: report one node on it. */
 static int topo_sort(ts_graph *g, ts_error *err)
 {
-    uint32_t np = g->nodes.n * 2;
+    uint32_t np = g->nodes.n * 2, out = 0, sp = 0;
     uint32_t *indeg = ts__calloc((size_t)np + 1, sizeof *indeg);
+    uint32_t *stack = ts__malloc((size_t)np * sizeof *stack + 4);
     g->topo = ts__malloc((size_t)np * sizeof *g->topo + 1);
-    if (!indeg || !g->topo) { ts__free(indeg, ((size_t)np + 1) * sizeof *indeg); return TS_ENOMEM; }
+    if (!indeg || !stack || !g->topo) {
+        ts__free(indeg, ((size_t)np + 1) * sizeof *indeg);
+        ts__free(stack, (size_t)np * sizeof *stack + 4);
+        return TS_ENOMEM;
+    }
     for (uint32_t i = 0; i < g->edges.n; i++)
         indeg[g->edges.dst[i] * 2 + ((g->edges.flags[i] & TS_EDGE_TO_END) ? 1 : 0)]++;
     for (uint32_t n = 0; n < g->nodes.n; n++) indeg[2 * n + 1]++;
-    uint32_t head = 0, tail = 0;
-    for (uint32_t p = 0; p < np; p++) if (!indeg[p]) g->topo[tail++] = p;
-    while (head < tail) {
-        uint32_t p = g->topo[head++], n = p / 2;
-        if (!(p & 1)) {
-            if (!--indeg[p + 1]) g->topo[tail++] = p + 1;
-        }
-        for (uint32_t ei = g->out_first[n]; ei < g->out_first[n + 1]; ei++) {
+    for (uint32_t p = np; p-- > 0;) if (!indeg[p]) stack[sp++] = p;   /* lowest row on top */
+    while (sp > 0) {
+        uint32_t p = stack[--sp], n = p / 2;
+        g->topo[out++] = p;
+        for (uint32_t ei = g->out_first[n + 1]; ei-- > g->out_first[n];) {
             if (((g->edges.flags[ei] & TS_EDGE_FROM_END) ? 1u : 0u) != (p & 1)) continue;
             uint32_t q = g->edges.dst[ei] * 2 + ((g->edges.flags[ei] & TS_EDGE_TO_END) ? 1 : 0);
-            if (!--indeg[q]) g->topo[tail++] = q;
+            if (!--indeg[q]) stack[sp++] = q;
         }
+        if (!(p & 1) && !--indeg[p + 1]) stack[sp++] = p + 1;   /* its own end first */
     }
     int rc = TS_OK;
-    if (tail < np) {
+    if (out < np) {
         uint32_t bad = 0;
         while (bad < np && !indeg[bad]) bad++;
         uint32_t n = bad / 2;
         uint16_t r = g->nodes.rank[n];
         rc = ts__error(err, TS_EFORMAT, "dependency cycle through rank %d op '%s' at %lld ns (%u of %u points ordered)",
                        r == TS_GRAPH_NO_RANK ? -1 : g->rank_number[r], ts__graph_node_name(g, n),
-                       (long long)ts__graph_start(g, n), tail, np);
+                       (long long)ts__graph_start(g, n), out, np);
     }
     ts__free(indeg, ((size_t)np + 1) * sizeof *indeg);
+    ts__free(stack, (size_t)np * sizeof *stack + 4);
     return rc;
 }
 

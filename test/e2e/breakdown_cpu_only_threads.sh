@@ -7,6 +7,7 @@
 # Also the legacy DDP pair (torch-cpu-legacy, no categories): c10d/gloo ops
 # count as communication; the main thread is the busiest.
 set -e
+[ -x /usr/bin/python3 ] || { echo "skip: /usr/bin/python3 missing"; exit 0; }
 BIN=${TS_BIN:-build/trainscope}
 DATA=${TS_DATA:-../shared/data}
 F=$(ls "$DATA"/kineto/cpu_only/*.json.gz 2>/dev/null | head -1)

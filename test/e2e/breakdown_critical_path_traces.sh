@@ -6,6 +6,7 @@
 # Tolerance 0.1 % or 0.3 us: these traces hold 16-digit integer microsecond
 # timestamps, which ingest converts to ns within ~0.1 us.
 set -e
+[ -x /usr/bin/python3 ] || { echo "skip: /usr/bin/python3 missing"; exit 0; }
 BIN=${TS_BIN:-build/trainscope}
 DATA=${TS_DATA:-../shared/data}/kineto/critical_path
 [ -d "$DATA" ] || { echo "skip: $DATA missing"; exit 0; }

@@ -7,6 +7,7 @@
 # type sweep, comm/comp overlap, idle time per stream, over the raw JSON with
 # exact decimal timestamps). Tolerance 0.01 %, far inside the 0.5 % asked.
 set -e
+[ -x /usr/bin/python3 ] || { echo "skip: /usr/bin/python3 missing"; exit 0; }
 BIN=${TS_BIN:-build/trainscope}
 DATA=${TS_DATA:-../shared/data}
 F=$DATA/kineto/nccl_parser_config/nccl_data.json.gz

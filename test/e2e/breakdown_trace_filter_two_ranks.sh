@@ -5,6 +5,7 @@
 # breakdown_nccl_matches_hta_definitions.sh); both ranks carry ProfilerStep#551
 # and #552, so only GPU ops launched before #552 count (HTA's filter).
 set -e
+[ -x /usr/bin/python3 ] || { echo "skip: /usr/bin/python3 missing"; exit 0; }
 BIN=${TS_BIN:-build/trainscope}
 DATA=${TS_DATA:-../shared/data}
 D=$DATA/kineto/trace_filter

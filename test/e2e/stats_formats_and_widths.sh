@@ -2,6 +2,7 @@
 # Output formats: table lines fit 80 columns (long kernel names cut with an
 # ellipsis), csv keeps names whole and quoted, json parses; --by rank/category.
 set -e
+[ -x /usr/bin/python3 ] || { echo "skip: /usr/bin/python3 missing"; exit 0; }
 BIN=${TS_BIN:-build/trainscope}
 F=${TS_DATA:-../shared/data}/kineto/nccl_parser_config/nccl_data.json.gz
 [ -f "$F" ] || { echo "skip: $F missing"; exit 0; }

@@ -60,8 +60,8 @@ static bool parse_bytes(const char *p, int64_t *out, const char **end)
 int ts__gradients_load(const char *path, ts_gradients *out, ts_error *err)
 {
     memset(out, 0, sizeof *out);
-    char *buf;
-    size_t buf_n;
+    char *buf = NULL;
+    size_t buf_n = 0;
     int rc = read_file(path, &buf, &buf_n, err);
     if (rc) return rc;
     const char *p = buf;
@@ -71,13 +71,15 @@ int ts__gradients_load(const char *path, ts_gradients *out, ts_error *err)
     if (!params) rc = ts__error(err, TS_EFORMAT, "%s: byte 0: no \"parameters\" list", path);
     bool bare_numbers = params == p && (p[1 + strspn(p + 1, " \t\r\n")] != '{');
     for (const char *q = params; rc == TS_OK && q && *q;) {
-        int64_t v;
-        const char *e;
+        int64_t v = 0;
+        const char *e = q;
         if (bare_numbers) {
             q += strcspn(q, "0123456789]");
             if (*q == ']' || !*q) break;
-            if (!parse_bytes(q, &v, &e))
+            if (!parse_bytes(q, &v, &e)) {
                 rc = ts__error(err, TS_EPARSE, "%s: byte %zu: expected a byte count", path, (size_t)(q - buf));
+                break;
+            }
         } else {
             q = strstr(q, "\"bytes\"");
             if (!q) break;
@@ -85,10 +87,13 @@ int ts__gradients_load(const char *path, ts_gradients *out, ts_error *err)
             q += strspn(q, " \t\r\n");
             if (*q++ != ':') { rc = ts__error(err, TS_EPARSE, "%s: byte %zu: expected ':'", path, (size_t)(q - 1 - buf)); break; }
             q += strspn(q, " \t\r\n");
-            if (!parse_bytes(q, &v, &e))
+            if (!parse_bytes(q, &v, &e)) {
                 rc = ts__error(err, TS_EPARSE, "%s: byte %zu: \"bytes\" is not a byte count", path, (size_t)(q - buf));
+                break;
+            }
         }
-        if (rc == TS_OK) rc = push(&out->bytes, &out->n, &out->cap, v);
+        if (rc == TS_OK && push(&out->bytes, &out->n, &out->cap, v))
+            rc = ts__error(err, TS_ENOMEM, "%s: out of memory", path);
         q = e;
     }
     ts__free(buf, buf_n);

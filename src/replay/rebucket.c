@@ -482,7 +482,7 @@ int ts__replay_rebucket(ts_replay *r, const ts_replay_options *opt, ts_error *er
     if (rc == TS_OK)
         ts__replay_warn(r, "--bucket-mb %g: %u gradient all-reduces regrouped into %u (all iterations, all ranks)",
                         opt->bucket_mb, c.n_old, c.n_new);
-    for (uint32_t k = 0; R.ob && k < nr; k++) ts__free(R.ob[k], R.n_ob[k] * sizeof *R.ob[k]);
+    for (uint32_t k = 0; R.ob && R.n_ob && k < nr; k++) ts__free(R.ob[k], R.n_ob[k] * sizeof *R.ob[k]);
     ts__free(R.ob, nr * sizeof *R.ob);
     ts__free(R.n_ob, nr * sizeof *R.n_ob);
     ts__free(R.cursor, nr * sizeof *R.cursor);

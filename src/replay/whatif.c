@@ -93,11 +93,13 @@ int ts__replay_fit_model(ts_replay *r, const ts_replay_options *opt, ts_error *e
         }
     }
     ts_error fit_err = {0};
-    if (ts_coll_model_fit(r->model, &fit_err) == TS_ENODATA) {
+    rc = ts_coll_model_fit(r->model, &fit_err);
+    if (rc == TS_ENODATA) {
         ts_coll_model_destroy(r->model);
         r->model = NULL;
+        return TS_OK;
     }
-    return TS_OK;
+    return rc ? ts__error(err, rc, "replay: out of memory fitting the cost model") : TS_OK;
 }
 
 /* Reprice every collective of known size: its measured transfer time times

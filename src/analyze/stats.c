@@ -216,6 +216,10 @@ int ts_stats_compute(const ts_trace *t, const ts_stats_opts *opts, ts_stats **ou
         st->windows[st->n_windows++] = w;
         if ((rc = collect_rank(t->ranks[i], i, &o, &w, &rs))) goto fail;
     }
+    if (st->n_windows == 0 && !o.has_iterations) {
+        rc = ts__error(err, TS_ENODATA, "the trace holds no rank");
+        goto fail_quiet;
+    }
     if (st->n_windows == 0) {
         rc = ts__error(err, TS_ENODATA, "no rank has an iteration in %lld:%lld",
                        (long long)o.iter_first, (long long)o.iter_last);

@@ -99,6 +99,17 @@ TS_API int ts_trace_emit(const ts_trace_event *ev);
 /* Events dropped so far by this process because a buffer was full. */
 TS_API uint64_t ts_trace_dropped(void);
 
+/* ---- the Python collector (python/trainscope_trace.py calls these) ---- */
+/* A Py_tracefunc for PyEval_SetProfile: Python calls become ranges, cat
+ * "python_function", name "<module>.<qualname>". Arguments are CPython's
+ * (PyObject *, PyFrameObject *, int what, PyObject *). Never raises. */
+TS_API int ts_trace_py_profile(void *self, void *frame, int what, void *arg);
+/* Which calls the profile function records: comma-separated entries, each a
+ * module prefix ("torch.nn.modules") or a file ("train.py", "train", or a
+ * path tail); NULL or "" records all. Set it before installing the profiler.
+ * Returns 0, or -1 when out of memory. */
+TS_API int ts_trace_py_set_filter(const char *csv);
+
 /* Probe macros: a disabled probe is one relaxed load and a branch. */
 #define TS_TRACE_ON() __builtin_expect(__atomic_load_n(&ts_trace_on, __ATOMIC_RELAXED), 0)
 #define TS_TRACE_PUSH(cat, name) do { if (TS_TRACE_ON()) ts_trace_push(cat, name); } while (0)

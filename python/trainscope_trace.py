@@ -1,0 +1,183 @@
+"""trainscope_trace - trainscope's host tracing API for Python, over the C
+library (libtrainscope-trace.so) through ctypes, plus the Python collector.
+
+Ranges, instants, counters and thread names go into the same per-thread
+buffers as the C API, so they land in the trace `trainscope record` writes:
+
+    import trainscope_trace as tt
+    with tt.range("data loading"):
+        batch = next(it)
+    tt.counter("loss", loss.item())
+
+install_profiler() records Python function calls through the interpreter's
+profiling hook (PyEval_SetProfile) with a callback implemented in C, on this
+thread and on every thread started later; `trainscope record --python` calls it
+from sitecustomize.py. Nothing happens (and nothing fails) when the library
+cannot be found or tracing is off.
+"""
+import contextlib
+import ctypes
+import os
+import sys
+import threading
+
+_lib = None
+
+
+def _find_library():
+    """The libtrainscope-trace.so the process already uses, else a build one."""
+    cands = []
+    libdir = os.environ.get("TRAINSCOPE_LIB_DIR")
+    if libdir:
+        cands.append(os.path.join(libdir, "libtrainscope-trace.so"))
+    for p in os.environ.get("LD_PRELOAD", "").replace(" ", ":").split(":"):
+        if os.path.basename(p).startswith("libtrainscope-"):
+            cands.append(os.path.join(os.path.dirname(p), "libtrainscope-trace.so"))
+    here = os.path.dirname(os.path.abspath(__file__))
+    cands.append(os.path.join(here, "..", "build", "libtrainscope-trace.so"))
+    for c in cands:
+        if os.path.exists(c):
+            return c
+    return None
+
+
+def _load():
+    global _lib
+    if _lib is not None:
+        return _lib or None
+    path = _find_library()
+    try:
+        lib = ctypes.CDLL(path) if path else None
+    except OSError:
+        lib = None
+    if lib is None:
+        _lib = False
+        return None
+    c_char_p, c_int, c_uint64, c_double = ctypes.c_char_p, ctypes.c_int, ctypes.c_uint64, ctypes.c_double
+    for name, args, res in [
+        ("ts_trace_start", [c_char_p], c_int), ("ts_trace_stop", [], c_int),
+        ("ts_trace_flush", [], None), ("ts_trace_push", [c_char_p, c_char_p], None),
+        ("ts_trace_pop", [], None), ("ts_trace_begin", [c_uint64, c_char_p, c_char_p], None),
+        ("ts_trace_end", [c_uint64], None), ("ts_trace_instant", [c_char_p, c_char_p], None),
+        ("ts_trace_counter", [c_char_p, c_double], None), ("ts_trace_thread_name", [c_char_p], None),
+        ("ts_trace_set_rank", [c_int, c_int], None), ("ts_trace_dropped", [], c_uint64),
+        ("ts_trace_py_set_filter", [c_char_p], c_int),
+    ]:
+        f = getattr(lib, name)
+        f.argtypes, f.restype = args, res
+    _lib = lib
+    return lib
+
+
+def _b(s):
+    return s.encode("utf-8", "replace") if isinstance(s, str) else s
+
+
+def available():
+    """True when the C library was found."""
+    return _load() is not None
+
+
+def enabled():
+    """True while tracing is on."""
+    lib = _load()
+    return bool(lib and ctypes.c_int.in_dll(lib, "ts_trace_on").value)
+
+
+def start(directory):
+    """Start tracing into directory (not needed under `trainscope record`)."""
+    lib = _load()
+    return lib.ts_trace_start(_b(directory)) if lib else -1
+
+
+def stop():
+    lib = _load()
+    return lib.ts_trace_stop() if lib else -1
+
+
+def push(name, cat="user_annotation"):
+    lib = _load()
+    if lib:
+        lib.ts_trace_push(_b(cat), _b(name))
+
+
+def pop():
+    lib = _load()
+    if lib:
+        lib.ts_trace_pop()
+
+
+@contextlib.contextmanager
+def range(name, cat="user_annotation"):  # noqa: A001 - mirrors the C API's "range"
+    push(name, cat)
+    try:
+        yield
+    finally:
+        pop()
+
+
+def begin(range_id, name, cat="user_annotation"):
+    """A range that may end on another thread (end(range_id))."""
+    lib = _load()
+    if lib:
+        lib.ts_trace_begin(range_id, _b(cat), _b(name))
+
+
+def end(range_id):
+    lib = _load()
+    if lib:
+        lib.ts_trace_end(range_id)
+
+
+def instant(name, cat="user_annotation"):
+    lib = _load()
+    if lib:
+        lib.ts_trace_instant(_b(cat), _b(name))
+
+
+def counter(name, value):
+    lib = _load()
+    if lib:
+        lib.ts_trace_counter(_b(name), float(value))
+
+
+def thread_name(name):
+    lib = _load()
+    if lib:
+        lib.ts_trace_thread_name(_b(name))
+
+
+def dropped():
+    lib = _load()
+    return lib.ts_trace_dropped() if lib else 0
+
+
+def _set_c_profile():
+    """Make the C callback this thread's profile function."""
+    set_profile = ctypes.pythonapi.PyEval_SetProfile
+    set_profile.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+    set_profile.restype = None
+    set_profile(ctypes.cast(_lib.ts_trace_py_profile, ctypes.c_void_p), None)
+
+
+def _thread_hook(frame, event, arg):
+    # threading calls this on a new thread's first event: hand over to C.
+    _set_c_profile()
+
+
+def install_profiler(filter_csv=None):
+    """Record Python calls as ranges (cat python_function) on this thread and
+    threads started later; filter_csv limits them to modules ("torch.nn.modules")
+    or files ("train.py"), comma-separated. Returns False when unavailable."""
+    lib = _load()
+    if lib is None or not hasattr(ctypes, "pythonapi"):
+        return False
+    lib.ts_trace_py_set_filter(_b(filter_csv) if filter_csv else None)
+    threading.setprofile(_thread_hook)
+    _set_c_profile()
+    return True
+
+
+def uninstall_profiler():
+    threading.setprofile(None)
+    sys.setprofile(None)

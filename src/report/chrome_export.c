@@ -2,7 +2,8 @@
  *
  * One process per rank ("rank R"), one thread per CPU thread or GPU stream;
  * every slice of the model is written with its aligned time in microseconds
- * (3 decimals, so nanoseconds survive). Critical slices get args.critical = 1,
+ * (3 decimals, so nanoseconds survive). Critical slices get args.critical = 1
+ * (path nodes and the non-node slices nested in them),
  * and consecutive path nodes are joined by s/f flow events (bp "e") so
  * Perfetto draws the path as arrows. Output is built in memory, then written.
  */
@@ -85,6 +86,26 @@ static void flows(ts_buf *b, const ts_critical_path *cp)
     }
 }
 
+/* crit[s] = 1 for the slices of critical nodes and for the slices nested in
+ * them that are not nodes of their own (a critical top-level op's inner ops
+ * run inside its critical time); 2 marks "a node, not critical". One pass:
+ * a parent's row precedes its children's. */
+static void mark_critical(const ts_critical_path *cp, uint32_t r, const ts_rank *m, uint8_t *crit)
+{
+    const ts_graph *g = cp->g;
+    for (uint32_t n = g->rank_first_node[r]; n < g->rank_first_node[r + 1]; n++)
+        if (g->nodes.slice[n] != TS_NONE32) crit[g->nodes.slice[n]] = 2;
+    for (uint32_t i = 0; i < cp->n_nodes; i++) {
+        uint32_t n = cp->nodes[i];
+        if (g->nodes.rank[n] == r && g->nodes.slice[n] != TS_NONE32) crit[g->nodes.slice[n]] = 1;
+    }
+    for (uint32_t s = 0; s < m->slices.n; s++) {
+        uint32_t p = m->slices.parent[s];
+        if (crit[s] == 0 && p != TS_NONE32 && crit[p] == 1) crit[s] = 1;
+    }
+    for (uint32_t s = 0; s < m->slices.n; s++) crit[s] = crit[s] == 1;
+}
+
 int ts__chrome_export_critical_path(const ts_critical_path *cp, const char *path, ts_error *err)
 {
     const ts_graph *g = cp->g;
@@ -96,10 +117,7 @@ int ts__chrome_export_critical_path(const ts_critical_path *cp, const char *path
         const ts_rank *m = g->trace->ranks[g->rank_model[r]];
         uint8_t *crit = ts__calloc((size_t)m->slices.n + 1, 1);
         if (!crit) { rc = TS_ENOMEM; break; }
-        for (uint32_t i = 0; i < cp->n_nodes; i++) {
-            uint32_t n = cp->nodes[i];
-            if (g->nodes.rank[n] == r && g->nodes.slice[n] != TS_NONE32) crit[g->nodes.slice[n]] = 1;
-        }
+        mark_critical(cp, r, m, crit);
         metadata(&b, g, r);
         slices(&b, g, r, crit);
         ts__free(crit, (size_t)m->slices.n + 1);

@@ -12,6 +12,7 @@
  */
 #include "analyze/analyze_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 typedef struct rec {
@@ -221,8 +222,10 @@ int ts_stats_compute(const ts_trace *t, const ts_stats_opts *opts, ts_stats **ou
         goto fail_quiet;
     }
     if (st->n_windows == 0) {
-        rc = ts__error(err, TS_ENODATA, "no rank has an iteration in %lld:%lld",
-                       (long long)o.iter_first, (long long)o.iter_last);
+        char a[24] = "", b[24] = "";   /* open ends print empty: "5:" */
+        if (o.iter_first != INT64_MIN) snprintf(a, sizeof a, "%lld", (long long)o.iter_first);
+        if (o.iter_last != INT64_MAX) snprintf(b, sizeof b, "%lld", (long long)o.iter_last);
+        rc = ts__error(err, TS_ENODATA, "no rank has an iteration in %s:%s", a, b);
         goto fail_quiet;
     }
     if (rs.n > 1) qsort(rs.v, rs.n, sizeof *rs.v, cmp_rec);

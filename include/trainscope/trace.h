@@ -42,7 +42,8 @@ TS_API extern int ts_trace_on;
  * TS_EIO when dir cannot be written, TS_EINVAL when already started. */
 TS_API int ts_trace_start(const char *dir);
 /* Flush every buffer, write the JSON trace, stop. Runs at exit by itself.
- * Returns TS_OK or TS_EIO. */
+ * With TRAINSCOPE_DEFER_CONVERT=1 (set by `trainscope record`) the raw
+ * stream is left for the recorder to convert. Returns TS_OK or TS_EIO. */
 TS_API int ts_trace_stop(void);
 /* Write every thread's buffered events to the raw stream now. */
 TS_API void ts_trace_flush(void);

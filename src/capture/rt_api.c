@@ -353,6 +353,10 @@ int ts_trace_stop(void)
     ts__rt_drain_all(ts__rt_fd);
     close(ts__rt_fd);
     ts__rt_fd = -1;
+    /* Under `trainscope record` the conversion waits until the job is over,
+     * so the traced program's exit is not delayed by it. */
+    const char *defer = getenv("TRAINSCOPE_DEFER_CONVERT");
+    if (defer && *defer == '1') goto out;
     char err[512];
     rc = ts__raw_convert(raw_path, out_dir, NULL, 0, err, sizeof err);
     if (rc == TS_ENODATA) rc = TS_OK;   /* nothing traced: no file */

@@ -5,8 +5,8 @@
  * collectors were built) and exits 2 with a message otherwise. Then it runs
  * the command with LD_PRELOAD (appended to any the caller set) and the
  * TRAINSCOPE_* variables, so the program and every process it starts write
- * their own trace file; afterwards it converts the raw streams that killed
- * processes left behind, says where the traces are, and exits with the
+ * their own raw stream; afterwards it converts every stream to JSON (so the
+ * traced processes never spend time on it), says where the traces are, and exits with the
  * program's own exit code (128 + signal when a signal killed it).
  *
  * Not for: tracing itself (src/capture/) or reading traces.
@@ -202,6 +202,7 @@ static int set_env(const record_opts *o, const char *abs_dir)
     }
     setenv("LD_PRELOAD", libs, 1);
     setenv("TRAINSCOPE_DIR", abs_dir, 1);
+    setenv("TRAINSCOPE_DEFER_CONVERT", "1", 1);   /* finish() converts every stream */
     return 0;
 }
 

@@ -234,9 +234,9 @@ static void pct_line(const char *label, int64_t ns, int64_t total)
 static void print_table(const ts_graph *g, const ts_critical_path *cp, const top_op *ops, uint32_t n_ops, int top)
 {
     int64_t len = cp->end_ns - cp->start_ns;
-    if (cp->step >= 0) printf("critical path of iteration %lld: %.3f us", (long long)cp->step, len / 1e3);
-    else printf("critical path of the whole trace: %.3f us", len / 1e3);
-    printf(" (iteration span %.3f us, %u nodes on the path)\n", cp->window_ns / 1e3, cp->n_nodes);
+    if (cp->step >= 0) printf("critical path of iteration %lld: %.3f us\n", (long long)cp->step, len / 1e3);
+    else printf("critical path of the whole trace: %.3f us\n", len / 1e3);
+    printf("  iteration span %.3f us, %u nodes on the path\n", cp->window_ns / 1e3, cp->n_nodes);
     printf("  %u ranks, %u graph nodes, %u edges, %u collectives matched\n\n", g->n_ranks, g->nodes.n, g->edges.n,
            g->n_colls);
     for (int c = 0; c < TS_CP_COUNT; c++) pct_line(ts_cp_category_name((ts_cp_category)c), cp->cat_ns[c], len);
@@ -251,9 +251,14 @@ static void print_table(const ts_graph *g, const ts_critical_path *cp, const top
     }
     if (n_ops && top > 0) {
         printf("\n  %-5s %-11s %6s %12s  %s\n", "rank", "kind", "count", "time us", "op on the path");
-        for (uint32_t i = 0; i < n_ops && (int)i < top; i++)
-            printf("  %-5d %-11s %6u %12.3f  %.60s\n", ops[i].rank, ts__node_kind_name((ts_node_kind)ops[i].kind),
-                   ops[i].count, ops[i].ns / 1e3, ops[i].name);
+        for (uint32_t i = 0; i < n_ops && (int)i < top; i++) {
+            /* keep 80 columns; long names differ at their end ("...function: AddmmBackward0") */
+            size_t len_name = strlen(ops[i].name);
+            const char *tail = len_name > 38 ? ops[i].name + len_name - 35 : ops[i].name;
+            while (((unsigned char)*tail & 0xC0) == 0x80) tail++;   /* never start inside a UTF-8 character */
+            printf("  %-5d %-11s %6u %12.3f  %s%s\n", ops[i].rank, ts__node_kind_name((ts_node_kind)ops[i].kind),
+                   ops[i].count, ops[i].ns / 1e3, tail != ops[i].name ? "..." : "", tail);
+        }
     }
 }
 

@@ -185,6 +185,8 @@ typedef struct ts_breakdown_rank {
     int64_t  launch_delay_max_ns;
     double   runtime_mean_ns, gpu_mean_ns;  /* mean durations of the paired calls and ops */
     uint64_t n_gpu_shorter_than_runtime;    /* ops that ran shorter than their launch call */
+    uint64_t n_runtime_outliers;            /* launch calls longer than 50 us (HTA runtime_cutoff) */
+    uint64_t n_delay_outliers;              /* launch delays over 100 us (HTA launch_delay_cutoff) */
     ts_stream_breakdown *streams; uint32_t n_streams;
     ts_kernel_share     *kernels; uint32_t n_kernels;  /* sorted by type, total descending */
     ts_membw            *membw;   uint32_t n_membw;

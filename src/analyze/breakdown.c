@@ -330,6 +330,10 @@ static int per_stream(const ts_rank *r, const gpu_view *g, int64_t delay_ns, ts_
 }
 
 /* ---- launch statistics ---- */
+/* HTA cuda_kernel_launch_stats' default outlier cutoffs (50 us, 100 us). */
+#define RUNTIME_CUTOFF_NS      50000
+#define LAUNCH_DELAY_CUTOFF_NS 100000
+
 static int launch_stats(const ts_rank *r, const gpu_view *g, ts_breakdown_rank *out)
 {
     int64_t *delay = ts__malloc((size_t)(g->n_ops ? g->n_ops : 1) * sizeof *delay);
@@ -343,6 +347,8 @@ static int launch_stats(const ts_rank *r, const gpu_view *g, ts_breakdown_rank *
         cpu_sum += (double)r->slices.dur_ns[l];
         gpu_sum += (double)r->slices.dur_ns[s];
         if (r->slices.dur_ns[s] < r->slices.dur_ns[l]) out->n_gpu_shorter_than_runtime++;
+        if (r->slices.dur_ns[l] > RUNTIME_CUTOFF_NS) out->n_runtime_outliers++;
+        if (delay[n - 1] > LAUNCH_DELAY_CUTOFF_NS) out->n_delay_outliers++;
     }
     qsort(delay, n, sizeof *delay, ts__cmp_i64);
     ts_sample smp = ts__sample_sorted(delay, n);

@@ -249,6 +249,8 @@ static void json_launches(ts_json *j, const ts_breakdown *b)
         ts__json_kv_double(j, "runtime_mean_us", r->runtime_mean_ns / 1e3, 3);
         ts__json_kv_double(j, "gpu_mean_us", r->gpu_mean_ns / 1e3, 3);
         ts__json_kv_u64(j, "gpu_shorter_than_runtime", r->n_gpu_shorter_than_runtime);
+        ts__json_kv_u64(j, "runtime_over_50us", r->n_runtime_outliers);
+        ts__json_kv_u64(j, "delay_over_100us", r->n_delay_outliers);
         ts__json_obj_end(j);
     }
     ts__json_arr_end(j);

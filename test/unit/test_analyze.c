@@ -301,6 +301,8 @@ TEST(breakdown_idle_categories_queue_and_launch_delay_per_stream)
     CHECK_EQ_INT(br->launch_delay_max_ns, 540);
     /* every call lasts 5 ns, every op longer */
     CHECK_EQ_INT(br->n_gpu_shorter_than_runtime, 0);
+    CHECK_EQ_INT(br->n_runtime_outliers, 0);
+    CHECK_EQ_INT(br->n_delay_outliers, 0);
     ts_breakdown_destroy(b);
     ts_trace_destroy(tr);
 }
@@ -491,6 +493,28 @@ TEST(breakdown_top_kernels_fold_the_rest_into_others)
     CHECK_NEAR(o2->mean_ns, 9, 1e-9);
     CHECK_NEAR(o2->stddev_ns * o2->stddev_ns, 202.0 / 3.0, 1e-9);
     CHECK_NEAR(o2->pct_of_type, 100.0 * 36 / 67, 1e-9);
+    ts_breakdown_destroy(b);
+    ts_trace_destroy(tr);
+}
+
+/* HTA's outlier cutoffs: a 60 us launch call (> 50 us) whose kernel starts
+ * 200 us after it (> 100 us); a 5 us call 10 us ahead of its kernel is neither. */
+TEST(breakdown_counts_launch_outliers_with_hta_cutoffs)
+{
+    ts_rank *r = ts__rank_create("r.json");
+    uint32_t cpu = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
+    uint32_t gpu = ts__rank_track(r, TS_TRACK_GPU_STREAM, 0, 7);
+    uint32_t c = add(r, cpu, 0, 60000, "cudaLaunchKernel", "cuda_runtime", TS_KIND_CUDA_RUNTIME);
+    uint32_t k = add(r, gpu, 200000, 1000, "gemm", "kernel", TS_KIND_KERNEL);
+    r->slices.corr[c] = r->slices.corr[k] = 1;
+    launch(r, cpu, gpu, 300000, 310000, 1000, "gemm", TS_KIND_KERNEL, 2);
+    ts_trace *tr = wrap(&r, 1);
+    ts_breakdown *b;
+    CHECK_EQ_INT(ts_breakdown_compute(tr, NULL, &b, NULL), TS_OK);
+    CHECK_EQ_INT(b->ranks[0].n_launches, 2);
+    CHECK_EQ_INT(b->ranks[0].n_runtime_outliers, 1);
+    CHECK_EQ_INT(b->ranks[0].n_delay_outliers, 1);
+    CHECK_EQ_INT(b->ranks[0].n_gpu_shorter_than_runtime, 1);
     ts_breakdown_destroy(b);
     ts_trace_destroy(tr);
 }

@@ -5,22 +5,26 @@
  * `trainscope record --nccl` preloads.
  *
  * Each wrapped call becomes one ts__nccl_record, handed to a sink; the default
- * sink (nccl_emit.c) turns it into a host tracing API event with Kineto's
- * argument names so the cross-rank matcher reads it like PyTorch's
- * record_param_comms:
+ * sink (nccl_emit.c) turns it into a host tracing API event (cat "cpu_op")
+ * named like PyTorch's ProcessGroupNCCL ranges ("nccl:all_reduce", ...; the
+ * API's own name for group and communicator calls) with Kineto's argument
+ * names, so the cross-rank matcher reads it like record_param_comms:
  *
  *   arg (in this order)  | value
  *   ---------------------+--------------------------------------------------
  *   "Process Group Name" | communicator id, 16 hex digits, equal on every rank
+ *   "NCCL result"        | only when the call failed: its ncclResult_t
  *   "Collective name"    | allreduce, allgather, reduce_scatter, broadcast,
  *                        | reduce, all_to_all, send, recv
  *   "Sequence number"    | per communicator, from 1: collectives count in one
  *                        | sequence, send/recv in one per (peer, direction)
+ *   "seq"                | the same number under the name the graph matcher
+ *                        | and the MPI collector use
  *   "In msg nelems"      | elements read by this rank
  *   "Out msg nelems"     | elements written by this rank
  *   "dtype"              | PyTorch's dtype names: Float, Half, BFloat16, ...
  *   "Peer" / "Root"      | send/recv peer; broadcast/reduce root
- *   "Group size", "Rank", "Bytes", "Stream", "NCCL result" (when not success)
+ *   "Group size", "Rank", "Bytes", "Stream"
  * The host API keeps the first TS_TRACE_MAX_ARGS (8): everything matching
  * needs comes first.
  */
@@ -115,6 +119,8 @@ void ts__nccl_emit_default(const ts__nccl_record *r);
 uint64_t ts__nccl_hash(uint64_t h, const void *data, size_t n);
 #define TS_NCCL_HASH_SEED 0xcbf29ce484222325ULL
 
+/* "allreduce" -> "nccl:all_reduce", ...; NULL for anything else. */
+const char *ts__nccl_event_name(const char *coll);
 const char *ts__nccl_dtype_name(ncclDataType_t t);   /* "Float", ...; "Unknown" */
 size_t      ts__nccl_dtype_bytes(ncclDataType_t t);  /* 0 = unknown */
 
@@ -122,7 +128,7 @@ size_t      ts__nccl_dtype_bytes(ncclDataType_t t);  /* 0 = unknown */
  * and strs TS_NCCL_STR_BYTES bytes; both must outlive the emit. Args are in
  * priority order so that a smaller TS_TRACE_MAX_ARGS keeps the ones the
  * cross-rank matcher needs first. */
-#define TS_NCCL_MAX_ARGS 12
+#define TS_NCCL_MAX_ARGS 13
 #define TS_NCCL_STR_BYTES 32
 void ts__nccl_to_event(const ts__nccl_record *r, ts_trace_arg *args, char *strs, ts_trace_event *ev);
 

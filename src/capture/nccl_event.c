@@ -56,14 +56,29 @@ static void add_str(ts_trace_arg *args, uint32_t *n, const char *key, const char
     args[(*n)++].num = 0;
 }
 
+const char *ts__nccl_event_name(const char *coll)
+{
+    static const char *const names[][2] = {
+        {"allreduce", "nccl:all_reduce"}, {"allgather", "nccl:all_gather"},
+        {"reduce_scatter", "nccl:reduce_scatter"}, {"broadcast", "nccl:broadcast"},
+        {"reduce", "nccl:reduce"}, {"all_to_all", "nccl:all_to_all"},
+        {"send", "nccl:send"}, {"recv", "nccl:recv"},
+    };
+    for (size_t i = 0; coll && i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(coll, names[i][0]) == 0)
+            return names[i][1];
+    return NULL;
+}
+
 void ts__nccl_to_event(const ts__nccl_record *r, ts_trace_arg *args, char *strs, ts_trace_event *ev)
 {
+    const char *coll_name = ts__nccl_event_name(r->coll);
     uint32_t n = 0;
     memset(ev, 0, sizeof *ev);
     ev->size = sizeof *ev;
     ev->phase = 'X';
     ev->cat = "cpu_op";
-    ev->name = r->api;
+    ev->name = coll_name ? coll_name : r->api;
     ev->ts_ns = r->start_ns;
     ev->dur_ns = r->end_ns > r->start_ns ? r->end_ns - r->start_ns : 0;
     ev->pid = -1;
@@ -72,9 +87,13 @@ void ts__nccl_to_event(const ts__nccl_record *r, ts_trace_arg *args, char *strs,
         snprintf(strs, TS_NCCL_STR_BYTES, "%016llx", (unsigned long long)r->comm_id);
         add_str(args, &n, "Process Group Name", strs);
     }
+    /* A failure outranks what matching needs: a failed call is matched with nothing. */
+    if (r->result != ncclSuccess)
+        add_num(args, &n, "NCCL result", r->result);
     if (r->coll) {
         add_str(args, &n, "Collective name", r->coll);
         add_num(args, &n, "Sequence number", r->seq);
+        add_num(args, &n, "seq", r->seq);   /* what the graph matcher and the MPI collector use */
         add_num(args, &n, "In msg nelems", r->in_nelems);
         add_num(args, &n, "Out msg nelems", r->out_nelems);
         add_str(args, &n, "dtype", r->dtype ? r->dtype : "Unknown");
@@ -91,8 +110,6 @@ void ts__nccl_to_event(const ts__nccl_record *r, ts_trace_arg *args, char *strs,
         add_num(args, &n, "Bytes", (int64_t)r->bytes);
         add_num(args, &n, "Stream", (int64_t)r->stream);
     }
-    if (r->result != ncclSuccess && n < TS_NCCL_MAX_ARGS)
-        add_num(args, &n, "NCCL result", r->result);
     ev->args = args;
     ev->n_args = n;
 }

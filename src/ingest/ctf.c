@@ -306,6 +306,7 @@ static void on_collective(proc *p, const bt_field *f, int64_t vtid)
     add_str_arg(r, "Collective name", str_of(f, "coll"));
     add_str_arg(r, "Process Group Name", str_of(f, "comm"));
     add_num_arg(r, "Sequence number", int_of(f, "seq", -1));
+    add_num_arg(r, "seq", int_of(f, "seq", -1));
     add_num_arg(r, "In msg nelems", int_of(f, "in_nelems", -1));
     add_num_arg(r, "Out msg nelems", int_of(f, "out_nelems", -1));
     add_str_arg(r, "dtype", str_of(f, "dtype"));

@@ -190,6 +190,7 @@ TEST(ctf_collective_memcpy_and_memory_events_take_kineto_shapes)
     CHECK_EQ_STR(ts__slice_arg_str(r, c, "Process Group Name"), "00000000deadbeef");
     int64_t v = 0;
     CHECK(ts__slice_arg_i64(r, c, "Sequence number", &v) && v == 3);
+    CHECK(ts__slice_arg_i64(r, c, "seq", &v) && v == 3);
     CHECK(ts__slice_arg_i64(r, c, "In msg nelems", &v) && v == 1024);
     CHECK(ts__slice_arg_i64(r, c, "Group size", &v) && v == 2);
     CHECK(!ts__slice_arg_i64(r, c, "Peer", &v));

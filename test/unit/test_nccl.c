@@ -302,6 +302,8 @@ static int64_t arg_num(const ts_trace_event *ev, const char *key)
     return -999;
 }
 
+#define CHECK_STR_ARG_KEPT(ev, key) CHECK(arg_str(ev, key) != NULL)
+
 TEST(nccl_record_becomes_event_with_kineto_arg_names_matcher_args_first)
 {
     ts__nccl_record r;
@@ -313,7 +315,7 @@ TEST(nccl_record_becomes_event_with_kineto_arg_names_matcher_args_first)
     char strs[TS_NCCL_STR_BYTES];
     ts_trace_event ev;
     ts__nccl_to_event(&r, args, strs, &ev);
-    CHECK_EQ_STR(ev.name, "ncclSend");
+    CHECK_EQ_STR(ev.name, "nccl:send");
     CHECK_EQ_STR(ev.cat, "cpu_op");
     CHECK_EQ_INT(ev.phase, 'X');
     CHECK_EQ_INT(ev.ts_ns, 100);
@@ -322,14 +324,19 @@ TEST(nccl_record_becomes_event_with_kineto_arg_names_matcher_args_first)
     CHECK_EQ_STR(arg_str(&ev, "Collective name"), "send");
     CHECK_EQ_STR(arg_str(&ev, "dtype"), "Float");
     CHECK_EQ_INT(arg_num(&ev, "Sequence number"), 7);
+    CHECK_EQ_INT(arg_num(&ev, "seq"), 7);
     CHECK_EQ_INT(arg_num(&ev, "In msg nelems"), 16);
     CHECK_EQ_INT(arg_num(&ev, "Out msg nelems"), 16);
     CHECK_EQ_INT(arg_num(&ev, "Group size"), 2);
     /* The host API keeps TS_TRACE_MAX_ARGS: everything matching needs fits. */
     ev.n_args = ev.n_args < TS_TRACE_MAX_ARGS ? ev.n_args : TS_TRACE_MAX_ARGS;
     CHECK_EQ_INT(arg_num(&ev, "Peer"), 1);
-    CHECK_EQ_INT(arg_num(&ev, "Sequence number"), 7);
-    CHECK_EQ_INT(arg_num(&ev, "Group size"), 2);
+    CHECK_EQ_INT(arg_num(&ev, "seq"), 7);
+    CHECK_STR_ARG_KEPT(&ev, "Process Group Name");
+    /* Group and communicator calls keep the API's name. */
+    r.coll = NULL, r.api = "ncclGroupEnd";
+    ts__nccl_to_event(&r, args, strs, &ev);
+    CHECK_EQ_STR(ev.name, "ncclGroupEnd");
 }
 
 extern ncclResult_t pncclAllReduce(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t,
@@ -369,7 +376,7 @@ TEST(nccl_default_sink_writes_collective_args_into_the_trace)
     snprintf(cmd, sizeof cmd, "cat %s/*.json", dir);
     char *json = NULL;
     CHECK_EQ_INT(ts_test_run(cmd, &json), 0);
-    CHECK(json && strstr(json, "\"ncclAllReduce\""));
+    CHECK(json && strstr(json, "\"nccl:all_reduce\""));
     CHECK(strstr(json, "\"Collective name\": \"allreduce\"") || strstr(json, "\"Collective name\":\"allreduce\""));
     CHECK(strstr(json, "1234"));
     CHECK(strstr(json, "\"Sequence number\""));
@@ -413,7 +420,7 @@ TEST(nccl_preloaded_wrapper_finds_real_nccl_opened_global_or_local)
         free(out);
         snprintf(cmd, sizeof cmd, "cat %s/*.json; rm -rf %s", dir, dir);
         CHECK_EQ_INT(ts_test_run(cmd, &out), 0);
-        CHECK(out && strstr(out, "\"ncclAllReduce\""));
+        CHECK(out && strstr(out, "\"nccl:all_reduce\""));
         CHECK(strstr(out, "\"Collective name\":\"allreduce\""));
         char want_res[64];
         snprintf(want_res, sizeof want_res, "\"NCCL result\":%d", want);

@@ -24,4 +24,10 @@ void ts_cli_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Map a library status to an exit code (parse/format errors are bad input). */
 int ts_cli_exit_for(int status);
 
+/* Load the traces named by paths[0..n) (iteration marker NULL = default).
+ * On failure prints "trainscope: <why>" and returns TS_EXIT_BAD with *out
+ * NULL; else TS_EXIT_OK. */
+typedef struct ts_trace ts_trace;
+int ts_cli_load(char **paths, int n, const char *iteration_marker, ts_trace **out);
+
 #endif

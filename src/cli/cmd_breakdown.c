@@ -583,11 +583,10 @@ int ts_cmd_breakdown(int argc, char **argv)
     bd_args a;
     int prc = parse_args(argc, argv, &a);
     if (prc) return prc > 0 ? TS_EXIT_OK : TS_EXIT_BAD;
-    ts_load_opts lo = {.size = sizeof lo, .iteration_marker = a.marker};
     ts_trace *t = NULL;
+    if (ts_cli_load(argv + optind, argc - optind, a.marker, &t)) return TS_EXIT_BAD;
     ts_error err = {0};
-    int rc = ts_trace_load((const char *const *)argv + optind, (uint32_t)(argc - optind), &lo, &t, &err);
-    if (rc) { ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc)); return TS_EXIT_BAD; }
+    int rc;
     ts_breakdown *b = NULL;
     if ((rc = ts_breakdown_compute(t, &a.opts, &b, &err))) {
         ts_cli_errorf("%s", err.msg);

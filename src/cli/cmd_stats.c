@@ -239,13 +239,11 @@ int ts_cmd_stats(int argc, char **argv)
     stats_args a;
     int prc = parse_args(argc, argv, &a);
     if (prc) return prc > 0 ? TS_EXIT_OK : TS_EXIT_BAD;
-    ts_load_opts lo = {.size = sizeof lo, .iteration_marker = a.marker};
     ts_trace *t = NULL;
+    if (ts_cli_load(argv + optind, argc - optind, a.marker, &t)) return TS_EXIT_BAD;
     ts_error err = {0};
-    int rc = ts_trace_load((const char *const *)argv + optind, (uint32_t)(argc - optind), &lo, &t, &err);
-    if (rc) { ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc)); return TS_EXIT_BAD; }
     ts_stats *st = NULL;
-    rc = ts_stats_compute(t, &a.opts, &st, &err);
+    int rc = ts_stats_compute(t, &a.opts, &st, &err);
     if (rc) {
         ts_cli_errorf("%s", err.msg);
         ts_trace_destroy(t);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "trainscope/ingest.h"
 
 #pragma weak ts_cmd_stats
 #pragma weak ts_cmd_breakdown
@@ -39,6 +40,16 @@ int ts_cli_exit_for(int status)
 {
     if (status == TS_OK) return TS_EXIT_OK;
     if (status == TS_ENODATA) return TS_EXIT_NOTHING;
+    return TS_EXIT_BAD;
+}
+
+int ts_cli_load(char **paths, int n, const char *iteration_marker, ts_trace **out)
+{
+    ts_load_opts lo = {.size = sizeof lo, .iteration_marker = iteration_marker};
+    ts_error err = {0};
+    int rc = ts_trace_load((const char *const *)paths, (uint32_t)n, &lo, out, &err);
+    if (rc == TS_OK) return TS_EXIT_OK;
+    ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc));
     return TS_EXIT_BAD;
 }
 

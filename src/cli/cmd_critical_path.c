@@ -44,6 +44,12 @@ static void usage(FILE *f)
           "  --top N                  ops listed (default 10)\n"
           "  --iteration-marker NAME  slice-name prefix of iterations (ProfilerStep#)\n"
           "  -h, --help               this help\n\n"
+          "json: length_us, iteration_us, categories (compute/communication/memory/\n"
+          "launch/cpu/wait_on_rank _us, summing to length_us), waited_for_rank,\n"
+          "wait_on_rank [{rank, wait_us}], top_ops [{rank, kind, name, count, total_us}],\n"
+          "ranks [{rank, file, clock_offset_ns, matched_collectives, residual_median_ns,\n"
+          "residual_max_ns, causality_violations}], graph_nodes, graph_edges,\n"
+          "collectives, edges_by_kind, graph_warnings, warnings.\n\n"
           "exit codes: 0 ok, 1 nothing to follow, 2 bad input or usage\n", f);
 }
 

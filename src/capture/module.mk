@@ -51,6 +51,13 @@ CAP_TEST_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(wildcard src/capture/rt_*
 $(BUILD)/test/test_capture: $(CAP_TEST_OBJS)
 $(BUILD)/test/test_capture: TEST_LDLIBS += $(CAP_TEST_OBJS) -ldl
 
+# bench/capture: the tracing library next to an LTTng-UST provider (when its headers exist).
+TS_LTTNG_UST_H := $(firstword $(wildcard /usr/include/lttng/tracepoint.h /usr/include/*/lttng/tracepoint.h))
+$(BUILD)/bench/capture: $(BUILD)/libtrainscope-trace.so bench/capture_tp.h
+$(BUILD)/bench/capture: CFLAGS += -Ibench
+$(BUILD)/bench/capture: MODULE_LDLIBS += -L$(BUILD) -ltrainscope-trace -Wl,-rpath,'$$ORIGIN/..' -ldl \
+    $(if $(TS_LTTNG_UST_H),-llttng-ust)
+
 -include $(wildcard $(CAP_OBJ)/capture/*.d)
 
 # ---- GPU collectors (capture-gpu) ----
@@ -96,11 +103,12 @@ EXTRA_TARGETS += $(BUILD)/libtrainscope-nccl.so
 $(BUILD)/libtrainscope-nccl.so: $(CAP_NCCL_OBJS) $(BUILD)/libtrainscope-trace.so
 	$(CC) -shared -o $@ $(CAP_NCCL_OBJS) -L$(BUILD) -ltrainscope-trace -Wl,-rpath,'$$ORIGIN' -pthread -ldl
 TS_NCCL_TEST_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(wildcard src/capture/nccl*.c) $(CAPTURE_TRACE_SRCS))
-$(BUILD)/test/test_nccl: test/unit/test_nccl.c $(BUILD)/test/test_main.o $(TS_NCCL_TEST_OBJS)
+$(BUILD)/test/test_nccl: test/unit/test_nccl.c $(BUILD)/test/test_main.o $(TS_NCCL_TEST_OBJS) $(BUILD)/libtrainscope.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itest $(TS_GPU_CFLAGS) -DTS_HAVE_NCCL -DTS_NCCL_LIBDIR='"$(TS_NCCL_LIB)"' $(LDFLAGS) \
 	    -o $@ $< $(BUILD)/test/test_main.o \
-	    $(TS_NCCL_TEST_OBJS) -lm -pthread -ldl -L$(TS_NCCL_LIB) -lnccl -Wl,-rpath,$(TS_NCCL_LIB)
+	    $(TS_NCCL_TEST_OBJS) $(BUILD)/libtrainscope.a $(LDLIBS) $(MODULE_LDLIBS) -ldl \
+	    -L$(TS_NCCL_LIB) -lnccl -Wl,-rpath,$(TS_NCCL_LIB)
 endif
 
 TS_LTTNG_UST := $(shell pkg-config --exists lttng-ust 2>/dev/null && echo yes)

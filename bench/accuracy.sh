@@ -81,7 +81,7 @@ for model in sorted(res):
         overhead = d["iteration"]["unprofiled"]["median_ms"] / d["iteration"]["profiled"]["median_ms"]
         preds = {}
         for dst in caps:
-            opts = [] if dst == src else ["--bucket-mb", str(dst), "--gradients", grads]
+            opts = [] if dst == src else ["--bucket-mb", str(dst), "--trace-bucket-mb", str(src), "--gradients", grads]
             r, e = replay(traces, *opts)
             if r is None:
                 print("%-11s %5g %5g  failed: %s" % (model, src, dst, e))

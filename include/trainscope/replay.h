@@ -122,6 +122,9 @@ typedef struct ts_replay_options {
     double       bandwidth_gbps;  /* what-if: bus bandwidth of the collectives; 0 = keep */
     double       latency_us;      /* with bandwidth: fixed cost per collective; 0 = fitted */
     const char  *nccl_tests_log;  /* calibrate the cost model from this log instead of the trace */
+    double       trace_bucket_mb; /* with bucket_mb: the cap the trace was recorded with; 0 = infer
+                                     it from the bucket count (caps giving one count can cut
+                                     in different places) */
 } ts_replay_options;
 
 /* Build the global graph of t, replay it with the what-if edits of opt (NULL

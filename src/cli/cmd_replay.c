@@ -43,6 +43,8 @@ static void usage(FILE *f)
           "  --bucket-mb X            regroup the gradient all-reduces into X MiB buckets\n"
           "  --gradients FILE         gradients.json: parameter names and bytes in\n"
           "                           registration order (for --bucket-mb)\n"
+          "  --trace-bucket-mb X      the bucket cap the trace was recorded with\n"
+          "                           (default: inferred from its bucket count)\n"
           "  --world N                price collectives for N ranks\n"
           "  --bandwidth GBPS         price collectives at this bus bandwidth (GB/s)\n"
           "  --latency-us US          with --bandwidth: fixed cost per collective\n"
@@ -86,6 +88,12 @@ static int parse_option(int c, replay_args *a)
         }
         return 0;
     case 'g': a->opts.gradients_json = optarg; return 0;
+    case 'T':
+        if (!parse_double(optarg, &a->opts.trace_bucket_mb) || a->opts.trace_bucket_mb <= 0) {
+            ts_cli_errorf("replay: --trace-bucket-mb wants a size in MiB > 0, got '%s'", optarg);
+            return -1;
+        }
+        return 0;
     case 'w':
         a->opts.world = (uint32_t)strtoul(optarg, &end, 10);
         if (*end || end == optarg || a->opts.world == 0) { ts_cli_errorf("replay: --world wants a rank count, got '%s'", optarg); return -1; }
@@ -112,6 +120,7 @@ static int parse_args(int argc, char **argv, replay_args *a)
         {"iterations", required_argument, 0, 'i'}, {"format", required_argument, 0, 'f'},
         {"export", required_argument, 0, 'e'},     {"scale", required_argument, 0, 's'},
         {"bucket-mb", required_argument, 0, 'b'},  {"gradients", required_argument, 0, 'g'},
+        {"trace-bucket-mb", required_argument, 0, 'T'},
         {"world", required_argument, 0, 'w'},      {"bandwidth", required_argument, 0, 'B'},
         {"latency-us", required_argument, 0, 'l'}, {"nccl-tests", required_argument, 0, 'n'},
         {"iteration-marker", required_argument, 0, 'm'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},

@@ -37,6 +37,7 @@ enum { RB_MAX_SLOTS = 8 };
 typedef struct rb_ctx {
     ts_replay *r;
     int64_t    new_cap;       /* bytes */
+    int64_t    trace_cap;     /* bytes of the cap the trace was recorded with, 0 = infer */
     const int64_t *grad;      /* gradient bytes in reduction (backward) order, NULL = old buckets are units */
     uint32_t   n_grad;
     int64_t   *units;         /* scratch: unit bytes of one iteration */
@@ -99,10 +100,21 @@ static int rank_buckets(const ts_replay *r, uint16_t rank, old_bucket **out, uin
 }
 
 /* Old partition of the gradients into `n_old` buckets: DDP's assignment at
- * the smallest cap giving that many (count falls as the cap grows, so a
- * binary search finds it). false when no cap gives exactly n_old. */
+ * the cap the trace was recorded with when known (trace_cap > 0); else at
+ * the first of the usual caps (25 MiB, DDP's default, then round sizes) that
+ * gives that many buckets, since caps giving the same count can still cut in
+ * different places; else at the smallest cap giving that many (the count
+ * falls as the cap grows, so a binary search finds it). false when the cap
+ * gives another count. */
 static bool infer_old_partition(rb_ctx *c, uint32_t n_old)
 {
+    static const double usual_mb[] = {25, 1, 2, 4, 5, 8, 10, 16, 32, 50, 64, 100, 128, 256, 0.5, 0.25};
+    if (c->trace_cap > 0)
+        return ts__ddp_buckets(c->grad, c->n_grad, TS_DDP_FIRST_BUCKET_BYTES, c->trace_cap, c->unit_old) == n_old;
+    for (size_t i = 0; i < sizeof usual_mb / sizeof usual_mb[0]; i++)
+        if (ts__ddp_buckets(c->grad, c->n_grad, TS_DDP_FIRST_BUCKET_BYTES, (int64_t)(usual_mb[i] * 1048576.0),
+                            c->unit_old) == n_old)
+            return true;
     int64_t lo = 1, hi = 0;
     for (uint32_t i = 0; i < c->n_grad; i++) hi += c->grad[i];
     hi = hi > TS_DDP_FIRST_BUCKET_BYTES ? hi : TS_DDP_FIRST_BUCKET_BYTES;
@@ -138,8 +150,8 @@ static int iteration_units(rb_ctx *c, const old_bucket *ob, uint32_t n_old, uint
         if (!grow_units(c, c->n_grad)) return ts__error(err, TS_ENOMEM, "replay: out of memory");
         if (!infer_old_partition(c, n_old))
             return ts__error(err, TS_EFORMAT, "--bucket-mb: the trace has %u gradient all-reduces per iteration, "
-                             "which no DDP bucket cap gives for these %u gradients (wrong gradients.json?)",
-                             n_old, c->n_grad);
+                             "which %s gives for these %u gradients (wrong gradients.json or --trace-bucket-mb?)",
+                             n_old, c->trace_cap ? "its bucket cap never" : "no DDP bucket cap", c->n_grad);
         memcpy(c->units, c->grad, c->n_grad * sizeof *c->units);
         for (uint32_t b = 0; b < n_old; b++) r->colls[ob[b].coll].bytes = 0;
         for (uint32_t i = 0; i < c->n_grad; i++) r->colls[ob[c->unit_old[i]].coll].bytes += c->grad[i];
@@ -217,8 +229,13 @@ static void ready_points(const rb_ctx *c, const old_bucket *ob, uint32_t n_units
 }
 
 /* Cut an old bucket out: no time, no exit, and its waiters re-pointed at the
- * new member `to`. */
-static void retire_old(rb_ctx *c, const old_bucket *o, uint32_t to)
+ * new bucket j0 (new_member[j0]) that holds its last gradient. A waiter that
+ * started before that bucket could even be launched (the graph ties a gloo
+ * result to the next op on the training thread, which mid-backward is no real
+ * wait) waits instead for the latest new bucket launched before it, or for
+ * none: waiting for a later bucket would be a cycle. */
+static void retire_old(rb_ctx *c, const old_bucket *o, const uint32_t *new_member, const int64_t *new_ready,
+                       uint32_t j0)
 {
     ts_replay *r = c->r;
     const ts_graph *g = r->g;
@@ -231,11 +248,29 @@ static void retire_old(rb_ctx *c, const old_bucket *o, uint32_t to)
             s->egap_ns[e] = TS_SIM_CUT_GAP;
     for (uint32_t e = g->out_first[m]; e < g->out_first[m + 1]; e++) {
         if (g->edges.kind[e] != TS_EDGE_WORKER) continue;
-        uint32_t ne = ts__sim_add_edge(s, to, g->edges.dst[e], TS_SIM_FROM_END | (g->edges.flags[e] & TS_SIM_TO_END),
-                                       s->egap_ns[e]);
-        if (ne != TS_NONE32) s->ekind[ne] = TS_EDGE_WORKER;
+        uint32_t waiter = g->edges.dst[e], j = j0 + 1;
+        while (j > 0 && new_ready[j - 1] >= meas_start(r, waiter)) j--;
+        if (j > 0) {
+            uint32_t ne = ts__sim_add_edge(s, new_member[j - 1], waiter,
+                                           TS_SIM_FROM_END | (g->edges.flags[e] & TS_SIM_TO_END), s->egap_ns[e]);
+            if (ne != TS_NONE32) s->ekind[ne] = TS_EDGE_WORKER;
+        }
         s->egap_ns[e] = TS_SIM_CUT_GAP;
     }
+}
+
+/* The channel slot for a new bucket: the lane its old bucket (that of its
+ * last gradient) ran on, as measured, unless the previous new bucket came
+ * from the same old bucket (a split): then the next lane in turn, as gloo
+ * hands queued work to whichever worker is free. Returns the slot index. */
+static uint32_t pick_slot(rb_ctx *c, uint32_t rank, uint32_t old_lane, bool split)
+{
+    uint32_t base = rank * RB_MAX_SLOTS, n = c->n_slots[rank], k = 0;
+    while (k < n && c->slot_lane[base + k] != old_lane) k++;
+    if (k == n) k = 0;
+    if (split) k = (c->next_slot[rank] + 1) % n;
+    c->next_slot[rank] = k;
+    return base + k;
 }
 
 /* Gap of the old barrier's exit into member m: this rank's own delay after
@@ -254,32 +289,34 @@ static int64_t exit_residual(const ts_replay *r, uint32_t bar, uint32_t m)
  * start and this rank's delay after completion, so an unchanged partition
  * replays as measured. */
 static int add_rank_iteration(rb_ctx *c, const old_bucket *ob, uint32_t n_units, uint32_t *new_member,
-                              int64_t *new_resid, const uint32_t *anchor, const int64_t *gap)
+                              int64_t *new_resid, int64_t *new_ready, const uint32_t *anchor, const int64_t *gap)
 {
     ts_replay *r = c->r;
     ts_sim *s = &r->sim;
     uint16_t rank = s->rank[ob[0].member];
+    const old_bucket *prev_old = NULL;
     for (uint32_t i = 0; i < n_units; i++) {
         uint32_t j = c->unit_new[i];
         if (i + 1 < n_units && c->unit_new[i + 1] == j) continue;   /* j's last unit decides */
         uint32_t x = ts__sim_add_node(s, rank, TS_NODE_COMM_CPU, 0, 0, INT64_MIN, INT64_MIN);
         if (x == TS_NONE32) return TS_ENOMEM;
-        uint32_t slot = rank * RB_MAX_SLOTS + c->next_slot[rank];
-        c->next_slot[rank] = (c->next_slot[rank] + 1) % c->n_slots[rank];
+        const old_bucket *o = &ob[c->unit_old[i]];
+        uint32_t slot = pick_slot(c, rank, s->lane[o->member], o == prev_old);
+        prev_old = o;
         s->lane[x] = c->slot_lane[slot];
         s->iteration[x] = s->iteration[ob[0].member];
         s->name[x] = "allreduce (what-if bucket)";
-        const old_bucket *o = &ob[c->unit_old[i]];
         int64_t delay = meas_start(r, o->member) - meas_start(r, o->launch);
         ts__sim_add_edge(s, anchor[i], x, 0, gap[i] + (delay > 0 ? delay : 0));
         new_resid[j] = exit_residual(r, r->colls[o->coll].barrier, o->member);
+        new_ready[j] = meas_start(r, anchor[i]) + gap[i];
         if (c->chain[slot] != TS_NONE32) ts__sim_add_edge(s, c->chain[slot], x, TS_SIM_FROM_END, 0);
         c->chain[slot] = x;
         new_member[j] = x;
     }
     for (uint32_t i = 0; i < n_units; i++)
         if (i + 1 == n_units || c->unit_old[i + 1] != c->unit_old[i])
-            retire_old(c, &ob[c->unit_old[i]], new_member[c->unit_new[i]]);
+            retire_old(c, &ob[c->unit_old[i]], new_member, new_ready, c->unit_new[i]);
     return s->oom ? TS_ENOMEM : TS_OK;
 }
 
@@ -355,32 +392,44 @@ typedef struct rb_ranks {
     int64_t     *gap;         /* per unit */
     uint32_t    *new_member;  /* [rank * cap + j] */
     int64_t     *new_resid;   /* [rank * cap + j]: exit gap of that member */
+    int64_t     *new_ready;   /* [j]: measured time bucket j's last gradient was ready (one rank) */
     uint32_t     cap;         /* units the four arrays above hold (per rank) */
 } rb_ranks;
+
+static void rb_ranks_free_units(rb_ranks *R, uint32_t n_ranks)
+{
+    size_t n = R->cap;
+    ts__free(R->anchor, n * sizeof *R->anchor);
+    ts__free(R->gap, n * sizeof *R->gap);
+    ts__free(R->new_ready, n * sizeof *R->new_ready);
+    ts__free(R->new_member, n_ranks * n * sizeof *R->new_member);
+    ts__free(R->new_resid, n_ranks * n * sizeof *R->new_resid);
+    R->anchor = NULL;
+    R->gap = NULL;
+    R->new_ready = NULL;
+    R->new_member = NULL;
+    R->new_resid = NULL;
+    R->cap = 0;
+}
 
 /* Room for n units per rank; contents need not survive (one iteration's). */
 static bool grow_ranks(rb_ranks *R, uint32_t n_ranks, uint32_t n)
 {
     if (n <= R->cap) return true;
-    ts__free(R->anchor, (size_t)R->cap * sizeof *R->anchor);
-    ts__free(R->gap, (size_t)R->cap * sizeof *R->gap);
-    ts__free(R->new_member, (size_t)n_ranks * R->cap * sizeof *R->new_member);
-    ts__free(R->new_resid, (size_t)n_ranks * R->cap * sizeof *R->new_resid);
+    size_t old = R->cap;
+    ts__free(R->anchor, old * sizeof *R->anchor);
+    ts__free(R->gap, old * sizeof *R->gap);
+    ts__free(R->new_ready, old * sizeof *R->new_ready);
+    ts__free(R->new_member, n_ranks * old * sizeof *R->new_member);
+    ts__free(R->new_resid, n_ranks * old * sizeof *R->new_resid);
     R->anchor = ts__malloc((size_t)n * sizeof *R->anchor);
     R->gap = ts__malloc((size_t)n * sizeof *R->gap);
+    R->new_ready = ts__malloc((size_t)n * sizeof *R->new_ready);
     R->new_member = ts__malloc((size_t)n_ranks * n * sizeof *R->new_member);
     R->new_resid = ts__malloc((size_t)n_ranks * n * sizeof *R->new_resid);
     R->cap = n;
-    if (R->anchor && R->gap && R->new_member && R->new_resid) return true;
-    ts__free(R->anchor, (size_t)n * sizeof *R->anchor);
-    ts__free(R->gap, (size_t)n * sizeof *R->gap);
-    ts__free(R->new_member, (size_t)n_ranks * n * sizeof *R->new_member);
-    ts__free(R->new_resid, (size_t)n_ranks * n * sizeof *R->new_resid);
-    R->anchor = NULL;
-    R->gap = NULL;
-    R->new_member = NULL;
-    R->new_resid = NULL;
-    R->cap = 0;
+    if (R->anchor && R->gap && R->new_ready && R->new_member && R->new_resid) return true;
+    rb_ranks_free_units(R, n_ranks);
     return false;
 }
 
@@ -404,7 +453,7 @@ static int regroup_iteration(rb_ctx *c, rb_ranks *R, uint32_t n_ranks, bool fill
         if (k == 0 && !grow_ranks(R, n_ranks, n_units)) return ts__error(err, TS_ENOMEM, "replay: out of memory");
         ready_points(c, ob, n_units, R->anchor, R->gap);
         if (add_rank_iteration(c, ob, n_units, R->new_member + (size_t)k * R->cap,
-                               R->new_resid + (size_t)k * R->cap, R->anchor, R->gap))
+                               R->new_resid + (size_t)k * R->cap, R->new_ready, R->anchor, R->gap))
             return ts__error(err, TS_ENOMEM, "replay: out of memory");
         if (k + 1 < n_ranks) continue;
         c->n_old += n_old;
@@ -450,7 +499,8 @@ static int load_grads(const char *path, int64_t **rev, uint32_t *n, ts_error *er
 int ts__replay_rebucket(ts_replay *r, const ts_replay_options *opt, ts_error *err)
 {
     uint32_t nr = r->g->n_ranks;
-    rb_ctx c = {.r = r, .new_cap = (int64_t)(opt->bucket_mb * 1024.0 * 1024.0)};
+    rb_ctx c = {.r = r, .new_cap = (int64_t)(opt->bucket_mb * 1024.0 * 1024.0),
+                .trace_cap = (int64_t)(opt->trace_bucket_mb * 1024.0 * 1024.0)};
     rb_ranks R = {0};
     int64_t *rev = NULL;
     int rc = opt->gradients_json ? load_grads(opt->gradients_json, &rev, &c.n_grad, err) : TS_OK;
@@ -486,10 +536,7 @@ int ts__replay_rebucket(ts_replay *r, const ts_replay_options *opt, ts_error *er
     ts__free(R.ob, nr * sizeof *R.ob);
     ts__free(R.n_ob, nr * sizeof *R.n_ob);
     ts__free(R.cursor, nr * sizeof *R.cursor);
-    ts__free(R.anchor, (size_t)R.cap * sizeof *R.anchor);
-    ts__free(R.gap, (size_t)R.cap * sizeof *R.gap);
-    ts__free(R.new_member, (size_t)nr * R.cap * sizeof *R.new_member);
-    ts__free(R.new_resid, (size_t)nr * R.cap * sizeof *R.new_resid);
+    rb_ranks_free_units(&R, nr);
     ts__free(c.chain, (size_t)nr * RB_MAX_SLOTS * sizeof *c.chain);
     ts__free(c.slot_lane, (size_t)nr * RB_MAX_SLOTS * sizeof *c.slot_lane);
     ts__free(c.n_slots, nr * sizeof *c.n_slots);

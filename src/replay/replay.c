@@ -259,7 +259,7 @@ static int apply_whatifs(ts_replay *r, const ts_replay_options *opt, ts_error *e
 int ts_replay_run_graph(const ts_graph *g, const ts_replay_options *opt, ts_replay **out, ts_error *err)
 {
     *out = NULL;
-    ts_replay_options none = {sizeof none, 0, NULL, 0, 0, NULL, 0, 0, 0, NULL};
+    ts_replay_options none = {.size = sizeof none};
     if (!opt) opt = &none;
     if (opt->size < sizeof *opt) return ts__error(err, TS_EINVAL, "replay: options from an older build (size %zu)", opt->size);
     ts_replay *r = ts__calloc(1, sizeof *r);

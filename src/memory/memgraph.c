@@ -60,27 +60,19 @@ void ts_memgraph_destroy(ts_memgraph *g)
 }
 
 
-int ts_memgraph_load(const char *fwd, const char *bwd, const ts_mem_options *opt,
-                     ts_memgraph **out, ts_error *err)
+int ts__mem_load_text(const char *const names[2], const char *const texts[2], const size_t lens[2],
+                      const ts_mem_options *opt, ts_memgraph **out, ts_error *err)
 {
     *out = NULL;
     ts_memgraph *g = ts__calloc(1, sizeof *g);
-    if (!g || ts__strpool_init(&g->names)) {
-        ts__free(g, sizeof *g);
-        return ts__error(err, TS_ENOMEM, "out of memory");
-    }
+    if (!g) return ts__error(err, TS_ENOMEM, "out of memory");
+    int rc = ts__strpool_init(&g->names) ? ts__error(err, TS_ENOMEM, "out of memory") : TS_OK;
     if (opt) memcpy(&g->opt, opt, opt->size < sizeof g->opt ? opt->size : sizeof g->opt);
     g->opt.size = sizeof g->opt;
     ts__map64_init(&g->byname);
-    snprintf(g->files[0], sizeof g->files[0], "%s", fwd);
-    snprintf(g->files[1], sizeof g->files[1], "%s", bwd);
-    int rc = TS_OK;
     for (int which = 0; which < 2 && !rc; which++) {
-        size_t len, cap;
-        char *text = ts__mem_slurp(g->files[which], &len, &cap, err);
-        if (!text) { rc = err ? err->status : TS_EIO; break; }
-        rc = ts__mem_read_fx(g, which, text, len, err);
-        ts__free(text, cap);
+        snprintf(g->files[which], sizeof g->files[which], "%s", names[which]);
+        rc = ts__mem_read_fx(g, which, texts[which], lens[which], err);
     }
     if (!rc && g->opt.precision_plan) rc = ts__mem_precision_plan(g, g->opt.precision_plan, err);
     if (!rc) {
@@ -94,6 +86,21 @@ int ts_memgraph_load(const char *fwd, const char *bwd, const ts_mem_options *opt
     }
     *out = g;
     return TS_OK;
+}
+
+int ts_memgraph_load(const char *fwd, const char *bwd, const ts_mem_options *opt,
+                     ts_memgraph **out, ts_error *err)
+{
+    const char *names[2] = {fwd, bwd};
+    char *texts[2] = {NULL, NULL};
+    size_t lens[2] = {0, 0}, caps[2] = {0, 0};
+    int rc = TS_OK;
+    *out = NULL;
+    for (int i = 0; i < 2 && !rc; i++)
+        if (!(texts[i] = ts__mem_slurp(names[i], &lens[i], &caps[i], err))) rc = err ? err->status : TS_EIO;
+    if (!rc) rc = ts__mem_load_text(names, (const char *const *)texts, lens, opt, out, err);
+    for (int i = 0; i < 2; i++) ts__free(texts[i], caps[i]);
+    return rc;
 }
 
 /* ---- time tables ---- */

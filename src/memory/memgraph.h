@@ -91,6 +91,9 @@ struct ts_memgraph {
 char *ts__mem_slurp(const char *path, size_t *len, size_t *cap, ts_error *err);
 /* precision.c: apply a --precision-plan file to the tensor sizes */
 int ts__mem_precision_plan(ts_memgraph *g, const char *path, ts_error *err);
+/* memgraph.c: a graph from two dumps already in memory (names label errors) */
+int ts__mem_load_text(const char *const names[2], const char *const texts[2], const size_t lens[2],
+                      const ts_mem_options *opt, ts_memgraph **out, ts_error *err);
 /* fx_reader.c */
 int ts__mem_read_fx(ts_memgraph *g, int which, const char *text, size_t len, ts_error *err);
 /* liveness.c */

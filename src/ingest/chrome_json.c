@@ -30,18 +30,30 @@ typedef enum { ST_BEGIN, ST_OBJ, ST_EVENTS, ST_END, ST_DONE } parse_state;
 
 /* A B (or async b) waiting for its E. */
 typedef struct open_slice {
-    int64_t  ts_ns;
-    uint32_t name, cat, args, n_args;   /* args: first row, TS_NONE32 = none */
-    int64_t  corr, ext_id;
-    uint8_t  kind;
+    int64_t  ts_ns;                     /* begin time */
+    uint32_t name, cat;                 /* string ids, 0 = none */
+    uint32_t args, n_args;              /* arg rows [args, args + n_args) */
+    int64_t  corr, ext_id;              /* -1 = none */
+    uint8_t  kind;                      /* ts_kind */
 } open_slice;
-typedef struct slice_stack { open_slice *v; uint32_t n, cap; } slice_stack;
+typedef struct slice_stack {
+    open_slice *v;                      /* innermost open slice last */
+    uint32_t    n, cap;
+} slice_stack;
 
 /* A flow endpoint whose track is resolved after the whole file is read (the
  * endpoint may precede the first slice that shows its pid/tid is a GPU stream). */
-typedef struct pending_flow { ts_flow_end e; int64_t pid, tid; } pending_flow;
+typedef struct pending_flow {
+    ts_flow_end e;                      /* e.track filled in by resolve_flows */
+    int64_t     pid, tid;               /* where the endpoint was written */
+} pending_flow;
 
-typedef struct meta_arg { uint32_t key; uint8_t type; uint64_t val; } meta_arg;
+/* A top-level member, kept apart so the rank's metadata args stay contiguous. */
+typedef struct meta_arg {
+    uint32_t key;                       /* string id */
+    uint8_t  type;                      /* ts_arg_type */
+    uint64_t val;                       /* as ts_args.val */
+} meta_arg;
 
 /* One trace event's fields as read, before it is committed to the model. */
 typedef struct ev {
@@ -59,8 +71,14 @@ typedef struct ev {
 } ev;
 
 enum { ICACHE_SLOTS = 4096 };   /* power of two */
-typedef struct icache_ent { uint64_t head, tail; uint32_t n, id; } icache_ent;
-typedef struct track_memo { int64_t pid, tid; uint32_t track; /* TS_NONE32 = empty */ } track_memo;
+typedef struct icache_ent {
+    uint64_t head, tail;                /* first and last 8 bytes (zero-padded below 8) */
+    uint32_t n, id;                     /* length (0 = empty slot), string id */
+} icache_ent;
+typedef struct track_memo {
+    int64_t  pid, tid;
+    uint32_t track;                     /* track row, TS_NONE32 = empty */
+} track_memo;
 
 typedef struct parser {
     js        s;                 /* scanner state (window, position) */
@@ -100,6 +118,8 @@ static _Noreturn void oom(parser *P)
     longjmp(P->s.jb, JS_FAILED);
 }
 
+/* Map key of a (pid, tid) pair: a 64-bit mix, so two pairs share a key with
+ * odds of 2^-64 per pair of pairs; UINT64_MAX is the maps' empty marker. */
 static uint64_t pair_key(int64_t pid, int64_t tid)
 {
     uint64_t k = ts__hash_u64((uint64_t)pid * 0x9e3779b97f4a7c15ULL ^ ts__hash_u64((uint64_t)tid));

@@ -18,7 +18,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-typedef struct file_list { char **v; uint32_t n, cap; } file_list;
+typedef struct file_list {
+    char   **v;           /* owned paths, in load order */
+    uint32_t n, cap;
+} file_list;
 
 static int list_add(file_list *l, const char *path)
 {
@@ -106,12 +109,12 @@ int32_t ts__rank_from_filename(const char *path)
 
 /* ---- the worker pool ---- */
 typedef struct job {
-    const file_list *files;
-    const ts_load_opts *opts;
-    ts_rank **ranks;        /* one slot per file */
-    ts_error *errs;         /* one per file */
-    int *rcs;
-    atomic_uint next;       /* next file index to take */
+    const file_list    *files;
+    const ts_load_opts *opts;   /* may be NULL */
+    ts_rank  **ranks;           /* one slot per file, written by the worker that took it */
+    ts_error  *errs;            /* one per file */
+    int       *rcs;             /* one status per file */
+    atomic_uint next;           /* next file index to take */
 } job;
 
 static void *worker(void *arg)

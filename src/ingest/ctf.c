@@ -709,8 +709,23 @@ static uint32_t find_trace_dirs(const char *dir, int depth, void (*add)(void *, 
     return n;
 }
 
+/* Whether dir itself holds JSON traces: `record --lttng -o DIR` leaves both
+ * DIR/<rank>.json and DIR/lttng/, and DIR then means the JSON traces (the
+ * CTF one is DIR/lttng). */
+static bool holds_json(const char *dir)
+{
+    DIR *d = opendir(dir);
+    bool found = false;
+    for (struct dirent *e; d && !found && (e = readdir(d));)
+        found = strstr(e->d_name, ".json") != NULL;
+    if (d)
+        closedir(d);
+    return found;
+}
+
 bool ts__ctf_is_trace(const char *path)
 {
     struct stat st;
-    return stat(path, &st) == 0 && S_ISDIR(st.st_mode) && find_trace_dirs(path, 0, NULL, NULL) > 0;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode) && !holds_json(path) &&
+           find_trace_dirs(path, 0, NULL, NULL) > 0;
 }

@@ -85,6 +85,13 @@ TEST(ctf_directory_with_metadata_below_is_detected_and_plain_one_is_not)
     snprintf(cmd, sizeof cmd, "mkdir -p %s && : > %s/metadata", sub, sub);
     CHECK_EQ_INT(system(cmd), 0);
     CHECK(ts__ctf_is_trace(dir));
+    /* JSON traces beside it (record --lttng -o DIR) make DIR a JSON directory. */
+    snprintf(cmd, sizeof cmd, ": > %s/rank-0.123.json", dir);
+    CHECK_EQ_INT(system(cmd), 0);
+    CHECK(!ts__ctf_is_trace(dir));
+    snprintf(cmd, sizeof cmd, "rm %s/rank-0.123.json", dir);
+    CHECK_EQ_INT(system(cmd), 0);
+    CHECK(ts__ctf_is_trace(dir));
     snprintf(cmd, sizeof cmd, "rm %s/metadata", sub);
     CHECK_EQ_INT(system(cmd), 0);
     CHECK(!ts__ctf_is_trace(dir));

@@ -568,3 +568,71 @@ TEST(replay_out_of_memory_is_reported_not_crashed)
     ts_trace_destroy(t);
     remove(gpath);
 }
+
+/* A 2-rank gloo DDP step built by hand, both ranks alike (ns):
+ *   training thread: ProfilerStep#0 [0, 800); bwd_a [0, 100) readies A (2 MiB),
+ *     c10d::allreduce_ [100, 110); bwd_b [110, 300) readies B (1.5 MiB),
+ *     c10d [300, 310); bwd_c [310, 500) readies C (1.5 MiB), c10d [500, 510);
+ *     opt [670, 770) after the last all-reduce;
+ *   gloo worker: all-reduces at 100 ns per MiB: A [120, 320), B [320, 470),
+ *     C [510, 660).
+ * Recorded with a 1 MiB cap: buckets [A] [B] [C]. At 4 MiB: [A] [B+C], the
+ * second launched when C is ready (500 + the measured 10 ns launch delay)
+ * and taking 300 ns (the fit on the old buckets has no fixed cost), ending at
+ * 810, so opt runs [820, 920) and the step, 30 ns longer than its ops as
+ * measured, predicts 950. */
+static ts_trace *ddp_step_trace(void)
+{
+    ts_rank *ranks[2];
+    for (int k = 0; k < 2; k++) {
+        ts_rank *r = ranks[k] = ts__rank_create(k ? "rank1.json" : "rank0.json");
+        r->rank = k;
+        r->world_size = 2;
+        uint32_t th = ts__rank_track(r, TS_TRACK_THREAD, 100 + k, 1);
+        uint32_t wk = ts__rank_track(r, TS_TRACK_THREAD, 100 + k, 2);
+        uint32_t cpu = S(r, "cpu_op");
+        ts__rank_add_slice(r, th, 0, 800, S(r, "ProfilerStep#0"), S(r, "user_annotation"), TS_KIND_USER_ANNOTATION);
+        static const struct { int64_t ts, dur; const char *name; } ops[] = {
+            {0, 100, "bwd_a"}, {100, 10, "c10d::allreduce_"}, {110, 190, "bwd_b"}, {300, 10, "c10d::allreduce_"},
+            {310, 190, "bwd_c"}, {500, 10, "c10d::allreduce_"}, {670, 100, "opt"},
+        };
+        for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+            ts__rank_add_slice(r, th, ops[i].ts, ops[i].dur, S(r, ops[i].name), cpu, TS_KIND_CPU_OP);
+        ts__rank_add_slice(r, wk, 120, 200, S(r, "gloo:all_reduce"), cpu, TS_KIND_CPU_OP);
+        ts__rank_add_slice(r, wk, 320, 150, S(r, "gloo:all_reduce"), cpu, TS_KIND_CPU_OP);
+        ts__rank_add_slice(r, wk, 510, 150, S(r, "gloo:all_reduce"), cpu, TS_KIND_CPU_OP);
+        if (ts__rank_finish(r, NULL) != TS_OK) return NULL;
+    }
+    ts_trace *t = NULL;
+    return ts__trace_create(ranks, 2, &t, NULL) == TS_OK ? t : NULL;
+}
+
+TEST(bucket_whatif_merges_buckets_by_the_expected_amount)
+{
+    ts_trace *t = ddp_step_trace();
+    CHECK(t != NULL);
+    char gpath[] = "/tmp/ts_grad_XXXXXX";
+    FILE *f = fdopen(mkstemp(gpath), "w");
+    fputs("[1572864, 1572864, 2097152]", f);   /* registration order: C, B, A */
+    fclose(f);
+    ts_replay_options o = {.size = sizeof o, .bucket_mb = 1, .gradients_json = gpath, .trace_bucket_mb = 1};
+    ts_replay *r;
+    ts_error err = {0};
+    CHECK_EQ_INT(ts_replay_run(t, &o, &r, &err), TS_OK);
+    CHECK_EQ_INT(ts_replay_measured_iteration_ns(r), 800);
+    CHECK_EQ_INT(ts_replay_predicted_iteration_ns(r), 800);   /* same buckets: as measured */
+    ts_replay_destroy(r);
+    o.bucket_mb = 4;
+    CHECK_EQ_INT(ts_replay_run(t, &o, &r, &err), TS_OK);
+    printf("%s\n", ts_replay_warning(r, ts_replay_n_warnings(r) - 1));
+    CHECK(strstr(ts_replay_warning(r, ts_replay_n_warnings(r) - 1), "3 gradient all-reduces regrouped into 2"));
+    CHECK_EQ_INT(ts_replay_predicted_iteration_ns(r), 950);
+    ts_replay_destroy(r);
+    /* The wrong recorded cap is caught, not silently used. */
+    o.trace_bucket_mb = 25;
+    err = (ts_error){0};
+    CHECK_EQ_INT(ts_replay_run(t, &o, &r, &err), TS_EFORMAT);
+    CHECK(strstr(err.msg, "3 gradient all-reduces") != NULL);
+    ts_trace_destroy(t);
+    remove(gpath);
+}

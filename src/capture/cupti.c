@@ -4,7 +4,10 @@
  * Not for: record conversion (cupti_convert.c). Two ways in:
  *   - CUDA_INJECTION64_PATH=libtrainscope-cuda.so: the driver calls
  *     InitializeInjection() at cuInit, so only processes that use CUDA pay
- *     for CUPTI (what `trainscope record --cuda` sets);
+ *     for CUPTI; preloading the same library as well (the recommended setup
+ *     for `trainscope record --cuda`) adds host ranges tied to kernels and
+ *     NVTX routed to CUPTI, and the constructor then leaves attaching to
+ *     the driver;
  *   - LD_PRELOAD alone: attaches from the constructor.
  * Records reach us in buffers CUPTI fills and hands back on its own worker
  * thread (or on the flushing thread at exit), never on the application's

@@ -21,6 +21,16 @@ typedef struct lane_range {
     int64_t  key;          /* (device << 32 | stream) for GPU lanes, -1 for threads */
 } lane_range;
 
+/* Correlation id -> runtime node. CUPTI numbers its calls densely, so when
+ * the ids span a small range this is a plain array (no hashing: the lookup
+ * per launch was a tenth of the build); otherwise a hash map. */
+typedef struct corr_index {
+    int64_t   base;          /* smallest id */
+    uint32_t *dense;         /* dense[id - base] = node, TS_NONE32 = none; NULL = use map */
+    size_t    n_dense;
+    ts_map64  map;
+} corr_index;
+
 typedef struct local_ctx {
     ts_graph      *g;
     uint16_t       ri;
@@ -34,7 +44,7 @@ typedef struct local_ctx {
     uint32_t       n_lanes, cap_lanes;
     uint32_t      *syncs;       /* cuda_sync slices, in row order */
     uint32_t       n_syncs, cap_syncs;
-    ts_map64       corr_rt;     /* correlation id -> runtime node */
+    corr_index     corr_rt;     /* correlation id -> runtime node */
     ts_map64       stream_lane; /* (device << 32 | stream) -> index in lanes */
     uint8_t       *name_class;  /* per string id: NC_* bits, 0 = not classified yet */
     struct { uint32_t node, last; } *stack;   /* open nest parents of the current track */
@@ -42,6 +52,50 @@ typedef struct local_ctx {
 } local_ctx;
 
 static bool has_prefix(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
+
+static int corr_init(corr_index *ci, const ts_rank *r)
+{
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    size_t n = 0;
+    memset(ci, 0, sizeof *ci);
+    ts__map64_init(&ci->map);
+    for (uint32_t s = 0; s < r->slices.n; s++) {
+        ts_kind k = (ts_kind)r->slices.kind[s];
+        int64_t v = r->slices.corr[s];
+        if ((k != TS_KIND_CUDA_RUNTIME && k != TS_KIND_CUDA_DRIVER) || v < 0) continue;
+        lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
+        n++;
+    }
+    if (n == 0 || (uint64_t)(hi - lo) >= 16 * (uint64_t)n + 65536) return TS_OK;   /* sparse: map */
+    ci->base = lo;
+    ci->n_dense = (size_t)(hi - lo) + 1;
+    ci->dense = ts__malloc(ci->n_dense * sizeof *ci->dense);
+    if (!ci->dense) return TS_ENOMEM;
+    memset(ci->dense, 0xff, ci->n_dense * sizeof *ci->dense);
+    return TS_OK;
+}
+
+static int corr_put(corr_index *ci, int64_t corr, uint32_t node)
+{
+    if (!ci->dense) return ts__map64_put(&ci->map, (uint64_t)corr, node);
+    ci->dense[corr - ci->base] = node;   /* corr_init saw every id: in range */
+    return TS_OK;
+}
+
+static uint32_t corr_get(const corr_index *ci, int64_t corr)
+{
+    uint64_t v;
+    if (corr < 0) return TS_NONE32;
+    if (ci->dense) return corr >= ci->base && (uint64_t)(corr - ci->base) < ci->n_dense ? ci->dense[corr - ci->base] : TS_NONE32;
+    return ts__map64_get(&ci->map, (uint64_t)corr, &v) ? (uint32_t)v : TS_NONE32;
+}
+
+static void corr_free(corr_index *ci)
+{
+    ts__free(ci->dense, ci->n_dense * sizeof *ci->dense);
+    ts__map64_free(&ci->map);
+}
 
 static const char *slice_name(const local_ctx *c, uint32_t s)
 {
@@ -137,7 +191,7 @@ static uint32_t cpu_node(local_ctx *c, uint32_t s, uint32_t lane)
     uint32_t id = TS_NONE32;
     if (role == ROLE_RUNTIME) {
         id = new_node(c, (name_class(c, s) & NC_SYNC) ? TS_NODE_HOST_SYNC : TS_NODE_RUNTIME, lane, s);
-        if (id != TS_NONE32 && sl->corr[s] >= 0 && ts__map64_put(&c->corr_rt, (uint64_t)sl->corr[s], id))
+        if (id != TS_NONE32 && sl->corr[s] >= 0 && corr_put(&c->corr_rt, sl->corr[s], id))
             c->g->oom = true;
     } else if (role == ROLE_OP) {
         /* Collective calls are dependency endpoints (worker hand-off, matching),
@@ -233,13 +287,13 @@ static void link_launches(local_ctx *c)
         int64_t run_max = INT64_MIN;
         for (uint32_t n = L->first; n < L->first + L->n; n++) {
             uint32_t s = g->nodes.slice[n];
-            uint64_t rt;
+            uint32_t rt = corr_get(&c->corr_rt, sl->corr[s]);
             int64_t t = g->nodes.start_ns[n];
-            if (sl->corr[s] >= 0 && ts__map64_get(&c->corr_rt, (uint64_t)sl->corr[s], &rt)) {
-                ts__graph_add_edge(g, (uint32_t)rt, n, TS_EDGE_LAUNCH, 0);
+            if (rt != TS_NONE32) {
+                ts__graph_add_edge(g, rt, n, TS_EDGE_LAUNCH, 0);
                 if (name_class(c, g->nodes.slice[rt]) & NC_SYNC_COPY) {
                     g->nodes.kind[rt] = TS_NODE_HOST_SYNC;   /* synchronous copy: returns after it */
-                    ts__graph_add_edge(g, n, (uint32_t)rt, TS_EDGE_HOST_SYNC, TS_EDGE_FROM_END | TS_EDGE_TO_END);
+                    ts__graph_add_edge(g, n, rt, TS_EDGE_HOST_SYNC, TS_EDGE_FROM_END | TS_EDGE_TO_END);
                 } else if (g->nodes.kind[rt] == TS_NODE_RUNTIME) {
                     g->nodes.kind[rt] = TS_NODE_LAUNCH;
                 }
@@ -294,11 +348,7 @@ static void wait_all_streams(local_ctx *c, uint32_t call, int64_t before)
         if (c->lanes[li].key >= 0) host_wait(c, &c->lanes[li], call, before);
 }
 
-static uint32_t runtime_by_corr(const local_ctx *c, int64_t corr)
-{
-    uint64_t v;
-    return corr >= 0 && ts__map64_get(&c->corr_rt, (uint64_t)corr, &v) ? (uint32_t)v : TS_NONE32;
-}
+static uint32_t runtime_by_corr(const local_ctx *c, int64_t corr) { return corr_get(&c->corr_rt, corr); }
 
 /* One Kineto cuda_sync event: its correlation names the runtime call; its
  * args name the stream waited on and the cudaEventRecord that captured it. */
@@ -473,7 +523,7 @@ static void ctx_free(local_ctx *c)
     ts__free(c->lanes, c->cap_lanes * sizeof *c->lanes);
     ts__free(c->syncs, c->cap_syncs * sizeof *c->syncs);
     ts__free(c->stack, c->cap_stack * sizeof *c->stack);
-    ts__map64_free(&c->corr_rt);
+    corr_free(&c->corr_rt);
     ts__map64_free(&c->stream_lane);
 }
 
@@ -481,13 +531,12 @@ int ts__graph_local(ts_graph *g, uint16_t ri, const ts_rank *r, ts_graph_members
 {
     local_ctx c = {.g = g, .ri = ri, .r = r, .node0 = g->nodes.n};
     uint32_t ns = r->slices.n;
-    ts__map64_init(&c.corr_rt);
     ts__map64_init(&c.stream_lane);
     c.node_of = ts__malloc((size_t)ns * sizeof *c.node_of + 1);
     c.op_anc = ts__malloc((size_t)ns * sizeof *c.op_anc + 1);
     c.op_parent = ts__calloc((size_t)ns + 1, 1);
     c.name_class = ts__calloc((size_t)r->strings.n + 1, 1);
-    int rc = (!c.node_of || !c.op_anc || !c.op_parent || !c.name_class) ? TS_ENOMEM : TS_OK;
+    int rc = (!c.node_of || !c.op_anc || !c.op_parent || !c.name_class || corr_init(&c.corr_rt, r)) ? TS_ENOMEM : TS_OK;
     if (rc == TS_OK && g->opt.leaf_ops) mark_op_parents(&c);
     for (uint32_t t = 0; rc == TS_OK && t < r->n_tracks; t++) {
         if (r->tracks[t].kind == TS_TRACK_THREAD) rc = thread_track(&c, t);

@@ -565,3 +565,25 @@ TEST(out_of_memory_anywhere_in_graph_building_is_reported_never_a_crash)
     CHECK(n_ok > 0);   /* the largest budgets are enough for everything */
     ts_trace_destroy(t);
 }
+
+TEST(launch_pairs_by_correlation_id_when_ids_are_sparse)
+{
+    /* ids far apart take the hash-map path instead of the dense array */
+    ts_rank *r = ts__rank_create("r0.json");
+    uint32_t cpu = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
+    uint32_t gpu = ts__rank_track(r, TS_TRACK_GPU_STREAM, 0, 7);
+    sl(r, cpu, 0, 10, "launch_a", TS_KIND_CUDA_RUNTIME, 3);
+    sl(r, cpu, 20, 10, "launch_b", TS_KIND_CUDA_RUNTIME, 5000000000000LL);
+    sl(r, gpu, 40, 10, "k1", TS_KIND_KERNEL, 5000000000000LL);
+    sl(r, gpu, 60, 10, "k2", TS_KIND_KERNEL, 3);
+    sl(r, gpu, 80, 10, "k3", TS_KIND_KERNEL, 4);   /* no launch with this id */
+    ts_trace *t = NULL;
+    int rc;
+    ts_graph *g = build(&r, 1, &t, &rc, NULL);
+    CHECK_EQ_INT(rc, TS_OK);
+    CHECK(edge(g, node_named(g, 0, "launch_b"), node_named(g, 0, "k1"), TS_EDGE_LAUNCH) != TS_NONE32);
+    CHECK(edge(g, node_named(g, 0, "launch_a"), node_named(g, 0, "k2"), TS_EDGE_LAUNCH) != TS_NONE32);
+    CHECK_EQ_INT(g->in_first[node_named(g, 0, "k3") + 1] - g->in_first[node_named(g, 0, "k3")], 1);   /* stream only */
+    ts_graph_destroy(g);
+    ts_trace_destroy(t);
+}

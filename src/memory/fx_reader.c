@@ -27,9 +27,9 @@ typedef struct rd {
     ts_error    *err;
 } rd;
 
-/* dtype name -> bytes per element, exact and as G10 counts it. G10 knows
- * f32, i64, i32 and b8 (checked against its outputs); anything else it
- * counts like f32. */
+/* dtype name -> bytes per element, exact and as G10 counts it. G10's sizes
+ * for f32, i64 and b8 are checked against its outputs; i32 is taken as 4 and
+ * every other dtype as 4 bytes like f32 (inferred: no G10 output shows one). */
 static const struct { const char *name; uint8_t bytes, g10_bytes; } DTYPES[] = {
     {"f64", 8, 4}, {"f32", 4, 4}, {"f16", 2, 4}, {"bf16", 2, 4},
     {"i64", 8, 8}, {"i32", 4, 4}, {"i16", 2, 4}, {"i8", 1, 4},

@@ -50,6 +50,19 @@ static inline bool ts__is_gpu_op(const ts_rank *r, uint32_t s)
  * which HTA drops on load because they span the whole trace. */
 bool ts__is_profiler_bookkeeping(const ts_rank *r, uint32_t s);
 
+/* Every distinct name of a rank classified once: names are interned, so a
+ * rank with a million slices has a few thousand names, and the substring
+ * tests of classify.c run per name instead of per slice. */
+typedef struct ts_names {
+    uint8_t *cls;   /* indexed by string id: 0 = not classified yet, else
+                       NAMES_DONE | kernel type | NAMES_COLL (classify.c) */
+    uint32_t n;     /* string ids of the rank */
+} ts_names;
+TS_NODISCARD int ts__names_init(ts_names *m, const ts_rank *r);   /* TS_ENOMEM */
+void ts__names_free(ts_names *m);
+ts_kernel_type ts__names_kernel_type(ts_names *m, const ts_rank *r, uint32_t name_id);
+bool ts__names_collective(ts_names *m, const ts_rank *r, uint32_t name_id);
+
 /* Summary of sorted values: sum, extremes, mean, median (mean of the middle
  * pair for even n), sample stddev (n - 1; 0 when n == 1). All 0 when n == 0. */
 typedef struct ts_sample { int64_t total, min, max; double mean, median, stddev; } ts_sample;

@@ -51,7 +51,13 @@ typedef struct gpu_view {
     uint32_t  n_ops, cap_ops;
     ts_map64  launcher;   /* correlation id -> CPU slice row of the launching call */
     bool      filtered;   /* HTA's iteration filter applied */
+    ts_names  names;      /* kernel type of each name, computed once */
 } gpu_view;
+
+static ts_kernel_type kernel_type(const ts_rank *r, gpu_view *g, uint32_t s)
+{
+    return ts__names_kernel_type(&g->names, r, r->slices.name[s]);
+}
 
 /* Element counts the per-rank arrays were allocated with (n_* may be fewer). */
 typedef struct rank_caps { uint32_t streams, kernels, membw, threads; } rank_caps;
@@ -87,6 +93,7 @@ static int gpu_view_build(const ts_rank *r, gpu_view *g)
 {
     memset(g, 0, sizeof *g);
     ts__map64_init(&g->launcher);
+    if (ts__names_init(&g->names, r)) return TS_ENOMEM;
     for (uint32_t s = 0; s < r->slices.n; s++) {
         if (r->slices.corr[s] < 0 || ts__kind_on_gpu((ts_kind)r->slices.kind[s]) || ts__is_gpu_op(r, s)) continue;
         if (!ts__map64_get(&g->launcher, (uint64_t)r->slices.corr[s], NULL) &&
@@ -110,17 +117,18 @@ static void gpu_view_free(gpu_view *g)
 {
     ts__free(g->ops, (size_t)g->cap_ops * sizeof *g->ops);
     ts__map64_free(&g->launcher);
+    ts__names_free(&g->names);
 }
 
 /* ---- temporal and kernel-type breakdown ---- */
-static int temporal(const ts_rank *r, const gpu_view *g, ts_breakdown_rank *out)
+static int temporal(const ts_rank *r, gpu_view *g, ts_breakdown_rank *out)
 {
     ts_ival *v[TS_KT_COUNT + 1] = {0};
     uint32_t n[TS_KT_COUNT + 1] = {0}, cap[TS_KT_COUNT + 1] = {0};
     int rc = TS_ENOMEM;
     for (uint32_t i = 0; i < g->n_ops; i++) {
         uint32_t s = g->ops[i];
-        ts_kernel_type kt = ts_kernel_type_of(ts__rank_str(r, r->slices.name[s]));
+        ts_kernel_type kt = kernel_type(r, g, s);
         int64_t a = r->slices.ts_ns[s], b = ts__slice_end(r, s);
         out->type_total_ns[kt] += r->slices.dur_ns[s];
         if (!ts__ival_push(&v[kt], &n[kt], &cap[kt], a, b) || !ts__ival_push(&v[TS_KT_COUNT], &n[TS_KT_COUNT], &cap[TS_KT_COUNT], a, b))
@@ -222,7 +230,7 @@ static void keep_top(ts_breakdown_rank *out, uint32_t top)
     out->n_kernels = kept;
 }
 
-static int kernel_shares(const ts_rank *r, const gpu_view *g, uint32_t top, ts_breakdown_rank *out, rank_caps *caps)
+static int kernel_shares(const ts_rank *r, gpu_view *g, uint32_t top, ts_breakdown_rank *out, rank_caps *caps)
 {
     uint32_t n = g->n_ops;
     caps->kernels = n ? n : 1;
@@ -233,7 +241,7 @@ static int kernel_shares(const ts_rank *r, const gpu_view *g, uint32_t top, ts_b
     if (!v || !scratch || !out->kernels) goto done;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t s = g->ops[i];
-        v[i] = (krec){(uint8_t)ts_kernel_type_of(ts__rank_str(r, r->slices.name[s])), r->slices.name[s], r->slices.dur_ns[s]};
+        v[i] = (krec){(uint8_t)kernel_type(r, g, s), r->slices.name[s], r->slices.dur_ns[s]};
     }
     qsort(v, n, sizeof *v, cmp_krec);
     for (uint32_t i = 0, j; i < n; i = j) {
@@ -373,7 +381,7 @@ static void memory_kind(const char *name, char kind[16])
     kind[n] = 0;
 }
 
-static int membw(const ts_rank *r, const gpu_view *g, ts_breakdown_rank *out, rank_caps *caps)
+static int membw(const ts_rank *r, gpu_view *g, ts_breakdown_rank *out, rank_caps *caps)
 {
     enum { MAX_KINDS = 16 };   /* HtoD, DtoH, DtoD, HtoH, PtoP, Memset, Unknown: far fewer */
     caps->membw = MAX_KINDS;
@@ -381,8 +389,8 @@ static int membw(const ts_rank *r, const gpu_view *g, ts_breakdown_rank *out, ra
     if (!out->membw) return TS_ENOMEM;
     for (uint32_t i = 0; i < g->n_ops; i++) {
         uint32_t s = g->ops[i];
+        if (kernel_type(r, g, s) != TS_KT_MEMORY) continue;
         const char *name = ts__rank_str(r, r->slices.name[s]);
-        if (ts_kernel_type_of(name) != TS_KT_MEMORY) continue;
         char kind[16];
         memory_kind(name, kind);
         uint32_t k = 0;
@@ -423,8 +431,8 @@ static void cpu_window(const ts_rank *r, int64_t *a, int64_t *b)
 
 /* `markers` holds the slice rows of the iteration annotations, which cover
  * the whole window and so are not work. */
-static int thread_breakdown(const ts_rank *r, const ts_track *t, const ts_map64 *markers, int64_t wa, int64_t wb,
-                            ts_thread_breakdown *tb)
+static int thread_breakdown(const ts_rank *r, const ts_track *t, const ts_map64 *markers, ts_names *names,
+                            int64_t wa, int64_t wb, ts_thread_breakdown *tb)
 {
     ts_ival *busy = NULL, *comm = NULL;
     uint32_t nb = 0, cb = 0, nc = 0, cc = 0;
@@ -435,7 +443,7 @@ static int thread_breakdown(const ts_rank *r, const ts_track *t, const ts_map64 
         int64_t b = ts__slice_end(r, s) < wb ? ts__slice_end(r, s) : wb;
         if (b <= a) continue;
         if (!ts__ival_push(&busy, &nb, &cb, a, b)) goto done;
-        if (ts_is_collective_name(ts__rank_str(r, r->slices.name[s])) && !ts__ival_push(&comm, &nc, &cc, a, b)) goto done;
+        if (ts__names_collective(names, r, r->slices.name[s]) && !ts__ival_push(&comm, &nc, &cc, a, b)) goto done;
     }
     int64_t busy_ns = ts__ival_total(busy, ts__ival_merge(busy, nb));
     tb->pid = t->pid;
@@ -460,17 +468,19 @@ static int cpu_threads(const ts_rank *r, ts_breakdown_rank *out, rank_caps *caps
     out->threads = ts__calloc(caps->threads, sizeof *out->threads);
     ts_map64 markers;
     ts__map64_init(&markers);
-    int rc = out->threads ? TS_OK : TS_ENOMEM;
+    ts_names names = {0};
+    int rc = out->threads ? ts__names_init(&names, r) : TS_ENOMEM;
     for (uint32_t i = 0; i < r->n_iterations && !rc; i++)
         if (r->iterations[i].slice != TS_NONE32) rc = ts__map64_put(&markers, r->iterations[i].slice, 1);
     for (uint32_t i = 0; i < r->n_tracks && !rc; i++) {
         const ts_track *t = &r->tracks[i];
         if (t->kind != TS_TRACK_THREAD || t->n_slices == 0) continue;
         ts_thread_breakdown tb;
-        if ((rc = thread_breakdown(r, t, &markers, wa, wb, &tb))) break;
+        if ((rc = thread_breakdown(r, t, &markers, &names, wa, wb, &tb))) break;
         if (tb.span_ns > 0 && tb.idle_ns < tb.span_ns) out->threads[out->n_threads++] = tb;
     }
     ts__map64_free(&markers);
+    ts__names_free(&names);
     return rc;
 }
 

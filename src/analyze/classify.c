@@ -4,18 +4,23 @@
 
 #include <strings.h>
 
+#define NAMES_DONE 0x80   /* ts_names.cls: classified */
+#define NAMES_COLL 0x04   /* ts_names.cls: a collective name */
+
 static const char *const kt_names[TS_KT_COUNT] = {"COMPUTATION", "COMMUNICATION", "MEMORY"};
 const char *ts_kernel_type_name(ts_kernel_type k) { return (unsigned)k < TS_KT_COUNT ? kt_names[k] : "COMPUTATION"; }
 
 static const char *const cat_names[TS_STAT_CAT_COUNT] = {"cpu_op", "kernel", "memcpy", "memset", "runtime", "collective"};
 const char *ts_stat_cat_name(ts_stat_cat c) { return (unsigned)c < TS_STAT_CAT_COUNT ? cat_names[c] : "other"; }
 
-/* Case-insensitive substring search (names are short; O(n*m) is fine). */
+/* Case-insensitive substring search for a lower-case needle: O(n*m) at
+ * worst, but the first-byte test skips almost every position. Callers
+ * classify each distinct name once (ts_names), never each slice. */
 static bool contains_ci(const char *s, const char *needle)
 {
     size_t m = strlen(needle);
     for (; *s; s++)
-        if (strncasecmp(s, needle, m) == 0) return true;
+        if ((*s | 0x20) == needle[0] && strncasecmp(s, needle, m) == 0) return true;
     return false;
 }
 
@@ -46,4 +51,37 @@ bool ts__is_profiler_bookkeeping(const ts_rank *r, uint32_t s)
 {
     uint32_t cat = r->slices.cat[s];
     return cat && strcmp(ts__rank_str(r, cat), "Trace") == 0;
+}
+
+int ts__names_init(ts_names *m, const ts_rank *r)
+{
+    m->n = r->strings.n;
+    m->cls = ts__calloc(m->n ? m->n : 1, 1);
+    return m->cls ? TS_OK : TS_ENOMEM;
+}
+
+void ts__names_free(ts_names *m)
+{
+    ts__free(m->cls, m->n ? m->n : 1);
+    m->cls = NULL;
+}
+
+static uint8_t names_class(ts_names *m, const ts_rank *r, uint32_t id)
+{
+    if (id >= m->n) return NAMES_DONE;   /* defensive: ids come from the same rank */
+    if (!m->cls[id]) {
+        const char *name = ts__rank_str(r, id);
+        m->cls[id] = (uint8_t)(NAMES_DONE | ts_kernel_type_of(name) | (ts_is_collective_name(name) ? NAMES_COLL : 0));
+    }
+    return m->cls[id];
+}
+
+ts_kernel_type ts__names_kernel_type(ts_names *m, const ts_rank *r, uint32_t id)
+{
+    return (ts_kernel_type)(names_class(m, r, id) & 0x03);
+}
+
+bool ts__names_collective(ts_names *m, const ts_rank *r, uint32_t id)
+{
+    return (names_class(m, r, id) & NAMES_COLL) != 0;
 }

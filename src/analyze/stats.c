@@ -32,25 +32,25 @@ typedef struct stats_impl {
 } stats_impl;
 
 /* The statistics category of slice s, or -1 when it is not counted. */
-static int slice_category(const ts_rank *r, uint32_t s)
+static int slice_category(const ts_rank *r, ts_names *names, uint32_t s)
 {
     ts_kind k = (ts_kind)r->slices.kind[s];
-    const char *name = ts__rank_str(r, r->slices.name[s]);
+    uint32_t name = r->slices.name[s];
     switch (k) {
     case TS_KIND_KERNEL:
-        return ts_kernel_type_of(name) == TS_KT_COMMUNICATION ? TS_STAT_COLLECTIVE : TS_STAT_KERNEL;
+        return ts__names_kernel_type(names, r, name) == TS_KT_COMMUNICATION ? TS_STAT_COLLECTIVE : TS_STAT_KERNEL;
     case TS_KIND_GPU_MEMCPY: return TS_STAT_MEMCPY;
     case TS_KIND_GPU_MEMSET: return TS_STAT_MEMSET;
     case TS_KIND_CUDA_RUNTIME:
     case TS_KIND_CUDA_DRIVER: return TS_STAT_RUNTIME;
-    case TS_KIND_CPU_OP: return ts_is_collective_name(name) ? TS_STAT_COLLECTIVE : TS_STAT_CPU_OP;
+    case TS_KIND_CPU_OP: return ts__names_collective(names, r, name) ? TS_STAT_COLLECTIVE : TS_STAT_CPU_OP;
     case TS_KIND_USER_ANNOTATION:
     case TS_KIND_PYTHON_FUNCTION:
     case TS_KIND_OTHER:
         /* gloo/c10d collectives appear as user annotations in CPU-only Kineto
          * traces and without a category in legacy ones. */
         if (ts__is_profiler_bookkeeping(r, s)) return -1;
-        return ts_is_collective_name(name) ? TS_STAT_COLLECTIVE : -1;
+        return ts__names_collective(names, r, name) ? TS_STAT_COLLECTIVE : -1;
     default: return -1;
     }
 }
@@ -96,9 +96,11 @@ static int collect_rank(const ts_rank *r, uint32_t rank_idx, const ts_stats_opts
 {
     ts_map64 launch;
     ts__map64_init(&launch);
-    int rc = launch_times(r, &launch);
+    ts_names names;
+    int rc = ts__names_init(&names, r);
+    if (rc == TS_OK) rc = launch_times(r, &launch);
     for (uint32_t s = 0; s < r->slices.n && rc == TS_OK; s++) {
-        int cat = slice_category(r, s);
+        int cat = slice_category(r, &names, s);
         if (cat < 0) continue;
         int64_t t = r->slices.ts_ns[s];
         uint64_t lt;
@@ -117,6 +119,7 @@ static int collect_rank(const ts_rank *r, uint32_t rank_idx, const ts_stats_opts
         };
     }
     ts__map64_free(&launch);
+    ts__names_free(&names);
     return rc;
 }
 

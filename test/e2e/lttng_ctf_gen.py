@@ -8,6 +8,8 @@ SCENARIO has one event per line, tab-separated:
     TS_NS <tab> VPID <tab> VTID <tab> EVENT <tab> key=value <tab> ...
 EVENT is a trainscope tracepoint name (push, pop, complete, ...); its fields
 and their types mirror src/capture/lttng_tp.h (fields left out are 0 or "").
+Any other EVENT (e.g. "other:thing") becomes an event of that full name with
+one string field per key=value given, as another provider's would.
 In values, '^' stands for the args unit separator (0x1f) and '~' for the
 record separator (0x1e). Lines starting with '#' are comments. The clock is
 1 GHz, so TS_NS is the event's clock value, as LTTng's monotonic clock gives.
@@ -90,12 +92,16 @@ class Source(bt2._UserSourceComponent, message_iterator_class=Iter):
         sc = tc.create_stream_class(default_clock_class=cc, event_common_context_field_class=ctx,
                                     supports_packets=True, packets_have_beginning_default_clock_snapshot=True,
                                     packets_have_end_default_clock_snapshot=True)
-        classes = {}
-        for name, fields in SCHEMA.items():
+        classes, schema = {}, dict(SCHEMA)
+        for _, _, _, name, fields in events:
+            if name not in schema:   # another provider's event: string fields
+                schema[name] = [(k, S) for k in fields]
+        for name, fields in schema.items():
             payload = tc.create_structure_field_class()
             for fname, kind in fields:
                 payload.append_member(fname, field_class(tc, kind))
-            classes[name] = sc.create_event_class(name="trainscope:" + name, payload_field_class=payload)
+            full = name if name not in SCHEMA else "trainscope:" + name
+            classes[name] = sc.create_event_class(name=full, payload_field_class=payload)
         stream = tc().create_stream(sc)
         first, last = events[0][0], events[-1][0]
         msgs = [lambda it: it._create_stream_beginning_message(stream)]
@@ -110,7 +116,7 @@ class Source(bt2._UserSourceComponent, message_iterator_class=Iter):
                 msg = it._create_event_message(classes[name], box["packet"], ts)
                 msg.event.common_context_field["vpid"] = vpid
                 msg.event.common_context_field["vtid"] = vtid
-                for fname, kind in SCHEMA[name]:
+                for fname, kind in schema[name]:
                     default = "" if kind == S else "0"
                     msg.event.payload_field[fname] = value(kind, fields.get(fname, default))
                 return msg

@@ -278,6 +278,43 @@ TEST(ctf_unmatched_pop_and_unclosed_push_are_warned_not_fatal)
     remove_dir(dir);
 }
 
+TEST(ctf_trace_of_other_providers_only_is_nothing_to_analyze)
+{
+    if (!have_bt2())
+        return;
+    const char *dir = make_ctf(
+        L("100\t10\t11\tother:thing\tmsg=hello")
+        L("200\t10\t11\tother:thing\tmsg=again"));
+    CHECK(dir);
+    ts_error err;
+    ts_trace *t = load(dir, &err);
+    CHECK(t == NULL);
+    CHECK_EQ_INT(err.status, TS_ENODATA);
+    CHECK(strstr(err.msg, "no trainscope events") && strstr(err.msg, "2 events of other providers"));
+    remove_dir(dir);
+}
+
+TEST(ctf_other_providers_events_are_skipped_beside_ours)
+{
+    if (!have_bt2())
+        return;
+    const char *dir = make_ctf(
+        L("100\t10\t11\tpush\tcat=cpu_op\tname=op")
+        L("150\t10\t11\tother:thing\tmsg=hello")
+        L("200\t10\t11\tpop"));
+    CHECK(dir);
+    ts_error err;
+    ts_trace *t = load(dir, &err);
+    if (!t)
+        TS_FAIL_("load failed: %s", err.msg);
+    const ts_rank *r = ts_trace_borrow_rank(t, 0);
+    CHECK_EQ_INT(r->slices.n, 1);
+    CHECK_EQ_INT(r->slices.dur_ns[0], 100);
+    CHECK_EQ_INT(r->n_events_read, 2);
+    ts_trace_destroy(t);
+    remove_dir(dir);
+}
+
 TEST(ctf_garbage_metadata_is_a_parse_error_naming_the_directory)
 {
     char dir[] = "/tmp/ts_ctfbad_XXXXXX";

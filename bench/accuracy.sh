@@ -10,10 +10,12 @@
 # and every measured bucket size N, the trace of N replayed with --bucket-mb M
 # for every other measured M, printed next to M's measurements: the profiled
 # step time (the same conditions as the trace) and the unprofiled median with
-# its p10-p90 spread. The unprofiled column scales the prediction by the
-# source run's own profiler overhead (unprofiled / profiled median of N), so
-# it uses nothing measured at M. Targets: within 5%, and the right ranking of
-# the bucket sizes. Medians and the worst case close each part.
+# its p10-p90 spread. The unprofiled column is the prediction relative to the
+# trace: predicted(M) / replayed iteration of the trace x unprofiled median of
+# N, which takes out the load the trace happened to be taken under and the
+# profiler's overhead, and uses nothing measured at M. Targets: within 5%,
+# and the right ranking of the bucket sizes. Medians and the worst case close
+# each part.
 # Needs /usr/bin/python3 (Debian's) for the JSON; the CLI at $TS_BIN.
 set -e
 BIN=${TS_BIN:-build/trainscope}
@@ -69,7 +71,7 @@ if not res:
     sys.exit(0)
 print("Part 2: --bucket-mb what-ifs (2-rank gloo DDP on CPU); times in ms")
 print("%-11s %5s %5s %9s %9s %7s %9s %9s %-17s %7s" % ("model", "from", "to", "predicted", "profiled", "err %",
-      "pred(unp)", "unprof", "p10-p90", "err %"))
+      "pred(rel)", "unprof", "p10-p90", "err %"))
 e_prof, e_unp, rank_ok, rank_n = [], [], 0, 0
 for model in sorted(res):
     runs = res[model]
@@ -78,7 +80,11 @@ for model in sorted(res):
     for src in caps:
         d = runs[src]
         traces = [os.path.join(WL, t) for t in d["traces"]]
-        overhead = d["iteration"]["unprofiled"]["median_ms"] / d["iteration"]["profiled"]["median_ms"]
+        base, e = replay(traces)
+        if base is None:
+            print("%-11s %5g  failed: %s" % (model, src, e))
+            continue
+        scale = d["iteration"]["unprofiled"]["median_ms"] / (base["measured_iteration_us"] / 1e3)
         preds = {}
         for dst in caps:
             opts = [] if dst == src else ["--bucket-mb", str(dst), "--trace-bucket-mb", str(src), "--gradients", grads]
@@ -90,11 +96,11 @@ for model in sorted(res):
             preds[dst] = p
             m = runs[dst]["iteration"]
             mp, mu = m["profiled"]["median_ms"], m["unprofiled"]
-            ep, eu = pct(p, mp), pct(p * overhead, mu["median_ms"])
+            ep, eu = pct(p, mp), pct(p * scale, mu["median_ms"])
             if dst != src:
                 e_prof.append(abs(ep)); e_unp.append(abs(eu))
             print("%-11s %5g %5g %9.2f %9.2f %+7.2f %9.2f %9.2f %7.2f-%-9.2f %+7.2f%s" % (
-                model, src, dst, p, mp, ep, p * overhead, mu["median_ms"], mu["p10_ms"], mu["p90_ms"], eu,
+                model, src, dst, p, mp, ep, p * scale, mu["median_ms"], mu["p10_ms"], mu["p90_ms"], eu,
                 "  (unmodified)" if dst == src else ""))
         if len(preds) == len(caps):
             want = sorted(caps, key=lambda c: runs[c]["iteration"]["unprofiled"]["median_ms"])
@@ -104,7 +110,7 @@ for model in sorted(res):
             print("%-11s %5g  ranking predicted %s, measured (unprofiled) %s: %s" % (
                 model, src, got, want, "right" if want == got else "WRONG"))
 if e_prof:
-    print("\nwhat-if |error| vs profiled: median %.2f%%, worst %.2f%%; vs unprofiled: median %.2f%%, worst %.2f%% "
+    print("\nwhat-if |error| vs profiled: median %.2f%%, worst %.2f%%; relative vs unprofiled: median %.2f%%, worst %.2f%% "
           "(%d predictions; target 5%%)" % (statistics.median(e_prof), max(e_prof), statistics.median(e_unp),
                                             max(e_unp), len(e_prof)))
     print("ranking right from %d of %d source traces" % (rank_ok, rank_n))

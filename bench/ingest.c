@@ -117,8 +117,11 @@ static result run_python(const char *path)
         _exit(127);
     }
     close(fd[1]);
-    char buf[64] = {0};
-    ssize_t k = read(fd[0], buf, sizeof buf - 1);
+    char buf[128] = {0};
+    ssize_t k = 0, got;
+    while ((size_t)k < sizeof buf - 1 &&
+           ((got = read(fd[0], buf + k, sizeof buf - 1 - (size_t)k)) > 0 || (got < 0 && errno == EINTR)))
+        if (got > 0) k += got;
     close(fd[0]);
     int st;
     struct rusage ru;

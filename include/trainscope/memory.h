@@ -18,6 +18,7 @@
 #define TRAINSCOPE_MEMORY_H
 
 #include "trainscope/common.h"
+#include "trainscope/model.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -106,6 +107,25 @@ typedef struct ts_mem_timeline {
 TS_API const char *ts_mem_category_name(int category);
 /* Read a (gzip or plain) raw timeline. */
 TS_API TS_NODISCARD int ts_mem_timeline_load_raw(const char *path, ts_mem_timeline *out, ts_error *err);
+
+/* ---- measured memory: Kineto "[memory]" instant events (profile_memory) ----
+ * Per rank and device: the highest "Total Allocated" and the CPU ops that
+ * enclose that allocation on its thread (innermost first). */
+typedef struct ts_mem_trace_peak {
+    uint32_t rank;             /* rank number */
+    int32_t  device_type;      /* Kineto "Device Type": 0 CPU, 1 CUDA, ... */
+    int32_t  device_id;        /* "Device Id" */
+    uint64_t n_events;         /* memory events of this device */
+    int64_t  peak_bytes;       /* max "Total Allocated" */
+    int64_t  peak_ns;          /* when */
+    int64_t  first_ns, last_ns;/* time range of the device's events */
+    uint32_t n_ops;            /* enclosing ops found (<= 4) */
+    char     ops[4][96];       /* innermost first; truncated names */
+} ts_mem_trace_peak;
+/* Fill out[0..cap) with one row per (rank, device) that has memory events;
+ * *n = rows found (may exceed cap). TS_ENODATA when there are none. */
+TS_API TS_NODISCARD int ts_mem_trace_peaks(const ts_trace *t, ts_mem_trace_peak *out,
+                                           uint32_t cap, uint32_t *n, ts_error *err);
 
 #ifdef __cplusplus
 }

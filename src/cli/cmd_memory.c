@@ -14,6 +14,7 @@
 
 #include "cli/cli.h"
 #include "memory/memgraph.h"
+#include "trainscope/ingest.h"
 #include "trainscope/memory.h"
 
 /* PCIe 4.0 x16: 16 GT/s x 16 lanes x 128/130 = 31.5 GB/s each way nominal;
@@ -31,6 +32,8 @@ static void usage(FILE *f)
 {
     fputs("usage: trainscope memory [OPTIONS] FORWARD.py BACKWARD.py\n"
           "       trainscope memory --trace PATH...\n\n"
+          "--trace: PyTorch export_memory_timeline_raw files (*.raw[.gz], *memory_timeline*)\n"
+          "or Kineto traces recorded with profile_memory=True ([memory] events).\n\n"
           "Tensor liveness, inactive periods, memory curve, peak and offload candidates of\n"
           "one training iteration, from AOTAutograd's fx_graph_transformed_{forward,backward}.py.\n\n"
           "options:\n"
@@ -159,38 +162,95 @@ static void print_json(const ts_memgraph *g, const ts_mem_summary *s, const mem_
            (long long)s->iteration_ns, (long long)s->peak_at_ns, a->offload_gbps, n_cand, (long long)freed);
 }
 
-/* --trace: measured memory per category from each raw timeline file. */
+/* export_memory_timeline_raw output, by name: *.raw, *.raw.gz, *memory_timeline*. */
+static bool is_raw_timeline(const char *path)
+{
+    size_t n = strlen(path);
+    return strstr(path, "memory_timeline") || (n > 4 && !strcmp(path + n - 4, ".raw")) ||
+           (n > 7 && !strcmp(path + n - 7, ".raw.gz"));
+}
+
+static int raw_timeline(const char *path, bool json)
+{
+    const double MiB = 1024.0 * 1024.0;
+    ts_mem_timeline t;
+    ts_error err = {0};
+    if (ts_mem_timeline_load_raw(path, &t, &err)) {
+        ts_cli_errorf("%s", err.msg);
+        return TS_EXIT_BAD;
+    }
+    if (json) printf("{\"file\":\"%s\",\"events\":%llu,\"peak_bytes\":%lld,\"peak_ns\":%lld,"
+                     "\"final_bytes\":%lld,\"at_peak\":{", path, (unsigned long long)t.n_events,
+                     (long long)t.peak_bytes, (long long)t.peak_ns, (long long)t.final_bytes);
+    else printf("%s: %llu events over %.3f ms; peak %.1f MiB at +%.3f ms; %.1f MiB at the end\n"
+                "%-18s %12s %12s\n", path, (unsigned long long)t.n_events,
+                (double)(t.last_ns - t.first_ns) / 1e6, (double)t.peak_bytes / MiB,
+                t.peak_ns >= 0 ? (double)(t.peak_ns - t.first_ns) / 1e6 : 0.0,
+                (double)t.final_bytes / MiB, "category", "at peak MiB", "max MiB");
+    for (int c = 0; c < TS_MEM_N_CATEGORIES; c++) {
+        if (json) printf("%s\"%s\":%lld", c ? "," : "", ts_mem_category_name(c), (long long)t.at_peak[c]);
+        else printf("%-18s %12.1f %12.1f\n", ts_mem_category_name(c), (double)t.at_peak[c] / MiB,
+                    (double)t.max_bytes[c] / MiB);
+    }
+    if (json) printf("}}\n");
+    return TS_EXIT_OK;
+}
+
+/* Kineto traces: one row per (rank, device) with memory events. */
+static int kineto_memory(const char *const *paths, uint32_t n_paths, bool json)
+{
+    enum { CAP = 256 };
+    ts_trace *t = NULL;
+    ts_error err = {0};
+    static ts_mem_trace_peak rows[CAP];
+    uint32_t n = 0;
+    int rc = ts_trace_load(paths, n_paths, NULL, &t, &err);
+    if (!rc) rc = ts_mem_trace_peaks(t, rows, CAP, &n, &err);
+    ts_trace_destroy(t);
+    if (rc) {
+        ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc));
+        return TS_EXIT_BAD;
+    }
+    if (!json) printf("%5s %-8s %8s %12s %12s  %s\n", "rank", "device", "events", "peak MiB", "at ms", "ops around the peak (innermost first)");
+    for (uint32_t i = 0; i < n && i < CAP; i++) {
+        const ts_mem_trace_peak *p = &rows[i];
+        if (json) {
+            printf("{\"rank\":%u,\"device_type\":%d,\"device_id\":%d,\"events\":%llu,\"peak_bytes\":%lld,"
+                   "\"peak_ns\":%lld,\"ops\":[", p->rank, p->device_type, p->device_id,
+                   (unsigned long long)p->n_events, (long long)p->peak_bytes, (long long)p->peak_ns);
+            for (uint32_t k = 0; k < p->n_ops; k++) printf("%s\"%s\"", k ? "," : "", p->ops[k]);
+            printf("]}\n");
+            continue;
+        }
+        char dev[24];
+        snprintf(dev, sizeof dev, "%s:%d", p->device_type == 0 ? "cpu" : p->device_type == 1 ? "cuda" : "dev", p->device_id);
+        printf("%5u %-8s %8llu %12.1f %12.3f  ", p->rank, dev, (unsigned long long)p->n_events,
+               (double)p->peak_bytes / (1024.0 * 1024.0), (double)(p->peak_ns - p->first_ns) / 1e6);
+        for (uint32_t k = 0; k < p->n_ops; k++) printf("%s%s", k ? " < " : "", p->ops[k]);
+        printf("%s\n", p->n_ops ? "" : "-");
+    }
+    return TS_EXIT_OK;
+}
+
+/* --trace: raw timelines one by one, Kineto traces together (one per rank). */
 static int memory_trace(int argc, char **argv, int first, const mem_args *a)
 {
     if (first >= argc) {
         ts_cli_errorf("memory --trace: expected PATH... (see 'trainscope memory --help')");
         return TS_EXIT_BAD;
     }
-    const double MiB = 1024.0 * 1024.0;
+    bool json = !strcmp(a->format, "json");
+    const char *traces[256];
+    uint32_t n_traces = 0;
     for (int i = first; i < argc; i++) {
-        ts_mem_timeline t;
-        ts_error err = {0};
-        if (ts_mem_timeline_load_raw(argv[i], &t, &err)) {
-            ts_cli_errorf("%s", err.msg);
-            return TS_EXIT_BAD;
+        if (!is_raw_timeline(argv[i])) {
+            if (n_traces < 256) traces[n_traces++] = argv[i];
+            continue;
         }
-        bool json = !strcmp(a->format, "json");
-        if (json) printf("{\"file\":\"%s\",\"events\":%llu,\"peak_bytes\":%lld,\"peak_ns\":%lld,"
-                         "\"final_bytes\":%lld,\"at_peak\":{", argv[i], (unsigned long long)t.n_events,
-                         (long long)t.peak_bytes, (long long)t.peak_ns, (long long)t.final_bytes);
-        else printf("%s: %llu events over %.3f ms; peak %.1f MiB at +%.3f ms; %.1f MiB at the end\n"
-                    "%-18s %12s %12s\n", argv[i], (unsigned long long)t.n_events,
-                    (double)(t.last_ns - t.first_ns) / 1e6, (double)t.peak_bytes / MiB,
-                    t.peak_ns >= 0 ? (double)(t.peak_ns - t.first_ns) / 1e6 : 0.0,
-                    (double)t.final_bytes / MiB, "category", "at peak MiB", "max MiB");
-        for (int c = 0; c < TS_MEM_N_CATEGORIES; c++) {
-            if (json) printf("%s\"%s\":%lld", c ? "," : "", ts_mem_category_name(c), (long long)t.at_peak[c]);
-            else printf("%-18s %12.1f %12.1f\n", ts_mem_category_name(c), (double)t.at_peak[c] / MiB,
-                        (double)t.max_bytes[c] / MiB);
-        }
-        if (json) printf("}}\n");
+        int rc = raw_timeline(argv[i], json);
+        if (rc) return rc;
     }
-    return TS_EXIT_OK;
+    return n_traces ? kineto_memory(traces, n_traces, json) : TS_EXIT_OK;
 }
 
 int ts_cmd_memory(int argc, char **argv)

@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include "test.h"
 #include "memory/memgraph.h"
+#include "trainscope/ingest.h"
 #include "trainscope/memory.h"
 
 /* Forward: 16 tensors, 11 G10 kernels (squeeze_1 and copy_ have none). */
@@ -326,4 +327,43 @@ TEST(memory_hold_saved_keeps_backward_inputs_until_the_backward_ends)
     ts_memgraph_destroy(g);
     unlink(f); unlink(b);
     free(f); free(b);
+}
+
+TEST(memory_kineto_trace_peak_per_device_with_enclosing_ops)
+{
+    char *t = write_tmp(
+        "{\"traceEvents\": [\n"
+        " {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"ProfilerStep#1\", \"pid\": 10, \"tid\": 10, \"ts\": 1000, \"dur\": 500, \"args\": {}},\n"
+        " {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::conv2d\", \"pid\": 10, \"tid\": 10, \"ts\": 1100, \"dur\": 100, \"args\": {}},\n"
+        " {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::empty\", \"pid\": 10, \"tid\": 10, \"ts\": 1110, \"dur\": 10, \"args\": {}},\n"
+        " {\"ph\": \"i\", \"cat\": \"[memory]\", \"name\": \"[memory]\", \"pid\": 10, \"tid\": 10, \"ts\": 1115, \"s\": \"t\","
+        "  \"args\": {\"Device Type\": 1, \"Device Id\": 0, \"Bytes\": 4096, \"Total Allocated\": 1052672}},\n"
+        " {\"ph\": \"i\", \"cat\": \"[memory]\", \"name\": \"[memory]\", \"pid\": 10, \"tid\": 10, \"ts\": 1300, \"s\": \"t\","
+        "  \"args\": {\"Device Type\": 1, \"Device Id\": 0, \"Bytes\": -4096, \"Total Allocated\": 1048576}},\n"
+        " {\"ph\": \"i\", \"cat\": \"[memory]\", \"name\": \"[memory]\", \"pid\": 10, \"tid\": 10, \"ts\": 1050, \"s\": \"t\","
+        "  \"args\": {\"Device Type\": 0, \"Device Id\": -1, \"Bytes\": 512, \"Total Allocated\": 512}}\n"
+        "]}\n");
+    char *path = malloc(strlen(t) + 6);
+    sprintf(path, "%s.json", t);
+    CHECK(rename(t, path) == 0);
+    const char *paths[1] = {path};
+    ts_trace *tr = NULL;
+    ts_error err = {0};
+    CHECK_EQ_INT(ts_trace_load(paths, 1, NULL, &tr, &err), TS_OK);
+    ts_mem_trace_peak rows[4];
+    uint32_t n = 0;
+    if (tr) CHECK_EQ_INT(ts_mem_trace_peaks(tr, rows, 4, &n, &err), TS_OK);
+    CHECK_EQ_INT(n, 2);
+    if (n == 2) {
+        const ts_mem_trace_peak *gpu = rows[0].device_type == 1 ? &rows[0] : &rows[1];
+        CHECK_EQ_INT(gpu->peak_bytes, 1052672);
+        CHECK_EQ_INT(gpu->n_events, 2);
+        CHECK_EQ_INT(gpu->n_ops, 3);
+        CHECK_EQ_STR(gpu->ops[0], "aten::empty");
+        CHECK_EQ_STR(gpu->ops[1], "aten::conv2d");
+    }
+    ts_trace_destroy(tr);
+    unlink(path);
+    free(path);
+    free(t);
 }

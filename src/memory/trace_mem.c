@@ -1,0 +1,86 @@
+/* trace_mem.c - measured memory from Kineto "[memory]" instant events
+ * (torch.profiler with profile_memory=True): per rank and device, the peak of
+ * "Total Allocated" and the CPU ops around that allocation.
+ *
+ * Reads the finished trace model only. Cost: one pass over each rank's
+ * instants, then one scan of one thread's slices per reported peak.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "memory/memgraph.h"
+#include "trace/model.h"
+
+/* Integer arg `key` of instant i; false when absent or not a number. */
+static bool instant_arg(const ts_rank *r, uint32_t i, const char *key, int64_t *out)
+{
+    uint32_t a = r->instants.args[i];
+    if (a == TS_NONE32) return false;
+    for (uint32_t k = a; k < a + r->instants.n_args[i]; k++) {
+        if (strcmp(ts__rank_str(r, r->args.key[k]), key)) continue;
+        ts_arg_type t = (ts_arg_type)r->args.type[k];
+        if (t != TS_ARG_INT && t != TS_ARG_UINT && t != TS_ARG_DOUBLE) return false;
+        *out = (int64_t)ts__arg_as_double(t, r->args.val[k]);
+        return true;
+    }
+    return false;
+}
+
+/* Slices of `track` that contain time ns, innermost first. */
+static void ops_around(const ts_rank *r, uint32_t track, int64_t ns, ts_mem_trace_peak *p)
+{
+    const ts_track *tr = &r->tracks[track];
+    uint32_t best = TS_NONE32;
+    for (uint32_t s = tr->first_slice; s < tr->first_slice + tr->n_slices; s++) {
+        if (r->slices.ts_ns[s] > ns) break; /* slices of a track are sorted by start */
+        if (r->slices.ts_ns[s] + r->slices.dur_ns[s] >= ns &&
+            (best == TS_NONE32 || r->slices.depth[s] > r->slices.depth[best]))
+            best = s;
+    }
+    p->n_ops = 0;
+    for (uint32_t s = best; s != TS_NONE32 && p->n_ops < 4; s = r->slices.parent[s])
+        snprintf(p->ops[p->n_ops++], sizeof p->ops[0], "%s", ts__rank_str(r, r->slices.name[s]));
+}
+
+/* Row for (rank, type, id) among out[0..*n), appended when new. */
+static ts_mem_trace_peak *row_for(ts_mem_trace_peak *out, uint32_t cap, uint32_t *n, uint32_t first,
+                                  uint32_t rank, int32_t type, int32_t id)
+{
+    for (uint32_t i = first; i < *n && i < cap; i++)
+        if (out[i].device_type == type && out[i].device_id == id) return &out[i];
+    uint32_t i = (*n)++;
+    if (i >= cap) return NULL;
+    out[i] = (ts_mem_trace_peak){.rank = rank, .device_type = type, .device_id = id, .peak_bytes = -1};
+    return &out[i];
+}
+
+int ts_mem_trace_peaks(const ts_trace *t, ts_mem_trace_peak *out, uint32_t cap, uint32_t *n, ts_error *err)
+{
+    *n = 0;
+    for (uint32_t ri = 0; ri < t->n_ranks; ri++) {
+        const ts_rank *r = t->ranks[ri];
+        uint32_t mem_cat = ts__str_find(&r->strings, "[memory]", 8), first = *n;
+        if (!mem_cat) continue;
+        uint32_t tracks[64];
+        for (uint32_t i = 0; i < r->instants.n; i++) {
+            int64_t total, type = 0, id = -1;
+            if (r->instants.cat[i] != mem_cat || !instant_arg(r, i, "Total Allocated", &total)) continue;
+            instant_arg(r, i, "Device Type", &type);
+            instant_arg(r, i, "Device Id", &id);
+            ts_mem_trace_peak *p = row_for(out, cap, n, first, (uint32_t)r->rank, (int32_t)type, (int32_t)id);
+            if (!p) continue;
+            int64_t ns = r->instants.ts_ns[i];
+            if (!p->n_events++) p->first_ns = ns;
+            if (ns < p->first_ns) p->first_ns = ns;
+            if (ns > p->last_ns) p->last_ns = ns;
+            if (total > p->peak_bytes) {
+                p->peak_bytes = total;
+                p->peak_ns = ns;
+                if (p - out - first < 64) tracks[p - out - first] = r->instants.track[i];
+            }
+        }
+        for (uint32_t i = first; i < *n && i < cap && i - first < 64; i++)
+            ops_around(r, tracks[i - first], out[i].peak_ns, &out[i]);
+    }
+    if (*n == 0) return ts__error(err, TS_ENODATA, "no [memory] events with \"Total Allocated\" (profile_memory=True)");
+    return TS_OK;
+}

@@ -323,7 +323,7 @@ static void parse_member(parser *P, ev *e, const char *k, size_t n)
         if (!memcmp(k, "tid", 3)) { parse_pid(P, &e->tid, &e->tid_str); return; }
         if (!memcmp(k, "dur", 3)) { parse_time_field(P, &e->dur_ns, "dur"); e->has_dur = true; return; }
         if (!memcmp(k, "cat", 3)) {
-            if (js_peek(&P->s) != '"') js_fail(&P->s, P->s.p, "event %llu: \"cat\" is not a string", (unsigned long long)P->n_events);
+            if (js_peek(&P->s) != '"') break;   /* a null or numeric category is kept as an arg */
             e->cat = read_str(P);
             e->has_cat = true;
             return;

@@ -690,3 +690,18 @@ TEST(ingest_reports_out_of_memory_at_every_allocation_point)
     }
     CHECK(n_ok > 0);   /* the budget eventually suffices */
 }
+
+TEST(ingest_keeps_a_non_string_category_as_an_arg)
+{
+    ts_error err;
+    ts_rank *r = load_str("[{\"ph\":\"X\",\"cat\":null,\"name\":\"aten::add\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1,\"tts\":5}]", &err);
+    CHECK(r != NULL);
+    CHECK_EQ_INT(r->slices.n, 1);
+    CHECK_EQ_INT(r->slices.cat[0], 0);
+    CHECK_EQ_INT(r->slices.kind[0], TS_KIND_CPU_OP);   /* inferred as for legacy traces */
+    ts_arg_type t;
+    uint64_t v;
+    CHECK(ts__slice_arg(r, 0, "cat", &t, &v) && t == TS_ARG_NULL);
+    CHECK(ts__slice_arg(r, 0, "tts", &t, &v) && t == TS_ARG_INT && v == 5);   /* unmodelled fields stay reachable */
+    ts__rank_destroy(r);
+}

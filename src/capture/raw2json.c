@@ -37,6 +37,7 @@ typedef struct cev {
     int64_t        ts_ns, dur_ns;
     int64_t        pid, tid;
     const ts__rec *rec;      /* source record */
+    const ts__rec *strs;     /* record holding cat and name: rec, or the SDEF a BREF names */
     uint32_t       seq;      /* input order, breaks ties */
     char           ph;       /* 'X', 'i', 'C', 's', 't', 'f' */
     uint8_t        open;     /* 1 while a push/begin waits for its end */
@@ -46,17 +47,23 @@ typedef struct idx_stack { uint32_t *v; uint32_t n, cap; } idx_stack;
 
 typedef struct aend { uint64_t id; int64_t ts_ns; uint32_t seq; } aend;
 
+typedef struct pair_table { const ts__rec **v; uint32_t n, cap; } pair_table; /* str_id -> SDEF */
+
 typedef struct conv {
     const char   *path;
     const ts__raw_header *hdr;
     cev          *ev;        uint32_t n_ev, cap_ev;
     idx_stack    *stacks;    uint32_t n_stacks;     /* by buf_id: open pushes */
+    pair_table   *pairs;     uint32_t n_pairs;      /* by buf_id: string pairs defined */
     uint32_t     *begins;    uint32_t n_begins, cap_begins; /* ev rows of AB */
     aend         *ends;      uint32_t n_ends, cap_ends;
     struct { uint32_t tid; const char *name; } *tnames; uint32_t n_tnames, cap_tnames;
     struct { uint32_t tid; uint64_t dropped; } *drops; uint32_t n_drops;  /* by buf_id */
     int32_t       rank, world;
     int64_t       last_ts;
+    int           tsc;                 /* stream's fast-path stamps are TSC ticks */
+    uint64_t      tsc0, tsc1;          /* TSC of the first and the latest clock sample */
+    int64_t       ns0, ns1;            /* CLOCK_MONOTONIC of the same samples */
     uint64_t      unmatched_ends, unfinished, bad_records;
     char         *err; size_t err_n;
 } conv;
@@ -85,11 +92,27 @@ static int grow(void *pp, uint32_t *cap, size_t elem, uint32_t need)
     return 0;
 }
 
-static cev *add_ev(conv *c, char ph, const ts__rec *r, int64_t pid, int64_t tid)
+/* A record's time in ns: TSC ticks go through the line between samples. */
+static int64_t rec_v(const ts__rec *r)
+{
+    int64_t v = 0;
+    if (ts__rec_v_bytes(r)) memcpy(&v, r + 1, 8);
+    return v;
+}
+
+static int64_t rec_ns(const conv *c, const ts__rec *r)
+{
+    if (!c->tsc || (r->flags & TS__RECF_NS)) return r->ts_ns;
+    double ticks = (double)(int64_t)((uint64_t)r->ts_ns - c->tsc0);
+    if (c->tsc1 <= c->tsc0 || c->ns1 <= c->ns0) return c->ns0;   /* no second sample: cannot scale */
+    return c->ns0 + (int64_t)(ticks * (double)(c->ns1 - c->ns0) / (double)(c->tsc1 - c->tsc0));
+}
+
+static cev *add_ev(conv *c, char ph, const ts__rec *r, int64_t ts, int64_t pid, int64_t tid)
 {
     if (grow(&c->ev, &c->cap_ev, sizeof *c->ev, c->n_ev + 1)) return NULL;
     cev *e = &c->ev[c->n_ev];
-    *e = (cev){r->ts_ns, 0, pid, tid, r, c->n_ev, ph, 0};
+    *e = (cev){ts, 0, pid, tid, r, r, c->n_ev, ph, 0};
     c->n_ev++;
     return e;
 }
@@ -98,7 +121,7 @@ static cev *add_ev(conv *c, char ph, const ts__rec *r, int64_t pid, int64_t tid)
  * fields). Returns the first string or NULL when it overruns the record. */
 static const char *rec_body(const ts__rec *r)
 {
-    const char *p = (const char *)(r + 1);
+    const char *p = (const char *)(r + 1) + ts__rec_v_bytes(r);
     if (r->flags & TS__RECF_TRACK) p += 16;
     if (r->flags & TS__RECF_FLOW) p += 8;
     return p;
@@ -116,7 +139,7 @@ static int rec_valid(const ts__rec *r)
     const char *end = (const char *)r + r->size, *p = rec_body(r);
     if (p > end) return 0;
     int n_str = r->type == TS__REC_B || r->type == TS__REC_X || r->type == TS__REC_I ||
-                r->type == TS__REC_AB ? 2 : r->type == TS__REC_C || r->type == TS__REC_FLOW ||
+                r->type == TS__REC_AB || r->type == TS__REC_SDEF ? 2 : r->type == TS__REC_C || r->type == TS__REC_FLOW ||
                 r->type == TS__REC_TNAME ? 1 : 0;
     if ((r->flags & TS__RECF_FLOW) && r->type == TS__REC_X) n_str++;
     for (int i = 0; i < n_str && p; i++) p = next_str(p, end);
@@ -158,22 +181,58 @@ static int note_drops(conv *c, const ts__raw_chunk *ck)
     return 0;
 }
 
+static pair_table *pairs_for(conv *c, uint32_t buf_id)
+{
+    if (buf_id >= c->n_pairs) {
+        pair_table *t = realloc(c->pairs, (size_t)(buf_id + 1) * sizeof *t);
+        if (!t) return NULL;
+        memset(t + c->n_pairs, 0, (size_t)(buf_id + 1 - c->n_pairs) * sizeof *t);
+        c->pairs = t;
+        c->n_pairs = buf_id + 1;
+    }
+    return &c->pairs[buf_id];
+}
+
+static int define_pair(conv *c, uint32_t buf_id, const ts__rec *r)
+{
+    pair_table *t = pairs_for(c, buf_id);
+    if (!t) return -1;
+    if (r->str_id >= t->n) {
+        if (grow(&t->v, &t->cap, sizeof *t->v, (uint32_t)r->str_id + 1)) return -1;
+        memset(t->v + t->n, 0, (size_t)(r->str_id + 1 - t->n) * sizeof *t->v);
+        t->n = (uint32_t)r->str_id + 1;
+    }
+    t->v[r->str_id] = r;
+    return 0;
+}
+
+static const ts__rec *find_pair(conv *c, uint32_t buf_id, uint16_t id)
+{
+    return buf_id < c->n_pairs && id < c->pairs[buf_id].n ? c->pairs[buf_id].v[id] : NULL;
+}
+
 static int on_record(conv *c, const ts__raw_chunk *ck, const ts__rec *r)
 {
     int64_t pid = c->hdr->pid, tid = ck->tid;
     if (r->flags & TS__RECF_TRACK) {
         int64_t tr[2];
-        memcpy(tr, r + 1, 16);
+        memcpy(tr, (const char *)(r + 1) + 8, 16);
         if (tr[0] >= 0) pid = tr[0];
         if (tr[1] >= 0) tid = tr[1];
     }
-    if (r->type != TS__REC_TNAME && r->type != TS__REC_RANK && r->ts_ns > c->last_ts) c->last_ts = r->ts_ns;
-    if (r->type == TS__REC_X && r->v > 0 && r->ts_ns + r->v > c->last_ts) c->last_ts = r->ts_ns + r->v;
+    int64_t ts = rec_ns(c, r), v = rec_v(r);
+    if (r->type != TS__REC_TNAME && r->type != TS__REC_RANK && ts > c->last_ts) c->last_ts = ts;
+    if (r->type == TS__REC_X && v > 0 && ts + v > c->last_ts) c->last_ts = ts + v;
     cev *e;
     switch (r->type) {
-    case TS__REC_B: {
+    case TS__REC_SDEF: return define_pair(c, ck->buf_id, r);
+    case TS__REC_B:
+    case TS__REC_BREF: {
+        const ts__rec *strs = r->type == TS__REC_B ? r : find_pair(c, ck->buf_id, r->str_id);
+        if (!strs) { c->bad_records++; return 0; }
         idx_stack *s = stack_for(c, ck->buf_id);
-        if (!s || !(e = add_ev(c, 'X', r, pid, tid))) return -1;
+        if (!s || !(e = add_ev(c, 'X', r, ts, pid, tid))) return -1;
+        e->strs = strs;
         e->open = 1;
         if (grow(&s->v, &s->cap, sizeof *s->v, s->n + 1)) return -1;
         s->v[s->n++] = c->n_ev - 1;
@@ -184,27 +243,27 @@ static int on_record(conv *c, const ts__raw_chunk *ck, const ts__rec *r)
         if (!s) return -1;
         if (!s->n) { c->unmatched_ends++; return 0; }
         cev *b = &c->ev[s->v[--s->n]];
-        b->dur_ns = r->ts_ns >= b->ts_ns ? r->ts_ns - b->ts_ns : 0;
+        b->dur_ns = ts >= b->ts_ns ? ts - b->ts_ns : 0;
         b->open = 0;
         return 0;
     }
     case TS__REC_X:
-        if (!(e = add_ev(c, 'X', r, pid, tid))) return -1;
-        e->dur_ns = r->v > 0 ? r->v : 0;
-        if (r->flags & TS__RECF_FLOW) return add_ev(c, r->flow_phase == 's' ? 's' : 'f', r, pid, tid) ? 0 : -1;
+        if (!(e = add_ev(c, 'X', r, ts, pid, tid))) return -1;
+        e->dur_ns = v > 0 ? v : 0;
+        if (r->flags & TS__RECF_FLOW) return add_ev(c, r->flow_phase == 's' ? 's' : 'f', r, ts, pid, tid) ? 0 : -1;
         return 0;
-    case TS__REC_I: return add_ev(c, 'i', r, pid, tid) ? 0 : -1;
-    case TS__REC_C: return add_ev(c, 'C', r, pid, tid) ? 0 : -1;
-    case TS__REC_FLOW: return add_ev(c, (char)r->flow_phase, r, pid, tid) ? 0 : -1;
+    case TS__REC_I: return add_ev(c, 'i', r, ts, pid, tid) ? 0 : -1;
+    case TS__REC_C: return add_ev(c, 'C', r, ts, pid, tid) ? 0 : -1;
+    case TS__REC_FLOW: return add_ev(c, (char)r->flow_phase, r, ts, pid, tid) ? 0 : -1;
     case TS__REC_AB:
-        if (!(e = add_ev(c, 'X', r, pid, tid))) return -1;
+        if (!(e = add_ev(c, 'X', r, ts, pid, tid))) return -1;
         e->open = 1;
         if (grow(&c->begins, &c->cap_begins, sizeof *c->begins, c->n_begins + 1)) return -1;
         c->begins[c->n_begins++] = c->n_ev - 1;
         return 0;
     case TS__REC_AE:
         if (grow(&c->ends, &c->cap_ends, sizeof *c->ends, c->n_ends + 1)) return -1;
-        c->ends[c->n_ends] = (aend){(uint64_t)r->v, r->ts_ns, c->n_ends};
+        c->ends[c->n_ends] = (aend){(uint64_t)v, ts, c->n_ends};
         c->n_ends++;
         return 0;
     case TS__REC_TNAME:
@@ -213,15 +272,16 @@ static int on_record(conv *c, const ts__raw_chunk *ck, const ts__rec *r)
         c->tnames[c->n_tnames++].name = rec_body(r);
         return 0;
     case TS__REC_RANK:
-        c->rank = (int32_t)((uint64_t)r->v >> 32);
-        c->world = (int32_t)(uint32_t)r->v;
+        c->rank = (int32_t)((uint64_t)v >> 32);
+        c->world = (int32_t)(uint32_t)v;
         return 0;
     default:
         return 0;
     }
 }
 
-static int parse_chunks(conv *c, const char *data, size_t size)
+/* Pass 0 only reads chunk headers (the latest clock sample); pass 1 the records. */
+static int parse_chunks(conv *c, const char *data, size_t size, int pass)
 {
     size_t off = sizeof(ts__raw_header);
     while (off + sizeof(ts__raw_chunk) <= size) {
@@ -231,10 +291,15 @@ static int parse_chunks(conv *c, const char *data, size_t size)
             return fail(c, TS_EPARSE, "byte %zu: bad chunk header", off);
         off += sizeof ck;
         if (ck.n_bytes > size - off) break;   /* cut short by a crash: keep what came before */
+        if (pass == 0) {
+            if (ck.sample_ns > c->ns1) { c->ns1 = ck.sample_ns; c->tsc1 = ck.sample_tsc; }
+            off += ck.n_bytes;
+            continue;
+        }
         if (note_drops(c, &ck)) return fail(c, TS_ENOMEM, "out of memory");
         for (size_t p = off; p < off + ck.n_bytes;) {
             const ts__rec *r = (const ts__rec *)(data + p);
-            uint32_t min = r->type == TS__REC_PAD ? 8 : sizeof *r;
+            uint32_t min = r->type == TS__REC_PAD ? 8 : sizeof *r + ts__rec_v_bytes(r);
             if (r->size < min || r->size % 8 || r->size > off + ck.n_bytes - p)
                 return fail(c, TS_EPARSE, "byte %zu: bad record size %u", p, r->size);
             if (r->type == TS__REC_PAD) { p += r->size; continue; }
@@ -259,7 +324,7 @@ static const cev *sort_evs;   /* qsort has no context argument in C11 */
 static int cmp_begin(const void *a, const void *b)
 {
     const cev *x = &sort_evs[*(const uint32_t *)a], *y = &sort_evs[*(const uint32_t *)b];
-    uint64_t ix = (uint64_t)x->rec->v, iy = (uint64_t)y->rec->v;
+    uint64_t ix = (uint64_t)rec_v(x->rec), iy = (uint64_t)rec_v(y->rec);
     if (ix != iy) return ix < iy ? -1 : 1;
     if (x->ts_ns != y->ts_ns) return x->ts_ns < y->ts_ns ? -1 : 1;
     return x->seq < y->seq ? -1 : 1;
@@ -274,7 +339,7 @@ static void match_async(conv *c)
     uint32_t j = 0;
     for (uint32_t i = 0; i < c->n_begins; i++) {
         cev *b = &c->ev[c->begins[i]];
-        uint64_t id = (uint64_t)b->rec->v;
+        uint64_t id = (uint64_t)rec_v(b->rec);
         while (j < c->n_ends && (c->ends[j].id < id || (c->ends[j].id == id && c->ends[j].ts_ns < b->ts_ns))) {
             c->unmatched_ends++;
             j++;
@@ -343,22 +408,23 @@ static void put_args(FILE *f, const char *p, unsigned n_args, int first)
 static void put_event(FILE *f, const conv *c, const cev *e)
 {
     const ts__rec *r = e->rec;
-    const char *s1 = rec_body(r), *s2 = s1 + strlen(s1) + 1;
+    const char *s1 = rec_body(e->strs), *s2 = s1 + strlen(s1) + 1;
     fprintf(f, ",\n{\"ph\":\"%c\",\"pid\":%" PRId64 ",\"tid\":%" PRId64 ",\"ts\":", e->ph, e->pid, e->tid);
     put_us(f, e->ts_ns);
     if (e->ph == 'C') {
         double v;
-        memcpy(&v, &r->v, 8);
+        int64_t bits = rec_v(r);
+        memcpy(&v, &bits, 8);
         fputs(",\"name\":", f); put_json_str(f, s1);
         fputs(",\"args\":{", f); put_json_str(f, s1);
         fprintf(f, ":%.17g}}", isfinite(v) ? v : 0.0);
         return;
     }
     if (e->ph == 's' || e->ph == 't' || e->ph == 'f') {
-        uint64_t id = (uint64_t)r->v;
+        uint64_t id = (uint64_t)rec_v(r);
         const char *cat = s1;
         if (r->type == TS__REC_X) {   /* a flow riding on a complete event */
-            memcpy(&id, (const char *)(r + 1) + 16, 8);
+            memcpy(&id, (const char *)(r + 1) + 8 + 16, 8);
             cat = s2 + strlen(s2) + 1;
         }
         fprintf(f, ",\"id\":%" PRIu64 ",\"cat\":", id);
@@ -477,6 +543,8 @@ static void conv_free(conv *c)
 {
     free(c->ev);
     for (uint32_t i = 0; i < c->n_stacks; i++) free(c->stacks[i].v);
+    for (uint32_t i = 0; i < c->n_pairs; i++) free(c->pairs[i].v);
+    free(c->pairs);
     free(c->stacks);
     free(c->begins);
     free(c->ends);
@@ -500,7 +568,10 @@ int ts__raw_convert(const char *raw_path, const char *dir, char *out_path, size_
     c.rank = c.hdr->rank;
     c.world = c.hdr->world_size;
     c.last_ts = c.hdr->start_ns;
-    if ((rc = parse_chunks(&c, data, size))) goto done;
+    c.tsc = c.hdr->clock_kind == TS__CLOCK_TSC;
+    c.tsc0 = c.tsc1 = c.hdr->start_tsc;
+    c.ns0 = c.ns1 = c.hdr->start_ns;
+    if ((rc = parse_chunks(&c, data, size, 0)) || (rc = parse_chunks(&c, data, size, 1))) goto done;
     match_async(&c);
     for (uint32_t i = 0; i < c.n_ev; i++) {
         if (!c.ev[i].open) continue;

@@ -13,19 +13,25 @@
  *
  * Record (8-byte aligned, little-endian, the writer's native layout):
  *   field       bytes  meaning
- *   size        4      whole record incl. header and padding, multiple of 8, >= 24
- *                      (a TS__REC_PAD record may be 8 or 16: only size and type are written)
+ *   size        2      whole record incl. header and padding, multiple of 8, >= 16
+ *                      (a TS__REC_PAD record may be 8: only size and type are written)
  *   type        1      ts__rec_type
+ *   flags       1      TS__RECF_TRACK: pid, tid (int64 each) follow v
+ *                      TS__RECF_FLOW:  flow id (uint64) follows (after pid/tid)
+ *                      TS__RECF_NS:    ts_ns is CLOCK_MONOTONIC ns whatever the stream's clock
  *   n_args      1      number of args after the strings
  *   flow_phase  1      's', 't', 'f' for TS__REC_FLOW and flows on X events; 0 = none
- *   flags       1      TS__RECF_TRACK: pid, tid (int64 each) follow the header
- *                      TS__RECF_FLOW:  flow id (uint64) follows (after pid/tid)
- *   ts_ns       8      CLOCK_MONOTONIC ns
- *   v           8      X: dur_ns; AB/AE/FLOW: id; C: double bits; RANK: rank<<32 | world (uint32 each, ~0 = unknown)
- *   strings            NUL-terminated: cat, name (B, X, I, AB), name (C, TNAME), cat (FLOW); then the
- *                      flow category when TS__RECF_FLOW
+ *   str_id      2      TS__REC_SDEF / TS__REC_BREF: the (cat, name) pair's id in this buffer
+ *   ts_ns       8      the stream's clock (header clock_kind): ns, or TSC ticks
+ *   v           8      only for X (dur_ns), C (double bits), AB/AE/FLOW (id), RANK (rank<<32 | world)
+ *                      and any record with TS__RECF_TRACK (emitted events share one layout)
+ *   strings            NUL-terminated: cat, name (B, X, I, AB, SDEF), name (C, TNAME), cat (FLOW);
+ *                      then the flow category when TS__RECF_FLOW
  *   args               n_args of: key NUL, tag 'i' + int64 (unaligned) | tag 's' + string NUL
  *   padding            zero bytes up to size
+ * A push of a (cat, name) pair the buffer has seen is a 16-byte BREF naming
+ * the pair by the id an earlier SDEF record of the same buffer gave it; a pop
+ * is a 16-byte E. So the hot push/pop pair costs 32 bytes of stream.
  */
 #ifndef TS_CAPTURE_RAWFMT_H
 #define TS_CAPTURE_RAWFMT_H
@@ -33,7 +39,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TS__RAW_MAGIC "TSRAW01"          /* 8 bytes with the NUL */
+#define TS__RAW_MAGIC "TSRAW02"          /* 8 bytes with the NUL */
 #define TS__RAW_CHUNK_MAGIC 0x4b434854u  /* "THCK" */
 
 typedef struct ts__raw_header {
@@ -43,7 +49,18 @@ typedef struct ts__raw_header {
     int64_t  start_ns;             /* CLOCK_MONOTONIC when tracing started */
     int32_t  rank, world_size;     /* from the environment at start, -1 = unknown */
     char     comm[64];             /* process name (/proc/self/comm), NUL-terminated */
+    uint32_t clock_kind;           /* TS__CLOCK_NS or TS__CLOCK_TSC: unit of fast-path ts_ns */
+    uint32_t reserved;             /* 0 */
+    uint64_t start_tsc;            /* TSC read together with start_ns (TS__CLOCK_TSC) */
 } ts__raw_header;
+
+/* Fast-path records read the clock that is cheapest: the invariant TSC where
+ * the CPU has one (a plain rdtsc, no vDSO call), else CLOCK_MONOTONIC. TSC
+ * values are turned into ns at conversion by the line through the header's
+ * (start_tsc, start_ns) and the latest chunk's (sample_tsc, sample_ns): all
+ * events lie between the two samples, so the error stays within the jitter
+ * of reading the two clocks together (tens of ns). */
+enum { TS__CLOCK_NS = 0, TS__CLOCK_TSC = 1 };
 
 typedef struct ts__raw_chunk {
     uint32_t magic;       /* TS__RAW_CHUNK_MAGIC */
@@ -52,11 +69,15 @@ typedef struct ts__raw_chunk {
     uint32_t reserved;    /* 0 */
     uint64_t dropped;     /* events this buffer dropped so far (cumulative) */
     uint64_t n_bytes;     /* record bytes that follow, multiple of 8 */
+    int64_t  sample_ns;   /* CLOCK_MONOTONIC when the chunk was written */
+    uint64_t sample_tsc;  /* TSC read together with sample_ns (0 when not TSC) */
 } ts__raw_chunk;
 
 typedef enum ts__rec_type {
     TS__REC_PAD = 0,    /* filler to the end of a ring; skipped */
-    TS__REC_B,          /* push: cat, name */
+    TS__REC_B,          /* push: cat, name (when the pair cache cannot be used) */
+    TS__REC_SDEF,       /* defines str_id as the (cat, name) that follow; no event */
+    TS__REC_BREF,       /* push of the pair str_id */
     TS__REC_E,          /* pop */
     TS__REC_X,          /* complete event with dur in v */
     TS__REC_I,          /* instant: cat, name */
@@ -69,14 +90,29 @@ typedef enum ts__rec_type {
     TS__REC_NTYPES
 } ts__rec_type;
 
-enum { TS__RECF_TRACK = 1, TS__RECF_FLOW = 2 };
+enum { TS__RECF_TRACK = 1, TS__RECF_FLOW = 2, TS__RECF_NS = 4 };  /* NS: ts_ns is ns even in a TSC stream */
 
 typedef struct ts__rec {
-    uint32_t size;
-    uint8_t  type, n_args, flow_phase, flags;
+    uint16_t size;
+    uint8_t  type, flags;
+    uint8_t  n_args, flow_phase;
+    uint16_t str_id;
     int64_t  ts_ns;
-    int64_t  v;
 } ts__rec;
+
+/* Whether a record of this type carries the 8-byte v after the header. */
+static inline int ts__rec_has_v(unsigned type)
+{
+    return type == TS__REC_X || type == TS__REC_C || type == TS__REC_AB || type == TS__REC_AE ||
+           type == TS__REC_FLOW || type == TS__REC_RANK;
+}
+
+/* Bytes between the header and the track/flow fields: 8 when v is present
+ * (its type has one, or the record was emitted with a track). */
+static inline unsigned ts__rec_v_bytes(const ts__rec *r)
+{
+    return ts__rec_has_v(r->type) || (r->flags & TS__RECF_TRACK) ? 8 : 0;
+}
 
 /* Convert the raw stream at raw_path into DIR/rank-<R>.<pid>.json (or
  * pid-<pid>.json), merging the thread streams in time order, pairing

@@ -13,10 +13,22 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "capture/rawfmt.h"
+#include "trainscope/trace.h"
 
 #define TS__RT_DEFAULT_BUF_BYTES (4u << 20)  /* per thread; TRAINSCOPE_BUFFER_KB overrides */
+
+/* One entry of a ring's (cat, name) cache: pushes of a pair seen before are
+ * written as a 16-byte reference. The copy in text is compared too, because a
+ * caller may reuse the same addresses for other strings (Python does). */
+#define TS__PAIR_SLOTS 64
+typedef struct ts__pair {
+    const char *cat, *name;                   /* the caller's pointers; NULL = empty */
+    uint16_t    id;                           /* str_id written in SDEF/BREF records */
+    char        text[2 * (TS_TRACE_MAX_STR + 1)]; /* "cat\0name\0" as defined */
+} ts__pair;
 
 typedef struct ts__ring {
     _Atomic uint64_t head;      /* bytes committed; written only by the owner */
@@ -28,8 +40,37 @@ typedef struct ts__ring {
     uint32_t         tid;       /* OS thread id of the owner */
     uint32_t         cap;       /* bytes, power of two */
     char            *data;      /* cap bytes */
+    ts__pair        *pairs;     /* TS__PAIR_SLOTS entries, owner only; NULL = no cache */
+    uint32_t         n_str_ids; /* ids given so far in the current stream; cache off past 65535 */
     struct ts__ring *next;      /* registry list; rings are never freed while tracing */
 } ts__ring;
+
+/* 1 when fast-path records carry TSC ticks (invariant TSC found at start). */
+extern int ts__rt_tsc;
+
+static inline int64_t ts__rt_mono_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* The fast-path timestamp: TSC ticks or ns (see rawfmt.h). */
+static inline int64_t ts__rt_stamp(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    if (__builtin_expect(ts__rt_tsc, 1)) return (int64_t)__builtin_ia32_rdtsc();
+#endif
+    return ts__rt_mono_ns();
+}
+
+static inline uint64_t ts__rt_tsc_now(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    if (ts__rt_tsc) return __builtin_ia32_rdtsc();
+#endif
+    return 0;
+}
 
 /* Reserve size bytes (multiple of 8) in r for one record; NULL and the drop
  * counted when full. The owner fills it and calls ts__ring_commit. */
@@ -55,6 +96,8 @@ extern uint32_t ts__rt_buf_bytes;   /* capacity of new rings */
 /* After fork in the child: forget the parent's undrained events, keep only
  * the calling thread's ring. */
 void ts__rt_rings_after_fork(void);
+/* A new stream begins (start, fork child): ids of the old one mean nothing there. */
+void ts__rt_forget_pairs(void);
 /* Sum of dropped counters. */
 uint64_t ts__rt_dropped(void);
 

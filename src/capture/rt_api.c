@@ -13,6 +13,9 @@
 #include "capture/rt.h"
 
 #include <errno.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 #include <stdbool.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -39,11 +42,22 @@ static const int flush_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGABRT, S
 #define N_FLUSH_SIGNALS (sizeof flush_signals / sizeof flush_signals[0])
 static struct sigaction old_actions[N_FLUSH_SIGNALS];
 
-int64_t ts_trace_now_ns(void)
+int64_t ts_trace_now_ns(void) { return ts__rt_mono_ns(); }
+
+/* Use the TSC when it is invariant (CPUID 0x80000007 EDX bit 8: constant
+ * rate, runs in every C-state), unless TRAINSCOPE_CLOCK=monotonic. */
+static int tsc_usable(void)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+    const char *env = getenv("TRAINSCOPE_CLOCK");
+    if (env && !strcmp(env, "monotonic")) return 0;
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0x80000000, &a, &b, &c, &d) || a < 0x80000007) return 0;
+    __get_cpuid(0x80000007, &a, &b, &c, &d);
+    return (d >> 8) & 1;
+#else
+    return 0;
+#endif
 }
 
 /* ---- writing records ---- */
@@ -68,32 +82,70 @@ static inline char *put_str(char *p, const char *s, size_t n)
 
 #define ALIGN8(n) (((n) + 7u) & ~7u)
 
-/* The fast path of every simple record: header, up to two strings. */
+/* The fast path of every simple record: header, v when the type has one,
+ * up to two strings. */
 static inline void write_rec(uint8_t type, const char *s1, const char *s2, int64_t v,
                              uint8_t flow_phase)
 {
     ts__ring *r = my_ring();
     if (!r) return;
     size_t n1 = cut_len(s1), n2 = cut_len(s2);
-    uint32_t size = ALIGN8((uint32_t)(sizeof(ts__rec) + n1 + 1 + (s2 ? n2 + 1 : 0)));
+    uint32_t hdr = (uint32_t)sizeof(ts__rec) + (ts__rec_has_v(type) ? 8 : 0);
+    uint32_t size = ALIGN8((uint32_t)(hdr + (s1 ? n1 + 1 : 0) + (s2 ? n2 + 1 : 0)));
     ts__rec *rec = ts__ring_reserve(r, size);
     if (!rec) return;
-    rec->size = size;
-    rec->type = type;
-    rec->n_args = 0;
-    rec->flow_phase = flow_phase;
-    rec->flags = 0;
-    rec->ts_ns = ts_trace_now_ns();
-    rec->v = v;
-    char *p = put_str((char *)(rec + 1), s1, n1);
+    *rec = (ts__rec){(uint16_t)size, type, 0, 0, flow_phase, 0, ts__rt_stamp()};
+    if (hdr > sizeof *rec) memcpy(rec + 1, &v, 8);
+    char *p = (char *)rec + hdr;
+    if (s1) p = put_str(p, s1, n1);
     if (s2) p = put_str(p, s2, n2);
     memset(p, 0, (size_t)((char *)rec + size - p));
     ts__ring_commit(r, size);
 }
 
+/* Find (cat, name) in r's pair cache, defining it with an SDEF record when
+ * new. 1: *id is set; 0: not cacheable (write a plain push); -1: dropped. */
+static int pair_id(ts__ring *r, const char *cat, const char *name, size_t n1, size_t n2, uint16_t *id)
+{
+    if (!r->pairs || n1 >= TS_TRACE_MAX_STR || n2 >= TS_TRACE_MAX_STR) return 0;
+    size_t h = (((uintptr_t)cat >> 3) * 31 + ((uintptr_t)name >> 3)) & (TS__PAIR_SLOTS - 1);
+    ts__pair *p = &r->pairs[h];
+    if (p->cat == cat && p->name == name && !memcmp(p->text, cat, n1 + 1) &&
+        !memcmp(p->text + n1 + 1, name, n2 + 1)) {
+        *id = p->id;
+        return 1;
+    }
+    if (r->n_str_ids > UINT16_MAX) return 0;
+    uint32_t size = ALIGN8((uint32_t)(sizeof(ts__rec) + n1 + 1 + n2 + 1));
+    ts__rec *rec = ts__ring_reserve(r, size);
+    if (!rec) return -1;
+    *id = (uint16_t)r->n_str_ids++;
+    *rec = (ts__rec){(uint16_t)size, TS__REC_SDEF, 0, 0, 0, *id, 0};
+    char *t = put_str(put_str((char *)(rec + 1), cat, n1), name, n2);
+    memset(t, 0, (size_t)((char *)rec + size - t));
+    ts__ring_commit(r, size);
+    p->cat = cat;
+    p->name = name;
+    p->id = *id;
+    memcpy(p->text, rec + 1, n1 + 1 + n2 + 1);
+    return 1;
+}
+
 void ts_trace_push(const char *cat, const char *name)
 {
-    if (TS_TRACE_ON()) write_rec(TS__REC_B, cat, name, 0, 0);
+    if (!TS_TRACE_ON()) return;
+    ts__ring *r = my_ring();
+    if (!r) return;
+    if (!cat) cat = "";
+    if (!name) name = "";
+    uint16_t id;
+    int got = pair_id(r, cat, name, strnlen(cat, TS_TRACE_MAX_STR), strnlen(name, TS_TRACE_MAX_STR), &id);
+    if (got < 0) return;
+    if (got == 0) { write_rec(TS__REC_B, cat, name, 0, 0); return; }
+    ts__rec *rec = ts__ring_reserve(r, sizeof *rec);
+    if (!rec) return;
+    *rec = (ts__rec){sizeof *rec, TS__REC_BREF, 0, 0, 0, id, ts__rt_stamp()};
+    ts__ring_commit(r, sizeof *rec);
 }
 
 void ts_trace_pop(void)
@@ -164,7 +216,7 @@ int ts_trace_emit(const ts_trace_event *ev)
     ts__ring *r = my_ring();
     if (!r) return 1;
     uint32_t n_args = 0;
-    size_t bytes = sizeof(ts__rec) + 16;   /* header, pid, tid */
+    size_t bytes = sizeof(ts__rec) + 8 + 16;   /* header, v, pid, tid */
     bool has_flow = ev->flow_id != 0 && type == TS__REC_X;
     if (has_flow) bytes += 8 + cut_len(ev->flow_cat ? ev->flow_cat : "ac2g") + 1;
     const char *s1 = type == TS__REC_C ? ev->name : ev->cat;
@@ -174,13 +226,14 @@ int ts_trace_emit(const ts_trace_event *ev)
     uint32_t size = ALIGN8((uint32_t)bytes);
     ts__rec *rec = ts__ring_reserve(r, size);
     if (!rec) return 1;
-    *rec = (ts__rec){size, type, (uint8_t)n_args, has_flow ? (uint8_t)ev->flow_phase : 0,
-                     (uint8_t)(TS__RECF_TRACK | (has_flow ? TS__RECF_FLOW : 0)), ev->ts_ns, ev->dur_ns};
-    if (type == TS__REC_C) memcpy(&rec->v, &ev->value, 8);
-    int64_t track[2] = {ev->pid, ev->tid};
+    *rec = (ts__rec){(uint16_t)size, type, (uint8_t)(TS__RECF_TRACK | TS__RECF_NS | (has_flow ? TS__RECF_FLOW : 0)),
+                     (uint8_t)n_args, has_flow ? (uint8_t)ev->flow_phase : 0, 0, ev->ts_ns};
+    /* Instants carry v too here: emitted records always have the same layout. */
+    int64_t head[3] = {ev->dur_ns, ev->pid, ev->tid};
+    if (type == TS__REC_C) memcpy(&head[0], &ev->value, 8);
     char *p = (char *)(rec + 1);
-    memcpy(p, track, 16);
-    p += 16;
+    memcpy(p, head, 24);
+    p += 24;
     if (has_flow) { memcpy(p, &ev->flow_id, 8); p += 8; }
     p = put_str(p, s1, cut_len(s1));
     if (type != TS__REC_C) p = put_str(p, ev->name, cut_len(ev->name));
@@ -243,6 +296,8 @@ static int raw_open(void)
     memcpy(h.magic, TS__RAW_MAGIC, 8);
     h.pid = (uint32_t)getpid();
     h.ppid = (uint32_t)getppid();
+    h.clock_kind = ts__rt_tsc ? TS__CLOCK_TSC : TS__CLOCK_NS;
+    h.start_tsc = ts__rt_tsc_now();
     h.start_ns = ts_trace_now_ns();
     h.realtime_offset_ns = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec - h.start_ns;
     h.rank = env_rank;
@@ -333,6 +388,8 @@ int ts_trace_start(const char *dir)
     }
     ts__rt_buf_bytes = bytes;
     env_rank_read();
+    ts__rt_tsc = tsc_usable();
+    ts__rt_forget_pairs();
     int fd = raw_open();
     if (fd < 0) { rc = TS_EIO; goto out; }
     ts__rt_fd = fd;

@@ -24,6 +24,7 @@
 __thread ts__ring *ts__t_ring __attribute__((tls_model("initial-exec")));
 _Atomic(ts__ring *) ts__rt_rings;
 int ts__rt_fd = -1;
+int ts__rt_tsc;
 uint32_t ts__rt_buf_bytes = TS__RT_DEFAULT_BUF_BYTES;
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER; /* registry append only */
@@ -48,7 +49,7 @@ void *ts__ring_reserve(ts__ring *r, uint32_t size)
     }
     if (pad) {
         /* A pad may be as short as 8 bytes: write only size and type. */
-        uint32_t word[2] = {pad, TS__REC_PAD};
+        uint8_t word[8] = {(uint8_t)pad, (uint8_t)(pad >> 8), TS__REC_PAD};
         memcpy(r->data + off, word, sizeof word);
         h += pad;
         atomic_store_explicit(&r->head, h, memory_order_release);
@@ -87,7 +88,8 @@ size_t ts__ring_drain(ts__ring *r, int fd)
     size_t n = (size_t)(h - t);
     if (n > 0 && fd >= 0) {
         ts__raw_chunk ck = {TS__RAW_CHUNK_MAGIC, r->id, r->tid, 0,
-                            atomic_load_explicit(&r->dropped, memory_order_relaxed), n};
+                            atomic_load_explicit(&r->dropped, memory_order_relaxed), n,
+                            ts__rt_mono_ns(), ts__rt_tsc_now()};
         uint32_t off = (uint32_t)(t & (r->cap - 1));
         size_t first = n < (size_t)(r->cap - off) ? n : (size_t)(r->cap - off);
         struct iovec iov[3] = {{&ck, sizeof ck}, {r->data + off, first}, {r->data, n - first}};
@@ -119,6 +121,7 @@ static ts__ring *ring_new(void)
     ts__ring *r = calloc(1, sizeof *r);
     char *data = malloc(ts__rt_buf_bytes);
     if (!r || !data) { free(r); free(data); return NULL; }
+    r->pairs = calloc(TS__PAIR_SLOTS, sizeof *r->pairs);   /* NULL only costs the cache */
     r->cap = ts__rt_buf_bytes;
     r->data = data;
     r->id = n_rings++;
@@ -158,6 +161,15 @@ void ts__rt_rings_after_fork(void)
         atomic_store(&r->owned, r == ts__t_ring);
     }
     if (ts__t_ring) ts__t_ring->tid = (uint32_t)syscall(SYS_gettid);
+    ts__rt_forget_pairs();
+}
+
+void ts__rt_forget_pairs(void)
+{
+    for (ts__ring *r = atomic_load(&ts__rt_rings); r; r = r->next) {
+        if (r->pairs) memset(r->pairs, 0, TS__PAIR_SLOTS * sizeof *r->pairs);
+        r->n_str_ids = 0;
+    }
 }
 
 uint64_t ts__rt_dropped(void)

@@ -46,18 +46,55 @@ static int64_t dtype_bytes(const char *dt)
     return 4;
 }
 
+/* The slice that carries a member's collective args: itself, or the
+ * record_param_comms nested right inside a c10d:: call. */
+static uint32_t args_slice(const ts_rank *r, uint32_t s)
+{
+    if (ts__slice_arg_str(r, s, "Collective name")) return s;
+    uint32_t end = r->tracks[r->slices.track[s]].first_slice + r->tracks[r->slices.track[s]].n_slices;
+    for (uint32_t c = s + 1; c < end && c <= s + 16 && r->slices.ts_ns[c] < ts__slice_end(r, s); c++)
+        if (r->slices.parent[c] == s && ts__slice_arg_str(r, c, "Collective name")) return c;
+    return s;
+}
+
+/* An integer arg that PyTorch may write as a number or as a decimal string. */
+static bool arg_int(const ts_rank *r, uint32_t s, const char *key, int64_t *out)
+{
+    if (ts__slice_arg_i64(r, s, key, out)) return true;
+    const char *v = ts__slice_arg_str(r, s, key);
+    char *end;
+    if (!v || !*v) return false;
+    *out = strtoll(v, &end, 10);
+    return *end == 0;
+}
+
+/* Point-to-point: a send from a to b pairs with b's receive from a, so both
+ * get the key "p2p a>b"; 0 when the trace names no peer. */
+static uint32_t p2p_name(ts_graph *g, const ts_rank *r, uint32_t s, uint32_t name, int32_t self)
+{
+    const char *n = ts__str(&g->strings, name);
+    bool send = !strcmp(n, "send") || !strcmp(n, "isend"), recv = !strcmp(n, "recv") || !strcmp(n, "irecv");
+    int64_t peer;
+    if (self < 0 || !(send ? arg_int(r, s, "Dst Rank", &peer) : recv && arg_int(r, s, "Src Rank", &peer))) return 0;
+    char key[64];
+    int len = snprintf(key, sizeof key, "p2p %lld>%lld", (long long)(send ? self : peer), (long long)(send ? peer : self));
+    return ts__str_intern(&g->strings, key, (size_t)len);
+}
+
 void ts__graph_coll_key(ts_graph *g, uint32_t node, uint32_t *name, uint32_t *pg, int64_t *seq, int64_t *bytes)
 {
     const ts_rank *r = ts__graph_rank(g, node);
-    uint32_t s = g->nodes.slice[node];
+    uint32_t s = args_slice(r, g->nodes.slice[node]);
     const char *cname = ts__slice_arg_str(r, s, "Collective name");
     *name = norm_name(g, cname ? cname : ts__rank_str(r, r->slices.name[s]));
     const char *pgs = ts__slice_arg_str(r, s, "Process Group Name");
     if (!pgs) pgs = ts__slice_arg_str(r, s, "pg_name");
     *pg = pgs ? ts__str_intern(&g->strings, pgs, strlen(pgs)) : 0;
-    if (!ts__slice_arg_i64(r, s, "seq", seq)) *seq = -1;
+    if (!arg_int(r, s, "Seq", seq) && !arg_int(r, s, "seq", seq)) *seq = -1;
+    uint32_t p2p = p2p_name(g, r, s, *name, g->rank_number[g->nodes.rank[node]]);
+    if (p2p) { *name = p2p; *seq = -1; }   /* p2p sequence numbers count per peer pair: match by order */
     int64_t nel;
-    *bytes = ts__slice_arg_i64(r, s, "In msg nelems", &nel) ? nel * dtype_bytes(ts__slice_arg_str(r, s, "dtype")) : -1;
+    *bytes = arg_int(r, s, "In msg nelems", &nel) ? nel * dtype_bytes(ts__slice_arg_str(r, s, "dtype")) : -1;
 }
 
 /* Traces of different jobs, or ranks missing from the job: checked before
@@ -124,22 +161,31 @@ static int group_members(ts_graph *g, const pair *pairs, uint32_t n_pairs)
  * cut off, or ops that do not correspond). */
 static void warn_unmatched(ts_graph *g)
 {
-    uint32_t max_members = 0, n_short = 0;
-    for (uint32_t c = 0; c < g->n_colls; c++)
-        if (g->colls[c].n_members > max_members) max_members = g->colls[c].n_members;
+    /* expected members per key = the most any instance of that key reached */
+    ts_map64 most;
+    ts__map64_init(&most);
+    uint32_t n_short = 0;
+    for (uint32_t c = 0; c < g->n_colls; c++) {
+        uint64_t key = (uint64_t)g->colls[c].name << 32 | g->colls[c].pg, m = 0;
+        (void)ts__map64_get(&most, key, &m);
+        if (g->colls[c].n_members > m && ts__map64_put(&most, key, g->colls[c].n_members)) g->oom = true;
+    }
     for (uint32_t c = 0; c < g->n_colls; c++) {
         const ts_coll *co = &g->colls[c];
-        if (co->n_members == max_members) continue;
+        uint64_t m = 0;
+        (void)ts__map64_get(&most, (uint64_t)co->name << 32 | co->pg, &m);
+        if (co->n_members == m) continue;
         if (n_short++ >= 3) continue;
         uint32_t node = g->coll_members[co->first_member];
         ts__graph_warn(g, "collective '%s' (group '%s', %s %lld) reached by %u of %u ranks; first seen on rank %d "
                        "as '%s' at %lld ns: it is not synchronized across ranks",
                        ts__str(&g->strings, co->name), ts__str(&g->strings, co->pg),
-                       co->seq >= 0 ? "seq" : "instance", (long long)co->seq,
-                       co->n_members, max_members, g->rank_number[g->nodes.rank[node]],
+                       co->seq >= 0 ? "seq" : "instance", (long long)(co->seq >= 0 ? co->seq : co->ordinal),
+                       co->n_members, (unsigned)m, g->rank_number[g->nodes.rank[node]],
                        ts__graph_node_name(g, node), (long long)g->nodes.start_ns[node]);
     }
     if (n_short > 3) ts__graph_warn(g, "%u collective instances in all are not reached by every rank", n_short);
+    ts__map64_free(&most);
 }
 
 int ts__graph_match(ts_graph *g, ts_graph_members *members, ts_error *err)
@@ -175,6 +221,7 @@ int ts__graph_match(ts_graph *g, ts_graph_members *members, ts_error *err)
             if (!ts__map64_get(&inst, key, &c)) {
                 c = new_coll(g, node);
                 if (c == TS_NONE32 || ts__map64_put(&inst, key, c)) { rc = TS_ENOMEM; break; }
+                g->colls[c].ordinal = (int64_t)ord;
             }
             pairs[n_pairs++] = (pair){(uint32_t)c, node};
         }

@@ -118,7 +118,8 @@ typedef struct ts_graph_edges {
 
 /* One collective (or p2p pair) instance matched across ranks. */
 typedef struct ts_coll {
-    uint32_t name;          /* graph string id: "allreduce", "all_gather", "send", ... */
+    uint32_t name;          /* graph string id: "allreduce", "allgather", ...; "p2p A>B" for a send
+                               from rank A matched with rank B's receive */
     uint32_t pg;            /* graph string id of the process group, 0 = unknown/default */
     int64_t  seq;           /* sequence number in its process group, -1 = matched by order */
     int64_t  bytes;         /* message size in bytes, -1 = unknown */
@@ -127,6 +128,7 @@ typedef struct ts_coll {
     uint32_t barrier;       /* barrier node row, TS_NONE32 = single member (no cross-rank part) */
     uint16_t last_rank;     /* rank whose arrival completed the instance (the straggler) */
     int64_t  wait_ns;       /* aligned last arrival - first arrival */
+    int64_t  ordinal;       /* its seq, or the k of "k-th op of this key on each rank" */
 } ts_coll;
 
 typedef struct ts_rank_align {

@@ -625,3 +625,60 @@ TEST(gaps_reproduce_every_measured_time_of_real_traces)
         ts_trace_destroy(t);
     }
 }
+
+static void str_arg(ts_rank *r, const char *k, const char *v) { ts__rank_add_arg(r, S(r, k), TS_ARG_STR, S(r, v)); }
+
+/* A communication kernel with PyTorch's record_param_comms metadata. */
+static void comm_kernel(ts_rank *r, uint32_t track, int64_t ts, const char *coll, const char *peer_key,
+                        const char *peer, const char *seq)
+{
+    uint32_t s = sl(r, track, ts, 1000, "ncclDevKernel_SendRecv(ncclDevComm*)", TS_KIND_KERNEL, -1);
+    uint32_t first = ts__rank_args_mark(r);
+    str_arg(r, "Collective name", coll);
+    str_arg(r, "Process Group Name", "0");
+    if (peer_key) str_arg(r, peer_key, peer);
+    if (seq) str_arg(r, "Seq", seq);
+    ts__rank_slice_set_args(r, s, first, ts__rank_args_mark(r) - first);
+}
+
+TEST(send_pairs_with_the_peer_receive_and_collectives_match_by_seq)
+{
+    ts_rank *a = ts__rank_create("r0.json"), *b = ts__rank_create("r1.json");
+    a->rank = 0;
+    b->rank = 1;
+    uint32_t ta = ts__rank_track(a, TS_TRACK_GPU_STREAM, 0, 7), tb = ts__rank_track(b, TS_TRACK_GPU_STREAM, 0, 7);
+    comm_kernel(a, ta, 0, "send", "Dst Rank", "1", NULL);
+    comm_kernel(a, ta, 2000, "recv", "Src Rank", "1", NULL);
+    comm_kernel(a, ta, 4000, "send", "Dst Rank", "1", NULL);
+    comm_kernel(a, ta, 6000, "allreduce", NULL, NULL, "9");
+    comm_kernel(b, tb, 0, "recv", "Src Rank", "0", NULL);
+    comm_kernel(b, tb, 2000, "send", "Dst Rank", "0", NULL);
+    comm_kernel(b, tb, 4000, "recv", "Src Rank", "0", NULL);
+    uint32_t tb2 = ts__rank_track(b, TS_TRACK_GPU_STREAM, 0, 8);   /* its all-reduce on another stream */
+    comm_kernel(b, tb2, 6500, "allreduce", NULL, NULL, "9");
+    ts_rank *rs[2] = {a, b};
+    ts_trace *t = NULL;
+    int rc;
+    ts_graph *g = build(rs, 2, &t, &rc, NULL);
+    CHECK_EQ_INT(rc, TS_OK);
+    if (!g) return;
+    CHECK_EQ_INT(g->n_colls, 4);
+    for (uint32_t i = 0; i < ts_graph_n_warnings(g); i++)   /* (only the kernels' missing launch calls) */
+        CHECK(strstr(ts_graph_warning(g, i), "reached by") == NULL);
+    int n01 = 0, n10 = 0, nar = 0;
+    for (uint32_t c = 0; c < g->n_colls; c++) {
+        const ts_coll *co = &g->colls[c];
+        const char *name = ts__str(&g->strings, co->name);
+        CHECK_EQ_INT(co->n_members, 2);
+        uint32_t m0 = g->coll_members[co->first_member], m1 = g->coll_members[co->first_member + 1];
+        int64_t s0 = g->nodes.start_ns[m0], s1 = g->nodes.start_ns[m1];
+        if (!strcmp(name, "p2p 0>1")) { n01++; CHECK(s0 == s1); }   /* 0 with 0, 4000 with 4000 */
+        else if (!strcmp(name, "p2p 1>0")) { n10++; CHECK(s0 == 2000 && s1 == 2000); }
+        else if (!strcmp(name, "allreduce")) { nar++; CHECK_EQ_INT(co->seq, 9); CHECK(s0 == 6000 && s1 == 6500); }
+    }
+    CHECK_EQ_INT(n01, 2);
+    CHECK_EQ_INT(n10, 1);
+    CHECK_EQ_INT(nar, 1);
+    ts_graph_destroy(g);
+    ts_trace_destroy(t);
+}

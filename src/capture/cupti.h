@@ -41,6 +41,7 @@ typedef enum ts__gpu_event_type {
     TS_GPU_EV_DRIVER,         /* cuda_driver API call */
     TS_GPU_EV_MARKER_RANGE,   /* NVTX push/pop or start/end range */
     TS_GPU_EV_MARKER_INSTANT, /* NVTX mark */
+    TS_GPU_EV_MEMORY,         /* cudaMalloc/cudaFree seen by CUPTI: a "[memory]" instant */
 } ts__gpu_event_type;
 
 /* One produced event. Strings are borrowed (from the record, the converter
@@ -68,6 +69,9 @@ typedef struct ts__gpu_event {
     int32_t     cbid;          /* API calls: CUPTI callback id, -1 otherwise */
     int64_t     wait_event_id; /* sync: CUDA event waited on, -1 = none */
     uint32_t    return_value;  /* API calls: CUresult/cudaError_t */
+    uint64_t    address;       /* memory: the allocation's device address */
+    int64_t     mem_delta;     /* memory: +bytes allocated, -bytes released */
+    int64_t     mem_total;     /* memory: bytes allocated on the device after it */
 } ts__gpu_event;
 
 /* Recent external correlations, direct-mapped by correlation id. CUPTI hands
@@ -80,6 +84,7 @@ typedef struct ts__gpu_event {
 #define TS_CUPTI_MARKER_SLOTS 1024u
 #define TS_CUPTI_MARKER_NAME 128u
 #define TS_CUPTI_CONTEXT_SLOTS 256u
+#define TS_CUPTI_DEVICES 64u   /* devices whose allocation totals are kept; more count as device 63 */
 
 typedef struct ts__cupti_conv {
     ts__cupti_clock clock;
@@ -93,6 +98,7 @@ typedef struct ts__cupti_conv {
     } marker[TS_CUPTI_MARKER_SLOTS];
     int32_t  ctx_device[TS_CUPTI_CONTEXT_SLOTS]; /* context id % slots -> device, -1 = unknown */
     uint32_t ctx_id[TS_CUPTI_CONTEXT_SLOTS];     /* context id held in the slot */
+    int64_t  allocated[TS_CUPTI_DEVICES]; /* bytes allocated per device (memory records) */
     char     name_buf[256];          /* API names without their _vNNNN suffix */
     uint64_t n_unknown;              /* records of kinds this converter skips */
     uint64_t n_unpaired_markers;     /* NVTX ends with no start (evicted or lost) */

@@ -6,7 +6,7 @@
  *
  * Record struct versions are the ones of the installed headers (CUDA 13:
  * Kernel10, Memcpy6, MemcpyPtoP4, Memset4, API, Marker2, Synchronization2,
- * ExternalCorrelation, Context3); the collector enables exactly the kinds
+ * ExternalCorrelation, Context3, Memory4); the collector enables exactly the kinds
  * converted here, and CUPTI writes each kind in its newest struct version.
  * Names follow Kineto so traces read like the PyTorch profiler's:
  *   kernel      -> the kernel name, cat "kernel", pid device, tid stream
@@ -17,6 +17,7 @@
  *   runtime/driver API -> "cudaLaunchKernel" (version suffix dropped),
  *                  cat "cuda_runtime" / "cuda_driver", pid/tid of the caller
  *   NVTX range  -> cat "user_annotation" on the calling thread
+ *   memory      -> "[memory]" instant (Addr, Bytes +/-, Total Allocated)
  */
 #include "capture/cupti.h"
 
@@ -304,6 +305,31 @@ static int convert_marker(ts__cupti_conv *c, const CUpti_ActivityMarker2 *m, ts_
     return 0;
 }
 
+/* cudaMalloc/cudaFree (and pool) operations as Kineto's "[memory]" instants.
+ * CUPTI names the process but not the thread, so they go on the process's
+ * main thread (tid = pid). */
+static int convert_memory(ts__cupti_conv *c, const CUpti_ActivityMemory4 *m, ts__gpu_event *e)
+{
+    int alloc = m->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+    if (!alloc && m->memoryOperationType != CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE)
+        return 0;
+    uint32_t dev = m->deviceId < TS_CUPTI_DEVICES ? m->deviceId : TS_CUPTI_DEVICES - 1;
+    e->type = TS_GPU_EV_MEMORY;
+    e->phase = 'i';
+    e->cat = "cpu_instant_event";
+    e->name = "[memory]";
+    e->ts_ns = ts__cupti_clock_to_host(&c->clock, m->timestamp);
+    e->pid = e->tid = m->processId;
+    e->device = m->deviceId;
+    e->context = m->contextId;
+    e->correlation = m->correlationId ? (int64_t)m->correlationId : -1;
+    e->address = m->address;
+    e->mem_delta = alloc ? (int64_t)m->bytes : -(int64_t)m->bytes;
+    c->allocated[dev] += e->mem_delta;
+    e->mem_total = c->allocated[dev];
+    return 1;
+}
+
 int ts__cupti_convert(ts__cupti_conv *c, const CUpti_Activity *rec, ts__gpu_event *out)
 {
     event_clear(out);
@@ -324,6 +350,8 @@ int ts__cupti_convert(ts__cupti_conv *c, const CUpti_Activity *rec, ts__gpu_even
         return convert_api(c, (const CUpti_ActivityAPI *)rec, out);
     case CUPTI_ACTIVITY_KIND_MARKER:
         return convert_marker(c, (const CUpti_ActivityMarker2 *)rec, out);
+    case CUPTI_ACTIVITY_KIND_MEMORY2:
+        return convert_memory(c, (const CUpti_ActivityMemory4 *)rec, out);
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
         const CUpti_ActivityExternalCorrelation *x = (const CUpti_ActivityExternalCorrelation *)rec;
         uint32_t slot = x->correlationId % TS_CUPTI_EXT_SLOTS;
@@ -433,6 +461,14 @@ void ts__cupti_to_event(const ts__gpu_event *e, ts_trace_arg *args, char (*strs)
         break;
     default:
         break;
+    }
+    if (e->type == TS_GPU_EV_MEMORY) {
+        /* Kineto's allocator instants: Device Type 1 = CUDA. */
+        put_num(&l, "Addr", (int64_t)e->address);
+        put_num(&l, "Bytes", e->mem_delta);
+        put_num(&l, "Total Allocated", e->mem_total);
+        put_num(&l, "Device Type", 1);
+        put_num(&l, "Device Id", e->device);
     }
     if (e->type == TS_GPU_EV_KERNEL) {
         put_dim3(&l, "grid", e->grid);

@@ -7,8 +7,10 @@
  * the real function in libtrainscope-trace.so, so one run yields both the
  * JSON trace and an LTTng (CTF) trace of the same events. Events from the
  * collectors arrive through ts_trace_emit and are sorted into the
- * collective / memcpy / complete tracepoints by their content. It also
- * exports ts_lttng_alloc/ts_lttng_free for frameworks that report memory.
+ * collective / memcpy / alloc / free / complete tracepoints by their
+ * content ("[memory]" instants, e.g. CUPTI's cudaMalloc records, become
+ * alloc/free). It also exports ts_lttng_alloc/ts_lttng_free for frameworks
+ * that report their own allocator.
  * Invariant: a tracepoint costs one load and a branch while no LTTng session
  * enables it (LTTng-UST's own guarantee), so this library only adds the
  * dlsym'd indirect call when LTTng is not recording.
@@ -150,6 +152,16 @@ static void fire_emit(const ts_trace_event *ev)
         lttng_ust_tracepoint(trainscope, collective, &c);
         return;
     }
+    if (ev->phase == 'i' && ev->name && strcmp(ev->name, "[memory]") == 0) {
+        int64_t bytes = num_arg(ev, "Bytes", 0);
+        uint64_t ptr = (uint64_t)num_arg(ev, "Addr", 0);
+        int32_t device = (int32_t)num_arg(ev, "Device Id", -1);
+        if (bytes >= 0)
+            lttng_ust_tracepoint(trainscope, alloc, ptr, (uint64_t)bytes, device);
+        else
+            lttng_ust_tracepoint(trainscope, free, ptr, (uint64_t)-bytes, device);
+        return;
+    }
     if (ev->cat && strcmp(ev->cat, "gpu_memcpy") == 0 && ev->phase == 'X') {
         lttng_ust_tracepoint(trainscope, memcpy, ev->name ? ev->name : "", (uint64_t)num_arg(ev, "bytes", 0),
                              ev->ts_ns, ev->dur_ns, ev->pid, ev->tid, num_arg(ev, "correlation", -1));
@@ -165,7 +177,7 @@ TS_API int ts_trace_emit(const ts_trace_event *ev)
     REAL(ts_trace_emit);
     if (ev && ev->size >= sizeof *ev &&
         lttng_ust_tracepoint_enabled(trainscope, complete) | lttng_ust_tracepoint_enabled(trainscope, collective) |
-        lttng_ust_tracepoint_enabled(trainscope, memcpy))
+        lttng_ust_tracepoint_enabled(trainscope, memcpy) | lttng_ust_tracepoint_enabled(trainscope, alloc))
         fire_emit(ev);
     return real_ts_trace_emit(ev);
 }

@@ -377,6 +377,22 @@ TEST(ctf_reads_back_a_real_lttng_session_like_the_json_trace)
              "    L.ts_trace_pop()\n"
              "L.ts_trace_counter(b'queue', 5.0)\n"
              "L.ts_lttng_alloc(0x10, 100, 0)\n"
+             "class Arg(ctypes.Structure):\n"
+             "    _fields_ = [('key', ctypes.c_char_p), ('str', ctypes.c_char_p), ('num', ctypes.c_int64)]\n"
+             "class Ev(ctypes.Structure):\n"
+             "    _fields_ = [('size', ctypes.c_size_t), ('phase', ctypes.c_char), ('cat', ctypes.c_char_p),\n"
+             "                ('name', ctypes.c_char_p), ('ts_ns', ctypes.c_int64), ('dur_ns', ctypes.c_int64),\n"
+             "                ('pid', ctypes.c_int64), ('tid', ctypes.c_int64), ('value', ctypes.c_double),\n"
+             "                ('flow_id', ctypes.c_uint64), ('flow_phase', ctypes.c_char), ('flow_cat', ctypes.c_char_p),\n"
+             "                ('args', ctypes.POINTER(Arg)), ('n_args', ctypes.c_uint32)]\n"
+             "now = L.ts_trace_now_ns\n"
+             "now.restype = ctypes.c_int64\n"
+             "def emit(phase, cat, name, pid, tid, dur, args):\n"
+             "    a = (Arg * len(args))(*[Arg(k, s, n) for k, s, n in args])\n"
+             "    e = Ev(ctypes.sizeof(Ev), phase, cat, name, now(), dur, pid, tid, 0.0, 0, b'\\\\0', None, a, len(args))\n"
+             "    assert L.ts_trace_emit(ctypes.byref(e)) == 0\n"
+             "emit(b'i', b'cpu_instant_event', b'[memory]', -1, -1, 0, [(b'Addr', None, 32), (b'Bytes', None, 256), (b'Device Id', None, 0)])\n"
+             "emit(b'X', b'kernel', b'sgemm', 0, 7, 1500, [(b'correlation', None, 3)])\n"
              "\" >/dev/null 2>&1", dir, b, b);
     int rc = system(cmd);
     int stop = ts__lttng_session_stop(name, &err);
@@ -391,10 +407,13 @@ TEST(ctf_reads_back_a_real_lttng_session_like_the_json_trace)
         TS_FAIL_("CTF load failed: %s", err.msg);
     CHECK_EQ_INT(ts_trace_n_ranks(ctf), 1);
     const ts_rank *r = ts_trace_borrow_rank(ctf, 0);
-    CHECK_EQ_INT(r->slices.n, 6);
+    CHECK_EQ_INT(r->slices.n, 7);
     CHECK_EQ_INT(r->n_iterations, 3);
     CHECK_EQ_INT(r->counters.n, 1);
-    CHECK_EQ_INT(r->instants.n, 1);   /* the [memory] alloc */
+    CHECK_EQ_INT(r->instants.n, 2);   /* ts_lttng_alloc, and the emitted [memory] instant */
+    uint32_t k = find_slice(r, "sgemm");
+    CHECK(k != TS_NONE32 && r->tracks[r->slices.track[k]].kind == TS_TRACK_GPU_STREAM);
+    CHECK(k != TS_NONE32 && r->slices.dur_ns[k] == 1500 && r->slices.corr[k] == 3);
     uint32_t mm = find_slice(r, "aten::mm");
     CHECK(mm != TS_NONE32 && r->slices.depth[mm] == 1);
 
@@ -412,6 +431,7 @@ TEST(ctf_reads_back_a_real_lttng_session_like_the_json_trace)
     const ts_rank *rj = ts_trace_borrow_rank(js, 0);
     CHECK_EQ_INT(rj->slices.n, r->slices.n);
     CHECK_EQ_INT(rj->n_iterations, r->n_iterations);
+    CHECK_EQ_INT(rj->instants.n, 1);  /* ts_lttng_alloc exists in LTTng only */
     /* Both clocks are CLOCK_MONOTONIC: the first step starts within 1 ms. */
     int64_t d = rj->iterations[0].start_ns - r->iterations[0].start_ns;
     CHECK(d < 1000000 && d > -1000000);

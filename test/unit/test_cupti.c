@@ -272,6 +272,56 @@ TEST(cupti_clock_applies_offset_then_drift_from_second_sample)
     CHECK_NEAR(k.rate, rate, 0);
 }
 
+static CUpti_ActivityMemory4 memory_rec(int alloc, uint64_t addr, uint64_t bytes, uint64_t ts)
+{
+    CUpti_ActivityMemory4 m;
+    memset(&m, 0, sizeof m);
+    m.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+    m.memoryOperationType = alloc ? CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION
+                                  : CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE;
+    m.address = addr, m.bytes = bytes, m.timestamp = ts;
+    m.processId = 4242, m.deviceId = 1, m.contextId = 3, m.correlationId = 17;
+    return m;
+}
+
+TEST(cupti_memory_records_become_memory_instants_with_running_total)
+{
+    ts__cupti_conv *c = new_conv();
+    CHECK(c);
+    ts__gpu_event e;
+    CUpti_ActivityMemory4 m = memory_rec(1, 0x7f0000, 1 << 20, 1000000 + 10);
+    CHECK_EQ_INT(ts__cupti_convert(c, (const CUpti_Activity *)&m, &e), 1);
+    m = memory_rec(1, 0x800000, 4096, 1000000 + 20);
+    CHECK_EQ_INT(ts__cupti_convert(c, (const CUpti_Activity *)&m, &e), 1);
+    CHECK_EQ_INT(e.mem_total, (1 << 20) + 4096);
+    m = memory_rec(0, 0x7f0000, 1 << 20, 1000000 + 30);
+    CHECK_EQ_INT(ts__cupti_convert(c, (const CUpti_Activity *)&m, &e), 1);
+    CHECK_EQ_STR(e.name, "[memory]");
+    CHECK_EQ_INT(e.phase, 'i');
+    CHECK_EQ_INT(e.ts_ns, 5030);
+    CHECK_EQ_INT(e.pid, 4242);
+    CHECK_EQ_INT(e.tid, 4242);
+    CHECK_EQ_INT(e.mem_delta, -(1 << 20));
+    CHECK_EQ_INT(e.mem_total, 4096);
+    ts_trace_arg args[TS_CUPTI_MAX_ARGS];
+    char strs[TS_CUPTI_MAX_ARGS][TS_CUPTI_STR_BYTES];
+    ts_trace_event ev;
+    ts__cupti_to_event(&e, args, strs, &ev);
+    uint32_t kept = ev.n_args < TS_TRACE_MAX_ARGS ? ev.n_args : TS_TRACE_MAX_ARGS;
+    int64_t bytes = 0, total = -1, addr = 0, dev = -1;
+    for (uint32_t i = 0; i < kept; i++) {
+        if (!strcmp(args[i].key, "Bytes")) bytes = args[i].num;
+        if (!strcmp(args[i].key, "Total Allocated")) total = args[i].num;
+        if (!strcmp(args[i].key, "Addr")) addr = args[i].num;
+        if (!strcmp(args[i].key, "Device Id")) dev = args[i].num;
+    }
+    CHECK_EQ_INT(bytes, -(1 << 20));
+    CHECK_EQ_INT(total, 4096);
+    CHECK_EQ_INT(addr, 0x7f0000);
+    CHECK_EQ_INT(dev, 1);
+    free(c);
+}
+
 TEST(cupti_unconverted_kinds_are_counted_not_emitted)
 {
     ts__cupti_conv *c = new_conv();

@@ -114,14 +114,12 @@ static int sim_from_graph(ts_replay *r)
         int64_t st = g->nodes.start_ns[n] + (rk == TS_GRAPH_NO_RANK ? 0 : g->align[rk].offset_ns);
         s->own_start_ns[n] = s->meas_start_ns[n] = st;
         s->meas_end_ns[n] = st + g->nodes.dur_ns[n];
-        s->gnode[n] = n;
     }
     memcpy(s->self_ns, g->nodes.self_ns, nn * sizeof *s->self_ns);
     memcpy(s->lane, g->nodes.lane, nn * sizeof *s->lane);
     memcpy(s->rank, g->nodes.rank, nn * sizeof *s->rank);
     memcpy(s->kind, g->nodes.kind, nn * sizeof *s->kind);
     memcpy(s->iteration, g->nodes.iteration, nn * sizeof *s->iteration);
-    memset(s->name, 0, nn * sizeof *s->name);
     memcpy(s->esrc, g->edges.src, ne * sizeof *s->esrc);
     memcpy(s->edst, g->edges.dst, ne * sizeof *s->edst);
     memcpy(s->eflags, g->edges.flags, ne * sizeof *s->eflags);

@@ -59,8 +59,7 @@ struct ts_replay {
 /* Display name of sim node n (what-if nodes carry their own). */
 static inline const char *ts__replay_node_name(const ts_replay *r, uint32_t n)
 {
-    const char *s = r->sim.name[n];
-    return s ? s : ts__graph_node_name(r->g, r->sim.gnode[n]);
+    return n < r->sim.n_base_nodes ? ts__graph_node_name(r->g, n) : r->sim.name[n];
 }
 
 void ts__replay_warn(ts_replay *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

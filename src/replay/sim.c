@@ -13,7 +13,7 @@
 void ts__sim_init(ts_sim *s) { memset(s, 0, sizeof *s); }
 
 #define SIM_NODE_COLS(X) X(own_start_ns) X(self_ns) X(meas_start_ns) X(meas_end_ns) X(lane) \
-    X(rank) X(kind) X(iteration) X(gnode) X(name) X(start_ns) X(end_ns)
+    X(rank) X(kind) X(iteration) X(name) X(start_ns) X(end_ns)
 #define SIM_EDGE_COLS(X) X(esrc) X(edst) X(eflags) X(egap_ns) X(ekind)
 
 void ts__sim_free(ts_sim *s)
@@ -88,7 +88,6 @@ uint32_t ts__sim_add_node(ts_sim *s, uint16_t rank, uint8_t kind, int64_t own_st
     s->rank[n] = rank;
     s->kind[n] = kind;
     s->iteration[n] = -1;
-    s->gnode[n] = TS_NONE32;
     s->name[n] = "";
     s->start_ns[n] = s->end_ns[n] = 0;
     return n;
@@ -229,7 +228,8 @@ int ts__sim_run(ts_sim *s, ts_error *err)
         uint32_t stuck = 0;
         for (uint32_t p = 0; p < np; p++) if (sc.indeg[p]) { stuck = p >> 1; break; }
         rc = ts__error(err, TS_EFORMAT, "replay: dependency cycle through node %u '%s' (rank %u): %u of %u points unreachable",
-                       stuck, s->name[stuck] ? s->name[stuck] : "?", (unsigned)s->rank[stuck], np - done, np);
+                       stuck, stuck >= s->n_base_nodes && s->name[stuck] ? s->name[stuck] : "?",
+                       (unsigned)s->rank[stuck], np - done, np);
     }
     ts__free(sc.block, sc.bytes);
     return rc;

@@ -35,9 +35,9 @@ typedef struct ts_sim {
     uint16_t    *rank;          /* rank index, UINT16_MAX = cross-rank (barrier) */
     uint8_t     *kind;          /* ts_node_kind of graph/graph.h */
     int32_t     *iteration;     /* the rank's iteration index, -1 = none */
-    uint32_t    *gnode;         /* graph node row it came from, TS_NONE32 = made by a what-if */
-    const char **name;          /* borrowed display name (static string of a what-if node);
-                                   NULL = the graph node gnode's name (replay.h resolves it) */
+    const char **name;          /* borrowed display name of a node added after the first
+                                   n_base_nodes (whose rows are a graph's own node rows and
+                                   whose names replay.h reads from the graph; never set) */
 
     uint32_t  n_edges, cap_edges;
     uint32_t *esrc, *edst;      /* node rows */

@@ -24,6 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "capture/lttng.h"
 #include "capture/rawfmt.h"
 #include "cli/cli.h"
 
@@ -50,7 +51,8 @@ static void usage(FILE *f)
           "  --python              Python function calls (sys.setprofile, C callback)\n"
           "  --python-filter LIST  only functions of these modules or files, comma-separated\n"
           "                        (e.g. torch.nn.modules,train.py); implies --python\n"
-          "  --lttng               also emit LTTng-UST tracepoints\n"
+          "  --lttng               also emit LTTng-UST tracepoints into an LTTng session\n"
+          "                        record starts and stops (CTF in DIR/lttng)\n"
           "The tracing API (include/trainscope/trace.h) adds the program's own ranges.\n", f);
 }
 
@@ -286,7 +288,15 @@ int ts_cmd_record(int argc, char **argv)
     }
     char abs_dir[PATH_MAX];
     if (prepare_dir(o.dir, abs_dir, sizeof abs_dir) || set_env(&o, abs_dir)) return TS_EXIT_BAD;
+    char session[64];
+    ts_error err = {0};
+    snprintf(session, sizeof session, "trainscope-%d", (int)getpid());
+    if (o.lttng && ts__lttng_session_start(abs_dir, session, &err) != TS_OK) {
+        ts_cli_errorf("record: --lttng: %s", err.msg);
+        return TS_EXIT_BAD;
+    }
     rc = run_child(o.cmd);
+    if (o.lttng && ts__lttng_session_stop(session, &err) != TS_OK) ts_cli_errorf("record: --lttng: %s", err.msg);
     finish(abs_dir);
     return rc;
 }

@@ -116,6 +116,10 @@ typedef struct ts_breakdown_opts {
     int64_t consecutive_kernel_delay_ns; /* HTA idle-time threshold; default 30 ns when 0 */
     uint32_t top_kernels;                /* per-kernel rows kept per type, the rest
                                             folded into "others"; 0 = all */
+    bool     has_iterations;             /* only GPU ops launched in (CPU-only: the
+                                            time of) iterations [iter_first, iter_last],
+                                            in place of HTA's drop-the-last-step filter */
+    int64_t  iter_first, iter_last;      /* ProfilerStep numbers, inclusive */
 } ts_breakdown_opts;
 
 /* One kernel name's share of its kernel type on one rank; with top_kernels
@@ -165,7 +169,8 @@ typedef struct ts_thread_breakdown {
 typedef struct ts_breakdown_rank {
     int32_t rank;
     bool    has_gpu;              /* false: CPU-only, see threads */
-    bool    iterations_filtered;  /* HTA's filter applied (>= 2 ProfilerSteps) */
+    bool    iterations_filtered;  /* HTA's filter applied (>= 2 ProfilerSteps), or
+                                     restricted to the asked iterations */
     /* temporal breakdown (HTA get_temporal_breakdown), GPU ranks */
     int64_t span_ns;              /* last GPU op end - first GPU op start */
     int64_t idle_ns;              /* span - union of all GPU ops */
@@ -198,8 +203,10 @@ typedef struct ts_breakdown {
     uint32_t           n_ranks;
 } ts_breakdown;
 
-/* TS_ENOMEM on allocation failure, then *out is NULL. A rank with neither GPU
- * ops nor thread slices gets an all-zero entry (has_gpu false, no threads). */
+/* TS_ENOMEM on allocation failure, TS_ENODATA when iterations were asked for
+ * and no rank has one in the range; then *out is NULL. A rank with neither
+ * GPU ops nor thread slices (or none of the asked iterations) gets an
+ * all-zero entry (has_gpu false, no threads). */
 TS_API TS_NODISCARD int ts_breakdown_compute(const ts_trace *t, const ts_breakdown_opts *opts,
                                              ts_breakdown **out, ts_error *err);
 TS_API void ts_breakdown_destroy(ts_breakdown *b);

@@ -50,6 +50,15 @@ static inline bool ts__is_gpu_op(const ts_rank *r, uint32_t s)
  * which HTA drops on load because they span the whole trace. */
 bool ts__is_profiler_bookkeeping(const ts_rank *r, uint32_t s);
 
+/* The time window [*start, *end) of rank r: the span of its iterations
+ * whose step lies in [first, last] when `steps` is set, else of all its
+ * iterations, else (a rank without markers, `steps` unset) of every slice.
+ * Returns false when `steps` is set and no iteration matched. */
+bool ts__rank_window(const ts_rank *r, bool steps, int64_t first, int64_t last,
+                     int64_t *start, int64_t *end, uint32_t *n_iterations);
+/* "A:B" as the user wrote it, open ends (INT64_MIN / INT64_MAX) left empty. */
+void ts__range_str(int64_t first, int64_t last, char *out, size_t size);
+
 /* Every distinct name of a rank classified once: names are interned, so a
  * rank with a million slices has a few thousand names, and the substring
  * tests of classify.c run per name instead of per slice. */

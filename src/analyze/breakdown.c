@@ -89,7 +89,9 @@ static int64_t filter_cutoff(const ts_rank *r)
     return last;
 }
 
-static int gpu_view_build(const ts_rank *r, gpu_view *g)
+/* win: keep only ops launched in [win[0], win[1]) (an asked iteration
+ * range), NULL = HTA's filter. */
+static int gpu_view_build(const ts_rank *r, const int64_t *win, gpu_view *g)
 {
     memset(g, 0, sizeof *g);
     ts__map64_init(&g->launcher);
@@ -100,12 +102,13 @@ static int gpu_view_build(const ts_rank *r, gpu_view *g)
             ts__map64_put(&g->launcher, (uint64_t)r->slices.corr[s], s))
             return TS_ENOMEM;
     }
-    int64_t cutoff = filter_cutoff(r);
-    g->filtered = cutoff != INT64_MAX;
+    int64_t cutoff = win ? INT64_MAX : filter_cutoff(r);
+    g->filtered = win || cutoff != INT64_MAX;
     for (uint32_t s = 0; s < r->slices.n; s++) {
         if (!ts__is_gpu_op(r, s)) continue;
         uint32_t l = launcher_of(r, g, s);
-        if (g->filtered && r->slices.corr[s] >= 0 && (l == TS_NONE32 || r->slices.ts_ns[l] >= cutoff)) continue;
+        if (win && (l == TS_NONE32 || r->slices.ts_ns[l] < win[0] || r->slices.ts_ns[l] >= win[1])) continue;
+        if (!win && g->filtered && r->slices.corr[s] >= 0 && (l == TS_NONE32 || r->slices.ts_ns[l] >= cutoff)) continue;
         if (g->n_ops == g->cap_ops && ts__grow((void **)&g->ops, &g->cap_ops, sizeof *g->ops, (size_t)g->n_ops + 1))
             return TS_ENOMEM;
         g->ops[g->n_ops++] = s;
@@ -415,20 +418,6 @@ static int membw(const ts_rank *r, gpu_view *g, ts_breakdown_rank *out, rank_cap
 
 /* ---- CPU-only ranks ---- */
 
-/* The window: all iterations, else every slice of the rank. */
-static void cpu_window(const ts_rank *r, int64_t *a, int64_t *b)
-{
-    if (ts__rank_span(r, a, b)) return;
-    *a = INT64_MAX;
-    *b = INT64_MIN;
-    for (uint32_t s = 0; s < r->slices.n; s++) {
-        if (ts__is_profiler_bookkeeping(r, s)) continue;
-        if (r->slices.ts_ns[s] < *a) *a = r->slices.ts_ns[s];
-        if (ts__slice_end(r, s) > *b) *b = ts__slice_end(r, s);
-    }
-    if (*a > *b) *a = *b = 0;
-}
-
 /* `markers` holds the slice rows of the iteration annotations, which cover
  * the whole window and so are not work. */
 static int thread_breakdown(const ts_rank *r, const ts_track *t, const ts_map64 *markers, ts_names *names,
@@ -459,10 +448,10 @@ done:
     return rc;
 }
 
-static int cpu_threads(const ts_rank *r, ts_breakdown_rank *out, rank_caps *caps)
+/* Threads over the window [win[0], win[1]) (ts__rank_window). */
+static int cpu_threads(const ts_rank *r, const int64_t *win, ts_breakdown_rank *out, rank_caps *caps)
 {
-    int64_t wa, wb;
-    cpu_window(r, &wa, &wb);
+    int64_t wa = win[0], wb = win[1];
     out->span_ns = wb - wa;
     caps->threads = r->n_tracks ? r->n_tracks : 1;
     out->threads = ts__calloc(caps->threads, sizeof *out->threads);
@@ -491,11 +480,15 @@ static int breakdown_rank(const ts_rank *r, const ts_breakdown_opts *o, ts_break
     out->comm_comp_overlap_pct = -1;
     bool any_gpu = false;
     for (uint32_t s = 0; s < r->slices.n && !any_gpu; s++) any_gpu = ts__is_gpu_op(r, s);
+    int64_t win[2];
+    uint32_t n_iter;
+    if (!ts__rank_window(r, o->has_iterations, o->iter_first, o->iter_last, &win[0], &win[1], &n_iter))
+        return TS_OK;   /* none of the asked iterations: an empty entry */
     out->has_gpu = any_gpu;
-    out->iterations_filtered = r->n_iterations >= 2;
-    if (!any_gpu) return cpu_threads(r, out, caps);
+    out->iterations_filtered = o->has_iterations || r->n_iterations >= 2;
+    if (!any_gpu) return cpu_threads(r, win, out, caps);
     gpu_view g;
-    int rc = gpu_view_build(r, &g);
+    int rc = gpu_view_build(r, o->has_iterations ? win : NULL, &g);
     int64_t delay = o->consecutive_kernel_delay_ns > 0 ? o->consecutive_kernel_delay_ns : 30;
     if (!rc) rc = temporal(r, &g, out);
     if (!rc) rc = kernel_shares(r, &g, o->top_kernels, out, caps);
@@ -519,12 +512,21 @@ int ts_breakdown_compute(const ts_trace *t, const ts_breakdown_opts *opts, ts_br
         ts_breakdown_destroy(&impl->pub);
         return ts__error(err, TS_ENOMEM, "out of memory while computing the breakdown");
     }
+    uint32_t matched = 0, n_iter;
     for (uint32_t i = 0; i < t->n_ranks; i++) {
+        int64_t a, b;
         impl->pub.n_ranks++;
         if (breakdown_rank(t->ranks[i], &o, &impl->pub.ranks[i], &impl->caps[i])) {
             ts_breakdown_destroy(&impl->pub);
             return ts__error(err, TS_ENOMEM, "%s: out of memory while computing the breakdown", t->ranks[i]->path);
         }
+        matched += ts__rank_window(t->ranks[i], o.has_iterations, o.iter_first, o.iter_last, &a, &b, &n_iter);
+    }
+    if (matched == 0 && o.has_iterations) {
+        char range[64];
+        ts__range_str(o.iter_first, o.iter_last, range, sizeof range);
+        ts_breakdown_destroy(&impl->pub);
+        return ts__error(err, TS_ENODATA, "no rank has an iteration in %s", range);
     }
     *out = &impl->pub;
     return TS_OK;

@@ -1,8 +1,10 @@
-/* intervals.c - set arithmetic on half-open time intervals (analyze_int.h)
- * and the sample statistics every table shares. */
+/* intervals.c - set arithmetic on half-open time intervals (analyze_int.h),
+ * the iteration windows analyses restrict themselves to, and the sample
+ * statistics every table shares. */
 #include "analyze/analyze_int.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 static int cmp_ival(const void *a, const void *b)
@@ -106,4 +108,36 @@ ts_sample ts__sample_sorted(const int64_t *v, uint64_t n)
         s.stddev = sqrt(ss / (double)(n - 1));
     }
     return s;
+}
+
+bool ts__rank_window(const ts_rank *r, bool steps, int64_t first, int64_t last,
+                     int64_t *start, int64_t *end, uint32_t *n_iterations)
+{
+    *start = INT64_MAX;
+    *end = INT64_MIN;
+    *n_iterations = 0;
+    for (uint32_t i = 0; i < r->n_iterations; i++) {
+        const ts_iteration *it = &r->iterations[i];
+        if (steps && (it->step < first || it->step > last)) continue;
+        if (it->start_ns < *start) *start = it->start_ns;
+        if (it->end_ns > *end) *end = it->end_ns;
+        (*n_iterations)++;
+    }
+    if (*n_iterations > 0) return true;
+    if (steps) return false;
+    for (uint32_t s = 0; s < r->slices.n; s++) {
+        if (ts__is_profiler_bookkeeping(r, s)) continue;
+        if (r->slices.ts_ns[s] < *start) *start = r->slices.ts_ns[s];
+        if (ts__slice_end(r, s) > *end) *end = ts__slice_end(r, s);
+    }
+    if (*start > *end) *start = *end = 0;   /* a rank without slices */
+    return true;
+}
+
+void ts__range_str(int64_t first, int64_t last, char *out, size_t size)
+{
+    char a[24] = "", b[24] = "";
+    if (first != INT64_MIN) snprintf(a, sizeof a, "%lld", (long long)first);
+    if (last != INT64_MAX) snprintf(b, sizeof b, "%lld", (long long)last);
+    snprintf(out, size, "%s:%s", a, b);
 }

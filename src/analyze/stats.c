@@ -55,30 +55,13 @@ static int slice_category(const ts_rank *r, ts_names *names, uint32_t s)
     }
 }
 
-/* Window of rank r: [start, end) of the selected iterations, else the whole
- * trace. Returns false when iterations were asked for and none matched. */
+/* Window of rank r (ts__rank_window); false when iterations were asked for
+ * and none matched. */
 static bool rank_window(const ts_rank *r, const ts_stats_opts *o, ts_stats_window *w)
 {
     w->rank = r->rank;
-    w->n_iterations = 0;
-    w->start_ns = INT64_MAX;
-    w->end_ns = INT64_MIN;
-    for (uint32_t i = 0; i < r->n_iterations; i++) {
-        const ts_iteration *it = &r->iterations[i];
-        if (o->has_iterations && (it->step < o->iter_first || it->step > o->iter_last)) continue;
-        if (it->start_ns < w->start_ns) w->start_ns = it->start_ns;
-        if (it->end_ns > w->end_ns) w->end_ns = it->end_ns;
-        w->n_iterations++;
-    }
-    if (w->n_iterations > 0) return true;
-    if (o->has_iterations) return false;
-    for (uint32_t s = 0; s < r->slices.n; s++) {
-        if (ts__is_profiler_bookkeeping(r, s)) continue;
-        if (r->slices.ts_ns[s] < w->start_ns) w->start_ns = r->slices.ts_ns[s];
-        if (ts__slice_end(r, s) > w->end_ns) w->end_ns = ts__slice_end(r, s);
-    }
-    if (w->start_ns > w->end_ns) w->start_ns = w->end_ns = 0;   /* a rank without slices */
-    return true;
+    return ts__rank_window(r, o->has_iterations, o->iter_first, o->iter_last, &w->start_ns, &w->end_ns,
+                           &w->n_iterations);
 }
 
 /* correlation id -> start of the CPU-side slice that carries it. */
@@ -225,10 +208,9 @@ int ts_stats_compute(const ts_trace *t, const ts_stats_opts *opts, ts_stats **ou
         goto fail_quiet;
     }
     if (st->n_windows == 0) {
-        char a[24] = "", b[24] = "";   /* open ends print empty: "5:" */
-        if (o.iter_first != INT64_MIN) snprintf(a, sizeof a, "%lld", (long long)o.iter_first);
-        if (o.iter_last != INT64_MAX) snprintf(b, sizeof b, "%lld", (long long)o.iter_last);
-        rc = ts__error(err, TS_ENODATA, "no rank has an iteration in %s:%s", a, b);
+        char range[64];
+        ts__range_str(o.iter_first, o.iter_last, range, sizeof range);
+        rc = ts__error(err, TS_ENODATA, "no rank has an iteration in %s", range);
         goto fail_quiet;
     }
     if (rs.n > 1) qsort(rs.v, rs.n, sizeof *rs.v, cmp_rec);

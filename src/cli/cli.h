@@ -30,4 +30,9 @@ int ts_cli_exit_for(int status);
 typedef struct ts_trace ts_trace;
 int ts_cli_load(char **paths, int n, const char *iteration_marker, ts_trace **out);
 
+/* Parse an iteration range "A:B", "A:" (open end), ":B" or "A" (= A:A) into
+ * [*a, *b] (INT64_MIN / INT64_MAX for open ends); false unless A <= B. */
+#include <stdbool.h>
+bool ts_cli_parse_range(const char *s, int64_t *a, int64_t *b);
+
 #endif

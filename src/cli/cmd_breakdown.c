@@ -48,17 +48,21 @@ static void usage(FILE *f)
           "options:\n"
           "  --top N                   kernels listed per kernel type (default 5, 0 = all)\n"
           "  --kernel-delay NS         HTA consecutive_kernel_delay for idle time (default 30)\n"
+          "  --iterations A:B          only GPU ops launched in ProfilerStep#A..#B (CPU-only:\n"
+          "                            their time) instead of HTA's drop-the-last-step rule\n"
           "  --iteration-marker NAME   slice-name prefix of iterations (ProfilerStep#)\n"
           "  --format table|json|csv   output format (default table); json/csv times are us\n"
           "  --width N                 table width in columns (default 80); 0 = never cut names\n"
           "  -h, --help                this help\n\n"
-          "exit codes: 0 ok, 1 nothing to analyze, 2 bad input or usage\n", f);
+          "exit codes: 0 ok, 1 nothing to analyze (or no iteration in the range),\n"
+          "2 bad input or usage\n", f);
 }
 
 static int parse_args(int argc, char **argv, bd_args *a)
 {
     static const struct option longopts[] = {
         {"top", required_argument, 0, 't'}, {"kernel-delay", required_argument, 0, 'd'},
+        {"iterations", required_argument, 0, 'i'},
         {"iteration-marker", required_argument, 0, 'm'}, {"format", required_argument, 0, 'f'},
         {"width", required_argument, 0, 'w'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
     };
@@ -83,6 +87,13 @@ static int parse_args(int argc, char **argv, bd_args *a)
             }
             break;
         case 'm': a->marker = optarg; break;
+        case 'i':
+            if (!ts_cli_parse_range(optarg, &a->opts.iter_first, &a->opts.iter_last)) {
+                ts_cli_errorf("breakdown: --iterations wants A:B with A <= B, got '%s'", optarg);
+                return -1;
+            }
+            a->opts.has_iterations = true;
+            break;
         case 'w':
             a->width = (int)strtol(optarg, &end, 10);
             if (*end || end == optarg || a->width < 0) { ts_cli_errorf("breakdown: --width wants a number, got '%s'", optarg); return -1; }

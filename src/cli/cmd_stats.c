@@ -43,25 +43,6 @@ static void usage(FILE *f)
           "exit codes: 0 ok, 1 no iteration in the range, 2 bad input or usage\n", f);
 }
 
-/* "A:B", "A:", ":B" or "A" (= A:A). */
-static bool parse_range(const char *s, int64_t *a, int64_t *b)
-{
-    char *end;
-    const char *colon = strchr(s, ':');
-    *a = INT64_MIN;
-    *b = INT64_MAX;
-    if (colon != s) {
-        *a = strtoll(s, &end, 10);
-        if (end == s || (colon ? end != colon : *end != 0)) return false;
-        if (!colon) { *b = *a; return true; }
-    }
-    if (colon[1]) {
-        *b = strtoll(colon + 1, &end, 10);
-        if (*end || end == colon + 1) return false;
-    }
-    return *a <= *b;
-}
-
 static int parse_args(int argc, char **argv, stats_args *a)
 {
     static const struct option longopts[] = {
@@ -89,7 +70,7 @@ static int parse_args(int argc, char **argv, stats_args *a)
             else { ts_cli_errorf("stats: --by wants name, rank or category, got '%s'", optarg); return -1; }
             break;
         case 'i':
-            if (!parse_range(optarg, &a->opts.iter_first, &a->opts.iter_last)) {
+            if (!ts_cli_parse_range(optarg, &a->opts.iter_first, &a->opts.iter_last)) {
                 ts_cli_errorf("stats: --iterations wants A:B with A <= B, got '%s'", optarg);
                 return -1;
             }

@@ -4,6 +4,7 @@
  * being built; every command listed in the help is linked in a release. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -51,6 +52,24 @@ int ts_cli_load(char **paths, int n, const char *iteration_marker, ts_trace **ou
     if (rc == TS_OK) return TS_EXIT_OK;
     ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc));
     return TS_EXIT_BAD;
+}
+
+bool ts_cli_parse_range(const char *s, int64_t *a, int64_t *b)
+{
+    char *end;
+    const char *colon = strchr(s, ':');
+    *a = INT64_MIN;
+    *b = INT64_MAX;
+    if (colon != s) {
+        *a = strtoll(s, &end, 10);
+        if (end == s || (colon ? end != colon : *end != 0)) return false;
+        if (!colon) { *b = *a; return true; }
+    }
+    if (colon[1]) {
+        *b = strtoll(colon + 1, &end, 10);
+        if (*end || end == colon + 1) return false;
+    }
+    return *a <= *b;
 }
 
 static void usage(FILE *f)

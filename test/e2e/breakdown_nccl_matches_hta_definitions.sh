@@ -49,3 +49,12 @@ assert k["name"].startswith("ncclKernel_AllReduce"), k
 assert d["warnings"] and d["warnings"][0]["kind"] == "unbound_flow", d["warnings"]
 print("ok")
 PY
+# --iterations 5:5: only GPU ops whose launching call lies in ProfilerStep#5
+# (1258 ops; same reference, restricted by launch time): span 213532.750 us,
+# idle 163803.824, compute 38429.422, non-compute 11299.504.
+"$BIN" breakdown --iterations 5:5 --format json "$F" | /usr/bin/python3 -c '
+import json, sys
+r = json.load(sys.stdin)["ranks"][0]
+for k, w in (("span_us", 213532.750), ("idle_us", 163803.824), ("compute_us", 38429.422), ("non_compute_us", 11299.504)):
+    assert abs(r[k] - w) <= max(w * 1e-4, 0.2), (k, r[k], w)
+'

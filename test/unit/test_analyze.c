@@ -518,3 +518,34 @@ TEST(breakdown_counts_launch_outliers_with_hta_cutoffs)
     ts_breakdown_destroy(b);
     ts_trace_destroy(tr);
 }
+
+/* Steps #1 [0,1000), #2 [1000,2000), #3 [2000,3000); a kernel launched in
+ * each. Asking for 2:3 keeps the two launched there, the last step included
+ * (an explicit range replaces HTA's drop-the-last-step rule); 7:9 has none. */
+TEST(breakdown_iteration_range_selects_ops_by_launch_time)
+{
+    ts_rank *r = ts__rank_create("r.json");
+    uint32_t cpu = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
+    uint32_t gpu = ts__rank_track(r, TS_TRACK_GPU_STREAM, 0, 7);
+    for (int i = 0; i < 3; i++) {
+        char step[32];
+        snprintf(step, sizeof step, "ProfilerStep#%d", i + 1);
+        add(r, cpu, i * 1000, 1000, step, "user_annotation", TS_KIND_USER_ANNOTATION);
+        launch(r, cpu, gpu, i * 1000 + 100, i * 1000 + 500, 200, "gemm", TS_KIND_KERNEL, i + 1);
+    }
+    ts_trace *tr = wrap(&r, 1);
+    ts_breakdown_opts o = {.has_iterations = true, .iter_first = 2, .iter_last = 3};
+    ts_breakdown *b;
+    CHECK_EQ_INT(ts_breakdown_compute(tr, &o, &b, NULL), TS_OK);
+    CHECK_EQ_INT(b->ranks[0].span_ns, 1200);      /* [1500, 2700) */
+    CHECK_EQ_INT(b->ranks[0].compute_ns, 400);
+    CHECK_EQ_INT(b->ranks[0].idle_ns, 800);
+    ts_breakdown_destroy(b);
+    ts_error err;
+    o.iter_first = 7;
+    o.iter_last = 9;
+    CHECK_EQ_INT(ts_breakdown_compute(tr, &o, &b, &err), TS_ENODATA);
+    CHECK(b == NULL);
+    CHECK(strstr(err.msg, "7:9") != NULL);
+    ts_trace_destroy(tr);
+}

@@ -705,3 +705,32 @@ TEST(ingest_keeps_a_non_string_category_as_an_arg)
     CHECK(ts__slice_arg(r, 0, "tts", &t, &v) && t == TS_ARG_INT && v == 5);   /* unmodelled fields stay reachable */
     ts__rank_destroy(r);
 }
+
+TEST(ingest_converts_every_real_timestamp_exactly)
+{
+    /* Expected values from python3: json.load(parse_float=Decimal), each
+     * value * 1000 rounded half up, summed over "X" events (ts sums modulo
+     * 1000000007; ts taken before baseTimeNanoseconds is added). */
+    static const struct { const char *path; int64_t dur_sum_ns; uint64_t ts_sum_mod; } cases[] = {
+        {"kineto/nccl_parser_config/nccl_data.json.gz", 4383359174LL, 419147130},
+        {"kineto/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz", 3635095146LL, 840765526},
+    };
+    const uint64_t p = 1000000007ULL;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const char *path = ts_test_data(cases[c].path);
+        if (access(path, R_OK) != 0) continue;
+        ts_trace *t = NULL;
+        ts_error err;
+        if (ts_trace_load(&path, 1, NULL, &t, &err) != TS_OK) TS_FAIL_("%s", err.msg);
+        const ts_rank *r = ts_trace_borrow_rank(t, 0);
+        int64_t dur = 0;
+        uint64_t ts = 0;
+        for (uint32_t i = 0; i < r->slices.n; i++) {
+            dur += r->slices.dur_ns[i];
+            ts = (ts + (uint64_t)(r->slices.ts_ns[i] - r->base_time_ns) % p) % p;
+        }
+        CHECK_EQ_INT(dur, cases[c].dur_sum_ns);
+        CHECK_EQ_INT(ts, cases[c].ts_sum_mod);
+        ts_trace_destroy(t);
+    }
+}

@@ -20,6 +20,7 @@
 #include "capture/lttng_tp.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,9 +50,53 @@ static void *real(void **slot, const char *name)
     static void *slot_##fn;                                          \
     __typeof__(&fn) real_##fn = (__typeof__(&fn))real(&slot_##fn, #fn)
 
+/* The launcher's rank (RANK, OMPI_COMM_WORLD_RANK, PMI_RANK and their
+ * sizes), told once per process before its first event, so a CTF trace of a
+ * whole node numbers its processes as the JSON traces do. Not from the
+ * constructor: LTTng may not have enabled this process's events yet. Forked
+ * children (DataLoader workers) inherit the environment but are not that
+ * rank, so they never tell it. */
+static int rank_told;   /* atomic: 1 once told or not to be told */
+
+static int env_int(const char *a, const char *b, const char *c)
+{
+    const char *v = getenv(a);
+    if (!v)
+        v = getenv(b);
+    if (!v)
+        v = getenv(c);
+    return v && *v ? atoi(v) : -1;
+}
+
+static void tell_rank_slow(void)
+{
+    if (__atomic_exchange_n(&rank_told, 1, __ATOMIC_RELAXED))
+        return;
+    int rank = env_int("RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK");
+    if (rank >= 0)
+        lttng_ust_tracepoint(trainscope, rank, rank, env_int("WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"));
+}
+
+static inline void tell_rank(void)
+{
+    if (!__atomic_load_n(&rank_told, __ATOMIC_RELAXED))
+        tell_rank_slow();
+}
+
+static void child_after_fork(void)
+{
+    rank_told = 1;
+}
+
+__attribute__((constructor)) static void lttng_backend_init(void)
+{
+    pthread_atfork(NULL, NULL, child_after_fork);
+}
+
 TS_API void ts_trace_push(const char *cat, const char *name)
 {
     REAL(ts_trace_push);
+    tell_rank();
     lttng_ust_tracepoint(trainscope, push, cat ? cat : "", name ? name : "");
     real_ts_trace_push(cat, name);
 }
@@ -66,6 +111,7 @@ TS_API void ts_trace_pop(void)
 TS_API void ts_trace_begin(uint64_t id, const char *cat, const char *name)
 {
     REAL(ts_trace_begin);
+    tell_rank();
     lttng_ust_tracepoint(trainscope, range_begin, id, cat ? cat : "", name ? name : "");
     real_ts_trace_begin(id, cat, name);
 }
@@ -80,6 +126,7 @@ TS_API void ts_trace_end(uint64_t id)
 TS_API void ts_trace_instant(const char *cat, const char *name)
 {
     REAL(ts_trace_instant);
+    tell_rank();
     lttng_ust_tracepoint(trainscope, instant, cat ? cat : "", name ? name : "");
     real_ts_trace_instant(cat, name);
 }
@@ -87,6 +134,7 @@ TS_API void ts_trace_instant(const char *cat, const char *name)
 TS_API void ts_trace_counter(const char *name, double value)
 {
     REAL(ts_trace_counter);
+    tell_rank();
     lttng_ust_tracepoint(trainscope, counter, name ? name : "", value);
     real_ts_trace_counter(name, value);
 }
@@ -94,6 +142,7 @@ TS_API void ts_trace_counter(const char *name, double value)
 TS_API void ts_trace_set_rank(int rank, int world_size)
 {
     REAL(ts_trace_set_rank);
+    __atomic_store_n(&rank_told, 1, __ATOMIC_RELAXED);   /* an explicit rank wins over the environment */
     lttng_ust_tracepoint(trainscope, rank, rank, world_size);
     real_ts_trace_set_rank(rank, world_size);
 }
@@ -175,6 +224,7 @@ static void fire_emit(const ts_trace_event *ev)
 TS_API int ts_trace_emit(const ts_trace_event *ev)
 {
     REAL(ts_trace_emit);
+    tell_rank();
     if (ev && ev->size >= sizeof *ev &&
         lttng_ust_tracepoint_enabled(trainscope, complete) | lttng_ust_tracepoint_enabled(trainscope, collective) |
         lttng_ust_tracepoint_enabled(trainscope, memcpy) | lttng_ust_tracepoint_enabled(trainscope, alloc))

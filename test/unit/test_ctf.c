@@ -364,9 +364,16 @@ TEST(ctf_reads_back_a_real_lttng_session_like_the_json_trace)
     if (ts__lttng_session_start(dir, name, &err) != TS_OK)
         TS_FAIL_("session start: %s", err.msg);
     snprintf(cmd, sizeof cmd,
-             "TRAINSCOPE_DIR=%s LD_PRELOAD='%s/libtrainscope-preload.so %s/libtrainscope-lttng.so' "
+             "RANK=1 WORLD_SIZE=2 TRAINSCOPE_DIR=%s "
+             "LD_PRELOAD='%s/libtrainscope-preload.so %s/libtrainscope-lttng.so' "
              "/usr/bin/python3 -c \"\n"
-             "import ctypes\n"
+             "import ctypes, os\n"
+             "if os.fork() == 0:\n"          /* a forked worker is not rank 1 */
+             "    L = ctypes.CDLL(None)\n"
+             "    L.ts_trace_push(b'cpu_op', b'worker')\n"
+             "    L.ts_trace_pop()\n"
+             "    os._exit(0)\n"
+             "os.wait()\n"
              "L = ctypes.CDLL(None)\n"
              "L.ts_trace_counter.argtypes = [ctypes.c_char_p, ctypes.c_double]\n"
              "L.ts_lttng_alloc.argtypes = [ctypes.c_uint64, ctypes.c_uint64, ctypes.c_int32]\n"
@@ -405,8 +412,15 @@ TEST(ctf_reads_back_a_real_lttng_session_like_the_json_trace)
     ts_trace *ctf = load(path, &err);
     if (!ctf)
         TS_FAIL_("CTF load failed: %s", err.msg);
-    CHECK_EQ_INT(ts_trace_n_ranks(ctf), 1);
+    /* The launcher's RANK numbers the process as in its JSON trace; the
+     * forked worker gets the next free number. */
+    CHECK_EQ_INT(ts_trace_n_ranks(ctf), 2);
     const ts_rank *r = ts_trace_borrow_rank(ctf, 0);
+    CHECK_EQ_INT(r->rank, 1);
+    CHECK_EQ_INT(r->world_size, 2);
+    const ts_rank *worker = ts_trace_borrow_rank(ctf, 1);
+    CHECK_EQ_INT(worker->rank, 2);
+    CHECK(find_slice(worker, "worker") != TS_NONE32);
     CHECK_EQ_INT(r->slices.n, 7);
     CHECK_EQ_INT(r->n_iterations, 3);
     CHECK_EQ_INT(r->counters.n, 1);
@@ -417,7 +431,8 @@ TEST(ctf_reads_back_a_real_lttng_session_like_the_json_trace)
     uint32_t mm = find_slice(r, "aten::mm");
     CHECK(mm != TS_NONE32 && r->slices.depth[mm] == 1);
 
-    snprintf(cmd, sizeof cmd, "ls %s/*.json > %s/json.txt", dir, dir);
+    /* The main process's JSON (the worker writes its own file). */
+    snprintf(cmd, sizeof cmd, "grep -l ProfilerStep %s/*.json > %s/json.txt", dir, dir);
     CHECK_EQ_INT(system(cmd), 0);
     snprintf(path, sizeof path, "%s/json.txt", dir);
     char json_path[256] = "";

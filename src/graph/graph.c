@@ -27,6 +27,56 @@ const char *ts__edge_kind_name(ts_edge_kind k)
     return (unsigned)k < TS_EDGE_KIND_COUNT ? edge_kind_names[k] : "?";
 }
 
+/* The column arrays of the node and edge tables, so growing and freeing
+ * them is one loop each. */
+typedef struct col_ref { void **p; size_t elem; } col_ref;
+
+static size_t node_cols(ts_graph_nodes *n, col_ref *c)
+{
+    col_ref cols[] = {
+        {(void **)&n->rank, sizeof *n->rank}, {(void **)&n->kind, sizeof *n->kind},
+        {(void **)&n->lane, sizeof *n->lane}, {(void **)&n->slice, sizeof *n->slice},
+        {(void **)&n->start_ns, sizeof *n->start_ns}, {(void **)&n->dur_ns, sizeof *n->dur_ns},
+        {(void **)&n->self_ns, sizeof *n->self_ns}, {(void **)&n->coll, sizeof *n->coll},
+        {(void **)&n->iteration, sizeof *n->iteration},
+    };
+    memcpy(c, cols, sizeof cols);
+    return sizeof cols / sizeof cols[0];
+}
+
+static size_t edge_cols(ts_graph_edges *e, col_ref *c)
+{
+    col_ref cols[] = {
+        {(void **)&e->src, sizeof *e->src}, {(void **)&e->dst, sizeof *e->dst},
+        {(void **)&e->kind, sizeof *e->kind}, {(void **)&e->flags, sizeof *e->flags},
+        {(void **)&e->gap_ns, sizeof *e->gap_ns},
+    };
+    memcpy(c, cols, sizeof cols);
+    return sizeof cols / sizeof cols[0];
+}
+
+/* Capacity doubles (from `first`) until it holds `need` rows. A failure part
+ * way leaves some columns larger than *cap: that only understates the size
+ * later given to ts__free, which the hook uses for accounting. */
+static int grow_cols(const col_ref *cols, size_t n_cols, uint32_t *cap, size_t need, uint32_t first)
+{
+    if (need <= *cap) return TS_OK;
+    uint32_t c = *cap ? *cap : first;
+    while (c < need) c *= 2;
+    for (size_t i = 0; i < n_cols; i++) {
+        void *p = ts__realloc(*cols[i].p, *cap * cols[i].elem, c * cols[i].elem);
+        if (!p) return TS_ENOMEM;
+        *cols[i].p = p;
+    }
+    *cap = c;
+    return TS_OK;
+}
+
+static void free_cols(const col_ref *cols, size_t n_cols, uint32_t cap)
+{
+    for (size_t i = 0; i < n_cols; i++) ts__free(*cols[i].p, cap * cols[i].elem);
+}
+
 ts_graph *ts__graph_alloc(const ts_trace *t, uint32_t n_ranks, const ts_graph_options *opt)
 {
     ts_graph *g = ts__calloc(1, sizeof *g);
@@ -52,20 +102,9 @@ void ts_graph_destroy(ts_graph *g)
     if (!g) return;
     ts_graph_nodes *n = &g->nodes;
     ts_graph_edges *e = &g->edges;
-    ts__free(n->rank, n->cap * sizeof *n->rank);
-    ts__free(n->kind, n->cap * sizeof *n->kind);
-    ts__free(n->lane, n->cap * sizeof *n->lane);
-    ts__free(n->slice, n->cap * sizeof *n->slice);
-    ts__free(n->start_ns, n->cap * sizeof *n->start_ns);
-    ts__free(n->dur_ns, n->cap * sizeof *n->dur_ns);
-    ts__free(n->self_ns, n->cap * sizeof *n->self_ns);
-    ts__free(n->coll, n->cap * sizeof *n->coll);
-    ts__free(n->iteration, n->cap * sizeof *n->iteration);
-    ts__free(e->src, e->cap * sizeof *e->src);
-    ts__free(e->dst, e->cap * sizeof *e->dst);
-    ts__free(e->kind, e->cap * sizeof *e->kind);
-    ts__free(e->flags, e->cap * sizeof *e->flags);
-    ts__free(e->gap_ns, e->cap * sizeof *e->gap_ns);
+    col_ref cols[16];
+    free_cols(cols, node_cols(n, cols), n->cap);
+    free_cols(cols, edge_cols(e, cols), e->cap);
     ts__free(g->out_first, ((size_t)n->n + 1) * sizeof *g->out_first);
     ts__free(g->in_first, ((size_t)n->n + 1) * sizeof *g->in_first);
     ts__free(g->in_edge, (size_t)e->n * sizeof *g->in_edge);
@@ -116,42 +155,14 @@ uint32_t ts__graph_add_lane(ts_graph *g, uint16_t rank, bool on_gpu, uint32_t tr
 
 static int grow_nodes(ts_graph_nodes *n, size_t need)
 {
-    if (need <= n->cap) return TS_OK;
-    uint32_t cap = n->cap ? n->cap : 1024;
-    while (cap < need) cap *= 2;
-    struct { void **p; size_t elem; } cols[] = {
-        {(void **)&n->rank, sizeof *n->rank}, {(void **)&n->kind, sizeof *n->kind},
-        {(void **)&n->lane, sizeof *n->lane}, {(void **)&n->slice, sizeof *n->slice},
-        {(void **)&n->start_ns, sizeof *n->start_ns}, {(void **)&n->dur_ns, sizeof *n->dur_ns},
-        {(void **)&n->self_ns, sizeof *n->self_ns}, {(void **)&n->coll, sizeof *n->coll},
-        {(void **)&n->iteration, sizeof *n->iteration},
-    };
-    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++) {
-        void *p = ts__realloc(*cols[i].p, n->cap * cols[i].elem, cap * cols[i].elem);
-        if (!p) return TS_ENOMEM;   /* columns already grown keep the larger size: harmless */
-        *cols[i].p = p;
-    }
-    n->cap = cap;
-    return TS_OK;
+    col_ref cols[16];
+    return grow_cols(cols, node_cols(n, cols), &n->cap, need, 1024);
 }
 
 static int grow_edges(ts_graph_edges *e, size_t need)
 {
-    if (need <= e->cap) return TS_OK;
-    uint32_t cap = e->cap ? e->cap : 2048;
-    while (cap < need) cap *= 2;
-    struct { void **p; size_t elem; } cols[] = {
-        {(void **)&e->src, sizeof *e->src}, {(void **)&e->dst, sizeof *e->dst},
-        {(void **)&e->kind, sizeof *e->kind}, {(void **)&e->flags, sizeof *e->flags},
-        {(void **)&e->gap_ns, sizeof *e->gap_ns},
-    };
-    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++) {
-        void *p = ts__realloc(*cols[i].p, e->cap * cols[i].elem, cap * cols[i].elem);
-        if (!p) return TS_ENOMEM;
-        *cols[i].p = p;
-    }
-    e->cap = cap;
-    return TS_OK;
+    col_ref cols[16];
+    return grow_cols(cols, edge_cols(e, cols), &e->cap, need, 2048);
 }
 
 int ts__graph_reserve(ts_graph *g, size_t n_nodes, size_t n_edges)

@@ -6,7 +6,6 @@
  */
 #include "capture/nccl.h"
 
-#include <stdio.h>
 #include <string.h>
 
 uint64_t ts__nccl_hash(uint64_t h, const void *data, size_t n)
@@ -70,6 +69,16 @@ const char *ts__nccl_event_name(const char *coll)
     return NULL;
 }
 
+/* 16 lowercase hex digits and a NUL; by hand because snprintf costs more
+ * than the rest of a wrapped call's bookkeeping together. */
+static void hex16(char *out, uint64_t v)
+{
+    static const char digits[] = "0123456789abcdef";
+    for (int i = 15; i >= 0; i--, v >>= 4)
+        out[i] = digits[v & 15];
+    out[16] = '\0';
+}
+
 void ts__nccl_to_event(const ts__nccl_record *r, ts_trace_arg *args, char *strs, ts_trace_event *ev)
 {
     const char *coll_name = ts__nccl_event_name(r->coll);
@@ -84,7 +93,7 @@ void ts__nccl_to_event(const ts__nccl_record *r, ts_trace_arg *args, char *strs,
     ev->pid = -1;
     ev->tid = -1;
     if (r->comm_id != 0) {
-        snprintf(strs, TS_NCCL_STR_BYTES, "%016llx", (unsigned long long)r->comm_id);
+        hex16(strs, r->comm_id);
         add_str(args, &n, "Process Group Name", strs);
     }
     /* A failure outranks what matching needs: a failed call is matched with nothing. */

@@ -724,6 +724,7 @@ static void step(parser *P)
     switch (P->st) {
     case ST_BEGIN: {
         const char *p = j->p;
+        if (j->base_off == 0 && p == j->buf && !memcmp(p, "\xEF\xBB\xBF", 3)) j->p = p += 3;   /* UTF-8 BOM */
         while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t') p++;
         if (p >= j->end && j->eof) js_fail(j, p, "empty file (no JSON value)");
         char c = js_peek(j);

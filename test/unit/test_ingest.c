@@ -734,3 +734,14 @@ TEST(ingest_converts_every_real_timestamp_exactly)
         ts_trace_destroy(t);
     }
 }
+
+TEST(ingest_skips_a_utf8_byte_order_mark)
+{
+    ts_error err;
+    ts_rank *r = load_str("\xEF\xBB\xBF[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1}]", &err);
+    CHECK(r != NULL);
+    CHECK_EQ_INT(r->slices.n, 1);
+    ts__rank_destroy(r);
+    CHECK_EQ_INT(load_err("\xEF\xBB\xBFx", &err), TS_EPARSE);
+    CHECK_EQ_STR(err.msg, "t.json: byte 3: expected '{' or '[' at the start of a Chrome trace");
+}

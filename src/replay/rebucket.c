@@ -452,17 +452,12 @@ static bool grow_ranks(rb_ranks *R, uint32_t n_ranks, uint32_t n)
 }
 
 /* Regroup one iteration (rows [cursor, end) of every rank). */
-static int regroup_iteration(rb_ctx *c, rb_ranks *R, uint32_t n_ranks, bool fill_only, ts_error *err)
+/* Regroup one iteration whose n_old old buckets start at every rank's cursor. */
+static int regroup_iteration(rb_ctx *c, rb_ranks *R, uint32_t n_ranks, uint32_t n_old, bool fill_only, ts_error *err)
 {
     ts_replay *r = c->r;
-    uint32_t n_old = group_end(r, R->ob[0], R->n_ob[0], R->cursor[0]) - R->cursor[0];
-    int32_t iter = r->sim.iteration[R->ob[0][R->cursor[0]].member];
     for (uint32_t k = 0; k < n_ranks; k++) {
         const old_bucket *ob = R->ob[k] + R->cursor[k];
-        uint32_t n = R->cursor[k] < R->n_ob[k] ? group_end(r, R->ob[k], R->n_ob[k], R->cursor[k]) - R->cursor[k] : 0;
-        if (n != n_old || r->sim.iteration[ob[0].member] != iter)
-            return ts__error(err, TS_EFORMAT, "--bucket-mb: rank %u has %u gradient all-reduces in iteration %d, rank 0 has %u",
-                             k, n, iter, n_old);
         uint32_t n_units = 0;
         int rc = iteration_units(c, ob, n_old, &n_units, err);
         if (rc) return rc;
@@ -488,16 +483,51 @@ static int regroup_iteration(rb_ctx *c, rb_ranks *R, uint32_t n_ranks, bool fill
                 return ts__error(err, TS_ENOMEM, "replay: out of memory");
         }
     }
-    for (uint32_t k = 0; k < n_ranks; k++) R->cursor[k] += n_old;
     return TS_OK;
 }
 
-/* Walk every iteration of rank 0; fill_only = pass 1 (sizes of old buckets). */
-static int regroup_all(rb_ctx *c, rb_ranks *R, uint32_t n_ranks, bool fill_only, ts_error *err)
+/* The usual number of gradient all-reduces per iteration: the most frequent
+ * count on rank 0 (the first wins ties). */
+static uint32_t usual_count(const ts_replay *r, const rb_ranks *R)
 {
+    uint32_t best = 0, best_times = 0;
+    for (uint32_t lo = 0, hi; lo < R->n_ob[0]; lo = hi) {
+        hi = group_end(r, R->ob[0], R->n_ob[0], lo);
+        uint32_t times = 0;
+        for (uint32_t a = 0, b; a < R->n_ob[0]; a = b) {
+            b = group_end(r, R->ob[0], R->n_ob[0], a);
+            times += b - a == hi - lo;
+        }
+        if (times > best_times) { best = hi - lo; best_times = times; }
+    }
+    return best;
+}
+
+/* Walk every iteration of rank 0; fill_only = pass 1 (sizes of old buckets).
+ * An iteration where some rank holds another count of all-reduces than the
+ * usual one (cut off at the trace's edge: the profiler stopped before a
+ * worker recorded its last all-reduce) is left as measured, and counted. */
+static int regroup_all(rb_ctx *c, rb_ranks *R, uint32_t n_ranks, bool fill_only, uint32_t *n_skipped, ts_error *err)
+{
+    const ts_replay *r = c->r;
+    uint32_t usual = usual_count(r, R);
     memset(R->cursor, 0, n_ranks * sizeof *R->cursor);
+    *n_skipped = 0;
     int rc = TS_OK;
-    while (rc == TS_OK && R->cursor[0] < R->n_ob[0]) rc = regroup_iteration(c, R, n_ranks, fill_only, err);
+    while (rc == TS_OK && R->cursor[0] < R->n_ob[0]) {
+        int32_t iter = r->sim.iteration[R->ob[0][R->cursor[0]].member];
+        bool ok = true;
+        uint32_t n_here[n_ranks];
+        for (uint32_t k = 0; k < n_ranks; k++) {
+            while (R->cursor[k] < R->n_ob[k] && r->sim.iteration[R->ob[k][R->cursor[k]].member] < iter) R->cursor[k]++;
+            bool has = R->cursor[k] < R->n_ob[k] && r->sim.iteration[R->ob[k][R->cursor[k]].member] == iter;
+            n_here[k] = has ? group_end(r, R->ob[k], R->n_ob[k], R->cursor[k]) - R->cursor[k] : 0;
+            ok = ok && n_here[k] == usual;
+        }
+        if (ok) rc = regroup_iteration(c, R, n_ranks, usual, fill_only, err);
+        else (*n_skipped)++;
+        for (uint32_t k = 0; k < n_ranks; k++) R->cursor[k] += n_here[k];
+    }
     return rc;
 }
 
@@ -538,7 +568,8 @@ int ts__replay_rebucket(ts_replay *r, const ts_replay_options *opt, ts_error *er
     }
     if (rc == TS_OK && (nr < 2 || R.n_ob[0] == 0))
         rc = ts__error(err, TS_ENODATA, "--bucket-mb: no gradient all-reduce over every rank inside an iteration");
-    if (rc == TS_OK) rc = regroup_all(&c, &R, nr, true, err);
+    uint32_t n_skipped = 0;
+    if (rc == TS_OK) rc = regroup_all(&c, &R, nr, true, &n_skipped, err);
     if (rc == TS_OK) {
         ts_coll_model_destroy(r->model);
         r->model = NULL;
@@ -546,9 +577,14 @@ int ts__replay_rebucket(ts_replay *r, const ts_replay_options *opt, ts_error *er
         int64_t a = r->model ? ts_coll_model_predict_ns(r->model, TS_COLL_ALL_REDUCE, 0, nr) : 0;
         c.alpha_ns = a > 0 ? a : 0;
     }
-    if (rc == TS_OK) rc = regroup_all(&c, &R, nr, false, err);
+    if (rc == TS_OK) rc = regroup_all(&c, &R, nr, false, &n_skipped, err);
+    if (rc == TS_OK && c.n_old == 0)
+        rc = ts__error(err, TS_ENODATA, "--bucket-mb: no iteration holds the same gradient all-reduces on every rank");
+    if (rc == TS_OK && n_skipped)
+        ts__replay_warn(r, "--bucket-mb: %u iterations left as measured: a rank holds another number of gradient "
+                        "all-reduces there than usual (cut off at the trace's edge?)", n_skipped);
     if (rc == TS_OK)
-        ts__replay_warn(r, "--bucket-mb %g: %u gradient all-reduces regrouped into %u (all iterations, all ranks)",
+        ts__replay_warn(r, "--bucket-mb %g: %u gradient all-reduces regrouped into %u",
                         opt->bucket_mb, c.n_old, c.n_new);
     for (uint32_t k = 0; R.ob && R.n_ob && k < nr; k++) ts__free(R.ob[k], R.n_ob[k] * sizeof *R.ob[k]);
     ts__free(R.ob, nr * sizeof *R.ob);

@@ -1,0 +1,36 @@
+#!/bin/sh
+# --bucket-mb on the 2-rank gloo DDP ground truth (examples/workloads, real
+# torch 1.13 traces): for every recorded bucket size N and every other size M
+# the what-if runs (no cycle, no failure) and predicts a positive iteration;
+# regrouping into N itself reproduces the trace exactly (the per-instance
+# launch delays, transfer times and exit delays are kept). Prediction accuracy
+# against the measurements is bench/accuracy.sh's job, not a test's.
+set -e
+BIN=${TS_BIN:-build/trainscope}
+WL=${WL:-examples/workloads}
+ls $WL/results/*_bucket*.json >/dev/null 2>&1 || { echo "skip: no ground truth in $WL/results"; exit 0; }
+BIN=$BIN WL=$WL /usr/bin/python3 - <<'PY'
+import glob, json, os, subprocess
+BIN, WL = os.environ["BIN"], os.environ["WL"]
+runs = {}
+for f in glob.glob(WL + "/results/*_bucket*.json"):
+    d = json.load(open(f))
+    runs.setdefault(d["model"], {})[d["bucket_cap_mb"]] = d
+n = 0
+for model, caps in sorted(runs.items()):
+    for src, d in caps.items():
+        traces = [os.path.join(WL, t) for t in d["traces"]]
+        grads = os.path.join(WL, "results", d["gradients"])
+        for dst in caps:
+            cmd = [BIN, "replay", "--format", "json", "--trace-bucket-mb", str(src), "--bucket-mb", str(dst),
+                   "--gradients", grads, *traces]
+            p = subprocess.run(cmd, capture_output=True, text=True)
+            assert p.returncode == 0, (cmd, p.stderr)
+            r = json.loads(p.stdout)
+            assert r["predicted_iteration_us"] > 0, (model, src, dst, r)
+            if dst == src:
+                assert r["error_pct"] == 0, (model, src, r["error_pct"])
+            n += 1
+print("%d what-ifs ran" % n)
+assert n >= 9
+PY

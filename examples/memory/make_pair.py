@@ -46,8 +46,16 @@ def models():
         nn.Conv2d(24, 48, 3, stride=2, padding=1), nn.BatchNorm2d(48), nn.ReLU(), nn.MaxPool2d(2),
         nn.Conv2d(48, 96, 3, padding=1), nn.BatchNorm2d(96), nn.ReLU(),
         nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(96, 100), nn.ReLU(), nn.Linear(100, 10))
+    # fresh: made after the convolution rules were read off cnn_heldout
+    fresh = nn.Sequential(
+        nn.Conv2d(3, 12, 3, padding=1), nn.BatchNorm2d(12), nn.ReLU(),
+        nn.Conv2d(12, 40, 3, stride=2, padding=1), nn.BatchNorm2d(40), nn.ReLU(),
+        nn.Conv2d(40, 72, 3, padding=1), nn.BatchNorm2d(72), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(72, 128, 1), nn.BatchNorm2d(128), nn.ReLU(),
+        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(128, 10))
     return {"cnn": (cnn, torch.randn(64, 3, 32, 32)), "mlp": (mlp, torch.randn(256, 1024)),
-            "cnn_heldout": (heldout, torch.randn(48, 3, 40, 40))}
+            "cnn_heldout": (heldout, torch.randn(48, 3, 40, 40)),
+            "cnn_fresh": (fresh, torch.randn(32, 3, 56, 56))}
 
 
 def ann(meta):

@@ -18,6 +18,7 @@
  * Cost: O(kernels + refs + tensors), two passes to build per-tensor use lists.
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include "memory/memgraph.h"
 
@@ -135,14 +136,38 @@ static void period_times(ts_memgraph *g)
     }
 }
 
-/* Scratch bytes kernel k holds while it runs (see TS_MEM_WORKSPACE_*). */
+/* Bytes of ref r with its channel dimension (dim 1) rounded up to a multiple
+ * of 16, as oneDNN's blocked layouts store it; 0 for fewer than 8 channels,
+ * which oneDNN keeps in plain layout (no reorder). */
+static int64_t blocked_bytes(const ts_memgraph *g, const ts__mem_ref *r)
+{
+    const char *ann = ts__mem_name(g, r->ann_id), *p = strchr(ann, '[');
+    const ts__mem_tensor *t = &g->tensors[r->tensor];
+    long long n = 0, c = 0;
+    if (!p || sscanf(p, "[%lld, %lld", &n, &c) != 2 || c < 8) return 0;
+    return t->elems / c * ((c + 15) / 16 * 16) * t->elem_bytes;
+}
+
+/* Scratch bytes kernel k holds while it runs (TS_MEM_WORKSPACE_CPU), read
+ * off torch 1.13's CPU allocation records (examples/memory/):
+ *   convolution: reorders of input and weight, then one more copy of the
+ *     output: max(blocked(input) + weight, output);
+ *   convolution_backward: grad_out reordered, plus the input in blocked
+ *     layout: grad_out + blocked(input);
+ *   native_batch_norm_backward: one temporary the size of grad_out. */
 static int64_t workspace_bytes(const ts_memgraph *g, uint32_t k)
 {
     const ts__mem_kernel *kn = &g->kernels[k];
     if (g->opt.workspace != TS_MEM_WORKSPACE_CPU || g->opt.g10_compat) return 0;
     const char *op = ts__mem_name(g, kn->op_id);
     const ts__mem_ref *r = &g->refs[kn->first_ref];
-    if (!strcmp(op, "convolution") && kn->n_out) return g->tensors[r[kn->n_in].tensor].bytes;
+    if (!strcmp(op, "convolution") && kn->n_in >= 2 && kn->n_out) {
+        int64_t in = blocked_bytes(g, &r[0]) + g->tensors[r[1].tensor].bytes;
+        int64_t out = g->tensors[r[kn->n_in].tensor].bytes;
+        return in > out ? in : out;
+    }
+    if (!strcmp(op, "convolution_backward") && kn->n_in >= 2)
+        return g->tensors[g->tensors[r[0].tensor].base].bytes + blocked_bytes(g, &r[1]);
     if (!strcmp(op, "native_batch_norm_backward") && kn->n_in)
         return g->tensors[g->tensors[r[0].tensor].base].bytes;
     return 0;

@@ -1,5 +1,5 @@
 class GraphModule(torch.nn.Module):
-    def forward(self, relu: "f32[256, 2048]", relu_1: "f32[256, 2048]", t_2: "f32[2048, 10]", primals_7: "f32[256, 1024]", t_1: "f32[2048, 2048]", tangents_1: "f32[256, 10]"):
+    def forward(self, t_2: "f32[2048, 10]", relu_1: "f32[256, 2048]", primals_7: "f32[256, 1024]", relu: "f32[256, 2048]", t_1: "f32[2048, 2048]", tangents_1: "f32[256, 10]"):
         detach_1: "f32[256, 2048]" = torch.ops.aten.detach.default(relu)
         detach_2: "f32[256, 2048]" = torch.ops.aten.detach.default(detach_1)
         detach_4: "f32[256, 2048]" = torch.ops.aten.detach.default(relu_1)

@@ -8,5 +8,5 @@ class GraphModule(torch.nn.Module):
         relu_1: "f32[256, 2048]" = torch.ops.aten.relu.default(addmm_1)
         t_2: "f32[2048, 10]" = torch.ops.aten.t.default(primals_5)
         addmm_2: "f32[256, 10]" = torch.ops.aten.addmm.default(primals_6, relu_1, t_2)
-        return [addmm_2, relu, relu_1, t_2, primals_7, t_1]
+        return [addmm_2, t_2, relu_1, primals_7, relu, t_1]
         

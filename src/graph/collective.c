@@ -97,6 +97,39 @@ void ts__graph_coll_key(ts_graph *g, uint32_t node, uint32_t *name, uint32_t *pg
     *bytes = arg_int(r, s, "In msg nelems", &nel) ? nel * dtype_bytes(ts__slice_arg_str(r, s, "dtype")) : -1;
 }
 
+static void rank_extent(const ts_rank *m, int64_t *lo, int64_t *hi)
+{
+    *lo = INT64_MAX;
+    *hi = INT64_MIN;
+    for (uint32_t s = 0; s < m->slices.n; s++) {
+        if (m->slices.ts_ns[s] < *lo) *lo = m->slices.ts_ns[s];
+        if (ts__slice_end(m, s) > *hi) *hi = ts__slice_end(m, s);
+    }
+}
+
+/* Clocks that count from the epoch (Kineto) must overlap between ranks of one
+ * run; two ranks recorded at different times are different runs. Relative
+ * clocks (legacy traces) cannot tell, so they are not judged. */
+static void check_overlap(ts_graph *g)
+{
+    const int64_t epoch_2000_ns = 946684800LL * 1000000000LL;
+    if (g->n_ranks < 2) return;
+    const ts_rank *m0 = g->trace->ranks[g->rank_model[0]];
+    int64_t lo0, hi0;
+    rank_extent(m0, &lo0, &hi0);
+    if (m0->slices.n == 0 || lo0 < epoch_2000_ns) return;
+    for (uint32_t r = 1; r < g->n_ranks; r++) {
+        const ts_rank *m = g->trace->ranks[g->rank_model[r]];
+        int64_t lo, hi;
+        if (m == m0) continue;   /* a replicated rank */
+        rank_extent(m, &lo, &hi);
+        if (m->slices.n == 0 || lo < epoch_2000_ns || (lo <= hi0 && hi >= lo0)) continue;
+        ts__graph_warn(g, "%s (rank %d) and %s (rank %d) were recorded %.1f s apart: traces of different runs?",
+                       m0->path ? m0->path : "?", g->rank_number[0], m->path ? m->path : "?", g->rank_number[r],
+                       (double)(lo > hi0 ? lo - hi0 : lo0 - hi) / 1e9);
+    }
+}
+
 /* Traces of different jobs, or ranks missing from the job: checked before
  * anything is matched. */
 static int check_job(ts_graph *g, ts_error *err)
@@ -114,9 +147,22 @@ static int check_job(ts_graph *g, ts_error *err)
         ws = m->world_size;
         ws_rank = g->rank_model[r];
     }
-    if (ws > 0 && (uint32_t)ws > g->n_ranks && g->n_ranks > 1)
-        ts__graph_warn(g, "the job has %d ranks but %u traces were given; collectives are matched among "
-                       "the given ranks only", ws, g->n_ranks);
+    if (ws > 0 && (uint32_t)ws > g->n_ranks && g->n_ranks > 1) {
+        char missing[160] = "";
+        size_t len = 0;
+        int n_listed = 0;
+        for (int32_t k = 0; k < ws && n_listed < 8; k++) {   /* name the first few absent rank numbers */
+            bool have = false;
+            for (uint32_t r = 0; r < g->n_ranks && !have; r++) have = g->rank_number[r] == k;
+            if (!have && len < sizeof missing - 16) {
+                len += (size_t)snprintf(missing + len, sizeof missing - len, "%s%d", n_listed ? ", " : "", k);
+                n_listed++;
+            }
+        }
+        ts__graph_warn(g, "the job has %d ranks but %u traces were given (missing: %s%s); collectives are matched "
+                       "among the given ranks only", ws, g->n_ranks, missing, (uint32_t)ws - g->n_ranks > 8 ? ", ..." : "");
+    }
+    check_overlap(g);
     return TS_OK;
 }
 

@@ -682,3 +682,19 @@ TEST(send_pairs_with_the_peer_receive_and_collectives_match_by_seq)
     ts_graph_destroy(g);
     ts_trace_destroy(t);
 }
+
+TEST(ranks_recorded_at_different_times_are_warned_as_different_runs)
+{
+    const int64_t t0 = 1700000000LL * 1000000000LL;   /* epoch clocks, one hour apart */
+    ts_rank *rs[2] = {gloo_rank("run1/r0.json", 0, t0, 100, 2), gloo_rank("run2/r1.json", 1, t0 + 3600LL * 1000000000LL, 100, 2)};
+    ts_trace *t = NULL;
+    int rc;
+    ts_graph *g = build(rs, 2, &t, &rc, NULL);
+    CHECK_EQ_INT(rc, TS_OK);
+    bool found = false;
+    for (uint32_t i = 0; g && i < ts_graph_n_warnings(g); i++)
+        found |= strstr(ts_graph_warning(g, i), "run1/r0.json (rank 0) and run2/r1.json (rank 1) were recorded") != NULL;
+    CHECK(found);
+    ts_graph_destroy(g);
+    ts_trace_destroy(t);
+}

@@ -196,7 +196,8 @@ static void fire_emit(const ts_trace_event *ev)
             .dtype = str_arg(ev, "dtype", ""), .seq = num_arg(ev, "Sequence number", -1),
             .in_nelems = num_arg(ev, "In msg nelems", -1), .out_nelems = num_arg(ev, "Out msg nelems", -1),
             .nranks = (int32_t)num_arg(ev, "Group size", -1), .rank = (int32_t)num_arg(ev, "Rank", -1),
-            .peer = (int32_t)num_arg(ev, "Peer", -1), .ts_ns = ev->ts_ns, .dur_ns = ev->dur_ns,
+            .peer = (int32_t)num_arg(ev, strcmp(coll, "recv") ? "Dst Rank" : "Src Rank", -1),
+            .ts_ns = ev->ts_ns, .dur_ns = ev->dur_ns,
         };
         lttng_ust_tracepoint(trainscope, collective, &c);
         return;

@@ -46,7 +46,7 @@
 typedef struct ts_lttng_coll {
     const char *api, *coll, *comm, *dtype;   /* "ncclAllReduce", "allreduce", comm id, "Float" */
     int64_t     seq, in_nelems, out_nelems;  /* Kineto's Sequence number, In/Out msg nelems */
-    int32_t     nranks, rank, peer;          /* Group size, Rank, Peer */
+    int32_t     nranks, rank, peer;          /* Group size, Rank, Dst Rank (send) / Src Rank (recv) */
     int64_t     ts_ns, dur_ns;               /* CLOCK_MONOTONIC start, duration */
 } ts_lttng_coll;
 #endif

@@ -23,7 +23,8 @@
  *   "In msg nelems"      | elements read by this rank
  *   "Out msg nelems"     | elements written by this rank
  *   "dtype"              | PyTorch's dtype names: Float, Half, BFloat16, ...
- *   "Peer" / "Root"      | send/recv peer; broadcast/reduce root
+ *   "Dst Rank"/"Src Rank"| send's / recv's peer (PyTorch's p2p arg names)
+ *   "Root"               | broadcast/reduce root
  *   "Group size", "Rank", "Bytes", "Stream"
  * The host API keeps the first TS_TRACE_MAX_ARGS (8): everything matching
  * needs comes first.

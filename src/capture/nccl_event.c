@@ -108,7 +108,7 @@ void ts__nccl_to_event(const ts__nccl_record *r, ts_trace_arg *args, char *strs,
         add_str(args, &n, "dtype", r->dtype ? r->dtype : "Unknown");
     }
     if (r->peer >= 0)
-        add_num(args, &n, "Peer", r->peer);
+        add_num(args, &n, r->coll && strcmp(r->coll, "recv") == 0 ? "Src Rank" : "Dst Rank", r->peer);
     if (r->root >= 0)
         add_num(args, &n, "Root", r->root);
     if (r->nranks >= 0)

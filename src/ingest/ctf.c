@@ -313,7 +313,7 @@ static void on_collective(proc *p, const bt_field *f, int64_t vtid)
     add_num_arg(r, "Group size", int_of(f, "nranks", -1));
     add_num_arg(r, "Rank", int_of(f, "rank", -1));
     if (int_of(f, "peer", -1) >= 0)
-        add_num_arg(r, "Peer", int_of(f, "peer", -1));
+        add_num_arg(r, strcmp(str_of(f, "coll"), "recv") ? "Dst Rank" : "Src Rank", int_of(f, "peer", -1));
     ts__rank_slice_set_args(r, s, first, ts__rank_args_mark(r) - first);
 }
 

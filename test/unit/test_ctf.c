@@ -178,6 +178,8 @@ TEST(ctf_collective_memcpy_and_memory_events_take_kineto_shapes)
     const char *dir = make_ctf(
         L("100\t10\t11\tcollective\tapi=ncclAllReduce\tcoll=allreduce\tcomm=00000000deadbeef\tseq=3"
           "\tin_nelems=1024\tout_nelems=1024\tdtype=Float\tnranks=2\trank=1\tpeer=-1\tts_ns=90\tdur_ns=50")
+        L("150\t10\t11\tcollective\tapi=nccl:recv\tcoll=recv\tcomm=00000000deadbeef\tseq=1"
+          "\tin_nelems=8\tout_nelems=8\tdtype=Byte\tnranks=2\trank=1\tpeer=0\tts_ns=140\tdur_ns=5")
         L("200\t10\t11\tmemcpy\tname=Memcpy HtoD (Pageable -> Device)\tbytes=4096\tts_ns=180\tdur_ns=20"
           "\tdevice=1\tstream=13\tcorrelation=44")
         L("300\t10\t11\talloc\tptr=0x1000\tbytes=512\tdevice=0")
@@ -200,7 +202,10 @@ TEST(ctf_collective_memcpy_and_memory_events_take_kineto_shapes)
     CHECK(ts__slice_arg_i64(r, c, "seq", &v) && v == 3);
     CHECK(ts__slice_arg_i64(r, c, "In msg nelems", &v) && v == 1024);
     CHECK(ts__slice_arg_i64(r, c, "Group size", &v) && v == 2);
-    CHECK(!ts__slice_arg_i64(r, c, "Peer", &v));
+    CHECK(!ts__slice_arg_i64(r, c, "Dst Rank", &v) && !ts__slice_arg_i64(r, c, "Src Rank", &v));
+    uint32_t rv = find_slice(r, "nccl:recv");
+    CHECK(rv != TS_NONE32);
+    CHECK(ts__slice_arg_i64(r, rv, "Src Rank", &v) && v == 0);
     uint32_t m = find_slice(r, "Memcpy HtoD (Pageable -> Device)");
     CHECK(m != TS_NONE32);
     CHECK_EQ_INT(r->slices.kind[m], TS_KIND_GPU_MEMCPY);

@@ -334,13 +334,19 @@ TEST(nccl_record_becomes_event_with_kineto_arg_names_matcher_args_first)
     CHECK_EQ_INT(arg_num(&ev, "Group size"), 2);
     /* The host API keeps TS_TRACE_MAX_ARGS: everything matching needs fits. */
     ev.n_args = ev.n_args < TS_TRACE_MAX_ARGS ? ev.n_args : TS_TRACE_MAX_ARGS;
-    CHECK_EQ_INT(arg_num(&ev, "Peer"), 1);
+    CHECK_EQ_INT(arg_num(&ev, "Dst Rank"), 1);
     CHECK_EQ_INT(arg_num(&ev, "seq"), 7);
     CHECK_STR_ARG_KEPT(&ev, "Process Group Name");
     /* Group and communicator calls keep the API's name. */
     r.coll = NULL, r.api = "ncclGroupEnd";
     ts__nccl_to_event(&r, args, strs, &ev);
     CHECK_EQ_STR(ev.name, "ncclGroupEnd");
+    /* A receive names its peer as the source. */
+    r.coll = "recv", r.api = "ncclRecv";
+    ts__nccl_to_event(&r, args, strs, &ev);
+    CHECK_EQ_STR(ev.name, "nccl:recv");
+    CHECK_EQ_INT(arg_num(&ev, "Src Rank"), 1);
+    CHECK_EQ_INT(arg_num(&ev, "Dst Rank"), -999);
 }
 
 extern ncclResult_t pncclAllReduce(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t,

@@ -89,8 +89,11 @@ static int parse_args(int argc, char **argv, mem_args *a)
         case 'r': a->trace = 1; break;
         case 'H': a->opt.hold_saved = 1; break;
         case 'W':
-            if (!strcmp(optarg, "cpu")) a->opt.workspace = TS_MEM_WORKSPACE_CPU;
-            else if (strcmp(optarg, "none")) a->offload_gbps = -1; /* reported below */
+            if (strcmp(optarg, "cpu") && strcmp(optarg, "none")) {
+                ts_cli_errorf("memory: --workspace takes none or cpu, not '%s'", optarg);
+                return TS_EXIT_BAD;
+            }
+            a->opt.workspace = strcmp(optarg, "cpu") ? TS_MEM_WORKSPACE_NONE : TS_MEM_WORKSPACE_CPU;
             break;
         case 'h': usage(stdout); return -1;
         default: usage(stderr); return TS_EXIT_BAD;

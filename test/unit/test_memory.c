@@ -46,18 +46,24 @@ static char *write_tmp(const char *text)
     return path;
 }
 
-/* Load the pair (text, not paths) under the given rules; NULL on failure. */
-static ts_memgraph *load(const char *fwd, const char *bwd, int g10, ts_error *err)
+/* Load with explicit options (text, not paths); NULL on failure. */
+static ts_memgraph *load_opt(const char *fwd, const char *bwd, ts_mem_options opt, ts_error *err)
 {
     char *f = write_tmp(fwd), *b = write_tmp(bwd);
-    ts_mem_options opt = {.size = sizeof opt, .g10_compat = g10};
     ts_memgraph *g = NULL;
+    opt.size = sizeof opt;
     int rc = ts_memgraph_load(f, b, &opt, &g, err);
     unlink(f);
     unlink(b);
     free(f);
     free(b);
     return rc ? NULL : g;
+}
+
+/* Load the pair under G10's rules (g10 = 1) or the exact ones. */
+static ts_memgraph *load(const char *fwd, const char *bwd, int g10, ts_error *err)
+{
+    return load_opt(fwd, bwd, (ts_mem_options){.g10_compat = g10}, err);
 }
 
 static int32_t row_named(const ts_memgraph *g, const char *name)
@@ -238,11 +244,9 @@ TEST(memory_reader_rejects_backward_of_another_forward)
 TEST(memory_precision_plan_shrinks_the_activations_it_names)
 {
     char *plan = write_tmp("# halve the matrix products\nmm fp16\nname:relu bf16\n");
-    char *f = write_tmp(FWD), *b = write_tmp(BWD);
-    ts_mem_options opt = {.size = sizeof opt, .precision_plan = plan};
-    ts_memgraph *g = NULL;
     ts_error err = {0};
-    CHECK_EQ_INT(ts_memgraph_load(f, b, &opt, &g, &err), TS_OK);
+    ts_memgraph *g = load_opt(FWD, BWD, (ts_mem_options){.precision_plan = plan}, &err);
+    CHECK(g != NULL);
     if (g) {
         CHECK_EQ_INT(g->tensors[row_named(g, "mm")].bytes, 32);
         CHECK_EQ_INT(g->tensors[row_named(g, "mm_1")].bytes, 64);
@@ -251,8 +255,8 @@ TEST(memory_precision_plan_shrinks_the_activations_it_names)
         CHECK_EQ_INT(g->tensors[row_named(g, "where")].bytes, 64);
     }
     ts_memgraph_destroy(g);
-    unlink(plan); unlink(f); unlink(b);
-    free(plan); free(f); free(b);
+    unlink(plan);
+    free(plan);
 }
 
 TEST(memory_raw_timeline_sums_bytes_per_category)
@@ -309,24 +313,53 @@ TEST(memory_load_reports_out_of_memory_and_leaks_nothing)
 
 TEST(memory_hold_saved_keeps_backward_inputs_until_the_backward_ends)
 {
-    char *f = write_tmp(FWD), *b = write_tmp(BWD);
-    ts_mem_options opt = {.size = sizeof opt, .hold_saved = 1};
-    ts_memgraph *g = NULL;
     ts_error err = {0};
-    CHECK_EQ_INT(ts_memgraph_load(f, b, &opt, &g, &err), TS_OK);
-    if (g) {
-        CHECK_EQ_INT(ts_memgraph_analyze(g, NULL), TS_OK);
-        /* le is saved for backward: read by where (k8) but held to the end */
-        CHECK_EQ_INT(g->tensors[row_named(g, "le")].death, 13);
-        CHECK_EQ_INT(g->tensors[row_named(g, "tangents_1")].death, 13);
-        /* relu is a user output of the forward (not saved): the caller holds it */
-        CHECK_EQ_INT(g->tensors[row_named(g, "relu")].death, 13);
-        /* mm is neither: dies after relu reads it */
-        CHECK_EQ_INT(g->tensors[row_named(g, "mm")].death, 2);
-    }
+    ts_memgraph *g = load_opt(FWD, BWD, (ts_mem_options){.hold_saved = 1}, &err);
+    CHECK(g != NULL);
+    if (!g) return;
+    CHECK_EQ_INT(ts_memgraph_analyze(g, NULL), TS_OK);
+    /* le is saved for backward: read by where (k8) but held to the end */
+    CHECK_EQ_INT(g->tensors[row_named(g, "le")].death, 13);
+    CHECK_EQ_INT(g->tensors[row_named(g, "tangents_1")].death, 13);
+    /* relu is a user output of the forward (not saved): the caller holds it */
+    CHECK_EQ_INT(g->tensors[row_named(g, "relu")].death, 13);
+    /* mm is neither: dies after relu reads it */
+    CHECK_EQ_INT(g->tensors[row_named(g, "mm")].death, 2);
     ts_memgraph_destroy(g);
-    unlink(f); unlink(b);
-    free(f); free(b);
+}
+
+/* A convolution and its backward, for the CPU workspace rules. */
+static const char CONV_FWD[] =
+    "    def forward(self, primals_1: \"f32[32, 24, 3, 3]\", primals_2: \"f32[2, 24, 8, 8]\"):\n"
+    "        convolution: \"f32[2, 32, 8, 8]\" = torch.ops.aten.convolution.default(primals_2, primals_1, "
+    "None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1)\n"
+    "        return [convolution, primals_1, primals_2]\n";
+static const char CONV_BWD[] =
+    "    def forward(self, primals_1: \"f32[32, 24, 3, 3]\", primals_2: \"f32[2, 24, 8, 8]\", "
+    "tangents_1: \"f32[2, 32, 8, 8]\"):\n"
+    "        convolution_backward = torch.ops.aten.convolution_backward.default(tangents_1, primals_2, "
+    "primals_1, [0], [1, 1], [1, 1], [1, 1], False, [0, 0], 1, [True, True, False])\n"
+    "        getitem: \"f32[2, 24, 8, 8]\" = convolution_backward[0]\n"
+    "        getitem_1: \"f32[32, 24, 3, 3]\" = convolution_backward[1];  convolution_backward = None\n"
+    "        return [getitem_1, getitem]\n";
+
+TEST(memory_cpu_workspace_adds_onednn_scratch_while_a_kernel_runs)
+{
+    ts_error err = {0};
+    ts_memgraph *plain = load_opt(CONV_FWD, CONV_BWD, (ts_mem_options){0}, &err);
+    ts_memgraph *cpu = load_opt(CONV_FWD, CONV_BWD, (ts_mem_options){.workspace = TS_MEM_WORKSPACE_CPU}, &err);
+    CHECK(plain && cpu);
+    if (plain && cpu) {
+        CHECK_EQ_INT(ts_memgraph_analyze(plain, NULL), TS_OK);
+        CHECK_EQ_INT(ts_memgraph_analyze(cpu, NULL), TS_OK);
+        /* forward: blocked input (24 -> 32 channels: 2*32*64*4) + weight (27648)
+         * beats the output copy (16384) */
+        CHECK_EQ_INT(cpu->alive[0] - plain->alive[0], 16384 + 27648);
+        /* backward: grad_out (16384) + blocked input (16384) */
+        CHECK_EQ_INT(cpu->alive[1] - plain->alive[1], 16384 + 16384);
+    }
+    ts_memgraph_destroy(plain);
+    ts_memgraph_destroy(cpu);
 }
 
 TEST(memory_kineto_trace_peak_per_device_with_enclosing_ops)

@@ -23,6 +23,7 @@ typedef struct cp_args {
     const char *export_path; /* NULL = none */
     const char *marker;      /* --iteration-marker */
     int         leaf_ops;
+    int         no_align;    /* --no-align: keep every rank's clock */
     int         top;         /* rows of top ops */
 } cp_args;
 
@@ -41,6 +42,8 @@ static void usage(FILE *f)
           "  --export FILE            write a Chrome trace with the path marked\n"
           "                           (args.critical = 1, flow arrows) for Perfetto UI\n"
           "  --leaf-ops               CPU nodes are leaf ops (default: top-level ops)\n"
+          "  --no-align               keep each rank's clock (default: align ranks on\n"
+          "                           their matched collectives)\n"
           "  --top N                  ops listed (default 10)\n"
           "  --iteration-marker NAME  slice-name prefix of iterations (ProfilerStep#)\n"
           "  -h, --help               this help\n\n"
@@ -57,7 +60,7 @@ static int parse_args(int argc, char **argv, cp_args *a)
 {
     static const struct option longopts[] = {
         {"iteration", required_argument, 0, 'i'}, {"format", required_argument, 0, 'f'},
-        {"export", required_argument, 0, 'e'}, {"leaf-ops", no_argument, 0, 'l'},
+        {"export", required_argument, 0, 'e'}, {"leaf-ops", no_argument, 0, 'l'}, {"no-align", no_argument, 0, 'n'},
         {"top", required_argument, 0, 't'}, {"iteration-marker", required_argument, 0, 'm'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
     };
@@ -86,6 +89,7 @@ static int parse_args(int argc, char **argv, cp_args *a)
             break;
         case 'e': a->export_path = optarg; break;
         case 'l': a->leaf_ops = 1; break;
+        case 'n': a->no_align = 1; break;
         case 't':
             a->top = (int)strtol(optarg, &end, 10);
             if (*end || end == optarg || a->top < 0) { ts_cli_errorf("critical-path: --top wants a number, got '%s'", optarg); return -1; }
@@ -271,7 +275,7 @@ static void print_table(const ts_graph *g, const ts_critical_path *cp, const top
 static int run(const cp_args *a, ts_trace *t)
 {
     ts_error err = {0};
-    ts_graph_options go = {.size = sizeof go, .leaf_ops = a->leaf_ops};
+    ts_graph_options go = {.size = sizeof go, .leaf_ops = a->leaf_ops, .no_align = a->no_align};
     ts_graph *g = NULL;
     ts_critical_path *cp = NULL;
     int rc = ts_graph_create(t, &go, &g, &err);

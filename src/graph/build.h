@@ -35,6 +35,7 @@ TS_NODISCARD int ts__graph_local(ts_graph *g, uint16_t ri, const ts_rank *model,
 void ts__graph_coll_key(ts_graph *g, uint32_t node, uint32_t *name, uint32_t *pg, int64_t *seq,
                         int64_t *bytes);
 TS_NODISCARD int ts__graph_match(ts_graph *g, ts_graph_members *members, ts_error *err);
+/* Offsets (unless opt.no_align) and residuals of every rank. */
 void ts__graph_align(ts_graph *g);
 void ts__graph_barriers(ts_graph *g);
 TS_NODISCARD int ts__graph_finish(ts_graph *g, ts_error *err);

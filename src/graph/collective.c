@@ -401,8 +401,8 @@ void ts__graph_align(ts_graph *g)
     if (!off || !buf) { g->oom = true; goto out; }
     for (uint32_t i = 0; i < g->n_coll_members; i++) off[g->nodes.rank[g->coll_members[i]] + 1]++;
     for (uint32_t r = 0; r < g->n_ranks; r++) off[r + 1] += off[r];
-    estimate_offsets(g, buf, off);
-    residuals(g, buf, off);
+    if (!g->opt.no_align) estimate_offsets(g, buf, off);
+    residuals(g, buf, off);   /* with --no-align too: they show how far apart the clocks are */
 out:
     ts__free(off, (g->n_ranks + 1) * sizeof *off);
     ts__free(buf, (size_t)g->n_coll_members * sizeof *buf + 8);

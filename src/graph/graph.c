@@ -373,7 +373,7 @@ int ts_graph_create(const ts_trace *t, const ts_graph_options *opt, ts_graph **o
     }
     if (rc == TS_OK) rc = ts__graph_match(g, members, err);
     if (rc == TS_OK) {
-        if (!g->opt.no_align) ts__graph_align(g);
+        ts__graph_align(g);
         ts__graph_barriers(g);
         rc = ts__graph_finish(g, err);
     }

@@ -143,7 +143,7 @@ int ts__graph_replicate(const ts_graph *g, uint32_t n_ranks, double jitter, uint
     }
     if (rc == TS_OK) rc = ts__graph_match(o, members, err);
     if (rc == TS_OK) {
-        if (!o->opt.no_align) ts__graph_align(o);
+        ts__graph_align(o);
         ts__graph_barriers(o);
         rc = ts__graph_finish(o, err);
     } else if (rc == TS_ENOMEM) {

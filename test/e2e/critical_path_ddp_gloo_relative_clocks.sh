@@ -3,7 +3,8 @@
 # (torch 1.13 legacy format, no categories). The 7 gloo:all_reduce worker ops
 # match across ranks; alignment must leave no rank exiting a collective
 # before the other entered it; the path's categories add up to its length;
-# waiting names a rank. The bundled example has ProfilerStep#0..4: the
+# waiting names a rank. The bundled example has ProfilerStep#0..4 and clocks
+# 4.3 ms apart (--no-align leaves collectives exited before entered): the
 # default is the last step, --iteration picks another, a missing one is exit 2
 # naming the rank.
 set -e
@@ -31,6 +32,13 @@ import json, sys
 d = json.load(sys.stdin)
 assert d["iteration"] == 4, d["iteration"]
 assert d["collectives"] >= 2 and all(r["causality_violations"] == 0 for r in d["ranks"]), d["ranks"]
+'
+# without alignment the example's clocks (4.3 ms apart) break causality
+"$BIN" critical-path --no-align --format json "$EX/rank0.json" "$EX/rank1.json" | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert all(r["clock_offset_ns"] == 0 for r in d["ranks"]), d["ranks"]
+assert sum(r["causality_violations"] for r in d["ranks"]) > 0, d["ranks"]
 '
 "$BIN" critical-path --iteration 2 "$EX/rank0.json" "$EX/rank1.json" | grep -q "critical path of iteration 2:"
 set +e

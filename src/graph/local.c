@@ -46,7 +46,7 @@ typedef struct local_ctx {
     uint32_t       n_syncs, cap_syncs;
     corr_index     corr_rt;     /* correlation id -> runtime node */
     ts_map64       stream_lane; /* (device << 32 | stream) -> index in lanes */
-    uint8_t       *name_class;  /* per string id: NC_* bits, 0 = not classified yet */
+    uint16_t      *name_class;  /* per string id: NC_* bits, 0 = not classified yet */
     struct { uint32_t node, last; } *stack;   /* open nest parents of the current track */
     uint32_t       cap_stack;
 } local_ctx;
@@ -112,7 +112,7 @@ static bool is_sync_call(const char *n)
 /* What a slice's name says, worked out once per distinct name: string
  * compares per slice would cost more than the rest of the build. */
 enum {
-    NC_KNOWN = 0x80,
+    NC_KNOWN = 0x8000,
     NC_STEP = 1,     /* ProfilerStep#N */
     NC_GLOO = 2,     /* gloo:* worker op */
     NC_C10D = 4,     /* c10d::* collective call */
@@ -120,12 +120,13 @@ enum {
     NC_SYNC = 16,    /* a host synchronisation call */
     NC_NCCL = 32,    /* nccl* kernel name */
     NC_SYNC_COPY = 64, /* cudaMemcpy / cudaMemset: synchronous, returns after its GPU op */
+    NC_WAIT_EVENT = 256, /* cudaStreamWaitEvent */
 };
 
-static uint8_t name_class(const local_ctx *c, uint32_t s)
+static uint16_t name_class(const local_ctx *c, uint32_t s)
 {
     uint32_t id = c->r->slices.name[s];
-    uint8_t v = c->name_class[id];
+    uint16_t v = c->name_class[id];
     if (v) return v;
     const char *n = ts__rank_str(c->r, id);
     v = NC_KNOWN;
@@ -136,6 +137,7 @@ static uint8_t name_class(const local_ctx *c, uint32_t s)
     if (is_sync_call(n)) v |= NC_SYNC;
     if (!strncasecmp(n, "nccl", 4)) v |= NC_NCCL;
     if (!strcmp(n, "cudaMemcpy") || !strcmp(n, "cudaMemset")) v |= NC_SYNC_COPY;
+    if (!strcmp(n, "cudaStreamWaitEvent") || !strcmp(n, "cuStreamWaitEvent")) v |= NC_WAIT_EVENT;
     c->name_class[id] = v;
     return v;
 }
@@ -386,8 +388,11 @@ static void sync_calls_by_name(local_ctx *c)
 {
     ts_graph *g = c->g;
     bool approx = false;
+    uint32_t waits = 0;
     for (uint32_t n = c->node0; n < g->nodes.n; n++) {
-        if (g->nodes.kind[n] != TS_NODE_HOST_SYNC) continue;
+        ts_node_kind k = (ts_node_kind)g->nodes.kind[n];
+        if (k == TS_NODE_RUNTIME && (name_class(c, g->nodes.slice[n]) & NC_WAIT_EVENT)) waits++;
+        if (k != TS_NODE_HOST_SYNC) continue;
         const char *name = slice_name(c, g->nodes.slice[n]);
         if (!(name_class(c, g->nodes.slice[n]) & NC_SYNC)) continue;   /* a synchronous copy: tied to its own op already */
         if (strcmp(name, "cudaDeviceSynchronize") && strcmp(name, "cuCtxSynchronize")) approx = true;
@@ -396,6 +401,9 @@ static void sync_calls_by_name(local_ctx *c)
     if (approx)
         ts__graph_warn(g, "rank %d: no cuda_sync events; stream/event syncs are assumed to wait for "
                        "every stream", c->r->rank);
+    if (waits)
+        ts__graph_warn(g, "rank %d: %u cudaStreamWaitEvent calls but no cuda_sync events naming their streams; "
+                       "those cross-stream waits are not in the graph", c->r->rank, waits);
 }
 
 static void fwdbwd_flows(local_ctx *c)
@@ -448,7 +456,7 @@ static int gloo_workers(local_ctx *c)
     int rc = TS_OK;
     for (uint32_t n = c->node0; rc == TS_OK && n < g->nodes.n; n++) {
         if (g->nodes.kind[n] != TS_NODE_COMM_CPU) continue;
-        uint8_t nc = name_class(c, g->nodes.slice[n]);
+        uint16_t nc = name_class(c, g->nodes.slice[n]);
         ts_graph_members *m = (nc & NC_C10D) ? &calls : (nc & NC_GLOO) ? &workers : NULL;
         if (!m) continue;
         if (ts__grow((void **)&m->node, &m->cap, sizeof *m->node, m->n + 1)) rc = TS_ENOMEM;
@@ -518,7 +526,7 @@ static void ctx_free(local_ctx *c)
     ts__free(c->node_of, (size_t)ns * sizeof *c->node_of + 1);
     ts__free(c->op_anc, (size_t)ns * sizeof *c->op_anc + 1);
     ts__free(c->op_parent, (size_t)ns + 1);
-    ts__free(c->name_class, (size_t)c->r->strings.n + 1);
+    ts__free(c->name_class, ((size_t)c->r->strings.n + 1) * sizeof *c->name_class);
     ts__free(c->launch_ts, (size_t)(c->g->nodes.n - c->node0) * sizeof *c->launch_ts + 8);
     ts__free(c->lanes, c->cap_lanes * sizeof *c->lanes);
     ts__free(c->syncs, c->cap_syncs * sizeof *c->syncs);
@@ -535,7 +543,7 @@ int ts__graph_local(ts_graph *g, uint16_t ri, const ts_rank *r, ts_graph_members
     c.node_of = ts__malloc((size_t)ns * sizeof *c.node_of + 1);
     c.op_anc = ts__malloc((size_t)ns * sizeof *c.op_anc + 1);
     c.op_parent = ts__calloc((size_t)ns + 1, 1);
-    c.name_class = ts__calloc((size_t)r->strings.n + 1, 1);
+    c.name_class = ts__calloc((size_t)r->strings.n + 1, sizeof *c.name_class);
     int rc = (!c.node_of || !c.op_anc || !c.op_parent || !c.name_class || corr_init(&c.corr_rt, r)) ? TS_ENOMEM : TS_OK;
     if (rc == TS_OK && g->opt.leaf_ops) mark_op_parents(&c);
     for (uint32_t t = 0; rc == TS_OK && t < r->n_tracks; t++) {

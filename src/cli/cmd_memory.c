@@ -165,6 +165,15 @@ static void print_json(const ts_memgraph *g, const ts_mem_summary *s, const mem_
            (long long)s->iteration_ns, (long long)s->peak_at_ns, a->offload_gbps, n_cand, (long long)freed);
 }
 
+/* s as a JSON string (quoted, escaped); valid until the next call. */
+static const char *json_quoted(const char *s)
+{
+    static ts_buf b;
+    b.len = 0;
+    ts__buf_json_str(&b, s, strlen(s));
+    return b.oom ? "\"\"" : ts__buf_cstr(&b);
+}
+
 /* export_memory_timeline_raw output, by name: *.raw, *.raw.gz, *memory_timeline*. */
 static bool is_raw_timeline(const char *path)
 {
@@ -182,8 +191,8 @@ static int raw_timeline(const char *path, bool json)
         ts_cli_errorf("%s", err.msg);
         return TS_EXIT_BAD;
     }
-    if (json) printf("{\"file\":\"%s\",\"events\":%llu,\"peak_bytes\":%lld,\"peak_ns\":%lld,"
-                     "\"final_bytes\":%lld,\"at_peak\":{", path, (unsigned long long)t.n_events,
+    if (json) printf("{\"file\":%s,\"events\":%llu,\"peak_bytes\":%lld,\"peak_ns\":%lld,"
+                     "\"final_bytes\":%lld,\"at_peak\":{", json_quoted(path), (unsigned long long)t.n_events,
                      (long long)t.peak_bytes, (long long)t.peak_ns, (long long)t.final_bytes);
     else printf("%s: %llu events over %.3f ms; peak %.1f MiB at +%.3f ms; %.1f MiB at the end\n"
                 "%-18s %12s %12s\n", path, (unsigned long long)t.n_events,
@@ -221,7 +230,7 @@ static int kineto_memory(const char *const *paths, uint32_t n_paths, bool json)
             printf("{\"rank\":%u,\"device_type\":%d,\"device_id\":%d,\"events\":%llu,\"peak_bytes\":%lld,"
                    "\"peak_ns\":%lld,\"ops\":[", p->rank, p->device_type, p->device_id,
                    (unsigned long long)p->n_events, (long long)p->peak_bytes, (long long)p->peak_ns);
-            for (uint32_t k = 0; k < p->n_ops; k++) printf("%s\"%s\"", k ? "," : "", p->ops[k]);
+            for (uint32_t k = 0; k < p->n_ops; k++) printf("%s%s", k ? "," : "", json_quoted(p->ops[k]));
             printf("]}\n");
             continue;
         }

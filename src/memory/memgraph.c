@@ -227,7 +227,9 @@ static int dims_of(const char *ann, int64_t *d, int max)
         p++;
         while (*p == ' ') p++;
         if (!isdigit((unsigned char)*p)) break;
-        d[n++] = strtoll(p, (char **)&p, 10);
+        char *end;
+        d[n++] = strtoll(p, &end, 10);
+        p = end;
     }
     return n;
 }

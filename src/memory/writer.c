@@ -289,7 +289,8 @@ int ts_memgraph_write(const ts_memgraph *g, const char *dir, double gbps, int pl
         ts__buf_free(&b);
     }
     char tmp[4096], final[4096];
-    for (int i = 0; i < written + (rc ? 0 : 0); i++) {
+    /* all written: rename them; any failure: remove every temporary */
+    for (int i = 0; i < written; i++) {
         snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, OUT_NAMES[i]);
         snprintf(final, sizeof final, "%s/%s", dir, OUT_NAMES[i]);
         if (rc) remove(tmp);

@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define TS_TRACE_MAX_STR 255   /* bytes kept of a name, category or string arg */
-#define TS_TRACE_MAX_ARGS 8    /* args kept per event */
+#define TS_TRACE_MAX_ARGS 16   /* args kept per event */
 
 /* Non-zero while tracing is on. Read it with a relaxed load before a probe
  * (the TS_TRACE_* macros below do) so a disabled probe costs one load and a

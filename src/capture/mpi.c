@@ -5,12 +5,20 @@
  *
  * Not for: matching calls across ranks (graph/ does that from the args).
  *
- * Args of every event: comm_id (the communicator's Fortran handle, equal on
- * all ranks for communicators created in the same order), group_size, rank
- * (in comm); collectives add collective, seq (per-communicator call number,
- * equal on every rank for the same call), bytes (this rank's send payload),
- * count, root; point-to-point calls add peer, tag, bytes; nonblocking ones
- * and Wait/Test add request (Fortran handle).
+ * Args use the names PyTorch's record_param_comms writes in Kineto traces,
+ * so the cross-rank matching that reads those reads these too:
+ *   "Process Group Name"  "mpi_comm_<f>", f the communicator's Fortran handle
+ *                         (equal on all ranks for communicators created in
+ *                         the same order; MPI_COMM_WORLD is mpi_comm_0)
+ *   "Group size", "Rank"  size of the communicator and this rank in it
+ *   "Collective name"     allreduce, broadcast, reduce, allgather, reduce_scatter,
+ *                         alltoall, barrier; send, recv, isend, irecv for p2p
+ *   "Seq"                 collectives: per-communicator call number, equal on
+ *                         every rank for the same call
+ *   "In msg nelems"       bytes of this rank's payload, with "dtype" "Byte"
+ *   "Dst Rank" / "Src Rank", "tag"   point-to-point peer (actual source for a
+ *                         wildcard receive) and tag; "root" for rooted collectives
+ *   "request"             nonblocking calls, Wait and Test: the request's Fortran handle
  *
  * The real functions are found with dlsym(RTLD_NEXT, "PMPI_*") on first use
  * and the file names no MPI data symbol (MPI_COMM_WORLD, ...), so the library
@@ -28,7 +36,7 @@
 #include "trainscope/trace.h"
 
 #define EXPORT __attribute__((visibility("default")))
-#define MAX_ARGS 8
+#define MAX_ARGS 12
 #define N_SEQ 1024   /* sequence counters; comm ids beyond share slots modulo */
 
 static __thread int in_mpi __attribute__((tls_model("initial-exec")));
@@ -77,36 +85,47 @@ static int64_t type_bytes(MPI_Datatype dt, int64_t count)
     return (int64_t)size * count;
 }
 
-static void comm_args(mpi_ev *e, MPI_Comm comm)
+/* Thread-local so the string outlives the event's construction. */
+static __thread char pg_name[32];
+
+static int comm_args(mpi_ev *e, MPI_Comm comm)
 {
     REAL(MPI_Comm_c2f);
     REAL(MPI_Comm_size);
     REAL(MPI_Comm_rank);
-    int size = -1, rank = -1;
+    int size = -1, rank = -1, id = real_MPI_Comm_c2f(comm);
     real_MPI_Comm_size(comm, &size);
     real_MPI_Comm_rank(comm, &rank);
-    arg_i(e, "comm_id", real_MPI_Comm_c2f(comm));
-    arg_i(e, "group_size", size);
-    arg_i(e, "rank", rank);
+    snprintf(pg_name, sizeof pg_name, "mpi_comm_%d", id);
+    arg_s(e, "Process Group Name", pg_name);
+    arg_i(e, "Group size", size);
+    arg_i(e, "Rank", rank);
+    return id;
+}
+
+static void bytes_arg(mpi_ev *e, int64_t bytes)
+{
+    arg_i(e, "In msg nelems", bytes);
+    arg_s(e, "dtype", "Byte");
 }
 
 /* Collective: comm args, its name, the per-communicator sequence number. */
 static void coll_args(mpi_ev *e, const char *coll, MPI_Comm comm, int64_t bytes)
 {
-    comm_args(e, comm);
-    REAL(MPI_Comm_c2f);
-    int id = real_MPI_Comm_c2f(comm);
-    arg_s(e, "collective", coll);
-    arg_i(e, "seq", atomic_fetch_add(&coll_seq[(unsigned)id % N_SEQ], 1));
-    arg_i(e, "bytes", bytes);
+    int id = comm_args(e, comm);
+    arg_s(e, "Collective name", coll);
+    arg_i(e, "Seq", atomic_fetch_add(&coll_seq[(unsigned)id % N_SEQ], 1));
+    bytes_arg(e, bytes);
 }
 
-static void p2p_args(mpi_ev *e, MPI_Comm comm, int peer, int tag, int64_t bytes)
+/* kind: "send", "recv", "isend", "irecv"; peer is the destination of a send. */
+static void p2p_args(mpi_ev *e, const char *kind, MPI_Comm comm, int peer, int tag, int64_t bytes)
 {
     comm_args(e, comm);
-    arg_i(e, "peer", peer);
+    arg_s(e, "Collective name", kind);
+    arg_i(e, kind[0] == 's' || kind[1] == 's' ? "Dst Rank" : "Src Rank", peer);
     arg_i(e, "tag", tag);
-    arg_i(e, "bytes", bytes);
+    bytes_arg(e, bytes);
 }
 
 static void req_arg(mpi_ev *e, MPI_Request req)
@@ -135,7 +154,7 @@ EXPORT int MPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype d
     REAL(MPI_Allreduce);
     BEGIN("MPI_Allreduce");
     int rc = real_MPI_Allreduce(sbuf, rbuf, count, dt, op, comm);
-    if (traced_) { coll_args(&ev_, "allreduce", comm, type_bytes(dt, count)); arg_i(&ev_, "count", count); emit(&ev_); }
+    if (traced_) { coll_args(&ev_, "allreduce", comm, type_bytes(dt, count)); emit(&ev_); }
     return rc;
 }
 
@@ -245,7 +264,7 @@ EXPORT int MPI_Send(const void *buf, int count, MPI_Datatype dt, int dest, int t
     REAL(MPI_Send);
     BEGIN("MPI_Send");
     int rc = real_MPI_Send(buf, count, dt, dest, tag, comm);
-    if (traced_) { p2p_args(&ev_, comm, dest, tag, type_bytes(dt, count)); emit(&ev_); }
+    if (traced_) { p2p_args(&ev_, "send", comm, dest, tag, type_bytes(dt, count)); emit(&ev_); }
     return rc;
 }
 
@@ -260,7 +279,7 @@ EXPORT int MPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag, 
         /* The actual source and tag when the call used wildcards. */
         int peer = source, t = tag;
         if (rc == MPI_SUCCESS && s) { peer = s->MPI_SOURCE; t = s->MPI_TAG; }
-        p2p_args(&ev_, comm, peer, t, type_bytes(dt, count));
+        p2p_args(&ev_, "recv", comm, peer, t, type_bytes(dt, count));
         emit(&ev_);
     }
     return rc;
@@ -272,7 +291,7 @@ EXPORT int MPI_Isend(const void *buf, int count, MPI_Datatype dt, int dest, int 
     REAL(MPI_Isend);
     BEGIN("MPI_Isend");
     int rc = real_MPI_Isend(buf, count, dt, dest, tag, comm, req);
-    if (traced_) { p2p_args(&ev_, comm, dest, tag, type_bytes(dt, count)); req_arg(&ev_, *req); emit(&ev_); }
+    if (traced_) { p2p_args(&ev_, "isend", comm, dest, tag, type_bytes(dt, count)); req_arg(&ev_, *req); emit(&ev_); }
     return rc;
 }
 
@@ -282,7 +301,7 @@ EXPORT int MPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag,
     REAL(MPI_Irecv);
     BEGIN("MPI_Irecv");
     int rc = real_MPI_Irecv(buf, count, dt, source, tag, comm, req);
-    if (traced_) { p2p_args(&ev_, comm, source, tag, type_bytes(dt, count)); req_arg(&ev_, *req); emit(&ev_); }
+    if (traced_) { p2p_args(&ev_, "irecv", comm, source, tag, type_bytes(dt, count)); req_arg(&ev_, *req); emit(&ev_); }
     return rc;
 }
 

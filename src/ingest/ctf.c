@@ -139,9 +139,13 @@ static open_slice *stack_push(reader *R, stack *s)
 
 /* ---- field access ---- */
 
+/* A member of a structure field; NULL when st is absent or not a structure
+ * (a trace may name its events like ours without their layout). */
 static const bt_field *member(const bt_field *st, const char *name)
 {
-    return st ? bt_field_structure_borrow_member_field_by_name_const(st, name) : NULL;
+    if (!st || bt_field_get_class_type(st) != BT_FIELD_CLASS_TYPE_STRUCTURE)
+        return NULL;
+    return bt_field_structure_borrow_member_field_by_name_const(st, name);
 }
 
 static int64_t int_of(const bt_field *st, const char *name, int64_t none)

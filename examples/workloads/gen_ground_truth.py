@@ -3,16 +3,18 @@
 
 What it is for: data-parallel training over gloo, 2 processes on CPU, for three
 models (mlp, cnn, transformer) and several DDP bucket_cap_mb values per model.
-For every model x bucket it measures
-  - unprofiled step times: many steps after warm-up, taken in interleaved rounds
-    (every bucket size of a model gets a block of steps in turn, the order
-    rotating each round) so that drift in the background load of a shared
-    machine hits all bucket sizes alike;
-  - a separate short profiled run: torch.autograd.profiler with one
-    ProfilerStep#N record_function per step, its own step times, and the trace
-    of every rank (gzipped Chrome-trace JSON, torch 1.13 legacy format);
-and writes results/<model>_bucket<N>.json, results/<model>_gradients.json and
-traces/<model>_bucket<N>/rank{0,1}.json.gz next to this script.
+For every model x bucket it measures, in interleaved rounds (each round gives
+every bucket size of a model a block in turn, the order rotating by round, so
+drift in the background load of a shared machine hits all bucket sizes alike):
+  - unprofiled step times, many steps after warm-up;
+  - right after each unprofiled block, a short profiled block under
+    torch.autograd.profiler with one ProfilerStep#N record_function per step;
+    one round's profiled block (the most typical one) is saved as the trace of
+    every rank (gzipped Chrome-trace JSON, torch 1.13 legacy format);
+and writes results/<model>_bucket<N>.json, results/<model>_gradients.json,
+results/summary.json and traces/<model>_bucket<N>/rank{0,1}.json.gz next to
+this script.  It runs itself in a session of its own with a raised autogroup
+priority (see prioritize()).
 What it is not for: the bundled README example (examples/ddp_gloo/).
 
 Invariants: a step runs zero_grad, forward, loss, backward (DDP's bucketed gloo
@@ -21,7 +23,7 @@ time between the starts of consecutive steps on one rank (so step times add up
 to wall time, as ProfilerStep#N spans do).  Both ranks run the same number of
 steps.  Times in the JSON are milliseconds.
 
-Run:  /usr/bin/python3 examples/workloads/gen_ground_truth.py   (about 5 min)
+Run:  /usr/bin/python3 examples/workloads/gen_ground_truth.py   (about 5 min; see docs/workloads.md)
 """
 import argparse
 import copy
@@ -29,8 +31,10 @@ import gzip
 import json
 import os
 import shutil
+import signal
 import socket
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -47,9 +51,9 @@ WORLD = 2
 
 
 class TinyTransformer(torch.nn.Module):
-    """A 4-layer post-norm encoder (d_model 192, 4 heads, ff 768) with a class head."""
+    """A 6-layer post-norm encoder (d_model 128, 4 heads, ff 512) with a class head."""
 
-    def __init__(self, d=192, layers=4, classes=10, vocab=1000):
+    def __init__(self, d=128, layers=6, classes=10, vocab=1000):
         super().__init__()
         self.embed = torch.nn.Embedding(vocab, d)
         layer = torch.nn.TransformerEncoderLayer(d, 4, 4 * d, dropout=0.0, batch_first=True)
@@ -89,7 +93,7 @@ MODELS = {
     "mlp": (mlp, lambda b, g: torch.randn(b, 512, generator=g), 2, [1, 4, 25]),
     "cnn": (cnn, lambda b, g: torch.randn(b, 3, 32, 32, generator=g), 2, [1, 2, 25]),
     "transformer": (TinyTransformer, lambda b, g: torch.randint(0, 1000, (b, 16), generator=g),
-                    1, [1, 4, 25]),
+                    1, [1, 2, 25]),
 }
 
 
@@ -146,7 +150,7 @@ def ddp_info(model):
 def run_model(rank, name, args, tmp):
     """Measure every bucket size of one model in interleaved rounds.  A round gives
     each bucket size (in an order rotating by round) one re-warm step, an unprofiled
-    block and a profiled block; the middle round's profiled block is the saved trace."""
+    block and a profiled block, whose trace is kept (write_one() picks one to save)."""
     build, make_x, batch, caps = MODELS[name]
     torch.manual_seed(0)                        # same initial weights on both ranks
     base = build()
@@ -158,14 +162,13 @@ def run_model(rank, name, args, tmp):
         m = DDP(copy.deepcopy(base), bucket_cap_mb=cap)
         opt = torch.optim.SGD(m.parameters(), lr=0.001)
         timed_steps(m, opt, data, args.warmup, 0)    # DDP rebuilds its buckets after step 0
-        runs[cap] = {"model": m, "opt": opt, "trace": None,
+        runs[cap] = {"model": m, "opt": opt, "traces": [],
                      "unprofiled_rounds_ms": [], "profiled_rounds_ms": []}
     for r in range(args.rounds):
         for cap in caps[r % len(caps):] + caps[:r % len(caps)]:
             run, m, opt = runs[cap], runs[cap]["model"], runs[cap]["opt"]
-            trace = None
-            if r == args.rounds // 2:
-                trace = run["trace"] = os.path.join(tmp, f"{name}_bucket{cap}_rank{rank}.json")
+            trace = os.path.join(tmp, f"{name}_bucket{cap}_round{r}_rank{rank}.json")
+            run["traces"].append(trace)
             timed_steps(m, opt, data, 1, r)              # re-warm after the switch
             run["unprofiled_rounds_ms"].append(timed_steps(m, opt, data, args.steps, r))
             run["profiled_rounds_ms"].append(
@@ -189,12 +192,6 @@ def worker(rank, port, args, tmp):
     os.environ["MASTER_ADDR"] = "127.0.0.1"
     os.environ["MASTER_PORT"] = str(port)
     torch.set_num_threads(1)
-    if args.nice:
-        try:                                    # ahead of other users' builds on a shared machine
-            os.nice(args.nice)
-        except PermissionError:
-            print(f"rank {rank}: cannot renice to {args.nice}; measuring at normal priority",
-                  file=sys.stderr)
     dist.init_process_group("gloo", rank=rank, world_size=WORLD)
     summary = {}
     for name in args.models:
@@ -237,12 +234,13 @@ def trace_steps_ms(path):
     return [round(d / 1e3, 3) for _, d in steps]
 
 
-def gradients_doc(model, world, cap):
-    # Parameter names and byte sizes in registration order (DDP buckets them in reverse).
+def gradients_doc(model, world):
+    # Parameter names and byte sizes in registration order (DDP buckets them in reverse);
+    # the same for every bucket size, so one file per model.
     params = [{"name": n, "bytes": p.numel() * p.element_size(), "shape": list(p.shape),
                "dtype": str(p.dtype).replace("torch.", "")}
               for n, p in model.named_parameters() if p.requires_grad]
-    return {"world_size": world, "bucket_cap_mb": cap, "parameters": params}
+    return {"world_size": world, "parameters": params}
 
 
 def write_results(name, base, batch, caps, per_rank, load, args):
@@ -250,7 +248,7 @@ def write_results(name, base, batch, caps, per_rank, load, args):
     bucket size; returns the per-model entry of results/summary.json."""
     res_dir = os.path.join(args.out, "results")
     os.makedirs(res_dir, exist_ok=True)
-    grads = gradients_doc(base, WORLD, caps[0])
+    grads = gradients_doc(base, WORLD)
     with open(os.path.join(res_dir, f"{name}_gradients.json"), "w") as f:
         json.dump(grads, f, indent=1)
     docs = {cap: write_one(name, cap, batch, grads, [r[cap] for r in per_rank], load, args)
@@ -258,14 +256,23 @@ def write_results(name, base, batch, caps, per_rank, load, args):
     return model_summary(caps, docs)
 
 
-def save_traces(name, cap, ranks, args):
-    """Gzips the ranks' traces into traces/<name>_bucket<cap>/; returns their paths."""
+def representative_round(prof_rounds):
+    """The round whose profiled median is nearest the median over all rounds: its
+    trace is the one saved, so that a load spike during one round does not make
+    the saved trace unlike the measured numbers."""
+    overall = statistics.median(x for r in prof_rounds for x in r)
+    return min(range(len(prof_rounds)), key=lambda i: abs(statistics.median(prof_rounds[i]) - overall))
+
+
+def save_traces(name, cap, ranks, round_idx, args):
+    """Gzips the ranks' traces of one round into traces/<name>_bucket<cap>/;
+    returns their paths."""
     trace_dir = os.path.join(args.out, "traces", f"{name}_bucket{cap}")
     os.makedirs(trace_dir, exist_ok=True)
     paths = []
     for rank, r in enumerate(ranks):
         gz = os.path.join(trace_dir, f"rank{rank}.json.gz")
-        with open(r["trace"], "rb") as src, gzip.GzipFile(gz, "wb", 9, mtime=0) as dst:
+        with open(r["traces"][round_idx], "rb") as src, gzip.GzipFile(gz, "wb", 9, mtime=0) as dst:
             shutil.copyfileobj(src, dst)
         paths.append(os.path.relpath(gz, args.out))
     return paths
@@ -278,6 +285,7 @@ def write_one(name, cap, batch, grads, ranks, load, args):
     prof = spread([x for r in prof_rounds for x in r])
     # Overhead from paired rounds: each profiled block ran right after its unprofiled one.
     paired = [statistics.median(p) / statistics.median(u) for u, p in zip(unprof_rounds, prof_rounds)]
+    chosen = representative_round(prof_rounds)
     doc = {
         "model": name, "bucket_cap_mb": cap, "world_size": WORLD, "backend": "gloo",
         "device": "cpu", "batch_per_rank": batch,
@@ -291,15 +299,18 @@ def write_one(name, cap, batch, grads, ranks, load, args):
                     "cpu_count": os.cpu_count()},
         "method": {"warmup_steps": args.warmup, "rounds": args.rounds,
                    "steps_per_round": args.steps, "profiled_steps_per_round": args.profiled_steps,
-                   "trace_round": args.rounds // 2, "nice": args.nice,
+                   "trace_round": "the round whose profiled median is nearest the overall one",
+                   "priority": args.priority,
                    "iteration_ms": "per step, mean over ranks of the time from one step start to the next"},
         "iteration": {"unprofiled": unprof, "profiled": prof,
                       "profiler_overhead_pct": round(100 * (statistics.median(paired) - 1), 2),
-                      "trace_round_unprofiled_median_ms": round(statistics.median(unprof_rounds[args.rounds // 2]), 4),
+                      "trace_round": chosen,
+                      "trace_round_profiled_median_ms": round(statistics.median(prof_rounds[chosen]), 4),
+                      "trace_round_unprofiled_median_ms": round(statistics.median(unprof_rounds[chosen]), 4),
                       "unprofiled_rounds_ms": unprof_rounds, "profiled_rounds_ms": prof_rounds},
         "gradients": f"{name}_gradients.json",
-        "traces": save_traces(name, cap, ranks, args),
-        "trace_profiler_steps_ms": [trace_steps_ms(r["trace"]) for r in ranks],
+        "traces": save_traces(name, cap, ranks, chosen, args),
+        "trace_profiler_steps_ms": [trace_steps_ms(r["traces"][chosen]) for r in ranks],
     }
     with open(os.path.join(os.path.join(args.out, "results"), f"{name}_bucket{cap}.json"), "w") as f:
         json.dump(doc, f, indent=1)
@@ -334,19 +345,56 @@ def write_summary(summary, args):
                    "models": summary}, f, indent=1)
 
 
+def prioritize(nice):
+    """Give this process and the ranks it spawns CPU priority over other users'
+    work on a shared machine.  With the kernel's autogroup scheduling (Debian's
+    default) CPU time is shared fairly between sessions and a plain nice() only
+    counts inside one session, so main() runs the script in a session of its own
+    and this sets that session's autogroup niceness.  Returns what it did."""
+    try:
+        with open("/proc/self/autogroup", "w") as f:
+            f.write(str(nice))
+        return f"autogroup nice {nice}"
+    except OSError:
+        pass
+    try:
+        os.nice(nice)
+        return f"nice {nice}"
+    except OSError as e:
+        print(f"gen_ground_truth: cannot raise priority ({e}); measuring at normal priority",
+              file=sys.stderr)
+        return "none"
+
+
+def run_in_own_session():
+    """Re-runs this script in a new session (so a new autogroup: the priority
+    covers this run only) and waits; Ctrl-C stops the whole run."""
+    child = subprocess.Popen([sys.executable, *sys.argv], start_new_session=True,
+                             env=dict(os.environ, TS_GT_SESSION="1"))
+    try:
+        return child.wait()
+    except KeyboardInterrupt:
+        os.killpg(child.pid, signal.SIGTERM)   # the ranks share the child's process group
+        child.wait()
+        return 130
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=HERE, help="folder for results/ and traces/ (default: this script's)")
     ap.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
     ap.add_argument("--warmup", type=int, default=5, help="unmeasured steps per bucket size")
-    ap.add_argument("--rounds", type=int, default=8, help="interleaved measuring rounds")
+    ap.add_argument("--rounds", type=int, default=12, help="interleaved measuring rounds")
     ap.add_argument("--steps", type=int, default=15,
                     help="unprofiled steps per bucket size per round")
     ap.add_argument("--profiled-steps", type=int, default=6,
                     help="profiled steps per bucket size per round (and in each saved trace)")
     ap.add_argument("--nice", type=int, default=-10,
-                    help="niceness increment for the ranks (negative needs root; 0 = leave as is)")
+                    help="niceness of the run's own scheduler group (negative needs root; 0 = none)")
     args = ap.parse_args()
+    if args.nice and os.environ.get("TS_GT_SESSION") != "1":
+        return run_in_own_session()
+    args.priority = prioritize(args.nice) if args.nice else "none"
     tmp = tempfile.mkdtemp(prefix="ts_gt_")
     try:
         mp.spawn(worker, args=(free_port(), args, tmp), nprocs=WORLD, join=True)

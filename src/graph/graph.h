@@ -32,7 +32,9 @@
  *
  * EDGES are stored sorted by src (out-edge CSR: out_first[n], out_first[n+1])
  * with a second index sorted by dst (in_first / in_edge). Both are immutable
- * once ts__graph_build() returns. All ids are uint32 rows; TS_NONE32 = none.
+ * once ts_graph_create() (ts__graph_finish) returns; so is topo, the order of
+ * start/end points replay and the critical path walk. All ids are uint32 rows;
+ * TS_NONE32 = none.
  *
  * Writers: only graph/ (build, align, replicate). Readers (replay, critical
  * path, export) treat a built graph as read-only. Fields are only ever added.
@@ -52,7 +54,8 @@ typedef enum ts_node_kind {
     TS_NODE_LAUNCH,         /* runtime/driver call that launches GPU work (cudaLaunchKernel, cudaMemcpyAsync, ...) */
     TS_NODE_RUNTIME,        /* any other runtime/driver call (cudaMalloc, cudaEventRecord, ...) */
     TS_NODE_HOST_SYNC,      /* host waits for the GPU: cudaDeviceSynchronize, cudaStreamSynchronize,
-                               cudaEventSynchronize, cuda_sync "Device/Stream/Event Synchronize" */
+                               cudaEventSynchronize (as named by Kineto's cuda_sync "Context Sync",
+                               "Stream Sync", "Event Sync"), synchronous cudaMemcpy/cudaMemset */
     TS_NODE_KERNEL,         /* a compute kernel */
     TS_NODE_MEMCPY,         /* gpu_memcpy */
     TS_NODE_MEMSET,         /* gpu_memset */
@@ -74,7 +77,8 @@ typedef enum ts_edge_kind {
     TS_EDGE_HOST_SYNC,      /* GPU op.end -> sync call.end */
     TS_EDGE_FWDBWD,         /* forward op.end -> backward op.start (fwdbwd flow) */
     TS_EDGE_COLL_LAUNCH,    /* collective CPU op.start -> its comm kernel / worker op .start */
-    TS_EDGE_WORKER,         /* gloo worker op.end -> the op that waits for it .end (wait/next op) */
+    TS_EDGE_WORKER,         /* gloo worker op.end -> the first op on the calling thread that starts
+                               after it (where the result is consumed) .start */
     TS_EDGE_COLL_ENTER,     /* collective member.start -> barrier.start (cross-rank) */
     TS_EDGE_COLL_EXIT,      /* barrier.end -> member.end, gap = that rank's transfer time */
     TS_EDGE_KIND_COUNT

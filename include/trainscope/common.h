@@ -42,7 +42,8 @@ TS_API const char *ts_strerror(int status);
 
 /* Details of a failure. Functions that can fail on input take a ts_error*
  * (may be NULL) and fill it; the message is complete and ready to print,
- * e.g. "trace.json: byte 1234: expected ',' or '}'". */
+ * e.g. "trace.json: byte 1234: expected ',' or '}'". A public function clears
+ * it on entry, so it needs no initialization. */
 typedef struct ts_error {
     int  status;        /* TS_* code, TS_OK when nothing failed */
     char msg[1024];     /* one line, no trailing newline; "" when none */

@@ -502,6 +502,7 @@ static int breakdown_rank(const ts_rank *r, const ts_breakdown_opts *o, ts_break
 int ts_breakdown_compute(const ts_trace *t, const ts_breakdown_opts *opts, ts_breakdown **out, ts_error *err)
 {
     ts_breakdown_opts o = opts ? *opts : (ts_breakdown_opts){0};
+    ts__error_clear(err);
     *out = NULL;
     bd_impl *impl = ts__calloc(1, sizeof *impl);
     if (!impl) return ts__error(err, TS_ENOMEM, "out of memory while computing the breakdown");

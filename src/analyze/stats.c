@@ -189,6 +189,7 @@ static int build_rows(const ts_trace *t, ts_stats *st, const ts_stats_opts *o, c
 int ts_stats_compute(const ts_trace *t, const ts_stats_opts *opts, ts_stats **out, ts_error *err)
 {
     ts_stats_opts o = opts ? *opts : (ts_stats_opts){0};
+    ts__error_clear(err);
     *out = NULL;
     stats_impl *impl = ts__calloc(1, sizeof *impl);
     ts_stats *st = impl ? &impl->pub : NULL;

@@ -44,6 +44,9 @@ TS_NODISCARD int ts__grow(void **p, uint32_t *cap, size_t elem, size_t need);
  * status so callers can `return ts__error(err, TS_EPARSE, ...)`. */
 int ts__error(ts_error *err, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Public entry points clear err first, so the first-cause-wins rule of
+ * ts__error never keeps a stale message from an earlier call or stack garbage. */
+static inline void ts__error_clear(ts_error *err) { if (err) { err->status = TS_OK; err->msg[0] = 0; } }
 
 /* ---- arena: bump allocation in 1 MiB+ blocks, freed all at once ---- */
 typedef struct ts_arena_block ts_arena_block;

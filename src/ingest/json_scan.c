@@ -269,8 +269,9 @@ bool js_time_ns(js *j, int64_t *out)
         }
     }
     for (int k = n_frac; k < 3; k++) frac *= 10;
-    if (*q == 'e' || *q == 'E' || n_int > 15) {
-        /* exponent or more than 10^15 us: go through double, then check range */
+    if (*q == 'e' || *q == 'E' || n_int > 16 || us > (uint64_t)INT64_MAX / 1000 - 1) {
+        /* exponent, or past what int64 ns can hold: go through double, then
+         * check the range. Epoch microseconds (16 digits) stay exact. */
         js_num n = js_number(j);
         double ns = (n.is_int ? (double)n.mag * (n.neg ? -1 : 1) : n.d) * 1000.0;
         if (!(ns > -9.2e18 && ns < 9.2e18)) js_fail(j, start, "time value out of range");

@@ -10,6 +10,7 @@
 #include "report/svg.h"
 
 enum { W = 900, ML = 80, MR = 20, MT = 40, MB = 50 };
+enum { ML_ROWS = 150 };  /* the interval chart's wider left margin for row labels */
 
 static void esc(ts_buf *b, const char *s)
 {
@@ -31,25 +32,25 @@ static double nice_step(double range)
     return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * mag;
 }
 
-static void frame(ts_buf *b, const ts_svg_axes *ax, int h, double y_max, bool y_ticks)
+static void frame(ts_buf *b, const ts_svg_axes *ax, int h, int ml, double y_max, bool y_ticks)
 {
     ts__buf_printf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
                    "font-family=\"sans-serif\" font-size=\"12\">\n", W, h);
     ts__buf_printf(b, "<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n", W, h);
     ts__buf_printf(b, "<text x=\"%d\" y=\"22\" font-size=\"15\" text-anchor=\"middle\">", W / 2);
     esc(b, ax->title);
-    ts__buf_printf(b, "</text>\n<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">", (W + ML) / 2, h - 10);
+    ts__buf_printf(b, "</text>\n<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">", (W + ml) / 2, h - 10);
     esc(b, ax->x_label);
     ts__buf_printf(b, "</text>\n<text x=\"16\" y=\"%d\" text-anchor=\"middle\" transform=\"rotate(-90 16 %d)\">",
                    h / 2, h / 2);
     esc(b, ax->y_label);
     ts__buf_puts(b, "</text>\n");
-    int pw = W - ML - MR, ph = h - MT - MB;
+    int pw = W - ml - MR, ph = h - MT - MB;
     ts__buf_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#444\"/>\n",
-                   ML, MT, pw, ph);
+                   ml, MT, pw, ph);
     double xs = nice_step(ax->x_max);
     for (double x = 0; ax->x_max > 0 && x <= ax->x_max * 1.0001; x += xs) {
-        double px = ML + pw * x / ax->x_max;
+        double px = ml + pw * x / ax->x_max;
         ts__buf_printf(b, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#444\"/>"
                        "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g</text>\n",
                        px, MT + ph, px, MT + ph + 5, px, MT + ph + 18, x);
@@ -60,7 +61,7 @@ static void frame(ts_buf *b, const ts_svg_axes *ax, int h, double y_max, bool y_
         double py = MT + ph - ph * y / y_max;
         ts__buf_printf(b, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>"
                        "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n",
-                       ML, py, ML + pw, py, ML - 6, py + 4, y);
+                       ml, py, ml + pw, py, ml - 6, py + 4, y);
     }
 }
 
@@ -71,7 +72,7 @@ void ts__svg_line_chart(ts_buf *b, const ts_svg_axes *ax, const double *x, const
     double y_max = 0;
     for (size_t i = 0; i < n; i++) if (y[i] > y_max) y_max = y[i];
     y_max = y_max > 0 ? y_max * 1.05 : 1;
-    frame(b, ax, H, y_max, true);
+    frame(b, ax, H, ML, y_max, true);
     int pw = W - ML - MR, ph = H - MT - MB;
     double xm = ax->x_max > 0 ? ax->x_max : 1;
     ts__buf_puts(b, "<polyline fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"1.2\" points=\"");
@@ -104,11 +105,11 @@ void ts__svg_interval_chart(ts_buf *b, const ts_svg_axes *ax, const char *const 
 {
     double row_h = n_rows > 60 ? 6 : 12;
     int h = MT + MB + (int)(row_h * (n_rows ? n_rows : 1));
-    frame(b, ax, h, 0, false);
-    int pw = W - ML - MR;
+    frame(b, ax, h, ML_ROWS, 0, false);
+    int pw = W - ML_ROWS - MR;
     double xm = ax->x_max > 0 ? ax->x_max : 1;
     for (uint32_t r = 0; r < n_rows && row_h >= 12; r++) {
-        ts__buf_printf(b, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" font-size=\"9\">", ML - 4,
+        ts__buf_printf(b, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" font-size=\"9\">", ML_ROWS - 4,
                        MT + row_h * r + row_h - 3);
         esc(b, row_labels ? row_labels[r] : "");
         ts__buf_puts(b, "</text>\n");
@@ -126,7 +127,7 @@ void ts__svg_interval_chart(ts_buf *b, const ts_svg_axes *ax, const char *const 
         }
         for (int s = 0; s < n; s++)
             ts__buf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#ff7f0e\"/>\n",
-                           ML + pw * segs[s][0] / xm, y0, pw * (segs[s][1] - segs[s][0]) / xm + 0.3,
+                           ML_ROWS + pw * segs[s][0] / xm, y0, pw * (segs[s][1] - segs[s][0]) / xm + 0.3,
                            row_h - 2);
     }
     ts__buf_puts(b, "</svg>\n");

@@ -1,0 +1,37 @@
+#!/bin/sh
+# record_mpi.sh - `trainscope record --mpi` on the MPI data-parallel example
+# (examples/mpi_allreduce, Open MPI, 2 ranks): one trace per rank with the
+# rank from the environment, every MPI_Allreduce with its bytes and the same
+# per-communicator sequence numbers on both ranks; `trainscope stats` and
+# `trainscope replay` read the 2-rank trace.
+set -e
+TS_BIN=${TS_BIN:-build/trainscope}
+PY=/usr/bin/python3
+command -v mpicc >/dev/null || { echo "record_mpi: mpicc not found"; exit 1; }
+tmp=$(mktemp -d /tmp/ts_e2e_record_mpi.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+mpicc -O2 -std=c11 -o "$tmp/allreduce" examples/mpi_allreduce/allreduce.c
+plain=$(mpirun -np 2 --allow-run-as-root --oversubscribe "$tmp/allreduce" -n 4 -w 1 -c 65536 -b 2 | grep checksum)
+traced=$("$TS_BIN" record --mpi -o "$tmp/t" -- mpirun -np 2 --allow-run-as-root --oversubscribe \
+         "$tmp/allreduce" -n 4 -w 1 -c 65536 -b 2 2>"$tmp/err" | grep checksum)
+[ "$plain" = "$traced" ] || { echo "result changed: '$plain' vs '$traced'"; cat "$tmp/err"; exit 1; }
+$PY - "$tmp/t" <<'P'
+import glob, json, sys
+files = sorted(glob.glob(sys.argv[1] + "/*.json"))
+ranks = sorted(json.load(open(f))["distributedInfo"]["rank"] for f in files)
+assert ranks == [0, 1], (files, ranks)
+seqs = []
+for f in files:
+    t = json.load(open(f))
+    assert t["distributedInfo"]["world_size"] == 2
+    ar = [e for e in t["traceEvents"] if e.get("name") == "MPI_Allreduce"]
+    assert len(ar) == 5 * 2, len(ar)    # (4 timed + 1 warmup) iterations x 2 buckets
+    assert all(e["cat"] == "mpi" and e["args"]["In msg nelems"] == 65536 * 4 // 2 for e in ar)
+    seqs.append([e["args"]["Seq"] for e in ar])
+    assert len([e for e in t["traceEvents"] if e.get("name", "").startswith("ProfilerStep#")]) == 5
+assert seqs[0] == seqs[1], seqs
+P
+"$TS_BIN" stats "$tmp"/t/*.json >"$tmp/stats" || { echo "stats failed"; cat "$tmp/stats"; exit 1; }
+grep -q MPI_Allreduce "$tmp/stats" || { echo "stats does not show MPI_Allreduce"; cat "$tmp/stats"; exit 1; }
+"$TS_BIN" replay "$tmp"/t/*.json >"$tmp/replay" || { echo "replay failed"; cat "$tmp/replay"; exit 1; }
+echo "record_mpi: ok"

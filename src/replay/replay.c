@@ -10,6 +10,7 @@
  * reported figure is the median over iterations. Cost O(V + E).
  */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -257,9 +258,15 @@ static int apply_whatifs(ts_replay *r, const ts_replay_options *opt, ts_error *e
 int ts_replay_run_graph(const ts_graph *g, const ts_replay_options *opt, ts_replay **out, ts_error *err)
 {
     *out = NULL;
-    ts_replay_options none = {.size = sizeof none};
-    if (!opt) opt = &none;
-    if (opt->size < sizeof *opt) return ts__error(err, TS_EINVAL, "replay: options from an older build (size %zu)", opt->size);
+    /* Options grow only at the end: a caller built against an older header
+     * passes a smaller size, and the fields it does not know stay zero. */
+    ts_replay_options o = {.size = sizeof o};
+    if (opt) {
+        if (opt->size < offsetof(ts_replay_options, max_iterations))
+            return ts__error(err, TS_EINVAL, "replay: options.size %zu is not set", opt->size);
+        memcpy(&o, opt, opt->size < sizeof o ? opt->size : sizeof o);
+    }
+    opt = &o;
     ts_replay *r = ts__calloc(1, sizeof *r);
     if (!r) return ts__error(err, TS_ENOMEM, "replay: out of memory");
     int64_t t0 = ts__now_ns();

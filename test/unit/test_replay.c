@@ -5,6 +5,7 @@
  * by hand, and on real traces (skipped when the shared data is absent).
  */
 #include <math.h>
+#include <stddef.h>
 
 #include "test.h"
 #include "core/core.h"
@@ -635,4 +636,24 @@ TEST(bucket_whatif_merges_buckets_by_the_expected_amount)
     CHECK(strstr(err.msg, "3 gradient all-reduces") != NULL);
     ts_trace_destroy(t);
     remove(gpath);
+}
+
+/* Options grow at the end: a caller that knows only the fields up to
+ * nccl_tests_log (an older header) still gets a replay, the newer fields zero. */
+TEST(replay_accepts_options_from_an_older_header)
+{
+    ts_trace *t = two_step_trace();
+    CHECK(t != NULL);
+    ts_replay_options o;
+    memset(&o, 0xff, sizeof o);               /* garbage past the old size must be ignored */
+    memset(&o, 0, offsetof(ts_replay_options, trace_bucket_mb));
+    o.size = offsetof(ts_replay_options, trace_bucket_mb);
+    ts_replay *r;
+    CHECK_EQ_INT(ts_replay_run(t, &o, &r, NULL), TS_OK);
+    CHECK_EQ_INT(ts_replay_predicted_iteration_ns(r), 100);
+    ts_replay_destroy(r);
+    o.size = 0;
+    ts_error err = {0};
+    CHECK_EQ_INT(ts_replay_run(t, &o, &r, &err), TS_EINVAL);
+    ts_trace_destroy(t);
 }

@@ -320,6 +320,30 @@ TEST(ctf_other_providers_events_are_skipped_beside_ours)
     remove_dir(dir);
 }
 
+/* Another tool's events that happen to use our names, with string fields
+ * where ours are integers: read with defaults, never trusted blindly. */
+TEST(ctf_events_named_like_ours_with_other_layouts_are_read_with_defaults)
+{
+    if (!have_bt2())
+        return;
+    const char *dir = make_ctf(
+        L("100\t10\t11\ttrainscope:complete\tphase=X\tts_ns=soon\tname=odd")
+        L("200\t10\t11\ttrainscope:range_end\tid=seven")
+        L("300\t10\t11\ttrainscope:pop"));
+    CHECK(dir);
+    ts_error err;
+    ts_trace *t = load(dir, &err);
+    if (!t)
+        TS_FAIL_("load failed: %s", err.msg);
+    const ts_rank *r = ts_trace_borrow_rank(t, 0);
+    uint32_t s = find_slice(r, "odd");
+    CHECK(s != TS_NONE32);
+    CHECK_EQ_INT(r->slices.ts_ns[s], 100);   /* no usable ts_ns: the event time */
+    CHECK_EQ_INT(r->warn_count[TS_WARN_UNMATCHED_END], 2);
+    ts_trace_destroy(t);
+    remove_dir(dir);
+}
+
 TEST(ctf_garbage_metadata_is_a_parse_error_naming_the_directory)
 {
     char dir[] = "/tmp/ts_ctfbad_XXXXXX";

@@ -745,3 +745,14 @@ TEST(ingest_skips_a_utf8_byte_order_mark)
     CHECK_EQ_INT(load_err("\xEF\xBB\xBFx", &err), TS_EPARSE);
     CHECK_EQ_STR(err.msg, "t.json: byte 3: expected '{' or '[' at the start of a Chrome trace");
 }
+
+TEST(ingest_keeps_sixteen_digit_epoch_microseconds_exact)
+{
+    ts_error err;
+    ts_rank *r = load_str("[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1711964646000000.123,\"dur\":1}]", &err);
+    CHECK(r != NULL);
+    CHECK_EQ_INT(r->slices.ts_ns[0], 1711964646000000123LL);
+    ts__rank_destroy(r);
+    CHECK_EQ_INT(load_err("[{\"ph\":\"X\",\"ts\":99999999999999999999,\"dur\":1}]", &err), TS_EPARSE);
+    CHECK(strstr(err.msg, "time value out of range") != NULL);
+}

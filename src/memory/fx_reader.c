@@ -10,8 +10,9 @@
  *   t = torch.ops.aten.op.ovl(args)                  tuple result, followed by
  *   x: "f32[..]" = t[0]                              its extracted outputs
  *   return [x, y, None]                              graph outputs
- * Invariants: a name is defined once; an argument is an existing name or a
- * literal; getitem lines follow their tuple's op with no kernel in between.
+ * Invariants: a parameter is defined once (an op result may reuse a name, as
+ * Python reassignment does); an argument is an existing name or a literal;
+ * getitem lines follow their tuple's op with no kernel in between.
  * Cost: one pass over the bytes, one hash lookup per identifier.
  */
 #include <ctype.h>

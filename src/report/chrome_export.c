@@ -61,28 +61,44 @@ static void slices(ts_buf *b, const ts_graph *g, uint32_t r, const uint8_t *crit
     }
 }
 
-/* Flow arrows between consecutive path nodes that are real slices. */
+typedef struct path_pt { uint32_t node; bool end; int64_t t_ns; } path_pt;
+
+static void arrow_end(ts_buf *b, const ts_graph *g, const path_pt *p, char ph, uint32_t id)
+{
+    uint16_t r = g->nodes.rank[p->node];
+    int pid = g->rank_number[r] >= 0 ? g->rank_number[r] : (int)r;
+    /* an end point is drawn 1 ns inside its slice so the viewer binds it there */
+    int64_t t = p->end && p->t_ns > ts__graph_start(g, p->node) ? p->t_ns - 1 : p->t_ns;
+    ts__buf_printf(b, "{\"ph\":\"%c\",\"cat\":\"critical_path\",\"name\":\"critical_path\",\"id\":%u,"
+                   "\"pid\":%d,\"tid\":%u,\"ts\":", ph, id, pid, g->lanes[g->nodes.lane[p->node]].track);
+    us(b, t);
+    ts__buf_puts(b, ph == 'f' ? ",\"bp\":\"e\"},\n" : "},\n");
+}
+
+/* Flow arrows along the path: between consecutive path points (in time
+ * order) of different nodes; barrier points are skipped, so a collective
+ * shows as one arrow from the straggler's arrival to the member's end. */
 static void flows(ts_buf *b, const ts_critical_path *cp)
 {
     const ts_graph *g = cp->g;
-    uint32_t prev = TS_NONE32, id = 0;
-    for (uint32_t i = 0; i < cp->n_nodes; i++) {
-        uint32_t n = cp->nodes[i];
-        if (g->nodes.rank[n] == TS_GRAPH_NO_RANK) continue;
-        if (prev != TS_NONE32) {
-            uint32_t ends[2] = {prev, n};
-            for (int k = 0; k < 2; k++) {
-                uint16_t r = g->nodes.rank[ends[k]];
-                int pid = g->rank_number[r] >= 0 ? g->rank_number[r] : (int)r;
-                uint32_t track = g->lanes[g->nodes.lane[ends[k]]].track;
-                ts__buf_printf(b, "{\"ph\":\"%c\",\"cat\":\"critical_path\",\"name\":\"critical_path\",\"id\":%u,"
-                               "\"pid\":%d,\"tid\":%u,\"ts\":", k ? 'f' : 's', id, pid, track);
-                us(b, ts__graph_start(g, ends[k]));
-                ts__buf_puts(b, k ? ",\"bp\":\"e\"},\n" : "},\n");
+    path_pt prev = {.node = TS_NONE32};
+    uint32_t id = 0;
+    for (uint32_t i = 0; i < cp->n_segs; i++) {
+        const ts_cp_segment *sg = &cp->segs[i];
+        path_pt pts[2] = {
+            {sg->edge == TS_NONE32 ? sg->node : g->edges.src[sg->edge],
+             sg->edge != TS_NONE32 && (g->edges.flags[sg->edge] & TS_EDGE_FROM_END), sg->start_ns},
+            {sg->node, sg->edge == TS_NONE32 || (g->edges.flags[sg->edge] & TS_EDGE_TO_END), sg->start_ns + sg->dur_ns},
+        };
+        for (int k = 0; k < 2; k++) {
+            if (g->nodes.rank[pts[k].node] == TS_GRAPH_NO_RANK) continue;
+            if (prev.node != TS_NONE32 && prev.node != pts[k].node) {
+                arrow_end(b, g, &prev, 's', id);
+                arrow_end(b, g, &pts[k], 'f', id);
+                id++;
             }
-            id++;
+            prev = pts[k];
         }
-        prev = n;
     }
 }
 

@@ -48,4 +48,21 @@ set -e
 [ $rc -eq 2 ] || { echo "missing iteration: exit $rc"; exit 1; }
 grep -q "rank 0 .* has no iteration 99" /tmp/cp_err.$$ || { cat /tmp/cp_err.$$; exit 1; }
 rm -f /tmp/cp_err.$$
+# the export of a 2-rank path: both ranks as processes, critical slices on
+# both, and an arrow that crosses from one rank to the other (the collective)
+OUT=$(mktemp); trap 'rm -f "$OUT"' EXIT
+"$BIN" critical-path --export "$OUT" "$EX/rank0.json" "$EX/rank1.json" >/dev/null
+/usr/bin/python3 - "$OUT" <<'PY'
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+names = {e["pid"]: e["args"]["name"] for e in ev if e.get("ph") == "M" and e.get("name") == "process_name"}
+assert names == {0: "rank 0", 1: "rank 1"}, names
+crit = {e["pid"] for e in ev if e.get("ph") == "X" and e.get("args", {}).get("critical")}
+assert crit == {0, 1}, crit
+s = {e["id"]: e for e in ev if e.get("cat") == "critical_path" and e["ph"] == "s"}
+f = {e["id"]: e for e in ev if e.get("cat") == "critical_path" and e["ph"] == "f"}
+assert s.keys() == f.keys() and len(s) > 10
+assert any(s[i]["pid"] != f[i]["pid"] for i in s), "no arrow crosses ranks"
+assert all(s[i]["ts"] <= f[i]["ts"] for i in s), "an arrow points back in time"
+PY
 echo ok

@@ -485,6 +485,32 @@ static void put_header(FILE *f, const conv *c)
     }
 }
 
+/* Tracks of other processes' ids are GPU work (collectors put it on pid =
+ * device, tid = stream, as Kineto does): name them like Kineto, once each.
+ * Bounded to 4096 tracks so a stream of odd ids cannot make this quadratic. */
+static void put_device_tracks(FILE *f, const conv *c)
+{
+    enum { MAX_TRACKS = 4096 };
+    int64_t (*seen)[2] = malloc(MAX_TRACKS * sizeof *seen);
+    uint32_t n = 0;
+    for (uint32_t i = 0; seen && i < c->n_ev && n < MAX_TRACKS; i++) {
+        const cev *e = &c->ev[i];
+        if (e->pid == (int64_t)c->hdr->pid) continue;
+        uint32_t k = 0, pid_seen = 0;
+        for (; k < n && !(seen[k][0] == e->pid && seen[k][1] == e->tid); k++) pid_seen |= seen[k][0] == e->pid;
+        if (k < n) continue;
+        seen[n][0] = e->pid;
+        seen[n][1] = e->tid;
+        n++;
+        if (!pid_seen)
+            fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%" PRId64 ",\"tid\":0,"
+                       "\"args\":{\"name\":\"GPU %" PRId64 "\"}}", e->pid, e->pid);
+        fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%" PRId64 ",\"tid\":%" PRId64 ","
+                   "\"args\":{\"name\":\"stream %" PRId64 "\"}}", e->pid, e->tid, e->tid);
+    }
+    free(seen);
+}
+
 /* Pick DIR/rank-R.pid.json, or .N.json after it when a stream of an earlier
  * image of the same pid (before exec) already took it. */
 static void out_name(const conv *c, const char *dir, char *path, size_t n)
@@ -506,6 +532,7 @@ static int write_json(conv *c, const char *dir, char *out_path, size_t out_n)
     FILE *f = fopen(tmp, "w");
     if (!f) return fail(c, TS_EIO, "cannot write %s: %s", tmp, strerror(errno));
     put_header(f, c);
+    put_device_tracks(f, c);
     for (uint32_t i = 0; i < c->n_ev; i++) put_event(f, c, &c->ev[i]);
     fputs("\n]}\n", f);
     int bad = ferror(f);

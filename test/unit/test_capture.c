@@ -414,3 +414,25 @@ TEST(fast_path_stamps_agree_with_the_monotonic_clock)
     }
     free(s);
 }
+
+TEST(device_tracks_get_kineto_process_and_stream_names)
+{
+    const char *dir = tmp_dir();
+    CHECK_EQ_INT(ts_trace_start(dir), TS_OK);
+    for (int stream = 7; stream <= 8; stream++)
+        for (int k = 0; k < 2; k++) {
+            ts_trace_event ev = {.size = sizeof ev, .phase = 'X', .cat = "kernel", .name = "gemm",
+                                 .ts_ns = ts_trace_now_ns(), .dur_ns = 1000, .pid = 0, .tid = stream};
+            CHECK_EQ_INT(ts_trace_emit(&ev), 0);
+        }
+    CHECK_EQ_INT(ts_trace_stop(), TS_OK);
+    char path[512];
+    CHECK_EQ_INT(find_file(dir, "pid-", path, sizeof path), 1);
+    CHECK(json_valid(path));
+    char *s = slurp(path);
+    CHECK_EQ_INT(count_str(s, "\"args\":{\"name\":\"GPU 0\"}"), 1);
+    CHECK_EQ_INT(count_str(s, "\"tid\":7,\"args\":{\"name\":\"stream 7\"}"), 1);
+    CHECK_EQ_INT(count_str(s, "\"tid\":8,\"args\":{\"name\":\"stream 8\"}"), 1);
+    CHECK_EQ_INT(count_str(s, "\"name\":\"gemm\""), 4);
+    free(s);
+}

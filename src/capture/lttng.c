@@ -139,6 +139,21 @@ TS_API void ts_trace_counter(const char *name, double value)
     real_ts_trace_counter(name, value);
 }
 
+TS_API void ts_trace_flow(uint64_t id, char phase, const char *cat)
+{
+    REAL(ts_trace_flow);
+    tell_rank();
+    lttng_ust_tracepoint(trainscope, flow, id, phase, cat ? cat : "");
+    real_ts_trace_flow(id, phase, cat);
+}
+
+TS_API void ts_trace_thread_name(const char *name)
+{
+    REAL(ts_trace_thread_name);
+    lttng_ust_tracepoint(trainscope, thread_name, name ? name : "");
+    real_ts_trace_thread_name(name);
+}
+
 TS_API void ts_trace_set_rank(int rank, int world_size)
 {
     REAL(ts_trace_set_rank);

@@ -24,6 +24,8 @@
  *                | ts_ns, dur_ns                          |
  *   alloc / free | ptr, bytes, device (-1 = host)         | "[memory]" instants (Bytes
  *                |                                        |   negative for free)
+ *   flow         | id, phase ('s','t','f'), cat           | flow end in the thread's range
+ *   thread_name  | name                                   | the thread track's name
  *   rank         | rank, world_size                       | the process's rank
  */
 #undef LTTNG_UST_TRACEPOINT_PROVIDER
@@ -147,6 +149,18 @@ LTTNG_UST_TRACEPOINT_EVENT(trainscope, free,
         lttng_ust_field_integer_hex(uint64_t, ptr, ptr)
         lttng_ust_field_integer(uint64_t, bytes, bytes)
         lttng_ust_field_integer(int32_t, device, device)))
+
+LTTNG_UST_TRACEPOINT_EVENT(trainscope, flow,
+    LTTNG_UST_TP_ARGS(uint64_t, id, int, phase, const char *, cat),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_integer(uint64_t, id, id)
+        lttng_ust_field_integer(int8_t, phase, phase)
+        lttng_ust_field_string(cat, cat)))
+
+LTTNG_UST_TRACEPOINT_EVENT(trainscope, thread_name,
+    LTTNG_UST_TP_ARGS(const char *, name),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_string(name, name)))
 
 LTTNG_UST_TRACEPOINT_EVENT(trainscope, rank,
     LTTNG_UST_TP_ARGS(int32_t, rank, int32_t, world_size),

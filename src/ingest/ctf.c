@@ -33,7 +33,7 @@
 
 enum ev_kind {
     EV_OTHER = 0, EV_PUSH, EV_POP, EV_RANGE_BEGIN, EV_RANGE_END, EV_INSTANT, EV_COUNTER,
-    EV_COMPLETE, EV_MEMCPY, EV_COLLECTIVE, EV_ALLOC, EV_FREE, EV_RANK,
+    EV_COMPLETE, EV_MEMCPY, EV_COLLECTIVE, EV_ALLOC, EV_FREE, EV_RANK, EV_FLOW, EV_THREAD_NAME,
 };
 
 static const struct { const char *name; enum ev_kind kind; } ev_names[] = {
@@ -43,6 +43,7 @@ static const struct { const char *name; enum ev_kind kind; } ev_names[] = {
     {"trainscope:complete", EV_COMPLETE}, {"trainscope:memcpy", EV_MEMCPY},
     {"trainscope:collective", EV_COLLECTIVE}, {"trainscope:alloc", EV_ALLOC},
     {"trainscope:free", EV_FREE},         {"trainscope:rank", EV_RANK},
+    {"trainscope:flow", EV_FLOW},         {"trainscope:thread_name", EV_THREAD_NAME},
 };
 
 typedef struct open_slice {
@@ -469,6 +470,25 @@ static void on_event(reader *R, const bt_message *msg)
     case EV_COLLECTIVE: on_collective(p, f, tid); break;
     case EV_ALLOC: on_memory(p, f, now_ns, tid, false); break;
     case EV_FREE: on_memory(p, f, now_ns, tid, true); break;
+    case EV_FLOW: {
+        /* Like the JSON writer's flow events: an end inside the thread's
+         * current range; 't' continues, so it binds like 's'. */
+        int ph = (int)int_of(f, "phase", 0);
+        const char *cat = str_of(f, "cat");
+        ts_flow_end fe = {.id = (uint64_t)int_of(f, "id", 0), .ts_ns = now_ns,
+                          .track = ts__rank_track(p->rank, TS_TRACK_THREAD, pid, tid),
+                          .cat = intern(p->rank, cat), .name = intern(p->rank, cat),
+                          .phase = (char)ph, .bind_enclosing = true};
+        if (ph == 's' || ph == 't' || ph == 'f')
+            ts__rank_add_flow_end(p->rank, &fe);
+        break;
+    }
+    case EV_THREAD_NAME: {
+        uint32_t t = ts__rank_track(p->rank, TS_TRACK_THREAD, pid, tid);
+        if (t != TS_NONE32)
+            p->rank->tracks[t].name_id = intern(p->rank, str_of(f, "name"));
+        break;
+    }
     case EV_RANK:
         p->rank_no = (int32_t)int_of(f, "rank", -1);
         p->world_size = (int32_t)int_of(f, "world_size", -1);

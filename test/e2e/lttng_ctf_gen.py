@@ -36,6 +36,8 @@ SCHEMA = {  # mirror of src/capture/lttng_tp.h
                    ("ts_ns", S64), ("dur_ns", S64)],
     "alloc": [("ptr", U64), ("bytes", U64), ("device", S32)],
     "free": [("ptr", U64), ("bytes", U64), ("device", S32)],
+    "flow": [("id", U64), ("phase", S8), ("cat", S)],
+    "thread_name": [("name", S)],
     "rank": [("rank", S32), ("world_size", S32)],
 }
 

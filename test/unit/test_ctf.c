@@ -259,6 +259,35 @@ TEST(ctf_ranges_end_on_another_thread_and_flows_link_launch_to_kernel)
     remove_dir(dir);
 }
 
+TEST(ctf_flow_events_link_ranges_across_threads_and_threads_get_names)
+{
+    if (!have_bt2())
+        return;
+    const char *dir = make_ctf(
+        L("100\t10\t11\tthread_name\tname=main")
+        L("110\t10\t11\tpush\tcat=cpu_op\tname=forward")
+        L("120\t10\t11\tflow\tid=3\tphase=s\tcat=fwdbwd")
+        L("130\t10\t11\tpop")
+        L("200\t10\t12\tpush\tcat=cpu_op\tname=backward")
+        L("210\t10\t12\tflow\tid=3\tphase=f\tcat=fwdbwd")
+        L("230\t10\t12\tpop"));
+    CHECK(dir);
+    ts_error err;
+    ts_trace *t = load(dir, &err);
+    if (!t)
+        TS_FAIL_("load failed: %s", err.msg);
+    const ts_rank *r = ts_trace_borrow_rank(t, 0);
+    uint32_t fw = find_slice(r, "forward"), bw = find_slice(r, "backward");
+    CHECK(fw != TS_NONE32 && bw != TS_NONE32);
+    CHECK_EQ_INT(r->flows.n, 1);
+    CHECK_EQ_INT(r->flows.from[0], fw);
+    CHECK_EQ_INT(r->flows.to[0], bw);
+    CHECK_EQ_INT(r->flows.kind[0], TS_FLOW_FWDBWD);
+    CHECK_EQ_STR(ts__rank_str(r, r->tracks[r->slices.track[fw]].name_id), "main");
+    ts_trace_destroy(t);
+    remove_dir(dir);
+}
+
 TEST(ctf_unmatched_pop_and_unclosed_push_are_warned_not_fatal)
 {
     if (!have_bt2())

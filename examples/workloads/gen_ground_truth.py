@@ -64,12 +64,17 @@ class TinyTransformer(torch.nn.Module):
         return self.head(self.encoder(self.embed(tokens)).mean(dim=1))
 
 
-def mlp():
-    dims = [512] * 9
+def mlp(width=512, hidden=8):
     layers = []
-    for a, b in zip(dims, dims[1:]):
-        layers += [torch.nn.Linear(a, b), torch.nn.ReLU()]
-    return torch.nn.Sequential(*layers, torch.nn.Linear(512, 10))
+    for _ in range(hidden):
+        layers += [torch.nn.Linear(width, width), torch.nn.ReLU()]
+    return torch.nn.Sequential(*layers, torch.nn.Linear(width, 10))
+
+
+def deepmlp():
+    # 32 layers of 256 KiB weights: a 0.25 MB cap gives one bucket per layer, so the
+    # per-all-reduce cost dominates and the bucket sizes have a clear order.
+    return mlp(256, 32)
 
 
 def cnn():
@@ -91,6 +96,7 @@ def cnn():
 # step near 50-100 ms with communication a visible share of it.
 MODELS = {
     "mlp": (mlp, lambda b, g: torch.randn(b, 512, generator=g), 2, [1, 4, 25]),
+    "deepmlp": (deepmlp, lambda b, g: torch.randn(b, 256, generator=g), 2, [0.25, 0.5, 1, 25]),
     "cnn": (cnn, lambda b, g: torch.randn(b, 3, 32, 32, generator=g), 2, [1, 2, 25]),
     "transformer": (TinyTransformer, lambda b, g: torch.randint(0, 1000, (b, 16), generator=g),
                     1, [1, 2, 25]),
@@ -339,10 +345,18 @@ def model_summary(caps, docs):
 
 
 def write_summary(summary, args):
+    """Writes results/summary.json; models measured by an earlier run (--models
+    names a subset) keep their entries."""
     path = os.path.join(args.out, "results", "summary.json")
+    models = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            models = json.load(f).get("models", {})
+    models.update(summary)
+    models = {m: models[m] for m in list(MODELS) + sorted(set(models) - set(MODELS)) if m in models}
     with open(path, "w") as f:
         json.dump({"torch_version": torch.__version__, "world_size": WORLD,
-                   "models": summary}, f, indent=1)
+                   "models": models}, f, indent=1)
 
 
 def prioritize(nice):

@@ -27,6 +27,7 @@ if lttng create "ts-bench-$$" --output="$tmp/lttng" >/dev/null 2>&1 &&
    lttng enable-event --userspace 'ts_bench:*' --session="ts-bench-$$" >/dev/null 2>&1 &&
    lttng start "ts-bench-$$" >/dev/null 2>&1; then
     session=yes
+    sleep 2   # the session and consumer daemons are busy setting up for a moment: not our cost
 fi
 "$BUILD/bench/capture" 4000000
 if [ $session = yes ]; then

@@ -545,9 +545,13 @@ int ts__trace_create(ts_rank **ranks, uint32_t n, ts_trace **out, ts_error *err)
 {
     *out = NULL;
     ts_trace *t = ts__calloc(1, sizeof *t);
-    if (!t) return ts__error(err, TS_ENOMEM, "out of memory");
-    t->ranks = ts__malloc((size_t)(n ? n : 1) * sizeof *t->ranks);
-    if (!t->ranks) { ts__free(t, sizeof *t); return ts__error(err, TS_ENOMEM, "out of memory"); }
+    if (t) t->ranks = ts__malloc((size_t)(n ? n : 1) * sizeof *t->ranks);
+    if (!t || !t->ranks) {
+        /* The trace owns the ranks whatever happens: free them here too. */
+        for (uint32_t i = 0; i < n; i++) ts__rank_destroy(ranks[i]);
+        if (t) ts__free(t, sizeof *t);
+        return ts__error(err, TS_ENOMEM, "out of memory");
+    }
     memcpy(t->ranks, ranks, (size_t)n * sizeof *ranks);
     t->n_ranks = n;
     qsort(t->ranks, n, sizeof *t->ranks, cmp_rank);

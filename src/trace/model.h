@@ -249,8 +249,9 @@ TS_NODISCARD int ts__rank_find_iterations(ts_rank *r, const char *marker);
 /* Sort, nest, bind flows, find iterations. After it the rank is read-only. */
 TS_NODISCARD int ts__rank_finish(ts_rank *r, ts_error *err);
 
-/* A trace takes ownership of ranks; it sorts them by rank number and rejects
- * two ranks claiming one number (that is an input error, not a warning). */
+/* A trace takes ownership of ranks, on failure too (they are freed); it sorts
+ * them by rank number and rejects two ranks claiming one number (that is an
+ * input error, not a warning). */
 TS_NODISCARD int ts__trace_create(ts_rank **ranks, uint32_t n, ts_trace **out, ts_error *err);
 
 /* ---- read helpers ---- */

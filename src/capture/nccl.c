@@ -455,33 +455,82 @@ TS_API ncclResult_t ncclCommInitAll(ncclComm_t *comm, int ndev, const int *devli
     WRAP_END();
 }
 
-/* Every rank of the parent calls split in the same order, so (parent id,
- * split ordinal, color) names the child identically on all its ranks. */
+/* A communicator made from another (split, shrink): NCCL knows its rank
+ * and size; its id comes from the parent's. */
+static void note_child(ts__nccl_record *r, ncclResult_t res, ncclComm_t *newcomm, uint64_t id)
+{
+    if (!created(res) || !newcomm || !*newcomm)
+        return;
+    int rank = -1, nranks = -1;
+    tls_inside++;
+    if (NEXT(CommUserRank)(*newcomm, &rank) != ncclSuccess)
+        rank = -1;
+    if (NEXT(CommCount)(*newcomm, &nranks) != ncclSuccess)
+        nranks = -1;
+    tls_inside--;
+    r->comm_id = id;
+    r->rank = rank, r->nranks = nranks;
+    comm_add(*newcomm, id, rank, nranks);
+}
+
+/* The parent's id and its next derivation ordinal: every rank of the parent
+ * splits and shrinks it in the same order, so (id, ordinal) is equal on all. */
+static uint64_t child_seed(ncclComm_t comm)
+{
+    comm_info *parent = comm_get(comm);
+    uint64_t ordinal = parent ? __atomic_add_fetch(&parent->split_seq, 1, __ATOMIC_RELAXED) : 0;
+    uint64_t id = ts__nccl_hash(TS_NCCL_HASH_SEED, parent ? &parent->id : &ordinal, sizeof(uint64_t));
+    return ts__nccl_hash(id, &ordinal, sizeof ordinal);
+}
+
 TS_API ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
                                   ncclConfig_t *config)
 {
     WRAP_BEGIN(CommSplit)(comm, color, key, newcomm, config);
     ts__nccl_record r;
     record_init(&r, "ncclCommSplit", NULL);
-    comm_info *parent = comm_get(comm);
-    uint64_t ordinal = parent ? __atomic_add_fetch(&parent->split_seq, 1, __ATOMIC_RELAXED) : 0;
+    uint64_t seed = child_seed(comm);
     WRAP_CALL((comm, color, key, newcomm, config));
-    if (created(res) && newcomm && *newcomm) {
-        int rank = -1, nranks = -1;
-        tls_inside++;
-        if (NEXT(CommUserRank)(*newcomm, &rank) != ncclSuccess)
-            rank = -1;
-        if (NEXT(CommCount)(*newcomm, &nranks) != ncclSuccess)
-            nranks = -1;
-        tls_inside--;
-        uint64_t id = ts__nccl_hash(TS_NCCL_HASH_SEED, parent ? &parent->id : &r.comm_id, sizeof(uint64_t));
-        id = ts__nccl_hash(id, &ordinal, sizeof ordinal);
-        r.comm_id = ts__nccl_hash(id, &color, sizeof color);
-        r.rank = rank, r.nranks = nranks;
-        comm_add(*newcomm, r.comm_id, rank, nranks);
-    }
+    note_child(&r, res, newcomm, ts__nccl_hash(seed, &color, sizeof color));
     WRAP_END();
 }
+
+#if TS_NCCL_HAVE_SHRINK
+/* Every remaining rank passes the same exclude list. */
+TS_API ncclResult_t ncclCommShrink(ncclComm_t comm, int *exclude, int n_exclude, ncclComm_t *newcomm,
+                                   ncclConfig_t *config, int flags)
+{
+    WRAP_BEGIN(CommShrink)(comm, exclude, n_exclude, newcomm, config, flags);
+    ts__nccl_record r;
+    record_init(&r, "ncclCommShrink", NULL);
+    uint64_t seed = child_seed(comm);
+    WRAP_CALL((comm, exclude, n_exclude, newcomm, config, flags));
+    if (exclude && n_exclude > 0)
+        seed = ts__nccl_hash(seed, exclude, (size_t)n_exclude * sizeof *exclude);
+    note_child(&r, res, newcomm, ts__nccl_hash(seed, "shrink", 6));
+    WRAP_END();
+}
+#endif
+
+#if TS_NCCL_HAVE_SCALABLE
+/* The same nId unique ids on every rank name the communicator. */
+TS_API ncclResult_t ncclCommInitRankScalable(ncclComm_t *comm, int nranks, int rank, int n_ids,
+                                             ncclUniqueId *ids, ncclConfig_t *config)
+{
+    WRAP_BEGIN(CommInitRankScalable)(comm, nranks, rank, n_ids, ids, config);
+    ts__nccl_record r;
+    record_init(&r, "ncclCommInitRankScalable", NULL);
+    WRAP_CALL((comm, nranks, rank, n_ids, ids, config));
+    uint64_t id = TS_NCCL_HASH_SEED;
+    for (int i = 0; ids && i < n_ids; i++)
+        id = ts__nccl_hash(id, ids[i].internal, sizeof ids[i].internal);
+    r.comm_id = id;
+    r.rank = rank, r.nranks = nranks;
+    if (created(res))
+        comm_add(*comm, id, rank, nranks);
+    WRAP_END();
+}
+#endif
 
 TS_API ncclResult_t ncclCommDestroy(ncclComm_t comm)
 {

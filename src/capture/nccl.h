@@ -63,6 +63,21 @@
     X(Recv, (void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t))                       \
     TS_NCCL_ALLTOALL_FUNC(X)
 
+#if defined(NCCL_VERSION_CODE) && NCCL_VERSION_CODE >= 22300
+#define TS_NCCL_SCALABLE_FUNC(X) X(CommInitRankScalable, (ncclComm_t *, int, int, int, ncclUniqueId *, ncclConfig_t *))
+#define TS_NCCL_HAVE_SCALABLE 1
+#else
+#define TS_NCCL_SCALABLE_FUNC(X)
+#define TS_NCCL_HAVE_SCALABLE 0
+#endif
+#if defined(NCCL_VERSION_CODE) && NCCL_VERSION_CODE >= 22700
+#define TS_NCCL_SHRINK_FUNC(X) X(CommShrink, (ncclComm_t, int *, int, ncclComm_t *, ncclConfig_t *, int))
+#define TS_NCCL_HAVE_SHRINK 1
+#else
+#define TS_NCCL_SHRINK_FUNC(X)
+#define TS_NCCL_HAVE_SHRINK 0
+#endif
+
 #define TS_NCCL_OTHER_FUNCS(X)                                                                      \
     X(GroupStart, (void))                                                                           \
     X(GroupEnd, (void))                                                                             \
@@ -72,7 +87,9 @@
     X(CommSplit, (ncclComm_t, int, int, ncclComm_t *, ncclConfig_t *))                             \
     X(CommDestroy, (ncclComm_t))                                                                    \
     X(CommCount, (const ncclComm_t, int *))                                                         \
-    X(CommUserRank, (const ncclComm_t, int *))
+    X(CommUserRank, (const ncclComm_t, int *))                                                      \
+    TS_NCCL_SCALABLE_FUNC(X)                                                                        \
+    TS_NCCL_SHRINK_FUNC(X)
 
 /* nccl.h declares these with "()"; give them prototypes. */
 ncclResult_t ncclGroupStart(void);

@@ -89,6 +89,21 @@ static ncclResult_t fake_split(ncclComm_t c, int color, int key, ncclComm_t *out
     return ncclSuccess;
 }
 static ncclResult_t fake_destroy(ncclComm_t c) { return ncclSuccess; }
+#if TS_NCCL_HAVE_SHRINK
+static ncclResult_t fake_shrink(ncclComm_t c, int *ex, int n_ex, ncclComm_t *out, ncclConfig_t *cfg, int flags)
+{
+    *out = (ncclComm_t)((char *)c + 2);
+    return ncclSuccess;
+}
+#endif
+#if TS_NCCL_HAVE_SCALABLE
+static ncclResult_t fake_scalable(ncclComm_t *comm, int nranks, int rank, int n_ids, ncclUniqueId *ids,
+                                  ncclConfig_t *cfg)
+{
+    *comm = (ncclComm_t)&fake_comms[rank];
+    return ncclSuccess;
+}
+#endif
 
 static void use_fake(void)
 {
@@ -107,6 +122,12 @@ static void use_fake(void)
     t.CommUserRank = fake_user_rank;
     t.CommSplit = fake_split;
     t.CommDestroy = fake_destroy;
+#if TS_NCCL_HAVE_SHRINK
+    t.CommShrink = fake_shrink;
+#endif
+#if TS_NCCL_HAVE_SCALABLE
+    t.CommInitRankScalable = fake_scalable;
+#endif
     ts__nccl_set_next(&t);
     ts__nccl_set_sink(keep);
     n_recs = 0;
@@ -261,6 +282,27 @@ TEST(nccl_split_children_get_one_id_on_every_rank)
     CHECK_EQ_INT(ncclCommSplit(comms[0], 0, 0, &kids[0], NULL), ncclSuccess);
     CHECK(recs[n_recs - 1].comm_id != kid_id);
 }
+
+#if TS_NCCL_HAVE_SHRINK && TS_NCCL_HAVE_SCALABLE
+TEST(nccl_scalable_init_and_shrink_give_one_id_on_every_rank)
+{
+    use_fake();
+    ncclUniqueId ids[2] = {unique_id('s'), unique_id('t')};
+    ncclComm_t comms[2], small[2];
+    CHECK_EQ_INT(ncclCommInitRankScalable(&comms[0], 2, 0, 2, ids, NULL), ncclSuccess);
+    CHECK_EQ_INT(ncclCommInitRankScalable(&comms[1], 2, 1, 2, ids, NULL), ncclSuccess);
+    CHECK_EQ_INT(n_recs, 2);
+    CHECK(recs[0].comm_id != 0 && recs[0].comm_id == recs[1].comm_id);
+    CHECK_EQ_INT(recs[1].rank, 1);
+    int exclude[1] = {3};
+    CHECK_EQ_INT(ncclCommShrink(comms[0], exclude, 1, &small[0], NULL, 0), ncclSuccess);
+    CHECK_EQ_INT(ncclCommShrink(comms[1], exclude, 1, &small[1], NULL, 0), ncclSuccess);
+    CHECK_EQ_INT(n_recs, 4);
+    CHECK(recs[2].comm_id != 0 && recs[2].comm_id == recs[3].comm_id);
+    CHECK(recs[2].comm_id != recs[0].comm_id);
+    CHECK_EQ_STR(recs[2].api, "ncclCommShrink");
+}
+#endif
 
 TEST(nccl_calls_made_inside_nccl_are_not_recorded)
 {

@@ -86,9 +86,11 @@ static void longest_paths(const ts_graph *g, const int32_t *idx, int64_t *t, uin
     }
 }
 
+static bool cp_warn_room(const ts_critical_path *cp) { return cp->n_warnings < sizeof cp->warnings / sizeof cp->warnings[0]; }
+
 /* Per graph rank, the iteration index holding step `step` (-1 = none). With
  * step < 0, picks the last step that every rank with iterations has. */
-static int find_iteration(const ts_graph *g, int64_t *step, int32_t *idx, ts_error *err)
+static int find_iteration(const ts_graph *g, ts_critical_path *cp, int64_t *step, int32_t *idx, ts_error *err)
 {
     bool any = false;
     for (uint32_t r = 0; r < g->n_ranks; r++) any |= g->trace->ranks[g->rank_model[r]]->n_iterations > 0;
@@ -112,6 +114,10 @@ static int find_iteration(const ts_graph *g, int64_t *step, int32_t *idx, ts_err
         idx[r] = -1;
         for (uint32_t i = 0; i < m->n_iterations; i++)
             if (m->iterations[i].step == *step) idx[r] = (int32_t)i;
+        if (m->n_iterations == 0 && cp_warn_room(cp))
+            snprintf(cp->warnings[cp->n_warnings++], sizeof cp->warnings[0],
+                     "rank %d has no iterations: all of its ops take part in iteration %lld", g->rank_number[r],
+                     (long long)*step);
         if (idx[r] < 0 && m->n_iterations)
             return ts__error(err, TS_EINVAL, "rank %d (%s) has no iteration %lld (it has %lld..%lld)",
                              g->rank_number[r], m->path ? m->path : "?", (long long)*step,
@@ -230,7 +236,7 @@ static bool is_launch_call(const char *n)
 static void check_cut_off(ts_critical_path *cp, const int32_t *idx)
 {
     const ts_graph *g = cp->g;
-    for (uint32_t r = 0; r < g->n_ranks && cp->n_warnings < 4; r++) {
+    for (uint32_t r = 0; r < g->n_ranks && cp_warn_room(cp); r++) {
         uint32_t lost = 0;
         int64_t last_kept = INT64_MIN;   /* latest launch whose GPU op is in the trace */
         for (uint32_t n = g->rank_first_node[r]; n < g->rank_first_node[r + 1]; n++)
@@ -273,7 +279,7 @@ int ts_critical_path_create(const ts_graph *g, int64_t iteration, ts_critical_pa
         cp->wait_on_rank_ns = ts__calloc(g->n_ranks + 1, sizeof *cp->wait_on_rank_ns);
         if (!cp->wait_on_rank_ns) rc = ts__error(err, TS_ENOMEM, "out of memory");
     }
-    if (rc == TS_OK) rc = find_iteration(g, &cp->step, idx, err);
+    if (rc == TS_OK) rc = find_iteration(g, cp, &cp->step, idx, err);
     if (rc == TS_OK) {
         if (idx[0] < 0 && g->n_ranks && g->trace->ranks[g->rank_model[0]]->n_iterations == 0) cp->step = -1;
         longest_paths(g, idx, t, arc);

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Bad input is never silent: traces of different jobs (a 2-rank job's rank 0
 # with a 128-rank job's rank 1) exit 2 naming both files; ranks missing from a
-# job and collectives that do not line up come back as warnings in the json;
+# job, collectives that do not line up and runs mixed without a world size to
+# tell them apart come back as warnings in the json;
 # usage errors and a missing file exit 2.
 BIN=${TS_BIN:-build/trainscope}
 DATA=${TS_DATA:-../shared/data}
@@ -19,6 +20,18 @@ w = " | ".join(d["graph_warnings"])
 assert "128 ranks but 2 traces" in w, w
 assert d["collectives"] > 0
 ' || fail "sampled pair warnings"
+# two relative-clock ranks of different runs (no world size, no epoch to
+# compare): the mismatch shows as unmatched collectives, causality
+# violations after alignment and a rank without iterations, all in warnings
+EX=$(dirname "$0")/../../examples/ddp_gloo
+"$BIN" critical-path --format json "$EX/rank0.json" "$DATA/torch-cpu-legacy/ddp_gloo_rank1.json" | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+w = " | ".join(d["graph_warnings"])
+assert "reached by 1 of 2 ranks" in w and "gloo:all_reduce" in w, w
+assert "before the last rank entered" in w, w
+assert "rank 1 has no iterations" in w, w
+' || fail "mixed legacy runs not flagged"
 "$BIN" critical-path >/dev/null 2>&1; [ $? -eq 2 ] || fail "no path"
 "$BIN" critical-path --format csv "$K/nccl_parser_config/nccl_data.json.gz" >/dev/null 2>&1; [ $? -eq 2 ] || fail "csv"
 "$BIN" critical-path --iteration x "$K/nccl_parser_config/nccl_data.json.gz" >/dev/null 2>&1; [ $? -eq 2 ] || fail "bad iteration"

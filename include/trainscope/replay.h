@@ -125,6 +125,9 @@ typedef struct ts_replay_options {
     double       trace_bucket_mb; /* with bucket_mb: the cap the trace was recorded with; 0 = infer
                                      it from the bucket count (caps giving one count can cut
                                      in different places) */
+    int          no_contention;   /* with bucket_mb on a CPU-only (gloo) job: 1 = keep compute times
+                                     as measured; 0 = re-time them for their new overlap with
+                                     the reductions (contention.c) */
 } ts_replay_options;
 
 /* Build the global graph of t, replay it with the what-if edits of opt (NULL

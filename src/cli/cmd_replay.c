@@ -45,6 +45,9 @@ static void usage(FILE *f)
           "                           registration order (for --bucket-mb)\n"
           "  --trace-bucket-mb X      the bucket cap the trace was recorded with\n"
           "                           (default: inferred from its bucket count)\n"
+          "  --no-contention          with --bucket-mb on a gloo (CPU) job: keep compute\n"
+          "                           times as measured instead of re-timing them for\n"
+          "                           their new overlap with the reductions\n"
           "  --world N                price collectives for N ranks\n"
           "  --bandwidth GBPS         price collectives at this bus bandwidth (GB/s)\n"
           "  --latency-us US          with --bandwidth: fixed cost per collective\n"
@@ -88,6 +91,7 @@ static int parse_option(int c, replay_args *a)
         }
         return 0;
     case 'g': a->opts.gradients_json = optarg; return 0;
+    case 'C': a->opts.no_contention = 1; return 0;
     case 'T':
         if (!parse_double(optarg, &a->opts.trace_bucket_mb) || a->opts.trace_bucket_mb <= 0) {
             ts_cli_errorf("replay: --trace-bucket-mb wants a size in MiB > 0, got '%s'", optarg);
@@ -120,7 +124,7 @@ static int parse_args(int argc, char **argv, replay_args *a)
         {"iterations", required_argument, 0, 'i'}, {"format", required_argument, 0, 'f'},
         {"export", required_argument, 0, 'e'},     {"scale", required_argument, 0, 's'},
         {"bucket-mb", required_argument, 0, 'b'},  {"gradients", required_argument, 0, 'g'},
-        {"trace-bucket-mb", required_argument, 0, 'T'},
+        {"trace-bucket-mb", required_argument, 0, 'T'}, {"no-contention", no_argument, 0, 'C'},
         {"world", required_argument, 0, 'w'},      {"bandwidth", required_argument, 0, 'B'},
         {"latency-us", required_argument, 0, 'l'}, {"nccl-tests", required_argument, 0, 'n'},
         {"iteration-marker", required_argument, 0, 'm'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "replay/contention.h"
 #include "replay/gradients.h"
 #include "replay/replay.h"
 
@@ -31,6 +32,7 @@ typedef struct old_bucket {
     uint32_t member;      /* sim node of this rank's member */
     uint32_t launch;      /* node whose start launched it (COLL_LAUNCH src, else member) */
     uint32_t coll;        /* row in r->colls */
+    bool     retired;     /* replaced by new buckets (false: its iteration was left as measured) */
 } old_bucket;
 
 enum { RB_MAX_SLOTS = 8 };
@@ -91,7 +93,7 @@ static int rank_buckets(const ts_replay *r, uint16_t rank, old_bucket **out, uin
             uint32_t m = g->coll_members[gc->first_member + k];
             if (g->nodes.rank[m] != rank || g->nodes.iteration[m] < 0) continue;
             if (ts__grow((void **)&v, &cap, sizeof *v, (size_t)n + 1)) { ts__free(v, cap * sizeof *v); return TS_ENOMEM; }
-            v[n++] = (old_bucket){m, launch_of(g, m), ci};
+            v[n++] = (old_bucket){m, launch_of(g, m), ci, false};
         }
     }
     if (n) qsort_r(v, n, sizeof *v, cmp_old, (void *)r);
@@ -235,13 +237,14 @@ static void ready_points(const rb_ctx *c, const old_bucket *ob, uint32_t n_units
  * result to the next op on the training thread, which mid-backward is no real
  * wait) waits instead for the latest new bucket launched before it, or for
  * none: waiting for a later bucket would be a cycle. */
-static void retire_old(rb_ctx *c, const old_bucket *o, const uint32_t *new_member, const int64_t *new_ready,
+static void retire_old(rb_ctx *c, old_bucket *o, const uint32_t *new_member, const int64_t *new_ready,
                        uint32_t j0)
 {
     ts_replay *r = c->r;
     const ts_graph *g = r->g;
     ts_sim *s = &r->sim;
     uint32_t m = o->member, bar = r->colls[o->coll].barrier;
+    o->retired = true;
     s->self_ns[m] = 0;
     s->self_ns[bar] = 0;
     for (uint32_t e = g->out_first[bar]; e < g->out_first[bar + 1]; e++)   /* only this rank's exit: */
@@ -289,7 +292,7 @@ static int64_t exit_residual(const ts_replay *r, uint32_t bar, uint32_t m)
  * from the old bucket of its last gradient, the delay between launch and
  * start and this rank's delay after completion, so an unchanged partition
  * replays as measured. */
-static int add_rank_iteration(rb_ctx *c, const old_bucket *ob, uint32_t n_units, uint32_t *new_member,
+static int add_rank_iteration(rb_ctx *c, old_bucket *ob, uint32_t n_units, uint32_t *new_member,
                               int64_t *new_resid, int64_t *new_ready, const uint32_t *anchor, const int64_t *gap)
 {
     ts_replay *r = c->r;
@@ -457,7 +460,7 @@ static int regroup_iteration(rb_ctx *c, rb_ranks *R, uint32_t n_ranks, uint32_t 
 {
     ts_replay *r = c->r;
     for (uint32_t k = 0; k < n_ranks; k++) {
-        const old_bucket *ob = R->ob[k] + R->cursor[k];
+        old_bucket *ob = R->ob[k] + R->cursor[k];
         uint32_t n_units = 0;
         int rc = iteration_units(c, ob, n_old, &n_units, err);
         if (rc) return rc;
@@ -531,6 +534,81 @@ static int regroup_all(rb_ctx *c, rb_ranks *R, uint32_t n_ranks, bool fill_only,
     return rc;
 }
 
+/* Compute ops a gloo reduction can slow: the training threads' CPU ops
+ * inside iterations, named per (rank, op name). */
+static int contention_ops(const ts_replay *r, const rb_ranks *R, ts_contention *ct)
+{
+    const ts_sim *s = &r->sim;
+    const ts_graph *g = r->g;
+    ts_map64 names;
+    ts__map64_init(&names);
+    ct->op = ts__malloc((size_t)s->n_base_nodes * sizeof *ct->op + 1);
+    ct->name_of = ts__malloc((size_t)s->n_base_nodes * sizeof *ct->name_of + 1);
+    int rc = ct->op && ct->name_of ? TS_OK : TS_ENOMEM;
+    for (uint32_t n = 0; rc == TS_OK && n < s->n_base_nodes; n++) {
+        uint16_t k = s->rank[n];
+        if (k >= ct->n_ranks || !R->n_ob[k] || s->kind[n] != TS_NODE_CPU_OP || s->iteration[n] < 0 ||
+            s->self_ns[n] <= 0 || s->lane[n] != s->lane[R->ob[k][0].launch] || g->nodes.slice[n] == TS_NONE32)
+            continue;
+        uint64_t key = (uint64_t)k << 32 | ts__graph_rank(g, n)->slices.name[g->nodes.slice[n]], id;
+        if (!ts__map64_get(&names, key, &id)) {
+            id = ct->n_names++;
+            if (ts__map64_put(&names, key, id)) { rc = TS_ENOMEM; break; }
+        }
+        ct->name_of[ct->n_ops] = (uint32_t)id;
+        ct->op[ct->n_ops++] = n;
+    }
+    ts__map64_free(&names);
+    return rc;
+}
+
+/* Members whose activity slows compute: every old one (measured; active
+ * unless retired) and every new one. */
+static int contention_members(const ts_replay *r, const rb_ranks *R, ts_contention *ct)
+{
+    const ts_sim *s = &r->sim;
+    uint32_t cap = s->n_nodes - s->n_base_nodes;
+    for (uint32_t k = 0; k < ct->n_ranks; k++) cap += R->n_ob[k];
+    ct->member = ts__malloc((size_t)cap * sizeof *ct->member + 1);
+    ct->active = ts__malloc((size_t)cap + 1);
+    if (!ct->member || !ct->active) return TS_ENOMEM;
+    for (uint32_t k = 0; k < ct->n_ranks; k++)
+        for (uint32_t i = 0; i < R->n_ob[k]; i++) {
+            ct->member[ct->n_members] = R->ob[k][i].member;
+            ct->active[ct->n_members++] = !R->ob[k][i].retired;
+        }
+    for (uint32_t n = s->n_base_nodes; n < s->n_nodes; n++)
+        if (s->kind[n] == TS_NODE_COMM_CPU) {
+            ct->member[ct->n_members] = n;
+            ct->active[ct->n_members++] = 1;
+        }
+    return TS_OK;
+}
+
+/* CPU-only jobs: re-time compute for the new buckets' overlap (contention.c). */
+static int apply_contention(ts_replay *r, const rb_ranks *R, uint32_t n_ranks, ts_error *err)
+{
+    const ts_graph *g = r->g;
+    if (g->lanes[r->sim.lane[R->ob[0][0].member]].on_gpu) return TS_OK;   /* NCCL reduces on the GPU */
+    ts_contention ct = {.n_ranks = (uint16_t)n_ranks};
+    size_t n_base = r->sim.n_base_nodes, n_all = r->sim.n_nodes;
+    uint32_t cap_members = (uint32_t)(n_all - n_base);
+    for (uint32_t k = 0; k < n_ranks; k++) cap_members += R->n_ob[k];
+    int rc = contention_ops(r, R, &ct);
+    if (rc == TS_OK) rc = contention_members(r, R, &ct);
+    double kappa = 0;
+    if (rc == TS_OK) rc = ts__contention_apply(&ct, &r->sim, &kappa, err);
+    else ts__error(err, rc, "replay: out of memory");
+    if (rc == TS_OK && kappa > 0)
+        ts__replay_warn(r, "--bucket-mb: compute slowed %.0f%% per concurrent gloo all-reduce (fitted on the trace); "
+                        "training-thread ops re-timed for the new overlap", kappa * 100);
+    ts__free(ct.op, n_base * sizeof *ct.op + 1);
+    ts__free(ct.name_of, n_base * sizeof *ct.name_of + 1);
+    ts__free(ct.member, (size_t)cap_members * sizeof *ct.member + 1);
+    ts__free(ct.active, (size_t)cap_members + 1);
+    return rc;
+}
+
 static int load_grads(const char *path, int64_t **rev, uint32_t *n, ts_error *err)
 {
     ts_gradients gr;
@@ -580,6 +658,7 @@ int ts__replay_rebucket(ts_replay *r, const ts_replay_options *opt, ts_error *er
     if (rc == TS_OK) rc = regroup_all(&c, &R, nr, false, &n_skipped, err);
     if (rc == TS_OK && c.n_old == 0)
         rc = ts__error(err, TS_ENODATA, "--bucket-mb: no iteration holds the same gradient all-reduces on every rank");
+    if (rc == TS_OK && !opt->no_contention) rc = apply_contention(r, &R, nr, err);
     if (rc == TS_OK && n_skipped)
         ts__replay_warn(r, "--bucket-mb: %u iterations left as measured: a rank holds another number of gradient "
                         "all-reduces there than usual (cut off at the trace's edge?)", n_skipped);

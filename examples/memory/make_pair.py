@@ -11,7 +11,9 @@ For each model (a small CNN with batch norm, an MLP) at a fixed batch:
      profile_memory=True; every CPU allocation and free it reports is summed in
      time order, and the highest sum plus the bytes alive before the step
      (parameters, buffers, the input batch) is the measured peak;
-  3. <model>/measured.json records both parts.
+  3. <model>/measured.json records both parts, and <model>/step_trace.json is
+     the profiler's Chrome trace of that step (CPU op durations, for
+     `trainscope memory --times-trace`).
 Run with Debian's torch 1.13 (CPU): /usr/bin/python3 examples/memory/make_pair.py
 The CPU allocator does not cache, so "alive" here is exactly what is allocated.
 """
@@ -112,8 +114,9 @@ def dump(gm, path):
         f.write("\n".join(out) + "\n        \n")
 
 
-def measure(step):
-    """Peak of the bytes allocated during step(), from the profiler's records."""
+def measure(step, trace_path):
+    """Peak of the bytes allocated during step(), from the profiler's records;
+    the step's trace (op durations) goes to trace_path."""
     grabbed = []
     orig = profiler_legacy._disable_profiler_legacy
 
@@ -123,8 +126,9 @@ def measure(step):
         return r
     profiler_legacy._disable_profiler_legacy = grab
     try:
-        with profiler_legacy.profile(profile_memory=True):
+        with profiler_legacy.profile(profile_memory=True) as prof:
             step()
+        prof.export_chrome_trace(trace_path)
     finally:
         profiler_legacy._disable_profiler_legacy = orig
     events = []
@@ -163,7 +167,7 @@ def main():
 
         def step():
             am(x).sum().backward()
-        peak, n = measure(step)
+        peak, n = measure(step, os.path.join(d, "step_trace.json"))
         res = {"model": name, "batch": x.shape[0], "alive_before_step_bytes": before,
                "step_peak_allocated_bytes": peak, "measured_peak_bytes": before + peak,
                "memory_events": n, "torch": torch.__version__,

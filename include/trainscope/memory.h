@@ -69,6 +69,10 @@ TS_API void ts_memgraph_destroy(ts_memgraph *g);
 /* Kernel times from a G10 time table (time_dict.json: {"<outputs>_<id>": ms},
  * or a text file with one "<key> <ms>" or "<ms>" per line, in kernel order). */
 TS_API TS_NODISCARD int ts_memgraph_load_times(ts_memgraph *g, const char *path, ts_error *err);
+/* Kernel times from a profiled run of the same step (rank 0, CPU ops): each
+ * kernel takes the duration of the next "aten::<op>" slice in start order.
+ * TS_EFORMAT when a kernel finds no match (not the same graph). */
+TS_API TS_NODISCARD int ts_memgraph_times_from_trace(ts_memgraph *g, const ts_trace *t, ts_error *err);
 /* Roofline times: max(flops / peak, bytes / bandwidth) + launch. */
 TS_API void ts_memgraph_estimate_times(ts_memgraph *g, const ts_mem_device *dev);
 /* Named presets "a100", "v100", "h100", "cpu"; NULL when unknown. */

@@ -23,7 +23,7 @@
 
 typedef struct mem_args {
     ts_mem_options opt;
-    const char *out_dir, *times, *device, *format;
+    const char *out_dir, *times, *times_trace, *device, *format;
     double peak_tflops, bandwidth_gbps, offload_gbps;
     int plots, top, batch, trace;
 } mem_args;
@@ -40,6 +40,8 @@ static void usage(FILE *f)
           "  -o, --output DIR         write kernels.config, tensors.config,\n"
           "                           liveness_analysis.config (G10's formats) and memory.json\n"
           "  --times FILE             kernel times: G10 time_dict.json or a text table (ms)\n"
+          "  --times-trace TRACE      kernel times from a profiled run of the same step\n"
+          "                           (CPU aten:: op durations, matched in order)\n"
           "  --device NAME            roofline times for a100, v100, h100 or cpu (default a100\n"
           "                           when no --times)\n"
           "  --peak-tflops X --bandwidth-gbps Y   roofline times for your own device\n"
@@ -68,7 +70,7 @@ static int parse_args(int argc, char **argv, mem_args *a)
         {"batch", required_argument, 0, 'n'}, {"plot", no_argument, 0, 'L'},
         {"top", required_argument, 0, 'T'}, {"format", required_argument, 0, 'f'},
         {"trace", no_argument, 0, 'r'}, {"hold-saved", no_argument, 0, 'H'},
-        {"workspace", required_argument, 0, 'W'},
+        {"workspace", required_argument, 0, 'W'}, {"times-trace", required_argument, 0, 'X'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int c;
     optind = 1;
@@ -76,6 +78,7 @@ static int parse_args(int argc, char **argv, mem_args *a)
         switch (c) {
         case 'o': a->out_dir = optarg; break;
         case 't': a->times = optarg; break;
+        case 'X': a->times_trace = optarg; break;
         case 'd': a->device = optarg; break;
         case 'P': a->peak_tflops = atof(optarg); break;
         case 'B': a->bandwidth_gbps = atof(optarg); break;
@@ -115,6 +118,13 @@ static int parse_args(int argc, char **argv, mem_args *a)
 static int set_times(ts_memgraph *g, const mem_args *a, ts_error *err)
 {
     if (a->times) return ts_memgraph_load_times(g, a->times, err);
+    if (a->times_trace) {
+        ts_trace *t = NULL;
+        int rc = ts_trace_load(&a->times_trace, 1, NULL, &t, err);
+        if (!rc) rc = ts_memgraph_times_from_trace(g, t, err);
+        ts_trace_destroy(t);
+        return rc;
+    }
     ts_mem_device own = {"custom", a->peak_tflops, a->bandwidth_gbps, 2.0};
     const ts_mem_device *dev = a->peak_tflops > 0 ? &own : ts_mem_device_find(a->device ? a->device : "a100");
     if (!dev) return ts__error(err, TS_EINVAL, "unknown device '%s' (a100, v100, h100, cpu)", a->device);

@@ -6,6 +6,7 @@
  * instants, then one scan of one thread's slices per reported peak.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "memory/memgraph.h"
 #include "trace/model.h"
@@ -82,5 +83,53 @@ int ts_mem_trace_peaks(const ts_trace *t, ts_mem_trace_peak *out, uint32_t cap, 
             ops_around(r, tracks[i - first], out[i].peak_ns, &out[i]);
     }
     if (*n == 0) return ts__error(err, TS_ENODATA, "no [memory] events with \"Total Allocated\" (profile_memory=True)");
+    return TS_OK;
+}
+
+/* Order of CPU slices by start time (a parent before its children). */
+static const ts_rank *g_sort_rank;
+static int by_start(const void *a, const void *b)
+{
+    const ts_rank *r = g_sort_rank;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    if (r->slices.ts_ns[x] != r->slices.ts_ns[y]) return r->slices.ts_ns[x] < r->slices.ts_ns[y] ? -1 : 1;
+    return (r->slices.depth[x] > r->slices.depth[y]) - (r->slices.depth[x] < r->slices.depth[y]);
+}
+
+/* Kernel times from a profiled run of the same step: graph kernel k takes the
+ * duration of the next "aten::<op>" CPU slice (in start order, every thread)
+ * after the previous match; slices nested in a match are skipped, and so are
+ * ops outside the graph (the loss, autograd's bookkeeping). */
+int ts_memgraph_times_from_trace(ts_memgraph *g, const ts_trace *t, ts_error *err)
+{
+    if (!t->n_ranks) return ts__error(err, TS_ENODATA, "the trace has no rank");
+    const ts_rank *r = t->ranks[0];
+    uint32_t n = 0, *order = ts__malloc(((size_t)r->slices.n + 1) * sizeof *order);
+    if (!order) return ts__error(err, TS_ENOMEM, "out of memory");
+    for (uint32_t s = 0; s < r->slices.n; s++)
+        if (r->tracks[r->slices.track[s]].kind == TS_TRACK_THREAD &&
+            !strncmp(ts__rank_str(r, r->slices.name[s]), "aten::", 6))
+            order[n++] = s;
+    g_sort_rank = r; /* qsort has no context argument in C11; single-threaded use */
+    qsort(order, n, sizeof *order, by_start);
+    int rc = TS_OK;
+    uint32_t j = 0;
+    for (uint32_t k = 0; k < g->n_kernels && !rc; k++) {
+        const char *op = ts__mem_name(g, g->kernels[k].op_id);
+        while (j < n && strcmp(ts__rank_str(r, r->slices.name[order[j]]) + 6, op)) j++;
+        if (j == n) {
+            rc = ts__error(err, TS_EFORMAT, "kernel %u (aten::%s, %s line %u) has no match left in the trace: "
+                           "not a run of the same graph", k, op, g->files[g->kernels[k].in_backward],
+                           g->kernels[k].line);
+            break;
+        }
+        int64_t start = r->slices.ts_ns[order[j]], end = start + r->slices.dur_ns[order[j]];
+        g->kernels[k].time_ns = end - start;
+        for (j++; j < n && r->slices.ts_ns[order[j]] < end; j++) {}
+    }
+    ts__free(order, ((size_t)r->slices.n + 1) * sizeof *order);
+    if (rc) return rc;
+    g->have_times = true;
+    snprintf(g->time_source, sizeof g->time_source, "trace (CPU op durations)");
     return TS_OK;
 }

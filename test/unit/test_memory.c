@@ -362,23 +362,31 @@ TEST(memory_cpu_workspace_adds_onednn_scratch_while_a_kernel_runs)
     ts_memgraph_destroy(cpu);
 }
 
+/* Write a Kineto-style trace whose events are `events` (JSON, comma-separated). */
+static char *write_trace(const char *events)
+{
+    char body[4096];
+    snprintf(body, sizeof body, "{\"traceEvents\": [%s]}\n", events);
+    char *t = write_tmp(body), *path = malloc(strlen(t) + 6);
+    sprintf(path, "%s.json", t);
+    if (rename(t, path) != 0) abort();
+    free(t);
+    return path;
+}
+
+#define OP(name, ts, dur) "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"" name "\", \"pid\": 1, " \
+    "\"tid\": 1, \"ts\": " #ts ", \"dur\": " #dur ", \"args\": {}}"
+
 TEST(memory_kineto_trace_peak_per_device_with_enclosing_ops)
 {
-    char *t = write_tmp(
-        "{\"traceEvents\": [\n"
-        " {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"ProfilerStep#1\", \"pid\": 10, \"tid\": 10, \"ts\": 1000, \"dur\": 500, \"args\": {}},\n"
-        " {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::conv2d\", \"pid\": 10, \"tid\": 10, \"ts\": 1100, \"dur\": 100, \"args\": {}},\n"
-        " {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::empty\", \"pid\": 10, \"tid\": 10, \"ts\": 1110, \"dur\": 10, \"args\": {}},\n"
-        " {\"ph\": \"i\", \"cat\": \"[memory]\", \"name\": \"[memory]\", \"pid\": 10, \"tid\": 10, \"ts\": 1115, \"s\": \"t\","
+    char *path = write_trace(
+        OP("ProfilerStep#1", 1000, 500) "," OP("aten::conv2d", 1100, 100) "," OP("aten::empty", 1110, 10) ",\n"
+        " {\"ph\": \"i\", \"cat\": \"[memory]\", \"name\": \"[memory]\", \"pid\": 1, \"tid\": 1, \"ts\": 1115, \"s\": \"t\","
         "  \"args\": {\"Device Type\": 1, \"Device Id\": 0, \"Bytes\": 4096, \"Total Allocated\": 1052672}},\n"
-        " {\"ph\": \"i\", \"cat\": \"[memory]\", \"name\": \"[memory]\", \"pid\": 10, \"tid\": 10, \"ts\": 1300, \"s\": \"t\","
+        " {\"ph\": \"i\", \"cat\": \"[memory]\", \"name\": \"[memory]\", \"pid\": 1, \"tid\": 1, \"ts\": 1300, \"s\": \"t\","
         "  \"args\": {\"Device Type\": 1, \"Device Id\": 0, \"Bytes\": -4096, \"Total Allocated\": 1048576}},\n"
-        " {\"ph\": \"i\", \"cat\": \"[memory]\", \"name\": \"[memory]\", \"pid\": 10, \"tid\": 10, \"ts\": 1050, \"s\": \"t\","
-        "  \"args\": {\"Device Type\": 0, \"Device Id\": -1, \"Bytes\": 512, \"Total Allocated\": 512}}\n"
-        "]}\n");
-    char *path = malloc(strlen(t) + 6);
-    sprintf(path, "%s.json", t);
-    CHECK(rename(t, path) == 0);
+        " {\"ph\": \"i\", \"cat\": \"[memory]\", \"name\": \"[memory]\", \"pid\": 1, \"tid\": 1, \"ts\": 1050, \"s\": \"t\","
+        "  \"args\": {\"Device Type\": 0, \"Device Id\": -1, \"Bytes\": 512, \"Total Allocated\": 512}}");
     const char *paths[1] = {path};
     ts_trace *tr = NULL;
     ts_error err = {0};
@@ -398,5 +406,30 @@ TEST(memory_kineto_trace_peak_per_device_with_enclosing_ops)
     ts_trace_destroy(tr);
     unlink(path);
     free(path);
-    free(t);
+}
+
+TEST(memory_times_from_trace_match_aten_ops_in_order_skipping_nested_and_foreign_ops)
+{
+    ts_error err = {0};
+    ts_memgraph *g = load_opt(CONV_FWD, CONV_BWD, (ts_mem_options){0}, &err);
+    char *good = write_trace(OP("aten::convolution", 10, 100) "," OP("aten::convolution", 20, 50) ","
+                             OP("aten::sum", 200, 5) "," OP("aten::convolution_backward", 300, 300));
+    char *bad = write_trace(OP("aten::convolution", 10, 100));
+    const char *p1[1] = {good}, *p2[1] = {bad};
+    ts_trace *t1 = NULL, *t2 = NULL;
+    CHECK(g != NULL);
+    CHECK_EQ_INT(ts_trace_load(p1, 1, NULL, &t1, &err), TS_OK);
+    CHECK_EQ_INT(ts_trace_load(p2, 1, NULL, &t2, &err), TS_OK);
+    if (g && t1 && t2) {
+        CHECK_EQ_INT(ts_memgraph_times_from_trace(g, t1, &err), TS_OK);
+        CHECK_EQ_INT(g->kernels[0].time_ns, 100000);   /* the nested convolution is skipped */
+        CHECK_EQ_INT(g->kernels[1].time_ns, 300000);   /* aten::sum (the loss) is not in the graph */
+        CHECK_EQ_INT(ts_memgraph_times_from_trace(g, t2, &err), TS_EFORMAT);
+        CHECK(strstr(err.msg, "kernel 1 (aten::convolution_backward") != NULL);
+    }
+    ts_trace_destroy(t1);
+    ts_trace_destroy(t2);
+    ts_memgraph_destroy(g);
+    unlink(good); unlink(bad);
+    free(good); free(bad);
 }

@@ -19,5 +19,5 @@ class GraphModule(torch.nn.Module):
         _reshape_alias: "f32[64, 64]" = torch.ops.aten._reshape_alias.default(mean, [64, 64], [64, 1])
         t: "f32[64, 10]" = torch.ops.aten.t.default(primals_9)
         addmm: "f32[64, 10]" = torch.ops.aten.addmm.default(primals_10, _reshape_alias, t)
-        return [addmm, getitem_6, convolution_1, primals_12, primals_1, getitem_1, relu, getitem_3, _reshape_alias, primals_3, primals_17, getitem_2, getitem_4, t, relu_1, getitem_7, primals_11, primals_7, primals_5, convolution, primals_14, primals_15]
+        return [addmm, convolution, primals_7, getitem_1, relu, _reshape_alias, primals_5, getitem_3, t, primals_1, primals_14, primals_11, getitem_2, getitem_4, primals_15, relu_1, getitem_7, primals_12, primals_3, primals_17, convolution_1, getitem_6]
         

@@ -31,5 +31,5 @@ class GraphModule(torch.nn.Module):
         _reshape_alias: "f32[32, 128]" = torch.ops.aten._reshape_alias.default(mean, [32, 128], [128, 1])
         t: "f32[128, 10]" = torch.ops.aten.t.default(primals_17)
         addmm: "f32[32, 10]" = torch.ops.aten.addmm.default(primals_18, _reshape_alias, t)
-        return [addmm, primals_26, getitem_1, primals_11, primals_1, primals_5, getitem_7, primals_29, getitem_8, getitem_10, relu_1, getitem_13, primals_25, primals_3, primals_23, primals_22, getitem_4, getitem_9, primals_28, t, convolution, getitem_5, primals_7, relu, convolution_2, primals_20, relu_2, convolution_1, primals_9, primals_15, primals_31, getitem_2, getitem_12, primals_19, convolution_3, _reshape_alias, relu_3, primals_13]
+        return [addmm, primals_5, getitem_2, convolution_3, primals_22, convolution_1, primals_3, primals_19, getitem_12, relu_2, primals_13, primals_1, relu_3, primals_26, primals_23, primals_7, getitem_1, primals_11, primals_28, primals_31, getitem_7, t, primals_15, relu_1, primals_20, getitem_8, getitem_10, primals_25, primals_29, convolution, getitem_13, primals_9, getitem_4, getitem_9, relu, getitem_5, _reshape_alias, convolution_2]
         

@@ -28,5 +28,5 @@ class GraphModule(torch.nn.Module):
         relu_3: "f32[48, 100]" = torch.ops.aten.relu.default(addmm)
         t_1: "f32[100, 10]" = torch.ops.aten.t.default(primals_15)
         addmm_1: "f32[48, 10]" = torch.ops.aten.addmm.default(primals_16, relu_3, t_1)
-        return [addmm_1, relu, getitem_7, primals_24, getitem_5, primals_3, primals_7, primals_26, getitem_10, primals_5, primals_17, getitem_2, _reshape_alias, primals_1, t_1, relu_3, primals_9, primals_18, primals_21, convolution_2, getitem_9, primals_20, convolution_1, getitem_1, primals_11, primals_23, convolution, getitem_6, getitem_4, t, relu_1, relu_2]
+        return [addmm_1, getitem_9, primals_7, primals_9, primals_23, convolution_1, primals_11, relu_2, primals_1, getitem_1, getitem_6, _reshape_alias, primals_20, convolution, getitem_4, primals_3, relu_1, primals_21, convolution_2, getitem_7, primals_24, primals_18, t_1, relu, getitem_10, getitem_5, primals_5, primals_17, t, relu_3, primals_26, getitem_2]
         

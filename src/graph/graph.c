@@ -238,7 +238,7 @@ static int sort_edges_by_src(ts_graph *g)
 
     if (ne == 0) { ts__free(perm, 1); return TS_OK; }
     /* Apply the permutation column by column through one scratch buffer. */
-    void *tmp = ts__malloc((size_t)ne * 8 + 8);
+    void *tmp = ts__malloc((size_t)ne * 4 + 8);   /* the widest column permuted here is 4 bytes */
     if (!tmp) { ts__free(perm, (size_t)ne * sizeof *perm + 1); return TS_ENOMEM; }
 #define PERMUTE(col, T) do { T *t_ = tmp; for (uint32_t i = 0; i < ne; i++) t_[i] = e->col[perm[i]]; \
                              memcpy(e->col, t_, (size_t)ne * sizeof(T)); } while (0)
@@ -247,7 +247,7 @@ static int sort_edges_by_src(ts_graph *g)
     PERMUTE(kind, uint8_t);
     PERMUTE(flags, uint8_t);
 #undef PERMUTE
-    ts__free(tmp, (size_t)ne * 8 + 8);
+    ts__free(tmp, (size_t)ne * 4 + 8);
     ts__free(perm, (size_t)ne * sizeof *perm + 1);
     return TS_OK;
 }

@@ -87,10 +87,9 @@ int ts_mem_trace_peaks(const ts_trace *t, ts_mem_trace_peak *out, uint32_t cap, 
 }
 
 /* Order of CPU slices by start time (a parent before its children). */
-static const ts_rank *g_sort_rank;
-static int by_start(const void *a, const void *b)
+static int by_start(const void *a, const void *b, void *ctx)
 {
-    const ts_rank *r = g_sort_rank;
+    const ts_rank *r = ctx;
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     if (r->slices.ts_ns[x] != r->slices.ts_ns[y]) return r->slices.ts_ns[x] < r->slices.ts_ns[y] ? -1 : 1;
     return (r->slices.depth[x] > r->slices.depth[y]) - (r->slices.depth[x] < r->slices.depth[y]);
@@ -110,8 +109,7 @@ int ts_memgraph_times_from_trace(ts_memgraph *g, const ts_trace *t, ts_error *er
         if (r->tracks[r->slices.track[s]].kind == TS_TRACK_THREAD &&
             !strncmp(ts__rank_str(r, r->slices.name[s]), "aten::", 6))
             order[n++] = s;
-    g_sort_rank = r; /* qsort has no context argument in C11; single-threaded use */
-    qsort(order, n, sizeof *order, by_start);
+    qsort_r(order, n, sizeof *order, by_start, (void *)r);
     int rc = TS_OK;
     uint32_t j = 0;
     for (uint32_t k = 0; k < g->n_kernels && !rc; k++) {

@@ -6,4 +6,5 @@
 #include "trainscope/ingest.h"
 #include "trainscope/analyze.h"
 #include "trainscope/report.h"
+#include "trainscope/graph.h"
 #endif

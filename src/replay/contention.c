@@ -82,7 +82,7 @@ static void overlaps(const ts_contention *ct, const ts_sim *s, bool simulated, s
 static double fit_kappa(const ts_contention *ct, const int64_t *dur, const double *f, double *base)
 {
     double kappa = 0, *den = base + ct->n_names;
-    for (int round = 0; round < 12; round++) {
+    for (int round = 0; round < 60; round++) {   /* converges geometrically; 60 rounds of O(ops) */
         for (uint32_t k = 0; k < ct->n_names; k++) base[k] = den[k] = 0;
         for (uint32_t k = 0; k < ct->n_ops; k++) {
             double g = 1 + kappa * f[k];

@@ -657,3 +657,63 @@ TEST(replay_accepts_options_from_an_older_header)
     CHECK_EQ_INT(ts_replay_run(t, &o, &r, &err), TS_EINVAL);
     ts_trace_destroy(t);
 }
+
+/* ---- CPU contention (gloo) ---- */
+
+#include "replay/contention.h"
+
+/* Four 100 ns "mm" ops on one thread; the second and the fourth ran beside an
+ * all-reduce and took 200 ns (so kappa = 1 per concurrent all-reduce). In
+ * the edited schedule the all-reduces are retired and one new all-reduce runs
+ * after the ops: nothing overlaps any more, every op takes 100 ns, and the
+ * thread finishes at 400 instead of 600. */
+TEST(contention_fits_kappa_and_retimes_ops_for_new_overlap)
+{
+    ts_sim s;
+    ts__sim_init(&s);
+    uint32_t op[4], prev = TS_NONE32;
+    int64_t t = 0;
+    for (int i = 0; i < 4; i++) {
+        int64_t d = i % 2 ? 200 : 100;
+        op[i] = ts__sim_add_node(&s, 0, K_CPU, t, d, t, t + d);
+        if (prev != TS_NONE32) ts__sim_add_edge(&s, prev, op[i], TS_SIM_FROM_END, 0);
+        prev = op[i];
+        t += d;
+    }
+    uint32_t m1 = ts__sim_add_node(&s, 0, K_COMM, 100, 0, 100, 300);   /* retired: self 0 */
+    uint32_t m2 = ts__sim_add_node(&s, 0, K_COMM, 400, 0, 400, 600);
+    uint32_t nw = ts__sim_add_node(&s, 0, K_COMM, 1000, 100, INT64_MIN, INT64_MIN);
+    uint32_t ops[4] = {op[0], op[1], op[2], op[3]}, names[4] = {0, 0, 0, 0};
+    uint32_t members[3] = {m1, m2, nw};
+    uint8_t active[3] = {0, 0, 1};
+    ts_contention ct = {.n_ranks = 1, .op = ops, .name_of = names, .n_ops = 4, .n_names = 1,
+                        .member = members, .active = active, .n_members = 3};
+    double kappa = 0;
+    CHECK_EQ_INT(ts__contention_apply(&ct, &s, &kappa, NULL), TS_OK);
+    CHECK_NEAR(kappa, 1.0, 1e-6);
+    CHECK_EQ_INT(ts__sim_run(&s, NULL), TS_OK);
+    for (int i = 0; i < 4; i++) CHECK_EQ_INT(s.self_ns[op[i]], 100);
+    CHECK_EQ_INT(s.end_ns[op[3]], 400);
+    ts__sim_free(&s);
+}
+
+TEST(contention_keeps_measured_times_when_overlap_is_unchanged)
+{
+    ts_sim s;
+    ts__sim_init(&s);
+    uint32_t a = ts__sim_add_node(&s, 0, K_CPU, 0, 100, 0, 100);
+    uint32_t b = ts__sim_add_node(&s, 0, K_CPU, 100, 200, 100, 300);
+    ts__sim_add_edge(&s, a, b, TS_SIM_FROM_END, 0);
+    uint32_t m = ts__sim_add_node(&s, 0, K_COMM, 100, 200, 100, 300);
+    uint32_t ops[2] = {a, b}, names[2] = {0, 0}, members[1] = {m};
+    uint8_t active[1] = {1};
+    ts_contention ct = {.n_ranks = 1, .op = ops, .name_of = names, .n_ops = 2, .n_names = 1,
+                        .member = members, .active = active, .n_members = 1};
+    double kappa = 0;
+    CHECK_EQ_INT(ts__contention_apply(&ct, &s, &kappa, NULL), TS_OK);
+    CHECK(kappa > 0.5);
+    CHECK_EQ_INT(s.self_ns[b], 200);
+    CHECK_EQ_INT(ts__sim_run(&s, NULL), TS_OK);
+    CHECK_EQ_INT(s.end_ns[b], 300);
+    ts__sim_free(&s);
+}

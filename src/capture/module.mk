@@ -67,7 +67,7 @@ $(BUILD)/bench/capture: MODULE_LDLIBS += -L$(BUILD) -ltrainscope-trace -Wl,-rpat
 #   build/libtrainscope-lttng.so the LTTng backend (lttng.c, tracepoints in lttng_tp.h), preloaded
 #                                ahead of libtrainscope-trace.so; built when lttng-ust is found.
 #                                lttng_session.c (session control for `record`) is in libtrainscope.
-# Both link libtrainscope-trace.so (one runtime) and the CUDA libraries by rpath.
+# All three link libtrainscope-trace.so (one runtime); the CUDA ones find CUDA libraries by rpath.
 # test_cupti / test_nccl get -DTS_HAVE_CUPTI / -DTS_HAVE_NCCL and the collector
 # objects; without the headers they compile to empty test binaries.
 CAPTURE_GPU_SRCS := $(wildcard src/capture/cupti*.c src/capture/nccl*.c) src/capture/lttng.c

@@ -363,16 +363,36 @@ static int cmp_ev(const void *a, const void *b)
 
 /* ---- JSON output ---- */
 
+/* Length of the valid UTF-8 sequence at p (1-4), or 0 when it is not one
+ * (a name cut at TS_TRACE_MAX_STR may end in half a character). */
+static int utf8_len(const unsigned char *p)
+{
+    int n = *p < 0x80 ? 1 : (*p & 0xe0) == 0xc0 ? 2 : (*p & 0xf0) == 0xe0 ? 3 : (*p & 0xf8) == 0xf0 ? 4 : 0;
+    for (int i = 1; i < n; i++)   /* stops at the NUL: it is no continuation byte */
+        if ((p[i] & 0xc0) != 0x80) return 0;
+    if ((n == 2 && p[0] < 0xc2) || (n == 3 && p[0] == 0xe0 && p[1] < 0xa0) ||
+        (n == 4 && p[0] == 0xf0 && p[1] < 0x90))
+        return 0;   /* overlong */
+    if ((n == 3 && p[0] == 0xed && p[1] >= 0xa0) || (n == 4 && (p[0] > 0xf4 || (p[0] == 0xf4 && p[1] >= 0x90))))
+        return 0;   /* a surrogate, or beyond U+10FFFF */
+    return n;
+}
+
+/* A JSON string; bytes that are not UTF-8 become U+FFFD so the file stays valid. */
 static void put_json_str(FILE *f, const char *s)
 {
     putc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        int n = utf8_len(p);
+        if (n == 0) { fputs("\\ufffd", f); p++; continue; }
+        if (n > 1) { fwrite(p, 1, (size_t)n, f); p += n; continue; }
         if (*p == '"' || *p == '\\') { putc('\\', f); putc(*p, f); }
         else if (*p == '\n') fputs("\\n", f);
         else if (*p == '\t') fputs("\\t", f);
         else if (*p == '\r') fputs("\\r", f);
         else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
         else putc(*p, f);
+        p++;
     }
     putc('"', f);
 }

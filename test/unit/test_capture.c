@@ -436,3 +436,77 @@ TEST(device_tracks_get_kineto_process_and_stream_names)
     CHECK_EQ_INT(count_str(s, "\"name\":\"gemm\""), 4);
     free(s);
 }
+
+/* The converter reads files a crash may have mangled: random byte damage to a
+ * real stream must give a trace or an error, never a crash (ASan watches). */
+TEST(converter_survives_corrupted_streams)
+{
+    const char *dir = tmp_dir();
+    setenv("TRAINSCOPE_DEFER_CONVERT", "1", 1);   /* keep the raw stream */
+    CHECK_EQ_INT(ts_trace_start(dir), TS_OK);
+    ts_trace_arg args[] = {{"bytes", NULL, 7}, {"op", "sum", 0}};
+    for (int i = 0; i < 20; i++) {
+        ts_trace_push("cpu_op", i % 2 ? "a" : "b");
+        ts_trace_begin((uint64_t)i, "user_annotation", "async");
+        ts_trace_counter("c", i);
+        ts_trace_event ev = {.size = sizeof ev, .phase = 'X', .cat = "mpi", .name = "x", .ts_ns = ts_trace_now_ns(),
+                             .dur_ns = 5, .pid = -1, .tid = -1, .flow_id = 3, .flow_phase = 'f', .args = args, .n_args = 2};
+        CHECK_EQ_INT(ts_trace_emit(&ev), 0);
+        ts_trace_end((uint64_t)i);
+        ts_trace_pop();
+    }
+    CHECK_EQ_INT(ts_trace_stop(), TS_OK);
+    char raw_dir[256], raw[512], prefix[32];
+    snprintf(raw_dir, sizeof raw_dir, "%s/.raw", dir);
+    snprintf(prefix, sizeof prefix, "%d-", (int)getpid());
+    CHECK_EQ_INT(find_file(raw_dir, prefix, raw, sizeof raw), 1);
+    struct stat st;
+    stat(raw, &st);
+    char *orig = slurp(raw), *bad = malloc((size_t)st.st_size);
+    char bad_path[600], out_dir[600], err[512];
+    snprintf(bad_path, sizeof bad_path, "%s/bad.tsr", dir);
+    snprintf(out_dir, sizeof out_dir, "%s/out", dir);
+    mkdir(out_dir, 0777);
+    uint64_t x = 88172645463325252ULL;   /* xorshift: the same damage every run */
+    int converted = 0;
+    for (int round = 0; round < 300; round++) {
+        memcpy(bad, orig, (size_t)st.st_size);
+        for (int k = 0; k < 1 + round % 8; k++) {
+            x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+            size_t at = sizeof(ts__raw_header) + (size_t)(x % (uint64_t)(st.st_size - (off_t)sizeof(ts__raw_header)));
+            bad[at] = (char)(x >> 40);
+        }
+        size_t len = round % 3 ? (size_t)st.st_size : (size_t)(x % (uint64_t)st.st_size);   /* and truncation */
+        FILE *f = fopen(bad_path, "wb");
+        fwrite(bad, 1, len, f);
+        fclose(f);
+        char out[700];
+        if (ts__raw_convert(bad_path, out_dir, out, sizeof out, err, sizeof err) == TS_OK) {
+            converted++;
+            if (converted <= 30) CHECK(json_valid(out));   /* a python run each: the first 30 */
+            unlink(out);
+        }
+    }
+    CHECK(converted > 0);
+    free(orig);
+    free(bad);
+}
+
+TEST(names_cut_inside_a_utf8_character_stay_valid_json)
+{
+    const char *dir = tmp_dir();
+    CHECK_EQ_INT(ts_trace_start(dir), TS_OK);
+    char name[400];
+    size_t n = 0;
+    while (n + 2 < sizeof name - 1) { name[n++] = (char)0xc3; name[n++] = (char)0xa9; }   /* "ééé...": 2 bytes each */
+    name[n] = 0;
+    ts_trace_instant("test", name + 1);   /* starts with a continuation byte, cut at 255 bytes */
+    ts_trace_instant("test", "caf\xc3\xa9 \xed\xa0\x80 ok");   /* a UTF-8-encoded surrogate is not UTF-8 */
+    CHECK_EQ_INT(ts_trace_stop(), TS_OK);
+    char path[512];
+    CHECK_EQ_INT(find_file(dir, "pid-", path, sizeof path), 1);
+    CHECK(json_valid(path));
+    char *s = slurp(path);
+    CHECK(strstr(s, "caf\xc3\xa9 \\ufffd\\ufffd\\ufffd ok") != NULL);
+    free(s);
+}

@@ -470,6 +470,34 @@ TEST(cupti_collector_without_driver_says_so_in_trace_and_keeps_exit_code)
     CHECK(out && strstr(out, "libcupti.so"));
     free(out);
 }
+/* The CUDA_INJECTION64_PATH way in, with the driver's call made by hand:
+ * loading alone must not attach (the driver decides when), and
+ * InitializeInjection must report success to the driver even when CUPTI
+ * cannot attach, leaving one "could not attach" instant in the trace. */
+TEST(cupti_injection_entry_attaches_once_when_the_driver_calls_it)
+{
+    char bin[1024];
+    snprintf(bin, sizeof bin, "%s", ts_test_cli());
+    char *slash = strrchr(bin, '/');
+    CHECK(slash);
+    *slash = '\0';
+    char dir[] = "/tmp/ts_cupti_inj_XXXXXX";
+    CHECK(mkdtemp(dir));
+    char cmd[4096], *out = NULL;
+    snprintf(cmd, sizeof cmd,
+             "TRAINSCOPE_DIR=%s CUDA_INJECTION64_PATH=%s/libtrainscope-cuda.so "
+             "LD_PRELOAD=%s/libtrainscope-preload.so /usr/bin/python3 -c \""
+             "import ctypes; lib = ctypes.CDLL('%s/libtrainscope-cuda.so'); "
+             "print(lib.InitializeInjection(), lib.InitializeInjection())\"", dir, bin, bin, bin);
+    CHECK_EQ_INT(ts_test_run(cmd, &out), 0);
+    CHECK(out && strcmp(out, "1 1\n") == 0);
+    free(out);
+    snprintf(cmd, sizeof cmd, "grep -c 'cuda collector could not attach' %s/*.json; rm -rf %s", dir, dir);
+    CHECK_EQ_INT(ts_test_run(cmd, &out), 0);
+    CHECK(out && strcmp(out, "1\n") == 0);
+    free(out);
+}
+
 /* ---- host ranges -> external correlation (cupti_ranges.c) ----
  * The collector's attach state and CUPTI's external-id stack are stood in
  * for here (no GPU, so CUPTI cannot attach); the host tracing runtime is the

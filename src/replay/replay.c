@@ -41,7 +41,9 @@ void ts_replay_destroy(ts_replay *r)
     ts__free(r, sizeof *r);
 }
 
-/* Collective kind of a graph collective instance from its normalized name. */
+/* Collective kind of a graph collective instance from its normalized name;
+ * TS_COLL_COUNT when the name says no kind (never guessed as an all-reduce:
+ * regrouping and repricing skip it). */
 static ts_coll_kind coll_kind_of(const ts_graph *g, const ts_coll *c)
 {
     const char *name = ts__str(&g->strings, c->name);
@@ -53,11 +55,14 @@ static ts_coll_kind coll_kind_of(const ts_graph *g, const ts_coll *c)
         {"all_to_all", TS_COLL_ALL_TO_ALL}, {"alltoall", TS_COLL_ALL_TO_ALL},
         {"alltoall_base", TS_COLL_ALL_TO_ALL}, {"broadcast", TS_COLL_BROADCAST},
         {"reduce", TS_COLL_REDUCE}, {"send", TS_COLL_SEND_RECV}, {"recv", TS_COLL_SEND_RECV},
+        {"sendrecv", TS_COLL_SEND_RECV},
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (!strcmp(name, map[i].s)) return map[i].k;
+    char tagged[96];   /* the name is already known to be a collective: say so */
+    snprintf(tagged, sizeof tagged, "nccl:%s", name);
     ts_coll_kind k;
-    return ts_coll_kind_from_name(name, &k) ? k : TS_COLL_ALL_REDUCE;
+    return ts_coll_kind_from_name(tagged, &k) ? k : TS_COLL_COUNT;
 }
 
 static int add_coll(ts_replay *r, const ts_replay_coll *c)

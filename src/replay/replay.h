@@ -28,7 +28,7 @@ typedef struct ts_replay_rank_row {
 typedef struct ts_replay_coll {
     uint32_t barrier;         /* sim node row of its barrier, TS_NONE32 = single member */
     uint32_t graph_coll;      /* row in graph colls, TS_NONE32 = made by a what-if */
-    ts_coll_kind kind;
+    ts_coll_kind kind;        /* TS_COLL_COUNT = not recognised */
     int64_t  bytes;           /* message bytes, -1 = unknown */
     uint32_t n_members;       /* members in the trace */
     int64_t  transfer_ns;     /* measured transfer time (the priced node's self_ns before edits) */

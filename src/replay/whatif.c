@@ -87,7 +87,7 @@ int ts__replay_fit_model(ts_replay *r, const ts_replay_options *opt, ts_error *e
     } else {
         for (uint32_t i = 0; i < r->n_colls; i++) {
             const ts_replay_coll *c = &r->colls[i];
-            if (c->bytes < 0 || c->transfer_ns <= 0 || c->priced == TS_NONE32) continue;
+            if (c->bytes < 0 || c->transfer_ns <= 0 || c->priced == TS_NONE32 || c->kind >= TS_COLL_COUNT) continue;
             rc = ts_coll_model_add_sample(r->model, c->kind, c->group, (uint64_t)c->bytes, c->transfer_ns);
             if (rc) return ts__error(err, rc, "replay: out of memory");
         }
@@ -115,7 +115,7 @@ int ts__replay_reprice(ts_replay *r, const ts_replay_options *opt, ts_error *err
     for (uint32_t i = 0; i < r->n_colls; i++) {
         ts_replay_coll *c = &r->colls[i];
         if (c->priced == TS_NONE32) continue;
-        if (c->bytes < 0) { unknown++; continue; }
+        if (c->bytes < 0 || c->kind >= TS_COLL_COUNT) { unknown++; continue; }
         uint32_t n_new = opt->world ? opt->world : c->group;
         ts_coll_model_set_bandwidth(r->model, 0);
         ts_coll_model_set_latency(r->model, 0);

@@ -3,7 +3,8 @@
 # training loop (Debian's /usr/bin/python3 with torch), also marking steps
 # through python/trainscope_trace.py. Checks: output unchanged, module-level
 # ranges of torch.nn.modules and of the script appear, nested properly, and
-# nothing outside the filter is recorded.
+# nothing outside the filter is recorded; then that a thread and a DataLoader
+# worker process are traced as well.
 set -e
 TS_BIN=${TS_BIN:-build/trainscope}
 PY=/usr/bin/python3
@@ -61,5 +62,36 @@ lins = [e for e in py if e["name"] == "torch.nn.modules.linear.Linear.forward"]
 assert len(nets) == 3 and len(lins) == 6, (len(nets), len(lins))
 assert all(any(inside(l, n) for n in nets) for l in lins)
 assert all(any(inside(n, s) for s in steps) for n in nets)
+P
+# A thread and a DataLoader worker process are traced too: the thread's calls
+# on its own tid, the worker's in its own file.
+cat >"$tmp/loader.py" <<'P'
+import threading, torch, torch.nn as nn
+from torch.utils.data import DataLoader, Dataset
+class Squares(Dataset):
+    def __len__(self): return 8
+    def __getitem__(self, i): return torch.full((4,), float(i * i))
+layer = nn.Linear(4, 2)
+def side():
+    with torch.no_grad():
+        layer(torch.zeros(1, 4))
+t = threading.Thread(target=side)
+t.start(); t.join()
+print("batches", sum(1 for _ in DataLoader(Squares(), batch_size=4, num_workers=1)))
+P
+out=$("$TS_BIN" record --python-filter torch.nn.modules,loader -o "$tmp/t2" -- $PY "$tmp/loader.py" 2>"$tmp/err")
+[ "$out" = "batches 2" ] || { echo "output changed: $out"; cat "$tmp/err"; exit 1; }
+$PY - "$tmp/t2" <<'P'
+import glob, json, sys
+traces = [json.load(open(f)) for f in glob.glob(sys.argv[1] + "/pid-*.json")]
+assert len(traces) == 2, len(traces)
+def events(t, name):
+    return [e for e in t["traceEvents"] if e.get("name") == name and e["ph"] == "X"]
+main = [t for t in traces if events(t, "torch.nn.modules.linear.Linear.forward")]
+worker = [t for t in traces if events(t, "__main__.Squares.__getitem__")]
+assert len(main) == 1 and len(worker) == 1 and main[0] is not worker[0]
+pid = main[0]["trainscope"]["pid"]
+assert all(e["tid"] != pid for e in events(main[0], "torch.nn.modules.linear.Linear.forward"))
+assert len(events(worker[0], "__main__.Squares.__getitem__")) == 8
 P
 echo "record_python: ok"

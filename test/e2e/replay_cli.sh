@@ -46,4 +46,12 @@ grep -q -- "--gradients" "$TMP/e" || exit 1
 "$BIN" replay /nonexistent.json 2>"$TMP/e"; [ $? -eq 2 ] || exit 1
 "$BIN" replay --world 8 --nccl-tests /nonexistent.log $EX/rank0.json 2>"$TMP/e"; [ $? -eq 2 ] || exit 1
 grep -q "nonexistent.log" "$TMP/e" || exit 1
+# Regression 2026-11-22: ncclKernel_SendRecv instances were taken for
+# all-reduces; the 128-rank job's two sampled ranks hold no gradient all-reduce.
+TF=$DATA/kineto/trace_filter
+if [ -f "$TF/sampled_rank-0.json.gz" ]; then
+    "$BIN" replay --bucket-mb 4 "$TF/sampled_rank-0.json.gz" "$TF/sampled_rank-1.json.gz" 2>"$TMP/e"
+    [ $? -eq 1 ] || exit 1
+    grep -q "no gradient all-reduce" "$TMP/e" || exit 1
+fi
 exit 0

@@ -10,7 +10,9 @@
  * instances, clamped into the window the causality constraints leave (no rank
  * leaves an instance before that member entered it, and the reverse); ranks
  * outside rank 0's groups are reached in further passes through ranks in
- * both. O(passes * members log members); one pass for data parallelism.
+ * both; then violations left between non-reference ranks are fixed by moving
+ * offsets to the edge of the window the others allow. O(passes * members log
+ * members); one pass for data parallelism.
  */
 #include "graph/build.h"
 
@@ -357,6 +359,77 @@ out:
     ts__free(done, nr);
 }
 
+/* The window rank r's offset may take given every other member's current
+ * offset: it may not leave an instance before the last other member entered,
+ * nor enter after the first other member left. */
+static void rank_window(const ts_graph *g, uint16_t r, const uint32_t *colls, uint32_t n, int64_t *lo, int64_t *hi)
+{
+    *lo = INT64_MIN;
+    *hi = INT64_MAX;
+    for (uint32_t i = 0; i < n; i++) {
+        const ts_coll *co = &g->colls[colls[i]];
+        int64_t last_in = INT64_MIN, first_out = INT64_MAX, s = 0, e = 0;
+        for (uint32_t k = 0; k < co->n_members; k++) {
+            uint32_t m = g->coll_members[co->first_member + k];
+            if (g->nodes.rank[m] == r) { s = g->nodes.start_ns[m]; e = n_end(g, m); continue; }
+            if (ts__graph_start(g, m) > last_in) last_in = ts__graph_start(g, m);
+            if (ts__graph_end(g, m) < first_out) first_out = ts__graph_end(g, m);
+        }
+        if (last_in != INT64_MIN && last_in - e > *lo) *lo = last_in - e;
+        if (first_out != INT64_MAX && first_out - s < *hi) *hi = first_out - s;
+    }
+}
+
+/* Fix what the medians left: a rank that leaves an instance before another
+ * member entered it (or enters after another left) moves to the nearest edge
+ * of the window the others allow (Gauss-Seidel: each move sees the moves
+ * before it). A detection pass over all members finds the ranks to move, so a
+ * clean job costs O(members); a rank with an empty window stays for the
+ * residual report to flag. Rank 0 is the reference and never moves. */
+static void fix_violations(ts_graph *g, uint32_t *first, uint32_t *colls)
+{
+    /* colls of rank r: colls[first[r] .. first[r + 1]) (counting sort by rank) */
+    memset(first, 0, ((size_t)g->n_ranks + 1) * sizeof *first);
+    for (uint32_t i = 0; i < g->n_coll_members; i++) first[g->nodes.rank[g->coll_members[i]] + 1]++;
+    for (uint32_t r = 0; r < g->n_ranks; r++) first[r + 1] += first[r];
+    for (uint32_t c = 0; c < g->n_colls; c++)
+        for (uint32_t k = 0; k < g->colls[c].n_members; k++) {
+            uint16_t r = g->nodes.rank[g->coll_members[g->colls[c].first_member + k]];
+            colls[first[r]++] = c;
+        }
+    for (uint32_t r = g->n_ranks; r > 0; r--) first[r] = first[r - 1];   /* undo the fill's advance */
+    first[0] = 0;
+    for (int round = 0; round < 16; round++) {
+        bool moved = false;
+        for (uint32_t c = 0; c < g->n_colls; c++) {
+            const ts_coll *co = &g->colls[c];
+            int64_t last_in = INT64_MIN;
+            uint32_t last_k = 0;
+            for (uint32_t k = 0; k < co->n_members; k++)
+                if (ts__graph_start(g, g->coll_members[co->first_member + k]) > last_in) {
+                    last_in = ts__graph_start(g, g->coll_members[co->first_member + k]);
+                    last_k = k;
+                }
+            bool violated = false;
+            /* the early leavers may move, and so may the late arrival (k == n: it) */
+            for (uint32_t k = 0; k <= co->n_members; k++) {
+                uint32_t m = g->coll_members[co->first_member + (k < co->n_members ? k : last_k)];
+                uint16_t r = g->nodes.rank[m];
+                if (k < co->n_members && ts__graph_end(g, m) >= last_in) continue;
+                if (k < co->n_members) violated = true;
+                else if (!violated) break;
+                int64_t lo, hi, o = g->align[r].offset_ns;
+                if (r == 0) continue;
+                rank_window(g, r, colls + first[r], first[r + 1] - first[r], &lo, &hi);
+                if (lo > hi || (o >= lo && o <= hi)) continue;
+                g->align[r].offset_ns = o < lo ? lo : hi;
+                moved = true;
+            }
+        }
+        if (!moved) break;
+    }
+}
+
 /* Residuals: each member's aligned end against the instance's median end. */
 static void residuals(ts_graph *g, int64_t *buf, uint32_t *off)
 {
@@ -401,7 +474,15 @@ void ts__graph_align(ts_graph *g)
     if (!off || !buf) { g->oom = true; goto out; }
     for (uint32_t i = 0; i < g->n_coll_members; i++) off[g->nodes.rank[g->coll_members[i]] + 1]++;
     for (uint32_t r = 0; r < g->n_ranks; r++) off[r + 1] += off[r];
-    if (!g->opt.no_align) estimate_offsets(g, buf, off);
+    if (!g->opt.no_align) {
+        estimate_offsets(g, buf, off);
+        uint32_t *first = ts__malloc(((size_t)g->n_ranks + 2) * sizeof *first);
+        uint32_t *colls = ts__malloc((size_t)g->n_coll_members * sizeof *colls + 4);
+        if (first && colls) fix_violations(g, first, colls);
+        else g->oom = true;
+        ts__free(first, ((size_t)g->n_ranks + 2) * sizeof *first);
+        ts__free(colls, (size_t)g->n_coll_members * sizeof *colls + 4);
+    }
     residuals(g, buf, off);   /* with --no-align too: they show how far apart the clocks are */
 out:
     ts__free(off, (g->n_ranks + 1) * sizeof *off);

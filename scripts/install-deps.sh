@@ -3,7 +3,7 @@
 # validates with. Run as root (or with sudo available). Idempotent.
 #
 #   zlib1g-dev libdeflate-dev libzstd-dev   gzip/zstd trace input
-#   libbabeltrace2-dev babeltrace2          reading LTTng CTF traces back
+#   libbabeltrace2-dev babeltrace2 python3-bt2  reading LTTng CTF traces back (python3-bt2 writes test CTF)
 #   liblttng-ust-dev lttng-tools            the LTTng capture backend and its benchmark
 #   libopenmpi-dev openmpi-bin              the MPI collector and its real 2-rank test
 #   python3-torch                           real training runs on CPU (workloads, Python collector tests)
@@ -13,7 +13,7 @@
 # skipped at build time and the rest builds unchanged.
 set -e
 PKGS="build-essential pkg-config zlib1g-dev libdeflate-dev libzstd-dev zstd libsqlite3-dev
-      libbabeltrace2-dev babeltrace2 liblttng-ust-dev lttng-tools
+      libbabeltrace2-dev babeltrace2 python3-bt2 liblttng-ust-dev lttng-tools
       libopenmpi-dev openmpi-bin python3 python3-torch clang libclang-rt-14-dev"
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"

@@ -1,7 +1,7 @@
 /* preload.c - what LD_PRELOAD adds on top of libtrainscope-trace.so (which it
  * links, so the program and every collector share one runtime): the process
  * hooks that only interposition can give, i.e. finishing the trace before
- * exec and _exit, which skip atexit.
+ * exec (all six exec* calls) and _exit, which skip atexit.
  *
  * Not for: the API or the collectors (rt_*.c, mpi.c, and the CUDA/NCCL ones).
  *
@@ -9,7 +9,9 @@
  * symbol with dlsym(RTLD_NEXT) once (aborting with its name if missing), and
  * does nothing in a vfork child (ts_trace_stop checks the pid).
  */
+#include <alloca.h>
 #include <dlfcn.h>
+#include <stdarg.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,6 +89,48 @@ EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
     int rc = real_execvpe(file, argv, envp);
     after_failed_exec();
     return rc;
+}
+
+/* execl, execlp, execle: glibc's call execve internally, past our wrapper,
+ * so they are rebuilt here on the wrapped execv/execvp/execve. */
+#define ARGV_FROM_VA(first, ap, argv) do { \
+        va_list ap2; va_copy(ap2, ap); size_t n_ = 1; \
+        while (va_arg(ap2, char *)) n_++; \
+        va_end(ap2); \
+        argv = alloca((n_ + 1) * sizeof *argv); argv[0] = (char *)(first); \
+        for (size_t i_ = 1; i_ <= n_; i_++) argv[i_] = va_arg(ap, char *);  /* the last is the NULL */ \
+    } while (0)
+
+EXPORT int execl(const char *path, const char *arg, ...)
+{
+    char **argv;
+    va_list ap;
+    va_start(ap, arg);
+    ARGV_FROM_VA(arg, ap, argv);
+    va_end(ap);
+    return execv(path, argv);
+}
+
+EXPORT int execlp(const char *file, const char *arg, ...)
+{
+    char **argv;
+    va_list ap;
+    va_start(ap, arg);
+    ARGV_FROM_VA(arg, ap, argv);
+    va_end(ap);
+    return execvp(file, argv);
+}
+
+EXPORT int execle(const char *path, const char *arg, ...)
+{
+    char **argv;
+    char *const *envp = NULL;
+    va_list ap;
+    va_start(ap, arg);
+    ARGV_FROM_VA(arg, ap, argv);
+    envp = va_arg(ap, char *const *);
+    va_end(ap);
+    return execve(path, argv, envp);
 }
 
 /* _exit skips atexit, and forked workers (Python multiprocessing) leave

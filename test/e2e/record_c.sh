@@ -40,6 +40,11 @@ int main(int argc, char **argv)
     printf("prog says %s\n", argc > 1 ? argv[1] : "nothing");
     fflush(stdout);
     if (argc > 1 && !strcmp(argv[1], "term")) raise(SIGTERM);
+    if (argc > 1 && !strcmp(argv[1], "exec")) {   /* the same pid runs a new image */
+        ts_trace_instant("test", "before_exec");
+        execl(argv[0], argv[0], "after_exec", (char *)NULL);
+        return 99;
+    }
     return 7;
 }
 C
@@ -91,4 +96,25 @@ names = [e["name"] for f in glob.glob(sys.argv[1] + "/pid-*.json") for e in json
 assert "aten::mm" in names and "ProfilerStep#0" in names, names
 P
 [ ! -d "$tmp/t2/.raw" ] || { echo "raw streams left behind"; ls -la "$tmp/t2/.raw"; exit 1; }
+# exec: the image before exec finishes its trace, the new image starts another
+# for the same pid (pid-N.json and pid-N.1.json).
+set +e
+out=$("$TS_BIN" record -o "$tmp/t3" -- "$tmp/prog" exec 2>"$tmp/err")
+rc=$?
+set -e
+[ $rc -eq 7 ] || { echo "exit code $rc after exec, expected 7"; cat "$tmp/err"; exit 1; }
+[ "$out" = "prog says exec
+prog says after_exec" ] || { echo "output changed: $out"; exit 1; }
+$PY - "$tmp/t3" <<'P'
+import glob, json, os, sys
+files = glob.glob(sys.argv[1] + "/pid-*.json")
+by_pid = {}
+for f in files:
+    t = json.load(open(f))
+    by_pid.setdefault(t["trainscope"]["pid"], []).append([e["name"] for e in t["traceEvents"]])
+images = [v for v in by_pid.values() if len(v) == 2]
+assert len(images) == 1, (files, by_pid.keys())
+before = [n for n in images[0] if "before_exec" in n]
+assert len(before) == 1 and all(n.count("aten::mm") == 1 for n in images[0]), images
+P
 echo "record_c: ok"

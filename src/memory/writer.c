@@ -8,6 +8,7 @@
  * (6 significant digits, i.e. %g) of microseconds.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,6 +135,7 @@ static void json_kernel(ts_json *j, const ts_memgraph *g, uint32_t k)
     ts__json_kv_str(j, "graph", kn->in_backward ? "backward" : "forward");
     ts__json_kv_u64(j, "line", kn->line);
     if (kn->time_ns >= 0) ts__json_kv_i64(j, "time_ns", kn->time_ns);
+    if (g->have_times) ts__json_kv_i64(j, "start_ns", llround(g->start_us[k] * 1000.0));
     ts__json_kv_i64(j, "alive_bytes", g->alive[k]);
     for (int side = 0; side < 2; side++) {
         ts__json_key(j, side ? "outputs" : "inputs");

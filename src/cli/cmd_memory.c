@@ -107,6 +107,10 @@ static int parse_args(int argc, char **argv, mem_args *a)
         ts_cli_errorf("memory: bad option value (see 'trainscope memory --help')");
         return TS_EXIT_BAD;
     }
+    if (a->plots && !a->out_dir) {
+        ts_cli_errorf("memory: --plot writes into the -o DIR; give one");
+        return TS_EXIT_BAD;
+    }
     if (!a->trace && argc - optind != 2) {
         ts_cli_errorf("memory: expected FORWARD.py BACKWARD.py (see 'trainscope memory --help')");
         return TS_EXIT_BAD;

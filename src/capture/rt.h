@@ -18,7 +18,7 @@
 #include "capture/rawfmt.h"
 #include "trainscope/trace.h"
 
-#define TS__RT_DEFAULT_BUF_BYTES (4u << 20)  /* per thread; TRAINSCOPE_BUFFER_KB overrides */
+#define TS__RT_DEFAULT_BUF_BYTES (1u << 20)  /* per thread (PyTorch pools have a thread per core); TRAINSCOPE_BUFFER_KB overrides */
 
 /* One entry of a ring's (cat, name) cache: pushes of a pair seen before are
  * written as a 16-byte reference. The copy in text is compared too, because a

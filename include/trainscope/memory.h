@@ -3,7 +3,7 @@
  * AOTAutograd forward+backward dump pair (the inputs of G10's tool).
  *
  * Ownership: ts_memgraph_load() creates a graph owned by the caller, freed
- * with ts_memgraph_destroy(). Strings returned by accessors borrow from it.
+ * with ts_memgraph_destroy(); ts_mem_device_find() returns a static preset.
  * Times are int64 nanoseconds; sizes are bytes.
  *
  * Two rule sets:
@@ -27,8 +27,9 @@ extern "C" {
 typedef struct ts_memgraph ts_memgraph;
 
 /* Kernel-internal scratch memory, alive only while the kernel runs. The CPU
- * rules were measured on torch 1.13's oneDNN/ATen CPU kernels
- * (examples/memory/): convolution reorders its output once more and
+ * rules were read off torch 1.13's oneDNN/ATen CPU allocation records
+ * (examples/memory/, table in docs/memory.md): convolution and its backward
+ * reorder tensors into blocked layouts (channels padded to 16), and
  * native_batch_norm_backward allocates one temporary of grad_out's size. */
 enum { TS_MEM_WORKSPACE_NONE = 0, TS_MEM_WORKSPACE_CPU = 1 };
 

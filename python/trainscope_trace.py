@@ -161,7 +161,9 @@ def _set_c_profile():
 
 
 def _thread_hook(frame, event, arg):
-    # threading calls this on a new thread's first event: hand over to C.
+    # threading calls this on a new thread's first event: name the thread's
+    # track after the Python thread, then hand over to C.
+    _lib.ts_trace_thread_name(_b(threading.current_thread().name))
     _set_c_profile()
 
 

@@ -75,7 +75,7 @@ layer = nn.Linear(4, 2)
 def side():
     with torch.no_grad():
         layer(torch.zeros(1, 4))
-t = threading.Thread(target=side)
+t = threading.Thread(target=side, name="side-thread")
 t.start(); t.join()
 print("batches", sum(1 for _ in DataLoader(Squares(), batch_size=4, num_workers=1)))
 P
@@ -91,7 +91,10 @@ main = [t for t in traces if events(t, "torch.nn.modules.linear.Linear.forward")
 worker = [t for t in traces if events(t, "__main__.Squares.__getitem__")]
 assert len(main) == 1 and len(worker) == 1 and main[0] is not worker[0]
 pid = main[0]["trainscope"]["pid"]
-assert all(e["tid"] != pid for e in events(main[0], "torch.nn.modules.linear.Linear.forward"))
+fwd = events(main[0], "torch.nn.modules.linear.Linear.forward")
+assert all(e["tid"] != pid for e in fwd)
+names = {e["tid"]: e["args"]["name"] for e in main[0]["traceEvents"] if e["ph"] == "M" and e["name"] == "thread_name"}
+assert names.get(fwd[0]["tid"]) == "side-thread", names
 assert len(events(worker[0], "__main__.Squares.__getitem__")) == 8
 P
 echo "record_python: ok"

@@ -359,72 +359,93 @@ out:
     ts__free(done, nr);
 }
 
-/* The window rank r's offset may take given every other member's current
- * offset: it may not leave an instance before the last other member entered,
- * nor enter after the first other member left. */
-static void rank_window(const ts_graph *g, uint16_t r, const uint32_t *colls, uint32_t n, int64_t *lo, int64_t *hi)
+/* Per instance, the two latest aligned arrivals and the two earliest aligned
+ * departures, so "the others' last arrival" excluding any one member is O(1). */
+typedef struct coll_edge_stats { int64_t s1, s2, e1, e2; uint32_t s1_k, e1_k; } coll_edge_stats;
+
+static void edge_stats(const ts_graph *g, const ts_coll *co, coll_edge_stats *st)
+{
+    *st = (coll_edge_stats){INT64_MIN, INT64_MIN, INT64_MAX, INT64_MAX, TS_NONE32, TS_NONE32};
+    for (uint32_t k = 0; k < co->n_members; k++) {
+        uint32_t m = g->coll_members[co->first_member + k];
+        int64_t a = ts__graph_start(g, m), e = ts__graph_end(g, m);
+        if (a > st->s1) { st->s2 = st->s1; st->s1 = a; st->s1_k = k; } else if (a > st->s2) st->s2 = a;
+        if (e < st->e1) { st->e2 = st->e1; st->e1 = e; st->e1_k = k; } else if (e < st->e2) st->e2 = e;
+    }
+}
+
+/* The window rank r's offset may take given the other members' offsets: it
+ * may not leave an instance before the last other member entered, nor enter
+ * after the first other member left. */
+static void rank_window(const ts_graph *g, const coll_edge_stats *st, const uint32_t *colls, const uint32_t *ks,
+                        uint32_t n, int64_t *lo, int64_t *hi)
 {
     *lo = INT64_MIN;
     *hi = INT64_MAX;
     for (uint32_t i = 0; i < n; i++) {
         const ts_coll *co = &g->colls[colls[i]];
-        int64_t last_in = INT64_MIN, first_out = INT64_MAX, s = 0, e = 0;
-        for (uint32_t k = 0; k < co->n_members; k++) {
-            uint32_t m = g->coll_members[co->first_member + k];
-            if (g->nodes.rank[m] == r) { s = g->nodes.start_ns[m]; e = n_end(g, m); continue; }
-            if (ts__graph_start(g, m) > last_in) last_in = ts__graph_start(g, m);
-            if (ts__graph_end(g, m) < first_out) first_out = ts__graph_end(g, m);
-        }
-        if (last_in != INT64_MIN && last_in - e > *lo) *lo = last_in - e;
-        if (first_out != INT64_MAX && first_out - s < *hi) *hi = first_out - s;
+        const coll_edge_stats *c = &st[colls[i]];
+        uint32_t m = g->coll_members[co->first_member + ks[i]];
+        int64_t last_in = ks[i] == c->s1_k ? c->s2 : c->s1, first_out = ks[i] == c->e1_k ? c->e2 : c->e1;
+        if (last_in != INT64_MIN && last_in - n_end(g, m) > *lo) *lo = last_in - n_end(g, m);
+        if (first_out != INT64_MAX && first_out - g->nodes.start_ns[m] < *hi) *hi = first_out - g->nodes.start_ns[m];
     }
 }
 
-/* Fix what the medians left: a rank that leaves an instance before another
- * member entered it (or enters after another left) moves to the nearest edge
- * of the window the others allow (Gauss-Seidel: each move sees the moves
- * before it). A detection pass over all members finds the ranks to move, so a
- * clean job costs O(members); a rank with an empty window stays for the
- * residual report to flag. Rank 0 is the reference and never moves. */
-static void fix_violations(ts_graph *g, uint32_t *first, uint32_t *colls)
+typedef struct fix_ctx {
+    uint32_t        *first;   /* n_ranks + 1: rank r's instances are [first[r], first[r + 1]) of colls/ks */
+    uint32_t        *colls;   /* instance rows */
+    uint32_t        *ks;      /* the rank's member index within each instance */
+    coll_edge_stats *st;      /* per instance, refreshed every round */
+    uint8_t         *dirty;   /* per instance: a member moved this round */
+} fix_ctx;
+
+static void index_by_rank(const ts_graph *g, fix_ctx *f)
 {
-    /* colls of rank r: colls[first[r] .. first[r + 1]) (counting sort by rank) */
-    memset(first, 0, ((size_t)g->n_ranks + 1) * sizeof *first);
-    for (uint32_t i = 0; i < g->n_coll_members; i++) first[g->nodes.rank[g->coll_members[i]] + 1]++;
-    for (uint32_t r = 0; r < g->n_ranks; r++) first[r + 1] += first[r];
+    memset(f->first, 0, ((size_t)g->n_ranks + 1) * sizeof *f->first);
+    for (uint32_t i = 0; i < g->n_coll_members; i++) f->first[g->nodes.rank[g->coll_members[i]] + 1]++;
+    for (uint32_t r = 0; r < g->n_ranks; r++) f->first[r + 1] += f->first[r];
     for (uint32_t c = 0; c < g->n_colls; c++)
         for (uint32_t k = 0; k < g->colls[c].n_members; k++) {
             uint16_t r = g->nodes.rank[g->coll_members[g->colls[c].first_member + k]];
-            colls[first[r]++] = c;
+            f->colls[f->first[r]] = c;
+            f->ks[f->first[r]++] = k;
         }
-    for (uint32_t r = g->n_ranks; r > 0; r--) first[r] = first[r - 1];   /* undo the fill's advance */
-    first[0] = 0;
+    for (uint32_t r = g->n_ranks; r > 0; r--) f->first[r] = f->first[r - 1];   /* undo the fill's advance */
+    f->first[0] = 0;
+}
+
+/* Move rank r to the nearest edge of its window if it lies outside it and
+ * none of its instances moved this round; true when it moved. */
+static bool try_move(ts_graph *g, fix_ctx *f, uint16_t r)
+{
+    if (r == 0) return false;   /* the reference */
+    for (uint32_t i = f->first[r]; i < f->first[r + 1]; i++) if (f->dirty[f->colls[i]]) return false;
+    int64_t lo, hi, o = g->align[r].offset_ns;
+    rank_window(g, f->st, f->colls + f->first[r], f->ks + f->first[r], f->first[r + 1] - f->first[r], &lo, &hi);
+    if (lo > hi || (o >= lo && o <= hi)) return false;
+    g->align[r].offset_ns = o < lo ? lo : hi;
+    for (uint32_t i = f->first[r]; i < f->first[r + 1]; i++) f->dirty[f->colls[i]] = 1;
+    return true;
+}
+
+/* Fix what the medians left: a rank that leaves an instance before another
+ * member entered it (the early leaver or the late arrival) moves to the
+ * nearest edge of the window the others allow. At most one member of an
+ * instance moves per round, so two ranks never chase each other; each round
+ * is O(members), and at most 16 run. A rank whose window is empty stays for
+ * the residual report to flag. */
+static void fix_violations(ts_graph *g, fix_ctx *f)
+{
+    index_by_rank(g, f);
     for (int round = 0; round < 16; round++) {
         bool moved = false;
+        for (uint32_t c = 0; c < g->n_colls; c++) { edge_stats(g, &g->colls[c], &f->st[c]); f->dirty[c] = 0; }
         for (uint32_t c = 0; c < g->n_colls; c++) {
             const ts_coll *co = &g->colls[c];
-            int64_t last_in = INT64_MIN;
-            uint32_t last_k = 0;
-            for (uint32_t k = 0; k < co->n_members; k++)
-                if (ts__graph_start(g, g->coll_members[co->first_member + k]) > last_in) {
-                    last_in = ts__graph_start(g, g->coll_members[co->first_member + k]);
-                    last_k = k;
-                }
-            bool violated = false;
-            /* the early leavers may move, and so may the late arrival (k == n: it) */
-            for (uint32_t k = 0; k <= co->n_members; k++) {
-                uint32_t m = g->coll_members[co->first_member + (k < co->n_members ? k : last_k)];
-                uint16_t r = g->nodes.rank[m];
-                if (k < co->n_members && ts__graph_end(g, m) >= last_in) continue;
-                if (k < co->n_members) violated = true;
-                else if (!violated) break;
-                int64_t lo, hi, o = g->align[r].offset_ns;
-                if (r == 0) continue;
-                rank_window(g, r, colls + first[r], first[r + 1] - first[r], &lo, &hi);
-                if (lo > hi || (o >= lo && o <= hi)) continue;
-                g->align[r].offset_ns = o < lo ? lo : hi;
-                moved = true;
-            }
+            if (co->n_members < 2 || f->st[c].e1 >= f->st[c].s1) continue;   /* causal */
+            moved |= try_move(g, f, g->nodes.rank[g->coll_members[co->first_member + f->st[c].e1_k]]);
+            moved |= try_move(g, f, g->nodes.rank[g->coll_members[co->first_member + f->st[c].s1_k]]);
         }
         if (!moved) break;
     }
@@ -476,12 +497,16 @@ void ts__graph_align(ts_graph *g)
     for (uint32_t r = 0; r < g->n_ranks; r++) off[r + 1] += off[r];
     if (!g->opt.no_align) {
         estimate_offsets(g, buf, off);
-        uint32_t *first = ts__malloc(((size_t)g->n_ranks + 2) * sizeof *first);
-        uint32_t *colls = ts__malloc((size_t)g->n_coll_members * sizeof *colls + 4);
-        if (first && colls) fix_violations(g, first, colls);
+        size_t nr = (size_t)g->n_ranks + 2, nm = (size_t)g->n_coll_members + 1, nc = (size_t)g->n_colls + 1;
+        fix_ctx f = {ts__malloc(nr * sizeof *f.first), ts__malloc(nm * sizeof *f.colls), ts__malloc(nm * sizeof *f.ks),
+                     ts__malloc(nc * sizeof *f.st), ts__malloc(nc)};
+        if (f.first && f.colls && f.ks && f.st && f.dirty) fix_violations(g, &f);
         else g->oom = true;
-        ts__free(first, ((size_t)g->n_ranks + 2) * sizeof *first);
-        ts__free(colls, (size_t)g->n_coll_members * sizeof *colls + 4);
+        ts__free(f.first, nr * sizeof *f.first);
+        ts__free(f.colls, nm * sizeof *f.colls);
+        ts__free(f.ks, nm * sizeof *f.ks);
+        ts__free(f.st, nc * sizeof *f.st);
+        ts__free(f.dirty, nc);
     }
     residuals(g, buf, off);   /* with --no-align too: they show how far apart the clocks are */
 out:

@@ -249,31 +249,27 @@ static int run_child(char **cmd)
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-/* Convert the raw streams processes left (killed, crashed), then list the traces. */
+/* Convert every raw stream of the job (processes defer it to here; killed ones
+ * could not do it anyway), then say how many trace files this run wrote. */
 static void finish(const char *dir)
 {
     char raw_dir[PATH_MAX + 8];
     snprintf(raw_dir, sizeof raw_dir, "%s/.raw", dir);
     DIR *d = opendir(raw_dir);
     struct dirent *e;
+    int n_files = 0;   /* every process deferred its conversion to here */
     while (d && (e = readdir(d))) {
         size_t n = strlen(e->d_name);
         if (n < 4 || strcmp(e->d_name + n - 4, ".tsr")) continue;
         char raw[2 * PATH_MAX], err[1024];
         snprintf(raw, sizeof raw, "%s/%s", raw_dir, e->d_name);
         int rc = ts__raw_convert(raw, dir, NULL, 0, err, sizeof err);
+        n_files += rc == TS_OK;
         if (rc == TS_OK || rc == TS_ENODATA) unlink(raw);
         else ts_cli_errorf("record: %s", err);
     }
     if (d) closedir(d);
     rmdir(raw_dir);   /* only when empty: streams that failed to convert stay */
-    int n_files = 0;
-    d = opendir(dir);
-    while (d && (e = readdir(d))) {
-        size_t n = strlen(e->d_name);
-        if (n > 5 && !strcmp(e->d_name + n - 5, ".json")) n_files++;
-    }
-    if (d) closedir(d);
     fprintf(stderr, "trainscope: %d trace file%s in %s\n", n_files, n_files == 1 ? "" : "s", dir);
 }
 

@@ -8,7 +8,7 @@
  *
  * Model: each thread writes into its own lock-free buffer; a full buffer drops
  * the event and counts it, it never blocks. Buffers are written to
- * DIR/.raw/<pid>-<n>.tsr as they fill and at exit, SIGTERM/SIGINT, fork and
+ * DIR/.raw/<pid>-<n>-<t>.tsr as they fill and at exit, SIGTERM/SIGINT, fork and
  * exec; at exit the process turns its raw stream into Chrome-trace JSON shaped
  * like Kineto's, DIR/rank-<R>.<pid>.json (pid-<pid>.json without a rank).
  * Times are CLOCK_MONOTONIC nanoseconds (ts_trace_now_ns()).

@@ -1,5 +1,5 @@
 /* rawfmt.h - the capture record: the binary stream a traced process writes
- * (DIR/.raw/<pid>-<n>.tsr) and the converter turns into Chrome-trace JSON.
+ * (DIR/.raw/<pid>-<n>-<t>.tsr) and the converter turns into Chrome-trace JSON.
  *
  * Not for: anything the analysis reads directly; it reads the JSON. The raw
  * stream exists so that the traced program only ever copies bytes (cheap, and

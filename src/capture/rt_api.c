@@ -32,7 +32,7 @@ int ts_trace_on;
 
 static pthread_mutex_t life_lock = PTHREAD_MUTEX_INITIALIZER; /* start/stop only */
 static char out_dir[PATH_MAX];       /* DIR given to start */
-static char raw_path[PATH_MAX + 128];      /* current raw stream */
+static char raw_path[PATH_MAX + 128]; /* current raw stream: .raw/<pid>-<seq>-<start ns>.tsr, unique across exec */
 static unsigned raw_seq;             /* streams opened by this process image */
 static int32_t env_rank = -1, env_world = -1;
 static int hooks_installed;

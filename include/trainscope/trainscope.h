@@ -7,4 +7,8 @@
 #include "trainscope/analyze.h"
 #include "trainscope/report.h"
 #include "trainscope/graph.h"
+#include "trainscope/replay.h"
+#include "trainscope/memory.h"
+/* trainscope/trace.h, the capture-side tracing API, is separate: programs that
+ * emit events link libtrainscope-trace, not the analysis library. */
 #endif

@@ -208,7 +208,16 @@ static int backtrack(ts_critical_path *cp, const int32_t *idx, const int64_t *t,
     return TS_OK;
 }
 
-/* Distinct nodes in time order, with their own execution time on the path. */
+/* The node of the path's first point: the first segment's edge source. */
+static uint32_t first_path_node(const ts_critical_path *cp, uint32_t last)
+{
+    if (cp->n_segs == 0) return last;
+    const ts_cp_segment *s = &cp->segs[0];
+    return s->edge == TS_NONE32 ? s->node : cp->g->edges.src[s->edge];
+}
+
+/* Distinct nodes in time order (each segment starts where the one before it
+ * ended), with their own execution time on the path. */
 static int collect_nodes(ts_critical_path *cp, uint32_t first_node)
 {
     cp->nodes = ts__malloc(((size_t)cp->n_segs + 1) * sizeof *cp->nodes);
@@ -289,7 +298,7 @@ int ts_critical_path_create(const ts_graph *g, int64_t iteration, ts_critical_pa
         if (last == TS_NONE32)
             rc = ts__error(err, TS_ENODATA, "iteration %lld has no ops to follow", (long long)cp->step);
         else if (backtrack(cp, idx, t, arc, 2 * last + 1) ||
-                 collect_nodes(cp, cp->n_segs ? cp->segs[0].node : last))
+                 collect_nodes(cp, first_path_node(cp, last)))
             rc = ts__error(err, TS_ENOMEM, "out of memory");
         window(cp, idx);
         check_cut_off(cp, idx);

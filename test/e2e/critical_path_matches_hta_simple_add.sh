@@ -2,7 +2,7 @@
 # critical-path against HTA's own critical-path overlay of the same trace
 # (kineto/critical_path/simple_add; HTA's output is end_to_end/simple_add/
 # output/overlaid_critical_path_trace.json.gz, single rank, no ProfilerStep,
-# so the whole trace). Measured 2026-11-22: our path is 41578905.936 us, HTA's
+# so the whole trace). Measured 2026-11-22: our path is 41578906 us, HTA's
 # critical events span 41577653 us (+0.003%). The export marks path nodes and
 # the non-node slices nested in them: 618 of our 698 critical slices are
 # HTA-critical (88.5%) and they cover 618 of HTA's 624 (99.0%). With

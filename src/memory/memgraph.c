@@ -91,6 +91,7 @@ int ts__mem_load_text(const char *const names[2], const char *const texts[2], co
 int ts_memgraph_load(const char *fwd, const char *bwd, const ts_mem_options *opt,
                      ts_memgraph **out, ts_error *err)
 {
+    ts__error_clear(err);
     const char *names[2] = {fwd, bwd};
     char *texts[2] = {NULL, NULL};
     size_t lens[2] = {0, 0}, caps[2] = {0, 0};
@@ -167,6 +168,7 @@ static bool key_matches(const ts_memgraph *g, uint32_t k, const entry *e)
 
 int ts_memgraph_load_times(ts_memgraph *g, const char *path, ts_error *err)
 {
+    ts__error_clear(err);
     size_t len, cap;
     char *text = ts__mem_slurp(path, &len, &cap, err);
     if (!text) return err ? err->status : TS_EIO;

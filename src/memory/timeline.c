@@ -85,6 +85,7 @@ static int feed(row_state *s, ts_mem_timeline *t, const char *buf, size_t n, uin
 
 int ts_mem_timeline_load_raw(const char *path, ts_mem_timeline *out, ts_error *err)
 {
+    ts__error_clear(err);
     memset(out, 0, sizeof *out);
     out->peak_ns = -1;
     gzFile f = gzopen(path, "rb");

@@ -56,6 +56,7 @@ static ts_mem_trace_peak *row_for(ts_mem_trace_peak *out, uint32_t cap, uint32_t
 
 int ts_mem_trace_peaks(const ts_trace *t, ts_mem_trace_peak *out, uint32_t cap, uint32_t *n, ts_error *err)
 {
+    ts__error_clear(err);
     *n = 0;
     for (uint32_t ri = 0; ri < t->n_ranks; ri++) {
         const ts_rank *r = t->ranks[ri];
@@ -101,6 +102,7 @@ static int by_start(const void *a, const void *b, void *ctx)
  * ops outside the graph (the loss, autograd's bookkeeping). */
 int ts_memgraph_times_from_trace(ts_memgraph *g, const ts_trace *t, ts_error *err)
 {
+    ts__error_clear(err);
     if (!t->n_ranks) return ts__error(err, TS_ENODATA, "the trace has no rank");
     const ts_rank *r = t->ranks[0];
     uint32_t n = 0, *order = ts__malloc(((size_t)r->slices.n + 1) * sizeof *order);

@@ -273,6 +273,7 @@ static int write_file(const char *dir, const char *name, const ts_buf *b, ts_err
 
 int ts_memgraph_write(const ts_memgraph *g, const char *dir, double gbps, int plots, ts_error *err)
 {
+    ts__error_clear(err);
     if (!g->analyzed) return ts__error(err, TS_EINVAL, "ts_memgraph_write: call ts_memgraph_analyze first");
     if (mkdir(dir, 0777) != 0 && errno != EEXIST) return ts__error(err, TS_EIO, "%s: %s", dir, strerror(errno));
     int n_files = plots ? N_OUT : N_OUT - 2, rc = TS_OK, written = 0;

@@ -64,6 +64,10 @@ TS_API void    ts_critical_path_destroy(ts_critical_path *cp);
 TS_API int64_t ts_critical_path_length_ns(const ts_critical_path *cp);
 TS_API int64_t ts_critical_path_category_ns(const ts_critical_path *cp, ts_cp_category c);
 TS_API uint32_t ts_critical_path_n_nodes(const ts_critical_path *cp);
+/* Time other ranks waited on the path for rank index i (it arrived last). */
+TS_API int64_t ts_critical_path_wait_on_rank_ns(const ts_critical_path *cp, uint32_t rank_idx);
+TS_API uint32_t ts_critical_path_n_warnings(const ts_critical_path *cp);
+TS_API const char *ts_critical_path_warning(const ts_critical_path *cp, uint32_t i);   /* NULL past the end */
 
 #ifdef __cplusplus
 }

@@ -327,3 +327,12 @@ int64_t ts_critical_path_category_ns(const ts_critical_path *cp, ts_cp_category 
     return (unsigned)c < TS_CP_COUNT ? cp->cat_ns[c] : 0;
 }
 uint32_t ts_critical_path_n_nodes(const ts_critical_path *cp) { return cp->n_nodes; }
+int64_t ts_critical_path_wait_on_rank_ns(const ts_critical_path *cp, uint32_t r)
+{
+    return r < cp->g->n_ranks ? cp->wait_on_rank_ns[r] : 0;
+}
+uint32_t ts_critical_path_n_warnings(const ts_critical_path *cp) { return cp->n_warnings; }
+const char *ts_critical_path_warning(const ts_critical_path *cp, uint32_t i)
+{
+    return i < cp->n_warnings ? cp->warnings[i] : NULL;
+}

@@ -277,8 +277,8 @@ TEST(critical_path_crosses_to_the_straggler_and_charges_the_wait_to_it)
     CHECK_EQ_INT(cp->cat_ns[TS_CP_COMMUNICATION], 190);         /* 310 -> 500: barrier to the worker's end */
     CHECK_EQ_INT(cp->cat_ns[TS_CP_CPU], 60 + 10 + 110);         /* copy, its wait, addmm before rank 0 arrived */
     CHECK_EQ_INT(cp->cat_ns[TS_CP_WAIT_RANK], 200);             /* rank 0 arrived at 110, the last at 310 */
-    CHECK_EQ_INT(cp->wait_on_rank_ns[1], 200);
-    CHECK_EQ_INT(cp->wait_on_rank_ns[0], 0);
+    CHECK_EQ_INT(ts_critical_path_wait_on_rank_ns(cp, 1), 200);
+    CHECK_EQ_INT(ts_critical_path_wait_on_rank_ns(cp, 0), 0);
     int64_t sum = 0;
     for (int c = 0; c < TS_CP_COUNT; c++) sum += cp->cat_ns[c];
     CHECK_EQ_INT(sum, 570);
@@ -446,8 +446,9 @@ TEST(iteration_cut_off_at_the_trace_edge_is_warned)
     CHECK_EQ_INT(ts_critical_path_create(g, 7, &cp, NULL), TS_OK);
     if (!cp) return;
     CHECK_EQ_INT(cp->step, 7);
-    CHECK_EQ_INT(cp->n_warnings, 1);
-    CHECK(strstr(cp->warnings[0], "rank 0: 1 launches") != NULL);
+    CHECK_EQ_INT(ts_critical_path_n_warnings(cp), 1);
+    CHECK(strstr(ts_critical_path_warning(cp, 0), "rank 0: 1 launches") != NULL);
+    CHECK(ts_critical_path_warning(cp, 1) == NULL);
     ts_critical_path_destroy(cp);
     ts_error err = {0};
     CHECK_EQ_INT(ts_critical_path_create(g, 8, &cp, &err), TS_EINVAL);   /* no such step */

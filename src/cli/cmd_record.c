@@ -209,9 +209,14 @@ static int set_env(const record_opts *o, const char *abs_dir)
 }
 
 static volatile pid_t child_pid;
-static void forward_signal(int sig)
+
+/* Pass a signal sent to record (kill, a job scheduler) on to the program. One
+ * the terminal generated (Ctrl-C) already reached the program, which is in
+ * our process group: sending it again would interrupt its cleanup. */
+static void forward_signal(int sig, siginfo_t *si, void *uc)
 {
-    if (child_pid > 0) kill(child_pid, sig);
+    (void)uc;
+    if (child_pid > 0 && (si->si_code == SI_USER || si->si_code == SI_QUEUE)) kill(child_pid, sig);
 }
 
 /* Run cmd and wait; returns the exit code a shell would report. */
@@ -233,7 +238,8 @@ static int run_child(char **cmd)
     close(go[1]);
     child_pid = pid;
     struct sigaction sa = {0};
-    sa.sa_handler = forward_signal;
+    sa.sa_sigaction = forward_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);

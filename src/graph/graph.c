@@ -270,29 +270,27 @@ static int index_by_dst(ts_graph *g)
     return TS_OK;
 }
 
-static inline int64_t edge_src_point(const ts_graph *g, uint32_t e)
-{
-    uint32_t s = g->edges.src[e];
-    return (g->edges.flags[e] & TS_EDGE_FROM_END) ? ts__graph_end(g, s) : ts__graph_start(g, s);
-}
-
 /* dPRO gaps: every edge into a point gets point - max(src points into it).
  * The end point is explained by its end-edges when they arrive no earlier
- * than the node's start (self_ns = 0), else by the node's own duration. */
-static void compute_gaps(ts_graph *g)
+ * than the node's start (self_ns = 0), else by the node's own duration.
+ * `ast` holds every node's aligned start (one offset lookup per node instead
+ * of one per edge). */
+static void compute_gaps(ts_graph *g, int64_t *ast)
 {
     ts_graph_edges *e = &g->edges;
+    const int64_t *dur = g->nodes.dur_ns;
+    for (uint32_t n = 0; n < g->nodes.n; n++) ast[n] = ts__graph_start(g, n);
     for (uint32_t n = 0; n < g->nodes.n; n++) {
         int64_t ms = INT64_MIN, me = INT64_MIN;
         for (uint32_t k = g->in_first[n]; k < g->in_first[n + 1]; k++) {
-            uint32_t ei = g->in_edge[k];
-            int64_t p = edge_src_point(g, ei);
+            uint32_t ei = g->in_edge[k], s = e->src[ei];
+            int64_t p = ast[s] + ((e->flags[ei] & TS_EDGE_FROM_END) ? dur[s] : 0);
             if (e->flags[ei] & TS_EDGE_TO_END) { if (p > me) me = p; }
             else if (p > ms) ms = p;
         }
-        int64_t start = ts__graph_start(g, n), end = ts__graph_end(g, n);
+        int64_t start = ast[n], end = ast[n] + dur[n];
         bool end_bound = me != INT64_MIN && me >= start;
-        g->nodes.self_ns[n] = end_bound ? 0 : g->nodes.dur_ns[n];
+        g->nodes.self_ns[n] = end_bound ? 0 : dur[n];
         for (uint32_t k = g->in_first[n]; k < g->in_first[n + 1]; k++) {
             uint32_t ei = g->in_edge[k];
             if (e->flags[ei] & TS_EDGE_TO_END) e->gap_ns[ei] = end_bound ? end - me : 0;
@@ -350,7 +348,10 @@ int ts__graph_finish(ts_graph *g, ts_error *err)
 {
     if (g->oom || sort_edges_by_src(g) || index_by_dst(g))
         return ts__error(err, TS_ENOMEM, "out of memory building the dependency graph");
-    compute_gaps(g);
+    int64_t *ast = ts__malloc((size_t)g->nodes.n * sizeof *ast + 8);
+    if (!ast) return ts__error(err, TS_ENOMEM, "out of memory building the dependency graph");
+    compute_gaps(g, ast);
+    ts__free(ast, (size_t)g->nodes.n * sizeof *ast + 8);
     return topo_sort(g, err);
 }
 

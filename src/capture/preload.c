@@ -13,10 +13,13 @@
 #include <dlfcn.h>
 #include <stdarg.h>
 #include <errno.h>
+#include <signal.h>
+#include <string.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "capture/rt.h"
 #include "trainscope/trace.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -131,6 +134,29 @@ EXPORT int execle(const char *path, const char *arg, ...)
     envp = va_arg(ap, char *const *);
     va_end(ap);
     return execve(path, argv, envp);
+}
+
+/* A program installing its own SIGTERM/SIGINT/crash handler would replace the
+ * tracer's flush: the runtime keeps its handler and calls the program's after
+ * the flush. The program sees its own actions, as if nothing stood between.
+ * (Its sa_mask is not applied while its handler runs.) */
+EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    REAL(sigaction);
+    if (ts__rt_sigaction(sig, act, old)) return 0;
+    return real_sigaction(sig, act, old);
+}
+
+/* glibc's signal() calls sigaction internally, past the wrapper above. */
+EXPORT sighandler_t signal(int sig, sighandler_t handler)
+{
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = handler;
+    sa.sa_flags = SA_RESTART;   /* BSD semantics, as glibc's signal() */
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(sig, &sa, &old) != 0) return SIG_ERR;
+    return (old.sa_flags & SA_SIGINFO) ? (sighandler_t)(void (*)(void))old.sa_sigaction : old.sa_handler;
 }
 
 /* _exit skips atexit, and forked workers (Python multiprocessing) leave

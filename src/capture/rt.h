@@ -98,6 +98,10 @@ extern uint32_t ts__rt_buf_bytes;   /* capacity of new rings */
 void ts__rt_rings_after_fork(void);
 /* A new stream begins (start, fork child): ids of the old one mean nothing there. */
 void ts__rt_forget_pairs(void);
+/* Keep the flush handler in front of the program's own (preload.c's sigaction
+ * calls it; exported from libtrainscope-trace.so for that). */
+struct sigaction;
+TS_API int ts__rt_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 /* Sum of dropped counters. */
 uint64_t ts__rt_dropped(void);
 

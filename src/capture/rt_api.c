@@ -12,6 +12,7 @@
 #include "trainscope/trace.h"
 #include "capture/rt.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -40,7 +41,25 @@ static pid_t rt_pid;                 /* process the stream belongs to; a vfork c
 
 static const int flush_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGABRT, SIGSEGV, SIGBUS, SIGFPE};
 #define N_FLUSH_SIGNALS (sizeof flush_signals / sizeof flush_signals[0])
-static struct sigaction old_actions[N_FLUSH_SIGNALS];
+static struct sigaction old_actions[N_FLUSH_SIGNALS];  /* the program's actions, called after a drain */
+static bool ours[N_FLUSH_SIGNALS];                      /* on_signal is installed for this signal */
+
+/* libc's sigaction: the preload library interposes `sigaction`, and the
+ * runtime's own calls must not go through that (RTLD_NEXT from here skips it). */
+static int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    static int (*fn)(int, const struct sigaction *, struct sigaction *);
+    if (!fn) fn = (int (*)(int, const struct sigaction *, struct sigaction *))dlsym(RTLD_NEXT, "sigaction");
+    if (!fn) fn = sigaction;   /* statically linked into a test: no interposer */
+    return fn(sig, act, old);
+}
+
+static int flush_index(int sig)
+{
+    for (size_t i = 0; i < N_FLUSH_SIGNALS; i++)
+        if (flush_signals[i] == sig) return (int)i;
+    return -1;
+}
 
 int64_t ts_trace_now_ns(void) { return ts__rt_mono_ns(); }
 
@@ -311,19 +330,23 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 {
     int saved = errno;
     if (ts__rt_fd >= 0) ts__rt_drain_all(ts__rt_fd);
-    size_t i = 0;
-    while (i < N_FLUSH_SIGNALS && flush_signals[i] != sig) i++;
-    if (i == N_FLUSH_SIGNALS) { errno = saved; return; }
-    struct sigaction *old = &old_actions[i];
-    if ((old->sa_flags & SA_SIGINFO) && old->sa_sigaction) {
-        old->sa_sigaction(sig, si, uc);
-    } else if (old->sa_handler == SIG_DFL) {
+    int i = flush_index(sig);
+    if (i < 0) { errno = saved; return; }
+    struct sigaction old = old_actions[i];
+    if (old.sa_flags & SA_RESETHAND) {   /* one-shot handler: the next one gets the default */
+        old_actions[i].sa_handler = SIG_DFL;
+        old_actions[i].sa_flags = 0;
+    }
+    if ((old.sa_flags & SA_SIGINFO) && old.sa_sigaction) {
+        old.sa_sigaction(sig, si, uc);
+    } else if (old.sa_handler == SIG_DFL) {
         /* Default action: restore it and re-raise; the signal is blocked in
          * this handler, so it is delivered (and kills us) when we return. */
-        sigaction(sig, old, NULL);
+        ours[i] = false;
+        real_sigaction(sig, &old, NULL);
         raise(sig);
-    } else if (old->sa_handler != SIG_IGN) {
-        old->sa_handler(sig);
+    } else if (old.sa_handler != SIG_IGN) {
+        old.sa_handler(sig);
     }
     errno = saved;
 }
@@ -337,10 +360,23 @@ static void install_signals(void)
     sigemptyset(&sa.sa_mask);
     for (size_t i = 0; i < N_FLUSH_SIGNALS; i++) {
         struct sigaction cur;
-        if (sigaction(flush_signals[i], NULL, &cur) != 0) continue;
+        if (real_sigaction(flush_signals[i], NULL, &cur) != 0) continue;
         if (cur.sa_handler == SIG_IGN) { old_actions[i] = cur; continue; } /* nohup'd: keep ignoring */
-        if (sigaction(flush_signals[i], &sa, &old_actions[i]) != 0) old_actions[i] = cur;
+        if (real_sigaction(flush_signals[i], &sa, &old_actions[i]) != 0) old_actions[i] = cur;
+        else ours[i] = true;
     }
+}
+
+/* The program (through the preload library's sigaction) sets or reads the
+ * action of a signal we flush on: it goes into the chain behind our handler
+ * instead of replacing it. Returns 1 when handled, 0 for any other signal. */
+int ts__rt_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    int i = flush_index(sig);
+    if (i < 0 || !ours[i]) return 0;
+    if (old) *old = old_actions[i];
+    if (act) old_actions[i] = *act;
+    return 1;
 }
 
 static void fork_prepare(void) { pthread_mutex_lock(&life_lock); }

@@ -19,6 +19,13 @@ cat >"$tmp/prog.c" <<'C'
 #include <sys/wait.h>
 #include <unistd.h>
 #include "trainscope/trace.h"
+static void cleanup_then_die(int sig)   /* a common pattern: tidy up, then die by the signal */
+{
+    ssize_t w = write(1, "cleanup\n", 8);
+    (void)w;
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
 static void *worker(void *arg)
 {
     ts_trace_thread_name("loader");
@@ -40,6 +47,13 @@ int main(int argc, char **argv)
     printf("prog says %s\n", argc > 1 ? argv[1] : "nothing");
     fflush(stdout);
     if (argc > 1 && !strcmp(argv[1], "term")) raise(SIGTERM);
+    if (argc > 1 && !strcmp(argv[1], "handler")) {   /* installed after tracing started */
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = cleanup_then_die;
+        sigaction(SIGTERM, &sa, NULL);
+        raise(SIGTERM);
+    }
     if (argc > 1 && !strcmp(argv[1], "exec")) {   /* the same pid runs a new image */
         ts_trace_instant("test", "before_exec");
         execl(argv[0], argv[0], "after_exec", (char *)NULL);
@@ -96,6 +110,21 @@ names = [e["name"] for f in glob.glob(sys.argv[1] + "/pid-*.json") for e in json
 assert "aten::mm" in names and "ProfilerStep#0" in names, names
 P
 [ ! -d "$tmp/t2/.raw" ] || { echo "raw streams left behind"; ls -la "$tmp/t2/.raw"; exit 1; }
+
+# The program's own SIGTERM handler, installed after tracing started, still
+# runs, and the events are flushed before the signal's default action.
+set +e
+out=$("$TS_BIN" record -o "$tmp/t4" -- "$tmp/prog" handler 2>"$tmp/err")
+rc=$?
+set -e
+[ "$out" = "prog says handler
+cleanup" ] || { echo "program's handler did not run: $out"; exit 1; }
+[ $rc -eq 143 ] || { echo "exit code $rc, expected 143"; cat "$tmp/err"; exit 1; }
+$PY - "$tmp/t4" <<'P'
+import glob, json, sys
+names = [e["name"] for f in glob.glob(sys.argv[1] + "/pid-*.json") for e in json.load(open(f))["traceEvents"]]
+assert "aten::mm" in names and names.count("load_batch") == 100, names[:10]
+P
 # exec: the image before exec finishes its trace, the new image starts another
 # for the same pid (pid-N.json and pid-N.1.json).
 set +e

@@ -14,7 +14,8 @@
 #include "trace/model.h"
 #include "trainscope/ingest.h"
 
-typedef enum ts_src_kind { TS_SRC_MEM = 0, TS_SRC_PLAIN, TS_SRC_GZIP, TS_SRC_ZSTD } ts_src_kind;
+/* TS_SRC_MAP: an uncompressed regular file mapped whole (see source.c). */
+typedef enum ts_src_kind { TS_SRC_MEM = 0, TS_SRC_PLAIN, TS_SRC_GZIP, TS_SRC_ZSTD, TS_SRC_MAP } ts_src_kind;
 
 /* One input stream of uncompressed JSON bytes. Compression is detected from
  * the magic bytes, not the file name. */
@@ -23,7 +24,7 @@ typedef struct ts_src {
     ts_src_kind   kind;
     int           fd;          /* -1 for memory sources */
     const char   *mem;         /* TS_SRC_MEM: the whole input (borrowed) */
-    size_t        mem_n, mem_off;
+    size_t        mem_n, mem_off; /* MEM: input size; MEM and MAP: bytes handed out by ts__src_read */
     unsigned char *in;         /* compressed input window (owned) */
     size_t        in_cap, in_n, in_off; /* bytes held / consumed in `in` */
     uint64_t      in_total;    /* compressed bytes read from the file so far */
@@ -31,7 +32,14 @@ typedef struct ts_src {
     bool          done;        /* the stream ended cleanly */
     bool          frame_end;   /* zstd: the last call ended a frame, so input may stop here */
     void         *dec;         /* z_stream* or ZSTD_DStream* (owned) */
+    char         *map;         /* TS_SRC_MAP: file bytes, then >= TS_SRC_MAP_PAD zero bytes (owned) */
+    size_t        map_n;       /* TS_SRC_MAP: file size, bytes */
+    size_t        map_len;     /* TS_SRC_MAP: length of the whole mapping, bytes */
+    size_t        map_released;/* TS_SRC_MAP: bytes [0, map_released) were given back (page multiple) */
 } ts_src;
+
+/* Zero bytes guaranteed after a mapped file's last byte (>= the scanner's JS_PAD). */
+enum { TS_SRC_MAP_PAD = 4096 };
 
 /* Open a file (plain, gzip or zstd). Fills err with `FILE: byte 0: ...` on
  * failure; the source is then closed already. */
@@ -42,6 +50,13 @@ TS_NODISCARD int ts__src_open_mem(ts_src *s, const char *name, const void *data,
 /* Read up to cap uncompressed bytes into dst. Returns the count (0 = end of
  * stream) or a negative TS_E* with err filled (a cut-short gzip/zstd stream). */
 long ts__src_read(ts_src *s, char *dst, size_t cap, ts_error *err);
+/* Uncompressed bytes the source will yield, estimated for sizing tables:
+ * exact for memory and mapped files, 16x the file for gzip/zstd (JSON traces
+ * compress 10-15x), the file size for other plain files; 0 = unknown. */
+uint64_t ts__src_size_hint(const ts_src *s);
+/* TS_SRC_MAP: the pages wholly below byte `upto` will not be read again soon;
+ * drop them from the process (they come back from the page cache if touched). */
+void ts__src_release(ts_src *s, size_t upto);
 void ts__src_close(ts_src *s);
 
 /* Parse one source into a new rank (finished, ready for ts__trace_create).

@@ -1,15 +1,21 @@
-/* source.c - the byte source under the JSON parser: plain files, gzip (zlib,
- * streaming, multi-member) and zstd (streaming), or bytes in memory.
+/* source.c - the byte source under the JSON parser: plain files (mapped),
+ * gzip (zlib, streaming, multi-member) and zstd (streaming), or bytes in memory.
  *
  * Not for: parsing. Invariant: a source never holds more than one compressed
  * input window (IN_WINDOW bytes) plus the decoder state, whatever the file
- * size, so peak memory does not grow with the compressed file.
+ * size, so peak memory does not grow with the compressed file. An
+ * uncompressed regular file is mapped whole instead (TS_SRC_MAP) and the
+ * parser reads it in place; the pages behind the parser are given back with
+ * ts__src_release, so what stays resident is bounded by the release step,
+ * not the file size.
  * Errors name the compressed byte offset where the stream went wrong.
  */
 #include "ingest/ingest.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -65,6 +71,62 @@ static int fill_in(ts_src *s, ts_error *err)
     return TS_OK;
 }
 
+/* Map an uncompressed regular file whole, followed by zero pages, so the
+ * parser scans the page cache in place. Why: read(2) copied every byte once
+ * more (about 8% of the load's CPU on the 500 MB benchmark, in the kernel),
+ * and a file-backed read fault maps 16 cached pages at once (fault-around),
+ * which is cheaper than the copy. The zero bytes after the file are the
+ * scanner's sentinel: the tail of the last file page reads as zeros, and one
+ * anonymous page more guarantees TS_SRC_MAP_PAD of them even when the file
+ * ends on a page boundary. Returns false (nothing mapped) when the file is
+ * not a non-empty regular file, the mapping fails, or the bytes are
+ * compressed; the caller then reads it the ordinary way.
+ * Caveat of every mapped reader: a file truncated by another process while
+ * it is being parsed raises SIGBUS. */
+static bool try_map(ts_src *s)
+{
+    struct stat st;
+    if (fstat(s->fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) return false;
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE), n = (size_t)st.st_size;
+    if ((uint64_t)st.st_size > SIZE_MAX / 2) return false;
+    size_t len = (n + pg - 1) / pg * pg + (TS_SRC_MAP_PAD + pg - 1) / pg * pg;
+    char *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return false;
+    if (mmap(m, n, PROT_READ, MAP_PRIVATE | MAP_FIXED, s->fd, 0) == MAP_FAILED) { munmap(m, len); return false; }
+    if (sniff((const unsigned char *)m, n) != TS_SRC_PLAIN) { munmap(m, len); return false; }
+    (void)madvise(m, n, MADV_SEQUENTIAL);   /* read once, front to back: aggressive readahead */
+    s->map = m;
+    s->map_n = n;
+    s->map_len = len;
+    s->kind = TS_SRC_MAP;
+    return true;
+}
+
+uint64_t ts__src_size_hint(const ts_src *s)
+{
+    struct stat st;
+    switch (s->kind) {
+    case TS_SRC_MEM: return s->mem_n;
+    case TS_SRC_MAP: return s->map_n;
+    default:
+        if (s->fd < 0) return s->in_n * 16;   /* compressed bytes in memory */
+        if (fstat(s->fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 0) return 0;
+        return (uint64_t)st.st_size * (s->kind == TS_SRC_PLAIN ? 1 : 16);
+    }
+}
+
+void ts__src_release(ts_src *s, size_t upto)
+{
+    if (s->kind != TS_SRC_MAP) return;
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    upto = (upto > s->map_n ? s->map_n : upto) / pg * pg;
+    if (upto <= s->map_released) return;
+    /* Clean private file pages: dropping them costs no I/O, and a later
+     * touch (an error message quoting an old offset) faults them back in. */
+    (void)madvise(s->map + s->map_released, upto - s->map_released, MADV_DONTNEED);
+    s->map_released = upto;
+}
+
 int ts__src_open(ts_src *s, const char *path, ts_error *err)
 {
     memset(s, 0, sizeof *s);
@@ -72,6 +134,7 @@ int ts__src_open(ts_src *s, const char *path, ts_error *err)
     s->kind = TS_SRC_PLAIN;   /* until the magic bytes say otherwise */
     s->fd = open(path, O_RDONLY | O_CLOEXEC);
     if (s->fd < 0) return ts__error(err, TS_ENOENT, "%s: byte 0: cannot open: %s", path, strerror(errno));
+    if (try_map(s)) return TS_OK;
     /* Traces are read once, front to back: ask for aggressive readahead. */
     (void)posix_fadvise(s->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     s->in_cap = IN_WINDOW;
@@ -180,6 +243,13 @@ long ts__src_read(ts_src *s, char *dst, size_t cap, ts_error *err)
 {
     if (s->done || cap == 0) return 0;
     switch (s->kind) {
+    case TS_SRC_MAP: {   /* the parser reads the mapping in place; this serves other readers */
+        size_t k = s->map_n - s->mem_off < cap ? s->map_n - s->mem_off : cap;
+        memcpy(dst, s->map + s->mem_off, k);
+        s->mem_off += k;
+        if (s->mem_off == s->map_n) s->done = true;
+        return (long)k;
+    }
     case TS_SRC_MEM: {
         size_t k = s->mem_n - s->mem_off < cap ? s->mem_n - s->mem_off : cap;
         memcpy(dst, s->mem + s->mem_off, k);
@@ -221,6 +291,8 @@ void ts__src_close(ts_src *s)
         ZSTD_freeDStream(s->dec);
     }
     s->dec = NULL;
+    if (s->map) munmap(s->map, s->map_len);
+    s->map = NULL;
     if (s->in && (const void *)s->in != (const void *)s->mem) ts__free(s->in, s->in_cap);
     s->in = NULL;
     if (s->fd >= 0) close(s->fd);

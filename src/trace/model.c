@@ -87,6 +87,31 @@ static void free_cols(col *cols, int n, uint32_t cap)
     for (int i = 0; i < n; i++) { ts__free(*cols[i].p, (size_t)cap * cols[i].elem); *cols[i].p = NULL; }
 }
 
+/* Give an empty table columns of `want` rows at once. Why: doubling a column
+ * of a few hundred MB copies it (glibc's realloc copies heap blocks) and
+ * faults its pages twice; one block sized from the input size is written
+ * once. All or nothing: a failed allocation leaves the table as it was. */
+static void reserve_cols(col *cols, int n_cols, uint32_t *cap, uint32_t want)
+{
+    void *blk[16];
+    if (*cap != 0 || want == 0 || n_cols > 16) return;
+    for (int i = 0; i < n_cols; i++) {
+        blk[i] = ts__malloc((size_t)want * cols[i].elem);
+        if (!blk[i]) {
+            while (i-- > 0) ts__free(blk[i], (size_t)want * cols[i].elem);
+            return;
+        }
+    }
+    for (int i = 0; i < n_cols; i++) *cols[i].p = blk[i];
+    *cap = want;
+}
+
+void ts__rank_reserve(ts_rank *r, uint32_t n_slices, uint32_t n_args)
+{
+    { col c[] = SLICE_COLS(&r->slices); reserve_cols(c, 12, &r->slices.cap, n_slices); }
+    { col c[] = ARG_COLS(&r->args); reserve_cols(c, 3, &r->args.cap, n_args); }
+}
+
 ts_rank *ts__rank_create(const char *path)
 {
     ts_rank *r = ts__calloc(1, sizeof *r);

@@ -21,7 +21,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-__thread ts__ring *ts__t_ring __attribute__((tls_model("initial-exec")));
+__thread ts__ring *ts__t_ring;   /* dynamic TLS model: the library may be dlopen'ed (ctypes) */
 _Atomic(ts__ring *) ts__rt_rings;
 int ts__rt_fd = -1;
 int ts__rt_tsc;

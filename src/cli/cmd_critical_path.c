@@ -50,6 +50,7 @@ static void usage(FILE *f)
           "json: length_us, iteration_us, categories (compute/communication/memory/\n"
           "launch/cpu/wait_on_rank _us, summing to length_us), waited_for_rank,\n"
           "wait_on_rank [{rank, wait_us}], top_ops [{rank, kind, name, count, total_us}],\n"
+          "path [{rank, kind, name, start_us (aligned clock), dur_us, on_path_us}],\n"
           "ranks [{rank, file, clock_offset_ns, matched_collectives, residual_median_ns,\n"
           "residual_max_ns, causality_violations}], graph_nodes, graph_edges,\n"
           "collectives, edges_by_kind, graph_warnings, warnings.\n\n"
@@ -198,6 +199,21 @@ static void print_json(const ts_trace *t, const ts_graph *g, const ts_critical_p
         ts__json_kv_str(&j, "name", ops[i].name);
         ts__json_kv_u64(&j, "count", ops[i].count);
         ts__json_kv_us(&j, "total_us", ops[i].ns);
+        ts__json_obj_end(&j);
+    }
+    ts__json_arr_end(&j);
+    ts__json_key(&j, "path");   /* every node on the path in time order (barriers left out) */
+    ts__json_arr_begin(&j);
+    for (uint32_t i = 0; i < cp->n_nodes; i++) {
+        uint32_t n = cp->nodes[i];
+        if (g->nodes.rank[n] == TS_GRAPH_NO_RANK) continue;
+        ts__json_obj_begin(&j);
+        ts__json_kv_i64(&j, "rank", g->rank_number[g->nodes.rank[n]]);
+        ts__json_kv_str(&j, "kind", ts__node_kind_name((ts_node_kind)g->nodes.kind[n]));
+        ts__json_kv_str(&j, "name", ts__graph_node_name(g, n));
+        ts__json_kv_us(&j, "start_us", ts__graph_start(g, n));
+        ts__json_kv_us(&j, "dur_us", g->nodes.dur_ns[n]);
+        ts__json_kv_us(&j, "on_path_us", cp->node_ns[i]);
         ts__json_obj_end(&j);
     }
     ts__json_arr_end(&j);

@@ -31,6 +31,9 @@ EX=$(dirname "$0")/../../examples/ddp_gloo
 import json, sys
 d = json.load(sys.stdin)
 assert d["iteration"] == 4, d["iteration"]
+p = d["path"]   # the path in time order; own times fit inside its length
+assert len(p) > 10 and {x["rank"] for x in p} == {0, 1}, p[:3]
+assert 0 < sum(x["on_path_us"] for x in p) <= d["length_us"] + 0.001
 assert d["collectives"] >= 2 and all(r["causality_violations"] == 0 for r in d["ranks"]), d["ranks"]
 '
 # without alignment the example's clocks (4.3 ms apart) break causality

@@ -97,4 +97,17 @@ names = {e["tid"]: e["args"]["name"] for e in main[0]["traceEvents"] if e["ph"] 
 assert names.get(fwd[0]["tid"]) == "side-thread", names
 assert len(events(worker[0], "__main__.Squares.__getitem__")) == 8
 P
+# Without record: the module loads the library itself (dlopen through ctypes)
+# and traces into a directory it names.
+PYTHONPATH=python TRAINSCOPE_LIB_DIR="$(dirname "$TS_BIN")" $PY - "$tmp/t3" <<'P'
+import glob, json, sys
+import trainscope_trace as tt
+assert tt.available() and tt.start(sys.argv[1]) == 0 and tt.enabled()
+with tt.range("outer"):
+    tt.counter("loss", 0.5)
+assert tt.stop() == 0 and not tt.enabled()
+ev = [e for f in glob.glob(sys.argv[1] + "/pid-*.json") for e in json.load(open(f))["traceEvents"]]
+assert [e["name"] for e in ev if e["ph"] == "X"] == ["outer"], ev
+assert [e["args"]["loss"] for e in ev if e["ph"] == "C"] == [0.5], ev
+P
 echo "record_python: ok"

@@ -62,8 +62,8 @@ typedef struct conv {
     int32_t       rank, world;
     int64_t       last_ts;
     int           tsc;                 /* stream's fast-path stamps are TSC ticks */
-    uint64_t      tsc0, tsc1;          /* TSC of the first and the latest clock sample */
-    int64_t       ns0, ns1;            /* CLOCK_MONOTONIC of the same samples */
+    struct clock_sample { uint64_t tsc; int64_t ns; } *samples;  /* (TSC, monotonic) pairs, by tsc */
+    uint32_t      n_samples, cap_samples;
     uint64_t      unmatched_ends, unfinished, bad_records;
     char         *err; size_t err_n;
 } conv;
@@ -103,9 +103,19 @@ static int64_t rec_v(const ts__rec *r)
 static int64_t rec_ns(const conv *c, const ts__rec *r)
 {
     if (!c->tsc || (r->flags & TS__RECF_NS)) return r->ts_ns;
-    double ticks = (double)(int64_t)((uint64_t)r->ts_ns - c->tsc0);
-    if (c->tsc1 <= c->tsc0 || c->ns1 <= c->ns0) return c->ns0;   /* no second sample: cannot scale */
-    return c->ns0 + (int64_t)(ticks * (double)(c->ns1 - c->ns0) / (double)(c->tsc1 - c->tsc0));
+    uint64_t t = (uint64_t)r->ts_ns;
+    if (c->n_samples < 2) return c->n_samples ? c->samples[0].ns : 0;   /* cannot scale */
+    /* The segment between the samples around t (the first or last segment
+     * outside them): piecewise, so a rate change of CLOCK_MONOTONIC (NTP
+     * slewing) during a long run bends the mapping with it. */
+    uint32_t lo = 0, hi = c->n_samples - 1;
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (c->samples[mid].tsc <= t) lo = mid; else hi = mid;
+    }
+    const struct clock_sample *a = &c->samples[lo], *b = &c->samples[hi];
+    double ticks = (double)(int64_t)(t - a->tsc);
+    return a->ns + (int64_t)(ticks * (double)(b->ns - a->ns) / (double)(b->tsc - a->tsc));
 }
 
 static cev *add_ev(conv *c, char ph, const ts__rec *r, int64_t ts, int64_t pid, int64_t tid)
@@ -280,6 +290,31 @@ static int on_record(conv *c, const ts__raw_chunk *ck, const ts__rec *r)
     }
 }
 
+static int add_sample(conv *c, uint64_t tsc, int64_t ns)
+{
+    if (grow(&c->samples, &c->cap_samples, sizeof *c->samples, c->n_samples + 1)) return -1;
+    c->samples[c->n_samples++] = (struct clock_sample){tsc, ns};
+    return 0;
+}
+
+static int cmp_sample(const void *a, const void *b)
+{
+    const struct clock_sample *x = a, *y = b;
+    return x->tsc < y->tsc ? -1 : x->tsc > y->tsc;
+}
+
+/* Sort by TSC and keep only samples where both clocks moved forward, so
+ * every segment has a positive slope (damaged or coarse samples drop out). */
+static void sort_samples(conv *c)
+{
+    if (c->n_samples > 1) qsort(c->samples, c->n_samples, sizeof *c->samples, cmp_sample);
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < c->n_samples; i++)
+        if (n == 0 || (c->samples[i].tsc > c->samples[n - 1].tsc && c->samples[i].ns > c->samples[n - 1].ns))
+            c->samples[n++] = c->samples[i];
+    c->n_samples = n;
+}
+
 /* Pass 0 only reads chunk headers (the latest clock sample); pass 1 the records. */
 static int parse_chunks(conv *c, const char *data, size_t size, int pass)
 {
@@ -292,7 +327,7 @@ static int parse_chunks(conv *c, const char *data, size_t size, int pass)
         off += sizeof ck;
         if (ck.n_bytes > size - off) break;   /* cut short by a crash: keep what came before */
         if (pass == 0) {
-            if (ck.sample_ns > c->ns1) { c->ns1 = ck.sample_ns; c->tsc1 = ck.sample_tsc; }
+            if (c->tsc && add_sample(c, ck.sample_tsc, ck.sample_ns)) return fail(c, TS_ENOMEM, "out of memory");
             off += ck.n_bytes;
             continue;
         }
@@ -592,6 +627,7 @@ static void conv_free(conv *c)
     for (uint32_t i = 0; i < c->n_stacks; i++) free(c->stacks[i].v);
     for (uint32_t i = 0; i < c->n_pairs; i++) free(c->pairs[i].v);
     free(c->pairs);
+    free(c->samples);
     free(c->stacks);
     free(c->begins);
     free(c->ends);
@@ -616,9 +652,10 @@ int ts__raw_convert(const char *raw_path, const char *dir, char *out_path, size_
     c.world = c.hdr->world_size;
     c.last_ts = c.hdr->start_ns;
     c.tsc = c.hdr->clock_kind == TS__CLOCK_TSC;
-    c.tsc0 = c.tsc1 = c.hdr->start_tsc;
-    c.ns0 = c.ns1 = c.hdr->start_ns;
-    if ((rc = parse_chunks(&c, data, size, 0)) || (rc = parse_chunks(&c, data, size, 1))) goto done;
+    if (c.tsc && add_sample(&c, c.hdr->start_tsc, c.hdr->start_ns)) { rc = fail(&c, TS_ENOMEM, "out of memory"); goto done; }
+    if ((rc = parse_chunks(&c, data, size, 0))) goto done;
+    sort_samples(&c);
+    if ((rc = parse_chunks(&c, data, size, 1))) goto done;
     match_async(&c);
     for (uint32_t i = 0; i < c.n_ev; i++) {
         if (!c.ev[i].open) continue;

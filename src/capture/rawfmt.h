@@ -56,10 +56,11 @@ typedef struct ts__raw_header {
 
 /* Fast-path records read the clock that is cheapest: the invariant TSC where
  * the CPU has one (a plain rdtsc, no vDSO call), else CLOCK_MONOTONIC. TSC
- * values are turned into ns at conversion by the line through the header's
- * (start_tsc, start_ns) and the latest chunk's (sample_tsc, sample_ns): all
- * events lie between the two samples, so the error stays within the jitter
- * of reading the two clocks together (tens of ns). */
+ * values are turned into ns at conversion, piecewise linearly between the
+ * (TSC, ns) samples of the header and of every chunk (taken when the chunk
+ * is written): an event lies between two samples, so the error stays within
+ * the jitter of reading the two clocks together (tens of ns), and a change in
+ * CLOCK_MONOTONIC's rate (NTP slewing) during a long run is followed. */
 enum { TS__CLOCK_NS = 0, TS__CLOCK_TSC = 1 };
 
 typedef struct ts__raw_chunk {

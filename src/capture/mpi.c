@@ -149,6 +149,41 @@ static void emit(mpi_ev *e)
     int traced_ = TS_TRACE_ON() && !in_mpi; \
     if (traced_) { in_mpi = 1; ev_.t0_ns = ts_trace_now_ns(); }
 
+/* After init, the rank and size in MPI_COMM_WORLD become the trace's
+ * distributedInfo (launchers that set no rank variable). The world handle is
+ * looked up by name: naming MPI_COMM_WORLD would make this library need libmpi
+ * at load time (Open MPI's handle is the address of ompi_mpi_comm_world; this
+ * file is compiled against Open MPI's mpi.h, so that is the ABI it has). */
+static void record_world_rank(void)
+{
+    REAL(MPI_Comm_rank);
+    REAL(MPI_Comm_size);
+    MPI_Comm world = (MPI_Comm)dlsym(RTLD_DEFAULT, "ompi_mpi_comm_world");
+    int rank = -1, size = -1;
+    if (world && real_MPI_Comm_rank(world, &rank) == MPI_SUCCESS && real_MPI_Comm_size(world, &size) == MPI_SUCCESS)
+        ts_trace_set_rank(rank, size);
+}
+
+EXPORT int MPI_Init(int *argc, char ***argv)
+{
+    REAL(MPI_Init);
+    BEGIN("MPI_Init");
+    int rc = real_MPI_Init(argc, argv);
+    if (rc == MPI_SUCCESS) record_world_rank();
+    if (traced_) emit(&ev_);
+    return rc;
+}
+
+EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    REAL(MPI_Init_thread);
+    BEGIN("MPI_Init_thread");
+    int rc = real_MPI_Init_thread(argc, argv, required, provided);
+    if (rc == MPI_SUCCESS) record_world_rank();
+    if (traced_) { arg_i(&ev_, "required", required); emit(&ev_); }
+    return rc;
+}
+
 EXPORT int MPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
     REAL(MPI_Allreduce);

@@ -66,7 +66,7 @@ static int parse(int argc, char **argv, record_opts *o)
         if (!strcmp(a, "--")) { i++; break; }
         if (a[0] != '-') break;
         if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-            if (++i >= argc) { ts_cli_errorf("%s needs a directory", a); return -1; }
+            if (++i >= argc) { ts_cli_errorf("record: %s needs a directory", a); return -1; }
             o->dir = argv[i];
         } else if (!strcmp(a, "--cuda")) o->cuda = true;
         else if (!strcmp(a, "--nccl")) o->nccl = true;
@@ -74,7 +74,7 @@ static int parse(int argc, char **argv, record_opts *o)
         else if (!strcmp(a, "--python")) o->python = true;
         else if (!strcmp(a, "--lttng")) o->lttng = true;
         else if (!strcmp(a, "--python-filter")) {
-            if (++i >= argc) { ts_cli_errorf("--python-filter needs a list"); return -1; }
+            if (++i >= argc) { ts_cli_errorf("record: --python-filter needs a list"); return -1; }
             o->python_filter = argv[i];
             o->python = true;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {

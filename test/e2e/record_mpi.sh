@@ -1,7 +1,7 @@
 #!/bin/sh
 # record_mpi.sh - `trainscope record --mpi` on the MPI data-parallel example
 # (examples/mpi_allreduce, Open MPI, 2 ranks): one trace per rank with the
-# rank from the environment, every MPI_Allreduce with its bytes and the same
+# rank MPI_COMM_WORLD gives, every MPI_Allreduce with its bytes and the same
 # per-communicator sequence numbers on both ranks; `trainscope stats` and
 # `trainscope replay` read the 2-rank trace.
 set -e
@@ -12,7 +12,8 @@ tmp=$(mktemp -d /tmp/ts_e2e_record_mpi.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 mpicc -O2 -std=c11 -o "$tmp/allreduce" examples/mpi_allreduce/allreduce.c
 plain=$(mpirun -np 2 --allow-run-as-root --oversubscribe "$tmp/allreduce" -n 4 -w 1 -c 65536 -b 2 | grep checksum)
-traced=$("$TS_BIN" record --mpi -o "$tmp/t" -- mpirun -np 2 --allow-run-as-root --oversubscribe \
+# RANK/WORLD_SIZE say something else: the rank MPI reports after MPI_Init wins.
+traced=$(RANK=7 WORLD_SIZE=9 "$TS_BIN" record --mpi -o "$tmp/t" -- mpirun -np 2 --allow-run-as-root --oversubscribe \
          "$tmp/allreduce" -n 4 -w 1 -c 65536 -b 2 2>"$tmp/err" | grep checksum)
 [ "$plain" = "$traced" ] || { echo "result changed: '$plain' vs '$traced'"; cat "$tmp/err"; exit 1; }
 $PY - "$tmp/t" <<'P'

@@ -189,6 +189,7 @@ static void parse_value(parser *P, ts_arg_type *type, uint64_t *val)
     char c = js_peek(j);
     if (c == '"') { *type = TS_ARG_STR; *val = read_str(P); return; }
     if (c == '-' || (c >= '0' && c <= '9')) {
+        if (js_small_uint(j, val)) { *type = TS_ARG_INT; return; }
         js_num n = js_number(j);
         if (n.is_int && !n.neg && n.mag <= INT64_MAX) { *type = TS_ARG_INT; *val = n.mag; }
         else if (n.is_int && !n.neg) { *type = TS_ARG_UINT; *val = n.mag; }
@@ -254,6 +255,8 @@ static void parse_pid(parser *P, int64_t *id, uint32_t *sid)
         return;
     }
     if (*j->p != '-' && (*j->p < '0' || *j->p > '9')) js_fail(j, j->p, "event %llu: \"pid\"/\"tid\" is not a number or string", (unsigned long long)P->n_events);
+    uint64_t u;
+    if (js_small_uint(j, &u)) { *id = (int64_t)u; return; }
     js_num n = js_number(j);
     *id = n.is_int ? (n.neg ? -(int64_t)n.mag : (int64_t)n.mag) : (int64_t)n.d;
 }

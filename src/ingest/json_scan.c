@@ -66,7 +66,7 @@ static size_t utf8_len(js *j, const unsigned char *p)
     return n;
 }
 
-js_str js_string(js *j)
+js_str js_string_slow(js *j)
 {
     const unsigned char *q = (const unsigned char *)j->p + 1;
     js_str s = {(const char *)q, 0, true};
@@ -208,11 +208,48 @@ const char *js_decode(js *j, js_str s, size_t *n)
 
 static inline bool is_digit(char c) { return (unsigned)(c - '0') < 10; }
 
+/* Eight ASCII digits at q (little-endian load), or false. SWAR: each byte
+ * minus '0' must be 0..9, checked on all eight bytes at once. */
+static inline bool eight_digits(const char *q, uint64_t *out)
+{
+    uint64_t v;
+    memcpy(&v, q, 8);
+    uint64_t d = v - 0x3030303030303030ULL;
+    if (((v & 0xF0F0F0F0F0F0F0F0ULL) | (((v + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4)) !=
+        0x3333333333333333ULL)
+        return false;
+    /* Pairs, then quads, then the eight: three multiplies instead of eight
+     * dependent multiply-adds. */
+    d = (d * 10 + (d >> 8)) & 0x00FF00FF00FF00FFULL;
+    d = (d * 100 + (d >> 16)) & 0x0000FFFF0000FFFFULL;
+    *out = (d * 10000 + (d >> 32)) & 0xFFFFFFFFULL;
+    return true;
+}
+
+/* Digits at q into *acc (acc * 10^k + digits); returns the count read.
+ * The caller keeps the total under 20 digits or checks for overflow. Eight
+ * at a time while it can: timestamps (13-16 digits) and ids are long. */
+static inline int digit_run(const char *q, uint64_t *acc)
+{
+    int n = 0;
+    uint64_t a = *acc, eight;
+    while (eight_digits(q + n, &eight)) { a = a * 100000000ULL + eight; n += 8; if (n >= 16) break; }
+    for (; is_digit(q[n]); n++) a = a * 10 + (uint64_t)(q[n] - '0');
+    *acc = a;
+    return n;
+}
+
 /* After a number: a NUL at the window end means the number may continue. */
 static inline void number_end(js *j, const char *q)
 {
     if (*q == 0 && q >= j->end) js_at_end(j);
 }
+
+/* Exact powers of ten as doubles (10^22 is the last one a double holds). */
+static const double pow10_exact[23] = {
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+};
 
 js_num js_number(js *j)
 {
@@ -223,27 +260,47 @@ js_num js_number(js *j)
         number_end(j, q);
         js_fail(j, start, "invalid number");
     }
-    for (; is_digit(*q); q++) {
-        unsigned d = (unsigned)(*q - '0');
+    /* 19 digits always fit in 64 bits, so only a 20th needs the check. */
+    int nd = 0;
+    for (; nd < 19 && is_digit(q[nd]); nd++) n.mag = n.mag * 10 + (uint64_t)(q[nd] - '0');
+    for (; is_digit(q[nd]); nd++) {
+        unsigned d = (unsigned)(q[nd] - '0');
         if (n.mag > (UINT64_MAX - d) / 10) n.overflow = true;
         else n.mag = n.mag * 10 + d;
     }
+    q += nd;
+    int n_frac = 0;
+    uint64_t mant = n.mag;
     if (*q == '.' || *q == 'e' || *q == 'E') {
         n.is_int = false;
         if (*q == '.') {
             q++;
             if (!is_digit(*q)) { number_end(j, q); js_fail(j, q, "invalid number"); }
+            const char *f = q;
             while (is_digit(*q)) q++;
+            n_frac = (int)(q - f);
+            if (nd + n_frac <= 19)   /* the mantissa fits: keep it for the fast path */
+                for (; f < q; f++) mant = mant * 10 + (uint64_t)(*f - '0');
         }
         if (*q == 'e' || *q == 'E') {
             q++;
             if (*q == '+' || *q == '-') q++;
             if (!is_digit(*q)) { number_end(j, q); js_fail(j, q, "invalid number"); }
             while (is_digit(*q)) q++;
+            n_frac = -1;   /* an exponent: leave it to strtod */
         }
     }
     number_end(j, q);
-    if (!n.is_int || n.overflow) { n.is_int = false; n.d = strtod(start, NULL); }
+    if (n.overflow) n.is_int = false;
+    if (!n.is_int) {
+        /* Clinger's fast path: a mantissa below 2^53 divided by an exact
+         * power of ten rounds once, so it equals strtod's correctly rounded
+         * result; everything else (exponents, long mantissas) goes to strtod. */
+        if (!n.overflow && n_frac >= 0 && n_frac <= 22 && nd + n_frac <= 19 && mant < (1ULL << 53))
+            n.d = (double)mant / pow10_exact[n_frac] * (n.neg ? -1.0 : 1.0);
+        else
+            n.d = strtod(start, NULL);
+    }
     j->p = q;
     return n;
 }
@@ -256,7 +313,8 @@ bool js_time_ns(js *j, int64_t *out)
     if (!is_digit(*q)) { number_end(j, q); return false; }
     uint64_t us = 0;
     int n_int = 0;
-    for (; is_digit(*q); q++, n_int++) us = us * 10 + (uint64_t)(*q - '0');
+    n_int = digit_run(q, &us);   /* may wrap past 19 digits: n_int > 16 goes the double way below */
+    q += n_int;
     uint64_t frac = 0;
     int n_frac = 0;
     bool round_up = false;

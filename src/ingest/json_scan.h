@@ -19,6 +19,10 @@
 
 #include "ingest/ingest.h"
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 enum {
     JS_PAD = 64,          /* zero bytes kept after the window's data */
     JS_MAX_DEPTH = 256,   /* deepest nesting accepted; deeper input is rejected */
@@ -60,7 +64,23 @@ static inline char js_peek(js *j)
 {
     const char *p = j->p;
     if (TS_LIKELY((unsigned char)*p > ' ')) return *p;   /* most peeks land on a token */
+#ifdef __SSE2__
+    /* Indented traces put runs of blanks between tokens ("\n    "): find
+     * the first non-whitespace byte 16 at a time, no branch per byte. The
+     * NUL sentinel is not whitespace, so the scan stops at the window end. */
+    for (;;) {
+        __m128i v = _mm_loadu_si128((const __m128i *)p);
+        __m128i ws = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')),
+                                               _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
+                                  _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\r')),
+                                               _mm_cmpeq_epi8(v, _mm_set1_epi8('\t'))));
+        unsigned other = ~(unsigned)_mm_movemask_epi8(ws) & 0xffff;
+        if (other) { p += __builtin_ctz(other); break; }
+        p += 16;
+    }
+#else
     while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t') p++;
+#endif
     j->p = p;
     if (TS_UNLIKELY(*p == 0) && p >= j->end) js_at_end(j);
     return *p;
@@ -73,11 +93,46 @@ static inline void js_expect(js *j, char c, const char *what)
 }
 
 /* p at the opening quote; leaves p after the closing quote. */
-js_str js_string(js *j);
+js_str js_string_slow(js *j);
+static inline js_str js_string(js *j)
+{
+#ifdef __SSE2__
+    /* Most strings in a trace (keys, categories, short names) close within
+     * 16 bytes and hold nothing special: answer those inline, without the
+     * call and loop of the general scanner. One signed compare flags both
+     * control bytes (< 0x20) and high bytes (>= 0x80, negative as int8). */
+    const char *q = j->p + 1;
+    __m128i v = _mm_loadu_si128((const __m128i *)q);
+    unsigned quote = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')));
+    unsigned other = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\')),
+                                                              _mm_cmplt_epi8(v, _mm_set1_epi8(0x20))));
+    if (TS_LIKELY(quote != 0) && (other & ((quote & -quote) - 1)) == 0) {   /* nothing special before the quote */
+        size_t n = (size_t)__builtin_ctz(quote);
+        j->p = q + n + 1;
+        return (js_str){q, n, true};
+    }
+#endif
+    return js_string_slow(j);
+}
 /* Decode a non-clean string into the scratch buffer; returns its bytes. */
 const char *js_decode(js *j, js_str s, size_t *n);
 /* p at a number's first byte. */
 js_num js_number(js *j);
+/* p at a number's first byte: a non-negative integer of at most 18 digits
+ * read inline into *out (most ids, pids and arg values are), else false
+ * with p unchanged, for js_number to read it. */
+static inline bool js_small_uint(js *j, uint64_t *out)
+{
+    const char *q = j->p;
+    uint64_t v = 0;
+    int i = 0;
+    for (; i < 18 && (unsigned)(q[i] - '0') < 10; i++) v = v * 10 + (uint64_t)(q[i] - '0');
+    char c = q[i];
+    if (i == 0 || i == 18 || c == '.' || c == 'e' || c == 'E' || (c == 0 && q + i >= j->end)) return false;
+    j->p = q + i;
+    *out = v;
+    return true;
+}
 /* p at a number in microseconds: exact conversion to int64 nanoseconds
  * (decimal digits, no binary floating point; rounded half away from zero
  * beyond three fraction digits). Returns false when the value is not a

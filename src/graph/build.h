@@ -34,7 +34,13 @@ TS_NODISCARD int ts__graph_local(ts_graph *g, uint16_t ri, const ts_rank *model,
 /* Collective key of a member node: normalized name and process group (graph strings). */
 void ts__graph_coll_key(ts_graph *g, uint32_t node, uint32_t *name, uint32_t *pg, int64_t *seq,
                         int64_t *bytes);
-TS_NODISCARD int ts__graph_match(ts_graph *g, ts_graph_members *members, ts_error *err);
+/* Instances from every rank's members; ord_of (per node, INT64_MIN = none;
+ * NULL = none at all) overrides the order-based ordinal of a member. */
+TS_NODISCARD int ts__graph_match(ts_graph *g, ts_graph_members *members, const int64_t *ord_of, ts_error *err);
+/* After a first match and alignment: re-pair by time the ranks whose order
+ * pairing left causality violations, when clocks count from the epoch; drops
+ * the warnings added since warn_mark and matches and aligns again. */
+TS_NODISCARD int ts__graph_rematch_by_time(ts_graph *g, ts_graph_members *members, uint32_t warn_mark, ts_error *err);
 /* Offsets (unless opt.no_align) and residuals of every rank. */
 void ts__graph_align(ts_graph *g);
 void ts__graph_barriers(ts_graph *g);

@@ -236,7 +236,7 @@ static void warn_unmatched(ts_graph *g)
     ts__map64_free(&most);
 }
 
-int ts__graph_match(ts_graph *g, ts_graph_members *members, ts_error *err)
+int ts__graph_match(ts_graph *g, ts_graph_members *members, const int64_t *ord_of, ts_error *err)
 {
     int rc = check_job(g, err);
     if (rc) return rc;
@@ -258,7 +258,9 @@ int ts__graph_match(ts_graph *g, ts_graph_members *members, ts_error *err)
             int64_t seq, bytes;
             ts__graph_coll_key(g, node, &name, &pg, &seq, &bytes);
             uint64_t key_id = (uint64_t)name << 32 | pg, ord = 0;
-            if (seq < 0) {
+            if (seq < 0 && ord_of && ord_of[node] != INT64_MIN) {
+                ord = (uint64_t)ord_of[node];   /* paired by time (ts__graph_rematch_by_time) */
+            } else if (seq < 0) {
                 (void)ts__map64_get(&count, key_id, &ord);
                 if (ts__map64_put(&count, key_id, ord + 1)) { rc = TS_ENOMEM; break; }
             } else {
@@ -540,4 +542,125 @@ void ts__graph_barriers(ts_graph *g)
             ts__graph_add_edge(g, b, m, TS_EDGE_COLL_EXIT, TS_EDGE_FROM_END | TS_EDGE_TO_END);
         }
     }
+}
+
+/* ---- re-pairing by time ----
+ * Order pairing assumes every rank recorded every op. Sampled traces drop
+ * different ops on different ranks, and the pairs slide; alignment then shows
+ * causality violations it cannot remove. When both clocks count from the epoch
+ * (synchronized hosts), such a rank's instances are re-paired with rank 0's by
+ * nearest end on the raw clocks, per key, in order (two pointers over ends
+ * sorted per key), within half the shorter op. Unpaired ops stay single. */
+
+typedef struct timed { uint64_t key; int64_t end, dur, val; } timed;   /* val: ordinal (ref) or node */
+
+static int cmp_timed(const void *a, const void *b)
+{
+    const timed *x = a, *y = b;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    return (x->end > y->end) - (x->end < y->end);
+}
+
+static bool epoch_clock(const ts_graph *g, uint16_t r)
+{
+    const ts_rank *m = g->trace->ranks[g->rank_model[r]];
+    return m->slices.n > 0 && m->slices.ts_ns[0] > 946684800LL * 1000000000LL;
+}
+
+/* Members of rank r in instances matched by order, as (key, raw end, dur, val). */
+static uint32_t timed_members(const ts_graph *g, uint16_t r, bool ref, timed *out)
+{
+    uint32_t n = 0;
+    for (uint32_t c = 0; c < g->n_colls; c++) {
+        const ts_coll *co = &g->colls[c];
+        if (co->seq >= 0) continue;
+        for (uint32_t k = 0; k < co->n_members; k++) {
+            uint32_t m = g->coll_members[co->first_member + k];
+            if (g->nodes.rank[m] != r) continue;
+            out[n++] = (timed){(uint64_t)co->name << 32 | co->pg, g->nodes.start_ns[m] + g->nodes.dur_ns[m],
+                               g->nodes.dur_ns[m], ref ? co->ordinal : (int64_t)m};
+        }
+    }
+    qsort(out, n, sizeof *out, cmp_timed);
+    return n;
+}
+
+static inline int64_t pair_tol(const timed *x, const timed *y) { return (x->dur < y->dur ? x->dur : y->dur) / 2; }
+
+/* Pair rank r's members (b) with the reference's (a), both sorted by (key,
+ * end): each b takes the first a of its key ending within half the shorter
+ * op of its end; fills ord_of; returns the pairs made. */
+static uint32_t pair_by_time(const timed *a, uint32_t na, const timed *b, uint32_t nb, int64_t *ord_of,
+                             int64_t *fresh)
+{
+    uint32_t i = 0, n_paired = 0;
+    for (uint32_t j = 0; j < nb; j++) {
+        while (i < na && (a[i].key < b[j].key || (a[i].key == b[j].key && a[i].end < b[j].end - pair_tol(&a[i], &b[j]))))
+            i++;   /* reference ops of smaller keys, or that ended too early to be its partner */
+        if (i < na && a[i].key == b[j].key && a[i].end <= b[j].end + pair_tol(&a[i], &b[j])) {
+            ord_of[b[j].val] = a[i++].val;
+            n_paired++;
+        } else {
+            ord_of[b[j].val] = (*fresh)++;   /* no partner on the reference rank */
+        }
+    }
+    return n_paired;
+}
+
+/* Ranks in an instance someone left before the last member entered (the
+ * early leavers and the last arrival), on the aligned clocks; true if any. */
+static bool mark_violations(const ts_graph *g, uint8_t *involved)
+{
+    bool any = false;
+    for (uint32_t c = 0; c < g->n_colls; c++) {
+        coll_edge_stats st;
+        edge_stats(g, &g->colls[c], &st);
+        if (g->colls[c].n_members < 2 || st.e1 >= st.s1) continue;
+        any = true;
+        for (uint32_t k = 0; k < g->colls[c].n_members; k++) {
+            uint32_t m = g->coll_members[g->colls[c].first_member + k];
+            if (k == st.s1_k || ts__graph_end(g, m) < st.s1) involved[g->nodes.rank[m]] = 1;
+        }
+    }
+    return any;
+}
+
+int ts__graph_rematch_by_time(ts_graph *g, ts_graph_members *members, uint32_t warn_mark, ts_error *err)
+{
+    if (g->opt.no_align || g->n_ranks < 2 || !epoch_clock(g, 0)) return TS_OK;
+    uint8_t *involved = ts__calloc((size_t)g->n_ranks + 1, 1);
+    if (!involved) return ts__error(err, TS_ENOMEM, "out of memory re-pairing collectives");
+    bool needed = mark_violations(g, involved);
+    if (!needed) { ts__free(involved, (size_t)g->n_ranks + 1); return TS_OK; }
+    int64_t *ord_of = ts__malloc((size_t)g->nodes.n * sizeof *ord_of + 8);
+    timed *a = ts__malloc((size_t)g->n_coll_members * sizeof *a + 8), *b = ts__malloc((size_t)g->n_coll_members * sizeof *b + 8);
+    int rc = (!ord_of || !a || !b) ? TS_ENOMEM : TS_OK;
+    int64_t fresh = (int64_t)1 << 40;
+    uint32_t n_repaired = 0;
+    if (rc == TS_OK) {
+        for (uint32_t n = 0; n < g->nodes.n; n++) ord_of[n] = INT64_MIN;
+        uint32_t na = timed_members(g, 0, true, a);
+        for (uint32_t r = 1; r < g->n_ranks; r++) {
+            if (!involved[r] || !epoch_clock(g, (uint16_t)r)) continue;
+            uint32_t nb = timed_members(g, (uint16_t)r, false, b);
+            pair_by_time(a, na, b, nb, ord_of, &fresh);
+            n_repaired++;
+        }
+        /* start over from the local graphs' members */
+        for (uint32_t i = 0; i < g->n_coll_members; i++) g->nodes.coll[g->coll_members[i]] = TS_NONE32;
+        g->n_colls = g->n_coll_members = 0;
+        memset(g->align, 0, (g->n_ranks + 1) * sizeof *g->align);
+        while (g->n_warnings > warn_mark) { g->n_warnings--; ts__free(g->warnings[g->n_warnings], strlen(g->warnings[g->n_warnings]) + 1); }
+        rc = ts__graph_match(g, members, ord_of, err);
+        if (rc == TS_OK) {
+            ts__graph_align(g);
+            ts__graph_warn(g, "%u rank(s) had collectives that order pairing could not make causal; they were "
+                           "re-paired with rank %d's by nearest end on their epoch clocks", n_repaired, g->rank_number[0]);
+        }
+    }
+    ts__free(ord_of, (size_t)g->nodes.n * sizeof *ord_of + 8);
+    ts__free(a, (size_t)g->n_coll_members * sizeof *a + 8);
+    ts__free(b, (size_t)g->n_coll_members * sizeof *b + 8);
+    ts__free(involved, (size_t)g->n_ranks + 1);
+    return rc == TS_ENOMEM ? ts__error(err, rc, "out of memory re-pairing collectives") : rc;
 }

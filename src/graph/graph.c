@@ -372,9 +372,13 @@ int ts_graph_create(const ts_trace *t, const ts_graph_options *opt, ts_graph **o
         rc = ts__graph_local(g, (uint16_t)r, t->ranks[r], &members[r], err);
         g->rank_first_node[r + 1] = g->nodes.n;
     }
-    if (rc == TS_OK) rc = ts__graph_match(g, members, err);
+    uint32_t warn_mark = g ? g->n_warnings : 0;
+    if (rc == TS_OK) rc = ts__graph_match(g, members, NULL, err);
     if (rc == TS_OK) {
         ts__graph_align(g);
+        rc = ts__graph_rematch_by_time(g, members, warn_mark, err);
+    }
+    if (rc == TS_OK) {
         ts__graph_barriers(g);
         rc = ts__graph_finish(g, err);
     }

@@ -141,7 +141,7 @@ int ts__graph_replicate(const ts_graph *g, uint32_t n_ranks, double jitter, uint
         for (uint32_t i = 0; rc == TS_OK && i < local_m.n; i++) members[r].node[i] = o->rank_first_node[r] + local_m.node[i];
         members[r].n = members[r].cap = local_m.n;
     }
-    if (rc == TS_OK) rc = ts__graph_match(o, members, err);
+    if (rc == TS_OK) rc = ts__graph_match(o, members, NULL, err);
     if (rc == TS_OK) {
         ts__graph_align(o);
         ts__graph_barriers(o);

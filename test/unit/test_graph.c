@@ -769,3 +769,30 @@ TEST(sampled_ranks_are_re_paired_by_time_when_order_pairing_breaks_causality)
     ts_graph_destroy(g);
     ts_trace_destroy(t);
 }
+
+TEST(out_of_memory_while_re_pairing_by_time_is_reported_never_a_crash)
+{
+    const int64_t t0 = 1700000000LL * 1000000000LL;
+    const int64_t a[3][2] = {{t0, t0 + 100}, {t0 + 1000, t0 + 1100}, {t0 + 5000, t0 + 5100}};
+    const int64_t b[3][2] = {{t0 + 1000, t0 + 1100}, {t0 + 5000, t0 + 5100}, {t0 + 6000, t0 + 6100}};
+    ts_rank *rs[2] = {kernel_rank("r0.json", 0, a, 3), kernel_rank("r1.json", 1, b, 3)};
+    ts_trace *t = NULL;
+    int rc;
+    ts_graph *g = build(rs, 2, &t, &rc, NULL);
+    CHECK_EQ_INT(rc, TS_OK);
+    ts_graph_destroy(g);
+    int n_ok = 0;
+    for (int k = 0; k < 300; k++) {
+        budget = k;
+        ts_set_allocator(budget_alloc, NULL);
+        g = NULL;
+        rc = ts_graph_create(t, NULL, &g, NULL);
+        ts_set_allocator(NULL, NULL);
+        CHECK(rc == TS_OK || rc == TS_ENOMEM);
+        CHECK((rc == TS_OK) == (g != NULL));
+        n_ok += rc == TS_OK;
+        ts_graph_destroy(g);
+    }
+    CHECK(n_ok > 0);
+    ts_trace_destroy(t);
+}

@@ -11,6 +11,8 @@
 #    untraced and RUNS times under `trainscope record --mpi`, alternating; the
 #    slowdown is the ratio of the medians of the program's own median
 #    iteration time, and of the whole job's wall time.
+# 3. The Python collector: a small CPU PyTorch MLP's training loop, untraced and
+#    under `record --python-filter torch.nn.modules,<script>` (3 runs each).
 # The machine is shared (2 cores, other work running): the figures are noisy.
 set -e
 RUNS=${1:-7}
@@ -61,3 +63,33 @@ events=$(cat "$tmp"/tr/*.json | grep -c '"ph":"X"' || true)
 echo "untraced: iteration ${pi} ms, job ${pw} s; traced: iteration ${ti} ms, job ${tw} s (${events} events in the last trace)"
 awk -v p="$pi" -v t="$ti" -v pw="$pw" -v tw="$tw" 'BEGIN {
     printf "slowdown: iteration %+.2f%% (target <= 2%%), whole job %+.2f%%\n", 100 * (t - p) / p, 100 * (tw - pw) / pw }'
+
+echo "== Python collector: CPU PyTorch MLP, 200 steps, 3 runs each (median loop time)"
+PY=/usr/bin/python3
+if $PY -c "import torch" 2>/dev/null; then
+    cat >"$tmp/mlp.py" <<'P'
+import time, torch, torch.nn as nn
+torch.manual_seed(0); torch.set_num_threads(1)
+model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 128), nn.ReLU(), nn.Linear(128, 10))
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+x, y = torch.randn(32, 64), torch.randint(0, 10, (32,))
+t0 = time.perf_counter()
+for _ in range(200):
+    opt.zero_grad(); nn.functional.cross_entropy(model(x), y).backward(); opt.step()
+print("loop_ms %.3f" % (1e3 * (time.perf_counter() - t0)))
+P
+    : >"$tmp/pp"; : >"$tmp/pt"
+    for i in 1 2 3; do
+        $PY "$tmp/mlp.py" | awk '{print $2}' >>"$tmp/pp"
+        rm -rf "$tmp/py"
+        "$BUILD/trainscope" record --python-filter torch.nn.modules,mlp -o "$tmp/py" -- $PY "$tmp/mlp.py" 2>/dev/null |
+            awk '{print $2}' >>"$tmp/pt"
+    done
+    pp=$(median <"$tmp/pp"); pt=$(median <"$tmp/pt")
+    n=$(grep -c '"python_function"' "$tmp"/py/*.json || true)
+    awk -v p="$pp" -v t="$pt" -v n="$n" 'BEGIN {
+        printf "untraced %.1f ms, traced %.1f ms (%+.1f%%, %d python_function ranges, %.2f us each)\n",
+               p, t, 100 * (t - p) / p, n, n ? 1e3 * (t - p) / n : 0 }'
+else
+    echo "(torch not installed for $PY: skipped)"
+fi

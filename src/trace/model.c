@@ -312,6 +312,38 @@ static int cmp_slice(const void *a, const void *b, void *ud)
     return (x > y) - (x < y);                                          /* stable */
 }
 
+/* End of the ascending run of rows starting at i (exclusive). */
+static uint32_t run_end(const uint32_t *v, uint32_t i, uint32_t m, sort_ctx *ctx)
+{
+    for (i++; i < m && cmp_slice(&v[i - 1], &v[i], ctx) <= 0; i++) {}
+    return i;
+}
+
+/* Sort seg (m slice rows) by cmp_slice with a natural merge sort: merge
+ * neighbouring ascending runs pairwise until one is left. Why: profilers
+ * write a track almost in order (a parent after its children, a late
+ * kernel), so a track is a handful of runs and this costs O(m log runs)
+ * compares, a pass or two, where qsort paid O(m log m). cmp_slice is a total
+ * order (ties broken by row), so the result equals qsort's. */
+static void sort_runs(uint32_t *seg, uint32_t m, uint32_t *scratch, sort_ctx *ctx)
+{
+    uint32_t *src = seg, *dst = scratch;
+    for (;;) {
+        uint32_t n_runs = 0;
+        for (uint32_t i = 0; i < m; n_runs++) {
+            uint32_t mid = run_end(src, i, m, ctx), end = mid < m ? run_end(src, mid, m, ctx) : m;
+            uint32_t x = i, y = mid, k = i;
+            while (x < mid && y < end) dst[k++] = cmp_slice(&src[x], &src[y], ctx) <= 0 ? src[x++] : src[y++];
+            while (x < mid) dst[k++] = src[x++];
+            while (y < end) dst[k++] = src[y++];
+            i = end;
+        }
+        uint32_t *t = src; src = dst; dst = t;
+        if (n_runs <= 1) break;
+    }
+    if (src != seg) memcpy(seg, src, (size_t)m * sizeof *seg);
+}
+
 static bool permute(void **colp, size_t elem, const uint32_t *perm, uint32_t n, uint32_t cap)
 {
     unsigned char *src = *colp, *dst = ts__malloc((size_t)cap * elem);
@@ -348,15 +380,21 @@ static int sort_slices(ts_rank *r)
     ts__free(start, ((size_t)nt + 1) * 4);
 
     sort_ctx ctx = {s->ts_ns, s->dur_ns};
+    uint32_t *scratch = NULL;
+    size_t scratch_n = 0;
     for (uint32_t t = 0; t < nt; t++) {
         uint32_t *seg = perm + r->tracks[t].first_slice, m = r->tracks[t].n_slices;
-        for (uint32_t i = 1; i < m; i++) {
-            if (cmp_slice(&seg[i - 1], &seg[i], &ctx) > 0) {
-                qsort_r(seg, m, sizeof *seg, cmp_slice, &ctx);
-                break;
-            }
+        uint32_t i = 1;
+        while (i < m && cmp_slice(&seg[i - 1], &seg[i], &ctx) <= 0) i++;
+        if (i >= m) continue;
+        if (!scratch) {
+            scratch_n = n;
+            scratch = ts__malloc(scratch_n * sizeof *scratch);
+            if (!scratch) { ts__free(perm, (size_t)n * 4); return TS_ENOMEM; }
         }
+        sort_runs(seg, m, scratch, &ctx);
     }
+    ts__free(scratch, scratch_n * sizeof *scratch);
     bool identity = true;
     for (uint32_t i = 0; i < n && identity; i++) identity = perm[i] == i;
     int rc = TS_OK;
@@ -444,12 +482,50 @@ static uint32_t bind_endpoint(const ts_rank *r, uint32_t track, int64_t ts, bool
     return TS_NONE32;
 }
 
-static int cmp_flow_end(const void *a, const void *b)
+/* Rank of a flow phase at one timestamp: a start before a step before a finish. */
+static unsigned phase_rank(char phase) { return phase == 't' ? 1 : phase == 'f' ? 2 : 0; }
+
+/* Byte `shift / 8` of the order-preserving unsigned form of a timestamp. */
+static inline unsigned ts_byte(int64_t ts, unsigned shift)
 {
-    const ts_flow_end *x = a, *y = b;
-    if (x->ts_ns != y->ts_ns) return x->ts_ns < y->ts_ns ? -1 : 1;
-    static const int order[128] = {['s'] = 0, ['t'] = 1, ['f'] = 2};
-    return order[(unsigned char)x->phase & 127] - order[(unsigned char)y->phase & 127];
+    return (unsigned)((((uint64_t)ts) ^ (1ULL << 63)) >> shift) & 0xff;
+}
+
+/* One stable counting-sort pass of src into dst by key byte; false (and
+ * nothing written) when every endpoint has the same byte. */
+static bool radix_pass(const ts_flow_end *src, ts_flow_end *dst, uint32_t n, unsigned shift, bool phase)
+{
+    uint32_t count[256] = {0};
+    for (uint32_t i = 0; i < n; i++) count[phase ? phase_rank(src[i].phase) : ts_byte(src[i].ts_ns, shift)]++;
+    uint32_t sum = 0;
+    for (int b = 0; b < 256; b++) {
+        if (count[b] == n) return false;
+        uint32_t c = count[b];
+        count[b] = sum;
+        sum += c;
+    }
+    for (uint32_t i = 0; i < n; i++) dst[count[phase ? phase_rank(src[i].phase) : ts_byte(src[i].ts_ns, shift)]++] = src[i];
+    return true;
+}
+
+/* Flow endpoints in (ts, phase, input order). An LSD radix sort: a stable
+ * pass by phase, then by the timestamp's bytes from the lowest, skipping
+ * bytes all endpoints share (a trace's high bytes). Why not qsort: s and f
+ * endpoints interleave (CPU launch vs GPU run times), so the input is far
+ * from sorted and qsort's indirect compares cost about 5% of a Kineto load;
+ * this is O(n) per pass. Stable, so the order equals a stable merge sort. */
+static int sort_flow_ends(ts_rank *r)
+{
+    uint32_t n = r->n_flow_ends;
+    ts_flow_end *tmp = ts__malloc((size_t)n * sizeof *tmp), *a = r->flow_ends, *b = tmp;
+    if (!tmp) return TS_ENOMEM;
+    for (unsigned pass = 0; pass < 9; pass++) {
+        if (!radix_pass(a, b, n, pass ? (pass - 1) * 8 : 0, pass == 0)) continue;
+        ts_flow_end *t = a; a = b; b = t;
+    }
+    if (a != r->flow_ends) memcpy(r->flow_ends, a, (size_t)n * sizeof *a);
+    ts__free(tmp, (size_t)n * sizeof *tmp);
+    return TS_OK;
 }
 
 static uint32_t add_flow(ts_rank *r, uint64_t id, uint32_t cat)
@@ -473,7 +549,7 @@ static uint32_t add_flow(ts_rank *r, uint64_t id, uint32_t cat)
 static int bind_flows(ts_rank *r)
 {
     if (r->n_flow_ends == 0) return TS_OK;
-    qsort(r->flow_ends, r->n_flow_ends, sizeof *r->flow_ends, cmp_flow_end);
+    if (sort_flow_ends(r)) return TS_ENOMEM;
     ts_map64 open;
     ts__map64_init(&open);
     for (uint32_t i = 0; i < r->n_flow_ends; i++) {

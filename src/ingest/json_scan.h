@@ -64,6 +64,7 @@ static inline char js_peek(js *j)
 {
     const char *p = j->p;
     if (TS_LIKELY((unsigned char)*p > ' ')) return *p;   /* most peeks land on a token */
+    if (*p == ' ' && (unsigned char)p[1] > ' ') { j->p = p + 1; return p[1]; }   /* ", " and ": " */
 #ifdef __SSE2__
     /* Indented traces put runs of blanks between tokens ("\n    "): find
      * the first non-whitespace byte 16 at a time, no branch per byte. The
@@ -123,14 +124,28 @@ js_num js_number(js *j);
  * with p unchanged, for js_number to read it. */
 static inline bool js_small_uint(js *j, uint64_t *out)
 {
+    /* SWAR, for up to 7 digits (pids, tids, ids, most arg values): one
+     * 8-byte load finds where the digits stop and converts them with three
+     * multiplies, no branch per digit. A byte is not a digit when adding
+     * 0x46 carries into its top bit (> '9'), subtracting '0' borrows (< '0'),
+     * or it is >= 0x80; a borrow can only spill past a non-digit byte, and
+     * only the first non-digit matters. The window's zero padding makes the
+     * 8-byte read safe. */
     const char *q = j->p;
-    uint64_t v = 0;
-    int i = 0;
-    for (; i < 18 && (unsigned)(q[i] - '0') < 10; i++) v = v * 10 + (uint64_t)(q[i] - '0');
-    char c = q[i];
-    if (i == 0 || i == 18 || c == '.' || c == 'e' || c == 'E' || (c == 0 && q + i >= j->end)) return false;
-    j->p = q + i;
-    *out = v;
+    uint64_t v;
+    memcpy(&v, q, 8);
+    uint64_t nondigit = ((v + 0x4646464646464646ULL) | (v - 0x3030303030303030ULL) | v) & 0x8080808080808080ULL;
+    if (!nondigit) return false;                 /* 8+ digits: js_number */
+    unsigned n = (unsigned)__builtin_ctzll(nondigit) / 8;
+    char c = q[n];
+    if (n == 0 || c == '.' || c == 'e' || c == 'E' || (c == 0 && q + n >= j->end)) return false;
+    /* Right-align the n digits (the vacated low bytes read as leading zeros),
+     * then combine pairs, quads and the eight. */
+    uint64_t d = (v - 0x3030303030303030ULL) << (8 * (8 - n));
+    d = (d * 10 + (d >> 8)) & 0x00FF00FF00FF00FFULL;
+    d = (d * 100 + (d >> 16)) & 0x0000FFFF0000FFFFULL;
+    *out = (d * 10000 + (d >> 32)) & 0xFFFFFFFFULL;
+    j->p = q + n;
     return true;
 }
 /* p at a number in microseconds: exact conversion to int64 nanoseconds

@@ -324,11 +324,8 @@ int ts_cmd_critical_path(int argc, char **argv)
     cp_args a;
     int prc = parse_args(argc, argv, &a);
     if (prc) return prc > 0 ? TS_EXIT_OK : TS_EXIT_BAD;
-    ts_load_opts lo = {.size = sizeof lo, .iteration_marker = a.marker};
     ts_trace *t = NULL;
-    ts_error err = {0};
-    int rc = ts_trace_load((const char *const *)argv + optind, (uint32_t)(argc - optind), &lo, &t, &err);
-    if (rc) { ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc)); return TS_EXIT_BAD; }
+    if (ts_cli_load(argv + optind, argc - optind, a.marker, &t) != TS_EXIT_OK) return TS_EXIT_BAD;
     int code = run(&a, t);
     ts_trace_destroy(t);
     return code;

@@ -275,6 +275,7 @@ static void window(ts_critical_path *cp, const int32_t *idx)
 
 int ts_critical_path_create(const ts_graph *g, int64_t iteration, ts_critical_path **out, ts_error *err)
 {
+    ts__error_clear(err);
     *out = NULL;
     uint32_t np = g->nodes.n * 2;
     ts_critical_path *cp = ts__calloc(1, sizeof *cp);

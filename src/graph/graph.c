@@ -359,6 +359,7 @@ int ts__graph_finish(ts_graph *g, ts_error *err)
 
 int ts_graph_create(const ts_trace *t, const ts_graph_options *opt, ts_graph **out, ts_error *err)
 {
+    ts__error_clear(err);
     *out = NULL;
     if (!t || t->n_ranks == 0) return ts__error(err, TS_ENODATA, "no ranks to build a graph from");
     if (t->n_ranks >= TS_GRAPH_NO_RANK) return ts__error(err, TS_ERANGE, "too many ranks (%u)", t->n_ranks);

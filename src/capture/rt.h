@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include "capture/rawfmt.h"
@@ -91,6 +92,9 @@ extern __thread ts__ring *ts__t_ring;
 /* Registry head (lock-free traversal; appended under the runtime lock). */
 extern _Atomic(ts__ring *) ts__rt_rings;
 extern int ts__rt_fd;               /* raw stream, -1 while not tracing */
+extern dev_t ts__rt_dev;            /* identity of the raw stream's file ... */
+extern ino_t ts__rt_ino;            /* ... so a descriptor the program reused is never written */
+int ts__rt_fd_is_ours(int fd);
 extern uint32_t ts__rt_buf_bytes;   /* capacity of new rings */
 
 /* After fork in the child: forget the parent's undrained events, keep only

@@ -308,6 +308,13 @@ static int raw_open(void)
              (long long)ts_trace_now_ns());
     int fd = open(raw_path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0666);
     if (fd < 0) return -1;
+    /* Out of the low numbers programs dup2 onto, and remembered by identity:
+     * a program that closes every descriptor and opens a file that gets our
+     * number must never receive trace bytes (ts__ring_drain checks). */
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, 200);
+    if (high >= 0) { close(fd); fd = high; }
+    struct stat st;
+    if (fstat(fd, &st) == 0) { ts__rt_dev = st.st_dev; ts__rt_ino = st.st_ino; }
     struct timespec rt;
     clock_gettime(CLOCK_REALTIME, &rt);
     ts__raw_header h;

@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -25,6 +26,15 @@ __thread ts__ring *ts__t_ring;   /* dynamic TLS model: the library may be dlopen
 _Atomic(ts__ring *) ts__rt_rings;
 int ts__rt_fd = -1;
 int ts__rt_tsc;
+dev_t ts__rt_dev;
+ino_t ts__rt_ino;
+
+/* fstat is async-signal-safe and cheap next to the write it guards. */
+int ts__rt_fd_is_ours(int fd)
+{
+    struct stat st;
+    return fstat(fd, &st) == 0 && st.st_dev == ts__rt_dev && st.st_ino == ts__rt_ino;
+}
 uint32_t ts__rt_buf_bytes = TS__RT_DEFAULT_BUF_BYTES;
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER; /* registry append only */
@@ -86,7 +96,7 @@ size_t ts__ring_drain(ts__ring *r, int fd)
     uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
     uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
     size_t n = (size_t)(h - t);
-    if (n > 0 && fd >= 0) {
+    if (n > 0 && fd >= 0 && ts__rt_fd_is_ours(fd)) {
         ts__raw_chunk ck = {TS__RAW_CHUNK_MAGIC, r->id, r->tid, 0,
                             atomic_load_explicit(&r->dropped, memory_order_relaxed), n,
                             ts__rt_mono_ns(), ts__rt_tsc_now()};

@@ -6,6 +6,7 @@
 #include "test.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -95,14 +96,17 @@ TEST(ring_wraps_records_around_the_end_in_order)
     ts__ring *r = small_ring();
     char path[] = "/tmp/ts_ring_XXXXXX";
     int fd = mkstemp(path);
+    struct stat st;
+    fstat(fd, &st);
     ts__rt_fd = fd;   /* commit drains here once the ring is half full */
+    ts__rt_dev = st.st_dev;
+    ts__rt_ino = st.st_ino;
     for (int i = 0; i < 1000; i++) put_rec(r, 24 + 8 * (uint32_t)(i % 5), i);
     ts__ring_drain(r, fd);
     CHECK(atomic_load(&r->head) > 3 * r->cap);   /* it went round several times */
     CHECK_EQ_INT(atomic_load(&r->dropped), 0);
     /* Read the chunks back: records come out whole, in order, pads skipped. */
     char *data = slurp(path);
-    struct stat st;
     stat(path, &st);
     int64_t next = 0;
     for (size_t off = 0; off < (size_t)st.st_size;) {
@@ -510,4 +514,24 @@ TEST(names_cut_inside_a_utf8_character_stay_valid_json)
     char *s = slurp(path);
     CHECK(strstr(s, "caf\xc3\xa9 \\ufffd\\ufffd\\ufffd ok") != NULL);
     free(s);
+}
+
+/* A program that closes every descriptor and opens its own file may get the
+ * tracer's number: that file must never receive trace bytes. */
+TEST(a_reused_descriptor_never_receives_trace_bytes)
+{
+    const char *dir = tmp_dir();
+    CHECK_EQ_INT(ts_trace_start(dir), TS_OK);
+    CHECK(ts__rt_fd >= 200);   /* kept out of the low numbers programs dup2 onto */
+    char mine[600];
+    snprintf(mine, sizeof mine, "%s/program_file", dir);
+    int fd = open(mine, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    CHECK(fd >= 0 && dup2(fd, ts__rt_fd) == ts__rt_fd);   /* the program's file now has our number */
+    close(fd);
+    for (int i = 0; i < 1000; i++) { ts_trace_push("cpu_op", "after_reuse"); ts_trace_pop(); }
+    ts_trace_flush();
+    struct stat st;
+    CHECK(stat(mine, &st) == 0);
+    CHECK_EQ_INT(st.st_size, 0);
+    (void)ts_trace_stop();
 }

@@ -95,6 +95,10 @@ extern int ts__rt_fd;               /* raw stream, -1 while not tracing */
 extern dev_t ts__rt_dev;            /* identity of the raw stream's file ... */
 extern ino_t ts__rt_ino;            /* ... so a descriptor the program reused is never written */
 int ts__rt_fd_is_ours(int fd);
+/* The program closed (and maybe reused) descriptor `lost`: open the raw
+ * stream again at a new number. Returns it, or -1 (the chunk is then lost).
+ * Async-signal-safe; concurrent callers never wait, one of them reopens. */
+int ts__rt_reopen(int lost);
 extern uint32_t ts__rt_buf_bytes;   /* capacity of new rings */
 
 /* After fork in the child: forget the parent's undrained events, keep only

@@ -17,6 +17,7 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -333,6 +334,23 @@ static int raw_open(void)
     return fd;
 }
 
+int ts__rt_reopen(int lost)
+{
+    static atomic_int busy;
+    int expect = 0, fd = -1;
+    if (!atomic_compare_exchange_strong(&busy, &expect, 1)) return -1;
+    if (ts__rt_fd != lost) {   /* another thread reopened meanwhile */
+        fd = ts__rt_fd_is_ours(ts__rt_fd) ? ts__rt_fd : -1;
+    } else if ((fd = open(raw_path, O_WRONLY | O_APPEND | O_CLOEXEC)) >= 0) {
+        int high = fcntl(fd, F_DUPFD_CLOEXEC, 200);
+        if (high >= 0) { close(fd); fd = high; }
+        if (ts__rt_fd_is_ours(fd)) ts__rt_fd = fd;   /* the same file, not one put in its place */
+        else { close(fd); fd = -1; }
+    }
+    atomic_store(&busy, 0);
+    return fd;
+}
+
 static void on_signal(int sig, siginfo_t *si, void *uc)
 {
     int saved = errno;
@@ -395,7 +413,7 @@ static void fork_child(void)
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     life_lock = fresh;
     if (ts__rt_fd < 0) return;
-    close(ts__rt_fd);   /* the parent's stream: never written by the child */
+    if (ts__rt_fd_is_ours(ts__rt_fd)) close(ts__rt_fd);   /* the parent's stream: never written by the child */
     ts__rt_rings_after_fork();
     raw_seq = 0;
     rt_pid = getpid();
@@ -451,7 +469,7 @@ int ts_trace_stop(void)
     if (ts__rt_fd < 0) goto out;
     __atomic_store_n(&ts_trace_on, 0, __ATOMIC_RELAXED);
     ts__rt_drain_all(ts__rt_fd);
-    close(ts__rt_fd);
+    if (ts__rt_fd_is_ours(ts__rt_fd)) close(ts__rt_fd);   /* else the number is the program's now */
     ts__rt_fd = -1;
     /* Under `trainscope record` the conversion waits until the job is over,
      * so the traced program's exit is not delayed by it. */

@@ -96,7 +96,8 @@ size_t ts__ring_drain(ts__ring *r, int fd)
     uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
     uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
     size_t n = (size_t)(h - t);
-    if (n > 0 && fd >= 0 && ts__rt_fd_is_ours(fd)) {
+    if (n > 0 && fd >= 0 && !ts__rt_fd_is_ours(fd)) fd = ts__rt_reopen(fd);
+    if (n > 0 && fd >= 0) {
         ts__raw_chunk ck = {TS__RAW_CHUNK_MAGIC, r->id, r->tid, 0,
                             atomic_load_explicit(&r->dropped, memory_order_relaxed), n,
                             ts__rt_mono_ns(), ts__rt_tsc_now()};

@@ -517,7 +517,8 @@ TEST(names_cut_inside_a_utf8_character_stay_valid_json)
 }
 
 /* A program that closes every descriptor and opens its own file may get the
- * tracer's number: that file must never receive trace bytes. */
+ * tracer's number: that file must never receive trace bytes, and the trace
+ * goes on in the same stream through a new descriptor. */
 TEST(a_reused_descriptor_never_receives_trace_bytes)
 {
     const char *dir = tmp_dir();
@@ -528,10 +529,19 @@ TEST(a_reused_descriptor_never_receives_trace_bytes)
     int fd = open(mine, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     CHECK(fd >= 0 && dup2(fd, ts__rt_fd) == ts__rt_fd);   /* the program's file now has our number */
     close(fd);
+    int reused = ts__rt_fd;
     for (int i = 0; i < 1000; i++) { ts_trace_push("cpu_op", "after_reuse"); ts_trace_pop(); }
     ts_trace_flush();
+    CHECK(ts__rt_fd != reused);   /* the stream was opened again elsewhere */
+    CHECK_EQ_INT(ts_trace_stop(), TS_OK);
     struct stat st;
     CHECK(stat(mine, &st) == 0);
     CHECK_EQ_INT(st.st_size, 0);
-    (void)ts_trace_stop();
+    CHECK(fcntl(reused, F_GETFD) >= 0);   /* and the program's descriptor was left open */
+    close(reused);
+    char path[512];
+    CHECK_EQ_INT(find_file(dir, "pid-", path, sizeof path), 1);
+    char *json = slurp(path);
+    CHECK_EQ_INT(count_str(json, "\"name\":\"after_reuse\""), 1000);   /* nothing lost either */
+    free(json);
 }

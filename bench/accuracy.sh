@@ -69,7 +69,10 @@ for f in sorted(glob.glob(WL + "/results/*_bucket*.json")):
 if not res:
     print("Part 2: no ground truth under %s/results (run examples/workloads/gen_ground_truth.py)" % WL)
     sys.exit(0)
-print("Part 2: --bucket-mb what-ifs (2-rank gloo DDP on CPU); times in ms")
+calib_log = os.path.join(WL, "results", "gloo_allreduce_perf.log")
+calib = ["--nccl-tests", calib_log] if os.path.exists(calib_log) else []
+print("Part 2: --bucket-mb what-ifs (2-rank gloo DDP on CPU); times in ms; gloo cost model from %s"
+      % (calib_log if calib else "each trace's own all-reduces (no calibration log)"))
 print("%-11s %5s %5s %9s %9s %7s %9s %9s %-17s %7s" % ("model", "from", "to", "predicted", "profiled", "err %",
       "pred(rel)", "unprof", "p10-p90", "err %"))
 e_prof, e_unp, rank_ok, rank_n = [], [], 0, 0
@@ -87,7 +90,8 @@ for model in sorted(res):
         scale = d["iteration"]["unprofiled"]["median_ms"] / (base["measured_iteration_us"] / 1e3)
         preds = {}
         for dst in caps:
-            opts = [] if dst == src else ["--bucket-mb", str(dst), "--trace-bucket-mb", str(src), "--gradients", grads]
+            opts = [] if dst == src else ["--bucket-mb", str(dst), "--trace-bucket-mb", str(src), "--gradients", grads,
+                                          *calib]
             r, e = replay(traces, *opts)
             if r is None:
                 print("%-11s %5g %5g  failed: %s" % (model, src, dst, e))

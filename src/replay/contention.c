@@ -1,16 +1,29 @@
-/* contention.c - CPU contention between compute and gloo's reductions, for
- * the --bucket-mb what-if of CPU-only jobs.
+/* contention.c - CPU contention between compute and gloo's reductions, and
+ * the price of a regrouped all-reduce, for the --bucket-mb what-if of
+ * CPU-only jobs.
  *
- * gloo reduces on worker threads of the same process, so on a small machine a
- * backward op runs slower while all-reduces are active. Model: an op on the
- * training thread that overlaps on average f active all-reduces of its rank
- * takes base(name) x (1 + kappa f). kappa is fitted on the trace (alternating
- * least squares over every op with a name seen more than once); a regrouped
- * schedule then re-times each op from its simulated overlap, and the
- * simulation is repeated until it settles (a few rounds). An op whose overlap
- * did not change keeps its measured time, so an unchanged partition still
- * replays as measured. Cost O(ops x log spans + ops x overlapping spans) per
- * round. Not for GPU jobs: NCCL reduces on the GPU, not on host cores.
+ * gloo reduces on worker threads of the same process, so on a small machine
+ * the training thread and the reductions share the rank's cores.
+ *  - Compute: an op on the training thread that overlaps on average f active
+ *    all-reduces of its rank takes base(name) x (1 + kappa f). kappa is
+ *    fitted on the trace (alternating least squares over every op with a
+ *    name seen more than once).
+ *  - All-reduces (processor sharing): an all-reduce of b bytes takes
+ *    load x W(b) x g, where W(b) is the cost model's time for b bytes alone on
+ *    an idle machine (alpha + b x beta, calibrated by bench/gloo_allreduce.py
+ *    like nccl-tests), g = 1 + c + o is the number of threads it shares its
+ *    rank's core with, averaged over its span and the ranks (c: share of the
+ *    span the training thread is busy; o: other all-reduces of the rank in
+ *    flight at once), and load is the trace's own factor: its measured
+ *    transfers over W x g of their measured sharing (machine load, profiler).
+ *    So more, smaller buckets pay alpha once per bucket and run beside
+ *    compute, and fewer, larger ones pay beta at the end of backward.
+ * A regrouped schedule re-times each op and each new all-reduce from its
+ * simulated overlap, and the simulation is repeated until it settles (a few
+ * rounds). An op or all-reduce whose overlap did not change keeps its
+ * measured time, so an unchanged partition still replays as measured. Cost
+ * O(ops log ops + ops x overlapping spans) per round. Not for GPU jobs: NCCL
+ * reduces on the GPU, not on host cores.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -77,6 +90,100 @@ static void overlaps(const ts_contention *ct, const ts_sim *s, bool simulated, s
     }
 }
 
+/* One rank's compute spans (measured or simulated), sorted and merged into
+ * disjoint spans; returns how many. */
+static uint32_t compute_union(const ts_contention *ct, const ts_sim *s, uint16_t rank, bool simulated, span *out)
+{
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < ct->n_ops; k++) {
+        uint32_t op = ct->op[k];
+        if (s->rank[op] != rank) continue;
+        out[n++] = simulated ? (span){s->start_ns[op], s->end_ns[op]} : (span){s->meas_start_ns[op], s->meas_end_ns[op]};
+    }
+    qsort(out, n, sizeof *out, cmp_span);
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (m && out[i].a <= out[m - 1].b) { if (out[i].b > out[m - 1].b) out[m - 1].b = out[i].b; }
+        else out[m++] = out[i];
+    }
+    return m;
+}
+
+/* Share of [a, b) covered by disjoint sorted spans. */
+static double covered(const span *sp, uint32_t n, int64_t a, int64_t b)
+{
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (sp[mid].b <= a) lo = mid + 1; else hi = mid;
+    }
+    double c = 0;
+    for (uint32_t i = lo; i < n && sp[i].a < b; i++) {
+        int64_t x = sp[i].a > a ? sp[i].a : a, y = sp[i].b < b ? sp[i].b : b;
+        if (y > x) c += (double)(y - x);
+    }
+    return c / (double)(b - a);
+}
+
+/* g[i] of every all-reduce: mean over ranks of 1 + c + o over its member's
+ * span there (measured, or simulated). Scratch: su holds n_ops spans, sm
+ * n_members. */
+static void sharing(const ts_contention *ct, const ts_sim *s, bool simulated, span *su, span *sm, double *g)
+{
+    for (uint32_t i = 0; i < ct->n_colls; i++) g[i] = 0;
+    for (uint16_t rank = 0; rank < ct->n_ranks; rank++) {
+        int64_t max_len;
+        uint32_t nu = compute_union(ct, s, rank, simulated, su);
+        uint32_t nm = collect_spans(ct, s, rank, simulated, sm, &max_len);
+        for (uint32_t i = 0; i < ct->n_colls; i++) {
+            uint32_t m = ct->coll_member[(size_t)i * ct->n_ranks + rank];
+            int64_t a = simulated ? s->start_ns[m] : s->meas_start_ns[m];
+            int64_t b = simulated ? s->end_ns[m] : s->meas_end_ns[m];
+            if (a == INT64_MIN || b <= a) { g[i] += 1; continue; }
+            double o = avg_active(sm, nm, max_len, a, b) - 1;
+            g[i] += 1 + covered(su, nu, a, b) + (o > 0 ? o : 0);
+        }
+    }
+    for (uint32_t i = 0; i < ct->n_colls; i++) g[i] /= ct->n_ranks;
+}
+
+/* The trace's load factor: measured transfers over W x g of the measured
+ * all-reduces of known size; 0 when there are none. */
+static double fit_load(const ts_contention *ct, const double *g_meas)
+{
+    double num = 0, den = 0;
+    for (uint32_t i = 0; i < ct->n_colls; i++) {
+        if (ct->coll_new[i] || ct->coll_work_ns[i] <= 0 || ct->coll_meas_ns[i] <= 0) continue;
+        num += (double)ct->coll_meas_ns[i];
+        den += (double)ct->coll_work_ns[i] * g_meas[i];
+    }
+    return den > 0 ? num / den : 0;
+}
+
+/* Re-time the new all-reduces for their simulated sharing g_sim: one that
+ * holds the gradients of one old instance scales that one's measured time
+ * (exactly it when the sharing is as measured), any other takes
+ * load x W x g_sim. Returns how many were re-timed. */
+static uint32_t retime_colls(const ts_contention *ct, ts_sim *s, const double *g_meas, const double *g_sim)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < ct->n_colls; i++) {
+        if (!ct->coll_new[i]) continue;
+        int32_t o = ct->coll_same[i];
+        double t;
+        if (o >= 0 && ct->coll_meas_ns[o] > 0)
+            t = fabs(g_sim[i] - g_meas[o]) < 1e-6 ? (double)ct->coll_meas_ns[o]
+                                                  : (double)ct->coll_meas_ns[o] * g_sim[i] / g_meas[o];
+        else if (ct->load > 0 && ct->coll_work_ns[i] > 0)
+            t = ct->load * (double)ct->coll_work_ns[i] * g_sim[i];
+        else
+            continue;
+        s->self_ns[ct->coll_bar[i]] = (int64_t)llround(t);
+        n++;
+    }
+    return n;
+}
+
 /* Alternating least squares for dur = base(name) (1 + kappa f), base[] of
  * 2 x n_names doubles as scratch: O(rounds x ops). kappa is kept in [0, 4]. */
 static double fit_kappa(const ts_contention *ct, const int64_t *dur, const double *f, double *base)
@@ -102,37 +209,60 @@ static double fit_kappa(const ts_contention *ct, const int64_t *dur, const doubl
     return kappa;
 }
 
+/* Re-time every op from its simulated overlap f_sim; an op whose overlap
+ * is as measured keeps its measured time exactly. */
+static void retime_ops(const ts_contention *ct, ts_sim *s, double kappa, const int64_t *meas, const double *f_meas,
+                       const double *f_sim)
+{
+    for (uint32_t k = 0; k < ct->n_ops; k++) {
+        double g_meas = 1 + kappa * f_meas[k], g_sim = 1 + kappa * f_sim[k];
+        s->self_ns[ct->op[k]] = fabs(f_sim[k] - f_meas[k]) < 1e-9 ? meas[k]
+                                                                  : (int64_t)((double)meas[k] * g_sim / g_meas);
+    }
+}
+
 int ts__contention_apply(ts_contention *ct, ts_sim *s, double *kappa_out, ts_error *err)
 {
-    size_t n_ops = ct->n_ops;
+    size_t n_ops = ct->n_ops, n_colls = ct->n_colls, n_scratch = (n_ops > ct->n_members ? n_ops : ct->n_members);
     double *f_meas = ts__malloc(n_ops * sizeof *f_meas + 1), *f_sim = ts__malloc(n_ops * sizeof *f_sim + 1);
     double *base = ts__malloc(2 * (size_t)ct->n_names * sizeof *base + 1);
+    double *g_meas = ts__malloc(n_colls * sizeof *g_meas + 1), *g_sim = ts__malloc(n_colls * sizeof *g_sim + 1);
     int64_t *meas = ts__malloc(n_ops * sizeof *meas + 1);
-    span *scratch = ts__malloc((size_t)ct->n_members * sizeof *scratch + 1);
-    int rc = (!f_meas || !f_sim || !base || !meas || !scratch) ? ts__error(err, TS_ENOMEM, "replay: out of memory") : TS_OK;
+    span *scratch = ts__malloc(n_scratch * sizeof *scratch + 1);
+    span *su = ts__malloc(n_ops * sizeof *su + 1);
+    int rc = (!f_meas || !f_sim || !base || !g_meas || !g_sim || !meas || !scratch || !su)
+           ? ts__error(err, TS_ENOMEM, "replay: out of memory") : TS_OK;
     double kappa = 0;
+    bool colls = false;
     if (rc == TS_OK) {
         for (uint32_t k = 0; k < n_ops; k++) meas[k] = s->self_ns[ct->op[k]];
         overlaps(ct, s, false, scratch, f_meas);
         kappa = fit_kappa(ct, meas, f_meas, base);
+        sharing(ct, s, false, su, scratch, g_meas);
+        ct->load = fit_load(ct, g_meas);
+        for (uint32_t i = 0; i < n_colls; i++) colls = colls || ct->coll_new[i];
     }
-    /* A few rounds: re-time every op from its simulated overlap, re-simulate.
-     * An op whose overlap is as measured keeps its measured time exactly. */
-    for (int round = 0; rc == TS_OK && kappa > 0 && round < 4; round++) {
+    /* A few rounds: re-time from the simulated overlaps, re-simulate. */
+    for (int round = 0; rc == TS_OK && (kappa > 0 || colls) && round < 6; round++) {
         rc = ts__sim_run(s, err);
         if (rc) break;
-        overlaps(ct, s, true, scratch, f_sim);
-        for (uint32_t k = 0; k < n_ops; k++) {
-            double g_meas = 1 + kappa * f_meas[k], g_sim = 1 + kappa * f_sim[k];
-            s->self_ns[ct->op[k]] = fabs(f_sim[k] - f_meas[k]) < 1e-9 ? meas[k]
-                                                                      : (int64_t)((double)meas[k] * g_sim / g_meas);
+        if (kappa > 0) {
+            overlaps(ct, s, true, scratch, f_sim);
+            retime_ops(ct, s, kappa, meas, f_meas, f_sim);
+        }
+        if (colls) {
+            sharing(ct, s, true, su, scratch, g_sim);
+            colls = retime_colls(ct, s, g_meas, g_sim) > 0;
         }
     }
     *kappa_out = kappa;
     ts__free(f_meas, n_ops * sizeof *f_meas + 1);
     ts__free(f_sim, n_ops * sizeof *f_sim + 1);
     ts__free(base, 2 * (size_t)ct->n_names * sizeof *base + 1);
+    ts__free(g_meas, n_colls * sizeof *g_meas + 1);
+    ts__free(g_sim, n_colls * sizeof *g_sim + 1);
     ts__free(meas, n_ops * sizeof *meas + 1);
-    ts__free(scratch, (size_t)ct->n_members * sizeof *scratch + 1);
+    ts__free(scratch, n_scratch * sizeof *scratch + 1);
+    ts__free(su, n_ops * sizeof *su + 1);
     return rc;
 }

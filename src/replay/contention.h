@@ -1,5 +1,6 @@
-/* contention.h - CPU contention between compute and gloo reductions (the
- * model is described in contention.c). Used by rebucket.c.
+/* contention.h - CPU contention between compute and gloo reductions, and
+ * the price of a regrouped gloo all-reduce (the model is described in
+ * contention.c). Used by rebucket.c.
  */
 #ifndef TS_REPLAY_CONTENTION_H
 #define TS_REPLAY_CONTENTION_H
@@ -15,10 +16,23 @@ typedef struct ts_contention {
     uint32_t *member;      /* sim rows of all-reduce members: measured (old) and what-if (new) */
     uint8_t  *active;      /* per member: 1 = it runs in the edited schedule */
     uint32_t  n_members;
+    /* Gradient all-reduce instances, measured (old) and what-if (new). Each
+     * has one member per rank; its transfer is its barrier's self time. */
+    uint32_t  n_colls;
+    uint32_t *coll_bar;    /* sim row of its barrier */
+    uint32_t *coll_member; /* [i * n_ranks + k]: its member on rank k */
+    int64_t  *coll_work_ns;/* the cost model's time for its bytes alone on an idle machine, <= 0 = unknown */
+    int64_t  *coll_meas_ns;/* measured transfer time of an old instance; 0 for new ones */
+    int32_t  *coll_same;   /* new instance holding exactly the gradients of old instance coll_same[i]: that
+                              index; -1 = none; old instances: -1 */
+    uint8_t  *coll_new;    /* 1 = what-if bucket (re-timed for its simulated sharing), 0 = measured */
+    double    load;        /* out: the trace's load factor s (measured transfer / model x sharing), 0 = none */
 } ts_contention;
 
-/* Fit kappa on the measured overlaps (into *kappa), then re-time the ops of
- * s for the edited schedule's overlaps and re-simulate until it settles.
+/* Fit kappa on the measured overlaps (into *kappa) and the load factor on
+ * the measured all-reduces (into ct->load), then re-time the ops and the new
+ * all-reduces of s for the edited schedule's overlaps and re-simulate until
+ * it settles.
  * On failure s may be half re-timed; the caller discards it. */
 TS_NODISCARD int ts__contention_apply(ts_contention *ct, ts_sim *s, double *kappa, ts_error *err);
 

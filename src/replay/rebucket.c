@@ -57,6 +57,11 @@ typedef struct rb_ctx {
     uint32_t  *next_slot;     /* per rank: slot of the next new bucket */
     int64_t    alpha_ns;      /* fixed cost per collective (model at 0 bytes), >= 0 */
     uint32_t   n_old, n_new;  /* totals, for the summary warning */
+    /* The new buckets, for contention.c: n_nb of them, cap_nb room. */
+    uint32_t  *nb_coll;       /* row in r->colls */
+    int32_t   *nb_same;       /* r->colls row of the old bucket holding exactly its gradients, -1 = none */
+    uint32_t  *nb_member;     /* [i * n_ranks + k]: its member on rank k */
+    uint32_t   n_nb, cap_nb;
 } rb_ctx;
 
 static int64_t meas_start(const ts_replay *r, uint32_t n) { return r->sim.meas_start_ns[n]; }
@@ -237,8 +242,22 @@ static void ready_points(const rb_ctx *c, const old_bucket *ob, uint32_t n_units
  * result to the next op on the training thread, which mid-backward is no real
  * wait) waits instead for the latest new bucket launched before it, or for
  * none: waiting for a later bucket would be a cycle. */
+/* Zero the positive gaps of the start-edges into `waiter` other than the
+ * worker edges: they held its measured wait for an old bucket (the thread's
+ * wake-up after it), which an earlier op now waits out for it. */
+static void drop_wait_gaps(const ts_replay *r, uint32_t waiter)
+{
+    const ts_graph *g = r->g;
+    for (uint32_t k = g->in_first[waiter]; k < g->in_first[waiter + 1]; k++) {
+        uint32_t e = g->in_edge[k];
+        if (g->edges.kind[e] != TS_EDGE_WORKER && !(g->edges.flags[e] & TS_SIM_TO_END) && r->sim.egap_ns[e] > 0 &&
+            r->sim.egap_ns[e] != TS_SIM_CUT_GAP)
+            r->sim.egap_ns[e] = 0;
+    }
+}
+
 static void retire_old(rb_ctx *c, old_bucket *o, const uint32_t *new_member, const int64_t *new_ready,
-                       uint32_t j0)
+                       uint32_t j0, int64_t *waited)
 {
     ts_replay *r = c->r;
     const ts_graph *g = r->g;
@@ -255,9 +274,13 @@ static void retire_old(rb_ctx *c, old_bucket *o, const uint32_t *new_member, con
         uint32_t waiter = g->edges.dst[e], j = j0 + 1;
         while (j > 0 && new_ready[j - 1] >= meas_start(r, waiter)) j--;
         if (j > 0) {
-            uint32_t ne = ts__sim_add_edge(s, new_member[j - 1], waiter,
-                                           TS_SIM_FROM_END | (g->edges.flags[e] & TS_SIM_TO_END), s->egap_ns[e]);
+            /* A second waiter of one new bucket finds it done: no wait, no wake-up. */
+            bool again = j - 1 == j0 && (int64_t)j0 == *waited;
+            uint32_t ne = ts__sim_add_edge(s, new_member[j - 1], waiter, TS_SIM_FROM_END |
+                                           (g->edges.flags[e] & TS_SIM_TO_END), again ? 0 : s->egap_ns[e]);
             if (ne != TS_NONE32) s->ekind[ne] = TS_EDGE_WORKER;
+            if (again) drop_wait_gaps(r, waiter);
+            *waited = (int64_t)j - 1;
         }
         s->egap_ns[e] = TS_SIM_CUT_GAP;
     }
@@ -287,6 +310,23 @@ static int64_t exit_residual(const ts_replay *r, uint32_t bar, uint32_t m)
     return 0;
 }
 
+/* Delay of old bucket b between its launch and its start that was not
+ * queueing: the start minus the later of its launch and the end of the
+ * previous bucket on its worker lane, >= 0 (the worker's pick-up latency).
+ * The queueing itself is the lane chain's, which the new schedule redoes. */
+static int64_t start_delay(const ts_replay *r, const old_bucket *ob, uint32_t b)
+{
+    const ts_sim *s = &r->sim;
+    int64_t free_at = meas_start(r, ob[b].launch);
+    for (uint32_t p = b; p-- > 0;)
+        if (s->lane[ob[p].member] == s->lane[ob[b].member]) {
+            if (s->meas_end_ns[ob[p].member] > free_at) free_at = s->meas_end_ns[ob[p].member];
+            break;
+        }
+    int64_t d = meas_start(r, ob[b].member) - free_at;
+    return d > 0 ? d : 0;
+}
+
 /* New members of one rank's iteration; new_member[j] receives bucket j's
  * node and new_resid[j] the exit delay it inherits. Each new bucket takes,
  * from the old bucket of its last gradient, the delay between launch and
@@ -310,17 +350,18 @@ static int add_rank_iteration(rb_ctx *c, old_bucket *ob, uint32_t n_units, uint3
         s->lane[x] = c->slot_lane[slot];
         s->iteration[x] = s->iteration[ob[0].member];
         s->name[x] = "allreduce (what-if bucket)";
-        int64_t delay = meas_start(r, o->member) - meas_start(r, o->launch);
-        ts__sim_add_edge(s, anchor[i], x, 0, gap[i] + (delay > 0 ? delay : 0));
+        int64_t pickup = start_delay(r, ob, (uint32_t)(o - ob));
+        ts__sim_add_edge(s, anchor[i], x, 0, gap[i] + pickup);
         new_resid[j] = exit_residual(r, r->colls[o->coll].barrier, o->member);
         new_ready[j] = meas_start(r, anchor[i]) + gap[i];
-        if (c->chain[slot] != TS_NONE32) ts__sim_add_edge(s, c->chain[slot], x, TS_SIM_FROM_END, 0);
+        if (c->chain[slot] != TS_NONE32) ts__sim_add_edge(s, c->chain[slot], x, TS_SIM_FROM_END, pickup);
         c->chain[slot] = x;
         new_member[j] = x;
     }
+    int64_t waited = -1;   /* the last new bucket a waiter was pointed at */
     for (uint32_t i = 0; i < n_units; i++)
         if (i + 1 == n_units || c->unit_old[i + 1] != c->unit_old[i])
-            retire_old(c, &ob[c->unit_old[i]], new_member, new_ready, c->unit_new[i]);
+            retire_old(c, &ob[c->unit_old[i]], new_member, new_ready, c->unit_new[i], &waited);
     return s->oom ? TS_ENOMEM : TS_OK;
 }
 
@@ -362,7 +403,7 @@ static double var_per_byte(const rb_ctx *c, const ts_replay_coll *old)
 }
 
 static int64_t new_transfer(const rb_ctx *c, const old_bucket *ob, uint32_t n_old, uint32_t n_units, uint32_t j,
-                            int64_t *bytes)
+                            int64_t *bytes, int32_t *same)
 {
     const ts_replay *r = c->r;
     uint32_t first = UINT32_MAX, last = 0;
@@ -381,6 +422,7 @@ static int64_t new_transfer(const rb_ctx *c, const old_bucket *ob, uint32_t n_ol
         *bytes += c->units[i];
     }
     if (first != last) t = (double)c->alpha_ns + least * (double)*bytes;
+    *same = first == last && *bytes == r->colls[ob[first].coll].bytes ? (int32_t)ob[first].coll : -1;
     return (int64_t)t;
 }
 
@@ -403,6 +445,28 @@ static int add_barrier(rb_ctx *c, const uint32_t *members, const int64_t *resid,
     if (ts__grow((void **)&r->colls, &r->cap_colls, sizeof *r->colls, (size_t)r->n_colls + 1)) return TS_ENOMEM;
     r->colls[r->n_colls++] = rc;
     return s->oom ? TS_ENOMEM : TS_OK;
+}
+
+/* Remember the new bucket add_barrier just made (the last row of r->colls). */
+static int note_new_bucket(rb_ctx *c, const uint32_t *members, uint32_t n_ranks, int32_t same)
+{
+    if (c->n_nb == c->cap_nb) {
+        uint32_t cap = c->cap_nb ? 2 * c->cap_nb : 64;
+        uint32_t *co = ts__realloc(c->nb_coll, c->cap_nb * sizeof *co, cap * sizeof *co);
+        if (co) c->nb_coll = co;
+        int32_t *sa = ts__realloc(c->nb_same, c->cap_nb * sizeof *sa, cap * sizeof *sa);
+        if (sa) c->nb_same = sa;
+        uint32_t *me = ts__realloc(c->nb_member, (size_t)c->cap_nb * n_ranks * sizeof *me,
+                                   (size_t)cap * n_ranks * sizeof *me);
+        if (me) c->nb_member = me;
+        if (!co || !sa || !me) return TS_ENOMEM;
+        c->cap_nb = cap;
+    }
+    c->nb_coll[c->n_nb] = c->r->n_colls - 1;
+    c->nb_same[c->n_nb] = same;
+    memcpy(c->nb_member + (size_t)c->n_nb * n_ranks, members, n_ranks * sizeof *members);
+    c->n_nb++;
+    return TS_OK;
 }
 
 typedef struct rb_ranks {
@@ -477,12 +541,14 @@ static int regroup_iteration(rb_ctx *c, rb_ranks *R, uint32_t n_ranks, uint32_t 
         uint32_t members[n_ranks];
         int64_t resid[n_ranks];
         for (uint32_t j = 0; j < n_new; j++) {
-            int64_t bytes, t = new_transfer(c, ob, n_old, n_units, j, &bytes);
+            int32_t same;
+            int64_t bytes, t = new_transfer(c, ob, n_old, n_units, j, &bytes, &same);
             for (uint32_t q = 0; q < n_ranks; q++) {
                 members[q] = R->new_member[(size_t)q * R->cap + j];
                 resid[q] = R->new_resid[(size_t)q * R->cap + j];
             }
-            if (add_barrier(c, members, resid, n_ranks, bytes, t, r->sim.lane[r->colls[ob[0].coll].barrier]))
+            if (add_barrier(c, members, resid, n_ranks, bytes, t, r->sim.lane[r->colls[ob[0].coll].barrier]) ||
+                note_new_bucket(c, members, n_ranks, same))
                 return ts__error(err, TS_ENOMEM, "replay: out of memory");
         }
     }
@@ -585,27 +651,106 @@ static int contention_members(const ts_replay *r, const rb_ranks *R, ts_contenti
     return TS_OK;
 }
 
-/* CPU-only jobs: re-time compute for the new buckets' overlap (contention.c). */
-static int apply_contention(ts_replay *r, const rb_ranks *R, uint32_t n_ranks, ts_error *err)
+/* The cost model's time for an all-reduce of `bytes` over n ranks alone on
+ * an idle machine; 0 = unknown. */
+static int64_t work_ns(const ts_replay *r, int64_t bytes, uint32_t n)
 {
+    int64_t t = r->model && bytes > 0 ? ts_coll_model_predict_ns(r->model, TS_COLL_ALL_REDUCE, (uint64_t)bytes, n) : 0;
+    return t > 0 ? t : 0;
+}
+
+static bool alloc_colls(ts_contention *ct, uint32_t n)
+{
+    size_t nr = ct->n_ranks;
+    ct->coll_bar = ts__malloc(n * sizeof *ct->coll_bar + 1);
+    ct->coll_member = ts__malloc(n * nr * sizeof *ct->coll_member + 1);
+    ct->coll_work_ns = ts__malloc(n * sizeof *ct->coll_work_ns + 1);
+    ct->coll_meas_ns = ts__malloc(n * sizeof *ct->coll_meas_ns + 1);
+    ct->coll_same = ts__malloc(n * sizeof *ct->coll_same + 1);
+    ct->coll_new = ts__malloc(n + 1);
+    return ct->coll_bar && ct->coll_member && ct->coll_work_ns && ct->coll_meas_ns && ct->coll_same && ct->coll_new;
+}
+
+static void free_colls(ts_contention *ct, uint32_t n)
+{
+    size_t nr = ct->n_ranks;
+    ts__free(ct->coll_bar, n * sizeof *ct->coll_bar + 1);
+    ts__free(ct->coll_member, n * nr * sizeof *ct->coll_member + 1);
+    ts__free(ct->coll_work_ns, n * sizeof *ct->coll_work_ns + 1);
+    ts__free(ct->coll_meas_ns, n * sizeof *ct->coll_meas_ns + 1);
+    ts__free(ct->coll_same, n * sizeof *ct->coll_same + 1);
+    ts__free(ct->coll_new, n + 1);
+}
+
+/* The gradient all-reduces for contention.c: every old one (rank 0's old
+ * buckets, members from the graph) with its measured transfer, then every
+ * new one; each with the cost model's time for its bytes. */
+static int contention_colls(const rb_ctx *c, const rb_ranks *R, ts_contention *ct)
+{
+    const ts_replay *r = c->r;
+    const ts_graph *g = r->g;
+    uint32_t nr = ct->n_ranks, n = 0;
+    int32_t *row_of = ts__malloc((size_t)r->n_colls * sizeof *row_of + 1);
+    if (!row_of || !alloc_colls(ct, R->n_ob[0] + c->n_nb)) { ts__free(row_of, (size_t)r->n_colls * sizeof *row_of + 1); return TS_ENOMEM; }
+    for (uint32_t i = 0; i < r->n_colls; i++) row_of[i] = -1;
+    for (uint32_t i = 0; i < R->n_ob[0]; i++, n++) {
+        const ts_replay_coll *rc = &r->colls[R->ob[0][i].coll];
+        const ts_coll *gc = &g->colls[rc->graph_coll];
+        for (uint32_t k = 0; k < nr; k++) ct->coll_member[(size_t)n * nr + k] = R->ob[0][i].member;
+        for (uint32_t q = 0; q < gc->n_members; q++) {
+            uint32_t m = g->coll_members[gc->first_member + q];
+            if (g->nodes.rank[m] < nr) ct->coll_member[(size_t)n * nr + g->nodes.rank[m]] = m;
+        }
+        ct->coll_bar[n] = rc->barrier;
+        ct->coll_work_ns[n] = work_ns(r, rc->bytes, nr);
+        ct->coll_meas_ns[n] = rc->transfer_ns;
+        ct->coll_same[n] = -1;
+        ct->coll_new[n] = 0;
+        row_of[R->ob[0][i].coll] = (int32_t)n;
+    }
+    for (uint32_t i = 0; i < c->n_nb; i++, n++) {
+        const ts_replay_coll *rc = &r->colls[c->nb_coll[i]];
+        memcpy(ct->coll_member + (size_t)n * nr, c->nb_member + (size_t)i * nr, nr * sizeof *ct->coll_member);
+        ct->coll_bar[n] = rc->barrier;
+        ct->coll_work_ns[n] = work_ns(r, rc->bytes, nr);
+        ct->coll_meas_ns[n] = 0;
+        ct->coll_same[n] = c->nb_same[i] >= 0 ? row_of[c->nb_same[i]] : -1;
+        ct->coll_new[n] = 1;
+    }
+    ct->n_colls = n;
+    ts__free(row_of, (size_t)r->n_colls * sizeof *row_of + 1);
+    return TS_OK;
+}
+
+/* CPU-only jobs: re-time compute and the new all-reduces for the new
+ * buckets' overlap (contention.c). */
+static int apply_contention(const rb_ctx *c, const rb_ranks *R, uint32_t n_ranks, ts_error *err)
+{
+    ts_replay *r = c->r;
     const ts_graph *g = r->g;
     if (g->lanes[r->sim.lane[R->ob[0][0].member]].on_gpu) return TS_OK;   /* NCCL reduces on the GPU */
     ts_contention ct = {.n_ranks = (uint16_t)n_ranks};
     size_t n_base = r->sim.n_base_nodes, n_all = r->sim.n_nodes;
     uint32_t cap_members = (uint32_t)(n_all - n_base);
     for (uint32_t k = 0; k < n_ranks; k++) cap_members += R->n_ob[k];
+    uint32_t cap_colls = R->n_ob[0] + c->n_nb;
     int rc = contention_ops(r, R, &ct);
     if (rc == TS_OK) rc = contention_members(r, R, &ct);
+    if (rc == TS_OK) rc = contention_colls(c, R, &ct);
     double kappa = 0;
     if (rc == TS_OK) rc = ts__contention_apply(&ct, &r->sim, &kappa, err);
     else ts__error(err, rc, "replay: out of memory");
     if (rc == TS_OK && kappa > 0)
         ts__replay_warn(r, "--bucket-mb: compute slowed %.0f%% per concurrent gloo all-reduce (fitted on the trace); "
                         "training-thread ops re-timed for the new overlap", kappa * 100);
+    if (rc == TS_OK && ct.load > 0)
+        ts__replay_warn(r, "--bucket-mb: new all-reduces priced at %.2f x the cost model x the threads sharing "
+                        "their core (load factor fitted on the trace's all-reduces)", ct.load);
     ts__free(ct.op, n_base * sizeof *ct.op + 1);
     ts__free(ct.name_of, n_base * sizeof *ct.name_of + 1);
     ts__free(ct.member, (size_t)cap_members * sizeof *ct.member + 1);
     ts__free(ct.active, (size_t)cap_members + 1);
+    free_colls(&ct, cap_colls);
     return rc;
 }
 
@@ -658,7 +803,7 @@ int ts__replay_rebucket(ts_replay *r, const ts_replay_options *opt, ts_error *er
     if (rc == TS_OK) rc = regroup_all(&c, &R, nr, false, &n_skipped, err);
     if (rc == TS_OK && c.n_old == 0)
         rc = ts__error(err, TS_ENODATA, "--bucket-mb: no iteration holds the same gradient all-reduces on every rank");
-    if (rc == TS_OK && !opt->no_contention) rc = apply_contention(r, &R, nr, err);
+    if (rc == TS_OK && !opt->no_contention) rc = apply_contention(&c, &R, nr, err);
     if (rc == TS_OK && n_skipped)
         ts__replay_warn(r, "--bucket-mb: %u iterations left as measured: a rank holds another number of gradient "
                         "all-reduces there than usual (cut off at the trace's edge?)", n_skipped);
@@ -678,5 +823,8 @@ int ts__replay_rebucket(ts_replay *r, const ts_replay_options *opt, ts_error *er
     ts__free(c.unit_old, c.cap_units * sizeof *c.unit_old);
     ts__free(c.unit_new, c.cap_units * sizeof *c.unit_new);
     ts__free(rev, (size_t)c.n_grad * sizeof *rev);
+    ts__free(c.nb_coll, c.cap_nb * sizeof *c.nb_coll);
+    ts__free(c.nb_same, c.cap_nb * sizeof *c.nb_same);
+    ts__free(c.nb_member, (size_t)c.cap_nb * nr * sizeof *c.nb_member);
     return rc;
 }

@@ -1,0 +1,145 @@
+#!/usr/bin/python3
+"""gloo all-reduce sweep on this machine, printed as an nccl-tests log.
+
+What it is for: calibrating the machine-level constants of trainscope's
+collective cost model for CPU-only (gloo) jobs, the way nccl-tests'
+all_reduce_perf calibrates it for NCCL: the fixed cost of one all-reduce and
+the time per byte over loopback, with nothing else running in the ranks.
+`trainscope replay --bucket-mb X --nccl-tests LOG` prices regrouped gradient
+buckets with it (docs/replay.md).  It measures 2 processes (torch's gloo
+backend, TCP over 127.0.0.1, OMP_NUM_THREADS=1), sizes 4 KiB to 16 MiB of
+fp32, and reports the median of --iters timed all-reduces per size (after
+--warmup untimed ones) in all_reduce_perf's columns:
+    size count type redop root time algbw busbw #wrong time algbw busbw #wrong
+with busbw = algbw x 2(n-1)/n.  Also prints, as '#' comments, the time per
+all-reduce when two are in flight at once (DDP's gloo process group runs two
+worker threads), which the log's rows do not use.
+
+Run:  /usr/bin/python3 bench/gloo_allreduce.py [--out LOG]   (about 30 s)
+It raises its own priority like examples/workloads/gen_ground_truth.py (an
+autogroup niceness of --nice, -10 by default, needs root); run it on a quiet
+machine.  The committed log is examples/workloads/results/gloo_allreduce_perf.log.
+"""
+import argparse
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+import torch.multiprocessing as mp  # noqa: E402
+
+WORLD = 2
+SIZES = [4096 << i for i in range(13)]   # 4 KiB .. 16 MiB
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def timed(fn, iters):
+    """Median seconds of fn() over iters calls, both ranks starting together."""
+    times = []
+    for _ in range(iters):
+        dist.barrier()
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def worker(rank, port, args, q):
+    torch.set_num_threads(1)
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    dist.init_process_group("gloo", rank=rank, world_size=WORLD)
+    rows = []
+    for size in SIZES:
+        a = torch.ones(size // 4)
+        b = torch.ones(size // 4)
+        for _ in range(args.warmup):
+            dist.all_reduce(a)
+        one = timed(lambda: dist.all_reduce(a), args.iters)
+
+        def two():
+            w = [dist.all_reduce(a, async_op=True), dist.all_reduce(b, async_op=True)]
+            for x in w:
+                x.wait()
+        pair = timed(two, args.iters)
+        rows.append((size, one, pair))
+    if rank == 0:
+        q.put(rows)
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+def prioritize(nice):
+    try:
+        with open("/proc/self/autogroup", "w") as f:
+            f.write(str(nice))
+        return f"autogroup nice {nice}"
+    except OSError:
+        try:
+            os.nice(nice)
+            return f"nice {nice}"
+        except OSError:
+            return "none"
+
+
+def write_log(rows, out, priority):
+    busf = 2.0 * (WORLD - 1) / WORLD
+    lines = ["# all_reduce_perf-style log written by bench/gloo_allreduce.py (trainscope)",
+             f"# torch {torch.__version__} gloo over 127.0.0.1, {WORLD} processes, OMP_NUM_THREADS=1, "
+             f"priority {priority}, load average {os.getloadavg()[0]:.2f}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"]
+    lines += [f"#  Rank {r:2d} Group  0 Pid {0:6d} on {socket.gethostname()} device  cpu" for r in range(WORLD)]
+    lines += ["#",
+              "#                                                              out-of-place                       in-place",
+              "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong",
+              "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)"]
+    for size, one, _ in rows:
+        us = one * 1e6
+        alg = size / one / 1e9
+        lines.append(f"{size:12d} {size // 4:13d} {'float':>9} {'sum':>7} {-1:7d} {us:8.1f} {alg:7.3f} {alg * busf:7.3f}"
+                     f" {0:6d} {'N/A':>8} {'N/A':>7} {'N/A':>7} {'N/A':>6}")
+    lines.append("# two all-reduces in flight at once (gloo's 2 worker threads): time per pair (us), per one alone (us)")
+    for size, one, pair in rows:
+        lines.append(f"#   {size:10d} pair {pair * 1e6:9.1f} single {one * 1e6:9.1f} ratio {pair / one:5.2f}")
+    text = "\n".join(lines) + "\n"
+    if out:
+        with open(out, "w") as f:
+            f.write(text)
+    sys.stdout.write(text)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", help="also write the log to this file")
+    ap.add_argument("--iters", type=int, default=40, help="timed all-reduces per size")
+    ap.add_argument("--warmup", type=int, default=5, help="untimed all-reduces per size")
+    ap.add_argument("--nice", type=int, default=-10, help="autogroup niceness of this run (0 = none)")
+    args = ap.parse_args()
+    if args.nice and os.environ.get("TS_GLOO_SESSION") != "1":
+        return subprocess.call([sys.executable, *sys.argv], start_new_session=True,
+                               env=dict(os.environ, TS_GLOO_SESSION="1"))
+    priority = prioritize(args.nice) if args.nice else "none"
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    port = free_port()
+    procs = [ctx.Process(target=worker, args=(r, port, args, q)) for r in range(WORLD)]
+    for p in procs:
+        p.start()
+    rows = q.get()
+    for p in procs:
+        p.join()
+    write_log(rows, args.out, priority)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -208,37 +208,6 @@ const char *js_decode(js *j, js_str s, size_t *n)
 
 static inline bool is_digit(char c) { return (unsigned)(c - '0') < 10; }
 
-/* Eight ASCII digits at q (little-endian load), or false. SWAR: each byte
- * minus '0' must be 0..9, checked on all eight bytes at once. */
-static inline bool eight_digits(const char *q, uint64_t *out)
-{
-    uint64_t v;
-    memcpy(&v, q, 8);
-    uint64_t d = v - 0x3030303030303030ULL;
-    if (((v & 0xF0F0F0F0F0F0F0F0ULL) | (((v + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4)) !=
-        0x3333333333333333ULL)
-        return false;
-    /* Pairs, then quads, then the eight: three multiplies instead of eight
-     * dependent multiply-adds. */
-    d = (d * 10 + (d >> 8)) & 0x00FF00FF00FF00FFULL;
-    d = (d * 100 + (d >> 16)) & 0x0000FFFF0000FFFFULL;
-    *out = (d * 10000 + (d >> 32)) & 0xFFFFFFFFULL;
-    return true;
-}
-
-/* Digits at q into *acc (acc * 10^k + digits); returns the count read.
- * The caller keeps the total under 20 digits or checks for overflow. Eight
- * at a time while it can: timestamps (13-16 digits) and ids are long. */
-static inline int digit_run(const char *q, uint64_t *acc)
-{
-    int n = 0;
-    uint64_t a = *acc, eight;
-    while (eight_digits(q + n, &eight)) { a = a * 100000000ULL + eight; n += 8; if (n >= 16) break; }
-    for (; is_digit(q[n]); n++) a = a * 10 + (uint64_t)(q[n] - '0');
-    *acc = a;
-    return n;
-}
-
 /* After a number: a NUL at the window end means the number may continue. */
 static inline void number_end(js *j, const char *q)
 {
@@ -305,28 +274,38 @@ js_num js_number(js *j)
     return n;
 }
 
+static const uint64_t pow10_u64[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
+
+/* Timestamps are the longest numbers in a trace ("4458676522884.154"), two
+ * per event: read the integer part as up to two 8-digit SWAR blocks and the
+ * first fraction digits from one more, instead of a loop per digit. */
 bool js_time_ns(js *j, int64_t *out)
 {
     const char *q = j->p, *start = q;
-    bool neg = false;
-    if (*q == '-') { neg = true; q++; }
-    if (!is_digit(*q)) { number_end(j, q); return false; }
-    uint64_t us = 0;
-    int n_int = 0;
-    n_int = digit_run(q, &us);   /* may wrap past 19 digits: n_int > 16 goes the double way below */
+    bool neg = *q == '-';
+    q += neg;
+    uint64_t w;
+    unsigned n_int = js_lead_digits(q, &w);
+    if (n_int == 0) { number_end(j, q); return false; }
+    uint64_t us = js_digits_value(w, n_int);
+    if (n_int == 8) {
+        unsigned m = js_lead_digits(q + 8, &w);
+        if (m) us = us * pow10_u64[m] + js_digits_value(w, m);
+        n_int += m;
+        while (is_digit(q[n_int])) n_int++;   /* > 16 digits: the double path below */
+    }
     q += n_int;
-    uint64_t frac = 0;
-    int n_frac = 0;
+    uint64_t frac = 0;   /* first three fraction digits: nanoseconds */
     bool round_up = false;
     if (*q == '.') {
         q++;
-        if (!is_digit(*q)) { number_end(j, q); js_fail(j, q, "invalid number"); }
-        for (; is_digit(*q); q++, n_frac++) {
-            if (n_frac < 3) frac = frac * 10 + (uint64_t)(*q - '0');
-            else if (n_frac == 3) round_up = *q >= '5';
-        }
+        unsigned f = js_lead_digits(q, &w);
+        if (f == 0) { number_end(j, q); js_fail(j, q, "invalid number"); }
+        frac = f >= 3 ? js_digits_value(w, 3) : js_digits_value(w, f) * (f == 1 ? 100 : 10);
+        round_up = f >= 4 && q[3] >= '5';   /* half away from zero beyond ns */
+        q += f;
+        while (is_digit(*q)) q++;
     }
-    for (int k = n_frac; k < 3; k++) frac *= 10;
     if (*q == 'e' || *q == 'E' || n_int > 16 || us > (uint64_t)INT64_MAX / 1000 - 1) {
         /* exponent, or past what int64 ns can hold: go through double, then
          * check the range. Epoch microseconds (16 digits) stay exact. */

@@ -119,32 +119,41 @@ static inline js_str js_string(js *j)
 const char *js_decode(js *j, js_str s, size_t *n);
 /* p at a number's first byte. */
 js_num js_number(js *j);
-/* p at a number's first byte: a non-negative integer of at most 18 digits
+/* SWAR digit helpers. js_lead_digits: how many of the 8 bytes at q are
+ * leading ASCII digits (0..8), and the bytes as one little-endian word. A
+ * byte is not a digit when adding 0x46 carries into its top bit (> '9'),
+ * subtracting '0' borrows (< '0'), or it is >= 0x80; carries and borrows
+ * only spill past a non-digit byte, and only the first non-digit matters.
+ * The window's zero padding makes the 8-byte read safe. */
+static inline unsigned js_lead_digits(const char *q, uint64_t *w)
+{
+    memcpy(w, q, 8);
+    uint64_t nondigit = ((*w + 0x4646464646464646ULL) | (*w - 0x3030303030303030ULL) | *w) & 0x8080808080808080ULL;
+    return nondigit ? (unsigned)__builtin_ctzll(nondigit) / 8 : 8;
+}
+/* Value of the first n (1..8) digits of word w: right-align them (the
+ * vacated low bytes read as leading zeros), then combine pairs, quads and
+ * the eight with three multiplies instead of n dependent multiply-adds. */
+static inline uint64_t js_digits_value(uint64_t w, unsigned n)
+{
+    uint64_t d = (w - 0x3030303030303030ULL) << (8 * (8 - n));
+    d = (d * 10 + (d >> 8)) & 0x00FF00FF00FF00FFULL;
+    d = (d * 100 + (d >> 16)) & 0x0000FFFF0000FFFFULL;
+    return (d * 10000 + (d >> 32)) & 0xFFFFFFFFULL;
+}
+
+/* p at a number's first byte: a non-negative integer of at most 7 digits
  * read inline into *out (most ids, pids and arg values are), else false
  * with p unchanged, for js_number to read it. */
 static inline bool js_small_uint(js *j, uint64_t *out)
 {
-    /* SWAR, for up to 7 digits (pids, tids, ids, most arg values): one
-     * 8-byte load finds where the digits stop and converts them with three
-     * multiplies, no branch per digit. A byte is not a digit when adding
-     * 0x46 carries into its top bit (> '9'), subtracting '0' borrows (< '0'),
-     * or it is >= 0x80; a borrow can only spill past a non-digit byte, and
-     * only the first non-digit matters. The window's zero padding makes the
-     * 8-byte read safe. */
+    /* Up to 7 digits (pids, tids, ids, most arg values) in one load. */
     const char *q = j->p;
-    uint64_t v;
-    memcpy(&v, q, 8);
-    uint64_t nondigit = ((v + 0x4646464646464646ULL) | (v - 0x3030303030303030ULL) | v) & 0x8080808080808080ULL;
-    if (!nondigit) return false;                 /* 8+ digits: js_number */
-    unsigned n = (unsigned)__builtin_ctzll(nondigit) / 8;
+    uint64_t w;
+    unsigned n = js_lead_digits(q, &w);
     char c = q[n];
-    if (n == 0 || c == '.' || c == 'e' || c == 'E' || (c == 0 && q + n >= j->end)) return false;
-    /* Right-align the n digits (the vacated low bytes read as leading zeros),
-     * then combine pairs, quads and the eight. */
-    uint64_t d = (v - 0x3030303030303030ULL) << (8 * (8 - n));
-    d = (d * 10 + (d >> 8)) & 0x00FF00FF00FF00FFULL;
-    d = (d * 100 + (d >> 16)) & 0x0000FFFF0000FFFFULL;
-    *out = (d * 10000 + (d >> 32)) & 0xFFFFFFFFULL;
+    if (n == 0 || n == 8 || c == '.' || c == 'e' || c == 'E' || (c == 0 && q + n >= j->end)) return false;
+    *out = js_digits_value(w, n);
     j->p = q + n;
     return true;
 }

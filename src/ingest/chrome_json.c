@@ -440,8 +440,12 @@ static uint32_t track_for(parser *P, const ev *e, ts_kind kind)
     track_memo *m = &P->last_track[gpu];
     if (m->track != TS_NONE32 && m->pid == e->pid && m->tid == e->tid) return m->track;
     uint32_t t = track_lookup(P, e, gpu);
-    /* A thread memo is only safe once no GPU stream can claim its (pid, tid). */
-    if (gpu || !P->gpu_track.n) *m = (track_memo){e->pid, e->tid, t};
+    /* The thread memo stays right while GPU streams appear: track_lookup
+     * clears it whenever a (pid, tid) becomes a stream, and a lookup for a
+     * known stream returns the stream, which the memo may then hold. Why it
+     * matters: Kineto traces always have streams, and without the memo every
+     * CPU event paid two hash lookups. */
+    *m = (track_memo){e->pid, e->tid, t};
     return t;
 }
 

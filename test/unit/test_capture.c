@@ -415,7 +415,10 @@ TEST(fast_path_stamps_agree_with_the_monotonic_clock)
     for (int i = 0; i < 3; i++) {
         int64_t a = ts_of(s, fast[i]), b = ts_of(s, ns[i]);
         CHECK(a > 0 && b > 0);
-        CHECK(b - a >= -2000 && b - a <= 20000);   /* read back to back: within microseconds */
+        /* Read back to back: within microseconds, unless the thread was preempted
+         * between the two (allowed up to 5 ms on a loaded machine); a wrong
+         * scaling of the TSC would be off by far more (seconds). */
+        CHECK(b - a >= -10000 && b - a <= 5000000);
     }
     free(s);
 }

@@ -66,7 +66,7 @@ static int count_str(const char *hay, const char *needle)
 
 static int json_valid(const char *path)
 {
-    char cmd[512];
+    char cmd[2048];
     snprintf(cmd, sizeof cmd, "/usr/bin/python3 -c 'import json,sys; json.load(open(sys.argv[1]))' %s", path);
     return ts_test_run(cmd, NULL) == 0;
 }

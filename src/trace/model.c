@@ -464,16 +464,35 @@ static int nest_slices(ts_rank *r)
 
 /* The slice on `track` that an endpoint at `ts` binds to: the deepest slice
  * containing ts (enclosing), or the first slice starting at or after ts. */
-static uint32_t bind_endpoint(const ts_rank *r, uint32_t track, int64_t ts, bool enclosing)
+/* First row in [from, hi) with v[row] > ts, searched by galloping from
+ * `from`: O(log distance), and the rows it touches are near the last answer,
+ * so they are still cached. */
+static uint32_t upper_bound_from(const int64_t *v, uint32_t from, uint32_t hi, int64_t ts)
+{
+    uint32_t a = from, b = from, step = 1;
+    while (b < hi && v[b] <= ts) {
+        a = b + 1;
+        b = hi - b > step ? b + step : hi;
+        step *= 2;
+    }
+    while (a < b) {
+        uint32_t m = a + (b - a) / 2;
+        if (v[m] <= ts) a = m + 1; else b = m;
+    }
+    return a;
+}
+
+/* cursor[track]: the answer of the previous query on that track. Queries
+ * come in time order (bind_flows sorts the endpoints), so the first slice
+ * starting after ts only moves forward and the search starts there instead
+ * of a cold binary search over the whole track. */
+static uint32_t bind_endpoint(const ts_rank *r, uint32_t *cursor, uint32_t track, int64_t ts, bool enclosing)
 {
     const ts_slices *s = &r->slices;
     if (track >= r->n_tracks) return TS_NONE32;
     uint32_t lo = r->tracks[track].first_slice, hi = lo + r->tracks[track].n_slices;
-    uint32_t a = lo, b = hi;               /* first slice with ts_ns > ts */
-    while (a < b) {
-        uint32_t m = a + (b - a) / 2;
-        if (s->ts_ns[m] <= ts) a = m + 1; else b = m;
-    }
+    uint32_t a = upper_bound_from(s->ts_ns, cursor[track], hi, ts);   /* first slice with ts_ns > ts */
+    cursor[track] = a;
     if (!enclosing) {
         /* binding "next slice": the first starting at ts, else after it */
         uint32_t first_at = a;
@@ -555,17 +574,21 @@ static int bind_flows(ts_rank *r)
 {
     if (r->n_flow_ends == 0) return TS_OK;
     if (sort_flow_ends(r)) return TS_ENOMEM;
+    uint32_t *cursor = ts__malloc((size_t)(r->n_tracks ? r->n_tracks : 1) * sizeof *cursor);
+    if (!cursor) return TS_ENOMEM;
+    for (uint32_t t = 0; t < r->n_tracks; t++) cursor[t] = r->tracks[t].first_slice;
     ts_map64 open;
     ts__map64_init(&open);
+    int rc = TS_OK;
     for (uint32_t i = 0; i < r->n_flow_ends; i++) {
         const ts_flow_end *e = &r->flow_ends[i];
         uint64_t key = ts__hash_u64(e->id ^ ((uint64_t)e->cat << 40)), row;
         if (key == UINT64_MAX) key = 0;
-        uint32_t slice = bind_endpoint(r, e->track, e->ts_ns, e->bind_enclosing);
+        uint32_t slice = bind_endpoint(r, cursor, e->track, e->ts_ns, e->bind_enclosing);
         bool have = ts__map64_get(&open, key, &row) && row != TS_NONE32;
         if (e->phase == 's') {
             uint32_t f = add_flow(r, e->id, e->cat);
-            if (f == TS_NONE32 || ts__map64_put(&open, key, f)) { ts__map64_free(&open); return TS_ENOMEM; }
+            if (f == TS_NONE32 || ts__map64_put(&open, key, f)) { rc = TS_ENOMEM; break; }
             r->flows.from[f] = slice;
             if (slice == TS_NONE32)
                 ts__rank_warn(r, TS_WARN_UNBOUND_FLOW, "flow %llu: start at %lld ns lies on no slice",
@@ -578,10 +601,12 @@ static int bind_flows(ts_rank *r)
             if (slice == TS_NONE32)
                 ts__rank_warn(r, TS_WARN_UNBOUND_FLOW, "flow %llu: end at %lld ns lies on no slice",
                               (unsigned long long)e->id, (long long)e->ts_ns);
-            if (e->phase == 'f' && ts__map64_put(&open, key, TS_NONE32)) { ts__map64_free(&open); return TS_ENOMEM; }
+            if (e->phase == 'f' && ts__map64_put(&open, key, TS_NONE32)) { rc = TS_ENOMEM; break; }
         }
     }
     ts__map64_free(&open);
+    ts__free(cursor, (size_t)(r->n_tracks ? r->n_tracks : 1) * sizeof *cursor);
+    if (rc) return rc;
     ts__free(r->flow_ends, (size_t)r->cap_flow_ends * sizeof *r->flow_ends);
     r->flow_ends = NULL;
     r->n_flow_ends = r->cap_flow_ends = 0;

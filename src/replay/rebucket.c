@@ -242,6 +242,16 @@ static void ready_points(const rb_ctx *c, const old_bucket *ob, uint32_t n_units
  * result to the next op on the training thread, which mid-backward is no real
  * wait) waits instead for the latest new bucket launched before it, or for
  * none: waiting for a later bucket would be a cycle. */
+/* Gap of the old barrier's exit into member m: this rank's own delay after
+ * the collective completed (collect_colls left the smallest one at 0). */
+static int64_t exit_residual(const ts_replay *r, uint32_t bar, uint32_t m)
+{
+    const ts_graph *g = r->g;
+    for (uint32_t e = g->out_first[bar]; e < g->out_first[bar + 1]; e++)
+        if (g->edges.dst[e] == m && g->edges.kind[e] == TS_EDGE_COLL_EXIT) return r->sim.egap_ns[e];
+    return 0;
+}
+
 /* Zero the positive gaps of the start-edges into `waiter` other than the
  * worker edges: they held its measured wait for an old bucket (the thread's
  * wake-up after it), which an earlier op now waits out for it. */
@@ -256,13 +266,40 @@ static void drop_wait_gaps(const ts_replay *r, uint32_t waiter)
     }
 }
 
-static void retire_old(rb_ctx *c, old_bucket *o, const uint32_t *new_member, const int64_t *new_ready,
-                       uint32_t j0, int64_t *waited)
+/* DDP's finalize on the launching thread (after the last launch, up to the
+ * last op that waited for a bucket) waits for the buckets in turn; its
+ * measured gaps are those waits and the wake-ups after them, wherever the
+ * graph tied them (a worker that records its end late leaves the real
+ * consumer with a plain gap). With a new partition the waits are the new
+ * buckets' worker edges, so every other gap in there goes. O(ops of the
+ * finalize + the rank's rows between). */
+static void drop_finalize_gaps(const rb_ctx *c, const old_bucket *ob, uint32_t n_old)
+{
+    const ts_replay *r = c->r;
+    const ts_graph *g = r->g;
+    const ts_sim *s = &r->sim;
+    uint32_t launch = ob[n_old - 1].launch, lane = s->lane[launch];
+    int64_t last_wait = INT64_MIN;
+    for (uint32_t b = 0; b < n_old; b++)
+        for (uint32_t e = g->out_first[ob[b].member]; e < g->out_first[ob[b].member + 1]; e++)
+            if (g->edges.kind[e] == TS_EDGE_WORKER && meas_start(r, g->edges.dst[e]) > last_wait)
+                last_wait = meas_start(r, g->edges.dst[e]);
+    uint32_t end = g->rank_first_node[s->rank[launch] + 1];
+    for (uint32_t n = launch + 1; n < end; n++) {
+        if (s->lane[n] != lane) continue;
+        if (meas_start(r, n) > last_wait) break;
+        drop_wait_gaps(r, n);
+    }
+}
+
+static void retire_old(rb_ctx *c, old_bucket *o, const uint32_t *new_member, const int64_t *new_resid,
+                       const int64_t *new_ready, uint32_t j0, int64_t *waited)
 {
     ts_replay *r = c->r;
     const ts_graph *g = r->g;
     ts_sim *s = &r->sim;
     uint32_t m = o->member, bar = r->colls[o->coll].barrier;
+    int64_t resid = exit_residual(r, bar, m);
     o->retired = true;
     s->self_ns[m] = 0;
     s->self_ns[bar] = 0;
@@ -274,10 +311,14 @@ static void retire_old(rb_ctx *c, old_bucket *o, const uint32_t *new_member, con
         uint32_t waiter = g->edges.dst[e], j = j0 + 1;
         while (j > 0 && new_ready[j - 1] >= meas_start(r, waiter)) j--;
         if (j > 0) {
-            /* A second waiter of one new bucket finds it done: no wait, no wake-up. */
+            /* The waiter's delay counts from the completion of the
+             * collective (the member's end can be recorded late), and a
+             * second waiter of one new bucket finds it done: no wait, no
+             * wake-up. */
             bool again = j - 1 == j0 && (int64_t)j0 == *waited;
+            int64_t after_done = again ? 0 : s->egap_ns[e] + resid;
             uint32_t ne = ts__sim_add_edge(s, new_member[j - 1], waiter, TS_SIM_FROM_END |
-                                           (g->edges.flags[e] & TS_SIM_TO_END), again ? 0 : s->egap_ns[e]);
+                                           (g->edges.flags[e] & TS_SIM_TO_END), after_done - new_resid[j - 1]);
             if (ne != TS_NONE32) s->ekind[ne] = TS_EDGE_WORKER;
             if (again) drop_wait_gaps(r, waiter);
             *waited = (int64_t)j - 1;
@@ -300,15 +341,6 @@ static uint32_t pick_slot(rb_ctx *c, uint32_t rank, uint32_t old_lane, bool spli
     return base + k;
 }
 
-/* Gap of the old barrier's exit into member m: this rank's own delay after
- * the collective completed (collect_colls left the smallest one at 0). */
-static int64_t exit_residual(const ts_replay *r, uint32_t bar, uint32_t m)
-{
-    const ts_graph *g = r->g;
-    for (uint32_t e = g->out_first[bar]; e < g->out_first[bar + 1]; e++)
-        if (g->edges.dst[e] == m && g->edges.kind[e] == TS_EDGE_COLL_EXIT) return r->sim.egap_ns[e];
-    return 0;
-}
 
 /* Delay of old bucket b between its launch and its start that was not
  * queueing: the start minus the later of its launch and the end of the
@@ -359,9 +391,13 @@ static int add_rank_iteration(rb_ctx *c, old_bucket *ob, uint32_t n_units, uint3
         new_member[j] = x;
     }
     int64_t waited = -1;   /* the last new bucket a waiter was pointed at */
-    for (uint32_t i = 0; i < n_units; i++)
+    bool same = true;      /* the new partition is the old one */
+    for (uint32_t i = 0; i < n_units; i++) {
+        same = same && c->unit_new[i] == c->unit_old[i];
         if (i + 1 == n_units || c->unit_old[i + 1] != c->unit_old[i])
-            retire_old(c, &ob[c->unit_old[i]], new_member, new_ready, c->unit_new[i], &waited);
+            retire_old(c, &ob[c->unit_old[i]], new_member, new_resid, new_ready, c->unit_new[i], &waited);
+    }
+    if (!same) drop_finalize_gaps(c, ob, c->unit_old[n_units - 1] + 1);
     return s->oom ? TS_ENOMEM : TS_OK;
 }
 

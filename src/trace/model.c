@@ -515,23 +515,6 @@ static inline unsigned ts_byte(int64_t ts, unsigned shift)
     return (unsigned)((((uint64_t)ts) ^ (1ULL << 63)) >> shift) & 0xff;
 }
 
-/* One stable counting-sort pass of src into dst by key byte; false (and
- * nothing written) when every endpoint has the same byte. */
-static bool radix_pass(const ts_flow_end *src, ts_flow_end *dst, uint32_t n, unsigned shift, bool phase)
-{
-    uint32_t count[256] = {0};
-    for (uint32_t i = 0; i < n; i++) count[phase ? phase_rank(src[i].phase) : ts_byte(src[i].ts_ns, shift)]++;
-    uint32_t sum = 0;
-    for (int b = 0; b < 256; b++) {
-        if (count[b] == n) return false;
-        uint32_t c = count[b];
-        count[b] = sum;
-        sum += c;
-    }
-    for (uint32_t i = 0; i < n; i++) dst[count[phase ? phase_rank(src[i].phase) : ts_byte(src[i].ts_ns, shift)]++] = src[i];
-    return true;
-}
-
 /* Flow endpoints in (ts, phase, input order). An LSD radix sort: a stable
  * pass by phase, then by the timestamp's bytes from the lowest, skipping
  * bytes all endpoints share (a trace's high bytes). Why not qsort: s and f
@@ -543,8 +526,28 @@ static int sort_flow_ends(ts_rank *r)
     uint32_t n = r->n_flow_ends;
     ts_flow_end *tmp = ts__malloc((size_t)n * sizeof *tmp), *a = r->flow_ends, *b = tmp;
     if (!tmp) return TS_ENOMEM;
-    for (unsigned pass = 0; pass < 9; pass++) {
-        if (!radix_pass(a, b, n, pass ? (pass - 1) * 8 : 0, pass == 0)) continue;
+    /* Digit 0 is the phase, digits 1..8 the timestamp bytes, lowest first.
+     * All nine histograms come from one read of the endpoints. */
+    uint32_t count[9][256];
+    memset(count, 0, sizeof count);
+    for (uint32_t i = 0; i < n; i++) {
+        count[0][phase_rank(a[i].phase)]++;
+        for (unsigned d = 1; d < 9; d++) count[d][ts_byte(a[i].ts_ns, (d - 1) * 8)]++;
+    }
+    for (unsigned d = 0; d < 9; d++) {
+        uint32_t sum = 0;
+        bool shared = false;   /* every endpoint has the same digit: the pass would change nothing */
+        for (int k = 0; k < 256 && !shared; k++) {
+            uint32_t c = count[d][k];
+            shared = c == n;
+            count[d][k] = sum;
+            sum += c;
+        }
+        if (shared) continue;
+        for (uint32_t i = 0; i < n; i++) {
+            unsigned k = d ? ts_byte(a[i].ts_ns, (d - 1) * 8) : phase_rank(a[i].phase);
+            b[count[d][k]++] = a[i];
+        }
         ts_flow_end *t = a; a = b; b = t;
     }
     if (a != r->flow_ends) memcpy(r->flow_ends, a, (size_t)n * sizeof *a);

@@ -116,12 +116,28 @@ enum {
     NC_STEP = 1,     /* ProfilerStep#N */
     NC_GLOO = 2,     /* gloo:* worker op */
     NC_C10D = 4,     /* c10d::* collective call */
-    NC_COMM = 8,     /* any collective call or annotation (c10d::, gloo:, nccl:, record_param_comms) */
+    NC_COMM = 8,     /* any collective call or annotation (c10d::, gloo:, nccl:, record_param_comms, blocking MPI_*) */
     NC_SYNC = 16,    /* a host synchronisation call */
     NC_NCCL = 32,    /* nccl* kernel name */
     NC_SYNC_COPY = 64, /* cudaMemcpy / cudaMemset: synchronous, returns after its GPU op */
     NC_WAIT_EVENT = 256, /* cudaStreamWaitEvent */
 };
+
+/* Blocking MPI calls the MPI collector records with collective args: they are
+ * matched across ranks like c10d collectives. Non-blocking ones (MPI_I*)
+ * complete in a later MPI_Wait*, which this graph does not follow yet, so
+ * they stay CPU work. */
+static bool is_mpi_comm(const char *n)
+{
+    static const char *const names[] = {
+        "MPI_Allreduce", "MPI_Allgather", "MPI_Alltoall", "MPI_Barrier", "MPI_Bcast", "MPI_Reduce",
+        "MPI_Reduce_scatter", "MPI_Reduce_scatter_block", "MPI_Send", "MPI_Recv",
+    };
+    if (strncmp(n, "MPI_", 4) != 0) return false;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(n, names[i])) return true;
+    return false;
+}
 
 static uint16_t name_class(const local_ctx *c, uint32_t s)
 {
@@ -133,7 +149,7 @@ static uint16_t name_class(const local_ctx *c, uint32_t s)
     if (has_prefix(n, "ProfilerStep#")) v |= NC_STEP;
     if (has_prefix(n, "gloo:")) v |= NC_GLOO | NC_COMM;
     if (has_prefix(n, "c10d::")) v |= NC_C10D | NC_COMM;
-    if (has_prefix(n, "nccl:") || has_prefix(n, "record_param_comms")) v |= NC_COMM;
+    if (has_prefix(n, "nccl:") || has_prefix(n, "record_param_comms") || is_mpi_comm(n)) v |= NC_COMM;
     if (is_sync_call(n)) v |= NC_SYNC;
     if (!strncasecmp(n, "nccl", 4)) v |= NC_NCCL;
     if (!strcmp(n, "cudaMemcpy") || !strcmp(n, "cudaMemset")) v |= NC_SYNC_COPY;
@@ -148,7 +164,9 @@ static enum role cpu_role(const local_ctx *c, uint32_t s)
     case TS_KIND_CUDA_RUNTIME:
     case TS_KIND_CUDA_DRIVER: return ROLE_RUNTIME;
     case TS_KIND_CPU_OP: return ROLE_OP;
-    case TS_KIND_OTHER:   /* legacy traces have no category: their events are ops */
+    case TS_KIND_OTHER:   /* legacy traces have no category: their events are ops; so are
+                             communication calls of other categories ("mpi") */
+        if (name_class(c, s) & NC_COMM) return ROLE_OP;
         return c->r->slices.cat[s] == 0 && !(name_class(c, s) & NC_STEP) ? ROLE_OP : ROLE_NONE;
     case TS_KIND_USER_ANNOTATION: return (name_class(c, s) & NC_GLOO) ? ROLE_OP : ROLE_NONE;
     default: return ROLE_NONE;

@@ -35,4 +35,14 @@ P
 "$TS_BIN" stats "$tmp"/t/*.json >"$tmp/stats" || { echo "stats failed"; cat "$tmp/stats"; exit 1; }
 grep -q MPI_Allreduce "$tmp/stats" || { echo "stats does not show MPI_Allreduce"; cat "$tmp/stats"; exit 1; }
 "$TS_BIN" replay "$tmp"/t/*.json >"$tmp/replay" || { echo "replay failed"; cat "$tmp/replay"; exit 1; }
+# critical-path matches every blocking MPI collective across the two ranks
+"$TS_BIN" critical-path --format json "$tmp"/t/*.json >"$tmp/cp" || { echo "critical-path failed"; cat "$tmp/cp"; exit 1; }
+$PY - "$tmp/t" "$tmp/cp" <<'P'
+import glob, json, sys
+f = sorted(glob.glob(sys.argv[1] + "/*.json"))[0]
+n = sum(1 for e in json.load(open(f))["traceEvents"] if e.get("name") in ("MPI_Allreduce", "MPI_Barrier"))
+cp = json.load(open(sys.argv[2]))
+assert cp["collectives"] == n, (cp["collectives"], n)
+assert cp["categories"]["communication_us"] > 0, cp["categories"]
+P
 echo "record_mpi: ok"

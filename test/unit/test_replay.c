@@ -717,3 +717,49 @@ TEST(contention_keeps_measured_times_when_overlap_is_unchanged)
     CHECK_EQ_INT(s.end_ns[b], 300);
     ts__sim_free(&s);
 }
+
+/* One rank: a compute op [0, 1000); an old all-reduce measured over [0, 400)
+ * beside it (sharing g = 2: itself and the training thread) that took 400 ns
+ * where the cost model says 100 alone, so the trace's load factor is 2; a
+ * new all-reduce (model: 300 ns) either after the compute (g = 1) or from
+ * time 0 beside it. */
+static void sharing_case(bool beside_compute, double *load, int64_t *transfer)
+{
+    ts_sim s;
+    ts__sim_init(&s);
+    uint32_t op = ts__sim_add_node(&s, 0, K_CPU, 0, 1000, 0, 1000);
+    uint32_t m0 = ts__sim_add_node(&s, 0, K_COMM, 0, 0, 0, 400);   /* retired: self 0 */
+    uint32_t b0 = ts__sim_add_node(&s, UINT16_MAX, K_BARRIER, 0, 0, INT64_MIN, INT64_MIN);
+    uint32_t n1 = ts__sim_add_node(&s, 0, K_COMM, 0, 0, INT64_MIN, INT64_MIN);
+    uint32_t b1 = ts__sim_add_node(&s, UINT16_MAX, K_BARRIER, 0, 50, INT64_MIN, INT64_MIN);
+    if (!beside_compute) ts__sim_add_edge(&s, op, n1, TS_SIM_FROM_END, 0);
+    ts__sim_add_edge(&s, n1, b1, 0, 0);
+    ts__sim_add_edge(&s, b1, n1, TS_SIM_FROM_END | TS_SIM_TO_END, 0);
+    uint32_t ops[1] = {op}, names[1] = {0}, members[2] = {m0, n1}, bars[2] = {b0, b1}, cmem[2] = {m0, n1};
+    uint8_t active[2] = {0, 1}, is_new[2] = {0, 1};
+    int64_t work[2] = {100, 300}, meas[2] = {400, 0};
+    int32_t same[2] = {-1, -1};
+    ts_contention ct = {.n_ranks = 1, .op = ops, .name_of = names, .n_ops = 1, .n_names = 1,
+                        .member = members, .active = active, .n_members = 2,
+                        .n_colls = 2, .coll_bar = bars, .coll_member = cmem, .coll_work_ns = work,
+                        .coll_meas_ns = meas, .coll_same = same, .coll_new = is_new};
+    double kappa = 0;
+    CHECK_EQ_INT(ts__contention_apply(&ct, &s, &kappa, NULL), TS_OK);
+    CHECK_EQ_INT(ts__sim_run(&s, NULL), TS_OK);
+    *load = ct.load;
+    *transfer = s.self_ns[b1];
+    ts__sim_free(&s);
+}
+
+TEST(contention_prices_new_allreduce_by_load_model_and_sharing)
+{
+    double load = 0;
+    int64_t t = 0;
+    sharing_case(false, &load, &t);
+    CHECK_NEAR(load, 2.0, 1e-9);
+    CHECK_EQ_INT(t, 600);            /* 2 x 300 x (1 + 0 + 0): alone after the compute */
+    sharing_case(true, &load, &t);
+    /* Beside the compute the transfer T shares the core for the first 1000 ns:
+     * T = 600 (1 + 1000 / T), whose root is 1130.7; a few rounds get close. */
+    CHECK(t > 1100 && t < 1170);
+}

@@ -40,7 +40,7 @@ grep -q MPI_Allreduce "$tmp/stats" || { echo "stats does not show MPI_Allreduce"
 $PY - "$tmp/t" "$tmp/cp" <<'P'
 import glob, json, sys
 f = sorted(glob.glob(sys.argv[1] + "/*.json"))[0]
-n = sum(1 for e in json.load(open(f))["traceEvents"] if e.get("name") in ("MPI_Allreduce", "MPI_Barrier"))
+n = sum(1 for e in json.load(open(f))["traceEvents"] if e.get("name") in ("MPI_Allreduce", "MPI_Barrier", "MPI_Reduce"))
 cp = json.load(open(sys.argv[2]))
 assert cp["collectives"] == n, (cp["collectives"], n)
 assert cp["categories"]["communication_us"] > 0, cp["categories"]

@@ -1,6 +1,6 @@
 #!/bin/sh
 # ingest.sh - build the benchmarks (make bench) and run the ingest benchmark.
-# Usage: sh bench/ingest.sh [bench] [--mb N] [--ranks N] [--no-python]
+# Usage: sh bench/ingest.sh [bench] [--mb N] [--ranks N] [--repeat N] [--no-python]
 # The benchmark writes its replicated traces under /tmp (reused between runs).
 set -e
 cd "$(dirname "$0")/.."

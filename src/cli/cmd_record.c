@@ -12,6 +12,7 @@
  * Not for: tracing itself (src/capture/) or reading traces.
  */
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -137,6 +138,40 @@ static void exe_dir(char *out, size_t n)
     else snprintf(out, n, ".");
 }
 
+/* A collector whose own dependencies are missing at run time (libcupti,
+ * libnccl, libmpi, liblttng-ust) would be skipped silently by the dynamic
+ * loader, and the program would run untraced. So load it once in a
+ * throwaway child (its constructors run there, with tracing off) and refuse
+ * to start the program if that fails, saying why. */
+static int check_loads(const char *path, const char *why)
+{
+    int fd[2];
+    if (pipe(fd) != 0) return 0;          /* cannot check: let the loader decide */
+    pid_t pid = fork();
+    if (pid < 0) { close(fd[0]); close(fd[1]); return 0; }
+    if (pid == 0) {
+        close(fd[0]);
+        unsetenv("TRAINSCOPE_DIR");      /* tracing stays off in the probe */
+        if (!dlopen(path, RTLD_NOW | RTLD_LOCAL)) {
+            const char *e = dlerror();
+            ssize_t w = write(fd[1], e, strlen(e));
+            (void)w;
+            _exit(1);
+        }
+        _exit(0);
+    }
+    close(fd[1]);
+    char msg[512];
+    ssize_t got = read(fd[0], msg, sizeof msg - 1);
+    close(fd[0]);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 0) return 0;
+    msg[got > 0 ? got : 0] = 0;
+    ts_cli_errorf("record: %s cannot attach: %s", why, got > 0 ? msg : "its library failed to load");
+    return -1;
+}
+
 /* Append lib_dir/name to the preload list; a collector asked for but not built is an error. */
 static int add_lib(char *list, size_t n, const char *lib_dir, const char *name, const char *why)
 {
@@ -148,6 +183,7 @@ static int add_lib(char *list, size_t n, const char *lib_dir, const char *name, 
                                                                  : "run make");
         return -1;
     }
+    if (check_loads(path, why)) return -1;
     size_t used = strlen(list);
     snprintf(list + used, n - used, "%s%s", used ? ":" : "", path);
     return 0;
@@ -203,6 +239,13 @@ static int set_env(const record_opts *o, const char *abs_dir)
         snprintf(libs + used, sizeof libs - used, ":%s", old);
     }
     setenv("LD_PRELOAD", libs, 1);
+    if (o->cuda) {
+        /* The driver then attaches CUPTI at cuInit, only in processes that
+         * use CUDA; the preloaded copy adds host ranges and NVTX. */
+        char cuda[PATH_MAX + 32];
+        snprintf(cuda, sizeof cuda, "%s/libtrainscope-cuda.so", lib_dir);
+        setenv("CUDA_INJECTION64_PATH", cuda, 0);
+    }
     setenv("TRAINSCOPE_DIR", abs_dir, 1);
     setenv("TRAINSCOPE_DEFER_CONVERT", "1", 1);   /* finish() converts every stream */
     return 0;

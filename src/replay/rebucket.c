@@ -13,12 +13,16 @@
  * gradients of a bucket; the ready time is tied to the op on the launching
  * thread that was running then, so other edits still move it.
  * Each new bucket becomes a member node per rank (on the rank's collective
- * channel) and a barrier whose time is one fixed cost (the cost model's at
- * 0 bytes) plus a per-byte time taken from the measured old buckets
- * (new_transfer); whoever waited for
- * an old bucket now waits for the new bucket that holds that bucket's last
- * gradient. Old members and barriers are kept
- * at zero time with their exits cut. O(V + E + gradients x iterations).
+ * channel, after the previous bucket on that worker lane plus the old
+ * bucket's pick-up latency) and a barrier whose time is first one fixed cost
+ * (the cost model's at 0 bytes) plus a per-byte time taken from the measured
+ * old buckets (new_transfer); on CPU-only (gloo) jobs contention.c then
+ * re-prices it by processor sharing (load x cost model x threads sharing the
+ * core) and re-times compute for the new overlap. Whoever waited for an old
+ * bucket now waits for the new bucket that holds that bucket's last
+ * gradient, counted from the collective's completion; with a new partition
+ * DDP's finalize keeps no other waits. Old members and barriers are kept at
+ * zero time with their exits cut. O(V + E + gradients x iterations).
  */
 #include <math.h>
 #include <stdio.h>

@@ -3,7 +3,9 @@
 # torch 1.13 traces): for every recorded bucket size N and every other size M
 # the what-if runs (no cycle, no failure) and predicts a positive iteration;
 # regrouping into N itself reproduces the trace exactly (the per-instance
-# launch delays, transfer times and exit delays are kept). Prediction accuracy
+# launch delays, transfer times and exit delays are kept), with and without
+# the gloo calibration log (--nccl-tests), which prices the new all-reduces
+# by processor sharing when given. Prediction accuracy
 # against the measurements is bench/accuracy.sh's job, not a test's.
 set -e
 BIN=${TS_BIN:-build/trainscope}
@@ -12,6 +14,7 @@ ls $WL/results/*_bucket*.json >/dev/null 2>&1 || { echo "skip: no ground truth i
 BIN=$BIN WL=$WL /usr/bin/python3 - <<'PY'
 import glob, json, os, subprocess
 BIN, WL = os.environ["BIN"], os.environ["WL"]
+CALIB = os.path.join(WL, "results", "gloo_allreduce_perf.log")   # bench/gloo_allreduce.py
 runs = {}
 for f in glob.glob(WL + "/results/*_bucket*.json"):
     d = json.load(open(f))
@@ -22,15 +25,18 @@ for model, caps in sorted(runs.items()):
         traces = [os.path.join(WL, t) for t in d["traces"]]
         grads = os.path.join(WL, "results", d["gradients"])
         for dst in caps:
+          for calib in ([], ["--nccl-tests", CALIB]):
             cmd = [BIN, "replay", "--format", "json", "--trace-bucket-mb", str(src), "--bucket-mb", str(dst),
-                   "--gradients", grads, *traces]
+                   "--gradients", grads, *calib, *traces]
             p = subprocess.run(cmd, capture_output=True, text=True)
             assert p.returncode == 0, (cmd, p.stderr)
             r = json.loads(p.stdout)
             assert r["predicted_iteration_us"] > 0, (model, src, dst, r)
             if dst == src:
-                assert r["error_pct"] == 0, (model, src, r["error_pct"])
+                assert r["error_pct"] == 0, (model, src, calib, r["error_pct"])
+            if calib and dst != src:
+                assert any("threads sharing their core" in w for w in r["warnings"]), (model, src, dst, r["warnings"])
             n += 1
 print("%d what-ifs ran" % n)
-assert n >= 9
+assert n >= 18
 PY

@@ -208,7 +208,7 @@ static void parse_value(parser *P, ts_arg_type *type, uint64_t *val)
         const char *start = j->p;
         js_skip(j, 1);
         *type = TS_ARG_JSON;
-        *val = ts__rank_intern(P->r, start, (size_t)(j->p - start));
+        *val = intern_raw(P, start, (size_t)(j->p - start));   /* "grid": [80, 1, 1] repeats too */
         return;
     }
     int lit = js_literal(j);

@@ -303,27 +303,29 @@ void ts__rank_warn(ts_rank *r, ts_warn_kind k, const char *fmt, ...)
 /* ---- finish: sort ---- */
 typedef struct sort_ctx { const int64_t *ts, *dur; } sort_ctx;
 
-static int cmp_slice(const void *a, const void *b, void *ud)
+/* True when row x sorts after row y: later start, or the same start and a
+ * shorter duration (parents first), or a tie broken by row (stable). Inline
+ * for the run scans and merges, which compare every row at least once. A
+ * total order, so the sorted result is unique. */
+static inline bool slice_after(const sort_ctx *c, uint32_t x, uint32_t y)
 {
-    const sort_ctx *c = ud;
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    if (c->ts[x] != c->ts[y]) return c->ts[x] < c->ts[y] ? -1 : 1;
-    if (c->dur[x] != c->dur[y]) return c->dur[x] > c->dur[y] ? -1 : 1;  /* parents first */
-    return (x > y) - (x < y);                                          /* stable */
+    if (c->ts[x] != c->ts[y]) return c->ts[x] > c->ts[y];
+    if (c->dur[x] != c->dur[y]) return c->dur[x] < c->dur[y];
+    return x > y;
 }
 
 /* End of the ascending run of rows starting at i (exclusive). */
 static uint32_t run_end(const uint32_t *v, uint32_t i, uint32_t m, sort_ctx *ctx)
 {
-    for (i++; i < m && cmp_slice(&v[i - 1], &v[i], ctx) <= 0; i++) {}
+    for (i++; i < m && !slice_after(ctx, v[i - 1], v[i]); i++) {}
     return i;
 }
 
-/* Sort seg (m slice rows) by cmp_slice with a natural merge sort: merge
+/* Sort seg (m slice rows) by slice_after with a natural merge sort: merge
  * neighbouring ascending runs pairwise until one is left. Why: profilers
  * write a track almost in order (a parent after its children, a late
  * kernel), so a track is a handful of runs and this costs O(m log runs)
- * compares, a pass or two, where qsort paid O(m log m). cmp_slice is a total
+ * compares, a pass or two, where qsort paid O(m log m). slice_after is a total
  * order (ties broken by row), so the result equals qsort's. */
 static void sort_runs(uint32_t *seg, uint32_t m, uint32_t *scratch, sort_ctx *ctx)
 {
@@ -333,7 +335,7 @@ static void sort_runs(uint32_t *seg, uint32_t m, uint32_t *scratch, sort_ctx *ct
         for (uint32_t i = 0; i < m; n_runs++) {
             uint32_t mid = run_end(src, i, m, ctx), end = mid < m ? run_end(src, mid, m, ctx) : m;
             uint32_t x = i, y = mid, k = i;
-            while (x < mid && y < end) dst[k++] = cmp_slice(&src[x], &src[y], ctx) <= 0 ? src[x++] : src[y++];
+            while (x < mid && y < end) dst[k++] = !slice_after(ctx, src[x], src[y]) ? src[x++] : src[y++];
             while (x < mid) dst[k++] = src[x++];
             while (y < end) dst[k++] = src[y++];
             i = end;
@@ -388,7 +390,7 @@ static int sort_slices(ts_rank *r)
     for (uint32_t t = 0; t < nt; t++) {
         uint32_t *seg = perm + r->tracks[t].first_slice, m = r->tracks[t].n_slices;
         uint32_t i = 1;
-        while (i < m && cmp_slice(&seg[i - 1], &seg[i], &ctx) <= 0) i++;
+        while (i < m && !slice_after(&ctx, seg[i - 1], seg[i])) i++;
         if (i >= m) continue;
         if (!scratch) {
             scratch_n = n;

@@ -13,7 +13,9 @@ fp32, and reports the median of --iters timed all-reduces per size (after
     size count type redop root time algbw busbw #wrong time algbw busbw #wrong
 with busbw = algbw x 2(n-1)/n.  Also prints, as '#' comments, the time per
 all-reduce when two are in flight at once (DDP's gloo process group runs two
-worker threads), which the log's rows do not use.
+worker threads), and how all-reduces and the training thread's compute slow
+each other down (whether they share the CPU), which the log's rows do not
+use.
 
 Run:  /usr/bin/python3 bench/gloo_allreduce.py [--out LOG]   (about 30 s)
 It raises its own priority like examples/workloads/gen_ground_truth.py (an
@@ -55,6 +57,47 @@ def timed(fn, iters):
     return statistics.median(times)
 
 
+def matmuls_until(x, works):
+    """Back-to-back small matmuls (the training thread's backward) until
+    every work is done; returns (matmuls, seconds)."""
+    n, t0 = 0, time.perf_counter()
+    while not all(w.is_completed() for w in works):
+        torch.mm(x, x)
+        n += 1
+    dt = time.perf_counter() - t0
+    for w in works:
+        w.wait()
+    return n, dt
+
+
+def sharing(args):
+    """Do gloo's all-reduces and the training thread share the CPU? K = 8
+    all-reduces of 1 MiB queued at once (gloo's two workers run them), first
+    with the training thread idle in wait(), then with it running matmuls
+    until they are done; and the matmul rate alone. Returns the all-reduces'
+    time idle and beside compute, and the matmul rate alone and beside."""
+    x = torch.randn(128, 128)
+    bufs = [torch.ones(262144) for _ in range(8)]
+    idle, beside, rate_alone, rate_beside = [], [], [], []
+    for _ in range(args.iters // 4):
+        dist.barrier()
+        t0 = time.perf_counter()
+        for w in [dist.all_reduce(b, async_op=True) for b in bufs]:
+            w.wait()
+        idle.append(time.perf_counter() - t0)
+        dist.barrier()
+        t0 = time.perf_counter()
+        n, dt = matmuls_until(x, [dist.all_reduce(b, async_op=True) for b in bufs])
+        beside.append(time.perf_counter() - t0)
+        rate_beside.append(n / dt)
+        t0 = time.perf_counter()
+        for _ in range(200):
+            torch.mm(x, x)
+        rate_alone.append(200 / (time.perf_counter() - t0))
+    med = statistics.median
+    return med(idle), med(beside), med(rate_alone), med(rate_beside)
+
+
 def worker(rank, port, args, q):
     torch.set_num_threads(1)
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
@@ -73,8 +116,9 @@ def worker(rank, port, args, q):
                 x.wait()
         pair = timed(two, args.iters)
         rows.append((size, one, pair))
+    share = sharing(args)
     if rank == 0:
-        q.put(rows)
+        q.put((rows, share))
     dist.barrier()
     dist.destroy_process_group()
 
@@ -92,7 +136,7 @@ def prioritize(nice):
             return "none"
 
 
-def write_log(rows, out, priority):
+def write_log(rows, share, out, priority):
     busf = 2.0 * (WORLD - 1) / WORLD
     lines = ["# all_reduce_perf-style log written by bench/gloo_allreduce.py (trainscope)",
              f"# torch {torch.__version__} gloo over 127.0.0.1, {WORLD} processes, OMP_NUM_THREADS=1, "
@@ -110,6 +154,11 @@ def write_log(rows, out, priority):
     lines.append("# two all-reduces in flight at once (gloo's 2 worker threads): time per pair (us), per one alone (us)")
     for size, one, pair in rows:
         lines.append(f"#   {size:10d} pair {pair * 1e6:9.1f} single {one * 1e6:9.1f} ratio {pair / one:5.2f}")
+    idle, beside, rate_alone, rate_beside = share
+    lines.append("# sharing with compute: 8 x 1 MiB all-reduces queued at once take %.1f us with the training thread"
+                 " idle, %.1f us (x%.2f) with it running 128x128 matmuls; the matmuls run at %.0f/s alone and %.0f/s"
+                 " (x%.2f) beside them" % (idle * 1e6, beside * 1e6, beside / idle, rate_alone, rate_beside,
+                                           rate_beside / rate_alone))
     text = "\n".join(lines) + "\n"
     if out:
         with open(out, "w") as f:
@@ -134,10 +183,10 @@ def main():
     procs = [ctx.Process(target=worker, args=(r, port, args, q)) for r in range(WORLD)]
     for p in procs:
         p.start()
-    rows = q.get()
+    rows, share = q.get()
     for p in procs:
         p.join()
-    write_log(rows, args.out, priority)
+    write_log(rows, share, args.out, priority)
     return 0
 
 

@@ -331,16 +331,18 @@ static void retire_old(rb_ctx *c, old_bucket *o, const uint32_t *new_member, con
     }
 }
 
-/* The channel slot for a new bucket: the lane its old bucket (that of its
- * last gradient) ran on, as measured, unless the previous new bucket came
- * from the same old bucket (a split): then the next lane in turn, as gloo
- * hands queued work to whichever worker is free. Returns the slot index. */
-static uint32_t pick_slot(rb_ctx *c, uint32_t rank, uint32_t old_lane, bool split)
+/* The channel slot for a new bucket. An unchanged partition keeps every
+ * bucket on the lane it ran on. A new one takes the lanes in turn: gloo
+ * hands queued work to whichever worker is free, which for back-to-back
+ * buckets alternates between its workers (keeping the old lane of the last
+ * gradient would put every merged bucket of a pairwise merge on one worker).
+ * Returns the slot index. */
+static uint32_t pick_slot(rb_ctx *c, uint32_t rank, uint32_t old_lane, bool unchanged, bool first)
 {
     uint32_t base = rank * RB_MAX_SLOTS, n = c->n_slots[rank], k = 0;
     while (k < n && c->slot_lane[base + k] != old_lane) k++;
     if (k == n) k = 0;
-    if (split) k = (c->next_slot[rank] + 1) % n;
+    if (!unchanged && !first) k = (c->next_slot[rank] + 1) % n;
     c->next_slot[rank] = k;
     return base + k;
 }
@@ -375,13 +377,15 @@ static int add_rank_iteration(rb_ctx *c, old_bucket *ob, uint32_t n_units, uint3
     ts_sim *s = &r->sim;
     uint16_t rank = s->rank[ob[0].member];
     const old_bucket *prev_old = NULL;
+    bool same = true;      /* the new partition is the old one */
+    for (uint32_t i = 0; i < n_units; i++) same = same && c->unit_new[i] == c->unit_old[i];
     for (uint32_t i = 0; i < n_units; i++) {
         uint32_t j = c->unit_new[i];
         if (i + 1 < n_units && c->unit_new[i + 1] == j) continue;   /* j's last unit decides */
         uint32_t x = ts__sim_add_node(s, rank, TS_NODE_COMM_CPU, 0, 0, INT64_MIN, INT64_MIN);
         if (x == TS_NONE32) return TS_ENOMEM;
         const old_bucket *o = &ob[c->unit_old[i]];
-        uint32_t slot = pick_slot(c, rank, s->lane[o->member], o == prev_old);
+        uint32_t slot = pick_slot(c, rank, s->lane[o->member], same, prev_old == NULL);
         prev_old = o;
         s->lane[x] = c->slot_lane[slot];
         s->iteration[x] = s->iteration[ob[0].member];
@@ -395,9 +399,7 @@ static int add_rank_iteration(rb_ctx *c, old_bucket *ob, uint32_t n_units, uint3
         new_member[j] = x;
     }
     int64_t waited = -1;   /* the last new bucket a waiter was pointed at */
-    bool same = true;      /* the new partition is the old one */
     for (uint32_t i = 0; i < n_units; i++) {
-        same = same && c->unit_new[i] == c->unit_old[i];
         if (i + 1 == n_units || c->unit_old[i + 1] != c->unit_old[i])
             retire_old(c, &ob[c->unit_old[i]], new_member, new_resid, new_ready, c->unit_new[i], &waited);
     }

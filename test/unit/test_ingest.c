@@ -756,3 +756,203 @@ TEST(ingest_keeps_sixteen_digit_epoch_microseconds_exact)
     CHECK_EQ_INT(load_err("[{\"ph\":\"X\",\"ts\":99999999999999999999,\"dur\":1}]", &err), TS_EPARSE);
     CHECK(strstr(err.msg, "time value out of range") != NULL);
 }
+
+/* ---- the fast paths (mapped files, SWAR numbers, run-merge sort) ----
+ * Each fast path has a slow twin that must give the same model: a mapped file
+ * vs the same bytes through the windowed reader, SWAR/Clinger numbers vs
+ * strtod, the run-merge slice sort vs a plain sort of the expected order. */
+
+/* A deterministic generator, so a failure reproduces. */
+static uint64_t lcg_next(uint64_t *s)
+{
+    *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return *s >> 17;
+}
+
+static char *write_temp(const char *dir, const char *name, const char *s, size_t n)
+{
+    static char p[256];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    if (!f) return NULL;
+    fwrite(s, 1, n, f);
+    fclose(f);
+    return p;
+}
+
+TEST(ingest_reads_a_mapped_file_that_ends_exactly_on_a_page_boundary)
+{
+    /* The mapping's zero sentinel after the last byte comes from an extra
+     * page when the file fills its last page: a trace padded to exactly two
+     * pages must load, and one cut at a page boundary must say truncated. */
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE), n = 2 * pg;
+    char *json = malloc(n + 1);
+    int k = snprintf(json, n, "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":2}]");
+    memset(json + k, ' ', n - (size_t)k - 1);
+    json[n - 1] = '}';
+    char *dir = tmpdir_make();
+    CHECK(dir != NULL);
+    ts_rank *r = NULL;
+    ts_error err;
+    CHECK_EQ_INT(ts__ingest_json_file(write_temp(dir, "full.json", json, n), 0, NULL, &r, &err), TS_OK);
+    CHECK(r != NULL && r->slices.n == 1);
+    ts__rank_destroy(r);
+    json[n - 1] = ' ';   /* the closing '}' is gone: truncated at the page end */
+    CHECK_EQ_INT(ts__ingest_json_file(write_temp(dir, "cut.json", json, n), 0, NULL, &r, &err), TS_EPARSE);
+    CHECK(strstr(err.msg, "truncated") != NULL);
+    char want[64];
+    snprintf(want, sizeof want, "byte %zu:", n);
+    CHECK(strstr(err.msg, want) != NULL);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK_EQ_INT(system(cmd), 0);
+    free(json);
+}
+
+/* A few MB of events on interleaved tracks, written slightly out of order,
+ * with flows, so the mapped path, the column reservation (inputs >= 1 MiB)
+ * and the windowed reader all run. */
+static char *big_trace(size_t *n_out, uint32_t *n_events)
+{
+    size_t cap = 8 << 20, n = 0;
+    char *s = malloc(cap);
+    uint64_t seed = 42;
+    n += (size_t)snprintf(s, cap, "{\"traceEvents\":[\n");
+    uint32_t i = 0;
+    for (; n < cap - 4096 && n < (3u << 20); i++) {
+        int64_t ts = (int64_t)i * 10 - (int64_t)(lcg_next(&seed) % 4 == 0 ? 35 : 0);   /* some slices late */
+        int tid = (int)(lcg_next(&seed) % 3);
+        bool gpu = lcg_next(&seed) % 4 == 0;
+        n += (size_t)snprintf(s + n, cap - n,
+            "%s  {\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"op%u\", \"pid\": %d, \"tid\": %d,\n"
+            "   \"ts\": %lld.%03u, \"dur\": %u.%u, \"args\": {\"External id\": %u, \"v\": %u.%u}}",
+            i ? ",\n" : "", gpu ? "kernel" : "cpu_op", i % 17, gpu ? 0 : 4242, tid, (long long)ts + 100000,
+            (unsigned)(lcg_next(&seed) % 1000), (unsigned)(lcg_next(&seed) % 30), (unsigned)(lcg_next(&seed) % 10),
+            i, (unsigned)(lcg_next(&seed) % 100000), (unsigned)(lcg_next(&seed) % 1000));
+        if (i % 5 == 0)
+            n += (size_t)snprintf(s + n, cap - n, ",\n  {\"ph\": \"%c\", \"cat\": \"ac2g\", \"id\": %u, \"pid\": %d, \"tid\": %d, \"ts\": %lld}",
+                                  i % 10 ? 'f' : 's', i / 10, gpu ? 0 : 4242, tid, (long long)ts + 100000);
+    }
+    n += (size_t)snprintf(s + n, cap - n, "\n]}\n");
+    *n_out = n;
+    *n_events = i;
+    return s;
+}
+
+TEST(ingest_gives_the_same_model_from_a_mapped_file_and_from_memory)
+{
+    size_t n;
+    uint32_t n_x;
+    char *json = big_trace(&n, &n_x);
+    CHECK(n > (1u << 20));
+    char *dir = tmpdir_make();
+    CHECK(dir != NULL);
+    ts_rank *a = NULL, *b = NULL;
+    ts_error err;
+    CHECK_EQ_INT(ts__ingest_json_file(write_temp(dir, "big.json", json, n), 0, NULL, &a, &err), TS_OK);
+    CHECK_EQ_INT(ts__ingest_json_buffer("big.json", json, n, NULL, &b, &err), TS_OK);
+    CHECK(a != NULL && b != NULL);
+    CHECK_EQ_INT(a->slices.n, n_x);
+    CHECK_EQ_INT(a->slices.n, b->slices.n);
+    CHECK_EQ_INT(a->args.n, b->args.n);
+    CHECK_EQ_INT(a->flows.n, b->flows.n);
+    CHECK(a->flows.n > 0);
+    for (uint32_t i = 0; i < a->slices.n; i++) {
+        CHECK_EQ_INT(a->slices.ts_ns[i], b->slices.ts_ns[i]);
+        CHECK_EQ_INT(a->slices.dur_ns[i], b->slices.dur_ns[i]);
+        CHECK_EQ_INT(a->slices.parent[i], b->slices.parent[i]);
+        CHECK_EQ_STR(ts__rank_str(a, a->slices.name[i]), ts__rank_str(b, b->slices.name[i]));
+        if (i && a->slices.track[i] == a->slices.track[i - 1])   /* sorted within each track */
+            CHECK(a->slices.ts_ns[i - 1] <= a->slices.ts_ns[i]);
+    }
+    for (uint32_t i = 0; i < a->flows.n; i++) {
+        CHECK_EQ_INT(a->flows.from[i], b->flows.from[i]);
+        CHECK_EQ_INT(a->flows.to[i], b->flows.to[i]);
+    }
+    ts__rank_destroy(a);
+    ts__rank_destroy(b);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK_EQ_INT(system(cmd), 0);
+    free(json);
+}
+
+TEST(ingest_reads_arg_numbers_exactly_as_strtod_and_integers_exactly)
+{
+    /* Decimal forms the fast paths take (short integers, fractions with a
+     * mantissa under 2^53) and the ones they hand on (8+ digits, exponents,
+     * long mantissas, 20-digit integers). */
+    enum { N = 3000 };
+    static char text[N][48];
+    uint64_t seed = 7;
+    size_t cap = N * 64 + 64, n = 0;
+    char *json = malloc(cap);
+    n += (size_t)snprintf(json, cap, "[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1,\"args\":{");
+    for (int i = 0; i < N; i++) {
+        uint64_t v = lcg_next(&seed);
+        switch (i % 8) {
+        case 0: snprintf(text[i], sizeof text[i], "%llu", (unsigned long long)(v % 10000000)); break;
+        case 1: snprintf(text[i], sizeof text[i], "%llu", (unsigned long long)v * 977); break;
+        case 2: snprintf(text[i], sizeof text[i], "%llu.%llu", (unsigned long long)(v % 100000), (unsigned long long)(v % 1000)); break;
+        case 3: snprintf(text[i], sizeof text[i], "-%llu.%03llu", (unsigned long long)(v % 1000000000), (unsigned long long)(v % 1000)); break;
+        case 4: snprintf(text[i], sizeof text[i], "0.%016llu", (unsigned long long)v); break;
+        case 5: snprintf(text[i], sizeof text[i], "%llue%d", (unsigned long long)(v % 1000), (int)(v % 40) - 20); break;
+        case 6: snprintf(text[i], sizeof text[i], "1844674407370955%04llu", (unsigned long long)(v % 10000)); break;
+        default: snprintf(text[i], sizeof text[i], "%.17g", (double)v / 3.0); break;
+        }
+        n += (size_t)snprintf(json + n, cap - n, "%s\"k%d\":%s", i ? "," : "", i, text[i]);
+    }
+    n += (size_t)snprintf(json + n, cap - n, "}}]");
+    ts_error err;
+    ts_rank *r = load_str(json, &err);
+    CHECK(r != NULL);
+    CHECK_EQ_INT(r->args.n, N);
+    for (int i = 0; i < N && r; i++) {
+        ts_arg_type t = (ts_arg_type)r->args.type[i];
+        uint64_t v = r->args.val[i];
+        char *end;
+        if (t == TS_ARG_DOUBLE) {
+            double want = strtod(text[i], &end), got;
+            memcpy(&got, &v, 8);
+            if (memcmp(&want, &got, 8) != 0) { fprintf(stderr, "arg %d: %s read as %.17g\n", i, text[i], got); CHECK(false); }
+        } else if (t == TS_ARG_INT || t == TS_ARG_UINT) {
+            CHECK(strchr(text[i], '.') == NULL && strchr(text[i], 'e') == NULL);
+            if (v != strtoull(text[i], &end, 10)) { fprintf(stderr, "arg %d: %s read as %llu\n", i, text[i], (unsigned long long)v); CHECK(false); }
+        } else {
+            CHECK(false);
+        }
+    }
+    ts__rank_destroy(r);
+    free(json);
+}
+
+TEST(ingest_sorts_tracks_written_out_of_order_like_a_full_sort)
+{
+    /* One track written in shuffled blocks (many runs), with ties on ts that
+     * the longer slice must win: the result is ts ascending, then duration
+     * descending, and every slice's parent encloses it. */
+    enum { N = 4000 };
+    uint64_t seed = 11;
+    size_t cap = (size_t)N * 96 + 64, n = 0;
+    char *json = malloc(cap);
+    n += (size_t)snprintf(json, cap, "[");
+    for (int i = 0; i < N; i++) {
+        int block = (int)(lcg_next(&seed) % 50);
+        long long ts = (long long)block * 1000 + (long long)(lcg_next(&seed) % 40) * 20;
+        unsigned dur = (unsigned)(lcg_next(&seed) % 3) * 5 + 1;
+        n += (size_t)snprintf(json + n, cap - n, "%s{\"ph\":\"X\",\"name\":\"s%d\",\"pid\":1,\"tid\":1,\"ts\":%lld,\"dur\":%u}",
+                              i ? "," : "", i, ts, dur);
+    }
+    n += (size_t)snprintf(json + n, cap - n, "]");
+    ts_error err;
+    ts_rank *r = load_str(json, &err);
+    CHECK(r != NULL && r->slices.n == N);
+    for (uint32_t i = 1; r && i < r->slices.n; i++) {
+        const int64_t *ts = r->slices.ts_ns, *dur = r->slices.dur_ns;
+        CHECK(ts[i - 1] < ts[i] || (ts[i - 1] == ts[i] && dur[i - 1] >= dur[i]));
+        uint32_t p = r->slices.parent[i];
+        if (p != TS_NONE32) CHECK(ts[p] <= ts[i] && ts[i] < ts[p] + dur[p]);
+    }
+    ts__rank_destroy(r);
+    free(json);
+}

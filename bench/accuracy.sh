@@ -14,8 +14,11 @@
 # trace: predicted(M) / replayed iteration of the trace x unprofiled median of
 # N, which takes out the load the trace happened to be taken under and the
 # profiler's overhead, and uses nothing measured at M. Targets: within 5%,
-# and the right ranking of the bucket sizes. Medians and the worst case close
-# each part.
+# and the right ranking of the bucket sizes (also counted over the pairs of
+# bucket sizes whose order the measurement resolves, from summary.json's
+# paired rounds). Medians and the worst case close each part. The gloo cost
+# model comes from results/gloo_allreduce_perf.log (bench/gloo_allreduce.py)
+# when it is there.
 # Needs /usr/bin/python3 (Debian's) for the JSON; the CLI at $TS_BIN.
 set -e
 BIN=${TS_BIN:-build/trainscope}
@@ -75,7 +78,21 @@ print("Part 2: --bucket-mb what-ifs (2-rank gloo DDP on CPU); times in ms; gloo 
       % (calib_log if calib else "each trace's own all-reduces (no calibration log)"))
 print("%-11s %5s %5s %9s %9s %7s %9s %9s %-17s %7s" % ("model", "from", "to", "predicted", "profiled", "err %",
       "pred(rel)", "unprof", "p10-p90", "err %"))
-e_prof, e_unp, rank_ok, rank_n = [], [], 0, 0
+e_prof, e_unp, rank_ok, rank_n, pair_ok, pair_n = [], [], 0, 0, 0, 0
+summary = json.load(open(os.path.join(WL, "results", "summary.json"))) if os.path.exists(
+    os.path.join(WL, "results", "summary.json")) else {"models": {}}
+
+
+def resolved_pairs(model):
+    """Pairs of bucket sizes whose order the measurement resolves: the
+    faster one won at least 75% of the paired rounds and is at least 5%
+    faster (median paired ratio). Yields (a, b, faster)."""
+    for p in summary["models"].get(model, {}).get("pairs", []):
+        r, share = p["median_ratio_a_over_b"], p["share_of_rounds_a_faster"]
+        if share >= 0.75 and r <= 0.95:
+            yield p["a"], p["b"], p["a"]
+        elif share <= 0.25 and r >= 1.05:
+            yield p["a"], p["b"], p["b"]
 for model in sorted(res):
     runs = res[model]
     caps = sorted(runs)
@@ -111,11 +128,17 @@ for model in sorted(res):
             got = sorted(caps, key=lambda c: preds[c])
             rank_n += 1
             rank_ok += want == got
-            print("%-11s %5g  ranking predicted %s, measured (unprofiled) %s: %s" % (
-                model, src, got, want, "right" if want == got else "WRONG"))
+            pairs = [(a, b, faster) for a, b, faster in resolved_pairs(model) if a in preds and b in preds]
+            ok = [(a, b) for a, b, faster in pairs if (preds[a] < preds[b]) == (faster == a)]
+            pair_n += len(pairs)
+            pair_ok += len(ok)
+            print("%-11s %5g  ranking predicted %s, measured (unprofiled) %s: %s; resolved pairs in order %d of %d%s" % (
+                model, src, got, want, "right" if want == got else "WRONG", len(ok), len(pairs),
+                "".join(" (%g vs %g WRONG)" % (a, b) for a, b, _ in pairs if (a, b) not in ok)))
 if e_prof:
     print("\nwhat-if |error| vs profiled: median %.2f%%, worst %.2f%%; relative vs unprofiled: median %.2f%%, worst %.2f%% "
           "(%d predictions; target 5%%)" % (statistics.median(e_prof), max(e_prof), statistics.median(e_unp),
                                             max(e_unp), len(e_prof)))
-    print("ranking right from %d of %d source traces" % (rank_ok, rank_n))
+    print("ranking right from %d of %d source traces; resolved pairs (the faster won >= 75%% of paired rounds by"
+          " >= 5%%) predicted in the measured order: %d of %d" % (rank_ok, rank_n, pair_ok, pair_n))
 PY

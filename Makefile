@@ -89,13 +89,21 @@ unit-bins: $(UNIT_BINS)
 
 bench: all $(BENCH_BINS)
 
+# Fuzz targets: the library is compiled once with clang and libFuzzer's
+# instrumentation into build/fuzz/obj/, then each fuzz/fuzz_<parser>.c links it.
 FUZZ_SRCS := $(wildcard fuzz/fuzz_*.c)
-fuzz: $(LIB_SRCS) $(FUZZ_SRCS)
-	@mkdir -p build/fuzz
-	@for f in $(FUZZ_SRCS); do \
-	  n=$$(basename $$f .c); echo "  fuzz $$n"; \
-	  clang $(CFLAGS_BASE) -O1 -g -fsanitize=fuzzer,address,undefined -o build/fuzz/$$n $$f $(LIB_SRCS) $(LDLIBS) $(MODULE_LDLIBS) || exit 1; \
-	done
+FUZZ_BINS := $(patsubst fuzz/%.c,build/fuzz/%,$(FUZZ_SRCS))
+FUZZ_OBJS := $(patsubst src/%.c,build/fuzz/obj/%.o,$(LIB_SRCS))
+FUZZ_CFLAGS := $(CFLAGS_BASE) -O1 -g -fsanitize=fuzzer-no-link,address,undefined
+fuzz: $(FUZZ_BINS)
+.SECONDARY: $(FUZZ_OBJS)
+
+build/fuzz/obj/%.o: src/%.c
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) $(MODULE_CFLAGS) -c $< -o $@
+
+build/fuzz/%: fuzz/%.c $(FUZZ_OBJS) $(wildcard fuzz/*.h)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJS) $(LDLIBS) $(MODULE_LDLIBS)
 
 setup:
 	sh scripts/install-deps.sh

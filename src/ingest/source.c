@@ -7,13 +7,17 @@
  * uncompressed regular file is mapped whole instead (TS_SRC_MAP) and the
  * parser reads it in place; the pages behind the parser are given back with
  * ts__src_release, so what stays resident is bounded by the release step,
- * not the file size.
+ * not the file size. A gzip/zstd file of PIPE_MIN compressed bytes or more
+ * is decoded on a thread of its own into PIPE_SLOTS chunks that the parser
+ * drains, so decompression and parsing overlap and a load's wall time is
+ * bounded by the slower of the two rather than their sum.
  * Errors name the compressed byte offset where the stream went wrong.
  */
 #include "ingest/ingest.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <stdio.h>
@@ -21,7 +25,34 @@
 #include <zlib.h>
 #include <zstd.h>
 
-enum { IN_WINDOW = 1 << 20 };   /* compressed bytes read per read(2) */
+enum {
+    IN_WINDOW = 256 << 10,   /* compressed bytes read per read(2) */
+    PIPE_MIN = 256 << 10,    /* compressed files this large get a decoding thread */
+    PIPE_SLOTS = 4,          /* decoded chunks in flight */
+    PIPE_CHUNK = 128 << 10,  /* bytes per decoded chunk (small: they add to the peak RSS) */
+};
+
+/* ---- the decoding thread ----
+ * The thread owns `inner` (the file, its compressed window and the decoder)
+ * and fills chunks in ring order; the parser's thread owns the outer source
+ * and drains them. Ring indices count up forever: slot = index % PIPE_SLOTS,
+ * filled = tail - head. Everything shared is under `mu`. */
+typedef struct ts_src_pipe {
+    ts_src          inner;                /* the decoding state (thread-owned once started) */
+    pthread_t       thread;
+    pthread_mutex_t mu;
+    pthread_cond_t  cv;
+    char           *buf[PIPE_SLOTS];      /* PIPE_CHUNK bytes each (owned) */
+    size_t          len[PIPE_SLOTS];      /* decoded bytes in each filled slot */
+    unsigned        head, tail;           /* next slot to drain / to fill */
+    size_t          off;                  /* bytes of slot `head` already drained */
+    bool            eof;                  /* the thread is done (end of stream or error) */
+    bool            stop;                 /* the parser closed the source early */
+    int             status;               /* TS_OK, or the decoding error (err says more) */
+    ts_error        err;
+} ts_src_pipe;
+
+static void pipe_start(ts_src *s);
 
 static ts_src_kind sniff(const unsigned char *b, size_t n)
 {
@@ -109,6 +140,7 @@ uint64_t ts__src_size_hint(const ts_src *s)
     case TS_SRC_MEM: return s->mem_n;
     case TS_SRC_MAP: return s->map_n;
     default:
+        if (s->pipe) return ts__src_size_hint(&s->pipe->inner);   /* its fd never changes */
         if (s->fd < 0) return s->in_n * 16;   /* compressed bytes in memory */
         if (fstat(s->fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 0) return 0;
         return (uint64_t)st.st_size * (s->kind == TS_SRC_PLAIN ? 1 : 16);
@@ -146,6 +178,7 @@ int ts__src_open(ts_src *s, const char *path, ts_error *err)
         rc = start_decoder(s, err);
     }
     if (rc != TS_OK) ts__src_close(s);
+    else if (s->kind == TS_SRC_GZIP || s->kind == TS_SRC_ZSTD) pipe_start(s);
     return rc;
 }
 
@@ -239,9 +272,121 @@ static long read_zstd(ts_src *s, char *dst, size_t cap, ts_error *err)
     return (long)got;
 }
 
+static long decode(ts_src *s, char *dst, size_t cap, ts_error *err)
+{
+    return s->kind == TS_SRC_GZIP ? read_gzip(s, dst, cap, err) : read_zstd(s, dst, cap, err);
+}
+
+static void *pipe_main(void *arg)
+{
+    ts_src_pipe *pp = arg;
+    for (;;) {
+        pthread_mutex_lock(&pp->mu);
+        while (pp->tail - pp->head == PIPE_SLOTS && !pp->stop) pthread_cond_wait(&pp->cv, &pp->mu);
+        unsigned slot = pp->tail % PIPE_SLOTS;
+        bool stop = pp->stop;
+        pthread_mutex_unlock(&pp->mu);
+        if (stop) break;
+        /* The slot is free and only this thread writes free slots. */
+        long k = pp->inner.done ? 0 : decode(&pp->inner, pp->buf[slot], PIPE_CHUNK, &pp->err);
+        pthread_mutex_lock(&pp->mu);
+        if (k < 0) pp->status = (int)k;
+        else if (k > 0) { pp->len[slot] = (size_t)k; pp->tail++; }
+        pp->eof = k <= 0 || pp->inner.done;
+        pthread_cond_broadcast(&pp->cv);
+        bool done = pp->eof;
+        pthread_mutex_unlock(&pp->mu);
+        if (done) break;
+    }
+    return NULL;
+}
+
+/* Move the decoding state of s into a pipe and start its thread. On any
+ * failure s is left as it was and decodes on the caller's thread. */
+static void pipe_start(ts_src *s)
+{
+    struct stat st;
+    if (fstat(s->fd, &st) != 0 || st.st_size < PIPE_MIN) return;
+    ts_src_pipe *pp = ts__calloc(1, sizeof *pp);
+    if (!pp) return;
+    for (int i = 0; i < PIPE_SLOTS; i++)
+        if (!(pp->buf[i] = ts__malloc(PIPE_CHUNK))) goto fail;
+    ts__error_clear(&pp->err);
+    pp->inner = *s;
+    if (pthread_mutex_init(&pp->mu, NULL)) goto fail;
+    if (pthread_cond_init(&pp->cv, NULL)) { pthread_mutex_destroy(&pp->mu); goto fail; }
+    if (pthread_create(&pp->thread, NULL, pipe_main, pp)) {
+        pthread_cond_destroy(&pp->cv);
+        pthread_mutex_destroy(&pp->mu);
+        goto fail;
+    }
+    /* The outer source keeps its name and kind; the file and decoder moved. */
+    s->fd = -1;
+    s->in = NULL;
+    s->dec = NULL;
+    s->pipe = pp;
+    return;
+fail:
+    for (int i = 0; i < PIPE_SLOTS; i++) ts__free(pp->buf[i], PIPE_CHUNK);
+    ts__free(pp, sizeof *pp);
+}
+
+/* Drain decoded chunks into dst; blocks until a chunk is ready. A decoding
+ * error is reported once the bytes decoded before it are drained. */
+static long pipe_read(ts_src *s, char *dst, size_t cap, ts_error *err)
+{
+    ts_src_pipe *pp = s->pipe;
+    size_t got = 0;
+    pthread_mutex_lock(&pp->mu);
+    while (got < cap) {
+        while (pp->head == pp->tail && !pp->eof) pthread_cond_wait(&pp->cv, &pp->mu);
+        if (pp->head == pp->tail) {   /* drained and the thread is done */
+            if (got == 0 && pp->status != TS_OK) {
+                if (err && err->status == TS_OK) *err = pp->err;
+                got = (size_t)-1;
+                break;
+            }
+            if (pp->status == TS_OK) s->done = true;
+            break;
+        }
+        unsigned slot = pp->head % PIPE_SLOTS;
+        pthread_mutex_unlock(&pp->mu);   /* the slot is ours until head moves */
+        size_t k = pp->len[slot] - pp->off < cap - got ? pp->len[slot] - pp->off : cap - got;
+        memcpy(dst + got, pp->buf[slot] + pp->off, k);
+        got += k;
+        pp->off += k;
+        pthread_mutex_lock(&pp->mu);
+        if (pp->off == pp->len[slot]) {
+            pp->off = 0;
+            pp->head++;
+            pthread_cond_broadcast(&pp->cv);
+        }
+    }
+    pthread_mutex_unlock(&pp->mu);
+    return got == (size_t)-1 ? pp->status : (long)got;
+}
+
+static void pipe_close(ts_src *s)
+{
+    ts_src_pipe *pp = s->pipe;
+    pthread_mutex_lock(&pp->mu);
+    pp->stop = true;
+    pthread_cond_broadcast(&pp->cv);
+    pthread_mutex_unlock(&pp->mu);
+    pthread_join(pp->thread, NULL);
+    pthread_cond_destroy(&pp->cv);
+    pthread_mutex_destroy(&pp->mu);
+    pp->inner.pipe = NULL;
+    ts__src_close(&pp->inner);
+    for (int i = 0; i < PIPE_SLOTS; i++) ts__free(pp->buf[i], PIPE_CHUNK);
+    ts__free(pp, sizeof *pp);
+    s->pipe = NULL;
+}
+
 long ts__src_read(ts_src *s, char *dst, size_t cap, ts_error *err)
 {
     if (s->done || cap == 0) return 0;
+    if (s->pipe) return pipe_read(s, dst, cap, err);
     switch (s->kind) {
     case TS_SRC_MAP: {   /* the parser reads the mapping in place; this serves other readers */
         size_t k = s->map_n - s->mem_off < cap ? s->map_n - s->mem_off : cap;
@@ -284,6 +429,7 @@ long ts__src_read(ts_src *s, char *dst, size_t cap, ts_error *err)
 
 void ts__src_close(ts_src *s)
 {
+    if (s->pipe) pipe_close(s);
     if (s->dec && s->kind == TS_SRC_GZIP) {
         inflateEnd(s->dec);
         ts__free(s->dec, sizeof(z_stream));

@@ -2,7 +2,10 @@
  *
  * Not for: finding files, threads, or analysis (load.c, analyze/). It reads
  * the object form ({"traceEvents": [...], other keys = rank metadata}) and the
- * bare-list form ([...]) in windows of WINDOW bytes, never the whole file.
+ * bare-list form ([...]) in windows of WINDOW bytes, never the whole file; an
+ * uncompressed file is mapped and read in place as one window whose pages
+ * are given back behind the parser (RELEASE_STEP), so its resident share
+ * stays bounded the same way.
  *
  * How the window works: parsing proceeds in "units" (the opening bracket, one
  * top-level member, one trace event). A unit touches the model only after all

@@ -7,6 +7,7 @@
 #ifndef TS_CLI_H
 #define TS_CLI_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include "trainscope/common.h"
 
@@ -34,5 +35,11 @@ int ts_cli_load(char **paths, int n, const char *iteration_marker, ts_trace **ou
  * [*a, *b] (INT64_MIN / INT64_MAX for open ends); false unless A <= B. */
 #include <stdbool.h>
 bool ts_cli_parse_range(const char *s, int64_t *a, int64_t *b);
+
+/* Option helpers shared by the subcommands; each prints one line
+ * "trainscope: CMD: ..." and returns -1 on bad input, 0 otherwise. */
+int ts_cli_opt_count(const char *cmd, const char *opt, const char *arg, uint32_t *out); /* 0..UINT32_MAX */
+int ts_cli_opt_unknown(const char *cmd, const char *arg);   /* always -1 */
+int ts_cli_need_trace(const char *cmd, int optind_, int argc); /* -1 when no PATH follows */
 
 #endif

@@ -76,8 +76,7 @@ static int parse_args(int argc, char **argv, bd_args *a)
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case 't':
-            a->opts.top_kernels = (uint32_t)strtoul(optarg, &end, 10);
-            if (*end || end == optarg) { ts_cli_errorf("breakdown: --top wants a number, got '%s'", optarg); return -1; }
+            if (ts_cli_opt_count("breakdown", "--top", optarg, &a->opts.top_kernels)) return -1;
             break;
         case 'd':
             a->opts.consecutive_kernel_delay_ns = strtoll(optarg, &end, 10);
@@ -106,11 +105,10 @@ static int parse_args(int argc, char **argv, bd_args *a)
             break;
         case 'h': usage(stdout); return 1;
         default:
-            ts_cli_errorf("breakdown: unknown or incomplete option '%s' (see 'trainscope breakdown --help')", argv[optind - 1]);
-            return -1;
+            return ts_cli_opt_unknown("breakdown", argv[optind - 1]);
         }
     }
-    if (optind >= argc) { ts_cli_errorf("breakdown: no trace given (see 'trainscope breakdown --help')"); return -1; }
+    if (ts_cli_need_trace("breakdown", optind, argc)) return -1;
     return 0;
 }
 

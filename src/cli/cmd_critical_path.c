@@ -98,12 +98,10 @@ static int parse_args(int argc, char **argv, cp_args *a)
         case 'm': a->marker = optarg; break;
         case 'h': usage(stdout); return 1;
         default:
-            ts_cli_errorf("critical-path: unknown or incomplete option '%s' (see 'trainscope critical-path --help')",
-                          argv[optind - 1]);
-            return -1;
+            return ts_cli_opt_unknown("critical-path", argv[optind - 1]);
         }
     }
-    if (optind >= argc) { ts_cli_errorf("critical-path: no trace given (see 'trainscope critical-path --help')"); return -1; }
+    if (ts_cli_need_trace("critical-path", optind, argc)) return -1;
     return 0;
 }
 

@@ -60,8 +60,7 @@ static int parse_args(int argc, char **argv, stats_args *a)
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case 't':
-            a->opts.top = (uint32_t)strtoul(optarg, &end, 10);
-            if (*end || end == optarg) { ts_cli_errorf("stats: --top wants a number, got '%s'", optarg); return -1; }
+            if (ts_cli_opt_count("stats", "--top", optarg, &a->opts.top)) return -1;
             break;
         case 'b':
             if (!strcmp(optarg, "name")) a->opts.by = TS_STATS_BY_NAME;
@@ -89,11 +88,10 @@ static int parse_args(int argc, char **argv, stats_args *a)
             break;
         case 'h': usage(stdout); return 1;
         default:
-            ts_cli_errorf("stats: unknown or incomplete option '%s' (see 'trainscope stats --help')", argv[optind - 1]);
-            return -1;
+            return ts_cli_opt_unknown("stats", argv[optind - 1]);
         }
     }
-    if (optind >= argc) { ts_cli_errorf("stats: no trace given (see 'trainscope stats --help')"); return -1; }
+    if (ts_cli_need_trace("stats", optind, argc)) return -1;
     return 0;
 }
 

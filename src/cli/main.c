@@ -2,6 +2,7 @@
  *
  * Subcommands are weak references so that the CLI links while a module is
  * being built; every command listed in the help is linked in a release. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,32 @@ int ts_cli_load(char **paths, int n, const char *iteration_marker, ts_trace **ou
     if (rc == TS_OK) return TS_EXIT_OK;
     ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc));
     return TS_EXIT_BAD;
+}
+
+int ts_cli_opt_count(const char *cmd, const char *opt, const char *arg, uint32_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(arg, &end, 10);
+    if (end == arg || *end || errno || v < 0 || v > UINT32_MAX) {
+        ts_cli_errorf("%s: %s wants a whole number from 0 to %u, got '%s'", cmd, opt, UINT32_MAX, arg);
+        return -1;
+    }
+    *out = (uint32_t)v;
+    return 0;
+}
+
+int ts_cli_opt_unknown(const char *cmd, const char *arg)
+{
+    ts_cli_errorf("%s: unknown or incomplete option '%s' (see 'trainscope %s --help')", cmd, arg, cmd);
+    return -1;
+}
+
+int ts_cli_need_trace(const char *cmd, int optind_, int argc)
+{
+    if (optind_ < argc) return 0;
+    ts_cli_errorf("%s: no trace given (see 'trainscope %s --help')", cmd, cmd);
+    return -1;
 }
 
 bool ts_cli_parse_range(const char *s, int64_t *a, int64_t *b)

@@ -41,5 +41,10 @@ bool ts_cli_parse_range(const char *s, int64_t *a, int64_t *b);
 int ts_cli_opt_count(const char *cmd, const char *opt, const char *arg, uint32_t *out); /* 0..UINT32_MAX */
 int ts_cli_opt_unknown(const char *cmd, const char *arg);   /* always -1 */
 int ts_cli_need_trace(const char *cmd, int optind_, int argc); /* -1 when no PATH follows */
+int ts_cli_opt_positive(const char *cmd, const char *opt, const char *arg, double *out); /* finite, > 0 */
+/* True when an executable of this name is on PATH. */
+bool ts_cli_find_program(const char *name);
+/* Run argv (searching PATH), wait; the exit status, or -1 when it could not run. */
+int ts_cli_run(char *const argv[]);
 
 #endif

@@ -25,7 +25,8 @@ typedef struct mem_args {
     ts_mem_options opt;
     const char *out_dir, *times, *times_trace, *device, *format;
     double peak_tflops, bandwidth_gbps, offload_gbps;
-    int plots, top, batch, trace;
+    int plots, png, trace;
+    uint32_t top, batch;
 } mem_args;
 
 static void usage(FILE *f)
@@ -54,6 +55,8 @@ static void usage(FILE *f)
           "                           measured on torch 1.13's CPU kernels\n"
           "  --batch N                batch size the dumps were traced at (shown in reports)\n"
           "  --plot                   also write memory.svg and periods.svg into DIR\n"
+          "  --png                    --plot, and PNG copies of both (needs rsvg-convert,\n"
+          "                           Debian's librsvg2-bin)\n"
           "  --top N                  tensors listed at the peak (default 10)\n"
           "  --format table|json      summary format on stdout (default table)\n"
           "  -h, --help               this help\n\n"
@@ -67,7 +70,7 @@ static int parse_args(int argc, char **argv, mem_args *a)
         {"device", required_argument, 0, 'd'}, {"peak-tflops", required_argument, 0, 'P'},
         {"bandwidth-gbps", required_argument, 0, 'B'}, {"bandwidth", required_argument, 0, 'b'},
         {"precision-plan", required_argument, 0, 'p'}, {"g10-compat", no_argument, 0, 'g'},
-        {"batch", required_argument, 0, 'n'}, {"plot", no_argument, 0, 'L'},
+        {"batch", required_argument, 0, 'n'}, {"plot", no_argument, 0, 'L'}, {"png", no_argument, 0, 'G'},
         {"top", required_argument, 0, 'T'}, {"format", required_argument, 0, 'f'},
         {"trace", no_argument, 0, 'r'}, {"hold-saved", no_argument, 0, 'H'},
         {"workspace", required_argument, 0, 'W'}, {"times-trace", required_argument, 0, 'X'},
@@ -80,14 +83,15 @@ static int parse_args(int argc, char **argv, mem_args *a)
         case 't': a->times = optarg; break;
         case 'X': a->times_trace = optarg; break;
         case 'd': a->device = optarg; break;
-        case 'P': a->peak_tflops = atof(optarg); break;
-        case 'B': a->bandwidth_gbps = atof(optarg); break;
-        case 'b': a->offload_gbps = atof(optarg); break;
+        case 'P': if (ts_cli_opt_positive("memory", "--peak-tflops", optarg, &a->peak_tflops)) return TS_EXIT_BAD; break;
+        case 'B': if (ts_cli_opt_positive("memory", "--bandwidth-gbps", optarg, &a->bandwidth_gbps)) return TS_EXIT_BAD; break;
+        case 'b': if (ts_cli_opt_positive("memory", "--bandwidth", optarg, &a->offload_gbps)) return TS_EXIT_BAD; break;
         case 'p': a->opt.precision_plan = optarg; break;
         case 'g': a->opt.g10_compat = 1; break;
-        case 'n': a->batch = atoi(optarg); break;
+        case 'n': if (ts_cli_opt_count("memory", "--batch", optarg, &a->batch)) return TS_EXIT_BAD; break;
         case 'L': a->plots = 1; break;
-        case 'T': a->top = atoi(optarg); break;
+        case 'G': a->plots = a->png = 1; break;
+        case 'T': if (ts_cli_opt_count("memory", "--top", optarg, &a->top)) return TS_EXIT_BAD; break;
         case 'f': a->format = optarg; break;
         case 'r': a->trace = 1; break;
         case 'H': a->opt.hold_saved = 1; break;
@@ -99,16 +103,20 @@ static int parse_args(int argc, char **argv, mem_args *a)
             a->opt.workspace = strcmp(optarg, "cpu") ? TS_MEM_WORKSPACE_NONE : TS_MEM_WORKSPACE_CPU;
             break;
         case 'h': usage(stdout); return -1;
-        default: usage(stderr); return TS_EXIT_BAD;
+        default: ts_cli_opt_unknown("memory", argv[optind - 1]); return TS_EXIT_BAD;
         }
     }
-    if (a->offload_gbps <= 0 || a->top < 0 || (a->peak_tflops > 0) != (a->bandwidth_gbps > 0) ||
+    if ((a->peak_tflops > 0) != (a->bandwidth_gbps > 0) ||
         (strcmp(a->format, "table") && strcmp(a->format, "json"))) {
         ts_cli_errorf("memory: bad option value (see 'trainscope memory --help')");
         return TS_EXIT_BAD;
     }
     if (a->plots && !a->out_dir) {
         ts_cli_errorf("memory: --plot writes into the -o DIR; give one");
+        return TS_EXIT_BAD;
+    }
+    if (a->png && !ts_cli_find_program("rsvg-convert")) {
+        ts_cli_errorf("memory: --png needs rsvg-convert (Debian package librsvg2-bin) on PATH");
         return TS_EXIT_BAD;
     }
     if (!a->trace && argc - optind != 2) {
@@ -279,6 +287,24 @@ static int memory_trace(int argc, char **argv, int first, const mem_args *a)
     return n_traces ? kineto_memory(traces, n_traces, json) : TS_EXIT_OK;
 }
 
+/* PNG copies of the two plots, rendered by librsvg's rsvg-convert (a real
+ * SVG renderer, rather than a second plotting path of our own). */
+static int svgs_to_png(const char *dir, ts_error *err)
+{
+    static const char *const names[] = {"memory", "periods"};
+    for (int i = 0; i < 2; i++) {
+        char svg[4096], png[4096];
+        snprintf(svg, sizeof svg, "%s/%s.svg", dir, names[i]);
+        snprintf(png, sizeof png, "%s/%s.png", dir, names[i]);
+        char *cmd[] = {"rsvg-convert", "-o", png, svg, NULL};
+        if (ts_cli_run(cmd) != 0) {
+            snprintf(err->msg, sizeof err->msg, "%.900s: rsvg-convert could not render it", svg);
+            return err->status = TS_EIO;
+        }
+    }
+    return TS_OK;
+}
+
 int ts_cmd_memory(int argc, char **argv)
 {
     mem_args a = {.opt = {.size = sizeof(ts_mem_options)}, .format = "table",
@@ -293,6 +319,7 @@ int ts_cmd_memory(int argc, char **argv)
     if (!rc) rc = set_times(g, &a, &err);
     if (!rc) rc = ts_memgraph_analyze(g, &s);
     if (!rc && a.out_dir) rc = ts_memgraph_write(g, a.out_dir, a.offload_gbps, a.plots, &err);
+    if (!rc && a.png) rc = svgs_to_png(a.out_dir, &err);
     if (rc) {
         ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc));
         ts_memgraph_destroy(g);

@@ -7,8 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include <spawn.h>
 
 #include "cli/cli.h"
+
+extern char **environ;
 #include "trainscope/ingest.h"
 
 #pragma weak ts_cmd_stats
@@ -66,6 +71,45 @@ int ts_cli_opt_count(const char *cmd, const char *opt, const char *arg, uint32_t
     }
     *out = (uint32_t)v;
     return 0;
+}
+
+int ts_cli_opt_positive(const char *cmd, const char *opt, const char *arg, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(arg, &end);
+    if (end == arg || *end || errno || !(v > 0) || v > 1e300) {
+        ts_cli_errorf("%s: %s wants a positive number, got '%s'", cmd, opt, arg);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+bool ts_cli_find_program(const char *name)
+{
+    const char *path = getenv("PATH");
+    if (!path) return false;
+    while (*path) {
+        size_t n = strcspn(path, ":");
+        char full[4096];
+        if (n && n + strlen(name) + 2 < sizeof full) {
+            snprintf(full, sizeof full, "%.*s/%s", (int)n, path, name);
+            if (access(full, X_OK) == 0) return true;
+        }
+        path += n + (path[n] == ':');
+    }
+    return false;
+}
+
+int ts_cli_run(char *const argv[])
+{
+    pid_t pid;
+    if (posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ) != 0) return -1;
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR) return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 int ts_cli_opt_unknown(const char *cmd, const char *arg)

@@ -149,6 +149,20 @@ static void map_put(parser *P, ts_map64 *m, uint64_t key, uint64_t val)
  * keyed by length and the first and last 8 bytes answers most lookups with
  * one compare, skipping the pool's full hash. Reading 8 bytes around a short
  * string is safe: it lies inside the window, which has JS_PAD bytes after it. */
+/* Bytes [8, n - 8) of a and b equal, for n > 16 (head and tail words are
+ * compared already). Inline 8-byte words: names are 20-60 bytes, where a
+ * memcmp call cost more than the compare. Reads stay inside [0, n). */
+static inline bool same_middle(const char *a, const char *b, size_t n)
+{
+    for (size_t i = 8; i + 8 < n; i += 8) {
+        uint64_t x, y;
+        memcpy(&x, a + i, 8);
+        memcpy(&y, b + i, 8);
+        if (x != y) return false;
+    }
+    return true;
+}
+
 static uint32_t intern_raw(parser *P, const char *s, size_t n)
 {
     if (n == 0 || n > 128) return ts__rank_intern(P->r, s, n);
@@ -161,8 +175,7 @@ static uint32_t intern_raw(parser *P, const char *s, size_t n)
      * latency of a full 64-bit finalizer on this hot path. */
     uint64_t h = ((head ^ n) * 0x9e3779b97f4a7c15ULL) ^ (tail * 0xc2b2ae3d27d4eb4fULL);
     icache_ent *c = &P->icache[h >> (64 - ICACHE_BITS)];
-    if (c->n == n && c->head == head && c->tail == tail &&
-        (n <= 16 || memcmp(ts__rank_str(P->r, c->id), s, n) == 0))
+    if (c->n == n && c->head == head && c->tail == tail && (n <= 16 || same_middle(ts__rank_str(P->r, c->id), s, n)))
         return c->id;
     uint32_t id = ts__rank_intern(P->r, s, n);
     *c = (icache_ent){head, tail, (uint32_t)n, id};

@@ -66,10 +66,10 @@ static size_t utf8_len(js *j, const unsigned char *p)
     return n;
 }
 
-js_str js_string_slow(js *j)
+js_str js_string_slow(js *j, size_t skip)
 {
-    const unsigned char *q = (const unsigned char *)j->p + 1;
-    js_str s = {(const char *)q, 0, true};
+    js_str s = {j->p + 1, 0, true};
+    const unsigned char *q = (const unsigned char *)s.s + skip;
     for (;;) {
 #ifdef __SSE2__
         /* 16 bytes at a time: one signed compare catches both control bytes

@@ -94,7 +94,8 @@ static inline void js_expect(js *j, char c, const char *what)
 }
 
 /* p at the opening quote; leaves p after the closing quote. */
-js_str js_string_slow(js *j);
+/* The general scanner; `skip` leading bytes of the string are known plain. */
+js_str js_string_slow(js *j, size_t skip);
 static inline js_str js_string(js *j)
 {
 #ifdef __SSE2__
@@ -112,8 +113,9 @@ static inline js_str js_string(js *j)
         j->p = q + n + 1;
         return (js_str){q, n, true};
     }
+    if ((quote | other) == 0) return js_string_slow(j, 16);   /* a longer plain string: go on after the block */
 #endif
-    return js_string_slow(j);
+    return js_string_slow(j, 0);
 }
 /* Decode a non-clean string into the scratch buffer; returns its bytes. */
 const char *js_decode(js *j, js_str s, size_t *n);

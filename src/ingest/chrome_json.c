@@ -138,6 +138,25 @@ static uint64_t pair_key(int64_t pid, int64_t tid)
     return k == UINT64_MAX ? 0 : k;
 }
 
+/* Time arithmetic on hostile input: saturate instead of overflowing (which
+ * C leaves undefined), so every slice keeps ts + dur within int64. */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r)) return b > 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
+/* A number as an int64 id: integers wrap modulo 2^64 (ids are bit
+ * patterns), fractions truncate, and out-of-range or NaN doubles saturate. */
+static int64_t num_as_i64(js_num n)
+{
+    if (n.is_int) return (int64_t)(n.neg ? (uint64_t)0 - n.mag : n.mag);
+    if (!(n.d > -9.2e18)) return INT64_MIN;   /* also NaN */
+    if (!(n.d < 9.2e18)) return INT64_MAX;
+    return (int64_t)n.d;
+}
+
 static void map_put(parser *P, ts_map64 *m, uint64_t key, uint64_t val)
 {
     if (key == UINT64_MAX) key = 0;
@@ -281,7 +300,7 @@ static void parse_pid(parser *P, int64_t *id, uint32_t *sid)
     uint64_t u;
     if (js_small_uint(j, &u)) { *id = (int64_t)u; return; }
     js_num n = js_number(j);
-    *id = n.is_int ? (n.neg ? -(int64_t)n.mag : (int64_t)n.mag) : (int64_t)n.d;
+    *id = num_as_i64(n);
 }
 
 /* Flow/async ids: numbers, or strings ("0x1f" hex, otherwise hashed). */
@@ -315,7 +334,7 @@ static uint64_t parse_id(parser *P)
     }
     if (c == '-' || (c >= '0' && c <= '9')) {
         js_num n = js_number(j);
-        return n.is_int ? (n.neg ? (uint64_t)0 - n.mag : n.mag) : (uint64_t)n.d;
+        return (uint64_t)num_as_i64(n);
     }
     js_fail(j, j->p, "event %llu: \"id\" is not a number or string", (unsigned long long)P->n_events);
 }
@@ -496,6 +515,7 @@ static uint32_t add_slice(parser *P, uint32_t track, int64_t ts, int64_t dur, co
                       r->path, ts__rank_str(r, o->name), (long long)ts, (long long)dur);
         dur = 0;
     }
+    if (sat_add(ts, dur) == INT64_MAX) dur = INT64_MAX - ts;   /* keeps ts + dur representable */
     uint32_t s = ts__rank_add_slice(r, track, ts, dur, o->name, o->cat, (ts_kind)o->kind);
     if (s == TS_NONE32) oom(P);
     ts__rank_slice_set_args(r, s, o->args, o->n_args);
@@ -533,7 +553,7 @@ static void end_open(parser *P, uint32_t track, const ev *e)
         return;
     }
     open_slice o = st->v[--st->n];
-    add_slice(P, track, o.ts_ns, e->ts_ns - o.ts_ns, &o);
+    add_slice(P, track, o.ts_ns, sat_add(e->ts_ns, o.ts_ns == INT64_MIN ? INT64_MAX : -o.ts_ns), &o);
 }
 
 static void commit_counter(parser *P, const ev *e)
@@ -923,10 +943,13 @@ static void shift_times(parser *P)
     int64_t b = P->base_time_ns;
     r->base_time_ns = b;
     if (b == 0) return;
-    for (uint32_t i = 0; i < r->slices.n; i++) r->slices.ts_ns[i] += b;
-    for (uint32_t i = 0; i < r->instants.n; i++) r->instants.ts_ns[i] += b;
-    for (uint32_t i = 0; i < r->counters.n; i++) r->counters.ts_ns[i] += b;
-    for (uint32_t i = 0; i < P->n_flows; i++) P->flows[i].e.ts_ns += b;
+    for (uint32_t i = 0; i < r->slices.n; i++) {
+        int64_t ts = r->slices.ts_ns[i] = sat_add(r->slices.ts_ns[i], b);
+        if (sat_add(ts, r->slices.dur_ns[i]) == INT64_MAX) r->slices.dur_ns[i] = INT64_MAX - ts;
+    }
+    for (uint32_t i = 0; i < r->instants.n; i++) r->instants.ts_ns[i] = sat_add(r->instants.ts_ns[i], b);
+    for (uint32_t i = 0; i < r->counters.n; i++) r->counters.ts_ns[i] = sat_add(r->counters.ts_ns[i], b);
+    for (uint32_t i = 0; i < P->n_flows; i++) P->flows[i].e.ts_ns = sat_add(P->flows[i].e.ts_ns, b);
 }
 
 static void resolve_flows(parser *P)

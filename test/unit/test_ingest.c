@@ -996,3 +996,25 @@ TEST(ingest_decodes_a_large_gzip_file_on_its_own_thread_with_the_same_result)
     free(gz);
     free(json);
 }
+
+TEST(ingest_saturates_times_and_ids_that_would_overflow_int64)
+{
+    /* Found by fuzzing (2026-11-22): ts + dur, end - begin and huge or
+     * fractional pids overflowed int64 (undefined behaviour). Now every slice
+     * keeps ts + dur representable and ids saturate. */
+    ts_error err;
+    ts_rank *r = load_str("[{\"ph\":\"X\",\"name\":\"x\",\"pid\":1e30,\"tid\":-1e30,\"ts\":9000000000000000,\"dur\":9000000000000000},"
+                          "{\"ph\":\"B\",\"name\":\"b\",\"pid\":2,\"tid\":2,\"ts\":-9000000000000000},"
+                          "{\"ph\":\"E\",\"pid\":2,\"tid\":2,\"ts\":9000000000000000},"
+                          "{\"ph\":\"s\",\"cat\":\"c\",\"id\":-1.5e300,\"pid\":2,\"tid\":2,\"ts\":1}]", &err);
+    CHECK(r != NULL);
+    uint32_t x = find_slice(r, "x"), b = find_slice(r, "b");
+    CHECK(x != TS_NONE32 && b != TS_NONE32);
+    CHECK_EQ_INT(r->slices.ts_ns[x], 9000000000000000000LL);
+    CHECK_EQ_INT(r->slices.dur_ns[x], INT64_MAX - 9000000000000000000LL);
+    CHECK_EQ_INT(r->tracks[r->slices.track[x]].pid, INT64_MAX);
+    CHECK_EQ_INT(r->tracks[r->slices.track[x]].tid, INT64_MIN);
+    CHECK_EQ_INT(r->slices.ts_ns[b], -9000000000000000000LL);
+    CHECK_EQ_INT(r->slices.dur_ns[b], INT64_MAX);   /* 1.8e19 ns saturated */
+    ts__rank_destroy(r);
+}

@@ -1077,10 +1077,16 @@ int ts__ingest_json(ts_src *src, const char *path, int32_t order, const ts_load_
 
 int ts__ingest_json_file(const char *path, int32_t order, const ts_load_opts *opts, ts_rank **out, ts_error *err)
 {
+    return ts__ingest_json_path(path, order, opts, true, out, err);
+}
+
+int ts__ingest_json_path(const char *path, int32_t order, const ts_load_opts *opts, bool spare_core,
+                         ts_rank **out, ts_error *err)
+{
     if (err) { err->status = TS_OK; err->msg[0] = 0; }
     ts_src src;
     *out = NULL;
-    int rc = ts__src_open(&src, path, err);
+    int rc = ts__src_open_file(&src, path, spare_core, err);
     if (rc) return rc;
     rc = ts__ingest_json(&src, path, order, opts, out, err);
     ts__src_close(&src);

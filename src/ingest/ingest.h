@@ -45,6 +45,10 @@ enum { TS_SRC_MAP_PAD = 4096 };
 /* Open a file (plain, gzip or zstd). Fills err with `FILE: byte 0: ...` on
  * failure; the source is then closed already. */
 TS_NODISCARD int ts__src_open(ts_src *s, const char *path, ts_error *err);
+/* As ts__src_open; `spare_core` false keeps gzip/zstd decoding on the
+ * caller's thread (when every core already parses a file of its own, a
+ * decoding thread only adds hand-over cost). */
+TS_NODISCARD int ts__src_open_file(ts_src *s, const char *path, bool spare_core, ts_error *err);
 /* A source over bytes in memory (tests, fuzzing); compressed bytes are
  * recognized as in files. */
 TS_NODISCARD int ts__src_open_mem(ts_src *s, const char *name, const void *data, size_t n, ts_error *err);
@@ -67,6 +71,9 @@ TS_NODISCARD int ts__ingest_json(ts_src *src, const char *path, int32_t order,
                                  const ts_load_opts *opts, ts_rank **out, ts_error *err);
 /* Convenience wrappers over ts__ingest_json. */
 TS_NODISCARD int ts__ingest_json_file(const char *path, int32_t order, const ts_load_opts *opts,
+                                      ts_rank **out, ts_error *err);
+/* ts__ingest_json_file with the source's `spare_core` choice (see ts__src_open_file). */
+TS_NODISCARD int ts__ingest_json_path(const char *path, int32_t order, const ts_load_opts *opts, bool spare_core,
                                       ts_rank **out, ts_error *err);
 TS_NODISCARD int ts__ingest_json_buffer(const char *name, const void *data, size_t n,
                                         const ts_load_opts *opts, ts_rank **out, ts_error *err);

@@ -114,6 +114,7 @@ typedef struct job {
     ts_rank  **ranks;           /* one slot per file, written by the worker that took it */
     ts_error  *errs;            /* one per file */
     int       *rcs;             /* one status per file */
+    bool       spare_core;      /* fewer workers than cores: compressed files may decode on a thread of their own */
     atomic_uint next;           /* next file index to take */
 } job;
 
@@ -123,7 +124,7 @@ static void *worker(void *arg)
     for (;;) {
         uint32_t i = atomic_fetch_add(&jb->next, 1);
         if (i >= jb->files->n) break;
-        jb->rcs[i] = ts__ingest_json_file(jb->files->v[i], (int32_t)i, jb->opts, &jb->ranks[i], &jb->errs[i]);
+        jb->rcs[i] = ts__ingest_json_path(jb->files->v[i], (int32_t)i, jb->opts, jb->spare_core, &jb->ranks[i], &jb->errs[i]);
     }
     return NULL;
 }
@@ -150,6 +151,7 @@ static int load_all(const file_list *files, const ts_load_opts *opts, ts_rank **
     }
     atomic_init(&jb.next, 0);
     int nw = n_workers(opts, files->n);
+    jb.spare_core = nw < sysconf(_SC_NPROCESSORS_ONLN);
     pthread_t tids[64];
     if (nw > 64) nw = 64;
     int started = 0;

@@ -161,6 +161,11 @@ void ts__src_release(ts_src *s, size_t upto)
 
 int ts__src_open(ts_src *s, const char *path, ts_error *err)
 {
+    return ts__src_open_file(s, path, true, err);
+}
+
+int ts__src_open_file(ts_src *s, const char *path, bool spare_core, ts_error *err)
+{
     memset(s, 0, sizeof *s);
     s->name = path;
     s->kind = TS_SRC_PLAIN;   /* until the magic bytes say otherwise */
@@ -178,7 +183,7 @@ int ts__src_open(ts_src *s, const char *path, ts_error *err)
         rc = start_decoder(s, err);
     }
     if (rc != TS_OK) ts__src_close(s);
-    else if (s->kind == TS_SRC_GZIP || s->kind == TS_SRC_ZSTD) pipe_start(s);
+    else if (spare_core && (s->kind == TS_SRC_GZIP || s->kind == TS_SRC_ZSTD)) pipe_start(s);
     return rc;
 }
 

@@ -114,6 +114,7 @@ int main(int argc, char **argv)
 #ifdef HAVE_LTTNG
     printf("LTTng-UST tracepoint       %7.1f ns/event  (%s)\n", lt,
            lttng_on ? "session active: events recorded" : "NO session: tracepoint disabled, probe cost only");
+    printf("  ratio: the host API costs %.2fx LTTng-UST's per event on the same loop\n", lt > 0 ? on / lt : 0.0);
 #else
     printf("LTTng-UST tracepoint           n/a        (lttng/tracepoint.h not installed)\n");
 #endif

@@ -144,7 +144,7 @@ static int parse_args(int argc, char **argv, replay_args *a)
             return -1;
         }
     }
-    if (optind >= argc) { ts_cli_errorf("replay: no trace given (see 'trainscope replay --help')"); return -1; }
+    if (ts_cli_need_trace("replay", optind, argc)) return -1;
     return 0;
 }
 
@@ -227,13 +227,11 @@ int ts_cmd_replay(int argc, char **argv)
     replay_args a;
     int prc = parse_args(argc, argv, &a);
     if (prc) return prc > 0 ? TS_EXIT_OK : TS_EXIT_BAD;
-    ts_load_opts lo = {.size = sizeof lo, .iteration_marker = a.marker};
     ts_trace *t = NULL;
+    if (ts_cli_load(argv + optind, argc - optind, a.marker, &t) != TS_EXIT_OK) return TS_EXIT_BAD;
     ts_error err = {0};
-    int rc = ts_trace_load((const char *const *)argv + optind, (uint32_t)(argc - optind), &lo, &t, &err);
-    if (rc) { ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc)); return TS_EXIT_BAD; }
     ts_replay *r = NULL;
-    rc = ts_replay_run(t, &a.opts, &r, &err);
+    int rc = ts_replay_run(t, &a.opts, &r, &err);
     if (rc) {
         ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc));
         ts_trace_destroy(t);

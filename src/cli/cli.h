@@ -40,6 +40,8 @@ bool ts_cli_parse_range(const char *s, int64_t *a, int64_t *b);
  * "trainscope: CMD: ..." and returns -1 on bad input, 0 otherwise. */
 int ts_cli_opt_count(const char *cmd, const char *opt, const char *arg, uint32_t *out); /* 0..UINT32_MAX */
 int ts_cli_opt_unknown(const char *cmd, const char *arg);   /* always -1 */
+int ts_cli_opt_range(const char *cmd, const char *opt, const char *arg, int64_t *first, int64_t *last); /* "A:B" */
+int ts_cli_opt_width(const char *cmd, const char *arg, int *out); /* --width: 0..INT32_MAX columns */
 int ts_cli_need_trace(const char *cmd, int optind_, int argc); /* -1 when no PATH follows */
 int ts_cli_opt_positive(const char *cmd, const char *opt, const char *arg, double *out); /* finite, > 0 */
 /* True when an executable of this name is on PATH. */

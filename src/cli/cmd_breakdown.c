@@ -87,15 +87,11 @@ static int parse_args(int argc, char **argv, bd_args *a)
             break;
         case 'm': a->marker = optarg; break;
         case 'i':
-            if (!ts_cli_parse_range(optarg, &a->opts.iter_first, &a->opts.iter_last)) {
-                ts_cli_errorf("breakdown: --iterations wants A:B with A <= B, got '%s'", optarg);
-                return -1;
-            }
+            if (ts_cli_opt_range("breakdown", "--iterations", optarg, &a->opts.iter_first, &a->opts.iter_last)) return -1;
             a->opts.has_iterations = true;
             break;
         case 'w':
-            a->width = (int)strtol(optarg, &end, 10);
-            if (*end || end == optarg || a->width < 0) { ts_cli_errorf("breakdown: --width wants a number, got '%s'", optarg); return -1; }
+            if (ts_cli_opt_width("breakdown", optarg, &a->width)) return -1;
             break;
         case 'f':
             if ((a->format = ts__report_format(optarg)) < 0) {

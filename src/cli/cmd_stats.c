@@ -56,7 +56,6 @@ static int parse_args(int argc, char **argv, stats_args *a)
     optind = 1;
     opterr = 0;
     int c;
-    char *end;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case 't':
@@ -69,16 +68,12 @@ static int parse_args(int argc, char **argv, stats_args *a)
             else { ts_cli_errorf("stats: --by wants name, rank or category, got '%s'", optarg); return -1; }
             break;
         case 'i':
-            if (!ts_cli_parse_range(optarg, &a->opts.iter_first, &a->opts.iter_last)) {
-                ts_cli_errorf("stats: --iterations wants A:B with A <= B, got '%s'", optarg);
-                return -1;
-            }
+            if (ts_cli_opt_range("stats", "--iterations", optarg, &a->opts.iter_first, &a->opts.iter_last)) return -1;
             a->opts.has_iterations = true;
             break;
         case 'm': a->marker = optarg; break;
         case 'w':
-            a->width = (int)strtol(optarg, &end, 10);
-            if (*end || end == optarg || a->width < 0) { ts_cli_errorf("stats: --width wants a number, got '%s'", optarg); return -1; }
+            if (ts_cli_opt_width("stats", optarg, &a->width)) return -1;
             break;
         case 'f':
             if ((a->format = ts__report_format(optarg)) < 0) {

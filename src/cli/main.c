@@ -112,6 +112,22 @@ int ts_cli_run(char *const argv[])
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+int ts_cli_opt_range(const char *cmd, const char *opt, const char *arg, int64_t *first, int64_t *last)
+{
+    if (ts_cli_parse_range(arg, first, last)) return 0;
+    ts_cli_errorf("%s: %s wants A:B with A <= B, got '%s'", cmd, opt, arg);
+    return -1;
+}
+
+int ts_cli_opt_width(const char *cmd, const char *arg, int *out)
+{
+    uint32_t w;
+    if (ts_cli_opt_count(cmd, "--width", arg, &w)) return -1;
+    if (w > INT32_MAX) { ts_cli_errorf("%s: --width %s is too large", cmd, arg); return -1; }
+    *out = (int)w;
+    return 0;
+}
+
 int ts_cli_opt_unknown(const char *cmd, const char *arg)
 {
     ts_cli_errorf("%s: unknown or incomplete option '%s' (see 'trainscope %s --help')", cmd, arg, cmd);

@@ -9,11 +9,15 @@ drift in the background load of a shared machine hits all bucket sizes alike):
   - unprofiled step times, many steps after warm-up;
   - right after each unprofiled block, a short profiled block under
     torch.autograd.profiler with one ProfilerStep#N record_function per step;
-    one round's profiled block (the most typical one) is saved as the trace of
-    every rank (gzipped Chrome-trace JSON, torch 1.13 legacy format);
+    the profiled blocks of --saved-rounds evenly spaced rounds, fixed before
+    measuring (never picked by their times), are saved as traces of every rank
+    (Chrome-trace JSON, torch 1.13 legacy format, zstd -19 or gzip -9);
+  - from every round's trace, the figure trainscope replay reports for one
+    trace (per step the slowest rank's ProfilerStep#N, median over the steps),
+    so predictions can be scored against a measurement defined like them;
 and writes results/<model>_bucket<N>.json, results/<model>_gradients.json,
-results/summary.json and traces/<model>_bucket<N>/rank{0,1}.json.gz next to
-this script.  It runs itself in a session of its own with a raised autogroup
+results/summary.json and traces/<model>_bucket<N>/round<R>/rank{0,1}.json.zst
+next to this script.  It runs itself in a session of its own with a raised autogroup
 priority (see prioritize()).
 What it is not for: the bundled README example (examples/ddp_gloo/).
 
@@ -231,6 +235,20 @@ def iteration_rounds(ranks, key):
             for steps in zip(*(r[key] for r in ranks))]
 
 
+def saved_rounds(n_rounds, k):
+    """The rounds whose traces are saved: k evenly spaced ones (the middle of
+    each of k equal stretches), fixed before measuring so that the saved traces
+    are a fair sample of the run, not the rounds that happened to look typical."""
+    k = max(1, min(k, n_rounds))
+    return sorted({(2 * i + 1) * n_rounds // (2 * k) for i in range(k)})
+
+
+def replay_figure(steps_per_rank):
+    """What `trainscope replay` reports for one trace: per step the slowest
+    rank's ProfilerStep#N duration, then the median over the steps (ms)."""
+    return round(statistics.median(max(s) for s in zip(*steps_per_rank)), 4)
+
+
 def trace_steps_ms(path):
     """ProfilerStep#N durations (ms) in step order, read back from an exported trace."""
     with open(path) as f:
@@ -262,26 +280,41 @@ def write_results(name, base, batch, caps, per_rank, load, args):
     return model_summary(caps, docs)
 
 
-def representative_round(prof_rounds):
-    """The round whose profiled median is nearest the median over all rounds: its
-    trace is the one saved, so that a load spike during one round does not make
-    the saved trace unlike the measured numbers."""
-    overall = statistics.median(x for r in prof_rounds for x in r)
-    return min(range(len(prof_rounds)), key=lambda i: abs(statistics.median(prof_rounds[i]) - overall))
+def compress(src, dst_base):
+    """src (a JSON trace) to dst_base + ".zst" with zstd -19 (a third smaller than
+    gzip -9 on these traces), or to dst_base + ".gz" when zstd is missing; returns
+    the path written."""
+    if shutil.which("zstd"):
+        dst = dst_base + ".zst"
+        subprocess.run(["zstd", "-19", "-q", "-f", src, "-o", dst], check=True)
+        return dst
+    dst = dst_base + ".gz"
+    with open(src, "rb") as f, gzip.GzipFile(dst, "wb", 9, mtime=0) as out:
+        shutil.copyfileobj(f, out)
+    return dst
 
 
-def save_traces(name, cap, ranks, round_idx, args):
-    """Gzips the ranks' traces of one round into traces/<name>_bucket<cap>/;
-    returns their paths."""
-    trace_dir = os.path.join(args.out, "traces", f"{name}_bucket{cap}")
-    os.makedirs(trace_dir, exist_ok=True)
-    paths = []
-    for rank, r in enumerate(ranks):
-        gz = os.path.join(trace_dir, f"rank{rank}.json.gz")
-        with open(r["traces"][round_idx], "rb") as src, gzip.GzipFile(gz, "wb", 9, mtime=0) as dst:
-            shutil.copyfileobj(src, dst)
-        paths.append(os.path.relpath(gz, args.out))
-    return paths
+def save_traces(name, cap, ranks, rounds, args):
+    """Compresses the ranks' traces of the given rounds into
+    traces/<name>_bucket<cap>/round<R>/ (an older run's files there go first);
+    returns [{"round": R, "traces": [paths relative to --out]}]."""
+    cap_dir = os.path.join(args.out, "traces", f"{name}_bucket{cap}")
+    shutil.rmtree(cap_dir, ignore_errors=True)
+    saved = []
+    for rnd in rounds:
+        trace_dir = os.path.join(cap_dir, f"round{rnd}")
+        os.makedirs(trace_dir)
+        paths = [compress(r["traces"][rnd], os.path.join(trace_dir, f"rank{rank}.json"))
+                 for rank, r in enumerate(ranks)]
+        saved.append({"round": rnd, "traces": [os.path.relpath(p, args.out) for p in paths]})
+    return saved
+
+
+def trace_figures(ranks, n_rounds):
+    """Per round: every rank's ProfilerStep#N durations read back from its trace,
+    and the replay figure of that round's trace."""
+    steps = [[trace_steps_ms(r["traces"][rnd]) for r in ranks] for rnd in range(n_rounds)]
+    return steps, [replay_figure(s) for s in steps]
 
 
 def write_one(name, cap, batch, grads, ranks, load, args):
@@ -291,7 +324,8 @@ def write_one(name, cap, batch, grads, ranks, load, args):
     prof = spread([x for r in prof_rounds for x in r])
     # Overhead from paired rounds: each profiled block ran right after its unprofiled one.
     paired = [statistics.median(p) / statistics.median(u) for u, p in zip(unprof_rounds, prof_rounds)]
-    chosen = representative_round(prof_rounds)
+    steps, figures = trace_figures(ranks, len(prof_rounds))
+    saved = save_traces(name, cap, ranks, saved_rounds(len(prof_rounds), args.saved_rounds), args)
     doc = {
         "model": name, "bucket_cap_mb": cap, "world_size": WORLD, "backend": "gloo",
         "device": "cpu", "batch_per_rank": batch,
@@ -305,18 +339,21 @@ def write_one(name, cap, batch, grads, ranks, load, args):
                     "cpu_count": os.cpu_count()},
         "method": {"warmup_steps": args.warmup, "rounds": args.rounds,
                    "steps_per_round": args.steps, "profiled_steps_per_round": args.profiled_steps,
-                   "trace_round": "the round whose profiled median is nearest the overall one",
+                   "saved_rounds": "evenly spaced, fixed before measuring",
+                   "trace_replay_ms": "per round, from its traces: per step the slowest rank's "
+                                      "ProfilerStep#N duration, median over the steps (what trainscope "
+                                      "replay reports for one trace); median_ms is the median over rounds",
                    "priority": args.priority,
                    "iteration_ms": "per step, mean over ranks of the time from one step start to the next"},
         "iteration": {"unprofiled": unprof, "profiled": prof,
                       "profiler_overhead_pct": round(100 * (statistics.median(paired) - 1), 2),
-                      "trace_round": chosen,
-                      "trace_round_profiled_median_ms": round(statistics.median(prof_rounds[chosen]), 4),
-                      "trace_round_unprofiled_median_ms": round(statistics.median(unprof_rounds[chosen]), 4),
+                      "trace_replay_ms": {"median_ms": round(statistics.median(figures), 4),
+                                          "rounds_ms": figures},
                       "unprofiled_rounds_ms": unprof_rounds, "profiled_rounds_ms": prof_rounds},
         "gradients": f"{name}_gradients.json",
-        "traces": save_traces(name, cap, ranks, chosen, args),
-        "trace_profiler_steps_ms": [trace_steps_ms(r["traces"][chosen]) for r in ranks],
+        "traces": saved[0]["traces"],
+        "trace_rounds": saved,
+        "profiler_steps_rounds_ms": steps,
     }
     with open(os.path.join(os.path.join(args.out, "results"), f"{name}_bucket{cap}.json"), "w") as f:
         json.dump(doc, f, indent=1)
@@ -403,6 +440,8 @@ def main():
                     help="unprofiled steps per bucket size per round")
     ap.add_argument("--profiled-steps", type=int, default=6,
                     help="profiled steps per bucket size per round (and in each saved trace)")
+    ap.add_argument("--saved-rounds", type=int, default=3,
+                    help="rounds whose profiled traces are saved (evenly spaced)")
     ap.add_argument("--nice", type=int, default=-10,
                     help="niceness of the run's own scheduler group (negative needs root; 0 = none)")
     args = ap.parse_args()

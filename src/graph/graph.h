@@ -174,6 +174,12 @@ struct ts_graph {
     uint32_t  n_warnings, cap_warnings;
     bool      oom;
     ts_graph_options opt;
+
+    /* cudaStreamWaitEvent calls over all ranks (graph/local.c): how many there
+     * are, how many became a TS_EDGE_STREAM_WAIT, how many needed none (the
+     * recorded stream had no earlier work or the waiting one no later work);
+     * the rest are not followed and a warning says why. */
+    uint32_t  n_stream_waits, n_stream_waits_followed, n_stream_waits_idle;
 };
 
 /* Aligned time of a node's start/end. */

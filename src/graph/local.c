@@ -370,9 +370,40 @@ static void wait_all_streams(local_ctx *c, uint32_t call, int64_t before)
 
 static uint32_t runtime_by_corr(const local_ctx *c, int64_t corr) { return corr_get(&c->corr_rt, corr); }
 
+/* Outcome of one Kineto "Stream Wait Event" (counted per rank, reported in
+ * one warning line when some were not followed). */
+typedef struct wait_counts {
+    uint32_t followed;     /* edge recorded op -> next op on the waiting stream */
+    uint32_t idle;         /* nothing to wait for: no op on the recorded stream before the record,
+                              or none on the waiting stream after the wait */
+    uint32_t no_record;    /* the event names no cudaEventRecord and the recorded stream had work:
+                              which op the event captured is unknown, so no edge */
+    uint32_t with_sync;    /* cudaStreamWaitEvent calls that a cuda_sync event describes */
+} wait_counts;
+
+/* Stream Wait Event: the event captured the work launched on `wait_on_stream`
+ * before its cudaEventRecord (named by wait_on_cuda_event_record_corr_id);
+ * the waiting stream's next op after the wait call starts after it. Without
+ * the record, only "the recorded stream was idle when the wait was issued"
+ * is exact (the record came before the wait); anything else is counted, not
+ * guessed. */
+static void stream_wait_event(local_ctx *c, uint32_t call, int64_t dev, int64_t stream, int64_t wstream,
+                              uint32_t rec, wait_counts *w)
+{
+    const lane_range *from = stream_lane(c, dev, wstream), *to = stream_lane(c, dev, stream);
+    int64_t call_ts = c->g->nodes.start_ns[call];
+    if (name_class(c, c->g->nodes.slice[call]) & NC_WAIT_EVENT) w->with_sync++;
+    uint32_t dst = to ? lane_search(c, to, call_ts, true) : TS_NONE32;
+    uint32_t src = from ? lane_search(c, from, rec != TS_NONE32 ? c->g->nodes.start_ns[rec] : call_ts, false) : TS_NONE32;
+    if (dst == TS_NONE32 || src == TS_NONE32) { w->idle++; return; }
+    if (rec == TS_NONE32) { w->no_record++; return; }
+    ts__graph_add_edge(c->g, src, dst, TS_EDGE_STREAM_WAIT, TS_EDGE_FROM_END);
+    w->followed++;
+}
+
 /* One Kineto cuda_sync event: its correlation names the runtime call; its
  * args name the stream waited on and the cudaEventRecord that captured it. */
-static void cuda_sync_event(local_ctx *c, uint32_t s)
+static void cuda_sync_event(local_ctx *c, uint32_t s, wait_counts *w)
 {
     const ts_rank *r = c->r;
     ts_graph *g = c->g;
@@ -388,10 +419,7 @@ static void cuda_sync_event(local_ctx *c, uint32_t s)
     uint32_t rec = runtime_by_corr(c, rec_corr);
     int64_t rec_ts = rec != TS_NONE32 ? g->nodes.start_ns[rec] : call_ts;
     if (!strcmp(kind, "Stream Wait Event")) {
-        const lane_range *from = stream_lane(c, dev, wstream), *to = stream_lane(c, dev, stream);
-        if (!from || !to || rec == TS_NONE32) return;
-        ts__graph_add_edge(g, lane_search(c, from, rec_ts, false), lane_search(c, to, call_ts, true),
-                           TS_EDGE_STREAM_WAIT, TS_EDGE_FROM_END);
+        stream_wait_event(c, call, dev, stream, wstream, rec, w);
         return;
     }
     g->nodes.kind[call] = TS_NODE_HOST_SYNC;
@@ -400,17 +428,43 @@ static void cuda_sync_event(local_ctx *c, uint32_t s)
     else if (!strcmp(kind, "Context Sync")) wait_all_streams(c, call, call_ts);
 }
 
+/* cudaStreamWaitEvent runtime calls of this rank. */
+static uint32_t count_wait_calls(local_ctx *c)
+{
+    uint32_t n = 0;
+    for (uint32_t i = c->node0; i < c->g->nodes.n; i++)
+        if (c->g->nodes.kind[i] == TS_NODE_RUNTIME && (name_class(c, c->g->nodes.slice[i]) & NC_WAIT_EVENT)) n++;
+    return n;
+}
+
+/* Kineto writes cudaStreamWaitEvent / cudaEventRecord as runtime events with
+ * only correlation, External id and cbid: no stream, no event handle (every
+ * trace under ../shared/data/kineto). Only a cuda_sync event says which
+ * streams a wait joins, so calls without one are not followed: say how many. */
+static void warn_waits(local_ctx *c, const wait_counts *w)
+{
+    uint32_t calls = count_wait_calls(c), bare = calls > w->with_sync ? calls - w->with_sync : 0;
+    if (bare)
+        ts__graph_warn(c->g, "rank %d: %u of %u cudaStreamWaitEvent calls have no cuda_sync event naming their "
+                       "streams (runtime events carry no stream or event); those cross-stream waits are not in "
+                       "the graph", c->r->rank, bare, calls);
+    if (w->no_record)
+        ts__graph_warn(c->g, "rank %d: %u Stream Wait Events name no cudaEventRecord "
+                       "(wait_on_cuda_event_record_corr_id) while the recorded stream had work; those waits "
+                       "are not in the graph", c->r->rank, w->no_record);
+    c->g->n_stream_waits += calls;
+    c->g->n_stream_waits_followed += w->followed;
+    c->g->n_stream_waits_idle += w->idle;
+}
+
 /* Traces without cuda_sync events: a device or stream sync call waits for the
  * last op launched before it on every stream (the stream is not recorded). */
 static void sync_calls_by_name(local_ctx *c)
 {
     ts_graph *g = c->g;
     bool approx = false;
-    uint32_t waits = 0;
     for (uint32_t n = c->node0; n < g->nodes.n; n++) {
-        ts_node_kind k = (ts_node_kind)g->nodes.kind[n];
-        if (k == TS_NODE_RUNTIME && (name_class(c, g->nodes.slice[n]) & NC_WAIT_EVENT)) waits++;
-        if (k != TS_NODE_HOST_SYNC) continue;
+        if (g->nodes.kind[n] != TS_NODE_HOST_SYNC) continue;
         const char *name = slice_name(c, g->nodes.slice[n]);
         if (!(name_class(c, g->nodes.slice[n]) & NC_SYNC)) continue;   /* a synchronous copy: tied to its own op already */
         if (strcmp(name, "cudaDeviceSynchronize") && strcmp(name, "cuCtxSynchronize")) approx = true;
@@ -419,9 +473,6 @@ static void sync_calls_by_name(local_ctx *c)
     if (approx)
         ts__graph_warn(g, "rank %d: no cuda_sync events; stream/event syncs are assumed to wait for "
                        "every stream", c->r->rank);
-    if (waits)
-        ts__graph_warn(g, "rank %d: %u cudaStreamWaitEvent calls but no cuda_sync events naming their streams; "
-                       "those cross-stream waits are not in the graph", c->r->rank, waits);
 }
 
 static void fwdbwd_flows(local_ctx *c)
@@ -582,8 +633,10 @@ int ts__graph_local(ts_graph *g, uint16_t ri, const ts_rank *r, ts_graph_members
     if (rc == TS_OK && !g->oom) {
         for (uint32_t n = c.node0; n < g->nodes.n; n++) c.launch_ts[n - c.node0] = g->nodes.start_ns[n];
         link_launches(&c);
-        for (uint32_t i = 0; i < c.n_syncs; i++) cuda_sync_event(&c, c.syncs[i]);
+        wait_counts w = {0};
+        for (uint32_t i = 0; i < c.n_syncs; i++) cuda_sync_event(&c, c.syncs[i], &w);
         if (c.n_syncs == 0) sync_calls_by_name(&c);
+        warn_waits(&c, &w);
         fwdbwd_flows(&c);
         rc = gloo_workers(&c);
         assign_iterations(&c);

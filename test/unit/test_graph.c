@@ -118,9 +118,30 @@ TEST(launch_pairs_by_correlation_id_never_by_order)
     ts_trace_destroy(t);
 }
 
-/* cudaEventRecord on stream 7 after kernel A; cudaStreamWaitEvent makes
- * stream 8 wait; Kineto's cuda_sync event names both. */
-TEST(stream_wait_event_links_the_recorded_op_to_the_next_op_on_the_waiting_stream)
+static bool has_warning(const ts_graph *g, const char *a, const char *b)
+{
+    for (uint32_t i = 0; i < ts_graph_n_warnings(g); i++)
+        if (strstr(ts_graph_warning(g, i), a) && (!b || strstr(ts_graph_warning(g, i), b))) return true;
+    return false;
+}
+
+/* A Kineto "Stream Wait Event" on `track`: stream waits for wstream; rec_corr
+ * -1 = the event names no cudaEventRecord (older Kineto). */
+static void wait_sync(ts_rank *r, uint32_t track, int64_t ts, int64_t corr, int64_t wstream, int64_t stream,
+                      int64_t rec_corr)
+{
+    uint32_t w = sl(r, track, ts, 1, "Stream Wait Event", TS_KIND_CUDA_SYNC, corr);
+    uint32_t first = ts__rank_args_mark(r);
+    ts__rank_add_arg(r, S(r, "cuda_sync_kind"), TS_ARG_STR, S(r, "Stream Wait Event"));
+    int_arg(r, "wait_on_stream", wstream);
+    if (rec_corr >= 0) int_arg(r, "wait_on_cuda_event_record_corr_id", rec_corr);
+    int_arg(r, "stream", stream);
+    int_arg(r, "device", 0);
+    ts__rank_slice_set_args(r, w, first, ts__rank_args_mark(r) - first);
+}
+
+/* Stream 7 runs A, then a record and a wait; stream 8 runs B after. */
+static ts_rank *record_wait_rank(void)
 {
     ts_rank *r = ts__rank_create("r0.json");
     uint32_t cpu = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
@@ -131,16 +152,18 @@ TEST(stream_wait_event_links_the_recorded_op_to_the_next_op_on_the_waiting_strea
     sl(r, cpu, 20, 2, "cudaStreamWaitEvent", TS_KIND_CUDA_RUNTIME, 3);
     sl(r, cpu, 30, 5, "cudaLaunchKernel", TS_KIND_CUDA_RUNTIME, 4);
     sl(r, s7, 10, 100, "A", TS_KIND_KERNEL, 1);
-    sl(r, s8, 5, 3, "before", TS_KIND_KERNEL, -1);
     sl(r, s8, 115, 10, "B", TS_KIND_KERNEL, 4);
-    uint32_t w = sl(r, s8, 21, 1, "Stream Wait Event", TS_KIND_CUDA_SYNC, 3);
-    uint32_t first = ts__rank_args_mark(r);
-    ts__rank_add_arg(r, S(r, "cuda_sync_kind"), TS_ARG_STR, S(r, "Stream Wait Event"));
-    int_arg(r, "wait_on_stream", 7);
-    int_arg(r, "wait_on_cuda_event_record_corr_id", 2);
-    int_arg(r, "stream", 8);
-    int_arg(r, "device", 0);
-    ts__rank_slice_set_args(r, w, first, ts__rank_args_mark(r) - first);
+    return r;
+}
+
+/* cudaEventRecord on stream 7 after kernel A; cudaStreamWaitEvent makes
+ * stream 8 wait; Kineto's cuda_sync event names both. */
+TEST(stream_wait_event_links_the_recorded_op_to_the_next_op_on_the_waiting_stream)
+{
+    ts_rank *r = record_wait_rank();
+    uint32_t s8 = ts__rank_track(r, TS_TRACK_GPU_STREAM, 0, 8);
+    sl(r, s8, 5, 3, "before", TS_KIND_KERNEL, -1);
+    wait_sync(r, s8, 21, 3, 7, 8, 2);
     ts_trace *t = NULL;
     int rc;
     ts_graph *g = build(&r, 1, &t, &rc, NULL);
@@ -150,8 +173,37 @@ TEST(stream_wait_event_links_the_recorded_op_to_the_next_op_on_the_waiting_strea
     CHECK(e != TS_NONE32);
     CHECK_EQ_INT(g->edges.gap_ns[e], 5);     /* B starts 5 ns after A ends: the binding dependency */
     CHECK(node_named(g, 0, "Stream Wait Event") == TS_NONE32);   /* sync markers are not GPU ops */
+    CHECK_EQ_INT(g->n_stream_waits_followed, 1);
+    CHECK(!has_warning(g, "cudaStreamWaitEvent", NULL));
     ts_graph_destroy(g);
     ts_trace_destroy(t);
+}
+
+/* Waits the trace does not describe fully get no edge, only a count:
+ * case 0, nccl_data.json.gz's 84 waits: runtime events with only a
+ * correlation id and no cuda_sync event; cases 1 and 2, older Kineto
+ * (alexnet, simple_add): the event names the recorded stream but not the
+ * record, which is exact only when that stream had nothing launched before
+ * the wait call (1: it waits for stream 9, which ran nothing) and is warned
+ * otherwise (2: it waits for stream 7, where A was launched first). */
+TEST(stream_wait_the_trace_does_not_describe_is_counted_and_warned_never_guessed)
+{
+    for (int c = 0; c < 3; c++) {
+        ts_rank *r = record_wait_rank();
+        if (c > 0) wait_sync(r, ts__rank_track(r, TS_TRACK_GPU_STREAM, 0, 8), 21, 3, c == 2 ? 7 : 9, 8, -1);
+        ts_trace *t = NULL;
+        int rc;
+        ts_graph *g = build(&r, 1, &t, &rc, NULL);
+        CHECK_EQ_INT(rc, TS_OK);
+        CHECK(edge(g, node_named(g, 0, "A"), node_named(g, 0, "B"), TS_EDGE_STREAM_WAIT) == TS_NONE32);
+        CHECK_EQ_INT(g->n_stream_waits, 1);
+        CHECK_EQ_INT(g->n_stream_waits_followed, 0);
+        CHECK_EQ_INT(g->n_stream_waits_idle, c == 1);
+        CHECK(has_warning(g, "1 of 1 cudaStreamWaitEvent calls have no cuda_sync event", NULL) == (c == 0));
+        CHECK(has_warning(g, "1 Stream Wait Events name no cudaEventRecord", NULL) == (c == 2));
+        ts_graph_destroy(g);
+        ts_trace_destroy(t);
+    }
 }
 
 TEST(device_synchronize_waits_for_the_last_kernel_launched_before_it)

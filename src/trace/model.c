@@ -9,7 +9,6 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 
 static const char *const kind_names[TS_KIND_COUNT] = {
     "other", "cpu_op", "user_annotation", "gpu_user_annotation", "cuda_runtime",
@@ -88,24 +87,6 @@ static void free_cols(col *cols, int n, uint32_t cap)
     for (int i = 0; i < n; i++) { ts__free(*cols[i].p, (size_t)cap * cols[i].elem); *cols[i].p = NULL; }
 }
 
-/* Ask for transparent huge pages on the 2 MiB-aligned interior of a large
- * column. Why: filling fresh 4 KiB pages cost the kernel more per page
- * (fault, memcg charge, LRU) than zeroing them; a 2 MiB page pays that
- * once for 512. Only for blocks of several MiB, where the at most 2 MiB
- * touched beyond the rows written is small beside the column. */
-static void advise_huge(void *p, size_t n)
-{
-#ifdef MADV_HUGEPAGE
-    enum { HUGE = 2u << 20 };
-    if (n < 4 * (size_t)HUGE) return;
-    uintptr_t a = ((uintptr_t)p + HUGE - 1) & ~(uintptr_t)(HUGE - 1);
-    uintptr_t e = ((uintptr_t)p + n) & ~(uintptr_t)(HUGE - 1);
-    if (e > a) (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
-#else
-    (void)p; (void)n;
-#endif
-}
-
 /* Give an empty table columns of `want` rows at once. Why: doubling a column
  * of a few hundred MB copies it (glibc's realloc copies heap blocks) and
  * faults its pages twice; one block sized from the input size is written
@@ -121,10 +102,7 @@ static void reserve_cols(col *cols, int n_cols, uint32_t *cap, uint32_t want)
             return;
         }
     }
-    for (int i = 0; i < n_cols; i++) {
-        *cols[i].p = blk[i];
-        advise_huge(blk[i], (size_t)want * cols[i].elem);
-    }
+    for (int i = 0; i < n_cols; i++) *cols[i].p = blk[i];
     *cap = want;
 }
 

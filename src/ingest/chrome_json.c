@@ -83,6 +83,21 @@ typedef struct icache_ent {
     uint64_t head, tail;                /* first and last 8 bytes (zero-padded below 8) */
     uint32_t n, id;                     /* length (0 = empty slot), string id */
 } icache_ent;
+/* The arg key that followed `prev` last time, with its bytes (and the
+ * closing quote) kept inline so a prediction is checked with word compares. */
+enum { KPRED_BITS = 8, KPRED_BYTES = 32 };
+typedef struct key_pred {
+    uint32_t prev, next;                /* key ids; next 0 = empty slot */
+    uint32_t n;                         /* key length, < KPRED_BYTES */
+    char     bytes[KPRED_BYTES];        /* key bytes, '"', zero padding */
+} key_pred;
+/* The last numeric pid or tid as written: its bytes up to and including the
+ * byte after the number, so equal words mean the same number. */
+typedef struct num_memo {
+    uint64_t word, mask;                /* masked bytes; mask 0 = empty */
+    unsigned len;                       /* digits */
+    int64_t  val;
+} num_memo;
 typedef struct track_memo {
     int64_t  pid, tid;
     uint32_t track;                     /* track row, TS_NONE32 = empty */
@@ -121,7 +136,9 @@ typedef struct parser {
     uint32_t  last_cat;          /* memo of kind_of: category id, 0 = none */
     ts_kind   last_kind;
     track_memo last_track[2];    /* memo of track_for: [0] thread, [1] GPU stream */
+    num_memo  last_num[2];       /* [0] pid, [1] tid */
     icache_ent icache[ICACHE_SLOTS];   /* recent strings -> id; n 0 = empty */
+    key_pred  kpred[1 << KPRED_BITS];  /* arg key -> the key that followed it */
 } parser;
 
 static _Noreturn void oom(parser *P)
@@ -268,6 +285,42 @@ static void add_arg(parser *P, ev *e, uint32_t key)
     e->n_args++;
 }
 
+/* p at a key's opening quote: if the key is the one that followed `prev`
+ * last time, move p past its closing quote and return its id, else 0.
+ * Why: an event's arg keys come in the same order every time its kind
+ * recurs ("External id", "Record function id", "Sequence number", ...), and
+ * checking the guess costs a few word compares where scanning and interning
+ * the key cost about ninety instructions. The window's zero padding makes
+ * the KPRED_BYTES read safe. */
+static inline uint32_t predicted_key(parser *P, uint32_t prev)
+{
+    const key_pred *k = &P->kpred[(prev * 0x9e3779b1u) >> (32 - KPRED_BITS)];
+    if (k->prev != prev || k->next == 0) return 0;
+    const char *q = P->s.p + 1;
+    size_t m = k->n + 1;   /* with the closing quote */
+    for (size_t i = 0; i < m; i += 8) {
+        uint64_t x, y;
+        memcpy(&x, q + i, 8);
+        memcpy(&y, k->bytes + i, 8);
+        if (m - i < 8) { uint64_t mask = (1ULL << (8 * (m - i))) - 1; x &= mask; y &= mask; }
+        if (x != y) return 0;
+    }
+    P->s.p = q + m;
+    return k->next;
+}
+
+static void learn_key(parser *P, uint32_t prev, uint32_t next, js_str k)
+{
+    if (!k.clean || k.n + 1 >= KPRED_BYTES) return;
+    key_pred *e = &P->kpred[(prev * 0x9e3779b1u) >> (32 - KPRED_BITS)];
+    memset(e, 0, sizeof *e);
+    e->prev = prev;
+    e->next = next;
+    e->n = (uint32_t)k.n;
+    memcpy(e->bytes, k.s, k.n);
+    e->bytes[k.n] = '"';
+}
+
 /* p at '{' of "args": every member becomes an arg row. */
 static void parse_args(parser *P, ev *e)
 {
@@ -275,11 +328,18 @@ static void parse_args(parser *P, ev *e)
     if (js_peek(j) != '{') { add_arg(P, e, ts__rank_intern(P->r, "args", 4)); return; }
     j->p++;
     if (js_peek(j) == '}') { j->p++; return; }
+    uint32_t prev = 0;   /* the previous key's id, 0 at the first */
     for (;;) {
         if (js_peek(j) != '"') js_fail(j, j->p, "expected a key in \"args\"");
-        uint32_t key = read_str(P);
+        uint32_t key = predicted_key(P, prev);
+        if (!key) {
+            js_str k = js_string(j);
+            key = intern_str(P, k);
+            learn_key(P, prev, key, k);
+        }
         js_expect(j, ':', "':' after a key");
         add_arg(P, e, key);
+        prev = key;
         char c = js_peek(j);
         j->p++;
         if (c == '}') return;
@@ -287,8 +347,10 @@ static void parse_args(parser *P, ev *e)
     }
 }
 
-/* pid/tid: a number (possibly fractional in some writers) or a string. */
-static void parse_pid(parser *P, int64_t *id, uint32_t *sid)
+/* pid/tid: a number (possibly fractional in some writers) or a string.
+ * `memo` remembers the last short integer read here: a trace repeats the
+ * same few pids and tids, so one masked compare usually answers. */
+static void parse_pid(parser *P, num_memo *memo, int64_t *id, uint32_t *sid)
 {
     js *j = &P->s;
     if (js_peek(j) == '"') {
@@ -296,9 +358,23 @@ static void parse_pid(parser *P, int64_t *id, uint32_t *sid)
         *id = synthetic_id(P->r, *sid);
         return;
     }
+    uint64_t w;
+    memcpy(&w, j->p, 8);
+    if (memo->mask && (w & memo->mask) == memo->word) { *id = memo->val; j->p += memo->len; return; }
     if (*j->p != '-' && (*j->p < '0' || *j->p > '9')) js_fail(j, j->p, "event %llu: \"pid\"/\"tid\" is not a number or string", (unsigned long long)P->n_events);
     uint64_t u;
-    if (js_small_uint(j, &u)) { *id = (int64_t)u; return; }
+    const char *at = j->p;
+    if (js_small_uint(j, &u)) {
+        /* js_small_uint read at most 7 digits, so the digits and the byte
+         * after them (a non-digit, not a NUL at the window end) fit in 8. */
+        unsigned len = (unsigned)(j->p - at);
+        memo->mask = len == 7 ? UINT64_MAX : (1ULL << (8 * (len + 1))) - 1;
+        memo->word = w & memo->mask;
+        memo->len = len;
+        memo->val = (int64_t)u;
+        *id = (int64_t)u;
+        return;
+    }
     js_num n = js_number(j);
     *id = num_as_i64(n);
 }
@@ -355,40 +431,109 @@ static char parse_char_field(parser *P)
     return s.n ? s.s[0] : 0;
 }
 
-/* One member of an event object; dispatch on key length, then bytes. */
-static void parse_member(parser *P, ev *e, const char *k, size_t n)
+/* The event keys the model has columns for. */
+typedef enum {
+    K_OTHER, K_PH, K_TS, K_ID, K_BP, K_S, K_PID, K_TID, K_DUR, K_CAT, K_ID2, K_NAME, K_ARGS,
+} event_key;
+
+static event_key key_of(const char *k, size_t n)
 {
     switch (n) {
-    case 1:
-        if (k[0] == 's') { e->scope = parse_char_field(P); return; }
-        break;
+    case 1: return k[0] == 's' ? K_S : K_OTHER;
     case 2:
-        if (k[0] == 'p' && k[1] == 'h') { e->ph = parse_char_field(P); return; }
-        if (k[0] == 't' && k[1] == 's') { parse_time_field(P, &e->ts_ns, "ts"); e->has_ts = true; return; }
-        if (k[0] == 'i' && k[1] == 'd') { e->id = parse_id(P); e->has_id = true; return; }
-        if (k[0] == 'b' && k[1] == 'p') { e->bind_enclosing = parse_char_field(P) == 'e'; return; }
-        break;
+        if (!memcmp(k, "ph", 2)) return K_PH;
+        if (!memcmp(k, "ts", 2)) return K_TS;
+        if (!memcmp(k, "id", 2)) return K_ID;
+        if (!memcmp(k, "bp", 2)) return K_BP;
+        return K_OTHER;
     case 3:
-        if (!memcmp(k, "pid", 3)) { parse_pid(P, &e->pid, &e->pid_str); return; }
-        if (!memcmp(k, "tid", 3)) { parse_pid(P, &e->tid, &e->tid_str); return; }
-        if (!memcmp(k, "dur", 3)) { parse_time_field(P, &e->dur_ns, "dur"); e->has_dur = true; return; }
-        if (!memcmp(k, "cat", 3)) {
-            if (js_peek(&P->s) != '"') break;   /* a null or numeric category is kept as an arg */
-            e->cat = read_str(P);
-            e->has_cat = true;
-            return;
-        }
-        if (!memcmp(k, "id2", 3)) { e->id = parse_id(P); e->has_id = true; return; }
-        break;
+        if (!memcmp(k, "pid", 3)) return K_PID;
+        if (!memcmp(k, "tid", 3)) return K_TID;
+        if (!memcmp(k, "dur", 3)) return K_DUR;
+        if (!memcmp(k, "cat", 3)) return K_CAT;
+        if (!memcmp(k, "id2", 3)) return K_ID2;
+        return K_OTHER;
     case 4:
-        if (!memcmp(k, "name", 4)) {
-            if (js_peek(&P->s) == '"') { e->name = read_str(P); return; }
-            break;   /* a non-string name is kept as an arg */
-        }
-        if (!memcmp(k, "args", 4)) { parse_args(P, e); return; }
+        if (!memcmp(k, "name", 4)) return K_NAME;
+        if (!memcmp(k, "args", 4)) return K_ARGS;
+        return K_OTHER;
+    }
+    return K_OTHER;
+}
+
+/* Recognize a common key with its colon in one 8-byte load: p at the
+ * opening quote of a clean key. Returns the key and moves p past the colon,
+ * or K_OTHER with p unchanged (an unusual key, escapes, or blanks before the
+ * colon: the general path reads those). Why: scanning a key as a string,
+ * then the colon, then dispatching on its bytes was about a third of the
+ * per-event work; traces spell these ten keys the same way every time. The
+ * window's zero padding makes the 8-byte read safe. */
+static inline event_key fast_key(js *j)
+{
+    uint64_t w;
+    memcpy(&w, j->p, 8);
+#define KEY5(a, b) ((uint64_t)'"' | (uint64_t)(a) << 8 | (uint64_t)(b) << 16 | (uint64_t)'"' << 24 | (uint64_t)':' << 32)
+#define KEY6(a, b, c) ((uint64_t)'"' | (uint64_t)(a) << 8 | (uint64_t)(b) << 16 | (uint64_t)(c) << 24 | \
+                       (uint64_t)'"' << 32 | (uint64_t)':' << 40)
+#define KEY7(a, b, c, d) ((uint64_t)'"' | (uint64_t)(a) << 8 | (uint64_t)(b) << 16 | (uint64_t)(c) << 24 | \
+                          (uint64_t)(d) << 32 | (uint64_t)'"' << 40 | (uint64_t)':' << 48)
+    const uint64_t m5 = 0xFFFFFFFFFFULL, m6 = 0xFFFFFFFFFFFFULL, m7 = 0xFFFFFFFFFFFFFFULL;
+    event_key k = K_OTHER;
+    unsigned len = 0;
+    switch ((char)(w >> 8)) {
+    case 'p':
+        if ((w & m5) == KEY5('p', 'h')) { k = K_PH; len = 5; }
+        else if ((w & m6) == KEY6('p', 'i', 'd')) { k = K_PID; len = 6; }
         break;
+    case 't':
+        if ((w & m5) == KEY5('t', 's')) { k = K_TS; len = 5; }
+        else if ((w & m6) == KEY6('t', 'i', 'd')) { k = K_TID; len = 6; }
+        break;
+    case 'c': if ((w & m6) == KEY6('c', 'a', 't')) { k = K_CAT; len = 6; } break;
+    case 'd': if ((w & m6) == KEY6('d', 'u', 'r')) { k = K_DUR; len = 6; } break;
+    case 'n': if ((w & m7) == KEY7('n', 'a', 'm', 'e')) { k = K_NAME; len = 7; } break;
+    case 'a': if ((w & m7) == KEY7('a', 'r', 'g', 's')) { k = K_ARGS; len = 7; } break;
+    case 'i': if ((w & m5) == KEY5('i', 'd')) { k = K_ID; len = 5; } break;
+    case 'b': if ((w & m5) == KEY5('b', 'p')) { k = K_BP; len = 5; } break;
+    }
+#undef KEY5
+#undef KEY6
+#undef KEY7
+    j->p += len;
+    return k;
+}
+
+/* One member of an event object, p at its value; `k`, `n` are the key's
+ * bytes (used only for K_OTHER and values the model has no column for). */
+static void parse_member(parser *P, ev *e, event_key key, const char *k, size_t n)
+{
+    switch (key) {
+    case K_S: e->scope = parse_char_field(P); return;
+    case K_PH: e->ph = parse_char_field(P); return;
+    case K_TS: parse_time_field(P, &e->ts_ns, "ts"); e->has_ts = true; return;
+    case K_ID: case K_ID2: e->id = parse_id(P); e->has_id = true; return;
+    case K_BP: e->bind_enclosing = parse_char_field(P) == 'e'; return;
+    case K_PID: parse_pid(P, &P->last_num[0], &e->pid, &e->pid_str); return;
+    case K_TID: parse_pid(P, &P->last_num[1], &e->tid, &e->tid_str); return;
+    case K_DUR: parse_time_field(P, &e->dur_ns, "dur"); e->has_dur = true; return;
+    case K_CAT:
+        if (js_peek(&P->s) != '"') break;   /* a null or numeric category is kept as an arg */
+        e->cat = read_str(P);
+        e->has_cat = true;
+        return;
+    case K_NAME:
+        if (js_peek(&P->s) != '"') break;   /* a non-string name is kept as an arg */
+        e->name = read_str(P);
+        return;
+    case K_ARGS: parse_args(P, e); return;
+    case K_OTHER: break;
     }
     /* Fields the model has no column for stay reachable as args. */
+    static const char *const spelled[] = {
+        [K_PH] = "ph", [K_TS] = "ts", [K_ID] = "id", [K_BP] = "bp", [K_S] = "s", [K_PID] = "pid",
+        [K_TID] = "tid", [K_DUR] = "dur", [K_CAT] = "cat", [K_ID2] = "id2", [K_NAME] = "name", [K_ARGS] = "args",
+    };
+    if (key != K_OTHER) { k = spelled[key]; n = strlen(k); }
     add_arg(P, e, intern_raw(P, k, n));
 }
 
@@ -405,19 +550,24 @@ static void parse_event(parser *P, ev *e)
     if (js_peek(j) == '}') { j->p++; return; }
     for (;;) {
         if (js_peek(j) != '"') js_fail(j, j->p, "expected a key in event %llu", (unsigned long long)P->n_events);
-        js_str k = js_string(j);
-        const char *ks = k.s;
-        size_t kn = k.n;
-        char kb[16];
-        js_expect(j, ':', "':' after a key");
-        if (!k.clean) {
-            /* Escaped keys are rare. Known keys are short: copy those out of
-             * the scratch buffer, which parsing the value may reuse. */
-            ks = js_decode(j, k, &kn);
-            if (kn >= sizeof kb) { add_arg(P, e, ts__rank_intern(P->r, ks, kn)); goto next; }
-            ks = memcpy(kb, ks, kn);
+        event_key key = fast_key(j);
+        if (TS_LIKELY(key != K_OTHER)) {
+            parse_member(P, e, key, NULL, 0);
+        } else {
+            js_str k = js_string(j);
+            const char *ks = k.s;
+            size_t kn = k.n;
+            char kb[16];
+            js_expect(j, ':', "':' after a key");
+            if (!k.clean) {
+                /* Escaped keys are rare. Known keys are short: copy those out of
+                 * the scratch buffer, which parsing the value may reuse. */
+                ks = js_decode(j, k, &kn);
+                if (kn >= sizeof kb) { add_arg(P, e, ts__rank_intern(P->r, ks, kn)); goto next; }
+                ks = memcpy(kb, ks, kn);
+            }
+            parse_member(P, e, key_of(ks, kn), ks, kn);
         }
-        parse_member(P, e, ks, kn);
     next:;
         char c = js_peek(j);
         j->p++;

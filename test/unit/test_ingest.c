@@ -247,6 +247,45 @@ TEST(ingest_keeps_args_typed_including_uint64_above_int64_max)
     ts__rank_destroy(r);
 }
 
+/* The reader guesses the next arg key and reuses the last pid/tid it read;
+ * a guess that is a prefix, an extension or a neighbour of the real bytes
+ * must not be taken, and keys or pids written differently must still read. */
+TEST(ingest_reads_changing_arg_keys_and_pids_that_share_prefixes)
+{
+    ts_error err;
+    ts_rank *r = load_str("[\n"
+        "{\"ph\": \"X\", \"name\": \"a\", \"pid\": 12, \"tid\": 1234567, \"ts\": 1, \"dur\": 1,"
+        " \"args\": {\"External id\": 1, \"Sequence number\": 2}},\n"
+        "{\"ph\": \"X\", \"name\": \"b\", \"pid\": 123, \"tid\": 12345678, \"ts\": 2, \"dur\": 1,"
+        " \"args\": {\"External id\": 3, \"Sequence numbers\": 4}},\n"
+        "{\"ph\": \"X\", \"name\": \"c\", \"pid\": 12, \"tid\": 1234567, \"ts\": 3, \"dur\": 1,"
+        " \"args\": {\"External id\": 5, \"Sequence numbe\": 6}},\n"
+        "{\"ph\":\"X\",\"name\":\"d\",\"pid\":1,\"tid\":1234567,\"ts\":4,\"dur\":1,"
+        "\"args\":{\"External id\":7,\"Sequence\\u0020number\":8}},\n"
+        "{\"ph\" : \"X\", \"name\" : \"e\", \"pid\" : 12, \"tid\" : 1234567.5, \"ts\" : 5, \"dur\" : 1,"
+        " \"args\": {\"External id\": 9, \"Sequence number\": 10}}]", &err);
+    CHECK(r != NULL);
+    CHECK_EQ_INT(r->slices.n, 5);
+    const char *names = "abcde";
+    const int64_t pid[] = {12, 123, 12, 1, 12}, tid[] = {1234567, 12345678, 1234567, 1234567, 1234567};
+    const char *key2[] = {"Sequence number", "Sequence numbers", "Sequence numbe", "Sequence number", "Sequence number"};
+    for (int i = 0; i < 5; i++) {
+        char nm[2] = {names[i], 0};
+        uint32_t s = find_slice(r, nm);
+        CHECK(s != TS_NONE32);
+        const ts_track *t = &r->tracks[r->slices.track[s]];
+        CHECK_EQ_INT(t->pid, pid[i]);
+        CHECK_EQ_INT(t->tid, tid[i]);
+        int64_t v;
+        CHECK(ts__slice_arg_i64(r, s, "External id", &v));
+        CHECK_EQ_INT(v, 2 * i + 1);
+        CHECK(ts__slice_arg_i64(r, s, key2[i], &v));
+        CHECK_EQ_INT(v, 2 * i + 2);
+        CHECK_EQ_INT(r->slices.n_args[s], 2);
+    }
+    ts__rank_destroy(r);
+}
+
 TEST(ingest_reads_rank_from_distributed_info_then_file_name)
 {
     ts_error err;

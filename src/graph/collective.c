@@ -294,7 +294,15 @@ static int64_t median_i64(int64_t *v, uint32_t n)
     return n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
 }
 
-static inline int64_t n_end(const ts_graph *g, uint32_t n) { return g->nodes.start_ns[n] + g->nodes.dur_ns[n]; }
+/* A member's end on its own clock / aligned: the end of its completion
+ * (itself, or the MPI_Wait of a nonblocking call: same-instance ends
+ * coincide there). */
+static inline int64_t n_end(const ts_graph *g, uint32_t m)
+{
+    uint32_t x = ts__graph_member_exit(g, m);
+    return g->nodes.start_ns[x] + g->nodes.dur_ns[x];
+}
+static inline int64_t a_end(const ts_graph *g, uint32_t m) { return ts__graph_end(g, ts__graph_member_exit(g, m)); }
 
 /* One pass: every rank not aligned yet that shares an instance with an
  * aligned rank gets offset = median over such instances of (the aligned
@@ -311,7 +319,7 @@ static uint32_t align_pass(ts_graph *g, int64_t *buf, const uint32_t *off, uint3
         for (uint32_t k = 0; k < co->n_members && ref == TS_NONE32; k++)
             if (done[g->nodes.rank[g->coll_members[co->first_member + k]]]) ref = g->coll_members[co->first_member + k];
         if (ref == TS_NONE32) continue;
-        int64_t ref_s = ts__graph_start(g, ref), ref_e = ts__graph_end(g, ref);
+        int64_t ref_s = ts__graph_start(g, ref), ref_e = a_end(g, ref);
         for (uint32_t k = 0; k < co->n_members; k++) {
             uint32_t m = g->coll_members[co->first_member + k];
             uint16_t r = g->nodes.rank[m];
@@ -370,7 +378,7 @@ static void edge_stats(const ts_graph *g, const ts_coll *co, coll_edge_stats *st
     *st = (coll_edge_stats){INT64_MIN, INT64_MIN, INT64_MAX, INT64_MAX, TS_NONE32, TS_NONE32};
     for (uint32_t k = 0; k < co->n_members; k++) {
         uint32_t m = g->coll_members[co->first_member + k];
-        int64_t a = ts__graph_start(g, m), e = ts__graph_end(g, m);
+        int64_t a = ts__graph_start(g, m), e = a_end(g, m);
         if (a > st->s1) { st->s2 = st->s1; st->s1 = a; st->s1_k = k; } else if (a > st->s2) st->s2 = a;
         if (e < st->e1) { st->e2 = st->e1; st->e1 = e; st->e1_k = k; } else if (e < st->e2) st->e2 = e;
     }
@@ -468,15 +476,15 @@ static void residuals(ts_graph *g, int64_t *buf, uint32_t *off)
             uint32_t m = g->coll_members[co->first_member + k];
             int64_t s = ts__graph_start(g, m);
             if (s > last_in) last_in = s;
-            if (ne < 64) ends[ne++] = ts__graph_end(g, m);   /* median of a sample bounds the cost */
+            if (ne < 64) ends[ne++] = a_end(g, m);   /* median of a sample bounds the cost */
         }
         mid = median_i64(ends, ne);
         for (uint32_t k = 0; k < co->n_members; k++) {
             uint32_t m = g->coll_members[co->first_member + k];
             uint16_t r = g->nodes.rank[m];
-            int64_t d = ts__graph_end(g, m) - mid;
+            int64_t d = a_end(g, m) - mid;
             buf[off[r] + fill[r]++] = d < 0 ? -d : d;
-            if (ts__graph_end(g, m) < last_in) g->align[r].n_violations++;
+            if (a_end(g, m) < last_in) g->align[r].n_violations++;
         }
     }
     for (uint32_t r = 0; r < g->n_ranks; r++) {
@@ -539,7 +547,7 @@ void ts__graph_barriers(ts_graph *g)
         for (uint32_t k = 0; k < co->n_members; k++) {
             uint32_t m = g->coll_members[co->first_member + k];
             ts__graph_add_edge(g, m, b, TS_EDGE_COLL_ENTER, 0);
-            ts__graph_add_edge(g, b, m, TS_EDGE_COLL_EXIT, TS_EDGE_FROM_END | TS_EDGE_TO_END);
+            ts__graph_add_edge(g, b, ts__graph_member_exit(g, m), TS_EDGE_COLL_EXIT, TS_EDGE_FROM_END | TS_EDGE_TO_END);
         }
     }
 }
@@ -577,8 +585,8 @@ static uint32_t timed_members(const ts_graph *g, uint16_t r, bool ref, timed *ou
         for (uint32_t k = 0; k < co->n_members; k++) {
             uint32_t m = g->coll_members[co->first_member + k];
             if (g->nodes.rank[m] != r) continue;
-            out[n++] = (timed){(uint64_t)co->name << 32 | co->pg, g->nodes.start_ns[m] + g->nodes.dur_ns[m],
-                               g->nodes.dur_ns[m], ref ? co->ordinal : (int64_t)m};
+            out[n++] = (timed){(uint64_t)co->name << 32 | co->pg, n_end(g, m),
+                               n_end(g, m) - g->nodes.start_ns[m], ref ? co->ordinal : (int64_t)m};
         }
     }
     qsort(out, n, sizeof *out, cmp_timed);
@@ -619,7 +627,7 @@ static bool mark_violations(const ts_graph *g, uint8_t *involved)
         any = true;
         for (uint32_t k = 0; k < g->colls[c].n_members; k++) {
             uint32_t m = g->coll_members[g->colls[c].first_member + k];
-            if (k == st.s1_k || ts__graph_end(g, m) < st.s1) involved[g->nodes.rank[m]] = 1;
+            if (k == st.s1_k || a_end(g, m) < st.s1) involved[g->nodes.rank[m]] = 1;
         }
     }
     return any;

@@ -45,7 +45,7 @@ static ts_cp_category edge_category(ts_edge_kind k)
 {
     switch (k) {
     case TS_EDGE_LAUNCH: case TS_EDGE_STREAM: case TS_EDGE_STREAM_WAIT: return TS_CP_LAUNCH;
-    case TS_EDGE_COLL_ENTER: case TS_EDGE_COLL_EXIT: return TS_CP_COMMUNICATION;
+    case TS_EDGE_COLL_ENTER: case TS_EDGE_COLL_EXIT: case TS_EDGE_MPI_REQUEST: return TS_CP_COMMUNICATION;
     default: return TS_CP_CPU;
     }
 }

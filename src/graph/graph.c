@@ -16,7 +16,7 @@ static const char *const node_kind_names[TS_NODE_KIND_COUNT] = {
 };
 static const char *const edge_kind_names[TS_EDGE_KIND_COUNT] = {
     "program", "nest", "launch", "stream", "stream_wait", "host_sync", "fwdbwd",
-    "coll_launch", "worker", "coll_enter", "coll_exit",
+    "coll_launch", "worker", "coll_enter", "coll_exit", "mpi_request",
 };
 const char *ts__node_kind_name(ts_node_kind k)
 {
@@ -85,6 +85,7 @@ ts_graph *ts__graph_alloc(const ts_trace *t, uint32_t n_ranks, const ts_graph_op
     g->n_ranks = n_ranks;
     if (opt && opt->size) memcpy(&g->opt, opt, opt->size < sizeof g->opt ? opt->size : sizeof g->opt);
     g->opt.size = sizeof g->opt;
+    ts__map64_init(&g->mpi_done);
     g->rank_first_node = ts__calloc(n_ranks + 1, sizeof *g->rank_first_node);
     g->rank_model = ts__calloc(n_ranks + 1, sizeof *g->rank_model);
     g->rank_number = ts__calloc(n_ranks + 1, sizeof *g->rank_number);
@@ -116,6 +117,7 @@ void ts_graph_destroy(ts_graph *g)
     ts__free(g->rank_model, (g->n_ranks + 1) * sizeof *g->rank_model);
     ts__free(g->rank_number, (g->n_ranks + 1) * sizeof *g->rank_number);
     ts__free(g->align, (g->n_ranks + 1) * sizeof *g->align);
+    ts__map64_free(&g->mpi_done);
     for (uint32_t i = 0; i < g->n_warnings; i++) ts__free(g->warnings[i], strlen(g->warnings[i]) + 1);
     ts__free(g->warnings, g->cap_warnings * sizeof *g->warnings);
     ts__strpool_free(&g->strings);

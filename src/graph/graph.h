@@ -80,7 +80,9 @@ typedef enum ts_edge_kind {
     TS_EDGE_WORKER,         /* gloo worker op.end -> the first op on the calling thread that starts
                                after it (where the result is consumed) .start */
     TS_EDGE_COLL_ENTER,     /* collective member.start -> barrier.start (cross-rank) */
-    TS_EDGE_COLL_EXIT,      /* barrier.end -> member.end, gap = that rank's transfer time */
+    TS_EDGE_COLL_EXIT,      /* barrier.end -> member.end (or its MPI completion's end), gap = that
+                               rank's transfer time */
+    TS_EDGE_MPI_REQUEST,    /* nonblocking MPI call.end -> the MPI_Wait/MPI_Test completing its request .end */
     TS_EDGE_KIND_COUNT
 } ts_edge_kind;
 const char *ts__edge_kind_name(ts_edge_kind k);
@@ -180,7 +182,19 @@ struct ts_graph {
      * recorded stream had no earlier work or the waiting one no later work);
      * the rest are not followed and a warning says why. */
     uint32_t  n_stream_waits, n_stream_waits_followed, n_stream_waits_idle;
+
+    ts_map64  mpi_done;         /* nonblocking MPI call node -> the MPI_Wait/MPI_Test node completing
+                                   its request (graph/local.c); empty for other traces */
+    uint32_t  n_mpi_requests_followed;   /* entries put into mpi_done */
 };
+
+/* The node whose end a collective member's completion binds: the member
+ * itself, or the MPI_Wait/MPI_Test that completes a nonblocking member. */
+static inline uint32_t ts__graph_member_exit(const ts_graph *g, uint32_t m)
+{
+    uint64_t v;
+    return g->mpi_done.n && ts__map64_get(&g->mpi_done, m, &v) ? (uint32_t)v : m;
+}
 
 /* Aligned time of a node's start/end. */
 static inline int64_t ts__graph_start(const ts_graph *g, uint32_t n)

@@ -121,22 +121,37 @@ enum {
     NC_NCCL = 32,    /* nccl* kernel name */
     NC_SYNC_COPY = 64, /* cudaMemcpy / cudaMemset: synchronous, returns after its GPU op */
     NC_WAIT_EVENT = 256, /* cudaStreamWaitEvent */
+    NC_MPI_START = 512,  /* nonblocking MPI call that returns a request (MPI_Isend, MPI_Iallreduce, ...) */
+    NC_MPI_DONE = 1024,  /* MPI_Wait* / MPI_Test*: where requests complete; CPU work, never a member */
 };
 
 /* Blocking MPI calls the MPI collector records with collective args: they are
- * matched across ranks like c10d collectives. Non-blocking ones (MPI_I*)
- * complete in a later MPI_Wait*, which this graph does not follow yet, so
- * they stay CPU work. */
+ * matched across ranks like c10d collectives. Nonblocking ones are matched
+ * the same way and complete in the MPI_Wait / MPI_Test with their request
+ * handle (mpi_requests below). */
+static bool in_list(const char *n, const char *const *names, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        if (!strcmp(n, names[i])) return true;
+    return false;
+}
+
 static bool is_mpi_comm(const char *n)
 {
     static const char *const names[] = {
         "MPI_Allreduce", "MPI_Allgather", "MPI_Alltoall", "MPI_Barrier", "MPI_Bcast", "MPI_Reduce",
         "MPI_Reduce_scatter", "MPI_Reduce_scatter_block", "MPI_Send", "MPI_Recv",
     };
-    if (strncmp(n, "MPI_", 4) != 0) return false;
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (!strcmp(n, names[i])) return true;
-    return false;
+    return !strncmp(n, "MPI_", 4) && in_list(n, names, sizeof names / sizeof names[0]);
+}
+
+static bool is_mpi_start(const char *n)
+{
+    static const char *const names[] = {
+        "MPI_Isend", "MPI_Irecv", "MPI_Iallreduce", "MPI_Iallgather", "MPI_Ialltoall", "MPI_Ibarrier",
+        "MPI_Ibcast", "MPI_Ireduce", "MPI_Ireduce_scatter", "MPI_Ireduce_scatter_block",
+    };
+    return !strncmp(n, "MPI_I", 5) && in_list(n, names, sizeof names / sizeof names[0]);
 }
 
 static uint16_t name_class(const local_ctx *c, uint32_t s)
@@ -150,6 +165,8 @@ static uint16_t name_class(const local_ctx *c, uint32_t s)
     if (has_prefix(n, "gloo:")) v |= NC_GLOO | NC_COMM;
     if (has_prefix(n, "c10d::")) v |= NC_C10D | NC_COMM;
     if (has_prefix(n, "nccl:") || has_prefix(n, "record_param_comms") || is_mpi_comm(n)) v |= NC_COMM;
+    if (is_mpi_start(n)) v |= NC_MPI_START | NC_COMM;
+    if (has_prefix(n, "MPI_Wait") || has_prefix(n, "MPI_Test")) v |= NC_MPI_DONE | NC_COMM;
     if (is_sync_call(n)) v |= NC_SYNC;
     if (!strncasecmp(n, "nccl", 4)) v |= NC_NCCL;
     if (!strcmp(n, "cudaMemcpy") || !strcmp(n, "cudaMemset")) v |= NC_SYNC_COPY;
@@ -568,18 +585,88 @@ static void assign_iterations(local_ctx *c)
 }
 
 
+/* One request event: a nonblocking call (start) or a Wait/Test (done). */
+typedef struct req_ev { int64_t ts, handle; uint32_t node; uint8_t done; } req_ev;
+
+static int cmp_req(const void *a, const void *b)
+{
+    const req_ev *x = a, *y = b;
+    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+    return (int)x->done - (int)y->done;   /* a start before a wait of the same instant */
+}
+
+/* Request events of this rank, in time order: nonblocking calls and every
+ * MPI_Wait / completed MPI_Test that names its handle. */
+static int request_events(local_ctx *c, req_ev **out, uint32_t *n_out, uint32_t *cap)
+{
+    ts_graph *g = c->g;
+    for (uint32_t n = c->node0; n < g->nodes.n; n++) {
+        uint32_t s = g->nodes.slice[n];
+        uint16_t nc = g->nodes.kind[n] == TS_NODE_COMM_CPU ? name_class(c, s) : 0;
+        int64_t h, done = 1;
+        if (!(nc & (NC_MPI_START | NC_MPI_DONE)) || !ts__slice_arg_i64(c->r, s, "request", &h) || h < 0)
+            continue;   /* no handle, or MPI_REQUEST_NULL's */
+        if ((nc & NC_MPI_DONE) && ts__slice_arg_i64(c->r, s, "completed", &done) && !done) continue;
+        if (ts__grow((void **)out, cap, sizeof **out, *n_out + 1)) return TS_ENOMEM;
+        (*out)[(*n_out)++] = (req_ev){g->nodes.start_ns[n], h, n, (nc & NC_MPI_DONE) != 0};
+    }
+    qsort(*out, *n_out, sizeof **out, cmp_req);
+    return TS_OK;
+}
+
+/* Nonblocking MPI (`trainscope record --mpi` writes the request's Fortran
+ * handle as "request" on MPI_I*, MPI_Wait and MPI_Test): a request completes
+ * in the first MPI_Wait, or MPI_Test reporting completed = 1, on this rank
+ * after the call with the same handle (MPI reuses a handle only once the
+ * request is freed, which completion does). Edge: call.end -> completion.end,
+ * and g->mpi_done maps the call (a collective member) to its completion so
+ * the barrier releases the wait, not the call. MPI_Waitall/any/some record
+ * no handles: their requests are counted in a warning. O(k log k) in MPI
+ * calls. */
+static int mpi_requests(local_ctx *c)
+{
+    ts_graph *g = c->g;
+    req_ev *ev = NULL;
+    uint32_t n = 0, cap = 0, starts = 0, open = 0;
+    ts_map64 pending;   /* handle -> call node, TS_NONE32 once completed */
+    ts__map64_init(&pending);
+    int rc = request_events(c, &ev, &n, &cap);
+    for (uint32_t i = 0; rc == TS_OK && i < n; i++) {
+        uint64_t call;
+        if (!ev[i].done) {
+            starts++;
+            rc = ts__map64_put(&pending, (uint64_t)ev[i].handle, ev[i].node);
+        } else if (ts__map64_get(&pending, (uint64_t)ev[i].handle, &call) && call != TS_NONE32) {
+            ts__graph_add_edge(g, (uint32_t)call, ev[i].node, TS_EDGE_MPI_REQUEST, TS_EDGE_FROM_END | TS_EDGE_TO_END);
+            rc = ts__map64_put(&g->mpi_done, call, ev[i].node);
+            if (rc == TS_OK) rc = ts__map64_put(&pending, (uint64_t)ev[i].handle, TS_NONE32);
+            g->n_mpi_requests_followed++;
+        }
+    }
+    for (uint32_t i = 0; i < pending.n_slots; i++)
+        open += pending.keys[i] != UINT64_MAX && pending.vals[i] != TS_NONE32;
+    if (rc == TS_OK && open)
+        ts__graph_warn(g, "rank %d: %u of %u nonblocking MPI requests complete in no MPI_Wait/MPI_Test naming "
+                       "them (MPI_Waitall/Waitany/Waitsome record no request handles); the collective is "
+                       "taken to end when the call returns", c->r->rank, open, starts);
+    ts__free(ev, cap * sizeof *ev);
+    ts__map64_free(&pending);
+    return rc;
+}
+
 /* Members of this rank's collectives: its comm kernels when it has any, else
- * its gloo worker ops, else its top-level c10d:: calls; in start order. */
+ * its gloo worker ops, else its top-level c10d:: / MPI calls (not the
+ * MPI_Wait* / MPI_Test* that complete requests); in start order. */
 static int collect_members(local_ctx *c, ts_graph_members *m)
 {
     ts_graph *g = c->g;
     for (int pass = 0; pass < 3 && m->n == 0; pass++) {
         for (uint32_t n = c->node0; n < g->nodes.n; n++) {
             ts_node_kind k = (ts_node_kind)g->nodes.kind[n];
-            bool gloo = name_class(c, g->nodes.slice[n]) & NC_GLOO;
+            uint16_t nc = k == TS_NODE_COMM_CPU ? name_class(c, g->nodes.slice[n]) : 0;
             bool take = pass == 0 ? k == TS_NODE_COMM_KERNEL
-                      : pass == 1 ? (k == TS_NODE_COMM_CPU && gloo)
-                                  : (k == TS_NODE_COMM_CPU && !gloo);
+                      : pass == 1 ? (k == TS_NODE_COMM_CPU && (nc & NC_GLOO))
+                                  : (k == TS_NODE_COMM_CPU && !(nc & (NC_GLOO | NC_MPI_DONE)));
             if (!take) continue;
             if (ts__grow((void **)&m->node, &m->cap, sizeof *m->node, m->n + 1)) return TS_ENOMEM;
             m->node[m->n++] = n;
@@ -639,6 +726,7 @@ int ts__graph_local(ts_graph *g, uint16_t ri, const ts_rank *r, ts_graph_members
         warn_waits(&c, &w);
         fwdbwd_flows(&c);
         rc = gloo_workers(&c);
+        if (rc == TS_OK) rc = mpi_requests(&c);
         assign_iterations(&c);
         if (rc == TS_OK) rc = collect_members(&c, members);
     }

@@ -50,6 +50,18 @@ static void retime(const src_view *v, const int64_t *self, int64_t *t)
     }
 }
 
+/* Rank 0's nonblocking MPI calls and their completions, for the copy whose
+ * first node is node0. */
+static int copy_mpi_done(ts_graph *out, const src_view *v, uint32_t node0)
+{
+    const ts_map64 *m = &v->g->mpi_done;
+    for (uint32_t i = 0; i < m->n_slots; i++)
+        if (m->keys[i] != UINT64_MAX && local(v, (uint32_t)m->keys[i]) &&
+            ts__map64_put(&out->mpi_done, node0 + m->keys[i] - v->first, node0 + m->vals[i] - v->first))
+            return TS_ENOMEM;
+    return TS_OK;
+}
+
 static int copy_rank(ts_graph *out, const src_view *v, uint16_t r, double jitter, uint64_t seed,
                      int64_t *self, int64_t *t)
 {
@@ -83,7 +95,7 @@ static int copy_rank(ts_graph *out, const src_view *v, uint16_t r, double jitter
                 ts__graph_add_edge(out, node0 + i, node0 + g->edges.dst[e] - v->first,
                                    (ts_edge_kind)g->edges.kind[e], g->edges.flags[e]);
     }
-    return out->oom ? TS_ENOMEM : TS_OK;
+    return out->oom ? TS_ENOMEM : copy_mpi_done(out, v, node0);
 }
 
 /* Rank 0's collective members, in time order, become every copy's members. */

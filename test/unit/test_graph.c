@@ -848,3 +848,63 @@ TEST(out_of_memory_while_re_pairing_by_time_is_reported_never_a_crash)
     CHECK(n_ok > 0);
     ts_trace_destroy(t);
 }
+
+/* An MPI call as `trainscope record --mpi` writes it (cat "mpi" is kind
+ * other); request < 0 = no "request" arg (MPI_Waitall). */
+static uint32_t mpi_call(ts_rank *r, uint32_t track, int64_t ts, int64_t dur, const char *name, int64_t seq,
+                         int64_t request)
+{
+    uint32_t s = sl(r, track, ts, dur, name, TS_KIND_OTHER, -1);
+    uint32_t first = ts__rank_args_mark(r);
+    if (seq >= 0) {
+        str_arg(r, "Collective name", "allreduce");
+        str_arg(r, "Process Group Name", "mpi_comm_0");
+        int_arg(r, "Seq", seq);
+    }
+    if (request >= 0) int_arg(r, "request", request);
+    ts__rank_slice_set_args(r, s, first, ts__rank_args_mark(r) - first);
+    return s;
+}
+
+/* Two ranks: MPI_Iallreduce (request 3), compute, MPI_Wait(3); rank 1
+ * arrives 200 ns late, both waits return at 400: the barrier releases the
+ * waits, not the calls (which return at once). Then an Iallreduce
+ * completed by MPI_Waitall, which records no handles. */
+TEST(nonblocking_mpi_collective_completes_in_the_wait_naming_its_request)
+{
+    ts_rank *rs[2];
+    for (int k = 0; k < 2; k++) {
+        ts_rank *r = rs[k] = ts__rank_create(k ? "r1.json" : "r0.json");
+        r->rank = k;
+        uint32_t th = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
+        int64_t t0 = k ? 200 : 0;
+        mpi_call(r, th, t0, 5, "MPI_Iallreduce", 0, 3);
+        sl(r, th, t0 + 10, 90, "work", TS_KIND_OTHER, -1);
+        mpi_call(r, th, t0 + 100, 300 - t0, "MPI_Wait", -1, 3);
+        mpi_call(r, th, 500, 5, "MPI_Iallreduce", 1, 4);
+        mpi_call(r, th, 510, 100, "MPI_Waitall", -1, -1);
+    }
+    ts_trace *t = NULL;
+    int rc;
+    ts_graph *g = build(rs, 2, &t, &rc, NULL);
+    CHECK_EQ_INT(rc, TS_OK);
+    CHECK_EQ_INT(ts_graph_n_collectives(g), 2);
+    CHECK_EQ_INT(g->n_mpi_requests_followed, 2);
+    CHECK_EQ_INT(ts_graph_rank_offset_ns(g, 1), 0);          /* the waits' ends coincide */
+    uint32_t b = g->colls[0].barrier;
+    for (uint16_t k = 0; k < 2; k++) {
+        uint32_t call = node_named(g, k, "MPI_Iallreduce"), wait = node_named(g, k, "MPI_Wait");
+        CHECK(edge(g, call, wait, TS_EDGE_MPI_REQUEST) != TS_NONE32);
+        uint32_t e = edge(g, b, wait, TS_EDGE_COLL_EXIT);
+        CHECK(e != TS_NONE32);
+        CHECK(edge(g, b, call, TS_EDGE_COLL_EXIT) == TS_NONE32);
+        /* rank 0 waits from 100: its wait ends 200 after the last arrival (200);
+         * rank 1 enters its wait at 300, after that arrival: the exit edge only
+         * bounds it, and the wait keeps its own 100 ns */
+        CHECK_EQ_INT(g->edges.gap_ns[e], k ? 0 : 200);
+        CHECK_EQ_INT(g->nodes.self_ns[wait], k ? 100 : 0);
+    }
+    CHECK(has_warning(g, "1 of 2 nonblocking MPI requests complete in no MPI_Wait", "rank 0"));
+    ts_graph_destroy(g);
+    ts_trace_destroy(t);
+}

@@ -503,9 +503,23 @@ static inline event_key fast_key(js *j)
     return k;
 }
 
+/* A member the model has no column for (or a known key with a value of
+ * another type): kept reachable as an arg. Out of line: it is rare, and
+ * inlined it made every member pay for its registers. */
+static __attribute__((noinline, cold)) void add_unmodelled(parser *P, ev *e, event_key key, const char *k, size_t n)
+{
+    static const char *const spelled[] = {
+        [K_PH] = "ph", [K_TS] = "ts", [K_ID] = "id", [K_BP] = "bp", [K_S] = "s", [K_PID] = "pid",
+        [K_TID] = "tid", [K_DUR] = "dur", [K_CAT] = "cat", [K_ID2] = "id2", [K_NAME] = "name", [K_ARGS] = "args",
+    };
+    if (key != K_OTHER) { k = spelled[key]; n = strlen(k); }
+    add_arg(P, e, intern_raw(P, k, n));
+}
+
 /* One member of an event object, p at its value; `k`, `n` are the key's
- * bytes (used only for K_OTHER and values the model has no column for). */
-static void parse_member(parser *P, ev *e, event_key key, const char *k, size_t n)
+ * bytes (used only for K_OTHER). Inlined into parse_event's loop: a call
+ * per member cost a prologue and epilogue as long as the common cases. */
+static inline __attribute__((always_inline)) void parse_member(parser *P, ev *e, event_key key, const char *k, size_t n)
 {
     switch (key) {
     case K_S: e->scope = parse_char_field(P); return;
@@ -528,13 +542,28 @@ static void parse_member(parser *P, ev *e, event_key key, const char *k, size_t 
     case K_ARGS: parse_args(P, e); return;
     case K_OTHER: break;
     }
-    /* Fields the model has no column for stay reachable as args. */
-    static const char *const spelled[] = {
-        [K_PH] = "ph", [K_TS] = "ts", [K_ID] = "id", [K_BP] = "bp", [K_S] = "s", [K_PID] = "pid",
-        [K_TID] = "tid", [K_DUR] = "dur", [K_CAT] = "cat", [K_ID2] = "id2", [K_NAME] = "name", [K_ARGS] = "args",
-    };
-    if (key != K_OTHER) { k = spelled[key]; n = strlen(k); }
-    add_arg(P, e, intern_raw(P, k, n));
+    add_unmodelled(P, e, key, k, n);
+}
+
+/* A member whose key the fast path did not recognize: p at its quote. */
+static __attribute__((noinline)) void parse_member_slow(parser *P, ev *e)
+{
+    js *j = &P->s;
+    js_str k = js_string(j);
+    const char *ks = k.s;
+    size_t kn = k.n;
+    char kb[16];
+    js_expect(j, ':', "':' after a key");
+    if (!k.clean) {
+        /* Escaped keys are rare. Known keys are short: copy those out of
+         * the scratch buffer, which parsing the value may reuse. */
+        ks = js_decode(j, k, &kn);
+        if (kn >= sizeof kb) { add_arg(P, e, ts__rank_intern(P->r, ks, kn)); return; }
+        ks = memcpy(kb, ks, kn);
+    }
+    event_key key = key_of(ks, kn);
+    if (key == K_OTHER) add_unmodelled(P, e, K_OTHER, ks, kn);
+    else parse_member(P, e, key, ks, kn);
 }
 
 /* p at the event's '{'. */
@@ -551,24 +580,8 @@ static void parse_event(parser *P, ev *e)
     for (;;) {
         if (js_peek(j) != '"') js_fail(j, j->p, "expected a key in event %llu", (unsigned long long)P->n_events);
         event_key key = fast_key(j);
-        if (TS_LIKELY(key != K_OTHER)) {
-            parse_member(P, e, key, NULL, 0);
-        } else {
-            js_str k = js_string(j);
-            const char *ks = k.s;
-            size_t kn = k.n;
-            char kb[16];
-            js_expect(j, ':', "':' after a key");
-            if (!k.clean) {
-                /* Escaped keys are rare. Known keys are short: copy those out of
-                 * the scratch buffer, which parsing the value may reuse. */
-                ks = js_decode(j, k, &kn);
-                if (kn >= sizeof kb) { add_arg(P, e, ts__rank_intern(P->r, ks, kn)); goto next; }
-                ks = memcpy(kb, ks, kn);
-            }
-            parse_member(P, e, key_of(ks, kn), ks, kn);
-        }
-    next:;
+        if (TS_LIKELY(key != K_OTHER)) parse_member(P, e, key, NULL, 0);
+        else parse_member_slow(P, e);
         char c = js_peek(j);
         j->p++;
         if (c == '}') return;

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 
 #include "core/core.h"
+#include "replay/contention.h"
 #include "trainscope/replay.h"
 
 typedef struct coll_sample {
@@ -41,6 +42,8 @@ struct ts_coll_model {
     uint32_t     n_fits, cap_fits;
     double       given_busbw_gbps;   /* 0 = use the fit */
     double       given_latency_us;   /* 0 = use the fit */
+    double       cpu_compute_ratio;  /* CPU-only (gloo) logs: compute rate beside all-reduces in flight
+                                        over its rate alone, (0, 1]; 0 = not in the log */
 };
 
 static const char *const kind_names[TS_COLL_COUNT] = {
@@ -157,6 +160,25 @@ typedef struct log_state {
     int      time_col;         /* column of the out-of-place time, from the header */
 } log_state;
 
+/* bench/gloo_allreduce.py's line "# sharing with compute: ... the matmuls
+ * run at A/s alone and B/s (xR) beside them" (gloo's two workers busy):
+ * B / A into m. Other logs have no such line. */
+static void log_sharing(ts_coll_model *m, const char *line)
+{
+    const char *p = strstr(line, "matmuls run at ");
+    double alone, beside;
+    if (strstr(line, "sharing with compute") && p &&
+        sscanf(p, "matmuls run at %lf/s alone and %lf/s", &alone, &beside) == 2 && alone > 0 && beside > 0 &&
+        beside <= alone)
+        m->cpu_compute_ratio = beside / alone;
+}
+
+double ts__coll_model_cpu_kappa(const ts_coll_model *m)
+{
+    /* rate ratio q with TS_GLOO_WORKERS all-reduces in flight: 1 / q = 1 + kappa x workers */
+    return m && m->cpu_compute_ratio > 0 ? (1.0 / m->cpu_compute_ratio - 1.0) / TS_GLOO_WORKERS : 0;
+}
+
 static void log_header(log_state *st, const char *line)
 {
     const char *p = line + 1;
@@ -205,7 +227,7 @@ int ts_coll_model_load_nccl_tests(ts_coll_model *m, const char *path, ts_error *
         line_no++;
         char *line = strip_mpi_prefix(raw);
         while (*line == ' ' || *line == '\t') line++;
-        if (*line == '#') { log_header(&st, line); continue; }
+        if (*line == '#') { log_header(&st, line); log_sharing(m, line); continue; }
         if (!isdigit((unsigned char)*line)) continue;
         rc = log_row(m, &st, line, st.max_rank_plus1 ? st.max_rank_plus1 : 1);
         if (rc == TS_EPARSE) { ts__error(err, rc, "%s: line %u: malformed nccl-tests row", path, line_no); break; }

@@ -237,7 +237,7 @@ int ts__contention_apply(ts_contention *ct, ts_sim *s, double *kappa_out, ts_err
     if (rc == TS_OK) {
         for (uint32_t k = 0; k < n_ops; k++) meas[k] = s->self_ns[ct->op[k]];
         overlaps(ct, s, false, scratch, f_meas);
-        kappa = fit_kappa(ct, meas, f_meas, base);
+        kappa = ct->kappa_given > 0 ? ct->kappa_given : fit_kappa(ct, meas, f_meas, base);
         sharing(ct, s, false, su, scratch, g_meas);
         ct->load = fit_load(ct, g_meas);
         for (uint32_t i = 0; i < n_colls; i++) colls = colls || ct->coll_new[i];

@@ -6,6 +6,7 @@
 #define TS_REPLAY_CONTENTION_H
 
 #include "replay/sim.h"
+#include "trainscope/replay.h"
 
 /* What the model reads; every array is owned by the caller. */
 typedef struct ts_contention {
@@ -27,9 +28,19 @@ typedef struct ts_contention {
                               index; -1 = none; old instances: -1 */
     uint8_t  *coll_new;    /* 1 = what-if bucket (re-timed for its simulated sharing), 0 = measured */
     double    load;        /* out: the trace's load factor s (measured transfer / model x sharing), 0 = none */
+    double    kappa_given; /* > 0: compute slowdown per all-reduce in flight measured by the calibration
+                              log (ts__coll_model_cpu_kappa), used instead of fitting kappa on the trace */
 } ts_contention;
 
-/* Fit kappa on the measured overlaps (into *kappa) and the load factor on
+/* gloo's worker threads per process group (ProcessGroupGloo's default): the
+ * all-reduces in flight at once in bench/gloo_allreduce.py's sharing test. */
+#define TS_GLOO_WORKERS 2
+
+/* Compute slowdown per gloo all-reduce in flight on this machine, from the
+ * calibration log's sharing line (collective.c); 0 = the log has none. */
+double ts__coll_model_cpu_kappa(const ts_coll_model *m);
+
+/* Fit kappa on the measured overlaps (into *kappa; or take ct->kappa_given) and the load factor on
  * the measured all-reduces (into ct->load), then re-time the ops and the new
  * all-reduces of s for the edited schedule's overlaps and re-simulate until
  * it settles.

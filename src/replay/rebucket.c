@@ -60,6 +60,8 @@ typedef struct rb_ctx {
     uint32_t  *n_slots;       /* per rank */
     uint32_t  *next_slot;     /* per rank: slot of the next new bucket */
     int64_t    alpha_ns;      /* fixed cost per collective (model at 0 bytes), >= 0 */
+    int64_t    last_launch_ns;/* measured start of the last old bucket's launch in the rank iteration
+                                 being regrouped: DDP's finalize (the only real waits) comes after it */
     uint32_t   n_old, n_new;  /* totals, for the summary warning */
     /* The new buckets, for contention.c: n_nb of them, cap_nb room. */
     uint32_t  *nb_coll;       /* row in r->colls */
@@ -296,6 +298,27 @@ static void drop_finalize_gaps(const rb_ctx *c, const old_bucket *ob, uint32_t n
     }
 }
 
+/* A waiter that started before the iteration's last launch is an op of the
+ * backward that happened to start after a bucket finished: DDP waits for
+ * buckets only in its finalize, after the last launch. Its edge from the old
+ * bucket is cut, and its other start-edges take the gaps that place it where
+ * it was measured after each of their sources, so it keeps its measured
+ * place in program order and waits for no new bucket (a merged bucket ends
+ * later than the old one did, which held up the backward by milliseconds).
+ * An unchanged schedule still reproduces its measured start. O(in-edges). */
+static void unbind_waiter(ts_replay *r, uint32_t waiter, uint32_t cut_edge)
+{
+    const ts_graph *g = r->g;
+    ts_sim *s = &r->sim;
+    s->egap_ns[cut_edge] = TS_SIM_CUT_GAP;
+    for (uint32_t k = g->in_first[waiter]; k < g->in_first[waiter + 1]; k++) {
+        uint32_t e = g->in_edge[k], src = g->edges.src[e];
+        if (e == cut_edge || (s->eflags[e] & TS_SIM_TO_END) || s->egap_ns[e] == TS_SIM_CUT_GAP) continue;
+        int64_t at = (s->eflags[e] & TS_SIM_FROM_END) ? s->meas_end_ns[src] : s->meas_start_ns[src];
+        if (at != INT64_MIN) s->egap_ns[e] = s->meas_start_ns[waiter] - at;
+    }
+}
+
 static void retire_old(rb_ctx *c, old_bucket *o, const uint32_t *new_member, const int64_t *new_resid,
                        const int64_t *new_ready, uint32_t j0, int64_t *waited)
 {
@@ -313,6 +336,10 @@ static void retire_old(rb_ctx *c, old_bucket *o, const uint32_t *new_member, con
     for (uint32_t e = g->out_first[m]; e < g->out_first[m + 1]; e++) {
         if (g->edges.kind[e] != TS_EDGE_WORKER) continue;
         uint32_t waiter = g->edges.dst[e], j = j0 + 1;
+        if (meas_start(r, waiter) < c->last_launch_ns && !(g->edges.flags[e] & TS_SIM_TO_END)) {
+            unbind_waiter(r, waiter, e);
+            continue;
+        }
         while (j > 0 && new_ready[j - 1] >= meas_start(r, waiter)) j--;
         if (j > 0) {
             /* The waiter's delay counts from the completion of the
@@ -399,6 +426,7 @@ static int add_rank_iteration(rb_ctx *c, old_bucket *ob, uint32_t n_units, uint3
         new_member[j] = x;
     }
     int64_t waited = -1;   /* the last new bucket a waiter was pointed at */
+    c->last_launch_ns = same ? INT64_MIN : meas_start(r, ob[c->unit_old[n_units - 1]].launch);
     for (uint32_t i = 0; i < n_units; i++) {
         if (i + 1 == n_units || c->unit_old[i + 1] != c->unit_old[i])
             retire_old(c, &ob[c->unit_old[i]], new_member, new_resid, new_ready, c->unit_new[i], &waited);
@@ -642,14 +670,31 @@ static int regroup_all(rb_ctx *c, rb_ranks *R, uint32_t n_ranks, bool fill_only,
     return rc;
 }
 
+/* The how-manieth op of this name n is in its rank's iteration (0 = the
+ * first), counted in `seen` (key rank|name -> iteration << 32 | count); rows
+ * of a lane come in time order. -1 = out of memory. */
+static int64_t occurrence(ts_map64 *seen, uint64_t rank_name, int32_t iter)
+{
+    uint64_t v;
+    uint32_t count = ts__map64_get(seen, rank_name, &v) && (int32_t)(v >> 32) == iter ? (uint32_t)v + 1 : 0;
+    if (ts__map64_put(seen, rank_name, (uint64_t)(uint32_t)iter << 32 | count)) return -1;
+    return count;
+}
+
 /* Compute ops a gloo reduction can slow: the training threads' CPU ops
- * inside iterations, named per (rank, op name). */
+ * inside iterations, each named per (rank, op name, occurrence in the
+ * iteration): the same layer's op in every iteration. Naming by op name
+ * alone put every layer's ConvolutionBackward0 under one base time, and the
+ * layers that run while a bucket is in flight are the big ones at the end
+ * of backward, so kappa read the layers' sizes as contention (63% on a cnn
+ * trace). */
 static int contention_ops(const ts_replay *r, const rb_ranks *R, ts_contention *ct)
 {
     const ts_sim *s = &r->sim;
     const ts_graph *g = r->g;
-    ts_map64 names;
+    ts_map64 names, seen;
     ts__map64_init(&names);
+    ts__map64_init(&seen);
     ct->op = ts__malloc((size_t)s->n_base_nodes * sizeof *ct->op + 1);
     ct->name_of = ts__malloc((size_t)s->n_base_nodes * sizeof *ct->name_of + 1);
     int rc = ct->op && ct->name_of ? TS_OK : TS_ENOMEM;
@@ -658,7 +703,10 @@ static int contention_ops(const ts_replay *r, const rb_ranks *R, ts_contention *
         if (k >= ct->n_ranks || !R->n_ob[k] || s->kind[n] != TS_NODE_CPU_OP || s->iteration[n] < 0 ||
             s->self_ns[n] <= 0 || s->lane[n] != s->lane[R->ob[k][0].launch] || g->nodes.slice[n] == TS_NONE32)
             continue;
-        uint64_t key = (uint64_t)k << 32 | ts__graph_rank(g, n)->slices.name[g->nodes.slice[n]], id;
+        uint64_t rank_name = (uint64_t)k << 32 | ts__graph_rank(g, n)->slices.name[g->nodes.slice[n]], id;
+        int64_t nth = occurrence(&seen, rank_name, s->iteration[n]);
+        uint64_t key = rank_name ^ (uint64_t)nth << 48;   /* rank < 2^16 sits in bits 32-47 */
+        if (nth < 0 || nth >= 1 << 16) { rc = nth < 0 ? TS_ENOMEM : TS_OK; if (rc) break; continue; }
         if (!ts__map64_get(&names, key, &id)) {
             id = ct->n_names++;
             if (ts__map64_put(&names, key, id)) { rc = TS_ENOMEM; break; }
@@ -667,6 +715,7 @@ static int contention_ops(const ts_replay *r, const rb_ranks *R, ts_contention *
         ct->op[ct->n_ops++] = n;
     }
     ts__map64_free(&names);
+    ts__map64_free(&seen);
     return rc;
 }
 
@@ -771,7 +820,7 @@ static int apply_contention(const rb_ctx *c, const rb_ranks *R, uint32_t n_ranks
     ts_replay *r = c->r;
     const ts_graph *g = r->g;
     if (g->lanes[r->sim.lane[R->ob[0][0].member]].on_gpu) return TS_OK;   /* NCCL reduces on the GPU */
-    ts_contention ct = {.n_ranks = (uint16_t)n_ranks};
+    ts_contention ct = {.n_ranks = (uint16_t)n_ranks, .kappa_given = ts__coll_model_cpu_kappa(r->model)};
     size_t n_base = r->sim.n_base_nodes, n_all = r->sim.n_nodes;
     uint32_t cap_members = (uint32_t)(n_all - n_base);
     for (uint32_t k = 0; k < n_ranks; k++) cap_members += R->n_ob[k];
@@ -783,8 +832,9 @@ static int apply_contention(const rb_ctx *c, const rb_ranks *R, uint32_t n_ranks
     if (rc == TS_OK) rc = ts__contention_apply(&ct, &r->sim, &kappa, err);
     else ts__error(err, rc, "replay: out of memory");
     if (rc == TS_OK && kappa > 0)
-        ts__replay_warn(r, "--bucket-mb: compute slowed %.0f%% per concurrent gloo all-reduce (fitted on the trace); "
-                        "training-thread ops re-timed for the new overlap", kappa * 100);
+        ts__replay_warn(r, "--bucket-mb: compute slowed %.0f%% per concurrent gloo all-reduce (%s); "
+                        "training-thread ops re-timed for the new overlap", kappa * 100,
+                        ct.kappa_given > 0 ? "from the calibration log" : "fitted on the trace");
     if (rc == TS_OK && ct.load > 0)
         ts__replay_warn(r, "--bucket-mb: new all-reduces priced at %.2f x the cost model x the threads sharing "
                         "their core (load factor fitted on the trace's all-reduces)", ct.load);

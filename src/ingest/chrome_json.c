@@ -242,7 +242,30 @@ static int64_t synthetic_id(const ts_rank *r, uint32_t sid)
 }
 
 /* ---- values ---- */
-static void parse_value(parser *P, ts_arg_type *type, uint64_t *val)
+/* p at '[': skip an array of small non-negative integers ("grid": [80,
+ * 1, 1], "Input Dims" rows) element by element without js_skip's recursion,
+ * checking the same syntax. Returns false with p unchanged for anything
+ * else (nested arrays, strings, negative or long numbers), which js_skip
+ * then reads. */
+static inline bool skip_int_array(js *j)
+{
+    const char *start = j->p;
+    j->p++;
+    if (js_peek(j) == ']') { j->p++; return true; }
+    for (;;) {
+        uint64_t u;
+        js_peek(j);
+        if (!js_small_uint(j, &u)) break;
+        char c = js_peek(j);
+        j->p++;
+        if (c == ']') return true;
+        if (c != ',') break;
+    }
+    j->p = start;
+    return false;
+}
+
+static inline __attribute__((always_inline)) void parse_value(parser *P, ts_arg_type *type, uint64_t *val)
 {
     js *j = &P->s;
     char c = js_peek(j);
@@ -262,7 +285,7 @@ static void parse_value(parser *P, ts_arg_type *type, uint64_t *val)
     }
     if (c == '{' || c == '[') {
         const char *start = j->p;
-        js_skip(j, 1);
+        if (c != '[' || !skip_int_array(j)) js_skip(j, 1);
         *type = TS_ARG_JSON;
         *val = intern_raw(P, start, (size_t)(j->p - start));   /* "grid": [80, 1, 1] repeats too */
         return;
@@ -272,7 +295,7 @@ static void parse_value(parser *P, ts_arg_type *type, uint64_t *val)
     *val = lit < 0 ? 0 : (uint64_t)lit;
 }
 
-static void add_arg(parser *P, ev *e, uint32_t key)
+static inline __attribute__((always_inline)) void add_arg(parser *P, ev *e, uint32_t key)
 {
     ts_arg_type type;
     uint64_t val;
@@ -281,7 +304,7 @@ static void add_arg(parser *P, ev *e, uint32_t key)
         if (key == P->k_corr) e->corr = (int64_t)val;
         else e->ext_id = (int64_t)val;
     }
-    if (ts__rank_add_arg(P->r, key, type, val) == TS_NONE32) oom(P);
+    if (ts__rank_push_arg(P->r, key, type, val) == TS_NONE32) oom(P);
     e->n_args++;
 }
 
@@ -409,6 +432,8 @@ static uint64_t parse_id(parser *P)
         }
     }
     if (c == '-' || (c >= '0' && c <= '9')) {
+        uint64_t u;
+        if (js_small_uint(j, &u)) return u;   /* correlation ids mostly */
         js_num n = js_number(j);
         return (uint64_t)num_as_i64(n);
     }
@@ -419,7 +444,7 @@ static void parse_time_field(parser *P, int64_t *out, const char *field)
 {
     js *j = &P->s;
     js_peek(j);
-    if (!js_time_ns(j, out))
+    if (!js_time_ns_fast(j, out))
         js_fail(j, j->p, "event %llu: \"%s\" is not a number", (unsigned long long)P->n_events, field);
 }
 

@@ -164,6 +164,38 @@ static inline bool js_small_uint(js *j, uint64_t *out)
  * beyond three fraction digits). Returns false when the value is not a
  * number (p unchanged). */
 bool js_time_ns(js *j, int64_t *out);
+/* js_time_ns for the shape nearly every trace timestamp has: up to 15
+ * integer digits, then '.' and one to three fraction digits (or none), not
+ * at the window end. Anything else (a sign, an exponent, more fraction
+ * digits to round, very long numbers) goes to js_time_ns. Same results. */
+static inline bool js_time_ns_fast(js *j, int64_t *out)
+{
+    static const uint64_t frac_scale[4] = {0, 100, 10, 1};
+    const char *q = j->p;
+    uint64_t w, us;
+    unsigned n = js_lead_digits(q, &w);
+    if (n == 0) return js_time_ns(j, out);
+    us = js_digits_value(w, n);
+    if (n == 8) {
+        unsigned m = js_lead_digits(q + 8, &w);
+        if (m == 8) return js_time_ns(j, out);
+        static const uint64_t p10[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
+        if (m) us = us * p10[m] + js_digits_value(w, m);
+        n += m;
+    }
+    uint64_t frac = 0;
+    if (q[n] == '.') {
+        unsigned f = js_lead_digits(q + n + 1, &w);
+        if (f == 0 || f > 3) return js_time_ns(j, out);
+        frac = js_digits_value(w, f) * frac_scale[f];
+        n += 1 + f;
+    }
+    char c = q[n];
+    if (c == 'e' || c == 'E' || (c == 0 && q + n >= j->end)) return js_time_ns(j, out);
+    *out = (int64_t)(us * 1000 + frac);   /* < 10^15 us: fits */
+    j->p = q + n;
+    return true;
+}
 /* p at a value; skips it whole (depth-capped). */
 void js_skip(js *j, int depth);
 /* p at t/f/n; returns 1 true, 0 false, -1 null. */

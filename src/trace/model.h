@@ -238,6 +238,18 @@ uint32_t ts__rank_add_slice(ts_rank *r, uint32_t track, int64_t ts_ns, int64_t d
  * [first, ts__rank_args_mark(r)) to the event. */
 static inline uint32_t ts__rank_args_mark(const ts_rank *r) { return r->args.n; }
 uint32_t ts__rank_add_arg(ts_rank *r, uint32_t key, ts_arg_type type, uint64_t val);
+/* ts__rank_add_arg inlined for the parser's hot loop: the call grows the
+ * columns only when they are full. */
+static inline uint32_t ts__rank_push_arg(ts_rank *r, uint32_t key, ts_arg_type type, uint64_t val)
+{
+    ts_args *a = &r->args;
+    if (TS_UNLIKELY(a->n == a->cap)) return ts__rank_add_arg(r, key, type, val);
+    uint32_t i = a->n++;
+    a->key[i] = key;
+    a->type[i] = (uint8_t)type;
+    a->val[i] = val;
+    return i;
+}
 void     ts__rank_slice_set_args(ts_rank *r, uint32_t slice, uint32_t first, uint32_t n);
 uint32_t ts__rank_add_instant(ts_rank *r, uint32_t track, int64_t ts_ns, uint32_t name,
                               uint32_t cat, ts_kind kind, char scope, uint32_t first_arg, uint32_t n_args);

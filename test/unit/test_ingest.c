@@ -83,6 +83,28 @@ TEST(ingest_converts_microseconds_to_exact_nanoseconds)
     ts__rank_destroy(r);
 }
 
+/* Timestamps of every digit count around the reader's 8- and 16-digit
+ * blocks, with zero to four fraction digits, read exactly. */
+TEST(ingest_reads_timestamps_of_every_length_exactly)
+{
+    static const struct { const char *text; int64_t ns; } cases[] = {
+        {"7", 7000}, {"12345678", 12345678000LL}, {"123456789", 123456789000LL},
+        {"123456789012345", 123456789012345000LL}, {"1234567890123456", 1234567890123456000LL},
+        {"12345678.9", 12345678900LL}, {"99999999.99", 99999999990LL}, {"123456789012345.678", 123456789012345678LL},
+        {"0.001", 1}, {"0.0004", 0}, {"0.0005", 1}, {"42.", -1}, {"-3.25", -3250},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char json[256];
+        snprintf(json, sizeof json, "[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":%s,\"dur\":1}]", cases[i].text);
+        ts_error err;
+        ts_rank *r = load_str(json, &err);
+        if (cases[i].ns == -1) { CHECK(r == NULL); continue; }   /* "42." is not JSON */
+        CHECK(r != NULL);
+        CHECK_EQ_INT(r->slices.ts_ns[0], cases[i].ns);
+        ts__rank_destroy(r);
+    }
+}
+
 TEST(ingest_adds_base_time_nanoseconds_even_after_trace_events)
 {
     ts_error err;

@@ -49,12 +49,16 @@ typedef struct slice_stack {
     uint32_t    n, cap;
 } slice_stack;
 
-/* A flow endpoint whose track is resolved after the whole file is read (the
- * endpoint may precede the first slice that shows its pid/tid is a GPU stream). */
-typedef struct pending_flow {
-    ts_flow_end e;                      /* e.track filled in by resolve_flows */
-    int64_t     pid, tid;               /* where the endpoint was written */
-} pending_flow;
+/* Where a flow endpoint was written, (pid, tid): endpoints go straight into
+ * the rank's flow_ends with this table's row in `track`; the row becomes a
+ * track after the whole file is read (the endpoint may precede the first
+ * slice that shows its pid/tid is a GPU stream). Why a table, not pid and
+ * tid per endpoint: a trace has a few threads and streams but hundreds of
+ * thousands of endpoints, and a second array of them was 20% of the page
+ * faults of a Kineto load. */
+typedef struct flow_place {
+    int64_t pid, tid;
+} flow_place;
 
 /* A top-level member, kept apart so the rank's metadata args stay contiguous. */
 typedef struct meta_arg {
@@ -127,8 +131,10 @@ typedef struct parser {
     ts_map64  cat_kind;          /* category id -> ts_kind */
     slice_stack *stacks;         /* per track row: open B (or b) slices */
     uint32_t  n_stacks;
-    pending_flow *flows;
-    uint32_t  n_flows, cap_flows;
+    flow_place *places;          /* distinct (pid, tid) of flow endpoints */
+    uint32_t  n_places, cap_places;
+    ts_map64  place_index;       /* pair_key(pid, tid) -> row of places */
+    uint32_t  last_place;        /* memo: row of the last endpoint's place, TS_NONE32 = none */
     meta_arg *meta;
     uint32_t  n_meta, cap_meta;
     int64_t   base_time_ns;      /* baseTimeNanoseconds, 0 = none */
@@ -790,6 +796,21 @@ static void commit_metadata(parser *P, const ev *e)
     rollback_args(P, e);   /* process_labels, sort indexes of processes: not modelled */
 }
 
+/* Row of (pid, tid) in P->places, added when new. */
+static uint32_t flow_place_of(parser *P, int64_t pid, int64_t tid)
+{
+    uint32_t m = P->last_place;
+    if (m != TS_NONE32 && P->places[m].pid == pid && P->places[m].tid == tid) return m;
+    uint64_t key = pair_key(pid, tid), v;
+    if (ts__map64_get(&P->place_index, key, &v)) return P->last_place = (uint32_t)v;
+    if (P->n_places == P->cap_places &&
+        ts__grow((void **)&P->places, &P->cap_places, sizeof *P->places, (size_t)P->n_places + 1))
+        oom(P);
+    P->places[P->n_places] = (flow_place){pid, tid};
+    map_put(P, &P->place_index, key, P->n_places);
+    return P->last_place = P->n_places++;
+}
+
 static void commit_flow(parser *P, const ev *e)
 {
     rollback_args(P, e);
@@ -798,19 +819,12 @@ static void commit_flow(parser *P, const ev *e)
                       (unsigned long long)P->n_events);
         return;
     }
-    if (P->n_flows == P->cap_flows &&
-        ts__grow((void **)&P->flows, &P->cap_flows, sizeof *P->flows, (size_t)P->n_flows + 1))
-        oom(P);
-    pending_flow *f = &P->flows[P->n_flows++];
-    f->e.id = e->id;
-    f->e.ts_ns = e->ts_ns;
-    f->e.track = TS_NONE32;
-    f->e.cat = e->cat;
-    f->e.name = e->name;
-    f->e.phase = e->ph;
-    f->e.bind_enclosing = e->ph != 'f' || e->bind_enclosing;
-    f->pid = e->pid;
-    f->tid = e->tid;
+    ts_flow_end f = {
+        .id = e->id, .ts_ns = e->ts_ns, .track = flow_place_of(P, e->pid, e->tid), .cat = e->cat,
+        .name = e->name, .phase = e->ph, .bind_enclosing = e->ph != 'f' || e->bind_enclosing,
+    };
+    ts__rank_add_flow_end(P->r, &f);
+    if (P->r->oom) oom(P);
 }
 
 /* Async b/e/n: one track per (pid, cat, id). */
@@ -1137,23 +1151,26 @@ static void shift_times(parser *P)
     }
     for (uint32_t i = 0; i < r->instants.n; i++) r->instants.ts_ns[i] = sat_add(r->instants.ts_ns[i], b);
     for (uint32_t i = 0; i < r->counters.n; i++) r->counters.ts_ns[i] = sat_add(r->counters.ts_ns[i], b);
-    for (uint32_t i = 0; i < P->n_flows; i++) P->flows[i].e.ts_ns = sat_add(P->flows[i].e.ts_ns, b);
+    for (uint32_t i = 0; i < r->n_flow_ends; i++) r->flow_ends[i].ts_ns = sat_add(r->flow_ends[i].ts_ns, b);
 }
 
+/* Turn each endpoint's place row into its track: the GPU stream when the
+ * (pid, tid) turned out to be one, else the thread. */
 static void resolve_flows(parser *P)
 {
-    /* One block for all endpoints up front: growing by doubling copied the
-     * table (14 MB on the 500 MB benchmark) and faulted it twice. */
-    if (P->n_flows && ts__grow((void **)&P->r->flow_ends, &P->r->cap_flow_ends, sizeof *P->r->flow_ends, P->n_flows)) {
-        /* out of memory: the appends below fail too and mark the rank */
-    }
-    for (uint32_t i = 0; i < P->n_flows; i++) {
-        pending_flow *f = &P->flows[i];
+    ts_rank *r = P->r;
+    if (P->n_places == 0) return;
+    uint32_t *track = ts__malloc((size_t)P->n_places * sizeof *track);
+    if (!track) { r->oom = true; return; }
+    for (uint32_t i = 0; i < P->n_places; i++) {
+        const flow_place *pl = &P->places[i];
         uint64_t v;
-        if (ts__map64_get(&P->gpu_track, pair_key(f->pid, f->tid), &v)) f->e.track = (uint32_t)v;
-        else f->e.track = ts__rank_track(P->r, TS_TRACK_THREAD, f->pid, f->tid);
-        ts__rank_add_flow_end(P->r, &f->e);
+        if (ts__map64_get(&P->gpu_track, pair_key(pl->pid, pl->tid), &v)) track[i] = (uint32_t)v;
+        else track[i] = ts__rank_track(r, TS_TRACK_THREAD, pl->pid, pl->tid);
+        if (track[i] == TS_NONE32) r->oom = true;
     }
+    for (uint32_t i = 0; i < r->n_flow_ends; i++) r->flow_ends[i].track = track[r->flow_ends[i].track];
+    ts__free(track, (size_t)P->n_places * sizeof *track);
 }
 
 static void store_meta(parser *P)
@@ -1202,7 +1219,8 @@ static void parser_free(parser *P)
     ts__map64_free(&P->cat_kind);
     for (uint32_t i = 0; i < P->n_stacks; i++) ts__free(P->stacks[i].v, P->stacks[i].cap * sizeof(open_slice));
     ts__free(P->stacks, P->n_stacks * sizeof *P->stacks);
-    ts__free(P->flows, P->cap_flows * sizeof *P->flows);
+    ts__free(P->places, P->cap_places * sizeof *P->places);
+    ts__map64_free(&P->place_index);
     ts__free(P->meta, P->cap_meta * sizeof *P->meta);
 }
 
@@ -1239,6 +1257,8 @@ static int parser_init(parser *P, ts_src *src, ts_rank *r, ts_error *err)
     ts__map64_init(&P->tid_sort);
     ts__map64_init(&P->gpu_track);
     ts__map64_init(&P->cat_kind);
+    ts__map64_init(&P->place_index);
+    P->last_place = TS_NONE32;
     reserve_tables(P, ts__src_size_hint(src));
     P->k_name = ts__rank_intern(r, "name", 4);
     P->k_sort_index = ts__rank_intern(r, "sort_index", 10);

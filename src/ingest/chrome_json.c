@@ -1007,17 +1007,19 @@ static void step(parser *P)
     }
 }
 
-/* Size the slice and arg columns for the whole input up front (see
- * ts__rank_reserve). Kineto traces run about 360 bytes of JSON per slice and
- * 80 per arg; the estimate takes half of each so it rarely falls short, and
- * pages it over-reserves are never touched. Small inputs (tests) skip it. */
+/* Size the slice, arg and flow-endpoint tables for the whole input up front
+ * (see ts__rank_reserve). Kineto traces run about 360 bytes of JSON per
+ * slice, 80 per arg and 700 per flow endpoint; the estimate takes about half
+ * of each so it rarely falls short, and pages it over-reserves are never
+ * touched. Small inputs (tests) skip it. */
 static void reserve_tables(parser *P, uint64_t json_bytes)
 {
     if (json_bytes < (1u << 20)) return;
-    uint64_t n_slices = json_bytes / 180, n_args = json_bytes / 40;
+    uint64_t n_slices = json_bytes / 180, n_args = json_bytes / 40, n_flows = json_bytes / 256;
     if (n_args > UINT32_MAX / 2) n_args = UINT32_MAX / 2;
     if (n_slices > UINT32_MAX / 2) n_slices = UINT32_MAX / 2;
-    ts__rank_reserve(P->r, (uint32_t)n_slices, (uint32_t)n_args);
+    if (n_flows > UINT32_MAX / 2) n_flows = UINT32_MAX / 2;
+    ts__rank_reserve(P->r, (uint32_t)n_slices, (uint32_t)n_args, (uint32_t)n_flows);
     P->slices_step = (uint32_t)(n_slices / 32 > 4096 ? n_slices / 32 : 4096);
     P->args_step = (uint32_t)(n_args / 32 > 4096 ? n_args / 32 : 4096);
 }

@@ -106,10 +106,14 @@ static void reserve_cols(col *cols, int n_cols, uint32_t *cap, uint32_t want)
     *cap = want;
 }
 
-void ts__rank_reserve(ts_rank *r, uint32_t n_slices, uint32_t n_args)
+void ts__rank_reserve(ts_rank *r, uint32_t n_slices, uint32_t n_args, uint32_t n_flow_ends)
 {
     { col c[] = SLICE_COLS(&r->slices); reserve_cols(c, 12, &r->slices.cap, n_slices); }
     { col c[] = ARG_COLS(&r->args); reserve_cols(c, 3, &r->args.cap, n_args); }
+    if (r->cap_flow_ends == 0 && n_flow_ends) {
+        r->flow_ends = ts__malloc((size_t)n_flow_ends * sizeof *r->flow_ends);
+        if (r->flow_ends) r->cap_flow_ends = n_flow_ends;
+    }
 }
 
 ts_rank *ts__rank_create(const char *path)

@@ -227,11 +227,12 @@ uint32_t ts__rank_track(ts_rank *r, ts_track_kind kind, int64_t pid, int64_t tid
 /* Counter track for series `name_id` of process pid. */
 uint32_t ts__rank_counter_track(ts_rank *r, int64_t pid, uint32_t name_id);
 
-/* Pre-size the empty slice and arg tables for about n_slices / n_args rows
- * (a reader's estimate from the input size), so the columns never move while
- * they grow. A hint only: on failure, or when a table is not empty, nothing
- * changes. Rows never written cost address space, not memory. */
-void     ts__rank_reserve(ts_rank *r, uint32_t n_slices, uint32_t n_args);
+/* Pre-size the empty slice, arg and flow-endpoint tables for about
+ * n_slices / n_args / n_flow_ends rows (a reader's estimate from the input
+ * size), so they never move while they grow. A hint only: on failure, or
+ * when a table is not empty, nothing changes. Rows never written cost
+ * address space, not memory. */
+void     ts__rank_reserve(ts_rank *r, uint32_t n_slices, uint32_t n_args, uint32_t n_flow_ends);
 uint32_t ts__rank_add_slice(ts_rank *r, uint32_t track, int64_t ts_ns, int64_t dur_ns,
                             uint32_t name, uint32_t cat, ts_kind kind);
 /* Args: call ts__rank_add_arg for each arg, then attach the range

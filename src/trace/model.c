@@ -515,49 +515,67 @@ static uint32_t bind_endpoint(const ts_rank *r, uint32_t *cursor, uint32_t track
 /* Rank of a flow phase at one timestamp: a start before a step before a finish. */
 static unsigned phase_rank(char phase) { return phase == 't' ? 1 : phase == 'f' ? 2 : 0; }
 
-/* Byte `shift / 8` of the order-preserving unsigned form of a timestamp. */
-static inline unsigned ts_byte(int64_t ts, unsigned shift)
-{
-    return (unsigned)((((uint64_t)ts) ^ (1ULL << 63)) >> shift) & 0xff;
-}
-
 /* Flow endpoints in (ts, phase, input order). An LSD radix sort: a stable
- * pass by phase, then by the timestamp's bytes from the lowest, skipping
- * bytes all endpoints share (a trace's high bytes). Why not qsort: s and f
- * endpoints interleave (CPU launch vs GPU run times), so the input is far
- * from sorted and qsort's indirect compares cost about 5% of a Kineto load;
- * this is O(n) per pass. Stable, so the order equals a stable merge sort. */
+ * pass by phase, then by 11-bit digits of ts - min(ts) from the lowest, as
+ * many as the span of the timestamps needs (three for a few seconds of
+ * trace). Why not qsort: s and f endpoints interleave (CPU launch vs GPU run
+ * times), so the input is far from sorted and qsort's indirect compares cost
+ * about 5% of a Kineto load; this is O(n) per pass. Stable, so the order
+ * equals a stable merge sort. */
+enum { FLOW_DIGIT_BITS = 11, FLOW_DIGITS = 2048, FLOW_MAX_PASSES = 7 };   /* 7 x 11 >= 64 */
+
 static int sort_flow_ends(ts_rank *r)
 {
     uint32_t n = r->n_flow_ends;
+    if (n < 2) return TS_OK;
     ts_flow_end *tmp = ts__malloc((size_t)n * sizeof *tmp), *a = r->flow_ends, *b = tmp;
-    if (!tmp) return TS_ENOMEM;
-    /* Digit 0 is the phase, digits 1..8 the timestamp bytes, lowest first.
-     * All nine histograms come from one read of the endpoints. */
-    uint32_t count[9][256];
-    memset(count, 0, sizeof count);
-    for (uint32_t i = 0; i < n; i++) {
-        count[0][phase_rank(a[i].phase)]++;
-        for (unsigned d = 1; d < 9; d++) count[d][ts_byte(a[i].ts_ns, (d - 1) * 8)]++;
+    uint32_t *count = ts__calloc((size_t)FLOW_MAX_PASSES * FLOW_DIGITS, sizeof *count);
+    if (!tmp || !count) {
+        ts__free(tmp, (size_t)n * sizeof *tmp);
+        ts__free(count, (size_t)FLOW_MAX_PASSES * FLOW_DIGITS * sizeof *count);
+        return TS_ENOMEM;
     }
-    for (unsigned d = 0; d < 9; d++) {
-        uint32_t sum = 0;
+    int64_t lo = a[0].ts_ns, hi = a[0].ts_ns;
+    for (uint32_t i = 1; i < n; i++) {
+        if (a[i].ts_ns < lo) lo = a[i].ts_ns;
+        if (a[i].ts_ns > hi) hi = a[i].ts_ns;
+    }
+    uint64_t span = (uint64_t)hi - (uint64_t)lo;   /* ts - lo fits in [0, span] */
+    unsigned passes = 0;
+    while (passes < FLOW_MAX_PASSES && (span >> (passes * FLOW_DIGIT_BITS)) != 0) passes++;
+    /* The phase pass first (lowest digit), then the time digits; all
+     * histograms come from one read of the endpoints. */
+    uint32_t phase_count[3] = {0, 0, 0};
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t d = (uint64_t)a[i].ts_ns - (uint64_t)lo;
+        phase_count[phase_rank(a[i].phase)]++;
+        for (unsigned p = 0; p < passes; p++) count[p * FLOW_DIGITS + ((d >> (p * FLOW_DIGIT_BITS)) & (FLOW_DIGITS - 1))]++;
+    }
+    if (phase_count[0] != n && phase_count[1] != n && phase_count[2] != n) {
+        uint32_t start[3] = {0, phase_count[0], phase_count[0] + phase_count[1]};
+        for (uint32_t i = 0; i < n; i++) b[start[phase_rank(a[i].phase)]++] = a[i];
+        ts_flow_end *t = a; a = b; b = t;
+    }
+    for (unsigned p = 0; p < passes; p++) {
+        uint32_t *c = count + p * FLOW_DIGITS, sum = 0;
         bool shared = false;   /* every endpoint has the same digit: the pass would change nothing */
-        for (int k = 0; k < 256 && !shared; k++) {
-            uint32_t c = count[d][k];
-            shared = c == n;
-            count[d][k] = sum;
-            sum += c;
+        for (unsigned k = 0; k < FLOW_DIGITS && !shared; k++) {
+            uint32_t v = c[k];
+            shared = v == n;
+            c[k] = sum;
+            sum += v;
         }
         if (shared) continue;
+        unsigned shift = p * FLOW_DIGIT_BITS;
         for (uint32_t i = 0; i < n; i++) {
-            unsigned k = d ? ts_byte(a[i].ts_ns, (d - 1) * 8) : phase_rank(a[i].phase);
-            b[count[d][k]++] = a[i];
+            uint64_t d = (uint64_t)a[i].ts_ns - (uint64_t)lo;
+            b[c[(d >> shift) & (FLOW_DIGITS - 1)]++] = a[i];
         }
         ts_flow_end *t = a; a = b; b = t;
     }
     if (a != r->flow_ends) memcpy(r->flow_ends, a, (size_t)n * sizeof *a);
     ts__free(tmp, (size_t)n * sizeof *tmp);
+    ts__free(count, (size_t)FLOW_MAX_PASSES * FLOW_DIGITS * sizeof *count);
     return TS_OK;
 }
 
@@ -638,24 +656,35 @@ int ts__rank_find_iterations(ts_rank *r, const char *marker)
     /* Only the first host track that carries markers counts: Kineto repeats
      * ProfilerStep#N on GPU tracks as gpu_user_annotation. */
     uint32_t marker_track = TS_NONE32;
+    /* Per string id: 0 = not looked at, 1 = a marker name, 2 = not. Names
+     * repeat, so each distinct one is compared with the prefix once. */
+    uint32_t n_ids = r->strings.n;
+    uint8_t *is_marker = ts__calloc(n_ids ? n_ids : 1, 1);
+    if (!is_marker) return TS_ENOMEM;
     for (uint32_t i = 0; i < s->n; i++) {
         if (ts__kind_on_gpu((ts_kind)s->kind[i])) continue;
-        const char *nm = ts__rank_str(r, s->name[i]);
-        if (strncmp(nm, prefix, plen) != 0) continue;
+        uint32_t id = s->name[i];
+        if (id >= n_ids) continue;
+        if (!is_marker[id]) is_marker[id] = strncmp(ts__rank_str(r, id), prefix, plen) == 0 ? 1 : 2;
+        if (is_marker[id] != 1) continue;
+        const char *nm = ts__rank_str(r, id);
         if (marker_track == TS_NONE32) marker_track = s->track[i];
         if (s->track[i] != marker_track) continue;
         const char *num = nm + plen;
         char *endp;
         long long step = strtoll(num, &endp, 10);
         if (endp == num) step = r->n_iterations;
-        if (ts__grow((void **)&r->iterations, &r->cap_iterations, sizeof *r->iterations, (size_t)r->n_iterations + 1))
+        if (ts__grow((void **)&r->iterations, &r->cap_iterations, sizeof *r->iterations, (size_t)r->n_iterations + 1)) {
+            ts__free(is_marker, n_ids ? n_ids : 1);
             return TS_ENOMEM;
+        }
         ts_iteration *it = &r->iterations[r->n_iterations++];
         it->step = step;
         it->start_ns = s->ts_ns[i];
         it->end_ns = s->ts_ns[i] + s->dur_ns[i];
         it->slice = i;
     }
+    ts__free(is_marker, n_ids ? n_ids : 1);
     if (r->n_iterations > 1) qsort(r->iterations, r->n_iterations, sizeof *r->iterations, cmp_iter);
     return TS_OK;
 }

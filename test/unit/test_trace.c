@@ -1,6 +1,8 @@
 /* test_trace.c - the columnar model: sorting, nesting, flow binding,
  * iterations, duplicate ranks, out-of-memory during building. */
 #include "test.h"
+
+#include <stdio.h>
 #include "trace/model.h"
 
 static uint32_t S(ts_rank *r, const char *s) { return ts__rank_intern(r, s, strlen(s)); }
@@ -55,6 +57,44 @@ TEST(ac2g_flow_binds_runtime_call_to_kernel)
     CHECK_EQ_STR(ts__rank_str(r, r->slices.name[r->flows.to[0]]), "gemm");
     CHECK_EQ_INT(r->tracks[gpu].device, 0);
     CHECK_EQ_INT(r->tracks[gpu].stream, 7);
+    ts__rank_destroy(r);
+}
+
+/* A flow id reused many times over a wide span of time (negative to past
+ * 2^40 ns), endpoints added out of order: each reuse pairs its own start
+ * and finish only when the endpoints are put in exact time order. */
+TEST(reused_flow_ids_pair_in_time_order_across_a_wide_span)
+{
+    enum { N = 300 };
+    ts_rank *r = ts__rank_create("t.json");
+    uint32_t t = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
+    int64_t base = -((int64_t)1 << 33), step = ((int64_t)1 << 32) + 3000017;   /* low digits wrap often */
+    for (int i = 0; i < N; i++) {
+        int64_t at = base + i * step;
+        char nm[16];
+        snprintf(nm, sizeof nm, "s%d", i);
+        ts__rank_add_slice(r, t, at, 10, S(r, nm), 0, TS_KIND_CPU_OP);
+        snprintf(nm, sizeof nm, "f%d", i);
+        ts__rank_add_slice(r, t, at + step / 2, 10, S(r, nm), 0, TS_KIND_CPU_OP);
+    }
+    /* add in a scrambled order: i * 7 mod N visits every i once */
+    for (int k = 0; k < N; k++) {
+        int i = (k * 7) % N;
+        int64_t at = base + i * step;
+        ts_flow_end f = {.id = 9, .ts_ns = at + step / 2, .track = t, .cat = S(r, "x"), .phase = 'f', .bind_enclosing = true};
+        ts_flow_end s = {.id = 9, .ts_ns = at, .track = t, .cat = S(r, "x"), .phase = 's', .bind_enclosing = true};
+        ts__rank_add_flow_end(r, &f);
+        ts__rank_add_flow_end(r, &s);
+    }
+    CHECK_EQ_INT(ts__rank_finish(r, NULL), TS_OK);
+    CHECK_EQ_INT(r->flows.n, N);
+    CHECK_EQ_INT(r->warn_count[TS_WARN_UNBOUND_FLOW], 0);
+    for (uint32_t k = 0; k < r->flows.n; k++) {
+        const char *from = ts__rank_str(r, r->slices.name[r->flows.from[k]]);
+        const char *to = ts__rank_str(r, r->slices.name[r->flows.to[k]]);
+        CHECK(from[0] == 's' && to[0] == 'f');
+        CHECK_EQ_STR(from + 1, to + 1);
+    }
     ts__rank_destroy(r);
 }
 

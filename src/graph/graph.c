@@ -66,6 +66,7 @@ static int grow_cols(const col_ref *cols, size_t n_cols, uint32_t *cap, size_t n
     for (size_t i = 0; i < n_cols; i++) {
         void *p = ts__realloc(*cols[i].p, *cap * cols[i].elem, c * cols[i].elem);
         if (!p) return TS_ENOMEM;
+        ts__advise_huge(p, c * cols[i].elem);
         *cols[i].p = p;
     }
     *cap = c;
@@ -222,53 +223,54 @@ const char *ts__graph_node_name(const ts_graph *g, uint32_t n)
 
 /* ---- finish: CSR, gaps, topological order ---- */
 
-/* Stable counting sort of the edge columns by src: O(E + N). */
-static int sort_edges_by_src(ts_graph *g)
+/* An index array that lives as long as the graph: huge pages when big. */
+static uint32_t *index_alloc(size_t n)
+{
+    uint32_t *p = ts__malloc(n * sizeof *p + 4);
+    ts__advise_huge(p, n * sizeof *p);
+    return p;
+}
+
+/* Stable counting sort of the edge columns by src: O(E + N). `scratch`
+ * holds 2 * E + N + 1 uint32 (finish_scratch_words). */
+static int sort_edges_by_src(ts_graph *g, uint32_t *scratch)
 {
     ts_graph_edges *e = &g->edges;
     uint32_t nn = g->nodes.n, ne = e->n;
-    g->out_first = ts__calloc((size_t)nn + 1, sizeof *g->out_first);
-    uint32_t *perm = ts__malloc((size_t)ne * sizeof *perm + 1);
-    if (!g->out_first || !perm) { ts__free(perm, (size_t)ne * sizeof *perm + 1); return TS_ENOMEM; }
+    g->out_first = index_alloc((size_t)nn + 1);
+    if (!g->out_first) return TS_ENOMEM;
+    memset(g->out_first, 0, ((size_t)nn + 1) * sizeof *g->out_first);
     for (uint32_t i = 0; i < ne; i++) g->out_first[e->src[i] + 1]++;
     for (uint32_t i = 0; i < nn; i++) g->out_first[i + 1] += g->out_first[i];
-    uint32_t *cursor = ts__malloc((size_t)nn * sizeof *cursor + 1);
-    if (!cursor) { ts__free(perm, (size_t)ne * sizeof *perm + 1); return TS_ENOMEM; }
+    bool sorted = true;
+    for (uint32_t i = 1; i < ne && sorted; i++) sorted = e->src[i - 1] <= e->src[i];
+    if (sorted) return TS_OK;   /* a stable sort would not move anything */
+    uint32_t *perm = scratch, *cursor = scratch + ne, *tmp = cursor + nn + 1;
     memcpy(cursor, g->out_first, (size_t)nn * sizeof *cursor);
     for (uint32_t i = 0; i < ne; i++) perm[cursor[e->src[i]]++] = i;
-    ts__free(cursor, (size_t)nn * sizeof *cursor + 1);
-
-    if (ne == 0) { ts__free(perm, 1); return TS_OK; }
-    /* Apply the permutation column by column through one scratch buffer. */
-    void *tmp = ts__malloc((size_t)ne * 4 + 8);   /* the widest column permuted here is 4 bytes */
-    if (!tmp) { ts__free(perm, (size_t)ne * sizeof *perm + 1); return TS_ENOMEM; }
-#define PERMUTE(col, T) do { T *t_ = tmp; for (uint32_t i = 0; i < ne; i++) t_[i] = e->col[perm[i]]; \
+    /* Apply the permutation column by column through one buffer. */
+#define PERMUTE(col, T) do { T *t_ = (T *)tmp; for (uint32_t i = 0; i < ne; i++) t_[i] = e->col[perm[i]]; \
                              memcpy(e->col, t_, (size_t)ne * sizeof(T)); } while (0)
     PERMUTE(src, uint32_t);
     PERMUTE(dst, uint32_t);
     PERMUTE(kind, uint8_t);
     PERMUTE(flags, uint8_t);
 #undef PERMUTE
-    ts__free(tmp, (size_t)ne * 4 + 8);
-    ts__free(perm, (size_t)ne * sizeof *perm + 1);
     return TS_OK;
 }
 
-static int index_by_dst(ts_graph *g)
+/* In-edge index (edges by dst); `scratch` holds N uint32. */
+static int index_by_dst(ts_graph *g, uint32_t *cursor)
 {
     uint32_t nn = g->nodes.n, ne = g->edges.n;
-    g->in_first = ts__calloc((size_t)nn + 1, sizeof *g->in_first);
-    g->in_edge = ts__malloc((size_t)ne * sizeof *g->in_edge + 1);
-    uint32_t *cursor = ts__malloc((size_t)nn * sizeof *cursor + 1);
-    if (!g->in_first || !g->in_edge || !cursor) {
-        ts__free(cursor, (size_t)nn * sizeof *cursor + 1);
-        return TS_ENOMEM;
-    }
+    g->in_first = index_alloc((size_t)nn + 1);
+    g->in_edge = index_alloc(ne);
+    if (!g->in_first || !g->in_edge) return TS_ENOMEM;
+    memset(g->in_first, 0, ((size_t)nn + 1) * sizeof *g->in_first);
     for (uint32_t i = 0; i < ne; i++) g->in_first[g->edges.dst[i] + 1]++;
     for (uint32_t i = 0; i < nn; i++) g->in_first[i + 1] += g->in_first[i];
     memcpy(cursor, g->in_first, (size_t)nn * sizeof *cursor);
     for (uint32_t i = 0; i < ne; i++) g->in_edge[cursor[g->edges.dst[i]]++] = i;
-    ts__free(cursor, (size_t)nn * sizeof *cursor + 1);
     return TS_OK;
 }
 
@@ -306,17 +308,13 @@ static void compute_gaps(ts_graph *g, int64_t *ast)
  * rank's chain of ops until a barrier holds it, which keeps it inside one
  * rank's rows of memory instead of visiting every rank in turn. A cycle is an
  * input error: report one node on it. */
-static int topo_sort(ts_graph *g, ts_error *err)
+static int topo_sort(ts_graph *g, uint32_t *scratch, ts_error *err)
 {
     uint32_t np = g->nodes.n * 2, out = 0, sp = 0;
-    uint32_t *indeg = ts__calloc((size_t)np + 1, sizeof *indeg);
-    uint32_t *stack = ts__malloc((size_t)np * sizeof *stack + 4);
-    g->topo = ts__malloc((size_t)np * sizeof *g->topo + 1);
-    if (!indeg || !stack || !g->topo) {
-        ts__free(indeg, ((size_t)np + 1) * sizeof *indeg);
-        ts__free(stack, (size_t)np * sizeof *stack + 4);
-        return TS_ENOMEM;
-    }
+    uint32_t *indeg = scratch, *stack = scratch + np + 1;   /* 2 * np + 1 words */
+    g->topo = index_alloc(np);
+    if (!g->topo) return ts__error(err, TS_ENOMEM, "out of memory building the dependency graph");
+    memset(indeg, 0, ((size_t)np + 1) * sizeof *indeg);
     for (uint32_t i = 0; i < g->edges.n; i++)
         indeg[g->edges.dst[i] * 2 + ((g->edges.flags[i] & TS_EDGE_TO_END) ? 1 : 0)]++;
     for (uint32_t n = 0; n < g->nodes.n; n++) indeg[2 * n + 1]++;
@@ -341,20 +339,36 @@ static int topo_sort(ts_graph *g, ts_error *err)
                        r == TS_GRAPH_NO_RANK ? -1 : g->rank_number[r], ts__graph_node_name(g, n),
                        (long long)ts__graph_start(g, n), out, np);
     }
-    ts__free(indeg, ((size_t)np + 1) * sizeof *indeg);
-    ts__free(stack, (size_t)np * sizeof *stack + 4);
     return rc;
 }
 
+/* Words of scratch the phases of finish need at most: the edge sort's
+ * permutation, cursor and column buffer (2E + N + 1), the topological sort's
+ * in-degrees and stack (4N + 1), the aligned starts (2N as int64). */
+static size_t finish_scratch_words(const ts_graph *g)
+{
+    size_t nn = g->nodes.n, ne = g->edges.n, sort = 2 * ne + nn + 1, topo = 4 * nn + 1;
+    return (sort > topo ? sort : topo) + 2;
+}
+
+/* One scratch block serves every phase in turn: allocating per phase cost
+ * ~700 MB of freshly faulted pages at 16 M nodes, and first touches of fresh
+ * memory are what a big build waits on (clear_page was half its time). */
 int ts__graph_finish(ts_graph *g, ts_error *err)
 {
-    if (g->oom || sort_edges_by_src(g) || index_by_dst(g))
-        return ts__error(err, TS_ENOMEM, "out of memory building the dependency graph");
-    int64_t *ast = ts__malloc((size_t)g->nodes.n * sizeof *ast + 8);
-    if (!ast) return ts__error(err, TS_ENOMEM, "out of memory building the dependency graph");
-    compute_gaps(g, ast);
-    ts__free(ast, (size_t)g->nodes.n * sizeof *ast + 8);
-    return topo_sort(g, err);
+    size_t words = finish_scratch_words(g);
+    uint32_t *scratch = g->oom ? NULL : ts__malloc(words * sizeof *scratch);
+    ts__advise_huge(scratch, words * sizeof *scratch);
+    int rc = !scratch || sort_edges_by_src(g, scratch) || index_by_dst(g, scratch) ? TS_ENOMEM : TS_OK;
+    if (rc == TS_OK) {
+        int64_t *ast = (int64_t *)(void *)(((uintptr_t)scratch + 7) & ~(uintptr_t)7);   /* 8-byte aligned */
+        compute_gaps(g, ast);
+        rc = topo_sort(g, scratch, err);
+    } else {
+        ts__error(err, TS_ENOMEM, "out of memory building the dependency graph");
+    }
+    ts__free(scratch, words * sizeof *scratch);
+    return rc;
 }
 
 /* ---- public ---- */

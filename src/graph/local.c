@@ -610,7 +610,7 @@ static int request_events(local_ctx *c, req_ev **out, uint32_t *n_out, uint32_t 
         if (ts__grow((void **)out, cap, sizeof **out, *n_out + 1)) return TS_ENOMEM;
         (*out)[(*n_out)++] = (req_ev){g->nodes.start_ns[n], h, n, (nc & NC_MPI_DONE) != 0};
     }
-    qsort(*out, *n_out, sizeof **out, cmp_req);
+    if (*n_out > 1) qsort(*out, *n_out, sizeof **out, cmp_req);
     return TS_OK;
 }
 

@@ -12,31 +12,41 @@
 
 void ts__sim_init(ts_sim *s) { memset(s, 0, sizeof *s); }
 
-#define SIM_NODE_COLS(X) X(own_start_ns) X(self_ns) X(meas_start_ns) X(meas_end_ns) X(lane) \
-    X(rank) X(kind) X(iteration) X(name) X(start_ns) X(end_ns)
-#define SIM_EDGE_COLS(X) X(esrc) X(edst) X(eflags) X(egap_ns) X(ekind)
+/* Owned columns, and the columns a graph may lend (ts__sim_borrow). */
+#define SIM_NODE_COLS(X) X(own_start_ns) X(self_ns) X(meas_start_ns) X(meas_end_ns) X(name) X(start_ns) X(end_ns)
+#define SIM_NODE_RO_COLS(X) X(lane) X(rank) X(kind) X(iteration)
+#define SIM_EDGE_COLS(X) X(egap_ns)
+#define SIM_EDGE_RO_COLS(X) X(esrc) X(edst) X(eflags) X(ekind)
 
 void ts__sim_free(ts_sim *s)
 {
 #define FREE_NODE_(c) ts__free((void *)s->c, (size_t)s->cap_nodes * sizeof *s->c);
 #define FREE_EDGE_(c) ts__free(s->c, (size_t)s->cap_edges * sizeof *s->c);
+#define FREE_NODE_RO_(c) ts__free(s->c, (size_t)s->cap_nodes_ro * sizeof *s->c);
+#define FREE_EDGE_RO_(c) ts__free(s->c, (size_t)s->cap_edges_ro * sizeof *s->c);
     SIM_NODE_COLS(FREE_NODE_)
     SIM_EDGE_COLS(FREE_EDGE_)
+    if (!(s->borrowed & TS_SIM_BORROWED_NODES)) { SIM_NODE_RO_COLS(FREE_NODE_RO_) }
+    if (!(s->borrowed & TS_SIM_BORROWED_EDGES)) { SIM_EDGE_RO_COLS(FREE_EDGE_RO_) }
 #undef FREE_NODE_
 #undef FREE_EDGE_
+#undef FREE_NODE_RO_
+#undef FREE_EDGE_RO_
     memset(s, 0, sizeof *s);
 }
 
 /* Grow every column of one table to at least `need` rows (capacity doubles,
  * so appends are amortized O(1)). A failure part way leaves the columns
  * already grown larger than cap_*; that only understates the size later passed
- * to ts__free, which the allocation hook uses for accounting, never for safety. */
+ * to ts__free, which the allocation hook uses for accounting, never for safety.
+ * Big columns get huge pages before they are filled. */
 static bool grow_col(void *colp, size_t elem, uint32_t old_cap, uint32_t cap)
 {
     void *old, *p;
     memcpy(&old, colp, sizeof old);
     p = ts__realloc(old, (size_t)old_cap * elem, (size_t)cap * elem);
     if (!p) return false;
+    ts__advise_huge(p, (size_t)cap * elem);
     memcpy(colp, &p, sizeof p);
     return true;
 }
@@ -48,31 +58,105 @@ static uint32_t next_cap(uint32_t cap, uint32_t need)
     return cap;
 }
 
+typedef struct sim_col { void **p; size_t elem; } sim_col;
+
+/* The lendable columns of the node or the edge table. */
+static size_t ro_cols(ts_sim *s, bool edges, sim_col *c)
+{
+    if (edges) {
+        c[0] = (sim_col){(void **)&s->esrc, sizeof *s->esrc};
+        c[1] = (sim_col){(void **)&s->edst, sizeof *s->edst};
+        c[2] = (sim_col){(void **)&s->eflags, sizeof *s->eflags};
+        c[3] = (sim_col){(void **)&s->ekind, sizeof *s->ekind};
+    } else {
+        c[0] = (sim_col){(void **)&s->lane, sizeof *s->lane};
+        c[1] = (sim_col){(void **)&s->rank, sizeof *s->rank};
+        c[2] = (sim_col){(void **)&s->kind, sizeof *s->kind};
+        c[3] = (sim_col){(void **)&s->iteration, sizeof *s->iteration};
+    }
+    return 4;
+}
+
+/* Grow the lendable columns of one table to `need` rows: borrowed ones are
+ * copied into owned memory (all or none), owned ones reallocated. */
+static bool grow_ro(ts_sim *s, uint32_t need, bool edges)
+{
+    sim_col c[4];
+    size_t k = ro_cols(s, edges, c);
+    uint32_t *capp = edges ? &s->cap_edges_ro : &s->cap_nodes_ro, n = edges ? s->n_edges : s->n_nodes;
+    uint8_t flag = edges ? TS_SIM_BORROWED_EDGES : TS_SIM_BORROWED_NODES;
+    uint32_t cap = next_cap(*capp, need);
+    if (!(s->borrowed & flag)) {
+        for (size_t i = 0; i < k; i++)
+            if (!grow_col(c[i].p, c[i].elem, *capp, cap)) return false;
+    } else {
+        void *fresh[4];
+        for (size_t i = 0; i < k; i++) {
+            fresh[i] = ts__malloc((size_t)cap * c[i].elem);
+            if (fresh[i]) continue;
+            while (i-- > 0) ts__free(fresh[i], (size_t)cap * c[i].elem);
+            return false;
+        }
+        for (size_t i = 0; i < k; i++) {
+            memcpy(fresh[i], *c[i].p, (size_t)n * c[i].elem);
+            *c[i].p = fresh[i];
+        }
+        s->borrowed &= (uint8_t)~flag;
+    }
+    *capp = cap;
+    return true;
+}
+
 static bool grow_nodes(ts_sim *s, uint32_t need)
 {
-    if (need <= s->cap_nodes) return true;
-    uint32_t cap = next_cap(s->cap_nodes, need);
+    if (need > s->cap_nodes) {
+        uint32_t cap = next_cap(s->cap_nodes, need);
 #define GROW_(c) if (!grow_col(&s->c, sizeof *s->c, s->cap_nodes, cap)) return false;
-    SIM_NODE_COLS(GROW_)
+        SIM_NODE_COLS(GROW_)
 #undef GROW_
-    s->cap_nodes = cap;
-    return true;
+        s->cap_nodes = cap;
+    }
+    return need <= s->cap_nodes_ro || grow_ro(s, need, false);
 }
 
 static bool grow_edges(ts_sim *s, uint32_t need)
 {
-    if (need <= s->cap_edges) return true;
-    uint32_t cap = next_cap(s->cap_edges, need);
+    if (need > s->cap_edges) {
+        uint32_t cap = next_cap(s->cap_edges, need);
 #define GROW_(c) if (!grow_col(&s->c, sizeof *s->c, s->cap_edges, cap)) return false;
-    SIM_EDGE_COLS(GROW_)
+        SIM_EDGE_COLS(GROW_)
 #undef GROW_
-    s->cap_edges = cap;
-    return true;
+        s->cap_edges = cap;
+    }
+    return need <= s->cap_edges_ro || grow_ro(s, need, true);
 }
 
 bool ts__sim_reserve(ts_sim *s, uint32_t n_nodes, uint32_t n_edges)
 {
     return grow_nodes(s, n_nodes) && grow_edges(s, n_edges);
+}
+
+bool ts__sim_borrow(ts_sim *s, uint32_t n_nodes, uint32_t n_edges, const uint32_t *lane, const uint16_t *rank,
+                    const uint8_t *kind, const int32_t *iteration, const uint32_t *esrc, const uint32_t *edst,
+                    const uint8_t *eflags, const uint8_t *ekind)
+{
+    TS_ASSERT(s->n_nodes == 0 && s->n_edges == 0 && !s->lane && !s->esrc);
+    /* the lender's rows are never written through these: appends copy first */
+    s->lane = (uint32_t *)lane;
+    s->rank = (uint16_t *)rank;
+    s->kind = (uint8_t *)kind;
+    s->iteration = (int32_t *)iteration;
+    s->esrc = (uint32_t *)esrc;
+    s->edst = (uint32_t *)edst;
+    s->eflags = (uint8_t *)eflags;
+    s->ekind = (uint8_t *)ekind;
+    s->cap_nodes_ro = n_nodes;
+    s->cap_edges_ro = n_edges;
+    s->borrowed = TS_SIM_BORROWED_NODES | TS_SIM_BORROWED_EDGES;
+    if (!grow_nodes(s, n_nodes) || !grow_edges(s, n_edges)) return false;
+    s->n_nodes = n_nodes;
+    s->n_edges = n_edges;
+    return true;
 }
 
 uint32_t ts__sim_add_node(ts_sim *s, uint16_t rank, uint8_t kind, int64_t own_start_ns,
@@ -193,9 +277,36 @@ static inline uint32_t leave(ts_sim *s, const sim_scratch *sc, uint32_t p, int64
     return top;
 }
 
+/* Evaluate in the base graph's topological order, each point pulled from
+ * its in-edges: no scratch memory and no in-degree pass (at 16 M nodes the
+ * Kahn pass needed 256 MB of fresh scratch). Valid while nothing was
+ * appended: edits of gaps and self times do not change the order. */
+static void run_in_base_order(ts_sim *s)
+{
+    const uint32_t *in_first = s->base_in_first, *in_edge = s->base_in_edge;
+    for (uint32_t i = 0; i < 2 * s->n_nodes; i++) {
+        uint32_t p = s->base_topo[i], n = p >> 1;
+        bool to_end = p & 1, any = false;
+        int64_t v = to_end ? s->start_ns[n] + s->self_ns[n] : INT64_MIN;
+        for (uint32_t k = in_first[n]; k < in_first[n + 1]; k++) {
+            uint32_t e = in_edge[k], a = s->esrc[e];
+            if (((s->eflags[e] & TS_SIM_TO_END) != 0) != to_end) continue;
+            int64_t x = ((s->eflags[e] & TS_SIM_FROM_END) ? s->end_ns[a] : s->start_ns[a]) + s->egap_ns[e];
+            if (x > v) v = x;
+            any = true;
+        }
+        if (to_end) s->end_ns[n] = v;
+        else s->start_ns[n] = any ? v : s->own_start_ns[n];
+    }
+}
+
 int ts__sim_run(ts_sim *s, ts_error *err)
 {
     if (s->oom) return ts__error(err, TS_ENOMEM, "replay: out of memory building the simulation");
+    if (s->base_topo && s->base_in_first && s->n_nodes == s->n_base_nodes && s->n_edges == s->n_base_edges) {
+        run_in_base_order(s);
+        return TS_OK;
+    }
     uint32_t n = s->n_nodes, np = 2 * n;
     uint32_t first_extra = s->base_out ? s->n_base_edges : 0;
     sim_scratch sc;

@@ -24,6 +24,7 @@
 #include "core/core.h"
 
 enum { TS_SIM_FROM_END = 1, TS_SIM_TO_END = 2 };   /* same bits as TS_EDGE_FROM_END / TO_END */
+enum { TS_SIM_BORROWED_NODES = 1, TS_SIM_BORROWED_EDGES = 2 };
 
 typedef struct ts_sim {
     uint32_t     n_nodes, cap_nodes;
@@ -50,6 +51,17 @@ typedef struct ts_sim {
      * graph on every run; edges added later are indexed by the run. */
     const uint32_t *base_out;   /* NULL = none */
     uint32_t  n_base_nodes, n_base_edges;
+    /* Optional borrowed in-edge index and topological order of the base
+     * graph (a graph's in_first / in_edge / topo: 2 * n_base_nodes points).
+     * While nothing was appended, ts__sim_run evaluates in that order with
+     * no scratch memory; edits of gaps and self times keep it valid. */
+    const uint32_t *base_in_first, *base_in_edge, *base_topo;   /* NULL = none */
+
+    /* Columns lane, rank, kind, iteration and esrc, edst, eflags, ekind may
+     * be borrowed from a graph (ts__sim_borrow): read-only for its rows; the
+     * first append copies them. Capacities of those columns: */
+    uint32_t  cap_nodes_ro, cap_edges_ro;
+    uint8_t   borrowed;         /* TS_SIM_BORROWED_NODES | TS_SIM_BORROWED_EDGES */
 
     /* Results of the last ts__sim_run; n_nodes entries each. */
     int64_t  *start_ns;
@@ -68,6 +80,17 @@ uint32_t ts__sim_add_edge(ts_sim *s, uint32_t src, uint32_t dst, uint8_t flags, 
 
 /* Make room for n_nodes nodes and n_edges edges in all (bulk copies). */
 TS_NODISCARD bool ts__sim_reserve(ts_sim *s, uint32_t n_nodes, uint32_t n_edges);
+
+/* On an empty sim: use the caller's arrays (a graph's columns, which must
+ * outlive the sim and stay unchanged) as the first n_nodes rows of lane,
+ * rank, kind, iteration and the first n_edges rows of esrc, edst, eflags,
+ * ekind, instead of copying them (at 16 M nodes that copy was 400 MB of
+ * fresh memory). The rows are read-only; appending copies the columns. Sets
+ * n_nodes / n_edges and allocates the other columns for exactly that many
+ * rows (uninitialised); false when that allocation fails. */
+TS_NODISCARD bool ts__sim_borrow(ts_sim *s, uint32_t n_nodes, uint32_t n_edges, const uint32_t *lane, const uint16_t *rank,
+                    const uint8_t *kind, const int32_t *iteration, const uint32_t *esrc, const uint32_t *edst,
+                    const uint8_t *eflags, const uint8_t *ekind);
 
 /* Evaluate every point in topological order of the point graph (Kahn's
  * algorithm over 2 points per node): O(V + E) time, O(V + E) scratch.

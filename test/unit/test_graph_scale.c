@@ -1,0 +1,129 @@
+/* test_graph_scale.c - the memory-saving paths of graph building and replay
+ * at scale: the simulator borrowing the graph's columns (and copying them
+ * before the first append, never writing the graph), evaluation in the
+ * graph's own topological order against Kahn's order, and a replicated job
+ * replaying its measured times exactly. Real traces from $TS_DATA. */
+#include "test.h"
+#include "graph/build.h"
+#include "replay/replay.h"
+#include "trainscope/ingest.h"
+
+static ts_trace *load(const char *rel)
+{
+    const char *path = ts_test_data(rel);
+    FILE *f = path ? fopen(path, "rb") : NULL;
+    if (!f) { fprintf(stderr, "skip: %s missing\n", rel); return NULL; }
+    fclose(f);
+    ts_trace *t = NULL;
+    ts_error err = {0};
+    return ts_trace_load(&path, 1, NULL, &t, &err) == TS_OK ? t : NULL;
+}
+
+/* Points of every node after a run, start then end. */
+static int64_t *snapshot(const ts_sim *s)
+{
+    int64_t *v = malloc(2 * (size_t)s->n_nodes * sizeof *v);
+    for (uint32_t n = 0; v && n < s->n_nodes; n++) { v[2 * n] = s->start_ns[n]; v[2 * n + 1] = s->end_ns[n]; }
+    return v;
+}
+
+/* Nodes among the first n whose points differ from the snapshot. */
+static uint32_t differing(const ts_sim *s, const int64_t *v, uint32_t n_nodes)
+{
+    uint32_t bad = 0;
+    for (uint32_t n = 0; n < n_nodes; n++) bad += s->start_ns[n] != v[2 * n] || s->end_ns[n] != v[2 * n + 1];
+    return bad;
+}
+
+TEST(simulating_in_the_graphs_order_equals_kahns_order_on_real_traces)
+{
+    const char *files[] = {
+        "kineto/nccl_parser_config/nccl_data.json.gz",
+        "kineto/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz",
+        "kineto/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz",
+    };
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        ts_trace *t = load(files[i]);
+        if (!t) continue;
+        ts_graph *g = NULL;
+        ts_replay *r = NULL;
+        ts_error err = {0};
+        CHECK_EQ_INT(ts_graph_create(t, NULL, &g, &err), TS_OK);
+        CHECK_EQ_INT(ts_replay_run_graph(g, NULL, &r, &err), TS_OK);
+        CHECK(r->sim.base_topo != NULL);                /* the fast path ran */
+        int64_t *v = snapshot(&r->sim);
+        r->sim.base_topo = NULL;                        /* now Kahn's algorithm */
+        CHECK_EQ_INT(ts__sim_run(&r->sim, &err), TS_OK);
+        CHECK_EQ_INT(differing(&r->sim, v, r->sim.n_nodes), 0);
+        /* unmodified: every point is the measured one */
+        uint32_t off = 0;
+        for (uint32_t n = 0; n < r->sim.n_nodes; n++)
+            off += r->sim.start_ns[n] != r->sim.meas_start_ns[n] || r->sim.end_ns[n] != r->sim.meas_end_ns[n];
+        CHECK_EQ_INT(off, 0);
+        free(v);
+        ts_replay_destroy(r);
+        ts_graph_destroy(g);
+        ts_trace_destroy(t);
+    }
+}
+
+/* Appending to a sim that borrows the graph's columns copies them first:
+ * the graph's rows stay as they were, the sim sees the same values, and
+ * the run falls back to Kahn's order over the larger graph. */
+TEST(appending_to_a_replay_copies_the_borrowed_graph_columns_and_leaves_the_graph_alone)
+{
+    ts_trace *t = load("kineto/nccl_parser_config/nccl_data.json.gz");
+    if (!t) return;
+    ts_graph *g = NULL;
+    ts_replay *r = NULL;
+    ts_error err = {0};
+    CHECK_EQ_INT(ts_graph_create(t, NULL, &g, &err), TS_OK);
+    CHECK_EQ_INT(ts_replay_run_graph(g, NULL, &r, &err), TS_OK);
+    ts_sim *s = &r->sim;
+    CHECK(s->rank == g->nodes.rank && s->esrc == g->edges.src);   /* borrowed, not copied */
+    uint32_t nn = s->n_nodes, ne = s->n_edges, last = nn - 1;
+    int64_t *v = snapshot(s);
+    uint32_t x = ts__sim_add_node(s, 0, TS_NODE_CPU_OP, s->end_ns[last], 5, INT64_MIN, INT64_MIN);
+    uint32_t e = ts__sim_add_edge(s, last, x, TS_SIM_FROM_END, 0);
+    CHECK(x == nn && e == ne);
+    CHECK(s->rank != g->nodes.rank && s->esrc != g->edges.src);   /* owned copies now */
+    CHECK(memcmp(s->rank, g->nodes.rank, nn * sizeof *s->rank) == 0);
+    CHECK(memcmp(s->edst, g->edges.dst, ne * sizeof *s->edst) == 0);
+    CHECK_EQ_INT(g->nodes.n, nn);
+    s->lane[x] = 7;   /* a write to an appended row */
+    CHECK_EQ_INT(ts__sim_run(s, &err), TS_OK);
+    CHECK_EQ_INT(differing(s, v, nn), 0);   /* old rows: unchanged (the new node is a leaf) */
+    CHECK_EQ_INT(s->end_ns[x], s->end_ns[last] + 5);
+    free(v);
+    ts_replay_destroy(r);
+    ts_graph_destroy(g);
+    ts_trace_destroy(t);
+}
+
+/* The bench's synthesized job, small: 16 replicated ranks with jitter
+ * replay their own measured (jittered) times exactly, through the borrowed
+ * columns and the graph's order (every rank's node; a barrier's end moves by
+ * the transfer time replay puts on it). */
+TEST(replicated_job_replays_its_own_times_exactly)
+{
+    ts_trace *t = load("kineto/nccl_parser_config/nccl_data.json.gz");
+    if (!t) return;
+    ts_graph *g = NULL, *big = NULL;
+    ts_replay *r = NULL;
+    ts_error err = {0};
+    CHECK_EQ_INT(ts_graph_create(t, NULL, &g, &err), TS_OK);
+    CHECK_EQ_INT(ts__graph_replicate(g, 16, 0.05, 7, &big, &err), TS_OK);
+    CHECK_EQ_INT(ts_replay_run_graph(big, NULL, &r, &err), TS_OK);
+    CHECK_EQ_INT(big->rank_first_node[16], 16 * g->rank_first_node[1]);
+    CHECK_EQ_INT(r->sim.n_nodes, big->nodes.n);
+    uint32_t off = 0;
+    for (uint32_t n = 0; n < r->sim.n_nodes; n++)   /* barriers carry the moved transfer time */
+        off += r->sim.rank[n] != TS_GRAPH_NO_RANK &&
+               (r->sim.start_ns[n] != r->sim.meas_start_ns[n] || r->sim.end_ns[n] != r->sim.meas_end_ns[n]);
+    CHECK_EQ_INT(off, 0);
+    CHECK_EQ_INT(ts_replay_predicted_iteration_ns(r), ts_replay_measured_iteration_ns(r));
+    ts_replay_destroy(r);
+    ts_graph_destroy(big);
+    ts_graph_destroy(g);
+    ts_trace_destroy(t);
+}

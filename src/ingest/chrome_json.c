@@ -93,7 +93,9 @@ enum { KPRED_BITS = 8, KPRED_BYTES = 32 };
 typedef struct key_pred {
     uint32_t prev, next;                /* key ids; next 0 = empty slot */
     uint32_t n;                         /* key length, < KPRED_BYTES */
-    char     bytes[KPRED_BYTES];        /* key bytes, '"', zero padding */
+    uint32_t words;                     /* 8-byte words holding the key and its quote */
+    uint64_t last_mask;                 /* bytes of the last word that belong to them */
+    uint64_t w[KPRED_BYTES / 8];        /* key bytes, '"', zero padding */
 } key_pred;
 /* The last numeric pid or tid as written: its bytes up to and including the
  * byte after the number, so equal words mean the same number. */
@@ -207,7 +209,7 @@ static inline bool same_middle(const char *a, const char *b, size_t n)
 
 static uint32_t intern_raw(parser *P, const char *s, size_t n)
 {
-    if (n == 0 || n > 128) return ts__rank_intern(P->r, s, n);
+    if (n == 0 || n > 1024) return ts__rank_intern(P->r, s, n);   /* long kernel names too: comparing beats hashing */
     uint64_t head, tail;
     memcpy(&head, s, 8);
     memcpy(&tail, s + (n >= 8 ? n - 8 : 0), 8);
@@ -326,15 +328,16 @@ static inline uint32_t predicted_key(parser *P, uint32_t prev)
     const key_pred *k = &P->kpred[(prev * 0x9e3779b1u) >> (32 - KPRED_BITS)];
     if (k->prev != prev || k->next == 0) return 0;
     const char *q = P->s.p + 1;
-    size_t m = k->n + 1;   /* with the closing quote */
-    for (size_t i = 0; i < m; i += 8) {
-        uint64_t x, y;
-        memcpy(&x, q + i, 8);
-        memcpy(&y, k->bytes + i, 8);
-        if (m - i < 8) { uint64_t mask = (1ULL << (8 * (m - i))) - 1; x &= mask; y &= mask; }
-        if (x != y) return 0;
+    uint32_t last = k->words - 1;
+    for (uint32_t i = 0; i < last; i++) {
+        uint64_t x;
+        memcpy(&x, q + 8 * i, 8);
+        if (x != k->w[i]) return 0;
     }
-    P->s.p = q + m;
+    uint64_t x;
+    memcpy(&x, q + 8 * last, 8);
+    if ((x & k->last_mask) != k->w[last]) return 0;
+    P->s.p = q + k->n + 1;
     return k->next;
 }
 
@@ -346,8 +349,12 @@ static void learn_key(parser *P, uint32_t prev, uint32_t next, js_str k)
     e->prev = prev;
     e->next = next;
     e->n = (uint32_t)k.n;
-    memcpy(e->bytes, k.s, k.n);
-    e->bytes[k.n] = '"';
+    size_t m = k.n + 1;   /* with the closing quote */
+    e->words = (uint32_t)((m + 7) / 8);
+    e->last_mask = m % 8 ? (1ULL << (8 * (m % 8))) - 1 : UINT64_MAX;
+    char *b = (char *)e->w;
+    memcpy(b, k.s, k.n);
+    b[k.n] = '"';
 }
 
 /* p at '{' of "args": every member becomes an arg row. */

@@ -317,6 +317,7 @@ TEST(sim_nesting_is_no_cycle_but_a_real_cycle_is_reported)
 
 /* ---- replay of whole traces ---- */
 
+#include "replay/contention.h"
 #include "replay/gradients.h"
 #include "trace/model.h"
 #include "trainscope/graph.h"
@@ -587,7 +588,21 @@ TEST(replay_out_of_memory_is_reported_not_crashed)
  * alone after backward, takes 0.595 x 300 = 179 ns instead of the 300 its
  * bytes took beside compute: it ends at 689, opt runs [699, 799) (10 ns
  * after it, as measured), and the step predicts 829. */
-static ts_trace *ddp_step_trace(void)
+/* Writes text to a new temporary file named from tmpl (a mkstemp template,
+ * filled in place); the test removes it. */
+static void temp_file(char *tmpl, const char *text)
+{
+    FILE *f = fdopen(mkstemp(tmpl), "w");
+    if (f) { fputs(text, f); fclose(f); }
+}
+
+/* A 2-rank gloo DDP trace, both ranks alike: n_steps steps of step_ns, each
+ * with the training-thread ops ops[] and the worker's all-reduces ar[]
+ * ({start, duration}), times from the step's start. NULL on failure. */
+typedef struct op_row { int64_t ts, dur; const char *name; } op_row;
+
+static ts_trace *gloo_ddp_trace(const op_row *ops, size_t n_ops, const int64_t (*ar)[2], size_t n_ar,
+                                int64_t step_ns, int n_steps)
 {
     ts_rank *ranks[2];
     for (int k = 0; k < 2; k++) {
@@ -597,20 +612,30 @@ static ts_trace *ddp_step_trace(void)
         uint32_t th = ts__rank_track(r, TS_TRACK_THREAD, 100 + k, 1);
         uint32_t wk = ts__rank_track(r, TS_TRACK_THREAD, 100 + k, 2);
         uint32_t cpu = S(r, "cpu_op");
-        ts__rank_add_slice(r, th, 0, 800, S(r, "ProfilerStep#0"), S(r, "user_annotation"), TS_KIND_USER_ANNOTATION);
-        static const struct { int64_t ts, dur; const char *name; } ops[] = {
-            {0, 100, "bwd_a"}, {100, 10, "c10d::allreduce_"}, {110, 190, "bwd_b"}, {300, 10, "c10d::allreduce_"},
-            {310, 190, "bwd_c"}, {500, 10, "c10d::allreduce_"}, {670, 100, "opt"},
-        };
-        for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
-            ts__rank_add_slice(r, th, ops[i].ts, ops[i].dur, S(r, ops[i].name), cpu, TS_KIND_CPU_OP);
-        ts__rank_add_slice(r, wk, 120, 200, S(r, "gloo:all_reduce"), cpu, TS_KIND_CPU_OP);
-        ts__rank_add_slice(r, wk, 320, 150, S(r, "gloo:all_reduce"), cpu, TS_KIND_CPU_OP);
-        ts__rank_add_slice(r, wk, 510, 150, S(r, "gloo:all_reduce"), cpu, TS_KIND_CPU_OP);
+        for (int it = 0; it < n_steps; it++) {
+            int64_t t0 = it * step_ns;
+            char step[32];
+            snprintf(step, sizeof step, "ProfilerStep#%d", it);
+            ts__rank_add_slice(r, th, t0, step_ns, S(r, step), S(r, "user_annotation"), TS_KIND_USER_ANNOTATION);
+            for (size_t i = 0; i < n_ops; i++)
+                ts__rank_add_slice(r, th, t0 + ops[i].ts, ops[i].dur, S(r, ops[i].name), cpu, TS_KIND_CPU_OP);
+            for (size_t i = 0; i < n_ar; i++)
+                ts__rank_add_slice(r, wk, t0 + ar[i][0], ar[i][1], S(r, "gloo:all_reduce"), cpu, TS_KIND_CPU_OP);
+        }
         if (ts__rank_finish(r, NULL) != TS_OK) return NULL;
     }
     ts_trace *t = NULL;
     return ts__trace_create(ranks, 2, &t, NULL) == TS_OK ? t : NULL;
+}
+
+static ts_trace *ddp_step_trace(void)
+{
+    static const op_row ops[] = {
+        {0, 100, "bwd_a"}, {100, 10, "c10d::allreduce_"}, {110, 190, "bwd_b"}, {300, 10, "c10d::allreduce_"},
+        {310, 190, "bwd_c"}, {500, 10, "c10d::allreduce_"}, {670, 100, "opt"},
+    };
+    static const int64_t ar[][2] = {{120, 200}, {320, 150}, {510, 150}};
+    return gloo_ddp_trace(ops, 7, ar, 3, 800, 1);
 }
 
 TEST(bucket_whatif_merges_buckets_by_the_expected_amount)
@@ -618,9 +643,7 @@ TEST(bucket_whatif_merges_buckets_by_the_expected_amount)
     ts_trace *t = ddp_step_trace();
     CHECK(t != NULL);
     char gpath[] = "/tmp/ts_grad_XXXXXX";
-    FILE *f = fdopen(mkstemp(gpath), "w");
-    fputs("[1572864, 1572864, 2097152]", f);   /* registration order: C, B, A */
-    fclose(f);
+    temp_file(gpath, "[1572864, 1572864, 2097152]");   /* registration order: C, B, A */
     ts_replay_options o = {.size = sizeof o, .bucket_mb = 1, .gradients_json = gpath, .trace_bucket_mb = 1};
     ts_replay *r;
     ts_error err = {0};
@@ -639,6 +662,139 @@ TEST(bucket_whatif_merges_buckets_by_the_expected_amount)
     err = (ts_error){0};
     CHECK_EQ_INT(ts_replay_run(t, &o, &r, &err), TS_EFORMAT);
     CHECK(strstr(err.msg, "3 gradient all-reduces") != NULL);
+    ts_trace_destroy(t);
+    remove(gpath);
+}
+
+/* A 2-rank gloo DDP step where backward ops start right after buckets
+ * finish (ns, both ranks alike); recorded with a 0.5 MiB cap, buckets
+ * [A 1 MiB] [B] [C] [D 0.5 MiB each]:
+ *   training thread: bwd_a [0, 100), c10d [100, 110), bwd_b [110, 200),
+ *     c10d [200, 210), bwd_c [210, 300), c10d [300, 310), bwd_x [310, 395),
+ *     bwd_d [395, 500), c10d [500, 510), opt [700, 790);
+ *   gloo worker: A [110, 200), B [210, 290), C [310, 390), D [510, 670).
+ * The graph ties each bucket to the first training-thread op that starts
+ * after it ends; only opt's is a real wait (DDP waits after the last
+ * launch). At a 1 MiB cap B and C merge and run [310, >= 400): bwd_d, which
+ * started after C ended, must not wait for the merged bucket. */
+static ts_trace *early_waiter_trace(void)
+{
+    static const op_row ops[] = {
+        {0, 100, "bwd_a"}, {100, 10, "c10d::allreduce_"}, {110, 90, "bwd_b"}, {200, 10, "c10d::allreduce_"},
+        {210, 90, "bwd_c"}, {300, 10, "c10d::allreduce_"}, {310, 85, "bwd_x"}, {395, 105, "bwd_d"},
+        {500, 10, "c10d::allreduce_"}, {700, 90, "opt"},
+    };
+    static const int64_t ar[][2] = {{110, 90}, {210, 80}, {310, 80}, {510, 160}};
+    return gloo_ddp_trace(ops, 10, ar, 4, 800, 1);
+}
+
+TEST(bucket_whatif_does_not_hold_backward_for_a_merged_bucket)
+{
+    ts_trace *t = early_waiter_trace();
+    CHECK(t != NULL);
+    char gpath[] = "/tmp/ts_grad_XXXXXX";
+    temp_file(gpath, "[524288, 524288, 524288, 1048576]");   /* registration order: D, C, B, A */
+    ts_replay_options o = {.size = sizeof o, .bucket_mb = 1, .gradients_json = gpath, .trace_bucket_mb = 0.5,
+                           .no_contention = 1};
+    ts_replay *r;
+    ts_error err = {0};
+    CHECK_EQ_INT(ts_replay_run(t, &o, &r, &err), TS_OK);
+    printf("%s\n", ts_replay_warning(r, ts_replay_n_warnings(r) - 1));
+    CHECK(strstr(ts_replay_warning(r, ts_replay_n_warnings(r) - 1), "4 gradient all-reduces regrouped into 3"));
+    /* bwd_d keeps its place, D is launched at 500 as measured and opt waits
+     * for it as measured: the step is unchanged. */
+    CHECK_EQ_INT(ts_replay_measured_iteration_ns(r), 800);
+    CHECK_EQ_INT(ts_replay_predicted_iteration_ns(r), 800);
+    ts_replay_destroy(r);
+    ts_trace_destroy(t);
+    remove(gpath);
+}
+
+/* bench/gloo_allreduce.py's log: rows priced like nccl-tests', and its
+ * sharing test (matmuls at 425/s beside two 1 MiB all-reduces in flight,
+ * 741/s alone) gives the compute slowdown per all-reduce in flight, which a
+ * gloo bucket what-if then uses instead of fitting one on the trace. A log
+ * without that line (real nccl-tests) gives none. */
+TEST(calibration_log_sharing_line_sets_the_compute_slowdown)
+{
+    char path[] = "/tmp/ts_gloo_XXXXXX";
+    FILE *f = fdopen(mkstemp(path), "w");
+    fputs("#  Rank  0 Group  0 Pid      0 on vm device  cpu\n#  Rank  1 Group  0 Pid      0 on vm device  cpu\n"
+          "#       size         count      type   redop    root     time   algbw   busbw #wrong\n"
+          "     1048576        262144     float     sum      -1    100.0   0.011   0.011      0\n"
+          "     4194304       1048576     float     sum      -1    400.0   0.011   0.011      0\n", f);
+    fclose(f);
+    ts_coll_model *m;
+    CHECK_EQ_INT(ts_coll_model_create(&m), TS_OK);
+    CHECK_EQ_INT(ts_coll_model_load_nccl_tests(m, path, NULL), TS_OK);
+    CHECK_EQ_INT(ts_coll_model_fit(m, NULL), TS_OK);
+    CHECK_NEAR(ts__coll_model_cpu_kappa(m), 0.0, 1e-12);
+    ts_coll_model_destroy(m);
+    f = fopen(path, "a");
+    fputs("# sharing with compute: 8 x 1 MiB all-reduces queued at once take 13787.5 us with the training thread"
+          " idle, 18302.5 us (x1.33) with it running 128x128 matmuls; the matmuls run at 741/s alone and 425/s"
+          " (x0.57) beside them\n", f);
+    fclose(f);
+    CHECK_EQ_INT(ts_coll_model_create(&m), TS_OK);
+    CHECK_EQ_INT(ts_coll_model_load_nccl_tests(m, path, NULL), TS_OK);
+    CHECK_EQ_INT(ts_coll_model_fit(m, NULL), TS_OK);
+    CHECK_NEAR(ts__coll_model_cpu_kappa(m), (741.0 / 425.0 - 1) / 2, 1e-9);
+    ts_coll_model_destroy(m);
+    ts_trace *t = ddp_step_trace();
+    CHECK(t != NULL);
+    char gpath[] = "/tmp/ts_grad_XXXXXX";
+    f = fdopen(mkstemp(gpath), "w");
+    fputs("[1572864, 1572864, 2097152]", f);
+    fclose(f);
+    ts_replay_options o = {.size = sizeof o, .bucket_mb = 4, .gradients_json = gpath, .trace_bucket_mb = 1,
+                           .nccl_tests_log = path};
+    ts_replay *r;
+    CHECK_EQ_INT(ts_replay_run(t, &o, &r, NULL), TS_OK);
+    bool said = false;
+    for (uint32_t i = 0; i < ts_replay_n_warnings(r); i++)
+        said = said || strstr(ts_replay_warning(r, i), "compute slowed 37% per concurrent gloo all-reduce (from the "
+                                                       "calibration log)");
+    CHECK(said);
+    ts_replay_destroy(r);
+    ts_trace_destroy(t);
+    remove(gpath);
+    remove(path);
+}
+
+/* Two identical gloo DDP steps (ns, per step from its start; both ranks
+ * alike) whose backward runs two ops of one name, a small one alone and a
+ * large one beside the first bucket: conv [0, 100), c10d [100, 110),
+ * conv [110, 410), c10d [410, 420), opt [700, 800); worker A [120, 400),
+ * B [430, 650). Each op takes the same time in both steps whatever its
+ * overlap, so the trace shows no contention: kappa must come out 0, not
+ * read the second conv's size as a slowdown. */
+static ts_trace *same_name_layers_trace(void)
+{
+    static const op_row ops[] = {
+        {0, 100, "conv"}, {100, 10, "c10d::allreduce_"}, {110, 300, "conv"}, {410, 10, "c10d::allreduce_"},
+        {700, 100, "opt"},
+    };
+    static const int64_t ar[][2] = {{120, 280}, {430, 220}};
+    return gloo_ddp_trace(ops, 5, ar, 2, 1000, 2);
+}
+
+TEST(contention_kappa_is_not_fitted_on_layers_that_share_an_op_name)
+{
+    ts_trace *t = same_name_layers_trace();
+    CHECK(t != NULL);
+    char gpath[] = "/tmp/ts_grad_XXXXXX";
+    temp_file(gpath, "[1048576, 1048576]");
+    ts_replay_options o = {.size = sizeof o, .bucket_mb = 1, .gradients_json = gpath, .trace_bucket_mb = 1};
+    ts_replay *r;
+    ts_error err = {0};
+    CHECK_EQ_INT(ts_replay_run(t, &o, &r, &err), TS_OK);
+    for (uint32_t i = 0; i < ts_replay_n_warnings(r); i++) {
+        printf("%s\n", ts_replay_warning(r, i));
+        CHECK(!strstr(ts_replay_warning(r, i), "compute slowed"));
+    }
+    CHECK(strstr(ts_replay_warning(r, ts_replay_n_warnings(r) - 1), "4 gradient all-reduces regrouped into 4"));
+    CHECK_EQ_INT(ts_replay_predicted_iteration_ns(r), ts_replay_measured_iteration_ns(r));
+    ts_replay_destroy(r);
     ts_trace_destroy(t);
     remove(gpath);
 }

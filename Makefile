@@ -27,7 +27,7 @@ else
   LDSAN  :=
 endif
 CFLAGS  := $(CFLAGS_BASE) $(OPT) $(EXTRA_CFLAGS)
-LDLIBS  := -lm -pthread -lz -ldeflate -lzstd
+LDLIBS  := -lm -pthread -lz -ldeflate -lisal -lzstd
 LDFLAGS := $(LDSAN) $(EXTRA_LDFLAGS)
 
 MODULES  := core trace ingest graph analyze replay optimize memory report capture

@@ -2,7 +2,8 @@
 # install-deps.sh - install the Debian packages trainscope builds, tests and
 # validates with. Run as root (or with sudo available). Idempotent.
 #
-#   zlib1g-dev libdeflate-dev libzstd-dev   gzip/zstd trace input
+#   zlib1g-dev libdeflate-dev libzstd-dev   gzip/zstd trace input (zlib and libdeflate: benchmark peers, gzip writing)
+#   libisal-dev                             ISA-L igzip: the streaming gzip decoder of the loader (3x zlib)
 #   libbabeltrace2-dev babeltrace2 python3-bt2  reading LTTng CTF traces back (python3-bt2 writes test CTF)
 #   liblttng-ust-dev lttng-tools            the LTTng capture backend and its benchmark
 #   libopenmpi-dev openmpi-bin              the MPI collector and its real 2-rank test
@@ -13,7 +14,7 @@
 # /usr/local/cuda, as on these machines; without it the GPU collectors are
 # skipped at build time and the rest builds unchanged.
 set -e
-PKGS="build-essential pkg-config zlib1g-dev libdeflate-dev libzstd-dev zstd libsqlite3-dev
+PKGS="build-essential pkg-config zlib1g-dev libdeflate-dev libisal-dev libzstd-dev zstd libsqlite3-dev
       libbabeltrace2-dev babeltrace2 python3-bt2 liblttng-ust-dev lttng-tools
       libopenmpi-dev openmpi-bin python3 python3-torch clang libclang-rt-14-dev librsvg2-bin"
 SUDO=""

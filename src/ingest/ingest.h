@@ -31,7 +31,7 @@ typedef struct ts_src {
     bool          in_eof;      /* the file has no more compressed bytes */
     bool          done;        /* the stream ended cleanly */
     bool          frame_end;   /* zstd: the last call ended a frame, so input may stop here */
-    void         *dec;         /* z_stream* or ZSTD_DStream* (owned) */
+    void         *dec;         /* struct inflate_state* (ISA-L) or ZSTD_DStream* (owned) */
     struct ts_src_pipe *pipe;  /* gzip/zstd files: the decoding thread and its chunks (owned), NULL = none */
     char         *map;         /* TS_SRC_MAP: file bytes, then >= TS_SRC_MAP_PAD zero bytes (owned) */
     size_t        map_n;       /* TS_SRC_MAP: file size, bytes */

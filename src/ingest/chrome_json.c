@@ -717,11 +717,9 @@ static uint32_t add_slice(parser *P, uint32_t track, int64_t ts, int64_t dur, co
         dur = 0;
     }
     if (sat_add(ts, dur) == INT64_MAX) dur = INT64_MAX - ts;   /* keeps ts + dur representable */
-    uint32_t s = ts__rank_add_slice(r, track, ts, dur, o->name, o->cat, (ts_kind)o->kind);
+    uint32_t s = ts__rank_push_slice(r, track, ts, dur, o->name, o->cat, (ts_kind)o->kind, o->args, o->n_args,
+                                     o->corr, o->ext_id);
     if (s == TS_NONE32) oom(P);
-    ts__rank_slice_set_args(r, s, o->args, o->n_args);
-    r->slices.corr[s] = o->corr;
-    r->slices.ext_id[s] = o->ext_id;
     return s;
 }
 

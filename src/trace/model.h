@@ -252,6 +252,36 @@ static inline uint32_t ts__rank_push_arg(ts_rank *r, uint32_t key, ts_arg_type t
     return i;
 }
 void     ts__rank_slice_set_args(ts_rank *r, uint32_t slice, uint32_t first, uint32_t n);
+/* A slice with its arg range and ids in one call, inlined for the parser's
+ * hot loop; the out-of-line path grows the columns and clamps n_args. */
+static inline uint32_t ts__rank_push_slice(ts_rank *r, uint32_t track, int64_t ts_ns, int64_t dur_ns, uint32_t name,
+                                           uint32_t cat, ts_kind kind, uint32_t args, uint32_t n_args,
+                                           int64_t corr, int64_t ext_id)
+{
+    ts_slices *s = &r->slices;
+    uint32_t i;
+    if (TS_UNLIKELY(s->n == s->cap || n_args > UINT16_MAX)) {
+        i = ts__rank_add_slice(r, track, ts_ns, dur_ns, name, cat, kind);
+        if (i == TS_NONE32) return i;
+        ts__rank_slice_set_args(r, i, args, n_args);
+    } else {
+        i = s->n++;
+        s->ts_ns[i] = ts_ns;
+        s->dur_ns[i] = dur_ns;
+        s->track[i] = track;
+        s->name[i] = name;
+        s->cat[i] = cat;
+        s->kind[i] = (uint8_t)kind;
+        s->depth[i] = 0;
+        s->parent[i] = TS_NONE32;
+        s->args[i] = n_args ? args : TS_NONE32;
+        s->n_args[i] = (uint16_t)n_args;
+    }
+    s->corr[i] = corr;
+    s->ext_id[i] = ext_id;
+    return i;
+}
+
 uint32_t ts__rank_add_instant(ts_rank *r, uint32_t track, int64_t ts_ns, uint32_t name,
                               uint32_t cat, ts_kind kind, char scope, uint32_t first_arg, uint32_t n_args);
 uint32_t ts__rank_add_counter(ts_rank *r, uint32_t track, int64_t ts_ns, double value);

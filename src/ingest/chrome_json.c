@@ -742,16 +742,33 @@ static void push_open(parser *P, uint32_t track, const open_slice *o)
     st->v[st->n++] = *o;
 }
 
+/* An E closes the innermost open B on its track. Its args join the B's, as
+ * the Chrome trace format says (results computed at the end of a range are
+ * often written on the E): the E's rows, just written, are followed by
+ * copies of the B's, so the slice's range is contiguous, and on a key
+ * written twice the E's value is found first. The B's own rows stay
+ * behind, unreferenced. */
 static void end_open(parser *P, uint32_t track, const ev *e)
 {
     slice_stack *st = stack_of(P, track);
-    rollback_args(P, e);   /* an E's own args are not kept */
     if (st->n == 0) {
+        rollback_args(P, e);
         ts__rank_warn(P->r, TS_WARN_UNMATCHED_END, "%s: event %llu: end of \"%s\" at %lld ns has no begin",
                       P->r->path, (unsigned long long)P->n_events, ts__rank_str(P->r, e->name), (long long)e->ts_ns);
         return;
     }
     open_slice o = st->v[--st->n];
+    if (e->n_args) {
+        ts_args *a = &P->r->args;
+        for (uint32_t i = 0; i < o.n_args; i++) {
+            uint32_t from = o.args + i;
+            if (ts__rank_push_arg(P->r, a->key[from], (ts_arg_type)a->type[from], a->val[from]) == TS_NONE32) oom(P);
+        }
+        o.args = e->args;
+        o.n_args += e->n_args;
+        if (o.corr < 0) o.corr = e->corr;
+        if (o.ext_id < 0) o.ext_id = e->ext_id;
+    }
     add_slice(P, track, o.ts_ns, sat_add(e->ts_ns, o.ts_ns == INT64_MIN ? INT64_MAX : -o.ts_ns), &o);
 }
 

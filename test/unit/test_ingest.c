@@ -141,6 +141,26 @@ TEST(ingest_pairs_begin_end_per_track_and_nests)
     ts__rank_destroy(r);
 }
 
+TEST(ingest_merges_end_event_args_into_the_slice)
+{
+    ts_error err;
+    ts_rank *r = load_str("[{\"ph\":\"B\",\"name\":\"step\",\"pid\":1,\"tid\":1,\"ts\":0,\"args\":{\"a\":1,\"b\":2}},"
+                          "{\"ph\":\"B\",\"name\":\"plain\",\"pid\":1,\"tid\":1,\"ts\":1,\"args\":{\"p\":7}},"
+                          "{\"ph\":\"E\",\"pid\":1,\"tid\":1,\"ts\":2},"
+                          "{\"ph\":\"E\",\"pid\":1,\"tid\":1,\"ts\":5,\"args\":{\"b\":20,\"loss\":0.5}}]", &err);
+    CHECK(r != NULL);
+    uint32_t st = find_slice(r, "step"), pl = find_slice(r, "plain");
+    int64_t v;
+    double d;
+    CHECK_EQ_INT(r->slices.n_args[st], 4);             /* a, b from B; b, loss from E */
+    CHECK(ts__slice_arg_i64(r, st, "a", &v) && v == 1);
+    CHECK(ts__slice_arg_i64(r, st, "b", &v) && v == 20);   /* the E's value wins */
+    CHECK(ts__slice_arg_double(r, st, "loss", &d) && d == 0.5);
+    CHECK_EQ_INT(r->slices.n_args[pl], 1);
+    CHECK(ts__slice_arg_i64(r, pl, "p", &v) && v == 7);
+    ts__rank_destroy(r);
+}
+
 TEST(ingest_counts_unmatched_begin_and_end_as_warnings)
 {
     ts_error err;

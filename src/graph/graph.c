@@ -253,8 +253,10 @@ static int sort_edges_by_src(ts_graph *g, uint32_t *scratch)
                              memcpy(e->col, t_, (size_t)ne * sizeof(T)); } while (0)
     PERMUTE(src, uint32_t);
     PERMUTE(dst, uint32_t);
-    PERMUTE(kind, uint8_t);
-    PERMUTE(flags, uint8_t);
+    uint8_t *t8 = (uint8_t *)tmp;   /* kind and flags side by side: one pass */
+    for (uint32_t i = 0; i < ne; i++) { t8[i] = e->kind[perm[i]]; t8[ne + i] = e->flags[perm[i]]; }
+    memcpy(e->kind, t8, ne);
+    memcpy(e->flags, t8 + ne, ne);
 #undef PERMUTE
     return TS_OK;
 }

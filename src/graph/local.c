@@ -49,6 +49,7 @@ typedef struct local_ctx {
     uint16_t      *name_class;  /* per string id: NC_* bits, 0 = not classified yet */
     struct { uint32_t node, last; } *stack;   /* open nest parents of the current track */
     uint32_t       cap_stack;
+    uint32_t       n_wait_calls; /* cudaStreamWaitEvent runtime nodes of this rank */
 } local_ctx;
 
 static bool has_prefix(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
@@ -227,7 +228,9 @@ static uint32_t cpu_node(local_ctx *c, uint32_t s, uint32_t lane)
     enum role role = cpu_role(c, s);
     uint32_t id = TS_NONE32;
     if (role == ROLE_RUNTIME) {
-        id = new_node(c, (name_class(c, s) & NC_SYNC) ? TS_NODE_HOST_SYNC : TS_NODE_RUNTIME, lane, s);
+        uint16_t nc = name_class(c, s);
+        id = new_node(c, (nc & NC_SYNC) ? TS_NODE_HOST_SYNC : TS_NODE_RUNTIME, lane, s);
+        c->n_wait_calls += (nc & NC_WAIT_EVENT) != 0;
         if (id != TS_NONE32 && sl->corr[s] >= 0 && corr_put(&c->corr_rt, sl->corr[s], id))
             c->g->oom = true;
     } else if (role == ROLE_OP) {
@@ -270,7 +273,8 @@ static int thread_track(local_ctx *c, uint32_t t)
             ts__graph_add_edge(c->g, parent, id, TS_EDGE_NEST, 0);
             c->stack[sp - 1].last = id;
         }
-        if (ts__grow((void **)&c->stack, &c->cap_stack, sizeof *c->stack, sp + 1)) return TS_ENOMEM;
+        if (sp == c->cap_stack && ts__grow((void **)&c->stack, &c->cap_stack, sizeof *c->stack, sp + 1))
+            return TS_ENOMEM;
         c->stack[sp].node = id;
         c->stack[sp].last = TS_NONE32;
         sp++;
@@ -445,22 +449,13 @@ static void cuda_sync_event(local_ctx *c, uint32_t s, wait_counts *w)
     else if (!strcmp(kind, "Context Sync")) wait_all_streams(c, call, call_ts);
 }
 
-/* cudaStreamWaitEvent runtime calls of this rank. */
-static uint32_t count_wait_calls(local_ctx *c)
-{
-    uint32_t n = 0;
-    for (uint32_t i = c->node0; i < c->g->nodes.n; i++)
-        if (c->g->nodes.kind[i] == TS_NODE_RUNTIME && (name_class(c, c->g->nodes.slice[i]) & NC_WAIT_EVENT)) n++;
-    return n;
-}
-
 /* Kineto writes cudaStreamWaitEvent / cudaEventRecord as runtime events with
  * only correlation, External id and cbid: no stream, no event handle (every
  * trace under ../shared/data/kineto). Only a cuda_sync event says which
  * streams a wait joins, so calls without one are not followed: say how many. */
 static void warn_waits(local_ctx *c, const wait_counts *w)
 {
-    uint32_t calls = count_wait_calls(c), bare = calls > w->with_sync ? calls - w->with_sync : 0;
+    uint32_t calls = c->n_wait_calls, bare = calls > w->with_sync ? calls - w->with_sync : 0;
     if (bare)
         ts__graph_warn(c->g, "rank %d: %u of %u cudaStreamWaitEvent calls have no cuda_sync event naming their "
                        "streams (runtime events carry no stream or event); those cross-stream waits are not in "
@@ -568,22 +563,35 @@ static int gloo_workers(local_ctx *c)
     return rc;
 }
 
+/* Number of iterations starting at or before t (binary search). */
+static uint32_t iterations_started(const ts_rank *r, int64_t t)
+{
+    uint32_t lo = 0, hi = r->n_iterations;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (r->iterations[mid].start_ns <= t) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+/* Each node's iteration: the last one starting at or before its start (a GPU
+ * op's launch). Consecutive nodes of a lane are in time order and mostly in
+ * the same iteration, so the previous answer is checked first: O(1) per
+ * node in the common case, a binary search otherwise. */
 static void assign_iterations(local_ctx *c)
 {
     const ts_rank *r = c->r;
     ts_graph *g = c->g;
+    uint32_t lo = 0;   /* iterations started at or before the previous node's time */
     for (uint32_t n = c->node0; n < g->nodes.n; n++) {
         int64_t t = g->nodes.start_ns[n];
         if (g->lanes[g->nodes.lane[n]].on_gpu) t = c->launch_ts[n - c->node0];
-        uint32_t lo = 0, hi = r->n_iterations;   /* last iteration starting at or before t */
-        while (lo < hi) {
-            uint32_t mid = lo + (hi - lo) / 2;
-            if (r->iterations[mid].start_ns <= t) lo = mid + 1; else hi = mid;
-        }
+        bool same = (lo == 0 || r->iterations[lo - 1].start_ns <= t) &&
+                    (lo == r->n_iterations || r->iterations[lo].start_ns > t);
+        if (!same) lo = iterations_started(r, t);
         g->nodes.iteration[n] = (lo > 0 && t < r->iterations[lo - 1].end_ns) ? (int32_t)(lo - 1) : -1;
     }
 }
-
 
 /* One request event: a nonblocking call (start) or a Wait/Test (done). */
 typedef struct req_ev { int64_t ts, handle; uint32_t node; uint8_t done; } req_ev;

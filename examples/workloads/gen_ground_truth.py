@@ -280,22 +280,33 @@ def write_results(name, base, batch, caps, per_rank, load, args):
     return model_summary(caps, docs)
 
 
-def compress(src, dst_base):
-    """src (a JSON trace) to dst_base + ".zst" with zstd -19 (a third smaller than
-    gzip -9 on these traces), or to dst_base + ".gz" when zstd is missing; returns
-    the path written."""
-    if shutil.which("zstd"):
-        dst = dst_base + ".zst"
-        subprocess.run(["zstd", "-19", "-q", "-f", src, "-o", dst], check=True)
-        return dst
-    dst = dst_base + ".gz"
-    with open(src, "rb") as f, gzip.GzipFile(dst, "wb", 9, mtime=0) as out:
-        shutil.copyfileobj(f, out)
+def compress_later(src, dst_base, args):
+    """Queues src (a JSON trace) for compress_queued(), to dst_base + ".zst" (zstd
+    -19: a third smaller than gzip -9 on these traces, but 2 s a file) or + ".gz"
+    when zstd is missing; returns the path it will have."""
+    dst = dst_base + (".zst" if shutil.which("zstd") else ".gz")
+    with open(os.path.join(args.tmp, "compress.jobs"), "a") as f:
+        f.write(f"{src}\t{dst}\n")
     return dst
 
 
+def compress_queued(tmp):
+    """Compresses the queued traces, after every measurement (so that it never
+    runs beside one, and the ranks never wait for it)."""
+    jobs = os.path.join(tmp, "compress.jobs")
+    if not os.path.exists(jobs):
+        return
+    with open(jobs) as f:
+        for src, dst in (line.rstrip("\n").split("\t") for line in f):
+            if dst.endswith(".zst"):
+                subprocess.run(["zstd", "-19", "-q", "-f", src, "-o", dst], check=True)
+                continue
+            with open(src, "rb") as fin, gzip.GzipFile(dst, "wb", 9, mtime=0) as out:
+                shutil.copyfileobj(fin, out)
+
+
 def save_traces(name, cap, ranks, rounds, args):
-    """Compresses the ranks' traces of the given rounds into
+    """Queues the ranks' traces of the given rounds for compression into
     traces/<name>_bucket<cap>/round<R>/ (an older run's files there go first);
     returns [{"round": R, "traces": [paths relative to --out]}]."""
     cap_dir = os.path.join(args.out, "traces", f"{name}_bucket{cap}")
@@ -304,7 +315,7 @@ def save_traces(name, cap, ranks, rounds, args):
     for rnd in rounds:
         trace_dir = os.path.join(cap_dir, f"round{rnd}")
         os.makedirs(trace_dir)
-        paths = [compress(r["traces"][rnd], os.path.join(trace_dir, f"rank{rank}.json"))
+        paths = [compress_later(r["traces"][rnd], os.path.join(trace_dir, f"rank{rank}.json"), args)
                  for rank, r in enumerate(ranks)]
         saved.append({"round": rnd, "traces": [os.path.relpath(p, args.out) for p in paths]})
     return saved
@@ -448,9 +459,10 @@ def main():
     if args.nice and os.environ.get("TS_GT_SESSION") != "1":
         return run_in_own_session()
     args.priority = prioritize(args.nice) if args.nice else "none"
-    tmp = tempfile.mkdtemp(prefix="ts_gt_")
+    tmp = args.tmp = tempfile.mkdtemp(prefix="ts_gt_")
     try:
         mp.spawn(worker, args=(free_port(), args, tmp), nprocs=WORLD, join=True)
+        compress_queued(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -4,6 +4,7 @@
  * being built; every command listed in the help is linked in a release. */
 #include <errno.h>
 #include <stdarg.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,8 +170,22 @@ static void usage(FILE *f)
                "exit codes: 0 ok, 1 nothing to analyze, 2 bad input or usage\n");
 }
 
+/* Inputs are mapped, so a trace file that another process truncates while
+ * it is being read faults with SIGBUS on the vanished pages. Say what
+ * happened and exit 2 like any bad input, instead of dying on a signal;
+ * nothing has been written by then (outputs come after the load). */
+static void on_sigbus(int sig)
+{
+    (void)sig;
+    static const char msg[] = "trainscope: an input file shrank while it was being read (bus error on its mapping)\n";
+    ssize_t k = write(STDERR_FILENO, msg, sizeof msg - 1);
+    (void)k;
+    _exit(TS_EXIT_BAD);
+}
+
 int main(int argc, char **argv)
 {
+    signal(SIGBUS, on_sigbus);
     if (argc < 2) { usage(stderr); return TS_EXIT_BAD; }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         usage(stdout);

@@ -378,7 +378,8 @@ def model_summary(caps, docs):
     rows = {str(c): {"n_buckets": docs[c]["ddp"]["n_buckets"],
                      "unprofiled": docs[c]["iteration"]["unprofiled"],
                      "profiled": docs[c]["iteration"]["profiled"],
-                     "profiler_overhead_pct": docs[c]["iteration"]["profiler_overhead_pct"]}
+                     "profiler_overhead_pct": docs[c]["iteration"]["profiler_overhead_pct"],
+                     "trace_replay_ms": docs[c]["iteration"]["trace_replay_ms"]}
             for c in caps}
     med = {c: [statistics.median(r) for r in docs[c]["iteration"]["unprofiled_rounds_ms"]] for c in caps}
     pairs = []

@@ -30,6 +30,7 @@ steps.  Times in the JSON are milliseconds.
 Run:  /usr/bin/python3 examples/workloads/gen_ground_truth.py   (about 5 min; see docs/workloads.md)
 """
 import argparse
+import concurrent.futures
 import copy
 import gzip
 import json
@@ -296,13 +297,18 @@ def compress_queued(tmp):
     jobs = os.path.join(tmp, "compress.jobs")
     if not os.path.exists(jobs):
         return
+
+    def one(job):
+        src, dst = job
+        if dst.endswith(".zst"):
+            subprocess.run(["zstd", "-19", "-q", "-f", src, "-o", dst], check=True)
+            return
+        with open(src, "rb") as fin, gzip.GzipFile(dst, "wb", 9, mtime=0) as out:
+            shutil.copyfileobj(fin, out)
     with open(jobs) as f:
-        for src, dst in (line.rstrip("\n").split("\t") for line in f):
-            if dst.endswith(".zst"):
-                subprocess.run(["zstd", "-19", "-q", "-f", src, "-o", dst], check=True)
-                continue
-            with open(src, "rb") as fin, gzip.GzipFile(dst, "wb", 9, mtime=0) as out:
-                shutil.copyfileobj(fin, out)
+        todo = [line.rstrip("\n").split("\t") for line in f]
+    with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+        list(pool.map(one, todo))   # list(): re-raises a failed job's error
 
 
 def save_traces(name, cap, ranks, rounds, args):

@@ -5,9 +5,11 @@
  * gloo reduces on worker threads of the same process, so on a small machine
  * the training thread and the reductions share the rank's cores.
  *  - Compute: an op on the training thread that overlaps on average f active
- *    all-reduces of its rank takes base(name) x (1 + kappa f). kappa is
- *    fitted on the trace (alternating least squares over every op with a
- *    name seen more than once).
+ *    all-reduces of its rank takes base(op) x (1 + kappa f). kappa is a
+ *    machine constant from the calibration log's sharing test when given
+ *    (ct->kappa_given), else fitted on the trace (alternating least squares
+ *    over every op seen more than once; the caller keys ops so that "the
+ *    same op" is the same layer in every iteration).
  *  - All-reduces (processor sharing): an all-reduce of b bytes takes
  *    load x W(b) x g, where W(b) is the cost model's time for b bytes alone on
  *    an idle machine (alpha + b x beta, calibrated by bench/gloo_allreduce.py

@@ -74,8 +74,10 @@ static int add_coll(ts_replay *r, const ts_replay_coll *c)
 
 /* Move a collective's transfer time onto its barrier: the smallest exit gap
  * (the last rank to arrive waits only for the transfer) becomes the barrier's
- * self time and is taken off every exit gap. Unmodified results are equal. */
-static int collect_colls(ts_replay *r)
+ * self time and is taken off every exit gap. Unmodified results are equal,
+ * so when the times are the graph's (borrowed: no what-if) nothing moves and
+ * the transfer is only recorded. */
+static int collect_colls(ts_replay *r, bool move)
 {
     const ts_graph *g = r->g;
     ts_sim *s = &r->sim;
@@ -94,10 +96,12 @@ static int collect_colls(ts_replay *r)
             for (uint32_t k = g->out_first[b]; k < g->out_first[b + 1]; k++)
                 if (g->edges.kind[k] == TS_EDGE_COLL_EXIT && g->edges.gap_ns[k] < t) t = g->edges.gap_ns[k];
             if (t == INT64_MAX || t < 0) t = 0;
-            for (uint32_t k = g->out_first[b]; k < g->out_first[b + 1]; k++)
-                if (g->edges.kind[k] == TS_EDGE_COLL_EXIT) s->egap_ns[k] -= t;
-            s->self_ns[b] += t;
-            rc.transfer_ns = s->self_ns[b];
+            rc.transfer_ns = s->self_ns[b] + t;
+            if (move) {
+                for (uint32_t k = g->out_first[b]; k < g->out_first[b + 1]; k++)
+                    if (g->edges.kind[k] == TS_EDGE_COLL_EXIT) s->egap_ns[k] -= t;
+                s->self_ns[b] += t;
+            }
         }
         if (add_coll(r, &rc)) return TS_ENOMEM;
     }
@@ -105,34 +109,38 @@ static int collect_colls(ts_replay *r)
 }
 
 /* The graph as the simulator's base: same node and edge rows (edges stay in
- * the graph's src order, so a graph edge row is a sim edge row). The
- * read-only columns, the edge indexes and the topological order are
- * borrowed from the graph, not copied (at 16 M nodes the copy was 0.4 GB of
- * fresh memory); times, self times and gaps are the sim's own, because
- * what-ifs edit them. Names stay in the graph. */
-static int sim_from_graph(ts_replay *r)
+ * the graph's src order, so a graph edge row is a sim edge row). Borrowed
+ * from the graph, not copied: the read-only columns, the edge indexes and
+ * the topological order, and also the self times and gaps when no what-if
+ * will edit them; own_start_ns shares meas_start_ns (equal for graph
+ * nodes). At 16 M nodes this keeps ~1 GB of fresh memory out of a replay.
+ * Names stay in the graph. */
+static int sim_from_graph(ts_replay *r, bool edits)
 {
     const ts_graph *g = r->g;
     ts_sim *s = &r->sim;
     uint32_t nn = g->nodes.n, ne = g->edges.n;
-    if (!ts__sim_borrow(s, nn, ne, g->nodes.lane, g->nodes.rank, g->nodes.kind, g->nodes.iteration,
-                        g->edges.src, g->edges.dst, g->edges.flags, g->edges.kind))
-        return TS_ENOMEM;
+    ts_sim_lend lend = {g->nodes.lane, g->nodes.rank, g->nodes.kind, g->nodes.iteration,
+                        edits ? NULL : g->nodes.self_ns, g->edges.src, g->edges.dst, g->edges.flags,
+                        g->edges.kind, edits ? NULL : g->edges.gap_ns, true};
+    if (!ts__sim_borrow(s, nn, ne, &lend)) return TS_ENOMEM;
     for (uint32_t n = 0; n < nn; n++) {
         uint16_t rk = g->nodes.rank[n];
         int64_t st = g->nodes.start_ns[n] + (rk == TS_GRAPH_NO_RANK ? 0 : g->align[rk].offset_ns);
-        s->own_start_ns[n] = s->meas_start_ns[n] = st;
+        s->meas_start_ns[n] = st;   /* own_start_ns too */
         s->meas_end_ns[n] = st + g->nodes.dur_ns[n];
     }
-    memcpy(s->self_ns, g->nodes.self_ns, nn * sizeof *s->self_ns);
-    memcpy(s->egap_ns, g->edges.gap_ns, ne * sizeof *s->egap_ns);
+    if (edits) {
+        memcpy(s->self_ns, g->nodes.self_ns, nn * sizeof *s->self_ns);
+        memcpy(s->egap_ns, g->edges.gap_ns, ne * sizeof *s->egap_ns);
+    }
     s->base_out = g->out_first;
     s->base_in_first = g->in_first;
     s->base_in_edge = g->in_edge;
     s->base_topo = g->topo;
     s->n_base_nodes = nn;
     s->n_base_edges = ne;
-    return collect_colls(r);
+    return collect_colls(r, edits);
 }
 
 static int64_t median_i64(int64_t *v, uint32_t n)
@@ -247,9 +255,17 @@ static int compare_iterations(ts_replay *r, uint32_t max_iter)
     return n_job ? TS_OK : TS_ENODATA;
 }
 
+/* Whether opt asks for any what-if edit (apply_whatifs does nothing
+ * otherwise, and the sim may then borrow the graph's times). */
+static bool whatifs_requested(const ts_replay_options *opt)
+{
+    return opt->n_scales || opt->bucket_mb > 0 || opt->world || opt->bandwidth_gbps > 0 || opt->latency_us > 0;
+}
+
 static int apply_whatifs(ts_replay *r, const ts_replay_options *opt, ts_error *err)
 {
     int rc = TS_OK;
+    if (!whatifs_requested(opt)) return TS_OK;
     for (uint32_t i = 0; rc == TS_OK && i < opt->n_scales; i++) rc = ts__replay_scale(r, opt->scales[i], err);
     bool reprice = opt->world || opt->bandwidth_gbps > 0 || opt->latency_us > 0;
     if (rc == TS_OK && opt->bucket_mb > 0) rc = ts__replay_rebucket(r, opt, err);   /* fits the model itself */
@@ -276,7 +292,7 @@ int ts_replay_run_graph(const ts_graph *g, const ts_replay_options *opt, ts_repl
     r->g = g;
     ts__sim_init(&r->sim);
     for (uint32_t i = 0; i < g->n_warnings; i++) ts__replay_warn(r, "%s", g->warnings[i]);
-    int rc = sim_from_graph(r);
+    int rc = sim_from_graph(r, whatifs_requested(opt));
     if (rc) ts__error(err, rc, "replay: out of memory copying the graph");
     if (rc == TS_OK) rc = apply_whatifs(r, opt, err);
     if (rc == TS_OK) rc = ts__sim_run(&r->sim, err);

@@ -12,26 +12,44 @@
 
 void ts__sim_init(ts_sim *s) { memset(s, 0, sizeof *s); }
 
-/* Owned columns, and the columns a graph may lend (ts__sim_borrow). */
-#define SIM_NODE_COLS(X) X(own_start_ns) X(self_ns) X(meas_start_ns) X(meas_end_ns) X(name) X(start_ns) X(end_ns)
-#define SIM_NODE_RO_COLS(X) X(lane) X(rank) X(kind) X(iteration)
-#define SIM_EDGE_COLS(X) X(egap_ns)
-#define SIM_EDGE_RO_COLS(X) X(esrc) X(edst) X(eflags) X(ekind)
+/* Columns the sim always owns; the others (lendable_cols) may be borrowed. */
+#define SIM_NODE_COLS(X) X(meas_start_ns) X(meas_end_ns) X(name) X(start_ns) X(end_ns)
+
+typedef struct sim_col { void **p; size_t elem; } sim_col;
+
+/* The lendable columns of the node or the edge table, in the bit order of
+ * ts_sim.borrowed (nodes: bits 0-5, edges: bits 6-10). own_start_ns comes
+ * first among the nodes: when it shares meas_start_ns's rows it must be
+ * copied before meas_start_ns is reallocated (grow_nodes does this first). */
+static size_t lendable_cols(ts_sim *s, bool edges, sim_col *c, unsigned *bit0)
+{
+#define C_(f) (sim_col){(void **)&s->f, sizeof *s->f}
+    if (edges) {
+        sim_col e[] = {C_(esrc), C_(edst), C_(eflags), C_(ekind), C_(egap_ns)};
+        memcpy(c, e, sizeof e);
+        *bit0 = 6;
+        return sizeof e / sizeof e[0];
+    }
+    sim_col n[] = {C_(own_start_ns), C_(self_ns), C_(lane), C_(rank), C_(kind), C_(iteration)};
+#undef C_
+    memcpy(c, n, sizeof n);
+    *bit0 = 0;
+    return sizeof n / sizeof n[0];
+}
 
 void ts__sim_free(ts_sim *s)
 {
 #define FREE_NODE_(c) ts__free((void *)s->c, (size_t)s->cap_nodes * sizeof *s->c);
-#define FREE_EDGE_(c) ts__free(s->c, (size_t)s->cap_edges * sizeof *s->c);
-#define FREE_NODE_RO_(c) ts__free(s->c, (size_t)s->cap_nodes_ro * sizeof *s->c);
-#define FREE_EDGE_RO_(c) ts__free(s->c, (size_t)s->cap_edges_ro * sizeof *s->c);
     SIM_NODE_COLS(FREE_NODE_)
-    SIM_EDGE_COLS(FREE_EDGE_)
-    if (!(s->borrowed & TS_SIM_BORROWED_NODES)) { SIM_NODE_RO_COLS(FREE_NODE_RO_) }
-    if (!(s->borrowed & TS_SIM_BORROWED_EDGES)) { SIM_EDGE_RO_COLS(FREE_EDGE_RO_) }
 #undef FREE_NODE_
-#undef FREE_EDGE_
-#undef FREE_NODE_RO_
-#undef FREE_EDGE_RO_
+    for (int edges = 0; edges < 2; edges++) {
+        sim_col c[8];
+        unsigned bit0;
+        size_t k = lendable_cols(s, edges, c, &bit0);
+        size_t cap = edges ? s->cap_edges : s->cap_nodes_ro;
+        for (size_t i = 0; i < k; i++)
+            if (!(s->borrowed & (1u << (bit0 + i)))) ts__free(*c[i].p, cap * c[i].elem);
+    }
     memset(s, 0, sizeof *s);
 }
 
@@ -58,50 +76,27 @@ static uint32_t next_cap(uint32_t cap, uint32_t need)
     return cap;
 }
 
-typedef struct sim_col { void **p; size_t elem; } sim_col;
-
-/* The lendable columns of the node or the edge table. */
-static size_t ro_cols(ts_sim *s, bool edges, sim_col *c)
+/* Grow the lendable columns of one table to `need` rows: a borrowed column
+ * becomes an owned copy of its rows, an owned one is reallocated. */
+static bool grow_lendable(ts_sim *s, uint32_t need, bool edges)
 {
-    if (edges) {
-        c[0] = (sim_col){(void **)&s->esrc, sizeof *s->esrc};
-        c[1] = (sim_col){(void **)&s->edst, sizeof *s->edst};
-        c[2] = (sim_col){(void **)&s->eflags, sizeof *s->eflags};
-        c[3] = (sim_col){(void **)&s->ekind, sizeof *s->ekind};
-    } else {
-        c[0] = (sim_col){(void **)&s->lane, sizeof *s->lane};
-        c[1] = (sim_col){(void **)&s->rank, sizeof *s->rank};
-        c[2] = (sim_col){(void **)&s->kind, sizeof *s->kind};
-        c[3] = (sim_col){(void **)&s->iteration, sizeof *s->iteration};
-    }
-    return 4;
-}
-
-/* Grow the lendable columns of one table to `need` rows: borrowed ones are
- * copied into owned memory (all or none), owned ones reallocated. */
-static bool grow_ro(ts_sim *s, uint32_t need, bool edges)
-{
-    sim_col c[4];
-    size_t k = ro_cols(s, edges, c);
-    uint32_t *capp = edges ? &s->cap_edges_ro : &s->cap_nodes_ro, n = edges ? s->n_edges : s->n_nodes;
-    uint8_t flag = edges ? TS_SIM_BORROWED_EDGES : TS_SIM_BORROWED_NODES;
+    sim_col c[8];
+    unsigned bit0;
+    size_t k = lendable_cols(s, edges, c, &bit0);
+    uint32_t *capp = edges ? &s->cap_edges : &s->cap_nodes_ro, n = edges ? s->n_edges : s->n_nodes;
     uint32_t cap = next_cap(*capp, need);
-    if (!(s->borrowed & flag)) {
-        for (size_t i = 0; i < k; i++)
+    for (size_t i = 0; i < k; i++) {
+        unsigned bit = 1u << (bit0 + i);
+        if (!(s->borrowed & bit)) {
             if (!grow_col(c[i].p, c[i].elem, *capp, cap)) return false;
-    } else {
-        void *fresh[4];
-        for (size_t i = 0; i < k; i++) {
-            fresh[i] = ts__malloc((size_t)cap * c[i].elem);
-            if (fresh[i]) continue;
-            while (i-- > 0) ts__free(fresh[i], (size_t)cap * c[i].elem);
-            return false;
+            continue;
         }
-        for (size_t i = 0; i < k; i++) {
-            memcpy(fresh[i], *c[i].p, (size_t)n * c[i].elem);
-            *c[i].p = fresh[i];
-        }
-        s->borrowed &= (uint8_t)~flag;
+        void *p = ts__malloc((size_t)cap * c[i].elem);
+        if (!p) return false;   /* the columns copied so far are owned now, with their bits cleared */
+        ts__advise_huge(p, (size_t)cap * c[i].elem);
+        memcpy(p, *c[i].p, (size_t)n * c[i].elem);
+        *c[i].p = p;
+        s->borrowed &= (uint16_t)~bit;
     }
     *capp = cap;
     return true;
@@ -109,6 +104,7 @@ static bool grow_ro(ts_sim *s, uint32_t need, bool edges)
 
 static bool grow_nodes(ts_sim *s, uint32_t need)
 {
+    if (need > s->cap_nodes_ro && !grow_lendable(s, need, false)) return false;   /* first: see lendable_cols */
     if (need > s->cap_nodes) {
         uint32_t cap = next_cap(s->cap_nodes, need);
 #define GROW_(c) if (!grow_col(&s->c, sizeof *s->c, s->cap_nodes, cap)) return false;
@@ -116,19 +112,12 @@ static bool grow_nodes(ts_sim *s, uint32_t need)
 #undef GROW_
         s->cap_nodes = cap;
     }
-    return need <= s->cap_nodes_ro || grow_ro(s, need, false);
+    return true;
 }
 
 static bool grow_edges(ts_sim *s, uint32_t need)
 {
-    if (need > s->cap_edges) {
-        uint32_t cap = next_cap(s->cap_edges, need);
-#define GROW_(c) if (!grow_col(&s->c, sizeof *s->c, s->cap_edges, cap)) return false;
-        SIM_EDGE_COLS(GROW_)
-#undef GROW_
-        s->cap_edges = cap;
-    }
-    return need <= s->cap_edges_ro || grow_ro(s, need, true);
+    return need <= s->cap_edges || grow_lendable(s, need, true);
 }
 
 bool ts__sim_reserve(ts_sim *s, uint32_t n_nodes, uint32_t n_edges)
@@ -136,28 +125,44 @@ bool ts__sim_reserve(ts_sim *s, uint32_t n_nodes, uint32_t n_edges)
     return grow_nodes(s, n_nodes) && grow_edges(s, n_edges);
 }
 
-bool ts__sim_borrow(ts_sim *s, uint32_t n_nodes, uint32_t n_edges, const uint32_t *lane, const uint16_t *rank,
-                    const uint8_t *kind, const int32_t *iteration, const uint32_t *esrc, const uint32_t *edst,
-                    const uint8_t *eflags, const uint8_t *ekind)
+/* Point column f at the lender's rows, or leave it to be allocated. */
+#define LEND_(f, bit) do { if (l->f) { s->f = (void *)l->f; s->borrowed |= (uint16_t)(1u << (bit)); } } while (0)
+
+bool ts__sim_borrow(ts_sim *s, uint32_t n_nodes, uint32_t n_edges, const ts_sim_lend *l)
 {
     TS_ASSERT(s->n_nodes == 0 && s->n_edges == 0 && !s->lane && !s->esrc);
     /* the lender's rows are never written through these: appends copy first */
-    s->lane = (uint32_t *)lane;
-    s->rank = (uint16_t *)rank;
-    s->kind = (uint8_t *)kind;
-    s->iteration = (int32_t *)iteration;
-    s->esrc = (uint32_t *)esrc;
-    s->edst = (uint32_t *)edst;
-    s->eflags = (uint8_t *)eflags;
-    s->ekind = (uint8_t *)ekind;
+    LEND_(self_ns, 1); LEND_(lane, 2); LEND_(rank, 3); LEND_(kind, 4); LEND_(iteration, 5);
+    LEND_(esrc, 6); LEND_(edst, 7); LEND_(eflags, 8); LEND_(ekind, 9); LEND_(egap_ns, 10);
+    /* what is not lent is owned: allocate it for exactly these rows */
+    uint16_t lent = s->borrowed;
+    s->borrowed = 0;
+    sim_col c[8];
+    unsigned bit0;
+    for (int edges = 0; edges < 2; edges++) {
+        size_t k = lendable_cols(s, edges, c, &bit0);
+        size_t rows = edges ? n_edges : n_nodes;
+        for (size_t i = 0; i < k; i++) {
+            if ((lent & (1u << (bit0 + i))) || (!edges && i == 0 && l->own_start_is_meas)) continue;
+            void *p = ts__malloc(rows * c[i].elem);
+            if (!p) { s->borrowed = lent; return false; }   /* ts__sim_free releases what was made */
+            ts__advise_huge(p, rows * c[i].elem);
+            *c[i].p = p;
+        }
+    }
+    s->borrowed = lent;
     s->cap_nodes_ro = n_nodes;
-    s->cap_edges_ro = n_edges;
-    s->borrowed = TS_SIM_BORROWED_NODES | TS_SIM_BORROWED_EDGES;
-    if (!grow_nodes(s, n_nodes) || !grow_edges(s, n_edges)) return false;
+    s->cap_edges = n_edges;
+    if (!grow_nodes(s, n_nodes)) return false;   /* the owned columns */
+    if (l->own_start_is_meas) {
+        s->own_start_ns = s->meas_start_ns;
+        s->borrowed |= 1u;
+    }
     s->n_nodes = n_nodes;
     s->n_edges = n_edges;
     return true;
 }
+#undef LEND_
 
 uint32_t ts__sim_add_node(ts_sim *s, uint16_t rank, uint8_t kind, int64_t own_start_ns,
                           int64_t self_ns, int64_t meas_start_ns, int64_t meas_end_ns)

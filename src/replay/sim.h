@@ -24,7 +24,6 @@
 #include "core/core.h"
 
 enum { TS_SIM_FROM_END = 1, TS_SIM_TO_END = 2 };   /* same bits as TS_EDGE_FROM_END / TO_END */
-enum { TS_SIM_BORROWED_NODES = 1, TS_SIM_BORROWED_EDGES = 2 };
 
 typedef struct ts_sim {
     uint32_t     n_nodes, cap_nodes;
@@ -57,11 +56,13 @@ typedef struct ts_sim {
      * no scratch memory; edits of gaps and self times keep it valid. */
     const uint32_t *base_in_first, *base_in_edge, *base_topo;   /* NULL = none */
 
-    /* Columns lane, rank, kind, iteration and esrc, edst, eflags, ekind may
-     * be borrowed from a graph (ts__sim_borrow): read-only for its rows; the
-     * first append copies them. Capacities of those columns: */
-    uint32_t  cap_nodes_ro, cap_edges_ro;
-    uint8_t   borrowed;         /* TS_SIM_BORROWED_NODES | TS_SIM_BORROWED_EDGES */
+    /* Columns own_start_ns, self_ns, lane, rank, kind, iteration, esrc,
+     * edst, eflags, ekind and egap_ns may be borrowed (ts__sim_borrow): from a
+     * graph, or own_start_ns from meas_start_ns. A borrowed column's rows are
+     * read-only; the first append copies it. */
+    uint32_t  cap_nodes_ro;     /* capacity of the borrowable node columns (cap_nodes: the others;
+                                   cap_edges: every edge column) */
+    uint16_t  borrowed;         /* bit per borrowable column, in sim.c's lendable_cols order */
 
     /* Results of the last ts__sim_run; n_nodes entries each. */
     int64_t  *start_ns;
@@ -81,16 +82,27 @@ uint32_t ts__sim_add_edge(ts_sim *s, uint32_t src, uint32_t dst, uint8_t flags, 
 /* Make room for n_nodes nodes and n_edges edges in all (bulk copies). */
 TS_NODISCARD bool ts__sim_reserve(ts_sim *s, uint32_t n_nodes, uint32_t n_edges);
 
-/* On an empty sim: use the caller's arrays (a graph's columns, which must
- * outlive the sim and stay unchanged) as the first n_nodes rows of lane,
- * rank, kind, iteration and the first n_edges rows of esrc, edst, eflags,
- * ekind, instead of copying them (at 16 M nodes that copy was 400 MB of
- * fresh memory). The rows are read-only; appending copies the columns. Sets
- * n_nodes / n_edges and allocates the other columns for exactly that many
- * rows (uninitialised); false when that allocation fails. */
-TS_NODISCARD bool ts__sim_borrow(ts_sim *s, uint32_t n_nodes, uint32_t n_edges, const uint32_t *lane, const uint16_t *rank,
-                    const uint8_t *kind, const int32_t *iteration, const uint32_t *esrc, const uint32_t *edst,
-                    const uint8_t *eflags, const uint8_t *ekind);
+/* What ts__sim_borrow may take instead of copying: a graph's columns (which
+ * must outlive the sim and stay unchanged). NULL = the sim owns that column. */
+typedef struct ts_sim_lend {
+    const uint32_t *lane;
+    const uint16_t *rank;
+    const uint8_t  *kind;
+    const int32_t  *iteration;
+    const int64_t  *self_ns;       /* lend only when no what-if will edit self times */
+    const uint32_t *esrc, *edst;
+    const uint8_t  *eflags, *ekind;
+    const int64_t  *egap_ns;       /* lend only when no what-if will edit gaps */
+    bool            own_start_is_meas;   /* own_start_ns shares meas_start_ns's rows */
+} ts_sim_lend;
+
+/* On an empty sim: take n_nodes / n_edges rows of the lent columns instead
+ * of copying them (at 16 M nodes a full copy was ~1 GB of fresh memory, and
+ * first touches of fresh memory are what a big replay waits on). The lent
+ * rows are read-only; appending copies the columns first. Sets n_nodes /
+ * n_edges and allocates the other columns for exactly that many rows
+ * (uninitialised); false when that fails (ts__sim_free still works). */
+TS_NODISCARD bool ts__sim_borrow(ts_sim *s, uint32_t n_nodes, uint32_t n_edges, const ts_sim_lend *lend);
 
 /* Evaluate every point in topological order of the point graph (Kahn's
  * algorithm over 2 points per node): O(V + E) time, O(V + E) scratch.

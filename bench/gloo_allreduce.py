@@ -57,17 +57,23 @@ def timed(fn, iters):
     return statistics.median(times)
 
 
-def matmuls_until(x, works):
+def matmuls_until(x, works, workers=2):
     """Back-to-back small matmuls (the training thread's backward) until
-    every work is done; returns (matmuls, seconds)."""
-    n, t0 = 0, time.perf_counter()
-    while not all(w.is_completed() for w in works):
+    every work is done; returns (matmuls, seconds, all-reduces running on
+    average over the matmuls: gloo's `workers` threads run min(workers,
+    unfinished) of them; the last ones run alone)."""
+    n, running, t0 = 0, 0, time.perf_counter()
+    while True:
+        left = sum(not w.is_completed() for w in works)
+        if not left:
+            break
         torch.mm(x, x)
         n += 1
+        running += min(workers, left)
     dt = time.perf_counter() - t0
     for w in works:
         w.wait()
-    return n, dt
+    return n, dt, running / max(n, 1)
 
 
 def sharing(args):
@@ -75,10 +81,11 @@ def sharing(args):
     all-reduces of 1 MiB queued at once (gloo's two workers run them), first
     with the training thread idle in wait(), then with it running matmuls
     until they are done; and the matmul rate alone. Returns the all-reduces'
-    time idle and beside compute, and the matmul rate alone and beside."""
+    time idle and beside compute, the matmul rate alone and beside, and the
+    all-reduces running on average beside the matmuls."""
     x = torch.randn(128, 128)
     bufs = [torch.ones(262144) for _ in range(8)]
-    idle, beside, rate_alone, rate_beside = [], [], [], []
+    idle, beside, rate_alone, rate_beside, in_flight = [], [], [], [], []
     for _ in range(args.iters // 4):
         dist.barrier()
         t0 = time.perf_counter()
@@ -87,15 +94,16 @@ def sharing(args):
         idle.append(time.perf_counter() - t0)
         dist.barrier()
         t0 = time.perf_counter()
-        n, dt = matmuls_until(x, [dist.all_reduce(b, async_op=True) for b in bufs])
+        n, dt, running = matmuls_until(x, [dist.all_reduce(b, async_op=True) for b in bufs])
         beside.append(time.perf_counter() - t0)
         rate_beside.append(n / dt)
+        in_flight.append(running)
         t0 = time.perf_counter()
         for _ in range(200):
             torch.mm(x, x)
         rate_alone.append(200 / (time.perf_counter() - t0))
     med = statistics.median
-    return med(idle), med(beside), med(rate_alone), med(rate_beside)
+    return med(idle), med(beside), med(rate_alone), med(rate_beside), med(in_flight)
 
 
 def worker(rank, port, args, q):
@@ -154,11 +162,12 @@ def write_log(rows, share, out, priority):
     lines.append("# two all-reduces in flight at once (gloo's 2 worker threads): time per pair (us), per one alone (us)")
     for size, one, pair in rows:
         lines.append(f"#   {size:10d} pair {pair * 1e6:9.1f} single {one * 1e6:9.1f} ratio {pair / one:5.2f}")
-    idle, beside, rate_alone, rate_beside = share
+    idle, beside, rate_alone, rate_beside, in_flight = share
     lines.append("# sharing with compute: 8 x 1 MiB all-reduces queued at once take %.1f us with the training thread"
                  " idle, %.1f us (x%.2f) with it running 128x128 matmuls; the matmuls run at %.0f/s alone and %.0f/s"
-                 " (x%.2f) beside them" % (idle * 1e6, beside * 1e6, beside / idle, rate_alone, rate_beside,
-                                           rate_beside / rate_alone))
+                 " (x%.2f) beside them, %.2f all-reduces running on average"
+                 % (idle * 1e6, beside * 1e6, beside / idle, rate_alone, rate_beside, rate_beside / rate_alone,
+                    in_flight))
     text = "\n".join(lines) + "\n"
     if out:
         with open(out, "w") as f:

@@ -44,6 +44,8 @@ struct ts_coll_model {
     double       given_latency_us;   /* 0 = use the fit */
     double       cpu_compute_ratio;  /* CPU-only (gloo) logs: compute rate beside all-reduces in flight
                                         over its rate alone, (0, 1]; 0 = not in the log */
+    double       cpu_in_flight;      /* all-reduces running on average meanwhile, > 0; 0 = not in the
+                                        log (then TS_GLOO_WORKERS) */
 };
 
 static const char *const kind_names[TS_COLL_COUNT] = {
@@ -161,22 +163,28 @@ typedef struct log_state {
 } log_state;
 
 /* bench/gloo_allreduce.py's line "# sharing with compute: ... the matmuls
- * run at A/s alone and B/s (xR) beside them" (gloo's two workers busy):
- * B / A into m. Other logs have no such line. */
+ * run at A/s alone and B/s (xR) beside them[, F all-reduces running on
+ * average]": B / A and F into m (F missing: gloo's workers all busy). Other
+ * logs have no such line. */
 static void log_sharing(ts_coll_model *m, const char *line)
 {
-    const char *p = strstr(line, "matmuls run at ");
-    double alone, beside;
-    if (strstr(line, "sharing with compute") && p &&
-        sscanf(p, "matmuls run at %lf/s alone and %lf/s", &alone, &beside) == 2 && alone > 0 && beside > 0 &&
-        beside <= alone)
-        m->cpu_compute_ratio = beside / alone;
+    const char *p = strstr(line, "matmuls run at "), *q = strstr(line, "beside them, ");
+    double alone, beside, f;
+    if (!strstr(line, "sharing with compute") || !p ||
+        sscanf(p, "matmuls run at %lf/s alone and %lf/s", &alone, &beside) != 2 || !(alone > 0) || !(beside > 0) ||
+        beside > alone)
+        return;
+    m->cpu_compute_ratio = beside / alone;
+    m->cpu_in_flight = q && sscanf(q, "beside them, %lf all-reduces running", &f) == 1 && f > 0 ? f : 0;
 }
 
 double ts__coll_model_cpu_kappa(const ts_coll_model *m)
 {
-    /* rate ratio q with TS_GLOO_WORKERS all-reduces in flight: 1 / q = 1 + kappa x workers */
-    return m && m->cpu_compute_ratio > 0 ? (1.0 / m->cpu_compute_ratio - 1.0) / TS_GLOO_WORKERS : 0;
+    /* The sharing test ran f all-reduces beside the matmuls: rate ratio q,
+     * 1 / q = 1 + kappa f. */
+    if (!m || !(m->cpu_compute_ratio > 0)) return 0;
+    double f = m->cpu_in_flight > 0 ? m->cpu_in_flight : TS_GLOO_WORKERS;
+    return (1.0 / m->cpu_compute_ratio - 1.0) / f;
 }
 
 static void log_header(log_state *st, const char *line)

@@ -715,47 +715,41 @@ TEST(bucket_whatif_does_not_hold_backward_for_a_merged_bucket)
  * 741/s alone) gives the compute slowdown per all-reduce in flight, which a
  * gloo bucket what-if then uses instead of fitting one on the trace. A log
  * without that line (real nccl-tests) gives none. */
+/* kappa from the log at path after appending line to it (NULL: nothing);
+ * -1 when the log does not load. */
+static double kappa_after(const char *path, const char *line)
+{
+    FILE *f = fopen(path, "a");
+    if (f && line) fputs(line, f);
+    if (f) fclose(f);
+    ts_coll_model *m;
+    if (ts_coll_model_create(&m)) return -1;
+    double k = ts_coll_model_load_nccl_tests(m, path, NULL) ? -1 : ts__coll_model_cpu_kappa(m);
+    ts_coll_model_destroy(m);
+    return k;
+}
+
 TEST(calibration_log_sharing_line_sets_the_compute_slowdown)
 {
     char path[] = "/tmp/ts_gloo_XXXXXX";
-    FILE *f = fdopen(mkstemp(path), "w");
-    fputs("#  Rank  0 Group  0 Pid      0 on vm device  cpu\n#  Rank  1 Group  0 Pid      0 on vm device  cpu\n"
-          "#       size         count      type   redop    root     time   algbw   busbw #wrong\n"
-          "     1048576        262144     float     sum      -1    100.0   0.011   0.011      0\n"
-          "     4194304       1048576     float     sum      -1    400.0   0.011   0.011      0\n", f);
-    fclose(f);
-    ts_coll_model *m;
-    CHECK_EQ_INT(ts_coll_model_create(&m), TS_OK);
-    CHECK_EQ_INT(ts_coll_model_load_nccl_tests(m, path, NULL), TS_OK);
-    CHECK_EQ_INT(ts_coll_model_fit(m, NULL), TS_OK);
-    CHECK_NEAR(ts__coll_model_cpu_kappa(m), 0.0, 1e-12);
-    ts_coll_model_destroy(m);
-    f = fopen(path, "a");
-    fputs("# sharing with compute: 8 x 1 MiB all-reduces queued at once take 13787.5 us with the training thread"
-          " idle, 18302.5 us (x1.33) with it running 128x128 matmuls; the matmuls run at 741/s alone and 425/s"
-          " (x0.57) beside them\n", f);
-    fclose(f);
-    CHECK_EQ_INT(ts_coll_model_create(&m), TS_OK);
-    CHECK_EQ_INT(ts_coll_model_load_nccl_tests(m, path, NULL), TS_OK);
-    CHECK_EQ_INT(ts_coll_model_fit(m, NULL), TS_OK);
-    CHECK_NEAR(ts__coll_model_cpu_kappa(m), (741.0 / 425.0 - 1) / 2, 1e-9);
-    ts_coll_model_destroy(m);
+    temp_file(path, "#  Rank  0 Group  0 Pid      0 on vm device  cpu\n#  Rank  1 Group  0 Pid      0 on vm device  cpu\n"
+              "#       size         count      type   redop    root     time   algbw   busbw #wrong\n"
+              "     1048576        262144     float     sum      -1    100.0   0.011   0.011      0\n"
+              "     4194304       1048576     float     sum      -1    400.0   0.011   0.011      0\n");
+    CHECK_NEAR(kappa_after(path, NULL), 0.0, 1e-12);
+    CHECK_NEAR(kappa_after(path, "# sharing with compute: 8 x 1 MiB all-reduces queued at once take 13787.5 us with "
+                           "the training thread idle, 18302.5 us (x1.33) with it running 128x128 matmuls; the matmuls "
+                           "run at 741/s alone and 425/s (x0.57) beside them\n"),
+               (741.0 / 425.0 - 1) / 2, 1e-9);
     /* A newer log says how many ran on average (the last ones run alone). */
-    f = fopen(path, "a");
-    fputs("# sharing with compute: 8 x 1 MiB all-reduces queued at once take 9890.5 us with the training thread"
-          " idle, 18632.6 us (x1.88) with it running 128x128 matmuls; the matmuls run at 500/s alone and 250/s"
-          " (x0.50) beside them, 1.60 all-reduces running on average\n", f);
-    fclose(f);
-    CHECK_EQ_INT(ts_coll_model_create(&m), TS_OK);
-    CHECK_EQ_INT(ts_coll_model_load_nccl_tests(m, path, NULL), TS_OK);
-    CHECK_NEAR(ts__coll_model_cpu_kappa(m), 1 / 1.6, 1e-9);
-    ts_coll_model_destroy(m);
+    CHECK_NEAR(kappa_after(path, "# sharing with compute: 8 x 1 MiB all-reduces queued at once take 9890.5 us with "
+                           "the training thread idle, 18632.6 us (x1.88) with it running 128x128 matmuls; the matmuls "
+                           "run at 500/s alone and 250/s (x0.50) beside them, 1.60 all-reduces running on average\n"),
+               1 / 1.6, 1e-9);
     ts_trace *t = ddp_step_trace();
     CHECK(t != NULL);
     char gpath[] = "/tmp/ts_grad_XXXXXX";
-    f = fdopen(mkstemp(gpath), "w");
-    fputs("[1572864, 1572864, 2097152]", f);
-    fclose(f);
+    temp_file(gpath, "[1572864, 1572864, 2097152]");
     ts_replay_options o = {.size = sizeof o, .bucket_mb = 4, .gradients_json = gpath, .trace_bucket_mb = 1,
                            .nccl_tests_log = path};
     ts_replay *r;

@@ -25,6 +25,11 @@ typedef struct src_view {
     uint32_t first, n;      /* rank 0's node rows */
     uint32_t *topo;         /* rank 0's points in topological order */
     uint32_t  n_topo;
+    /* rank 0's local edges (both ends in rank 0), in the graph's src order,
+     * as rank-relative rows: every copy adds its first node row */
+    uint32_t *esrc, *edst;
+    uint8_t  *ekind, *eflags;
+    uint32_t  n_edges;
 } src_view;
 
 static inline bool local(const src_view *v, uint32_t node) { return node - v->first < v->n; }
@@ -62,6 +67,44 @@ static int copy_mpi_done(ts_graph *out, const src_view *v, uint32_t node0)
     return TS_OK;
 }
 
+/* Column by column into rows reserved up front (ts__graph_replicate):
+ * no per-row growth checks, and the columns fill sequentially. */
+static void copy_nodes(ts_graph *out, const src_view *v, uint16_t r, uint32_t lane_shift, const int64_t *t)
+{
+    const ts_graph_nodes *in = &v->g->nodes;
+    ts_graph_nodes *o = &out->nodes;
+    uint32_t base = o->n, f = v->first;
+    TS_ASSERT((size_t)base + v->n <= o->cap);
+    memcpy(o->kind + base, in->kind + f, v->n * sizeof *o->kind);
+    memcpy(o->slice + base, in->slice + f, v->n * sizeof *o->slice);
+    memcpy(o->iteration + base, in->iteration + f, v->n * sizeof *o->iteration);
+    memset(o->coll + base, 0xff, v->n * sizeof *o->coll);   /* TS_NONE32 */
+    for (uint32_t i = 0; i < v->n; i++) {
+        int64_t s = t[2 * i], e = t[2 * i + 1], d = e > s ? e - s : 0;
+        o->rank[base + i] = r;
+        o->lane[base + i] = in->lane[f + i] + lane_shift;
+        o->start_ns[base + i] = s;
+        o->dur_ns[base + i] = d;
+        o->self_ns[base + i] = d;
+    }
+    o->n += v->n;
+}
+
+static void copy_edges(ts_graph *out, const src_view *v, uint32_t node0)
+{
+    ts_graph_edges *o = &out->edges;
+    uint32_t base = o->n;
+    TS_ASSERT((size_t)base + v->n_edges <= o->cap);
+    for (uint32_t k = 0; k < v->n_edges; k++) {
+        o->src[base + k] = node0 + v->esrc[k];
+        o->dst[base + k] = node0 + v->edst[k];
+    }
+    memcpy(o->kind + base, v->ekind, v->n_edges);
+    memcpy(o->flags + base, v->eflags, v->n_edges);
+    memset(o->gap_ns + base, 0, v->n_edges * sizeof *o->gap_ns);
+    o->n += v->n_edges;
+}
+
 static int copy_rank(ts_graph *out, const src_view *v, uint16_t r, double jitter, uint64_t seed,
                      int64_t *self, int64_t *t)
 {
@@ -80,21 +123,8 @@ static int copy_rank(ts_graph *out, const src_view *v, uint16_t r, double jitter
     for (uint32_t l = 0; l < g->n_lanes; l++)
         if (g->lanes[l].rank == 0 && ts__graph_add_lane(out, r, g->lanes[l].on_gpu, g->lanes[l].track) == TS_NONE32)
             return TS_ENOMEM;
-    for (uint32_t i = 0; i < v->n; i++) {
-        uint32_t n = v->first + i;
-        int64_t s = t[2 * i], e = t[2 * i + 1];
-        uint32_t id = ts__graph_add_node(out, r, (ts_node_kind)g->nodes.kind[n], lane0 + g->nodes.lane[n] - lane_base,
-                                         g->nodes.slice[n], s, e > s ? e - s : 0);
-        if (id == TS_NONE32) return TS_ENOMEM;
-        out->nodes.iteration[id] = g->nodes.iteration[n];
-    }
-    for (uint32_t i = 0; i < v->n; i++) {
-        uint32_t n = v->first + i;
-        for (uint32_t e = g->out_first[n]; e < g->out_first[n + 1]; e++)
-            if (local(v, g->edges.dst[e]))
-                ts__graph_add_edge(out, node0 + i, node0 + g->edges.dst[e] - v->first,
-                                   (ts_edge_kind)g->edges.kind[e], g->edges.flags[e]);
-    }
+    copy_nodes(out, v, r, lane0 - lane_base, t);
+    copy_edges(out, v, node0);
     return out->oom ? TS_ENOMEM : copy_mpi_done(out, v, node0);
 }
 
@@ -111,6 +141,36 @@ static int members_of(const src_view *v, ts_graph_members *m)
         }
     }
     return TS_OK;
+}
+
+/* Rank 0's local edges, rank-relative. */
+static int src_edges(src_view *v)
+{
+    const ts_graph *g = v->g;
+    uint32_t n = 0;
+    for (uint32_t e = g->out_first[v->first]; e < g->out_first[v->first + v->n]; e++) n += local(v, g->edges.dst[e]);
+    v->esrc = ts__malloc((size_t)n * sizeof *v->esrc + 1);
+    v->edst = ts__malloc((size_t)n * sizeof *v->edst + 1);
+    v->ekind = ts__malloc((size_t)n + 1);
+    v->eflags = ts__malloc((size_t)n + 1);
+    if (!v->esrc || !v->edst || !v->ekind || !v->eflags) return TS_ENOMEM;
+    for (uint32_t e = g->out_first[v->first]; e < g->out_first[v->first + v->n]; e++) {
+        if (!local(v, g->edges.dst[e])) continue;
+        v->esrc[v->n_edges] = g->edges.src[e] - v->first;
+        v->edst[v->n_edges] = g->edges.dst[e] - v->first;
+        v->ekind[v->n_edges] = g->edges.kind[e];
+        v->eflags[v->n_edges++] = g->edges.flags[e];
+    }
+    return TS_OK;
+}
+
+static void src_free(src_view *v)
+{
+    ts__free(v->topo, (size_t)v->n * 2 * sizeof *v->topo + 4);
+    ts__free(v->esrc, (size_t)v->n_edges * sizeof *v->esrc + 1);
+    ts__free(v->edst, (size_t)v->n_edges * sizeof *v->edst + 1);
+    ts__free(v->ekind, (size_t)v->n_edges + 1);
+    ts__free(v->eflags, (size_t)v->n_edges + 1);
 }
 
 static int src_topo(src_view *v)
@@ -134,14 +194,11 @@ int ts__graph_replicate(const ts_graph *g, uint32_t n_ranks, double jitter, uint
     ts_graph_members *members = ts__calloc(n_ranks, sizeof *members), local_m = {0};
     int64_t *self = ts__malloc((size_t)v.n * sizeof *self + 8);
     int64_t *t = ts__malloc((size_t)v.n * 2 * sizeof *t + 8);
-    int rc = (!o || !members || !self || !t || src_topo(&v) || members_of(&v, &local_m)) ? TS_ENOMEM : TS_OK;
-    if (rc == TS_OK) {   /* every copy's rows and the barriers, so appends never reallocate */
-        size_t local_edges = 0;
-        for (uint32_t e = 0; e < g->edges.n; e++)
-            local_edges += local(&v, g->edges.src[e]) && local(&v, g->edges.dst[e]);
+    int rc = (!o || !members || !self || !t || src_topo(&v) || src_edges(&v) || members_of(&v, &local_m))
+             ? TS_ENOMEM : TS_OK;
+    if (rc == TS_OK)   /* every copy's rows and the barriers: copies write rows directly */
         rc = ts__graph_reserve(o, (size_t)n_ranks * v.n + g->n_colls + 1,
-                               (size_t)n_ranks * (local_edges + 2 * (size_t)local_m.n) + 1);
-    }
+                               (size_t)n_ranks * (v.n_edges + 2 * (size_t)local_m.n) + 1);
     for (uint32_t r = 0; rc == TS_OK && r < n_ranks; r++) {
         o->rank_model[r] = g->rank_model[0];
         o->rank_number[r] = (int32_t)r;
@@ -164,7 +221,7 @@ int ts__graph_replicate(const ts_graph *g, uint32_t n_ranks, double jitter, uint
     for (uint32_t r = 0; members && r < n_ranks; r++) ts__free(members[r].node, (size_t)members[r].cap * sizeof *members[r].node + 4);
     ts__free(members, n_ranks * sizeof *members);
     ts__free(local_m.node, local_m.cap * sizeof *local_m.node);
-    ts__free(v.topo, (size_t)v.n * 2 * sizeof *v.topo + 4);
+    src_free(&v);
     ts__free(self, (size_t)v.n * sizeof *self + 8);
     ts__free(t, (size_t)v.n * 2 * sizeof *t + 8);
     if (rc != TS_OK) { ts_graph_destroy(o); return rc; }

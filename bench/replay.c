@@ -11,13 +11,18 @@
  *   simulate only       ts__sim_run on that copy (the event loop itself);
  * in graph nodes per second. Then for each --ranks N: synthesize + match +
  * align + index (ts__graph_replicate, 5% jitter) and replay, with Echo's
- * published 719 s for 1,024 GPUs as the peer figure.
+ * published 719 s for 1,024 GPUs as the peer figure. Each phase prints its
+ * wall time, its user and kernel CPU time and its page faults: on this VM
+ * the kernel time is first touches of fresh memory (clear_page), which vary
+ * with what the host has backed, and the wall time with the other users of
+ * the two cores, so user CPU is the steadiest figure.
  * Usage: build/bench/replay [--data DIR] [--trace FILE] [--ranks N]... [--repeat R]
  * Not a test: nothing asserts a speed; numbers on a shared machine are noisy.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "core/core.h"
 #include "graph/graph.h"
@@ -66,17 +71,37 @@ static void throughput(const ts_trace *t, int repeat)
            best_s * 1e3, nodes / best_s / 1e6);
 }
 
+/* Process CPU and faults at one instant. */
+typedef struct usage { int64_t wall_ns; double user_s, sys_s; long faults; } usage;
+
+static usage now_usage(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (usage){ts__now_ns(), ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
+                   ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6, ru.ru_minflt + ru.ru_majflt};
+}
+
+static void print_phase(const char *what, usage a, usage b, uint32_t nodes)
+{
+    double wall = secs(b.wall_ns - a.wall_ns);
+    printf("  %-36s %7.3f s wall (user %.3f s, sys %.3f s, %ld faults)", what, wall, b.user_s - a.user_s,
+           b.sys_s - a.sys_s, b.faults - a.faults);
+    if (nodes) printf("  %.1f M nodes/s", nodes / wall / 1e6);
+    printf("\n");
+}
+
 static int job(const ts_trace *t, uint32_t ranks)
 {
     ts_graph *g = NULL, *big = NULL;
     ts_replay *r = NULL;
     ts_error err = {0};
     if (ts_graph_create(t, NULL, &g, &err)) { fprintf(stderr, "graph: %s\n", err.msg); return 1; }
-    int64_t t0 = ts__now_ns();
+    usage u0 = now_usage();
     int rc = ts__graph_replicate(g, ranks, 0.05, 7, &big, &err);
-    int64_t t1 = ts__now_ns();
+    usage u1 = now_usage();
     if (rc == 0) rc = ts_replay_run_graph(big, NULL, &r, &err);
-    int64_t t2 = ts__now_ns();
+    usage u2 = now_usage();
     if (rc) {
         fprintf(stderr, "%u ranks: %s\n", ranks, err.msg);
         ts_graph_destroy(big);
@@ -87,11 +112,10 @@ static int job(const ts_trace *t, uint32_t ranks)
     ts_replay_get_stats(r, &st);
     printf("%u-rank job (one real rank replicated, 5%% jitter): %u nodes, %u edges, %u collectives\n",
            ranks, st.n_nodes, st.n_edges, st.n_collectives);
-    printf("  synthesize + match + align + index: %7.3f s\n", secs(t1 - t0));
-    printf("  replay:                             %7.3f s  (%.1f M nodes/s)\n", secs(t2 - t1),
-           st.n_nodes / secs(t2 - t1) / 1e6);
-    printf("  total:                              %7.3f s  (target %s; Echo: 719 s for 1,024 GPUs)\n",
-           secs(t2 - t0), ranks <= 1024 ? "< 5 s at 1,024" : "< 60 s at 8,192");
+    print_phase("synthesize + match + align + index:", u0, u1, 0);
+    print_phase("replay:", u1, u2, st.n_nodes);
+    print_phase("total:", u0, u2, 0);
+    printf("  (target %s; Echo: 719 s for 1,024 GPUs)\n", ranks <= 1024 ? "< 5 s at 1,024" : "< 60 s at 8,192");
     printf("  predicted iteration %.3f ms (measured, jittered copy of rank 0: %.3f ms); peak RSS %.0f MB\n",
            ts_replay_predicted_iteration_ns(r) / 1e6, ts_replay_measured_iteration_ns(r) / 1e6,
            ts__peak_rss_bytes() / 1048576.0);

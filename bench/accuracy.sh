@@ -113,17 +113,18 @@ def resolved_pairs(model):
 
 
 def predict(traces, src, dst, grads):
-    """Median over the saved traces of the replayed (what-if) iteration, and
-    the median of predicted / unmodified ratios; (None, error) on failure."""
+    """Median over the saved traces of the replayed (what-if) iteration, the
+    median of predicted / unmodified ratios, and the traces' least and
+    greatest prediction; (None, None, None, error) on failure."""
     preds, ratios = [], []
     for t in traces:
         base, e = replay(t)
         r, e2 = replay(t, "--bucket-mb", str(dst), "--trace-bucket-mb", str(src), "--gradients", grads, *calib)
         if base is None or r is None:
-            return None, None, e or e2
+            return None, None, None, e or e2
         preds.append(r["predicted_iteration_us"] / 1e3)
         ratios.append(r["predicted_iteration_us"] / base["measured_iteration_us"])
-    return statistics.median(preds), statistics.median(ratios), None
+    return statistics.median(preds), statistics.median(ratios), (min(preds), max(preds)), None
 
 
 kinds = {measured(d)[1] for runs in res.values() for d in runs.values()}
@@ -131,8 +132,8 @@ print("Part 2: --bucket-mb what-ifs (2-rank gloo DDP on CPU); times in ms; gloo 
       % (calib_log if calib else "each trace's own all-reduces (no calibration log)"))
 print("measured = %s" % ("median over rounds of each round's trace figure (slowest rank's step, median over steps)"
                          if kinds == {"trace"} else "profiled median (older results: no per-round trace figure)"))
-print("%-11s %5s %5s %6s %9s %9s %7s %7s %9s %9s %-17s %7s" % ("model", "from", "to", "traces", "predicted",
-      "measured", "err %", "rel %", "pred(rel)", "unprof", "p10-p90", "err %"))
+print("%-11s %5s %5s %6s %9s %-13s %9s %7s %7s %9s %9s %-13s %7s" % ("model", "from", "to", "traces", "predicted",
+      "(traces)", "measured", "err %", "rel %", "pred(rel)", "unprof", "p10-p90", "err %"))
 e_prof, e_rel, e_unp, floor, rank_ok, rank_n, pair_ok, pair_n = [], [], [], [], 0, 0, 0, 0
 for model in sorted(res):
     runs = res[model]
@@ -144,7 +145,7 @@ for model in sorted(res):
         unp_src, meas_src = d["iteration"]["unprofiled"]["median_ms"], measured(d)[0]
         preds = {}
         for dst in caps:
-            p, ratio, e = predict(traces, src, dst, grads)
+            p, ratio, span, e = predict(traces, src, dst, grads)
             if p is None:
                 print("%-11s %5g %5g  failed: %s" % (model, src, dst, e))
                 continue
@@ -155,9 +156,9 @@ for model in sorted(res):
             if dst != src:
                 e_rel.append(abs(er))
                 e_unp.append(abs(eu))
-            print("%-11s %5g %5g %6d %9.2f %9.2f %+7.2f %+7.2f %9.2f %9.2f %7.2f-%-9.2f %+7.2f%s" % (
-                model, src, dst, len(traces), p, mp, ep, er, ratio * unp_src, mu["median_ms"], mu["p10_ms"],
-                mu["p90_ms"], eu, "  (identity: noise floor)" if dst == src else ""))
+            print("%-11s %5g %5g %6d %9.2f %-13s %9.2f %+7.2f %+7.2f %9.2f %9.2f %-13s %+7.2f%s" % (
+                model, src, dst, len(traces), p, "%.1f-%.1f" % span, mp, ep, er, ratio * unp_src, mu["median_ms"],
+                "%.1f-%.1f" % (mu["p10_ms"], mu["p90_ms"]), eu, "  (identity: noise floor)" if dst == src else ""))
         if len(preds) == len(caps):
             want = sorted(caps, key=lambda c: runs[c]["iteration"]["unprofiled"]["median_ms"])
             got = sorted(caps, key=lambda c: preds[c])

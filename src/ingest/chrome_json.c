@@ -123,8 +123,8 @@ typedef struct parser {
     bool      bare_list;
     bool      saw_events;        /* the object form had a "traceEvents" member */
     uint64_t  n_events;          /* events in traceEvents so far */
-    uint32_t  slices_ready, args_ready; /* rows up to which the columns are prefaulted */
-    uint32_t  slices_step, args_step;   /* rows prefaulted at a time, 0 = no prefaulting */
+    uint32_t  slices_ready, args_ready, flows_ready; /* rows up to which the tables are prefaulted */
+    uint32_t  slices_step, args_step, flows_step;    /* rows prefaulted at a time, 0 = no prefaulting */
     uint32_t  k_name, k_sort_index, k_corr, k_ext_id;   /* pre-interned keys */
     ts_map64  pid_name;          /* pid -> process name id */
     ts_map64  tid_name;          /* hash(pid, tid) -> thread name id */
@@ -1044,6 +1044,7 @@ static void reserve_tables(parser *P, uint64_t json_bytes)
     ts__rank_reserve(P->r, (uint32_t)n_slices, (uint32_t)n_args, (uint32_t)n_flows);
     P->slices_step = (uint32_t)(n_slices / 32 > 4096 ? n_slices / 32 : 4096);
     P->args_step = (uint32_t)(n_args / 32 > 4096 ? n_args / 32 : 4096);
+    P->flows_step = (uint32_t)(n_flows / 32 > 4096 ? n_flows / 32 : 4096);
 }
 
 /* Prefault rows [from, from + n) of a column: one madvise maps them all
@@ -1060,7 +1061,7 @@ static void prefault(void *col, size_t elem, uint32_t from, uint32_t n)
 #endif
 }
 
-/* Keep the next step of slice and arg rows prefaulted ahead of the writer.
+/* Keep the next step of slice, arg and flow-endpoint rows prefaulted ahead of the writer.
  * Why: the kernel's per-fault work on fresh column pages was about 9% of a
  * 500 MB load; populating a step at a time keeps the zeroing but drops the
  * per-page exception. Rows past the reservation are left to fault. */
@@ -1076,6 +1077,12 @@ static void prefault_ahead(parser *P)
         prefault(s->depth, 2, f, n); prefault(s->parent, 4, f, n); prefault(s->args, 4, f, n);
         prefault(s->n_args, 2, f, n); prefault(s->corr, 8, f, n); prefault(s->ext_id, 8, f, n);
         P->slices_ready = f + n;
+    }
+    ts_rank *r = P->r;
+    if (r->n_flow_ends >= P->flows_ready && P->flows_ready < r->cap_flow_ends) {
+        uint32_t n = r->cap_flow_ends - P->flows_ready < P->flows_step ? r->cap_flow_ends - P->flows_ready : P->flows_step;
+        prefault(r->flow_ends, sizeof *r->flow_ends, P->flows_ready, n);
+        P->flows_ready += n;
     }
     if (a->n >= P->args_ready && P->args_ready < a->cap) {
         uint32_t n = a->cap - P->args_ready < P->args_step ? a->cap - P->args_ready : P->args_step;
@@ -1128,7 +1135,9 @@ static int run(parser *P)
         step(P);
         P->unit = j->p;
         P->unit_args = P->r->args.n;
-        if (P->slices_step && (P->r->slices.n >= P->slices_ready || P->r->args.n >= P->args_ready)) prefault_ahead(P);
+        if (P->slices_step && (P->r->slices.n >= P->slices_ready || P->r->args.n >= P->args_ready ||
+                               P->r->n_flow_ends >= P->flows_ready))
+            prefault_ahead(P);
         if (P->mapped && (size_t)(P->unit - j->buf) - P->released >= RELEASE_STEP) {
             /* Nothing before the unit start is read again (a unit restarts
              * from its start at most), so those pages can go. */

@@ -670,9 +670,9 @@ static int regroup_all(rb_ctx *c, rb_ranks *R, uint32_t n_ranks, bool fill_only,
     return rc;
 }
 
-/* The how-manieth op of this name n is in its rank's iteration (0 = the
- * first), counted in `seen` (key rank|name -> iteration << 32 | count); rows
- * of a lane come in time order. -1 = out of memory. */
+/* How many ops of this name the rank ran before in this iteration (0 = this
+ * is the first), counted in `seen` (key rank|name -> iteration << 32 |
+ * count); a lane's rows come in time order. -1 = out of memory. */
 static int64_t occurrence(ts_map64 *seen, uint64_t rank_name, int32_t iter)
 {
     uint64_t v;
@@ -705,8 +705,9 @@ static int contention_ops(const ts_replay *r, const rb_ranks *R, ts_contention *
             continue;
         uint64_t rank_name = (uint64_t)k << 32 | ts__graph_rank(g, n)->slices.name[g->nodes.slice[n]], id;
         int64_t nth = occurrence(&seen, rank_name, s->iteration[n]);
-        uint64_t key = rank_name ^ (uint64_t)nth << 48;   /* rank < 2^16 sits in bits 32-47 */
-        if (nth < 0 || nth >= 1 << 16) { rc = nth < 0 ? TS_ENOMEM : TS_OK; if (rc) break; continue; }
+        if (nth < 0) { rc = TS_ENOMEM; break; }
+        if (nth >= 1 << 16) continue;   /* room in the key: the rank takes bits 32-47, nth 48-63 */
+        uint64_t key = rank_name | (uint64_t)nth << 48;
         if (!ts__map64_get(&names, key, &id)) {
             id = ct->n_names++;
             if (ts__map64_put(&names, key, id)) { rc = TS_ENOMEM; break; }

@@ -550,8 +550,8 @@ static __attribute__((noinline, cold)) void add_unmodelled(parser *P, ev *e, eve
         [K_PH] = "ph", [K_TS] = "ts", [K_ID] = "id", [K_BP] = "bp", [K_S] = "s", [K_PID] = "pid",
         [K_TID] = "tid", [K_DUR] = "dur", [K_CAT] = "cat", [K_ID2] = "id2", [K_NAME] = "name", [K_ARGS] = "args",
     };
-    if (key != K_OTHER) { k = spelled[key]; n = strlen(k); }
-    add_arg(P, e, intern_raw(P, k, n));
+    if (key != K_OTHER) { k = spelled[key]; add_arg(P, e, ts__rank_intern(P->r, k, strlen(k))); return; }
+    add_arg(P, e, intern_raw(P, k, n));   /* k is in the window (or a short copy of it): 8-byte reads are safe */
 }
 
 /* One member of an event object, p at its value; `k`, `n` are the key's

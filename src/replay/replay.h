@@ -1,11 +1,13 @@
 /* replay.h - what the files of replay/ share: the replay result and the
  * what-if passes that edit a ts_sim before it runs.
  *
- * Flow (ts_replay_run_graph): sim_from_graph() copies the graph's nodes,
- * edges, gaps and self times into r->sim, moving each collective's transfer
- * time onto its barrier node (so a what-if prices a collective in one place);
- * the what-if passes edit r->sim; ts__sim_run evaluates it; iteration times are
- * compared per rank. Not for: reading traces or building graphs.
+ * Flow (ts_replay_run_graph): sim_from_graph() makes the graph r->sim's base
+ * rows, borrowing its columns (ts__sim_borrow); when what-ifs are asked for,
+ * the gaps and self times are the sim's own copies and each collective's
+ * transfer time moves onto its barrier node (so a what-if prices a collective
+ * in one place); the what-if passes edit r->sim; ts__sim_run evaluates it;
+ * iteration times are compared per rank. Not for: reading traces or building
+ * graphs.
  */
 #ifndef TS_REPLAY_REPLAY_H
 #define TS_REPLAY_REPLAY_H

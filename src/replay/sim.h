@@ -1,4 +1,5 @@
-/* sim.h - the replay simulator's own, editable copy of a global graph.
+/* sim.h - the replay simulator's editable version of a global graph (columns
+ * it owns, and columns it borrows from the graph until it must change them).
  *
  * A ts_sim is a set of nodes, each with two points (start, end), and edges
  * that constrain one point of their dst from one point of their src, with the

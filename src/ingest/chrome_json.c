@@ -303,6 +303,12 @@ static inline __attribute__((always_inline)) void parse_value(parser *P, ts_arg_
     *val = lit < 0 ? 0 : (uint64_t)lit;
 }
 
+/* "correlation" and "External id" with a non-negative integer value go to
+ * the event's corr / ext_id only, not to an arg row: a slice keeps them in
+ * its columns (ts__slice_arg answers them from there), and commit_event
+ * writes them back as rows for the phases that have no such columns. Why:
+ * they were a third of a Kineto trace's arg rows, memory the kernel had to
+ * fault in for nothing. */
 static inline __attribute__((always_inline)) void add_arg(parser *P, ev *e, uint32_t key)
 {
     ts_arg_type type;
@@ -311,6 +317,7 @@ static inline __attribute__((always_inline)) void add_arg(parser *P, ev *e, uint
     if ((key == P->k_corr || key == P->k_ext_id) && type == TS_ARG_INT) {
         if (key == P->k_corr) e->corr = (int64_t)val;
         else e->ext_id = (int64_t)val;
+        if ((int64_t)val >= 0) return;
     }
     if (ts__rank_push_arg(P->r, key, type, val) == TS_NONE32) oom(P);
     e->n_args++;
@@ -758,16 +765,27 @@ static void end_open(parser *P, uint32_t track, const ev *e)
         return;
     }
     open_slice o = st->v[--st->n];
-    if (e->n_args) {
+    /* The E's ids fill the slice's empty id columns; one that differs from
+     * the B's becomes a row (add_arg kept it out of the rows). */
+    uint32_t n_e = e->n_args;
+    if (o.corr < 0) o.corr = e->corr;
+    else if (e->corr >= 0 && e->corr != o.corr) {
+        if (ts__rank_push_arg(P->r, P->k_corr, TS_ARG_INT, (uint64_t)e->corr) == TS_NONE32) oom(P);
+        n_e++;
+    }
+    if (o.ext_id < 0) o.ext_id = e->ext_id;
+    else if (e->ext_id >= 0 && e->ext_id != o.ext_id) {
+        if (ts__rank_push_arg(P->r, P->k_ext_id, TS_ARG_INT, (uint64_t)e->ext_id) == TS_NONE32) oom(P);
+        n_e++;
+    }
+    if (n_e) {
         ts_args *a = &P->r->args;
         for (uint32_t i = 0; i < o.n_args; i++) {
             uint32_t from = o.args + i;
             if (ts__rank_push_arg(P->r, a->key[from], (ts_arg_type)a->type[from], a->val[from]) == TS_NONE32) oom(P);
         }
         o.args = e->args;
-        o.n_args += e->n_args;
-        if (o.corr < 0) o.corr = e->corr;
-        if (o.ext_id < 0) o.ext_id = e->ext_id;
+        o.n_args += n_e;
     }
     add_slice(P, track, o.ts_ns, sat_add(e->ts_ns, o.ts_ns == INT64_MIN ? INT64_MAX : -o.ts_ns), &o);
 }
@@ -867,9 +885,26 @@ static void commit_instant(parser *P, const ev *e, uint32_t track)
         oom(P);
 }
 
-static void commit_event(parser *P, const ev *e)
+/* An event without id columns (instants, counters) gets its ids back as
+ * arg rows (see add_arg); its rows are the last of the table. */
+static void restore_id_rows(parser *P, ev *e)
+{
+    if (e->corr >= 0) {
+        if (ts__rank_push_arg(P->r, P->k_corr, TS_ARG_INT, (uint64_t)e->corr) == TS_NONE32) oom(P);
+        e->n_args++;
+    }
+    if (e->ext_id >= 0) {
+        if (ts__rank_push_arg(P->r, P->k_ext_id, TS_ARG_INT, (uint64_t)e->ext_id) == TS_NONE32) oom(P);
+        e->n_args++;
+    }
+}
+
+static void commit_event(parser *P, ev *e)
 {
     ts_rank *r = P->r;
+    if (TS_UNLIKELY(e->corr >= 0 || e->ext_id >= 0) && e->ph != 'X' && e->ph != 'B' && e->ph != 'E' &&
+        (e->ph == 'i' || e->ph == 'I' || e->ph == 'R' || e->ph == 'n' || e->ph == 'C'))
+        restore_id_rows(P, e);
     if (!e->has_ts && e->ph != 'M' && e->ph != 0 && strchr("XBEiIRCstfben", e->ph))
         js_fail(&P->s, e->start, "event %llu: missing \"ts\"", (unsigned long long)P->n_events);
     switch (e->ph) {

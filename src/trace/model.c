@@ -808,7 +808,14 @@ static bool find_arg(const ts_rank *r, uint32_t first, uint32_t n, const char *k
 
 bool ts__slice_arg(const ts_rank *r, uint32_t slice, const char *key, ts_arg_type *type, uint64_t *val)
 {
-    return find_arg(r, r->slices.args[slice], r->slices.n_args[slice], key, type, val);
+    if (find_arg(r, r->slices.args[slice], r->slices.n_args[slice], key, type, val)) return true;
+    /* Readers keep these two only in their columns (see model.h). */
+    int64_t id = !strcmp(key, "correlation") ? r->slices.corr[slice] :
+                 !strcmp(key, "External id") ? r->slices.ext_id[slice] : -1;
+    if (id < 0) return false;
+    if (type) *type = TS_ARG_INT;
+    if (val) *val = (uint64_t)id;
+    return true;
 }
 
 bool ts__meta_arg(const ts_rank *r, const char *key, ts_arg_type *type, uint64_t *val)

@@ -303,7 +303,11 @@ TS_NODISCARD int ts__rank_finish(ts_rank *r, ts_error *err);
 TS_NODISCARD int ts__trace_create(ts_rank **ranks, uint32_t n, ts_trace **out, ts_error *err);
 
 /* ---- read helpers ---- */
-/* Arg lookup on a slice by key string; NULL type when absent. */
+/* Arg lookup on a slice by key string; false when absent. "correlation" and
+ * "External id" are answered from the corr and ext_id columns when no row
+ * has them: the JSON reader keeps a slice's non-negative integer ids only
+ * there (a third of a Kineto trace's arg rows otherwise), so iterate rows
+ * only for the other keys. */
 bool ts__slice_arg(const ts_rank *r, uint32_t slice, const char *key, ts_arg_type *type, uint64_t *val);
 bool ts__slice_arg_i64(const ts_rank *r, uint32_t slice, const char *key, int64_t *out);
 bool ts__slice_arg_double(const ts_rank *r, uint32_t slice, const char *key, double *out);

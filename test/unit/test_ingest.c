@@ -159,6 +159,17 @@ TEST(ingest_merges_end_event_args_into_the_slice)
     CHECK_EQ_INT(r->slices.n_args[pl], 1);
     CHECK(ts__slice_arg_i64(r, pl, "p", &v) && v == 7);
     ts__rank_destroy(r);
+
+    /* ids on the E: an empty id column takes the E's; a differing one keeps
+     * the B's in the column and the E's as a row, found first */
+    r = load_str("[{\"ph\":\"B\",\"name\":\"s\",\"pid\":1,\"tid\":1,\"ts\":0,\"args\":{\"External id\":3}},"
+                 "{\"ph\":\"E\",\"pid\":1,\"tid\":1,\"ts\":5,\"args\":{\"External id\":5,\"correlation\":8}}]", &err);
+    CHECK(r != NULL);
+    CHECK_EQ_INT(r->slices.ext_id[0], 3);
+    CHECK_EQ_INT(r->slices.corr[0], 8);
+    CHECK(ts__slice_arg_i64(r, 0, "External id", &v) && v == 5);
+    CHECK(ts__slice_arg_i64(r, 0, "correlation", &v) && v == 8);
+    ts__rank_destroy(r);
 }
 
 TEST(ingest_counts_unmatched_begin_and_end_as_warnings)
@@ -323,8 +334,35 @@ TEST(ingest_reads_changing_arg_keys_and_pids_that_share_prefixes)
         CHECK_EQ_INT(v, 2 * i + 1);
         CHECK(ts__slice_arg_i64(r, s, key2[i], &v));
         CHECK_EQ_INT(v, 2 * i + 2);
-        CHECK_EQ_INT(r->slices.n_args[s], 2);
+        CHECK_EQ_INT(r->slices.n_args[s], 1);   /* "External id" lives in its column only */
+        CHECK_EQ_INT(r->slices.ext_id[s], 2 * i + 1);
     }
+    ts__rank_destroy(r);
+}
+
+/* Non-negative integer ids live in the slice's columns, not in arg rows,
+ * yet stay reachable by key; anything else about them stays a row. */
+TEST(ingest_keeps_slice_ids_in_columns_and_answers_them_as_args)
+{
+    ts_error err;
+    ts_rank *r = load_str("[{\"ph\":\"X\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":1,\"dur\":1,"
+        "\"args\":{\"External id\":5,\"correlation\":77,\"stream\":7}},"
+        "{\"ph\":\"X\",\"name\":\"neg\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1,\"args\":{\"External id\":-3,\"correlation\":4}},"
+        "{\"ph\":\"X\",\"name\":\"str\",\"pid\":1,\"tid\":1,\"ts\":3,\"dur\":1,\"args\":{\"correlation\":\"x\"}},"
+        "{\"ph\":\"i\",\"name\":\"inst\",\"pid\":1,\"tid\":1,\"ts\":2,\"args\":{\"correlation\":9}}]", &err);
+    CHECK(r != NULL);
+    uint32_t k = find_slice(r, "k"), neg = find_slice(r, "neg"), str = find_slice(r, "str");
+    int64_t v;
+    CHECK_EQ_INT(r->slices.n_args[k], 1);
+    CHECK(ts__slice_arg_i64(r, k, "External id", &v) && v == 5);
+    CHECK(ts__slice_arg_i64(r, k, "correlation", &v) && v == 77);
+    CHECK(ts__slice_arg_i64(r, k, "stream", &v) && v == 7);
+    CHECK_EQ_INT(r->slices.n_args[neg], 1);               /* a negative id is kept as written */
+    CHECK(ts__slice_arg_i64(r, neg, "External id", &v) && v == -3);
+    CHECK(ts__slice_arg_i64(r, neg, "correlation", &v) && v == 4);
+    CHECK_EQ_STR(ts__slice_arg_str(r, str, "correlation"), "x");
+    CHECK(!ts__slice_arg_i64(r, str, "External id", &v));
+    CHECK_EQ_INT(r->instants.n_args[0], 1);                /* instants have no id columns */
     ts__rank_destroy(r);
 }
 

@@ -6,6 +6,7 @@
 #include "graph/build.h"
 #include "graph/critical_path.h"
 #include "trainscope/ingest.h"
+#include "trainscope/replay.h"
 
 static uint32_t S(ts_rank *r, const char *s) { return ts__rank_intern(r, s, strlen(s)); }
 
@@ -905,6 +906,38 @@ TEST(nonblocking_mpi_collective_completes_in_the_wait_naming_its_request)
         CHECK_EQ_INT(g->nodes.self_ns[wait], k ? 100 : 0);
     }
     CHECK(has_warning(g, "1 of 2 nonblocking MPI requests complete in no MPI_Wait", "rank 0"));
+    ts_graph_destroy(g);
+    ts_trace_destroy(t);
+}
+
+/* Every allocation of an unmodified replay (borrowing the graph) and of a
+ * replicated job failing in turn: an error that says "memory", never a crash
+ * or a leak (the sanitizer build checks the leaks). */
+TEST(out_of_memory_while_borrowing_or_replicating_is_reported_never_a_crash)
+{
+    const char *path = ts_test_data("kineto/critical_path/cuda_event_sync_multi_stream/event_sync_trace.json.gz");
+    ts_trace *t = NULL;
+    ts_error err = {0};
+    if (!path || ts_trace_load(&path, 1, NULL, &t, &err) != TS_OK) { fprintf(stderr, "skip: data missing\n"); return; }
+    ts_graph *g = NULL;
+    CHECK_EQ_INT(ts_graph_create(t, NULL, &g, &err), TS_OK);
+    for (int what = 0; what < 2; what++) {
+        int rc = TS_ENOMEM;
+        for (int k = 0; k < 400 && rc == TS_ENOMEM; k++) {
+            ts_replay *r = NULL;
+            ts_graph *big = NULL;
+            budget = k;
+            ts_set_allocator(budget_alloc, NULL);
+            err = (ts_error){0};
+            rc = what == 0 ? ts_replay_run_graph(g, NULL, &r, &err) : ts__graph_replicate(g, 3, 0.05, 1, &big, &err);
+            ts_set_allocator(NULL, NULL);
+            CHECK(rc == TS_OK || rc == TS_ENOMEM);
+            if (rc == TS_ENOMEM) CHECK(strstr(err.msg, "memory") != NULL);
+            ts_replay_destroy(r);
+            ts_graph_destroy(big);
+        }
+        CHECK_EQ_INT(rc, TS_OK);   /* enough allocations: it succeeds */
+    }
     ts_graph_destroy(g);
     ts_trace_destroy(t);
 }

@@ -34,14 +34,6 @@ void *ts__realloc(void *p, size_t old_n, size_t new_n);
 void  ts__free(void *p, size_t n);
 char *ts__strdup(const char *s);
 
-/* Ask for transparent huge pages on the 2 MiB-aligned interior of a large
- * block about to be filled (no-op under 8 MiB). First touches of fresh memory
- * dominate big graph builds on VMs (clear_page, one fault per 4 KiB); with
- * THP in "madvise" mode this makes them one fault per 2 MiB, and freed huge
- * pages are reused warm. Advisory only; TS_NO_HUGE=1 in the environment turns
- * it off (to measure what it buys: bench/replay.sh). */
-void ts__advise_huge(void *p, size_t bytes);
-
 /* Grow a column array so that it holds at least `need` elements of `elem`
  * bytes; capacity doubles so appends are amortized O(1). Returns TS_ENOMEM
  * and leaves *p and *cap untouched on failure. */

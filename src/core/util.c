@@ -2,8 +2,6 @@
 #include "core/core.h"
 
 #include <stdio.h>
-#include <stdlib.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -169,14 +167,6 @@ size_t ts__peak_rss_bytes(void)
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     return (size_t)ru.ru_maxrss * 1024;
-}
-
-void ts__advise_huge(void *p, size_t bytes)
-{
-    const uintptr_t huge = (uintptr_t)2 << 20;
-    if (!p || bytes < 4 * huge || getenv("TS_NO_HUGE")) return;
-    uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1), e = ((uintptr_t)p + bytes) & ~(huge - 1);
-    if (e > a) (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
 }
 
 int ts__cmp_i64(const void *a, const void *b)

@@ -66,7 +66,6 @@ static int grow_cols(const col_ref *cols, size_t n_cols, uint32_t *cap, size_t n
     for (size_t i = 0; i < n_cols; i++) {
         void *p = ts__realloc(*cols[i].p, *cap * cols[i].elem, c * cols[i].elem);
         if (!p) return TS_ENOMEM;
-        ts__advise_huge(p, c * cols[i].elem);
         *cols[i].p = p;
     }
     *cap = c;
@@ -223,12 +222,10 @@ const char *ts__graph_node_name(const ts_graph *g, uint32_t n)
 
 /* ---- finish: CSR, gaps, topological order ---- */
 
-/* An index array that lives as long as the graph: huge pages when big. */
+/* An index array that lives as long as the graph. */
 static uint32_t *index_alloc(size_t n)
 {
-    uint32_t *p = ts__malloc(n * sizeof *p + 4);
-    ts__advise_huge(p, n * sizeof *p);
-    return p;
+    return ts__malloc(n * sizeof(uint32_t) + 4);
 }
 
 /* Stable counting sort of the edge columns by src: O(E + N). `scratch`
@@ -360,7 +357,6 @@ int ts__graph_finish(ts_graph *g, ts_error *err)
 {
     size_t words = finish_scratch_words(g);
     uint32_t *scratch = g->oom ? NULL : ts__malloc(words * sizeof *scratch);
-    ts__advise_huge(scratch, words * sizeof *scratch);
     int rc = !scratch || sort_edges_by_src(g, scratch) || index_by_dst(g, scratch) ? TS_ENOMEM : TS_OK;
     if (rc == TS_OK) {
         int64_t *ast = (int64_t *)(void *)(((uintptr_t)scratch + 7) & ~(uintptr_t)7);   /* 8-byte aligned */

@@ -56,15 +56,13 @@ void ts__sim_free(ts_sim *s)
 /* Grow every column of one table to at least `need` rows (capacity doubles,
  * so appends are amortized O(1)). A failure part way leaves the columns
  * already grown larger than cap_*; that only understates the size later passed
- * to ts__free, which the allocation hook uses for accounting, never for safety.
- * Big columns get huge pages before they are filled. */
+ * to ts__free, which the allocation hook uses for accounting, never for safety. */
 static bool grow_col(void *colp, size_t elem, uint32_t old_cap, uint32_t cap)
 {
     void *old, *p;
     memcpy(&old, colp, sizeof old);
     p = ts__realloc(old, (size_t)old_cap * elem, (size_t)cap * elem);
     if (!p) return false;
-    ts__advise_huge(p, (size_t)cap * elem);
     memcpy(colp, &p, sizeof p);
     return true;
 }
@@ -93,7 +91,6 @@ static bool grow_lendable(ts_sim *s, uint32_t need, bool edges)
         }
         void *p = ts__malloc((size_t)cap * c[i].elem);
         if (!p) return false;   /* the columns copied so far are owned now, with their bits cleared */
-        ts__advise_huge(p, (size_t)cap * c[i].elem);
         memcpy(p, *c[i].p, (size_t)n * c[i].elem);
         *c[i].p = p;
         s->borrowed &= (uint16_t)~bit;
@@ -146,7 +143,6 @@ bool ts__sim_borrow(ts_sim *s, uint32_t n_nodes, uint32_t n_edges, const ts_sim_
             if ((lent & (1u << (bit0 + i))) || (!edges && i == 0 && l->own_start_is_meas)) continue;
             void *p = ts__malloc(rows * c[i].elem);
             if (!p) { s->borrowed = lent; return false; }   /* ts__sim_free releases what was made */
-            ts__advise_huge(p, rows * c[i].elem);
             *c[i].p = p;
         }
     }

@@ -5,10 +5,10 @@
  * Figures, each the best of R runs on one core (everything here is
  * single-threaded):
  *   graph construction  ts_graph_create on the loaded trace (ingest excluded);
- *   replay              ts_replay_run_graph: copying the graph into the
- *                       simulator, collecting collectives, simulating and
- *                       comparing iterations;
- *   simulate only       ts__sim_run on that copy (the event loop itself);
+ *   replay              ts_replay_run_graph: setting the simulator up on
+ *                       the graph (borrowing its columns), collecting
+ *                       collectives, simulating and comparing iterations;
+ *   simulate only       ts__sim_run on that simulator (the evaluation itself);
  * in graph nodes per second. Then for each --ranks N: synthesize + match +
  * align + index (ts__graph_replicate, 5% jitter) and replay, with Echo's
  * published 719 s for 1,024 GPUs as the peer figure. Each phase prints its

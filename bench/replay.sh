@@ -10,9 +10,8 @@
 # replicating nccl_data 8,192 times would need ~30 GB. Echo's published
 # figure is 719 s for 1,024 GPUs. Timings on a shared 2-core machine are noisy.
 # Each phase prints wall, user and kernel CPU and page faults: kernel time is
-# first touches of memory the VM has not backed yet (slow on a fresh run,
-# fast when a previous run's freed huge pages come back), so run it a few
-# times and quote medians; TS_NO_HUGE=1 measures without huge pages.
+# first touches of memory (slow when the VM must back it afresh), so run it a
+# few times and quote medians.
 set -e
 BUILD=${BUILD:-build}
 DATA=${TS_DATA:-../shared/data}

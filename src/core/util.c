@@ -2,7 +2,9 @@
 #include "core/core.h"
 
 #include <stdio.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <unistd.h>
 #include <time.h>
 
 /* A short multiply-xorshift hash over 8-byte words: names and keys are short,
@@ -167,6 +169,17 @@ size_t ts__peak_rss_bytes(void)
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     return (size_t)ru.ru_maxrss * 1024;
+}
+
+void ts__prefault(void *p, size_t bytes)
+{
+#ifdef MADV_POPULATE_WRITE
+    if (!p || bytes < ((size_t)1 << 20)) return;
+    uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), a = (uintptr_t)p & ~(pg - 1), e = (uintptr_t)p + bytes;
+    (void)madvise((void *)a, e - a, MADV_POPULATE_WRITE);
+#else
+    (void)p; (void)bytes;
+#endif
 }
 
 int ts__cmp_i64(const void *a, const void *b)

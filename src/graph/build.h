@@ -20,7 +20,8 @@ typedef struct ts_graph_members {
 
 ts_graph *ts__graph_alloc(const ts_trace *t, uint32_t n_ranks, const ts_graph_options *opt);
 /* Grow the node and edge columns to hold at least this many rows (appends
- * then never reallocate); TS_ENOMEM leaves the graph as it was. */
+ * then never reallocate) and map the new rows' pages now (they are about to
+ * be written); TS_ENOMEM leaves the graph as it was. */
 TS_NODISCARD int ts__graph_reserve(ts_graph *g, size_t n_nodes, size_t n_edges);
 uint32_t  ts__graph_add_lane(ts_graph *g, uint16_t rank, bool on_gpu, uint32_t track);
 uint32_t  ts__graph_add_node(ts_graph *g, uint16_t rank, ts_node_kind kind, uint32_t lane,

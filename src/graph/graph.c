@@ -167,10 +167,22 @@ static int grow_edges(ts_graph_edges *e, size_t need)
     return grow_cols(cols, edge_cols(e, cols), &e->cap, need, 2048);
 }
 
+/* Map the pages of rows [from, to) of every column now (they are about to
+ * be written). */
+static void prefault_rows(const col_ref *cols, size_t n_cols, size_t from, size_t to)
+{
+    for (size_t i = 0; to > from && i < n_cols; i++)
+        ts__prefault((char *)*cols[i].p + from * cols[i].elem, (to - from) * cols[i].elem);
+}
+
 int ts__graph_reserve(ts_graph *g, size_t n_nodes, size_t n_edges)
 {
     if (n_nodes > (1u << 31) || n_edges > (1u << 31)) return TS_ERANGE;   /* capacities double in uint32 */
-    return grow_nodes(&g->nodes, n_nodes) || grow_edges(&g->edges, n_edges) ? TS_ENOMEM : TS_OK;
+    if (grow_nodes(&g->nodes, n_nodes) || grow_edges(&g->edges, n_edges)) return TS_ENOMEM;
+    col_ref cols[16];
+    prefault_rows(cols, node_cols(&g->nodes, cols), g->nodes.n, n_nodes);
+    prefault_rows(cols, edge_cols(&g->edges, cols), g->edges.n, n_edges);
+    return TS_OK;
 }
 
 uint32_t ts__graph_add_node(ts_graph *g, uint16_t rank, ts_node_kind kind, uint32_t lane,
@@ -222,10 +234,12 @@ const char *ts__graph_node_name(const ts_graph *g, uint32_t n)
 
 /* ---- finish: CSR, gaps, topological order ---- */
 
-/* An index array that lives as long as the graph. */
+/* An index array that lives as long as the graph, about to be filled. */
 static uint32_t *index_alloc(size_t n)
 {
-    return ts__malloc(n * sizeof(uint32_t) + 4);
+    uint32_t *p = ts__malloc(n * sizeof *p + 4);
+    ts__prefault(p, n * sizeof *p);
+    return p;
 }
 
 /* Stable counting sort of the edge columns by src: O(E + N). `scratch`
@@ -357,6 +371,7 @@ int ts__graph_finish(ts_graph *g, ts_error *err)
 {
     size_t words = finish_scratch_words(g);
     uint32_t *scratch = g->oom ? NULL : ts__malloc(words * sizeof *scratch);
+    ts__prefault(scratch, words * sizeof *scratch);
     int rc = !scratch || sort_edges_by_src(g, scratch) || index_by_dst(g, scratch) ? TS_ENOMEM : TS_OK;
     if (rc == TS_OK) {
         int64_t *ast = (int64_t *)(void *)(((uintptr_t)scratch + 7) & ~(uintptr_t)7);   /* 8-byte aligned */

@@ -143,6 +143,7 @@ bool ts__sim_borrow(ts_sim *s, uint32_t n_nodes, uint32_t n_edges, const ts_sim_
             if ((lent & (1u << (bit0 + i))) || (!edges && i == 0 && l->own_start_is_meas)) continue;
             void *p = ts__malloc(rows * c[i].elem);
             if (!p) { s->borrowed = lent; return false; }   /* ts__sim_free releases what was made */
+            ts__prefault(p, rows * c[i].elem);
             *c[i].p = p;
         }
     }
@@ -150,6 +151,10 @@ bool ts__sim_borrow(ts_sim *s, uint32_t n_nodes, uint32_t n_edges, const ts_sim_
     s->cap_nodes_ro = n_nodes;
     s->cap_edges = n_edges;
     if (!grow_nodes(s, n_nodes)) return false;   /* the owned columns */
+    ts__prefault(s->meas_start_ns, n_nodes * sizeof *s->meas_start_ns);   /* about to be filled */
+    ts__prefault(s->meas_end_ns, n_nodes * sizeof *s->meas_end_ns);
+    ts__prefault(s->start_ns, n_nodes * sizeof *s->start_ns);
+    ts__prefault(s->end_ns, n_nodes * sizeof *s->end_ns);
     if (l->own_start_is_meas) {
         s->own_start_ns = s->meas_start_ns;
         s->borrowed |= 1u;

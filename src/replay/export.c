@@ -47,6 +47,19 @@ static void lane_names(const ts_replay *r, ts_json *j)
     }
 }
 
+/* Simulated length of node n as drawn: a barrier of a replay that left the
+ * transfer times on the members' exits is drawn as long as its transfer, as
+ * when the transfer is moved onto it (the members' times are the same). */
+static int64_t drawn_dur(const ts_replay *r, uint32_t n)
+{
+    const ts_sim *s = &r->sim;
+    int64_t d = s->end_ns[n] - s->start_ns[n];
+    if (!r->transfers_moved && n < s->n_base_nodes && s->kind[n] == TS_NODE_BARRIER &&
+        r->g->nodes.coll[n] != TS_NONE32 && r->g->nodes.coll[n] < r->n_colls)
+        d += r->colls[r->g->nodes.coll[n]].transfer_ns;
+    return d;
+}
+
 static void node_event(const ts_replay *r, ts_json *j, uint32_t n, int64_t t0)
 {
     const ts_sim *s = &r->sim;
@@ -57,7 +70,7 @@ static void node_event(const ts_replay *r, ts_json *j, uint32_t n, int64_t t0)
     ts__json_kv_i64(j, "pid", export_pid(r, s->rank[n]));
     ts__json_kv_i64(j, "tid", s->lane[n] == TS_NONE32 ? (int64_t)r->g->n_lanes : (int64_t)s->lane[n]);
     ts__json_kv_us(j, "ts", s->start_ns[n] - t0);
-    ts__json_kv_us(j, "dur", s->end_ns[n] - s->start_ns[n]);
+    ts__json_kv_us(j, "dur", drawn_dur(r, n));
     ts__json_key(j, "args");
     ts__json_obj_begin(j);
     if (s->meas_start_ns[n] != INT64_MIN) {

@@ -97,6 +97,7 @@ static int collect_colls(ts_replay *r, bool move)
                 if (g->edges.kind[k] == TS_EDGE_COLL_EXIT && g->edges.gap_ns[k] < t) t = g->edges.gap_ns[k];
             if (t == INT64_MAX || t < 0) t = 0;
             rc.transfer_ns = s->self_ns[b] + t;
+            r->transfers_moved = move;
             if (move) {
                 for (uint32_t k = g->out_first[b]; k < g->out_first[b + 1]; k++)
                     if (g->edges.kind[k] == TS_EDGE_COLL_EXIT) s->egap_ns[k] -= t;

@@ -56,6 +56,9 @@ struct ts_replay {
     char          **warnings; /* owned lines */
     uint32_t        n_warnings, cap_warnings;
     int64_t         graph_ns, replay_ns;
+    bool            transfers_moved;   /* each collective's transfer time is its barrier's self time
+                                          (what-ifs asked for); false: the sim borrows the graph's
+                                          times and barriers take no time (results are equal) */
 };
 
 /* Display name of sim node n (what-if nodes carry their own). */

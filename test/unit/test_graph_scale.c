@@ -1,8 +1,12 @@
 /* test_graph_scale.c - the memory-saving paths of graph building and replay
  * at scale: the simulator borrowing the graph's columns (and copying them
  * before the first append, never writing the graph), evaluation in the
- * graph's own topological order against Kahn's order, and a replicated job
- * replaying its measured times exactly. Real traces from $TS_DATA. */
+ * graph's own topological order against Kahn's order, a replicated job
+ * replaying its measured times exactly, and the unmodified replay (transfer
+ * times left on the exits) exporting the same schedule as a what-if replay
+ * (transfer times moved onto the barriers). Real traces from $TS_DATA. */
+#include <unistd.h>
+
 #include "test.h"
 #include "graph/build.h"
 #include "replay/replay.h"
@@ -123,6 +127,58 @@ TEST(replicated_job_replays_its_own_times_exactly)
     CHECK_EQ_INT(off, 0);
     CHECK_EQ_INT(ts_replay_predicted_iteration_ns(r), ts_replay_measured_iteration_ns(r));
     ts_replay_destroy(r);
+    ts_graph_destroy(big);
+    ts_graph_destroy(g);
+    ts_trace_destroy(t);
+}
+
+static char *slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)len + 1);
+    *n = b ? fread(b, 1, (size_t)len, f) : 0;
+    fclose(f);
+    return b;
+}
+
+/* An unmodified replay borrows the graph's times and leaves each transfer
+ * on the members' exits; a what-if replay moves it onto the barrier. Both
+ * must export the same schedule, barriers drawn as long as their transfer
+ * (a scale by 1 changes no time but takes the what-if path). */
+TEST(unmodified_replay_exports_the_same_schedule_as_a_neutral_what_if)
+{
+    ts_trace *t = load("kineto/nccl_parser_config/nccl_data.json.gz");
+    if (!t) return;
+    ts_graph *g = NULL, *big = NULL;
+    ts_error err = {0};
+    CHECK_EQ_INT(ts_graph_create(t, NULL, &g, &err), TS_OK);
+    CHECK_EQ_INT(ts__graph_replicate(g, 4, 0.05, 3, &big, &err), TS_OK);
+    const char *scales[] = {"*=1"};
+    ts_replay_options what_if = {.size = sizeof what_if, .scales = scales, .n_scales = 1};
+    char path[2][32] = {"/tmp/ts_export_a_XXXXXX", "/tmp/ts_export_b_XXXXXX"};
+    char *text[2] = {NULL, NULL};
+    size_t len[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+        ts_replay *r = NULL;
+        int fd = mkstemp(path[k]);
+        CHECK(fd >= 0);
+        close(fd);
+        CHECK_EQ_INT(ts_replay_run_graph(big, k ? &what_if : NULL, &r, &err), TS_OK);
+        CHECK_EQ_INT(r->transfers_moved, k);
+        CHECK_EQ_INT(ts_replay_export_chrome(r, path[k], &err), TS_OK);
+        text[k] = slurp(path[k], &len[k]);
+        remove(path[k]);
+        ts_replay_destroy(r);
+    }
+    CHECK(text[0] && text[1] && len[0] > 1000);
+    CHECK(len[0] == len[1] && memcmp(text[0], text[1], len[0]) == 0);
+    CHECK(strstr(text[0], "\"cat\":\"barrier\"") != NULL);
+    free(text[0]);
+    free(text[1]);
     ts_graph_destroy(big);
     ts_graph_destroy(g);
     ts_trace_destroy(t);

@@ -17,4 +17,4 @@ BUILD=${BUILD:-build}
 DATA=${TS_DATA:-../shared/data}
 make -s "$BUILD/bench/replay" >/dev/null
 "$BUILD/bench/replay" --data "$DATA" --ranks 1024
-"$BUILD/bench/replay" --data "$DATA" --trace "$DATA/kineto/trace_filter/sampled_rank-0.json.gz" --repeat 1 --ranks 8192
+"$BUILD/bench/replay" --data "$DATA" --trace "$DATA/kineto/trace_filter/sampled_rank-0.json.gz" --ranks 8192

@@ -548,6 +548,15 @@ static unsigned phase_rank(char phase) { return phase == 't' ? 1 : phase == 'f' 
  * equals a stable merge sort. */
 enum { FLOW_DIGIT_BITS = 11, FLOW_DIGITS = 2048, FLOW_MAX_PASSES = 7 };   /* 7 x 11 >= 64 */
 
+/* Sort key of an endpoint: time since the earliest endpoint, with the phase
+ * rank folded into the two low bits when the span leaves room (then one
+ * radix pass fewer), else the time alone (the phase gets a pass of its own). */
+static inline uint64_t flow_key(const ts_flow_end *e, int64_t lo, bool folded)
+{
+    uint64_t d = (uint64_t)e->ts_ns - (uint64_t)lo;
+    return folded ? d << 2 | phase_rank(e->phase) : d;
+}
+
 static int sort_flow_ends(ts_rank *r, spare_block *spare)
 {
     uint32_t n = r->n_flow_ends;
@@ -565,17 +574,18 @@ static int sort_flow_ends(ts_rank *r, spare_block *spare)
         if (a[i].ts_ns > hi) hi = a[i].ts_ns;
     }
     uint64_t span = (uint64_t)hi - (uint64_t)lo;   /* ts - lo fits in [0, span] */
+    bool folded = span < (1ULL << 62);
+    uint64_t max_key = folded ? span << 2 | 3 : span;
     unsigned passes = 0;
-    while (passes < FLOW_MAX_PASSES && (span >> (passes * FLOW_DIGIT_BITS)) != 0) passes++;
-    /* The phase pass first (lowest digit), then the time digits; all
-     * histograms come from one read of the endpoints. */
+    while (passes < FLOW_MAX_PASSES && (max_key >> (passes * FLOW_DIGIT_BITS)) != 0) passes++;
+    /* All histograms come from one read of the endpoints. */
     uint32_t phase_count[3] = {0, 0, 0};
     for (uint32_t i = 0; i < n; i++) {
-        uint64_t d = (uint64_t)a[i].ts_ns - (uint64_t)lo;
+        uint64_t k = flow_key(&a[i], lo, folded);
         phase_count[phase_rank(a[i].phase)]++;
-        for (unsigned p = 0; p < passes; p++) count[p * FLOW_DIGITS + ((d >> (p * FLOW_DIGIT_BITS)) & (FLOW_DIGITS - 1))]++;
+        for (unsigned p = 0; p < passes; p++) count[p * FLOW_DIGITS + ((k >> (p * FLOW_DIGIT_BITS)) & (FLOW_DIGITS - 1))]++;
     }
-    if (phase_count[0] != n && phase_count[1] != n && phase_count[2] != n) {
+    if (!folded && phase_count[0] != n && phase_count[1] != n && phase_count[2] != n) {
         uint32_t start[3] = {0, phase_count[0], phase_count[0] + phase_count[1]};
         for (uint32_t i = 0; i < n; i++) b[start[phase_rank(a[i].phase)]++] = a[i];
         ts_flow_end *t = a; a = b; b = t;
@@ -591,16 +601,22 @@ static int sort_flow_ends(ts_rank *r, spare_block *spare)
         }
         if (shared) continue;
         unsigned shift = p * FLOW_DIGIT_BITS;
-        for (uint32_t i = 0; i < n; i++) {
-            uint64_t d = (uint64_t)a[i].ts_ns - (uint64_t)lo;
-            b[c[(d >> shift) & (FLOW_DIGITS - 1)]++] = a[i];
-        }
+        for (uint32_t i = 0; i < n; i++) b[c[(flow_key(&a[i], lo, folded) >> shift) & (FLOW_DIGITS - 1)]++] = a[i];
         ts_flow_end *t = a; a = b; b = t;
     }
-    if (a != r->flow_ends) memcpy(r->flow_ends, a, (size_t)n * sizeof *a);
-    if (!spare->p) *spare = (spare_block){tmp, (size_t)n * sizeof *tmp};   /* all of it written */
-    else ts__free(tmp, (size_t)n * sizeof *tmp);
     ts__free(count, (size_t)FLOW_MAX_PASSES * FLOW_DIGITS * sizeof *count);
+    /* The sorted endpoints are in one block, the other (all of it written)
+     * becomes the spare; no copy back when they ended in tmp. */
+    spare_block other;
+    if (a == tmp) {
+        other = (spare_block){r->flow_ends, (size_t)r->cap_flow_ends * sizeof *tmp};
+        r->flow_ends = tmp;
+        r->cap_flow_ends = n;
+    } else {
+        other = (spare_block){tmp, (size_t)n * sizeof *tmp};
+    }
+    if (!spare->p) *spare = other;
+    else spare_free(&other);
     return TS_OK;
 }
 

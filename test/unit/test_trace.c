@@ -98,6 +98,36 @@ TEST(reused_flow_ids_pair_in_time_order_across_a_wide_span)
     ts__rank_destroy(r);
 }
 
+/* Endpoints more than 2^62 ns apart (the sort then keys on time alone and
+ * orders phases in a pass of its own): a start and a step at one instant
+ * still come start first. */
+TEST(flow_endpoints_spanning_the_whole_time_range_pair_in_order)
+{
+    ts_rank *r = ts__rank_create("t.json");
+    uint32_t t = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
+    int64_t far = (int64_t)4 << 60;   /* 4.6e18 */
+    ts__rank_add_slice(r, t, -far, 10, S(r, "a"), 0, TS_KIND_CPU_OP);
+    ts__rank_add_slice(r, t, 0, 10, S(r, "b"), 0, TS_KIND_CPU_OP);
+    ts__rank_add_slice(r, t, far, 10, S(r, "c"), 0, TS_KIND_CPU_OP);
+    ts_flow_end e[] = {
+        {.id = 1, .ts_ns = far, .track = t, .cat = S(r, "x"), .phase = 'f', .bind_enclosing = true},
+        {.id = 1, .ts_ns = 0, .track = t, .cat = S(r, "x"), .phase = 't', .bind_enclosing = true},
+        {.id = 1, .ts_ns = 0, .track = t, .cat = S(r, "x"), .phase = 's', .bind_enclosing = true},
+        {.id = 2, .ts_ns = far, .track = t, .cat = S(r, "x"), .phase = 'f', .bind_enclosing = true},
+        {.id = 2, .ts_ns = -far, .track = t, .cat = S(r, "x"), .phase = 's', .bind_enclosing = true},
+    };
+    for (size_t i = 0; i < sizeof e / sizeof e[0]; i++) ts__rank_add_flow_end(r, &e[i]);
+    CHECK_EQ_INT(ts__rank_finish(r, NULL), TS_OK);
+    CHECK_EQ_INT(r->flows.n, 2);
+    CHECK_EQ_INT(r->warn_count[TS_WARN_UNBOUND_FLOW], 0);
+    for (uint32_t k = 0; k < r->flows.n; k++) {
+        const char *from = ts__rank_str(r, r->slices.name[r->flows.from[k]]);
+        CHECK_EQ_STR(from, r->flows.id[k] == 1 ? "b" : "a");
+        CHECK_EQ_STR(ts__rank_str(r, r->slices.name[r->flows.to[k]]), "c");
+    }
+    ts__rank_destroy(r);
+}
+
 TEST(flow_end_without_start_is_warned)
 {
     ts_rank *r = ts__rank_create("t.json");

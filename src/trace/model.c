@@ -577,7 +577,7 @@ static int sort_flow_ends(ts_rank *r, spare_block *spare)
     bool folded = span < (1ULL << 62);
     uint64_t max_key = folded ? span << 2 | 3 : span;
     unsigned passes = 0;
-    while (passes < FLOW_MAX_PASSES && (max_key >> (passes * FLOW_DIGIT_BITS)) != 0) passes++;
+    while (passes < FLOW_MAX_PASSES && passes * FLOW_DIGIT_BITS < 64 && (max_key >> (passes * FLOW_DIGIT_BITS)) != 0) passes++;
     /* All histograms come from one read of the endpoints. */
     uint32_t phase_count[3] = {0, 0, 0};
     for (uint32_t i = 0; i < n; i++) {

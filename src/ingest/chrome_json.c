@@ -507,7 +507,7 @@ static event_key key_of(const char *k, size_t n)
 }
 
 /* Recognize a common key with its colon in one 8-byte load: p at the
- * opening quote of a clean key. Returns the key and moves p past the colon,
+ * opening quote of a key. Returns the key and moves p past the colon,
  * or K_OTHER with p unchanged (an unusual key, escapes, or blanks before the
  * colon: the general path reads those). Why: scanning a key as a string,
  * then the colon, then dispatching on its bytes was about a third of the

@@ -16,6 +16,9 @@
  * never touches the program (its output stays its own): the trace gets an
  * instant "cuda collector could not attach: <CUPTI error>".
  * Host ranges get CUPTI external correlation ids in cupti_ranges.c.
+ * Event Sync / Stream Wait Event records may be held back in the converter
+ * until their cudaEventRecord's record arrives (another thread's buffer);
+ * the exit flush hands out the rest.
  * Invariant: the converter state is only touched under conv_lock.
  */
 #include "capture/cupti.h"
@@ -99,14 +102,23 @@ static const CUpti_ActivityKind kinds[] = {
     CUPTI_ACTIVITY_KIND_MEMCPY2,       CUPTI_ACTIVITY_KIND_MEMSET,
     CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_RUNTIME,
     CUPTI_ACTIVITY_KIND_DRIVER,        CUPTI_ACTIVITY_KIND_MARKER,
-    CUPTI_ACTIVITY_KIND_MEMORY2,
+    CUPTI_ACTIVITY_KIND_MEMORY2,       CUPTI_ACTIVITY_KIND_CUDA_EVENT,
 };
+
+static void drain_final(void)
+{
+    pthread_mutex_lock(&conv_lock);
+    n_events += ts__cupti_drain(conv, 1, emit_event, NULL);
+    pthread_mutex_unlock(&conv_lock);
+}
 
 static void flush_at_exit(void)
 {
     if (!conv)
         return;
     (void)cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    /* Every buffer has been handed back: waits still held get -1s. */
+    drain_final();
 }
 
 /* CUPTI's own clock is CLOCK_REALTIME, which NTP can step; handing it the
@@ -143,6 +155,9 @@ static void attach(void)
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
         CUptiResult r = cuptiActivityEnable(kinds[i]);
         n_on += r == CUPTI_SUCCESS;
+        /* Waits are held back for their cudaEventRecord only when those records come. */
+        if (kinds[i] == CUPTI_ACTIVITY_KIND_CUDA_EVENT)
+            c->defer_waits = r == CUPTI_SUCCESS;
         if (r != CUPTI_SUCCESS && first_err == CUPTI_SUCCESS)
             first_err = r;
     }

@@ -68,6 +68,8 @@ typedef struct ts__gpu_event {
     int32_t     shared_bytes;  /* kernels: static + dynamic shared memory per block */
     int32_t     cbid;          /* API calls: CUPTI callback id, -1 otherwise */
     int64_t     wait_event_id; /* sync: CUDA event waited on, -1 = none */
+    int64_t     wait_on_stream; /* Event Sync / Stream Wait Event: stream the event was recorded on, -1 = unknown */
+    int64_t     wait_record_corr; /* ... and the correlation id of that cudaEventRecord, -1 = unknown */
     uint32_t    return_value;  /* API calls: CUresult/cudaError_t */
     uint64_t    address;       /* memory: the allocation's device address */
     int64_t     mem_delta;     /* memory: +bytes allocated, -bytes released */
@@ -85,6 +87,22 @@ typedef struct ts__gpu_event {
 #define TS_CUPTI_MARKER_NAME 128u
 #define TS_CUPTI_CONTEXT_SLOTS 256u
 #define TS_CUPTI_DEVICES 64u   /* devices whose allocation totals are kept; more count as device 63 */
+/* CUDA event records (cudaEventRecord: which stream, which call), kept in
+ * two direct-mapped tables: by the record's unique cudaEventSyncId (the last
+ * 4096 records) and by (context, event id) (the latest record of each event,
+ * Kineto's key). A wait whose record has not been converted yet (records of
+ * other threads may come in later buffers) is held back, at most
+ * TS_CUPTI_PENDING_WAITS at a time. */
+#define TS_CUPTI_EVENT_SLOTS 4096u
+#define TS_CUPTI_PENDING_WAITS 256u
+
+typedef struct ts__cupti_event_rec {
+    uint64_t sync_id;      /* cudaEventSyncId of the record */
+    uint32_t context;      /* context id */
+    uint32_t event_id;     /* CUPTI's event id */
+    uint32_t stream;       /* stream the event was recorded on */
+    uint32_t correlation;  /* correlation id of the cudaEventRecord call, 0 = empty slot */
+} ts__cupti_event_rec;
 
 typedef struct ts__cupti_conv {
     ts__cupti_clock clock;
@@ -99,9 +117,19 @@ typedef struct ts__cupti_conv {
     int32_t  ctx_device[TS_CUPTI_CONTEXT_SLOTS]; /* context id % slots -> device, -1 = unknown */
     uint32_t ctx_id[TS_CUPTI_CONTEXT_SLOTS];     /* context id held in the slot */
     int64_t  allocated[TS_CUPTI_DEVICES]; /* bytes allocated per device (memory records) */
+    ts__cupti_event_rec ev_by_sync[TS_CUPTI_EVENT_SLOTS];  /* slot sync_id % slots */
+    ts__cupti_event_rec ev_by_event[TS_CUPTI_EVENT_SLOTS]; /* slot hash(context, event_id) % slots */
+    struct {
+        ts__gpu_event ev;            /* the converted wait; name and cat are static strings */
+        uint64_t sync_id;            /* the record it waits for */
+        uint8_t  resolved;           /* 1 = record found, ready to emit */
+    } pending[TS_CUPTI_PENDING_WAITS];
+    uint32_t n_pending;              /* used entries of pending, in arrival order */
+    uint8_t  defer_waits;            /* 1 = CUDA_EVENT records are collected, so waiting for one is worth it */
     char     name_buf[256];          /* API names without their _vNNNN suffix */
     uint64_t n_unknown;              /* records of kinds this converter skips */
     uint64_t n_unpaired_markers;     /* NVTX ends with no start (evicted or lost) */
+    uint64_t n_unresolved_waits;     /* event waits written with wait_on_stream -1: record never seen */
 } ts__cupti_conv;
 
 /* The state is about 1 MiB: allocate it, never put it on a stack. */
@@ -109,7 +137,9 @@ void ts__cupti_conv_init(ts__cupti_conv *c, int64_t cupti_ns, int64_t host_ns);
 
 /* Convert one record. Returns 1 and fills *out when the record makes an
  * event, 0 when it only updates the state (external correlation, NVTX range
- * start, context) or is of a kind not converted. Never fails. */
+ * start, context, CUDA event record) or is of a kind not converted, or when
+ * it is an Event Sync / Stream Wait Event held back until its cudaEventRecord
+ * arrives (only with defer_waits; ts__cupti_drain hands those out). Never fails. */
 int ts__cupti_convert(ts__cupti_conv *c, const CUpti_Activity *rec, ts__gpu_event *out);
 
 /* "HtoD", "DtoH", ... and "Pageable", "Device", ... as Kineto names them. */
@@ -125,6 +155,11 @@ int ts__cupti_api_launches(const char *name);
 typedef void (*ts__gpu_event_fn)(void *ud, const ts__gpu_event *e);
 uint64_t ts__cupti_process_buffer(ts__cupti_conv *c, uint8_t *buf, size_t valid_bytes,
                                   ts__gpu_event_fn fn, void *ud);
+/* Hand held-back waits to fn: those whose record has arrived, or, when
+ * final (after the last buffer), all of them, the rest with wait_on_stream
+ * and the record's correlation -1 (counted in n_unresolved_waits). Returns
+ * the number handed out. */
+uint64_t ts__cupti_drain(ts__cupti_conv *c, int final, ts__gpu_event_fn fn, void *ud);
 
 /* Event -> host tracing API event (pure), args in Kineto's names, most
  * useful first so a smaller TS_TRACE_MAX_ARGS drops the least. args must

@@ -6,14 +6,19 @@
  *
  * Record struct versions are the ones of the installed headers (CUDA 13:
  * Kernel10, Memcpy6, MemcpyPtoP4, Memset4, API, Marker2, Synchronization2,
- * ExternalCorrelation, Context3, Memory4); the collector enables exactly the kinds
+ * ExternalCorrelation, Context3, Memory4, CudaEvent2); the collector enables exactly the kinds
  * converted here, and CUPTI writes each kind in its newest struct version.
  * Names follow Kineto so traces read like the PyTorch profiler's:
  *   kernel      -> the kernel name, cat "kernel", pid device, tid stream
  *   memcpy      -> "Memcpy HtoD (Pageable -> Device)", cat "gpu_memcpy"
  *   memset      -> "Memset (Device)", cat "gpu_memset"
  *   sync        -> "Stream Sync" / "Event Sync" / "Context Sync" /
- *                  "Stream Wait Event", cat "cuda_sync", tid -1 when no stream
+ *                  "Stream Wait Event", cat "cuda_sync", tid -1 when no stream;
+ *                  the two event kinds also name the stream the event was
+ *                  recorded on and the cudaEventRecord's correlation
+ *                  (wait_on_stream, wait_on_cuda_event_record_corr_id; -1 =
+ *                  unknown), from the CUDA event records, as Kineto does
+ *   CUDA event  -> no event: remembered for the waits above
  *   runtime/driver API -> "cudaLaunchKernel" (version suffix dropped),
  *                  cat "cuda_runtime" / "cuda_driver", pid/tid of the caller
  *   NVTX range  -> cat "user_annotation" on the calling thread
@@ -141,7 +146,7 @@ static void event_clear(ts__gpu_event *e)
     memset(e, 0, sizeof *e);
     e->phase = 'X';
     e->correlation = e->external_id = e->device = e->context = e->stream = -1;
-    e->wait_event_id = -1;
+    e->wait_event_id = e->wait_on_stream = e->wait_record_corr = -1;
     e->cbid = -1;
 }
 
@@ -218,6 +223,88 @@ static int convert_memset(ts__cupti_conv *c, const CUpti_ActivityMemset4 *m, ts_
     return 1;
 }
 
+/* ---- CUDA event records and the waits that name them ---- */
+
+/* CUPTI marks "no sync id" with its 32-bit invalid value in a 64-bit field. */
+static int sync_id_valid(uint64_t id)
+{
+    return id != CUPTI_SYNCHRONIZATION_INVALID_VALUE && id != UINT64_MAX;
+}
+
+static uint32_t event_slot(uint32_t ctx, uint32_t event_id)
+{
+    return (uint32_t)(((uint64_t)ctx * 0x9E3779B1u) ^ event_id) % TS_CUPTI_EVENT_SLOTS;
+}
+
+/* A cudaEventRecord: remembered by its sync id and as its event's latest
+ * record; resolves any wait held back for it. */
+static void remember_event_record(ts__cupti_conv *c, const CUpti_ActivityCudaEvent2 *x)
+{
+    ts__cupti_event_rec r = {x->cudaEventSyncId, x->contextId, x->eventId, x->streamId, x->correlationId};
+    if (x->correlationId == 0)
+        return;   /* 0 marks an empty slot; CUPTI numbers calls from 1 */
+    if (sync_id_valid(x->cudaEventSyncId))
+        c->ev_by_sync[x->cudaEventSyncId % TS_CUPTI_EVENT_SLOTS] = r;
+    c->ev_by_event[event_slot(x->contextId, x->eventId)] = r;
+    for (uint32_t i = 0; i < c->n_pending; i++) {
+        if (c->pending[i].resolved || c->pending[i].sync_id != x->cudaEventSyncId || !sync_id_valid(x->cudaEventSyncId))
+            continue;
+        c->pending[i].ev.wait_on_stream = x->streamId;
+        c->pending[i].ev.wait_record_corr = x->correlationId;
+        c->pending[i].resolved = 1;
+    }
+}
+
+/* The record a wait names: the one with its sync id (exact, even when the
+ * event was recorded again later); without a sync id, the event's latest
+ * record converted so far (what Kineto does). NULL = not seen (yet). */
+static const ts__cupti_event_rec *find_event_record(const ts__cupti_conv *c, uint32_t ctx, uint32_t event_id,
+                                                    uint64_t sync_id)
+{
+    const ts__cupti_event_rec *by_event = &c->ev_by_event[event_slot(ctx, event_id)];
+    int same_event = by_event->correlation != 0 && by_event->context == ctx && by_event->event_id == event_id;
+    if (!sync_id_valid(sync_id))
+        return same_event ? by_event : NULL;
+    const ts__cupti_event_rec *by_sync = &c->ev_by_sync[sync_id % TS_CUPTI_EVENT_SLOTS];
+    if (by_sync->correlation != 0 && by_sync->sync_id == sync_id)
+        return by_sync;
+    return same_event && by_event->sync_id == sync_id ? by_event : NULL;
+}
+
+/* Hold a wait back until its record arrives (returns 0), or, when waiting
+ * is pointless (no CUDA event records collected) or the list is full,
+ * hand it out now with the record unknown (returns 1). Bounded: a wait
+ * whose record never comes costs one slot until the final drain. */
+static int defer_wait(ts__cupti_conv *c, ts__gpu_event *e, uint64_t sync_id)
+{
+    if (!c->defer_waits || c->n_pending == TS_CUPTI_PENDING_WAITS) {
+        c->n_unresolved_waits++;
+        return 1;
+    }
+    c->pending[c->n_pending].ev = *e;
+    c->pending[c->n_pending].sync_id = sync_id;
+    c->pending[c->n_pending].resolved = 0;
+    c->n_pending++;
+    return 0;
+}
+
+uint64_t ts__cupti_drain(ts__cupti_conv *c, int final, ts__gpu_event_fn fn, void *ud)
+{
+    uint32_t kept = 0;
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < c->n_pending; i++) {
+        if (!c->pending[i].resolved && !final) {
+            c->pending[kept++] = c->pending[i];
+            continue;
+        }
+        c->n_unresolved_waits += !c->pending[i].resolved;
+        fn(ud, &c->pending[i].ev);
+        n++;
+    }
+    c->n_pending = kept;
+    return n;
+}
+
 static int convert_sync(ts__cupti_conv *c, const CUpti_ActivitySynchronization2 *s, ts__gpu_event *e)
 {
     static const char *const names[] = {
@@ -238,7 +325,16 @@ static int convert_sync(ts__cupti_conv *c, const CUpti_ActivitySynchronization2 
     e->external_id = external_of(c, s->correlationId);
     if (s->cudaEventId != CUPTI_SYNCHRONIZATION_INVALID_VALUE)
         e->wait_event_id = s->cudaEventId;
-    return 1;
+    if (s->type != CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE &&
+        s->type != CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT)
+        return 1;
+    const ts__cupti_event_rec *r = find_event_record(c, s->contextId, s->cudaEventId, s->cudaEventSyncId);
+    if (r) {
+        e->wait_on_stream = r->stream;
+        e->wait_record_corr = r->correlation;
+        return 1;
+    }
+    return sync_id_valid(s->cudaEventSyncId) ? defer_wait(c, e, s->cudaEventSyncId) : 1;
 }
 
 static int convert_api(ts__cupti_conv *c, const CUpti_ActivityAPI *a, ts__gpu_event *e)
@@ -359,6 +455,9 @@ int ts__cupti_convert(ts__cupti_conv *c, const CUpti_Activity *rec, ts__gpu_even
         c->ext_id[slot] = x->externalId;
         return 0;
     }
+    case CUPTI_ACTIVITY_KIND_CUDA_EVENT:
+        remember_event_record(c, (const CUpti_ActivityCudaEvent2 *)rec);
+        return 0;
     case CUPTI_ACTIVITY_KIND_CONTEXT: {
         const CUpti_ActivityContext3 *x = (const CUpti_ActivityContext3 *)rec;
         remember_context(c, x->contextId, x->deviceId);
@@ -385,6 +484,8 @@ uint64_t ts__cupti_process_buffer(ts__cupti_conv *c, uint8_t *buf, size_t valid_
             fn(ud, &e);
             n++;
         }
+        if (rec->kind == CUPTI_ACTIVITY_KIND_CUDA_EVENT && c->n_pending > 0)
+            n += ts__cupti_drain(c, 0, fn, ud);
     }
     return n;
 }
@@ -451,6 +552,10 @@ void ts__cupti_to_event(const ts__gpu_event *e, ts_trace_arg *args, char (*strs)
         put_str(&l, "cuda_sync_kind", e->name);
         if (e->wait_event_id >= 0)
             put_num(&l, "wait_on_cuda_event_id", e->wait_event_id);
+        if (!strcmp(e->name, "Stream Wait Event") || !strcmp(e->name, "Event Sync")) {
+            put_num(&l, "wait_on_stream", e->wait_on_stream);
+            put_num(&l, "wait_on_cuda_event_record_corr_id", e->wait_record_corr);
+        }
         /* syncs carry device and stream like GPU work */
         __attribute__((fallthrough));
     case TS_GPU_EV_KERNEL:

@@ -397,8 +397,9 @@ typedef struct wait_counts {
     uint32_t followed;     /* edge recorded op -> next op on the waiting stream */
     uint32_t idle;         /* nothing to wait for: no op on the recorded stream before the record,
                               or none on the waiting stream after the wait */
-    uint32_t no_record;    /* the event names no cudaEventRecord and the recorded stream had work:
-                              which op the event captured is unknown, so no edge */
+    uint32_t no_record;    /* the event names no cudaEventRecord and the recorded stream had work,
+                              or names no recorded stream at all (wait_on_stream -1: the record was
+                              never seen): which op the event captured is unknown, so no edge */
     uint32_t with_sync;    /* cudaStreamWaitEvent calls that a cuda_sync event describes */
 } wait_counts;
 
@@ -407,7 +408,8 @@ typedef struct wait_counts {
  * the waiting stream's next op after the wait call starts after it. Without
  * the record, only "the recorded stream was idle when the wait was issued"
  * is exact (the record came before the wait); anything else is counted, not
- * guessed. */
+ * guessed. wait_on_stream -1 (Kineto and `record --cuda` write it when the
+ * record was never seen) leaves even the stream unknown: counted too. */
 static void stream_wait_event(local_ctx *c, uint32_t call, int64_t dev, int64_t stream, int64_t wstream,
                               uint32_t rec, wait_counts *w)
 {
@@ -416,6 +418,7 @@ static void stream_wait_event(local_ctx *c, uint32_t call, int64_t dev, int64_t 
     if (name_class(c, c->g->nodes.slice[call]) & NC_WAIT_EVENT) w->with_sync++;
     uint32_t dst = to ? lane_search(c, to, call_ts, true) : TS_NONE32;
     uint32_t src = from ? lane_search(c, from, rec != TS_NONE32 ? c->g->nodes.start_ns[rec] : call_ts, false) : TS_NONE32;
+    if (dst != TS_NONE32 && wstream < 0) { w->no_record++; return; }   /* which stream is unknown */
     if (dst == TS_NONE32 || src == TS_NONE32) { w->idle++; return; }
     if (rec == TS_NONE32) { w->no_record++; return; }
     ts__graph_add_edge(c->g, src, dst, TS_EDGE_STREAM_WAIT, TS_EDGE_FROM_END);
@@ -462,8 +465,8 @@ static void warn_waits(local_ctx *c, const wait_counts *w)
                        "the graph", c->r->rank, bare, calls);
     if (w->no_record)
         ts__graph_warn(c->g, "rank %d: %u Stream Wait Events name no cudaEventRecord "
-                       "(wait_on_cuda_event_record_corr_id) while the recorded stream had work; those waits "
-                       "are not in the graph", c->r->rank, w->no_record);
+                       "(wait_on_cuda_event_record_corr_id) while the recorded stream had work, or no recorded "
+                       "stream (wait_on_stream -1); those waits are not in the graph", c->r->rank, w->no_record);
     c->g->n_stream_waits += calls;
     c->g->n_stream_waits_followed += w->followed;
     c->g->n_stream_waits_idle += w->idle;

@@ -439,6 +439,182 @@ TEST(cupti_completed_buffer_is_walked_record_by_record)
     free(c);
 }
 
+/* ---- cross-stream waits: CUDA event records -> wait_on_stream and the
+ * cudaEventRecord's correlation on Event Sync / Stream Wait Event ---- */
+
+static CUpti_ActivityCudaEvent2 event_rec(uint32_t corr, uint32_t stream, uint32_t event_id, uint64_t sync_id)
+{
+    CUpti_ActivityCudaEvent2 x;
+    memset(&x, 0, sizeof x);
+    x.kind = CUPTI_ACTIVITY_KIND_CUDA_EVENT;
+    x.correlationId = corr, x.contextId = 1, x.streamId = stream, x.eventId = event_id;
+    x.deviceId = 0, x.cudaEventSyncId = sync_id;
+    return x;
+}
+
+static CUpti_ActivitySynchronization2 wait_rec(uint32_t corr, uint32_t stream, uint32_t event_id, uint64_t sync_id)
+{
+    CUpti_ActivitySynchronization2 s;
+    memset(&s, 0, sizeof s);
+    s.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+    s.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT;
+    s.start = 1000000 + 130, s.end = 1000000 + 135;
+    s.correlationId = corr, s.contextId = 1, s.streamId = stream, s.cudaEventId = event_id;
+    s.cudaEventSyncId = sync_id;
+    return s;
+}
+
+TEST(cupti_stream_wait_event_names_recorded_stream_and_record_correlation)
+{
+    ts__cupti_conv *c = new_conv();
+    CHECK(c);
+    ts__gpu_event e;
+    CUpti_ActivityCudaEvent2 x = event_rec(2, 7, 5, 99);
+    CHECK_EQ_INT(ts__cupti_convert(c, (const CUpti_Activity *)&x, &e), 0);
+    /* The same event recorded again on stream 9 (a later sync id). */
+    x = event_rec(6, 9, 5, 100);
+    CHECK_EQ_INT(ts__cupti_convert(c, (const CUpti_Activity *)&x, &e), 0);
+    CUpti_ActivitySynchronization2 s = wait_rec(3, 13, 5, 99);
+    CHECK_EQ_INT(ts__cupti_convert(c, (const CUpti_Activity *)&s, &e), 1);
+    CHECK_EQ_INT(e.wait_on_stream, 7);       /* the record the wait named, not the latest */
+    CHECK_EQ_INT(e.wait_record_corr, 2);
+    ts_trace_arg args[TS_CUPTI_MAX_ARGS];
+    char strs[TS_CUPTI_MAX_ARGS][TS_CUPTI_STR_BYTES];
+    ts_trace_event ev;
+    ts__cupti_to_event(&e, args, strs, &ev);
+    const ts_trace_arg *a = find_arg(&ev, "wait_on_stream");
+    CHECK(a && !a->str && a->num == 7);
+    a = find_arg(&ev, "wait_on_cuda_event_record_corr_id");
+    CHECK(a && !a->str && a->num == 2);
+    a = find_arg(&ev, "wait_on_cuda_event_id");
+    CHECK(a && a->num == 5);
+    /* Without a sync id the event's latest record answers (Kineto's key). */
+    s = wait_rec(4, 13, 5, CUPTI_SYNCHRONIZATION_INVALID_VALUE);
+    s.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE;
+    CHECK_EQ_INT(ts__cupti_convert(c, (const CUpti_Activity *)&s, &e), 1);
+    CHECK_EQ_STR(e.name, "Event Sync");
+    CHECK_EQ_INT(e.wait_on_stream, 9);
+    CHECK_EQ_INT(e.wait_record_corr, 6);
+    /* Stream and context syncs name no record. */
+    s.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
+    CHECK_EQ_INT(ts__cupti_convert(c, (const CUpti_Activity *)&s, &e), 1);
+    ts__cupti_to_event(&e, args, strs, &ev);
+    CHECK(find_arg(&ev, "wait_on_stream") == NULL);
+    free(c);
+}
+
+TEST(cupti_wait_before_its_event_record_is_held_until_the_record_or_the_final_drain)
+{
+    ts__cupti_conv *c = new_conv();
+    CHECK(c);
+    ts__gpu_event e;
+    seen got;
+    memset(&got, 0, sizeof got);
+    /* Collector without CUDA event records: nothing to wait for, written at once as unknown. */
+    CUpti_ActivitySynchronization2 s = wait_rec(3, 13, 5, 99);
+    CHECK_EQ_INT(ts__cupti_convert(c, (const CUpti_Activity *)&s, &e), 1);
+    CHECK_EQ_INT(e.wait_on_stream, -1);
+    CHECK_EQ_INT(e.wait_record_corr, -1);
+    CHECK_EQ_INT(c->n_unresolved_waits, 1);
+
+    c->defer_waits = 1;
+    CHECK_EQ_INT(ts__cupti_convert(c, (const CUpti_Activity *)&s, &e), 0);   /* held */
+    s = wait_rec(8, 13, 6, 200);                                               /* its record never comes */
+    CHECK_EQ_INT(ts__cupti_convert(c, (const CUpti_Activity *)&s, &e), 0);
+    CHECK_EQ_INT(c->n_pending, 2);
+    CHECK_EQ_INT(ts__cupti_drain(c, 0, keep_event, &got), 0);                  /* nothing resolved yet */
+    CUpti_ActivityCudaEvent2 x = event_rec(2, 7, 5, 99);
+    CHECK_EQ_INT(ts__cupti_convert(c, (const CUpti_Activity *)&x, &e), 0);
+    CHECK_EQ_INT(ts__cupti_drain(c, 0, keep_event, &got), 1);
+    CHECK_EQ_INT(got.n, 1);
+    CHECK_EQ_INT(got.corr[0], 3);
+    CHECK_EQ_INT(c->n_pending, 1);
+    CHECK_EQ_INT(ts__cupti_drain(c, 1, keep_event, &got), 1);                  /* exit: the rest, unknown */
+    CHECK_EQ_INT(got.corr[1], 8);
+    CHECK_EQ_INT(c->n_pending, 0);
+    CHECK_EQ_INT(c->n_unresolved_waits, 2);
+    free(c);
+}
+
+static void emit_gpu_event(void *ud, const ts__gpu_event *e)
+{
+    ts_trace_arg args[TS_CUPTI_MAX_ARGS];
+    char strs[TS_CUPTI_MAX_ARGS][TS_CUPTI_STR_BYTES];
+    ts_trace_event ev;
+    (void)ud;
+    ts__cupti_to_event(e, args, strs, &ev);
+    (void)ts_trace_emit(&ev);
+}
+
+static size_t put_rec(uint8_t *buf, size_t off, const void *rec, size_t size)
+{
+    memcpy(buf + off, rec, size);
+    return off + ((size + 7) & ~(size_t)7);
+}
+
+static CUpti_ActivityAPI api_rec(uint32_t cbid, uint32_t corr, uint64_t start)
+{
+    CUpti_ActivityAPI a;
+    memset(&a, 0, sizeof a);
+    a.kind = CUPTI_ACTIVITY_KIND_RUNTIME, a.cbid = cbid;
+    a.start = 1000000 + start, a.end = 1000000 + start + 5;
+    a.processId = 4100, a.threadId = 4101, a.correlationId = corr;
+    return a;
+}
+
+/* The whole way: CUPTI records (the wait in the buffer before its event
+ * record) -> converter -> host tracing runtime -> JSON -> `trainscope
+ * critical-path`, whose graph must hold the cross-stream edge: kernel 1 on
+ * stream 7 (before the record) -> kernel 4 on stream 13 (after the wait). */
+TEST(cupti_recorded_stream_wait_becomes_a_stream_wait_edge_in_the_graph)
+{
+    char dir[] = "/tmp/ts_cupti_wait_XXXXXX";
+    CHECK(mkdtemp(dir));
+    CHECK_EQ_INT(ts_trace_start(dir), TS_OK);
+    ts__cupti_conv *c = new_conv();
+    uint8_t *buf = aligned_alloc(8, 8192);
+    CHECK(c && buf);
+    c->defer_waits = 1;
+    memset(buf, 0, 8192);
+    size_t off = 0;
+    CUpti_ActivityContext3 ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.kind = CUPTI_ACTIVITY_KIND_CONTEXT, ctx.contextId = 1, ctx.deviceId = 0;
+    off = put_rec(buf, off, &ctx, sizeof ctx);
+    CUpti_ActivityAPI a = api_rec(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 1, 100);
+    off = put_rec(buf, off, &a, sizeof a);
+    a = api_rec(CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020, 2, 120);
+    off = put_rec(buf, off, &a, sizeof a);
+    a = api_rec(CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020, 3, 130);
+    off = put_rec(buf, off, &a, sizeof a);
+    a = api_rec(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 4, 140);
+    off = put_rec(buf, off, &a, sizeof a);
+    CUpti_ActivityKernel10 k = kernel_rec(1);
+    k.deviceId = 0, k.contextId = 1, k.streamId = 7, k.start = 1000000 + 200, k.end = 1000000 + 300;
+    off = put_rec(buf, off, &k, sizeof k);
+    k = kernel_rec(4);
+    k.deviceId = 0, k.contextId = 1, k.streamId = 13, k.start = 1000000 + 310, k.end = 1000000 + 400;
+    off = put_rec(buf, off, &k, sizeof k);
+    CUpti_ActivitySynchronization2 s = wait_rec(3, 13, 5, 99);
+    off = put_rec(buf, off, &s, sizeof s);
+    CUpti_ActivityCudaEvent2 x = event_rec(2, 7, 5, 99);
+    off = put_rec(buf, off, &x, sizeof x);
+    CHECK_EQ_INT(ts__cupti_process_buffer(c, buf, off, emit_gpu_event, NULL), 7);
+    CHECK_EQ_INT(ts__cupti_drain(c, 1, emit_gpu_event, NULL), 0);
+    CHECK_EQ_INT(c->n_unresolved_waits, 0);
+    CHECK_EQ_INT(ts_trace_stop(), TS_OK);
+    free(buf);
+    free(c);
+    char cmd[1024], *out = NULL;
+    snprintf(cmd, sizeof cmd,
+             "%s critical-path --format json %s/*.json | /usr/bin/python3 -c '"
+             "import json, sys; d = json.load(sys.stdin); print(d[\"edges_by_kind\"].get(\"stream_wait\", 0))'; "
+             "rm -rf %s", ts_test_cli(), dir, dir);
+    CHECK_EQ_INT(ts_test_run(cmd, &out), 0);
+    CHECK(out && strcmp(out, "1\n") == 0);
+    free(out);
+}
+
 /* No GPU driver here: the collector must leave the program alone and say in
  * the trace that it could not attach. */
 TEST(cupti_collector_without_driver_says_so_in_trace_and_keeps_exit_code)

@@ -207,6 +207,25 @@ TEST(stream_wait_the_trace_does_not_describe_is_counted_and_warned_never_guessed
     }
 }
 
+/* `record --cuda` and Kineto write wait_on_stream = -1 (and no record) when
+ * the cudaEventRecord was never seen, e.g. made before tracing started: the
+ * stream waited for is unknown, so the wait is warned, never counted idle. */
+TEST(stream_wait_naming_no_recorded_stream_is_warned_not_taken_as_idle)
+{
+    ts_rank *r = record_wait_rank();
+    wait_sync(r, ts__rank_track(r, TS_TRACK_GPU_STREAM, 0, 8), 21, 3, -1, 8, -1);
+    ts_trace *t = NULL;
+    int rc;
+    ts_graph *g = build(&r, 1, &t, &rc, NULL);
+    CHECK_EQ_INT(rc, TS_OK);
+    CHECK(edge(g, node_named(g, 0, "A"), node_named(g, 0, "B"), TS_EDGE_STREAM_WAIT) == TS_NONE32);
+    CHECK_EQ_INT(g->n_stream_waits_followed, 0);
+    CHECK_EQ_INT(g->n_stream_waits_idle, 0);
+    CHECK(has_warning(g, "1 Stream Wait Events name no cudaEventRecord", "wait_on_stream -1"));
+    ts_graph_destroy(g);
+    ts_trace_destroy(t);
+}
+
 TEST(device_synchronize_waits_for_the_last_kernel_launched_before_it)
 {
     ts_rank *r = ts__rank_create("r0.json");

@@ -241,7 +241,7 @@ TS_API int ts_trace_emit(const ts_trace_event *ev)
 {
     REAL(ts_trace_emit);
     tell_rank();
-    if (ev && ev->size >= sizeof *ev &&
+    if (ev && ev->size >= offsetof(ts_trace_event, json_args) &&   /* JSON args go as strings here */
         lttng_ust_tracepoint_enabled(trainscope, complete) | lttng_ust_tracepoint_enabled(trainscope, collective) |
         lttng_ust_tracepoint_enabled(trainscope, memcpy) | lttng_ust_tracepoint_enabled(trainscope, alloc))
         fire_emit(ev);

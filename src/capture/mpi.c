@@ -19,6 +19,14 @@
  *   "Dst Rank" / "Src Rank", "tag"   point-to-point peer (actual source for a
  *                         wildcard receive) and tag; "root" for rooted collectives
  *   "request"             nonblocking calls, Wait and Test: the request's Fortran handle
+ *   "requests", "n_requests"   Waitall/any/some, Testall/any/some: the handles (a JSON array,
+ *                         read before the call, since completion frees them; as many as fit in
+ *                         TS_TRACE_MAX_STR bytes, about 40) and how many were passed
+ *   "index", "indices"    Waitany/Testany: position in "requests" of the one completed;
+ *                         Waitsome/Testsome: positions of those completed (JSON array);
+ *                         MPI_UNDEFINED (-32766) when none was active
+ *   "completed"           Test*: the flag (Testsome: the count); Waitsome: the count;
+ *                         0 when the call failed (nothing is claimed complete then)
  *
  * The real functions are found with dlsym(RTLD_NEXT, "PMPI_*") on first use
  * and the file names no MPI data symbol (MPI_COMM_WORLD, ...), so the library
@@ -64,6 +72,9 @@ typedef struct mpi_ev {
     int64_t      t0_ns;
     ts_trace_arg args[MAX_ARGS];
     uint32_t     n;
+    uint64_t     json_args;                       /* bit i: args[i] is a JSON array */
+    char         json[2][TS_TRACE_MAX_STR + 1];   /* texts of the array args */
+    uint32_t     n_json;                          /* json[] used */
 } mpi_ev;
 
 static void arg_i(mpi_ev *e, const char *key, int64_t v)
@@ -74,6 +85,62 @@ static void arg_i(mpi_ev *e, const char *key, int64_t v)
 static void arg_s(mpi_ev *e, const char *key, const char *v)
 {
     if (e->n < MAX_ARGS) e->args[e->n++] = (ts_trace_arg){key, v, 0};
+}
+
+/* Append v to the JSON array being built in out (len bytes so far);
+ * returns 0, leaving out as it was, when it would not fit with the "]". */
+static int append_int(char *out, size_t *len, int64_t v)
+{
+    size_t cap = TS_TRACE_MAX_STR + 1;
+    int w = snprintf(out + *len, cap - *len, "%s%lld", *len > 1 ? "," : "", (long long)v);
+    if (w < 0 || *len + (size_t)w + 2 > cap) {
+        out[*len] = '\0';
+        return 0;
+    }
+    *len += (size_t)w;
+    return 1;
+}
+
+/* Start a JSON array arg; returns its text buffer, or NULL when full. */
+static char *json_begin(mpi_ev *e, size_t *len)
+{
+    if (e->n_json == 2 || e->n >= MAX_ARGS) return NULL;
+    char *out = e->json[e->n_json];
+    out[0] = '[', out[1] = '\0';
+    *len = 1;
+    return out;
+}
+
+static void json_end(mpi_ev *e, const char *key, char *out, size_t len)
+{
+    out[len] = ']', out[len + 1] = '\0';
+    e->n_json++;
+    e->json_args |= 1ull << e->n;
+    e->args[e->n++] = (ts_trace_arg){key, out, 0};
+}
+
+/* The requests' Fortran handles, read before the call (completion frees
+ * them and sets the C handles to MPI_REQUEST_NULL), and their number. */
+static void requests_arg(mpi_ev *e, int n, const MPI_Request reqs[])
+{
+    REAL(MPI_Request_c2f);
+    size_t len;
+    arg_i(e, "n_requests", n);
+    char *out = json_begin(e, &len);
+    if (!out) return;
+    for (int i = 0; i < n && append_int(out, &len, real_MPI_Request_c2f(reqs[i])); i++) {}
+    json_end(e, "requests", out, len);
+}
+
+/* Waitsome/Testsome: positions of the completed requests. */
+static void indices_arg(mpi_ev *e, int rc, int outcount, const int idx[])
+{
+    size_t len;
+    arg_i(e, "completed", rc == MPI_SUCCESS && outcount != MPI_UNDEFINED ? outcount : 0);
+    char *out = rc == MPI_SUCCESS ? json_begin(e, &len) : NULL;
+    if (!out) return;
+    for (int i = 0; i < outcount && outcount != MPI_UNDEFINED && append_int(out, &len, idx[i]); i++) {}
+    json_end(e, "indices", out, len);
 }
 
 static int64_t type_bytes(MPI_Datatype dt, int64_t count)
@@ -138,7 +205,7 @@ static void emit(mpi_ev *e)
 {
     ts_trace_event ev = {.size = sizeof ev, .phase = 'X', .cat = "mpi", .name = e->name,
                          .ts_ns = e->t0_ns, .dur_ns = ts_trace_now_ns() - e->t0_ns,
-                         .pid = -1, .tid = -1, .args = e->args, .n_args = e->n};
+                         .pid = -1, .tid = -1, .args = e->args, .n_args = e->n, .json_args = e->json_args};
     ts_trace_emit(&ev);
     in_mpi = 0;
 }
@@ -354,8 +421,9 @@ EXPORT int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status sts[])
 {
     REAL(MPI_Waitall);
     BEGIN("MPI_Waitall");
+    if (traced_) requests_arg(&ev_, n, reqs);
     int rc = real_MPI_Waitall(n, reqs, sts);
-    if (traced_) { arg_i(&ev_, "n_requests", n); emit(&ev_); }
+    if (traced_) { if (rc != MPI_SUCCESS) arg_i(&ev_, "completed", 0); emit(&ev_); }
     return rc;
 }
 
@@ -363,8 +431,9 @@ EXPORT int MPI_Waitany(int n, MPI_Request reqs[], int *idx, MPI_Status *st)
 {
     REAL(MPI_Waitany);
     BEGIN("MPI_Waitany");
+    if (traced_) requests_arg(&ev_, n, reqs);
     int rc = real_MPI_Waitany(n, reqs, idx, st);
-    if (traced_) { arg_i(&ev_, "n_requests", n); arg_i(&ev_, "index", *idx); emit(&ev_); }
+    if (traced_) { arg_i(&ev_, "index", rc == MPI_SUCCESS ? *idx : MPI_UNDEFINED); emit(&ev_); }
     return rc;
 }
 
@@ -372,8 +441,9 @@ EXPORT int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int idx[], MPI
 {
     REAL(MPI_Waitsome);
     BEGIN("MPI_Waitsome");
+    if (traced_) requests_arg(&ev_, n, reqs);
     int rc = real_MPI_Waitsome(n, reqs, outcount, idx, sts);
-    if (traced_) { arg_i(&ev_, "n_requests", n); arg_i(&ev_, "completed", *outcount); emit(&ev_); }
+    if (traced_) { indices_arg(&ev_, rc, *outcount, idx); emit(&ev_); }
     return rc;
 }
 
@@ -391,8 +461,9 @@ EXPORT int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status sts[])
 {
     REAL(MPI_Testall);
     BEGIN("MPI_Testall");
+    if (traced_) requests_arg(&ev_, n, reqs);
     int rc = real_MPI_Testall(n, reqs, flag, sts);
-    if (traced_) { arg_i(&ev_, "n_requests", n); arg_i(&ev_, "completed", *flag); emit(&ev_); }
+    if (traced_) { arg_i(&ev_, "completed", rc == MPI_SUCCESS && *flag); emit(&ev_); }
     return rc;
 }
 
@@ -400,7 +471,23 @@ EXPORT int MPI_Testany(int n, MPI_Request reqs[], int *idx, int *flag, MPI_Statu
 {
     REAL(MPI_Testany);
     BEGIN("MPI_Testany");
+    if (traced_) requests_arg(&ev_, n, reqs);
     int rc = real_MPI_Testany(n, reqs, idx, flag, st);
-    if (traced_) { arg_i(&ev_, "n_requests", n); arg_i(&ev_, "completed", *flag); emit(&ev_); }
+    if (traced_) {
+        int done = rc == MPI_SUCCESS && *flag;
+        arg_i(&ev_, "completed", done);
+        arg_i(&ev_, "index", done ? *idx : MPI_UNDEFINED);
+        emit(&ev_);
+    }
+    return rc;
+}
+
+EXPORT int MPI_Testsome(int n, MPI_Request reqs[], int *outcount, int idx[], MPI_Status sts[])
+{
+    REAL(MPI_Testsome);
+    BEGIN("MPI_Testsome");
+    if (traced_) requests_arg(&ev_, n, reqs);
+    int rc = real_MPI_Testsome(n, reqs, outcount, idx, sts);
+    if (traced_) { indices_arg(&ev_, rc, *outcount, idx); emit(&ev_); }
     return rc;
 }

@@ -157,7 +157,7 @@ static int rec_valid(const ts__rec *r)
         p = next_str(p, end);
         if (!p || p >= end) return 0;
         if (*p == 'i') p = p + 9 <= end ? p + 9 : NULL;
-        else if (*p == 's') p = next_str(p + 1, end);
+        else if (*p == 's' || *p == 'j') p = next_str(p + 1, end);
         else return 0;
     }
     return p != NULL;
@@ -440,6 +440,25 @@ static void put_us(FILE *f, int64_t ns)
     fprintf(f, "%s%" PRIu64 ".%03u", sign, a / 1000, (unsigned)(a % 1000));
 }
 
+/* Whether s is exactly a JSON array of integers ("[]", "[3, -7]"): only such
+ * text from a 'j' arg is written unquoted, so the output stays valid JSON
+ * whatever a caller passes (a cut-off list is not one, and stays a string). */
+static int is_int_array(const char *s)
+{
+    if (*s++ != '[') return 0;
+    while (*s == ' ') s++;
+    if (*s == ']') return s[1] == '\0';
+    for (;;) {
+        if (*s == '-') s++;
+        if (*s < '0' || *s > '9') return 0;
+        while (*s >= '0' && *s <= '9') s++;
+        while (*s == ' ') s++;
+        if (*s == ']') return s[1] == '\0';
+        if (*s++ != ',') return 0;
+        while (*s == ' ') s++;
+    }
+}
+
 static void put_args(FILE *f, const char *p, unsigned n_args, int first)
 {
     for (unsigned i = 0; i < n_args; i++) {
@@ -454,7 +473,8 @@ static void put_args(FILE *f, const char *p, unsigned n_args, int first)
             fprintf(f, "%" PRId64, v);
             p += 8;
         } else {
-            put_json_str(f, p);
+            if (p[-1] == 'j' && is_int_array(p)) fputs(p, f);
+            else put_json_str(f, p);
             p += strlen(p) + 1;
         }
     }

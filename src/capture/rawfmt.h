@@ -28,6 +28,7 @@
  *   strings            NUL-terminated: cat, name (B, X, I, AB, SDEF), name (C, TNAME), cat (FLOW);
  *                      then the flow category when TS__RECF_FLOW
  *   args               n_args of: key NUL, tag 'i' + int64 (unaligned) | tag 's' + string NUL
+ *                      | tag 'j' + string NUL that the caller said is a JSON array of integers
  *   padding            zero bytes up to size
  * A push of a (cat, name) pair the buffer has seen is a 16-byte BREF naming
  * the pair by the id an earlier SDEF record of the same buffer gave it; a pop

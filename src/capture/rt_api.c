@@ -218,10 +218,11 @@ static size_t arg_bytes(const ts_trace_arg *a)
     return cut_len(a->key) + 2 + (a->str ? cut_len(a->str) + 1 : 8);
 }
 
-static char *put_arg(char *p, const ts_trace_arg *a)
+/* 'j' marks a string the caller says is a JSON array (raw2json checks it). */
+static char *put_arg(char *p, const ts_trace_arg *a, bool json)
 {
     p = put_str(p, a->key, cut_len(a->key));
-    if (a->str) { *p++ = 's'; return put_str(p, a->str, cut_len(a->str)); }
+    if (a->str) { *p++ = json ? 'j' : 's'; return put_str(p, a->str, cut_len(a->str)); }
     *p++ = 'i';
     memcpy(p, &a->num, 8);
     return p + 8;
@@ -229,7 +230,9 @@ static char *put_arg(char *p, const ts_trace_arg *a)
 
 int ts_trace_emit(const ts_trace_event *ev)
 {
-    if (!TS_TRACE_ON() || !ev || ev->size < sizeof *ev) return 1;
+    /* Callers built before json_args existed pass the smaller size. */
+    if (!TS_TRACE_ON() || !ev || ev->size < offsetof(ts_trace_event, json_args)) return 1;
+    uint64_t json = ev->size >= sizeof *ev ? ev->json_args : 0;
     uint8_t type = ev->phase == 'X' ? TS__REC_X : ev->phase == 'i' ? TS__REC_I
                  : ev->phase == 'C' ? TS__REC_C : TS__REC_PAD;
     if (type == TS__REC_PAD) return 1;
@@ -258,7 +261,7 @@ int ts_trace_emit(const ts_trace_event *ev)
     p = put_str(p, s1, cut_len(s1));
     if (type != TS__REC_C) p = put_str(p, ev->name, cut_len(ev->name));
     if (has_flow) p = put_str(p, ev->flow_cat ? ev->flow_cat : "ac2g", cut_len(ev->flow_cat ? ev->flow_cat : "ac2g"));
-    for (uint32_t i = 0; i < n_args; i++) p = put_arg(p, &ev->args[i]);
+    for (uint32_t i = 0; i < n_args; i++) p = put_arg(p, &ev->args[i], (json >> i) & 1);
     memset(p, 0, (size_t)((char *)rec + size - p));
     ts__ring_commit(r, size);
     return 0;

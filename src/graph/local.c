@@ -606,34 +606,92 @@ static int cmp_req(const void *a, const void *b)
     return (int)x->done - (int)y->done;   /* a start before a wait of the same instant */
 }
 
-/* Request events of this rank, in time order: nonblocking calls and every
- * MPI_Wait / completed MPI_Test that names its handle. */
+/* Most handles read from one "requests" list: the MPI collector keeps a
+ * list within one 255-byte string arg, which holds at most 128. */
+#define MPI_LIST_MAX 128
+
+/* The integers of a JSON array arg ("[3,7]": the MPI collector's "requests"
+ * and "indices"), which ingest keeps as JSON text, or of a string holding
+ * the same text (the LTTng backend writes strings). At most cap; returns
+ * how many were read (0 when the arg is absent or not an array). */
+static uint32_t int_array_arg(const ts_rank *r, uint32_t s, const char *key, int64_t *out, uint32_t cap)
+{
+    const char *p = ts__slice_arg_str(r, s, key);
+    uint32_t n = 0;
+    while (p && (*p == ' ' || *p == '\n' || *p == '\t')) p++;
+    if (!p || *p++ != '[') return 0;
+    while (n < cap) {
+        char *end;
+        while (*p == ',' || *p == ' ' || *p == '\n' || *p == '\t') p++;
+        long long v = strtoll(p, &end, 10);
+        if (end == p) break;
+        out[n++] = v;
+        p = end;
+    }
+    return n;
+}
+
+/* Handles an MPI_Wait* or MPI_Test* with a "requests" list completed: the one at
+ * "index" (Waitany/Testany), those at "indices" (Waitsome/Testsome), else
+ * all of them (Waitall, Testall); none when "completed" is 0. Positions
+ * outside the list (MPI_UNDEFINED, or past a cut-off list) name nothing. */
+static uint32_t completed_handles(const local_ctx *c, uint32_t s, int64_t *h)
+{
+    int64_t reqs[MPI_LIST_MAX], pos[MPI_LIST_MAX], idx, done = 1;
+    uint32_t n = int_array_arg(c->r, s, "requests", reqs, MPI_LIST_MAX), m, k = 0;
+    if (n == 0 || (ts__slice_arg_i64(c->r, s, "completed", &done) && !done)) return 0;
+    if (ts__slice_arg_i64(c->r, s, "index", &idx)) pos[0] = idx, m = 1;
+    else if (ts__slice_arg_str(c->r, s, "indices")) m = int_array_arg(c->r, s, "indices", pos, MPI_LIST_MAX);
+    else for (m = 0; m < n; m++) pos[m] = m;
+    for (uint32_t i = 0; i < m; i++)
+        if (pos[i] >= 0 && pos[i] < (int64_t)n && reqs[pos[i]] >= 0) h[k++] = reqs[pos[i]];
+    return k;
+}
+
+static int push_req(req_ev **out, uint32_t *n_out, uint32_t *cap, req_ev e)
+{
+    if (ts__grow((void **)out, cap, sizeof **out, *n_out + 1)) return TS_ENOMEM;
+    (*out)[(*n_out)++] = e;
+    return TS_OK;
+}
+
+/* Request events of this rank, in time order: nonblocking calls, every
+ * MPI_Wait / completed MPI_Test that names its handle, and one event per
+ * handle an MPI_Wait* or MPI_Test* with a "requests" list completed. */
 static int request_events(local_ctx *c, req_ev **out, uint32_t *n_out, uint32_t *cap)
 {
     ts_graph *g = c->g;
+    int64_t hs[MPI_LIST_MAX];
     for (uint32_t n = c->node0; n < g->nodes.n; n++) {
         uint32_t s = g->nodes.slice[n];
         uint16_t nc = g->nodes.kind[n] == TS_NODE_COMM_CPU ? name_class(c, s) : 0;
-        int64_t h, done = 1;
-        if (!(nc & (NC_MPI_START | NC_MPI_DONE)) || !ts__slice_arg_i64(c->r, s, "request", &h) || h < 0)
-            continue;   /* no handle, or MPI_REQUEST_NULL's */
+        int64_t h, done = 1, t = g->nodes.start_ns[n];
+        if (!(nc & (NC_MPI_START | NC_MPI_DONE))) continue;
+        if (!ts__slice_arg_i64(c->r, s, "request", &h)) {
+            uint32_t k = (nc & NC_MPI_DONE) ? completed_handles(c, s, hs) : 0;
+            for (uint32_t i = 0; i < k; i++)
+                if (push_req(out, n_out, cap, (req_ev){t, hs[i], n, 1})) return TS_ENOMEM;
+            continue;
+        }
+        if (h < 0) continue;   /* MPI_REQUEST_NULL's */
         if ((nc & NC_MPI_DONE) && ts__slice_arg_i64(c->r, s, "completed", &done) && !done) continue;
-        if (ts__grow((void **)out, cap, sizeof **out, *n_out + 1)) return TS_ENOMEM;
-        (*out)[(*n_out)++] = (req_ev){g->nodes.start_ns[n], h, n, (nc & NC_MPI_DONE) != 0};
+        if (push_req(out, n_out, cap, (req_ev){t, h, n, (nc & NC_MPI_DONE) != 0})) return TS_ENOMEM;
     }
     if (*n_out > 1) qsort(*out, *n_out, sizeof **out, cmp_req);
     return TS_OK;
 }
 
 /* Nonblocking MPI (`trainscope record --mpi` writes the request's Fortran
- * handle as "request" on MPI_I*, MPI_Wait and MPI_Test): a request completes
- * in the first MPI_Wait, or MPI_Test reporting completed = 1, on this rank
- * after the call with the same handle (MPI reuses a handle only once the
- * request is freed, which completion does). Edge: call.end -> completion.end,
- * and g->mpi_done maps the call (a collective member) to its completion so
- * the barrier releases the wait, not the call. MPI_Waitall/any/some record
- * no handles: their requests are counted in a warning. O(k log k) in MPI
- * calls. */
+ * handle as "request" on MPI_I*, MPI_Wait and MPI_Test, and the handles as
+ * a "requests" list with "index"/"indices" on MPI_Wait{all,any,some} and
+ * MPI_Test{all,any,some}): a request completes in the first MPI_Wait*, or
+ * MPI_Test* reporting it completed, on this rank after the call with the
+ * same handle (MPI reuses a handle only once the request is freed, which
+ * completion does). Edge: call.end -> completion.end, and g->mpi_done maps
+ * the call (a collective member) to its completion so the barrier releases
+ * the wait, not the call. Requests completed where no handle is recorded
+ * (other tracers, lists cut at the arg size) are counted in a warning.
+ * O(k log k) in request events. */
 static int mpi_requests(local_ctx *c)
 {
     ts_graph *g = c->g;
@@ -658,7 +716,7 @@ static int mpi_requests(local_ctx *c)
         open += pending.keys[i] != UINT64_MAX && pending.vals[i] != TS_NONE32;
     if (rc == TS_OK && open)
         ts__graph_warn(g, "rank %d: %u of %u nonblocking MPI requests complete in no MPI_Wait/MPI_Test naming "
-                       "them (MPI_Waitall/Waitany/Waitsome record no request handles); the collective is "
+                       "them (the trace records no request handles there); the collective is "
                        "taken to end when the call returns", c->r->rank, open, starts);
     ts__free(ev, cap * sizeof *ev);
     ts__map64_free(&pending);

@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <stddef.h>
 #include <unistd.h>
 
 #include "capture/rawfmt.h"
@@ -212,6 +213,37 @@ TEST(writer_emits_valid_json_with_exact_nanoseconds)
     CHECK(strstr(s, "\"ph\":\"s\",\"pid\"") != NULL && strstr(s, "\"id\":42,\"cat\":\"ac2g\"") != NULL);
     CHECK(strstr(s, "\"args\":{\"memory\":2.5}") != NULL);
     CHECK(strstr(s, "\"name\":\"across\\tthreads\"") != NULL);
+    free(s);
+}
+
+/* json_args: a string the caller marks is written as a JSON array when it
+ * is exactly an array of integers, and as a string otherwise (a list cut
+ * at TS_TRACE_MAX_STR, anything else), so the file stays valid JSON; a
+ * caller built before json_args existed (smaller size) is still recorded. */
+TEST(json_array_args_are_written_as_arrays_only_when_they_are_integer_arrays)
+{
+    const char *dir = tmp_dir();
+    CHECK_EQ_INT(ts_trace_start(dir), TS_OK);
+    ts_trace_arg args[] = {{"requests", "[3, -7,12]", 0}, {"empty", "[]", 0}, {"cut", "[1,2,", 0},
+                           {"text", "[1,\"x\"]", 0}, {"plain", "[4]", 0}};
+    ts_trace_event ev = {.size = sizeof ev, .phase = 'X', .cat = "mpi", .name = "MPI_Waitall",
+                         .ts_ns = 1000, .dur_ns = 5, .pid = -1, .tid = -1, .args = args, .n_args = 5,
+                         .json_args = 0xf};
+    CHECK_EQ_INT(ts_trace_emit(&ev), 0);
+    ev.size = offsetof(ts_trace_event, json_args);   /* an older caller: its json_args is not read */
+    ev.name = "old";
+    ev.n_args = 1;
+    CHECK_EQ_INT(ts_trace_emit(&ev), 0);
+    ev.size = offsetof(ts_trace_event, json_args) - 1;
+    CHECK_EQ_INT(ts_trace_emit(&ev), 1);
+    CHECK_EQ_INT(ts_trace_stop(), TS_OK);
+    char path[512];
+    CHECK_EQ_INT(find_file(dir, "pid-", path, sizeof path), 1);
+    CHECK(json_valid(path));
+    char *s = slurp(path);
+    CHECK(strstr(s, "\"args\":{\"requests\":[3, -7,12],\"empty\":[],\"cut\":\"[1,2,\","
+                    "\"text\":\"[1,\\\"x\\\"]\",\"plain\":\"[4]\"}") != NULL);
+    CHECK(strstr(s, "\"name\":\"old\",\"dur\":0.005,\"args\":{\"requests\":\"[3, -7,12]\"}") != NULL);
     free(s);
 }
 

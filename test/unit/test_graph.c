@@ -929,6 +929,73 @@ TEST(nonblocking_mpi_collective_completes_in_the_wait_naming_its_request)
     ts_trace_destroy(t);
 }
 
+/* An MPI_Wait* or MPI_Test* as `record --mpi` writes it: the handles as a JSON
+ * array "requests", which ones completed as "index" (>= -1), "indices"
+ * (JSON text, or NULL) and "completed" (-1 = no such arg). */
+static void mpi_done_call(ts_rank *r, uint32_t track, int64_t ts, int64_t dur, const char *name, const char *requests,
+                          int64_t index, const char *indices, int64_t completed)
+{
+    uint32_t s = sl(r, track, ts, dur, name, TS_KIND_OTHER, -1);
+    uint32_t first = ts__rank_args_mark(r);
+    ts__rank_add_arg(r, S(r, "requests"), TS_ARG_JSON, S(r, requests));
+    if (index >= -1) int_arg(r, "index", index);
+    if (indices) ts__rank_add_arg(r, S(r, "indices"), TS_ARG_JSON, S(r, indices));
+    if (completed >= 0) int_arg(r, "completed", completed);
+    ts__rank_slice_set_args(r, s, first, ts__rank_args_mark(r) - first);
+}
+
+/* Two ranks, three nonblocking allreduces each (requests 3, 4, 5) and one
+ * completion call per case:
+ *   0 MPI_Waitall([3,4,5]): all three complete there;
+ *   1 MPI_Waitany([3,4,5]) index 1 completes 4, then MPI_Testsome([3,5])
+ *     indices [1] completes 5; 3 is completed nowhere (warned);
+ *   2 MPI_Testall([3,4,5]) completed 0 completes nothing, then a Waitall whose
+ *     list was cut to [3] completes only 3 (4 and 5 warned). */
+TEST(nonblocking_mpi_requests_complete_in_the_waitall_waitany_testsome_listing_them)
+{
+    static const uint32_t followed[3] = {6, 4, 2}, open_per_rank[3] = {0, 1, 2};
+    for (int c = 0; c < 3; c++) {
+        ts_rank *rs[2];
+        for (int k = 0; k < 2; k++) {
+            ts_rank *r = rs[k] = ts__rank_create(k ? "r1.json" : "r0.json");
+            r->rank = k;
+            uint32_t th = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
+            for (int i = 0; i < 3; i++) mpi_call(r, th, 10 * i, 5, "MPI_Iallreduce", i, 3 + i);
+            if (c == 0) mpi_done_call(r, th, 100, 50, "MPI_Waitall", "[3,4,5]", -2, NULL, -1);
+            if (c == 1) {
+                mpi_done_call(r, th, 100, 50, "MPI_Waitany", "[3, 4, 5]", 1, NULL, -1);
+                mpi_done_call(r, th, 200, 50, "MPI_Testsome", "[3,5]", -2, "[1]", 1);
+            }
+            if (c == 2) {
+                mpi_done_call(r, th, 100, 5, "MPI_Testall", "[3,4,5]", -2, NULL, 0);
+                mpi_done_call(r, th, 200, 50, "MPI_Waitall", "[3]", -2, NULL, -1);
+            }
+        }
+        ts_trace *t = NULL;
+        int rc;
+        ts_graph *g = build(rs, 2, &t, &rc, NULL);
+        CHECK_EQ_INT(rc, TS_OK);
+        CHECK_EQ_INT(g->n_mpi_requests_followed, followed[c]);
+        CHECK_EQ_INT(ts_graph_n_collectives(g), 3);
+        uint32_t n_req = 0;
+        for (uint32_t e = 0; e < g->edges.n; e++) n_req += g->edges.kind[e] == TS_EDGE_MPI_REQUEST;
+        CHECK_EQ_INT(n_req, followed[c]);
+        if (c == 0) {
+            uint32_t wait = node_named(g, 0, "MPI_Waitall");
+            for (uint32_t n = 0; n < g->nodes.n; n++)
+                if (g->nodes.rank[n] == 0 && !strcmp(ts__graph_node_name(g, n), "MPI_Iallreduce"))
+                    CHECK(edge(g, n, wait, TS_EDGE_MPI_REQUEST) != TS_NONE32);
+            CHECK(!has_warning(g, "nonblocking MPI requests complete in no MPI_Wait", NULL));
+        } else {
+            char want[64];
+            snprintf(want, sizeof want, "%u of 3 nonblocking MPI requests complete in no MPI_Wait", open_per_rank[c]);
+            CHECK(has_warning(g, want, "rank 1"));
+        }
+        ts_graph_destroy(g);
+        ts_trace_destroy(t);
+    }
+}
+
 /* Every allocation of an unmodified replay (borrowing the graph) and of a
  * replicated job failing in turn: an error that says "memory", never a crash
  * or a leak (the sanitizer build checks the leaks). */

@@ -240,14 +240,15 @@ static uint32_t event_slot(uint32_t ctx, uint32_t event_id)
  * record; resolves any wait held back for it. */
 static void remember_event_record(ts__cupti_conv *c, const CUpti_ActivityCudaEvent2 *x)
 {
-    ts__cupti_event_rec r = {x->cudaEventSyncId, x->contextId, x->eventId, x->streamId, x->correlationId};
     if (x->correlationId == 0)
         return;   /* 0 marks an empty slot; CUPTI numbers calls from 1 */
-    if (sync_id_valid(x->cudaEventSyncId))
-        c->ev_by_sync[x->cudaEventSyncId % TS_CUPTI_EVENT_SLOTS] = r;
+    ts__cupti_event_rec r = {x->cudaEventSyncId, x->contextId, x->eventId, x->streamId, x->correlationId};
     c->ev_by_event[event_slot(x->contextId, x->eventId)] = r;
+    if (!sync_id_valid(x->cudaEventSyncId))
+        return;   /* held waits all have a sync id */
+    c->ev_by_sync[x->cudaEventSyncId % TS_CUPTI_EVENT_SLOTS] = r;
     for (uint32_t i = 0; i < c->n_pending; i++) {
-        if (c->pending[i].resolved || c->pending[i].sync_id != x->cudaEventSyncId || !sync_id_valid(x->cudaEventSyncId))
+        if (c->pending[i].resolved || c->pending[i].sync_id != x->cudaEventSyncId)
             continue;
         c->pending[i].ev.wait_on_stream = x->streamId;
         c->pending[i].ev.wait_record_corr = x->correlationId;

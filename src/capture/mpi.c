@@ -72,10 +72,14 @@ typedef struct mpi_ev {
     int64_t      t0_ns;
     ts_trace_arg args[MAX_ARGS];
     uint32_t     n;
-    uint64_t     json_args;                       /* bit i: args[i] is a JSON array */
-    char         json[2][TS_TRACE_MAX_STR + 1];   /* texts of the array args */
-    uint32_t     n_json;                          /* json[] used */
+    uint64_t     json_args;   /* bit i: args[i] is a JSON array */
+    uint32_t     n_json;      /* json_text[] used */
 } mpi_ev;
+
+/* Texts of an event's JSON array args. Thread-local like pg_name (one traced
+ * MPI call at a time per thread: the in_mpi guard), so calls that write no
+ * array do not clear half a kilobyte of stack. */
+static __thread char json_text[2][TS_TRACE_MAX_STR + 1];
 
 static void arg_i(mpi_ev *e, const char *key, int64_t v)
 {
@@ -105,7 +109,7 @@ static int append_int(char *out, size_t *len, int64_t v)
 static char *json_begin(mpi_ev *e, size_t *len)
 {
     if (e->n_json == 2 || e->n >= MAX_ARGS) return NULL;
-    char *out = e->json[e->n_json];
+    char *out = json_text[e->n_json];
     out[0] = '[', out[1] = '\0';
     *len = 1;
     return out;

@@ -562,10 +562,12 @@ static CUpti_ActivityAPI api_rec(uint32_t cbid, uint32_t corr, uint64_t start)
     return a;
 }
 
-/* The whole way: CUPTI records (the wait in the buffer before its event
+/* The whole way: CUPTI records (the waits in the buffer before their event
  * record) -> converter -> host tracing runtime -> JSON -> `trainscope
  * critical-path`, whose graph must hold the cross-stream edge: kernel 1 on
- * stream 7 (before the record) -> kernel 4 on stream 13 (after the wait). */
+ * stream 7 (before the record) -> kernel 4 on stream 13 (after the wait),
+ * and the host sync edge kernel 1 -> the cudaEventSynchronize waiting for
+ * the same event. */
 TEST(cupti_recorded_stream_wait_becomes_a_stream_wait_edge_in_the_graph)
 {
     char dir[] = "/tmp/ts_cupti_wait_XXXXXX";
@@ -589,6 +591,9 @@ TEST(cupti_recorded_stream_wait_becomes_a_stream_wait_edge_in_the_graph)
     off = put_rec(buf, off, &a, sizeof a);
     a = api_rec(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 4, 140);
     off = put_rec(buf, off, &a, sizeof a);
+    a = api_rec(CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020, 5, 160);
+    a.end = 1000000 + 320;   /* returns after kernel 1 ends at 300 */
+    off = put_rec(buf, off, &a, sizeof a);
     CUpti_ActivityKernel10 k = kernel_rec(1);
     k.deviceId = 0, k.contextId = 1, k.streamId = 7, k.start = 1000000 + 200, k.end = 1000000 + 300;
     off = put_rec(buf, off, &k, sizeof k);
@@ -597,9 +602,13 @@ TEST(cupti_recorded_stream_wait_becomes_a_stream_wait_edge_in_the_graph)
     off = put_rec(buf, off, &k, sizeof k);
     CUpti_ActivitySynchronization2 s = wait_rec(3, 13, 5, 99);
     off = put_rec(buf, off, &s, sizeof s);
+    s = wait_rec(5, CUPTI_SYNCHRONIZATION_INVALID_VALUE, 5, 99);
+    s.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE;
+    s.start = 1000000 + 160, s.end = 1000000 + 320;
+    off = put_rec(buf, off, &s, sizeof s);
     CUpti_ActivityCudaEvent2 x = event_rec(2, 7, 5, 99);
     off = put_rec(buf, off, &x, sizeof x);
-    CHECK_EQ_INT(ts__cupti_process_buffer(c, buf, off, emit_gpu_event, NULL), 7);
+    CHECK_EQ_INT(ts__cupti_process_buffer(c, buf, off, emit_gpu_event, NULL), 9);
     CHECK_EQ_INT(ts__cupti_drain(c, 1, emit_gpu_event, NULL), 0);
     CHECK_EQ_INT(c->n_unresolved_waits, 0);
     CHECK_EQ_INT(ts_trace_stop(), TS_OK);
@@ -608,10 +617,11 @@ TEST(cupti_recorded_stream_wait_becomes_a_stream_wait_edge_in_the_graph)
     char cmd[1024], *out = NULL;
     snprintf(cmd, sizeof cmd,
              "%s critical-path --format json %s/*.json | /usr/bin/python3 -c '"
-             "import json, sys; d = json.load(sys.stdin); print(d[\"edges_by_kind\"].get(\"stream_wait\", 0))'; "
+             "import json, sys; e = json.load(sys.stdin)[\"edges_by_kind\"]; "
+             "print(e.get(\"stream_wait\", 0), e.get(\"host_sync\", 0))'; "
              "rm -rf %s", ts_test_cli(), dir, dir);
     CHECK_EQ_INT(ts_test_run(cmd, &out), 0);
-    CHECK(out && strcmp(out, "1\n") == 0);
+    CHECK(out && strcmp(out, "1 1\n") == 0);
     free(out);
 }
 

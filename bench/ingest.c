@@ -3,7 +3,7 @@
  *
  * Cases: (a) ../shared/data/kineto/nccl_parser_config/nccl_data.json.gz as is;
  * (b) a ~500 MB uncompressed trace made by replicating that trace's events
- * with timestamps shifted per copy (written under /tmp, reused if present);
+ * with timestamps shifted per copy back to back (written under /tmp, reused if present);
  * (c) multi-rank scaling: a directory of N rank files, 1 thread vs 2 threads.
  * Each measurement runs in a forked child so its peak RSS (wait4) is its own.
  * Prints MB/s of uncompressed JSON per core, wall time, peak RSS and the
@@ -18,6 +18,8 @@
  * Not a test: nothing here asserts a speed.
  */
 #include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -282,13 +284,91 @@ static void write_shifted(FILE *f, const char *s, size_t n, long long shift_us)
     }
 }
 
-/* Trace made of `copies` copies of src's events, claiming rank `rank`. */
+/* Earliest and latest "ts" in the events body (microseconds). */
+static void ts_range(const char *s, size_t n, long long *lo, long long *hi)
+{
+    const char *p = s, *e = s + n;
+    *lo = LLONG_MAX;
+    *hi = LLONG_MIN;
+    while ((p = memmem(p, (size_t)(e - p), "\"ts\": ", 6)) != NULL) {
+        char *end;
+        long long us = strtoll(p + 6, &end, 10);
+        if (us < *lo) *lo = us;
+        if (us > *hi) *hi = us;
+        p = end;
+    }
+}
+
+/* Text of the JSON value after `"key": ` inside [p, e), up to the next ','
+ * or '}' (numbers and short strings: pid, tid); empty when absent. */
+static size_t field_text(const char *p, const char *e, const char *key, const char **at)
+{
+    const char *q = memmem(p, (size_t)(e - p), key, strlen(key));
+    if (!q) { *at = p; return 0; }
+    q += strlen(key);
+    const char *r = q;
+    while (r < e && *r != ',' && *r != '}' && *r != '\n') r++;
+    *at = q;
+    return (size_t)(r - q);
+}
+
+/* Split the events body into segments in which every thread's and stream's
+ * complete events ("ph": "X") go forward in time: a new segment starts where
+ * one goes back. A Kineto file is a few such segments (CPU ops, then runtime
+ * calls, then GPU activity, each in time order over the whole window). Fills
+ * cut[0..k) with the body offsets where segments start; returns k. */
+static int split_segments(const char *s, size_t n, size_t *cut, int max_cuts)
+{
+    enum { MAX_TRACKS = 512 };
+    static char keys[MAX_TRACKS][64];
+    static double last[MAX_TRACKS];
+    int n_keys = 0, k = 0;
+    cut[k++] = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] != '{') continue;
+        size_t end = match_bracket(s, n, i);
+        if (!end) break;
+        const char *p = s + i, *e = s + end, *v;
+        if (field_text(p, e, "\"ph\": ", &v) >= 3 && !strncmp(v, "\"X\"", 3)) {
+            char key[64];
+            const char *pid, *tid, *ts;
+            size_t np = field_text(p, e, "\"pid\": ", &pid), nt = field_text(p, e, "\"tid\": ", &tid);
+            field_text(p, e, "\"ts\": ", &ts);
+            snprintf(key, sizeof key, "%.*s|%.*s", (int)(np < 30 ? np : 30), pid, (int)(nt < 30 ? nt : 30), tid);
+            double t = strtod(ts, NULL);
+            int j = 0;
+            while (j < n_keys && strcmp(keys[j], key)) j++;
+            if (j == n_keys && n_keys < MAX_TRACKS) { strcpy(keys[n_keys], key); last[n_keys++] = t; }
+            else if (j < n_keys) {
+                if (t < last[j] && k < max_cuts) cut[k++] = i;
+                last[j] = t;
+            }
+        }
+        i = end;
+    }
+    return k;
+}
+
+/* Trace made of `copies` copies of src's events, claiming rank `rank`, laid
+ * out as a profiler lays out one longer window: each segment of the source
+ * (see split_segments) is written `copies` times, shifted in time by the
+ * source's span rounded up to a whole second, before the next segment. So
+ * the result has the source's layout (per track, time goes back only where
+ * it goes back in the source) over a 51 s window for 51 copies of nccl_data.
+ * An earlier version concatenated whole copies 2000 s apart: a 28-hour window
+ * whose tracks went back in time 51 times as often as any profiler writes
+ * them, which cost the time-keyed sorts passes no real trace needs. */
 static int make_trace(const char *out, const char *src, size_t n, int copies, int rank)
 {
     const char *te = strstr(src, "\"traceEvents\"");
     if (!te) return -1;
     size_t open = (size_t)(strchr(te, '[') - src), close = match_bracket(src, n, open);
     if (!close) return -1;
+    const char *body = src + open + 1;
+    size_t body_n = close - open - 1;
+    size_t cut[257];
+    int n_seg = split_segments(body, body_n, cut, 256);
+    cut[n_seg] = body_n;
     FILE *f = fopen(out, "w");
     if (!f) return -1;
     /* header with the rank replaced */
@@ -300,10 +380,21 @@ static int make_trace(const char *out, const char *src, size_t n, int copies, in
     } else {
         fwrite(src, 1, open + 1, f);
     }
-    long long span_us = 2000000000LL;   /* shift per copy: 2000 s, past the trace's span */
-    for (int c = 0; c < copies; c++) {
-        if (c) fputs(",", f);
-        write_shifted(f, src + open + 1, close - open - 1, span_us * c);
+    long long lo, hi;
+    ts_range(body, body_n, &lo, &hi);
+    long long span_us = hi > lo ? (hi - lo) / 1000000 * 1000000 + 1000000 : 1000000;
+    bool first = true;
+    for (int g = 0; g < n_seg; g++) {
+        /* the segment's text without the separating commas at its ends */
+        size_t a = cut[g], b = cut[g + 1];
+        while (a < b && body[a] != '{') a++;
+        while (b > a && body[b - 1] != '}') b--;
+        if (a == b) continue;
+        for (int c = 0; c < copies; c++) {
+            if (!first) fputs(",", f);
+            first = false;
+            write_shifted(f, body + a, b - a, span_us * c);
+        }
     }
     fwrite(src + close, 1, n - close, f);
     return fclose(f);
@@ -362,13 +453,13 @@ int main(int argc, char **argv)
     int copies = (int)(target_mb / src_mb + 0.5);
     if (copies < 1) copies = 1;
     char big[256];
-    snprintf(big, sizeof big, "/tmp/trainscope_bench_%dx.json", copies);
+    snprintf(big, sizeof big, "/tmp/trainscope_bench_%dx_v3.json", copies);
     if (file_mb(big) < src_mb * copies * 0.99 && make_trace(big, src, n, copies, 0)) {
         fprintf(stderr, "cannot write %s\n", big);
         return 1;
     }
     char dir[256];
-    snprintf(dir, sizeof dir, "/tmp/trainscope_bench_ranks_%d", n_ranks);
+    snprintf(dir, sizeof dir, "/tmp/trainscope_bench_ranks_%d_v3", n_ranks);
     mkdir(dir, 0755);
     double dir_mb = 0;
     for (int r = 0; r < n_ranks; r++) {

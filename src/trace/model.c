@@ -305,13 +305,15 @@ void ts__rank_warn(ts_rank *r, ts_warn_kind k, const char *fmt, ...)
 }
 
 /* ---- finish: sort ---- */
+/* Rows sort by a first key ascending, then a second key descending, then
+ * row number. Slices: start time, then duration (parents first). Flow
+ * endpoints: time and phase folded into one key, given twice. */
 typedef struct sort_ctx { const int64_t *ts, *dur; } sort_ctx;
 
-/* True when row x sorts after row y: later start, or the same start and a
- * shorter duration (parents first), or a tie broken by row (stable). Inline
- * for the run scans and merges, which compare every row at least once. A
- * total order, so the sorted result is unique. */
-static inline bool slice_after(const sort_ctx *c, uint32_t x, uint32_t y)
+/* True when row x sorts after row y. Inline for the run scans and merges,
+ * which compare every row at least once. A total order (ties broken by row,
+ * so stable), so the sorted result is unique. */
+static inline bool row_after(const sort_ctx *c, uint32_t x, uint32_t y)
 {
     if (c->ts[x] != c->ts[y]) return c->ts[x] > c->ts[y];
     if (c->dur[x] != c->dur[y]) return c->dur[x] < c->dur[y];
@@ -321,15 +323,15 @@ static inline bool slice_after(const sort_ctx *c, uint32_t x, uint32_t y)
 /* End of the ascending run of rows starting at i (exclusive). */
 static uint32_t run_end(const uint32_t *v, uint32_t i, uint32_t m, sort_ctx *ctx)
 {
-    for (i++; i < m && !slice_after(ctx, v[i - 1], v[i]); i++) {}
+    for (i++; i < m && !row_after(ctx, v[i - 1], v[i]); i++) {}
     return i;
 }
 
-/* Sort seg (m slice rows) by slice_after with a natural merge sort: merge
+/* Sort seg (m rows) by row_after with a natural merge sort: merge
  * neighbouring ascending runs pairwise until one is left. Why: profilers
  * write a track almost in order (a parent after its children, a late
  * kernel), so a track is a handful of runs and this costs O(m log runs)
- * compares, a pass or two, where qsort paid O(m log m). slice_after is a total
+ * compares, a pass or two, where qsort paid O(m log m). row_after is a total
  * order (ties broken by row), so the result equals qsort's. */
 static void sort_runs(uint32_t *seg, uint32_t m, uint32_t *scratch, sort_ctx *ctx)
 {
@@ -339,7 +341,7 @@ static void sort_runs(uint32_t *seg, uint32_t m, uint32_t *scratch, sort_ctx *ct
         for (uint32_t i = 0; i < m; n_runs++) {
             uint32_t mid = run_end(src, i, m, ctx), end = mid < m ? run_end(src, mid, m, ctx) : m;
             uint32_t x = i, y = mid, k = i;
-            while (x < mid && y < end) dst[k++] = !slice_after(ctx, src[x], src[y]) ? src[x++] : src[y++];
+            while (x < mid && y < end) dst[k++] = !row_after(ctx, src[x], src[y]) ? src[x++] : src[y++];
             while (x < mid) dst[k++] = src[x++];
             while (y < end) dst[k++] = src[y++];
             i = end;
@@ -348,6 +350,38 @@ static void sort_runs(uint32_t *seg, uint32_t m, uint32_t *scratch, sort_ctx *ct
         if (n_runs <= 1) break;
     }
     if (src != seg) memcpy(seg, src, (size_t)m * sizeof *seg);
+}
+
+/* Sort seg (m rows) by row_after when it is nearly in order. One pass
+ * keeps the rows that extend an ascending run in place and sets the others
+ * (stragglers) aside in scratch; the stragglers are sorted on their own and
+ * merged back from the end. Why: a profiler writes each track almost in
+ * order (nccl_data: time goes back 25 times in 26,933 slices on 8 tracks),
+ * and a natural merge sort pays a pass per doubling of the run count, so
+ * this is two or three linear passes where that was up to eight. A row bigger than the one after it but not
+ * than the one before (a lone late row) is the one set aside, so one
+ * outlier does not send everything after it to the stragglers. A track
+ * written as a few long sorted blocks (Kineto: CPU ops, then runtime calls)
+ * costs the same: the later blocks are the stragglers, one run each.
+ * scratch holds m words. */
+static void sort_nearly_sorted(uint32_t *seg, uint32_t m, uint32_t *scratch, sort_ctx *ctx)
+{
+    uint32_t nk = 0, ns = 0;
+    for (uint32_t i = 0; i < m; i++) {
+        uint32_t x = seg[i];
+        if (nk == 0 || !row_after(ctx, seg[nk - 1], x)) {
+            seg[nk++] = x;
+        } else if (nk == 1 || !row_after(ctx, seg[nk - 2], x)) {
+            scratch[ns++] = seg[nk - 1];   /* the previous row was the outlier */
+            seg[nk - 1] = x;
+        } else {
+            scratch[ns++] = x;
+        }
+    }
+    if (ns == 0) return;
+    sort_runs(scratch, ns, seg + nk, ctx);   /* the ns free words after the kept rows are its scratch */
+    for (uint32_t i = nk, j = ns, k = m; j > 0;)
+        seg[--k] = i > 0 && row_after(ctx, seg[i - 1], scratch[j - 1]) ? seg[--i] : scratch[--j];
 }
 
 /* Reorder one column by perm, gathering through `scratch` (cap * 8 bytes,
@@ -418,14 +452,14 @@ static int sort_slices(ts_rank *r, const spare_block *spare)
     for (uint32_t t = 0; t < nt; t++) {
         uint32_t *seg = perm + r->tracks[t].first_slice, m = r->tracks[t].n_slices;
         uint32_t i = 1;
-        while (i < m && !slice_after(&ctx, seg[i - 1], seg[i])) i++;
+        while (i < m && !row_after(&ctx, seg[i - 1], seg[i])) i++;
         if (i >= m) continue;
         if (!scratch) {
             scratch_n = in_spare ? 0 : n;   /* 0: borrowed, not freed here */
             scratch = in_spare ? perm + n : ts__malloc((size_t)n * sizeof *scratch);
             if (!scratch) { ts__free(perm, (size_t)n * 4); return TS_ENOMEM; }
         }
-        sort_runs(seg, m, scratch, &ctx);
+        sort_nearly_sorted(seg, m, scratch, &ctx);
     }
     if (scratch_n) ts__free(scratch, scratch_n * sizeof *scratch);
     bool identity = true;
@@ -539,84 +573,58 @@ static uint32_t bind_endpoint(const ts_rank *r, uint32_t *cursor, uint32_t track
 /* Rank of a flow phase at one timestamp: a start before a step before a finish. */
 static unsigned phase_rank(char phase) { return phase == 't' ? 1 : phase == 'f' ? 2 : 0; }
 
-/* Flow endpoints in (ts, phase, input order). An LSD radix sort: a stable
- * pass by phase, then by 11-bit digits of ts - min(ts) from the lowest, as
- * many as the span of the timestamps needs (three for a few seconds of
- * trace). Why not qsort: s and f endpoints interleave (CPU launch vs GPU run
- * times), so the input is far from sorted and qsort's indirect compares cost
- * about 5% of a Kineto load; this is O(n) per pass. Stable, so the order
- * equals a stable merge sort. */
-enum { FLOW_DIGIT_BITS = 11, FLOW_DIGITS = 2048, FLOW_MAX_PASSES = 7 };   /* 7 x 11 >= 64 */
+/* Bytes of the work block order_flow_ends needs for n endpoints. */
+static size_t flow_work_bytes(uint32_t n) { return (size_t)n * (sizeof(int64_t) + sizeof(uint32_t)); }
 
-/* Sort key of an endpoint: time since the earliest endpoint, with the phase
- * rank folded into the two low bits when the span leaves room (then one
- * radix pass fewer), else the time alone (the phase gets a pass of its own). */
-static inline uint64_t flow_key(const ts_flow_end *e, int64_t lo, bool folded)
+/* order[0..n): the rows of the flow endpoints in (ts, phase, row) order, the
+ * order bind_flows pairs them in; the endpoints stay where they are. Why not
+ * one sort of the whole array: 's' endpoints (CPU launch times) and 'f'
+ * endpoints (GPU run times) interleave in a file, far from sorted, while the
+ * endpoints of one track are nearly in order (nccl_data: 6 out of place among
+ * 13,600). So: a counting sort of the rows by track, sort_nearly_sorted on
+ * each track, then sort_runs merges the tracks (one ascending run each, so
+ * log2(tracks) linear passes). work: flow_work_bytes(n), all of it written. */
+static int order_flow_ends(const ts_rank *r, uint32_t *order, void *work)
 {
-    uint64_t d = (uint64_t)e->ts_ns - (uint64_t)lo;
-    return folded ? d << 2 | phase_rank(e->phase) : d;
-}
-
-static int sort_flow_ends(ts_rank *r, spare_block *spare)
-{
-    uint32_t n = r->n_flow_ends;
-    if (n < 2) return TS_OK;
-    ts_flow_end *tmp = ts__malloc((size_t)n * sizeof *tmp), *a = r->flow_ends, *b = tmp;
-    uint32_t *count = ts__calloc((size_t)FLOW_MAX_PASSES * FLOW_DIGITS, sizeof *count);
-    if (!tmp || !count) {
-        ts__free(tmp, (size_t)n * sizeof *tmp);
-        ts__free(count, (size_t)FLOW_MAX_PASSES * FLOW_DIGITS * sizeof *count);
+    uint32_t n = r->n_flow_ends, nt = r->n_tracks;
+    const ts_flow_end *e = r->flow_ends;
+    int64_t *key = work, *second = key;
+    uint32_t *scratch = (uint32_t *)(key + n);
+    int64_t lo = e[0].ts_ns, hi = e[0].ts_ns;
+    for (uint32_t i = 1; i < n; i++) {
+        if (e[i].ts_ns < lo) lo = e[i].ts_ns;
+        if (e[i].ts_ns > hi) hi = e[i].ts_ns;
+    }
+    /* One key per row when the phase fits in the two low bits beside the
+     * time since the first endpoint (a span under 18 years); else the time
+     * and the phase as the sort's two keys (sort_ctx's second key sorts
+     * descending, hence the minus). */
+    if ((uint64_t)hi - (uint64_t)lo < (1ULL << 61)) {
+        for (uint32_t i = 0; i < n; i++)
+            key[i] = (int64_t)(((uint64_t)e[i].ts_ns - (uint64_t)lo) << 2 | phase_rank(e[i].phase));
+    } else {
+        second = ts__malloc((size_t)n * sizeof *second);
+        if (!second) return TS_ENOMEM;
+        for (uint32_t i = 0; i < n; i++) {
+            key[i] = e[i].ts_ns;
+            second[i] = -(int64_t)phase_rank(e[i].phase);
+        }
+    }
+    /* Endpoints on no known track share the last bucket. */
+    uint32_t *start = ts__calloc((size_t)nt + 2, sizeof *start);
+    if (!start) {
+        if (second != key) ts__free(second, (size_t)n * sizeof *second);
         return TS_ENOMEM;
     }
-    int64_t lo = a[0].ts_ns, hi = a[0].ts_ns;
-    for (uint32_t i = 1; i < n; i++) {
-        if (a[i].ts_ns < lo) lo = a[i].ts_ns;
-        if (a[i].ts_ns > hi) hi = a[i].ts_ns;
-    }
-    uint64_t span = (uint64_t)hi - (uint64_t)lo;   /* ts - lo fits in [0, span] */
-    bool folded = span < (1ULL << 62);
-    uint64_t max_key = folded ? span << 2 | 3 : span;
-    unsigned passes = 0;
-    while (passes < FLOW_MAX_PASSES && passes * FLOW_DIGIT_BITS < 64 && (max_key >> (passes * FLOW_DIGIT_BITS)) != 0) passes++;
-    /* All histograms come from one read of the endpoints. */
-    uint32_t phase_count[3] = {0, 0, 0};
-    for (uint32_t i = 0; i < n; i++) {
-        uint64_t k = flow_key(&a[i], lo, folded);
-        phase_count[phase_rank(a[i].phase)]++;
-        for (unsigned p = 0; p < passes; p++) count[p * FLOW_DIGITS + ((k >> (p * FLOW_DIGIT_BITS)) & (FLOW_DIGITS - 1))]++;
-    }
-    if (!folded && phase_count[0] != n && phase_count[1] != n && phase_count[2] != n) {
-        uint32_t start[3] = {0, phase_count[0], phase_count[0] + phase_count[1]};
-        for (uint32_t i = 0; i < n; i++) b[start[phase_rank(a[i].phase)]++] = a[i];
-        ts_flow_end *t = a; a = b; b = t;
-    }
-    for (unsigned p = 0; p < passes; p++) {
-        uint32_t *c = count + p * FLOW_DIGITS, sum = 0;
-        bool shared = false;   /* every endpoint has the same digit: the pass would change nothing */
-        for (unsigned k = 0; k < FLOW_DIGITS && !shared; k++) {
-            uint32_t v = c[k];
-            shared = v == n;
-            c[k] = sum;
-            sum += v;
-        }
-        if (shared) continue;
-        unsigned shift = p * FLOW_DIGIT_BITS;
-        for (uint32_t i = 0; i < n; i++) b[c[(flow_key(&a[i], lo, folded) >> shift) & (FLOW_DIGITS - 1)]++] = a[i];
-        ts_flow_end *t = a; a = b; b = t;
-    }
-    ts__free(count, (size_t)FLOW_MAX_PASSES * FLOW_DIGITS * sizeof *count);
-    /* The sorted endpoints are in one block, the other (all of it written)
-     * becomes the spare; no copy back when they ended in tmp. */
-    spare_block other;
-    if (a == tmp) {
-        other = (spare_block){r->flow_ends, (size_t)r->cap_flow_ends * sizeof *tmp};
-        r->flow_ends = tmp;
-        r->cap_flow_ends = n;
-    } else {
-        other = (spare_block){tmp, (size_t)n * sizeof *tmp};
-    }
-    if (!spare->p) *spare = other;
-    else spare_free(&other);
+    for (uint32_t i = 0; i < n; i++) start[(e[i].track < nt ? e[i].track : nt) + 1]++;
+    for (uint32_t t = 0; t <= nt; t++) start[t + 1] += start[t];
+    for (uint32_t i = 0; i < n; i++) order[start[e[i].track < nt ? e[i].track : nt]++] = i;
+    sort_ctx ctx = {key, second};
+    for (uint32_t t = 0, from = 0; t <= nt; from = start[t++])   /* start[t] is now bucket t's end */
+        if (start[t] - from > 1) sort_nearly_sorted(order + from, start[t] - from, scratch, &ctx);
+    sort_runs(order, n, scratch, &ctx);
+    ts__free(start, ((size_t)nt + 2) * sizeof *start);
+    if (second != key) ts__free(second, (size_t)n * sizeof *second);
     return TS_OK;
 }
 
@@ -636,11 +644,12 @@ static uint32_t add_flow(ts_rank *r, uint64_t id, uint32_t cat)
     return i;
 }
 
-/* Pair endpoints by (category, id) in time order: an 's' opens a flow, 't'
- * moves it along, 'f' closes it. Ids may be reused after a flow closes. */
-static int bind_flows(ts_rank *r)
+/* Pair endpoints by (category, id) in time order (order[], from
+ * order_flow_ends): an 's' opens a flow, 't' moves it along, 'f' closes it.
+ * Ids may be reused after a flow closes. */
+static int bind_flows(ts_rank *r, const uint32_t *order)
 {
-    if (r->n_flow_ends == 0) return TS_OK;   /* the endpoints are sorted already (ts__rank_finish) */
+    if (r->n_flow_ends == 0) return TS_OK;
     uint32_t *cursor = ts__malloc((size_t)(r->n_tracks ? r->n_tracks : 1) * sizeof *cursor);
     if (!cursor) return TS_ENOMEM;
     for (uint32_t t = 0; t < r->n_tracks; t++) cursor[t] = r->tracks[t].first_slice;
@@ -648,7 +657,7 @@ static int bind_flows(ts_rank *r)
     ts__map64_init(&open);
     int rc = TS_OK;
     for (uint32_t i = 0; i < r->n_flow_ends; i++) {
-        const ts_flow_end *e = &r->flow_ends[i];
+        const ts_flow_end *e = &r->flow_ends[order[i]];
         uint64_t key = ts__hash_u64(e->id ^ ((uint64_t)e->cat << 40)), row;
         if (key == UINT64_MAX) key = 0;
         uint32_t slice = bind_endpoint(r, cursor, e->track, e->ts_ns, e->bind_enclosing);
@@ -733,13 +742,20 @@ int ts__rank_finish(ts_rank *r, ts_error *err)
 {
     int rc;
     if (r->oom || ts__strpool_oom(&r->strings)) goto oom;
-    /* Flow endpoints are sorted first so that their sort's scratch, written
-     * whole, serves the slice sort (see spare_block). */
-    spare_block spare = {NULL, 0};
-    rc = sort_flow_ends(r, &spare);
+    /* One work block serves the flow ordering, then the slice sort (see
+     * spare_block): sized for the larger of the two. */
+    uint32_t nf = r->n_flow_ends;
+    size_t work_bytes = flow_work_bytes(nf) > (size_t)r->slices.n * 8 ? flow_work_bytes(nf) : (size_t)r->slices.n * 8;
+    spare_block spare = {work_bytes ? ts__malloc(work_bytes) : NULL, work_bytes};
+    uint32_t *order = nf ? ts__malloc((size_t)nf * sizeof *order) : NULL;
+    rc = (work_bytes && !spare.p) || (nf && !order) ? TS_ENOMEM : TS_OK;
+    if (!rc && nf) rc = order_flow_ends(r, order, spare.p);
     if (!rc) rc = sort_slices(r, &spare);
     spare_free(&spare);
-    if (rc || (rc = nest_slices(r)) || (rc = bind_flows(r)) || (rc = ts__rank_find_iterations(r, NULL))) goto oom;
+    if (!rc) rc = nest_slices(r);
+    if (!rc) rc = bind_flows(r, order);
+    ts__free(order, (size_t)nf * sizeof *order);
+    if (rc || (rc = ts__rank_find_iterations(r, NULL))) goto oom;
     if (r->oom) goto oom;
     r->finished = true;
     return TS_OK;

@@ -25,6 +25,79 @@ TEST(finish_sorts_each_track_by_time_with_parents_first)
     ts__rank_destroy(r);
 }
 
+/* Tracks laid out as profilers write them (sorted blocks: CPU ops, then
+ * runtime calls), with lone late rows, and in random order: after finish
+ * every track is in (start, longer first) order and holds the same rows.
+ * Durations are chosen so that nothing overlaps (no warnings): each row is
+ * a point in time with its own duration key. */
+TEST(finish_sorts_blocked_outlying_and_random_tracks)
+{
+    enum { N = 4000 };
+    ts_rank *r = ts__rank_create("t.json");
+    uint32_t tk[3] = {ts__rank_track(r, TS_TRACK_THREAD, 1, 1), ts__rank_track(r, TS_TRACK_THREAD, 1, 2),
+                      ts__rank_track(r, TS_TRACK_THREAD, 1, 3)};
+    uint64_t seed = 12345;
+    int64_t sum_ts[3] = {0, 0, 0};
+    for (int i = 0; i < N; i++) {
+        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+        int64_t ts0 = (int64_t)i * 1000, ts1, ts2 = (int64_t)(seed >> 40) % (N * 1000);
+        /* track 1: three blocks of increasing times, each restarting at 0,
+         * and a late row every 97 */
+        ts1 = (int64_t)(i % (N / 3)) * 1000 + (i % 97 == 0 ? (int64_t)N * 500 : 0);
+        ts__rank_add_slice(r, tk[0], ts0, 0, 0, 0, TS_KIND_CPU_OP);
+        ts__rank_add_slice(r, tk[1], ts1 + i % 3, 0, 0, 0, TS_KIND_CPU_OP);
+        ts__rank_add_slice(r, tk[2], ts2, 0, 0, 0, TS_KIND_CPU_OP);
+        sum_ts[0] += ts0;
+        sum_ts[1] += ts1 + i % 3;
+        sum_ts[2] += ts2;
+    }
+    CHECK_EQ_INT(ts__rank_finish(r, NULL), TS_OK);
+    for (int k = 0; k < 3; k++) {
+        uint32_t a = r->tracks[tk[k]].first_slice, n = r->tracks[tk[k]].n_slices;
+        CHECK_EQ_INT(n, N);
+        int64_t sum = 0;
+        for (uint32_t i = a; i < a + n; i++) {
+            sum += r->slices.ts_ns[i];
+            if (i > a) CHECK(r->slices.ts_ns[i - 1] <= r->slices.ts_ns[i]);
+        }
+        CHECK(sum == sum_ts[k]);
+    }
+    ts__rank_destroy(r);
+}
+
+/* Many flows from one thread to two streams, the endpoints added as a
+ * Kineto file orders them (per track in time order, tracks one after the
+ * other) with ids that repeat: each pairs with its own finish. */
+TEST(flows_from_blocked_tracks_pair_by_time)
+{
+    enum { N = 2000 };
+    ts_rank *r = ts__rank_create("t.json");
+    uint32_t cpu = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
+    uint32_t gpu[2] = {ts__rank_track(r, TS_TRACK_GPU_STREAM, 0, 7), ts__rank_track(r, TS_TRACK_GPU_STREAM, 0, 8)};
+    uint32_t cat = S(r, "ac2g");
+    for (int i = 0; i < N; i++) {
+        char nm[16];
+        snprintf(nm, sizeof nm, "%d", i);
+        ts__rank_add_slice(r, cpu, (int64_t)i * 100, 10, S(r, nm), 0, TS_KIND_CUDA_RUNTIME);
+        ts__rank_add_slice(r, gpu[i % 2], (int64_t)i * 100 + 5000, 50, S(r, nm), 0, TS_KIND_KERNEL);
+    }
+    for (int i = 0; i < N; i++) {   /* the starts, in time order */
+        ts_flow_end s = {.id = (uint64_t)(i % 60), .ts_ns = (int64_t)i * 100, .track = cpu, .cat = cat, .phase = 's', .bind_enclosing = true};
+        ts__rank_add_flow_end(r, &s);
+    }
+    for (int g = 0; g < 2; g++)     /* then each stream's finishes */
+        for (int i = g; i < N; i += 2) {
+            ts_flow_end f = {.id = (uint64_t)(i % 60), .ts_ns = (int64_t)i * 100 + 5000, .track = gpu[g], .cat = cat, .phase = 'f', .bind_enclosing = true};
+            ts__rank_add_flow_end(r, &f);
+        }
+    CHECK_EQ_INT(ts__rank_finish(r, NULL), TS_OK);
+    CHECK_EQ_INT(r->flows.n, N);
+    CHECK_EQ_INT(r->warn_count[TS_WARN_UNBOUND_FLOW], 0);
+    for (uint32_t k = 0; k < r->flows.n; k++)
+        CHECK_EQ_STR(ts__rank_str(r, r->slices.name[r->flows.from[k]]), ts__rank_str(r, r->slices.name[r->flows.to[k]]));
+    ts__rank_destroy(r);
+}
+
 TEST(overlapping_siblings_are_warned_not_nested)
 {
     ts_rank *r = ts__rank_create("t.json");

@@ -14,7 +14,8 @@
  * thread that was running then, so other edits still move it.
  * Each new bucket becomes a member node per rank (on the rank's collective
  * channel, after the previous bucket on that worker lane plus the old
- * bucket's pick-up latency) and a barrier whose time is first one fixed cost
+ * bucket's pick-up latency, which only the new bucket holding the old one's
+ * last gradient inherits) and a barrier whose time is first one fixed cost
  * (the cost model's at 0 bytes) plus a per-byte time taken from the measured
  * old buckets (new_transfer); on CPU-only (gloo) jobs contention.c then
  * re-prices it by processor sharing (load x cost model x threads sharing the
@@ -406,6 +407,15 @@ static int add_rank_iteration(rb_ctx *c, old_bucket *ob, uint32_t n_units, uint3
     const old_bucket *prev_old = NULL;
     bool same = true;      /* the new partition is the old one */
     for (uint32_t i = 0; i < n_units; i++) same = same && c->unit_new[i] == c->unit_old[i];
+    /* The least pick-up latency and exit delay of this rank's old buckets:
+     * what a piece of a split old bucket gets (below). */
+    uint32_t n_old = c->unit_old[n_units - 1] + 1;
+    int64_t least_pickup = INT64_MAX, least_resid = INT64_MAX;
+    for (uint32_t b = 0; b < n_old; b++) {
+        int64_t p = start_delay(r, ob, b), e = exit_residual(r, r->colls[ob[b].coll].barrier, ob[b].member);
+        if (p < least_pickup) least_pickup = p;
+        if (e < least_resid) least_resid = e;
+    }
     for (uint32_t i = 0; i < n_units; i++) {
         uint32_t j = c->unit_new[i];
         if (i + 1 < n_units && c->unit_new[i + 1] == j) continue;   /* j's last unit decides */
@@ -417,9 +427,16 @@ static int add_rank_iteration(rb_ctx *c, old_bucket *ob, uint32_t n_units, uint3
         s->lane[x] = c->slot_lane[slot];
         s->iteration[x] = s->iteration[ob[0].member];
         s->name[x] = "allreduce (what-if bucket)";
-        int64_t pickup = start_delay(r, ob, (uint32_t)(o - ob));
+        /* An old bucket's own delays (a worker woken late, a rank that
+         * recorded its end late) happened once: the new bucket holding its
+         * last gradient inherits them, and the other pieces of a split take
+         * the rank's least ones. Before 22 Nov every piece inherited them:
+         * one 1.6 ms late pick-up of a 7 MB bucket, copied to each of its
+         * 27 pieces of 256 KiB on two lanes, added 20 ms to the what-if. */
+        bool holds_last = i + 1 == n_units || c->unit_old[i + 1] != c->unit_old[i];
+        int64_t pickup = holds_last ? start_delay(r, ob, (uint32_t)(o - ob)) : least_pickup;
         ts__sim_add_edge(s, anchor[i], x, 0, gap[i] + pickup);
-        new_resid[j] = exit_residual(r, r->colls[o->coll].barrier, o->member);
+        new_resid[j] = holds_last ? exit_residual(r, r->colls[o->coll].barrier, o->member) : least_resid;
         new_ready[j] = meas_start(r, anchor[i]) + gap[i];
         if (c->chain[slot] != TS_NONE32) ts__sim_add_edge(s, c->chain[slot], x, TS_SIM_FROM_END, pickup);
         c->chain[slot] = x;

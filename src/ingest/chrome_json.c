@@ -125,10 +125,12 @@ typedef struct parser {
     uint64_t  n_events;          /* events in traceEvents so far */
     uint32_t  slices_ready, args_ready, flows_ready; /* rows up to which the tables are prefaulted */
     uint32_t  slices_step, args_step, flows_step;    /* rows prefaulted at a time, 0 = no prefaulting */
-    uint32_t  k_name, k_sort_index, k_corr, k_ext_id;   /* pre-interned keys */
+    uint32_t  k_name, k_sort_index, k_labels, k_corr, k_ext_id;   /* pre-interned keys */
     ts_map64  pid_name;          /* pid -> process name id */
     ts_map64  tid_name;          /* hash(pid, tid) -> thread name id */
     ts_map64  tid_sort;          /* hash(pid, tid) -> thread_sort_index */
+    ts_map64  pid_label;         /* pid -> process_labels string id */
+    ts_map64  pid_sort;          /* pid -> process_sort_index */
     ts_map64  gpu_track;         /* hash(pid, tid) -> GPU stream track row */
     ts_map64  cat_kind;          /* category id -> ts_kind */
     slice_stack *stacks;         /* per track row: open B (or b) slices */
@@ -832,8 +834,12 @@ static void commit_metadata(parser *P, const ev *e)
         map_put(P, &P->tid_name, pair_key(e->pid, e->tid), v);
     else if (!strcmp(nm, "thread_sort_index") && event_arg(P, e, P->k_sort_index, &t, &v) && t == TS_ARG_INT)
         map_put(P, &P->tid_sort, pair_key(e->pid, e->tid), v);
+    else if (!strcmp(nm, "process_labels") && event_arg(P, e, P->k_labels, &t, &v) && t == TS_ARG_STR)
+        map_put(P, &P->pid_label, (uint64_t)e->pid, v);
+    else if (!strcmp(nm, "process_sort_index") && event_arg(P, e, P->k_sort_index, &t, &v) && t == TS_ARG_INT)
+        map_put(P, &P->pid_sort, (uint64_t)e->pid, v);
     if (e->pid_str || e->tid_str) remember_names(P, e);
-    rollback_args(P, e);   /* process_labels, sort indexes of processes: not modelled */
+    rollback_args(P, e);   /* what they say is in the maps above, then on the tracks */
 }
 
 /* Row of (pid, tid) in P->places, added when new. */
@@ -1191,6 +1197,8 @@ static void name_tracks(parser *P)
         ts_track *t = &r->tracks[i];
         uint64_t v;
         if (ts__map64_get(&P->pid_name, (uint64_t)t->pid, &v)) t->process_name_id = (uint32_t)v;
+        if (ts__map64_get(&P->pid_label, (uint64_t)t->pid, &v)) t->process_label_id = (uint32_t)v;
+        if (ts__map64_get(&P->pid_sort, (uint64_t)t->pid, &v)) t->process_sort_index = (int64_t)v;
         if (t->kind == TS_TRACK_COUNTER || t->kind == TS_TRACK_ASYNC) continue;
         uint64_t key = pair_key(t->pid, t->tid);
         if (ts__map64_get(&P->tid_name, key == UINT64_MAX ? 0 : key, &v)) t->name_id = (uint32_t)v;
@@ -1283,6 +1291,8 @@ static void parser_free(parser *P)
     ts__map64_free(&P->pid_name);
     ts__map64_free(&P->tid_name);
     ts__map64_free(&P->tid_sort);
+    ts__map64_free(&P->pid_label);
+    ts__map64_free(&P->pid_sort);
     ts__map64_free(&P->gpu_track);
     ts__map64_free(&P->cat_kind);
     for (uint32_t i = 0; i < P->n_stacks; i++) ts__free(P->stacks[i].v, P->stacks[i].cap * sizeof(open_slice));
@@ -1323,6 +1333,8 @@ static int parser_init(parser *P, ts_src *src, ts_rank *r, ts_error *err)
     ts__map64_init(&P->pid_name);
     ts__map64_init(&P->tid_name);
     ts__map64_init(&P->tid_sort);
+    ts__map64_init(&P->pid_label);
+    ts__map64_init(&P->pid_sort);
     ts__map64_init(&P->gpu_track);
     ts__map64_init(&P->cat_kind);
     ts__map64_init(&P->place_index);
@@ -1330,6 +1342,7 @@ static int parser_init(parser *P, ts_src *src, ts_rank *r, ts_error *err)
     reserve_tables(P, ts__src_size_hint(src));
     P->k_name = ts__rank_intern(r, "name", 4);
     P->k_sort_index = ts__rank_intern(r, "sort_index", 10);
+    P->k_labels = ts__rank_intern(r, "labels", 6);
     P->k_corr = ts__rank_intern(r, "correlation", 11);
     P->k_ext_id = ts__rank_intern(r, "External id", 11);
     return TS_OK;

@@ -27,12 +27,15 @@ static void lane_names(const ts_replay *r, ts_json *j)
     const ts_graph *g = r->g;
     for (uint32_t l = 0; l < g->n_lanes; l++) {
         const ts_lane *ln = &g->lanes[l];
-        char name[96];
+        char name[160];
         if (ln->rank == TS_GRAPH_NO_RANK || ln->track == TS_NONE32) {
             snprintf(name, sizeof name, "collectives");
         } else {
-            const ts_track *tr = &g->trace->ranks[g->rank_model[ln->rank]]->tracks[ln->track];
-            snprintf(name, sizeof name, ln->on_gpu ? "stream %lld" : "thread %lld", (long long)tr->tid);
+            const ts_rank *m = g->trace->ranks[g->rank_model[ln->rank]];
+            const ts_track *tr = &m->tracks[ln->track];
+            /* a CPU thread keeps the name the trace gave it ("thread 2919752 (pt_autograd_0)") */
+            if (!ln->on_gpu && tr->name_id) snprintf(name, sizeof name, "%.150s", ts__rank_str(m, tr->name_id));
+            else snprintf(name, sizeof name, ln->on_gpu ? "stream %lld" : "thread %lld", (long long)tr->tid);
         }
         ts__json_obj_begin(j);
         ts__json_kv_str(j, "ph", "M");

@@ -27,8 +27,12 @@ static void metadata(ts_buf *b, const ts_graph *g, uint32_t r)
     for (uint32_t t = 0; t < m->n_tracks; t++) {
         const ts_track *tr = &m->tracks[t];
         if (tr->kind != TS_TRACK_THREAD && tr->kind != TS_TRACK_GPU_STREAM) continue;
-        char name[96];
+        /* The trace's own thread name when it has one (Kineto: "thread
+         * 2919752 (pt_autograd_0)"), as the profiler's viewer showed it. */
+        char name[160];
+        const char *own = tr->name_id ? ts__rank_str(m, tr->name_id) : "";
         if (tr->kind == TS_TRACK_GPU_STREAM) snprintf(name, sizeof name, "GPU %d stream %lld", tr->device, (long long)tr->stream);
+        else if (*own) snprintf(name, sizeof name, "%.150s", own);
         else snprintf(name, sizeof name, "thread %lld", (long long)tr->tid);
         ts__buf_printf(b, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%u,\"args\":{\"name\":", pid, t);
         ts__buf_json_str(b, name, strlen(name));

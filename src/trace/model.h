@@ -72,6 +72,8 @@ typedef struct ts_track {
     int32_t  device;           /* GPU device index, -1 = host */
     int64_t  stream;           /* GPU stream id, -1 = not a stream */
     int32_t  sort_index;       /* thread_sort_index metadata, 0 = none */
+    uint32_t process_label_id; /* process_labels metadata ("CPU", "GPU 0"), 0 = none */
+    int64_t  process_sort_index; /* process_sort_index metadata, 0 = none */
     uint8_t  kind;             /* ts_track_kind */
     uint32_t first_slice;      /* after finish: first slice row of this track */
     uint32_t n_slices;         /* after finish: number of slices on this track */

@@ -43,6 +43,9 @@ s = [e for e in ours if e.get("cat") == "critical_path" and e["ph"] == "s"]
 f = [e for e in ours if e.get("cat") == "critical_path" and e["ph"] == "f"]
 assert len(s) == len(f) > 100 and all(e.get("bp") == "e" for e in f)
 assert sorted(e["id"] for e in s) == sorted(e["id"] for e in f)
+# threads keep the names the trace gave them (Kineto: "thread N (name)")
+tn = [e["args"]["name"] for e in ours if e.get("ph") == "M" and e.get("name") == "thread_name"]
+assert any(n.startswith("thread ") and n.endswith(" (python3.10)") for n in tn), tn
 PY
 done
 echo ok

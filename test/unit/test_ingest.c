@@ -191,6 +191,8 @@ TEST(ingest_reads_instants_counters_and_metadata)
         "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":5,\"args\":{\"name\":\"trainer\"}},"
         "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":5,\"tid\":6,\"args\":{\"name\":\"main\"}},"
         "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":5,\"tid\":6,\"args\":{\"sort_index\":3}},"
+        "{\"ph\":\"M\",\"name\":\"process_labels\",\"pid\":5,\"args\":{\"labels\":\"CPU\"}},"
+        "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":5,\"args\":{\"sort_index\":16777216}},"
         "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":\"[memory]\",\"pid\":5,\"tid\":6,\"ts\":7,"
         "\"args\":{\"Bytes\":512,\"Total Allocated\":1024}},"
         "{\"ph\":\"C\",\"name\":\"mem\",\"pid\":5,\"ts\":8,\"args\":{\"used\":10,\"free\":2.5}},"
@@ -209,7 +211,9 @@ TEST(ingest_reads_instants_counters_and_metadata)
     CHECK_EQ_STR(ts__rank_str(r, t->name_id), "main");
     CHECK_EQ_STR(ts__rank_str(r, t->process_name_id), "trainer");
     CHECK_EQ_INT(t->sort_index, 3);
-    CHECK_EQ_INT(r->n_events_read, 6);
+    CHECK_EQ_STR(ts__rank_str(r, t->process_label_id), "CPU");
+    CHECK_EQ_INT(t->process_sort_index, 16777216);
+    CHECK_EQ_INT(r->n_events_read, 8);
     ts__rank_destroy(r);
 }
 

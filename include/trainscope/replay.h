@@ -80,11 +80,12 @@ TS_API void ts_coll_model_set_bandwidth(ts_coll_model *m, double busbw_gbps);
 TS_API void ts_coll_model_set_latency(ts_coll_model *m, double latency_us);
 
 /* Predicted time of one collective: the faster algorithm's alpha + bus
- * bytes / bus bandwidth. A group size with no fit of its own uses the nearest
- * fitted size of the same kind (else all-reduce's fit: bus bandwidth is the
- * same link whatever the kind), with the latency scaled by the algorithm's
- * step count (ring 2(n-1) or n-1, tree 2 log2 n). -1 when the model knows
- * nothing (no fit, nothing given). */
+ * bytes / bus bandwidth. A group size with no fit of its own is priced
+ * between the fitted sizes around it (each line's alpha and bandwidth
+ * interpolated in log2 of the size), else from the nearest fitted size of
+ * the same kind (else all-reduce's fit: bus bandwidth is the same link
+ * whatever the kind), its alpha scaled by 2 log2 n latency steps. -1 when
+ * the model knows nothing (no fit, nothing given). */
 TS_API int64_t ts_coll_model_predict_ns(const ts_coll_model *m, ts_coll_kind kind,
                                         uint64_t bytes, uint32_t n_ranks);
 

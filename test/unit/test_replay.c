@@ -190,6 +190,70 @@ TEST(coll_model_extrapolates_across_group_sizes)
     ts_coll_model_destroy(m);
 }
 
+/* Rows of an nccl-tests log: message bytes and out-of-place time (us). */
+static int sweep_rows(const char *path, unsigned long long *bytes, double *us, int max)
+{
+    FILE *f = fopen(path, "r");
+    char line[1024];
+    int n = 0;
+    while (f && n < max && fgets(line, sizeof line, f)) {
+        char *p = line[0] == '[' && strstr(line, ">:") ? strstr(line, ">:") + 2 : line;
+        unsigned long long count;
+        char type[16], op[16];
+        if (sscanf(p, "%llu %llu %15s %15s %lf", &bytes[n], &count, type, op, &us[n]) == 5) n++;
+    }
+    if (f) fclose(f);
+    return n;
+}
+
+/* 90th percentile |error| (%) of the model's all-reduce times for `gpus`
+ * against the sweep's rows of 1 MiB and more. */
+static double p90_err_from_1mib(const ts_coll_model *m, int gpus)
+{
+    char rel[64];
+    snprintf(rel, sizeof rel, "nccl-tests/nccl_%d.log", gpus);
+    unsigned long long bytes[64];
+    double us[64], e[64];
+    int n = sweep_rows(ts_test_data(rel), bytes, us, 64), k = 0;
+    for (int i = 0; i < n; i++) {
+        if (bytes[i] < (1u << 20)) continue;
+        double pred = ts_coll_model_predict_ns(m, TS_COLL_ALL_REDUCE, bytes[i], (uint32_t)gpus) / 1e3;
+        e[k++] = fabs(pred - us[i]) / us[i] * 100;
+    }
+    if (k == 0) return INFINITY;
+    qsort(e, (size_t)k, sizeof e[0], ts__cmp_double);
+    return e[(k * 9 + 9) / 10 - 1];
+}
+
+/* --world beyond the measured group: a 16-GPU (two-server) sweep prices the
+ * 64- and 128-GPU sweeps' messages of 1 MiB and more within 30% at the 90th
+ * percentile (measured 21-22%; scaling the ring line's alpha with 2(n-1)
+ * steps, as this model once did, gave 91% and 226%). Between two fitted
+ * sizes the lines are interpolated: 16 and 64 GPUs price 32 within 25% (19%;
+ * its own fit does 20%). */
+TEST(coll_model_prices_group_sizes_it_was_not_fitted_on)
+{
+    const char *p16 = ts_test_data("nccl-tests/nccl_16.log");
+    FILE *probe = fopen(p16, "r");
+    if (!probe) { printf("skip\n"); return; }
+    fclose(probe);
+    ts_coll_model *m;
+    ts_error err = {0};
+    CHECK_EQ_INT(ts_coll_model_create(&m), TS_OK);
+    CHECK_EQ_INT(ts_coll_model_load_nccl_tests(m, p16, &err), TS_OK);
+    CHECK_EQ_INT(ts_coll_model_fit(m, &err), TS_OK);
+    double e64 = p90_err_from_1mib(m, 64), e128 = p90_err_from_1mib(m, 128);
+    printf("from 16 GPUs: p90 error >= 1 MiB at 64 GPUs %.1f%%, at 128 GPUs %.1f%%\n", e64, e128);
+    CHECK(e64 < 30.0);
+    CHECK(e128 < 30.0);
+    CHECK_EQ_INT(ts_coll_model_load_nccl_tests(m, ts_test_data("nccl-tests/nccl_64.log"), &err), TS_OK);
+    CHECK_EQ_INT(ts_coll_model_fit(m, &err), TS_OK);
+    double e32 = p90_err_from_1mib(m, 32);
+    printf("from 16 + 64 GPUs: p90 error >= 1 MiB at 32 GPUs %.1f%%\n", e32);
+    CHECK(e32 < 25.0);
+    ts_coll_model_destroy(m);
+}
+
 /* ---- the simulator on hand-built graphs ---- */
 
 enum { K_CPU = 0, K_LAUNCH = 1, K_KERNEL = 4, K_COMM = 7, K_BARRIER = 9 };  /* ts_node_kind values */

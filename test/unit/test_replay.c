@@ -804,6 +804,29 @@ static int64_t whatif_ns(ts_trace *t, const ts_replay_options *o, const char *wa
     return ns;
 }
 
+/* The step of ops[] and ar[] (1000 ns, both ranks alike, gradients.json
+ * text grads), recorded with a 25 MiB cap, regrouped at 0.5 MiB without
+ * contention: the predicted step; -3 when regrouping at 25 MiB does not
+ * reproduce it, -4 when the trace cannot be built. */
+static int64_t split_at_half_mib(const op_row *ops, size_t n_ops, const int64_t (*ar)[2], const char *grads,
+                                 const char *want)
+{
+    ts_trace *t = gloo_ddp_trace(ops, n_ops, ar, 2, 1000, 1);
+    if (!t) return -4;
+    char gpath[] = "/tmp/ts_grad_XXXXXX";
+    temp_file(gpath, grads);
+    ts_replay_options o = {.size = sizeof o, .bucket_mb = 25, .gradients_json = gpath, .trace_bucket_mb = 25,
+                           .no_contention = 1};
+    int64_t ns = -3;
+    if (whatif_ns(t, &o, NULL) == 1000) {   /* same buckets: as measured */
+        o.bucket_mb = 0.5;
+        ns = whatif_ns(t, &o, want);
+    }
+    ts_trace_destroy(t);
+    remove(gpath);
+    return ns;
+}
+
 TEST(bucket_whatif_split_pieces_do_not_inherit_a_late_pickup)
 {
     static const op_row ops[] = {
@@ -811,17 +834,36 @@ TEST(bucket_whatif_split_pieces_do_not_inherit_a_late_pickup)
         {870, 100, "opt"},
     };
     static const int64_t ar[][2] = {{120, 80}, {700, 160}};
-    ts_trace *t = gloo_ddp_trace(ops, 5, ar, 2, 1000, 1);
-    CHECK(t != NULL);
-    char gpath[] = "/tmp/ts_grad_XXXXXX";
-    temp_file(gpath, "[524288, 524288, 524288, 524288, 1048576]");   /* registration order: X4..X1, A */
-    ts_replay_options o = {.size = sizeof o, .bucket_mb = 25, .gradients_json = gpath, .trace_bucket_mb = 25,
-                           .no_contention = 1};
-    CHECK_EQ_INT(whatif_ns(t, &o, NULL), 1000);   /* same buckets: as measured */
-    o.bucket_mb = 0.5;
-    CHECK_EQ_INT(whatif_ns(t, &o, "2 gradient all-reduces regrouped into 5"), 880);
-    ts_trace_destroy(t);
-    remove(gpath);
+    /* registration order: X4..X1, A */
+    CHECK_EQ_INT(split_at_half_mib(ops, 5, ar, "[524288, 524288, 524288, 524288, 1048576]",
+                                   "2 gradient all-reduces regrouped into 5"), 880);
+}
+
+/* A 2-rank gloo DDP step recorded with a 25 MiB cap (ns, both ranks
+ * alike): buckets [A 1 MiB] [X1 X2, 0.5 MiB each], one worker lane; after
+ * X is done DDP's finalize takes views of it and copies each gradient back:
+ *   training thread: bwd_a [0, 100), c10d [100, 110), bwd_x [110, 500),
+ *     c10d [500, 510), views [700, 705) [705, 710), copies X1 [710, 760)
+ *     and X2 [760, 810), opt [810, 900);
+ *   gloo worker: A [120, 200), X [510, 670).
+ * At a 0.5 MiB cap X1 (ready at 300 by bytes, picked up after the rank's
+ * least 10 ns, half of X's 160 ns) runs [310, 390) and X2 [510, 590); the
+ * finalize wakes 30 ns after X2 as after X, takes the views [620, 630), and
+ * X1's copy, which DDP makes once X1 is done, while X2 still runs, is no
+ * longer left for the end: X2's copy [630, 680), opt [680, 770), the step
+ * 870 (920 when both copies ran after X2, as before 22 Nov). */
+TEST(bucket_whatif_split_copies_back_the_earlier_pieces_early)
+{
+    static const op_row ops[] = {
+        {0, 100, "bwd_a"}, {100, 10, "c10d::allreduce_"}, {110, 390, "bwd_x"}, {500, 10, "c10d::allreduce_"},
+        {700, 5, "aten::as_strided"}, {705, 5, "aten::as_strided"},
+        {710, 50, "torch.distributed.ddp.reducer::copy_bucket_to_grad"},
+        {760, 50, "torch.distributed.ddp.reducer::copy_bucket_to_grad"}, {810, 90, "opt"},
+    };
+    static const int64_t ar[][2] = {{120, 80}, {510, 160}};
+    /* registration order: X2, X1, A */
+    CHECK_EQ_INT(split_at_half_mib(ops, 9, ar, "[524288, 524288, 1048576]",
+                                   "2 gradient all-reduces regrouped into 3"), 870);
 }
 
 /* bench/gloo_allreduce.py's log: rows priced like nccl-tests', and its

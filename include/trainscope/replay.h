@@ -84,8 +84,10 @@ TS_API void ts_coll_model_set_latency(ts_coll_model *m, double latency_us);
  * between the fitted sizes around it (each line's alpha and bandwidth
  * interpolated in log2 of the size), else from the nearest fitted size of
  * the same kind (else all-reduce's fit: bus bandwidth is the same link
- * whatever the kind), its alpha scaled by 2 log2 n latency steps. -1 when
- * the model knows nothing (no fit, nothing given). */
+ * whatever the kind), its alpha scaled by 2 log2 n latency steps; fits on
+ * the same side of the server boundary as n first, when the nccl-tests logs'
+ * "Rank N ... on HOST" lines tell. -1 when the model knows nothing (no fit,
+ * nothing given). */
 TS_API int64_t ts_coll_model_predict_ns(const ts_coll_model *m, ts_coll_kind kind,
                                         uint64_t bytes, uint32_t n_ranks);
 

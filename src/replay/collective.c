@@ -46,6 +46,13 @@ struct ts_coll_model {
                                         over its rate alone, (0, 1]; 0 = not in the log */
     double       cpu_in_flight;      /* all-reduces running on average meanwhile, > 0; 0 = not in the
                                         log (then TS_GLOO_WORKERS) */
+    /* Servers, from the "Rank N ... on HOST" lines of nccl-tests logs: the
+     * GPUs a server holds (the most ranks one host ran in a log that spans
+     * several hosts; 0 = no such log) and, per logged group size, whether
+     * it spanned several hosts. */
+    uint32_t     gpus_per_server;
+    uint32_t     n_spans;
+    struct { uint32_t n_ranks; bool multi; } spans[32];
 };
 
 static const char *const kind_names[TS_COLL_COUNT] = {
@@ -161,11 +168,50 @@ static bool perf_kind(const char *s, ts_coll_kind *out)
     return false;
 }
 
+enum { LOG_MAX_HOSTS = 64 };
+
 typedef struct log_state {
     ts_coll_kind kind;
     uint32_t max_rank_plus1;   /* from "#  Rank N ..." lines */
     int      time_col;         /* column of the out-of-place time, from the header */
+    uint32_t n_hosts;          /* distinct "on HOST" names of the Rank lines (at most LOG_MAX_HOSTS) */
+    char     host[LOG_MAX_HOSTS][64];
+    uint32_t host_ranks[LOG_MAX_HOSTS];
 } log_state;
+
+/* "Rank  8 Pid  12115 on node-000002 device  0 ...": count the rank on its host. */
+static void log_host(log_state *st, const char *p)
+{
+    const char *on = strstr(p, " on ");
+    char name[64];
+    if (!on || sscanf(on + 4, "%63s", name) != 1) return;
+    uint32_t i = 0;
+    while (i < st->n_hosts && strcmp(st->host[i], name)) i++;
+    if (i == st->n_hosts) {
+        if (i == LOG_MAX_HOSTS) return;
+        snprintf(st->host[i], sizeof st->host[i], "%s", name);
+        st->host_ranks[i] = 0;
+        st->n_hosts++;
+    }
+    st->host_ranks[i]++;
+}
+
+/* After a log: remember whether its group spanned several servers and, if
+ * so, how many GPUs one server gave it. */
+static void note_servers(ts_coll_model *m, const log_state *st, uint32_t n_ranks)
+{
+    if (st->n_hosts == 0) return;
+    bool multi = st->n_hosts > 1;
+    if (multi)
+        for (uint32_t i = 0; i < st->n_hosts; i++)
+            if (st->host_ranks[i] > m->gpus_per_server) m->gpus_per_server = st->host_ranks[i];
+    for (uint32_t i = 0; i < m->n_spans; i++)
+        if (m->spans[i].n_ranks == n_ranks) { m->spans[i].multi = multi; return; }
+    if (m->n_spans < sizeof m->spans / sizeof m->spans[0]) {
+        m->spans[m->n_spans].n_ranks = n_ranks;
+        m->spans[m->n_spans++].multi = multi;
+    }
+}
 
 /* bench/gloo_allreduce.py's line "# sharing with compute: ... the matmuls
  * run at A/s alone and B/s (xR) beside them[, F all-reduces running on
@@ -196,8 +242,10 @@ static void log_header(log_state *st, const char *line)
 {
     const char *p = line + 1;
     int rank;
-    if (sscanf(p, " Rank %d", &rank) == 1 && rank >= 0 && (uint32_t)rank + 1 > st->max_rank_plus1)
-        st->max_rank_plus1 = (uint32_t)rank + 1;
+    if (sscanf(p, " Rank %d", &rank) == 1 && rank >= 0) {
+        if ((uint32_t)rank + 1 > st->max_rank_plus1) st->max_rank_plus1 = (uint32_t)rank + 1;
+        log_host(st, p);
+    }
     perf_kind(p, &st->kind);
     if (!strstr(p, "size") || !strstr(p, "time")) return;
     /* Header: size count type [redop] [root] time algbw busbw #wrong time ... */
@@ -228,8 +276,11 @@ int ts_coll_model_load_nccl_tests(ts_coll_model *m, const char *path, ts_error *
 {
     FILE *f = fopen(path, "r");
     if (!f) return ts__error(err, TS_EIO, "%s: cannot open", path);
-    log_state st = {TS_COLL_ALL_REDUCE, 0, 4};
-    perf_kind(path, &st.kind);
+    log_state *st = ts__calloc(1, sizeof *st);   /* ~4 KiB of host names: not on the stack */
+    if (!st) { fclose(f); return ts__error(err, TS_ENOMEM, "%s: out of memory", path); }
+    st->kind = TS_COLL_ALL_REDUCE;
+    st->time_col = 4;
+    perf_kind(path, &st->kind);
     uint32_t first_new = m->n_samples, line_no = 0, n_rows = 0;
     char raw[1024];
     int rc = TS_OK;
@@ -240,19 +291,24 @@ int ts_coll_model_load_nccl_tests(ts_coll_model *m, const char *path, ts_error *
         line_no++;
         char *line = strip_mpi_prefix(raw);
         while (*line == ' ' || *line == '\t') line++;
-        if (*line == '#') { log_header(&st, line); log_sharing(m, line); continue; }
+        if (*line == '#') { log_header(st, line); log_sharing(m, line); continue; }
         if (!isdigit((unsigned char)*line)) continue;
-        rc = log_row(m, &st, line, st.max_rank_plus1 ? st.max_rank_plus1 : 1);
+        rc = log_row(m, st, line, st->max_rank_plus1 ? st->max_rank_plus1 : 1);
         if (rc == TS_EPARSE) { ts__error(err, rc, "%s: line %u: malformed nccl-tests row", path, line_no); break; }
         if (rc) { ts__error(err, rc, "%s: line %u: %s", path, line_no, ts_strerror(rc)); break; }
         n_rows++;
     }
     fclose(f);
     if (!rc && n_rows == 0) rc = ts__error(err, TS_ENODATA, "%s: no nccl-tests result rows", path);
-    if (rc) { m->n_samples = first_new; return rc; }
-    for (uint32_t i = first_new; i < m->n_samples; i++)
-        m->samples[i].n_ranks = st.max_rank_plus1 ? st.max_rank_plus1 : 1;
-    return TS_OK;
+    uint32_t n_ranks = st->max_rank_plus1 ? st->max_rank_plus1 : 1;
+    if (rc) {
+        m->n_samples = first_new;
+    } else {
+        for (uint32_t i = first_new; i < m->n_samples; i++) m->samples[i].n_ranks = n_ranks;
+        note_servers(m, st, n_ranks);
+    }
+    ts__free(st, sizeof *st);
+    return rc;
 }
 
 /* ---- fitting ---- */
@@ -382,18 +438,39 @@ int ts_coll_model_fit(ts_coll_model *m, ts_error *err)
 void ts_coll_model_set_bandwidth(ts_coll_model *m, double gbps) { m->given_busbw_gbps = gbps > 0 ? gbps : 0; }
 void ts_coll_model_set_latency(ts_coll_model *m, double us) { m->given_latency_us = us > 0 ? us : 0; }
 
+int ts__coll_model_spans_servers(const ts_coll_model *m, uint32_t n)
+{
+    if (!m) return -1;
+    for (uint32_t i = 0; i < m->n_spans; i++)
+        if (m->spans[i].n_ranks == n) return m->spans[i].multi;
+    return m->gpus_per_server ? n > m->gpus_per_server : -1;
+}
+
+/* Whether fit f may price a group of n ranks: when both are known to be on
+ * one server or both on several, or either is unknown. Why: a ring within
+ * one server runs on NVLink, across servers on the network; on the A100
+ * sweeps pricing 16-128 GPUs from the 8-GPU fit was 30-45% too fast. */
+static bool same_span(const ts_coll_model *m, const coll_fit *f, int span_n)
+{
+    int sf = ts__coll_model_spans_servers(m, f->info.n_ranks);
+    return span_n < 0 || sf < 0 || sf == span_n;
+}
+
 /* The fit to predict (kind, n) from: same kind, nearest n in log2 distance
  * (ties to the larger group, whose links are the slower ones); else the same
- * search over all-reduce fits. NULL when there is no fit at all. */
+ * search over all-reduce fits. Fits on the same side of the server boundary
+ * as n come first (same_span). NULL when there is no fit at all. */
 static const coll_fit *nearest_fit(const ts_coll_model *m, ts_coll_kind kind, uint32_t n)
 {
-    for (int pass = 0; pass < 3; pass++) {
+    int span_n = ts__coll_model_spans_servers(m, n);
+    for (int pass = 0; pass < 6; pass++) {
         const coll_fit *best = NULL;
         double best_d = INFINITY;
         for (uint32_t i = 0; i < m->n_fits; i++) {
             const coll_fit *f = &m->fits[i];
-            if (pass == 0 && f->info.kind != kind) continue;
-            if (pass == 1 && f->info.kind != TS_COLL_ALL_REDUCE) continue;
+            if (pass % 2 == 0 && !same_span(m, f, span_n)) continue;
+            if (pass / 2 == 0 && f->info.kind != kind) continue;
+            if (pass / 2 == 1 && f->info.kind != TS_COLL_ALL_REDUCE) continue;
             /* A one-rank group is a local copy: never a stand-in for a real one. */
             if ((f->info.n_ranks <= 1) != (n <= 1)) continue;
             double d = fabs(log2((double)f->info.n_ranks) - log2((double)(n ? n : 1)));
@@ -405,13 +482,15 @@ static const coll_fit *nearest_fit(const ts_coll_model *m, ts_coll_kind kind, ui
 }
 
 /* The fits of `kind` closest to n below and above it (NULL when none):
- * a group size between two fitted ones is priced between them. */
+ * a group size between two fitted ones (on its side of the server
+ * boundary) is priced between them. */
 static void bracket_fits(const ts_coll_model *m, ts_coll_kind kind, uint32_t n, const coll_fit **lo, const coll_fit **hi)
 {
     *lo = *hi = NULL;
+    int span_n = ts__coll_model_spans_servers(m, n);
     for (uint32_t i = 0; i < m->n_fits; i++) {
         const coll_fit *f = &m->fits[i];
-        if (f->info.kind != kind || f->info.n_ranks <= 1) continue;
+        if (f->info.kind != kind || f->info.n_ranks <= 1 || !same_span(m, f, span_n)) continue;
         if (f->info.n_ranks < n && (!*lo || f->info.n_ranks > (*lo)->info.n_ranks)) *lo = f;
         if (f->info.n_ranks > n && (!*hi || f->info.n_ranks < (*hi)->info.n_ranks)) *hi = f;
     }

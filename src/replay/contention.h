@@ -40,6 +40,10 @@ typedef struct ts_contention {
  * calibration log's sharing line (collective.c); 0 = the log has none. */
 double ts__coll_model_cpu_kappa(const ts_coll_model *m);
 
+/* Whether a group of n ranks spans several servers, as the loaded nccl-tests
+ * logs tell (their "Rank N ... on HOST" lines): 1 yes, 0 no, -1 unknown. */
+int ts__coll_model_spans_servers(const ts_coll_model *m, uint32_t n);
+
 /* Fit kappa on the measured overlaps (into *kappa; or take ct->kappa_given) and the load factor on
  * the measured all-reduces (into ct->load), then re-time the ops and the new
  * all-reduces of s for the edited schedule's overlaps and re-simulate until

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "replay/contention.h"
 #include "replay/replay.h"
 
 /* Node kinds a "kind:" prefix of --scale selects, as a bit set over ts_node_kind. */
@@ -111,12 +112,25 @@ int ts__replay_reprice(ts_replay *r, const ts_replay_options *opt, ts_error *err
         return ts__error(err, TS_ENODATA, "replay: no collective with a known size to calibrate a cost model "
                                           "from; give --nccl-tests LOG or --bandwidth");
     if (!r->model && ts_coll_model_create(&r->model)) return ts__error(err, TS_ENOMEM, "replay: out of memory");
-    uint32_t repriced = 0, unknown = 0;
+    /* What the calibration covers: its largest group and whether any fitted
+     * group spans several servers, to say when a new world goes past it. */
+    uint32_t largest = 0;
+    bool multi_fit = false, one_server_fit = false;
+    for (uint32_t i = 0; i < ts_coll_model_n_fits(r->model); i++) {
+        ts_coll_fit_info fi;
+        ts_coll_model_fit_info(r->model, i, &fi);
+        if (fi.n_ranks > largest) largest = fi.n_ranks;
+        int span = ts__coll_model_spans_servers(r->model, fi.n_ranks);
+        multi_fit |= span == 1;
+        one_server_fit |= span == 0;
+    }
+    uint32_t repriced = 0, unknown = 0, beyond = 0;
     for (uint32_t i = 0; i < r->n_colls; i++) {
         ts_replay_coll *c = &r->colls[i];
         if (c->priced == TS_NONE32) continue;
         if (c->bytes < 0 || c->kind >= TS_COLL_COUNT) { unknown++; continue; }
         uint32_t n_new = opt->world ? opt->world : c->group;
+        if (!(opt->bandwidth_gbps > 0) && n_new > largest && largest) beyond++;
         ts_coll_model_set_bandwidth(r->model, 0);
         ts_coll_model_set_latency(r->model, 0);
         int64_t old = ts_coll_model_predict_ns(r->model, c->kind, (uint64_t)c->bytes, c->group);
@@ -130,6 +144,17 @@ int ts__replay_reprice(ts_replay *r, const ts_replay_options *opt, ts_error *err
     }
     if (unknown)
         ts__replay_warn(r, "%u collective instances of unknown size kept their measured time", unknown);
+    /* Past the calibration with only one-server sweeps to go by: the new
+     * job likely runs on the network, which no sweep measured. */
+    if (beyond && one_server_fit && !multi_fit)
+        ts__replay_warn(r, "--world %u: every calibrated nccl-tests group ran on one server (the largest %u ranks); "
+                           "a larger job likely spans several and is priced with one server's links, so likely "
+                           "too fast (30-45%% on the A100 nccl-tests sweeps); give --nccl-tests with a "
+                           "multi-server sweep or --bandwidth", opt->world, largest);
+    else if (beyond)
+        ts__replay_warn(r, "--world %u is larger than any calibrated group (%u ranks): priced with that group's bus "
+                           "bandwidth and latency scaled by log2 of the size; a larger job on other links (more "
+                           "servers, another network) differs", opt->world, largest);
     if (!repriced)
         return ts__error(err, TS_ENODATA, "replay: no collective could be repriced (sizes unknown)");
     return TS_OK;

@@ -54,4 +54,17 @@ if [ -f "$TF/sampled_rank-0.json.gz" ]; then
     [ $? -eq 1 ] || exit 1
     grep -q "no gradient all-reduce" "$TMP/e" || exit 1
 fi
+# --world past the calibration says so: beyond one-server sweeps, that the
+# new job likely crosses servers; beyond a multi-server sweep, that it is an
+# extrapolation.
+NT=$DATA/nccl-tests
+NCCL=$DATA/kineto/nccl_parser_config/nccl_data.json.gz
+if [ -f "$NT/nccl_8.log" ] && [ -f "$NCCL" ]; then
+    "$BIN" replay --world 64 --nccl-tests "$NT/nccl_8.log" --format json "$NCCL" > "$TMP/o" || exit 1
+    grep -q "every calibrated nccl-tests group ran on one server (the largest 8 ranks)" "$TMP/o" || exit 1
+    "$BIN" replay --world 64 --nccl-tests "$NT/nccl_16.log" --format json "$NCCL" > "$TMP/o" || exit 1
+    grep -q "larger than any calibrated group (16 ranks)" "$TMP/o" || exit 1
+    "$BIN" replay --world 16 --nccl-tests "$NT/nccl_16.log" --format json "$NCCL" > "$TMP/o" || exit 1
+    ! grep -q "calibrated group" "$TMP/o" || exit 1
+fi
 exit 0

@@ -10,6 +10,7 @@
 #include "test.h"
 #include "core/core.h"
 #include "replay/sim.h"
+#include "replay/contention.h"
 #include "trainscope/replay.h"
 
 /* ---- collective cost models ---- */
@@ -251,6 +252,33 @@ TEST(coll_model_prices_group_sizes_it_was_not_fitted_on)
     double e32 = p90_err_from_1mib(m, 32);
     printf("from 16 + 64 GPUs: p90 error >= 1 MiB at 32 GPUs %.1f%%\n", e32);
     CHECK(e32 < 25.0);
+    ts_coll_model_destroy(m);
+}
+
+/* The logs' "Rank N ... on HOST" lines tell one server from several: with
+ * sweeps at 8 GPUs (one server) and 32 (four), 16 GPUs is priced from the
+ * 32-GPU fit, not between NVLink and the network (p90 error on sizes of
+ * 1 MiB and more: 7.9%; 20% interpolating across the boundary). */
+TEST(coll_model_keeps_to_its_side_of_the_server_boundary)
+{
+    const char *p8 = ts_test_data("nccl-tests/nccl_8.log");
+    FILE *probe = fopen(p8, "r");
+    if (!probe) { printf("skip\n"); return; }
+    fclose(probe);
+    ts_coll_model *m;
+    ts_error err = {0};
+    CHECK_EQ_INT(ts_coll_model_create(&m), TS_OK);
+    CHECK_EQ_INT(ts_coll_model_load_nccl_tests(m, p8, &err), TS_OK);
+    CHECK_EQ_INT(ts__coll_model_spans_servers(m, 8), 0);
+    CHECK_EQ_INT(ts__coll_model_spans_servers(m, 16), -1);   /* one server seen: its size is unknown */
+    CHECK_EQ_INT(ts_coll_model_load_nccl_tests(m, ts_test_data("nccl-tests/nccl_32.log"), &err), TS_OK);
+    CHECK_EQ_INT(ts_coll_model_fit(m, &err), TS_OK);
+    CHECK_EQ_INT(ts__coll_model_spans_servers(m, 32), 1);
+    CHECK_EQ_INT(ts__coll_model_spans_servers(m, 16), 1);    /* 8 GPUs a server in the 32-GPU log */
+    CHECK_EQ_INT(ts__coll_model_spans_servers(m, 4), 0);
+    double e16 = p90_err_from_1mib(m, 16);
+    printf("from 8 + 32 GPUs: p90 error >= 1 MiB at 16 GPUs %.1f%%\n", e16);
+    CHECK(e16 < 12.0);
     ts_coll_model_destroy(m);
 }
 

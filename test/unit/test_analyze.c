@@ -64,6 +64,41 @@ TEST(stats_median_of_odd_count_is_middle_value)
     ts_trace_destroy(tr);
 }
 
+/* Many names and many durations per name, the durations a permutation of
+ * 0..n-1 scaled so their range needs several radix digits: each name's
+ * median is known in closed form and its min and max are its extremes. */
+TEST(stats_medians_of_large_groups)
+{
+    enum { NAMES = 7, PER = 1001 };   /* odd count: the median is the middle value */
+    ts_rank *r = ts__rank_create("r.json");
+    uint32_t t = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
+    int64_t at = 0;
+    for (int i = 0; i < PER; i++)
+        for (int k = 0; k < NAMES; k++) {
+            char nm[16];
+            snprintf(nm, sizeof nm, "op%d", (k * 3) % NAMES);   /* names first seen out of order */
+            int64_t dur = (int64_t)((i * 389) % PER) * 1000003 + k;   /* 389 is prime to 1001: a permutation */
+            add(r, t, at, dur, nm, "cpu_op", TS_KIND_CPU_OP);
+            at += dur + 1;
+        }
+    ts_trace *tr = wrap(&r, 1);
+    ts_stats *st;
+    CHECK_EQ_INT(ts_stats_compute(tr, NULL, &st, NULL), TS_OK);
+    CHECK_EQ_INT(st->n_rows, NAMES);
+    for (int k = 0; k < NAMES; k++) {
+        char nm[16];
+        snprintf(nm, sizeof nm, "op%d", (k * 3) % NAMES);
+        const ts_stat_row *row = find_row(st, -1, TS_STAT_CPU_OP, nm);
+        CHECK(row != NULL);
+        CHECK_EQ_INT(row->count, PER);
+        CHECK_EQ_INT(row->min_ns, k);
+        CHECK_EQ_INT(row->max_ns, (int64_t)(PER - 1) * 1000003 + k);
+        CHECK_NEAR(row->median_ns, (double)((PER - 1) / 2) * 1000003 + k, 1e-6);
+    }
+    ts_stats_destroy(st);
+    ts_trace_destroy(tr);
+}
+
 /* Durations 1, 2, 4, 9 (even count): median (2 + 4) / 2 = 3; mean 4;
  * sample variance ((9 + 4 + 0 + 25) / 3) = 38/3. */
 TEST(stats_median_of_even_count_is_mean_of_middle_pair)

@@ -263,26 +263,27 @@ done:
 /* ---- per stream: idle categories and queue length ---- */
 typedef struct qev { int64_t ts_ns; int delta; } qev;
 
-static int cmp_qev(const void *a, const void *b)
-{
-    const qev *x = a, *y = b;
-    if (x->ts_ns != y->ts_ns) return x->ts_ns < y->ts_ns ? -1 : 1;
-    return y->delta - x->delta;   /* an enqueue before a dequeue at the same time */
-}
-
 /* Queue-length summary of one stream's ops [ops, ops + n). */
 static int queue_length(const ts_rank *r, const gpu_view *g, const uint32_t *ops, uint32_t n, ts_stream_breakdown *sb)
 {
-    qev *e = ts__malloc((size_t)(2 * n + 1) * sizeof *e);
+    _Static_assert(sizeof(qev) == 16, "ts__sort_rec16 records");
+    size_t cap = 4 * (size_t)n + 1;   /* enqueues, dequeues, and the sort's scratch */
+    qev *e = ts__malloc(cap * sizeof *e);
     if (!e) return TS_ENOMEM;
-    uint32_t m = 0;
+    /* Enqueues first, then dequeues (gathered at e + 2n meanwhile): the
+     * stable sort by time then puts an enqueue before a dequeue at the same
+     * time. */
+    uint32_t n_enq = 0;
+    qev *deq = e + 2 * (size_t)n;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t l = launcher_of(r, g, ops[i]);
         if (l == TS_NONE32) continue;   /* never enqueued as far as the trace shows */
-        e[m++] = (qev){r->slices.ts_ns[l], +1};
-        e[m++] = (qev){ts__slice_end(r, ops[i]), -1};
+        deq[n_enq] = (qev){ts__slice_end(r, ops[i]), -1};
+        e[n_enq++] = (qev){r->slices.ts_ns[l], +1};
     }
-    qsort(e, m, sizeof *e, cmp_qev);
+    memcpy(e + n_enq, deq, (size_t)n_enq * sizeof *e);
+    uint32_t m = 2 * n_enq;
+    ts__sort_rec16(e, m, 0, e + m);
     int64_t q = 0, sum = 0;
     sb->queue_max = m ? INT64_MIN : 0;
     for (uint32_t i = 0; i < m; i++) {
@@ -292,7 +293,7 @@ static int queue_length(const ts_rank *r, const gpu_view *g, const uint32_t *ops
     }
     sb->queue_points = m;
     sb->queue_mean = m ? (double)sum / (double)m : 0;
-    ts__free(e, (size_t)(2 * n + 1) * sizeof *e);
+    ts__free(e, cap * sizeof *e);
     return TS_OK;
 }
 
@@ -347,7 +348,7 @@ static int per_stream(const ts_rank *r, const gpu_view *g, int64_t delay_ns, ts_
 
 static int launch_stats(const ts_rank *r, const gpu_view *g, ts_breakdown_rank *out)
 {
-    int64_t *delay = ts__malloc((size_t)(g->n_ops ? g->n_ops : 1) * sizeof *delay);
+    int64_t *delay = ts__malloc((size_t)(g->n_ops ? g->n_ops : 1) * 2 * sizeof *delay);   /* + sort scratch */
     if (!delay) return TS_ENOMEM;
     uint64_t n = 0;
     double cpu_sum = 0, gpu_sum = 0;
@@ -361,7 +362,7 @@ static int launch_stats(const ts_rank *r, const gpu_view *g, ts_breakdown_rank *
         if (r->slices.dur_ns[l] > RUNTIME_CUTOFF_NS) out->n_runtime_outliers++;
         if (delay[n - 1] > LAUNCH_DELAY_CUTOFF_NS) out->n_delay_outliers++;
     }
-    qsort(delay, n, sizeof *delay, ts__cmp_i64);
+    ts__sort_i64(delay, n, delay + (g->n_ops ? g->n_ops : 1));
     ts_sample smp = ts__sample_sorted(delay, n);
     out->n_launches = n;
     out->launch_delay_mean_ns = smp.mean;
@@ -369,7 +370,7 @@ static int launch_stats(const ts_rank *r, const gpu_view *g, ts_breakdown_rank *
     out->launch_delay_max_ns = n ? delay[n - 1] : 0;
     out->runtime_mean_ns = n ? cpu_sum / (double)n : 0;
     out->gpu_mean_ns = n ? gpu_sum / (double)n : 0;
-    ts__free(delay, (size_t)(g->n_ops ? g->n_ops : 1) * sizeof *delay);
+    ts__free(delay, (size_t)(g->n_ops ? g->n_ops : 1) * 2 * sizeof *delay);
     return TS_OK;
 }
 

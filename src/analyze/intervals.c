@@ -4,9 +4,12 @@
 #include "analyze/analyze_int.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+/* v by (start, end): a stable sort by end, then by start. When tmp cannot
+ * be had, qsort (same order). */
 static int cmp_ival(const void *a, const void *b)
 {
     const ts_ival *x = a, *y = b;
@@ -14,10 +17,20 @@ static int cmp_ival(const void *a, const void *b)
     return (x->end_ns > y->end_ns) - (x->end_ns < y->end_ns);
 }
 
+static void sort_ivals(ts_ival *v, uint32_t n)
+{
+    _Static_assert(sizeof(ts_ival) == 16 && offsetof(ts_ival, end_ns) == 8, "ts__sort_rec16 keys");
+    ts_ival *tmp = n >= 48 ? ts__malloc((size_t)n * sizeof *tmp) : NULL;
+    if (n >= 48 && !tmp) { qsort(v, n, sizeof *v, cmp_ival); return; }
+    ts__sort_rec16(v, n, offsetof(ts_ival, end_ns), tmp);
+    ts__sort_rec16(v, n, offsetof(ts_ival, start_ns), tmp);
+    ts__free(tmp, (size_t)n * sizeof *tmp);
+}
+
 uint32_t ts__ival_merge(ts_ival *v, uint32_t n)
 {
     if (n == 0) return 0;
-    qsort(v, n, sizeof *v, cmp_ival);
+    sort_ivals(v, n);
     uint32_t m = 0;
     for (uint32_t i = 1; i < n; i++) {
         if (v[i].start_ns <= v[m].end_ns) {   /* overlaps or touches: extend */
@@ -51,12 +64,6 @@ int64_t ts__ival_overlap(const ts_ival *a, uint32_t na, const ts_ival *b, uint32
 
 typedef struct edge { int64_t t; int delta; } edge;   /* delta = +-(1 << list) */
 
-static int cmp_edge(const void *a, const void *b)
-{
-    const edge *x = a, *y = b;
-    return (x->t > y->t) - (x->t < y->t);
-}
-
 /* HTA's _get_gpu_kernel_type_time: each merged list adds +bit at a start and
  * -bit at an end; the running sum between consecutive edges is the set of
  * types running. Within one list intervals never touch, so the running sum
@@ -66,7 +73,8 @@ int ts__ival_sweep(const ts_ival *const *lists, const uint32_t *counts, int k, i
     size_t n = 0;
     for (int l = 0; l < k; l++) n += 2 * (size_t)counts[l];
     if (n == 0) return TS_OK;
-    edge *e = ts__malloc(n * sizeof *e);
+    _Static_assert(sizeof(edge) == 16, "ts__sort_rec16 records");
+    edge *e = ts__malloc(2 * n * sizeof *e);   /* the second half is the sort's scratch */
     if (!e) return TS_ENOMEM;
     size_t m = 0;
     for (int l = 0; l < k; l++)
@@ -74,13 +82,13 @@ int ts__ival_sweep(const ts_ival *const *lists, const uint32_t *counts, int k, i
             e[m++] = (edge){lists[l][i].start_ns, 1 << l};
             e[m++] = (edge){lists[l][i].end_ns, -(1 << l)};
         }
-    qsort(e, n, sizeof *e, cmp_edge);
+    ts__sort_rec16(e, n, 0, e + n);   /* by time; equal times in any order: they bound empty spans */
     int running = 0;
     for (size_t i = 0; i + 1 < n; i++) {
         running += e[i].delta;
         if (running >= 0 && running < (1 << k)) out[running] += e[i + 1].t - e[i].t;
     }
-    ts__free(e, n * sizeof *e);
+    ts__free(e, 2 * n * sizeof *e);
     return TS_OK;
 }
 

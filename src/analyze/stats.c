@@ -121,37 +121,6 @@ static int cmp_u32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Sort v[0, n) ascending; tmp holds n. Insertion sort for short runs, else
- * an LSD radix sort over 11-bit digits of v - min, as many as the range
- * needs (durations of one op rarely span more than 2^33 ns: three passes). */
-static void sort_i64(int64_t *v, uint32_t n, int64_t *tmp)
-{
-    if (n < 48) {
-        for (uint32_t i = 1; i < n; i++) {
-            int64_t x = v[i];
-            uint32_t j = i;
-            for (; j > 0 && v[j - 1] > x; j--) v[j] = v[j - 1];
-            v[j] = x;
-        }
-        return;
-    }
-    int64_t lo = v[0], hi = v[0];
-    for (uint32_t i = 1; i < n; i++) {
-        if (v[i] < lo) lo = v[i];
-        if (v[i] > hi) hi = v[i];
-    }
-    uint64_t range = (uint64_t)hi - (uint64_t)lo;
-    int64_t *src = v, *dst = tmp;
-    for (unsigned shift = 0; shift < 64 && (range >> shift) != 0; shift += 11) {
-        uint32_t count[2048] = {0};
-        for (uint32_t i = 0; i < n; i++) count[(((uint64_t)src[i] - (uint64_t)lo) >> shift) & 2047]++;
-        for (uint32_t k = 0, sum = 0; k < 2048; k++) { uint32_t c = count[k]; count[k] = sum; sum += c; }
-        for (uint32_t i = 0; i < n; i++) dst[count[(((uint64_t)src[i] - (uint64_t)lo) >> shift) & 2047]++] = src[i];
-        int64_t *t = src; src = dst; dst = t;
-    }
-    if (src != v) memcpy(v, src, (size_t)n * sizeof *v);
-}
-
 /* Group the records by (rank, category, name) in that order, each group's
  * durations sorted, into *out and durs (rs->n entries). Why not one qsort of
  * the records: a 500 MB trace has 1.4 M of them and the sort with its
@@ -188,7 +157,7 @@ static int group_records(const recs *rs, int64_t *durs, groups *out)
         for (uint32_t i = a; i < b; i++) durs[cnt[rs->v[i].cat * width + rs->v[i].name]++] = rs->v[i].dur_ns;
         for (uint32_t g = 0; g < n_seen; g++) cnt[seen[g]] = 0;
     }
-    for (uint32_t g = 0; g < out->n && rc == TS_OK; g++) sort_i64(durs + out->v[g].first, out->v[g].n, tmp);
+    for (uint32_t g = 0; g < out->n && rc == TS_OK; g++) ts__sort_i64(durs + out->v[g].first, out->v[g].n, tmp);
     ts__free(cnt, slots * sizeof *cnt);
     ts__free(seen, (size_t)(rs->n ? rs->n : 1) * sizeof *seen);
     ts__free(tmp, (size_t)(rs->n ? rs->n : 1) * sizeof *tmp);

@@ -134,4 +134,15 @@ size_t  ts__peak_rss_bytes(void); /* getrusage maxrss */
 int ts__cmp_i64(const void *a, const void *b);
 int ts__cmp_double(const void *a, const void *b);
 
+/* ---- sorts ----
+ * LSD radix sorts over 11-bit digits of key - min, as many passes as the
+ * keys' range needs; insertion sort below a few dozen elements. Why not
+ * qsort: an indirect call per compare made sorting a tenth of `stats` and
+ * `breakdown` on large traces; these are O(n) a pass. */
+/* v[0, n) ascending; tmp holds n. */
+void ts__sort_i64(int64_t *v, size_t n, int64_t *tmp);
+/* n records of 16 bytes, stably, by the int64 at byte offset key_off (0 or
+ * 8); tmp holds n records. */
+void ts__sort_rec16(void *v, size_t n, size_t key_off, void *tmp);
+
 #endif

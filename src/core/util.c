@@ -188,6 +188,68 @@ int ts__cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* A 16-byte record as two words, for ts__sort_rec16. */
+typedef struct rec16 { uint64_t w[2]; } rec16;
+
+void ts__sort_i64(int64_t *v, size_t n, int64_t *tmp)
+{
+    if (n < 48) {
+        for (size_t i = 1; i < n; i++) {
+            int64_t x = v[i];
+            size_t j = i;
+            for (; j > 0 && v[j - 1] > x; j--) v[j] = v[j - 1];
+            v[j] = x;
+        }
+        return;
+    }
+    int64_t lo = v[0], hi = v[0];
+    for (size_t i = 1; i < n; i++) {
+        if (v[i] < lo) lo = v[i];
+        if (v[i] > hi) hi = v[i];
+    }
+    uint64_t range = (uint64_t)hi - (uint64_t)lo;
+    int64_t *src = v, *dst = tmp;
+    for (unsigned shift = 0; shift < 64 && (range >> shift) != 0; shift += 11) {
+        size_t count[2048] = {0};
+        for (size_t i = 0; i < n; i++) count[(((uint64_t)src[i] - (uint64_t)lo) >> shift) & 2047]++;
+        for (size_t k = 0, sum = 0; k < 2048; k++) { size_t c = count[k]; count[k] = sum; sum += c; }
+        for (size_t i = 0; i < n; i++) dst[count[(((uint64_t)src[i] - (uint64_t)lo) >> shift) & 2047]++] = src[i];
+        int64_t *t = src; src = dst; dst = t;
+    }
+    if (src != v) memcpy(v, src, n * sizeof *v);
+}
+
+void ts__sort_rec16(void *v, size_t n, size_t key_off, void *tmp)
+{
+    rec16 *a = v;
+    unsigned k = key_off / 8;
+    if (n < 48) {   /* insertion sort: stable */
+        for (size_t i = 1; i < n; i++) {
+            rec16 x = a[i];
+            size_t j = i;
+            for (; j > 0 && (int64_t)a[j - 1].w[k] > (int64_t)x.w[k]; j--) a[j] = a[j - 1];
+            a[j] = x;
+        }
+        return;
+    }
+    int64_t lo = (int64_t)a[0].w[k], hi = lo;
+    for (size_t i = 1; i < n; i++) {
+        int64_t x = (int64_t)a[i].w[k];
+        if (x < lo) lo = x;
+        if (x > hi) hi = x;
+    }
+    uint64_t range = (uint64_t)hi - (uint64_t)lo;
+    rec16 *src = a, *dst = tmp;
+    for (unsigned shift = 0; shift < 64 && (range >> shift) != 0; shift += 11) {
+        size_t count[2048] = {0};
+        for (size_t i = 0; i < n; i++) count[((src[i].w[k] - (uint64_t)lo) >> shift) & 2047]++;
+        for (size_t d = 0, sum = 0; d < 2048; d++) { size_t c = count[d]; count[d] = sum; sum += c; }
+        for (size_t i = 0; i < n; i++) dst[count[((src[i].w[k] - (uint64_t)lo) >> shift) & 2047]++] = src[i];
+        rec16 *t = src; src = dst; dst = t;
+    }
+    if (src != a) memcpy(a, src, n * sizeof *a);
+}
+
 int ts__cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;

@@ -89,3 +89,38 @@ TEST(strerror_comes_from_the_status_table)
     CHECK_EQ_STR(ts_strerror(TS_EPARSE), "malformed input");
     CHECK_EQ_STR(ts_strerror(12345), "unknown error");
 }
+
+/* The radix sorts against qsort on random keys (negative, wide and narrow
+ * ranges, short and long arrays); the 16-byte one is stable: records with
+ * equal keys keep their input order (the second word numbers them). */
+TEST(radix_sorts_match_qsort_and_are_stable)
+{
+    enum { N = 5000 };
+    static int64_t a[N], b[N], tmp[2 * N];
+    static uint64_t r[N][2], t16[N][2];
+    uint64_t seed = 7;
+    const int64_t ranges[] = {3, 1000, (int64_t)1 << 40, INT64_MAX};
+    const size_t sizes[] = {0, 1, 5, 47, 48, 1000, N};
+    for (size_t ri = 0; ri < sizeof ranges / sizeof ranges[0]; ri++)
+        for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+            size_t n = sizes[si];
+            for (size_t i = 0; i < n; i++) {
+                seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+                int64_t x = (int64_t)((seed >> 1) % (uint64_t)ranges[ri]) - ranges[ri] / 2;
+                a[i] = b[i] = x;
+                r[i][0] = (uint64_t)x;
+                r[i][1] = i;
+            }
+            qsort(b, n, sizeof *b, ts__cmp_i64);
+            ts__sort_i64(a, n, tmp);
+            CHECK(n == 0 || memcmp(a, b, n * sizeof *a) == 0);
+            ts__sort_rec16(r, n, 0, t16);
+            for (size_t i = 0; i < n; i++) {
+                CHECK((int64_t)r[i][0] == b[i]);
+                if (i && r[i][0] == r[i - 1][0]) CHECK(r[i][1] > r[i - 1][1]);
+            }
+            for (size_t i = 0; i < n; i++) { uint64_t w = r[i][0]; r[i][0] = r[i][1]; r[i][1] = w; }
+            ts__sort_rec16(r, n, 8, t16);   /* by the second word: already sorted, must not move */
+            for (size_t i = 0; i < n; i++) CHECK((int64_t)r[i][1] == b[i]);
+        }
+}

@@ -100,7 +100,11 @@ fuzz: $(FUZZ_BINS)
 
 build/fuzz/obj/%.o: src/%.c
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) $(MODULE_CFLAGS) -c $< -o $@
+	clang $(FUZZ_CFLAGS) $(MODULE_CFLAGS) -MMD -MP -c $< -o $@
+
+# Header dependencies, so a changed struct rebuilds every object that uses it
+# (without them a stale object reads the old layout: garbage, not a finding).
+-include $(FUZZ_OBJS:.o=.d)
 
 build/fuzz/%: fuzz/%.c $(FUZZ_OBJS) $(wildcard fuzz/*.h)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJS) $(LDLIBS) $(MODULE_LDLIBS)

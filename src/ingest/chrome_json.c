@@ -92,10 +92,10 @@ typedef struct icache_ent {
 enum { KPRED_BITS = 8, KPRED_BYTES = 32 };
 typedef struct key_pred {
     uint32_t prev, next;                /* key ids; next 0 = empty slot */
-    uint32_t n;                         /* key length, < KPRED_BYTES */
-    uint32_t words;                     /* 8-byte words holding the key and its quote */
+    uint32_t n;                         /* bytes matched (key, quote, colon[, blank]), < KPRED_BYTES */
+    uint32_t words;                     /* 8-byte words holding those bytes */
     uint64_t last_mask;                 /* bytes of the last word that belong to them */
-    uint64_t w[KPRED_BYTES / 8];        /* key bytes, '"', zero padding */
+    uint64_t w[KPRED_BYTES / 8];        /* those bytes, zero padding */
 } key_pred;
 /* The last numeric pid or tid as written: its bytes up to and including the
  * byte after the number, so equal words mean the same number. */
@@ -326,7 +326,8 @@ static inline __attribute__((always_inline)) void add_arg(parser *P, ev *e, uint
 }
 
 /* p at a key's opening quote: if the key is the one that followed `prev`
- * last time, move p past its closing quote and return its id, else 0.
+ * last time, move p past its colon (and the blank after it when it was
+ * there last time) and return its id, else 0.
  * Why: an event's arg keys come in the same order every time its kind
  * recurs ("External id", "Record function id", "Sequence number", ...), and
  * checking the guess costs a few word compares where scanning and interning
@@ -346,24 +347,26 @@ static inline uint32_t predicted_key(parser *P, uint32_t prev)
     uint64_t x;
     memcpy(&x, q + 8 * last, 8);
     if ((x & k->last_mask) != k->w[last]) return 0;
-    P->s.p = q + k->n + 1;
+    P->s.p = q + k->n;
     return k->next;
 }
 
+/* k was just read and p is past the colon after it: remember the key with
+ * its closing quote, the colon and a blank after it when the bytes run so
+ * (then a hit skips the colon and the value's peek as well). */
 static void learn_key(parser *P, uint32_t prev, uint32_t next, js_str k)
 {
-    if (!k.clean || k.n + 1 >= KPRED_BYTES) return;
+    const char *after = k.s + k.n + 1;   /* the byte after the closing quote */
+    if (!k.clean || k.n + 3 >= KPRED_BYTES || P->s.p != after + 1 || *after != ':') return;
     key_pred *e = &P->kpred[(prev * 0x9e3779b1u) >> (32 - KPRED_BITS)];
     memset(e, 0, sizeof *e);
     e->prev = prev;
     e->next = next;
-    e->n = (uint32_t)k.n;
-    size_t m = k.n + 1;   /* with the closing quote */
+    size_t m = k.n + 2 + (after[1] == ' ');   /* key, quote, colon[, blank] */
+    e->n = (uint32_t)m;
     e->words = (uint32_t)((m + 7) / 8);
     e->last_mask = m % 8 ? (1ULL << (8 * (m % 8))) - 1 : UINT64_MAX;
-    char *b = (char *)e->w;
-    memcpy(b, k.s, k.n);
-    b[k.n] = '"';
+    memcpy(e->w, k.s, m);
 }
 
 /* p at '{' of "args": every member becomes an arg row. */
@@ -376,13 +379,13 @@ static void parse_args(parser *P, ev *e)
     uint32_t prev = 0;   /* the previous key's id, 0 at the first */
     for (;;) {
         if (js_peek(j) != '"') js_fail(j, j->p, "expected a key in \"args\"");
-        uint32_t key = predicted_key(P, prev);
+        uint32_t key = predicted_key(P, prev);   /* a hit moves p past the colon */
         if (!key) {
             js_str k = js_string(j);
             key = intern_str(P, k);
+            js_expect(j, ':', "':' after a key");
             learn_key(P, prev, key, k);
         }
-        js_expect(j, ':', "':' after a key");
         add_arg(P, e, key);
         prev = key;
         char c = js_peek(j);
@@ -546,7 +549,9 @@ static inline event_key fast_key(js *j)
 #undef KEY5
 #undef KEY6
 #undef KEY7
-    j->p += len;
+    /* and the blank that usually follows the colon, so the value's peek
+     * lands on its first byte */
+    j->p += len + (len && ((const char *)&w)[len] == ' ' && len < 8);
     return k;
 }
 

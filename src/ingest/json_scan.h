@@ -65,6 +65,18 @@ static inline char js_peek(js *j)
     const char *p = j->p;
     if (TS_LIKELY((unsigned char)*p > ' ')) return *p;   /* most peeks land on a token */
     if (*p == ' ' && (unsigned char)p[1] > ' ') { j->p = p + 1; return p[1]; }   /* ", " and ": " */
+    if (*p == '\n') {
+        /* A line break and its indentation ("\n    "): the first byte after
+         * it that is not a blank, in one 8-byte word, when the indentation
+         * is shorter than 8 and a token follows. */
+        uint64_t w;
+        memcpy(&w, p + 1, 8);
+        uint64_t x = w ^ 0x2020202020202020ULL;   /* zero bytes are blanks */
+        if (x) {
+            unsigned k = (unsigned)__builtin_ctzll(x) / 8;
+            if ((unsigned char)p[1 + k] > ' ') { j->p = p + 1 + k; return p[1 + k]; }
+        }
+    }
 #ifdef __SSE2__
     /* Indented traces put runs of blanks between tokens ("\n    "): find
      * the first non-whitespace byte 16 at a time, no branch per byte. The

@@ -77,4 +77,16 @@ bool ts__names_collective(ts_names *m, const ts_rank *r, uint32_t name_id);
 typedef struct ts_sample { int64_t total, min, max; double mean, median, stddev; } ts_sample;
 ts_sample ts__sample_sorted(const int64_t *sorted, uint64_t n);
 
+/* Durations grouped by a dense key (a category and a string id folded into
+ * one number below n_keys): the groups present, in key order, each with
+ * durs[first, first + n) ascending. Why not a qsort of the records: a
+ * 500 MB trace has 1.4 M of them and the sort with its indirect compares
+ * was 12% of `trainscope stats`; with dense keys a counting sort groups
+ * them in two linear passes and only each group's durations need sorting
+ * (a radix sort). durs holds n; groups are appended to *g. */
+typedef struct ts_dgroup { uint32_t key, first, n; } ts_dgroup;
+typedef struct ts_dgroups { ts_dgroup *v; uint32_t n, cap; } ts_dgroups;
+TS_NODISCARD int ts__group_durations(const uint32_t *key, const int64_t *dur, uint32_t n, uint32_t n_keys,
+                                     int64_t *durs, ts_dgroups *g);   /* TS_ENOMEM */
+
 #endif

@@ -163,16 +163,6 @@ done:
 }
 
 /* ---- per-kernel-name shares ---- */
-typedef struct krec { uint8_t type; uint32_t name; int64_t dur_ns; } krec;
-
-static int cmp_krec(const void *a, const void *b)
-{
-    const krec *x = a, *y = b;
-    if (x->type != y->type) return x->type < y->type ? -1 : 1;
-    if (x->name != y->name) return x->name < y->name ? -1 : 1;
-    return (x->dur_ns > y->dur_ns) - (x->dur_ns < y->dur_ns);
-}
-
 static int cmp_share(const void *a, const void *b)
 {
     const ts_kernel_share *x = a, *y = b;
@@ -181,11 +171,12 @@ static int cmp_share(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
-static ts_kernel_share make_share(const ts_rank *r, const ts_breakdown_rank *br, const krec *run, uint32_t n, int64_t *scratch)
+/* One kernel name's share from its sorted durations. */
+static ts_kernel_share make_share(const ts_rank *r, const ts_breakdown_rank *br, uint32_t name, ts_kernel_type type,
+                                  const int64_t *durs, uint32_t n)
 {
-    ts_kernel_share k = {.name = ts__rank_str(r, run[0].name), .type = (ts_kernel_type)run[0].type, .count = n};
-    for (uint32_t i = 0; i < n; i++) scratch[i] = run[i].dur_ns;
-    ts_sample smp = ts__sample_sorted(scratch, n);
+    ts_kernel_share k = {.name = ts__rank_str(r, name), .type = type, .count = n};
+    ts_sample smp = ts__sample_sorted(durs, n);
     k.total_ns = smp.total;
     k.min_ns = smp.min;
     k.max_ns = smp.max;
@@ -233,30 +224,33 @@ static void keep_top(ts_breakdown_rank *out, uint32_t top)
     out->n_kernels = kept;
 }
 
+/* Kernels grouped by (type, name) with ts__group_durations, one share each. */
 static int kernel_shares(const ts_rank *r, gpu_view *g, uint32_t top, ts_breakdown_rank *out, rank_caps *caps)
 {
-    uint32_t n = g->n_ops;
+    uint32_t n = g->n_ops, width = r->strings.n ? r->strings.n : 1;
     caps->kernels = n ? n : 1;
-    krec *v = ts__malloc((size_t)(n ? n : 1) * sizeof *v);
-    int64_t *scratch = ts__malloc((size_t)(n ? n : 1) * sizeof *scratch);
+    uint32_t *key = ts__malloc((size_t)(n ? n : 1) * sizeof *key);
+    int64_t *dur = ts__malloc((size_t)(n ? n : 1) * 2 * sizeof *dur);   /* durations, then grouped */
+    ts_dgroups dg = {0};
     out->kernels = ts__calloc(n ? n : 1, sizeof *out->kernels);
     int rc = TS_ENOMEM;
-    if (!v || !scratch || !out->kernels) goto done;
+    if (!key || !dur || !out->kernels) goto done;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t s = g->ops[i];
-        v[i] = (krec){(uint8_t)kernel_type(r, g, s), r->slices.name[s], r->slices.dur_ns[s]};
+        key[i] = (uint32_t)kernel_type(r, g, s) * width + r->slices.name[s];
+        dur[i] = r->slices.dur_ns[s];
     }
-    qsort(v, n, sizeof *v, cmp_krec);
-    for (uint32_t i = 0, j; i < n; i = j) {
-        for (j = i + 1; j < n && v[j].type == v[i].type && v[j].name == v[i].name; j++) {}
-        out->kernels[out->n_kernels++] = make_share(r, out, &v[i], j - i, scratch);
-    }
+    int64_t *grouped = dur + (n ? n : 1);
+    if ((rc = ts__group_durations(key, dur, n, TS_KT_COUNT * width, grouped, &dg))) goto done;
+    for (uint32_t k = 0; k < dg.n; k++)
+        out->kernels[out->n_kernels++] = make_share(r, out, dg.v[k].key % width, (ts_kernel_type)(dg.v[k].key / width),
+                                                    grouped + dg.v[k].first, dg.v[k].n);
     qsort(out->kernels, out->n_kernels, sizeof *out->kernels, cmp_share);
     if (top) keep_top(out, top);
-    rc = TS_OK;
 done:
-    ts__free(v, (size_t)(n ? n : 1) * sizeof *v);
-    ts__free(scratch, (size_t)(n ? n : 1) * sizeof *scratch);
+    ts__free(dg.v, (size_t)dg.cap * sizeof *dg.v);
+    ts__free(key, (size_t)(n ? n : 1) * sizeof *key);
+    ts__free(dur, (size_t)(n ? n : 1) * 2 * sizeof *dur);
     return rc;
 }
 

@@ -92,6 +92,43 @@ int ts__ival_sweep(const ts_ival *const *lists, const uint32_t *counts, int k, i
     return TS_OK;
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+int ts__group_durations(const uint32_t *key, const int64_t *dur, uint32_t n, uint32_t n_keys,
+                        int64_t *durs, ts_dgroups *g)
+{
+    uint32_t *next = ts__calloc(n_keys ? n_keys : 1, sizeof *next);   /* per key: count, then next slot */
+    uint32_t *seen = ts__malloc((size_t)(n ? n : 1) * sizeof *seen);
+    int64_t *tmp = ts__malloc((size_t)(n ? n : 1) * sizeof *tmp);
+    uint32_t n_seen = 0, first_group = g->n;
+    int rc = next && seen && tmp ? TS_OK : TS_ENOMEM;
+    for (uint32_t i = 0; i < n && rc == TS_OK; i++)
+        if (next[key[i]]++ == 0) seen[n_seen++] = key[i];
+    if (rc == TS_OK) {
+        qsort(seen, n_seen, sizeof *seen, cmp_u32);   /* a few thousand keys */
+        if (g->n + n_seen > g->cap && ts__grow((void **)&g->v, &g->cap, sizeof *g->v, (size_t)g->n + n_seen))
+            rc = TS_ENOMEM;
+    }
+    if (rc == TS_OK) {
+        for (uint32_t k = 0, pos = 0; k < n_seen; k++) {
+            uint32_t c = next[seen[k]];
+            g->v[g->n++] = (ts_dgroup){seen[k], pos, c};
+            next[seen[k]] = pos;
+            pos += c;
+        }
+        for (uint32_t i = 0; i < n; i++) durs[next[key[i]]++] = dur[i];
+        for (uint32_t k = first_group; k < g->n; k++) ts__sort_i64(durs + g->v[k].first, g->v[k].n, tmp);
+    }
+    ts__free(next, (size_t)(n_keys ? n_keys : 1) * sizeof *next);
+    ts__free(seen, (size_t)(n ? n : 1) * sizeof *seen);
+    ts__free(tmp, (size_t)(n ? n : 1) * sizeof *tmp);
+    return rc;
+}
+
 bool ts__ival_push(ts_ival **v, uint32_t *n, uint32_t *cap, int64_t start_ns, int64_t end_ns)
 {
     if (*n == *cap && ts__grow((void **)v, cap, sizeof **v, (size_t)*n + 1)) return false;

@@ -115,52 +115,36 @@ typedef struct group {
 
 typedef struct groups { group *v; uint32_t n, cap; } groups;
 
-static int cmp_u32(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* Group the records by (rank, category, name) in that order, each group's
- * durations sorted, into *out and durs (rs->n entries). Why not one qsort of
- * the records: a 500 MB trace has 1.4 M of them and the sort with its
- * indirect compares was 12% of `trainscope stats`; names are dense string
- * ids, so a counting sort per rank groups them in two linear passes and
- * only each group's durations need sorting. Records of one rank are
- * contiguous (collect_rank appends rank by rank). */
+ * durations sorted (ts__group_durations), into *out and durs (rs->n
+ * entries). Records of one rank are contiguous (collect_rank appends rank by
+ * rank); names are that rank's string ids. */
 static int group_records(const recs *rs, int64_t *durs, groups *out)
 {
-    uint32_t width = 1;
-    for (uint32_t i = 0; i < rs->n; i++)
-        if (rs->v[i].name + 1 > width) width = rs->v[i].name + 1;
-    size_t slots = (size_t)TS_STAT_CAT_COUNT * width;
-    uint32_t *cnt = ts__calloc(slots, sizeof *cnt);        /* per (cat, name): count, then next offset */
-    uint32_t *seen = ts__malloc((size_t)(rs->n ? rs->n : 1) * sizeof *seen);
-    int64_t *tmp = ts__malloc((size_t)(rs->n ? rs->n : 1) * sizeof *tmp);
-    int rc = cnt && seen && tmp ? TS_OK : TS_ENOMEM;
+    uint32_t *key = ts__malloc((size_t)(rs->n ? rs->n : 1) * sizeof *key);
+    int64_t *dur = ts__malloc((size_t)(rs->n ? rs->n : 1) * sizeof *dur);
+    ts_dgroups dg = {0};
+    int rc = key && dur ? TS_OK : TS_ENOMEM;
     for (uint32_t a = 0, b; a < rs->n && rc == TS_OK; a = b) {
-        uint32_t rank_idx = rs->v[a].rank_idx, n_seen = 0;
-        for (b = a; b < rs->n && rs->v[b].rank_idx == rank_idx; b++) {
-            uint32_t k = rs->v[b].cat * width + rs->v[b].name;
-            if (cnt[k]++ == 0) seen[n_seen++] = k;
+        uint32_t rank_idx = rs->v[a].rank_idx, width = 1;
+        for (b = a; b < rs->n && rs->v[b].rank_idx == rank_idx; b++)
+            if (rs->v[b].name + 1 > width) width = rs->v[b].name + 1;
+        for (uint32_t i = a; i < b; i++) {
+            key[i - a] = rs->v[i].cat * width + rs->v[i].name;
+            dur[i - a] = rs->v[i].dur_ns;
         }
-        qsort(seen, n_seen, sizeof *seen, cmp_u32);   /* k order is (category, name) order */
-        if (out->n + n_seen > out->cap &&
-            ts__grow((void **)&out->v, &out->cap, sizeof *out->v, (size_t)out->n + n_seen)) { rc = TS_ENOMEM; break; }
-        uint32_t pos = a;
-        for (uint32_t g = 0; g < n_seen; g++) {
-            uint32_t k = seen[g], c = cnt[k];
-            out->v[out->n++] = (group){rank_idx, k % width, pos, c, (uint8_t)(k / width)};
-            cnt[k] = pos;
-            pos += c;
-        }
-        for (uint32_t i = a; i < b; i++) durs[cnt[rs->v[i].cat * width + rs->v[i].name]++] = rs->v[i].dur_ns;
-        for (uint32_t g = 0; g < n_seen; g++) cnt[seen[g]] = 0;
+        dg.n = 0;
+        rc = ts__group_durations(key, dur, b - a, TS_STAT_CAT_COUNT * width, durs + a, &dg);
+        if (rc == TS_OK && out->n + dg.n > out->cap &&
+            ts__grow((void **)&out->v, &out->cap, sizeof *out->v, (size_t)out->n + dg.n))
+            rc = TS_ENOMEM;
+        for (uint32_t g = 0; g < dg.n && rc == TS_OK; g++)
+            out->v[out->n++] = (group){rank_idx, dg.v[g].key % width, a + dg.v[g].first, dg.v[g].n,
+                                       (uint8_t)(dg.v[g].key / width)};
     }
-    for (uint32_t g = 0; g < out->n && rc == TS_OK; g++) ts__sort_i64(durs + out->v[g].first, out->v[g].n, tmp);
-    ts__free(cnt, slots * sizeof *cnt);
-    ts__free(seen, (size_t)(rs->n ? rs->n : 1) * sizeof *seen);
-    ts__free(tmp, (size_t)(rs->n ? rs->n : 1) * sizeof *tmp);
+    ts__free(dg.v, (size_t)dg.cap * sizeof *dg.v);
+    ts__free(key, (size_t)(rs->n ? rs->n : 1) * sizeof *key);
+    ts__free(dur, (size_t)(rs->n ? rs->n : 1) * sizeof *dur);
     return rc;
 }
 

@@ -18,6 +18,8 @@
  * Not a test: nothing here asserts a speed.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -400,6 +402,37 @@ static int make_trace(const char *out, const char *src, size_t n, int copies, in
     return fclose(f);
 }
 
+/* The machine's own ceiling for (c): the same fixed CPU-bound work (a
+ * memory-light integer hash loop) on 1 thread, then on 2 threads at once.
+ * Where the 2 vCPUs are siblings of one physical core, or the host shares
+ * them, 2 threads do less than 2x whatever the program: this says how much
+ * less, measured in the same run. Returns the 2-thread speedup. */
+static volatile uint64_t spin_sink;
+static void *spin_work(void *arg)
+{
+    uint64_t h = (uint64_t)(uintptr_t)arg | 1;
+    for (long i = 0; i < 300000000L; i++) h = (h ^ (h >> 29)) * 0xbf58476d1ce4e5b9ULL + (uint64_t)i;
+    spin_sink = h;
+    return NULL;
+}
+
+static double machine_two_thread_speedup(void)
+{
+    double best = 0;
+    for (int rep = 0; rep < 3; rep++) {
+        double t0 = now_s();
+        spin_work((void *)1);
+        double one = now_s() - t0;
+        pthread_t th[2];
+        t0 = now_s();
+        for (int i = 0; i < 2; i++) pthread_create(&th[i], NULL, spin_work, (void *)(uintptr_t)(i + 2));
+        for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+        double two = now_s() - t0;
+        if (2 * one / two > best) best = 2 * one / two;
+    }
+    return best;
+}
+
 static double file_mb(const char *path)
 {
     struct stat st;
@@ -475,6 +508,7 @@ int main(int argc, char **argv)
     double fastest = 0;
     result ours = run_ours_median(pa, 1, 1, reps, &fastest), py = python ? run_python(gz) : (result){0};
     report("(a) nccl_data.json.gz (gzip)", src_mb, ours, fastest, reps, py);
+    result a_ours = ours, a_py = py;
     /* The load decodes on a second thread while it parses, so its wall time
      * is bounded by decoding (the floor) or parsing, whichever is slower. */
     double gz_s = gunzip_cpu_s(gz), ld_s = libdeflate_cpu_s(gz, n), is_s = isal_cpu_s(gz);
@@ -494,6 +528,8 @@ int main(int argc, char **argv)
     char what[128];
     snprintf(what, sizeof what, "(b) %d copies, plain JSON", copies);
     report(what, file_mb(big), ours, fastest, reps, py);
+    result b_ours = ours, b_py = py;
+    double b_mb = file_mb(big);
 
     /* (c) multi-rank directory: 1 vs 2 threads */
     const char *pc[] = {dir};
@@ -506,5 +542,30 @@ int main(int argc, char **argv)
                one.wall_s / two.wall_s, two.peak_rss_mb);
     else
         printf("  FAILED\n");
+    double ceiling = machine_two_thread_speedup();
+    printf("  this machine's own ceiling: a CPU-bound loop on 2 threads runs %.2fx its 1-thread rate (best of 3)\n",
+           ceiling);
+
+    /* The issue's targets, each as a ratio taken in this run. The absolute
+     * "1 GB/s per core" was set as "10x Python, 60x HTA" on a machine where
+     * Python's json.load did 97 MB/s; on this kind of machine json.load has
+     * measured 19-97 MB/s from one session to the next, so the ratio is
+     * the figure that carries from machine to machine. */
+    printf("\ntargets (issue 2), measured in this run:\n");
+    printf("  (b) throughput per core: %.0f MB/s", b_mb / b_ours.cpu_s);
+    if (b_py.ok)
+        printf(" = %.1fx Python's json.load (%.1f MB/s): target 10x -> %s", b_py.cpu_s / b_ours.cpu_s,
+               b_mb / b_py.cpu_s, b_py.cpu_s / b_ours.cpu_s >= 10 ? "met" : "NOT met");
+    printf("; 1,000 MB/s absolute -> %s on this machine now\n", b_mb / b_ours.cpu_s >= 1000 ? "met" : "not met");
+    printf("  (b) peak RSS %.2fx the JSON: target <= 1.0x -> %s\n", b_ours.peak_rss_mb / b_mb,
+           b_ours.peak_rss_mb <= b_mb ? "met" : "NOT met");
+    if (a_py.ok)
+        printf("  (a) gzip: %.1fx Python's json.load on the same file; load wall %.2fx zlib's inflate alone "
+               "(target: bounded by decompression, <= ~1.5x) -> %s\n", a_py.cpu_s / a_ours.cpu_s, a_ours.wall_s / gz_s,
+               a_ours.wall_s <= 1.5 * gz_s ? "met" : "NOT met");
+    if (one.ok && two.ok)
+        printf("  (c) 2-thread wall speedup %.2fx against the machine's %.2fx ceiling: %.0f%% of linear scaling as far as "
+               "this machine allows\n", one.wall_s / two.wall_s, ceiling, 100 * (one.wall_s / two.wall_s - 1) /
+               (ceiling > 1 ? ceiling - 1 : 1));
     return 0;
 }

@@ -387,7 +387,12 @@ static void retire_old(rb_ctx *c, old_bucket *o, const uint32_t *new_member, con
     for (uint32_t e = g->out_first[m]; e < g->out_first[m + 1]; e++) {
         if (g->edges.kind[e] != TS_EDGE_WORKER) continue;
         uint32_t waiter = g->edges.dst[e], j = j0 + 1;
-        if (meas_start(r, waiter) < c->last_launch_ns && !(g->edges.flags[e] & TS_SIM_TO_END)) {
+        /* A waiter in another iteration (the next one's forward) is a gloo
+         * worker that recorded its end late: DDP's finalize had waited for
+         * the bucket before the optimizer ran (wait_for_optimizer below
+         * keeps that), so nothing in the next iteration waits for it. */
+        bool late_record = c->last_launch_ns != INT64_MIN && s->iteration[waiter] != s->iteration[m];
+        if ((meas_start(r, waiter) < c->last_launch_ns || late_record) && !(g->edges.flags[e] & TS_SIM_TO_END)) {
             unbind_waiter(r, waiter, e);
             continue;
         }
@@ -442,6 +447,34 @@ static int64_t start_delay(const ts_replay *r, const old_bucket *ob, uint32_t b)
         }
     int64_t d = meas_start(r, ob[b].member) - free_at;
     return d > 0 ? d : 0;
+}
+
+/* DDP's finalize waits for every bucket of the iteration before backward()
+ * returns, so the optimizer step starts after all of them completed. The
+ * waits above tie each old bucket's consumer to the new bucket holding its
+ * last gradient; the other pieces of a split bucket run on the other worker
+ * and can end later, and a consumer recorded in the next iteration was cut.
+ * So every new bucket also gets an edge to the iteration's first
+ * Optimizer.* op on the launching thread after the last launch (none found:
+ * nothing is added). O(ops of the finalize + new buckets). */
+static void wait_for_optimizer(const rb_ctx *c, const old_bucket *ob, uint32_t n_old, const uint32_t *new_member,
+                               uint32_t n_new)
+{
+    ts_replay *r = c->r;
+    ts_sim *s = &r->sim;
+    uint32_t launch = ob[n_old - 1].launch, lane = s->lane[launch], opt = TS_NONE32;
+    int32_t iter = s->iteration[ob[0].member];
+    uint32_t end = r->g->rank_first_node[s->rank[launch] + 1];
+    for (uint32_t n = launch + 1; n < end && opt == TS_NONE32; n++) {
+        if (s->lane[n] != lane) continue;
+        if (s->iteration[n] != iter) break;
+        if (!strncmp(ts__replay_node_name(r, n), "Optimizer.", 10)) opt = n;
+    }
+    if (opt == TS_NONE32) return;
+    for (uint32_t j = 0; j < n_new; j++) {
+        uint32_t ne = ts__sim_add_edge(s, new_member[j], opt, TS_SIM_FROM_END, 0);
+        if (ne != TS_NONE32) s->ekind[ne] = TS_EDGE_WORKER;
+    }
 }
 
 /* New members of one rank's iteration; new_member[j] receives bucket j's
@@ -500,7 +533,10 @@ static int add_rank_iteration(rb_ctx *c, old_bucket *ob, uint32_t n_units, uint3
         retire_old(c, &ob[c->unit_old[i]], new_member, new_resid, new_ready, u0, i, &waited);
         u0 = i + 1;
     }
-    if (!same) drop_finalize_gaps(c, ob, c->unit_old[n_units - 1] + 1);
+    if (!same) {
+        drop_finalize_gaps(c, ob, c->unit_old[n_units - 1] + 1);
+        wait_for_optimizer(c, ob, n_old, new_member, c->unit_new[n_units - 1] + 1);
+    }
     return s->oom ? TS_ENOMEM : TS_OK;
 }
 

@@ -1112,3 +1112,38 @@ TEST(contention_prices_new_allreduce_by_load_model_and_sharing)
      * T = 600 (1 + 1000 / T), whose root is 1130.7; a few rounds get close. */
     CHECK(t > 1100 && t < 1170);
 }
+
+/* A 2-rank gloo DDP job of 3 steps recorded with a 25 MiB cap (ns, both
+ * ranks alike), buckets [A 1 MiB] [X 1 MiB = X1 X2, 0.5 MiB each], where
+ * the worker records X's end late, after the next step began (gloo does):
+ *   training thread: bwd_a [0, 100), c10d [100, 110), bwd_x [110, 500),
+ *     c10d [500, 510), views and copies [640, 660), Optimizer.step [700,
+ *     790), then the next step at 1000;
+ *   gloo worker: A [120, 200), X [510, 1030) (done by 630 in truth: the
+ *     finalize took it at 640).
+ * The graph ties X to the next step's first op after 1030, its c10d at
+ * 1100. Split at 0.5 MiB (9 buckets for 6), that op is no waiter (DDP
+ * waits only in the finalize, which the pieces now leave earlier): the
+ * predicted step is 900 ns. Until 24 Nov the next step's c10d waited for X2
+ * as if it had been recorded late too, and the step came out 930. */
+TEST(bucket_whatif_next_step_does_not_wait_for_a_late_recorded_bucket)
+{
+    static const op_row ops[] = {
+        {0, 100, "bwd_a"}, {100, 10, "c10d::allreduce_"}, {110, 390, "bwd_x"}, {500, 10, "c10d::allreduce_"},
+        {640, 10, "aten::as_strided"}, {650, 10, "torch.distributed.ddp.reducer::copy_bucket_to_grad"},
+        {700, 90, "Optimizer.step#SGD.step"},
+    };
+    static const int64_t ar[][2] = {{120, 80}, {510, 520}};
+    ts_trace *t = gloo_ddp_trace(ops, 7, ar, 2, 1000, 3);
+    CHECK(t != NULL);
+    char gpath[] = "/tmp/ts_grad_XXXXXX";
+    temp_file(gpath, "[524288, 524288, 1048576]");   /* registration order: X2, X1, A */
+    ts_replay_options o = {.size = sizeof o, .bucket_mb = 25, .gradients_json = gpath, .trace_bucket_mb = 25,
+                           .no_contention = 1};
+    CHECK_EQ_INT(whatif_ns(t, &o, NULL), 1000);   /* same buckets: as measured */
+    o.bucket_mb = 0.5;
+    int64_t ns = whatif_ns(t, &o, "6 gradient all-reduces regrouped into 9");
+    CHECK_EQ_INT(ns, 900);
+    ts_trace_destroy(t);
+    remove(gpath);
+}

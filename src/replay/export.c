@@ -4,7 +4,8 @@
  * thread per graph lane (tid = lane row, named after the CPU thread or GPU
  * stream it replays), every node an "X" event at its simulated time, with its
  * measured start and duration in args. Barrier nodes go to a "collectives"
- * process. Timestamps are microseconds with ns precision ("displayTimeUnit"
+ * process. Each rank's iterations (ProfilerStep#N) are drawn on an
+ * "iterations" row where the replay puts them. Timestamps are microseconds with ns precision ("displayTimeUnit"
  * "ns"), relative to the earliest simulated start. O(V), streamed in 1 MiB
  * chunks so a million-node schedule never sits in memory twice.
  */
@@ -86,6 +87,48 @@ static void node_event(const ts_replay *r, ts_json *j, uint32_t n, int64_t t0)
     ts__json_obj_end(j);
 }
 
+/* Each rank's iterations on a row of their own ("iterations", tid one past
+ * the lanes), where the replay puts them: the spans its per-iteration
+ * figures are measured on, so Perfetto shows the predicted steps next to
+ * the ops. */
+static void iteration_events(const ts_replay *r, ts_json *j, int64_t t0)
+{
+    int64_t tid = (int64_t)r->g->n_lanes + 1;
+    for (uint32_t ri = 0; ri < r->n_ranks && r->n_iter_slots; ri++) {
+        ts__json_obj_begin(j);
+        ts__json_kv_str(j, "ph", "M");
+        ts__json_kv_str(j, "name", "thread_name");
+        ts__json_kv_i64(j, "pid", export_pid(r, (uint16_t)ri));
+        ts__json_kv_i64(j, "tid", tid);
+        ts__json_key(j, "args");
+        ts__json_obj_begin(j);
+        ts__json_kv_str(j, "name", "iterations");
+        ts__json_obj_end(j);
+        ts__json_obj_end(j);
+        for (uint32_t k = 0; k < r->n_iter_slots; k++) {
+            const ts_replay_iter *x = &r->iters[(size_t)ri * r->n_iter_slots + k];
+            if (x->meas_dur_ns < 0) continue;
+            char name[48];
+            if (x->step >= 0) snprintf(name, sizeof name, "ProfilerStep#%lld", (long long)x->step);
+            else snprintf(name, sizeof name, "whole trace");
+            ts__json_obj_begin(j);
+            ts__json_kv_str(j, "ph", "X");
+            ts__json_kv_str(j, "name", name);
+            ts__json_kv_str(j, "cat", "iteration");
+            ts__json_kv_i64(j, "pid", export_pid(r, (uint16_t)ri));
+            ts__json_kv_i64(j, "tid", tid);
+            ts__json_kv_us(j, "ts", x->pred_start_ns - t0);
+            ts__json_kv_us(j, "dur", x->pred_dur_ns);
+            ts__json_key(j, "args");
+            ts__json_obj_begin(j);
+            ts__json_kv_us(j, "measured_ts", x->meas_start_ns - t0);
+            ts__json_kv_us(j, "measured_dur", x->meas_dur_ns);
+            ts__json_obj_end(j);
+            ts__json_obj_end(j);
+        }
+    }
+}
+
 static bool flush(ts_buf *b, FILE *f, size_t keep_below)
 {
     if (b->len < keep_below) return true;
@@ -101,6 +144,11 @@ int ts_replay_export_chrome(const ts_replay *r, const char *path, ts_error *err)
     const ts_sim *s = &r->sim;
     int64_t t0 = INT64_MAX;
     for (uint32_t n = 0; n < s->n_nodes; n++) if (s->start_ns[n] < t0) t0 = s->start_ns[n];
+    for (size_t i = 0; i < (size_t)r->n_ranks * r->n_iter_slots; i++)   /* a step starts before its first op */
+        if (r->iters[i].meas_dur_ns >= 0) {
+            if (r->iters[i].pred_start_ns < t0) t0 = r->iters[i].pred_start_ns;
+            if (r->iters[i].meas_start_ns < t0) t0 = r->iters[i].meas_start_ns;
+        }
     if (t0 == INT64_MAX) t0 = 0;
     ts_buf b;
     ts__buf_init(&b);
@@ -111,6 +159,7 @@ int ts_replay_export_chrome(const ts_replay *r, const char *path, ts_error *err)
     ts__json_key(&j, "traceEvents");
     ts__json_arr_begin(&j);
     lane_names(r, &j);
+    iteration_events(r, &j, t0);
     bool ok = true;
     for (uint32_t n = 0; ok && n < s->n_nodes; n++) {
         node_event(r, &j, n, t0);

@@ -35,6 +35,7 @@ void ts_replay_destroy(ts_replay *r)
     ts__free(r->colls, (size_t)r->cap_colls * sizeof *r->colls);
     ts_coll_model_destroy(r->model);
     ts__free(r->ranks, (size_t)r->n_ranks * sizeof *r->ranks);
+    ts__free(r->iters, (size_t)r->n_ranks * r->n_iter_slots * sizeof *r->iters);
     for (uint32_t i = 0; i < r->n_warnings; i++) ts__free(r->warnings[i], strlen(r->warnings[i]) + 1);
     ts__free(r->warnings, (size_t)r->cap_warnings * sizeof *r->warnings);
     if (r->owned_graph) ts_graph_destroy(r->owned_graph);
@@ -199,19 +200,22 @@ static void collect_spans(const ts_replay *r, iter_span *spans, uint32_t n_slots
     }
 }
 
-/* Measured and predicted duration of one (rank, iteration). false = no nodes. */
-static bool iter_times(const ts_replay *r, const iter_span *sp, uint32_t ri, uint32_t k, uint32_t n_it,
-                       int64_t *meas, int64_t *pred)
+/* One (rank, iteration) measured and as replayed; meas_dur_ns = -1 when
+ * the rank has no nodes there. */
+static ts_replay_iter iter_times(const ts_replay *r, const iter_span *sp, uint32_t ri, uint32_t k, uint32_t n_it)
 {
-    if (sp->meas_lo == INT64_MAX || sp->sim_lo == INT64_MAX) return false;
-    int64_t m = sp->meas_hi - sp->meas_lo;
+    ts_replay_iter x = {n_it ? model_of(r->g, ri)->iterations[k].step : -1, 0, -1, 0, 0};
+    if (sp->meas_lo == INT64_MAX || sp->sim_lo == INT64_MAX) return x;
+    x.meas_start_ns = sp->meas_lo;
+    x.meas_dur_ns = sp->meas_hi - sp->meas_lo;
     if (n_it) {
         const ts_iteration *it = &model_of(r->g, ri)->iterations[k];
-        m = it->end_ns - it->start_ns;
+        x.meas_start_ns = it->start_ns + r->g->align[ri].offset_ns;   /* the sim's clock is the aligned one */
+        x.meas_dur_ns = it->end_ns - it->start_ns;
     }
-    *meas = m;
-    *pred = m + (sp->sim_hi - sp->meas_hi) - (sp->sim_lo - sp->meas_lo);
-    return true;
+    x.pred_start_ns = x.meas_start_ns + (sp->sim_lo - sp->meas_lo);
+    x.pred_dur_ns = x.meas_dur_ns + (sp->sim_hi - sp->meas_hi) - (sp->sim_lo - sp->meas_lo);
+    return x;
 }
 
 static int compare_iterations(ts_replay *r, uint32_t max_iter)
@@ -224,12 +228,15 @@ static int compare_iterations(ts_replay *r, uint32_t max_iter)
     iter_span *spans = ts__malloc(n_cells * sizeof *spans);
     int64_t *scratch = ts__malloc((4 * (size_t)n_slots + 1) * sizeof *scratch);
     r->ranks = ts__calloc(nr, sizeof *r->ranks);
-    if (!spans || !scratch || !r->ranks) {
+    r->iters = ts__malloc(n_cells * sizeof *r->iters);
+    r->n_ranks = r->ranks ? nr : 0;               /* what ts_replay_destroy frees */
+    r->n_iter_slots = r->ranks && r->iters ? n_slots : 0;
+    if (!spans || !scratch || !r->ranks || !r->iters) {
+        if (!r->n_iter_slots) { ts__free(r->iters, n_cells * sizeof *r->iters); r->iters = NULL; }
         ts__free(spans, n_cells * sizeof *spans);
         ts__free(scratch, (4 * (size_t)n_slots + 1) * sizeof *scratch);
         return TS_ENOMEM;
     }
-    r->n_ranks = nr;
     collect_spans(r, spans, n_slots, n_it);
     int64_t *job_m = scratch, *job_p = scratch + n_slots, *rm = scratch + 2 * n_slots, *rp = scratch + 3 * n_slots;
     uint32_t n_job = 0;
@@ -237,8 +244,10 @@ static int compare_iterations(ts_replay *r, uint32_t max_iter)
     for (uint32_t ri = 0; ri < nr; ri++) {
         uint32_t n_ok = 0;
         for (uint32_t k = 0; k < n_slots; k++) {
-            int64_t m, p;
-            if (!iter_times(r, &spans[(size_t)ri * n_slots + k], ri, k, n_it, &m, &p)) continue;
+            size_t cell = (size_t)ri * n_slots + k;
+            ts_replay_iter x = r->iters[cell] = iter_times(r, &spans[cell], ri, k, n_it);
+            if (x.meas_dur_ns < 0) continue;
+            int64_t m = x.meas_dur_ns, p = x.pred_dur_ns;
             rm[n_ok] = m; rp[n_ok++] = p;
             if (m > job_m[k]) job_m[k] = m;
             if (p > job_p[k]) job_p[k] = p;

@@ -40,6 +40,15 @@ typedef struct ts_replay_coll {
                                  trace holds fewer), for the cost model */
 } ts_replay_coll;
 
+/* One rank's iteration as compared: its ProfilerStep span on the aligned
+ * clock, and where the replay puts it (moved by as much as the simulation
+ * moved the first start and the last end of its nodes). */
+typedef struct ts_replay_iter {
+    int64_t step;             /* N of ProfilerStep#N; -1 = the whole trace (no iterations) */
+    int64_t meas_start_ns, meas_dur_ns;   /* meas_dur_ns < 0: the rank has no nodes there */
+    int64_t pred_start_ns, pred_dur_ns;
+} ts_replay_iter;
+
 struct ts_replay {
     const ts_graph *g;        /* borrowed (or owned_graph) */
     ts_graph       *owned_graph;
@@ -52,6 +61,8 @@ struct ts_replay {
     uint32_t        n_ranks;
     uint32_t        n_iterations;
     int64_t         meas_ns, pred_ns;
+    ts_replay_iter *iters;    /* [rank * n_iter_slots + k], for the export */
+    uint32_t        n_iter_slots;
 
     char          **warnings; /* owned lines */
     uint32_t        n_warnings, cap_warnings;

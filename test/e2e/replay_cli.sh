@@ -21,10 +21,29 @@ assert r["iterations"] == 5, r
 assert abs(r["error_pct"]) < 1e-9, r
 assert [x["rank"] for x in r["ranks"]] == [0, 1], r
 ev = json.load(open(sys.argv[2]))["traceEvents"]
-xs = [e for e in ev if e["ph"] == "X"]
+xs = [e for e in ev if e["ph"] == "X" and e.get("cat") != "iteration"]
 assert len(xs) == r["nodes"], (len(xs), r["nodes"])
 assert any(e["name"] == "c10d::allreduce_" for e in xs)
 assert all(e["dur"] >= 0 for e in xs)
+# Each rank's ProfilerStep#N on an "iterations" row, where the replay puts
+# it: unmodified, exactly where it was measured.
+its = [e for e in ev if e.get("cat") == "iteration"]
+assert sorted((e["pid"], e["name"]) for e in its) == sorted((p, "ProfilerStep#%d" % k) for p in (0, 1)
+                                                               for k in range(5)), its
+assert all(e["ts"] == e["args"]["measured_ts"] and e["dur"] == e["args"]["measured_dur"] for e in its), its
+assert all(e["ts"] >= 0 for e in ev if e["ph"] == "X")
+PY
+# With every CPU op twice as long the exported steps are longer than measured,
+# each by what the replay reports for its rank (median over the steps).
+"$BIN" replay --format json --scale 'cpu:*=2' --export "$TMP/slow.json" $EX/rank0.json $EX/rank1.json >"$TMP/s.json"
+/usr/bin/python3 - "$TMP/s.json" "$TMP/slow.json" <<'PY'
+import json, statistics, sys
+r = json.load(open(sys.argv[1]))
+its = [e for e in json.load(open(sys.argv[2]))["traceEvents"] if e.get("cat") == "iteration"]
+assert len(its) == 10 and all(e["dur"] > e["args"]["measured_dur"] for e in its), its
+for row in r["ranks"]:
+    mine = [e["dur"] for e in its if e["pid"] == row["rank"]]
+    assert abs(statistics.median(mine) - row["predicted_iteration_us"]) < 0.01, (mine, row)
 PY
 
 # Scaling every CPU op of both ranks by 2 can only lengthen the iteration;

@@ -19,7 +19,9 @@
 # traces of predicted(M) / replayed(N) (a ratio taken in one trace, which
 # cancels the trace's own compute speed) times N's measurement, against M's
 # ("rel %"), and the same with the unprofiled medians (p10-p90 shown; the
-# last column). Targets: within 5%,
+# last column). Beside each measurement, the half-width of its own 90%
+# bootstrap interval over its rounds ("+-%"): how precisely the ground truth
+# pins the target down, so an error can be read against it. Targets: within 5%,
 # and the right ranking of the bucket sizes (also counted over the pairs of
 # bucket sizes whose order the measurement resolves, from summary.json's
 # paired rounds). The gloo cost model comes from
@@ -97,6 +99,20 @@ summary = json.load(open(os.path.join(WL, "results", "summary.json"))) if os.pat
     os.path.join(WL, "results", "summary.json")) else {"models": {}}
 
 
+def interval(d, B=2000):
+    """Half-width of the 90% bootstrap interval of the measurement (the
+    median over rounds of each round's trace figure), as % of it: how well
+    the ground truth itself pins the target down. None without rounds."""
+    rounds = d["iteration"].get("trace_replay_ms", {}).get("rounds_ms")
+    if not rounds or len(rounds) < 3:
+        return None
+    import random
+    rng = random.Random(len(rounds))   # fixed seed: the same output every run
+    meds = sorted(statistics.median(rng.choices(rounds, k=len(rounds))) for _ in range(B))
+    m = statistics.median(rounds)
+    return 100.0 * (meds[int(0.95 * B)] - meds[int(0.05 * B)]) / 2 / m
+
+
 def measured(d):
     """The measurement a prediction is scored against, defined as replay
     defines its figure (see the header), and what it is."""
@@ -143,9 +159,11 @@ print("Part 2: --bucket-mb what-ifs (2-rank gloo DDP on CPU); times in ms; gloo 
       % (calib_log if calib else "each trace's own all-reduces (no calibration log)"))
 print("measured = %s" % ("median over rounds of each round's trace figure (slowest rank's step, median over steps)"
                          if kinds == {"trace"} else "profiled median (older results: no per-round trace figure)"))
-print("%-11s %5s %5s %6s %9s %-13s %9s %7s %7s %9s %9s %-13s %7s" % ("model", "from", "to", "traces", "predicted",
-      "(traces)", "measured", "err %", "rel %", "pred(rel)", "unprof", "p10-p90", "err %"))
+print("%-11s %5s %5s %6s %9s %-13s %9s %5s %7s %7s %9s %9s %-13s %7s" % ("model", "from", "to", "traces", "predicted",
+      "(traces)", "measured", "+-%", "err %", "rel %", "pred(rel)", "unprof", "p10-p90", "err %"))
+print("(+-%: half-width of the measurement's own 90% bootstrap interval over its rounds)")
 e_prof, e_rel, e_unp, floor, rank_ok, rank_n, pair_ok, pair_n = [], [], [], [], 0, 0, 0, 0
+widths, within, n_rounds = [], 0, set()
 for model in sorted(res):
     runs = res[model]
     caps = sorted(runs)
@@ -164,11 +182,17 @@ for model in sorted(res):
             mp, mu = measured(runs[dst])[0], runs[dst]["iteration"]["unprofiled"]
             ep, er, eu = pct(p, mp), pct(ratio * meas_src, mp), pct(ratio * unp_src, mu["median_ms"])
             (floor if dst == src else e_prof).append(abs(ep))
+            w = interval(runs[dst])
             if dst != src:
                 e_rel.append(abs(er))
                 e_unp.append(abs(eu))
-            print("%-11s %5g %5g %6d %9.2f %-13s %9.2f %+7.2f %+7.2f %9.2f %9.2f %-13s %+7.2f%s" % (
-                model, src, dst, len(traces), p, "%.1f-%.1f" % span, mp, ep, er, ratio * unp_src, mu["median_ms"],
+                if w is not None:
+                    widths.append(w)
+                    n_rounds.add(len(runs[dst]["iteration"]["trace_replay_ms"]["rounds_ms"]))
+                    within += abs(ep) <= w
+            print("%-11s %5g %5g %6d %9.2f %-13s %9.2f %5s %+7.2f %+7.2f %9.2f %9.2f %-13s %+7.2f%s" % (
+                model, src, dst, len(traces), p, "%.1f-%.1f" % span, mp, "%.1f" % w if w is not None else "-", ep, er,
+                ratio * unp_src, mu["median_ms"],
                 "%.1f-%.1f" % (mu["p10_ms"], mu["p90_ms"]), eu, "  (identity: noise floor)" if dst == src else ""))
         if len(preds) == len(caps):
             want = sorted(caps, key=lambda c: runs[c]["iteration"]["unprofiled"]["median_ms"])
@@ -190,6 +214,11 @@ if e_prof:
           "%.2f%%, worst %.2f%%; relative vs unprofiled: median %.2f%%, worst %.2f%% (%d predictions; target 5%%)"
           % (statistics.median(e_prof), max(e_prof), statistics.median(e_rel), max(e_rel), statistics.median(e_unp),
              max(e_unp), len(e_prof)))
+    if widths:
+        print("the measurements themselves: 90%% bootstrap interval half-width median %.2f%%, widest %.2f%% (%s rounds "
+              "each); predictions inside the measurement's interval: %d of %d; within 5%%: %d of %d"
+              % (statistics.median(widths), max(widths), "/".join(map(str, sorted(n_rounds))), within, len(widths),
+                 sum(e <= 5 for e in e_prof), len(e_prof)))
     print("ranking right from %d of %d source bucket sizes; resolved pairs (the faster won >= 75%% of paired rounds by"
           " >= 5%%) predicted in the measured order: %d of %d" % (rank_ok, rank_n, pair_ok, pair_n))
 PY

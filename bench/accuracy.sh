@@ -46,7 +46,7 @@ for WL in "$@"; do
 echo "=== ground truth: $WL"
 export BIN DATA WL PART1
 /usr/bin/python3 - <<'PY'
-import glob, json, os, statistics, subprocess, sys
+import functools, glob, json, os, random, statistics, subprocess, sys
 
 BIN, DATA, WL = os.environ["BIN"], os.environ["DATA"], os.environ["WL"]
 
@@ -99,14 +99,15 @@ summary = json.load(open(os.path.join(WL, "results", "summary.json"))) if os.pat
     os.path.join(WL, "results", "summary.json")) else {"models": {}}
 
 
-def interval(d, B=2000):
-    """Half-width of the 90% bootstrap interval of the measurement (the
-    median over rounds of each round's trace figure), as % of it: how well
-    the ground truth itself pins the target down. None without rounds."""
-    rounds = d["iteration"].get("trace_replay_ms", {}).get("rounds_ms")
+@functools.lru_cache(maxsize=None)
+def interval(model, cap, B=2000):
+    """Half-width of the 90% bootstrap interval of model's measurement at
+    bucket size cap (the median over rounds of each round's trace figure),
+    as % of it: how well the ground truth itself pins the target down. None
+    without rounds. Cached: every source size asks for it."""
+    rounds = res[model][cap]["iteration"].get("trace_replay_ms", {}).get("rounds_ms")
     if not rounds or len(rounds) < 3:
         return None
-    import random
     rng = random.Random(len(rounds))   # fixed seed: the same output every run
     meds = sorted(statistics.median(rng.choices(rounds, k=len(rounds))) for _ in range(B))
     m = statistics.median(rounds)
@@ -182,7 +183,7 @@ for model in sorted(res):
             mp, mu = measured(runs[dst])[0], runs[dst]["iteration"]["unprofiled"]
             ep, er, eu = pct(p, mp), pct(ratio * meas_src, mp), pct(ratio * unp_src, mu["median_ms"])
             (floor if dst == src else e_prof).append(abs(ep))
-            w = interval(runs[dst])
+            w = interval(model, dst)
             if dst != src:
                 e_rel.append(abs(er))
                 e_unp.append(abs(eu))

@@ -401,6 +401,12 @@ static int make_trace(const char *out, const char *src, size_t n, int copies, in
     return fclose(f);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 /* The machine's own ceiling for (c): the same loads as two independent
  * processes at once, each reading half of the rank files on one thread
  * (nothing shared but the hardware). Where both cores compete for the
@@ -435,8 +441,7 @@ static double independent_pair_wall_s(const char *const *files, uint32_t n, int 
         if (!ok) return 0;
         v[i] = now_s() - t0;
     }
-    for (int i = 1; i < reps; i++)   /* insertion sort: reps is small */
-        for (int j = i; j > 0 && v[j] < v[j - 1]; j--) { double x = v[j]; v[j] = v[j - 1]; v[j - 1] = x; }
+    qsort(v, (size_t)reps, sizeof *v, cmp_double);
     return v[reps / 2];
 }
 
@@ -502,9 +507,13 @@ int main(int argc, char **argv)
     snprintf(dir, sizeof dir, "/tmp/trainscope_bench_ranks_%d_v3", n_ranks);
     mkdir(dir, 0755);
     double dir_mb = 0;
+    if (n_ranks > 64) n_ranks = 64;
+    static char rank_paths[64][512];
+    const char *rank_files[64];
     for (int r = 0; r < n_ranks; r++) {
-        char p[512];
-        snprintf(p, sizeof p, "%s/rank-%d.json", dir, r);
+        char *p = rank_paths[r];
+        snprintf(p, sizeof rank_paths[r], "%s/rank-%d.json", dir, r);
+        rank_files[r] = p;
         if (file_mb(p) < src_mb * 4 * 0.99 && make_trace(p, src, n, 4, r)) { fprintf(stderr, "cannot write %s\n", p); return 1; }
         dir_mb += file_mb(p);
     }
@@ -549,14 +558,7 @@ int main(int argc, char **argv)
                one.wall_s / two.wall_s, two.peak_rss_mb);
     else
         printf("  FAILED\n");
-    const char *rank_files[64];
-    char rank_paths[64][512];
-    uint32_t n_files = 0;
-    for (int r = 0; r < n_ranks && r < 64; r++, n_files++) {
-        snprintf(rank_paths[r], sizeof rank_paths[r], "%s/rank-%d.json", dir, r);
-        rank_files[r] = rank_paths[r];
-    }
-    double pair_s = n_files >= 2 ? independent_pair_wall_s(rank_files, n_files, reps) : 0;
+    double pair_s = n_ranks >= 2 ? independent_pair_wall_s(rank_files, (uint32_t)n_ranks, reps) : 0;
     double ceiling = pair_s > 0 && one.ok ? one.wall_s / pair_s : 0;
     if (ceiling > 0)
         printf("  the machine's ceiling: the same files as 2 independent 1-thread processes at once, wall %.3f s: "

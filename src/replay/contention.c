@@ -136,14 +136,15 @@ static double covered(const span *sp, uint32_t n, int64_t a, int64_t b)
  * over weights 1-3: median error 5.1% at 1, 4.0% at 1.5 and 2, 4.6% at 3;
  * resolved pairs 24 -> 26 of 27 from 2 on) and kept at 2; on the
  * held-out set of 24 Nov (its figures were printed beside, and favoured 3):
- * median 7.4% -> 6.4%, worst 23.2% -> 20.9%, resolved pairs 22 -> 23 of 26. The
- * calibration log's sharing test (8 all-reduces queued beside matmuls)
- * gives 0.7-2.9 on one machine within an hour, too noisy to take it from. */
+ * median 7.4% -> 6.4%, worst 23.2% -> 20.9%, resolved pairs 22 -> 23 of
+ * 26. The calibration log's sharing test (8 all-reduces queued beside
+ * matmuls) gives 0.7-2.9 on one machine within an hour, too noisy to take
+ * it from. */
 #define TS_GLOO_COMPUTE_WEIGHT 2.0
 
-/* g[i] of every all-reduce: mean over ranks of 1 + w c + o over its member's
- * span there (measured, or simulated; w = TS_GLOO_COMPUTE_WEIGHT). Scratch: su holds n_ops spans, sm
- * n_members. */
+/* g[i] of every all-reduce: mean over ranks of 1 + w c + o over its
+ * member's span there (measured, or simulated; w = TS_GLOO_COMPUTE_WEIGHT).
+ * Scratch: su holds n_ops spans, sm n_members. */
 static void sharing(const ts_contention *ct, const ts_sim *s, bool simulated, span *su, span *sm, double *g)
 {
     for (uint32_t i = 0; i < ct->n_colls; i++) g[i] = 0;

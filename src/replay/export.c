@@ -5,8 +5,9 @@
  * stream it replays), every node an "X" event at its simulated time, with its
  * measured start and duration in args. Barrier nodes go to a "collectives"
  * process. Each rank's iterations (ProfilerStep#N) are drawn on an
- * "iterations" row where the replay puts them. Timestamps are microseconds with ns precision ("displayTimeUnit"
- * "ns"), relative to the earliest simulated start. O(V), streamed in 1 MiB
+ * "iterations" row where the replay puts them. Timestamps are microseconds
+ * with ns precision ("displayTimeUnit" "ns"), relative to the earliest
+ * simulated or measured start. O(V), streamed in 1 MiB
  * chunks so a million-node schedule never sits in memory twice.
  */
 #include <stdio.h>
@@ -21,6 +22,21 @@ static int64_t export_pid(const ts_replay *r, uint16_t rank)
     if (rank == TS_GRAPH_NO_RANK) return BARRIER_PID;
     int32_t num = r->g->rank_number[rank];
     return num >= 0 ? num : rank;
+}
+
+/* A thread_name metadata event: Perfetto labels the row (pid, tid) name. */
+static void thread_name(ts_json *j, int64_t pid, int64_t tid, const char *name)
+{
+    ts__json_obj_begin(j);
+    ts__json_kv_str(j, "ph", "M");
+    ts__json_kv_str(j, "name", "thread_name");
+    ts__json_kv_i64(j, "pid", pid);
+    ts__json_kv_i64(j, "tid", tid);
+    ts__json_key(j, "args");
+    ts__json_obj_begin(j);
+    ts__json_kv_str(j, "name", name);
+    ts__json_obj_end(j);
+    ts__json_obj_end(j);
 }
 
 static void lane_names(const ts_replay *r, ts_json *j)
@@ -38,16 +54,7 @@ static void lane_names(const ts_replay *r, ts_json *j)
             if (!ln->on_gpu && tr->name_id) snprintf(name, sizeof name, "%.150s", ts__rank_str(m, tr->name_id));
             else snprintf(name, sizeof name, ln->on_gpu ? "stream %lld" : "thread %lld", (long long)tr->tid);
         }
-        ts__json_obj_begin(j);
-        ts__json_kv_str(j, "ph", "M");
-        ts__json_kv_str(j, "name", "thread_name");
-        ts__json_kv_i64(j, "pid", export_pid(r, ln->rank));
-        ts__json_kv_i64(j, "tid", l);
-        ts__json_key(j, "args");
-        ts__json_obj_begin(j);
-        ts__json_kv_str(j, "name", name);
-        ts__json_obj_end(j);
-        ts__json_obj_end(j);
+        thread_name(j, export_pid(r, ln->rank), l, name);
     }
 }
 
@@ -95,16 +102,7 @@ static void iteration_events(const ts_replay *r, ts_json *j, int64_t t0)
 {
     int64_t tid = (int64_t)r->g->n_lanes + 1;
     for (uint32_t ri = 0; ri < r->n_ranks && r->n_iter_slots; ri++) {
-        ts__json_obj_begin(j);
-        ts__json_kv_str(j, "ph", "M");
-        ts__json_kv_str(j, "name", "thread_name");
-        ts__json_kv_i64(j, "pid", export_pid(r, (uint16_t)ri));
-        ts__json_kv_i64(j, "tid", tid);
-        ts__json_key(j, "args");
-        ts__json_obj_begin(j);
-        ts__json_kv_str(j, "name", "iterations");
-        ts__json_obj_end(j);
-        ts__json_obj_end(j);
+        thread_name(j, export_pid(r, (uint16_t)ri), tid, "iterations");
         for (uint32_t k = 0; k < r->n_iter_slots; k++) {
             const ts_replay_iter *x = &r->iters[(size_t)ri * r->n_iter_slots + k];
             if (x->meas_dur_ns < 0) continue;

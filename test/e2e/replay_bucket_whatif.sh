@@ -5,8 +5,9 @@
 # regrouping into N itself reproduces the trace exactly (the per-instance
 # launch delays, transfer times and exit delays are kept), with and without
 # the gloo calibration log (--nccl-tests), which prices the new all-reduces
-# by processor sharing when given, and with it for every saved round. Prediction accuracy
-# against the measurements is bench/accuracy.sh's job, not a test's.
+# by processor sharing when given, and with it for every saved round.
+# Prediction accuracy against the measurements is bench/accuracy.sh's job,
+# not a test's.
 set -e
 BIN=${TS_BIN:-build/trainscope}
 # Every ground truth: the committed one and the held-out ones (WL= one only).

@@ -28,6 +28,7 @@
 # results/gloo_allreduce_perf.log (bench/gloo_allreduce.py) when it is there.
 # Results of an older generator (one trace, no trace_replay_ms) are scored
 # against the profiled median instead.
+# TS_GLOO_LOG=LOG scores every set with that calibration log instead.
 # Needs /usr/bin/python3 (Debian's) for the JSON; the CLI at $TS_BIN.
 set -e
 BIN=${TS_BIN:-build/trainscope}
@@ -93,7 +94,7 @@ for f in sorted(glob.glob(WL + "/results/*_bucket*.json")):
 if not res:
     print("Part 2: no ground truth under %s/results (run examples/workloads/gen_ground_truth.py)" % WL)
     sys.exit(0)
-calib_log = os.path.join(WL, "results", "gloo_allreduce_perf.log")
+calib_log = os.environ.get("TS_GLOO_LOG") or os.path.join(WL, "results", "gloo_allreduce_perf.log")
 calib = ["--nccl-tests", calib_log] if os.path.exists(calib_log) else []
 summary = json.load(open(os.path.join(WL, "results", "summary.json"))) if os.path.exists(
     os.path.join(WL, "results", "summary.json")) else {"models": {}}

@@ -85,5 +85,25 @@ if [ -f "$NT/nccl_8.log" ] && [ -f "$NCCL" ]; then
     grep -q "larger than any calibrated group (16 ranks)" "$TMP/o" || exit 1
     "$BIN" replay --world 16 --nccl-tests "$NT/nccl_16.log" --format json "$NCCL" > "$TMP/o" || exit 1
     ! grep -q "calibrated group" "$TMP/o" || exit 1
+    # A one-GPU sweep times no communication: the replay says so and
+    # calibrates on the trace, as without a log (until 24 Nov it failed
+    # with "no collective could be repriced (sizes unknown)").
+    "$BIN" replay --world 64 --nccl-tests "$NT/nccl_1.log" --format json "$NCCL" > "$TMP/o1" || exit 1
+    grep -q "nccl_1.log: no results over more than one rank" "$TMP/o1" || exit 1
+    "$BIN" replay --world 64 --format json "$NCCL" > "$TMP/o0" || exit 1
+    /usr/bin/python3 -c 'import json, sys; a, b = (json.load(open(p)) for p in sys.argv[1:]);
+assert a["predicted_iteration_us"] == b["predicted_iteration_us"], (a, b)' "$TMP/o1" "$TMP/o0" || exit 1
+fi
+# The same for a gloo calibration log without its "# Rank N" lines: the
+# regrouped all-reduces were silently priced from no model until 24 Nov.
+WL=examples/workloads
+if [ -f "$WL/results/mlp_gradients.json" ]; then
+    grep -v "Rank" "$WL/results/gloo_allreduce_perf.log" > "$TMP/norank.log"
+    set -- $WL/traces/mlp_bucket1/round*/rank0.json.zst
+    SRC=$(dirname "$1")
+    "$BIN" replay --bucket-mb 4 --gradients "$WL/results/mlp_gradients.json" --nccl-tests "$TMP/norank.log" \
+        --format json "$SRC"/rank*.json.zst > "$TMP/g1" || exit 1
+    grep -q "norank.log: no results over more than one rank" "$TMP/g1" || exit 1
+    grep -q "priced at .* x the cost model" "$TMP/g1" || exit 1
 fi
 exit 0

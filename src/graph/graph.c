@@ -395,14 +395,6 @@ int ts_graph_create(const ts_trace *t, const ts_graph_options *opt, ts_graph **o
     ts_graph *g = ts__graph_alloc(t, t->n_ranks, opt);
     ts_graph_members *members = ts__calloc(t->n_ranks, sizeof *members);
     int rc = (!g || !members) ? ts__error(err, TS_ENOMEM, "out of memory") : TS_OK;
-    /* Room for a node per slice and two edges per node up front (address
-     * space only: rows are mapped as they are written), so the columns are
-     * not copied as they double: that was 7% of building a 3k-node graph. */
-    size_t n_slices = 0;
-    for (uint32_t r = 0; r < t->n_ranks; r++) n_slices += t->ranks[r]->slices.n;
-    if (rc == TS_OK && n_slices < (1u << 30) &&
-        (grow_nodes(&g->nodes, n_slices + 64) || grow_edges(&g->edges, 2 * n_slices + 128)))
-        rc = ts__error(err, TS_ENOMEM, "out of memory");
     for (uint32_t r = 0; rc == TS_OK && r < t->n_ranks; r++) {
         g->rank_model[r] = r;
         g->rank_number[r] = t->ranks[r]->rank;

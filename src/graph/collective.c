@@ -163,6 +163,13 @@ static int check_job(ts_graph *g, ts_error *err)
         }
         ts__graph_warn(g, "the job has %d ranks but %u traces were given (missing: %s%s); collectives are matched "
                        "among the given ranks only", ws, g->n_ranks, missing, (uint32_t)ws - g->n_ranks > 8 ? ", ..." : "");
+    } else if (ws > 1 && g->n_ranks == 1) {
+        /* One rank of a larger job is a fine single-rank analysis, but its
+         * collectives cannot be matched: their measured times, waits for the
+         * other ranks included, stand as transfer times. */
+        ts__graph_warn(g, "rank %d is one of the job's %d ranks and the only trace given: its collectives keep their "
+                       "measured times, including any wait for the other ranks (give every rank's trace to "
+                       "match them)", g->rank_number[0], ws);
     }
     check_overlap(g);
     return TS_OK;

@@ -168,16 +168,30 @@ def run_model(rank, name, args, tmp):
     gen = torch.Generator().manual_seed(1000 + rank)   # each rank its own data shard
     data = [(make_x(batch, gen), torch.randint(0, 10, (batch,), generator=gen))
             for _ in range(16)]
-    runs = {}
-    for cap in caps:
+    def instance(cap):
         m = DDP(copy.deepcopy(base), bucket_cap_mb=cap)
         opt = torch.optim.SGD(m.parameters(), lr=0.001)
         timed_steps(m, opt, data, args.warmup, 0)    # DDP rebuilds its buckets after step 0
+        return m, opt
+
+    # --fresh-instances: a new DDP instance (model copy, buckets, optimizer) for every
+    # bucket size in every round. One instance per bucket size for the whole run ties
+    # a bucket size to where its copy happened to land in memory: on 24 Nov the same
+    # backward under no_sync() took 7.86 ms in one instance and 5.46 and 5.33 ms in
+    # the two others of one process (bench/backward_contention.py's method), a
+    # difference of compute speed that no bucket what-if can predict.
+    runs = {}
+    for cap in caps:
+        m, opt = (None, None) if args.fresh_instances else instance(cap)
         runs[cap] = {"model": m, "opt": opt, "traces": [],
                      "unprofiled_rounds_ms": [], "profiled_rounds_ms": []}
     for r in range(args.rounds):
         for cap in caps[r % len(caps):] + caps[:r % len(caps)]:
-            run, m, opt = runs[cap], runs[cap]["model"], runs[cap]["opt"]
+            run = runs[cap]
+            if args.fresh_instances:
+                run["model"] = run["opt"] = None         # free the last round's copy first
+                run["model"], run["opt"] = instance(cap)
+            m, opt = run["model"], run["opt"]
             trace = os.path.join(tmp, f"{name}_bucket{cap}_round{r}_rank{rank}.json")
             run["traces"].append(trace)
             timed_steps(m, opt, data, 1, r)              # re-warm after the switch
@@ -355,6 +369,7 @@ def write_one(name, cap, batch, grads, ranks, load, args):
                     "torch_interop_threads": torch.get_num_interop_threads(),
                     "cpu_count": os.cpu_count()},
         "method": {"warmup_steps": args.warmup, "rounds": args.rounds,
+                   "fresh_instances": bool(args.fresh_instances),
                    "steps_per_round": args.steps, "profiled_steps_per_round": args.profiled_steps,
                    "saved_rounds": "evenly spaced, fixed before measuring",
                    "trace_replay_ms": "per round, from its traces: per step the slowest rank's "
@@ -460,6 +475,8 @@ def main():
                     help="profiled steps per bucket size per round (and in each saved trace)")
     ap.add_argument("--saved-rounds", type=int, default=3,
                     help="rounds whose profiled traces are saved (evenly spaced)")
+    ap.add_argument("--fresh-instances", action="store_true",
+                    help="a new DDP instance for every bucket size in every round (default: one per bucket size)")
     ap.add_argument("--nice", type=int, default=-10,
                     help="niceness of the run's own scheduler group (negative needs root; 0 = none)")
     args = ap.parse_args()

@@ -11,9 +11,16 @@ alternating steps with DDP's buckets reduced beside it and under no_sync(),
 which runs the same backward with no all-reduce. Prints the median of each
 over --steps pairs; the ratio is the slowdown the buckets cause.
 
-Run:  /usr/bin/python3 bench/backward_contention.py [--steps 60]   (about 1 min)
+With --instances ORDER (e.g. 1,4,25) it instead builds one DDP instance of the
+mlp per bucket size in that order inside one pair of processes, as
+gen_ground_truth.py does without --fresh-instances, and times each instance's
+backward in interleaved blocks of 8 steps with and without its buckets: the
+same computation in instances that differ only in where their copies landed.
+
+Run:  /usr/bin/python3 bench/backward_contention.py [--steps 60] [--instances 1,4,25]   (about 1 min)
 """
 import argparse
+import copy
 import os
 import socket
 import statistics
@@ -70,12 +77,71 @@ def worker(rank, port, name, cap, steps, q):
     dist.destroy_process_group()
 
 
+def instances_worker(rank, port, order, q):
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=2)
+    build, make_x, batch, _ = gt.MODELS["mlp"]
+    torch.manual_seed(0)
+    base = build()
+    gen = torch.Generator().manual_seed(1000 + rank)
+    x, y = make_x(batch, gen), torch.randint(0, 10, (batch,), generator=gen)
+    runs = {}
+    for cap in order:
+        m = DDP(copy.deepcopy(base), bucket_cap_mb=cap)
+        opt = torch.optim.SGD(m.parameters(), lr=0.001)
+        mark = [0.0]
+        next(iter(m.module.parameters())).register_hook(lambda g, mark=mark: mark.__setitem__(0, time.perf_counter()))
+        runs[cap] = (m, opt, mark, {True: [], False: []})
+
+    def step(cap, sync):
+        m, opt, mark, res = runs[cap]
+        opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(m(x), y)
+        t0 = time.perf_counter()
+        if sync:
+            loss.backward()
+        else:
+            with m.no_sync():
+                loss.backward()
+        opt.step()
+        res[sync].append(mark[0] - t0)
+
+    for cap in order:
+        for _ in range(5):
+            step(cap, True)
+    for r in range(8):
+        for cap in order[r % len(order):] + order[:r % len(order)]:
+            for sync in (True, False):
+                dist.barrier()
+                for _ in range(8):
+                    step(cap, sync)
+    if rank == 0:
+        q.put([(cap, statistics.median(runs[cap][3][True]), statistics.median(runs[cap][3][False])) for cap in order])
+    dist.destroy_process_group()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=60, help="pairs of steps per case")
+    ap.add_argument("--instances", help="bucket sizes (MB) of mlp instances built in this order in one process pair")
     args = ap.parse_args()
     ctx = mp.get_context("spawn")
     q = ctx.Queue()
+    if args.instances:
+        order = [int(c) if float(c).is_integer() else float(c) for c in args.instances.split(",")]
+        port = gt.free_port()
+        procs = [ctx.Process(target=instances_worker, args=(r, port, order, q)) for r in range(2)]
+        for p in procs:
+            p.start()
+        res = q.get()
+        for p in procs:
+            p.join()
+        print("mlp, one DDP instance per bucket size built in the order %s in one process pair; backward compute, "
+              "median of 64 steps each" % args.instances)
+        for cap, a, b in res:
+            print("  instance %d (cap %5s MB): with the buckets %6.2f ms, under no_sync %6.2f ms"
+                  % (order.index(cap) + 1, cap, a * 1e3, b * 1e3))
+        return 0
     print("backward compute (loss.backward() to the first layer's gradient), median of %d steps each" % args.steps)
     for name, cap in CASES:
         port = gt.free_port()

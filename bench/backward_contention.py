@@ -40,29 +40,41 @@ import gen_ground_truth as gt  # noqa: E402
 CASES = [("mlp", 1), ("mlp", 25), ("deepmlp", 0.25), ("deepmlp", 25)]
 
 
+def instance(base, cap):
+    """A DDP instance of base at this bucket cap, its optimizer, and a cell that
+    a hook on its first parameter (the last gradient autograd computes) stamps."""
+    m = DDP(copy.deepcopy(base), bucket_cap_mb=cap)
+    opt = torch.optim.SGD(m.parameters(), lr=0.001)
+    mark = [0.0]
+    next(iter(m.module.parameters())).register_hook(lambda g, mark=mark: mark.__setitem__(0, time.perf_counter()))
+    return m, opt, mark
+
+
+def backward_s(m, opt, mark, x, y, sync):
+    """One step; returns the seconds from loss.backward() to the first layer's gradient."""
+    opt.zero_grad()
+    loss = torch.nn.functional.cross_entropy(m(x), y)
+    t0 = time.perf_counter()
+    if sync:
+        loss.backward()
+    else:
+        with m.no_sync():
+            loss.backward()
+    opt.step()
+    return mark[0] - t0
+
+
 def worker(rank, port, name, cap, steps, q):
     torch.set_num_threads(1)
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=2)
     build, make_x, batch, _ = gt.MODELS[name]
     torch.manual_seed(0)
-    m = DDP(build(), bucket_cap_mb=cap)
+    m, opt, mark = instance(build(), cap)
     gen = torch.Generator().manual_seed(1000 + rank)
     x, y = make_x(batch, gen), torch.randint(0, 10, (batch,), generator=gen)
-    opt = torch.optim.SGD(m.parameters(), lr=0.001)
-    mark = [0.0]
-    next(iter(m.module.parameters())).register_hook(lambda g: mark.__setitem__(0, time.perf_counter()))
 
     def step(sync):
-        opt.zero_grad()
-        loss = torch.nn.functional.cross_entropy(m(x), y)
-        t0 = time.perf_counter()
-        if sync:
-            loss.backward()
-        else:
-            with m.no_sync():
-                loss.backward()
-        opt.step()
-        return mark[0] - t0
+        return backward_s(m, opt, mark, x, y, sync)
 
     for _ in range(5):
         step(True)
@@ -85,26 +97,11 @@ def instances_worker(rank, port, order, q):
     base = build()
     gen = torch.Generator().manual_seed(1000 + rank)
     x, y = make_x(batch, gen), torch.randint(0, 10, (batch,), generator=gen)
-    runs = {}
-    for cap in order:
-        m = DDP(copy.deepcopy(base), bucket_cap_mb=cap)
-        opt = torch.optim.SGD(m.parameters(), lr=0.001)
-        mark = [0.0]
-        next(iter(m.module.parameters())).register_hook(lambda g, mark=mark: mark.__setitem__(0, time.perf_counter()))
-        runs[cap] = (m, opt, mark, {True: [], False: []})
+    runs = {cap: instance(base, cap) + ({True: [], False: []},) for cap in order}
 
     def step(cap, sync):
         m, opt, mark, res = runs[cap]
-        opt.zero_grad()
-        loss = torch.nn.functional.cross_entropy(m(x), y)
-        t0 = time.perf_counter()
-        if sync:
-            loss.backward()
-        else:
-            with m.no_sync():
-                loss.backward()
-        opt.step()
-        res[sync].append(mark[0] - t0)
+        res[sync].append(backward_s(m, opt, mark, x, y, sync))
 
     for cap in order:
         for _ in range(5):

@@ -178,8 +178,8 @@ def run_model(rank, name, args, tmp):
     # bucket size in every round. One instance per bucket size for the whole run ties
     # a bucket size to where its copy happened to land in memory: on 24 Nov the same
     # backward under no_sync() took 7.86 ms in one instance and 5.46 and 5.33 ms in
-    # the two others of one process (bench/backward_contention.py's method), a
-    # difference of compute speed that no bucket what-if can predict.
+    # the two others of one process (bench/backward_contention.py --instances; not
+    # in every run), a difference of compute speed that no bucket what-if can predict.
     runs = {}
     for cap in caps:
         m, opt = (None, None) if args.fresh_instances else instance(cap)

@@ -75,6 +75,31 @@ int ts__replay_scale(ts_replay *r, const char *spec, ts_error *err)
     return TS_OK;
 }
 
+/* Fit r->model; with nothing to fit it becomes NULL (no error). */
+static int fit_or_drop(ts_replay *r, ts_error *err)
+{
+    ts_error fit_err = {0};
+    int rc = ts_coll_model_fit(r->model, &fit_err);
+    if (rc == TS_ENODATA) {
+        ts_coll_model_destroy(r->model);
+        r->model = NULL;
+        return TS_OK;
+    }
+    return rc ? ts__error(err, rc, "replay: out of memory fitting the cost model") : TS_OK;
+}
+
+/* The largest group a fitted model prices from its own samples. */
+static uint32_t widest_fit(const ts_coll_model *m)
+{
+    uint32_t widest = 0;
+    for (uint32_t i = 0; m && i < ts_coll_model_n_fits(m); i++) {
+        ts_coll_fit_info fi;
+        ts_coll_model_fit_info(m, i, &fi);
+        if (fi.n_ranks > widest) widest = fi.n_ranks;
+    }
+    return widest;
+}
+
 /* Cost model for repricing: from an nccl-tests log when given, else from the
  * trace's own collectives with a known size. NULL model (no error) when there
  * is nothing to fit; the passes that need one say so. */
@@ -82,49 +107,27 @@ int ts__replay_fit_model(ts_replay *r, const ts_replay_options *opt, ts_error *e
 {
     int rc = ts_coll_model_create(&r->model);
     if (rc) return ts__error(err, rc, "replay: out of memory");
-    bool from_trace = !opt->nccl_tests_log;
     if (opt->nccl_tests_log) {
         rc = ts_coll_model_load_nccl_tests(r->model, opt->nccl_tests_log, err);
-        if (rc) return rc;
+        if (rc == TS_OK) rc = fit_or_drop(r, err);
+        if (rc || widest_fit(r->model) >= 2) return rc;
         /* A log of one rank (all_reduce_perf -g 1, or one without its
          * "Rank N" lines) times no communication, and the model prices no
          * group from it: say so and calibrate on the trace as without a log,
          * rather than price what-ifs from nothing. */
-        ts_error fit_err = {0};
-        rc = ts_coll_model_fit(r->model, &fit_err);
-        if (rc && rc != TS_ENODATA) return ts__error(err, rc, "replay: out of memory fitting the cost model");
-        uint32_t widest = 0;
-        for (uint32_t i = 0; rc == TS_OK && i < ts_coll_model_n_fits(r->model); i++) {
-            ts_coll_fit_info fi;
-            ts_coll_model_fit_info(r->model, i, &fi);
-            if (fi.n_ranks > widest) widest = fi.n_ranks;
-        }
-        if (widest < 2) {
-            ts__replay_warn(r, "--nccl-tests %s: no results over more than one rank (nccl-tests prints a "
-                            "\"# Rank N\" line per rank; none, or only rank 0, here): calibrated on the trace's "
-                            "own collectives instead", opt->nccl_tests_log);
-            ts_coll_model_destroy(r->model);
-            r->model = NULL;
-            if ((rc = ts_coll_model_create(&r->model))) return ts__error(err, rc, "replay: out of memory");
-            from_trace = true;
-        }
-    }
-    if (from_trace) {
-        for (uint32_t i = 0; i < r->n_colls; i++) {
-            const ts_replay_coll *c = &r->colls[i];
-            if (c->bytes < 0 || c->transfer_ns <= 0 || c->priced == TS_NONE32 || c->kind >= TS_COLL_COUNT) continue;
-            rc = ts_coll_model_add_sample(r->model, c->kind, c->group, (uint64_t)c->bytes, c->transfer_ns);
-            if (rc) return ts__error(err, rc, "replay: out of memory");
-        }
-    }
-    ts_error fit_err = {0};
-    rc = ts_coll_model_fit(r->model, &fit_err);
-    if (rc == TS_ENODATA) {
+        ts__replay_warn(r, "--nccl-tests %s: no results over more than one rank (nccl-tests prints a "
+                        "\"# Rank N\" line per rank; none, or only rank 0, here): calibrated on the trace's "
+                        "own collectives instead", opt->nccl_tests_log);
         ts_coll_model_destroy(r->model);
-        r->model = NULL;
-        return TS_OK;
+        if ((rc = ts_coll_model_create(&r->model))) return ts__error(err, rc, "replay: out of memory");
     }
-    return rc ? ts__error(err, rc, "replay: out of memory fitting the cost model") : TS_OK;
+    for (uint32_t i = 0; i < r->n_colls; i++) {
+        const ts_replay_coll *c = &r->colls[i];
+        if (c->bytes < 0 || c->transfer_ns <= 0 || c->priced == TS_NONE32 || c->kind >= TS_COLL_COUNT) continue;
+        rc = ts_coll_model_add_sample(r->model, c->kind, c->group, (uint64_t)c->bytes, c->transfer_ns);
+        if (rc) return ts__error(err, rc, "replay: out of memory");
+    }
+    return fit_or_drop(r, err);
 }
 
 /* Reprice every collective of known size: its measured transfer time times

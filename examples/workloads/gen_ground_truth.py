@@ -177,8 +177,8 @@ def run_model(rank, name, args, tmp):
     # --fresh-instances: a new DDP instance (model copy, buckets, optimizer) for every
     # bucket size in every round. One instance per bucket size for the whole run ties
     # a bucket size to where its copy happened to land in memory: on 24 Nov the same
-    # backward under no_sync() took 7.86 ms in one instance and 5.46 and 5.33 ms in
-    # the two others of one process (bench/backward_contention.py --instances; not
+    # backward without any all-reduce took 5.46 and 5.88 ms in two instances and 3.50 ms
+    # in the third of one process (bench/backward_contention.py --keep-instances; not
     # in every run), a difference of compute speed that no bucket what-if can predict.
     runs = {}
     for cap in caps:

@@ -250,12 +250,24 @@ def iteration_rounds(ranks, key):
             for steps in zip(*(r[key] for r in ranks))]
 
 
-def saved_rounds(n_rounds, k):
+def saved_rounds(n_rounds, k, n_caps=1):
     """The rounds whose traces are saved: k evenly spaced ones (the middle of
     each of k equal stretches), fixed before measuring so that the saved traces
-    are a fair sample of the run, not the rounds that happened to look typical."""
+    are a fair sample of the run, not the rounds that happened to look typical.
+    A round gives the bucket sizes their blocks in an order rotating by round, so
+    the i-th one is moved within its stretch to the nearest round of rotation
+    i mod n_caps: every bucket size's saved traces then come from every place in
+    the round alike. Until 24 Nov 06:20 a spacing that was a multiple of
+    deepmlp's 4 sizes gave each size its saved rounds at one place only, and the
+    medians per place differed by up to 16% (heldout-2026-11-24d: deepmlp 1 MB
+    26.3 ms second in its round, 30.7 ms last)."""
     k = max(1, min(k, n_rounds))
-    return sorted({(2 * i + 1) * n_rounds // (2 * k) for i in range(k)})
+    out = set()
+    for i in range(k):
+        lo, hi, mid = i * n_rounds // k, (i + 1) * n_rounds // k, (2 * i + 1) * n_rounds // (2 * k)
+        same_place = [r for r in range(lo, hi) if r % n_caps == i % n_caps]
+        out.add(min(same_place, key=lambda r: abs(r - mid)) if same_place else mid)
+    return sorted(out)
 
 
 def replay_figure(steps_per_rank):
@@ -356,7 +368,7 @@ def write_one(name, cap, batch, grads, ranks, load, args):
     # Overhead from paired rounds: each profiled block ran right after its unprofiled one.
     paired = [statistics.median(p) / statistics.median(u) for u, p in zip(unprof_rounds, prof_rounds)]
     steps, figures = trace_figures(ranks, len(prof_rounds))
-    saved = save_traces(name, cap, ranks, saved_rounds(len(prof_rounds), args.saved_rounds), args)
+    saved = save_traces(name, cap, ranks, saved_rounds(len(prof_rounds), args.saved_rounds, len(MODELS[name][3])), args)
     doc = {
         "model": name, "bucket_cap_mb": cap, "world_size": WORLD, "backend": "gloo",
         "device": "cpu", "batch_per_rank": batch,

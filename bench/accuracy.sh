@@ -28,6 +28,8 @@
 # results/gloo_allreduce_perf.log (bench/gloo_allreduce.py) when it is there.
 # Results of an older generator (one trace, no trace_replay_ms) are scored
 # against the profiled median instead.
+# With several ground truths (the default: all of them) a last line pools
+# every set's predictions: the one figure to quote.
 # TS_GLOO_LOG=LOG scores every set with that calibration log instead.
 # Needs /usr/bin/python3 (Debian's) for the JSON; the CLI at $TS_BIN.
 set -e
@@ -42,6 +44,9 @@ if [ $# -eq 0 ]; then
     for d in examples/workloads/heldout-*; do [ -d "$d/results" ] && set -- "$@" "$d"; done
 fi
 PART1=1
+POOL=$(mktemp)
+trap 'rm -f "$POOL"' EXIT
+export POOL
 for WL in "$@"; do
 [ "$PART1" = 1 ] || echo
 echo "=== ground truth: $WL"
@@ -223,6 +228,24 @@ if e_prof:
                  sum(e <= 5 for e in e_prof), len(e_prof)))
     print("ranking right from %d of %d source bucket sizes; resolved pairs (the faster won >= 75%% of paired rounds by"
           " >= 5%%) predicted in the measured order: %d of %d" % (rank_ok, rank_n, pair_ok, pair_n))
+    with open(os.environ["POOL"], "a") as f:
+        f.write(json.dumps({"set": WL, "err": e_prof, "rel": e_rel, "rank": [rank_ok, rank_n],
+                            "pairs": [pair_ok, pair_n]}) + "\n")
 PY
 PART1=0
 done
+# Every set scored above, pooled: one line to quote.
+if [ $# -gt 1 ]; then
+/usr/bin/python3 - <<'PY'
+import json, os, statistics
+sets = [json.loads(l) for l in open(os.environ["POOL"])]
+err = [e for s in sets for e in s["err"]]
+rel = [e for s in sets for e in s["rel"]]
+if err:
+    print("\n=== all %d ground truths pooled: what-if |error| median %.2f%%, worst %.2f%%; within 5%%: %d of %d; relative "
+          "median %.2f%%, worst %.2f%%; full rankings right %d of %d; resolved pairs in order %d of %d"
+          % (len(sets), statistics.median(err), max(err), sum(e <= 5 for e in err), len(err), statistics.median(rel),
+             max(rel), sum(s["rank"][0] for s in sets), sum(s["rank"][1] for s in sets),
+             sum(s["pairs"][0] for s in sets), sum(s["pairs"][1] for s in sets)))
+PY
+fi

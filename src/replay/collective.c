@@ -319,6 +319,8 @@ int ts_coll_model_load_nccl_tests(ts_coll_model *m, const char *path, ts_error *
  * outside the fitted range. O(hi - lo). */
 typedef struct xt { double x, t; uint64_t bytes; } xt;
 
+static double line_at(coll_line l, double x) { return l.alpha_ns + x * l.ns_per_byte; }
+
 static coll_line fit_line(const xt *pts, uint32_t lo, uint32_t hi)
 {
     double sw = 0, sx = 0, sxx = 0, st = 0, sxt = 0;
@@ -334,14 +336,25 @@ static coll_line fit_line(const xt *pts, uint32_t lo, uint32_t hi)
         l.ns_per_byte = (sw * sxt - sx * st) / det;
     }
     if (!(l.alpha_ns >= 0) || !(l.ns_per_byte > 0)) {
-        if (sxx > 0 && sxt > 0) { l.alpha_ns = 0; l.ns_per_byte = sxt / sxx; }
-        else { l.alpha_ns = sw > 0 ? st / sw : 0; l.ns_per_byte = 1e-12; }
+        /* Constrained: a line through the origin or a flat one, whichever
+         * fits the range better. Until 24 Nov 07:15 a negative latency
+         * always gave the line through the origin; on a range where time
+         * does not grow with size (a gloo log's 4-8 KiB rows, ~400 us each)
+         * that line is ~0.1 us/B, and, below the range where it is the
+         * cheaper of the two lines, it priced a 1-byte all-reduce at 0.1 us. */
+        coll_line origin = {0, sxx > 0 && sxt > 0 ? sxt / sxx : 0}, flat = {sw > 0 ? st / sw : 0, 1e-12};
+        double eo = 0, ef = 0;
+        for (uint32_t i = lo; i < hi; i++) {
+            double ro = (line_at(origin, pts[i].x) - pts[i].t) / pts[i].t, rf = (line_at(flat, pts[i].x) - pts[i].t) / pts[i].t;
+            eo += ro * ro;
+            ef += rf * rf;
+        }
+        l = origin.ns_per_byte > 0 && eo < ef ? origin : flat;
     }
     if (!(l.ns_per_byte > 0)) l.ns_per_byte = 1e-12;
     return l;
 }
 
-static double line_at(coll_line l, double x) { return l.alpha_ns + x * l.ns_per_byte; }
 
 static double rel_err2(const xt *pts, uint32_t n, coll_line a, coll_line b)
 {

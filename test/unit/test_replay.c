@@ -71,6 +71,27 @@ TEST(coll_model_given_bandwidth_and_latency)
     ts_coll_model_destroy(m);
 }
 
+/* A real gloo calibration (examples/workloads/heldout-2026-11-24e: two
+ * sweeps of bench/gloo_allreduce.py, 4 KiB-16 MiB), whose smallest rows do
+ * not grow with size (~400 us each): the fitted lines must not price an
+ * all-reduce below the smallest row far under it. Until 24 Nov 07:15 a
+ * line whose best fit had a negative latency was forced through the origin,
+ * and a 1-byte all-reduce came out at 0.1 us. */
+TEST(coll_model_flat_small_rows_keep_their_latency)
+{
+    const char *path = "examples/workloads/heldout-2026-11-24e/results/gloo_allreduce_perf.log";
+    ts_coll_model *m;
+    ts_error err = {0};
+    CHECK_EQ_INT(ts_coll_model_create(&m), TS_OK);
+    CHECK_EQ_INT(ts_coll_model_load_nccl_tests(m, path, &err), TS_OK);
+    CHECK_EQ_INT(ts_coll_model_fit(m, &err), TS_OK);
+    int64_t one = ts_coll_model_predict_ns(m, TS_COLL_ALL_REDUCE, 1, 2);
+    int64_t small = ts_coll_model_predict_ns(m, TS_COLL_ALL_REDUCE, 4096, 2);
+    printf("1 B: %.1f us, 4 KiB: %.1f us\n", one / 1e3, small / 1e3);
+    CHECK(small > 300000 && one >= small / 2 && one <= small);
+    ts_coll_model_destroy(m);
+}
+
 TEST(coll_model_fit_without_samples_is_nodata)
 {
     ts_coll_model *m;

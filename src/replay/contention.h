@@ -27,6 +27,8 @@ typedef struct ts_contention {
     int32_t  *coll_same;   /* new instance holding exactly the gradients of old instance coll_same[i]: that
                               index; -1 = none; old instances: -1 */
     uint8_t  *coll_new;    /* 1 = what-if bucket (re-timed for its simulated sharing), 0 = measured */
+    int64_t   alpha_ns;    /* the cost model's fixed cost of one all-reduce (its time at 0 bytes), 0 = none:
+                              sharing slows it twice (contention.c, price()) */
     double    load;        /* out: the trace's load factor s (measured transfer / model x sharing), 0 = none */
     double    kappa_given; /* > 0: compute slowdown per all-reduce in flight measured by the calibration
                               log (ts__coll_model_cpu_kappa), used instead of fitting kappa on the trace */

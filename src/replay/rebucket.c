@@ -972,6 +972,8 @@ static int contention_colls(const rb_ctx *c, const rb_ranks *R, ts_contention *c
         ct->coll_new[n] = 1;
     }
     ct->n_colls = n;
+    int64_t alpha = r->model ? ts_coll_model_predict_ns(r->model, TS_COLL_ALL_REDUCE, 0, nr) : 0;
+    ct->alpha_ns = alpha > 0 ? alpha : 0;
     ts__free(row_of, (size_t)r->n_colls * sizeof *row_of + 1);
     return TS_OK;
 }

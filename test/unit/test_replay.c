@@ -1093,7 +1093,7 @@ TEST(contention_keeps_measured_times_when_overlap_is_unchanged)
  * where the cost model says 100 alone, so the trace's load factor is 2; a
  * new all-reduce (model: 300 ns) either after the compute (g = 1) or from
  * time 0 beside it. */
-static void sharing_case(bool beside_compute, double *load, int64_t *transfer)
+static void sharing_case(bool beside_compute, int64_t alpha, double *load, int64_t *transfer)
 {
     ts_sim s;
     ts__sim_init(&s);
@@ -1112,7 +1112,7 @@ static void sharing_case(bool beside_compute, double *load, int64_t *transfer)
     ts_contention ct = {.n_ranks = 1, .op = ops, .name_of = names, .n_ops = 1, .n_names = 1,
                         .member = members, .active = active, .n_members = 2,
                         .n_colls = 2, .coll_bar = bars, .coll_member = cmem, .coll_work_ns = work,
-                        .coll_meas_ns = meas, .coll_same = same, .coll_new = is_new};
+                        .coll_meas_ns = meas, .coll_same = same, .coll_new = is_new, .alpha_ns = alpha};
     double kappa = 0;
     CHECK_EQ_INT(ts__contention_apply(&ct, &s, &kappa, NULL), TS_OK);
     CHECK_EQ_INT(ts__sim_run(&s, NULL), TS_OK);
@@ -1125,16 +1125,22 @@ TEST(contention_prices_new_allreduce_by_load_model_and_sharing)
 {
     double load = 0;
     int64_t t = 0;
-    sharing_case(false, &load, &t);
+    sharing_case(false, 0, &load, &t);
     /* The measured one (400 ns, model 100) ran beside the compute all along:
      * g = 1 + 2 x 1 (the compute weighs TS_GLOO_COMPUTE_WEIGHT = 2), load =
      * 400 / (100 x 3). */
     CHECK_NEAR(load, 4.0 / 3.0, 1e-9);
     CHECK_EQ_INT(t, 400);            /* 4/3 x 300 x (1 + 0 + 0): alone after the compute */
-    sharing_case(true, &load, &t);
+    sharing_case(true, 0, &load, &t);
     /* Beside the compute the transfer T shares the core for the first 1000 ns:
      * T = 400 (1 + 2 x 1000 / T), whose root is 1116.5; a few rounds get close. */
     CHECK(t > 1080 && t < 1150);
+    /* With a fixed cost of 50 ns, which sharing slows twice: the measured one
+     * priced 100 x 3 + 50 x 2 = 400, load 1; the new one alone after the
+     * compute costs its 300 (g = 1: no extra). */
+    sharing_case(false, 50, &load, &t);
+    CHECK_NEAR(load, 1.0, 1e-9);
+    CHECK_EQ_INT(t, 300);
 }
 
 /* A 2-rank gloo DDP job of 3 steps recorded with a 25 MiB cap (ns, both

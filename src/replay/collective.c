@@ -355,7 +355,6 @@ static coll_line fit_line(const xt *pts, uint32_t lo, uint32_t hi)
     return l;
 }
 
-
 static double rel_err2(const xt *pts, uint32_t n, coll_line a, coll_line b)
 {
     double e = 0;

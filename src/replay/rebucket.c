@@ -530,10 +530,10 @@ static int add_rank_iteration(rb_ctx *c, old_bucket *ob, uint32_t n_units, uint3
          * truth, whose identity replay was then +0.008%): the lane edge
          * takes the measured distance, negative or not, so that the
          * partition replays exactly. */
-        int64_t lane_gap = pickup;
-        if (same && c->chain[slot] != TS_NONE32 && meas_start(r, o->member) - c->chain_end[slot] < lane_gap)
-            lane_gap = meas_start(r, o->member) - c->chain_end[slot];
-        if (c->chain[slot] != TS_NONE32) ts__sim_add_edge(s, c->chain[slot], x, TS_SIM_FROM_END, lane_gap);
+        if (c->chain[slot] != TS_NONE32) {
+            int64_t measured = meas_start(r, o->member) - c->chain_end[slot];
+            ts__sim_add_edge(s, c->chain[slot], x, TS_SIM_FROM_END, same && measured < pickup ? measured : pickup);
+        }
         c->chain[slot] = x;
         c->chain_end[slot] = s->meas_end_ns[o->member];
         new_member[j] = x;
@@ -972,8 +972,7 @@ static int contention_colls(const rb_ctx *c, const rb_ranks *R, ts_contention *c
         ct->coll_new[n] = 1;
     }
     ct->n_colls = n;
-    int64_t alpha = r->model ? ts_coll_model_predict_ns(r->model, TS_COLL_ALL_REDUCE, 0, nr) : 0;
-    ct->alpha_ns = alpha > 0 ? alpha : 0;
+    ct->alpha_ns = c->alpha_ns;
     ts__free(row_of, (size_t)r->n_colls * sizeof *row_of + 1);
     return TS_OK;
 }

@@ -5,7 +5,9 @@
  * stream it replays), every node an "X" event at its simulated time, with its
  * measured start and duration in args. Barrier nodes go to a "collectives"
  * process. Each rank's iterations (ProfilerStep#N) are drawn on an
- * "iterations" row where the replay puts them. Timestamps are microseconds
+ * "iterations" row where the replay puts them. Nodes a what-if replaced (old
+ * gloo buckets regrouped by --bucket-mb, left in the graph at zero time)
+ * are not drawn: their new buckets ("what_if" in args) stand in for them. Timestamps are microseconds
  * with ns precision ("displayTimeUnit" "ns"), relative to the earliest
  * simulated or measured start. O(V), streamed in 1 MiB
  * chunks so a million-node schedule never sits in memory twice.
@@ -160,6 +162,7 @@ int ts_replay_export_chrome(const ts_replay *r, const char *path, ts_error *err)
     iteration_events(r, &j, t0);
     bool ok = true;
     for (uint32_t n = 0; ok && n < s->n_nodes; n++) {
+        if (r->removed && n < s->n_base_nodes && r->removed[n]) continue;   /* replaced by a what-if */
         node_event(r, &j, n, t0);
         ok = flush(&b, f, 1u << 20);
     }

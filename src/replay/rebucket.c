@@ -382,6 +382,7 @@ static void retire_old(rb_ctx *c, old_bucket *o, const uint32_t *new_member, con
     o->retired = true;
     s->self_ns[m] = 0;
     s->self_ns[bar] = 0;
+    r->removed[m] = r->removed[bar] = 1;
     for (uint32_t e = g->out_first[bar]; e < g->out_first[bar + 1]; e++)   /* only this rank's exit: */
         if (g->edges.kind[e] == TS_EDGE_COLL_EXIT && g->edges.dst[e] == m)  /* later ranks read theirs */
             s->egap_ns[e] = TS_SIM_CUT_GAP;
@@ -1040,7 +1041,8 @@ int ts__replay_rebucket(ts_replay *r, const ts_replay_options *opt, ts_error *er
     c.slot_lane = ts__malloc((size_t)nr * RB_MAX_SLOTS * sizeof *c.slot_lane);
     c.n_slots = ts__calloc(nr, sizeof *c.n_slots);
     c.next_slot = ts__calloc(nr, sizeof *c.next_slot);
-    if (rc == TS_OK && (!R.ob || !R.n_ob || !R.cursor || !c.chain || !c.chain_end || !c.slot_lane || !c.n_slots || !c.next_slot))
+    if (!r->removed) r->removed = ts__calloc(r->sim.n_base_nodes + 1, 1);
+    if (rc == TS_OK && (!r->removed || !R.ob || !R.n_ob || !R.cursor || !c.chain || !c.chain_end || !c.slot_lane || !c.n_slots || !c.next_slot))
         rc = ts__error(err, TS_ENOMEM, "replay: out of memory");
     for (uint32_t k = 0; rc == TS_OK && k < nr; k++) {
         if (rank_buckets(r, (uint16_t)k, &R.ob[k], &R.n_ob[k])) rc = ts__error(err, TS_ENOMEM, "replay: out of memory");

@@ -31,6 +31,7 @@ void ts__replay_warn(ts_replay *r, const char *fmt, ...)
 void ts_replay_destroy(ts_replay *r)
 {
     if (!r) return;
+    ts__free(r->removed, r->removed ? r->sim.n_base_nodes + 1 : 0);   /* before the sim forgets its size */
     ts__sim_free(&r->sim);
     ts__free(r->colls, (size_t)r->cap_colls * sizeof *r->colls);
     ts_coll_model_destroy(r->model);

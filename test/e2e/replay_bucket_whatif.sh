@@ -6,6 +6,7 @@
 # launch delays, transfer times and exit delays are kept), with and without
 # the gloo calibration log (--nccl-tests), which prices the new all-reduces
 # by processor sharing when given, and with it for every saved round.
+# The exported what-if schedule draws the new buckets in place of the old.
 # Prediction accuracy against the measurements is bench/accuracy.sh's job,
 # not a test's.
 set -e
@@ -38,6 +39,18 @@ for model, caps in sorted(runs.items()):
                 assert r["error_pct"] == 0, (model, src, calib, r["error_pct"])
             if calib and dst != src:
                 assert any("threads sharing their core" in w for w in r["warnings"]), (model, src, dst, r["warnings"])
+            if calib and dst != src and WL == "examples/workloads":
+                # The exported schedule draws the new buckets, not the old
+                # ones they replaced (until 24 Nov those stayed as zero-length
+                # gloo:all_reduce events on the worker rows).
+                out = os.path.join(os.environ.get("TMPDIR", "/tmp"), "ts_bucket_export_%d.json" % os.getpid())
+                p = subprocess.run(cmd[:2] + ["--export", out] + cmd[2:], capture_output=True, text=True)
+                assert p.returncode == 0, (cmd, p.stderr)
+                ev = [e for e in json.load(open(out))["traceEvents"] if e.get("ph") == "X"]
+                os.unlink(out)
+                new = [e for e in ev if e["name"] == "allreduce (what-if bucket)"]
+                assert new and all(e["args"].get("what_if") for e in new), (model, src, dst)
+                assert not [e for e in ev if e["name"] == "gloo:all_reduce" and e["dur"] == 0], (model, src, dst)
             n += 1
         # Every saved round, not only the first: an unchanged partition
         # replays exactly also where an iteration was cut at the window's

@@ -170,6 +170,7 @@ print("%-11s %5s %5s %6s %9s %-13s %9s %5s %7s %7s %9s %9s %-13s %7s" % ("model"
       "(traces)", "measured", "+-%", "err %", "rel %", "pred(rel)", "unprof", "p10-p90", "err %"))
 print("(+-%: half-width of the measurement's own 90% bootstrap interval over its rounds)")
 e_prof, e_rel, e_unp, floor, rank_ok, rank_n, pair_ok, pair_n = [], [], [], [], 0, 0, 0, 0
+signed = []   # (model, src, dst, signed relative error %): for the pooled bias table
 widths, within, n_rounds = [], 0, set()
 for model in sorted(res):
     runs = res[model]
@@ -192,6 +193,7 @@ for model in sorted(res):
             w = interval(model, dst)
             if dst != src:
                 e_rel.append(abs(er))
+                signed.append((model, src, dst, er))
                 e_unp.append(abs(eu))
                 if w is not None:
                     widths.append(w)
@@ -230,7 +232,7 @@ if e_prof:
           " >= 5%%) predicted in the measured order: %d of %d" % (rank_ok, rank_n, pair_ok, pair_n))
     with open(os.environ["POOL"], "a") as f:
         f.write(json.dumps({"set": WL, "err": e_prof, "rel": e_rel, "rank": [rank_ok, rank_n],
-                            "pairs": [pair_ok, pair_n]}) + "\n")
+                            "pairs": [pair_ok, pair_n], "signed": signed}) + "\n")
 PY
 PART1=0
 done
@@ -247,5 +249,23 @@ if err:
           % (len(sets), statistics.median(err), max(err), sum(e <= 5 for e in err), len(err), statistics.median(rel),
              max(rel), sum(s["rank"][0] for s in sets), sum(s["rank"][1] for s in sets),
              sum(s["pairs"][0] for s in sets), sum(s["pairs"][1] for s in sets)))
+    # Bias or scatter? The same what-if (model, from, to) scored on every set:
+    # its signed relative errors. A what-if whose errors share one sign on
+    # (nearly) every set and average past 5% is the model's error, not the
+    # machine's noise; those are listed.
+    by = {}
+    for s in sets:
+        for model, src, dst, e in s.get("signed", []):
+            by.setdefault((model, src, dst), []).append(e)
+    biased = []
+    for k, v in sorted(by.items()):
+        same = max(sum(e > 0 for e in v), sum(e < 0 for e in v))
+        if len(v) >= 3 and same >= len(v) - 1 and abs(statistics.mean(v)) > 5:
+            biased.append((k, v))
+    print("    what-ifs scored on 3 or more sets: %d; biased (one sign on all but at most one set, mean past 5%%): %d%s"
+          % (sum(len(v) >= 3 for v in by.values()), len(biased), ":" if biased else ""))
+    for (model, src, dst), v in biased:
+        print("      %-11s %5g -> %-5g relative error mean %+6.1f%% over %d sets (%s)"
+              % (model, src, dst, statistics.mean(v), len(v), " ".join("%+.0f" % e for e in v)))
 PY
 fi

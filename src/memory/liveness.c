@@ -160,7 +160,7 @@ static int64_t workspace_bytes(const ts_memgraph *g, uint32_t k)
     const ts__mem_kernel *kn = &g->kernels[k];
     if (g->opt.workspace != TS_MEM_WORKSPACE_CPU || g->opt.g10_compat) return 0;
     const char *op = ts__mem_name(g, kn->op_id);
-    const ts__mem_ref *r = &g->refs[kn->first_ref];
+    const ts__mem_ref *r = g->refs ? &g->refs[kn->first_ref] : NULL;   /* no refs in the graph: none read below */
     if (!strcmp(op, "convolution") && kn->n_in >= 2 && kn->n_out) {
         int64_t in = blocked_bytes(g, &r[0]) + g->tensors[r[1].tensor].bytes;
         int64_t out = g->tensors[r[kn->n_in].tensor].bytes;

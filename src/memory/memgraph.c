@@ -250,7 +250,8 @@ static double kernel_flops(const ts_memgraph *g, uint32_t k)
 {
     const ts__mem_kernel *kn = &g->kernels[k];
     const char *op = ts__mem_name(g, kn->op_id);
-    const ts__mem_ref *in = &g->refs[kn->first_ref], *out = in + kn->n_in;
+    /* a graph with no refs at all has no array to point into: pointer arithmetic on NULL is undefined */
+    const ts__mem_ref *in = g->refs ? &g->refs[kn->first_ref] : NULL, *out = in ? in + kn->n_in : NULL;
     int64_t d[TS__MEM_MAX_DIMS];
     double out_e = kn->n_out ? (double)ref_elems(g, out) : 0, in_e = kn->n_in ? (double)ref_elems(g, in) : 0;
     if (kn->is_view) return 0;

@@ -825,7 +825,8 @@ static int regroup_all(rb_ctx *c, rb_ranks *R, uint32_t n_ranks, bool fill_only,
         else {
             (*n_skipped)++;
             for (uint32_t k = 0; k < n_ranks && !fill_only; k++)
-                keep_lane_order(c, (uint16_t)k, R->ob[k], R->cursor[k], R->ob[k] + R->cursor[k], n_here[k]);
+                if (n_here[k])   /* a rank with no old buckets has no array to point into */
+                    keep_lane_order(c, (uint16_t)k, R->ob[k], R->cursor[k], R->ob[k] + R->cursor[k], n_here[k]);
             if (c->r->sim.oom) rc = ts__error(err, TS_ENOMEM, "replay: out of memory");
         }
         for (uint32_t k = 0; k < n_ranks; k++) R->cursor[k] += n_here[k];

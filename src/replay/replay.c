@@ -133,9 +133,9 @@ static int sim_from_graph(ts_replay *r, bool edits)
         s->meas_start_ns[n] = st;   /* own_start_ns too */
         s->meas_end_ns[n] = st + g->nodes.dur_ns[n];
     }
-    if (edits) {
-        memcpy(s->self_ns, g->nodes.self_ns, nn * sizeof *s->self_ns);
-        memcpy(s->egap_ns, g->edges.gap_ns, ne * sizeof *s->egap_ns);
+    if (edits) {   /* a graph without edges has no gap column (memcpy from NULL is undefined even for 0 bytes) */
+        if (nn) memcpy(s->self_ns, g->nodes.self_ns, nn * sizeof *s->self_ns);
+        if (ne) memcpy(s->egap_ns, g->edges.gap_ns, ne * sizeof *s->egap_ns);
     }
     s->base_out = g->out_first;
     s->base_in_first = g->in_first;

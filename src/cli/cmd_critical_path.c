@@ -125,7 +125,7 @@ static const char *gap_name(ts_edge_kind k)
     case TS_EDGE_STREAM_WAIT: return "cross-stream event wait";
     case TS_EDGE_HOST_SYNC: return "GPU op end -> host sync returning";
     case TS_EDGE_FWDBWD: return "forward op -> its backward";
-    case TS_EDGE_COLL_LAUNCH: return "collective call -> its kernel or worker op";
+    case TS_EDGE_COLL_LAUNCH: return "collective call -> its kernel/worker";
     case TS_EDGE_WORKER: return "gloo worker result -> the op using it";
     case TS_EDGE_COLL_ENTER: return "collective arrival";
     case TS_EDGE_COLL_EXIT: return "collective transfer";

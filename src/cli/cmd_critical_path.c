@@ -111,7 +111,7 @@ static int parse_args(int argc, char **argv, cp_args *a)
  * segments. The path's time in edge gaps that no op owns (untraced host time
  * between a thread's ops, a kernel queued after its launch, a transfer) is
  * listed too, per (rank, edge kind), so that the rows account for the whole
- * path: on trace_filter's rank 1, 478 of 624 ms were untraced time between
+ * path: on trace_filter's rank 1, 477 of 624 ms were untraced time between
  * top-level ops, which no op row showed. */
 typedef struct top_op { const char *name; int32_t rank; uint8_t kind; uint8_t gap; uint32_t count; int64_t ns; } top_op;
 

@@ -7,10 +7,10 @@
  * process. Each rank's iterations (ProfilerStep#N) are drawn on an
  * "iterations" row where the replay puts them. Nodes a what-if replaced (old
  * gloo buckets regrouped by --bucket-mb, left in the graph at zero time)
- * are not drawn: their new buckets ("what_if" in args) stand in for them. Timestamps are microseconds
- * with ns precision ("displayTimeUnit" "ns"), relative to the earliest
- * simulated or measured start. O(V), streamed in 1 MiB
- * chunks so a million-node schedule never sits in memory twice.
+ * are not drawn: their new buckets ("what_if" in args) stand in for them.
+ * Timestamps are microseconds with ns precision ("displayTimeUnit" "ns"),
+ * relative to the earliest simulated or measured start. O(V), streamed in
+ * 1 MiB chunks so a million-node schedule never sits in memory twice.
  */
 #include <stdio.h>
 

@@ -91,7 +91,10 @@ static void print_phase(const char *what, usage a, usage b, uint32_t nodes)
     printf("\n");
 }
 
-static int job(const ts_trace *t, uint32_t ranks)
+/* One N-rank job: synthesize, match, align, index, replay. `rerun` prints
+ * only the total (the second pass in this process, on memory the VM has
+ * already backed). */
+static int job(const ts_trace *t, uint32_t ranks, bool rerun)
 {
     ts_graph *g = NULL, *big = NULL;
     ts_replay *r = NULL;
@@ -107,6 +110,13 @@ static int job(const ts_trace *t, uint32_t ranks)
         ts_graph_destroy(big);
         ts_graph_destroy(g);
         return 1;
+    }
+    if (rerun) {
+        print_phase("rerun in this process, total:", u0, u2, 0);
+        ts_replay_destroy(r);
+        ts_graph_destroy(big);
+        ts_graph_destroy(g);
+        return 0;
     }
     ts_replay_stats st;
     ts_replay_get_stats(r, &st);
@@ -157,7 +167,10 @@ int main(int argc, char **argv)
     printf("trace: %s\n", path);
     throughput(t, a.repeat);
     int rc = 0;
-    for (int i = 0; i < a.n_jobs; i++) rc |= job(t, a.ranks[i]);
+    /* Each job twice: first on fresh memory, as a new process meets it (on
+     * this VM a first touch costs ~8 us a page: 546k pages at 1,024 ranks),
+     * then again, reusing pages the VM already backs. */
+    for (int i = 0; i < a.n_jobs; i++) rc |= job(t, a.ranks[i], false) | job(t, a.ranks[i], true);
     ts_trace_destroy(t);
     return rc;
 }

@@ -11,7 +11,9 @@
 # figure is 719 s for 1,024 GPUs. Timings on a shared 2-core machine are noisy.
 # Each phase prints wall, user and kernel CPU and page faults: kernel time is
 # first touches of memory (slow when the VM must back it afresh), so run it a
-# few times and quote medians.
+# few times and quote medians. Each job then runs again in the same process
+# ("rerun"), on pages the VM already backs: the gap between the two totals is
+# the VM's first-touch cost, not trainscope's work (user CPU is the same).
 set -e
 BUILD=${BUILD:-build}
 DATA=${TS_DATA:-../shared/data}

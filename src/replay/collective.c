@@ -313,14 +313,27 @@ int ts_coll_model_load_nccl_tests(ts_coll_model *m, const char *path, ts_error *
 
 /* ---- fitting ---- */
 
-/* Least squares of t = alpha + u x weighted by 1/t^2 (i.e. on relative error),
- * over pts[lo, hi). alpha is clamped at 0 (then u is refitted alone) and u is
- * kept positive, because a negative latency or bandwidth predicts nonsense
- * outside the fitted range. O(hi - lo). */
 typedef struct xt { double x, t; uint64_t bytes; } xt;
 
 static double line_at(coll_line l, double x) { return l.alpha_ns + x * l.ns_per_byte; }
 
+/* Squared relative error of min(a, b) over n points (a == b: of one line). */
+static double rel_err2(const xt *pts, uint32_t n, coll_line a, coll_line b)
+{
+    double e = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        double p = fmin(line_at(a, pts[i].x), line_at(b, pts[i].x));
+        double r = (p - pts[i].t) / pts[i].t;
+        e += r * r;
+    }
+    return e;
+}
+
+/* Least squares of t = alpha + u x weighted by 1/t^2 (i.e. on relative error),
+ * over pts[lo, hi). Neither may go negative, because a negative latency or
+ * bandwidth predicts nonsense outside the fitted range: such a fit becomes
+ * the better of a line through the origin and a flat one, and u stays
+ * positive. O(hi - lo). */
 static coll_line fit_line(const xt *pts, uint32_t lo, uint32_t hi)
 {
     double sw = 0, sx = 0, sxx = 0, st = 0, sxt = 0;
@@ -343,27 +356,11 @@ static coll_line fit_line(const xt *pts, uint32_t lo, uint32_t hi)
          * that line is ~0.1 us/B, and, below the range where it is the
          * cheaper of the two lines, it priced a 1-byte all-reduce at 0.1 us. */
         coll_line origin = {0, sxx > 0 && sxt > 0 ? sxt / sxx : 0}, flat = {sw > 0 ? st / sw : 0, 1e-12};
-        double eo = 0, ef = 0;
-        for (uint32_t i = lo; i < hi; i++) {
-            double ro = (line_at(origin, pts[i].x) - pts[i].t) / pts[i].t, rf = (line_at(flat, pts[i].x) - pts[i].t) / pts[i].t;
-            eo += ro * ro;
-            ef += rf * rf;
-        }
+        double eo = rel_err2(pts + lo, hi - lo, origin, origin), ef = rel_err2(pts + lo, hi - lo, flat, flat);
         l = origin.ns_per_byte > 0 && eo < ef ? origin : flat;
     }
     if (!(l.ns_per_byte > 0)) l.ns_per_byte = 1e-12;
     return l;
-}
-
-static double rel_err2(const xt *pts, uint32_t n, coll_line a, coll_line b)
-{
-    double e = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        double p = fmin(line_at(a, pts[i].x), line_at(b, pts[i].x));
-        double r = (p - pts[i].t) / pts[i].t;
-        e += r * r;
-    }
-    return e;
 }
 
 static int cmp_xt(const void *a, const void *b)

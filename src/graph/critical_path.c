@@ -73,7 +73,7 @@ static void longest_paths(const ts_graph *g, const int32_t *idx, int64_t *t, uin
         }
         int64_t best = INT64_MIN;
         uint32_t best_arc = ARC_SOURCE;
-        if (to_end) { best = t[2 * n] + g->nodes.self_ns[n]; best_arc = ARC_SELF; }
+        if (to_end) { best = t[2 * n] + ts__graph_self(g, n); best_arc = ARC_SELF; }
         for (uint32_t k = g->in_first[n]; k < g->in_first[n + 1]; k++) {
             uint32_t e = g->in_edge[k];
             if (((g->edges.flags[e] & TS_EDGE_TO_END) != 0) != to_end) continue;

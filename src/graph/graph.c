@@ -37,7 +37,7 @@ static size_t node_cols(ts_graph_nodes *n, col_ref *c)
         {(void **)&n->rank, sizeof *n->rank}, {(void **)&n->kind, sizeof *n->kind},
         {(void **)&n->lane, sizeof *n->lane}, {(void **)&n->slice, sizeof *n->slice},
         {(void **)&n->start_ns, sizeof *n->start_ns}, {(void **)&n->dur_ns, sizeof *n->dur_ns},
-        {(void **)&n->self_ns, sizeof *n->self_ns}, {(void **)&n->coll, sizeof *n->coll},
+        {(void **)&n->waits, sizeof *n->waits}, {(void **)&n->coll, sizeof *n->coll},
         {(void **)&n->iteration, sizeof *n->iteration},
     };
     memcpy(c, cols, sizeof cols);
@@ -200,7 +200,7 @@ uint32_t ts__graph_add_node(ts_graph *g, uint16_t rank, ts_node_kind kind, uint3
     n->slice[i] = slice;
     n->start_ns[i] = start_ns;
     n->dur_ns[i] = dur_ns;
-    n->self_ns[i] = dur_ns;
+    n->waits[i] = 0;
     n->coll[i] = TS_NONE32;
     n->iteration[i] = -1;
     return i;
@@ -307,7 +307,7 @@ static void compute_gaps(ts_graph *g, int64_t *ast)
         }
         int64_t start = ast[n], end = ast[n] + dur[n];
         bool end_bound = me != INT64_MIN && me >= start;
-        g->nodes.self_ns[n] = end_bound ? 0 : dur[n];
+        g->nodes.waits[n] = end_bound;
         for (uint32_t k = g->in_first[n]; k < g->in_first[n + 1]; k++) {
             uint32_t ei = g->in_edge[k];
             if (e->flags[ei] & TS_EDGE_TO_END) e->gap_ns[ei] = end_bound ? end - me : 0;

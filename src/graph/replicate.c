@@ -79,13 +79,13 @@ static void copy_nodes(ts_graph *out, const src_view *v, uint16_t r, uint32_t la
     memcpy(o->slice + base, in->slice + f, v->n * sizeof *o->slice);
     memcpy(o->iteration + base, in->iteration + f, v->n * sizeof *o->iteration);
     memset(o->coll + base, 0xff, v->n * sizeof *o->coll);   /* TS_NONE32 */
+    memset(o->waits + base, 0, v->n);   /* self time = duration until finish says otherwise */
     for (uint32_t i = 0; i < v->n; i++) {
         int64_t s = t[2 * i], e = t[2 * i + 1], d = e > s ? e - s : 0;
         o->rank[base + i] = r;
         o->lane[base + i] = in->lane[f + i] + lane_shift;
         o->start_ns[base + i] = s;
         o->dur_ns[base + i] = d;
-        o->self_ns[base + i] = d;
     }
     o->n += v->n;
 }
@@ -114,7 +114,7 @@ static int copy_rank(ts_graph *out, const src_view *v, uint16_t r, double jitter
     for (uint32_t i = 0; i < v->n; i++) {
         uint32_t n = v->first + i;
         double f = 1.0 + jitter * (2.0 * next_unit(&rng) - 1.0);
-        int64_t base = g->nodes.coll[n] != TS_NONE32 ? g->nodes.dur_ns[n] : g->nodes.self_ns[n];
+        int64_t base = g->nodes.coll[n] != TS_NONE32 ? g->nodes.dur_ns[n] : ts__graph_self(g, n);
         self[i] = (int64_t)llround((double)base * (f > 0 ? f : 0));
     }
     retime(v, self, t);

@@ -70,8 +70,8 @@ static uint32_t collect_spans(const ts_contention *ct, const ts_sim *s, uint16_t
         uint32_t m = ct->member[i];
         if (s->rank[m] != rank) continue;
         if (simulated && !ct->active[i]) continue;
-        if (!simulated && s->meas_start_ns[m] == INT64_MIN) continue;
-        span x = simulated ? (span){s->start_ns[m], s->end_ns[m]} : (span){s->meas_start_ns[m], s->meas_end_ns[m]};
+        if (!simulated && !ts__sim_measured(s, m)) continue;
+        span x = simulated ? (span){s->start_ns[m], s->end_ns[m]} : (span){ts__sim_meas_start(s, m), ts__sim_meas_end(s, m)};
         if (x.b - x.a > *max_len) *max_len = x.b - x.a;
         out[n++] = x;
     }
@@ -89,7 +89,7 @@ static void overlaps(const ts_contention *ct, const ts_sim *s, bool simulated, s
             uint32_t op = ct->op[k];
             if (s->rank[op] != rank) continue;
             f[k] = simulated ? avg_active(scratch, n, max_len, s->start_ns[op], s->start_ns[op] + s->self_ns[op])
-                             : avg_active(scratch, n, max_len, s->meas_start_ns[op], s->meas_end_ns[op]);
+                             : avg_active(scratch, n, max_len, ts__sim_meas_start(s, op), ts__sim_meas_end(s, op));
         }
     }
 }
@@ -102,7 +102,7 @@ static uint32_t compute_union(const ts_contention *ct, const ts_sim *s, uint16_t
     for (uint32_t k = 0; k < ct->n_ops; k++) {
         uint32_t op = ct->op[k];
         if (s->rank[op] != rank) continue;
-        out[n++] = simulated ? (span){s->start_ns[op], s->end_ns[op]} : (span){s->meas_start_ns[op], s->meas_end_ns[op]};
+        out[n++] = simulated ? (span){s->start_ns[op], s->end_ns[op]} : (span){ts__sim_meas_start(s, op), ts__sim_meas_end(s, op)};
     }
     qsort(out, n, sizeof *out, cmp_span);
     uint32_t m = 0;
@@ -155,8 +155,8 @@ static void sharing(const ts_contention *ct, const ts_sim *s, bool simulated, sp
         uint32_t nm = collect_spans(ct, s, rank, simulated, sm, &max_len);
         for (uint32_t i = 0; i < ct->n_colls; i++) {
             uint32_t m = ct->coll_member[(size_t)i * ct->n_ranks + rank];
-            int64_t a = simulated ? s->start_ns[m] : s->meas_start_ns[m];
-            int64_t b = simulated ? s->end_ns[m] : s->meas_end_ns[m];
+            int64_t a = simulated ? s->start_ns[m] : ts__sim_meas_start(s, m);
+            int64_t b = simulated ? s->end_ns[m] : ts__sim_meas_end(s, m);
             if (a == INT64_MIN || b <= a) { g[i] += 1; continue; }
             double o = avg_active(sm, nm, max_len, a, b) - 1;
             g[i] += 1 + TS_GLOO_COMPUTE_WEIGHT * covered(su, nu, a, b) + (o > 0 ? o : 0);

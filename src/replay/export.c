@@ -86,9 +86,9 @@ static void node_event(const ts_replay *r, ts_json *j, uint32_t n, int64_t t0)
     ts__json_kv_us(j, "dur", drawn_dur(r, n));
     ts__json_key(j, "args");
     ts__json_obj_begin(j);
-    if (s->meas_start_ns[n] != INT64_MIN) {
-        ts__json_kv_us(j, "measured_ts", s->meas_start_ns[n] - t0);
-        ts__json_kv_us(j, "measured_dur", s->meas_end_ns[n] - s->meas_start_ns[n]);
+    if (ts__sim_measured(s, n)) {
+        ts__json_kv_us(j, "measured_ts", ts__sim_meas_start(s, n) - t0);
+        ts__json_kv_us(j, "measured_dur", s->meas_dur_ns[n]);
     } else {
         ts__json_kv_bool(j, "what_if", true);   /* made by a what-if edit */
     }

@@ -74,7 +74,7 @@ typedef struct rb_ctx {
     uint32_t   n_nb, cap_nb;
 } rb_ctx;
 
-static int64_t meas_start(const ts_replay *r, uint32_t n) { return r->sim.meas_start_ns[n]; }
+static int64_t meas_start(const ts_replay *r, uint32_t n) { return ts__sim_meas_start(&r->sim, n); }
 
 /* The COLL_LAUNCH source of a member, from the graph's in-edge index. */
 static uint32_t launch_of(const ts_graph *g, uint32_t m)
@@ -202,11 +202,11 @@ static uint32_t node_at(const ts_replay *r, uint32_t anchor, int64_t t, int64_t 
     const ts_graph *g = r->g;
     uint32_t first = g->rank_first_node[s->rank[anchor]];
     uint32_t best = anchor;
-    for (uint32_t n = anchor; n > first && s->meas_start_ns[best] > t;) {
+    for (uint32_t n = anchor; n > first && ts__sim_meas_start(s, best) > t;) {
         n--;
         if (s->lane[n] == s->lane[anchor]) best = n;
     }
-    *gap = t - s->meas_start_ns[best];
+    *gap = t - ts__sim_meas_start(s, best);
     return best;
 }
 
@@ -221,7 +221,7 @@ static int64_t backward_start(const ts_replay *r, uint32_t launch, int32_t iter)
         if (s->lane[n] != s->lane[launch]) continue;
         if (s->iteration[n] != iter) break;
         const char *name = ts__replay_node_name(r, n);
-        if (strstr(name, "Backward") || strstr(name, "backward")) t = s->meas_start_ns[n];
+        if (strstr(name, "Backward") || strstr(name, "backward")) t = ts__sim_meas_start(s, n);
     }
     return t;
 }
@@ -318,8 +318,8 @@ static void unbind_waiter(ts_replay *r, uint32_t waiter, uint32_t cut_edge)
     for (uint32_t k = g->in_first[waiter]; k < g->in_first[waiter + 1]; k++) {
         uint32_t e = g->in_edge[k], src = g->edges.src[e];
         if (e == cut_edge || (s->eflags[e] & TS_SIM_TO_END) || s->egap_ns[e] == TS_SIM_CUT_GAP) continue;
-        int64_t at = (s->eflags[e] & TS_SIM_FROM_END) ? s->meas_end_ns[src] : s->meas_start_ns[src];
-        if (at != INT64_MIN) s->egap_ns[e] = s->meas_start_ns[waiter] - at;
+        int64_t at = (s->eflags[e] & TS_SIM_FROM_END) ? ts__sim_meas_end(s, src) : ts__sim_meas_start(s, src);
+        if (at != INT64_MIN) s->egap_ns[e] = ts__sim_meas_start(s, waiter) - at;
     }
 }
 
@@ -358,7 +358,7 @@ static void hide_done_copies(const rb_ctx *c, uint32_t w, uint32_t u0, uint32_t 
     int64_t copy_end = INT64_MIN;
     for (q = first; q < end; q++) {   /* the shape first: n copies and their children */
         if (s->lane[q] != lane) continue;
-        if (named(r, q, "copy_bucket_to_grad")) { if (++copies > n) return; copy_end = s->meas_end_ns[q]; }
+        if (named(r, q, "copy_bucket_to_grad")) { if (++copies > n) return; copy_end = ts__sim_meas_end(s, q); }
         else if (meas_start(r, q) > copy_end) break;
     }
     if (copies != n) return;
@@ -444,7 +444,7 @@ static int64_t start_delay(const ts_replay *r, const old_bucket *ob, uint32_t b)
     int64_t free_at = meas_start(r, ob[b].launch);
     for (uint32_t p = b; p-- > 0;)
         if (s->lane[ob[p].member] == s->lane[ob[b].member]) {
-            if (s->meas_end_ns[ob[p].member] > free_at) free_at = s->meas_end_ns[ob[p].member];
+            if (ts__sim_meas_end(s, ob[p].member) > free_at) free_at = ts__sim_meas_end(s, ob[p].member);
             break;
         }
     int64_t d = meas_start(r, ob[b].member) - free_at;
@@ -536,7 +536,7 @@ static int add_rank_iteration(rb_ctx *c, old_bucket *ob, uint32_t n_units, uint3
             ts__sim_add_edge(s, c->chain[slot], x, TS_SIM_FROM_END, same && measured < pickup ? measured : pickup);
         }
         c->chain[slot] = x;
-        c->chain_end[slot] = s->meas_end_ns[o->member];
+        c->chain_end[slot] = ts__sim_meas_end(s, o->member);
         new_member[j] = x;
     }
     int64_t waited = -1;   /* the last new bucket a waiter was pointed at */

@@ -90,7 +90,7 @@ static int collect_colls(ts_replay *r, bool move)
             uint32_t m = g->coll_members[c->first_member];
             int32_t world = ts__graph_rank(g, m)->world_size;
             rc.priced = m;
-            rc.transfer_ns = s->self_ns[m];
+            rc.transfer_ns = ts__graph_self(g, m);
             rc.group = world > 1 ? (uint32_t)world : 1;
         } else if (c->barrier != TS_NONE32) {
             uint32_t b = c->barrier;
@@ -98,7 +98,7 @@ static int collect_colls(ts_replay *r, bool move)
             for (uint32_t k = g->out_first[b]; k < g->out_first[b + 1]; k++)
                 if (g->edges.kind[k] == TS_EDGE_COLL_EXIT && g->edges.gap_ns[k] < t) t = g->edges.gap_ns[k];
             if (t == INT64_MAX || t < 0) t = 0;
-            rc.transfer_ns = s->self_ns[b] + t;
+            rc.transfer_ns = ts__graph_self(g, b) + t;
             r->transfers_moved = move;
             if (move) {
                 for (uint32_t k = g->out_first[b]; k < g->out_first[b + 1]; k++)
@@ -113,28 +113,32 @@ static int collect_colls(ts_replay *r, bool move)
 
 /* The graph as the simulator's base: same node and edge rows (edges stay in
  * the graph's src order, so a graph edge row is a sim edge row). Borrowed
- * from the graph, not copied: the read-only columns, the edge indexes and
- * the topological order, and also the self times and gaps when no what-if
- * will edit them; own_start_ns shares meas_start_ns (equal for graph
- * nodes). At 16 M nodes this keeps ~1 GB of fresh memory out of a replay.
- * Names stay in the graph. */
+ * from the graph, not copied: the read-only columns, the measured starts
+ * (on each rank's clock, with the ranks' offsets beside them) and
+ * durations, the edge indexes and the topological order, and also the self
+ * times and gaps when no what-if will edit them. At 16 M nodes this keeps
+ * ~1.2 GB of fresh memory out of a replay. Names stay in the graph. */
 static int sim_from_graph(ts_replay *r, bool edits)
 {
     const ts_graph *g = r->g;
     ts_sim *s = &r->sim;
     uint32_t nn = g->nodes.n, ne = g->edges.n;
-    ts_sim_lend lend = {g->nodes.lane, g->nodes.rank, g->nodes.kind, g->nodes.iteration,
-                        edits ? NULL : g->nodes.self_ns, g->edges.src, g->edges.dst, g->edges.flags,
-                        g->edges.kind, edits ? NULL : g->edges.gap_ns, true};
-    if (!ts__sim_borrow(s, nn, ne, &lend)) return TS_ENOMEM;
-    for (uint32_t n = 0; n < nn; n++) {
-        uint16_t rk = g->nodes.rank[n];
-        int64_t st = g->nodes.start_ns[n] + (rk == TS_GRAPH_NO_RANK ? 0 : g->align[rk].offset_ns);
-        s->meas_start_ns[n] = st;   /* own_start_ns too */
-        s->meas_end_ns[n] = st + g->nodes.dur_ns[n];
-    }
+    int64_t *offsets = ts__malloc((g->n_ranks + 1) * sizeof *offsets);
+    if (!offsets) return TS_ENOMEM;
+    for (uint32_t rk = 0; rk < g->n_ranks; rk++) offsets[rk] = g->align[rk].offset_ns;
+    /* Without edits the durations serve as self times: where a node waits
+     * (self time 0), its end-edge's gap already puts its end at start +
+     * duration, so the replay is the same, and the graph keeps no self-time
+     * column to lend. */
+    ts_sim_lend lend = {g->nodes.start_ns, g->nodes.dur_ns, offsets, g->n_ranks,
+                        g->nodes.lane, g->nodes.rank, g->nodes.kind, g->nodes.iteration,
+                        edits ? NULL : g->nodes.dur_ns, g->edges.src, g->edges.dst, g->edges.flags,
+                        g->edges.kind, edits ? NULL : g->edges.gap_ns};
+    bool ok = ts__sim_borrow(s, nn, ne, &lend);
+    ts__free(offsets, (g->n_ranks + 1) * sizeof *offsets);
+    if (!ok) return TS_ENOMEM;
     if (edits) {   /* a graph without edges has no gap column (memcpy from NULL is undefined even for 0 bytes) */
-        if (nn) memcpy(s->self_ns, g->nodes.self_ns, nn * sizeof *s->self_ns);
+        for (uint32_t n = 0; n < nn; n++) s->self_ns[n] = ts__graph_self(g, n);
         if (ne) memcpy(s->egap_ns, g->edges.gap_ns, ne * sizeof *s->egap_ns);
     }
     s->base_out = g->out_first;
@@ -160,9 +164,10 @@ static void span_add(iter_span *sp, const ts_sim *s, uint32_t n)
 {
     if (s->start_ns[n] < sp->sim_lo) sp->sim_lo = s->start_ns[n];
     if (s->end_ns[n] > sp->sim_hi) sp->sim_hi = s->end_ns[n];
-    if (s->meas_start_ns[n] == INT64_MIN) return;
-    if (s->meas_start_ns[n] < sp->meas_lo) sp->meas_lo = s->meas_start_ns[n];
-    if (s->meas_end_ns[n] > sp->meas_hi) sp->meas_hi = s->meas_end_ns[n];
+    if (!ts__sim_measured(s, n)) return;
+    int64_t a = ts__sim_meas_start(s, n), b = a + s->meas_dur_ns[n];
+    if (a < sp->meas_lo) sp->meas_lo = a;
+    if (b > sp->meas_hi) sp->meas_hi = b;
 }
 
 static const ts_rank *model_of(const ts_graph *g, uint32_t ri)

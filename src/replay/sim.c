@@ -13,24 +13,24 @@
 void ts__sim_init(ts_sim *s) { memset(s, 0, sizeof *s); }
 
 /* Columns the sim always owns; the others (lendable_cols) may be borrowed. */
-#define SIM_NODE_COLS(X) X(meas_start_ns) X(meas_end_ns) X(name) X(start_ns) X(end_ns)
+#define SIM_NODE_COLS(X) X(name) X(start_ns) X(end_ns)
 
 typedef struct sim_col { void **p; size_t elem; } sim_col;
 
 /* The lendable columns of the node or the edge table, in the bit order of
- * ts_sim.borrowed (nodes: bits 0-5, edges: bits 6-10). own_start_ns comes
- * first among the nodes: when it shares meas_start_ns's rows it must be
- * copied before meas_start_ns is reallocated (grow_nodes does this first). */
+ * ts_sim.borrowed (nodes: bits 0-7, edges: bits 8-12). own_start_ns and
+ * meas_start_ns may be lent the same rows; each becomes a copy of its own. */
 static size_t lendable_cols(ts_sim *s, bool edges, sim_col *c, unsigned *bit0)
 {
 #define C_(f) (sim_col){(void **)&s->f, sizeof *s->f}
     if (edges) {
         sim_col e[] = {C_(esrc), C_(edst), C_(eflags), C_(ekind), C_(egap_ns)};
         memcpy(c, e, sizeof e);
-        *bit0 = 6;
+        *bit0 = 8;
         return sizeof e / sizeof e[0];
     }
-    sim_col n[] = {C_(own_start_ns), C_(self_ns), C_(lane), C_(rank), C_(kind), C_(iteration)};
+    sim_col n[] = {C_(own_start_ns), C_(self_ns), C_(lane), C_(rank), C_(kind), C_(iteration),
+                   C_(meas_start_ns), C_(meas_dur_ns)};
 #undef C_
     memcpy(c, n, sizeof n);
     *bit0 = 0;
@@ -50,6 +50,7 @@ void ts__sim_free(ts_sim *s)
         for (size_t i = 0; i < k; i++)
             if (!(s->borrowed & (1u << (bit0 + i)))) ts__free(*c[i].p, cap * c[i].elem);
     }
+    ts__free(s->meas_offset_ns, s->n_offsets * sizeof *s->meas_offset_ns);
     memset(s, 0, sizeof *s);
 }
 
@@ -99,9 +100,27 @@ static bool grow_lendable(ts_sim *s, uint32_t need, bool edges)
     return true;
 }
 
+/* Once own_start_ns and meas_start_ns are copies the sim owns, put their
+ * rows on the aligned clock, so appended nodes need no offset. */
+static void apply_offsets(ts_sim *s)
+{
+    if (!s->meas_offset_ns || (s->borrowed & (1u | 1u << 6))) return;
+    for (uint32_t n = 0; n < s->n_nodes; n++) {
+        int64_t off = ts__sim_offset(s, n);
+        if (ts__sim_measured(s, n)) s->meas_start_ns[n] += off;
+        s->own_start_ns[n] += off;
+    }
+    ts__free(s->meas_offset_ns, s->n_offsets * sizeof *s->meas_offset_ns);
+    s->meas_offset_ns = NULL;
+    s->n_offsets = 0;
+}
+
 static bool grow_nodes(ts_sim *s, uint32_t need)
 {
-    if (need > s->cap_nodes_ro && !grow_lendable(s, need, false)) return false;   /* first: see lendable_cols */
+    if (need > s->cap_nodes_ro) {
+        if (!grow_lendable(s, need, false)) return false;
+        apply_offsets(s);
+    }
     if (need > s->cap_nodes) {
         uint32_t cap = next_cap(s->cap_nodes, need);
 #define GROW_(c) if (!grow_col(&s->c, sizeof *s->c, s->cap_nodes, cap)) return false;
@@ -128,9 +147,20 @@ bool ts__sim_reserve(ts_sim *s, uint32_t n_nodes, uint32_t n_edges)
 bool ts__sim_borrow(ts_sim *s, uint32_t n_nodes, uint32_t n_edges, const ts_sim_lend *l)
 {
     TS_ASSERT(s->n_nodes == 0 && s->n_edges == 0 && !s->lane && !s->esrc);
+    if (l->offset_ns && l->n_offsets) {
+        s->meas_offset_ns = ts__malloc(l->n_offsets * sizeof *s->meas_offset_ns);
+        if (!s->meas_offset_ns) return false;
+        memcpy(s->meas_offset_ns, l->offset_ns, l->n_offsets * sizeof *s->meas_offset_ns);
+        s->n_offsets = l->n_offsets;
+    }
     /* the lender's rows are never written through these: appends copy first */
+    if (l->meas_start_ns) {
+        s->own_start_ns = (void *)l->meas_start_ns;
+        s->borrowed |= 1u;
+    }
     LEND_(self_ns, 1); LEND_(lane, 2); LEND_(rank, 3); LEND_(kind, 4); LEND_(iteration, 5);
-    LEND_(esrc, 6); LEND_(edst, 7); LEND_(eflags, 8); LEND_(ekind, 9); LEND_(egap_ns, 10);
+    LEND_(meas_start_ns, 6); LEND_(meas_dur_ns, 7);
+    LEND_(esrc, 8); LEND_(edst, 9); LEND_(eflags, 10); LEND_(ekind, 11); LEND_(egap_ns, 12);
     /* what is not lent is owned: allocate it for exactly these rows */
     uint16_t lent = s->borrowed;
     s->borrowed = 0;
@@ -140,7 +170,7 @@ bool ts__sim_borrow(ts_sim *s, uint32_t n_nodes, uint32_t n_edges, const ts_sim_
         size_t k = lendable_cols(s, edges, c, &bit0);
         size_t rows = edges ? n_edges : n_nodes;
         for (size_t i = 0; i < k; i++) {
-            if ((lent & (1u << (bit0 + i))) || (!edges && i == 0 && l->own_start_is_meas)) continue;
+            if (lent & (1u << (bit0 + i))) continue;
             void *p = ts__malloc(rows * c[i].elem);
             if (!p) { s->borrowed = lent; return false; }   /* ts__sim_free releases what was made */
             ts__prefault(p, rows * c[i].elem);
@@ -151,14 +181,8 @@ bool ts__sim_borrow(ts_sim *s, uint32_t n_nodes, uint32_t n_edges, const ts_sim_
     s->cap_nodes_ro = n_nodes;
     s->cap_edges = n_edges;
     if (!grow_nodes(s, n_nodes)) return false;   /* the owned columns */
-    ts__prefault(s->meas_start_ns, n_nodes * sizeof *s->meas_start_ns);   /* about to be filled */
-    ts__prefault(s->meas_end_ns, n_nodes * sizeof *s->meas_end_ns);
-    ts__prefault(s->start_ns, n_nodes * sizeof *s->start_ns);
+    ts__prefault(s->start_ns, n_nodes * sizeof *s->start_ns);   /* about to be filled */
     ts__prefault(s->end_ns, n_nodes * sizeof *s->end_ns);
-    if (l->own_start_is_meas) {
-        s->own_start_ns = s->meas_start_ns;
-        s->borrowed |= 1u;
-    }
     s->n_nodes = n_nodes;
     s->n_edges = n_edges;
     return true;
@@ -173,7 +197,7 @@ uint32_t ts__sim_add_node(ts_sim *s, uint16_t rank, uint8_t kind, int64_t own_st
     s->own_start_ns[n] = own_start_ns;
     s->self_ns[n] = self_ns > 0 ? self_ns : 0;
     s->meas_start_ns[n] = meas_start_ns;
-    s->meas_end_ns[n] = meas_end_ns;
+    s->meas_dur_ns[n] = meas_start_ns == INT64_MIN ? 0 : meas_end_ns - meas_start_ns;
     s->lane[n] = TS_NONE32;
     s->rank[n] = rank;
     s->kind[n] = kind;
@@ -302,7 +326,7 @@ static void run_in_base_order(ts_sim *s)
             any = true;
         }
         if (to_end) s->end_ns[n] = v;
-        else s->start_ns[n] = any ? v : s->own_start_ns[n];
+        else s->start_ns[n] = any ? v : ts__sim_own_start(s, n);
     }
 }
 
@@ -325,7 +349,7 @@ int ts__sim_run(ts_sim *s, ts_error *err)
      * gives a topological order. */
     uint32_t top = 0, done = 0;
     for (uint32_t i = n; i-- > 0;) {    /* pushed in reverse: row 0 pops first */
-        s->start_ns[i] = sc.indeg[2 * i] ? INT64_MIN : s->own_start_ns[i];
+        s->start_ns[i] = sc.indeg[2 * i] ? INT64_MIN : ts__sim_own_start(s, i);
         s->end_ns[i] = INT64_MIN;
         sc.indeg[2 * i + 1]++;                      /* the implicit start -> end edge */
         if (!sc.indeg[2 * i]) sc.stack[top++] = 2 * i;
@@ -359,8 +383,8 @@ static void max_measured_preds(ts_sim *s)
     for (uint32_t i = 0; i < s->n_nodes; i++) s->start_ns[i] = s->end_ns[i] = INT64_MIN;
     for (uint32_t e = 0; e < s->n_edges; e++) {
         uint32_t a = s->esrc[e], b = s->edst[e];
-        int64_t v = (s->eflags[e] & TS_SIM_FROM_END) ? s->meas_end_ns[a] : s->meas_start_ns[a];
-        if (s->meas_start_ns[a] == INT64_MIN) continue;
+        if (!ts__sim_measured(s, a)) continue;
+        int64_t v = (s->eflags[e] & TS_SIM_FROM_END) ? ts__sim_meas_end(s, a) : ts__sim_meas_start(s, a);
         int64_t *col = (s->eflags[e] & TS_SIM_TO_END) ? s->end_ns : s->start_ns;
         if (v > col[b]) col[b] = v;
     }
@@ -371,19 +395,19 @@ void ts__sim_calibrate(ts_sim *s)
     max_measured_preds(s);
     for (uint32_t e = 0; e < s->n_edges; e++) {
         uint32_t b = s->edst[e];
-        if (s->meas_start_ns[b] == INT64_MIN) continue;
+        if (!ts__sim_measured(s, b)) continue;
         bool to_end = s->eflags[e] & TS_SIM_TO_END;
-        int64_t point = to_end ? s->meas_end_ns[b] : s->meas_start_ns[b];
+        int64_t point = to_end ? ts__sim_meas_end(s, b) : ts__sim_meas_start(s, b);
         int64_t pred = to_end ? s->end_ns[b] : s->start_ns[b];
         if (pred != INT64_MIN) s->egap_ns[e] = point - pred;
     }
     for (uint32_t i = 0; i < s->n_nodes; i++) {
-        if (s->meas_start_ns[i] == INT64_MIN) continue;
-        s->own_start_ns[i] = s->meas_start_ns[i];
-        int64_t dur = s->meas_end_ns[i] - s->meas_start_ns[i];
+        if (!ts__sim_measured(s, i)) continue;
+        s->own_start_ns[i] = s->meas_start_ns[i];   /* the same clock, so the same offset */
+        int64_t dur = s->meas_dur_ns[i];
         /* An end explained by an end-edge that arrives at or after start + dur
          * means the node was waiting, not working: it needs no time itself. */
-        bool explained = s->end_ns[i] != INT64_MIN && s->end_ns[i] >= s->meas_start_ns[i];
+        bool explained = s->end_ns[i] != INT64_MIN && s->end_ns[i] >= ts__sim_meas_start(s, i);
         s->self_ns[i] = explained ? 0 : (dur > 0 ? dur : 0);
     }
 }

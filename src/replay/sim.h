@@ -28,10 +28,13 @@ enum { TS_SIM_FROM_END = 1, TS_SIM_TO_END = 2 };   /* same bits as TS_EDGE_FROM_
 
 typedef struct ts_sim {
     uint32_t     n_nodes, cap_nodes;
-    int64_t     *own_start_ns;  /* start of a node with no start-edge (aligned measured start) */
+    /* Read the three time columns through the accessors below: while a
+     * graph lends them, own_start_ns and meas_start_ns are on each rank's
+     * own clock and meas_offset_ns aligns them. */
+    int64_t     *own_start_ns;  /* start of a node with no start-edge (measured start) */
     int64_t     *self_ns;       /* time the node needs by itself, >= 0 */
-    int64_t     *meas_start_ns; /* aligned measured start; INT64_MIN = synthetic (never measured) */
-    int64_t     *meas_end_ns;   /* aligned measured end; INT64_MIN = synthetic */
+    int64_t     *meas_start_ns; /* measured start; INT64_MIN = synthetic (never measured) */
+    int64_t     *meas_dur_ns;   /* measured duration (meaningless when meas_start_ns is INT64_MIN) */
     uint32_t    *lane;          /* lane (thread/stream) id for export, TS_NONE32 = none */
     uint16_t    *rank;          /* rank index, UINT16_MAX = cross-rank (barrier) */
     uint8_t     *kind;          /* ts_node_kind of graph/graph.h */
@@ -57,19 +60,47 @@ typedef struct ts_sim {
      * no scratch memory; edits of gaps and self times keep it valid. */
     const uint32_t *base_in_first, *base_in_edge, *base_topo;   /* NULL = none */
 
-    /* Columns own_start_ns, self_ns, lane, rank, kind, iteration, esrc,
-     * edst, eflags, ekind and egap_ns may be borrowed (ts__sim_borrow): from a
-     * graph, or own_start_ns from meas_start_ns. A borrowed column's rows are
+    /* Columns own_start_ns, self_ns, lane, rank, kind, iteration,
+     * meas_start_ns, meas_dur_ns, esrc, edst, eflags, ekind and egap_ns may be
+     * borrowed (ts__sim_borrow) from a graph. A borrowed column's rows are
      * read-only; the first append copies it. */
     uint32_t  cap_nodes_ro;     /* capacity of the borrowable node columns (cap_nodes: the others;
                                    cap_edges: every edge column) */
     uint16_t  borrowed;         /* bit per borrowable column, in sim.c's lendable_cols order */
+    /* Per rank (owned, n_offsets entries): added to own_start_ns and
+     * meas_start_ns of the nodes of that rank to put them on the aligned
+     * clock; NULL = they are aligned already. Ranks at or past n_offsets
+     * (barriers) are aligned already. The first append adds the offsets into
+     * the copied columns and frees this. Lending the graph's own start
+     * column this way keeps 256 MB of fresh memory out of a 16 M-node replay. */
+    int64_t  *meas_offset_ns;
+    uint32_t  n_offsets;
 
     /* Results of the last ts__sim_run; n_nodes entries each. */
     int64_t  *start_ns;
     int64_t  *end_ns;
     bool      oom;              /* an add failed; ts__sim_run reports TS_ENOMEM */
 } ts_sim;
+
+/* Measured start and end of node n on the aligned clock, INT64_MIN when no
+ * trace measured it; own_start: where it starts when nothing constrains it. */
+static inline bool ts__sim_measured(const ts_sim *s, uint32_t n) { return s->meas_start_ns[n] != INT64_MIN; }
+static inline int64_t ts__sim_offset(const ts_sim *s, uint32_t n)
+{
+    return s->meas_offset_ns && s->rank[n] < s->n_offsets ? s->meas_offset_ns[s->rank[n]] : 0;
+}
+static inline int64_t ts__sim_meas_start(const ts_sim *s, uint32_t n)
+{
+    return ts__sim_measured(s, n) ? s->meas_start_ns[n] + ts__sim_offset(s, n) : INT64_MIN;
+}
+static inline int64_t ts__sim_meas_end(const ts_sim *s, uint32_t n)
+{
+    return ts__sim_measured(s, n) ? s->meas_start_ns[n] + ts__sim_offset(s, n) + s->meas_dur_ns[n] : INT64_MIN;
+}
+static inline int64_t ts__sim_own_start(const ts_sim *s, uint32_t n)
+{
+    return s->own_start_ns[n] + ts__sim_offset(s, n);
+}
 
 void ts__sim_init(ts_sim *s);
 void ts__sim_free(ts_sim *s);
@@ -86,6 +117,10 @@ TS_NODISCARD bool ts__sim_reserve(ts_sim *s, uint32_t n_nodes, uint32_t n_edges)
 /* What ts__sim_borrow may take instead of copying: a graph's columns (which
  * must outlive the sim and stay unchanged). NULL = the sim owns that column. */
 typedef struct ts_sim_lend {
+    const int64_t  *meas_start_ns; /* also lent as own_start_ns; NULL = allocate both */
+    const int64_t  *meas_dur_ns;
+    const int64_t  *offset_ns;     /* per rank, n_offsets entries (copied): see ts_sim.meas_offset_ns */
+    uint32_t        n_offsets;
     const uint32_t *lane;
     const uint16_t *rank;
     const uint8_t  *kind;
@@ -94,7 +129,6 @@ typedef struct ts_sim_lend {
     const uint32_t *esrc, *edst;
     const uint8_t  *eflags, *ekind;
     const int64_t  *egap_ns;       /* lend only when no what-if will edit gaps */
-    bool            own_start_is_meas;   /* own_start_ns shares meas_start_ns's rows */
 } ts_sim_lend;
 
 /* On an empty sim: take n_nodes / n_edges rows of the lent columns instead

@@ -86,12 +86,12 @@ TEST(thread_gets_program_order_nesting_and_measured_gaps)
     e = edge(g, launch, mm, TS_EDGE_NEST);                    /* last child's end -> parent's end */
     CHECK(e != TS_NONE32 && (g->edges.flags[e] & TS_EDGE_TO_END));
     CHECK_EQ_INT(g->edges.gap_ns[e], 80);
-    CHECK_EQ_INT(g->nodes.self_ns[mm], 0);                   /* its end is explained by the child */
+    CHECK_EQ_INT(ts__graph_self(g, mm), 0);                   /* its end is explained by the child */
     e = edge(g, launch, k, TS_EDGE_LAUNCH);
     CHECK(e != TS_NONE32);
     CHECK_EQ_INT(g->edges.gap_ns[e], 20);                    /* launch latency 30 - 10 */
     CHECK_EQ_INT(g->nodes.kind[launch], TS_NODE_LAUNCH);
-    CHECK_EQ_INT(g->nodes.self_ns[k], 200);
+    CHECK_EQ_INT(ts__graph_self(g, k), 200);
     ts_graph_destroy(g);
     ts_trace_destroy(t);
 }
@@ -243,7 +243,7 @@ TEST(device_synchronize_waits_for_the_last_kernel_launched_before_it)
     CHECK(e != TS_NONE32);
     CHECK(g->edges.flags[e] == (TS_EDGE_FROM_END | TS_EDGE_TO_END));
     CHECK_EQ_INT(g->edges.gap_ns[e], 10);      /* returns 10 ns after the kernel ends */
-    CHECK_EQ_INT(g->nodes.self_ns[sync], 0);
+    CHECK_EQ_INT(ts__graph_self(g, sync), 0);
     CHECK_EQ_INT(g->nodes.kind[sync], TS_NODE_HOST_SYNC);
     ts_graph_destroy(g);
     ts_trace_destroy(t);
@@ -922,7 +922,7 @@ TEST(nonblocking_mpi_collective_completes_in_the_wait_naming_its_request)
          * rank 1 enters its wait at 300, after that arrival: the exit edge only
          * bounds it, and the wait keeps its own 100 ns */
         CHECK_EQ_INT(g->edges.gap_ns[e], k ? 0 : 200);
-        CHECK_EQ_INT(g->nodes.self_ns[wait], k ? 100 : 0);
+        CHECK_EQ_INT(ts__graph_self(g, wait), k ? 100 : 0);
     }
     CHECK(has_warning(g, "1 of 2 nonblocking MPI requests complete in no MPI_Wait", "rank 0"));
     ts_graph_destroy(g);

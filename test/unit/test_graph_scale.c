@@ -62,7 +62,7 @@ TEST(simulating_in_the_graphs_order_equals_kahns_order_on_real_traces)
         /* unmodified: every point is the measured one */
         uint32_t off = 0;
         for (uint32_t n = 0; n < r->sim.n_nodes; n++)
-            off += r->sim.start_ns[n] != r->sim.meas_start_ns[n] || r->sim.end_ns[n] != r->sim.meas_end_ns[n];
+            off += r->sim.start_ns[n] != ts__sim_meas_start(&r->sim, n) || r->sim.end_ns[n] != ts__sim_meas_end(&r->sim, n);
         CHECK_EQ_INT(off, 0);
         free(v);
         ts_replay_destroy(r);
@@ -123,7 +123,7 @@ TEST(replicated_job_replays_its_own_times_exactly)
     uint32_t off = 0;
     for (uint32_t n = 0; n < r->sim.n_nodes; n++)   /* barriers carry the moved transfer time */
         off += r->sim.rank[n] != TS_GRAPH_NO_RANK &&
-               (r->sim.start_ns[n] != r->sim.meas_start_ns[n] || r->sim.end_ns[n] != r->sim.meas_end_ns[n]);
+               (r->sim.start_ns[n] != ts__sim_meas_start(&r->sim, n) || r->sim.end_ns[n] != ts__sim_meas_end(&r->sim, n));
     CHECK_EQ_INT(off, 0);
     CHECK_EQ_INT(ts_replay_predicted_iteration_ns(r), ts_replay_measured_iteration_ns(r));
     ts_replay_destroy(r);

@@ -14,10 +14,12 @@
  *    load x (W(b) x g + alpha (g - 1)) (price() below; alpha, the fixed part
  *    of W, weighs twice), where W(b) is the cost model's time for b bytes alone on
  *    an idle machine (alpha + b x beta, calibrated by bench/gloo_allreduce.py
- *    like nccl-tests), g = 1 + w c + o is the threads' worth of its rank's
- *    core it shares, averaged over its span and the ranks (c: share of the
- *    span the training thread is busy, weighing w = TS_GLOO_COMPUTE_WEIGHT;
- *    o: other all-reduces of the rank in flight at once), and load is the
+ *    like nccl-tests), g = 1 + w c + (v + w c) o is the threads' worth of its
+ *    rank's core it shares, averaged over its span and the ranks (c: share of
+ *    the span the training thread is busy, weighing w = TS_GLOO_COMPUTE_WEIGHT;
+ *    o: other all-reduces of the rank in flight at once, each weighing
+ *    v = TS_GLOO_PAIR_WEIGHT beside an idle training thread and w c more
+ *    beside a busy one), and load is the
  *    trace's own factor: its measured
  *    transfers over their price at their measured sharing (machine load, profiler).
  *    So more, smaller buckets pay alpha once per bucket and run beside
@@ -143,9 +145,28 @@ static double covered(const span *sp, uint32_t n, int64_t a, int64_t b)
  * it from. */
 #define TS_GLOO_COMPUTE_WEIGHT 2.0
 
-/* g[i] of every all-reduce: mean over ranks of 1 + w c + o over its
- * member's span there (measured, or simulated; w = TS_GLOO_COMPUTE_WEIGHT).
- * Scratch: su holds n_ops spans, sm n_members. */
+/* How much each other all-reduce of the rank in flight at once slows one:
+ * v + w c threads' worth (w = TS_GLOO_COMPUTE_WEIGHT, c its share of
+ * compute). Beside an idle training thread two all-reduces mostly wait on
+ * their peers at once and cost each other half a thread: the calibration
+ * log's pair test (two in flight, nothing else running) takes 1.65-1.74x
+ * one alone (median over the sizes, each of the seven committed logs),
+ * which is v = 0.44-0.65 in price() (1 + v (1 + alpha / W), alpha / W 0.6
+ * at 256 KiB to 0.1 at 4 MiB). Beside compute each wake-up
+ * of either waits for the compute thread's slice, so they crowd each other
+ * out as compute crowds one out: w c more. Until 24 Nov 13:00 UTC every
+ * other all-reduce counted 1 whatever the compute, and deepmlp 25 -> 0.25
+ * MB, 28 small buckets queued two at a time after backward beside an idle
+ * training thread, was predicted 15.9% slow on average over the seven
+ * ground truths. v comes from the pair test; the c o term's weight was set
+ * equal to w after a grid on the seven ground truths (docs/replay.md,
+ * "Sharing between all-reduces depends on compute") and checked on an eighth
+ * measured after. */
+#define TS_GLOO_PAIR_WEIGHT 0.5
+
+/* g[i] of every all-reduce: mean over ranks of 1 + w c + (v + w c) o over
+ * its member's span there (measured, or simulated). Scratch: su holds n_ops
+ * spans, sm n_members. */
 static void sharing(const ts_contention *ct, const ts_sim *s, bool simulated, span *su, span *sm, double *g)
 {
     for (uint32_t i = 0; i < ct->n_colls; i++) g[i] = 0;
@@ -158,8 +179,9 @@ static void sharing(const ts_contention *ct, const ts_sim *s, bool simulated, sp
             int64_t a = simulated ? s->start_ns[m] : ts__sim_meas_start(s, m);
             int64_t b = simulated ? s->end_ns[m] : ts__sim_meas_end(s, m);
             if (a == INT64_MIN || b <= a) { g[i] += 1; continue; }
-            double o = avg_active(sm, nm, max_len, a, b) - 1;
-            g[i] += 1 + TS_GLOO_COMPUTE_WEIGHT * covered(su, nu, a, b) + (o > 0 ? o : 0);
+            double o = avg_active(sm, nm, max_len, a, b) - 1, c = covered(su, nu, a, b);
+            if (o < 0) o = 0;
+            g[i] += 1 + TS_GLOO_COMPUTE_WEIGHT * c + (TS_GLOO_PAIR_WEIGHT + TS_GLOO_COMPUTE_WEIGHT * c) * o;
         }
     }
     for (uint32_t i = 0; i < ct->n_colls; i++) g[i] /= ct->n_ranks;

@@ -1,6 +1,7 @@
 /* test_graph_scale.c - the memory-saving paths of graph building and replay
  * at scale: the simulator borrowing the graph's columns (and copying them
- * before the first append, never writing the graph), evaluation in the
+ * before the first append, never writing the graph, adding the ranks' clock
+ * offsets into its copies), evaluation in the
  * graph's own topological order against Kahn's order, a replicated job
  * replaying its measured times exactly, and the unmodified replay (transfer
  * times left on the exits) exporting the same schedule as a what-if replay
@@ -99,6 +100,51 @@ TEST(appending_to_a_replay_copies_the_borrowed_graph_columns_and_leaves_the_grap
     CHECK_EQ_INT(differing(s, v, nn), 0);   /* old rows: unchanged (the new node is a leaf) */
     CHECK_EQ_INT(s->end_ns[x], s->end_ns[last] + 5);
     free(v);
+    ts_replay_destroy(r);
+    ts_graph_destroy(g);
+    ts_trace_destroy(t);
+}
+
+/* A two-rank job's sim borrows the graph's starts on each rank's own clock
+ * with the ranks' offsets beside them; the first append copies the columns
+ * and adds the offsets in, so every measured point reads the same before
+ * and after, and the graph's starts are untouched. */
+TEST(appending_to_a_two_rank_replay_moves_the_clock_offsets_into_the_copies)
+{
+    const char *paths[2] = {"examples/ddp_gloo/rank0.json", "examples/ddp_gloo/rank1.json"};
+    ts_trace *t = NULL;
+    ts_graph *g = NULL;
+    ts_replay *r = NULL;
+    ts_error err = {0};
+    CHECK_EQ_INT(ts_trace_load(paths, 2, NULL, &t, &err), TS_OK);
+    CHECK_EQ_INT(ts_graph_create(t, NULL, &g, &err), TS_OK);
+    CHECK_EQ_INT(ts_replay_run_graph(g, NULL, &r, &err), TS_OK);
+    ts_sim *s = &r->sim;
+    CHECK(g->align[1].offset_ns != 0);                       /* the clocks differ */
+    CHECK(s->meas_offset_ns != NULL && s->meas_start_ns == g->nodes.start_ns);
+    uint32_t nn = s->n_nodes, moved = 0;
+    int64_t *v = malloc(3 * (size_t)nn * sizeof *v), *starts = malloc(nn * sizeof *starts);
+    for (uint32_t n = 0; n < nn; n++) {
+        v[3 * n] = ts__sim_meas_start(s, n);
+        v[3 * n + 1] = ts__sim_meas_end(s, n);
+        v[3 * n + 2] = ts__sim_own_start(s, n);
+        CHECK_EQ_INT(v[3 * n], ts__graph_start(g, n));
+        starts[n] = g->nodes.start_ns[n];
+        moved += s->rank[n] == 1 && v[3 * n] != s->meas_start_ns[n];
+    }
+    CHECK(moved > 0);                                        /* rank 1's rows read through the offset */
+    uint32_t x = ts__sim_add_node(s, 1, TS_NODE_CPU_OP, 5, 5, INT64_MIN, INT64_MIN);
+    CHECK_EQ_INT(x, nn);
+    CHECK(s->meas_offset_ns == NULL && s->meas_start_ns != g->nodes.start_ns);
+    uint32_t bad = 0;
+    for (uint32_t n = 0; n < nn; n++)
+        bad += ts__sim_meas_start(s, n) != v[3 * n] || ts__sim_meas_end(s, n) != v[3 * n + 1] ||
+               ts__sim_own_start(s, n) != v[3 * n + 2] || g->nodes.start_ns[n] != starts[n];
+    CHECK_EQ_INT(bad, 0);
+    CHECK(!ts__sim_measured(s, x));
+    CHECK_EQ_INT(ts__sim_own_start(s, x), 5);               /* appended rows are aligned already */
+    free(v);
+    free(starts);
     ts_replay_destroy(r);
     ts_graph_destroy(g);
     ts_trace_destroy(t);

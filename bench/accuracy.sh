@@ -29,7 +29,9 @@
 # Results of an older generator (one trace, no trace_replay_ms) are scored
 # against the profiled median instead.
 # With several ground truths (the default: all of them) a last line pools
-# every set's predictions: the one figure to quote.
+# every set's predictions: the one figure to quote; under it the pooled noise
+# floor (how far the identity what-ifs, which involve no model, miss) and the
+# what-ifs biased one way on (nearly) every set.
 # TS_GLOO_LOG=LOG scores every set with that calibration log instead.
 # Needs /usr/bin/python3 (Debian's) for the JSON; the CLI at $TS_BIN.
 set -e
@@ -231,7 +233,7 @@ if e_prof:
     print("ranking right from %d of %d source bucket sizes; resolved pairs (the faster won >= 75%% of paired rounds by"
           " >= 5%%) predicted in the measured order: %d of %d" % (rank_ok, rank_n, pair_ok, pair_n))
     with open(os.environ["POOL"], "a") as f:
-        f.write(json.dumps({"set": WL, "err": e_prof, "rel": e_rel, "rank": [rank_ok, rank_n],
+        f.write(json.dumps({"set": WL, "err": e_prof, "rel": e_rel, "floor": floor, "rank": [rank_ok, rank_n],
                             "pairs": [pair_ok, pair_n], "signed": signed}) + "\n")
 PY
 PART1=0
@@ -249,6 +251,14 @@ if err:
           % (len(sets), statistics.median(err), max(err), sum(e <= 5 for e in err), len(err), statistics.median(rel),
              max(rel), sum(s["rank"][0] for s in sets), sum(s["rank"][1] for s in sets),
              sum(s["pairs"][0] for s in sets), sum(s["pairs"][1] for s in sets)))
+    # The same figure with no model in it: each bucket size "predicted" from
+    # its own saved traces. How far that misses is how far the saved traces
+    # stray from all the rounds; no what-if can be held closer than that.
+    floor = [e for s in sets for e in s.get("floor", [])]
+    if floor:
+        print("    noise floor pooled (identity what-ifs: each bucket size from its own saved traces, no model): |error| "
+              "median %.2f%%, worst %.2f%%; within 5%%: %d of %d" % (statistics.median(floor), max(floor),
+                                                                   sum(e <= 5 for e in floor), len(floor)))
     # Bias or scatter? The same what-if (model, from, to) scored on every set:
     # its signed relative errors. A what-if whose errors share one sign on
     # (nearly) every set and average past 5% is the model's error, not the

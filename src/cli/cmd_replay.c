@@ -187,11 +187,19 @@ static void print_json(const ts_replay *r)
     ts__buf_free(&b);
 }
 
-static int print_table(const ts_replay *r)
+/* With a what-if, predicted minus measured is the change the edit makes,
+ * not an error of the replay, and the table says so. */
+static bool asks_what_if(const ts_replay_options *o)
 {
-    static const ts_col cols[] = {
-        {"rank", TS_ALIGN_RIGHT, 0}, {"measured", TS_ALIGN_RIGHT, 0}, {"predicted", TS_ALIGN_RIGHT, 0},
-        {"error %", TS_ALIGN_RIGHT, 0}, {"clock offset", TS_ALIGN_RIGHT, 0},
+    return o->n_scales || o->bucket_mb > 0 || o->world || o->bandwidth_gbps > 0 || o->latency_us > 0;
+}
+
+static int print_table(const ts_replay *r, bool what_if)
+{
+    const ts_col cols[] = {
+        {"rank", TS_ALIGN_RIGHT, 0}, {"measured", TS_ALIGN_RIGHT, 0},
+        {what_if ? "what-if" : "predicted", TS_ALIGN_RIGHT, 0},
+        {what_if ? "change %" : "error %", TS_ALIGN_RIGHT, 0}, {"clock offset", TS_ALIGN_RIGHT, 0},
     };
     ts_table *tb = ts_table_create(cols, 5);
     if (!tb) return TS_ENOMEM;
@@ -215,8 +223,12 @@ static int print_table(const ts_replay *r)
     char m[32], p[32];
     ts_report_duration((double)ts_replay_measured_iteration_ns(r), m, sizeof m);
     ts_report_duration((double)ts_replay_predicted_iteration_ns(r), p, sizeof p);
-    printf("\niteration (median of %u, slowest rank): measured %s, predicted %s, error %+.2f%%\n",
-           ts_replay_n_iterations(r), m, p, ts_replay_error_pct(r));
+    if (what_if)
+        printf("\niteration (median of %u, slowest rank): measured %s as traced, %s with the what-if, change %+.2f%%\n",
+               ts_replay_n_iterations(r), m, p, ts_replay_error_pct(r));
+    else
+        printf("\niteration (median of %u, slowest rank): measured %s, predicted %s, error %+.2f%%\n",
+               ts_replay_n_iterations(r), m, p, ts_replay_error_pct(r));
     for (uint32_t i = 0; i < ts_replay_n_warnings(r); i++)
         fprintf(stderr, "trainscope: warning: %s\n", ts_replay_warning(r, i));
     return rc;
@@ -238,7 +250,7 @@ int ts_cmd_replay(int argc, char **argv)
         return ts_cli_exit_for(rc);
     }
     if (a.format == TS_FMT_JSON) print_json(r);
-    else rc = print_table(r);
+    else rc = print_table(r, asks_what_if(&a.opts));
     if (rc == TS_OK && a.export_path) {
         rc = ts_replay_export_chrome(r, a.export_path, &err);
         if (rc) ts_cli_errorf("%s", err.msg);

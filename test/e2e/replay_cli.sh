@@ -2,7 +2,8 @@
 # trainscope replay end to end: an unmodified replay of the bundled 2-rank gloo
 # example reproduces its measured iteration; the JSON has the documented keys;
 # --export writes a Chrome trace Perfetto can open (valid JSON, one X event per
-# replayed op, what-if ops marked); what-ifs move the prediction the right way;
+# replayed op, what-if ops marked); what-ifs move the prediction the right way
+# and the table calls their difference a change, not an error;
 # bad input and usage exit 2 with a message.
 set -e
 BIN=${TS_BIN:-build/trainscope}
@@ -48,6 +49,12 @@ PY
 
 # Scaling every CPU op of both ranks by 2 can only lengthen the iteration;
 # shortening them only shorten it.
+# The table calls predicted - measured an error when nothing was edited, and
+# the what-if's change when something was.
+"$BIN" replay $EX/rank0.json $EX/rank1.json 2>/dev/null | grep -q "predicted .*, error +0.00%"
+"$BIN" replay --scale 'cpu:*=2' $EX/rank0.json $EX/rank1.json 2>/dev/null >"$TMP/t"
+{ grep -q "with the what-if, change +" "$TMP/t" && grep -q "change %" "$TMP/t" && ! grep -q "error" "$TMP/t"; } ||
+    { echo "replay_cli: a what-if's table should report a change, not an error:"; cat "$TMP/t"; exit 1; }
 up=$("$BIN" replay --format json --scale 'cpu:*=2' $EX/rank0.json $EX/rank1.json |
      /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["error_pct"])')
 down=$("$BIN" replay --format json --scale 'cpu:*=0.5' $EX/rank0.json $EX/rank1.json |

@@ -122,6 +122,7 @@ typedef struct parser {
     bool      first;             /* no member/event yet in the current container */
     bool      bare_list;
     bool      saw_events;        /* the object form had a "traceEvents" member */
+    uint8_t   et_keys;           /* bit 0: a top-level "schema", bit 1: "nodes" (an execution trace's) */
     uint64_t  n_events;          /* events in traceEvents so far */
     uint32_t  slices_ready, args_ready, flows_ready; /* rows up to which the tables are prefaulted */
     uint32_t  slices_step, args_step, flows_step;    /* rows prefaulted at a time, 0 = no prefaulting */
@@ -1017,6 +1018,8 @@ static void step_object(parser *P)
         P->saw_events = true;
         return;
     }
+    if (k.n == 6 && !memcmp(k.s, "schema", 6)) P->et_keys |= 1;
+    if (k.n == 5 && !memcmp(k.s, "nodes", 5)) P->et_keys |= 2;
     parse_top_member(P, k);
     P->first = false;
 }
@@ -1279,9 +1282,13 @@ static int finish(parser *P, int32_t order, const ts_load_opts *opts, ts_error *
     int32_t from_name = ts__rank_from_filename(r->path);
     r->rank = P->dist_rank >= 0 ? P->dist_rank : from_name >= 0 ? from_name : order;
     r->world_size = P->world_size;
+    /* PyTorch's execution trace (Chakra ET) is the file users most often
+     * give by mistake: it lists ops and tensors but no times. */
     if (!P->bare_list && !P->saw_events)
-        return ts__error(err, TS_EFORMAT, "%s: byte %llu: not a Chrome trace (the top-level object has no \"traceEvents\")",
-                         r->path, (unsigned long long)js_off(&P->s, P->s.end));
+        return ts__error(err, TS_EFORMAT, "%s: byte %llu: not a Chrome trace (the top-level object has no \"traceEvents\")%s",
+                         r->path, (unsigned long long)js_off(&P->s, P->s.end),
+                         P->et_keys == 3 ? "; its \"schema\" and \"nodes\" make it a PyTorch execution trace (Chakra ET), "
+                                           "which has no op times: give the profiler's trace of the same run" : "");
     int rc = ts__rank_finish(r, err);
     if (rc == TS_OK && opts && opts->size >= offsetof(ts_load_opts, iteration_marker) + sizeof(char *) &&
         opts->iteration_marker && ts__rank_find_iterations(r, opts->iteration_marker) != TS_OK)

@@ -445,8 +445,12 @@ TEST(ingest_rejects_ts_that_is_not_a_number_naming_the_event)
 TEST(ingest_rejects_object_without_trace_events)
 {
     ts_error err;
-    CHECK_EQ_INT(load_err("{\"schema\":1,\"nodes\":[]}", &err), TS_EFORMAT);
-    CHECK_EQ_STR(err.msg, "t.json: byte 23: not a Chrome trace (the top-level object has no \"traceEvents\")");
+    CHECK_EQ_INT(load_err("{\"schema\":1,\"nodess\":[]}", &err), TS_EFORMAT);
+    CHECK_EQ_STR(err.msg, "t.json: byte 24: not a Chrome trace (the top-level object has no \"traceEvents\")");
+    CHECK_EQ_INT(load_err("{\"schema\":1,\"nodes\":[]}", &err), TS_EFORMAT);   /* an execution trace's keys */
+    CHECK_EQ_STR(err.msg, "t.json: byte 23: not a Chrome trace (the top-level object has no \"traceEvents\"); its \"schema\" "
+                          "and \"nodes\" make it a PyTorch execution trace (Chakra ET), which has no op times: give the "
+                          "profiler's trace of the same run");
 }
 
 TEST(ingest_rejects_nesting_deeper_than_the_cap)
@@ -667,6 +671,7 @@ TEST(ingest_rejects_the_execution_trace_which_is_not_a_chrome_trace)
     ts_error err;
     CHECK_EQ_INT(ts_trace_load(&path, 1, NULL, &t, &err), TS_EFORMAT);
     CHECK(strstr(err.msg, "not a Chrome trace") != NULL);
+    CHECK(strstr(err.msg, "PyTorch execution trace (Chakra ET)") != NULL);
 }
 
 TEST(ingest_nccl_trace_details_match_the_file)

@@ -148,7 +148,14 @@ static int parse_args(int argc, char **argv, replay_args *a)
     return 0;
 }
 
-static void print_json(const ts_replay *r)
+/* With a what-if, predicted minus measured is the change the edit makes,
+ * not an error of the replay, and the table says so. */
+static bool asks_what_if(const ts_replay_options *o)
+{
+    return o->n_scales || o->bucket_mb > 0 || o->world || o->bandwidth_gbps > 0 || o->latency_us > 0;
+}
+
+static void print_json(const ts_replay *r, bool what_if)
 {
     ts_buf b;
     ts__buf_init(&b);
@@ -158,6 +165,7 @@ static void print_json(const ts_replay *r)
     ts__json_kv_us(&j, "measured_iteration_us", ts_replay_measured_iteration_ns(r));
     ts__json_kv_us(&j, "predicted_iteration_us", ts_replay_predicted_iteration_ns(r));
     ts__json_kv_double(&j, "error_pct", ts_replay_error_pct(r), 3);
+    ts__json_kv_bool(&j, "what_if", what_if);   /* true: error_pct is the edit's change, not an error */
     ts__json_kv_u64(&j, "iterations", ts_replay_n_iterations(r));
     ts__json_key(&j, "ranks");
     ts__json_arr_begin(&j);
@@ -185,13 +193,6 @@ static void print_json(const ts_replay *r)
     ts__buf_add(&b, "\n", 1);
     fwrite(b.s, 1, b.len, stdout);
     ts__buf_free(&b);
-}
-
-/* With a what-if, predicted minus measured is the change the edit makes,
- * not an error of the replay, and the table says so. */
-static bool asks_what_if(const ts_replay_options *o)
-{
-    return o->n_scales || o->bucket_mb > 0 || o->world || o->bandwidth_gbps > 0 || o->latency_us > 0;
 }
 
 static int print_table(const ts_replay *r, bool what_if)
@@ -249,7 +250,7 @@ int ts_cmd_replay(int argc, char **argv)
         ts_trace_destroy(t);
         return ts_cli_exit_for(rc);
     }
-    if (a.format == TS_FMT_JSON) print_json(r);
+    if (a.format == TS_FMT_JSON) print_json(r, asks_what_if(&a.opts));
     else rc = print_table(r, asks_what_if(&a.opts));
     if (rc == TS_OK && a.export_path) {
         rc = ts_replay_export_chrome(r, a.export_path, &err);

@@ -18,6 +18,7 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 for k in ("measured_iteration_us", "predicted_iteration_us", "error_pct", "ranks", "warnings"):
     assert k in r, k
+assert r["what_if"] is False, r
 assert r["iterations"] == 5, r
 assert abs(r["error_pct"]) < 1e-9, r
 assert [x["rank"] for x in r["ranks"]] == [0, 1], r
@@ -40,6 +41,7 @@ PY
 /usr/bin/python3 - "$TMP/s.json" "$TMP/slow.json" <<'PY'
 import json, statistics, sys
 r = json.load(open(sys.argv[1]))
+assert r["what_if"] is True, r
 its = [e for e in json.load(open(sys.argv[2]))["traceEvents"] if e.get("cat") == "iteration"]
 assert len(its) == 10 and all(e["dur"] > e["args"]["measured_dur"] for e in its), its
 for row in r["ranks"]:

@@ -20,3 +20,8 @@ DATA=${TS_DATA:-../shared/data}
 make -s "$BUILD/bench/replay" >/dev/null
 "$BUILD/bench/replay" --data "$DATA" --ranks 1024
 "$BUILD/bench/replay" --data "$DATA" --trace "$DATA/kineto/trace_filter/sampled_rank-0.json.gz" --ranks 8192
+# What the first runs above wait on: mapping memory the host never backed,
+# by one thread against ts__prefault's threads (last, so it takes no fresh
+# memory from the jobs above).
+make -s "$BUILD/bench/prefault" >/dev/null
+"$BUILD/bench/prefault" --mb 1024 --rounds 3

@@ -1,6 +1,7 @@
 /* util.c - hashing, the u64 hash map, the string builder, clocks. */
 #include "core/core.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -171,12 +172,46 @@ size_t ts__peak_rss_bytes(void)
     return (size_t)ru.ru_maxrss * 1024;
 }
 
+#ifdef MADV_POPULATE_WRITE
+typedef struct prefault_part { uintptr_t a, e; } prefault_part;
+
+static void *prefault_part_run(void *arg)
+{
+    prefault_part *q = arg;
+    (void)madvise((void *)q->a, q->e - q->a, MADV_POPULATE_WRITE);
+    return NULL;
+}
+#endif
+
+/* Blocks of 64 MiB or more are mapped by up to 4 threads at once, one
+ * page-aligned part each: on a VM whose host has not backed the memory yet,
+ * each page costs the host a fault of its own, and two threads on this
+ * 2-vCPU machine map fresh memory in about half the time of one (1.34-1.47
+ * against 2.57-2.87 s per GiB, `build/bench/prefault`, 24 Nov; 4 threads no
+ * faster than 2). A helper that cannot be started leaves its part to the
+ * caller. */
 void ts__prefault(void *p, size_t bytes)
 {
 #ifdef MADV_POPULATE_WRITE
+    enum { MAX_PARTS = 4 };
     if (!p || bytes < ((size_t)1 << 20)) return;
     uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), a = (uintptr_t)p & ~(pg - 1), e = (uintptr_t)p + bytes;
-    (void)madvise((void *)a, e - a, MADV_POPULATE_WRITE);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t parts = bytes >= ((size_t)64 << 20) && cpus > 1 ? (size_t)(cpus < MAX_PARTS ? cpus : MAX_PARTS) : 1;
+    prefault_part part[MAX_PARTS];
+    pthread_t tid[MAX_PARTS];
+    bool started[MAX_PARTS] = {false};
+    uintptr_t step = ((e - a) / parts + pg - 1) & ~(pg - 1);
+    for (size_t i = 0; i < parts; i++) {
+        part[i].a = a + i * step < e ? a + i * step : e;
+        part[i].e = i + 1 == parts || a + (i + 1) * step > e ? e : a + (i + 1) * step;
+    }
+    for (size_t i = 1; i < parts; i++) started[i] = pthread_create(&tid[i], NULL, prefault_part_run, &part[i]) == 0;
+    prefault_part_run(&part[0]);
+    for (size_t i = 1; i < parts; i++) {
+        if (started[i]) pthread_join(tid[i], NULL);
+        else prefault_part_run(&part[i]);
+    }
 #else
     (void)p; (void)bytes;
 #endif

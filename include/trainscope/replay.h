@@ -148,6 +148,9 @@ TS_API void ts_replay_destroy(ts_replay *r);
 TS_API int64_t  ts_replay_measured_iteration_ns(const ts_replay *r);
 TS_API int64_t  ts_replay_predicted_iteration_ns(const ts_replay *r);
 TS_API double   ts_replay_error_pct(const ts_replay *r);
+/* True when the options asked for an edit (--scale, --bucket-mb, --world,
+ * --bandwidth, --latency-us): error_pct is then the edit's predicted change. */
+TS_API bool     ts_replay_is_what_if(const ts_replay *r);
 TS_API uint32_t ts_replay_n_iterations(const ts_replay *r);   /* iterations compared */
 
 typedef struct ts_replay_rank_info {

@@ -148,14 +148,7 @@ static int parse_args(int argc, char **argv, replay_args *a)
     return 0;
 }
 
-/* With a what-if, predicted minus measured is the change the edit makes,
- * not an error of the replay, and the table says so. */
-static bool asks_what_if(const ts_replay_options *o)
-{
-    return o->n_scales || o->bucket_mb > 0 || o->world || o->bandwidth_gbps > 0 || o->latency_us > 0;
-}
-
-static void print_json(const ts_replay *r, bool what_if)
+static void print_json(const ts_replay *r)
 {
     ts_buf b;
     ts__buf_init(&b);
@@ -165,7 +158,7 @@ static void print_json(const ts_replay *r, bool what_if)
     ts__json_kv_us(&j, "measured_iteration_us", ts_replay_measured_iteration_ns(r));
     ts__json_kv_us(&j, "predicted_iteration_us", ts_replay_predicted_iteration_ns(r));
     ts__json_kv_double(&j, "error_pct", ts_replay_error_pct(r), 3);
-    ts__json_kv_bool(&j, "what_if", what_if);   /* true: error_pct is the edit's change, not an error */
+    ts__json_kv_bool(&j, "what_if", ts_replay_is_what_if(r));   /* true: error_pct is the edit's change */
     ts__json_kv_u64(&j, "iterations", ts_replay_n_iterations(r));
     ts__json_key(&j, "ranks");
     ts__json_arr_begin(&j);
@@ -195,8 +188,11 @@ static void print_json(const ts_replay *r, bool what_if)
     ts__buf_free(&b);
 }
 
-static int print_table(const ts_replay *r, bool what_if)
+/* With a what-if, predicted minus measured is the change the edit makes,
+ * not an error of the replay, and the table says so. */
+static int print_table(const ts_replay *r)
 {
+    bool what_if = ts_replay_is_what_if(r);
     const ts_col cols[] = {
         {"rank", TS_ALIGN_RIGHT, 0}, {"measured", TS_ALIGN_RIGHT, 0},
         {what_if ? "what-if" : "predicted", TS_ALIGN_RIGHT, 0},
@@ -250,8 +246,8 @@ int ts_cmd_replay(int argc, char **argv)
         ts_trace_destroy(t);
         return ts_cli_exit_for(rc);
     }
-    if (a.format == TS_FMT_JSON) print_json(r, asks_what_if(&a.opts));
-    else rc = print_table(r, asks_what_if(&a.opts));
+    if (a.format == TS_FMT_JSON) print_json(r);
+    else rc = print_table(r);
     if (rc == TS_OK && a.export_path) {
         rc = ts_replay_export_chrome(r, a.export_path, &err);
         if (rc) ts_cli_errorf("%s", err.msg);

@@ -308,7 +308,8 @@ int ts_replay_run_graph(const ts_graph *g, const ts_replay_options *opt, ts_repl
     r->g = g;
     ts__sim_init(&r->sim);
     for (uint32_t i = 0; i < g->n_warnings; i++) ts__replay_warn(r, "%s", g->warnings[i]);
-    int rc = sim_from_graph(r, whatifs_requested(opt));
+    r->what_if = whatifs_requested(opt);
+    int rc = sim_from_graph(r, r->what_if);
     if (rc) ts__error(err, rc, "replay: out of memory copying the graph");
     if (rc == TS_OK) rc = apply_whatifs(r, opt, err);
     if (rc == TS_OK) rc = ts__sim_run(&r->sim, err);
@@ -344,6 +345,7 @@ double ts_replay_error_pct(const ts_replay *r)
 {
     return r->meas_ns ? 100.0 * (double)(r->pred_ns - r->meas_ns) / (double)r->meas_ns : 0.0;
 }
+bool ts_replay_is_what_if(const ts_replay *r) { return r->what_if; }
 uint32_t ts_replay_n_iterations(const ts_replay *r) { return r->n_iterations; }
 uint32_t ts_replay_n_ranks(const ts_replay *r) { return r->n_ranks; }
 

@@ -69,6 +69,7 @@ struct ts_replay {
     int64_t         graph_ns, replay_ns;
     uint8_t        *removed;  /* per base node, NULL = none: 1 = a what-if replaced it (an old gloo bucket
                                  regrouped by --bucket-mb); it takes no time and the export leaves it out */
+    bool            what_if;           /* edits were asked for: pred - meas is their change */
     bool            transfers_moved;   /* each collective's transfer time is its barrier's self time
                                           (what-ifs asked for); false: the sim borrows the graph's
                                           times and barriers take no time (results are equal) */

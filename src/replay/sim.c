@@ -37,6 +37,9 @@ static size_t lendable_cols(ts_sim *s, bool edges, sim_col *c, unsigned *bit0)
     return sizeof n / sizeof n[0];
 }
 
+/* The bits of the two columns a graph's start column is lent as. */
+enum { LENT_OWN_START = 1u << 0, LENT_MEAS_START = 1u << 6 };
+
 void ts__sim_free(ts_sim *s)
 {
 #define FREE_NODE_(c) ts__free((void *)s->c, (size_t)s->cap_nodes * sizeof *s->c);
@@ -104,7 +107,7 @@ static bool grow_lendable(ts_sim *s, uint32_t need, bool edges)
  * rows on the aligned clock, so appended nodes need no offset. */
 static void apply_offsets(ts_sim *s)
 {
-    if (!s->meas_offset_ns || (s->borrowed & (1u | 1u << 6))) return;
+    if (!s->meas_offset_ns || (s->borrowed & (LENT_OWN_START | LENT_MEAS_START))) return;
     for (uint32_t n = 0; n < s->n_nodes; n++) {
         int64_t off = ts__sim_offset(s, n);
         if (ts__sim_measured(s, n)) s->meas_start_ns[n] += off;
@@ -156,7 +159,7 @@ bool ts__sim_borrow(ts_sim *s, uint32_t n_nodes, uint32_t n_edges, const ts_sim_
     /* the lender's rows are never written through these: appends copy first */
     if (l->meas_start_ns) {
         s->own_start_ns = (void *)l->meas_start_ns;
-        s->borrowed |= 1u;
+        s->borrowed |= LENT_OWN_START;
     }
     LEND_(self_ns, 1); LEND_(lane, 2); LEND_(rank, 3); LEND_(kind, 4); LEND_(iteration, 5);
     LEND_(meas_start_ns, 6); LEND_(meas_dur_ns, 7);

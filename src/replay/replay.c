@@ -123,20 +123,16 @@ static int sim_from_graph(ts_replay *r, bool edits)
     const ts_graph *g = r->g;
     ts_sim *s = &r->sim;
     uint32_t nn = g->nodes.n, ne = g->edges.n;
-    int64_t *offsets = ts__malloc((g->n_ranks + 1) * sizeof *offsets);
-    if (!offsets) return TS_ENOMEM;
-    for (uint32_t rk = 0; rk < g->n_ranks; rk++) offsets[rk] = g->align[rk].offset_ns;
     /* Without edits the durations serve as self times: where a node waits
      * (self time 0), its end-edge's gap already puts its end at start +
      * duration, so the replay is the same, and the graph keeps no self-time
      * column to lend. */
-    ts_sim_lend lend = {g->nodes.start_ns, g->nodes.dur_ns, offsets, g->n_ranks,
+    ts_sim_lend lend = {g->nodes.start_ns, g->nodes.dur_ns, g->n_ranks,
                         g->nodes.lane, g->nodes.rank, g->nodes.kind, g->nodes.iteration,
                         edits ? NULL : g->nodes.dur_ns, g->edges.src, g->edges.dst, g->edges.flags,
                         g->edges.kind, edits ? NULL : g->edges.gap_ns};
-    bool ok = ts__sim_borrow(s, nn, ne, &lend);
-    ts__free(offsets, (g->n_ranks + 1) * sizeof *offsets);
-    if (!ok) return TS_ENOMEM;
+    if (!ts__sim_borrow(s, nn, ne, &lend)) return TS_ENOMEM;
+    for (uint32_t rk = 0; rk < s->n_offsets; rk++) s->meas_offset_ns[rk] = g->align[rk].offset_ns;
     if (edits) {   /* a graph without edges has no gap column (memcpy from NULL is undefined even for 0 bytes) */
         for (uint32_t n = 0; n < nn; n++) s->self_ns[n] = ts__graph_self(g, n);
         if (ne) memcpy(s->egap_ns, g->edges.gap_ns, ne * sizeof *s->egap_ns);

@@ -150,10 +150,9 @@ bool ts__sim_reserve(ts_sim *s, uint32_t n_nodes, uint32_t n_edges)
 bool ts__sim_borrow(ts_sim *s, uint32_t n_nodes, uint32_t n_edges, const ts_sim_lend *l)
 {
     TS_ASSERT(s->n_nodes == 0 && s->n_edges == 0 && !s->lane && !s->esrc);
-    if (l->offset_ns && l->n_offsets) {
-        s->meas_offset_ns = ts__malloc(l->n_offsets * sizeof *s->meas_offset_ns);
+    if (l->n_offsets) {
+        s->meas_offset_ns = ts__calloc(l->n_offsets, sizeof *s->meas_offset_ns);
         if (!s->meas_offset_ns) return false;
-        memcpy(s->meas_offset_ns, l->offset_ns, l->n_offsets * sizeof *s->meas_offset_ns);
         s->n_offsets = l->n_offsets;
     }
     /* the lender's rows are never written through these: appends copy first */

@@ -119,8 +119,8 @@ TS_NODISCARD bool ts__sim_reserve(ts_sim *s, uint32_t n_nodes, uint32_t n_edges)
 typedef struct ts_sim_lend {
     const int64_t  *meas_start_ns; /* also lent as own_start_ns; NULL = allocate both */
     const int64_t  *meas_dur_ns;
-    const int64_t  *offset_ns;     /* per rank, n_offsets entries (copied): see ts_sim.meas_offset_ns */
-    uint32_t        n_offsets;
+    uint32_t        n_offsets;     /* ranks whose clock offsets the caller then writes into
+                                      ts_sim.meas_offset_ns (allocated here); 0 = none */
     const uint32_t *lane;
     const uint16_t *rank;
     const uint8_t  *kind;

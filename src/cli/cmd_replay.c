@@ -226,6 +226,7 @@ static int print_table(const ts_replay *r)
     else
         printf("\niteration (median of %u, slowest rank): measured %s, predicted %s, error %+.2f%%\n",
                ts_replay_n_iterations(r), m, p, ts_replay_error_pct(r));
+    fflush(stdout);   /* the table before its warnings, also when both go down one pipe */
     for (uint32_t i = 0; i < ts_replay_n_warnings(r); i++)
         fprintf(stderr, "trainscope: warning: %s\n", ts_replay_warning(r, i));
     return rc;

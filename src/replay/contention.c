@@ -305,6 +305,7 @@ int ts__contention_apply(ts_contention *ct, ts_sim *s, double *kappa_out, ts_err
     for (int round = 0; rc == TS_OK && (kappa > 0 || colls) && round < 6; round++) {
         rc = ts__sim_run(s, err);
         if (rc) break;
+        if (ct->after_sim) ct->after_sim(ct->after_sim_ctx, s);
         if (kappa > 0) {
             overlaps(ct, s, true, scratch, f_sim);
             retime_ops(ct, s, kappa, meas, f_meas, f_sim);

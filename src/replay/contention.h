@@ -29,6 +29,10 @@ typedef struct ts_contention {
     uint8_t  *coll_new;    /* 1 = what-if bucket (re-timed for its simulated sharing), 0 = measured */
     int64_t   alpha_ns;    /* the cost model's fixed cost of one all-reduce (its time at 0 bytes), 0 = none:
                               sharing slows it twice (contention.c, price()) */
+    /* Called after each simulation of the re-timing rounds (may be NULL):
+     * rebucket.c hands the new buckets to gloo's workers there. */
+    void    (*after_sim)(void *ctx, ts_sim *s);
+    void     *after_sim_ctx;
     double    load;        /* out: the trace's load factor s (measured transfer / model x sharing), 0 = none */
     double    kappa_given; /* > 0: compute slowdown per all-reduce in flight measured by the calibration
                               log (ts__coll_model_cpu_kappa), used instead of fitting kappa on the trace */

@@ -72,6 +72,20 @@ typedef struct rb_ctx {
     int32_t   *nb_same;       /* r->colls row of the old bucket holding exactly its gradients, -1 = none */
     uint32_t  *nb_member;     /* [i * n_ranks + k]: its member on rank k */
     uint32_t   n_nb, cap_nb;
+    /* gloo's worker pool, for rebalance_lanes(): the new buckets of each
+     * regrouped rank iteration (a "group") in queue order, each with its
+     * lane edge (from the previous bucket on its lane, or a copy of its
+     * readiness edge when none) and its readiness edge. */
+    uint32_t  *pool_x, *pool_lane_e, *pool_ready_e;
+    int64_t   *pool_pickup;   /* the pick-up latency its lane edge carries */
+    uint32_t   n_pool, cap_pool;
+    uint32_t  *grp_first;     /* group g holds pool rows [grp_first[g], grp_first[g + 1]) */
+    uint32_t  *grp_head;      /* [g * RB_MAX_SLOTS + q]: the bucket before the group on slot q, TS_NONE32 = none */
+    int32_t   *grp_prev;      /* the rank's group before g whose buckets grp_head names, -1 = none */
+    uint16_t  *grp_rank;
+    uint32_t   n_grp, cap_grp;
+    int32_t   *rank_last_grp; /* per rank: its latest group (building, then rebalancing) */
+    uint32_t  *grp_last_scratch; /* [rank * RB_MAX_SLOTS + q], rebalance_lanes() */
 } rb_ctx;
 
 static int64_t meas_start(const ts_replay *r, uint32_t n) { return ts__sim_meas_start(&r->sim, n); }
@@ -417,6 +431,134 @@ static void retire_old(rb_ctx *c, old_bucket *o, const uint32_t *new_member, con
     }
 }
 
+/* Grow n parallel columns from old_cap to cap rows; a column that could not
+ * grow keeps its old block (false), the others are grown. */
+static bool grow_columns(void **const *cols, const size_t *elem, size_t n, uint32_t old_cap, uint32_t cap)
+{
+    bool ok = true;
+    for (size_t i = 0; i < n; i++) {
+        void *p = ts__realloc(*cols[i], (size_t)old_cap * elem[i], (size_t)cap * elem[i]);
+        if (p) *cols[i] = p;
+        else ok = false;
+    }
+    return ok;
+}
+
+/* Open a pool group for a regrouped iteration of `rank`: remember the
+ * buckets its lanes follow, and whether they are the rank's previous
+ * group's (then rebalance_lanes() takes them from that group's final lanes). */
+static int pool_group_begin(rb_ctx *c, uint16_t rank)
+{
+    if (c->n_grp + 1 >= c->cap_grp) {
+        uint32_t cap = c->cap_grp ? 2 * c->cap_grp : 64;
+        void **cols[] = {(void **)&c->grp_first, (void **)&c->grp_head, (void **)&c->grp_prev, (void **)&c->grp_rank};
+        const size_t elem[] = {sizeof *c->grp_first, RB_MAX_SLOTS * sizeof *c->grp_head, sizeof *c->grp_prev,
+                               sizeof *c->grp_rank};
+        if (!grow_columns(cols, elem, 4, c->cap_grp, cap)) return TS_ENOMEM;
+        c->cap_grp = cap;
+    }
+    uint32_t g = c->n_grp++, base = (uint32_t)rank * RB_MAX_SLOTS;
+    int32_t prev = c->rank_last_grp[rank];
+    c->grp_first[g] = c->n_pool;
+    c->grp_first[g + 1] = c->n_pool;
+    c->grp_rank[g] = rank;
+    for (uint32_t q = 0; q < RB_MAX_SLOTS; q++) {
+        uint32_t h = q < c->n_slots[rank] ? c->chain[base + q] : TS_NONE32;
+        c->grp_head[(size_t)g * RB_MAX_SLOTS + q] = h;
+        /* a head outside the previous group (an unchanged iteration's
+         * bucket between): keep the recorded heads */
+        bool in_prev = h == TS_NONE32;
+        for (uint32_t i = prev >= 0 ? c->grp_first[prev] : 0; prev >= 0 && !in_prev && i < c->grp_first[prev + 1]; i++)
+            in_prev = c->pool_x[i] == h;
+        if (!in_prev) prev = -1;
+    }
+    c->grp_prev[g] = prev;
+    c->rank_last_grp[rank] = (int32_t)g;
+    return TS_OK;
+}
+
+static int pool_add(rb_ctx *c, uint32_t x, uint32_t lane_e, uint32_t ready_e, int64_t pickup)
+{
+    if (c->n_pool == c->cap_pool) {
+        uint32_t cap = c->cap_pool ? 2 * c->cap_pool : 256;
+        void **cols[] = {(void **)&c->pool_x, (void **)&c->pool_lane_e, (void **)&c->pool_ready_e,
+                         (void **)&c->pool_pickup};
+        const size_t elem[] = {sizeof *c->pool_x, sizeof *c->pool_lane_e, sizeof *c->pool_ready_e,
+                               sizeof *c->pool_pickup};
+        if (!grow_columns(cols, elem, 4, c->cap_pool, cap)) return TS_ENOMEM;
+        c->cap_pool = cap;
+    }
+    if (lane_e == TS_NONE32 || ready_e == TS_NONE32) return TS_ENOMEM;   /* ts__sim_add_edge ran out */
+    c->pool_x[c->n_pool] = x;
+    c->pool_lane_e[c->n_pool] = lane_e;
+    c->pool_ready_e[c->n_pool] = ready_e;
+    c->pool_pickup[c->n_pool] = pickup;
+    c->n_pool++;
+    c->grp_first[c->n_grp] = c->n_pool;
+    return TS_OK;
+}
+
+/* Value of an edge's source point in the last simulation. */
+static int64_t edge_src_value(const ts_sim *s, uint32_t e)
+{
+    return (s->eflags[e] & TS_SIM_FROM_END) ? s->end_ns[s->esrc[e]] : s->start_ns[s->esrc[e]];
+}
+
+/* gloo hands each queued all-reduce to whichever worker is free first. The
+ * lanes new buckets take when they are made (in turn) are right only while
+ * the buckets take about as long; when one worker is held by a long bucket
+ * (the first, beside backward compute, can take 5-7x its time alone), the
+ * other takes every bucket queued meanwhile. So after each simulation this
+ * replays each group's queue on its workers, in queue order, with the
+ * simulated ready times and durations, gives each bucket the worker that
+ * frees first, and moves its lane edge there. The contention pass calls it
+ * between its rounds until the schedule settles. Before 24 Nov 17:00 the
+ * lanes stayed in turn: deepmlp 0.5 -> 0.25 MB left one worker idle for the
+ * last 5 ms of the queue while the other ran every other bucket. O(buckets
+ * x lanes). */
+static void rebalance_lanes(void *ctx, ts_sim *s)
+{
+    rb_ctx *c = ctx;
+    uint32_t n_ranks = c->r->g->n_ranks;
+    for (uint32_t k = 0; k < n_ranks; k++) c->rank_last_grp[k] = -1;
+    uint32_t *last = c->grp_last_scratch;
+    for (uint32_t g = 0; g < c->n_grp; g++) {
+        uint16_t rank = c->grp_rank[g];
+        uint32_t base = (uint32_t)rank * RB_MAX_SLOTS, n = c->n_slots[rank];
+        uint32_t *tail = last + base;   /* the last bucket on each slot so far */
+        if (c->grp_prev[g] < 0 || c->rank_last_grp[rank] != c->grp_prev[g])
+            for (uint32_t q = 0; q < n; q++) tail[q] = c->grp_head[(size_t)g * RB_MAX_SLOTS + q];
+        c->rank_last_grp[rank] = (int32_t)g;
+        if (n < 2) continue;
+        int64_t free_at[RB_MAX_SLOTS], prev_start = INT64_MIN;
+        for (uint32_t q = 0; q < n; q++) free_at[q] = tail[q] == TS_NONE32 ? INT64_MIN : s->end_ns[tail[q]];
+        for (uint32_t i = c->grp_first[g]; i < c->grp_first[g + 1]; i++) {
+            uint32_t x = c->pool_x[i], re = c->pool_ready_e[i], le = c->pool_lane_e[i], cur = 0;
+            while (cur < n && c->slot_lane[base + cur] != s->lane[x]) cur++;
+            uint32_t best = cur < n ? cur : 0;
+            for (uint32_t q = 0; q < n; q++) if (free_at[q] < free_at[best]) best = q;
+            int64_t ready = edge_src_value(s, re) + s->egap_ns[re], start = ready;
+            int64_t lane_free = free_at[best] == INT64_MIN ? INT64_MIN : free_at[best] + c->pool_pickup[i];
+            if (lane_free > start) start = lane_free;
+            if (prev_start > start) start = prev_start;
+            int64_t dur = s->end_ns[x] - s->start_ns[x];
+            free_at[best] = start + (dur > 0 ? dur : 0);
+            prev_start = start;
+            s->lane[x] = c->slot_lane[base + best];
+            if (tail[best] != TS_NONE32) {
+                s->esrc[le] = tail[best];
+                s->eflags[le] = TS_SIM_FROM_END;
+                s->egap_ns[le] = c->pool_pickup[i];
+            } else {   /* nothing before it on that worker: its readiness again */
+                s->esrc[le] = s->esrc[re];
+                s->eflags[le] = s->eflags[re];
+                s->egap_ns[le] = s->egap_ns[re];
+            }
+            tail[best] = x;
+        }
+    }
+}
+
 /* The channel slot for a new bucket. An unchanged partition keeps every
  * bucket on the lane it ran on. A new one takes the lanes in turn: gloo
  * hands queued work to whichever worker is free, which for back-to-back
@@ -502,6 +644,8 @@ static int add_rank_iteration(rb_ctx *c, old_bucket *ob, uint32_t n_units, uint3
         if (p < least_pickup) least_pickup = p;
         if (e < least_resid) least_resid = e;
     }
+    if (!same && pool_group_begin(c, rank)) return TS_ENOMEM;
+    uint32_t prev_x = TS_NONE32;
     for (uint32_t i = 0; i < n_units; i++) {
         uint32_t j = c->unit_new[i];
         if (i + 1 < n_units && c->unit_new[i + 1] == j) continue;   /* j's last unit decides */
@@ -521,7 +665,7 @@ static int add_rank_iteration(rb_ctx *c, old_bucket *ob, uint32_t n_units, uint3
          * 27 pieces of 256 KiB on two lanes, added 20 ms to the what-if. */
         bool holds_last = i + 1 == n_units || c->unit_old[i + 1] != c->unit_old[i];
         int64_t pickup = holds_last ? start_delay(r, ob, (uint32_t)(o - ob)) : least_pickup;
-        ts__sim_add_edge(s, anchor[i], x, 0, gap[i] + pickup);
+        uint32_t ready_e = ts__sim_add_edge(s, anchor[i], x, 0, gap[i] + pickup), lane_e = TS_NONE32;
         new_resid[j] = holds_last ? exit_residual(r, r->colls[o->coll].barrier, o->member) : least_resid;
         new_ready[j] = meas_start(r, anchor[i]) + gap[i];
         /* In an unchanged partition each new bucket is its old one and its
@@ -533,8 +677,17 @@ static int add_rank_iteration(rb_ctx *c, old_bucket *ob, uint32_t n_units, uint3
          * partition replays exactly. */
         if (c->chain[slot] != TS_NONE32) {
             int64_t measured = meas_start(r, o->member) - c->chain_end[slot];
-            ts__sim_add_edge(s, c->chain[slot], x, TS_SIM_FROM_END, same && measured < pickup ? measured : pickup);
+            lane_e = ts__sim_add_edge(s, c->chain[slot], x, TS_SIM_FROM_END, same && measured < pickup ? measured : pickup);
+        } else if (!same) {
+            lane_e = ts__sim_add_edge(s, anchor[i], x, 0, gap[i] + pickup);   /* a placeholder the pool may move */
         }
+        if (!same) {
+            /* gloo's queue is first in, first out: no bucket starts before
+             * the one queued ahead of it. */
+            if (prev_x != TS_NONE32) ts__sim_add_edge(s, prev_x, x, 0, 0);
+            if (pool_add(c, x, lane_e, ready_e, pickup)) return TS_ENOMEM;
+        }
+        prev_x = x;
         c->chain[slot] = x;
         c->chain_end[slot] = ts__sim_meas_end(s, o->member);
         new_member[j] = x;
@@ -646,14 +799,9 @@ static int note_new_bucket(rb_ctx *c, const uint32_t *members, uint32_t n_ranks,
 {
     if (c->n_nb == c->cap_nb) {
         uint32_t cap = c->cap_nb ? 2 * c->cap_nb : 64;
-        uint32_t *co = ts__realloc(c->nb_coll, c->cap_nb * sizeof *co, cap * sizeof *co);
-        if (co) c->nb_coll = co;
-        int32_t *sa = ts__realloc(c->nb_same, c->cap_nb * sizeof *sa, cap * sizeof *sa);
-        if (sa) c->nb_same = sa;
-        uint32_t *me = ts__realloc(c->nb_member, (size_t)c->cap_nb * n_ranks * sizeof *me,
-                                   (size_t)cap * n_ranks * sizeof *me);
-        if (me) c->nb_member = me;
-        if (!co || !sa || !me) return TS_ENOMEM;
+        void **cols[] = {(void **)&c->nb_coll, (void **)&c->nb_same, (void **)&c->nb_member};
+        const size_t elem[] = {sizeof *c->nb_coll, sizeof *c->nb_same, n_ranks * sizeof *c->nb_member};
+        if (!grow_columns(cols, elem, 3, c->cap_nb, cap)) return TS_ENOMEM;
         c->cap_nb = cap;
     }
     c->nb_coll[c->n_nb] = c->r->n_colls - 1;
@@ -981,12 +1129,13 @@ static int contention_colls(const rb_ctx *c, const rb_ranks *R, ts_contention *c
 
 /* CPU-only jobs: re-time compute and the new all-reduces for the new
  * buckets' overlap (contention.c). */
-static int apply_contention(const rb_ctx *c, const rb_ranks *R, uint32_t n_ranks, ts_error *err)
+static int apply_contention(rb_ctx *c, const rb_ranks *R, uint32_t n_ranks, ts_error *err)
 {
     ts_replay *r = c->r;
     const ts_graph *g = r->g;
     if (g->lanes[r->sim.lane[R->ob[0][0].member]].on_gpu) return TS_OK;   /* NCCL reduces on the GPU */
-    ts_contention ct = {.n_ranks = (uint16_t)n_ranks, .kappa_given = ts__coll_model_cpu_kappa(r->model)};
+    ts_contention ct = {.n_ranks = (uint16_t)n_ranks, .kappa_given = ts__coll_model_cpu_kappa(r->model),
+                        .after_sim = c->n_grp ? rebalance_lanes : NULL, .after_sim_ctx = c};
     size_t n_base = r->sim.n_base_nodes, n_all = r->sim.n_nodes;
     uint32_t cap_members = (uint32_t)(n_all - n_base);
     for (uint32_t k = 0; k < n_ranks; k++) cap_members += R->n_ob[k];
@@ -1004,6 +1153,17 @@ static int apply_contention(const rb_ctx *c, const rb_ranks *R, uint32_t n_ranks
     if (rc == TS_OK && ct.load > 0)
         ts__replay_warn(r, "--bucket-mb: new all-reduces priced at %.2f x the cost model x the threads sharing "
                         "their core (load factor fitted on the trace's all-reduces)", ct.load);
+    /* The trace's own all-reduces, of one or two sizes at mixed sharing,
+     * cannot tell the fixed cost from the per-byte one: uncalibrated, these
+     * what-ifs miss by about twice as much and get orders wrong
+     * (docs/replay.md, "Calibrating gloo"). */
+    bool changed = false;
+    for (uint32_t i = 0; i < c->n_nb && !changed; i++) changed = c->nb_same[i] < 0;
+    if (rc == TS_OK && r->model_from_trace && changed)
+        ts__replay_warn(r, "--bucket-mb: no gloo calibration given (--nccl-tests LOG, written on this machine by "
+                        "bench/gloo_allreduce.py): the cost of an all-reduce is fitted on the trace's own, which "
+                        "cannot separate its fixed cost from its cost per byte, so this prediction can be off by "
+                        "tens of percent");
     ts__free(ct.op, n_base * sizeof *ct.op + 1);
     ts__free(ct.name_of, n_base * sizeof *ct.name_of + 1);
     ts__free(ct.member, (size_t)cap_members * sizeof *ct.member + 1);
@@ -1042,8 +1202,12 @@ int ts__replay_rebucket(ts_replay *r, const ts_replay_options *opt, ts_error *er
     c.slot_lane = ts__malloc((size_t)nr * RB_MAX_SLOTS * sizeof *c.slot_lane);
     c.n_slots = ts__calloc(nr, sizeof *c.n_slots);
     c.next_slot = ts__calloc(nr, sizeof *c.next_slot);
+    c.rank_last_grp = ts__malloc(nr * sizeof *c.rank_last_grp);
+    c.grp_last_scratch = ts__malloc((size_t)nr * RB_MAX_SLOTS * sizeof *c.grp_last_scratch);
+    for (uint32_t k = 0; c.rank_last_grp && k < nr; k++) c.rank_last_grp[k] = -1;
     if (!r->removed) r->removed = ts__calloc(r->sim.n_base_nodes + 1, 1);
-    if (rc == TS_OK && (!r->removed || !R.ob || !R.n_ob || !R.cursor || !c.chain || !c.chain_end || !c.slot_lane || !c.n_slots || !c.next_slot))
+    if (rc == TS_OK && (!r->removed || !R.ob || !R.n_ob || !R.cursor || !c.chain || !c.chain_end || !c.slot_lane || !c.n_slots || !c.next_slot ||
+                        !c.rank_last_grp || !c.grp_last_scratch))
         rc = ts__error(err, TS_ENOMEM, "replay: out of memory");
     for (uint32_t k = 0; rc == TS_OK && k < nr; k++) {
         if (rank_buckets(r, (uint16_t)k, &R.ob[k], &R.n_ob[k])) rc = ts__error(err, TS_ENOMEM, "replay: out of memory");
@@ -1080,6 +1244,16 @@ int ts__replay_rebucket(ts_replay *r, const ts_replay_options *opt, ts_error *er
     ts__free(c.slot_lane, (size_t)nr * RB_MAX_SLOTS * sizeof *c.slot_lane);
     ts__free(c.n_slots, nr * sizeof *c.n_slots);
     ts__free(c.next_slot, nr * sizeof *c.next_slot);
+    ts__free(c.rank_last_grp, nr * sizeof *c.rank_last_grp);
+    ts__free(c.grp_last_scratch, (size_t)nr * RB_MAX_SLOTS * sizeof *c.grp_last_scratch);
+    ts__free(c.pool_x, c.cap_pool * sizeof *c.pool_x);
+    ts__free(c.pool_lane_e, c.cap_pool * sizeof *c.pool_lane_e);
+    ts__free(c.pool_ready_e, c.cap_pool * sizeof *c.pool_ready_e);
+    ts__free(c.pool_pickup, c.cap_pool * sizeof *c.pool_pickup);
+    ts__free(c.grp_first, c.cap_grp * sizeof *c.grp_first);
+    ts__free(c.grp_head, (size_t)c.cap_grp * RB_MAX_SLOTS * sizeof *c.grp_head);
+    ts__free(c.grp_prev, c.cap_grp * sizeof *c.grp_prev);
+    ts__free(c.grp_rank, c.cap_grp * sizeof *c.grp_rank);
     ts__free(c.units, c.cap_units * sizeof *c.units);
     ts__free(c.unit_old, c.cap_units * sizeof *c.unit_old);
     ts__free(c.unit_new, c.cap_units * sizeof *c.unit_new);

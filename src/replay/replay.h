@@ -56,6 +56,7 @@ struct ts_replay {
     ts_replay_coll *colls;
     uint32_t        n_colls, cap_colls;
     ts_coll_model  *model;    /* cost model for what-ifs that reprice collectives, NULL = none */
+    bool            model_from_trace; /* model fitted on the trace's own collectives (no usable log given) */
 
     ts_replay_rank_row *ranks;
     uint32_t        n_ranks;

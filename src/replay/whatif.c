@@ -107,6 +107,7 @@ int ts__replay_fit_model(ts_replay *r, const ts_replay_options *opt, ts_error *e
 {
     int rc = ts_coll_model_create(&r->model);
     if (rc) return ts__error(err, rc, "replay: out of memory");
+    r->model_from_trace = false;
     if (opt->nccl_tests_log) {
         rc = ts_coll_model_load_nccl_tests(r->model, opt->nccl_tests_log, err);
         if (rc == TS_OK) rc = fit_or_drop(r, err);
@@ -121,6 +122,7 @@ int ts__replay_fit_model(ts_replay *r, const ts_replay_options *opt, ts_error *e
         ts_coll_model_destroy(r->model);
         if ((rc = ts_coll_model_create(&r->model))) return ts__error(err, rc, "replay: out of memory");
     }
+    r->model_from_trace = true;
     for (uint32_t i = 0; i < r->n_colls; i++) {
         const ts_replay_coll *c = &r->colls[i];
         if (c->bytes < 0 || c->transfer_ns <= 0 || c->priced == TS_NONE32 || c->kind >= TS_COLL_COUNT) continue;

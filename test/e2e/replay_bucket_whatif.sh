@@ -5,8 +5,10 @@
 # regrouping into N itself reproduces the trace exactly (the per-instance
 # launch delays, transfer times and exit delays are kept), with and without
 # the gloo calibration log (--nccl-tests), which prices the new all-reduces
-# by processor sharing when given, and with it for every saved round.
-# The exported what-if schedule draws the new buckets in place of the old.
+# by processor sharing when given (without it the result warns that it is
+# uncalibrated), and with it for every saved round.
+# The exported what-if schedule draws the new buckets in place of the old,
+# each rank's starting in the order they were queued.
 # Prediction accuracy against the measurements is bench/accuracy.sh's job,
 # not a test's.
 set -e
@@ -39,6 +41,10 @@ for model, caps in sorted(runs.items()):
                 assert r["error_pct"] == 0, (model, src, calib, r["error_pct"])
             if calib and dst != src:
                 assert any("threads sharing their core" in w for w in r["warnings"]), (model, src, dst, r["warnings"])
+            # Uncalibrated, a changed partition is priced from the trace's own
+            # all-reduces, and the result says how little that is worth.
+            uncal = any("no gloo calibration given" in w for w in r["warnings"])
+            assert uncal == (not calib and dst != src), (model, src, dst, calib, r["warnings"])
             if calib and dst != src and WL == "examples/workloads":
                 # The exported schedule draws the new buckets, not the old
                 # ones they replaced (until 24 Nov those stayed as zero-length
@@ -51,6 +57,13 @@ for model, caps in sorted(runs.items()):
                 new = [e for e in ev if e["name"] == "allreduce (what-if bucket)"]
                 assert new and all(e["args"].get("what_if") for e in new), (model, src, dst)
                 assert not [e for e in ev if e["name"] == "gloo:all_reduce" and e["dur"] == 0], (model, src, dst)
+                # gloo's queue is first in, first out: on every rank the new
+                # buckets (written in the order they were queued) start in
+                # that order, whichever worker takes them.
+                for pid in {e["pid"] for e in new}:
+                    starts = [e["ts"] for e in new if e["pid"] == pid]
+                    late = [k for k in range(1, len(starts)) if starts[k] < starts[k - 1]]
+                    assert not late, (model, src, dst, pid, [(starts[k - 1], starts[k]) for k in late[:3]])
             n += 1
         # Every saved round, not only the first: an unchanged partition
         # replays exactly also where an iteration was cut at the window's

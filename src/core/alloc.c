@@ -56,6 +56,22 @@ int ts__grow(void **p, uint32_t *cap, size_t elem, size_t need)
     return TS_OK;
 }
 
+int ts__grow_cols(const ts_col_ref *cols, size_t n, uint32_t *cap, size_t need, uint32_t first_cap)
+{
+    if (need <= *cap) return TS_OK;
+    if (need > UINT32_MAX) return TS_ENOMEM;   /* row ids are 32-bit */
+    size_t ncap = *cap ? (size_t)*cap * 2 : first_cap;
+    if (ncap < need) ncap = need;
+    if (ncap > UINT32_MAX) ncap = UINT32_MAX;
+    for (size_t i = 0; i < n; i++) {
+        void *np = ts__realloc(*cols[i].p, (size_t)*cap * cols[i].elem, ncap * cols[i].elem);
+        if (!np) return TS_ENOMEM;
+        *cols[i].p = np;
+    }
+    *cap = (uint32_t)ncap;
+    return TS_OK;
+}
+
 const char *ts_strerror(int status)
 {
     switch (status) {

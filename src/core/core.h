@@ -46,6 +46,16 @@ void ts__prefault(void *p, size_t bytes);
  * and leaves *p and *cap untouched on failure. */
 TS_NODISCARD int ts__grow(void **p, uint32_t *cap, size_t elem, size_t need);
 
+/* One column of a table whose columns share one capacity: where the
+ * column's pointer lives and its element size. */
+typedef struct ts_col_ref { void **p; size_t elem; } ts_col_ref;
+
+/* ts__grow for a table's n columns together: to at least `need` rows, from
+ * first_cap rows, then doubling. On failure *cap is untouched and the
+ * columns already grown keep their larger blocks (ts__free takes sizes only
+ * as a hint for the allocation hook). */
+TS_NODISCARD int ts__grow_cols(const ts_col_ref *cols, size_t n, uint32_t *cap, size_t need, uint32_t first_cap);
+
 /* ---- errors ---- */
 /* Fill err (if not NULL) with status and a formatted one-line message. Returns
  * status so callers can `return ts__error(err, TS_EPARSE, ...)`. */

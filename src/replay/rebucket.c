@@ -81,10 +81,11 @@ typedef struct rb_ctx {
     uint32_t   n_pool, cap_pool;
     uint32_t  *grp_first;     /* group g holds pool rows [grp_first[g], grp_first[g + 1]) */
     uint32_t  *grp_head;      /* [g * RB_MAX_SLOTS + q]: the bucket before the group on slot q, TS_NONE32 = none */
-    int32_t   *grp_prev;      /* the rank's group before g whose buckets grp_head names, -1 = none */
+    uint8_t   *grp_follows;   /* 1 = the rank's previous regrouped iteration was a group too: its lanes,
+                                 as rebalanced, lead into g (grp_head names them as first made) */
     uint16_t  *grp_rank;
     uint32_t   n_grp, cap_grp;
-    int32_t   *rank_last_grp; /* per rank: its latest group (building, then rebalancing) */
+    uint8_t   *rank_pooled;   /* per rank, while building: its last regrouped iteration made a group */
     uint32_t  *grp_last_scratch; /* [rank * RB_MAX_SLOTS + q], rebalance_lanes() */
 } rb_ctx;
 
@@ -431,63 +432,33 @@ static void retire_old(rb_ctx *c, old_bucket *o, const uint32_t *new_member, con
     }
 }
 
-/* Grow n parallel columns from old_cap to cap rows; a column that could not
- * grow keeps its old block (false), the others are grown. */
-static bool grow_columns(void **const *cols, const size_t *elem, size_t n, uint32_t old_cap, uint32_t cap)
-{
-    bool ok = true;
-    for (size_t i = 0; i < n; i++) {
-        void *p = ts__realloc(*cols[i], (size_t)old_cap * elem[i], (size_t)cap * elem[i]);
-        if (p) *cols[i] = p;
-        else ok = false;
-    }
-    return ok;
-}
-
 /* Open a pool group for a regrouped iteration of `rank`: remember the
  * buckets its lanes follow, and whether they are the rank's previous
- * group's (then rebalance_lanes() takes them from that group's final lanes). */
+ * group's (then rebalance_lanes() takes them from that group's final lanes:
+ * only add_rank_iteration() moves the lane chains). */
 static int pool_group_begin(rb_ctx *c, uint16_t rank)
 {
-    if (c->n_grp + 1 >= c->cap_grp) {
-        uint32_t cap = c->cap_grp ? 2 * c->cap_grp : 64;
-        void **cols[] = {(void **)&c->grp_first, (void **)&c->grp_head, (void **)&c->grp_prev, (void **)&c->grp_rank};
-        const size_t elem[] = {sizeof *c->grp_first, RB_MAX_SLOTS * sizeof *c->grp_head, sizeof *c->grp_prev,
-                               sizeof *c->grp_rank};
-        if (!grow_columns(cols, elem, 4, c->cap_grp, cap)) return TS_ENOMEM;
-        c->cap_grp = cap;
-    }
+    const ts_col_ref gcols[] = {{(void **)&c->grp_first, sizeof *c->grp_first},
+                                {(void **)&c->grp_head, RB_MAX_SLOTS * sizeof *c->grp_head},
+                                {(void **)&c->grp_follows, sizeof *c->grp_follows},
+                                {(void **)&c->grp_rank, sizeof *c->grp_rank}};
+    if (ts__grow_cols(gcols, 4, &c->cap_grp, (size_t)c->n_grp + 2, 64)) return TS_ENOMEM;   /* g and g + 1 */
     uint32_t g = c->n_grp++, base = (uint32_t)rank * RB_MAX_SLOTS;
-    int32_t prev = c->rank_last_grp[rank];
     c->grp_first[g] = c->n_pool;
     c->grp_first[g + 1] = c->n_pool;
     c->grp_rank[g] = rank;
-    for (uint32_t q = 0; q < RB_MAX_SLOTS; q++) {
-        uint32_t h = q < c->n_slots[rank] ? c->chain[base + q] : TS_NONE32;
-        c->grp_head[(size_t)g * RB_MAX_SLOTS + q] = h;
-        /* a head outside the previous group (an unchanged iteration's
-         * bucket between): keep the recorded heads */
-        bool in_prev = h == TS_NONE32;
-        for (uint32_t i = prev >= 0 ? c->grp_first[prev] : 0; prev >= 0 && !in_prev && i < c->grp_first[prev + 1]; i++)
-            in_prev = c->pool_x[i] == h;
-        if (!in_prev) prev = -1;
-    }
-    c->grp_prev[g] = prev;
-    c->rank_last_grp[rank] = (int32_t)g;
+    c->grp_follows[g] = c->rank_pooled[rank];
+    for (uint32_t q = 0; q < RB_MAX_SLOTS; q++)
+        c->grp_head[(size_t)g * RB_MAX_SLOTS + q] = q < c->n_slots[rank] ? c->chain[base + q] : TS_NONE32;
     return TS_OK;
 }
 
 static int pool_add(rb_ctx *c, uint32_t x, uint32_t lane_e, uint32_t ready_e, int64_t pickup)
 {
-    if (c->n_pool == c->cap_pool) {
-        uint32_t cap = c->cap_pool ? 2 * c->cap_pool : 256;
-        void **cols[] = {(void **)&c->pool_x, (void **)&c->pool_lane_e, (void **)&c->pool_ready_e,
-                         (void **)&c->pool_pickup};
-        const size_t elem[] = {sizeof *c->pool_x, sizeof *c->pool_lane_e, sizeof *c->pool_ready_e,
-                               sizeof *c->pool_pickup};
-        if (!grow_columns(cols, elem, 4, c->cap_pool, cap)) return TS_ENOMEM;
-        c->cap_pool = cap;
-    }
+    const ts_col_ref pcols[] = {{(void **)&c->pool_x, sizeof *c->pool_x}, {(void **)&c->pool_lane_e, sizeof *c->pool_lane_e},
+                                {(void **)&c->pool_ready_e, sizeof *c->pool_ready_e},
+                                {(void **)&c->pool_pickup, sizeof *c->pool_pickup}};
+    if (ts__grow_cols(pcols, 4, &c->cap_pool, (size_t)c->n_pool + 1, 256)) return TS_ENOMEM;
     if (lane_e == TS_NONE32 || ready_e == TS_NONE32) return TS_ENOMEM;   /* ts__sim_add_edge ran out */
     c->pool_x[c->n_pool] = x;
     c->pool_lane_e[c->n_pool] = lane_e;
@@ -519,16 +490,12 @@ static int64_t edge_src_value(const ts_sim *s, uint32_t e)
 static void rebalance_lanes(void *ctx, ts_sim *s)
 {
     rb_ctx *c = ctx;
-    uint32_t n_ranks = c->r->g->n_ranks;
-    for (uint32_t k = 0; k < n_ranks; k++) c->rank_last_grp[k] = -1;
-    uint32_t *last = c->grp_last_scratch;
     for (uint32_t g = 0; g < c->n_grp; g++) {
         uint16_t rank = c->grp_rank[g];
         uint32_t base = (uint32_t)rank * RB_MAX_SLOTS, n = c->n_slots[rank];
-        uint32_t *tail = last + base;   /* the last bucket on each slot so far */
-        if (c->grp_prev[g] < 0 || c->rank_last_grp[rank] != c->grp_prev[g])
+        uint32_t *tail = c->grp_last_scratch + base;   /* the last bucket on each slot so far */
+        if (!c->grp_follows[g])
             for (uint32_t q = 0; q < n; q++) tail[q] = c->grp_head[(size_t)g * RB_MAX_SLOTS + q];
-        c->rank_last_grp[rank] = (int32_t)g;
         if (n < 2) continue;
         int64_t free_at[RB_MAX_SLOTS], prev_start = INT64_MIN;
         for (uint32_t q = 0; q < n; q++) free_at[q] = tail[q] == TS_NONE32 ? INT64_MIN : s->end_ns[tail[q]];
@@ -645,6 +612,7 @@ static int add_rank_iteration(rb_ctx *c, old_bucket *ob, uint32_t n_units, uint3
         if (e < least_resid) least_resid = e;
     }
     if (!same && pool_group_begin(c, rank)) return TS_ENOMEM;
+    c->rank_pooled[rank] = !same;
     uint32_t prev_x = TS_NONE32;
     for (uint32_t i = 0; i < n_units; i++) {
         uint32_t j = c->unit_new[i];
@@ -797,13 +765,9 @@ static int add_barrier(rb_ctx *c, const uint32_t *members, const int64_t *resid,
 /* Remember the new bucket add_barrier just made (the last row of r->colls). */
 static int note_new_bucket(rb_ctx *c, const uint32_t *members, uint32_t n_ranks, int32_t same)
 {
-    if (c->n_nb == c->cap_nb) {
-        uint32_t cap = c->cap_nb ? 2 * c->cap_nb : 64;
-        void **cols[] = {(void **)&c->nb_coll, (void **)&c->nb_same, (void **)&c->nb_member};
-        const size_t elem[] = {sizeof *c->nb_coll, sizeof *c->nb_same, n_ranks * sizeof *c->nb_member};
-        if (!grow_columns(cols, elem, 3, c->cap_nb, cap)) return TS_ENOMEM;
-        c->cap_nb = cap;
-    }
+    const ts_col_ref cols[] = {{(void **)&c->nb_coll, sizeof *c->nb_coll}, {(void **)&c->nb_same, sizeof *c->nb_same},
+                               {(void **)&c->nb_member, n_ranks * sizeof *c->nb_member}};
+    if (ts__grow_cols(cols, 3, &c->cap_nb, (size_t)c->n_nb + 1, 64)) return TS_ENOMEM;
     c->nb_coll[c->n_nb] = c->r->n_colls - 1;
     c->nb_same[c->n_nb] = same;
     memcpy(c->nb_member + (size_t)c->n_nb * n_ranks, members, n_ranks * sizeof *members);
@@ -1157,9 +1121,7 @@ static int apply_contention(rb_ctx *c, const rb_ranks *R, uint32_t n_ranks, ts_e
      * cannot tell the fixed cost from the per-byte one: uncalibrated, these
      * what-ifs miss by about twice as much and get orders wrong
      * (docs/replay.md, "Calibrating gloo"). */
-    bool changed = false;
-    for (uint32_t i = 0; i < c->n_nb && !changed; i++) changed = c->nb_same[i] < 0;
-    if (rc == TS_OK && r->model_from_trace && changed)
+    if (rc == TS_OK && r->model_from_trace && c->n_grp)   /* a group: some iteration's partition changed */
         ts__replay_warn(r, "--bucket-mb: no gloo calibration given (--nccl-tests LOG, written on this machine by "
                         "bench/gloo_allreduce.py): the cost of an all-reduce is fitted on the trace's own, which "
                         "cannot separate its fixed cost from its cost per byte, so this prediction can be off by "
@@ -1202,12 +1164,11 @@ int ts__replay_rebucket(ts_replay *r, const ts_replay_options *opt, ts_error *er
     c.slot_lane = ts__malloc((size_t)nr * RB_MAX_SLOTS * sizeof *c.slot_lane);
     c.n_slots = ts__calloc(nr, sizeof *c.n_slots);
     c.next_slot = ts__calloc(nr, sizeof *c.next_slot);
-    c.rank_last_grp = ts__malloc(nr * sizeof *c.rank_last_grp);
+    c.rank_pooled = ts__calloc(nr, sizeof *c.rank_pooled);
     c.grp_last_scratch = ts__malloc((size_t)nr * RB_MAX_SLOTS * sizeof *c.grp_last_scratch);
-    for (uint32_t k = 0; c.rank_last_grp && k < nr; k++) c.rank_last_grp[k] = -1;
     if (!r->removed) r->removed = ts__calloc(r->sim.n_base_nodes + 1, 1);
     if (rc == TS_OK && (!r->removed || !R.ob || !R.n_ob || !R.cursor || !c.chain || !c.chain_end || !c.slot_lane || !c.n_slots || !c.next_slot ||
-                        !c.rank_last_grp || !c.grp_last_scratch))
+                        !c.rank_pooled || !c.grp_last_scratch))
         rc = ts__error(err, TS_ENOMEM, "replay: out of memory");
     for (uint32_t k = 0; rc == TS_OK && k < nr; k++) {
         if (rank_buckets(r, (uint16_t)k, &R.ob[k], &R.n_ob[k])) rc = ts__error(err, TS_ENOMEM, "replay: out of memory");
@@ -1244,7 +1205,7 @@ int ts__replay_rebucket(ts_replay *r, const ts_replay_options *opt, ts_error *er
     ts__free(c.slot_lane, (size_t)nr * RB_MAX_SLOTS * sizeof *c.slot_lane);
     ts__free(c.n_slots, nr * sizeof *c.n_slots);
     ts__free(c.next_slot, nr * sizeof *c.next_slot);
-    ts__free(c.rank_last_grp, nr * sizeof *c.rank_last_grp);
+    ts__free(c.rank_pooled, nr * sizeof *c.rank_pooled);
     ts__free(c.grp_last_scratch, (size_t)nr * RB_MAX_SLOTS * sizeof *c.grp_last_scratch);
     ts__free(c.pool_x, c.cap_pool * sizeof *c.pool_x);
     ts__free(c.pool_lane_e, c.cap_pool * sizeof *c.pool_lane_e);
@@ -1252,7 +1213,7 @@ int ts__replay_rebucket(ts_replay *r, const ts_replay_options *opt, ts_error *er
     ts__free(c.pool_pickup, c.cap_pool * sizeof *c.pool_pickup);
     ts__free(c.grp_first, c.cap_grp * sizeof *c.grp_first);
     ts__free(c.grp_head, (size_t)c.cap_grp * RB_MAX_SLOTS * sizeof *c.grp_head);
-    ts__free(c.grp_prev, c.cap_grp * sizeof *c.grp_prev);
+    ts__free(c.grp_follows, c.cap_grp * sizeof *c.grp_follows);
     ts__free(c.grp_rank, c.cap_grp * sizeof *c.grp_rank);
     ts__free(c.units, c.cap_units * sizeof *c.units);
     ts__free(c.unit_old, c.cap_units * sizeof *c.unit_old);

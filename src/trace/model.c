@@ -47,25 +47,13 @@ const char *ts__warn_name(ts_warn_kind k) { return (unsigned)k < TS_WARN_COUNT ?
 
 /* ---- column growth ----
  * All columns of a table share one capacity; grow them together. */
-typedef struct col { void **p; size_t elem; } col;
+typedef ts_col_ref col;
 
 static bool grow_cols(ts_rank *r, col *cols, int n_cols, uint32_t *cap, uint32_t need)
 {
-    if (need <= *cap) return true;
-    uint32_t ncap = *cap ? *cap * 2 : 1024;
-    if (ncap < need) ncap = need;
-    for (int i = 0; i < n_cols; i++) {
-        void *np = ts__realloc(*cols[i].p, (size_t)*cap * cols[i].elem, (size_t)ncap * cols[i].elem);
-        if (!np) {
-            /* Columns already grown keep their larger block: free_cols uses
-             * the recorded capacity only as a size hint for the hook. */
-            r->oom = true;
-            return false;
-        }
-        *cols[i].p = np;
-    }
-    *cap = ncap;
-    return true;
+    if (ts__grow_cols(cols, (size_t)n_cols, cap, need, 1024) == TS_OK) return true;
+    r->oom = true;
+    return false;
 }
 
 #define SLICE_COLS(s) { \

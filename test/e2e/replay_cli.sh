@@ -49,14 +49,15 @@ for row in r["ranks"]:
     assert abs(statistics.median(mine) - row["predicted_iteration_us"]) < 0.01, (mine, row)
 PY
 
-# Scaling every CPU op of both ranks by 2 can only lengthen the iteration;
-# shortening them only shorten it.
 # The table calls predicted - measured an error when nothing was edited, and
 # the what-if's change when something was.
 "$BIN" replay $EX/rank0.json $EX/rank1.json 2>/dev/null | grep -q "predicted .*, error +0.00%"
 "$BIN" replay --scale 'cpu:*=2' $EX/rank0.json $EX/rank1.json 2>/dev/null >"$TMP/t"
 { grep -q "with the what-if, change +" "$TMP/t" && grep -q "change %" "$TMP/t" && ! grep -q "error" "$TMP/t"; } ||
     { echo "replay_cli: a what-if's table should report a change, not an error:"; cat "$TMP/t"; exit 1; }
+
+# Scaling every CPU op of both ranks by 2 can only lengthen the iteration;
+# shortening them only shorten it.
 up=$("$BIN" replay --format json --scale 'cpu:*=2' $EX/rank0.json $EX/rank1.json |
      /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["error_pct"])')
 down=$("$BIN" replay --format json --scale 'cpu:*=0.5' $EX/rank0.json $EX/rank1.json |

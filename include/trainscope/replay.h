@@ -153,6 +153,16 @@ TS_API double   ts_replay_error_pct(const ts_replay *r);
 TS_API bool     ts_replay_is_what_if(const ts_replay *r);
 TS_API uint32_t ts_replay_n_iterations(const ts_replay *r);   /* iterations compared */
 
+/* Iteration k (0 .. n_iterations - 1) of the job, in trace order: the figures
+ * whose medians the calls above report, so a user can see how much the
+ * iterations themselves vary before reading much into a few percent. */
+typedef struct ts_replay_iteration_info {
+    int64_t step;                   /* N of ProfilerStep#N; -1 = the whole trace (no iterations) */
+    int64_t measured_iteration_ns;  /* the slowest rank's */
+    int64_t predicted_iteration_ns; /* the slowest rank's as replayed (it may be another rank) */
+} ts_replay_iteration_info;
+TS_API void ts_replay_iteration(const ts_replay *r, uint32_t k, ts_replay_iteration_info *out);
+
 typedef struct ts_replay_rank_info {
     int32_t  rank;                  /* the job's rank number, -1 = unknown */
     int64_t  measured_iteration_ns; /* median over compared iterations */

@@ -160,6 +160,18 @@ static void print_json(const ts_replay *r)
     ts__json_kv_double(&j, "error_pct", ts_replay_error_pct(r), 3);
     ts__json_kv_bool(&j, "what_if", ts_replay_is_what_if(r));   /* true: error_pct is the edit's change */
     ts__json_kv_u64(&j, "iterations", ts_replay_n_iterations(r));
+    ts__json_key(&j, "per_iteration");
+    ts__json_arr_begin(&j);
+    for (uint32_t k = 0; k < ts_replay_n_iterations(r); k++) {
+        ts_replay_iteration_info it;
+        ts_replay_iteration(r, k, &it);
+        ts__json_obj_begin(&j);
+        ts__json_kv_i64(&j, "step", it.step);
+        ts__json_kv_us(&j, "measured_us", it.measured_iteration_ns);
+        ts__json_kv_us(&j, "predicted_us", it.predicted_iteration_ns);
+        ts__json_obj_end(&j);
+    }
+    ts__json_arr_end(&j);
     ts__json_key(&j, "ranks");
     ts__json_arr_begin(&j);
     for (uint32_t i = 0; i < ts_replay_n_ranks(r); i++) {
@@ -186,6 +198,31 @@ static void print_json(const ts_replay *r)
     ts__buf_add(&b, "\n", 1);
     fwrite(b.s, 1, b.len, stdout);
     ts__buf_free(&b);
+}
+
+/* The least and greatest iteration beside the medians: steps of one run
+ * differ by 5-20% on a shared machine, and a what-if's change smaller than
+ * that spread is worth measuring before it is believed. */
+static void print_spread(const ts_replay *r, bool what_if)
+{
+    uint32_t n = ts_replay_n_iterations(r);
+    if (n < 2) return;
+    int64_t m_lo = INT64_MAX, m_hi = INT64_MIN, p_lo = INT64_MAX, p_hi = INT64_MIN;
+    for (uint32_t k = 0; k < n; k++) {
+        ts_replay_iteration_info it;
+        ts_replay_iteration(r, k, &it);
+        if (it.measured_iteration_ns < m_lo) m_lo = it.measured_iteration_ns;
+        if (it.measured_iteration_ns > m_hi) m_hi = it.measured_iteration_ns;
+        if (it.predicted_iteration_ns < p_lo) p_lo = it.predicted_iteration_ns;
+        if (it.predicted_iteration_ns > p_hi) p_hi = it.predicted_iteration_ns;
+    }
+    char a[32], b[32], c[32], d[32];
+    ts_report_duration((double)m_lo, a, sizeof a);
+    ts_report_duration((double)m_hi, b, sizeof b);
+    ts_report_duration((double)p_lo, c, sizeof c);
+    ts_report_duration((double)p_hi, d, sizeof d);
+    printf("per iteration, least to greatest of %u: measured %s to %s, %s %s to %s\n", n, a, b,
+           what_if ? "with the what-if" : "predicted", c, d);
 }
 
 /* With a what-if, predicted minus measured is the change the edit makes,
@@ -226,6 +263,7 @@ static int print_table(const ts_replay *r)
     else
         printf("\niteration (median of %u, slowest rank): measured %s, predicted %s, error %+.2f%%\n",
                ts_replay_n_iterations(r), m, p, ts_replay_error_pct(r));
+    print_spread(r, what_if);
     fflush(stdout);   /* the table before its warnings, also when both go down one pipe */
     for (uint32_t i = 0; i < ts_replay_n_warnings(r); i++)
         fprintf(stderr, "trainscope: warning: %s\n", ts_replay_warning(r, i));

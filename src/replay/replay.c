@@ -37,6 +37,7 @@ void ts_replay_destroy(ts_replay *r)
     ts_coll_model_destroy(r->model);
     ts__free(r->ranks, (size_t)r->n_ranks * sizeof *r->ranks);
     ts__free(r->iters, (size_t)r->n_ranks * r->n_iter_slots * sizeof *r->iters);
+    ts__free(r->job_iters, (size_t)r->n_job_slots * sizeof *r->job_iters);
     for (uint32_t i = 0; i < r->n_warnings; i++) ts__free(r->warnings[i], strlen(r->warnings[i]) + 1);
     ts__free(r->warnings, (size_t)r->cap_warnings * sizeof *r->warnings);
     if (r->owned_graph) ts_graph_destroy(r->owned_graph);
@@ -231,10 +232,12 @@ static int compare_iterations(ts_replay *r, uint32_t max_iter)
     int64_t *scratch = ts__malloc((4 * (size_t)n_slots + 1) * sizeof *scratch);
     r->ranks = ts__calloc(nr, sizeof *r->ranks);
     r->iters = ts__malloc(n_cells * sizeof *r->iters);
+    ts_replay_iteration_info *job = ts__malloc(n_slots * sizeof *job);
     r->n_ranks = r->ranks ? nr : 0;               /* what ts_replay_destroy frees */
     r->n_iter_slots = r->ranks && r->iters ? n_slots : 0;
-    if (!spans || !scratch || !r->ranks || !r->iters) {
+    if (!spans || !scratch || !r->ranks || !r->iters || !job) {
         if (!r->n_iter_slots) { ts__free(r->iters, n_cells * sizeof *r->iters); r->iters = NULL; }
+        ts__free(job, n_slots * sizeof *job);
         ts__free(spans, n_cells * sizeof *spans);
         ts__free(scratch, (4 * (size_t)n_slots + 1) * sizeof *scratch);
         return TS_ENOMEM;
@@ -243,6 +246,7 @@ static int compare_iterations(ts_replay *r, uint32_t max_iter)
     int64_t *job_m = scratch, *job_p = scratch + n_slots, *rm = scratch + 2 * n_slots, *rp = scratch + 3 * n_slots;
     uint32_t n_job = 0;
     for (uint32_t k = 0; k < n_slots; k++) job_m[k] = job_p[k] = INT64_MIN;
+    for (uint32_t k = 0; k < n_slots; k++) job[k].step = -1;
     for (uint32_t ri = 0; ri < nr; ri++) {
         uint32_t n_ok = 0;
         for (uint32_t k = 0; k < n_slots; k++) {
@@ -251,6 +255,7 @@ static int compare_iterations(ts_replay *r, uint32_t max_iter)
             if (x.meas_dur_ns < 0) continue;
             int64_t m = x.meas_dur_ns, p = x.pred_dur_ns;
             rm[n_ok] = m; rp[n_ok++] = p;
+            if (job_m[k] == INT64_MIN) job[k].step = x.step;
             if (m > job_m[k]) job_m[k] = m;
             if (p > job_p[k]) job_p[k] = p;
         }
@@ -258,7 +263,13 @@ static int compare_iterations(ts_replay *r, uint32_t max_iter)
                                             g->align[ri].offset_ns};
     }
     for (uint32_t k = 0; k < n_slots; k++)
-        if (job_m[k] != INT64_MIN) { job_m[n_job] = job_m[k]; job_p[n_job++] = job_p[k]; }
+        if (job_m[k] != INT64_MIN) {
+            job[n_job] = (ts_replay_iteration_info){job[k].step, job_m[k], job_p[k]};
+            job_m[n_job] = job_m[k];
+            job_p[n_job++] = job_p[k];
+        }
+    r->job_iters = job;
+    r->n_job_slots = n_slots;
     r->n_iterations = n_job;
     r->meas_ns = median_i64(job_m, n_job);
     r->pred_ns = median_i64(job_p, n_job);
@@ -344,6 +355,12 @@ double ts_replay_error_pct(const ts_replay *r)
 bool ts_replay_is_what_if(const ts_replay *r) { return r->what_if; }
 uint32_t ts_replay_n_iterations(const ts_replay *r) { return r->n_iterations; }
 uint32_t ts_replay_n_ranks(const ts_replay *r) { return r->n_ranks; }
+
+void ts_replay_iteration(const ts_replay *r, uint32_t k, ts_replay_iteration_info *out)
+{
+    if (k >= r->n_iterations || !r->job_iters) { *out = (ts_replay_iteration_info){-1, 0, 0}; return; }
+    *out = r->job_iters[k];
+}
 
 void ts_replay_rank(const ts_replay *r, uint32_t i, ts_replay_rank_info *out)
 {

@@ -472,6 +472,18 @@ TEST(replay_reproduces_hand_built_trace_and_scales_by_expected_amount)
     CHECK_EQ_INT(ts_replay_run(t, &o, &r, NULL), TS_OK);
     CHECK_EQ_INT(ts_replay_predicted_iteration_ns(r), 80);
     CHECK_NEAR(ts_replay_error_pct(r), -20.0, 1e-9);
+    /* Each iteration, in trace order, as measured and as replayed. */
+    for (uint32_t k = 0; k < 2; k++) {
+        ts_replay_iteration_info it;
+        ts_replay_iteration(r, k, &it);
+        CHECK_EQ_INT(it.step, k);
+        CHECK_EQ_INT(it.measured_iteration_ns, 100);
+        CHECK_EQ_INT(it.predicted_iteration_ns, 80);
+    }
+    ts_replay_iteration_info past;
+    ts_replay_iteration(r, 2, &past);
+    CHECK_EQ_INT(past.step, -1);
+    CHECK_EQ_INT(past.measured_iteration_ns, 0);
     ts_replay_destroy(r);
     /* A kind prefix that does not match (no kernels here) changes nothing and warns. */
     scales[0] = "kernel:aten::mm=0.5";
@@ -515,6 +527,18 @@ TEST(replay_reproduces_unmodified_real_traces)
                (long long)ts_replay_measured_iteration_ns(r), (long long)ts_replay_predicted_iteration_ns(r));
         CHECK(ts_replay_n_iterations(r) >= 2);
         CHECK_EQ_INT(ts_replay_predicted_iteration_ns(r), ts_replay_measured_iteration_ns(r));
+        /* Every iteration reproduced, and the reported figure is their median. */
+        int64_t below = 0, above = 0, prev_step = -1;
+        for (uint32_t k = 0; k < ts_replay_n_iterations(r); k++) {
+            ts_replay_iteration_info it;
+            ts_replay_iteration(r, k, &it);
+            CHECK_EQ_INT(it.predicted_iteration_ns, it.measured_iteration_ns);
+            CHECK(it.step > prev_step);
+            prev_step = it.step;
+            below += it.measured_iteration_ns < ts_replay_measured_iteration_ns(r);
+            above += it.measured_iteration_ns > ts_replay_measured_iteration_ns(r);
+        }
+        CHECK(below <= ts_replay_n_iterations(r) / 2 && above <= ts_replay_n_iterations(r) / 2);
         for (uint32_t k = 0; k < ts_replay_n_ranks(r); k++) {
             ts_replay_rank_info ri;
             ts_replay_rank(r, k, &ri);

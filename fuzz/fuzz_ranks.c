@@ -86,7 +86,14 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 static void replay(const ts_graph *g, const ts_replay_options *o)
 {
     ts_replay *r = NULL;
-    if (ts_replay_run_graph(g, o, &r, NULL) == TS_OK) ts_replay_destroy(r);
+    if (ts_replay_run_graph(g, o, &r, NULL) != TS_OK) return;
+    /* Every iteration the result reports, and one past them, must read back. */
+    for (uint32_t k = 0; k <= ts_replay_n_iterations(r); k++) {
+        ts_replay_iteration_info it;
+        ts_replay_iteration(r, k, &it);
+        if (k < ts_replay_n_iterations(r) && it.measured_iteration_ns < 0) abort();
+    }
+    ts_replay_destroy(r);
 }
 
 static void analyses(const ts_trace *t, uint8_t pick)

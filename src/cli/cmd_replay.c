@@ -6,6 +6,7 @@
  * 1 nothing to replay (no iteration on every rank), 2 bad input or usage.
  */
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -223,6 +224,20 @@ static void print_spread(const ts_replay *r, bool what_if)
     ts_report_duration((double)p_hi, d, sizeof d);
     printf("per iteration, least to greatest of %u: measured %s to %s, %s %s to %s\n", n, a, b,
            what_if ? "with the what-if" : "predicted", c, d);
+    if (!what_if) return;
+    /* A what-if's change iteration by iteration: when its least and greatest
+     * straddle zero, the edit's sign rests on which iterations were traced. */
+    double lo = INFINITY, hi = -INFINITY;
+    for (uint32_t k = 0; k < n; k++) {
+        ts_replay_iteration_info it;
+        ts_replay_iteration(r, k, &it);
+        if (it.measured_iteration_ns <= 0) continue;
+        double ch = 100.0 * (double)(it.predicted_iteration_ns - it.measured_iteration_ns) /
+                    (double)it.measured_iteration_ns;
+        if (ch < lo) lo = ch;
+        if (ch > hi) hi = ch;
+    }
+    if (lo <= hi) printf("change per iteration, least to greatest: %+.2f%% to %+.2f%%\n", lo, hi);
 }
 
 /* With a what-if, predicted minus measured is the change the edit makes,

@@ -63,6 +63,20 @@ PY
 "$BIN" replay --scale 'cpu:*=2' $EX/rank0.json $EX/rank1.json 2>/dev/null >"$TMP/t"
 { grep -q "with the what-if, change +" "$TMP/t" && grep -q "change %" "$TMP/t" && ! grep -q "error" "$TMP/t"; } ||
     { echo "replay_cli: a what-if's table should report a change, not an error:"; cat "$TMP/t"; exit 1; }
+# A what-if's table also gives its change in each iteration, least to greatest,
+# matching the JSON's per_iteration; an unmodified replay has no such line.
+"$BIN" replay --format json --scale 'cpu:*=2' $EX/rank0.json $EX/rank1.json >"$TMP/s2.json"
+/usr/bin/python3 - "$TMP/s2.json" "$TMP/t" <<'PY'
+import json, sys
+it = json.load(open(sys.argv[1]))["per_iteration"]
+ch = [100 * (x["predicted_us"] - x["measured_us"]) / x["measured_us"] for x in it]
+want = "change per iteration, least to greatest: %+.2f%% to %+.2f%%" % (min(ch), max(ch))
+assert min(ch) > 0, ch
+assert want in open(sys.argv[2]).read().splitlines(), (want, open(sys.argv[2]).read())
+PY
+if "$BIN" replay $EX/rank0.json $EX/rank1.json 2>/dev/null | grep -q "change per iteration"; then
+    echo "replay_cli: an unmodified replay has no change per iteration"; exit 1
+fi
 
 # Scaling every CPU op of both ranks by 2 can only lengthen the iteration;
 # shortening them only shorten it.

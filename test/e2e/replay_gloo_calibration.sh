@@ -24,4 +24,7 @@ SRC=$(dirname "$1")
     --format json "$SRC"/rank*.json.zst > "$TMP/r.json"
 grep -q "from the calibration log" "$TMP/r.json"
 grep -q "priced at .* x the cost model" "$TMP/r.json"
-! grep -q "no results over more than one rank" "$TMP/r.json"
+# (not "! grep": under set -e a negated command that fails does not stop the script)
+if grep -q "no results over more than one rank" "$TMP/r.json"; then
+    echo "replay_gloo_calibration: the calibration log was not used"; exit 1
+fi

@@ -203,19 +203,27 @@ static void print_json(const ts_replay *r)
 
 /* The least and greatest iteration beside the medians: steps of one run
  * differ by 5-20% on a shared machine, and a what-if's change smaller than
- * that spread is worth measuring before it is believed. */
+ * that spread is worth measuring before it is believed. With a what-if, its
+ * change iteration by iteration too: when the least and greatest straddle
+ * zero, the edit's sign rests on which iterations were traced. */
 static void print_spread(const ts_replay *r, bool what_if)
 {
     uint32_t n = ts_replay_n_iterations(r);
     if (n < 2) return;
     int64_t m_lo = INT64_MAX, m_hi = INT64_MIN, p_lo = INT64_MAX, p_hi = INT64_MIN;
+    double ch_lo = INFINITY, ch_hi = -INFINITY;
     for (uint32_t k = 0; k < n; k++) {
         ts_replay_iteration_info it;
         ts_replay_iteration(r, k, &it);
-        if (it.measured_iteration_ns < m_lo) m_lo = it.measured_iteration_ns;
-        if (it.measured_iteration_ns > m_hi) m_hi = it.measured_iteration_ns;
-        if (it.predicted_iteration_ns < p_lo) p_lo = it.predicted_iteration_ns;
-        if (it.predicted_iteration_ns > p_hi) p_hi = it.predicted_iteration_ns;
+        int64_t m = it.measured_iteration_ns, p = it.predicted_iteration_ns;
+        if (m < m_lo) m_lo = m;
+        if (m > m_hi) m_hi = m;
+        if (p < p_lo) p_lo = p;
+        if (p > p_hi) p_hi = p;
+        if (m <= 0) continue;
+        double ch = 100.0 * (double)(p - m) / (double)m;
+        if (ch < ch_lo) ch_lo = ch;
+        if (ch > ch_hi) ch_hi = ch;
     }
     char a[32], b[32], c[32], d[32];
     ts_report_duration((double)m_lo, a, sizeof a);
@@ -224,20 +232,7 @@ static void print_spread(const ts_replay *r, bool what_if)
     ts_report_duration((double)p_hi, d, sizeof d);
     printf("per iteration, least to greatest of %u: measured %s to %s, %s %s to %s\n", n, a, b,
            what_if ? "with the what-if" : "predicted", c, d);
-    if (!what_if) return;
-    /* A what-if's change iteration by iteration: when its least and greatest
-     * straddle zero, the edit's sign rests on which iterations were traced. */
-    double lo = INFINITY, hi = -INFINITY;
-    for (uint32_t k = 0; k < n; k++) {
-        ts_replay_iteration_info it;
-        ts_replay_iteration(r, k, &it);
-        if (it.measured_iteration_ns <= 0) continue;
-        double ch = 100.0 * (double)(it.predicted_iteration_ns - it.measured_iteration_ns) /
-                    (double)it.measured_iteration_ns;
-        if (ch < lo) lo = ch;
-        if (ch > hi) hi = ch;
-    }
-    if (lo <= hi) printf("change per iteration, least to greatest: %+.2f%% to %+.2f%%\n", lo, hi);
+    if (what_if && ch_lo <= ch_hi) printf("change per iteration, least to greatest: %+.2f%% to %+.2f%%\n", ch_lo, ch_hi);
 }
 
 /* With a what-if, predicted minus measured is the change the edit makes,

@@ -37,7 +37,7 @@ void ts_replay_destroy(ts_replay *r)
     ts_coll_model_destroy(r->model);
     ts__free(r->ranks, (size_t)r->n_ranks * sizeof *r->ranks);
     ts__free(r->iters, (size_t)r->n_ranks * r->n_iter_slots * sizeof *r->iters);
-    ts__free(r->job_iters, (size_t)r->n_job_slots * sizeof *r->job_iters);
+    ts__free(r->job_iters, (size_t)r->n_iter_slots * sizeof *r->job_iters);
     for (uint32_t i = 0; i < r->n_warnings; i++) ts__free(r->warnings[i], strlen(r->warnings[i]) + 1);
     ts__free(r->warnings, (size_t)r->cap_warnings * sizeof *r->warnings);
     if (r->owned_graph) ts_graph_destroy(r->owned_graph);
@@ -268,8 +268,7 @@ static int compare_iterations(ts_replay *r, uint32_t max_iter)
             job_m[n_job] = job_m[k];
             job_p[n_job++] = job_p[k];
         }
-    r->job_iters = job;
-    r->n_job_slots = n_slots;
+    r->job_iters = job;   /* n_iter_slots (= n_slots here) entries, as destroy frees them */
     r->n_iterations = n_job;
     r->meas_ns = median_i64(job_m, n_job);
     r->pred_ns = median_i64(job_p, n_job);
@@ -358,7 +357,7 @@ uint32_t ts_replay_n_ranks(const ts_replay *r) { return r->n_ranks; }
 
 void ts_replay_iteration(const ts_replay *r, uint32_t k, ts_replay_iteration_info *out)
 {
-    if (k >= r->n_iterations || !r->job_iters) { *out = (ts_replay_iteration_info){-1, 0, 0}; return; }
+    if (k >= r->n_iterations) { *out = (ts_replay_iteration_info){-1, 0, 0}; return; }
     *out = r->job_iters[k];
 }
 

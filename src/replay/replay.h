@@ -62,8 +62,8 @@ struct ts_replay {
     uint32_t        n_ranks;
     uint32_t        n_iterations;
     int64_t         meas_ns, pred_ns;
-    ts_replay_iteration_info *job_iters;   /* the slowest rank's, per iteration: n_iterations used */
-    uint32_t        n_job_slots;           /* of job_iters allocated */
+    ts_replay_iteration_info *job_iters;   /* [n_iter_slots], the first n_iterations used: the
+                                              slowest rank's, per iteration */
     ts_replay_iter *iters;    /* [rank * n_iter_slots + k], for the export */
     uint32_t        n_iter_slots;
 

@@ -21,7 +21,10 @@
 # ("rel %"), and the same with the unprofiled medians (p10-p90 shown; the
 # last column). Beside each measurement, the half-width of its own 90%
 # bootstrap interval over its rounds ("+-%"): how precisely the ground truth
-# pins the target down, so an error can be read against it. Targets: within 5%,
+# pins the target down, so an error can be read against it. Under each set's
+# figures, the same what-ifs from either half of its saved traces (every
+# other round): how much the choice of source traces alone moves the score.
+# Targets: within 5%,
 # and the right ranking of the bucket sizes (also counted over the pairs of
 # bucket sizes whose order the measurement resolves, from summary.json's
 # paired rounds). The gloo cost model comes from
@@ -150,17 +153,18 @@ def resolved_pairs(model):
 
 def predict(traces, src, dst, grads):
     """Median over the saved traces of the replayed (what-if) iteration, the
-    median of predicted / unmodified ratios, and the traces' least and
-    greatest prediction; (None, None, None, error) on failure."""
+    median of predicted / unmodified ratios, the traces' least and greatest
+    prediction, and the predictions, one per trace in order; (None, None,
+    None, error, None) on failure."""
     preds, ratios = [], []
     for t in traces:
         base, e = replay(t)
         r, e2 = replay(t, "--bucket-mb", str(dst), "--trace-bucket-mb", str(src), "--gradients", grads, *calib)
         if base is None or r is None:
-            return None, None, None, e or e2
+            return None, None, None, e or e2, None
         preds.append(r["predicted_iteration_us"] / 1e3)
         ratios.append(r["predicted_iteration_us"] / base["measured_iteration_us"])
-    return statistics.median(preds), statistics.median(ratios), (min(preds), max(preds)), None
+    return statistics.median(preds), statistics.median(ratios), (min(preds), max(preds)), None, preds
 
 
 kinds = {measured(d)[1] for runs in res.values() for d in runs.values()}
@@ -174,6 +178,7 @@ print("(+-%: half-width of the measurement's own 90% bootstrap interval over its
 e_prof, e_rel, e_unp, floor, rank_ok, rank_n, pair_ok, pair_n = [], [], [], [], 0, 0, 0, 0
 signed = []   # (model, src, dst, signed relative error %): for the pooled bias table
 widths, within, n_rounds = [], 0, set()
+halves = ([], [])   # what-if |error| from every other saved trace, starting at the first or the second
 for model in sorted(res):
     runs = res[model]
     caps = sorted(runs)
@@ -184,7 +189,7 @@ for model in sorted(res):
         unp_src, meas_src = d["iteration"]["unprofiled"]["median_ms"], measured(d)[0]
         preds = {}
         for dst in caps:
-            p, ratio, span, e = predict(traces, src, dst, grads)
+            p, ratio, span, e, each = predict(traces, src, dst, grads)
             if p is None:
                 print("%-11s %5g %5g  failed: %s" % (model, src, dst, e))
                 continue
@@ -193,6 +198,9 @@ for model in sorted(res):
             ep, er, eu = pct(p, mp), pct(ratio * meas_src, mp), pct(ratio * unp_src, mu["median_ms"])
             (floor if dst == src else e_prof).append(abs(ep))
             w = interval(model, dst)
+            if dst != src and len(each) >= 4:
+                for h in (0, 1):
+                    halves[h].append(abs(pct(statistics.median(each[h::2]), mp)))
             if dst != src:
                 e_rel.append(abs(er))
                 signed.append((model, src, dst, er))
@@ -230,11 +238,20 @@ if e_prof:
               "each); predictions inside the measurement's interval: %d of %d; within 5%%: %d of %d"
               % (statistics.median(widths), max(widths), "/".join(map(str, sorted(n_rounds))), within, len(widths),
                  sum(e <= 5 for e in e_prof), len(e_prof)))
+    if halves[0]:
+        # Which rounds were saved is luck too: the same what-ifs from either
+        # half of the saved traces. Their gap is what the choice of source
+        # traces alone does to this set's score.
+        print("the same from either half of the saved traces (every other round): median %.2f%% / %.2f%%, worst "
+              "%.2f%% / %.2f%%, within 5%%: %d / %d of %d" % (
+                  statistics.median(halves[0]), statistics.median(halves[1]), max(halves[0]), max(halves[1]),
+                  sum(e <= 5 for e in halves[0]), sum(e <= 5 for e in halves[1]), len(halves[0])))
     print("ranking right from %d of %d source bucket sizes; resolved pairs (the faster won >= 75%% of paired rounds by"
           " >= 5%%) predicted in the measured order: %d of %d" % (rank_ok, rank_n, pair_ok, pair_n))
     with open(os.environ["POOL"], "a") as f:
         f.write(json.dumps({"set": WL, "err": e_prof, "rel": e_rel, "floor": floor, "rank": [rank_ok, rank_n],
-                            "pairs": [pair_ok, pair_n], "signed": signed}) + "\n")
+                            "pairs": [pair_ok, pair_n], "signed": signed,
+                            "halves": halves}) + "\n")
 PY
 PART1=0
 done
@@ -259,6 +276,11 @@ if err:
         print("    noise floor pooled (identity what-ifs: each bucket size from its own saved traces, no model): |error| "
               "median %.2f%%, worst %.2f%%; within 5%%: %d of %d" % (statistics.median(floor), max(floor),
                                                                    sum(e <= 5 for e in floor), len(floor)))
+    halves = ([e for s in sets for e in s.get("halves", ([], []))[0]], [e for s in sets for e in s.get("halves", ([], []))[1]])
+    if halves[0]:
+        print("    from either half of each set's saved traces (sets with 4 or more): median %.2f%% / %.2f%%; within 5%%: "
+              "%d / %d of %d" % (statistics.median(halves[0]), statistics.median(halves[1]),
+                                 sum(e <= 5 for e in halves[0]), sum(e <= 5 for e in halves[1]), len(halves[0])))
     # Bias or scatter? The same what-if (model, from, to) scored on every set:
     # its signed relative errors. A what-if whose errors share one sign on
     # (nearly) every set and average past 5% is the model's error, not the

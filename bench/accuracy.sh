@@ -10,7 +10,8 @@
 # and every measured bucket size N, each saved trace of N (one per saved
 # round) replayed with --bucket-mb M for every measured M; the prediction is
 # the median over those traces of what replay reports (the median over a
-# trace's iterations of the slowest rank's step). It is scored against M's
+# trace's iterations of the slowest rank's step): one `trainscope replay
+# --windows` over the rounds' directories. It is scored against M's
 # measurement defined the same way: the median over all rounds of the figure
 # replay reports for each round's trace (trace_replay_ms; profiled, so the
 # same profiler overhead as the source). M = N is the identity what-if: its
@@ -135,8 +136,14 @@ def measured(d):
 
 
 def trace_sets(d):
-    """The saved traces of one bucket size: one list of rank files per round."""
-    return [[os.path.join(WL, t) for t in tr["traces"]] for tr in d.get("trace_rounds", [{"traces": d["traces"]}])]
+    """The saved traces of one bucket size: one list of rank files per round,
+    each round's directory holding its rank files and nothing else (each is
+    one --windows window)."""
+    sets = [[os.path.join(WL, t) for t in tr["traces"]] for tr in d.get("trace_rounds", [{"traces": d["traces"]}])]
+    for t in sets:
+        held = sorted(glob.glob(os.path.join(os.path.dirname(t[0]), "*")))
+        assert held == sorted(t), ("a round's directory must hold its rank files only", held, t)
+    return sets
 
 
 def resolved_pairs(model):
@@ -156,14 +163,14 @@ def predict(traces, src, dst, grads):
     median of predicted / unmodified ratios, the traces' least and greatest
     prediction, and the predictions, one per trace in order; (None, None,
     None, error, None) on failure."""
-    preds, ratios = [], []
-    for t in traces:
-        base, e = replay(t)
-        r, e2 = replay(t, "--bucket-mb", str(dst), "--trace-bucket-mb", str(src), "--gradients", grads, *calib)
-        if base is None or r is None:
-            return None, None, None, e or e2, None
-        preds.append(r["predicted_iteration_us"] / 1e3)
-        ratios.append(r["predicted_iteration_us"] / base["measured_iteration_us"])
+    # One `replay --windows` over the saved rounds' directories: each window
+    # replayed alone, as a run per trace would, with its measured figure beside.
+    r, e = replay([os.path.dirname(t[0]) for t in traces], "--windows", "--bucket-mb", str(dst),
+                  "--trace-bucket-mb", str(src), "--gradients", grads, *calib)
+    if r is None:
+        return None, None, None, e, None
+    preds = [w["predicted_iteration_us"] / 1e3 for w in r["windows"]]
+    ratios = [w["predicted_iteration_us"] / w["measured_iteration_us"] for w in r["windows"]]
     return statistics.median(preds), statistics.median(ratios), (min(preds), max(preds)), None, preds
 
 

@@ -212,6 +212,44 @@ static void print_json(const ts_replay *r)
     ts__buf_free(&b);
 }
 
+/* The least and greatest of a run's iterations or windows, measured and
+ * predicted, and each one's change. */
+typedef struct spread {
+    int64_t m_lo, m_hi, p_lo, p_hi;
+    double  ch_lo, ch_hi;
+} spread;
+
+static void spread_init(spread *sp)
+{
+    *sp = (spread){INT64_MAX, INT64_MIN, INT64_MAX, INT64_MIN, INFINITY, -INFINITY};
+}
+
+static void spread_add(spread *sp, int64_t m, int64_t p)
+{
+    if (m < sp->m_lo) sp->m_lo = m;
+    if (m > sp->m_hi) sp->m_hi = m;
+    if (p < sp->p_lo) sp->p_lo = p;
+    if (p > sp->p_hi) sp->p_hi = p;
+    if (m <= 0) return;
+    double ch = 100.0 * (double)(p - m) / (double)m;
+    if (ch < sp->ch_lo) sp->ch_lo = ch;
+    if (ch > sp->ch_hi) sp->ch_hi = ch;
+}
+
+/* "per iteration, least to greatest of 5: ..." (what: "iteration" or "window"). */
+static void spread_print(const spread *sp, const char *what, uint32_t n, bool what_if)
+{
+    char a[32], b[32], c[32], d[32];
+    ts_report_duration((double)sp->m_lo, a, sizeof a);
+    ts_report_duration((double)sp->m_hi, b, sizeof b);
+    ts_report_duration((double)sp->p_lo, c, sizeof c);
+    ts_report_duration((double)sp->p_hi, d, sizeof d);
+    printf("per %s, least to greatest of %u: measured %s to %s, %s %s to %s\n", what, n, a, b,
+           what_if ? "with the what-if" : "predicted", c, d);
+    if (what_if && sp->ch_lo <= sp->ch_hi)
+        printf("change per %s, least to greatest: %+.2f%% to %+.2f%%\n", what, sp->ch_lo, sp->ch_hi);
+}
+
 /* The least and greatest iteration beside the medians: steps of one run
  * differ by 5-20% on a shared machine, and a what-if's change smaller than
  * that spread is worth measuring before it is believed. With a what-if, its
@@ -221,29 +259,14 @@ static void print_spread(const ts_replay *r, bool what_if)
 {
     uint32_t n = ts_replay_n_iterations(r);
     if (n < 2) return;
-    int64_t m_lo = INT64_MAX, m_hi = INT64_MIN, p_lo = INT64_MAX, p_hi = INT64_MIN;
-    double ch_lo = INFINITY, ch_hi = -INFINITY;
+    spread sp;
+    spread_init(&sp);
     for (uint32_t k = 0; k < n; k++) {
         ts_replay_iteration_info it;
         ts_replay_iteration(r, k, &it);
-        int64_t m = it.measured_iteration_ns, p = it.predicted_iteration_ns;
-        if (m < m_lo) m_lo = m;
-        if (m > m_hi) m_hi = m;
-        if (p < p_lo) p_lo = p;
-        if (p > p_hi) p_hi = p;
-        if (m <= 0) continue;
-        double ch = 100.0 * (double)(p - m) / (double)m;
-        if (ch < ch_lo) ch_lo = ch;
-        if (ch > ch_hi) ch_hi = ch;
+        spread_add(&sp, it.measured_iteration_ns, it.predicted_iteration_ns);
     }
-    char a[32], b[32], c[32], d[32];
-    ts_report_duration((double)m_lo, a, sizeof a);
-    ts_report_duration((double)m_hi, b, sizeof b);
-    ts_report_duration((double)p_lo, c, sizeof c);
-    ts_report_duration((double)p_hi, d, sizeof d);
-    printf("per iteration, least to greatest of %u: measured %s to %s, %s %s to %s\n", n, a, b,
-           what_if ? "with the what-if" : "predicted", c, d);
-    if (what_if && ch_lo <= ch_hi) printf("change per iteration, least to greatest: %+.2f%% to %+.2f%%\n", ch_lo, ch_hi);
+    spread_print(&sp, "iteration", n, what_if);
 }
 
 /* With a what-if, predicted minus measured is the change the edit makes,
@@ -471,6 +494,17 @@ static int print_windows_json(const windows_run *wr, int64_t *scratch)
     return rc;
 }
 
+/* As print_spread does for iterations: a what-if's change window by window
+ * that straddles zero says its sign rests on which windows were traced. */
+static void print_windows_spread(const windows_run *wr)
+{
+    if (wr->n < 2) return;
+    spread sp;
+    spread_init(&sp);
+    for (uint32_t i = 0; i < wr->n; i++) spread_add(&sp, wr->w[i].measured_ns, wr->w[i].predicted_ns);
+    spread_print(&sp, "window", wr->n, wr->what_if);
+}
+
 static int print_windows_table(const windows_run *wr, int64_t *scratch)
 {
     const ts_col cols[] = {
@@ -501,6 +535,7 @@ static int print_windows_table(const windows_run *wr, int64_t *scratch)
     printf("\niteration (median of %u windows, each the median of its iterations, slowest rank): measured %s%s, "
            "%s %s, %s %+.2f%%\n", wr->n, ms, wr->what_if ? " as traced" : "", wr->what_if ? "with the what-if" : "predicted",
            ps, wr->what_if ? "change" : "error", pct_change(p, m));
+    print_windows_spread(wr);
     fflush(stdout);
     for (uint32_t i = 0; i < wr->n_warnings; i++) fprintf(stderr, "trainscope: warning: %s\n", wr->warnings[i]);
     return TS_OK;

@@ -43,6 +43,18 @@ for opts in ([], whatif):
         assert r["rank"] == k and abs(r["predicted_iteration_us"] - want) <= 0.001, (r, want)
     # Every window's warnings, each once.
     assert sorted(w["warnings"]) == sorted({s for a in alone for s in a["warnings"]}), w["warnings"]
+    # The table's spread lines: the least and greatest window, and a
+    # what-if's change per window, as in the JSON.
+    p = subprocess.run([BIN, "replay", "--windows", *opts, *rounds], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert any(l.startswith("per window, least to greatest of %d: measured" % len(rounds)) for l in lines), lines
+    change = [l for l in lines if l.startswith("change per window, least to greatest: ")]
+    assert bool(change) == bool(opts), lines
+    if opts:
+        lo, hi = (float(x.rstrip("%")) for x in change[0].split(": ")[1].split(" to "))
+        ch = [x["error_pct"] for x in w["windows"]]
+        assert abs(lo - min(ch)) < 0.006 and abs(hi - max(ch)) < 0.006, (change, ch)
 print("--windows over %d windows: each as alone, the medians as bench/accuracy.sh takes them" % len(rounds))
 PY
 

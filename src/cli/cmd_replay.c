@@ -397,7 +397,9 @@ static int windows_replay(char **paths, uint32_t n, replay_args *a, windows_run 
         ts_replay *r = NULL;
         int rc = ts_replay_run(t, &a->opts, &r, &err);
         if (rc) {
-            ts_cli_errorf("replay: window %s: %s", paths[i], err.msg[0] ? err.msg : ts_strerror(rc));
+            const char *why = err.msg[0] ? err.msg : ts_strerror(rc);
+            if (!strncmp(why, "replay: ", 8)) why += 8;   /* said once, before the window */
+            ts_cli_errorf("replay: window %s: %s", paths[i], why);
             ts_trace_destroy(t);
             return ts_cli_exit_for(rc);
         }
@@ -427,9 +429,12 @@ static int windows_replay(char **paths, uint32_t n, replay_args *a, windows_run 
         bool same = w->n_ranks == w0->n_ranks;
         for (uint32_t k = 0; same && k < w->n_ranks; k++) same = w->rank_ids[k] == w0->rank_ids[k];
         if (!same) {
+            /* A replayed window has at least one rank; the guards keep the message safe regardless. */
             ts_cli_errorf("replay: window %s holds ranks %d to %d (%u), window %s ranks %d to %d (%u): --windows wants "
-                          "windows of one job", w->path, w->rank_ids[0], w->rank_ids[w->n_ranks - 1], w->n_ranks,
-                          w0->path, w0->rank_ids[0], w0->rank_ids[w0->n_ranks - 1], w0->n_ranks);
+                          "windows of one job", w->path, w->n_ranks ? w->rank_ids[0] : -1,
+                          w->n_ranks ? w->rank_ids[w->n_ranks - 1] : -1, w->n_ranks, w0->path,
+                          w0->n_ranks ? w0->rank_ids[0] : -1, w0->n_ranks ? w0->rank_ids[w0->n_ranks - 1] : -1,
+                          w0->n_ranks);
             return TS_EXIT_BAD;
         }
     }

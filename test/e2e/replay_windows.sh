@@ -5,7 +5,7 @@
 # job's are their medians (bench/accuracy.sh's prediction), unmodified and
 # with a --bucket-mb what-if; per rank too. Windows of different rank sets,
 # a missing window, and --export with several windows exit 2 with a message
-# and print nothing on stdout.
+# and print nothing on stdout; a window with nothing to replay exits 1.
 set -e
 BIN=${TS_BIN:-build/trainscope}
 WL=${WL:-examples/workloads/heldout-2026-11-24j}
@@ -75,4 +75,11 @@ SECOND=$(echo $R | cut -d' ' -f2)
 expect_bad "windows of one job" --windows $FIRST $SECOND/rank0.json*
 expect_bad "no such file" --windows $FIRST "$TMP/missing"
 expect_bad "give it one window" --windows --export "$TMP/x.json" $FIRST
+# A window with nothing to replay: exit 1 (as for one trace), naming it.
+echo '{"traceEvents": []}' >"$TMP/empty.json"
+rc=0
+"$BIN" replay --windows $FIRST "$TMP/empty.json" >"$TMP/out" 2>"$TMP/err" || rc=$?
+[ $rc -eq 1 ] || { echo "exit $rc, not 1, for an empty window"; cat "$TMP/err"; exit 1; }
+grep -q "window $TMP/empty.json: " "$TMP/err" || { cat "$TMP/err"; exit 1; }
+[ ! -s "$TMP/out" ] || { echo "partial output for an empty window"; exit 1; }
 echo "ok: replay --windows"

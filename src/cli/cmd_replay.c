@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "core/core.h"
 #include "report/report_int.h"
 #include "trainscope/ingest.h"
 #include "trainscope/replay.h"
@@ -328,8 +329,7 @@ typedef struct window_result {
     uint32_t    n_iterations;
     int64_t     measured_ns, predicted_ns;
     uint32_t    n_ranks;
-    int32_t    *rank_ids;           /* n_ranks each */
-    int64_t    *rank_measured_ns, *rank_predicted_ns;
+    ts_replay_rank_info *ranks;     /* [n_ranks], as ts_replay_rank gives them */
 } window_result;
 
 typedef struct windows_run {
@@ -340,19 +340,6 @@ typedef struct windows_run {
     uint32_t       n_warnings;
 } windows_run;
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* Median of v[0..n) (n >= 1), the mean of the middle two when n is even; v is sorted. */
-static int64_t median_i64(int64_t *v, uint32_t n)
-{
-    qsort(v, n, sizeof *v, cmp_i64);
-    return n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
-}
-
 static double pct_change(int64_t predicted, int64_t measured)
 {
     return measured > 0 ? 100.0 * (double)(predicted - measured) / (double)measured : 0;
@@ -360,11 +347,7 @@ static double pct_change(int64_t predicted, int64_t measured)
 
 static void windows_free(windows_run *wr)
 {
-    for (uint32_t i = 0; i < wr->n; i++) {
-        free(wr->w[i].rank_ids);
-        free(wr->w[i].rank_measured_ns);
-        free(wr->w[i].rank_predicted_ns);
-    }
+    for (uint32_t i = 0; i < wr->n; i++) free(wr->w[i].ranks);
     free(wr->w);
     for (uint32_t i = 0; i < wr->n_warnings; i++) free(wr->warnings[i]);
     free(wr->warnings);
@@ -408,18 +391,10 @@ static int windows_replay(char **paths, uint32_t n, replay_args *a, windows_run 
         w->predicted_ns = ts_replay_predicted_iteration_ns(r);
         w->n_ranks = ts_replay_n_ranks(r);
         wr->what_if = ts_replay_is_what_if(r);
-        w->rank_ids = calloc(w->n_ranks + 1, sizeof *w->rank_ids);
-        w->rank_measured_ns = calloc(w->n_ranks + 1, sizeof *w->rank_measured_ns);
-        w->rank_predicted_ns = calloc(w->n_ranks + 1, sizeof *w->rank_predicted_ns);
+        w->ranks = calloc(w->n_ranks + 1, sizeof *w->ranks);
         wr->n = i + 1;
-        rc = w->rank_ids && w->rank_measured_ns && w->rank_predicted_ns ? TS_OK : TS_ENOMEM;
-        for (uint32_t k = 0; rc == TS_OK && k < w->n_ranks; k++) {
-            ts_replay_rank_info ri;
-            ts_replay_rank(r, k, &ri);
-            w->rank_ids[k] = ri.rank;
-            w->rank_measured_ns[k] = ri.measured_iteration_ns;
-            w->rank_predicted_ns[k] = ri.predicted_iteration_ns;
-        }
+        rc = w->ranks ? TS_OK : TS_ENOMEM;
+        for (uint32_t k = 0; rc == TS_OK && k < w->n_ranks; k++) ts_replay_rank(r, k, &w->ranks[k]);
         for (uint32_t k = 0; rc == TS_OK && k < ts_replay_n_warnings(r); k++) rc = keep_warning(wr, ts_replay_warning(r, k));
         ts_replay_destroy(r);
         ts_trace_destroy(t);
@@ -427,13 +402,13 @@ static int windows_replay(char **paths, uint32_t n, replay_args *a, windows_run 
         /* The medians per rank need the same ranks in every window. */
         const window_result *w0 = &wr->w[0];
         bool same = w->n_ranks == w0->n_ranks;
-        for (uint32_t k = 0; same && k < w->n_ranks; k++) same = w->rank_ids[k] == w0->rank_ids[k];
+        for (uint32_t k = 0; same && k < w->n_ranks; k++) same = w->ranks[k].rank == w0->ranks[k].rank;
         if (!same) {
             /* A replayed window has at least one rank; the guards keep the message safe regardless. */
             ts_cli_errorf("replay: window %s holds ranks %d to %d (%u), window %s ranks %d to %d (%u): --windows wants "
-                          "windows of one job", w->path, w->n_ranks ? w->rank_ids[0] : -1,
-                          w->n_ranks ? w->rank_ids[w->n_ranks - 1] : -1, w->n_ranks, w0->path,
-                          w0->n_ranks ? w0->rank_ids[0] : -1, w0->n_ranks ? w0->rank_ids[w0->n_ranks - 1] : -1,
+                          "windows of one job", w->path, w->n_ranks ? w->ranks[0].rank : -1,
+                          w->n_ranks ? w->ranks[w->n_ranks - 1].rank : -1, w->n_ranks, w0->path,
+                          w0->n_ranks ? w0->ranks[0].rank : -1, w0->n_ranks ? w0->ranks[w0->n_ranks - 1].rank : -1,
                           w0->n_ranks);
             return TS_EXIT_BAD;
         }
@@ -448,9 +423,9 @@ static int64_t windows_median(const windows_run *wr, int f, int64_t k, int64_t *
     for (uint32_t i = 0; i < wr->n; i++) {
         const window_result *w = &wr->w[i];
         scratch[i] = k < 0 ? (f ? w->predicted_ns : w->measured_ns)
-                           : (f ? w->rank_predicted_ns[k] : w->rank_measured_ns[k]);
+                           : (f ? w->ranks[k].predicted_iteration_ns : w->ranks[k].measured_iteration_ns);
     }
-    return median_i64(scratch, wr->n);
+    return ts__median_i64(scratch, wr->n);
 }
 
 static int print_windows_json(const windows_run *wr, int64_t *scratch)
@@ -482,7 +457,7 @@ static int print_windows_json(const windows_run *wr, int64_t *scratch)
     ts__json_arr_begin(&j);
     for (uint32_t k = 0; k < wr->w[0].n_ranks; k++) {
         ts__json_obj_begin(&j);
-        ts__json_kv_i64(&j, "rank", wr->w[0].rank_ids[k]);
+        ts__json_kv_i64(&j, "rank", wr->w[0].ranks[k].rank);
         ts__json_kv_us(&j, "measured_iteration_us", windows_median(wr, 0, k, scratch));
         ts__json_kv_us(&j, "predicted_iteration_us", windows_median(wr, 1, k, scratch));
         ts__json_obj_end(&j);

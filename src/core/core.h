@@ -144,6 +144,9 @@ size_t  ts__peak_rss_bytes(void); /* getrusage maxrss */
 /* ---- small math ---- */
 int ts__cmp_i64(const void *a, const void *b);
 int ts__cmp_double(const void *a, const void *b);
+/* Median of v[0..n), the mean of the middle two (rounded down) when n is
+ * even, 0 when n is 0. Sorts v. */
+int64_t ts__median_i64(int64_t *v, uint32_t n);
 
 /* ---- sorts ----
  * LSD radix sorts over 11-bit digits of key - min, as many passes as the

@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -221,6 +222,13 @@ int ts__cmp_i64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return (x > y) - (x < y);
+}
+
+int64_t ts__median_i64(int64_t *v, uint32_t n)
+{
+    if (n == 0) return 0;
+    qsort(v, n, sizeof *v, ts__cmp_i64);
+    return n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
 }
 
 /* A 16-byte record as two words, for ts__sort_rec16. */

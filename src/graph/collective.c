@@ -294,13 +294,6 @@ int ts__graph_match(ts_graph *g, ts_graph_members *members, const int64_t *ord_o
 
 /* ---- clock alignment ---- */
 
-static int64_t median_i64(int64_t *v, uint32_t n)
-{
-    if (n == 0) return 0;
-    qsort(v, n, sizeof *v, ts__cmp_i64);
-    return n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
-}
-
 /* A member's end on its own clock / aligned: the end of its completion
  * (itself, or the MPI_Wait of a nonblocking call: same-instance ends
  * coincide there). */
@@ -340,7 +333,7 @@ static uint32_t align_pass(ts_graph *g, int64_t *buf, const uint32_t *off, uint3
     uint32_t n_new = 0;
     for (uint32_t r = 0; r < g->n_ranks; r++) {
         if (done[r] || fill[r] == 0) continue;
-        int64_t o = median_i64(buf + off[r], fill[r]);
+        int64_t o = ts__median_i64(buf + off[r], fill[r]);
         if (lo[r] <= hi[r]) o = o < lo[r] ? lo[r] : o > hi[r] ? hi[r] : o;
         g->align[r].offset_ns = o;
         g->align[r].n_matched = fill[r];
@@ -485,7 +478,7 @@ static void residuals(ts_graph *g, int64_t *buf, uint32_t *off)
             if (s > last_in) last_in = s;
             if (ne < 64) ends[ne++] = a_end(g, m);   /* median of a sample bounds the cost */
         }
-        mid = median_i64(ends, ne);
+        mid = ts__median_i64(ends, ne);
         for (uint32_t k = 0; k < co->n_members; k++) {
             uint32_t m = g->coll_members[co->first_member + k];
             uint16_t r = g->nodes.rank[m];
@@ -496,7 +489,7 @@ static void residuals(ts_graph *g, int64_t *buf, uint32_t *off)
     }
     for (uint32_t r = 0; r < g->n_ranks; r++) {
         if (!fill[r]) continue;
-        g->align[r].resid_med_ns = median_i64(buf + off[r], fill[r]);
+        g->align[r].resid_med_ns = ts__median_i64(buf + off[r], fill[r]);
         g->align[r].resid_max_ns = buf[off[r] + fill[r] - 1];   /* sorted by the median */
         if (g->align[r].n_violations)
             ts__graph_warn(g, "rank %d: after alignment it leaves %u collectives before the last rank entered "

@@ -147,13 +147,6 @@ static int sim_from_graph(ts_replay *r, bool edits)
     return collect_colls(r, edits);
 }
 
-static int64_t median_i64(int64_t *v, uint32_t n)
-{
-    if (n == 0) return 0;
-    qsort(v, n, sizeof *v, ts__cmp_i64);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* Per (rank, iteration) extremes of measured and simulated node times. */
 typedef struct iter_span { int64_t meas_lo, meas_hi, sim_lo, sim_hi; } iter_span;
 
@@ -259,7 +252,7 @@ static int compare_iterations(ts_replay *r, uint32_t max_iter)
             if (m > job_m[k]) job_m[k] = m;
             if (p > job_p[k]) job_p[k] = p;
         }
-        r->ranks[ri] = (ts_replay_rank_row){g->rank_number[ri], median_i64(rm, n_ok), median_i64(rp, n_ok),
+        r->ranks[ri] = (ts_replay_rank_row){g->rank_number[ri], ts__median_i64(rm, n_ok), ts__median_i64(rp, n_ok),
                                             g->align[ri].offset_ns};
     }
     for (uint32_t k = 0; k < n_slots; k++)
@@ -270,8 +263,8 @@ static int compare_iterations(ts_replay *r, uint32_t max_iter)
         }
     r->job_iters = job;   /* n_iter_slots (= n_slots here) entries, as destroy frees them */
     r->n_iterations = n_job;
-    r->meas_ns = median_i64(job_m, n_job);
-    r->pred_ns = median_i64(job_p, n_job);
+    r->meas_ns = ts__median_i64(job_m, n_job);
+    r->pred_ns = ts__median_i64(job_p, n_job);
     ts__free(spans, n_cells * sizeof *spans);
     ts__free(scratch, (4 * (size_t)n_slots + 1) * sizeof *scratch);
     return n_job ? TS_OK : TS_ENODATA;

@@ -1,0 +1,201 @@
+#!/usr/bin/python3
+"""DDP's gloo pattern without DDP: how bucket size changes the all-reduces.
+
+What it is for: finding out why gloo all-reduces inside DDP cost what they
+do (docs/replay.md, "Stalls"), which the calibration's synchronous
+all-reduces (bench/gloo_allreduce.py) do not show. Two processes, torch's
+gloo backend over 127.0.0.1, OMP_NUM_THREADS=1, as the ground-truth
+generator runs them. The gradients are those of examples/workloads' deepmlp
+(32 layers of 256x256 + 256 fp32, 263,168 bytes each, 8.4 MB). For each
+bucket size of --layers-per-bucket (DDP's first bucket is 4 layers, 1 MiB,
+as dist._DEFAULT_FIRST_BUCKET_BYTES makes it), one step is:
+
+  --pattern backward (default): per layer, --matmuls matmuls of
+      (--rows x 256) x (256 x 256) on the training thread (its backward),
+      then the layer's gradient copied into its bucket, and a full bucket
+      handed to gloo (dist.all_reduce(async_op=True)), as DDP's reducer
+      does; then a wait for every bucket (DDP's finalize);
+  --pattern queue: every bucket written, then all handed to gloo at once
+      with the training thread idle.
+
+Both ranks start a step together (a barrier). Printed per bucket size, the
+median (and mean) over --steps steps: the step, its backward (to the last
+hand-over) and its tail (the last hand-over to the last all-reduce done).
+With --profile, the steps run under torch's profiler and each all-reduce's
+own time (gloo's `gloo:all_reduce` on its worker thread) is printed too:
+the median and mean of those started after the last hand-over, their
+quantiles, and their count per step.
+
+Run:  /usr/bin/python3 bench/gloo_ddp_pattern.py [--profile]   (about 10 s)
+Like bench/gloo_allreduce.py it raises its own autogroup priority (--nice,
+needs root) and wants a quiet machine. Results vary by 10-30% between runs
+on a shared VM: compare bucket sizes within one run (they are interleaved).
+"""
+import argparse
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+import torch.multiprocessing as mp  # noqa: E402
+
+LAYERS = 32
+LAYER_ELEMS = 256 * 256 + 256
+FIRST_BUCKET_LAYERS = 4
+
+
+def bucket_layers(per_bucket):
+    """Layers per bucket in hand-over order: DDP's 1 MiB first bucket, then
+    buckets of per_bucket layers (the last one holds what is left)."""
+    sizes, left = [FIRST_BUCKET_LAYERS], LAYERS - FIRST_BUCKET_LAYERS
+    while left > 0:
+        sizes.append(min(per_bucket, left))
+        left -= sizes[-1]
+    return sizes
+
+
+def step(args, per_bucket, grads, x, w):
+    """One step; returns (seconds to the last hand-over, seconds in all)."""
+    sizes = bucket_layers(per_bucket)
+    buckets = [torch.empty(n * LAYER_ELEMS) for n in sizes]
+    dist.barrier()
+    t0 = time.perf_counter()
+    works = []
+    if args.pattern == "queue":
+        layer = 0
+        for b, n in zip(buckets, sizes):
+            for k in range(n):
+                b[k * LAYER_ELEMS:(k + 1) * LAYER_ELEMS].copy_(grads[layer])
+                layer += 1
+        works = [dist.all_reduce(b, async_op=True) for b in buckets]
+    else:
+        layer = 0
+        for b, n in zip(buckets, sizes):
+            for k in range(n):
+                for _ in range(args.matmuls):
+                    torch.mm(x, w)
+                b[k * LAYER_ELEMS:(k + 1) * LAYER_ELEMS].copy_(grads[layer])
+                layer += 1
+            works.append(dist.all_reduce(b, async_op=True))
+    t1 = time.perf_counter()
+    for wk in works:
+        wk.wait()
+    return t1 - t0, time.perf_counter() - t0
+
+
+def worker(rank, port, args, q, trace_dir):
+    torch.set_num_threads(1)
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    dist.init_process_group("gloo", rank=rank, world_size=2)
+    grads = [torch.randn(LAYER_ELEMS) for _ in range(LAYERS)]
+    x, w = torch.randn(args.rows, 256), torch.randn(256, 256)
+    for per_bucket in args.layers_per_bucket:   # warm-up, untimed
+        step(args, per_bucket, grads, x, w)
+    prof = None
+    if trace_dir:
+        import torch.profiler as tp
+        prof = tp.profile(activities=[tp.ProfilerActivity.CPU])
+        prof.__enter__()
+    times = {c: [] for c in args.layers_per_bucket}
+    for s in range(args.steps):
+        # Interleaved, forward then backward, so drift in the machine's
+        # load hits every bucket size alike.
+        for per_bucket in (args.layers_per_bucket if s % 2 == 0 else args.layers_per_bucket[::-1]):
+            with torch.autograd.profiler.record_function(f"step layers_per_bucket={per_bucket}"):
+                times[per_bucket].append(step(args, per_bucket, grads, x, w))
+    if prof:
+        prof.__exit__(None, None, None)
+        prof.export_chrome_trace(os.path.join(trace_dir, f"rank{rank}.json"))
+    if rank == 0:
+        q.put(times)
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+def all_reduces(path):
+    """{layers per bucket: [(duration of each all-reduce started after the
+    step's last hand-over, ms), ...] per step} from one rank's profile."""
+    import json
+    with open(path) as f:
+        ev = json.load(f)
+    ev = [e for e in (ev["traceEvents"] if isinstance(ev, dict) else ev) if e.get("ph") == "X"]
+    steps = sorted([e for e in ev if e["name"].startswith("step layers_per_bucket=")], key=lambda e: e["ts"])
+    launches = sorted(e["ts"] for e in ev if e["name"] == "c10d::allreduce_")
+    ars = [e for e in ev if e["name"] == "gloo:all_reduce"]
+    out = {}
+    for s in steps:
+        t0, t1 = s["ts"], s["ts"] + s["dur"]
+        last = max(t for t in launches if t0 <= t < t1)
+        tail = [e["dur"] / 1e3 for e in ars if last <= e["ts"] < t1 + 1]
+        out.setdefault(int(s["name"].split("=")[1]), []).append(tail)
+    return out
+
+
+def prioritize(nice):
+    try:
+        with open("/proc/self/autogroup", "w") as f:
+            f.write(str(nice))
+        return f"autogroup nice {nice}"
+    except OSError:
+        return "none"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pattern", choices=("backward", "queue"), default="backward")
+    ap.add_argument("--layers-per-bucket", type=int, nargs="+", default=[1, 2, 4, 28],
+                    help="bucket sizes in layers of 263,168 bytes (1: DDP's 0.25 MB cap, 2: 0.5 MB, 4: 1 MB, 28: 25 MB)")
+    ap.add_argument("--steps", type=int, default=40, help="timed steps per bucket size")
+    ap.add_argument("--rows", type=int, default=2, help="rows of each backward matmul (deepmlp's batch per rank)")
+    ap.add_argument("--matmuls", type=int, default=2, help="matmuls per layer of backward")
+    ap.add_argument("--profile", action="store_true", help="also time each all-reduce (torch profiler)")
+    ap.add_argument("--nice", type=int, default=-10, help="autogroup niceness of this run (0 = none)")
+    args = ap.parse_args()
+    if args.nice and os.environ.get("TS_GLOO_SESSION") != "1":
+        return subprocess.call([sys.executable, *sys.argv], start_new_session=True,
+                               env=dict(os.environ, TS_GLOO_SESSION="1"))
+    priority = prioritize(args.nice) if args.nice else "none"
+    with tempfile.TemporaryDirectory() as tmp:
+        trace_dir = tmp if args.profile else None
+        ctx = mp.get_context("spawn")
+        q = ctx.Queue()
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        s.close()
+        procs = [ctx.Process(target=worker, args=(r, port, args, q, trace_dir)) for r in range(2)]
+        for p in procs:
+            p.start()
+        times = q.get()
+        for p in procs:
+            p.join()
+        tails = [all_reduces(os.path.join(tmp, f"rank{r}.json")) for r in range(2)] if trace_dir else None
+    med, mean = statistics.median, statistics.mean
+    print(f"# gloo DDP pattern ({args.pattern}), 2 processes, torch {torch.__version__}, priority {priority},"
+          f" {args.steps} steps per size, load average {os.getloadavg()[0]:.2f}; times in ms, median (mean)")
+    for c in args.layers_per_bucket:
+        ms = [(a * 1e3, b * 1e3) for a, b in times[c]]
+        step_ms, hand_ms, tail_ms = [b for _, b in ms], [a for a, _ in ms], [b - a for a, b in ms]
+        line = (f"bucket {c * LAYER_ELEMS * 4 / 2**20:5.2f} MiB x {len(bucket_layers(c)):2d}:"
+                f" step {med(step_ms):6.2f} ({mean(step_ms):6.2f})  to last hand-over {med(hand_ms):6.2f}"
+                f"  tail {med(tail_ms):6.2f} ({mean(tail_ms):6.2f})")
+        if tails:
+            per_step = [t for r in range(2) for t in tails[r].get(c, [])]
+            d = sorted(x for t in per_step for x in t)
+            if d:
+                qs = " ".join(f"{d[int(p * (len(d) - 1))]:.2f}" for p in (0.1, 0.5, 0.75, 0.9, 0.99))
+                line += (f"  | tail all-reduces: {med([len(t) for t in per_step]):.0f} per step,"
+                         f" median {med(d):.2f} mean {mean(d):.2f}, p10/50/75/90/99 {qs}")
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

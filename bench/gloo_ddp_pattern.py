@@ -33,7 +33,6 @@ on a shared VM: compare bucket sizes within one run (they are interleaved).
 """
 import argparse
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -45,6 +44,8 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 import torch.multiprocessing as mp  # noqa: E402
+
+from gloo_allreduce import free_port, prioritize  # noqa: E402  (bench/, beside this script)
 
 LAYERS = 32
 LAYER_ELEMS = 256 * 256 + 256
@@ -138,15 +139,6 @@ def all_reduces(path):
     return out
 
 
-def prioritize(nice):
-    try:
-        with open("/proc/self/autogroup", "w") as f:
-            f.write(str(nice))
-        return f"autogroup nice {nice}"
-    except OSError:
-        return "none"
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pattern", choices=("backward", "queue"), default="backward")
@@ -166,10 +158,7 @@ def main():
         trace_dir = tmp if args.profile else None
         ctx = mp.get_context("spawn")
         q = ctx.Queue()
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-        s.close()
+        port = free_port()
         procs = [ctx.Process(target=worker, args=(r, port, args, q, trace_dir)) for r in range(2)]
         for p in procs:
             p.start()

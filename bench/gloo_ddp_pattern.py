@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""DDP's gloo pattern without DDP: how bucket size changes the all-reduces.
+"""DDP's gloo pattern with and without DDP: how bucket size changes the all-reduces.
 
 What it is for: finding out why gloo all-reduces inside DDP cost what they
 do (docs/replay.md, "Stalls"), which the calibration's synchronous
@@ -16,11 +16,15 @@ as dist._DEFAULT_FIRST_BUCKET_BYTES makes it), one step is:
       handed to gloo (dist.all_reduce(async_op=True)), as DDP's reducer
       does; then a wait for every bucket (DDP's finalize);
   --pattern queue: every bucket written, then all handed to gloo at once
-      with the training thread idle.
+      with the training thread idle;
+  --pattern ddp: DDP itself, on deepmlp with batch 2 and SGD, at the
+      bucket cap each layer count stands for (1: 0.25 MB, 2: 0.5, 4: 1,
+      more: 25), to hold the patterns against.
 
 Both ranks start a step together (a barrier). Printed per bucket size, the
-median (and mean) over --steps steps: the step, its backward (to the last
-hand-over) and its tail (the last hand-over to the last all-reduce done).
+median (and mean) over --steps steps of the step and its phases: to the
+last hand-over and the tail after it (the patterns), or forward, backward
+and DDP's finalize together, then the optimizer (ddp).
 With --profile, the steps run under torch's profiler and each all-reduce's
 own time (gloo's `gloo:all_reduce` on its worker thread) is printed too:
 the median and mean of those started after the last hand-over, their
@@ -62,8 +66,44 @@ def bucket_layers(per_bucket):
     return sizes
 
 
+def deepmlp():
+    """examples/workloads' deepmlp (gen_ground_truth.py: mlp(256, 32))."""
+    layers = []
+    for _ in range(LAYERS):
+        layers += [torch.nn.Linear(256, 256), torch.nn.ReLU()]
+    return torch.nn.Sequential(*layers, torch.nn.Linear(256, 10))
+
+
+class DDPSteps:
+    """--pattern ddp: DDP itself on deepmlp at the bucket caps the layer
+    counts stand for (1 layer: 0.25 MB, 2: 0.5, 4: 1, more: 25), batch 2,
+    SGD, one model per cap in the same process group."""
+
+    def __init__(self, layers_per_bucket):
+        from torch.nn.parallel import DistributedDataParallel
+        torch.manual_seed(0)
+        self.cap = {c: {1: 0.25, 2: 0.5, 4: 1.0}.get(c, 25.0) for c in layers_per_bucket}
+        self.model = {c: DistributedDataParallel(deepmlp(), bucket_cap_mb=self.cap[c]) for c in layers_per_bucket}
+        self.opt = {c: torch.optim.SGD(self.model[c].parameters(), lr=1e-3) for c in layers_per_bucket}
+        self.x, self.y = torch.randn(2, 256), torch.randint(0, 10, (2,))
+
+    def step(self, per_bucket):
+        """One training step: {phase: seconds}."""
+        dist.barrier()
+        t0 = time.perf_counter()
+        self.opt[per_bucket].zero_grad()
+        loss = torch.nn.functional.cross_entropy(self.model[per_bucket](self.x), self.y)
+        loss.backward()   # DDP's finalize waits for every bucket before backward() returns
+        t1 = time.perf_counter()
+        self.opt[per_bucket].step()
+        t2 = time.perf_counter()
+        return {"step": t2 - t0, "forward+backward+finalize": t1 - t0, "optimizer": t2 - t1}
+
+
 def step(args, per_bucket, grads, x, w):
-    """One step; returns (seconds to the last hand-over, seconds in all)."""
+    """One step: {phase: seconds}."""
+    if args.pattern == "ddp":
+        return args.ddp.step(per_bucket)
     sizes = bucket_layers(per_bucket)
     buckets = [torch.empty(n * LAYER_ELEMS) for n in sizes]
     dist.barrier()
@@ -88,7 +128,8 @@ def step(args, per_bucket, grads, x, w):
     t1 = time.perf_counter()
     for wk in works:
         wk.wait()
-    return t1 - t0, time.perf_counter() - t0
+    t2 = time.perf_counter()
+    return {"step": t2 - t0, "to last hand-over": t1 - t0, "tail": t2 - t1}
 
 
 def worker(rank, port, args, q, trace_dir):
@@ -97,6 +138,8 @@ def worker(rank, port, args, q, trace_dir):
     dist.init_process_group("gloo", rank=rank, world_size=2)
     grads = [torch.randn(LAYER_ELEMS) for _ in range(LAYERS)]
     x, w = torch.randn(args.rows, 256), torch.randn(256, 256)
+    if args.pattern == "ddp":
+        args.ddp = DDPSteps(args.layers_per_bucket)
     for per_bucket in args.layers_per_bucket:   # warm-up, untimed
         step(args, per_bucket, grads, x, w)
     prof = None
@@ -105,12 +148,16 @@ def worker(rank, port, args, q, trace_dir):
         prof = tp.profile(activities=[tp.ProfilerActivity.CPU])
         prof.__enter__()
     times = {c: [] for c in args.layers_per_bucket}
-    for s in range(args.steps):
-        # Interleaved, forward then backward, so drift in the machine's
-        # load hits every bucket size alike.
-        for per_bucket in (args.layers_per_bucket if s % 2 == 0 else args.layers_per_bucket[::-1]):
-            with torch.autograd.profiler.record_function(f"step layers_per_bucket={per_bucket}"):
-                times[per_bucket].append(step(args, per_bucket, grads, x, w))
+    for p in range(-(-args.steps // args.block)):
+        # Blocks of --block steps per size, interleaved forward then backward,
+        # so drift in the machine's load hits every size alike. Not one step
+        # per size in turn: DDP runs one bucket size for a whole job, and on
+        # 24 Nov its 0.25 MB steps took 4-7% more than 0.5 MB ones in blocks
+        # of 10 but 15-26% more when the sizes took turns step by step.
+        for per_bucket in (args.layers_per_bucket if p % 2 == 0 else args.layers_per_bucket[::-1]):
+            for _ in range(min(args.block, args.steps - p * args.block)):
+                with torch.autograd.profiler.record_function(f"step layers_per_bucket={per_bucket}"):
+                    times[per_bucket].append(step(args, per_bucket, grads, x, w))
     if prof:
         prof.__exit__(None, None, None)
         prof.export_chrome_trace(os.path.join(trace_dir, f"rank{rank}.json"))
@@ -141,10 +188,11 @@ def all_reduces(path):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--pattern", choices=("backward", "queue"), default="backward")
+    ap.add_argument("--pattern", choices=("backward", "queue", "ddp"), default="backward")
     ap.add_argument("--layers-per-bucket", type=int, nargs="+", default=[1, 2, 4, 28],
                     help="bucket sizes in layers of 263,168 bytes (1: DDP's 0.25 MB cap, 2: 0.5 MB, 4: 1 MB, 28: 25 MB)")
     ap.add_argument("--steps", type=int, default=40, help="timed steps per bucket size")
+    ap.add_argument("--block", type=int, default=10, help="steps of one size in a row")
     ap.add_argument("--rows", type=int, default=2, help="rows of each backward matmul (deepmlp's batch per rank)")
     ap.add_argument("--matmuls", type=int, default=2, help="matmuls per layer of backward")
     ap.add_argument("--profile", action="store_true", help="also time each all-reduce (torch profiler)")
@@ -170,11 +218,10 @@ def main():
     print(f"# gloo DDP pattern ({args.pattern}), 2 processes, torch {torch.__version__}, priority {priority},"
           f" {args.steps} steps per size, load average {os.getloadavg()[0]:.2f}; times in ms, median (mean)")
     for c in args.layers_per_bucket:
-        ms = [(a * 1e3, b * 1e3) for a, b in times[c]]
-        step_ms, hand_ms, tail_ms = [b for _, b in ms], [a for a, _ in ms], [b - a for a, b in ms]
-        line = (f"bucket {c * LAYER_ELEMS * 4 / 2**20:5.2f} MiB x {len(bucket_layers(c)):2d}:"
-                f" step {med(step_ms):6.2f} ({mean(step_ms):6.2f})  to last hand-over {med(hand_ms):6.2f}"
-                f"  tail {med(tail_ms):6.2f} ({mean(tail_ms):6.2f})")
+        line = f"bucket {c * LAYER_ELEMS * 4 / 2**20:5.2f} MiB x {len(bucket_layers(c)):2d}:"
+        for phase in times[c][0]:
+            ms = [t[phase] * 1e3 for t in times[c]]
+            line += f"  {phase} {med(ms):6.2f} ({mean(ms):6.2f})"
         if tails:
             per_step = [t for r in range(2) for t in tails[r].get(c, [])]
             d = sorted(x for t in per_step for x in t)

@@ -243,6 +243,52 @@ static void warn_unmatched(ts_graph *g)
     ts__map64_free(&most);
 }
 
+/* Whether every rank of an instance of this (normalized) collective hands it
+ * the same number of bytes: true of all-reduce, broadcast, reduce, all-gather
+ * and reduce-scatter ("In msg nelems" is each rank's input); not of
+ * all-to-all (uneven splits), scatter or point-to-point. */
+static bool same_bytes_on_every_rank(const char *name)
+{
+    return !strncmp(name, "allreduce", 9) || !strncmp(name, "broadcast", 9) || !strncmp(name, "allgather", 9) ||
+           !strncmp(name, "reducescatter", 13) || !strcmp(name, "reduce");
+}
+
+/* Matched instances whose ranks disagree on the message size: traces of
+ * different jobs that happen to share a world size and a sequence of
+ * collectives, or ops matched wrongly. Their transfer times would be
+ * wrong without a word, so say so, naming the first one. */
+static void warn_sizes(ts_graph *g)
+{
+    uint32_t n_diff = 0, n_checked = 0;
+    for (uint32_t c = 0; c < g->n_colls; c++) {
+        const ts_coll *co = &g->colls[c];
+        if (co->n_members < 2 || !same_bytes_on_every_rank(ts__str(&g->strings, co->name))) continue;
+        uint32_t first = TS_NONE32, other = TS_NONE32;
+        int64_t b0 = -1, b1 = -1;
+        for (uint32_t k = 0; k < co->n_members && other == TS_NONE32; k++) {
+            uint32_t m = g->coll_members[co->first_member + k], name, pg;
+            int64_t seq, bytes;
+            ts__graph_coll_key(g, m, &name, &pg, &seq, &bytes);
+            if (bytes < 0) continue;
+            if (first == TS_NONE32) first = m, b0 = bytes;
+            else if (bytes != b0) other = m, b1 = bytes;
+        }
+        if (first == TS_NONE32) continue;
+        n_checked++;
+        if (other == TS_NONE32 || n_diff++) continue;
+        ts__graph_warn(g, "collective '%s' (group '%s', %s %lld): rank %d hands it %lld bytes ('%s' at %lld ns) but "
+                       "rank %d %lld bytes ('%s' at %lld ns): traces of different jobs, or collectives matched wrongly",
+                       ts__str(&g->strings, co->name), ts__str(&g->strings, co->pg), co->seq >= 0 ? "seq" : "instance",
+                       (long long)(co->seq >= 0 ? co->seq : co->ordinal), g->rank_number[g->nodes.rank[first]],
+                       (long long)b0, ts__graph_node_name(g, first), (long long)g->nodes.start_ns[first],
+                       g->rank_number[g->nodes.rank[other]], (long long)b1, ts__graph_node_name(g, other),
+                       (long long)g->nodes.start_ns[other]);
+    }
+    if (n_diff > 1)
+        ts__graph_warn(g, "%u of %u matched collective instances of known size differ in size across ranks", n_diff,
+                       n_checked);
+}
+
 int ts__graph_match(ts_graph *g, ts_graph_members *members, const int64_t *ord_of, ts_error *err)
 {
     int rc = check_job(g, err);
@@ -285,6 +331,7 @@ int ts__graph_match(ts_graph *g, ts_graph_members *members, const int64_t *ord_o
     }
     if (rc == TS_OK) rc = group_members(g, pairs, n_pairs);
     if (rc == TS_OK) warn_unmatched(g);
+    if (rc == TS_OK) warn_sizes(g);
     ts__free(pairs, (size_t)total * sizeof *pairs + 1);
     ts__map64_free(&inst);
     ts__map64_free(&count);

@@ -1,8 +1,9 @@
 #!/bin/sh
 # Bad input is never silent: traces of different jobs (a 2-rank job's rank 0
 # with a 128-rank job's rank 1) exit 2 naming both files; ranks missing from a
-# job, collectives that do not line up and runs mixed without a world size to
-# tell them apart come back as warnings in the json;
+# job, collectives that do not line up, ranks that disagree on a collective's
+# size and runs mixed without a world size to tell them apart come back as
+# warnings in the json;
 # usage errors and a missing file exit 2.
 BIN=${TS_BIN:-build/trainscope}
 DATA=${TS_DATA:-../shared/data}
@@ -32,6 +33,34 @@ assert "reached by 1 of 2 ranks" in w and "gloo:all_reduce" in w, w
 assert "before the last rank entered" in w, w
 assert "rank 1 has no iterations" in w, w
 ' || fail "mixed legacy runs not flagged"
+# two jobs alike but for their message sizes (nccl_data as rank 0, and as
+# rank 1 with every all-reduce's size doubled): matched by order, the sizes
+# disagree, and the warning names the first instance and both sizes; the
+# same file as rank 1 unchanged draws no such warning
+tmp=$(mktemp -d); trap 'rm -f "$err"; rm -rf "$tmp"' EXIT
+/usr/bin/python3 - "$K/nccl_parser_config/nccl_data.json.gz" "$tmp" <<'PY' || fail "making rank 1"
+import gzip, json, sys
+t = json.load(gzip.open(sys.argv[1]))
+t["distributedInfo"]["rank"] = 1
+json.dump(t, open(sys.argv[2] + "/same.json", "w"))
+for e in t["traceEvents"]:
+    a = e.get("args") or {}
+    if a.get("Collective name") == "allreduce" and "In msg nelems" in a:
+        a["In msg nelems"] = int(a["In msg nelems"]) * 2
+json.dump(t, open(sys.argv[2] + "/doubled.json", "w"))
+PY
+for r1 in same doubled; do
+    "$BIN" critical-path --format json "$K/nccl_parser_config/nccl_data.json.gz" "$tmp/$r1.json" | /usr/bin/python3 -c '
+import json, sys
+w = " | ".join(json.load(sys.stdin)["graph_warnings"])
+if sys.argv[1] == "same":
+    assert "bytes" not in w, w
+else:
+    assert "collective '"'"'allreduce'"'"' (group '"'"'0'"'"', instance 0): rank 0 hands it 8196000 bytes" in w, w
+    assert "but rank 1 16392000 bytes" in w and "traces of different jobs, or collectives matched wrongly" in w, w
+    assert "matched collective instances of known size differ in size across ranks" in w, w
+' "$r1" || fail "sizes across ranks ($r1)"
+done
 "$BIN" critical-path >/dev/null 2>&1; [ $? -eq 2 ] || fail "no path"
 "$BIN" critical-path --format csv "$K/nccl_parser_config/nccl_data.json.gz" >/dev/null 2>&1; [ $? -eq 2 ] || fail "csv"
 "$BIN" critical-path --iteration x "$K/nccl_parser_config/nccl_data.json.gz" >/dev/null 2>&1; [ $? -eq 2 ] || fail "bad iteration"

@@ -19,9 +19,7 @@ static bool instant_arg(const ts_rank *r, uint32_t i, const char *key, int64_t *
     for (uint32_t k = a; k < a + r->instants.n_args[i]; k++) {
         if (strcmp(ts__rank_str(r, r->args.key[k]), key)) continue;
         ts_arg_type t = (ts_arg_type)r->args.type[k];
-        if (t != TS_ARG_INT && t != TS_ARG_UINT && t != TS_ARG_DOUBLE) return false;
-        *out = (int64_t)ts__arg_as_double(t, r->args.val[k]);
-        return true;
+        return t != TS_ARG_BOOL && ts__arg_as_i64(t, r->args.val[k], out);
     }
     return false;
 }

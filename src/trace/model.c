@@ -847,10 +847,7 @@ bool ts__slice_arg_i64(const ts_rank *r, uint32_t slice, const char *key, int64_
 {
     ts_arg_type t;
     uint64_t v;
-    if (!ts__slice_arg(r, slice, key, &t, &v)) return false;
-    if (t == TS_ARG_INT || t == TS_ARG_UINT || t == TS_ARG_BOOL) { *out = (int64_t)v; return true; }
-    if (t == TS_ARG_DOUBLE) { *out = (int64_t)ts__arg_as_double(t, v); return true; }
-    return false;
+    return ts__slice_arg(r, slice, key, &t, &v) && ts__arg_as_i64(t, v, out);
 }
 
 bool ts__slice_arg_double(const ts_rank *r, uint32_t slice, const char *key, double *out)

@@ -326,6 +326,18 @@ static inline double ts__arg_as_double(ts_arg_type t, uint64_t v)
     default: return 0;
     }
 }
+/* A numeric arg as int64: ints as they are (a uint past INT64_MAX wraps, as
+ * "Comms Id"s do), doubles truncated; false for a double outside int64's
+ * range or NaN (casting one would be undefined) and for non-numbers. */
+static inline bool ts__arg_as_i64(ts_arg_type t, uint64_t v, int64_t *out)
+{
+    if (t == TS_ARG_INT || t == TS_ARG_UINT || t == TS_ARG_BOOL) { *out = (int64_t)v; return true; }
+    if (t != TS_ARG_DOUBLE) return false;
+    double d = ts__arg_as_double(t, v);
+    if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0)) return false;
+    *out = (int64_t)d;
+    return true;
+}
 static inline int64_t ts__slice_end(const ts_rank *r, uint32_t s) { return r->slices.ts_ns[s] + r->slices.dur_ns[s]; }
 
 /* Iteration window [start, end) for step range; returns false when the rank has none. */

@@ -2,7 +2,9 @@
  * iterations, duplicate ranks, out-of-memory during building. */
 #include "test.h"
 
+#include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include "trace/model.h"
 
 static uint32_t S(ts_rank *r, const char *s) { return ts__rank_intern(r, s, strlen(s)); }
@@ -250,6 +252,32 @@ TEST(typed_args_are_found_by_key)
     CHECK(v == UINT64_MAX - 5);
     CHECK_EQ_STR(ts__slice_arg_str(r, 0, "Collective name"), "allreduce");
     CHECK(!ts__slice_arg(r, 0, "missing", NULL, NULL));
+    ts__rank_destroy(r);
+}
+
+TEST(integer_args_from_doubles_only_within_int64)
+{
+    ts_rank *r = ts__rank_create("t.json");
+    uint32_t t = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
+    uint32_t s = ts__rank_add_slice(r, t, 0, 10, S(r, "record_param_comms"), 0, TS_KIND_CPU_OP);
+    double big = 1.1e81, nan = 0.0 / 0.0, ok = 4096.75, edge = 9223372036854775808.0;   /* 2^63 */
+    uint64_t bits[4];
+    memcpy(&bits[0], &big, 8), memcpy(&bits[1], &nan, 8), memcpy(&bits[2], &ok, 8), memcpy(&bits[3], &edge, 8);
+    uint32_t first = ts__rank_args_mark(r);
+    ts__rank_add_arg(r, S(r, "big"), TS_ARG_DOUBLE, bits[0]);
+    ts__rank_add_arg(r, S(r, "nan"), TS_ARG_DOUBLE, bits[1]);
+    ts__rank_add_arg(r, S(r, "ok"), TS_ARG_DOUBLE, bits[2]);
+    ts__rank_add_arg(r, S(r, "edge"), TS_ARG_DOUBLE, bits[3]);
+    ts__rank_add_arg(r, S(r, "min"), TS_ARG_INT, (uint64_t)INT64_MIN);
+    ts__rank_slice_set_args(r, s, first, ts__rank_args_mark(r) - first);
+    CHECK_EQ_INT(ts__rank_finish(r, NULL), TS_OK);
+    int64_t v = 1;
+    CHECK(!ts__slice_arg_i64(r, 0, "big", &v));   /* no int64 value: absent, not undefined */
+    CHECK(!ts__slice_arg_i64(r, 0, "nan", &v));
+    CHECK(!ts__slice_arg_i64(r, 0, "edge", &v));
+    CHECK(v == 1);
+    CHECK(ts__slice_arg_i64(r, 0, "ok", &v) && v == 4096);
+    CHECK(ts__slice_arg_i64(r, 0, "min", &v) && v == INT64_MIN);
     ts__rank_destroy(r);
 }
 

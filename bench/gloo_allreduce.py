@@ -159,7 +159,7 @@ def worker(rank, port, args, q):
     # p10 0.50 ms, median 0.68, p90 3.6 ms on 24 Nov), and the median of 40
     # back-to-back runs of one size flipped between the modes at 1 MiB (1.1 ms
     # on 22 Nov, 2.8 ms on 24 Nov). The median, not the mean: the cost model is
-    # fitted to medians (docs/replay.md, "Out of sample").
+    # fitted to medians (docs/accuracy.md, "Out of sample").
     buffers = Buffers(args.buffers)
     one = {size: [] for size in SIZES}
     pair = {size: [] for size in SIZES}

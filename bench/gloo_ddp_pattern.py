@@ -2,7 +2,7 @@
 """DDP's gloo pattern with and without DDP: how bucket size changes the all-reduces.
 
 What it is for: finding out why gloo all-reduces inside DDP cost what they
-do (docs/replay.md, "Stalls"), which the calibration's synchronous
+do (docs/accuracy.md, "A fixed stall per all-reduce"), which the calibration's synchronous
 all-reduces (bench/gloo_allreduce.py) do not show. Two processes, torch's
 gloo backend over 127.0.0.1, OMP_NUM_THREADS=1, as the ground-truth
 generator runs them. The gradients are those of examples/workloads' deepmlp

@@ -322,7 +322,7 @@ static int print_table(const ts_replay *r)
  * 5-20% on a shared machine and a what-if starts from that window's luck;
  * on the gloo ground truths, predicting from half of the saved windows
  * instead of all of them raised the median error from 4.2% to 5.1-5.4%
- * (docs/replay.md, bench/accuracy.sh). Windows are run one after another
+ * (docs/accuracy.md, bench/accuracy.sh). Windows are run one after another
  * and only their figures kept, so memory is one window's. */
 typedef struct window_result {
     const char *path;

@@ -159,7 +159,7 @@ static double covered(const span *sp, uint32_t n, int64_t a, int64_t b)
  * MB, 28 small buckets queued two at a time after backward beside an idle
  * training thread, was predicted 15.9% slow on average over the seven
  * ground truths. v comes from the pair test; the c o term's weight was set
- * equal to w after a grid on the seven ground truths (docs/replay.md,
+ * equal to w after a grid on the seven ground truths (docs/accuracy.md,
  * "Sharing between all-reduces depends on compute") and checked on an eighth
  * measured after. */
 #define TS_GLOO_PAIR_WEIGHT 0.5

@@ -31,6 +31,10 @@ the median and mean of those started after the last hand-over, their
 quantiles, and their count per step.
 
 Run:  /usr/bin/python3 bench/gloo_ddp_pattern.py [--profile]   (about 10 s)
+      /usr/bin/python3 bench/gloo_ddp_pattern.py --pattern ddp backward --rounds 16 \
+          --layers-per-bucket 1 2 --steps 30 --block 30       (about 6 min)
+The second compares DDP and the pattern at 0.25 and 0.5 MB over 16 rounds,
+each a fresh pair of processes per pattern, as the ground truths' rounds are.
 Like bench/gloo_allreduce.py it raises its own autogroup priority (--nice,
 needs root) and wants a quiet machine. Results vary by 10-30% between runs
 on a shared VM: compare bucket sizes within one run (they are interleaved).
@@ -106,10 +110,9 @@ def step(args, per_bucket, grads, x, w):
         return args.ddp.step(per_bucket)
     sizes = bucket_layers(per_bucket)
     # Each size's buckets are allocated once and reused, as DDP's reducer
-    # keeps its buckets. Fresh tensors every step (as this script did at
-    # first) pay the VM's first touch of their pages inside the step, more
-    # at 0.25 MB than at 0.5: 0.25 MB steps took 27-35% more than 0.5 MB ones
-    # over 24 fresh-process rounds, against 9-14% reused and DDP's 10-11%.
+    # keeps its buckets: fresh tensors every step (as this script did at
+    # first) would also pay the VM's first touch of their pages inside the
+    # step, which DDP does not.
     if per_bucket not in args.buckets:
         args.buckets[per_bucket] = [torch.empty(n * LAYER_ELEMS) for n in sizes]
     buckets = args.buckets[per_bucket]
@@ -194,9 +197,60 @@ def all_reduces(path):
     return out
 
 
+def run_pair(args, pattern, trace_dir):
+    """One fresh pair of processes running `pattern`: {size: [{phase: seconds} per step]}."""
+    run = argparse.Namespace(**vars(args))
+    run.pattern = pattern
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    port = free_port()
+    procs = [ctx.Process(target=worker, args=(r, port, run, q, trace_dir)) for r in range(2)]
+    for p in procs:
+        p.start()
+    times = q.get()
+    for p in procs:
+        p.join()
+    return times
+
+
+def print_rounds(args, priority):
+    """--rounds: each round a fresh pair of processes per pattern (patterns in
+    alternate order round by round); per pattern and size, the median over
+    rounds of each round's median step, and each size against the first one
+    round by round. Fresh processes, as the ground truths' rounds are: within
+    one pair of processes, a few minutes' medians moved by 2-26% on 24 Nov."""
+    med = statistics.median
+    sizes, steps = args.layers_per_bucket, {}
+    for r in range(args.rounds):
+        for pattern in (args.pattern if r % 2 == 0 else args.pattern[::-1]):
+            times = run_pair(args, pattern, None)
+            for c in sizes:
+                steps.setdefault((pattern, c), []).append(med([t["step"] for t in times[c]]) * 1e3)
+        sys.stderr.write(f"round {r + 1} of {args.rounds}\n")
+    print(f"# gloo DDP pattern, {args.rounds} rounds of a fresh process pair per pattern, {args.steps} steps per size"
+          f" each; torch {torch.__version__}, priority {priority}; step times in ms: median over rounds of each"
+          f" round's median (p10-p90 over rounds), and against the first size: the round-by-round ratio's median"
+          f" (p25-p75) and in how many rounds the size was slower")
+    for pattern in args.pattern:
+        first = steps[(pattern, sizes[0])]
+        for c in sizes:
+            v = sorted(steps[(pattern, c)])
+            n = len(v)
+            line = (f"{pattern:8s} bucket {c * LAYER_ELEMS * 4 / 2**20:5.2f} MiB: step {med(v):6.2f}"
+                    f" ({v[n // 10]:6.2f}-{v[(9 * n) // 10]:6.2f})")
+            if c != sizes[0]:
+                ratio = sorted(x / y for x, y in zip(steps[(pattern, c)], first))
+                slower = sum(x > y for x, y in zip(steps[(pattern, c)], first))
+                line += (f"  vs {sizes[0] * LAYER_ELEMS * 4 / 2**20:.2f} MiB: x{med(ratio):.3f}"
+                         f" ({ratio[n // 4]:.3f}-{ratio[(3 * n) // 4]:.3f}), slower in {slower} of {n}")
+            print(line)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--pattern", choices=("backward", "queue", "ddp"), default="backward")
+    ap.add_argument("--pattern", choices=("backward", "queue", "ddp"), nargs="+", default=["backward"],
+                    help="one or more; more than one needs --rounds")
+    ap.add_argument("--rounds", type=int, default=1, help="fresh process pairs per pattern, in alternate order")
     ap.add_argument("--layers-per-bucket", type=int, nargs="+", default=[1, 2, 4, 28],
                     help="bucket sizes in layers of 263,168 bytes (1: DDP's 0.25 MB cap, 2: 0.5 MB, 4: 1 MB, 28: 25 MB)")
     ap.add_argument("--steps", type=int, default=40, help="timed steps per bucket size")
@@ -206,24 +260,26 @@ def main():
     ap.add_argument("--profile", action="store_true", help="also time each all-reduce (torch profiler)")
     ap.add_argument("--nice", type=int, default=-10, help="autogroup niceness of this run (0 = none)")
     args = ap.parse_args()
+    if args.rounds < 1 or args.steps < 1 or args.block < 1:
+        ap.error("--rounds, --steps and --block must be at least 1")
+    if len(args.pattern) > 1 and args.rounds == 1:
+        ap.error("more than one --pattern needs --rounds (each round runs each pattern in fresh processes)")
+    if args.profile and args.rounds > 1:
+        ap.error("--profile takes one round")
     if args.nice and os.environ.get("TS_GLOO_SESSION") != "1":
         return subprocess.call([sys.executable, *sys.argv], start_new_session=True,
                                env=dict(os.environ, TS_GLOO_SESSION="1"))
     priority = prioritize(args.nice) if args.nice else "none"
+    if args.rounds > 1:
+        print_rounds(args, priority)
+        return 0
+    pattern = args.pattern[0]
     with tempfile.TemporaryDirectory() as tmp:
         trace_dir = tmp if args.profile else None
-        ctx = mp.get_context("spawn")
-        q = ctx.Queue()
-        port = free_port()
-        procs = [ctx.Process(target=worker, args=(r, port, args, q, trace_dir)) for r in range(2)]
-        for p in procs:
-            p.start()
-        times = q.get()
-        for p in procs:
-            p.join()
+        times = run_pair(args, pattern, trace_dir)
         tails = [all_reduces(os.path.join(tmp, f"rank{r}.json")) for r in range(2)] if trace_dir else None
     med, mean = statistics.median, statistics.mean
-    print(f"# gloo DDP pattern ({args.pattern}), 2 processes, torch {torch.__version__}, priority {priority},"
+    print(f"# gloo DDP pattern ({pattern}), 2 processes, torch {torch.__version__}, priority {priority},"
           f" {args.steps} steps per size, load average {os.getloadavg()[0]:.2f}; times in ms, median (mean)")
     for c in args.layers_per_bucket:
         line = f"bucket {c * LAYER_ELEMS * 4 / 2**20:5.2f} MiB x {len(bucket_layers(c)):2d}:"

@@ -213,6 +213,12 @@ static void print_json(const ts_replay *r)
     ts__buf_free(&b);
 }
 
+/* Predicted against measured, in percent (0 when nothing was measured). */
+static double pct_change(int64_t predicted, int64_t measured)
+{
+    return measured > 0 ? 100.0 * (double)(predicted - measured) / (double)measured : 0;
+}
+
 /* The least and greatest of a run's iterations or windows, measured and
  * predicted, and each one's change. */
 typedef struct spread {
@@ -232,7 +238,7 @@ static void spread_add(spread *sp, int64_t m, int64_t p)
     if (p < sp->p_lo) sp->p_lo = p;
     if (p > sp->p_hi) sp->p_hi = p;
     if (m <= 0) return;
-    double ch = 100.0 * (double)(p - m) / (double)m;
+    double ch = pct_change(p, m);
     if (ch < sp->ch_lo) sp->ch_lo = ch;
     if (ch > sp->ch_hi) sp->ch_hi = ch;
 }
@@ -290,9 +296,7 @@ static int print_table(const ts_replay *r)
         snprintf(c[0], sizeof c[0], "%d", ri.rank);
         ts_report_duration((double)ri.measured_iteration_ns, c[1], sizeof c[1]);
         ts_report_duration((double)ri.predicted_iteration_ns, c[2], sizeof c[2]);
-        double e = ri.measured_iteration_ns ? 100.0 * (double)(ri.predicted_iteration_ns - ri.measured_iteration_ns) /
-                                                  (double)ri.measured_iteration_ns : 0;
-        snprintf(c[3], sizeof c[3], "%+.2f", e);
+        snprintf(c[3], sizeof c[3], "%+.2f", pct_change(ri.predicted_iteration_ns, ri.measured_iteration_ns));
         ts_report_duration((double)ri.clock_offset_ns, c[4], sizeof c[4]);
         const char *cells[5] = {c[0], c[1], c[2], c[3], c[4]};
         rc = ts_table_add_row(tb, cells);
@@ -339,11 +343,6 @@ typedef struct windows_run {
     char         **warnings;        /* distinct warnings of every window, in first-seen order */
     uint32_t       n_warnings;
 } windows_run;
-
-static double pct_change(int64_t predicted, int64_t measured)
-{
-    return measured > 0 ? 100.0 * (double)(predicted - measured) / (double)measured : 0;
-}
 
 static void windows_free(windows_run *wr)
 {

@@ -175,7 +175,7 @@ static int check_job(ts_graph *g, ts_error *err)
     return TS_OK;
 }
 
-typedef struct pair { uint32_t coll, node; } pair;
+typedef struct pair { uint32_t coll, node; int64_t bytes; } pair;   /* bytes: the member's size, -1 = unknown */
 
 static uint32_t new_coll(ts_graph *g, uint32_t node)
 {
@@ -256,37 +256,47 @@ static bool same_bytes_on_every_rank(const char *name)
 /* Matched instances whose ranks disagree on the message size: traces of
  * different jobs that happen to share a world size and a sequence of
  * collectives, or ops matched wrongly. Their transfer times would be
- * wrong without a word, so say so, naming the first one. */
-static void warn_sizes(ts_graph *g)
+ * wrong without a word, so say so, naming the first one. Reads the sizes
+ * the matching loop took from each member (pairs, rank-major, so a
+ * collective's first sized member is its lowest rank's). */
+static int warn_sizes(ts_graph *g, const pair *pairs, uint32_t n_pairs)
 {
+    /* per collective: its first sized member and, once one disagrees, that one */
+    uint32_t *first = ts__malloc(2 * (size_t)g->n_colls * sizeof *first + 1), *other = first + g->n_colls;
+    int64_t *b0 = ts__malloc(2 * (size_t)g->n_colls * sizeof *b0 + 1), *b1 = b0 + g->n_colls;
+    if (!first || !b0) {
+        ts__free(first, 2 * (size_t)g->n_colls * sizeof *first + 1);
+        ts__free(b0, 2 * (size_t)g->n_colls * sizeof *b0 + 1);
+        return TS_ENOMEM;
+    }
+    for (uint32_t c = 0; c < g->n_colls; c++) first[c] = other[c] = TS_NONE32;
+    for (uint32_t i = 0; i < n_pairs; i++) {
+        uint32_t c = pairs[i].coll;
+        if (pairs[i].bytes < 0 || other[c] != TS_NONE32) continue;
+        if (first[c] == TS_NONE32) first[c] = pairs[i].node, b0[c] = pairs[i].bytes;
+        else if (pairs[i].bytes != b0[c]) other[c] = pairs[i].node, b1[c] = pairs[i].bytes;
+    }
     uint32_t n_diff = 0, n_checked = 0;
     for (uint32_t c = 0; c < g->n_colls; c++) {
         const ts_coll *co = &g->colls[c];
-        if (co->n_members < 2 || !same_bytes_on_every_rank(ts__str(&g->strings, co->name))) continue;
-        uint32_t first = TS_NONE32, other = TS_NONE32;
-        int64_t b0 = -1, b1 = -1;
-        for (uint32_t k = 0; k < co->n_members && other == TS_NONE32; k++) {
-            uint32_t m = g->coll_members[co->first_member + k], name, pg;
-            int64_t seq, bytes;
-            ts__graph_coll_key(g, m, &name, &pg, &seq, &bytes);
-            if (bytes < 0) continue;
-            if (first == TS_NONE32) first = m, b0 = bytes;
-            else if (bytes != b0) other = m, b1 = bytes;
-        }
-        if (first == TS_NONE32) continue;
+        if (co->n_members < 2 || first[c] == TS_NONE32 || !same_bytes_on_every_rank(ts__str(&g->strings, co->name)))
+            continue;
         n_checked++;
-        if (other == TS_NONE32 || n_diff++) continue;
+        if (other[c] == TS_NONE32 || n_diff++) continue;
         ts__graph_warn(g, "collective '%s' (group '%s', %s %lld): rank %d hands it %lld bytes ('%s' at %lld ns) but "
                        "rank %d %lld bytes ('%s' at %lld ns): traces of different jobs, or collectives matched wrongly",
                        ts__str(&g->strings, co->name), ts__str(&g->strings, co->pg), co->seq >= 0 ? "seq" : "instance",
-                       (long long)(co->seq >= 0 ? co->seq : co->ordinal), g->rank_number[g->nodes.rank[first]],
-                       (long long)b0, ts__graph_node_name(g, first), (long long)g->nodes.start_ns[first],
-                       g->rank_number[g->nodes.rank[other]], (long long)b1, ts__graph_node_name(g, other),
-                       (long long)g->nodes.start_ns[other]);
+                       (long long)(co->seq >= 0 ? co->seq : co->ordinal), g->rank_number[g->nodes.rank[first[c]]],
+                       (long long)b0[c], ts__graph_node_name(g, first[c]), (long long)g->nodes.start_ns[first[c]],
+                       g->rank_number[g->nodes.rank[other[c]]], (long long)b1[c], ts__graph_node_name(g, other[c]),
+                       (long long)g->nodes.start_ns[other[c]]);
     }
     if (n_diff > 1)
         ts__graph_warn(g, "%u of %u matched collective instances of known size differ in size across ranks", n_diff,
                        n_checked);
+    ts__free(first, 2 * (size_t)g->n_colls * sizeof *first + 1);
+    ts__free(b0, 2 * (size_t)g->n_colls * sizeof *b0 + 1);
+    return TS_OK;
 }
 
 int ts__graph_match(ts_graph *g, ts_graph_members *members, const int64_t *ord_of, ts_error *err)
@@ -326,12 +336,12 @@ int ts__graph_match(ts_graph *g, ts_graph_members *members, const int64_t *ord_o
                 if (c == TS_NONE32 || ts__map64_put(&inst, key, c)) { rc = TS_ENOMEM; break; }
                 g->colls[c].ordinal = (int64_t)ord;
             }
-            pairs[n_pairs++] = (pair){(uint32_t)c, node};
+            pairs[n_pairs++] = (pair){(uint32_t)c, node, bytes};
         }
     }
     if (rc == TS_OK) rc = group_members(g, pairs, n_pairs);
     if (rc == TS_OK) warn_unmatched(g);
-    if (rc == TS_OK) warn_sizes(g);
+    if (rc == TS_OK) rc = warn_sizes(g, pairs, n_pairs);
     ts__free(pairs, (size_t)total * sizeof *pairs + 1);
     ts__map64_free(&inst);
     ts__map64_free(&count);

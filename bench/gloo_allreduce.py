@@ -150,6 +150,8 @@ def sharing(args):
 
 
 def worker(rank, port, args, q):
+    if args.pin:
+        os.sched_setaffinity(0, {rank % os.cpu_count()})   # before gloo's threads start
     torch.set_num_threads(1)
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     dist.init_process_group("gloo", rank=rank, world_size=WORLD)
@@ -235,6 +237,8 @@ def main():
     ap.add_argument("--passes", type=int, default=12, help="passes over the sizes, in alternating order")
     ap.add_argument("--warmup", type=int, default=2, help="untimed all-reduces per size per pass")
     ap.add_argument("--nice", type=int, default=-10, help="autogroup niceness of this run (0 = none)")
+    ap.add_argument("--pin", action="store_true",
+                    help="each rank, all its threads included, on a core of its own; a pinned run is no ground truth here: docs/accuracy.md")
     ap.add_argument("--buffers", choices=("written", "warm"), default="written",
                     help="written: a fresh slice of a pool per all-reduce, written just before, as DDP's"
                          " buckets are; warm: the same tensors again (every log before 24 Nov 21:00)")
@@ -252,7 +256,7 @@ def main():
     rows, share = q.get()
     for p in procs:
         p.join()
-    write_log(rows, share, args.out, priority, args.buffers)
+    write_log(rows, share, args.out, priority, args.buffers + (", ranks pinned to a core each" if args.pin else ""))
     return 0
 
 

@@ -143,6 +143,10 @@ def step(args, per_bucket, grads, x, w):
 
 
 def worker(rank, port, args, q, trace_dir):
+    if args.pin:
+        # Before any thread starts: gloo's and the autograd engine's threads
+        # inherit the mask, so each rank keeps to a core of its own.
+        os.sched_setaffinity(0, {rank % os.cpu_count()})
     torch.set_num_threads(1)
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     dist.init_process_group("gloo", rank=rank, world_size=2)
@@ -257,6 +261,7 @@ def main():
     ap.add_argument("--block", type=int, default=10, help="steps of one size in a row")
     ap.add_argument("--rows", type=int, default=2, help="rows of each backward matmul (deepmlp's batch per rank)")
     ap.add_argument("--matmuls", type=int, default=2, help="matmuls per layer of backward")
+    ap.add_argument("--pin", action="store_true", help="each rank and all its threads on a core of its own")
     ap.add_argument("--profile", action="store_true", help="also time each all-reduce (torch profiler)")
     ap.add_argument("--nice", type=int, default=-10, help="autogroup niceness of this run (0 = none)")
     args = ap.parse_args()

@@ -30,6 +30,14 @@ CFLAGS  := $(CFLAGS_BASE) $(OPT) $(EXTRA_CFLAGS)
 LDLIBS  := -lm -pthread -lz -ldeflate -lisal -lzstd
 LDFLAGS := $(LDSAN) $(EXTRA_LDFLAGS)
 
+# Objects depend on the flags they were built with: FLAGS_STAMP holds them and
+# is rewritten only when they change. Without it make keeps objects built with
+# old flags (on 25 Nov, fuzz objects from before -fno-sanitize-recover let
+# undefined behaviour pass as a clean run).
+write_stamp = $(shell mkdir -p $(dir $(1)) && printf '%s\n' '$(2)' | cmp -s - $(1) || printf '%s\n' '$(2)' > $(1))
+FLAGS_STAMP := $(BUILD)/.cflags
+$(call write_stamp,$(FLAGS_STAMP),$(CC) $(CFLAGS) $(LDFLAGS))
+
 MODULES  := core trace ingest graph analyze replay optimize memory report capture
 # Sources of the library proper; a module.mk may append to LIB_SRCS or remove
 # files that belong to a separate artifact (e.g. the capture preload library).
@@ -52,7 +60,7 @@ BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 .PHONY: all lib cli test test-fast bench fuzz setup clean example
 all: $(BUILD)/libtrainscope.a $(BUILD)/libtrainscope.so $(BUILD)/trainscope $(EXTRA_TARGETS)
 
-$(BUILD)/obj/%.o: src/%.c
+$(BUILD)/obj/%.o: src/%.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(MODULE_CFLAGS) -MMD -MP -c $< -o $@
 
@@ -66,7 +74,7 @@ $(BUILD)/libtrainscope.so: $(LIB_OBJS)
 $(BUILD)/trainscope: $(CLI_OBJS) $(BUILD)/libtrainscope.a
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(BUILD)/libtrainscope.a $(LDLIBS) $(MODULE_LDLIBS)
 
-$(BUILD)/test/test_main.o: test/test_main.c test/test.h
+$(BUILD)/test/test_main.o: test/test_main.c test/test.h $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itest -c $< -o $@
 
@@ -97,10 +105,14 @@ FUZZ_OBJS := $(patsubst src/%.c,build/fuzz/obj/%.o,$(LIB_SRCS))
 # Undefined behaviour stops the run (as in the sanitizer test build): a
 # fuzz target that only printed UBSan's report would pass CI.
 FUZZ_CFLAGS := $(CFLAGS_BASE) -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
+FUZZ_STAMP := build/fuzz/.cflags
+ifneq ($(filter fuzz build/fuzz/%,$(MAKECMDGOALS)),)
+$(call write_stamp,$(FUZZ_STAMP),clang $(FUZZ_CFLAGS))
+endif
 fuzz: $(FUZZ_BINS)
 .SECONDARY: $(FUZZ_OBJS)
 
-build/fuzz/obj/%.o: src/%.c
+build/fuzz/obj/%.o: src/%.c $(FUZZ_STAMP)
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) $(MODULE_CFLAGS) -MMD -MP -c $< -o $@
 

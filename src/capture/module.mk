@@ -36,11 +36,11 @@ ifneq ($(and $(MPI_CFLAGS),$(CAPTURE_MPI_SRCS)),)
 EXTRA_TARGETS += $(BUILD)/libtrainscope-mpi.so
 endif
 
-$(CAP_OBJ)/capture/mpi.o: src/capture/mpi.c
+$(CAP_OBJ)/capture/mpi.o: src/capture/mpi.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CAP_CFLAGS) $(MPI_CFLAGS) -MMD -MP -c $< -o $@
 
-$(CAP_OBJ)/%.o: src/%.c
+$(CAP_OBJ)/%.o: src/%.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CAP_CFLAGS) -MMD -MP -c $< -o $@
 

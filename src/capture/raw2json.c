@@ -100,22 +100,45 @@ static int64_t rec_v(const ts__rec *r)
     return v;
 }
 
-static int64_t rec_ns(const conv *c, const ts__rec *r)
+/* Times the converter accepts, in ns on either side of 0 (about 146 years):
+ * the difference or sum of any two such times (an end minus a start, a start
+ * plus a duration) fits in int64. A stream damaged on disk can hold any bits;
+ * a record whose time lies outside is counted as bad, not converted. */
+#define TIME_LIMIT_NS ((int64_t)1 << 62)
+
+static int time_ok(double ns)
 {
-    if (!c->tsc || (r->flags & TS__RECF_NS)) return r->ts_ns;
+    return ns > (double)-TIME_LIMIT_NS && ns < (double)TIME_LIMIT_NS;
+}
+
+/* The record's time in ns, through the clock samples for TSC ticks; 0 when
+ * it lies outside TIME_LIMIT_NS. */
+static int rec_ns(const conv *c, const ts__rec *r, int64_t *ns)
+{
+    if (!c->tsc || (r->flags & TS__RECF_NS)) {
+        *ns = r->ts_ns;
+        return time_ok((double)r->ts_ns);
+    }
     uint64_t t = (uint64_t)r->ts_ns;
-    if (c->n_samples < 2) return c->n_samples ? c->samples[0].ns : 0;   /* cannot scale */
+    if (c->n_samples < 2) {   /* cannot scale */
+        *ns = c->n_samples ? c->samples[0].ns : 0;
+        return 1;
+    }
     /* The segment between the samples around t (the first or last segment
      * outside them): piecewise, so a rate change of CLOCK_MONOTONIC (NTP
-     * slewing) during a long run bends the mapping with it. */
+     * slewing) during a long run bends the mapping with it. In doubles:
+     * samples lie within TIME_LIMIT_NS, ticks may be anything. */
     uint32_t lo = 0, hi = c->n_samples - 1;
     while (hi - lo > 1) {
         uint32_t mid = lo + (hi - lo) / 2;
         if (c->samples[mid].tsc <= t) lo = mid; else hi = mid;
     }
     const struct clock_sample *a = &c->samples[lo], *b = &c->samples[hi];
-    double ticks = (double)(int64_t)(t - a->tsc);
-    return a->ns + (int64_t)(ticks * (double)(b->ns - a->ns) / (double)(b->tsc - a->tsc));
+    double ticks = t >= a->tsc ? (double)(t - a->tsc) : -(double)(a->tsc - t);
+    double x = (double)a->ns + ticks * ((double)b->ns - (double)a->ns) / (double)(b->tsc - a->tsc);
+    if (!time_ok(x)) return 0;
+    *ns = (int64_t)x;
+    return 1;
 }
 
 static cev *add_ev(conv *c, char ph, const ts__rec *r, int64_t ts, int64_t pid, int64_t tid)
@@ -221,7 +244,8 @@ static const ts__rec *find_pair(conv *c, uint32_t buf_id, uint16_t id)
     return buf_id < c->n_pairs && id < c->pairs[buf_id].n ? c->pairs[buf_id].v[id] : NULL;
 }
 
-static int on_record(conv *c, const ts__raw_chunk *ck, const ts__rec *r)
+/* One sound record whose time is ts (ns); -1 on out of memory. */
+static int on_record(conv *c, const ts__raw_chunk *ck, const ts__rec *r, int64_t ts)
 {
     int64_t pid = c->hdr->pid, tid = ck->tid;
     if (r->flags & TS__RECF_TRACK) {
@@ -230,7 +254,7 @@ static int on_record(conv *c, const ts__raw_chunk *ck, const ts__rec *r)
         if (tr[0] >= 0) pid = tr[0];
         if (tr[1] >= 0) tid = tr[1];
     }
-    int64_t ts = rec_ns(c, r), v = rec_v(r);
+    int64_t v = rec_v(r);
     if (r->type != TS__REC_TNAME && r->type != TS__REC_RANK && ts > c->last_ts) c->last_ts = ts;
     if (r->type == TS__REC_X && v > 0 && ts + v > c->last_ts) c->last_ts = ts + v;
     cev *e;
@@ -292,6 +316,7 @@ static int on_record(conv *c, const ts__raw_chunk *ck, const ts__rec *r)
 
 static int add_sample(conv *c, uint64_t tsc, int64_t ns)
 {
+    if (!time_ok((double)ns)) return 0;   /* a damaged sample: the others scale */
     if (grow(&c->samples, &c->cap_samples, sizeof *c->samples, c->n_samples + 1)) return -1;
     c->samples[c->n_samples++] = (struct clock_sample){tsc, ns};
     return 0;
@@ -338,8 +363,11 @@ static int parse_chunks(conv *c, const char *data, size_t size, int pass)
             if (r->size < min || r->size % 8 || r->size > off + ck.n_bytes - p)
                 return fail(c, TS_EPARSE, "byte %zu: bad record size %u", p, r->size);
             if (r->type == TS__REC_PAD) { p += r->size; continue; }
-            if (r->type >= TS__REC_NTYPES || !rec_valid(r)) c->bad_records++;
-            else if (on_record(c, &ck, r)) return fail(c, TS_ENOMEM, "out of memory");
+            int64_t ts = 0;
+            if (r->type >= TS__REC_NTYPES || !rec_valid(r) || !rec_ns(c, r, &ts) ||
+                (r->type == TS__REC_X && rec_v(r) >= TIME_LIMIT_NS))
+                c->bad_records++;
+            else if (on_record(c, &ck, r, ts)) return fail(c, TS_ENOMEM, "out of memory");
             p += r->size;
         }
         off += ck.n_bytes;
@@ -668,6 +696,11 @@ int ts__raw_convert(const char *raw_path, const char *dir, char *out_path, size_
     int rc = read_file(&c, &data, &size);
     if (rc) goto done;
     c.hdr = (const ts__raw_header *)data;
+    if (!time_ok((double)c.hdr->start_ns)) {
+        rc = fail(&c, TS_EPARSE, "byte %zu: start time %" PRId64 " ns out of range", offsetof(ts__raw_header, start_ns),
+                  c.hdr->start_ns);
+        goto done;
+    }
     c.rank = c.hdr->rank;
     c.world = c.hdr->world_size;
     c.last_ts = c.hdr->start_ns;

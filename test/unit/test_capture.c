@@ -369,6 +369,60 @@ TEST(converter_keeps_whole_chunks_of_a_truncated_stream)
     free(s);
 }
 
+/* A hand-made TSC stream: header (start_ns, start_tsc 0), one chunk whose
+ * clock sample is (sample_tsc, sample_ns), and two complete events: a sound
+ * one at tick 1 and one at tick `far`. Returns the file's path in path. */
+static void write_tsc_stream(char *path, int64_t start_ns, int64_t sample_ns, uint64_t sample_tsc, int64_t far)
+{
+    ts__raw_header h;
+    memset(&h, 0, sizeof h);
+    memcpy(h.magic, TS__RAW_MAGIC, 8);
+    h.pid = 4242;
+    h.rank = h.world_size = -1;
+    h.start_ns = start_ns;
+    h.clock_kind = TS__CLOCK_TSC;
+    char recs[2][32];
+    for (int i = 0; i < 2; i++) {
+        ts__rec r = {.size = 32, .type = TS__REC_X, .ts_ns = i ? far : 1};
+        int64_t dur = 1;
+        memset(recs[i], 0, 32);
+        memcpy(recs[i], &r, sizeof r);
+        memcpy(recs[i] + sizeof r, &dur, 8);
+        memcpy(recs[i] + sizeof r + 8, i ? "c\0far" : "c\0near", i ? 6 : 7);
+    }
+    ts__raw_chunk ck = {.magic = TS__RAW_CHUNK_MAGIC, .tid = 7, .n_bytes = sizeof recs,
+                        .sample_ns = sample_ns, .sample_tsc = sample_tsc};
+    int fd = mkstemp(path);
+    CHECK(write(fd, &h, sizeof h) == (ssize_t)sizeof h);
+    CHECK(write(fd, &ck, sizeof ck) == (ssize_t)sizeof ck);
+    CHECK(write(fd, recs, sizeof recs) == (ssize_t)sizeof recs);
+    close(fd);
+}
+
+/* A damaged stream can hold any bits: times are taken in doubles and a
+ * record whose time is past about 146 years from 0 is counted as bad, not
+ * converted (UBSan in `make test` would stop on an int64 overflow). */
+TEST(converter_counts_records_with_times_out_of_range_as_bad)
+{
+    const char *dir = tmp_dir();
+    char path[] = "/tmp/ts_rawtime_XXXXXX", out[512], err[512];
+    /* Samples 8e18 ns apart over one tick: the far event maps past range. */
+    write_tsc_stream(path, -4000000000000000000, 4000000000000000000, 1, 1000);
+    CHECK_EQ_INT(ts__raw_convert(path, dir, out, sizeof out, err, sizeof err), TS_OK);
+    char *s = slurp(out);
+    CHECK(strstr(s, "\"near\"") && !strstr(s, "\"far\""));
+    CHECK(strstr(s, "\"bad_records\":1") != NULL);
+    free(s);
+    unlink(out);
+    unlink(path);
+    /* A start time out of range is the header's fault: an error naming its byte. */
+    char path2[] = "/tmp/ts_rawtime_XXXXXX";
+    write_tsc_stream(path2, INT64_MIN, 0, 1, 1);
+    CHECK_EQ_INT(ts__raw_convert(path2, dir, NULL, 0, err, sizeof err), TS_EPARSE);
+    CHECK(strstr(err, "byte 24: start time") != NULL);
+    unlink(path2);
+}
+
 TEST(record_rejects_bad_usage_before_starting_the_program)
 {
     char cmd[1024], *out = NULL;

@@ -1,0 +1,36 @@
+/* fuzz_raw.c - libFuzzer target for the capture record converter
+ * (src/capture/raw2json.c): the binary stream a traced process writes, which
+ * `trainscope record` turns into Chrome-trace JSON. A process killed mid-write
+ * or a damaged disk leaves such a stream cut or garbled, so the converter
+ * must fail cleanly or keep what is sound. The JSON it writes goes to a
+ * directory of its own and is removed after each input. Build: make fuzz. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture/rawfmt.h"
+#include "fuzz_input.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static char out_dir[64];
+
+static void remove_out_dir(void)
+{
+    rmdir(out_dir);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (!out_dir[0]) {
+        strcpy(out_dir, "/tmp/fuzz_raw_XXXXXX");
+        if (!mkdtemp(out_dir)) abort();
+        atexit(remove_out_dir);
+    }
+    char path[64], out[4096], err[512];
+    int fd = fuzz_memfile(data, size, path, sizeof path);
+    if (fd < 0) return 0;
+    out[0] = 0;
+    if (ts__raw_convert(path, out_dir, out, sizeof out, err, sizeof err) == 0 && out[0]) unlink(out);
+    close(fd);
+    return 0;
+}

@@ -34,8 +34,8 @@ static int end_row(row_state *s, ts_mem_timeline *t, const char *path, uint64_t 
     int64_t ts = s->v[0], bytes = s->v[2], cat = s->v[3];
     if (cat < 0 || cat >= TS_MEM_N_CATEGORIES || s->v[1] < 1 || s->v[1] > 4)
         return ts__error(err, TS_EFORMAT, "%s: byte %llu: unknown action or category", path, (unsigned long long)at);
-    s->cur[cat] += bytes;
-    s->total += bytes;
+    if (__builtin_add_overflow(s->cur[cat], bytes, &s->cur[cat]) || __builtin_add_overflow(s->total, bytes, &s->total))
+        return ts__error(err, TS_ERANGE, "%s: byte %llu: the bytes alive run past 64 bits", path, (unsigned long long)at);
     if (s->cur[cat] > t->max_bytes[cat]) t->max_bytes[cat] = s->cur[cat];
     if (ts >= 0) {
         if (!t->first_ns || ts < t->first_ns) t->first_ns = ts;

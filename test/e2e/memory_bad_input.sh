@@ -1,6 +1,7 @@
 #!/bin/sh
 # memory_bad_input.sh - a dump the reader cannot take gives one line
-# "trainscope: FILE:LINE: what", exit 2, and no output files at all.
+# "trainscope: FILE:LINE: what" ("FILE: byte N: what" for a measured
+# timeline), exit 2, and no output files at all.
 set -u
 BIN=${TS_BIN:-build/trainscope}
 D=${TS_DATA:-../shared/data}/fx
@@ -30,4 +31,8 @@ expect used_before_defined "$T/undef.py" 4 "'ghost_1' is used before it is defin
 V=$D/vit/fx_graph_transformed_backward.py
 expect mismatched_pair "$V" 2 "do not belong together" "$F" "$V"
 expect missing_file "$T/none.py" " No such file" "" "$T/none.py" "$B"
+# a measured timeline whose bytes alive run past int64 (undefined behaviour
+# until fuzz_mem_timeline found it, 25 Nov)
+printf '[[1, 1, 9000000000000000000, 0], [2, 1, 9000000000000000000, 0]]' > "$T/overflow.raw"
+expect timeline_overflow "$T/overflow.raw" " byte 62" "the bytes alive run past 64 bits" --trace "$T/overflow.raw"
 exit $fails

@@ -30,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int fd = fuzz_memfile(data, size, path, sizeof path);
     if (fd < 0) return 0;
     out[0] = 0;
-    if (ts__raw_convert(path, out_dir, out, sizeof out, err, sizeof err) == 0 && out[0]) unlink(out);
+    if (ts__raw_convert(path, out_dir, out, sizeof out, err, sizeof err, NULL) == 0 && out[0]) unlink(out);
     close(fd);
     return 0;
 }

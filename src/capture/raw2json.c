@@ -551,10 +551,16 @@ static void put_event(FILE *f, const conv *c, const cev *e)
     putc('}', f);
 }
 
-static void put_header(FILE *f, const conv *c)
+static uint64_t dropped_total(const conv *c)
 {
     uint64_t dropped = 0;
     for (uint32_t i = 0; i < c->n_drops; i++) dropped += c->drops[i].dropped;
+    return dropped;
+}
+
+static void put_header(FILE *f, const conv *c)
+{
+    uint64_t dropped = dropped_total(c);
     fputs("{\"schemaVersion\":1,\n", f);
     if (c->rank >= 0) {
         fprintf(f, "\"distributedInfo\":{\"rank\":%d", c->rank);
@@ -684,7 +690,7 @@ static void conv_free(conv *c)
 }
 
 int ts__raw_convert(const char *raw_path, const char *dir, char *out_path, size_t out_n,
-                    char *err, size_t err_n)
+                    char *err, size_t err_n, ts__raw_losses *losses)
 {
     conv c;
     memset(&c, 0, sizeof c);
@@ -720,6 +726,9 @@ int ts__raw_convert(const char *raw_path, const char *dir, char *out_path, size_
     if (!c.n_ev) { rc = fail(&c, TS_ENODATA, "no events"); goto done; }
     qsort(c.ev, c.n_ev, sizeof *c.ev, cmp_ev);
     rc = write_json(&c, dir, out_path, out_n);
+    if (rc == TS_OK && losses) {
+        *losses = (ts__raw_losses){dropped_total(&c), c.bad_records, c.unfinished, c.unmatched_ends};
+    }
 done:
     conv_free(&c);
     free(data);

@@ -122,9 +122,17 @@ static inline unsigned ts__rec_v_bytes(const ts__rec *r)
  * dropped counts. The file appears atomically (written aside, renamed). On
  * success the written path goes to out_path (may be NULL) and TS_OK (0) is
  * returned; a stream without events writes nothing and returns TS_ENODATA;
- * on failure a negative status and a one-line message in err.
+ * on failure a negative status and a one-line message in err. losses (may
+ * be NULL) gets what the JSON's "trainscope" block counts, for the caller to
+ * report.
  * Allocates with the C library's malloc: it also runs inside traced programs. */
+typedef struct ts__raw_losses {
+    uint64_t dropped_events;     /* buffers full */
+    uint64_t bad_records;        /* damaged records skipped */
+    uint64_t unfinished_ranges;  /* still open at the end, closed there */
+    uint64_t unmatched_ends;     /* pops and range ends without a begin */
+} ts__raw_losses;
 int ts__raw_convert(const char *raw_path, const char *dir, char *out_path, size_t out_n,
-                    char *err, size_t err_n);
+                    char *err, size_t err_n, ts__raw_losses *losses);
 
 #endif

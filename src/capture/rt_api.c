@@ -479,7 +479,7 @@ int ts_trace_stop(void)
     const char *defer = getenv("TRAINSCOPE_DEFER_CONVERT");
     if (defer && *defer == '1') goto out;
     char err[512];
-    rc = ts__raw_convert(raw_path, out_dir, NULL, 0, err, sizeof err);
+    rc = ts__raw_convert(raw_path, out_dir, NULL, 0, err, sizeof err, NULL);
     if (rc == TS_ENODATA) rc = TS_OK;   /* nothing traced: no file */
     if (rc == TS_OK) unlink(raw_path);
     else fprintf(stderr, "trainscope: %s (raw trace kept)\n", err);

@@ -307,19 +307,36 @@ static void finish(const char *dir)
     DIR *d = opendir(raw_dir);
     struct dirent *e;
     int n_files = 0;   /* every process deferred its conversion to here */
+    ts__raw_losses sum = {0, 0, 0, 0};
     while (d && (e = readdir(d))) {
         size_t n = strlen(e->d_name);
         if (n < 4 || strcmp(e->d_name + n - 4, ".tsr")) continue;
         char raw[2 * PATH_MAX], err[1024];
         snprintf(raw, sizeof raw, "%s/%s", raw_dir, e->d_name);
-        int rc = ts__raw_convert(raw, dir, NULL, 0, err, sizeof err);
-        n_files += rc == TS_OK;
+        ts__raw_losses l;
+        int rc = ts__raw_convert(raw, dir, NULL, 0, err, sizeof err, &l);
+        if (rc == TS_OK) {
+            n_files++;
+            sum.dropped_events += l.dropped_events;
+            sum.bad_records += l.bad_records;
+            sum.unfinished_ranges += l.unfinished_ranges;
+        }
         if (rc == TS_OK || rc == TS_ENODATA) unlink(raw);
         else ts_cli_errorf("record: %s", err);
     }
     if (d) closedir(d);
     rmdir(raw_dir);   /* only when empty: streams that failed to convert stay */
     fprintf(stderr, "trainscope: %d trace file%s in %s\n", n_files, n_files == 1 ? "" : "s", dir);
+    /* Said here as well as in every analysis of the files (a "recorder_losses"
+     * warning): a short trace should not pass for a whole one. */
+    if (sum.dropped_events)
+        fprintf(stderr, "trainscope: warning: %llu events dropped (per-thread buffers full: raise TRAINSCOPE_BUFFER_KB)\n",
+                (unsigned long long)sum.dropped_events);
+    if (sum.bad_records)
+        fprintf(stderr, "trainscope: warning: %llu damaged records skipped\n", (unsigned long long)sum.bad_records);
+    if (sum.unfinished_ranges)
+        fprintf(stderr, "trainscope: warning: %llu ranges still open when their process ended (closed there, "
+                "args.unfinished)\n", (unsigned long long)sum.unfinished_ranges);
 }
 
 int ts_cmd_record(int argc, char **argv)

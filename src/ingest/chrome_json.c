@@ -977,6 +977,51 @@ static void read_distributed_info(parser *P)
     }
 }
 
+/* p at the '{' of the "trainscope" block that `trainscope record` writes
+ * (docs/capture.md): what the recorder lost becomes one warning, so every
+ * command says that the trace is short of events instead of analyzing it
+ * as if it were whole. */
+static void read_recorder_counts(parser *P)
+{
+    static const char *const keys[4] = {"dropped_events", "bad_records", "unfinished_ranges", "unmatched_ends"};
+    uint64_t n[4] = {0, 0, 0, 0};
+    js *j = &P->s;
+    j->p++;
+    if (js_peek(j) != '}') {
+        for (;;) {
+            js_str k = js_string(j);
+            js_expect(j, ':', "':' after a key");
+            int which = -1;
+            for (int i = 0; i < 4; i++)
+                if (k.n == strlen(keys[i]) && !memcmp(k.s, keys[i], k.n)) which = i;
+            char c = js_peek(j);
+            if (which >= 0 && c >= '0' && c <= '9') {
+                js_num v = js_number(j);
+                if (v.is_int && !v.neg) n[which] = v.mag;
+            } else {
+                js_skip(j, 1);
+            }
+            if (js_peek(j) != ',') break;
+            j->p++;
+            js_peek(j);
+        }
+    }
+    static const char *const what[4] = {
+        "the recorder dropped %llu events (its per-thread buffers were full: raise TRAINSCOPE_BUFFER_KB)",
+        "%llu damaged records were skipped", "%llu ranges were still open at the end (closed there, args.unfinished)",
+        "%llu ends had no begin"};
+    char msg[480];
+    size_t len = 0;
+    uint64_t total = 0;
+    for (int i = 0; i < 4; i++) {
+        if (!n[i]) continue;
+        total = n[i] > UINT64_MAX - total ? UINT64_MAX : total + n[i];
+        if (len && len + 2 < sizeof msg) len += (size_t)snprintf(msg + len, sizeof msg - len, "; ");
+        if (len < sizeof msg) len += (size_t)snprintf(msg + len, sizeof msg - len, what[i], (unsigned long long)n[i]);
+    }
+    if (total) ts__rank_warn_n(P->r, TS_WARN_RECORDER_LOSSES, total, "%s: %s", P->r->path, msg);
+}
+
 static void parse_top_member(parser *P, js_str k)
 {
     js *j = &P->s;
@@ -992,6 +1037,11 @@ static void parse_top_member(parser *P, js_str k)
         j->p = after;
     } else if (key == ts__rank_intern(P->r, "baseTimeNanoseconds", 19) && type == TS_ARG_INT) {
         P->base_time_ns = (int64_t)val;
+    } else if (key == ts__rank_intern(P->r, "trainscope", 10) && type == TS_ARG_JSON) {
+        const char *after = j->p;
+        j->p = start;
+        if (js_peek(j) == '{') read_recorder_counts(P);
+        j->p = after;
     }
     add_meta(P, key, type, val);
 }

@@ -41,7 +41,7 @@ ts_kind ts__kind_from_cat(const char *cat, size_t n)
 
 static const char *const warn_names[TS_WARN_COUNT] = {
     "unknown_phase", "unmatched_begin", "unmatched_end", "negative_duration",
-    "invalid_utf8", "unbound_flow", "overlapping_slices", "too_many_args", "other",
+    "invalid_utf8", "unbound_flow", "overlapping_slices", "too_many_args", "recorder_losses", "other",
 };
 const char *ts__warn_name(ts_warn_kind k) { return (unsigned)k < TS_WARN_COUNT ? warn_names[k] : "other"; }
 
@@ -279,17 +279,31 @@ void ts__rank_add_flow_end(ts_rank *r, const ts_flow_end *e)
     r->flow_ends[r->n_flow_ends++] = *e;
 }
 
-void ts__rank_warn(ts_rank *r, ts_warn_kind k, const char *fmt, ...)
+static void warn_v(ts_rank *r, ts_warn_kind k, uint64_t n, const char *fmt, va_list ap)
 {
     if ((unsigned)k >= TS_WARN_COUNT) k = TS_WARN_OTHER;
-    if (r->warn_count[k]++ == 0) {
+    if (r->warn_count[k] == 0) {
         char msg[512];
-        va_list ap;
-        va_start(ap, fmt);
         vsnprintf(msg, sizeof msg, fmt, ap);
-        va_end(ap);
         r->warn_first[k] = ts__strdup(msg);
     }
+    r->warn_count[k] = n > UINT64_MAX - r->warn_count[k] ? UINT64_MAX : r->warn_count[k] + n;
+}
+
+void ts__rank_warn(ts_rank *r, ts_warn_kind k, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    warn_v(r, k, 1, fmt, ap);
+    va_end(ap);
+}
+
+void ts__rank_warn_n(ts_rank *r, ts_warn_kind k, uint64_t n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    warn_v(r, k, n, fmt, ap);
+    va_end(ap);
 }
 
 /* ---- finish: sort ---- */

@@ -154,6 +154,7 @@ typedef enum ts_warn_kind {
     TS_WARN_UNBOUND_FLOW,
     TS_WARN_OVERLAP,          /* a slice overlaps its sibling without nesting */
     TS_WARN_TOO_MANY_ARGS,
+    TS_WARN_RECORDER_LOSSES,  /* events `trainscope record` dropped or could not complete */
     TS_WARN_OTHER,
     TS_WARN_COUNT
 } ts_warn_kind;
@@ -290,6 +291,9 @@ uint32_t ts__rank_add_counter(ts_rank *r, uint32_t track, int64_t ts_ns, double 
 void     ts__rank_add_flow_end(ts_rank *r, const ts_flow_end *e);
 void     ts__rank_warn(ts_rank *r, ts_warn_kind k, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* The same, counting n occurrences at once (n events lost, say). */
+void     ts__rank_warn_n(ts_rank *r, ts_warn_kind k, uint64_t n, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* (Re)build the iteration table from host slices whose name starts with
  * `marker` (NULL = "ProfilerStep#"); the number after the prefix is the step.

@@ -328,7 +328,7 @@ TEST(sigterm_flushes_the_raw_stream_and_chains_the_programs_handler)
     char prefix[32];
     snprintf(prefix, sizeof prefix, "%d-", (int)pid);
     CHECK_EQ_INT(find_file(raw_dir, prefix, raw, sizeof raw), 1);
-    CHECK_EQ_INT(ts__raw_convert(raw, dir, out, sizeof out, err, sizeof err), TS_OK);
+    CHECK_EQ_INT(ts__raw_convert(raw, dir, out, sizeof out, err, sizeof err, NULL), TS_OK);
     char *s = slurp(out);
     CHECK_EQ_INT(count_str(s, "before signal"), 100);
     CHECK(json_valid(out));
@@ -341,7 +341,7 @@ TEST(converter_rejects_a_file_that_is_not_a_capture)
     int fd = mkstemp(path);
     CHECK(write(fd, "{\"traceEvents\":[]}", 18) == 18);
     close(fd);
-    CHECK_EQ_INT(ts__raw_convert(path, "/tmp", NULL, 0, err, sizeof err), TS_EFORMAT);
+    CHECK_EQ_INT(ts__raw_convert(path, "/tmp", NULL, 0, err, sizeof err, NULL), TS_EFORMAT);
     CHECK(strstr(err, "not a trainscope raw capture") != NULL);
     unlink(path);
 }
@@ -363,7 +363,7 @@ TEST(converter_keeps_whole_chunks_of_a_truncated_stream)
     struct stat st;
     stat(raw, &st);
     CHECK(truncate(raw, st.st_size - 8) == 0);
-    CHECK_EQ_INT(ts__raw_convert(raw, dir, out, sizeof out, err, sizeof err), TS_OK);
+    CHECK_EQ_INT(ts__raw_convert(raw, dir, out, sizeof out, err, sizeof err, NULL), TS_OK);
     char *s = slurp(out);
     CHECK(strstr(s, "\"first\"") && !strstr(s, "\"second\""));
     free(s);
@@ -408,7 +408,7 @@ TEST(converter_counts_records_with_times_out_of_range_as_bad)
     char path[] = "/tmp/ts_rawtime_XXXXXX", out[512], err[512];
     /* Samples 8e18 ns apart over one tick: the far event maps past range. */
     write_tsc_stream(path, -4000000000000000000, 4000000000000000000, 1, 1000);
-    CHECK_EQ_INT(ts__raw_convert(path, dir, out, sizeof out, err, sizeof err), TS_OK);
+    CHECK_EQ_INT(ts__raw_convert(path, dir, out, sizeof out, err, sizeof err, NULL), TS_OK);
     char *s = slurp(out);
     CHECK(strstr(s, "\"near\"") && !strstr(s, "\"far\""));
     CHECK(strstr(s, "\"bad_records\":1") != NULL);
@@ -418,7 +418,7 @@ TEST(converter_counts_records_with_times_out_of_range_as_bad)
     /* A start time out of range is the header's fault: an error naming its byte. */
     char path2[] = "/tmp/ts_rawtime_XXXXXX";
     write_tsc_stream(path2, INT64_MIN, 0, 1, 1);
-    CHECK_EQ_INT(ts__raw_convert(path2, dir, NULL, 0, err, sizeof err), TS_EPARSE);
+    CHECK_EQ_INT(ts__raw_convert(path2, dir, NULL, 0, err, sizeof err, NULL), TS_EPARSE);
     CHECK(strstr(err, "byte 24: start time") != NULL);
     unlink(path2);
 }
@@ -575,7 +575,7 @@ TEST(converter_survives_corrupted_streams)
         fwrite(bad, 1, len, f);
         fclose(f);
         char out[700];
-        if (ts__raw_convert(bad_path, out_dir, out, sizeof out, err, sizeof err) == TS_OK) {
+        if (ts__raw_convert(bad_path, out_dir, out, sizeof out, err, sizeof err, NULL) == TS_OK) {
             converted++;
             if (converted <= 30) CHECK(json_valid(out));   /* a python run each: the first 30 */
             unlink(out);

@@ -1,0 +1,39 @@
+#!/bin/sh
+# record_losses_are_reported.sh - what the recorder could not record whole is
+# said, by `trainscope record` when it ends and by every analysis of the files
+# (a "recorder_losses" warning): a program that leaves through os._exit() with
+# a range open gets it closed at its last event and counted; a trace whose
+# "trainscope" block counts dropped events (buffers full) draws the warning
+# with the count; a whole trace draws none.
+set -e
+TS_BIN=${TS_BIN:-build/trainscope}
+PY=/usr/bin/python3
+tmp=$(mktemp -d /tmp/ts_e2e_losses.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+PYTHONPATH=$(dirname "$0")/../../python "$TS_BIN" record -o "$tmp/t" -- $PY -c '
+import os, trainscope_trace as tt
+tt.push("step"); tt.push("inner"); tt.pop()
+os._exit(0)' 2>"$tmp/rec.err"
+grep -q "warning: 1 ranges still open when their process ended" "$tmp/rec.err" || fail "record: $(cat "$tmp/rec.err")"
+"$TS_BIN" stats --format json "$tmp/t" > "$tmp/stats.json"
+$PY - "$tmp/stats.json" "$tmp/t" <<'P'
+import glob, json, sys
+w = json.load(open(sys.argv[1]))["warnings"]
+assert [x["kind"] for x in w] == ["recorder_losses"] and w[0]["count"] == 1, w
+assert "1 ranges were still open at the end" in w[0]["first"], w
+# The same file as if the recorder had dropped 1234 events, and whole.
+path = glob.glob(sys.argv[2] + "/pid-*.json")[0]
+t = json.load(open(path))
+t["trainscope"]["unfinished_ranges"] = 0
+t["trainscope"]["dropped_events"] = 1234
+json.dump(t, open(sys.argv[2] + "/../dropped.json", "w"))
+t["trainscope"]["dropped_events"] = 0
+json.dump(t, open(sys.argv[2] + "/../whole.json", "w"))
+P
+"$TS_BIN" stats "$tmp/dropped.json" 2>"$tmp/dropped.err" >/dev/null
+grep -q "dropped.json: 1234 recorder_losses (first: .*the recorder dropped 1234 events (its per-thread buffers were full: raise TRAINSCOPE_BUFFER_KB))" "$tmp/dropped.err" ||
+    fail "dropped: $(cat "$tmp/dropped.err")"
+"$TS_BIN" stats "$tmp/whole.json" 2>"$tmp/whole.err" >/dev/null
+! grep -q "recorder_losses" "$tmp/whole.err" || fail "whole: $(cat "$tmp/whole.err")"
+echo "ok"

@@ -329,12 +329,14 @@ static void on_memory(proc *p, const bt_field *f, int64_t now_ns, int64_t vtid, 
     ts_rank *r = p->rank;
     int64_t bytes = int_of(f, "bytes", 0), device = int_of(f, "device", -1);
     uint32_t slot = device >= -1 && device < 63 ? (uint32_t)(device + 1) : 0;
+    if (bytes == INT64_MIN) bytes = INT64_MAX;   /* a damaged field; its negation would overflow */
     p->allocated[slot] += is_free ? -(double)bytes : (double)bytes;
+    double total = p->allocated[slot];
     uint32_t first = ts__rank_args_mark(r);
     add_num_arg(r, "Addr", int_of(f, "ptr", 0));
     add_num_arg(r, "Bytes", is_free ? -bytes : bytes);
     add_num_arg(r, "Device Id", device);
-    add_num_arg(r, "Total Allocated", (int64_t)p->allocated[slot]);
+    add_num_arg(r, "Total Allocated", total > -9.2e18 && total < 9.2e18 ? (int64_t)total : total > 0 ? INT64_MAX : INT64_MIN);
     uint32_t track = ts__rank_track(r, TS_TRACK_THREAD, p->pid, vtid);
     ts__rank_add_instant(r, track, now_ns, intern(r, "[memory]"), intern(r, "cpu_instant_event"),
                          TS_KIND_OTHER, 't', first, (uint16_t)(ts__rank_args_mark(r) - first));
@@ -344,8 +346,9 @@ static void close_slice(proc *p, const open_slice *o, int64_t end_ns)
 {
     ts_rank *r = p->rank;
     const char *cat = ts__rank_str(r, o->cat);
-    ts__rank_add_slice(r, o->track, o->ts_ns, end_ns - o->ts_ns, o->name, o->cat,
-                       ts__kind_from_cat(cat, strlen(cat)));
+    int64_t dur;
+    if (__builtin_sub_overflow(end_ns, o->ts_ns, &dur)) dur = end_ns > o->ts_ns ? INT64_MAX : 0;
+    ts__rank_add_slice(r, o->track, o->ts_ns, dur, o->name, o->cat, ts__kind_from_cat(cat, strlen(cat)));
 }
 
 static void on_push(reader *R, proc *p, const bt_field *f, int64_t now_ns, int64_t vtid)

@@ -194,6 +194,9 @@ uint32_t ts__rank_add_slice(ts_rank *r, uint32_t track, int64_t ts_ns, int64_t d
         col c[] = SLICE_COLS(s);
         if (!grow_cols(r, c, 12, &s->cap, s->n + 1)) return TS_NONE32;
     }
+    int64_t end;
+    if (TS_UNLIKELY(dur_ns < 0)) dur_ns = 0;
+    else if (TS_UNLIKELY(__builtin_add_overflow(ts_ns, dur_ns, &end))) dur_ns = INT64_MAX - ts_ns;
     uint32_t i = s->n++;
     s->ts_ns[i] = ts_ns;
     s->dur_ns[i] = dur_ns;

@@ -13,7 +13,10 @@
  *     parent; partially overlapping slices are counted in warnings and placed
  *     as siblings);
  *   - flows point at slice rows (TS_NONE32 when an endpoint found no slice);
- *   - iterations are sorted by start time.
+ *   - iterations are sorted by start time;
+ *   - every slice has dur_ns >= 0 and ts_ns + dur_ns within int64, so any
+ *     analysis may add them (ts__rank_add_slice clamps; callers of
+ *     ts__rank_push_slice keep it themselves, as the JSON reader does).
  * Times are int64 nanoseconds on the rank's own clock (the file's timestamps,
  * plus baseTimeNanoseconds where a trace has one). Graph-level clock alignment
  * lives in graph/, never here.

@@ -27,6 +27,30 @@ TEST(finish_sorts_each_track_by_time_with_parents_first)
     ts__rank_destroy(r);
 }
 
+/* The builder keeps the model's invariant whatever a reader hands it (CTF
+ * fields of a damaged trace, say): no negative duration, and ts + dur within
+ * int64, so every analysis may add them (UBSan in `make test` would stop on an
+ * overflow in finish). */
+TEST(added_slices_keep_duration_non_negative_and_end_within_int64)
+{
+    ts_rank *r = ts__rank_create("t.json");
+    uint32_t t = ts__rank_track(r, TS_TRACK_THREAD, 1, 7);
+    ts__rank_add_slice(r, t, 100, -5, S(r, "negative"), 0, TS_KIND_CPU_OP);
+    ts__rank_add_slice(r, t, INT64_MAX - 10, INT64_MAX, S(r, "past the end"), 0, TS_KIND_CPU_OP);
+    ts__rank_add_slice(r, t, INT64_MIN, INT64_MAX, S(r, "whole range"), 0, TS_KIND_CPU_OP);
+    CHECK_EQ_INT(ts__rank_finish(r, NULL), TS_OK);
+    for (uint32_t i = 0; i < r->slices.n; i++) {
+        const char *name = ts__rank_str(r, r->slices.name[i]);
+        int64_t end;
+        CHECK(r->slices.dur_ns[i] >= 0);
+        CHECK(!__builtin_add_overflow(r->slices.ts_ns[i], r->slices.dur_ns[i], &end));
+        if (!strcmp(name, "negative")) CHECK_EQ_INT(r->slices.dur_ns[i], 0);
+        if (!strcmp(name, "past the end")) CHECK_EQ_INT(r->slices.dur_ns[i], 10);
+        if (!strcmp(name, "whole range")) CHECK_EQ_INT(r->slices.dur_ns[i], INT64_MAX);
+    }
+    ts__rank_destroy(r);
+}
+
 /* Tracks laid out as profilers write them (sorted blocks: CPU ops, then
  * runtime calls), with lone late rows, and in random order: after finish
  * every track is in (start, longer first) order and holds the same rows.

@@ -33,13 +33,14 @@ typedef struct record_opts {
     const char *dir;            /* -o DIR, default "trainscope-trace" */
     bool cuda, nccl, mpi, python, lttng;
     const char *python_filter;  /* comma-separated modules/files, NULL = all */
+    const char *buffer_kb;      /* per-thread buffer size, NULL = the tracer's default */
     char **cmd;                 /* the program and its arguments */
 } record_opts;
 
 static void usage(FILE *f)
 {
     fputs("usage: trainscope record [-o DIR] [--cuda] [--nccl] [--mpi] [--python]\n"
-          "                         [--python-filter LIST] [--lttng] -- COMMAND [ARGS...]\n\n"
+          "                         [--python-filter LIST] [--lttng] [--buffer-kb N] -- COMMAND [ARGS...]\n\n"
           "Runs COMMAND under trainscope's tracer. Every process it starts (MPI ranks,\n"
           "DataLoader workers, ...) writes DIR/rank-<R>.<pid>.json (pid-<pid>.json when\n"
           "no rank is known), Chrome-trace JSON shaped like Kineto's that the other\n"
@@ -54,6 +55,8 @@ static void usage(FILE *f)
           "                        (e.g. torch.nn.modules,train.py); implies --python\n"
           "  --lttng               also emit LTTng-UST tracepoints into an LTTng session\n"
           "                        record starts and stops (CTF in DIR/lttng)\n"
+          "  --buffer-kb N         each thread's buffer, in KiB (default 1024; rounded up to a\n"
+          "                        power of two): more when record says events were dropped\n"
           "The tracing API (include/trainscope/trace.h) adds the program's own ranges.\n", f);
 }
 
@@ -78,6 +81,14 @@ static int parse(int argc, char **argv, record_opts *o)
             if (++i >= argc) { ts_cli_errorf("record: --python-filter needs a list"); return -1; }
             o->python_filter = argv[i];
             o->python = true;
+        } else if (!strcmp(a, "--buffer-kb")) {
+            char *end;
+            long kb = ++i < argc ? strtol(argv[i], &end, 10) : 0;
+            if (i >= argc || *end || end == argv[i] || kb < 4 || kb > 1048576) {
+                ts_cli_errorf("record: --buffer-kb needs a size in KiB from 4 to 1048576");
+                return -1;
+            }
+            o->buffer_kb = argv[i];
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             return 1;
@@ -246,6 +257,7 @@ static int set_env(const record_opts *o, const char *abs_dir)
         snprintf(cuda, sizeof cuda, "%s/libtrainscope-cuda.so", lib_dir);
         setenv("CUDA_INJECTION64_PATH", cuda, 0);
     }
+    if (o->buffer_kb) setenv("TRAINSCOPE_BUFFER_KB", o->buffer_kb, 1);
     setenv("TRAINSCOPE_DIR", abs_dir, 1);
     setenv("TRAINSCOPE_DEFER_CONVERT", "1", 1);   /* finish() converts every stream */
     return 0;
@@ -330,7 +342,7 @@ static void finish(const char *dir)
     /* Said here as well as in every analysis of the files (a "recorder_losses"
      * warning): a short trace should not pass for a whole one. */
     if (sum.dropped_events)
-        fprintf(stderr, "trainscope: warning: %llu events dropped (per-thread buffers full: raise TRAINSCOPE_BUFFER_KB)\n",
+        fprintf(stderr, "trainscope: warning: %llu events dropped (per-thread buffers full: raise --buffer-kb)\n",
                 (unsigned long long)sum.dropped_events);
     if (sum.bad_records)
         fprintf(stderr, "trainscope: warning: %llu damaged records skipped\n", (unsigned long long)sum.bad_records);

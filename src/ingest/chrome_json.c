@@ -1007,7 +1007,7 @@ static void read_recorder_counts(parser *P)
         }
     }
     static const char *const what[4] = {
-        "the recorder dropped %llu events (its per-thread buffers were full: raise TRAINSCOPE_BUFFER_KB)",
+        "the recorder dropped %llu events (its per-thread buffers were full: record --buffer-kb)",
         "%llu damaged records were skipped", "%llu ranges were still open at the end (closed there, args.unfinished)",
         "%llu ends had no begin"};
     char msg[480];

@@ -32,8 +32,11 @@ t["trainscope"]["dropped_events"] = 0
 json.dump(t, open(sys.argv[2] + "/../whole.json", "w"))
 P
 "$TS_BIN" stats "$tmp/dropped.json" 2>"$tmp/dropped.err" >/dev/null
-grep -q "dropped.json: 1234 recorder_losses (first: .*the recorder dropped 1234 events (its per-thread buffers were full: raise TRAINSCOPE_BUFFER_KB))" "$tmp/dropped.err" ||
+grep -q "dropped.json: 1234 recorder_losses (first: .*the recorder dropped 1234 events (its per-thread buffers were full: record --buffer-kb))" "$tmp/dropped.err" ||
     fail "dropped: $(cat "$tmp/dropped.err")"
 "$TS_BIN" stats "$tmp/whole.json" 2>"$tmp/whole.err" >/dev/null
 ! grep -q "recorder_losses" "$tmp/whole.err" || fail "whole: $(cat "$tmp/whole.err")"
+# --buffer-kb, the remedy the warning names, reaches the traced processes
+kb=$("$TS_BIN" record --buffer-kb 8 -o "$tmp/kb" -- $PY -c 'import os; print(os.environ["TRAINSCOPE_BUFFER_KB"])' 2>/dev/null)
+[ "$kb" = 8 ] || fail "--buffer-kb 8 reached the program as '$kb'"
 echo "ok"

@@ -443,6 +443,13 @@ TEST(record_rejects_bad_usage_before_starting_the_program)
     CHECK_EQ_INT(ts_test_run(cmd, &out), 2);
     CHECK(strstr(out, "no command") != NULL);
     free(out);
+    const char *sizes[] = {"2", "64k", "", "2000000"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(cmd, sizeof cmd, "%s record --buffer-kb '%s' -o %s -- true 2>&1", ts_test_cli(), sizes[i], dir);
+        CHECK_EQ_INT(ts_test_run(cmd, &out), 2);
+        CHECK(strstr(out, "--buffer-kb needs a size in KiB") != NULL);
+        free(out);
+    }
 }
 
 TEST(push_of_a_reused_buffer_records_the_new_text)

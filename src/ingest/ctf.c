@@ -78,6 +78,11 @@ typedef struct reader {
     ts_map64   kind_of_class; /* event class address -> ev_kind + 1 */
     int64_t    last_ns;       /* time of the latest event */
     uint64_t   n_events, n_foreign;
+    /* What the tracer's ring buffers lost (discard mode, buffers full), from
+     * babeltrace's discarded-events and discarded-packets messages; the
+     * buffers are shared by the traced processes (per user), so the loss
+     * cannot be laid at one rank's door. */
+    uint64_t   n_discarded_events, n_discarded_packets, n_losses_uncounted;
     bool       oom;
 } reader;
 
@@ -518,8 +523,21 @@ static bt_graph_simple_sink_component_consume_func_status consume(bt_message_ite
         return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
     }
     for (uint64_t i = 0; i < count; i++) {
-        if (bt_message_get_type(msgs[i]) == BT_MESSAGE_TYPE_EVENT && !R->oom)
+        bt_message_type type = bt_message_get_type(msgs[i]);
+        uint64_t n = 0;
+        if (type == BT_MESSAGE_TYPE_EVENT && !R->oom)
             on_event(R, msgs[i]);
+        else if (type == BT_MESSAGE_TYPE_DISCARDED_EVENTS) {
+            if (bt_message_discarded_events_get_count(msgs[i], &n) == BT_PROPERTY_AVAILABILITY_AVAILABLE)
+                R->n_discarded_events += n;
+            else
+                R->n_losses_uncounted++;
+        } else if (type == BT_MESSAGE_TYPE_DISCARDED_PACKETS) {
+            if (bt_message_discarded_packets_get_count(msgs[i], &n) == BT_PROPERTY_AVAILABILITY_AVAILABLE)
+                R->n_discarded_packets += n;
+            else
+                R->n_losses_uncounted++;
+        }
         bt_message_put_ref(msgs[i]);
     }
     return R->oom ? BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_MEMORY_ERROR
@@ -654,6 +672,21 @@ static int make_trace(reader *R, const ts_load_opts *opts, ts_trace **out, ts_er
         if (rc == TS_OK && opts && opts->size >= sizeof *opts && opts->iteration_marker)
             rc = ts__rank_find_iterations(p->rank, opts->iteration_marker);
         ranks[i] = p->rank;
+    }
+    /* Said once, on the first process's rank: the loss is the session's. */
+    uint64_t lost = R->n_discarded_events + R->n_discarded_packets + R->n_losses_uncounted;
+    if (rc == TS_OK && lost) {
+        char what[160];
+        int n = snprintf(what, sizeof what, "%llu events", (unsigned long long)R->n_discarded_events);
+        if (R->n_discarded_packets && n > 0 && (size_t)n < sizeof what)
+            n += snprintf(what + n, sizeof what - (size_t)n, " and %llu whole packets",
+                          (unsigned long long)R->n_discarded_packets);
+        if (R->n_losses_uncounted && n > 0 && (size_t)n < sizeof what)
+            snprintf(what + n, sizeof what - (size_t)n, ", and lost events %llu more times without a count",
+                     (unsigned long long)R->n_losses_uncounted);
+        ts__rank_warn_n(R->procs[0].rank, TS_WARN_RECORDER_LOSSES, lost,
+                        "%s: the LTTng session discarded %s (its ring buffers, shared by every traced process, "
+                        "were full: give the channel larger or more sub-buffers)", R->path, what);
     }
     if (rc == TS_OK) {
         rc = ts__trace_create(ranks, R->n_procs, out, err);

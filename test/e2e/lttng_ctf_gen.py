@@ -11,7 +11,10 @@ and their types mirror src/capture/lttng_tp.h (fields left out are 0 or "").
 Any other EVENT (e.g. "other:thing") becomes an event of that full name with
 one string field per key=value given, as another provider's would.
 In values, '^' stands for the args unit separator (0x1f) and '~' for the
-record separator (0x1e). Lines starting with '#' are comments. The clock is
+record separator (0x1e). Lines starting with '#' are comments. The EVENT
+"discarded" with count=N (VPID and VTID ignored) is not an event: it ends the
+packet there and says the tracer discarded N events before the next packet
+ends, as LTTng's ring buffer in discard mode does when it is full. The clock is
 1 GHz, so TS_NS is the event's clock value, as LTTng's monotonic clock gives.
 Needs python3-bt2 (Debian's /usr/bin/python3).
 """
@@ -93,9 +96,12 @@ class Source(bt2._UserSourceComponent, message_iterator_class=Iter):
         ctx.append_member("vtid", tc.create_signed_integer_field_class(32))
         sc = tc.create_stream_class(default_clock_class=cc, event_common_context_field_class=ctx,
                                     supports_packets=True, packets_have_beginning_default_clock_snapshot=True,
-                                    packets_have_end_default_clock_snapshot=True)
+                                    packets_have_end_default_clock_snapshot=True,
+                                    supports_discarded_events=True,
+                                    discarded_events_have_default_clock_snapshots=True)
+        real = [e for e in events if e[3] != "discarded"]
         classes, schema = {}, dict(SCHEMA)
-        for _, _, _, name, fields in events:
+        for _, _, _, name, fields in real:
             if name not in schema:   # another provider's event: string fields
                 schema[name] = [(k, S) for k in fields]
         for name, fields in schema.items():
@@ -105,25 +111,47 @@ class Source(bt2._UserSourceComponent, message_iterator_class=Iter):
             full = name if name not in SCHEMA else "trainscope:" + name
             classes[name] = sc.create_event_class(name=full, payload_field_class=payload)
         stream = tc().create_stream(sc)
-        first, last = events[0][0], events[-1][0]
+        # Packets: the events between "discarded" markers. A packet ends at its
+        # last event; the next begins there, and a discarded-events message
+        # spans from one packet's end to the next one's, as CTF encodes it.
+        packets, cur, counts = [], [], []
+        for e in events:
+            if e[3] == "discarded":
+                packets.append(cur)
+                counts.append(int(e[4]["count"]))
+                cur = []
+            else:
+                cur.append(e)
+        packets.append(cur)
+        ends, t = [], real[0][0]
+        for p in packets:
+            t = p[-1][0] if p else t
+            ends.append(t)
         msgs = [lambda it: it._create_stream_beginning_message(stream)]
         box = {}
+        for k, p in enumerate(packets):
+            begin = real[0][0] if k == 0 else ends[k - 1]
+            if k > 0:
+                def discarded(it, b=ends[k - 1], e=ends[k], n=counts[k - 1]):
+                    m = it._create_discarded_events_message(stream, n, b, e)
+                    return m
+                msgs.append(discarded)
 
-        def packet_begin(it):
-            box["packet"] = stream.create_packet()
-            return it._create_packet_beginning_message(box["packet"], first)
-        msgs.append(packet_begin)
-        for ts, vpid, vtid, name, fields in events:
-            def make(it, ts=ts, vpid=vpid, vtid=vtid, name=name, fields=fields):
-                msg = it._create_event_message(classes[name], box["packet"], ts)
-                msg.event.common_context_field["vpid"] = vpid
-                msg.event.common_context_field["vtid"] = vtid
-                for fname, kind in schema[name]:
-                    default = "" if kind == S else "0"
-                    msg.event.payload_field[fname] = value(kind, fields.get(fname, default))
-                return msg
-            msgs.append(make)
-        msgs.append(lambda it: it._create_packet_end_message(box["packet"], last))
+            def packet_begin(it, begin=begin):
+                box["packet"] = stream.create_packet()
+                return it._create_packet_beginning_message(box["packet"], begin)
+            msgs.append(packet_begin)
+            for ts, vpid, vtid, name, fields in p:
+                def make(it, ts=ts, vpid=vpid, vtid=vtid, name=name, fields=fields):
+                    msg = it._create_event_message(classes[name], box["packet"], ts)
+                    msg.event.common_context_field["vpid"] = vpid
+                    msg.event.common_context_field["vtid"] = vtid
+                    for fname, kind in schema[name]:
+                        default = "" if kind == S else "0"
+                        msg.event.payload_field[fname] = value(kind, fields.get(fname, default))
+                    return msg
+                msgs.append(make)
+            msgs.append(lambda it, end=ends[k]: it._create_packet_end_message(box["packet"], end))
         msgs.append(lambda it: it._create_stream_end_message(stream))
         self._add_output_port("out", msgs)
 

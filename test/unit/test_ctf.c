@@ -312,6 +312,44 @@ TEST(ctf_unmatched_pop_and_unclosed_push_are_warned_not_fatal)
     remove_dir(dir);
 }
 
+/* LTTng's ring buffers in discard mode drop events when full, and CTF says
+ * how many between two packets: the loss is one recorder_losses warning on
+ * the first process's rank (the buffers are the session's, not a rank's),
+ * never silent. Without it the trace reads as whole. */
+TEST(ctf_events_the_tracer_discarded_are_warned_once)
+{
+    if (!have_bt2())
+        return;
+    const char *dir = make_ctf(
+        L("100\t10\t11\tpush\tcat=cpu_op\tname=a")
+        L("200\t10\t11\tpop")
+        L("210\t20\t21\tinstant\tcat=cpu_op\tname=other_process")
+        L("250\t0\t0\tdiscarded\tcount=42")
+        L("300\t10\t11\tpush\tcat=cpu_op\tname=b")
+        L("400\t10\t11\tpop"));
+    CHECK(dir);
+    ts_error err;
+    ts_trace *t = load(dir, &err);
+    if (!t)
+        TS_FAIL_("load failed: %s", err.msg);
+    CHECK_EQ_INT(ts_trace_n_ranks(t), 2);
+    const ts_rank *r0 = ts_trace_borrow_rank(t, 0), *r1 = ts_trace_borrow_rank(t, 1);
+    CHECK_EQ_INT(r0->warn_count[TS_WARN_RECORDER_LOSSES] + r1->warn_count[TS_WARN_RECORDER_LOSSES], 42);
+    const ts_rank *w = r0->warn_count[TS_WARN_RECORDER_LOSSES] ? r0 : r1;
+    CHECK(strstr(w->warn_first[TS_WARN_RECORDER_LOSSES], "discarded 42 events") != NULL);
+    CHECK(find_slice(r0, "b") != TS_NONE32 || find_slice(r1, "b") != TS_NONE32);
+    ts_trace_destroy(t);
+    remove_dir(dir);
+    dir = make_ctf(L("100\t10\t11\tpush\tcat=cpu_op\tname=a") L("200\t10\t11\tpop"));
+    CHECK(dir);
+    t = load(dir, &err);
+    if (!t)
+        TS_FAIL_("load failed: %s", err.msg);
+    CHECK_EQ_INT(ts_trace_borrow_rank(t, 0)->warn_count[TS_WARN_RECORDER_LOSSES], 0);
+    ts_trace_destroy(t);
+    remove_dir(dir);
+}
+
 TEST(ctf_trace_of_other_providers_only_is_nothing_to_analyze)
 {
     if (!have_bt2())

@@ -61,6 +61,29 @@ else:
     assert "matched collective instances of known size differ in size across ranks" in w, w
 ' "$r1" || fail "sizes across ranks ($r1)"
 done
+# timestamps centuries apart (an epoch-clock rank beside one whose slice sits
+# 2^62 ns out, or two ranks 30 years apart): graph, critical path and replay
+# add times and gaps, so these are refused with exit 2 and the file named
+# (before, replay overflowed int64: fuzz_analyze, 25 Nov)
+/usr/bin/python3 - "$K/nccl_parser_config/nccl_data.json.gz" "$tmp" <<'PY' || fail "making far-apart ranks"
+import gzip, json, sys
+t = json.load(gzip.open(sys.argv[1]))
+t["distributedInfo"]["rank"] = 1
+for e in t["traceEvents"]:
+    if e.get("ph") == "X" and "ts" in e:
+        e["ts"] = float(e["ts"]) - 30 * 365.25 * 86400e6   # 30 years earlier, in us
+json.dump(t, open(sys.argv[2] + "/thirty_years.json", "w"))
+far = {"traceEvents": [{"ph": "X", "name": "far", "pid": 1, "tid": 1, "ts": 5e15, "dur": 1}]}
+json.dump(far, open(sys.argv[2] + "/far.json", "w"))
+PY
+for cmd in critical-path replay; do
+    "$BIN" $cmd "$K/nccl_parser_config/nccl_data.json.gz" "$tmp/thirty_years.json" >/dev/null 2>"$err"
+    [ $? -eq 2 ] && grep -q "span 30 years: broken timestamps, or traces on unrelated clocks mixed" "$err" ||
+        fail "$cmd thirty years: $(cat "$err")"
+    "$BIN" $cmd "$tmp/far.json" >/dev/null 2>"$err"
+    [ $? -eq 2 ] && grep -q "far.json: a slice at 5000000000000000000 ns (+1000 ns) lies past 2^62 ns" "$err" ||
+        fail "$cmd far: $(cat "$err")"
+done
 "$BIN" critical-path >/dev/null 2>&1; [ $? -eq 2 ] || fail "no path"
 "$BIN" critical-path --format csv "$K/nccl_parser_config/nccl_data.json.gz" >/dev/null 2>&1; [ $? -eq 2 ] || fail "csv"
 "$BIN" critical-path --iteration x "$K/nccl_parser_config/nccl_data.json.gz" >/dev/null 2>&1; [ $? -eq 2 ] || fail "bad iteration"

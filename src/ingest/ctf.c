@@ -705,6 +705,10 @@ int ts__ctf_load(const char *path, const ts_load_opts *opts, ts_trace **out, ts_
     ts__map64_init(&R.proc_of_pid);
     ts__map64_init(&R.kind_of_class);
     *out = NULL;
+    /* libbabeltrace2 aborts the process when an API function is called while
+     * the thread holds an error; one left by the caller's own babeltrace use
+     * must not take this load down with it. */
+    bt_current_thread_clear_error();
     bt_graph *g = bt_graph_create(0);
     int rc = g ? build_graph(g, path, &R, err) : ts__error(err, TS_ENOMEM, "%s: out of memory", path);
     if (rc == TS_OK) {
@@ -715,7 +719,18 @@ int ts__ctf_load(const char *path, const ts_load_opts *opts, ts_trace **out, ts_
             rc = ts__error(err, TS_ENOMEM, "%s: out of memory", path);
         else if (st != BT_GRAPH_RUN_STATUS_OK)
             rc = bt_fail(err, TS_EPARSE, path, "cannot read the CTF trace");
+        else {
+            /* A stream that cannot be decoded ends its part of the run with
+             * an error but the graph with OK (2.0.4: "Cannot handle state"),
+             * so the events after it would be lost in silence. */
+            const bt_error *e = bt_current_thread_take_error();
+            if (e) {
+                bt_current_thread_move_error(e);
+                rc = bt_fail(err, TS_EPARSE, path, "cannot decode the CTF trace");
+            }
+        }
     }
+    bt_current_thread_clear_error();   /* none left behind for the next load (see above) */
     bt_graph_put_ref(g);
     if (rc == TS_OK && R.n_procs == 0)
         rc = ts__error(err, TS_ENODATA, "%s: no trainscope events in this CTF trace (%llu events of other providers)",

@@ -350,6 +350,37 @@ TEST(ctf_events_the_tracer_discarded_are_warned_once)
     remove_dir(dir);
 }
 
+/* A stream babeltrace cannot decode part-way (fuzz/corpus/fuzz_ctf/
+ * decode_error_after_events.stream, found by fuzz_ctf) ends its graph with OK
+ * and an error left on the thread: the load must fail naming it rather than
+ * keep the events before it as if they were all, and must not leave the
+ * error behind, since libbabeltrace2 aborts the next load that finds one. */
+TEST(ctf_stream_that_cannot_be_decoded_fails_and_the_next_load_works)
+{
+    if (!have_bt2())
+        return;
+    char dir[] = "/tmp/ts_ctf_bad_XXXXXX", cmd[512];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(cmd, sizeof cmd, "cp fuzz/ctf_metadata.tsdl %s/metadata && cp fuzz/corpus/fuzz_ctf/decode_error_after_events.stream %s/stream",
+             dir, dir);
+    CHECK_EQ_INT(system(cmd), 0);
+    for (int round = 0; round < 2; round++) {
+        ts_error err;
+        CHECK(load(dir, &err) == NULL);
+        CHECK(strstr(err.msg, "cannot decode the CTF trace") != NULL);
+    }
+    const char *good = make_ctf(L("100\t10\t11\tpush\tcat=cpu_op\tname=a") L("200\t10\t11\tpop"));
+    CHECK(good);
+    ts_error err;
+    ts_trace *t = load(good, &err);
+    if (!t)
+        TS_FAIL_("load after a failed one: %s", err.msg);
+    ts_trace_destroy(t);
+    remove_dir(good);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK_EQ_INT(system(cmd), 0);
+}
+
 TEST(ctf_trace_of_other_providers_only_is_nothing_to_analyze)
 {
     if (!have_bt2())

@@ -65,6 +65,7 @@ typedef struct conv {
     struct clock_sample { uint64_t tsc; int64_t ns; } *samples;  /* (TSC, monotonic) pairs, by tsc */
     uint32_t      n_samples, cap_samples;
     uint64_t      unmatched_ends, unfinished, bad_records;
+    uint64_t      cut_at;              /* byte where the last chunk is incomplete, 0 = none */
     char         *err; size_t err_n;
 } conv;
 
@@ -350,7 +351,7 @@ static int parse_chunks(conv *c, const char *data, size_t size, int pass)
         if (ck.magic != TS__RAW_CHUNK_MAGIC || ck.buf_id >= MAX_BUF_ID || ck.n_bytes % 8)
             return fail(c, TS_EPARSE, "byte %zu: bad chunk header", off);
         off += sizeof ck;
-        if (ck.n_bytes > size - off) break;   /* cut short by a crash: keep what came before */
+        if (ck.n_bytes > size - off) { off -= sizeof ck; break; }   /* cut short: keep what came before */
         if (pass == 0) {
             if (c->tsc && add_sample(c, ck.sample_tsc, ck.sample_ns)) return fail(c, TS_ENOMEM, "out of memory");
             off += ck.n_bytes;
@@ -372,6 +373,8 @@ static int parse_chunks(conv *c, const char *data, size_t size, int pass)
         }
         off += ck.n_bytes;
     }
+    /* A killed process or a full disk leaves its last chunk incomplete. */
+    if (off < size) c->cut_at = off;
     return TS_OK;
 }
 
@@ -573,6 +576,7 @@ static void put_header(FILE *f, const conv *c)
                "\"unfinished_ranges\":%" PRIu64 ",\"bad_records\":%" PRIu64 ",\"dropped_by_thread\":{",
             c->hdr->pid, c->hdr->ppid, c->hdr->realtime_offset_ns, dropped, c->unmatched_ends,
             c->unfinished, c->bad_records);
+    if (c->cut_at) fprintf(f, "\"cut_at_byte\":%" PRIu64 ",", c->cut_at);
     int first = 1;
     for (uint32_t i = 0; i < c->n_drops; i++) {
         if (!c->drops[i].dropped) continue;
@@ -727,7 +731,7 @@ int ts__raw_convert(const char *raw_path, const char *dir, char *out_path, size_
     qsort(c.ev, c.n_ev, sizeof *c.ev, cmp_ev);
     rc = write_json(&c, dir, out_path, out_n);
     if (rc == TS_OK && losses) {
-        *losses = (ts__raw_losses){dropped_total(&c), c.bad_records, c.unfinished, c.unmatched_ends};
+        *losses = (ts__raw_losses){dropped_total(&c), c.bad_records, c.unfinished, c.unmatched_ends, c.cut_at};
     }
 done:
     conv_free(&c);

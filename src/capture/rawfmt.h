@@ -131,6 +131,7 @@ typedef struct ts__raw_losses {
     uint64_t bad_records;        /* damaged records skipped */
     uint64_t unfinished_ranges;  /* still open at the end, closed there */
     uint64_t unmatched_ends;     /* pops and range ends without a begin */
+    uint64_t cut_at_byte;        /* the stream's last chunk is incomplete from here (killed, disk full), 0 = whole */
 } ts__raw_losses;
 int ts__raw_convert(const char *raw_path, const char *dir, char *out_path, size_t out_n,
                     char *err, size_t err_n, ts__raw_losses *losses);

@@ -99,6 +99,10 @@ int ts__rt_fd_is_ours(int fd);
  * stream again at a new number. Returns it, or -1 (the chunk is then lost).
  * Async-signal-safe; concurrent callers never wait, one of them reopens. */
 int ts__rt_reopen(int lost);
+/* Set when a chunk reached the raw stream only in part (disk full): nothing
+ * more is written to that stream, later events count as dropped. Cleared
+ * when a new stream opens. */
+extern _Atomic int ts__rt_stream_cut;
 extern uint32_t ts__rt_buf_bytes;   /* capacity of new rings */
 
 /* After fork in the child: forget the parent's undrained events, keep only

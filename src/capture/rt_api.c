@@ -334,6 +334,7 @@ static int raw_open(void)
     h.world_size = env_world;
     comm_read(h.comm, sizeof h.comm);
     if (write(fd, &h, sizeof h) != (ssize_t)sizeof h) { close(fd); unlink(raw_path); return -1; }
+    atomic_store(&ts__rt_stream_cut, 0);
     return fd;
 }
 

@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -75,18 +76,39 @@ void ts__ring_commit(ts__ring *r, uint32_t size)
         ts__ring_drain(r, ts__rt_fd);
 }
 
-/* writev that finishes partial writes; plain syscalls only (signal-safe). */
-static void write_all(int fd, struct iovec *iov, int n)
+/* writev that finishes partial writes; plain syscalls only (signal-safe).
+ * Returns the bytes written: fewer than asked when the disk is full or the
+ * descriptor went bad, and the rest is never retried. */
+static size_t write_all(int fd, struct iovec *iov, int n)
 {
+    size_t done = 0;
     while (n > 0) {
         ssize_t w = writev(fd, iov, n);
         if (w < 0) {
             if (errno == EINTR) continue;
-            return;   /* disk full or closed: the bytes are lost, never retried */
+            return done;
         }
+        done += (size_t)w;
         while (n > 0 && (size_t)w >= iov->iov_len) { w -= (ssize_t)iov->iov_len; iov++; n--; }
         if (n > 0) { iov->iov_base = (char *)iov->iov_base + w; iov->iov_len -= (size_t)w; }
     }
+    return done;
+}
+
+_Atomic int ts__rt_stream_cut;
+
+/* Events in ring bytes [t, h): every record but the pads. */
+static uint64_t count_events(const ts__ring *r, uint64_t t, uint64_t h)
+{
+    uint64_t n = 0;
+    while (t < h) {
+        const uint8_t *p = (const uint8_t *)r->data + (t & (r->cap - 1));
+        uint16_t size = (uint16_t)(p[0] | p[1] << 8);
+        if (size < 8) break;   /* cannot happen: reserve writes whole records */
+        n += p[2] != TS__REC_PAD;
+        t += size;
+    }
+    return n;
 }
 
 size_t ts__ring_drain(ts__ring *r, int fd)
@@ -96,16 +118,36 @@ size_t ts__ring_drain(ts__ring *r, int fd)
     uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
     uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
     size_t n = (size_t)(h - t);
-    if (n > 0 && fd >= 0 && !ts__rt_fd_is_ours(fd)) fd = ts__rt_reopen(fd);
-    if (n > 0 && fd >= 0) {
-        ts__raw_chunk ck = {TS__RAW_CHUNK_MAGIC, r->id, r->tid, 0,
-                            atomic_load_explicit(&r->dropped, memory_order_relaxed), n,
-                            ts__rt_mono_ns(), ts__rt_tsc_now()};
-        uint32_t off = (uint32_t)(t & (r->cap - 1));
-        size_t first = n < (size_t)(r->cap - off) ? n : (size_t)(r->cap - off);
-        struct iovec iov[3] = {{&ck, sizeof ck}, {r->data + off, first}, {r->data, n - first}};
-        write_all(fd, iov, n > first ? 3 : 2);
+    /* Events that do not reach the stream while tracing is on (the file
+     * could not be reopened, the disk is full, the stream was cut) are
+     * counted as dropped like those of a full ring, so the next chunk that
+     * does get written, or the converter, says so. */
+    bool lost = false;
+    if (n > 0 && fd >= 0 && !ts__rt_fd_is_ours(fd)) {
+        fd = ts__rt_reopen(fd);
+        lost = fd < 0;
     }
+    if (n > 0 && fd >= 0) {
+        if (atomic_load_explicit(&ts__rt_stream_cut, memory_order_relaxed)) {
+            lost = true;
+        } else {
+            ts__raw_chunk ck = {TS__RAW_CHUNK_MAGIC, r->id, r->tid, 0,
+                                atomic_load_explicit(&r->dropped, memory_order_relaxed), n,
+                                ts__rt_mono_ns(), ts__rt_tsc_now()};
+            uint32_t off = (uint32_t)(t & (r->cap - 1));
+            size_t first = n < (size_t)(r->cap - off) ? n : (size_t)(r->cap - off);
+            struct iovec iov[3] = {{&ck, sizeof ck}, {r->data + off, first}, {r->data, n - first}};
+            size_t got = write_all(fd, iov, n > first ? 3 : 2);
+            if (got < sizeof ck + n) {
+                lost = true;
+                /* A chunk written in part misaligns whatever follows it, so
+                 * the stream ends there: the converter keeps the whole
+                 * chunks before it. */
+                if (got > 0) atomic_store_explicit(&ts__rt_stream_cut, 1, memory_order_relaxed);
+            }
+        }
+    }
+    if (lost) atomic_fetch_add_explicit(&r->dropped, count_events(r, t, h), memory_order_relaxed);
     atomic_store_explicit(&r->tail, h, memory_order_release);
     atomic_store_explicit(&r->draining, 0, memory_order_release);
     return n;

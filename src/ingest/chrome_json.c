@@ -983,8 +983,10 @@ static void read_distributed_info(parser *P)
  * as if it were whole. */
 static void read_recorder_counts(parser *P)
 {
-    static const char *const keys[4] = {"dropped_events", "bad_records", "unfinished_ranges", "unmatched_ends"};
-    uint64_t n[4] = {0, 0, 0, 0};
+    enum { N_KEYS = 5 };
+    static const char *const keys[N_KEYS] = {"dropped_events", "bad_records", "unfinished_ranges", "unmatched_ends",
+                                             "cut_at_byte"};
+    uint64_t n[N_KEYS] = {0, 0, 0, 0, 0};
     js *j = &P->s;
     j->p++;
     if (js_peek(j) != '}') {
@@ -992,7 +994,7 @@ static void read_recorder_counts(parser *P)
             js_str k = js_string(j);
             js_expect(j, ':', "':' after a key");
             int which = -1;
-            for (int i = 0; i < 4; i++)
+            for (int i = 0; i < N_KEYS; i++)
                 if (k.n == strlen(keys[i]) && !memcmp(k.s, keys[i], k.n)) which = i;
             char c = js_peek(j);
             if (which >= 0 && c >= '0' && c <= '9') {
@@ -1006,16 +1008,19 @@ static void read_recorder_counts(parser *P)
             js_peek(j);
         }
     }
-    static const char *const what[4] = {
+    static const char *const what[N_KEYS] = {
         "the recorder dropped %llu events (its per-thread buffers were full: record --buffer-kb)",
         "%llu damaged records were skipped", "%llu ranges were still open at the end (closed there, args.unfinished)",
-        "%llu ends had no begin"};
+        "%llu ends had no begin",
+        "the recorded stream was cut short at byte %llu (a process killed mid-write, or the disk full): what came "
+        "after is lost"};
     char msg[480];
     size_t len = 0;
     uint64_t total = 0;
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < N_KEYS; i++) {
         if (!n[i]) continue;
-        total = n[i] > UINT64_MAX - total ? UINT64_MAX : total + n[i];
+        uint64_t count = i == N_KEYS - 1 ? 1 : n[i];   /* a cut is one loss, whatever its byte */
+        total = count > UINT64_MAX - total ? UINT64_MAX : total + count;
         if (len && len + 2 < sizeof msg) len += (size_t)snprintf(msg + len, sizeof msg - len, "; ");
         if (len < sizeof msg) len += (size_t)snprintf(msg + len, sizeof msg - len, what[i], (unsigned long long)n[i]);
     }

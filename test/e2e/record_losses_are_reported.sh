@@ -3,8 +3,8 @@
 # said, by `trainscope record` when it ends and by every analysis of the files
 # (a "recorder_losses" warning): a program that leaves through os._exit() with
 # a range open gets it closed at its last event and counted; a trace whose
-# "trainscope" block counts dropped events (buffers full) draws the warning
-# with the count; a whole trace draws none.
+# "trainscope" block counts dropped events (buffers full) and a stream cut
+# short draws the warning with the count; a whole trace draws none.
 set -e
 TS_BIN=${TS_BIN:-build/trainscope}
 PY=/usr/bin/python3
@@ -27,12 +27,14 @@ path = glob.glob(sys.argv[2] + "/pid-*.json")[0]
 t = json.load(open(path))
 t["trainscope"]["unfinished_ranges"] = 0
 t["trainscope"]["dropped_events"] = 1234
+t["trainscope"]["cut_at_byte"] = 4096
 json.dump(t, open(sys.argv[2] + "/../dropped.json", "w"))
 t["trainscope"]["dropped_events"] = 0
+del t["trainscope"]["cut_at_byte"]
 json.dump(t, open(sys.argv[2] + "/../whole.json", "w"))
 P
 "$TS_BIN" stats "$tmp/dropped.json" 2>"$tmp/dropped.err" >/dev/null
-grep -q "dropped.json: 1234 recorder_losses (first: .*the recorder dropped 1234 events (its per-thread buffers were full: record --buffer-kb))" "$tmp/dropped.err" ||
+grep -q "dropped.json: 1235 recorder_losses (first: .*the recorder dropped 1234 events (its per-thread buffers were full: record --buffer-kb); the recorded stream was cut short at byte 4096" "$tmp/dropped.err" ||
     fail "dropped: $(cat "$tmp/dropped.err")"
 "$TS_BIN" stats "$tmp/whole.json" 2>"$tmp/whole.err" >/dev/null
 ! grep -q "recorder_losses" "$tmp/whole.err" || fail "whole: $(cat "$tmp/whole.err")"

@@ -137,6 +137,67 @@ TEST(ring_wraps_records_around_the_end_in_order)
     free(r);
 }
 
+/* Drain into fd, which the runtime then takes for its own stream. */
+static void set_stream(int fd)
+{
+    struct stat st;
+    fstat(fd, &st);
+    ts__rt_fd = fd;
+    ts__rt_dev = st.st_dev;
+    ts__rt_ino = st.st_ino;
+}
+
+/* Disk full: every event that never reached the stream is counted as
+ * dropped, as for a full ring (the traced program is never told); a chunk
+ * written only in part ends the stream, since what followed it would be
+ * misaligned, and later events are counted, not written. */
+TEST(events_that_do_not_reach_the_stream_are_counted_as_dropped)
+{
+    ts__ring *r = small_ring();
+    int full = open("/dev/full", O_WRONLY);
+    CHECK(full >= 0);
+    set_stream(full);
+    for (int i = 0; i < 100; i++) put_rec(r, 24, i);   /* drains once past half the ring */
+    ts__ring_drain(r, full);
+    CHECK_EQ_INT(atomic_load(&r->dropped), 100);
+    CHECK_EQ_INT(atomic_load(&ts__rt_stream_cut), 0);   /* nothing was written: later chunks stay aligned */
+    close(full);
+    /* A non-blocking pipe of 16 KiB and a 16 KiB ring, so chunks of about 8
+     * KiB (past PIPE_BUF, which a pipe writes whole or not at all): the first
+     * fits whole, the second only in part. */
+    int p[2];
+    CHECK(pipe(p) == 0);
+    CHECK(fcntl(p[1], F_SETPIPE_SZ, 16384) == 16384);
+    CHECK(fcntl(p[1], F_SETFL, O_NONBLOCK) == 0);
+    set_stream(p[1]);
+    ts__ring *q = calloc(1, sizeof *q);
+    q->cap = 16384;
+    q->data = calloc(1, q->cap);
+    for (int i = 0; i < 1500; i++) put_rec(q, 24, i);
+    ts__ring_drain(q, p[1]);
+    CHECK_EQ_INT(atomic_load(&ts__rt_stream_cut), 1);
+    char buf[32768];
+    ssize_t got = read(p[0], buf, sizeof buf);   /* all the pipe holds: less than two chunks */
+    CHECK(got > 0 && got < 16384);
+    /* The chunks that arrived whole hold the events not counted as dropped. */
+    uint64_t whole = 0;
+    for (size_t off = 0; off + sizeof(ts__raw_chunk) <= (size_t)got;) {
+        ts__raw_chunk ck;
+        memcpy(&ck, buf + off, sizeof ck);
+        if (ck.n_bytes > (size_t)got - off - sizeof ck) break;
+        whole += ck.n_bytes / 24;
+        off += sizeof ck + ck.n_bytes;
+    }
+    CHECK(whole > 0);
+    CHECK_EQ_INT(whole + atomic_load(&q->dropped), 1500);
+    atomic_store(&ts__rt_stream_cut, 0);
+    ts__rt_fd = -1;
+    close(p[0]);
+    close(p[1]);
+    free(r->data); free(r);
+    free(q->data); free(q);
+}
+
 TEST(ring_drops_and_counts_when_full_and_never_blocks)
 {
     ts__ring *r = small_ring();
@@ -363,9 +424,15 @@ TEST(converter_keeps_whole_chunks_of_a_truncated_stream)
     struct stat st;
     stat(raw, &st);
     CHECK(truncate(raw, st.st_size - 8) == 0);
-    CHECK_EQ_INT(ts__raw_convert(raw, dir, out, sizeof out, err, sizeof err, NULL), TS_OK);
+    ts__raw_losses losses;
+    CHECK_EQ_INT(ts__raw_convert(raw, dir, out, sizeof out, err, sizeof err, &losses), TS_OK);
     char *s = slurp(out);
     CHECK(strstr(s, "\"first\"") && !strstr(s, "\"second\""));
+    /* The cut is said, with the byte where the incomplete chunk begins. */
+    CHECK(losses.cut_at_byte > sizeof(ts__raw_header) && losses.cut_at_byte < (uint64_t)st.st_size);
+    char key[64];
+    snprintf(key, sizeof key, "\"cut_at_byte\":%llu,", (unsigned long long)losses.cut_at_byte);
+    CHECK(strstr(s, key) != NULL);
     free(s);
 }
 

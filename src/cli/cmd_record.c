@@ -320,6 +320,7 @@ static void finish(const char *dir)
     struct dirent *e;
     int n_files = 0;   /* every process deferred its conversion to here */
     ts__raw_losses sum = {0, 0, 0, 0, 0};
+    uint64_t n_cut = 0;   /* streams whose last chunk is incomplete */
     while (d && (e = readdir(d))) {
         size_t n = strlen(e->d_name);
         if (n < 4 || strcmp(e->d_name + n - 4, ".tsr")) continue;
@@ -332,7 +333,7 @@ static void finish(const char *dir)
             sum.dropped_events += l.dropped_events;
             sum.bad_records += l.bad_records;
             sum.unfinished_ranges += l.unfinished_ranges;
-            sum.cut_at_byte += l.cut_at_byte != 0;   /* here: how many streams were cut */
+            n_cut += l.cut_at_byte != 0;
         }
         if (rc == TS_OK || rc == TS_ENODATA) unlink(raw);
         else ts_cli_errorf("record: %s", err);
@@ -347,10 +348,9 @@ static void finish(const char *dir)
                 (unsigned long long)sum.dropped_events);
     if (sum.bad_records)
         fprintf(stderr, "trainscope: warning: %llu damaged records skipped\n", (unsigned long long)sum.bad_records);
-    if (sum.cut_at_byte)
+    if (n_cut)
         fprintf(stderr, "trainscope: warning: %llu trace stream%s cut short (a process killed mid-write, or the disk "
-                "full): the events after the cut are lost\n", (unsigned long long)sum.cut_at_byte,
-                sum.cut_at_byte == 1 ? " was" : "s were");
+                "full): the events after the cut are lost\n", (unsigned long long)n_cut, n_cut == 1 ? " was" : "s were");
     if (sum.unfinished_ranges)
         fprintf(stderr, "trainscope: warning: %llu ranges still open when their process ended (closed there, "
                 "args.unfinished)\n", (unsigned long long)sum.unfinished_ranges);

@@ -950,56 +950,27 @@ static void add_meta(parser *P, uint32_t key, ts_arg_type type, uint64_t val)
     P->meta[P->n_meta++] = (meta_arg){key, (uint8_t)type, val};
 }
 
-/* p at distributedInfo's '{' (already scanned whole): pick rank, world_size. */
-static void read_distributed_info(parser *P)
+/* The non-negative integer members named in keys of the object value that
+ * starts at `start` (already scanned whole): out[i] gets keys[i]'s value and
+ * is left as it was when that member is absent or not such an integer.
+ * Other members are skipped; the scanner is put back where it was. */
+static void read_uint_members(parser *P, const char *start, const char *const *keys, int n_keys, uint64_t *out)
 {
     js *j = &P->s;
-    j->p++;
-    if (js_peek(j) == '}') return;
-    for (;;) {
-        js_str k = js_string(j);
-        js_expect(j, ':', "':' after a key");
-        bool is_rank = k.n == 4 && !memcmp(k.s, "rank", 4);
-        bool is_ws = k.n == 10 && !memcmp(k.s, "world_size", 10);
-        char c = js_peek(j);
-        if ((is_rank || is_ws) && (c == '-' || (c >= '0' && c <= '9'))) {
-            js_num n = js_number(j);
-            if (n.is_int && !n.neg && n.mag <= INT32_MAX) {
-                if (is_rank) P->dist_rank = (int32_t)n.mag;
-                else P->world_size = (int32_t)n.mag;
-            }
-        } else {
-            js_skip(j, 1);
-        }
-        if (js_peek(j) != ',') return;
+    const char *after = j->p;
+    j->p = start;
+    if (js_peek(j) == '{') {
         j->p++;
-        js_peek(j);
-    }
-}
-
-/* p at the '{' of the "trainscope" block that `trainscope record` writes
- * (docs/capture.md): what the recorder lost becomes one warning, so every
- * command says that the trace is short of events instead of analyzing it
- * as if it were whole. */
-static void read_recorder_counts(parser *P)
-{
-    enum { N_KEYS = 5 };
-    static const char *const keys[N_KEYS] = {"dropped_events", "bad_records", "unfinished_ranges", "unmatched_ends",
-                                             "cut_at_byte"};
-    uint64_t n[N_KEYS] = {0, 0, 0, 0, 0};
-    js *j = &P->s;
-    j->p++;
-    if (js_peek(j) != '}') {
-        for (;;) {
+        while (js_peek(j) != '}') {
             js_str k = js_string(j);
             js_expect(j, ':', "':' after a key");
             int which = -1;
-            for (int i = 0; i < N_KEYS; i++)
+            for (int i = 0; i < n_keys; i++)
                 if (k.n == strlen(keys[i]) && !memcmp(k.s, keys[i], k.n)) which = i;
             char c = js_peek(j);
             if (which >= 0 && c >= '0' && c <= '9') {
                 js_num v = js_number(j);
-                if (v.is_int && !v.neg) n[which] = v.mag;
+                if (v.is_int && !v.neg) out[which] = v.mag;
             } else {
                 js_skip(j, 1);
             }
@@ -1008,12 +979,35 @@ static void read_recorder_counts(parser *P)
             js_peek(j);
         }
     }
+    j->p = after;
+}
+
+/* distributedInfo: rank and world_size, when they fit an int32. */
+static void read_distributed_info(parser *P, const char *start)
+{
+    static const char *const keys[2] = {"rank", "world_size"};
+    uint64_t v[2] = {UINT64_MAX, UINT64_MAX};
+    read_uint_members(P, start, keys, 2, v);
+    if (v[0] <= INT32_MAX) P->dist_rank = (int32_t)v[0];
+    if (v[1] <= INT32_MAX) P->world_size = (int32_t)v[1];
+}
+
+/* The "trainscope" block that `trainscope record` writes (docs/capture.md):
+ * what the recorder lost becomes one warning, so every command says that the
+ * trace is short of events instead of analyzing it as if it were whole. */
+static void read_recorder_counts(parser *P, const char *start)
+{
+    enum { N_KEYS = 5 };
+    static const char *const keys[N_KEYS] = {"dropped_events", "bad_records", "unfinished_ranges", "unmatched_ends",
+                                             "cut_at_byte"};
     static const char *const what[N_KEYS] = {
         "the recorder dropped %llu events (its per-thread buffers were full: record --buffer-kb)",
         "%llu damaged records were skipped", "%llu ranges were still open at the end (closed there, args.unfinished)",
         "%llu ends had no begin",
         "the recorded stream was cut short at byte %llu (a process killed mid-write, or the disk full): what came "
         "after is lost"};
+    uint64_t n[N_KEYS] = {0, 0, 0, 0, 0};
+    read_uint_members(P, start, keys, N_KEYS, n);
     char msg[480];
     size_t len = 0;
     uint64_t total = 0;
@@ -1035,19 +1029,12 @@ static void parse_top_member(parser *P, js_str k)
     ts_arg_type type;
     uint64_t val;
     parse_value(P, &type, &val);   /* may grow the pool: compare ids, not strings */
-    if (key == ts__rank_intern(P->r, "distributedInfo", 15) && type == TS_ARG_JSON) {
-        const char *after = j->p;
-        j->p = start;
-        if (js_peek(j) == '{') read_distributed_info(P);
-        j->p = after;
-    } else if (key == ts__rank_intern(P->r, "baseTimeNanoseconds", 19) && type == TS_ARG_INT) {
+    if (key == ts__rank_intern(P->r, "distributedInfo", 15) && type == TS_ARG_JSON)
+        read_distributed_info(P, start);
+    else if (key == ts__rank_intern(P->r, "baseTimeNanoseconds", 19) && type == TS_ARG_INT)
         P->base_time_ns = (int64_t)val;
-    } else if (key == ts__rank_intern(P->r, "trainscope", 10) && type == TS_ARG_JSON) {
-        const char *after = j->p;
-        j->p = start;
-        if (js_peek(j) == '{') read_recorder_counts(P);
-        j->p = after;
-    }
+    else if (key == ts__rank_intern(P->r, "trainscope", 10) && type == TS_ARG_JSON)
+        read_recorder_counts(P, start);
     add_meta(P, key, type, val);
 }
 

@@ -4,7 +4,11 @@
  * registers a test through a constructor, so there is no central list to edit.
  * A binary run with no arguments lists its tests; with a name it runs that one.
  * test/run.sh runs every test in its own process with a timeout (libuv style)
- * and prints the closing line "N passed, N failed".
+ * and prints the closing line "N passed, N failed, N skipped".
+ *
+ * A test that cannot run here (its real data or a real dependency is absent)
+ * calls SKIP("why"): the binary exits 77, which run.sh counts as a skip, not
+ * a pass. CI sets TS_REQUIRE_ALL=1, under which any skip fails the run.
  */
 #ifndef TS_TEST_H
 #define TS_TEST_H
@@ -18,6 +22,7 @@
 typedef void (*ts_test_fn)(void);
 void ts_test_register(const char *name, ts_test_fn fn);
 extern int ts_test_failures;
+extern int ts_test_skipped;
 
 #define TEST(name)                                                          \
     static void test_##name(void);                                          \
@@ -30,6 +35,12 @@ extern int ts_test_failures;
         fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                     \
         fprintf(stderr, __VA_ARGS__); fputc('\n', stderr);                  \
         ts_test_failures++; return; } while (0)
+
+/* Skip the current test (exit status 77): for absent data or dependencies
+ * only, never for a condition the test should check. */
+#define SKIP(...) do {                                                      \
+        fprintf(stderr, "skip: "); fprintf(stderr, __VA_ARGS__);            \
+        fputc('\n', stderr); ts_test_skipped = 1; return; } while (0)
 
 #define CHECK(cond) do { if (!(cond)) TS_FAIL_("CHECK(%s) failed", #cond); } while (0)
 #define CHECK_EQ_INT(a, b) do { long long a_ = (long long)(a), b_ = (long long)(b); \

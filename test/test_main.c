@@ -7,6 +7,7 @@
 static struct { const char *name; ts_test_fn fn; } tests[MAX_TESTS];
 static int n_tests;
 int ts_test_failures;
+int ts_test_skipped;
 
 void ts_test_register(const char *name, ts_test_fn fn)
 {
@@ -55,7 +56,8 @@ int main(int argc, char **argv)
     for (int i = 0; i < n_tests; i++) {
         if (strcmp(tests[i].name, argv[1]) == 0) {
             tests[i].fn();
-            return ts_test_failures ? 1 : 0;
+            if (ts_test_failures) return 1;
+            return ts_test_skipped ? 77 : 0;
         }
     }
     fprintf(stderr, "no test named %s\n", argv[1]);

@@ -7,11 +7,11 @@
 # Also the legacy DDP pair (torch-cpu-legacy, no categories): c10d/gloo ops
 # count as communication; the main thread is the busiest.
 set -e
-[ -x /usr/bin/python3 ] || { echo "skip: /usr/bin/python3 missing"; exit 0; }
+[ -x /usr/bin/python3 ] || { echo "skip: /usr/bin/python3 missing"; exit 77; }
 BIN=${TS_BIN:-build/trainscope}
 DATA=${TS_DATA:-../shared/data}
 F=$(ls "$DATA"/kineto/cpu_only/*.json.gz 2>/dev/null | head -1)
-[ -n "$F" ] || { echo "skip: cpu_only missing"; exit 0; }
+[ -n "$F" ] || { echo "skip: cpu_only missing"; exit 77; }
 "$BIN" breakdown --format json "$F" | /usr/bin/python3 -c '
 import json, sys
 d = json.load(sys.stdin)

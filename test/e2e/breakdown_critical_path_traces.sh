@@ -6,10 +6,10 @@
 # Tolerance 0.1 % or 0.3 us: these traces hold 16-digit integer microsecond
 # timestamps, which ingest converts to ns within ~0.1 us.
 set -e
-[ -x /usr/bin/python3 ] || { echo "skip: /usr/bin/python3 missing"; exit 0; }
+[ -x /usr/bin/python3 ] || { echo "skip: /usr/bin/python3 missing"; exit 77; }
 BIN=${TS_BIN:-build/trainscope}
 DATA=${TS_DATA:-../shared/data}/kineto/critical_path
-[ -d "$DATA" ] || { echo "skip: $DATA missing"; exit 0; }
+[ -d "$DATA" ] || { echo "skip: $DATA missing"; exit 77; }
 check() {  # FILE SPAN IDLE COMPUTE NON_COMPUTE (us)
     "$BIN" breakdown --format json "$1" | /usr/bin/python3 -c '
 import json, sys

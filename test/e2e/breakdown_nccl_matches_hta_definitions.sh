@@ -7,11 +7,11 @@
 # type sweep, comm/comp overlap, idle time per stream, over the raw JSON with
 # exact decimal timestamps). Tolerance 0.01 %, far inside the 0.5 % asked.
 set -e
-[ -x /usr/bin/python3 ] || { echo "skip: /usr/bin/python3 missing"; exit 0; }
+[ -x /usr/bin/python3 ] || { echo "skip: /usr/bin/python3 missing"; exit 77; }
 BIN=${TS_BIN:-build/trainscope}
 DATA=${TS_DATA:-../shared/data}
 F=$DATA/kineto/nccl_parser_config/nccl_data.json.gz
-[ -f "$F" ] || { echo "skip: $F missing"; exit 0; }
+[ -f "$F" ] || { echo "skip: $F missing"; exit 77; }
 OUT=$(mktemp); trap 'rm -f "$OUT"' EXIT
 "$BIN" breakdown --format json "$F" >"$OUT"
 /usr/bin/python3 - "$OUT" <<'PY'

@@ -5,11 +5,11 @@
 # breakdown_nccl_matches_hta_definitions.sh); both ranks carry ProfilerStep#551
 # and #552, so only GPU ops launched before #552 count (HTA's filter).
 set -e
-[ -x /usr/bin/python3 ] || { echo "skip: /usr/bin/python3 missing"; exit 0; }
+[ -x /usr/bin/python3 ] || { echo "skip: /usr/bin/python3 missing"; exit 77; }
 BIN=${TS_BIN:-build/trainscope}
 DATA=${TS_DATA:-../shared/data}
 D=$DATA/kineto/trace_filter
-[ -d "$D" ] || { echo "skip: $D missing"; exit 0; }
+[ -d "$D" ] || { echo "skip: $D missing"; exit 77; }
 OUT=$(mktemp); trap 'rm -f "$OUT"' EXIT
 "$BIN" breakdown --format json "$D" >"$OUT"
 /usr/bin/python3 - "$OUT" <<'PY'

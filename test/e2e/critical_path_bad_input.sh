@@ -8,7 +8,7 @@
 BIN=${TS_BIN:-build/trainscope}
 DATA=${TS_DATA:-../shared/data}
 K=$DATA/kineto
-[ -f "$K/nccl_parser_config/nccl_data.json.gz" ] || { echo "skip: kineto data missing"; exit 0; }
+[ -f "$K/nccl_parser_config/nccl_data.json.gz" ] || { echo "skip: kineto data missing"; exit 77; }
 fail() { echo "FAIL: $*"; exit 1; }
 err=$(mktemp); trap 'rm -f "$err"' EXIT
 "$BIN" critical-path "$K/nccl_parser_config/nccl_data.json.gz" "$K/trace_filter/sampled_rank-1.json.gz" >/dev/null 2>"$err"

@@ -11,7 +11,7 @@ set -e
 BIN=${TS_BIN:-build/trainscope}
 DATA=${TS_DATA:-../shared/data}
 CP=$DATA/kineto/critical_path
-[ -f "$CP/cuda_event_sync/event_sync_trace.json.gz" ] || { echo "skip: data missing"; exit 0; }
+[ -f "$CP/cuda_event_sync/event_sync_trace.json.gz" ] || { echo "skip: data missing"; exit 77; }
 "$BIN" critical-path --format json "$CP/cuda_event_sync/event_sync_trace.json.gz" | /usr/bin/python3 -c '
 import json, sys
 d = json.load(sys.stdin)

@@ -11,7 +11,7 @@ set -e
 BIN=${TS_BIN:-build/trainscope}
 DATA=${TS_DATA:-../shared/data}
 L=$DATA/torch-cpu-legacy
-[ -f "$L/ddp_gloo_rank0.json" ] || { echo "skip: torch-cpu-legacy missing"; exit 0; }
+[ -f "$L/ddp_gloo_rank0.json" ] || { echo "skip: torch-cpu-legacy missing"; exit 77; }
 "$BIN" critical-path --format json "$L/ddp_gloo_rank0.json" "$L/ddp_gloo_rank1.json" | /usr/bin/python3 -c '
 import json, sys
 d = json.load(sys.stdin)

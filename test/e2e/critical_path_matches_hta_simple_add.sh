@@ -16,7 +16,7 @@ DATA=${TS_DATA:-../shared/data}
 CP=$DATA/kineto/critical_path
 F=$(ls "$CP"/simple_add/*.json.gz 2>/dev/null | head -1)
 HTA=$CP/end_to_end/simple_add/output/overlaid_critical_path_trace.json.gz
-[ -n "$F" ] && [ -f "$HTA" ] || { echo "skip: simple_add data missing"; exit 0; }
+[ -n "$F" ] && [ -f "$HTA" ] || { echo "skip: simple_add data missing"; exit 77; }
 OUT=$(mktemp -d); trap 'rm -rf "$OUT"' EXIT
 for mode in top leaf; do
     flag=""; [ $mode = leaf ] && flag=--leaf-ops

@@ -7,11 +7,11 @@
 # the path are untraced time between ops, which no row showed before),
 # nccl_data, simple_add and the bundled gloo DDP example.
 set -e
-[ -x /usr/bin/python3 ] || { echo "skip: /usr/bin/python3 missing"; exit 0; }
+[ -x /usr/bin/python3 ] || { echo "skip: /usr/bin/python3 missing"; exit 77; }
 BIN=${TS_BIN:-build/trainscope}
 DATA=${TS_DATA:-../shared/data}/kineto
 check() {  # TRACE... ; prints the gap rows
-    [ -e "$1" ] || { echo "skip: $1 missing"; return 0; }
+    [ -e "$1" ] || { echo "skip: $1 missing"; exit 77; }
     "$BIN" critical-path --format json --top 1000000 "$@" 2>/dev/null | /usr/bin/python3 -c '
 import json, sys
 d = json.load(sys.stdin)

@@ -13,7 +13,7 @@ set -e
 BIN=${TS_BIN:-build/trainscope}
 DATA=${TS_DATA:-../shared/data}
 K=$DATA/kineto
-[ -f "$K/nccl_parser_config/nccl_data.json.gz" ] || { echo "skip: data missing"; exit 0; }
+[ -f "$K/nccl_parser_config/nccl_data.json.gz" ] || { echo "skip: data missing"; exit 77; }
 check() {
     "$BIN" critical-path --format json "$1" | /usr/bin/python3 -c '
 import json, sys

@@ -2,12 +2,12 @@
 # ingest_directory_of_ranks.sh - a directory path loads one rank per trace file
 # (ranks from distributedInfo), in parallel, and the same files given one by
 # one load the same ranks; compressed forms (.gz, .zst) read the same.
-# Uses $TS_BIN and $TS_DATA; skips (exit 0) when the data is absent.
+# Uses $TS_BIN and $TS_DATA; skips (exit 77) when the data is absent.
 set -u
 BIN=${TS_BIN:-build/trainscope}
 DATA=${TS_DATA:-../shared/data}
 DIR="$DATA/kineto/trace_filter"
-[ -d "$DIR" ] || { echo "skip: $DIR absent"; exit 0; }
+[ -d "$DIR" ] || { echo "skip: $DIR absent"; exit 77; }
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
 fail=0
 

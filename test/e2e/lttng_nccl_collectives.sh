@@ -8,13 +8,13 @@
 set -eu
 BIN=${TS_BIN:-build/trainscope}
 B=$(dirname "$BIN")
-command -v lttng >/dev/null 2>&1 || { echo "skipped: lttng-tools not installed"; exit 0; }
+command -v lttng >/dev/null 2>&1 || { echo "skipped: lttng-tools not installed"; exit 77; }
 for lib in libtrainscope-lttng.so libtrainscope-nccl.so; do
-    [ -f "$B/$lib" ] || { echo "skipped: $B/$lib not built"; exit 0; }
+    [ -f "$B/$lib" ] || { echo "skipped: $B/$lib not built"; exit 77; }
 done
 NCCL_DIR=$(for d in "${CUDA_HOME:-/usr/local/cuda}/lib64" "${CUDA_HOME:-/usr/local/cuda}/lib" /usr/lib/x86_64-linux-gnu; do
     [ -f "$d/libnccl.so.2" ] && { echo "$d"; break; }; done)
-[ -n "$NCCL_DIR" ] || { echo "skipped: libnccl.so.2 not found"; exit 0; }
+[ -n "$NCCL_DIR" ] || { echo "skipped: libnccl.so.2 not found"; exit 77; }
 T=$(mktemp -d /tmp/ts_lttng_nccl_XXXXXX)
 S=trainscope-e2e-nccl-$$
 trap 'lttng destroy "$S" >/dev/null 2>&1 || true; rm -rf "$T"' EXIT

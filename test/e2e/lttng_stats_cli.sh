@@ -9,8 +9,8 @@
 set -eu
 BIN=${TS_BIN:-build/trainscope}
 B=$(dirname "$BIN")
-command -v lttng >/dev/null 2>&1 || { echo "skipped: lttng-tools not installed"; exit 0; }
-[ -f "$B/libtrainscope-lttng.so" ] || { echo "skipped: $B/libtrainscope-lttng.so not built"; exit 0; }
+command -v lttng >/dev/null 2>&1 || { echo "skipped: lttng-tools not installed"; exit 77; }
+[ -f "$B/libtrainscope-lttng.so" ] || { echo "skipped: $B/libtrainscope-lttng.so not built"; exit 77; }
 T=$(mktemp -d /tmp/ts_lttng_cli_XXXXXX)
 S=trainscope-e2e-$$
 trap 'lttng destroy "$S" >/dev/null 2>&1 || true; rm -rf "$T"' EXIT

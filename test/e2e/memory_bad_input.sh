@@ -5,7 +5,7 @@
 set -u
 BIN=${TS_BIN:-build/trainscope}
 D=${TS_DATA:-../shared/data}/fx
-[ -d "$D/resnet50" ] || { echo "skip: no $D"; exit 0; }
+[ -d "$D/resnet50" ] || { echo "skip: no $D"; exit 77; }
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
 F=$D/resnet50/fx_graph_transformed_forward.py
 B=$D/resnet50/fx_graph_transformed_backward.py

@@ -7,7 +7,7 @@
 set -eu
 BIN=${TS_BIN:-build/trainscope}
 D=${TS_DATA:-../shared/data}/fx
-[ -d "$D/resnet50" ] || { echo "skip: no $D"; exit 0; }
+[ -d "$D/resnet50" ] || { echo "skip: no $D"; exit 77; }
 OUT=$(mktemp -d); trap 'rm -rf "$OUT"' EXIT
 
 "$BIN" memory --g10-compat -o "$OUT/r" "$D/resnet50/fx_graph_transformed_forward.py" \

@@ -6,7 +6,7 @@ set -eu
 BIN=${TS_BIN:-build/trainscope}
 D=${TS_DATA:-../shared/data}
 PY=/usr/bin/python3
-[ -d "$D/fx/mobilenetv3small" ] || { echo "skip: no $D"; exit 0; }
+[ -d "$D/fx/mobilenetv3small" ] || { echo "skip: no $D"; exit 77; }
 OUT=$(mktemp -d); trap 'rm -rf "$OUT"' EXIT
 
 "$BIN" memory --plot --device v100 -o "$OUT/m" --format json \

@@ -5,7 +5,7 @@
 set -e
 BIN=${TS_BIN:-build/trainscope}
 FX=${TS_DATA:-../shared/data}/fx/vit
-[ -d "$FX" ] || { echo "skip: $FX missing"; exit 0; }
+[ -d "$FX" ] || { echo "skip: $FX missing"; exit 77; }
 tmp=$(mktemp -d /tmp/ts_e2e_png.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 "$BIN" memory --png -o "$tmp/out" --times "$FX/time_dict.json" \

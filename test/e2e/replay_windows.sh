@@ -10,7 +10,7 @@ set -e
 BIN=${TS_BIN:-build/trainscope}
 WL=${WL:-examples/workloads/heldout-2026-11-24j}
 TMP=$(mktemp -d); trap 'rm -rf "$TMP"' EXIT
-ls $WL/traces/deepmlp_bucket1/round*/rank0.json* >/dev/null 2>&1 || { echo "skip: no saved rounds in $WL"; exit 0; }
+ls $WL/traces/deepmlp_bucket1/round*/rank0.json* >/dev/null 2>&1 || { echo "skip: no saved rounds in $WL"; exit 77; }
 
 BIN=$BIN WL=$WL /usr/bin/python3 - <<'PY'
 import glob, json, os, statistics, subprocess

@@ -2,10 +2,10 @@
 # Output formats: table lines fit 80 columns (long kernel names cut with an
 # ellipsis), csv keeps names whole and quoted, json parses; --by rank/category.
 set -e
-[ -x /usr/bin/python3 ] || { echo "skip: /usr/bin/python3 missing"; exit 0; }
+[ -x /usr/bin/python3 ] || { echo "skip: /usr/bin/python3 missing"; exit 77; }
 BIN=${TS_BIN:-build/trainscope}
 F=${TS_DATA:-../shared/data}/kineto/nccl_parser_config/nccl_data.json.gz
-[ -f "$F" ] || { echo "skip: $F missing"; exit 0; }
+[ -f "$F" ] || { echo "skip: $F missing"; exit 77; }
 OUT=$(mktemp); trap 'rm -f "$OUT"' EXIT
 "$BIN" stats "$F" >"$OUT" 2>/dev/null
 W=$(/usr/bin/python3 -c 'import sys; print(max(len(l.rstrip("\n")) for l in open(sys.argv[1], encoding="utf-8")))' "$OUT")

@@ -4,10 +4,10 @@
 # trace). Expected numbers from the stats() function of
 # test/e2e/breakdown_hta_reference.py FILE c10d::allreduce_ gloo:all_reduce aten::addmm
 set -e
-[ -x /usr/bin/python3 ] || { echo "skip: /usr/bin/python3 missing"; exit 0; }
+[ -x /usr/bin/python3 ] || { echo "skip: /usr/bin/python3 missing"; exit 77; }
 BIN=${TS_BIN:-build/trainscope}
 L=${TS_DATA:-../shared/data}/torch-cpu-legacy
-[ -d "$L" ] || { echo "skip: $L missing"; exit 0; }
+[ -d "$L" ] || { echo "skip: $L missing"; exit 77; }
 "$BIN" stats --format json "$L"/ddp_gloo_rank0.json "$L"/ddp_gloo_rank1.json | /usr/bin/python3 -c '
 import json, sys
 d = json.load(sys.stdin)

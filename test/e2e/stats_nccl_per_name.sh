@@ -5,11 +5,11 @@
 # (slices by name whose start lies in the ProfilerStep window, exact decimal
 # timestamps; median and sample stddev from Python's statistics module).
 set -e
-[ -x /usr/bin/python3 ] || { echo "skip: /usr/bin/python3 missing"; exit 0; }
+[ -x /usr/bin/python3 ] || { echo "skip: /usr/bin/python3 missing"; exit 77; }
 BIN=${TS_BIN:-build/trainscope}
 DATA=${TS_DATA:-../shared/data}
 F=$DATA/kineto/nccl_parser_config/nccl_data.json.gz
-[ -f "$F" ] || { echo "skip: $F missing"; exit 0; }
+[ -f "$F" ] || { echo "skip: $F missing"; exit 77; }
 OUT=$(mktemp); trap 'rm -f "$OUT"' EXIT
 "$BIN" stats --format json "$F" >"$OUT"
 /usr/bin/python3 - "$OUT" <<'PY'

@@ -645,7 +645,7 @@ TEST(ingest_reads_every_real_trace_with_independently_counted_values)
     for (size_t i = 0; i < sizeof expect / sizeof expect[0]; i++) {
         const struct expect *e = &expect[i];
         const char *path = ts_test_data(e->path);
-        if (access(path, R_OK) != 0) { printf("skip: %s absent\n", path); continue; }
+        NEED_DATA(path);
         ts_trace *t = NULL;
         ts_error err;
         if (ts_trace_load(&path, 1, NULL, &t, &err) != TS_OK) TS_FAIL_("%s: %s", e->path, err.msg);
@@ -666,7 +666,7 @@ TEST(ingest_reads_every_real_trace_with_independently_counted_values)
 TEST(ingest_rejects_the_execution_trace_which_is_not_a_chrome_trace)
 {
     const char *path = ts_test_data("kineto/execution_trace/benchmark_simple_add_et.json.gz");
-    if (access(path, R_OK) != 0) return;
+    NEED_DATA(path);
     ts_trace *t = NULL;
     ts_error err;
     CHECK_EQ_INT(ts_trace_load(&path, 1, NULL, &t, &err), TS_EFORMAT);
@@ -677,7 +677,7 @@ TEST(ingest_rejects_the_execution_trace_which_is_not_a_chrome_trace)
 TEST(ingest_nccl_trace_details_match_the_file)
 {
     const char *path = ts_test_data("kineto/nccl_parser_config/nccl_data.json.gz");
-    if (access(path, R_OK) != 0) return;
+    NEED_DATA(path);
     ts_trace *t = NULL;
     ts_error err;
     if (ts_trace_load(&path, 1, NULL, &t, &err) != TS_OK) TS_FAIL_("%s", err.msg);
@@ -846,7 +846,7 @@ TEST(ingest_converts_every_real_timestamp_exactly)
     const uint64_t p = 1000000007ULL;
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         const char *path = ts_test_data(cases[c].path);
-        if (access(path, R_OK) != 0) continue;
+        NEED_DATA(path);
         ts_trace *t = NULL;
         ts_error err;
         if (ts_trace_load(&path, 1, NULL, &t, &err) != TS_OK) TS_FAIL_("%s", err.msg);

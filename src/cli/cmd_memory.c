@@ -233,20 +233,22 @@ static int raw_timeline(const char *path, bool json)
 /* Kineto traces: one row per (rank, device) with memory events. */
 static int kineto_memory(const char *const *paths, uint32_t n_paths, bool json)
 {
-    enum { CAP = 256 };
     ts_trace *t = NULL;
     ts_error err = {0};
-    static ts_mem_trace_peak rows[CAP];
-    uint32_t n = 0;
+    ts_mem_trace_peak *rows = NULL;
+    uint32_t n = 0, cap = 0;
     int rc = ts_trace_load(paths, n_paths, NULL, &t, &err);
-    if (!rc) rc = ts_mem_trace_peaks(t, rows, CAP, &n, &err);
+    if (!rc) rc = ts_mem_trace_peaks(t, NULL, 0, &n, &err);   /* count the rows, then fill them */
+    if (!rc && !(rows = calloc(cap = n, sizeof *rows))) rc = ts__error(&err, TS_ENOMEM, "out of memory");
+    if (!rc) rc = ts_mem_trace_peaks(t, rows, cap, &n, &err);
     ts_trace_destroy(t);
     if (rc) {
+        free(rows);
         ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc));
         return TS_EXIT_BAD;
     }
     if (!json) printf("%5s %-8s %8s %12s %12s  %s\n", "rank", "device", "events", "peak MiB", "at ms", "ops around the peak (innermost first)");
-    for (uint32_t i = 0; i < n && i < CAP; i++) {
+    for (uint32_t i = 0; i < n && i < cap; i++) {
         const ts_mem_trace_peak *p = &rows[i];
         if (json) {
             printf("{\"rank\":%u,\"device_type\":%d,\"device_id\":%d,\"events\":%llu,\"peak_bytes\":%lld,"
@@ -263,6 +265,7 @@ static int kineto_memory(const char *const *paths, uint32_t n_paths, bool json)
         for (uint32_t k = 0; k < p->n_ops; k++) printf("%s%s", k ? " < " : "", p->ops[k]);
         printf("%s\n", p->n_ops ? "" : "-");
     }
+    free(rows);
     return TS_EXIT_OK;
 }
 
@@ -274,17 +277,17 @@ static int memory_trace(int argc, char **argv, int first, const mem_args *a)
         return TS_EXIT_BAD;
     }
     bool json = !strcmp(a->format, "json");
-    const char *traces[256];
+    const char **traces = calloc((size_t)(argc - first), sizeof *traces);
+    if (!traces) { ts_cli_errorf("memory --trace: out of memory"); return TS_EXIT_BAD; }
     uint32_t n_traces = 0;
-    for (int i = first; i < argc; i++) {
-        if (!is_raw_timeline(argv[i])) {
-            if (n_traces < 256) traces[n_traces++] = argv[i];
-            continue;
-        }
-        int rc = raw_timeline(argv[i], json);
-        if (rc) return rc;
+    int rc = TS_EXIT_OK;
+    for (int i = first; i < argc && !rc; i++) {
+        if (!is_raw_timeline(argv[i])) traces[n_traces++] = argv[i];
+        else rc = raw_timeline(argv[i], json);
     }
-    return n_traces ? kineto_memory(traces, n_traces, json) : TS_EXIT_OK;
+    if (!rc && n_traces) rc = kineto_memory(traces, n_traces, json);
+    free(traces);
+    return rc;
 }
 
 /* PNG copies of the two plots, rendered by librsvg's rsvg-convert (a real

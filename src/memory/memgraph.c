@@ -13,38 +13,6 @@
 #include <string.h>
 #include "memory/memgraph.h"
 
-/* Whole file into a ts__malloc'd buffer of *cap bytes, NUL-terminated after
- * *len bytes; NULL with err set. */
-char *ts__mem_slurp(const char *path, size_t *len, size_t *cap, ts_error *err)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        ts__error(err, TS_EIO, "%s: %s", path, strerror(errno));
-        return NULL;
-    }
-    size_t n = 0;
-    *cap = 1 << 16;
-    char *buf = ts__malloc(*cap);
-    while (buf) {
-        n += fread(buf + n, 1, *cap - n - 1, f);
-        if (n + 1 < *cap) break;
-        char *nb = ts__realloc(buf, *cap, *cap * 2);
-        if (!nb) { ts__free(buf, *cap); buf = NULL; break; }
-        buf = nb;
-        *cap *= 2;
-    }
-    bool bad = ferror(f);
-    fclose(f);
-    if (!buf || bad) {
-        if (buf) ts__free(buf, *cap);
-        ts__error(err, buf ? TS_EIO : TS_ENOMEM, "%s: %s", path, buf ? "read error" : "out of memory");
-        return NULL;
-    }
-    buf[n] = 0;
-    *len = n;
-    return buf;
-}
-
 void ts_memgraph_destroy(ts_memgraph *g)
 {
     if (!g) return;
@@ -98,7 +66,7 @@ int ts_memgraph_load(const char *fwd, const char *bwd, const ts_mem_options *opt
     int rc = TS_OK;
     *out = NULL;
     for (int i = 0; i < 2 && !rc; i++)
-        if (!(texts[i] = ts__mem_slurp(names[i], &lens[i], &caps[i], err))) rc = err ? err->status : TS_EIO;
+        if (!(texts[i] = ts__read_bounded(names[i], "an fx dump", TS__FX_DUMP_MAX_BYTES, &lens[i], &caps[i], err))) rc = err ? err->status : TS_EIO;
     if (!rc) rc = ts__mem_load_text(names, (const char *const *)texts, lens, opt, out, err);
     for (int i = 0; i < 2; i++) ts__free(texts[i], caps[i]);
     return rc;
@@ -170,7 +138,7 @@ int ts_memgraph_load_times(ts_memgraph *g, const char *path, ts_error *err)
 {
     ts__error_clear(err);
     size_t len, cap;
-    char *text = ts__mem_slurp(path, &len, &cap, err);
+    char *text = ts__read_bounded(path, "a kernel-times table", TS__SIDE_FILE_MAX_BYTES, &len, &cap, err);
     if (!text) return err ? err->status : TS_EIO;
     const char *p = text, *end = text + len;
     while (p < end && isspace((unsigned char)*p)) p++;

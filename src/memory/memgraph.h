@@ -87,8 +87,6 @@ struct ts_memgraph {
     uint32_t         pending_name; /* name id of that kernel's tuple variable */
 };
 
-/* memgraph.c: whole file, NUL-terminated; free with ts__free(buf, *cap) */
-char *ts__mem_slurp(const char *path, size_t *len, size_t *cap, ts_error *err);
 /* precision.c: apply a --precision-plan file to the tensor sizes */
 int ts__mem_precision_plan(ts_memgraph *g, const char *path, ts_error *err);
 /* memgraph.c: a graph from two dumps already in memory (names label errors) */

@@ -441,3 +441,62 @@ TEST(memory_times_from_trace_match_aten_ops_in_order_skipping_nested_and_foreign
     unlink(good); unlink(bad);
     free(good); free(bad);
 }
+
+/* Regression 2026-11-26: `memory /dev/zero BWD.py` grew to 24 GB before the
+ * kernel killed it, and --times / --precision-plan read whole files the same
+ * way. Every side file is read up to a bound, and the error names it. */
+TEST(memory_side_files_are_read_up_to_a_bound_that_the_error_names)
+{
+    char *f = write_tmp(FWD), *b = write_tmp(BWD);
+    ts_mem_options opt = {.size = sizeof opt};
+    ts_memgraph *g = NULL;
+    ts_error err = {0};
+    CHECK_EQ_INT(ts_memgraph_load("/dev/zero", b, &opt, &g, &err), TS_ERANGE);
+    CHECK(strstr(err.msg, "/dev/zero: larger than 256 MiB, the most read for an fx dump") != NULL);
+    opt.precision_plan = "/dev/zero";
+    CHECK_EQ_INT(ts_memgraph_load(f, b, &opt, &g, &err), TS_ERANGE);
+    CHECK(strstr(err.msg, "/dev/zero: larger than 64 MiB, the most read for a precision plan") != NULL);
+    opt.precision_plan = NULL;
+    CHECK_EQ_INT(ts_memgraph_load(f, b, &opt, &g, &err), TS_OK);
+    if (g) {
+        CHECK_EQ_INT(ts_memgraph_load_times(g, "/dev/zero", &err), TS_ERANGE);
+        CHECK(strstr(err.msg, "/dev/zero: larger than 64 MiB, the most read for a kernel-times table") != NULL);
+    }
+    ts_memgraph_destroy(g);
+    unlink(f); unlink(b);
+    free(f); free(b);
+}
+
+/* Regression 2026-11-26: `memory --trace` kept 256 rows, and rows past the
+ * caller's cap were counted once per event, not once per device. 300 ranks'
+ * traces give 300 rows, counted right with any cap. */
+TEST(memory_trace_peaks_count_every_device_past_the_cap_once)
+{
+    enum { N = 300 };
+    char *paths[N];
+    for (int i = 0; i < N; i++) {
+        char ev[1024];
+        snprintf(ev, sizeof ev,
+                 "{\"ph\": \"i\", \"cat\": \"[memory]\", \"name\": \"[memory]\", \"pid\": 1, \"tid\": 1, \"ts\": 10, \"s\": \"t\","
+                 " \"args\": {\"Device Type\": 1, \"Device Id\": 0, \"Total Allocated\": %d}},"
+                 "{\"ph\": \"i\", \"cat\": \"[memory]\", \"name\": \"[memory]\", \"pid\": 1, \"tid\": 1, \"ts\": 20, \"s\": \"t\","
+                 " \"args\": {\"Device Type\": 1, \"Device Id\": 0, \"Total Allocated\": %d}}], "
+                 "\"distributedInfo\": {\"rank\": %d, \"world_size\": %d}, \"x\": [", 1000 + i, 10, i, N);
+        paths[i] = write_trace(ev);
+    }
+    ts_trace *tr = NULL;
+    ts_error err = {0};
+    CHECK_EQ_INT(ts_trace_load((const char *const *)paths, N, NULL, &tr, &err), TS_OK);
+    static ts_mem_trace_peak rows[N];
+    uint32_t n = 0;
+    if (tr) {
+        CHECK_EQ_INT(ts_mem_trace_peaks(tr, rows, 7, &n, &err), TS_OK);
+        CHECK_EQ_INT(n, N);
+        CHECK_EQ_INT(ts_mem_trace_peaks(tr, rows, N, &n, &err), TS_OK);
+        CHECK_EQ_INT(n, N);
+        CHECK_EQ_INT(rows[N - 1].peak_bytes, 1000 + N - 1);
+        CHECK_EQ_INT(rows[N - 1].n_events, 2);
+    }
+    ts_trace_destroy(tr);
+    for (int i = 0; i < N; i++) { unlink(paths[i]); free(paths[i]); }
+}

@@ -587,6 +587,41 @@ TEST(ddp_bucket_assignment_matches_pytorch_rule)
     CHECK_EQ_INT(ts__ddp_buckets(bytes, 0, 1 << 20, 1, b), 0);
 }
 
+/* Regression 2026-11-26: `--nccl-tests /dev/zero` never ended (one line
+ * that never ends) and --gradients read whole files without a bound. */
+TEST(nccl_tests_logs_and_gradients_are_read_up_to_a_bound_that_the_error_names)
+{
+    ts_coll_model *m;
+    ts_error err = {0};
+    CHECK_EQ_INT(ts_coll_model_create(&m), TS_OK);
+    CHECK_EQ_INT(ts_coll_model_load_nccl_tests(m, "/dev/zero", &err), TS_ERANGE);
+    CHECK(strstr(err.msg, "/dev/zero: larger than 64 MiB, the most read for an nccl-tests log") != NULL);
+    ts_coll_model_destroy(m);
+    ts_gradients g;
+    err = (ts_error){0};
+    CHECK_EQ_INT(ts__gradients_load("/dev/zero", &g, &err), TS_ERANGE);
+    CHECK(strstr(err.msg, "/dev/zero: larger than 64 MiB, the most read for a gradients file") != NULL);
+}
+
+/* A log line longer than any nccl-tests line is an error naming it, where
+ * it was cut in pieces that were each read as a line. */
+TEST(nccl_tests_log_line_longer_than_the_reader_takes_is_an_error)
+{
+    char path[] = "/tmp/ts_longline_XXXXXX";
+    FILE *f = fdopen(mkstemp(path), "w");
+    fputs("# nThread 1 nGpus 2\n", f);
+    for (int i = 0; i < 2000; i++) fputc('#', f);
+    fputs("\n  1024 256 float sum 30.1 0.03 0.03 0 30.0 0.03 0.03 0\n", f);
+    fclose(f);
+    ts_coll_model *m;
+    ts_error err = {0};
+    CHECK_EQ_INT(ts_coll_model_create(&m), TS_OK);
+    CHECK_EQ_INT(ts_coll_model_load_nccl_tests(m, path, &err), TS_EPARSE);
+    CHECK(strstr(err.msg, "line 2: longer than 1023 bytes") != NULL);
+    ts_coll_model_destroy(m);
+    remove(path);
+}
+
 TEST(gradients_json_is_read_and_malformed_files_rejected)
 {
     char path[] = "/tmp/ts_grad_XXXXXX";

@@ -83,9 +83,9 @@ static int parse_args(int argc, char **argv, mem_args *a)
         case 't': a->times = optarg; break;
         case 'X': a->times_trace = optarg; break;
         case 'd': a->device = optarg; break;
-        case 'P': if (ts_cli_opt_positive("memory", "--peak-tflops", optarg, &a->peak_tflops)) return TS_EXIT_BAD; break;
-        case 'B': if (ts_cli_opt_positive("memory", "--bandwidth-gbps", optarg, &a->bandwidth_gbps)) return TS_EXIT_BAD; break;
-        case 'b': if (ts_cli_opt_positive("memory", "--bandwidth", optarg, &a->offload_gbps)) return TS_EXIT_BAD; break;
+        case 'P': if (ts_cli_opt_real("memory", "--peak-tflops", optarg, 1e-3, 1e6, &a->peak_tflops)) return TS_EXIT_BAD; break;
+        case 'B': if (ts_cli_opt_real("memory", "--bandwidth-gbps", optarg, 1e-3, 1e6, &a->bandwidth_gbps)) return TS_EXIT_BAD; break;
+        case 'b': if (ts_cli_opt_real("memory", "--bandwidth", optarg, 1e-3, 1e6, &a->offload_gbps)) return TS_EXIT_BAD; break;
         case 'p': a->opt.precision_plan = optarg; break;
         case 'g': a->opt.g10_compat = 1; break;
         case 'n': if (ts_cli_opt_count("memory", "--batch", optarg, &a->batch)) return TS_EXIT_BAD; break;
@@ -149,7 +149,7 @@ static void print_table(const ts_memgraph *g, const ts_mem_summary *s, const mem
     const double MiB = 1024.0 * 1024.0;
     printf("rules: %s, times: %s%s", a->opt.g10_compat ? "G10-compatible" : "exact", g->time_source,
            a->batch ? "" : "\n");
-    if (a->batch) printf(", batch %d\n", a->batch);
+    if (a->batch) printf(", batch %u\n", a->batch);
     printf("kernels %u, tensors %u, global (weights, buffers, inputs) %.1f MiB\n", s->n_kernels,
            s->n_tensors, (double)s->global_bytes / MiB);
     const ts__mem_kernel *pk = s->peak_kernel >= 0 ? &g->kernels[s->peak_kernel] : NULL;
@@ -320,7 +320,8 @@ int ts_cmd_memory(int argc, char **argv)
     ts_mem_summary s;
     rc = ts_memgraph_load(argv[optind], argv[optind + 1], &a.opt, &g, &err);
     if (!rc) rc = set_times(g, &a, &err);
-    if (!rc) rc = ts_memgraph_analyze(g, &s);
+    if (!rc && (rc = ts_memgraph_analyze(g, &s)) == TS_ERANGE)
+        ts__error(&err, rc, "memory: the kernel times add up past 2^62 ns (146 years): check --times or the device");
     if (!rc && a.out_dir) rc = ts_memgraph_write(g, a.out_dir, a.offload_gbps, a.plots, &err);
     if (!rc && a.png) rc = svgs_to_png(a.out_dir, &err);
     if (rc) {

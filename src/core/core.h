@@ -78,6 +78,15 @@ static inline void ts__error_clear(ts_error *err) { if (err) { err->status = TS_
 char *ts__read_bounded(const char *path, const char *what, size_t max_bytes, size_t *len, size_t *cap,
                        ts_error *err);
 
+/* ---- strict number parsing (command-line options, text fields) ---- */
+/* The whole of s as a number within [lo, hi]: false on empty input, trailing
+ * text, overflow, NaN or a value out of range (nothing is saturated). */
+bool ts__parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out);
+bool ts__parse_f64(const char *s, double lo, double hi, double *out);
+/* "A:B", "A:" (open end), ":B" or "A" (= A:A) into [*a, *b] (INT64_MIN /
+ * INT64_MAX for open ends); false unless both parse and A <= B. */
+bool ts__parse_range(const char *s, int64_t *a, int64_t *b);
+
 /* ---- arena: bump allocation in 1 MiB+ blocks, freed all at once ---- */
 typedef struct ts_arena_block ts_arena_block;
 typedef struct ts_arena {

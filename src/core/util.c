@@ -341,3 +341,43 @@ char *ts__read_bounded(const char *path, const char *what, size_t max_bytes, siz
     *cap = c;
     return buf;
 }
+
+bool ts__parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || *end || errno || v < lo || v > hi) return false;
+    *out = v;
+    return true;
+}
+
+bool ts__parse_f64(const char *s, double lo, double hi, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end || errno || !(v >= lo && v <= hi)) return false;
+    *out = v;
+    return true;
+}
+
+bool ts__parse_range(const char *s, int64_t *a, int64_t *b)
+{
+    const char *colon = strchr(s, ':');
+    int64_t x = INT64_MIN, y = INT64_MAX;
+    char first[32];
+    if (colon != s) {
+        size_t n = colon ? (size_t)(colon - s) : strlen(s);
+        if (n >= sizeof first) return false;   /* longer than any int64 */
+        memcpy(first, s, n);
+        first[n] = 0;
+        if (!ts__parse_i64(first, INT64_MIN, INT64_MAX, &x)) return false;
+        if (!colon) y = x;
+    }
+    if (colon && colon[1] && !ts__parse_i64(colon + 1, INT64_MIN, INT64_MAX, &y)) return false;
+    if (x > y) return false;
+    *a = x;
+    *b = y;
+    return true;
+}

@@ -264,7 +264,8 @@ void ts_memgraph_estimate_times(ts_memgraph *g, const ts_mem_device *dev)
         double t_compute = kn->flops / (dev->peak_tflops * 1e12);
         double t_memory = bytes / (dev->bandwidth_gbps * 1e9);
         double s = kn->is_view ? 0 : (t_compute > t_memory ? t_compute : t_memory) + dev->launch_us * 1e-6;
-        kn->time_ns = (int64_t)(s * 1e9);
+        /* Saturated past 2^62 ns: ts_memgraph_analyze then refuses the sum. */
+        kn->time_ns = s * 1e9 < 0x1p62 ? (int64_t)(s * 1e9) : (int64_t)1 << 62;
     }
     g->have_times = true;
     snprintf(g->time_source, sizeof g->time_source, "roofline %s", dev->name ? dev->name : "custom");

@@ -6,6 +6,7 @@
  * parent.end) is no cycle although the node pair looks like one.
  * Invariant after a successful run: start_ns[n] <= end_ns[n] for every node.
  */
+#include <math.h>
 #include <stdlib.h>
 
 #include "replay/sim.h"
@@ -332,9 +333,30 @@ static void run_in_base_order(ts_sim *s)
     }
 }
 
+/* Every point's value is a start plus self times and gaps along one path,
+ * so |value| <= max |start| + sum |self| + sum |gap|. The graph keeps the
+ * measured times far inside int64 (graph.c); a what-if's scaled or repriced
+ * times may not, and a sum past int64 wraps into a wrong (negative)
+ * prediction. Refused when the bound passes 2^62 ns. O(nodes + edges). */
+static int check_range(const ts_sim *s, ts_error *err)
+{
+    double start = 0, sum = 0;
+    for (uint32_t i = 0; i < s->n_nodes; i++) {
+        double a = fabs((double)ts__sim_own_start(s, i));
+        if (a > start) start = a;
+        sum += fabs((double)s->self_ns[i]);
+    }
+    for (uint32_t e = 0; e < s->n_edges; e++) sum += fabs((double)s->egap_ns[e]);
+    if (start + sum < 0x1p62) return TS_OK;
+    return ts__error(err, TS_ERANGE, "replay: the what-if's times add up to %.3g s, past the 2^62 ns (146 years) a "
+                     "replay can time; a --scale factor, --bandwidth or --latency-us is out of range",
+                     (start + sum) / 1e9);
+}
+
 int ts__sim_run(ts_sim *s, ts_error *err)
 {
     if (s->oom) return ts__error(err, TS_ENOMEM, "replay: out of memory building the simulation");
+    if (s->edited && check_range(s, err)) return TS_ERANGE;
     if (s->base_topo && s->base_in_first && s->n_nodes == s->n_base_nodes && s->n_edges == s->n_base_edges) {
         run_in_base_order(s);
         return TS_OK;

@@ -1146,3 +1146,81 @@ TEST(ingest_saturates_times_and_ids_that_would_overflow_int64)
     CHECK_EQ_INT(r->slices.dur_ns[b], INT64_MAX);   /* 1.8e19 ns saturated */
     ts__rank_destroy(r);
 }
+
+/* ---- values that were silently replaced (issue 26, 2026-11-26) ---- */
+
+/* distributedInfo.rank -3, "1" or 99999999999 became rank 0 with no word;
+ * each is an error naming the byte of the value. */
+TEST(ingest_rejects_a_distributed_rank_that_is_not_a_rank_number)
+{
+    static const struct { const char *value; const char *what; } bad[] = {
+        {"-3", "rank"}, {"\"1\"", "rank"}, {"99999999999", "rank"}, {"1.5", "rank"}, {"null", "rank"},
+        {"99999999999999999999999", "rank"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char json[256];
+        int n = snprintf(json, sizeof json, "{\"traceEvents\": [], \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": %s, "
+                         "\"world_size\": 4}}", bad[i].value);
+        ts_error err = {0};
+        CHECK_EQ_INT(load_err(json, &err), TS_EPARSE);
+        char want[128];
+        snprintf(want, sizeof want, "t.json: byte %d: distributedInfo.rank is not a whole number from 0 to 2147483647",
+                 n - (int)strlen(bad[i].value) - (int)strlen(", \"world_size\": 4}}"));
+        if (!strstr(err.msg, want)) TS_FAIL_("%s: got '%s', want '%s'", bad[i].value, err.msg, want);
+    }
+    ts_error err = {0};
+    CHECK_EQ_INT(load_err("{\"traceEvents\": [], \"distributedInfo\": {\"rank\": 1, \"world_size\": -2}}", &err), TS_EPARSE);
+    CHECK(strstr(err.msg, "distributedInfo.world_size is not a whole number") != NULL);
+    ts_rank *r = load_str("{\"traceEvents\": [], \"distributedInfo\": {\"rank\": 2147483647, \"world_size\": 4}}", &err);
+    CHECK(r != NULL);
+    if (r) CHECK_EQ_INT(r->rank, 2147483647);
+    ts__rank_destroy(r);
+}
+
+/* Two top-level traceEvents arrays were merged into one rank. */
+TEST(ingest_rejects_a_second_trace_events_array)
+{
+    ts_error err = {0};
+    CHECK_EQ_INT(load_err("{\"traceEvents\": [{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":2}],\n"
+                          " \"traceEvents\": [{\"ph\":\"X\",\"name\":\"b\",\"pid\":1,\"tid\":1,\"ts\":5,\"dur\":2}]}", &err),
+                 TS_EPARSE);
+    CHECK(strstr(err.msg, "t.json: byte 73: a second \"traceEvents\" member") != NULL);
+}
+
+/* \u0000 cannot live in an interned (NUL-terminated) name: it still
+ * becomes U+FFFD, now with a warning naming its byte. */
+TEST(ingest_warns_when_a_nul_escape_is_replaced)
+{
+    ts_error err = {0};
+    ts_rank *r = load_str("[{\"ph\":\"X\",\"name\":\"a\\u0000b\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":2},"
+                          " {\"ph\":\"X\",\"name\":\"\\u0000\",\"pid\":1,\"tid\":1,\"ts\":5,\"dur\":2}]", &err);
+    CHECK(r != NULL);
+    if (!r) return;
+    CHECK(find_slice(r, "a\xEF\xBF\xBD" "b") != TS_NONE32);
+    CHECK_EQ_INT(r->warn_count[TS_WARN_OTHER], 2);
+    CHECK(r->warn_first[TS_WARN_OTHER] && strstr(r->warn_first[TS_WARN_OTHER], "t.json: byte 20: \\u0000 in a string"));
+    CHECK_EQ_INT(r->warn_count[TS_WARN_INVALID_UTF8], 0);
+    ts__rank_destroy(r);
+}
+
+/* A baseTimeNanoseconds near INT64_MAX put every slice at the end of time:
+ * stats printed a 0.8 us window with no rows (exit 0) where critical-path
+ * and replay refused the file. The trace itself now refuses it, so every
+ * command takes one rule. */
+TEST(ingest_refuses_times_past_2_to_the_62_for_every_command)
+{
+    char path[] = "/tmp/ts_base_XXXXXX";
+    int fd = mkstemp(path);
+    const char *json = "{\"traceEvents\": [{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":2},"
+                       "{\"ph\":\"i\",\"name\":\"i\",\"pid\":1,\"tid\":1,\"ts\":1,\"s\":\"t\"}],"
+                       " \"baseTimeNanoseconds\": 9223372036854775000}";
+    CHECK(write(fd, json, strlen(json)) == (ssize_t)strlen(json));
+    close(fd);
+    const char *p = path;
+    ts_trace *t = NULL;
+    ts_error err = {0};
+    CHECK_EQ_INT(ts_trace_load(&p, 1, NULL, &t, &err), TS_ERANGE);
+    CHECK(t == NULL);
+    CHECK(strstr(err.msg, "lies past 2^62 ns (146 years) of its clock's zero") != NULL);
+    unlink(path);
+}

@@ -1224,3 +1224,72 @@ TEST(ingest_refuses_times_past_2_to_the_62_for_every_command)
     CHECK(strstr(err.msg, "lies past 2^62 ns (146 years) of its clock's zero") != NULL);
     unlink(path);
 }
+
+/* ---- directories: nothing dropped in silence (issue 26, 2026-11-26) ---- */
+
+/* A dangling link, a link loop, a fifo or a directory named rank-1.json was
+ * dropped and the job analysed with a rank fewer (exit 0). Each is an error
+ * naming the entry and why, and the fifo is never opened (a load that
+ * opened it would block: the runner's timeout would fail this test). */
+TEST(ingest_directory_entry_named_like_a_trace_that_cannot_be_read_is_an_error)
+{
+    static const struct { const char *make; const char *why; } cases[] = {
+        {"ln -s nowhere.json %s/rank-1.json", "rank-1.json: byte 0: a symbolic link to 'nowhere.json', which does not exist"},
+        {"ln -s rank-1.json %s/rank-1.json", "rank-1.json: byte 0: a loop of symbolic links"},
+        {"mkfifo %s/rank-1.json", "rank-1.json: byte 0: a fifo, not a trace file"},
+        {"mkdir %s/rank-1.json", "rank-1.json: byte 0: a directory, not a trace file"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *dir = tmpdir_make(), cmd[256];
+        CHECK(dir != NULL);
+        write_file(dir, "rank-0.json", small_trace);
+        snprintf(cmd, sizeof cmd, cases[i].make, dir);
+        CHECK_EQ_INT(system(cmd), 0);
+        ts_trace *t = NULL;
+        ts_error err = {0};
+        const char *paths[] = {dir};
+        CHECK(ts_trace_load(paths, 1, NULL, &t, &err) != TS_OK);
+        CHECK(t == NULL);
+        if (!strstr(err.msg, cases[i].why)) TS_FAIL_("got '%s', want '%s'", err.msg, cases[i].why);
+        snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+        CHECK_EQ_INT(system(cmd), 0);
+    }
+}
+
+/* A link loop given directly said "no such file or directory". */
+TEST(ingest_names_a_link_loop_given_directly)
+{
+    char *dir = tmpdir_make(), cmd[256], path[128];
+    CHECK(dir != NULL);
+    snprintf(cmd, sizeof cmd, "ln -s loop.json %s/loop.json", dir);
+    CHECK_EQ_INT(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/loop.json", dir);
+    const char *paths[] = {path};
+    ts_trace *t = NULL;
+    ts_error err = {0};
+    CHECK_EQ_INT(ts_trace_load(paths, 1, NULL, &t, &err), TS_ENOENT);
+    CHECK(strstr(err.msg, "loop.json: byte 0: a loop of symbolic links") != NULL);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK_EQ_INT(system(cmd), 0);
+}
+
+/* Entries not named like traces are skipped, and the load says which. */
+TEST(ingest_directory_load_says_which_entries_it_skipped)
+{
+    char *dir = tmpdir_make(), cmd[128];
+    CHECK(dir != NULL);
+    write_file(dir, "rank-0.json", small_trace);
+    write_file(dir, "notes.txt", "not a trace");
+    ts_trace *t = NULL;
+    ts_error err = {0};
+    const char *paths[] = {dir};
+    CHECK_EQ_INT(ts_trace_load(paths, 1, NULL, &t, &err), TS_OK);
+    const ts_rank *r = ts_trace_borrow_rank(t, 0);
+    CHECK(r && r->warn_count[TS_WARN_OTHER] == 1);
+    CHECK(r && r->warn_first[TS_WARN_OTHER] &&
+          strstr(r->warn_first[TS_WARN_OTHER], "skipped entries not named like a trace (*.json, *.json.gz, *.json.zst): "
+                                               "notes.txt (1 in all)"));
+    ts_trace_destroy(t);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK_EQ_INT(system(cmd), 0);
+}

@@ -21,6 +21,7 @@ void ts_memgraph_destroy(ts_memgraph *g)
     ts__free(g->tensors, (size_t)g->cap_tensors * sizeof *g->tensors);
     ts__free(g->kernels, (size_t)g->cap_kernels * sizeof *g->kernels);
     ts__free(g->refs, (size_t)g->cap_refs * sizeof *g->refs);
+    ts__free(g->fwd_ret, (size_t)g->cap_fwd_ret * sizeof *g->fwd_ret);
     ts__free(g->periods, (size_t)g->cap_periods * sizeof *g->periods);
     ts__free(g->start_us, ((size_t)g->n_kernels + 1) * sizeof *g->start_us);
     ts__free(g->alive, ((size_t)g->n_kernels + 1) * sizeof *g->alive);

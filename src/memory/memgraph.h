@@ -85,6 +85,8 @@ struct ts_memgraph {
     ts_map64         byname;   /* name id -> row | (uint64 ann_id << 32); live during load */
     int32_t          pending;  /* kernel awaiting its getitem outputs; -1 = none */
     uint32_t         pending_name; /* name id of that kernel's tuple variable */
+    uint32_t        *fwd_ret;  uint32_t n_fwd_ret, cap_fwd_ret; /* rows the forward returns, in order */
+    uint32_t         n_tangents;   /* tangents_N inputs of the backward */
 };
 
 /* precision.c: apply a --precision-plan file to the tensor sizes */

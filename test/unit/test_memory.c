@@ -500,3 +500,52 @@ TEST(memory_trace_peaks_count_every_device_past_the_cap_once)
     ts_trace_destroy(tr);
     for (int i = 0; i < N; i++) { unlink(paths[i]); free(paths[i]); }
 }
+
+/* Text with the first occurrence of `from` replaced by `to` (malloc'd). */
+static char *replaced(const char *text, const char *from, const char *to)
+{
+    const char *at = strstr(text, from);
+    if (!at) abort();
+    size_t n = strlen(text) - strlen(from) + strlen(to) + 1;
+    char *s = malloc(n);
+    snprintf(s, n, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+    return s;
+}
+
+/* Expect loading (fwd, bwd) to fail with a message holding `want`. */
+static void expect_pair_error(const char *fwd, const char *bwd, const char *want)
+{
+    ts_error err = {0};
+    ts_memgraph *g = load(fwd, bwd, 0, &err);
+    if (g) { ts_memgraph_destroy(g); TS_FAIL_("loaded; expected '%s'", want); }
+    if (!strstr(err.msg, want)) TS_FAIL_("got '%s', expected '%s'", err.msg, want);
+}
+
+/* Regression 2026-11-26 (issue 26): the forward given twice reported a
+ * 1,966 MiB peak for mobilenetv3small (1,019 MiB with its backward), and
+ * a forward cut before its return gave tensors with "Death: -1", both with
+ * exit 0. A pair must belong together and each dump be whole. */
+TEST(memory_reader_rejects_dumps_that_do_not_belong_together_or_are_incomplete)
+{
+    expect_pair_error(FWD, FWD, ":2: the backward takes no tangents_N: it is a forward dump");
+    expect_pair_error(BWD, BWD, ":2: the forward takes 'tangents_1': this is a backward dump");
+    char *no_ret = replaced(FWD, "        return [relu, primals_1, primals_2, le, squeeze_1]\n", "");
+    expect_pair_error(no_ret, BWD, ":13: the graph has no 'return': the dump is incomplete");
+    char *bwd_no_ret = replaced(BWD, "        return [permute_1, None, None]\n", "");
+    expect_pair_error(FWD, bwd_no_ret, ":7: the graph has no 'return': the dump is incomplete");
+    char *unsaved = replaced(BWD, "squeeze_1: \"f32[2]\"", "getitem: \"f32[2, 1]\"");
+    expect_pair_error(FWD, unsaved, ":2: backward input 'getitem' is a forward tensor that the forward does not return");
+    char *saves_more = replaced(FWD, "squeeze_1]", "squeeze_1, getitem]");
+    expect_pair_error(saves_more, BWD, ":2: the forward returns 2 tensors, more than its 1 outputs (first: 'relu') "
+                                       "that this backward does not take");
+    char *two = malloc(2 * sizeof FWD);
+    snprintf(two, 2 * sizeof FWD, "%s%s", FWD, FWD + strlen("class GraphModule(torch.nn.Module):\n"));
+    expect_pair_error(two, BWD, ":15: more after the graph's return (two dumps in one file?)");
+    ts_error err = {0};
+    char *takes_it = replaced(BWD, "squeeze_1: \"f32[2]\", tangents_1",
+                              "squeeze_1: \"f32[2]\", getitem: \"f32[2, 1]\", tangents_1");
+    ts_memgraph *g = load(saves_more, takes_it, 0, &err);
+    CHECK(g != NULL);   /* the same pair whole: the backward takes the extra saved tensor */
+    ts_memgraph_destroy(g);
+    free(no_ret); free(bwd_no_ret); free(unsaved); free(saves_more); free(two); free(takes_it);
+}

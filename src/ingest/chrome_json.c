@@ -425,6 +425,10 @@ static void parse_pid(parser *P, num_memo *memo, int64_t *id, uint32_t *sid)
         return;
     }
     js_num n = js_number(j);
+    /* Saturated or wrapped, an id past int64 would name another process or
+     * thread in silence (and merge with any other such id). */
+    bool fits = n.is_int ? n.mag <= (uint64_t)INT64_MAX + n.neg : (n.d > -9.2e18 && n.d < 9.2e18);
+    if (!fits) js_fail(j, at, "event %llu: \"pid\"/\"tid\" is past the int64 range", (unsigned long long)P->n_events);
     *id = num_as_i64(n);
 }
 

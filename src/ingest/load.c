@@ -72,7 +72,8 @@ static int unreadable(const char *path, const struct stat *st, int e, ts_error *
         to[n > 0 ? n : 0] = 0;
         return ts__error(err, TS_ENOENT, "%s: byte 0: a symbolic link to '%s', which does not exist", path, to);
     }
-    return ts__error(err, e == ENOENT ? TS_ENOENT : TS_EIO, "%s: byte 0: %s", path, strerror(e));
+    if (e == ENOENT) return ts__error(err, TS_ENOENT, "%s: byte 0: no such file or directory", path);
+    return ts__error(err, TS_EIO, "%s: byte 0: %s", path, strerror(e));
 }
 
 /* The note a directory load leaves on its first rank: the entries it did

@@ -1129,9 +1129,11 @@ TEST(ingest_saturates_times_and_ids_that_would_overflow_int64)
 {
     /* Found by fuzzing (2026-11-22): ts + dur, end - begin and huge or
      * fractional pids overflowed int64 (undefined behaviour). Now every slice
-     * keeps ts + dur representable and ids saturate. */
+     * keeps ts + dur representable; a fractional pid is truncated, and one
+     * past int64 is an error since 2026-11-26 (it was saturated into another
+     * process's id: ingest_rejects_a_pid_or_tid_past_int64). */
     ts_error err;
-    ts_rank *r = load_str("[{\"ph\":\"X\",\"name\":\"x\",\"pid\":1e30,\"tid\":-1e30,\"ts\":9000000000000000,\"dur\":9000000000000000},"
+    ts_rank *r = load_str("[{\"ph\":\"X\",\"name\":\"x\",\"pid\":3.75e18,\"tid\":-2.5,\"ts\":9000000000000000,\"dur\":9000000000000000},"
                           "{\"ph\":\"B\",\"name\":\"b\",\"pid\":2,\"tid\":2,\"ts\":-9000000000000000},"
                           "{\"ph\":\"E\",\"pid\":2,\"tid\":2,\"ts\":9000000000000000},"
                           "{\"ph\":\"s\",\"cat\":\"c\",\"id\":-1.5e300,\"pid\":2,\"tid\":2,\"ts\":1}]", &err);
@@ -1140,8 +1142,8 @@ TEST(ingest_saturates_times_and_ids_that_would_overflow_int64)
     CHECK(x != TS_NONE32 && b != TS_NONE32);
     CHECK_EQ_INT(r->slices.ts_ns[x], 9000000000000000000LL);
     CHECK_EQ_INT(r->slices.dur_ns[x], INT64_MAX - 9000000000000000000LL);
-    CHECK_EQ_INT(r->tracks[r->slices.track[x]].pid, INT64_MAX);
-    CHECK_EQ_INT(r->tracks[r->slices.track[x]].tid, INT64_MIN);
+    CHECK_EQ_INT(r->tracks[r->slices.track[x]].pid, 3750000000000000000LL);
+    CHECK_EQ_INT(r->tracks[r->slices.track[x]].tid, -2);
     CHECK_EQ_INT(r->slices.ts_ns[b], -9000000000000000000LL);
     CHECK_EQ_INT(r->slices.dur_ns[b], INT64_MAX);   /* 1.8e19 ns saturated */
     ts__rank_destroy(r);

@@ -5,6 +5,7 @@
 #   make test-fast  the same suite against the optimized build
 #   make bench      build the benchmarks (bench/*.c) next to the CLI
 #   make fuzz       libFuzzer targets (fuzz/*.c, clang)
+#   make hostile    every command on classes of bad input (bench/hostile.sh)
 #   make setup      install Debian dependencies, build, run the example
 #
 # Sources are found by globbing src/<module>/*.c, so adding a file needs no edit
@@ -57,7 +58,7 @@ UNIT_BINS := $(patsubst test/unit/%.c,$(BUILD)/test/%,$(UNIT_SRCS))
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 
-.PHONY: all lib cli test test-fast bench fuzz setup clean example
+.PHONY: all lib cli test test-fast bench fuzz setup clean example hostile
 all: $(BUILD)/libtrainscope.a $(BUILD)/libtrainscope.so $(BUILD)/trainscope $(EXTRA_TARGETS)
 
 $(BUILD)/obj/%.o: src/%.c $(FLAGS_STAMP)
@@ -96,6 +97,11 @@ test-fast: all unit-bins
 unit-bins: $(UNIT_BINS)
 
 bench: all $(BENCH_BINS)
+
+# Robustness to hostile input under the sanitizer build (bench/hostile.sh).
+hostile:
+	@$(MAKE) --no-print-directory SAN=1 all
+	@sh bench/hostile.sh
 
 # Fuzz targets: the library is compiled once with clang and libFuzzer's
 # instrumentation into build/fuzz/obj/, then each fuzz/fuzz_<parser>.c links it.

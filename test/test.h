@@ -53,6 +53,11 @@ extern int ts_test_skipped;
 /* Path of the shared real-data folder (../shared/data relative to the repo),
  * overridable with TS_DATA. Tests that need it skip when it is absent. */
 const char *ts_test_data(const char *rel);
+/* True when path names a file this process can read. */
+int ts_test_readable(const char *path);
+/* SKIP the calling test when the shared-data file at path is absent. */
+#define NEED_DATA(path) do { if (!ts_test_readable(path))                  \
+        SKIP("%s absent (shared data, TS_DATA)", path); } while (0)
 /* Path to the CLI binary under test ($TS_BIN, set by run.sh). */
 const char *ts_test_cli(void);
 /* Run a shell command, capture stdout into a malloc'd string; returns exit code. */

@@ -24,6 +24,11 @@ const char *ts_test_data(const char *rel)
     return b;
 }
 
+int ts_test_readable(const char *path)
+{
+    return path && access(path, R_OK) == 0;
+}
+
 const char *ts_test_cli(void)
 {
     const char *bin = getenv("TS_BIN");

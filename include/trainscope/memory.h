@@ -79,7 +79,8 @@ TS_API void ts_memgraph_estimate_times(ts_memgraph *g, const ts_mem_device *dev)
 /* Named presets "a100", "v100", "h100", "cpu"; NULL when unknown. */
 TS_API const ts_mem_device *ts_mem_device_find(const char *name);
 
-/* Liveness, periods and the memory curve (call after times are set, or not). */
+/* Liveness, periods and the memory curve (call after times are set, or not).
+ * TS_ERANGE when the kernel times add up past 2^62 ns. */
 TS_API TS_NODISCARD int ts_memgraph_analyze(ts_memgraph *g, ts_mem_summary *out);
 
 /* Write kernels.config, tensors.config, liveness_analysis.config and

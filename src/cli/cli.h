@@ -43,7 +43,10 @@ int ts_cli_opt_unknown(const char *cmd, const char *arg);   /* always -1 */
 int ts_cli_opt_range(const char *cmd, const char *opt, const char *arg, int64_t *first, int64_t *last); /* "A:B" */
 int ts_cli_opt_width(const char *cmd, const char *arg, int *out); /* --width: 0..INT32_MAX columns */
 int ts_cli_need_trace(const char *cmd, int optind_, int argc); /* -1 when no PATH follows */
-int ts_cli_opt_positive(const char *cmd, const char *opt, const char *arg, double *out); /* finite, > 0 */
+/* A number option within [lo, hi] (the one parser of every numeric option:
+ * a value out of range, overflowing or with trailing text is refused). */
+int ts_cli_opt_int(const char *cmd, const char *opt, const char *arg, int64_t lo, int64_t hi, int64_t *out);
+int ts_cli_opt_real(const char *cmd, const char *opt, const char *arg, double lo, double hi, double *out);
 /* True when an executable of this name is on PATH. */
 bool ts_cli_find_program(const char *name);
 /* Run argv (searching PATH), wait; the exit status, or -1 when it could not run. */

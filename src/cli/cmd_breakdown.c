@@ -72,18 +72,14 @@ static int parse_args(int argc, char **argv, bd_args *a)
     optind = 1;
     opterr = 0;
     int c;
-    char *end;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case 't':
             if (ts_cli_opt_count("breakdown", "--top", optarg, &a->opts.top_kernels)) return -1;
             break;
         case 'd':
-            a->opts.consecutive_kernel_delay_ns = strtoll(optarg, &end, 10);
-            if (*end || end == optarg || a->opts.consecutive_kernel_delay_ns <= 0) {
-                ts_cli_errorf("breakdown: --kernel-delay wants a positive number of ns, got '%s'", optarg);
-                return -1;
-            }
+            if (ts_cli_opt_int("breakdown", "--kernel-delay", optarg, 1, 3600000000000LL,   /* 1 ns to 1 h */
+                               &a->opts.consecutive_kernel_delay_ns)) return -1;
             break;
         case 'm': a->marker = optarg; break;
         case 'i':

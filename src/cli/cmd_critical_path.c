@@ -73,15 +73,11 @@ static int parse_args(int argc, char **argv, cp_args *a)
     optind = 1;
     opterr = 0;
     int c;
-    char *end;
+    int64_t v;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case 'i':
-            a->iteration = strtoll(optarg, &end, 10);
-            if (*end || end == optarg || a->iteration < 0) {
-                ts_cli_errorf("critical-path: --iteration wants a step number >= 0, got '%s'", optarg);
-                return -1;
-            }
+            if (ts_cli_opt_int("critical-path", "--iteration", optarg, 0, INT64_MAX, &a->iteration)) return -1;
             break;
         case 'f':
             a->format = ts__report_format(optarg);
@@ -94,8 +90,8 @@ static int parse_args(int argc, char **argv, cp_args *a)
         case 'l': a->leaf_ops = 1; break;
         case 'n': a->no_align = 1; break;
         case 't':
-            a->top = (int)strtol(optarg, &end, 10);
-            if (*end || end == optarg || a->top < 0) { ts_cli_errorf("critical-path: --top wants a number, got '%s'", optarg); return -1; }
+            if (ts_cli_opt_int("critical-path", "--top", optarg, 0, INT32_MAX, &v)) return -1;
+            a->top = (int)v;
             break;
         case 'm': a->marker = optarg; break;
         case 'h': usage(stdout); return 1;

@@ -83,9 +83,9 @@ static int parse_args(int argc, char **argv, mem_args *a)
         case 't': a->times = optarg; break;
         case 'X': a->times_trace = optarg; break;
         case 'd': a->device = optarg; break;
-        case 'P': if (ts_cli_opt_positive("memory", "--peak-tflops", optarg, &a->peak_tflops)) return TS_EXIT_BAD; break;
-        case 'B': if (ts_cli_opt_positive("memory", "--bandwidth-gbps", optarg, &a->bandwidth_gbps)) return TS_EXIT_BAD; break;
-        case 'b': if (ts_cli_opt_positive("memory", "--bandwidth", optarg, &a->offload_gbps)) return TS_EXIT_BAD; break;
+        case 'P': if (ts_cli_opt_real("memory", "--peak-tflops", optarg, 1e-3, 1e6, &a->peak_tflops)) return TS_EXIT_BAD; break;
+        case 'B': if (ts_cli_opt_real("memory", "--bandwidth-gbps", optarg, 1e-3, 1e6, &a->bandwidth_gbps)) return TS_EXIT_BAD; break;
+        case 'b': if (ts_cli_opt_real("memory", "--bandwidth", optarg, 1e-3, 1e6, &a->offload_gbps)) return TS_EXIT_BAD; break;
         case 'p': a->opt.precision_plan = optarg; break;
         case 'g': a->opt.g10_compat = 1; break;
         case 'n': if (ts_cli_opt_count("memory", "--batch", optarg, &a->batch)) return TS_EXIT_BAD; break;
@@ -149,7 +149,7 @@ static void print_table(const ts_memgraph *g, const ts_mem_summary *s, const mem
     const double MiB = 1024.0 * 1024.0;
     printf("rules: %s, times: %s%s", a->opt.g10_compat ? "G10-compatible" : "exact", g->time_source,
            a->batch ? "" : "\n");
-    if (a->batch) printf(", batch %d\n", a->batch);
+    if (a->batch) printf(", batch %u\n", a->batch);
     printf("kernels %u, tensors %u, global (weights, buffers, inputs) %.1f MiB\n", s->n_kernels,
            s->n_tensors, (double)s->global_bytes / MiB);
     const ts__mem_kernel *pk = s->peak_kernel >= 0 ? &g->kernels[s->peak_kernel] : NULL;
@@ -233,20 +233,22 @@ static int raw_timeline(const char *path, bool json)
 /* Kineto traces: one row per (rank, device) with memory events. */
 static int kineto_memory(const char *const *paths, uint32_t n_paths, bool json)
 {
-    enum { CAP = 256 };
     ts_trace *t = NULL;
     ts_error err = {0};
-    static ts_mem_trace_peak rows[CAP];
-    uint32_t n = 0;
+    ts_mem_trace_peak *rows = NULL;
+    uint32_t n = 0, cap = 0;
     int rc = ts_trace_load(paths, n_paths, NULL, &t, &err);
-    if (!rc) rc = ts_mem_trace_peaks(t, rows, CAP, &n, &err);
+    if (!rc) rc = ts_mem_trace_peaks(t, NULL, 0, &n, &err);   /* count the rows, then fill them */
+    if (!rc && !(rows = calloc(cap = n, sizeof *rows))) rc = ts__error(&err, TS_ENOMEM, "out of memory");
+    if (!rc) rc = ts_mem_trace_peaks(t, rows, cap, &n, &err);
     ts_trace_destroy(t);
     if (rc) {
+        free(rows);
         ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc));
         return TS_EXIT_BAD;
     }
     if (!json) printf("%5s %-8s %8s %12s %12s  %s\n", "rank", "device", "events", "peak MiB", "at ms", "ops around the peak (innermost first)");
-    for (uint32_t i = 0; i < n && i < CAP; i++) {
+    for (uint32_t i = 0; i < n && i < cap; i++) {
         const ts_mem_trace_peak *p = &rows[i];
         if (json) {
             printf("{\"rank\":%u,\"device_type\":%d,\"device_id\":%d,\"events\":%llu,\"peak_bytes\":%lld,"
@@ -263,6 +265,7 @@ static int kineto_memory(const char *const *paths, uint32_t n_paths, bool json)
         for (uint32_t k = 0; k < p->n_ops; k++) printf("%s%s", k ? " < " : "", p->ops[k]);
         printf("%s\n", p->n_ops ? "" : "-");
     }
+    free(rows);
     return TS_EXIT_OK;
 }
 
@@ -274,17 +277,17 @@ static int memory_trace(int argc, char **argv, int first, const mem_args *a)
         return TS_EXIT_BAD;
     }
     bool json = !strcmp(a->format, "json");
-    const char *traces[256];
+    const char **traces = calloc((size_t)(argc - first), sizeof *traces);
+    if (!traces) { ts_cli_errorf("memory --trace: out of memory"); return TS_EXIT_BAD; }
     uint32_t n_traces = 0;
-    for (int i = first; i < argc; i++) {
-        if (!is_raw_timeline(argv[i])) {
-            if (n_traces < 256) traces[n_traces++] = argv[i];
-            continue;
-        }
-        int rc = raw_timeline(argv[i], json);
-        if (rc) return rc;
+    int rc = TS_EXIT_OK;
+    for (int i = first; i < argc && !rc; i++) {
+        if (!is_raw_timeline(argv[i])) traces[n_traces++] = argv[i];
+        else rc = raw_timeline(argv[i], json);
     }
-    return n_traces ? kineto_memory(traces, n_traces, json) : TS_EXIT_OK;
+    if (!rc && n_traces) rc = kineto_memory(traces, n_traces, json);
+    free(traces);
+    return rc;
 }
 
 /* PNG copies of the two plots, rendered by librsvg's rsvg-convert (a real
@@ -317,7 +320,8 @@ int ts_cmd_memory(int argc, char **argv)
     ts_mem_summary s;
     rc = ts_memgraph_load(argv[optind], argv[optind + 1], &a.opt, &g, &err);
     if (!rc) rc = set_times(g, &a, &err);
-    if (!rc) rc = ts_memgraph_analyze(g, &s);
+    if (!rc && (rc = ts_memgraph_analyze(g, &s)) == TS_ERANGE)
+        ts__error(&err, rc, "memory: the kernel times add up past 2^62 ns (146 years): check --times or the device");
     if (!rc && a.out_dir) rc = ts_memgraph_write(g, a.out_dir, a.offload_gbps, a.plots, &err);
     if (!rc && a.png) rc = svgs_to_png(a.out_dir, &err);
     if (rc) {

@@ -64,21 +64,20 @@ static void usage(FILE *f)
           "exit codes: 0 ok, 1 nothing to replay, 2 bad input or usage\n", f);
 }
 
-static bool parse_double(const char *s, double *out)
-{
-    char *end;
-    *out = strtod(s, &end);
-    return end != s && !*end && *out >= 0;
-}
+/* Ranges of the numeric options: wide enough for any real job, narrow
+ * enough that every time derived from them stays within int64 ns (a bucket
+ * of 1 TiB at 1 MB/s is 1.1e15 ns). */
+#define MIB_MAX   1048576.0   /* --bucket-mb, --trace-bucket-mb: 1 TiB */
+#define GBPS_MIN  1e-3        /* --bandwidth: 1 MB/s */
+#define GBPS_MAX  1e6
+#define US_MAX    1e9         /* --latency-us: 1000 s */
+#define WORLD_MAX (1 << 20)   /* --world: ranks */
 
 static int parse_option(int c, replay_args *a)
 {
-    char *end;
+    int64_t v;
     switch (c) {
-    case 'i':
-        a->opts.max_iterations = (uint32_t)strtoul(optarg, &end, 10);
-        if (*end || end == optarg) { ts_cli_errorf("replay: --iterations wants a number, got '%s'", optarg); return -1; }
-        return 0;
+    case 'i': return ts_cli_opt_count("replay", "--iterations", optarg, &a->opts.max_iterations);
     case 'f':
         a->format = ts__report_format(optarg);
         if (a->format != TS_FMT_TABLE && a->format != TS_FMT_JSON) {
@@ -92,32 +91,23 @@ static int parse_option(int c, replay_args *a)
         a->scales[a->opts.n_scales++] = optarg;
         return 0;
     case 'b':
-        if (!parse_double(optarg, &a->opts.bucket_mb) || a->opts.bucket_mb <= 0) {
-            ts_cli_errorf("replay: --bucket-mb wants a size in MiB > 0, got '%s'", optarg);
-            return -1;
-        }
-        return 0;
+        if (ts_cli_opt_real("replay", "--bucket-mb", optarg, 0, MIB_MAX, &a->opts.bucket_mb)) return -1;
+        if (a->opts.bucket_mb > 0) return 0;
+        ts_cli_errorf("replay: --bucket-mb wants a size in MiB > 0, got '%s'", optarg);
+        return -1;
     case 'g': a->opts.gradients_json = optarg; return 0;
     case 'C': a->opts.no_contention = 1; return 0;
     case 'T':
-        if (!parse_double(optarg, &a->opts.trace_bucket_mb) || a->opts.trace_bucket_mb <= 0) {
-            ts_cli_errorf("replay: --trace-bucket-mb wants a size in MiB > 0, got '%s'", optarg);
-            return -1;
-        }
-        return 0;
+        if (ts_cli_opt_real("replay", "--trace-bucket-mb", optarg, 0, MIB_MAX, &a->opts.trace_bucket_mb)) return -1;
+        if (a->opts.trace_bucket_mb > 0) return 0;
+        ts_cli_errorf("replay: --trace-bucket-mb wants a size in MiB > 0, got '%s'", optarg);
+        return -1;
     case 'w':
-        a->opts.world = (uint32_t)strtoul(optarg, &end, 10);
-        if (*end || end == optarg || a->opts.world == 0) { ts_cli_errorf("replay: --world wants a rank count, got '%s'", optarg); return -1; }
+        if (ts_cli_opt_int("replay", "--world", optarg, 1, WORLD_MAX, &v)) return -1;
+        a->opts.world = (uint32_t)v;
         return 0;
-    case 'B':
-        if (!parse_double(optarg, &a->opts.bandwidth_gbps) || a->opts.bandwidth_gbps <= 0) {
-            ts_cli_errorf("replay: --bandwidth wants GB/s > 0, got '%s'", optarg);
-            return -1;
-        }
-        return 0;
-    case 'l':
-        if (!parse_double(optarg, &a->opts.latency_us)) { ts_cli_errorf("replay: --latency-us wants a number, got '%s'", optarg); return -1; }
-        return 0;
+    case 'B': return ts_cli_opt_real("replay", "--bandwidth", optarg, GBPS_MIN, GBPS_MAX, &a->opts.bandwidth_gbps);
+    case 'l': return ts_cli_opt_real("replay", "--latency-us", optarg, 0, US_MAX, &a->opts.latency_us);
     case 'n': a->opts.nccl_tests_log = optarg; return 0;
     case 'm': a->marker = optarg; return 0;
     case 'W': a->windows = true; return 0;

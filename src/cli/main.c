@@ -13,6 +13,7 @@
 #include <spawn.h>
 
 #include "cli/cli.h"
+#include "core/core.h"
 
 extern char **environ;
 #include "trainscope/ingest.h"
@@ -61,29 +62,26 @@ int ts_cli_load(char **paths, int n, const char *iteration_marker, ts_trace **ou
     return TS_EXIT_BAD;
 }
 
-int ts_cli_opt_count(const char *cmd, const char *opt, const char *arg, uint32_t *out)
+int ts_cli_opt_int(const char *cmd, const char *opt, const char *arg, int64_t lo, int64_t hi, int64_t *out)
 {
-    char *end;
-    errno = 0;
-    long long v = strtoll(arg, &end, 10);
-    if (end == arg || *end || errno || v < 0 || v > UINT32_MAX) {
-        ts_cli_errorf("%s: %s wants a whole number from 0 to %u, got '%s'", cmd, opt, UINT32_MAX, arg);
-        return -1;
-    }
-    *out = (uint32_t)v;
-    return 0;
+    if (ts__parse_i64(arg, lo, hi, out)) return 0;
+    ts_cli_errorf("%s: %s wants a whole number from %lld to %lld, got '%s'", cmd, opt, (long long)lo,
+                  (long long)hi, arg);
+    return -1;
 }
 
-int ts_cli_opt_positive(const char *cmd, const char *opt, const char *arg, double *out)
+int ts_cli_opt_real(const char *cmd, const char *opt, const char *arg, double lo, double hi, double *out)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(arg, &end);
-    if (end == arg || *end || errno || !(v > 0) || v > 1e300) {
-        ts_cli_errorf("%s: %s wants a positive number, got '%s'", cmd, opt, arg);
-        return -1;
-    }
-    *out = v;
+    if (ts__parse_f64(arg, lo, hi, out)) return 0;
+    ts_cli_errorf("%s: %s wants a number from %g to %g, got '%s'", cmd, opt, lo, hi, arg);
+    return -1;
+}
+
+int ts_cli_opt_count(const char *cmd, const char *opt, const char *arg, uint32_t *out)
+{
+    int64_t v;
+    if (ts_cli_opt_int(cmd, opt, arg, 0, UINT32_MAX, &v)) return -1;
+    *out = (uint32_t)v;
     return 0;
 }
 
@@ -144,20 +142,7 @@ int ts_cli_need_trace(const char *cmd, int optind_, int argc)
 
 bool ts_cli_parse_range(const char *s, int64_t *a, int64_t *b)
 {
-    char *end;
-    const char *colon = strchr(s, ':');
-    *a = INT64_MIN;
-    *b = INT64_MAX;
-    if (colon != s) {
-        *a = strtoll(s, &end, 10);
-        if (end == s || (colon ? end != colon : *end != 0)) return false;
-        if (!colon) { *b = *a; return true; }
-    }
-    if (colon[1]) {
-        *b = strtoll(colon + 1, &end, 10);
-        if (*end || end == colon + 1) return false;
-    }
-    return *a <= *b;
+    return ts__parse_range(s, a, b);
 }
 
 static void usage(FILE *f)

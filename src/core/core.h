@@ -65,6 +65,28 @@ int ts__error(ts_error *err, int status, const char *fmt, ...)
  * ts__error never keeps a stale message from an earlier call or stack garbage. */
 static inline void ts__error_clear(ts_error *err) { if (err) { err->status = TS_OK; err->msg[0] = 0; } }
 
+/* ---- bounded whole-file reads (side files: fx dumps, logs, tables) ---- */
+/* Limits on the side files read whole into memory. Real ones are far below
+ * (fx dumps 0.1-0.3 MB, nccl-tests logs and time tables under 0.1 MB); the
+ * bound turns a wrong file (/dev/zero, a trace for a log) into an error
+ * instead of an unbounded allocation. */
+#define TS__FX_DUMP_MAX_BYTES   ((size_t)256 << 20)
+#define TS__SIDE_FILE_MAX_BYTES ((size_t)64 << 20)
+/* All of path (file, pipe or device) in a ts__malloc'd buffer of *cap bytes,
+ * NUL-terminated after *len. More than max_bytes is an error "PATH: larger
+ * than N MiB, the most read for WHAT"; NULL with err set on any failure. */
+char *ts__read_bounded(const char *path, const char *what, size_t max_bytes, size_t *len, size_t *cap,
+                       ts_error *err);
+
+/* ---- strict number parsing (command-line options, text fields) ---- */
+/* The whole of s as a number within [lo, hi]: false on empty input, trailing
+ * text, overflow, NaN or a value out of range (nothing is saturated). */
+bool ts__parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out);
+bool ts__parse_f64(const char *s, double lo, double hi, double *out);
+/* "A:B", "A:" (open end), ":B" or "A" (= A:A) into [*a, *b] (INT64_MIN /
+ * INT64_MAX for open ends); false unless both parse and A <= B. */
+bool ts__parse_range(const char *s, int64_t *a, int64_t *b);
+
 /* ---- arena: bump allocation in 1 MiB+ blocks, freed all at once ---- */
 typedef struct ts_arena_block ts_arena_block;
 typedef struct ts_arena {

@@ -1,6 +1,7 @@
 /* util.c - hashing, the u64 hash map, the string builder, clocks. */
 #include "core/core.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -297,4 +298,86 @@ int ts__cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+/* Reads at most max_bytes + 1 bytes, so an endless source (/dev/zero, a pipe
+ * that never closes its end) costs max_bytes of memory and then an error. */
+char *ts__read_bounded(const char *path, const char *what, size_t max_bytes, size_t *len, size_t *cap,
+                       ts_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        ts__error(err, TS_EIO, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    size_t n = 0, c = 1 << 16;
+    char *buf = ts__malloc(c);
+    int rc = buf ? TS_OK : TS_ENOMEM;
+    while (!rc) {
+        n += fread(buf + n, 1, c - n - 1, f);
+        if (n > max_bytes) rc = TS_ERANGE;
+        else if (n + 1 < c) break;
+        else {
+            size_t nc = c * 2 > max_bytes + 2 ? max_bytes + 2 : c * 2;
+            char *nb = ts__realloc(buf, c, nc);
+            if (!nb) rc = TS_ENOMEM;
+            else buf = nb, c = nc;
+        }
+    }
+    int io_errno = ferror(f) ? errno : 0;
+    fclose(f);
+    if (!rc && io_errno) rc = TS_EIO;
+    if (rc) {
+        ts__free(buf, c);
+        if (rc == TS_ERANGE)
+            ts__error(err, rc, "%s: larger than %zu MiB, the most read for %s (is it the right file?)", path,
+                      max_bytes >> 20, what);
+        else if (rc == TS_EIO) ts__error(err, rc, "%s: %s", path, strerror(io_errno));
+        else ts__error(err, rc, "%s: out of memory", path);
+        return NULL;
+    }
+    buf[n] = 0;
+    *len = n;
+    *cap = c;
+    return buf;
+}
+
+bool ts__parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || *end || errno || v < lo || v > hi) return false;
+    *out = v;
+    return true;
+}
+
+bool ts__parse_f64(const char *s, double lo, double hi, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end || errno || !(v >= lo && v <= hi)) return false;
+    *out = v;
+    return true;
+}
+
+bool ts__parse_range(const char *s, int64_t *a, int64_t *b)
+{
+    const char *colon = strchr(s, ':');
+    int64_t x = INT64_MIN, y = INT64_MAX;
+    char first[32];
+    if (colon != s) {
+        size_t n = colon ? (size_t)(colon - s) : strlen(s);
+        if (n >= sizeof first) return false;   /* longer than any int64 */
+        memcpy(first, s, n);
+        first[n] = 0;
+        if (!ts__parse_i64(first, INT64_MIN, INT64_MAX, &x)) return false;
+        if (!colon) y = x;
+    }
+    if (colon && colon[1] && !ts__parse_i64(colon + 1, INT64_MIN, INT64_MAX, &y)) return false;
+    if (x > y) return false;
+    *a = x;
+    *b = y;
+    return true;
 }

@@ -386,47 +386,16 @@ int ts__graph_finish(ts_graph *g, ts_error *err)
 
 /* ---- public ---- */
 
-/* The graph, its alignment, the critical path and replay add and subtract
- * times freely (a point plus a gap, a time plus a rank's offset). That stays
- * within int64 when every slice lies within 2^62 ns of the clock's zero and
- * the whole trace within 2^59 ns (18 years): then offsets and gaps are below
- * 2^61 and any such sum below 2^63. Real traces span seconds to hours, on
- * clocks from process start or the epoch (2^60.6 ns now); times this far
- * apart are broken, or traces of unrelated clocks mixed. */
-#define TIME_ABS_LIMIT_NS  ((int64_t)1 << 62)
-#define TIME_SPAN_LIMIT_NS ((int64_t)1 << 59)
-
-static int check_time_range(const ts_trace *t, ts_error *err)
-{
-    int64_t lo = INT64_MAX, hi = INT64_MIN;
-    uint32_t lo_rank = 0, hi_rank = 0;
-    for (uint32_t r = 0; r < t->n_ranks; r++) {
-        const ts_slices *sl = &t->ranks[r]->slices;
-        for (uint32_t i = 0; i < sl->n; i++) {
-            int64_t a = sl->ts_ns[i], b = a + sl->dur_ns[i];   /* within int64: the model's invariant */
-            if (a <= -TIME_ABS_LIMIT_NS || b >= TIME_ABS_LIMIT_NS)
-                return ts__error(err, TS_ERANGE, "%s: a slice at %lld ns (+%lld ns) lies past 2^62 ns (146 years) of "
-                                 "its clock's zero: broken timestamps", t->ranks[r]->path, (long long)a,
-                                 (long long)sl->dur_ns[i]);
-            if (a < lo) { lo = a; lo_rank = r; }
-            if (b > hi) { hi = b; hi_rank = r; }
-        }
-    }
-    if (lo < hi && hi - lo >= TIME_SPAN_LIMIT_NS)
-        return ts__error(err, TS_ERANGE, "events from %lld ns (%s) to %lld ns (%s) span %.0f years: broken timestamps, "
-                         "or traces on unrelated clocks mixed", (long long)lo, t->ranks[lo_rank]->path, (long long)hi,
-                         t->ranks[hi_rank]->path, (double)(hi - lo) / 3.15576e16);
-    return TS_OK;
-}
-
+/* Every time of a trace lies within 2^62 ns of its clock's zero and the
+ * whole trace within 2^59 ns (ts__trace_create refuses others, for every
+ * command alike): the graph, its alignment, the critical path and replay
+ * then add points, gaps and offsets within int64. */
 int ts_graph_create(const ts_trace *t, const ts_graph_options *opt, ts_graph **out, ts_error *err)
 {
     ts__error_clear(err);
     *out = NULL;
     if (!t || t->n_ranks == 0) return ts__error(err, TS_ENODATA, "no ranks to build a graph from");
     if (t->n_ranks >= TS_GRAPH_NO_RANK) return ts__error(err, TS_ERANGE, "too many ranks (%u)", t->n_ranks);
-    int range_rc = check_time_range(t, err);
-    if (range_rc != TS_OK) return range_rc;
     ts_graph *g = ts__graph_alloc(t, t->n_ranks, opt);
     ts_graph_members *members = ts__calloc(t->n_ranks, sizeof *members);
     int rc = (!g || !members) ? ts__error(err, TS_ENOMEM, "out of memory") : TS_OK;

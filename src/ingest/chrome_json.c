@@ -425,6 +425,10 @@ static void parse_pid(parser *P, num_memo *memo, int64_t *id, uint32_t *sid)
         return;
     }
     js_num n = js_number(j);
+    /* Saturated or wrapped, an id past int64 would name another process or
+     * thread in silence (and merge with any other such id). */
+    bool fits = n.is_int ? n.mag <= (uint64_t)INT64_MAX + n.neg : (n.d > -9.2e18 && n.d < 9.2e18);
+    if (!fits) js_fail(j, at, "event %llu: \"pid\"/\"tid\" is past the int64 range", (unsigned long long)P->n_events);
     *id = num_as_i64(n);
 }
 
@@ -953,9 +957,13 @@ static void add_meta(parser *P, uint32_t key, ts_arg_type type, uint64_t val)
 /* The non-negative integer members named in keys of the object value that
  * starts at `start` (already scanned whole): out[i] gets keys[i]'s value and
  * is left as it was when that member is absent or not such an integer.
- * Other members are skipped; the scanner is put back where it was. */
-static void read_uint_members(parser *P, const char *start, const char *const *keys, int n_keys, uint64_t *out)
+ * Other members are skipped; the scanner is put back where it was. Returns
+ * where the first named member that is not such an integer up to max starts
+ * (NULL = none), with its key's index in *bad_key. */
+static const char *read_uint_members(parser *P, const char *start, const char *const *keys, int n_keys,
+                                     uint64_t max, uint64_t *out, int *bad_key)
 {
+    const char *bad = NULL;
     js *j = &P->s;
     const char *after = j->p;
     j->p = start;
@@ -968,26 +976,34 @@ static void read_uint_members(parser *P, const char *start, const char *const *k
             for (int i = 0; i < n_keys; i++)
                 if (k.n == strlen(keys[i]) && !memcmp(k.s, keys[i], k.n)) which = i;
             char c = js_peek(j);
-            if (which >= 0 && c >= '0' && c <= '9') {
+            const char *at = j->p;
+            bool ok = false;
+            if (which >= 0 && ((c >= '0' && c <= '9') || c == '-')) {
                 js_num v = js_number(j);
-                if (v.is_int && !v.neg) out[which] = v.mag;
+                if ((ok = v.is_int && !v.neg && !v.overflow && v.mag <= max)) out[which] = v.mag;
             } else {
                 js_skip(j, 1);
             }
+            if (which >= 0 && !ok && !bad) { bad = at; *bad_key = which; }
             if (js_peek(j) != ',') break;
             j->p++;
             js_peek(j);
         }
     }
     j->p = after;
+    return bad;
 }
 
-/* distributedInfo: rank and world_size, when they fit an int32. */
+/* distributedInfo: rank and world_size. A value that is not a whole number
+ * from 0 to 2^31-1 ("1", -3, 99999999999) is an error: taken as absent, the
+ * rank fell back to 0 and the job was analysed with its ranks mixed up. */
 static void read_distributed_info(parser *P, const char *start)
 {
     static const char *const keys[2] = {"rank", "world_size"};
     uint64_t v[2] = {UINT64_MAX, UINT64_MAX};
-    read_uint_members(P, start, keys, 2, v);
+    int which = 0;
+    const char *bad = read_uint_members(P, start, keys, 2, INT32_MAX, v, &which);
+    if (bad) js_fail(&P->s, bad, "distributedInfo.%s is not a whole number from 0 to %d", keys[which], INT32_MAX);
     if (v[0] <= INT32_MAX) P->dist_rank = (int32_t)v[0];
     if (v[1] <= INT32_MAX) P->world_size = (int32_t)v[1];
 }
@@ -1007,7 +1023,8 @@ static void read_recorder_counts(parser *P, const char *start)
         "the recorded stream was cut short at byte %llu (a process killed mid-write, or the disk full): what came "
         "after is lost"};
     uint64_t n[N_KEYS] = {0, 0, 0, 0, 0};
-    read_uint_members(P, start, keys, N_KEYS, n);
+    int bad_key;
+    (void)read_uint_members(P, start, keys, N_KEYS, UINT64_MAX, n, &bad_key);   /* a damaged count is no loss to report */
     char msg[480];
     size_t len = 0;
     uint64_t total = 0;
@@ -1053,6 +1070,7 @@ static void step_object(parser *P)
     js_str k = js_string(j);
     js_expect(j, ':', "':' after a key");
     if (k.n == 11 && !memcmp(k.s, "traceEvents", 11)) {
+        if (P->saw_events) js_fail(j, k.s - 1, "a second \"traceEvents\" member (two traces in one file?)");
         if (js_peek(j) != '[') js_fail(j, j->p, "\"traceEvents\" is not an array");
         j->p++;
         P->st = ST_EVENTS;
@@ -1321,6 +1339,9 @@ static int finish(parser *P, int32_t order, const ts_load_opts *opts, ts_error *
         for (uint64_t i = 0; i < P->s.n_bad_utf8; i++)
             ts__rank_warn(r, TS_WARN_INVALID_UTF8, "%s: byte %llu: invalid UTF-8 in a string; replaced by U+FFFD",
                           r->path, (unsigned long long)P->s.bad_utf8_off);
+    if (P->s.n_nul)
+        ts__rank_warn_n(r, TS_WARN_OTHER, P->s.n_nul, "%s: byte %llu: \\u0000 in a string; replaced by U+FFFD, "
+                        "since names cannot hold a NUL", r->path, (unsigned long long)P->s.nul_off);
     int32_t from_name = ts__rank_from_filename(r->path);
     r->rank = P->dist_rank >= 0 ? P->dist_rank : from_name >= 0 ? from_name : order;
     r->world_size = P->world_size;

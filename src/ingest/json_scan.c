@@ -149,12 +149,19 @@ static int hex4(const char *p)
     return v;
 }
 
-static void note_bad_utf8(js *j, const char *at)
+/* Count a replaced character at `at` once: *n, the first one's offset, and
+ * the offset below which they were counted before a window refill. */
+static void note_at(js *j, const char *at, uint64_t *n, uint64_t *first_off, uint64_t *seen_upto)
 {
     uint64_t off = js_off(j, at);
-    if (off < j->bad_utf8_seen_upto) return;   /* counted before a window refill */
-    if (j->n_bad_utf8++ == 0) j->bad_utf8_off = off;
-    j->bad_utf8_seen_upto = off + 1;
+    if (off < *seen_upto) return;
+    if ((*n)++ == 0) *first_off = off;
+    *seen_upto = off + 1;
+}
+
+static void note_bad_utf8(js *j, const char *at)
+{
+    note_at(j, at, &j->n_bad_utf8, &j->bad_utf8_off, &j->bad_utf8_seen_upto);
 }
 
 /* Escapes decode to their characters, \uXXXX pairs to one code point; a lone
@@ -187,7 +194,10 @@ const char *js_decode(js *j, js_str s, size_t *n)
                     if (lo >= 0xDC00 && lo <= 0xDFFF) { cp = 0x10000 + ((cp - 0xD800) << 10) + ((uint32_t)lo - 0xDC00); p += 6; }
                 }
                 if (cp >= 0xD800 && cp <= 0xDFFF) { note_bad_utf8(j, (const char *)p - 6); cp = 0xFFFD; }
-                if (cp == 0) cp = 0xFFFD;   /* interned strings are NUL-terminated */
+                if (cp == 0) {   /* interned strings are NUL-terminated */
+                    note_at(j, (const char *)p - 6, &j->n_nul, &j->nul_off, &j->nul_seen_upto);
+                    cp = 0xFFFD;
+                }
                 o += put_utf8(o, cp);
                 break;
             }

@@ -43,6 +43,9 @@ typedef struct js {
     uint64_t    n_bad_utf8;     /* invalid sequences replaced by U+FFFD */
     uint64_t    bad_utf8_off;   /* stream offset of the first one (for the warning) */
     uint64_t    bad_utf8_seen_upto; /* offsets below this were already counted (retries) */
+    uint64_t    n_nul;          /* \u0000 escapes replaced by U+FFFD (strings are NUL-terminated) */
+    uint64_t    nul_off;        /* stream offset of the first one */
+    uint64_t    nul_seen_upto;  /* as bad_utf8_seen_upto */
 } js;
 
 enum { JS_NEED_MORE = 1, JS_FAILED = 2 };   /* longjmp codes */

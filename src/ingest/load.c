@@ -8,6 +8,7 @@
 #include "ingest/ingest.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <dirent.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -52,39 +53,85 @@ static bool is_trace_name(const char *name)
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-/* Trace files directly inside dir, in name order. */
-static int expand_dir(file_list *l, const char *dir, ts_error *err)
+/* Why path cannot be loaded as a trace file (stat failed with errno e, or it
+ * is not a regular file): a dangling link, a link loop, a fifo... Never
+ * opens it, so a fifo cannot block the load. */
+static int unreadable(const char *path, const struct stat *st, int e, ts_error *err)
+{
+    struct stat lst;
+    if (st) {
+        const char *what = S_ISDIR(st->st_mode) ? "a directory" : S_ISFIFO(st->st_mode) ? "a fifo"
+                         : S_ISSOCK(st->st_mode) ? "a socket" : S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode) ? "a device"
+                         : "not a regular file";
+        return ts__error(err, TS_EIO, "%s: byte 0: %s, not a trace file", path, what);
+    }
+    if (e == ELOOP) return ts__error(err, TS_ENOENT, "%s: byte 0: a loop of symbolic links", path);
+    if (e == ENOENT && lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+        char to[512];
+        ssize_t n = readlink(path, to, sizeof to - 1);
+        to[n > 0 ? n : 0] = 0;
+        return ts__error(err, TS_ENOENT, "%s: byte 0: a symbolic link to '%s', which does not exist", path, to);
+    }
+    if (e == ENOENT) return ts__error(err, TS_ENOENT, "%s: byte 0: no such file or directory", path);
+    return ts__error(err, TS_EIO, "%s: byte 0: %s", path, strerror(e));
+}
+
+/* The note a directory load leaves on its first rank: the entries it did
+ * not take, as they were not named like traces. */
+typedef struct skip_note {
+    char     msg[400];
+    uint32_t n;          /* entries skipped in all */
+} skip_note;
+
+static void note_skip(skip_note *sk, const char *dir, const char *name)
+{
+    size_t len = strlen(sk->msg);
+    if (sk->n++ == 0)
+        len += (size_t)snprintf(sk->msg, sizeof sk->msg, "%s: skipped entries not named like a trace "
+                                "(*.json, *.json.gz, *.json.zst): ", dir);
+    if (sk->n <= 5 && len < sizeof sk->msg)
+        snprintf(sk->msg + len, sizeof sk->msg - len, "%s%s", sk->n > 1 ? ", " : "", name);
+}
+
+/* Trace files directly inside dir, in name order. An entry named like a
+ * trace that is not a readable regular file (a dangling link, a link loop,
+ * a fifo, a directory) is an error: the job would be analysed with a rank
+ * fewer. Other entries are skipped and noted in sk. */
+static int expand_dir(file_list *l, const char *dir, skip_note *sk, ts_error *err)
 {
     DIR *d = opendir(dir);
-    if (!d) return ts__error(err, TS_ENOENT, "%s: byte 0: cannot open directory", dir);
+    if (!d) return ts__error(err, errno == ENOENT ? TS_ENOENT : TS_EIO, "%s: byte 0: cannot open directory (%s)", dir,
+                             strerror(errno));
     uint32_t first = l->n;
     struct dirent *de;
     int rc = TS_OK;
     while (rc == TS_OK && (de = readdir(d))) {
-        if (!is_trace_name(de->d_name)) continue;
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+        if (!is_trace_name(de->d_name)) { note_skip(sk, dir, de->d_name); continue; }
         size_t n = strlen(dir) + strlen(de->d_name) + 2;
         char *p = ts__malloc(n);
-        if (!p) { rc = TS_ENOMEM; break; }
+        if (!p) { rc = ts__error(err, TS_ENOMEM, "%s: out of memory", dir); break; }
         snprintf(p, n, "%s/%s", dir, de->d_name);
         struct stat st;
-        if (stat(p, &st) == 0 && S_ISREG(st.st_mode)) rc = list_add(l, p);
+        if (stat(p, &st) != 0) rc = unreadable(p, NULL, errno, err);
+        else if (!S_ISREG(st.st_mode)) rc = unreadable(p, &st, 0, err);
+        else if ((rc = list_add(l, p)) != TS_OK) ts__error(err, rc, "%s: out of memory", dir);
         ts__free(p, n);
     }
     closedir(d);
-    if (rc) return ts__error(err, rc, "%s: out of memory", dir);
+    if (rc) return rc;
     if (l->n == first)
         return ts__error(err, TS_ENOENT, "%s: byte 0: directory holds no trace files (*.json, *.json.gz, *.json.zst)", dir);
     qsort(l->v + first, l->n - first, sizeof *l->v, cmp_str);
     return TS_OK;
 }
 
-static int expand_paths(file_list *l, const char *const *paths, uint32_t n, ts_error *err)
+static int expand_paths(file_list *l, const char *const *paths, uint32_t n, skip_note *sk, ts_error *err)
 {
     for (uint32_t i = 0; i < n; i++) {
         struct stat st;
-        if (stat(paths[i], &st) != 0)
-            return ts__error(err, TS_ENOENT, "%s: byte 0: no such file or directory", paths[i]);
-        int rc = S_ISDIR(st.st_mode) ? expand_dir(l, paths[i], err) : list_add(l, paths[i]);
+        if (stat(paths[i], &st) != 0) return unreadable(paths[i], NULL, errno, err);
+        int rc = S_ISDIR(st.st_mode) ? expand_dir(l, paths[i], sk, err) : list_add(l, paths[i]);
         if (rc == TS_ENOMEM) return ts__error(err, rc, "%s: out of memory", paths[i]);
         if (rc) return rc;
     }
@@ -206,7 +253,8 @@ int ts_trace_load(const char *const *paths, uint32_t n_paths, const ts_load_opts
     if (!paths || n_paths == 0) return ts__error(err, TS_EINVAL, "ts_trace_load: no paths given");
     if (n_paths == 1 && ts__ctf_is_trace(paths[0])) return ts__ctf_load(paths[0], opts, out, err);
     file_list files = {0};
-    int rc = expand_paths(&files, paths, n_paths, err);
+    skip_note sk = {.n = 0};
+    int rc = expand_paths(&files, paths, n_paths, &sk, err);
     ts_rank **ranks = NULL;
     if (rc == TS_OK) {
         ranks = ts__calloc(files.n, sizeof *ranks);
@@ -215,6 +263,8 @@ int ts_trace_load(const char *const *paths, uint32_t n_paths, const ts_load_opts
     if (rc == TS_OK) rc = load_all(&files, opts, ranks, err);
     if (rc == TS_OK && (rc = check_unique_ranks(ranks, files.n, err)) != TS_OK)
         for (uint32_t i = 0; i < files.n; i++) ts__rank_destroy(ranks[i]);
+    if (rc == TS_OK && sk.n)
+        ts__rank_warn(ranks[0], TS_WARN_OTHER, "%s%s (%u in all)", sk.msg, sk.n > 5 ? ", ..." : "", sk.n);
     if (rc == TS_OK) rc = ts__trace_create(ranks, files.n, out, err);
     if (ranks) ts__free(ranks, files.n * sizeof *ranks);
     list_free(&files);

@@ -202,6 +202,9 @@ int ts_memgraph_analyze(ts_memgraph *g, ts_mem_summary *out)
 {
     if (ts__mem_liveness(g)) return TS_ENOMEM;
     period_times(g);
+    /* Kernel times (a table, a roofline of a slow device) that add up past
+     * 2^62 ns would wrap when summed into int64 nanoseconds. */
+    if (g->have_times && !(g->start_us[g->n_kernels] * 1000.0 < 0x1p62)) return TS_ERANGE;
     ts__mem_curve(g);
     ts_mem_summary s = {.n_kernels = g->n_kernels, .n_tensors = g->n_tensors,
                         .global_bytes = g->global_bytes, .peak_kernel = -1,

@@ -13,38 +13,6 @@
 #include <string.h>
 #include "memory/memgraph.h"
 
-/* Whole file into a ts__malloc'd buffer of *cap bytes, NUL-terminated after
- * *len bytes; NULL with err set. */
-char *ts__mem_slurp(const char *path, size_t *len, size_t *cap, ts_error *err)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        ts__error(err, TS_EIO, "%s: %s", path, strerror(errno));
-        return NULL;
-    }
-    size_t n = 0;
-    *cap = 1 << 16;
-    char *buf = ts__malloc(*cap);
-    while (buf) {
-        n += fread(buf + n, 1, *cap - n - 1, f);
-        if (n + 1 < *cap) break;
-        char *nb = ts__realloc(buf, *cap, *cap * 2);
-        if (!nb) { ts__free(buf, *cap); buf = NULL; break; }
-        buf = nb;
-        *cap *= 2;
-    }
-    bool bad = ferror(f);
-    fclose(f);
-    if (!buf || bad) {
-        if (buf) ts__free(buf, *cap);
-        ts__error(err, buf ? TS_EIO : TS_ENOMEM, "%s: %s", path, buf ? "read error" : "out of memory");
-        return NULL;
-    }
-    buf[n] = 0;
-    *len = n;
-    return buf;
-}
-
 void ts_memgraph_destroy(ts_memgraph *g)
 {
     if (!g) return;
@@ -53,6 +21,7 @@ void ts_memgraph_destroy(ts_memgraph *g)
     ts__free(g->tensors, (size_t)g->cap_tensors * sizeof *g->tensors);
     ts__free(g->kernels, (size_t)g->cap_kernels * sizeof *g->kernels);
     ts__free(g->refs, (size_t)g->cap_refs * sizeof *g->refs);
+    ts__free(g->fwd_ret, (size_t)g->cap_fwd_ret * sizeof *g->fwd_ret);
     ts__free(g->periods, (size_t)g->cap_periods * sizeof *g->periods);
     ts__free(g->start_us, ((size_t)g->n_kernels + 1) * sizeof *g->start_us);
     ts__free(g->alive, ((size_t)g->n_kernels + 1) * sizeof *g->alive);
@@ -98,7 +67,7 @@ int ts_memgraph_load(const char *fwd, const char *bwd, const ts_mem_options *opt
     int rc = TS_OK;
     *out = NULL;
     for (int i = 0; i < 2 && !rc; i++)
-        if (!(texts[i] = ts__mem_slurp(names[i], &lens[i], &caps[i], err))) rc = err ? err->status : TS_EIO;
+        if (!(texts[i] = ts__read_bounded(names[i], "an fx dump", TS__FX_DUMP_MAX_BYTES, &lens[i], &caps[i], err))) rc = err ? err->status : TS_EIO;
     if (!rc) rc = ts__mem_load_text(names, (const char *const *)texts, lens, opt, out, err);
     for (int i = 0; i < 2; i++) ts__free(texts[i], caps[i]);
     return rc;
@@ -170,7 +139,7 @@ int ts_memgraph_load_times(ts_memgraph *g, const char *path, ts_error *err)
 {
     ts__error_clear(err);
     size_t len, cap;
-    char *text = ts__mem_slurp(path, &len, &cap, err);
+    char *text = ts__read_bounded(path, "a kernel-times table", TS__SIDE_FILE_MAX_BYTES, &len, &cap, err);
     if (!text) return err ? err->status : TS_EIO;
     const char *p = text, *end = text + len;
     while (p < end && isspace((unsigned char)*p)) p++;
@@ -296,7 +265,8 @@ void ts_memgraph_estimate_times(ts_memgraph *g, const ts_mem_device *dev)
         double t_compute = kn->flops / (dev->peak_tflops * 1e12);
         double t_memory = bytes / (dev->bandwidth_gbps * 1e9);
         double s = kn->is_view ? 0 : (t_compute > t_memory ? t_compute : t_memory) + dev->launch_us * 1e-6;
-        kn->time_ns = (int64_t)(s * 1e9);
+        /* Saturated past 2^62 ns: ts_memgraph_analyze then refuses the sum. */
+        kn->time_ns = s * 1e9 < 0x1p62 ? (int64_t)(s * 1e9) : (int64_t)1 << 62;
     }
     g->have_times = true;
     snprintf(g->time_source, sizeof g->time_source, "roofline %s", dev->name ? dev->name : "custom");

@@ -85,10 +85,10 @@ struct ts_memgraph {
     ts_map64         byname;   /* name id -> row | (uint64 ann_id << 32); live during load */
     int32_t          pending;  /* kernel awaiting its getitem outputs; -1 = none */
     uint32_t         pending_name; /* name id of that kernel's tuple variable */
+    uint32_t        *fwd_ret;  uint32_t n_fwd_ret, cap_fwd_ret; /* rows the forward returns, in order */
+    uint32_t         n_tangents;   /* tangents_N inputs of the backward */
 };
 
-/* memgraph.c: whole file, NUL-terminated; free with ts__free(buf, *cap) */
-char *ts__mem_slurp(const char *path, size_t *len, size_t *cap, ts_error *err);
 /* precision.c: apply a --precision-plan file to the tensor sizes */
 int ts__mem_precision_plan(ts_memgraph *g, const char *path, ts_error *err);
 /* memgraph.c: a graph from two dumps already in memory (names label errors) */

@@ -52,7 +52,7 @@ static void apply_rule(ts_memgraph *g, const char *pat, int eb)
 int ts__mem_precision_plan(ts_memgraph *g, const char *path, ts_error *err)
 {
     size_t len, cap;
-    char *text = ts__mem_slurp(path, &len, &cap, err);
+    char *text = ts__read_bounded(path, "a precision plan", TS__SIDE_FILE_MAX_BYTES, &len, &cap, err);
     if (!text) return err ? err->status : TS_EIO;
     int rc = TS_OK;
     unsigned line = 0;

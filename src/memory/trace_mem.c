@@ -41,15 +41,21 @@ static void ops_around(const ts_rank *r, uint32_t track, int64_t ns, ts_mem_trac
 }
 
 /* Row for (rank, type, id) among out[0..*n), appended when new. */
-static ts_mem_trace_peak *row_for(ts_mem_trace_peak *out, uint32_t cap, uint32_t *n, uint32_t first,
-                                  uint32_t rank, int32_t type, int32_t id)
+/* The row of (type, id) among this rank's, made when new; *n counts rows
+ * past cap too (seen holds every device's row index, so none is counted
+ * twice). NULL for a row past cap, or on out of memory (*oom set). The key
+ * flips bit 63 so that only (INT32_MAX, -1), no real device, hits the map's
+ * reserved key. */
+static ts_mem_trace_peak *row_for(ts_mem_trace_peak *out, uint32_t cap, uint32_t *n, ts_map64 *seen,
+                                  uint32_t rank, int32_t type, int32_t id, bool *oom)
 {
-    for (uint32_t i = first; i < *n && i < cap; i++)
-        if (out[i].device_type == type && out[i].device_id == id) return &out[i];
-    uint32_t i = (*n)++;
-    if (i >= cap) return NULL;
-    out[i] = (ts_mem_trace_peak){.rank = rank, .device_type = type, .device_id = id, .peak_bytes = -1};
-    return &out[i];
+    uint64_t key = ((uint64_t)(uint32_t)type << 32 | (uint32_t)id) ^ (1ull << 63), i;
+    if (!ts__map64_get(seen, key, &i)) {
+        i = (*n)++;
+        if (ts__map64_put(seen, key, i)) { *oom = true; return NULL; }
+        if (i < cap) out[i] = (ts_mem_trace_peak){.rank = rank, .device_type = type, .device_id = id, .peak_bytes = -1};
+    }
+    return i < cap ? &out[i] : NULL;
 }
 
 int ts_mem_trace_peaks(const ts_trace *t, ts_mem_trace_peak *out, uint32_t cap, uint32_t *n, ts_error *err)
@@ -61,12 +67,15 @@ int ts_mem_trace_peaks(const ts_trace *t, ts_mem_trace_peak *out, uint32_t cap, 
         uint32_t mem_cat = ts__str_find(&r->strings, "[memory]", 8), first = *n;
         if (!mem_cat) continue;
         uint32_t tracks[64];
-        for (uint32_t i = 0; i < r->instants.n; i++) {
+        ts_map64 seen;
+        ts__map64_init(&seen);
+        bool oom = false;
+        for (uint32_t i = 0; i < r->instants.n && !oom; i++) {
             int64_t total, type = 0, id = -1;
             if (r->instants.cat[i] != mem_cat || !instant_arg(r, i, "Total Allocated", &total)) continue;
             instant_arg(r, i, "Device Type", &type);
             instant_arg(r, i, "Device Id", &id);
-            ts_mem_trace_peak *p = row_for(out, cap, n, first, (uint32_t)r->rank, (int32_t)type, (int32_t)id);
+            ts_mem_trace_peak *p = row_for(out, cap, n, &seen, (uint32_t)r->rank, (int32_t)type, (int32_t)id, &oom);
             if (!p) continue;
             int64_t ns = r->instants.ts_ns[i];
             if (!p->n_events++) p->first_ns = ns;
@@ -78,6 +87,8 @@ int ts_mem_trace_peaks(const ts_trace *t, ts_mem_trace_peak *out, uint32_t cap, 
                 if (p - out - first < 64) tracks[p - out - first] = r->instants.track[i];
             }
         }
+        ts__map64_free(&seen);
+        if (oom) return ts__error(err, TS_ENOMEM, "out of memory");
         for (uint32_t i = first; i < *n && i < cap && i - first < 64; i++)
             ops_around(r, tracks[i - first], out[i].peak_ns, &out[i]);
     }

@@ -274,10 +274,11 @@ static int log_row(ts_coll_model *m, const log_state *st, char *line, uint32_t n
 
 int ts_coll_model_load_nccl_tests(ts_coll_model *m, const char *path, ts_error *err)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) return ts__error(err, TS_EIO, "%s: cannot open", path);
+    size_t len, cap;
+    char *text = ts__read_bounded(path, "an nccl-tests log", TS__SIDE_FILE_MAX_BYTES, &len, &cap, err);
+    if (!text) return err ? err->status : TS_EIO;
     log_state *st = ts__calloc(1, sizeof *st);   /* ~4 KiB of host names: not on the stack */
-    if (!st) { fclose(f); return ts__error(err, TS_ENOMEM, "%s: out of memory", path); }
+    if (!st) { ts__free(text, cap); return ts__error(err, TS_ENOMEM, "%s: out of memory", path); }
     st->kind = TS_COLL_ALL_REDUCE;
     st->time_col = 4;
     perf_kind(path, &st->kind);
@@ -287,8 +288,18 @@ int ts_coll_model_load_nccl_tests(ts_coll_model *m, const char *path, ts_error *
     /* Two passes over one buffered read would need the whole file; instead rows
      * are added with n_ranks 0 and patched once the Rank lines are all seen
      * (nccl-tests prints them all before the first row anyway). */
-    while (fgets(raw, sizeof raw, f)) {
+    for (const char *p = text, *end = text + len; p < end;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t n = (size_t)((nl ? nl : end) - p);
         line_no++;
+        if (n >= sizeof raw) {
+            rc = ts__error(err, TS_EPARSE, "%s: line %u: longer than %zu bytes (not an nccl-tests log?)", path,
+                           line_no, sizeof raw - 1);
+            break;
+        }
+        memcpy(raw, p, n);
+        raw[n] = 0;
+        p += n + 1;
         char *line = strip_mpi_prefix(raw);
         while (*line == ' ' || *line == '\t') line++;
         if (*line == '#') { log_header(st, line); log_sharing(m, line); continue; }
@@ -298,7 +309,7 @@ int ts_coll_model_load_nccl_tests(ts_coll_model *m, const char *path, ts_error *
         if (rc) { ts__error(err, rc, "%s: line %u: %s", path, line_no, ts_strerror(rc)); break; }
         n_rows++;
     }
-    fclose(f);
+    ts__free(text, cap);
     if (!rc && n_rows == 0) rc = ts__error(err, TS_ENODATA, "%s: no nccl-tests result rows", path);
     uint32_t n_ranks = st->max_rank_plus1 ? st->max_rank_plus1 : 1;
     if (rc) {

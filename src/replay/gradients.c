@@ -15,30 +15,6 @@
 
 #include "replay/gradients.h"
 
-static int read_file(const char *path, char **out, size_t *n, ts_error *err)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return ts__error(err, TS_EIO, "%s: cannot open", path);
-    size_t cap = 1 << 16, len = 0;
-    char *buf = ts__malloc(cap + 1);
-    while (buf) {
-        len += fread(buf + len, 1, cap - len, f);
-        if (len < cap) break;
-        char *nb = ts__realloc(buf, cap + 1, 2 * cap + 1);
-        if (!nb) { ts__free(buf, cap + 1); buf = NULL; break; }
-        buf = nb;
-        cap *= 2;
-    }
-    bool io_err = ferror(f);
-    fclose(f);
-    if (!buf) return ts__error(err, TS_ENOMEM, "%s: out of memory", path);
-    if (io_err) { ts__free(buf, cap + 1); return ts__error(err, TS_EIO, "%s: read error", path); }
-    buf[len] = 0;
-    *out = buf;
-    *n = cap + 1;
-    return TS_OK;
-}
-
 static int push(int64_t **v, uint32_t *n, uint32_t *cap, int64_t x)
 {
     if (ts__grow((void **)v, cap, sizeof **v, (size_t)*n + 1)) return TS_ENOMEM;
@@ -61,9 +37,10 @@ int ts__gradients_load(const char *path, ts_gradients *out, ts_error *err)
 {
     memset(out, 0, sizeof *out);
     char *buf = NULL;
-    size_t buf_n = 0;
-    int rc = read_file(path, &buf, &buf_n, err);
-    if (rc) return rc;
+    size_t buf_n = 0, len;
+    buf = ts__read_bounded(path, "a gradients file", TS__SIDE_FILE_MAX_BYTES, &len, &buf_n, err);
+    if (!buf) return err ? err->status : TS_EIO;
+    int rc = TS_OK;
     const char *p = buf;
     while (isspace((unsigned char)*p)) p++;
     const char *params = strstr(buf, "\"parameters\"");

@@ -310,6 +310,7 @@ int ts_replay_run_graph(const ts_graph *g, const ts_replay_options *opt, ts_repl
     r->what_if = whatifs_requested(opt);
     int rc = sim_from_graph(r, r->what_if);
     if (rc) ts__error(err, rc, "replay: out of memory copying the graph");
+    r->sim.edited = r->what_if;
     if (rc == TS_OK) rc = apply_whatifs(r, opt, err);
     if (rc == TS_OK) rc = ts__sim_run(&r->sim, err);
     if (rc == TS_OK) {

@@ -279,6 +279,29 @@ static void build_index(const ts_sim *s, sim_scratch *sc, uint32_t first_extra)
     }
 }
 
+/* A what-if's scaled or repriced times can take a point past int64 (a sum
+ * that wraps prints a negative prediction). Points are summed with an
+ * overflow check (one flag, no branch taken on real traces), and after a
+ * what-if every end must lie within 2^62 ns, so the comparisons after the
+ * run (predicted - measured) stay within int64 too. The graph's bounds make
+ * both hold for an unedited replay. */
+static inline int64_t add_ck(ts_sim *s, int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r)) { s->overflow = true; return a; }
+    return r;
+}
+
+static int check_range(const ts_sim *s, ts_error *err)
+{
+    int64_t hi = 0;
+    for (uint32_t i = 0; i < s->n_nodes && !s->overflow; i++)
+        if (s->end_ns[i] > hi) hi = s->end_ns[i];
+    if (!s->overflow && hi < ((int64_t)1 << 62)) return TS_OK;
+    return ts__error(err, TS_ERANGE, "replay: the what-if takes the simulated times past 2^62 ns (146 years); "
+                     "a --scale factor, --bandwidth or --latency-us is out of range");
+}
+
 /* Raise point q's value to at least v. A start point with start-edges starts
  * at INT64_MIN, so the max over its edges decides. */
 static inline void relax(ts_sim *s, uint32_t q, int64_t v)
@@ -296,14 +319,14 @@ static inline uint32_t leave(ts_sim *s, const sim_scratch *sc, uint32_t p, int64
         for (uint32_t e = s->base_out[i]; e < s->base_out[i + 1]; e++) {
             if ((s->eflags[e] & TS_SIM_FROM_END) != want) continue;
             uint32_t q = dst_point(s, e);
-            relax(s, q, v + s->egap_ns[e]);
+            relax(s, q, add_ck(s, v, s->egap_ns[e]));
             if (--sc->indeg[q] == 0) sc->stack[top++] = q;
         }
     }
     if (sc->out_first)
         for (uint32_t k = sc->out_first[p]; k < sc->out_first[p + 1]; k++) {
             uint32_t q = sc->out_dst[k];
-            relax(s, q, v + sc->out_gap[k]);
+            relax(s, q, add_ck(s, v, sc->out_gap[k]));
             if (--sc->indeg[q] == 0) sc->stack[top++] = q;
         }
     return top;
@@ -319,11 +342,11 @@ static void run_in_base_order(ts_sim *s)
     for (uint32_t i = 0; i < 2 * s->n_nodes; i++) {
         uint32_t p = s->base_topo[i], n = p >> 1;
         bool to_end = p & 1, any = false;
-        int64_t v = to_end ? s->start_ns[n] + s->self_ns[n] : INT64_MIN;
+        int64_t v = to_end ? add_ck(s, s->start_ns[n], s->self_ns[n]) : INT64_MIN;
         for (uint32_t k = in_first[n]; k < in_first[n + 1]; k++) {
             uint32_t e = in_edge[k], a = s->esrc[e];
             if (((s->eflags[e] & TS_SIM_TO_END) != 0) != to_end) continue;
-            int64_t x = ((s->eflags[e] & TS_SIM_FROM_END) ? s->end_ns[a] : s->start_ns[a]) + s->egap_ns[e];
+            int64_t x = add_ck(s, (s->eflags[e] & TS_SIM_FROM_END) ? s->end_ns[a] : s->start_ns[a], s->egap_ns[e]);
             if (x > v) v = x;
             any = true;
         }
@@ -335,9 +358,10 @@ static void run_in_base_order(ts_sim *s)
 int ts__sim_run(ts_sim *s, ts_error *err)
 {
     if (s->oom) return ts__error(err, TS_ENOMEM, "replay: out of memory building the simulation");
+    s->overflow = false;
     if (s->base_topo && s->base_in_first && s->n_nodes == s->n_base_nodes && s->n_edges == s->n_base_edges) {
         run_in_base_order(s);
-        return TS_OK;
+        return s->edited || s->overflow ? check_range(s, err) : TS_OK;
     }
     uint32_t n = s->n_nodes, np = 2 * n;
     uint32_t first_extra = s->base_out ? s->n_base_edges : 0;
@@ -361,12 +385,12 @@ int ts__sim_run(ts_sim *s, ts_error *err)
         done++;
         int64_t v = (p & 1) ? s->end_ns[i] : s->start_ns[i];
         if (!(p & 1)) {
-            relax(s, p + 1, v + s->self_ns[i]);
+            relax(s, p + 1, add_ck(s, v, s->self_ns[i]));
             if (--sc.indeg[p + 1] == 0) sc.stack[top++] = p + 1;
         }
         top = leave(s, &sc, p, v, top);
     }
-    int rc = TS_OK;
+    int rc = s->edited || s->overflow ? check_range(s, err) : TS_OK;
     if (done < np) {
         uint32_t stuck = 0;
         for (uint32_t p = 0; p < np; p++) if (sc.indeg[p]) { stuck = p >> 1; break; }

@@ -80,6 +80,8 @@ typedef struct ts_sim {
     int64_t  *start_ns;
     int64_t  *end_ns;
     bool      oom;              /* an add failed; ts__sim_run reports TS_ENOMEM */
+    bool      edited;           /* a what-if changed times: ts__sim_run checks their range */
+    bool      overflow;         /* the last run summed past int64 (ts__sim_run reports TS_ERANGE) */
 } ts_sim;
 
 /* Measured start and end of node n on the aligned clock, INT64_MIN when no

@@ -68,7 +68,11 @@ int ts__replay_scale(ts_replay *r, const char *spec, ts_error *err)
     uint32_t hits = 0;
     for (uint32_t n = 0; n < s->n_nodes; n++) {
         if (!(mask & (1u << s->kind[n])) || fnmatch(glob, ts__replay_node_name(r, n), 0)) continue;
-        s->self_ns[n] = (int64_t)llround((double)s->self_ns[n] * factor);
+        double scaled = (double)s->self_ns[n] * factor;
+        if (scaled >= 0x1p62)
+            return ts__error(err, TS_ERANGE, "--scale '%s': makes '%s' last %.3g s, past the 2^62 ns (146 years) "
+                             "a replay can time", spec, ts__replay_node_name(r, n), scaled / 1e9);
+        s->self_ns[n] = (int64_t)llround(scaled);
         hits++;
     }
     if (!hits) ts__replay_warn(r, "--scale '%s' matched no node", spec);

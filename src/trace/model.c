@@ -775,6 +775,51 @@ static int cmp_rank(const void *a, const void *b)
     return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
+/* The graph, its alignment, the critical path and replay add and subtract
+ * times freely (a point plus a gap, a time plus a rank's offset). That stays
+ * within int64 when every time lies within 2^62 ns of the clock's zero and
+ * the whole trace within 2^59 ns (18 years): then offsets and gaps are below
+ * 2^61 and any such sum below 2^63. Real traces span seconds to hours, on
+ * clocks from process start or the epoch (2^60.6 ns now); times this far
+ * apart are broken (a baseTimeNanoseconds near INT64_MAX), or traces of
+ * unrelated clocks mixed. Checked here so every command takes one rule. */
+#define TIME_ABS_LIMIT_NS  ((int64_t)1 << 62)
+#define TIME_SPAN_LIMIT_NS ((int64_t)1 << 59)
+
+static bool time_out_of_range(int64_t ts) { return ts <= -TIME_ABS_LIMIT_NS || ts >= TIME_ABS_LIMIT_NS; }
+
+static int check_time_range(const ts_trace *t, ts_error *err)
+{
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    uint32_t lo_rank = 0, hi_rank = 0;
+    for (uint32_t r = 0; r < t->n_ranks; r++) {
+        const ts_rank *rk = t->ranks[r];
+        const ts_slices *sl = &rk->slices;
+        for (uint32_t i = 0; i < sl->n; i++) {
+            int64_t a = sl->ts_ns[i], b = a + sl->dur_ns[i];   /* within int64: the model's invariant */
+            if (time_out_of_range(a) || time_out_of_range(b))
+                return ts__error(err, TS_ERANGE, "%s: a slice at %lld ns (+%lld ns) lies past 2^62 ns (146 years) of "
+                                 "its clock's zero: broken timestamps", rk->path, (long long)a,
+                                 (long long)sl->dur_ns[i]);
+            if (a < lo) { lo = a; lo_rank = r; }
+            if (b > hi) { hi = b; hi_rank = r; }
+        }
+        for (uint32_t i = 0; i < rk->instants.n; i++)
+            if (time_out_of_range(rk->instants.ts_ns[i]))
+                return ts__error(err, TS_ERANGE, "%s: an instant at %lld ns lies past 2^62 ns (146 years) of its "
+                                 "clock's zero: broken timestamps", rk->path, (long long)rk->instants.ts_ns[i]);
+        for (uint32_t i = 0; i < rk->counters.n; i++)
+            if (time_out_of_range(rk->counters.ts_ns[i]))
+                return ts__error(err, TS_ERANGE, "%s: a counter at %lld ns lies past 2^62 ns (146 years) of its "
+                                 "clock's zero: broken timestamps", rk->path, (long long)rk->counters.ts_ns[i]);
+    }
+    if (lo < hi && hi - lo >= TIME_SPAN_LIMIT_NS)
+        return ts__error(err, TS_ERANGE, "events from %lld ns (%s) to %lld ns (%s) span %.0f years: broken timestamps, "
+                         "or traces on unrelated clocks mixed", (long long)lo, t->ranks[lo_rank]->path, (long long)hi,
+                         t->ranks[hi_rank]->path, (double)(hi - lo) / 3.15576e16);
+    return TS_OK;
+}
+
 int ts__trace_create(ts_rank **ranks, uint32_t n, ts_trace **out, ts_error *err)
 {
     *out = NULL;
@@ -796,6 +841,11 @@ int ts__trace_create(ts_rank **ranks, uint32_t n, ts_trace **out, ts_error *err)
             ts_trace_destroy(t);   /* the trace owns the ranks from here on */
             return rc;
         }
+    }
+    int rc = check_time_range(t, err);
+    if (rc != TS_OK) {
+        ts_trace_destroy(t);
+        return rc;
     }
     *out = t;
     return TS_OK;

@@ -308,7 +308,8 @@ TS_NODISCARD int ts__rank_finish(ts_rank *r, ts_error *err);
 
 /* A trace takes ownership of ranks, on failure too (they are freed); it sorts
  * them by rank number and rejects two ranks claiming one number (that is an
- * input error, not a warning). */
+ * input error, not a warning), and times past 2^62 ns of the clock's zero or
+ * a trace spanning 2^59 ns (TS_ERANGE): every command takes one rule. */
 TS_NODISCARD int ts__trace_create(ts_rank **ranks, uint32_t n, ts_trace **out, ts_error *err);
 
 /* ---- read helpers ---- */

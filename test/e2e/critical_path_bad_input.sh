@@ -76,7 +76,7 @@ json.dump(t, open(sys.argv[2] + "/thirty_years.json", "w"))
 far = {"traceEvents": [{"ph": "X", "name": "far", "pid": 1, "tid": 1, "ts": 5e15, "dur": 1}]}
 json.dump(far, open(sys.argv[2] + "/far.json", "w"))
 PY
-for cmd in critical-path replay; do
+for cmd in stats breakdown critical-path replay; do
     "$BIN" $cmd "$K/nccl_parser_config/nccl_data.json.gz" "$tmp/thirty_years.json" >/dev/null 2>"$err"
     [ $? -eq 2 ] && grep -q "span 30 years: broken timestamps, or traces on unrelated clocks mixed" "$err" ||
         fail "$cmd thirty years: $(cat "$err")"

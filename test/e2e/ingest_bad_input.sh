@@ -44,4 +44,6 @@ if [ -f "$GZ" ]; then
     mkdir "$T/dup"; cp "$GZ" "$T/dup/a.json.gz"; cp "$GZ" "$T/dup/b.json.gz"
     expect "trainscope: $T/dup/b.json.gz: byte 0: claims rank 1, which $T/dup/a.json.gz already claims" "$T/dup"
 fi
-exit $fail
+[ "$fail" -eq 0 ] || exit 1
+[ -f "$GZ" ] || { echo "skip: $GZ absent (every other check passed)"; exit 77; }
+exit 0

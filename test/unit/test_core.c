@@ -1,5 +1,6 @@
 /* test_core.c - arenas, string pool, map64, string builder, allocation hook. */
 #include "test.h"
+#include <math.h>
 #include "core/core.h"
 
 TEST(strpool_interns_once_and_keeps_ids_stable)
@@ -123,4 +124,30 @@ TEST(radix_sorts_match_qsort_and_are_stable)
             ts__sort_rec16(r, n, 8, t16);   /* by the second word: already sorted, must not move */
             for (size_t i = 0; i < n; i++) CHECK((int64_t)r[i][1] == b[i]);
         }
+}
+
+/* The one parser of numeric options: the whole text, within range, nothing
+ * saturated or wrapped (2026-11-26: --world 99999999999 became 1215752191). */
+TEST(numbers_parse_strictly_within_their_range)
+{
+    int64_t v = 7, a, b;
+    double d = 7;
+    CHECK(ts__parse_i64("42", 0, 100, &v) && v == 42);
+    CHECK(ts__parse_i64("-9223372036854775808", INT64_MIN, 0, &v) && v == INT64_MIN);
+    CHECK(!ts__parse_i64("9223372036854775808", INT64_MIN, INT64_MAX, &v));   /* overflow */
+    CHECK(!ts__parse_i64("99999999999", 1, UINT32_MAX, &v));
+    CHECK(!ts__parse_i64("-1", 1, 100, &v));
+    CHECK(!ts__parse_i64("", 0, 100, &v) && !ts__parse_i64("4x", 0, 100, &v) && !ts__parse_i64(" ", 0, 9, &v));
+    CHECK(v == INT64_MIN);   /* untouched by a refusal */
+    CHECK(ts__parse_f64("1e-3", 1e-3, 1e6, &d) && d == 1e-3);
+    CHECK(!ts__parse_f64("nan", 0, 1e6, &d) && !ts__parse_f64("inf", 0, 1e300, &d));
+    CHECK(!ts__parse_f64("1e400", 0, HUGE_VAL, &d));   /* overflow (ERANGE) */
+    CHECK(!ts__parse_f64("1e-300", 1e-3, 1e6, &d) && !ts__parse_f64("2.5s", 0, 9, &d));
+    CHECK(ts__parse_range("3:5", &a, &b) && a == 3 && b == 5);
+    CHECK(ts__parse_range("3", &a, &b) && a == 3 && b == 3);
+    CHECK(ts__parse_range(":5", &a, &b) && a == INT64_MIN && b == 5);
+    CHECK(ts__parse_range("3:", &a, &b) && a == 3 && b == INT64_MAX);
+    CHECK(!ts__parse_range("5:3", &a, &b) && !ts__parse_range("1:99999999999999999999", &a, &b));
+    CHECK(!ts__parse_range("99999999999999999999:", &a, &b) && !ts__parse_range("1x:2", &a, &b));
+    CHECK(!ts__parse_range("1:2:3", &a, &b));
 }

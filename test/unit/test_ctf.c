@@ -22,8 +22,6 @@ static bool have_bt2(void)
     static int have = -1;
     if (have < 0)
         have = system("/usr/bin/python3 -c 'import bt2' >/dev/null 2>&1") == 0;
-    if (!have)
-        fprintf(stderr, "skipped: /usr/bin/python3 has no bt2 module (python3-bt2)\n");
     return have;
 }
 
@@ -103,7 +101,7 @@ TEST(ctf_directory_with_metadata_below_is_detected_and_plain_one_is_not)
 TEST(ctf_push_pop_become_nested_slices_with_exact_times_and_gpu_work_on_its_stream)
 {
     if (!have_bt2())
-        return;
+        SKIP("/usr/bin/python3 has no bt2 module (python3-bt2)");
     const char *dir = make_ctf(
         L("1000\t10\t11\tpush\tcat=user_annotation\tname=ProfilerStep#4")
         L("1100\t10\t11\tpush\tcat=cpu_op\tname=aten::mm")
@@ -147,7 +145,7 @@ TEST(ctf_push_pop_become_nested_slices_with_exact_times_and_gpu_work_on_its_stre
 TEST(ctf_processes_become_ranks_numbered_by_their_rank_event)
 {
     if (!have_bt2())
-        return;
+        SKIP("/usr/bin/python3 has no bt2 module (python3-bt2)");
     const char *dir = make_ctf(
         L("100\t10\t10\tpush\tcat=cpu_op\tname=a")
         L("150\t20\t21\trank\trank=0\tworld_size=2")
@@ -174,7 +172,7 @@ TEST(ctf_processes_become_ranks_numbered_by_their_rank_event)
 TEST(ctf_collective_memcpy_and_memory_events_take_kineto_shapes)
 {
     if (!have_bt2())
-        return;
+        SKIP("/usr/bin/python3 has no bt2 module (python3-bt2)");
     const char *dir = make_ctf(
         L("100\t10\t11\tcollective\tapi=ncclAllReduce\tcoll=allreduce\tcomm=00000000deadbeef\tseq=3"
           "\tin_nelems=1024\tout_nelems=1024\tdtype=Float\tnranks=2\trank=1\tpeer=-1\tts_ns=90\tdur_ns=50")
@@ -231,7 +229,7 @@ TEST(ctf_collective_memcpy_and_memory_events_take_kineto_shapes)
 TEST(ctf_ranges_end_on_another_thread_and_flows_link_launch_to_kernel)
 {
     if (!have_bt2())
-        return;
+        SKIP("/usr/bin/python3 has no bt2 module (python3-bt2)");
     const char *dir = make_ctf(
         L("100\t10\t11\trange_begin\tid=7\tcat=user_annotation\tname=step")
         L("150\t10\t11\tcomplete\tphase=X\tcat=cuda_runtime\tname=cudaLaunchKernel\tts_ns=120\tdur_ns=10"
@@ -262,7 +260,7 @@ TEST(ctf_ranges_end_on_another_thread_and_flows_link_launch_to_kernel)
 TEST(ctf_flow_events_link_ranges_across_threads_and_threads_get_names)
 {
     if (!have_bt2())
-        return;
+        SKIP("/usr/bin/python3 has no bt2 module (python3-bt2)");
     const char *dir = make_ctf(
         L("100\t10\t11\tthread_name\tname=main")
         L("110\t10\t11\tpush\tcat=cpu_op\tname=forward")
@@ -291,7 +289,7 @@ TEST(ctf_flow_events_link_ranges_across_threads_and_threads_get_names)
 TEST(ctf_unmatched_pop_and_unclosed_push_are_warned_not_fatal)
 {
     if (!have_bt2())
-        return;
+        SKIP("/usr/bin/python3 has no bt2 module (python3-bt2)");
     const char *dir = make_ctf(
         L("100\t10\t11\tpop")
         L("200\t10\t11\tpush\tcat=cpu_op\tname=never_closed")
@@ -319,7 +317,7 @@ TEST(ctf_unmatched_pop_and_unclosed_push_are_warned_not_fatal)
 TEST(ctf_events_the_tracer_discarded_are_warned_once)
 {
     if (!have_bt2())
-        return;
+        SKIP("/usr/bin/python3 has no bt2 module (python3-bt2)");
     const char *dir = make_ctf(
         L("100\t10\t11\tpush\tcat=cpu_op\tname=a")
         L("200\t10\t11\tpop")
@@ -358,7 +356,7 @@ TEST(ctf_events_the_tracer_discarded_are_warned_once)
 TEST(ctf_stream_that_cannot_be_decoded_fails_and_the_next_load_works)
 {
     if (!have_bt2())
-        return;
+        SKIP("/usr/bin/python3 has no bt2 module (python3-bt2)");
     char dir[] = "/tmp/ts_ctf_bad_XXXXXX", cmd[512];
     CHECK(mkdtemp(dir) != NULL);
     snprintf(cmd, sizeof cmd, "cp fuzz/ctf_metadata.tsdl %s/metadata && cp fuzz/corpus/fuzz_ctf/decode_error_after_events.stream %s/stream",
@@ -384,7 +382,7 @@ TEST(ctf_stream_that_cannot_be_decoded_fails_and_the_next_load_works)
 TEST(ctf_trace_of_other_providers_only_is_nothing_to_analyze)
 {
     if (!have_bt2())
-        return;
+        SKIP("/usr/bin/python3 has no bt2 module (python3-bt2)");
     const char *dir = make_ctf(
         L("100\t10\t11\tother:thing\tmsg=hello")
         L("200\t10\t11\tother:thing\tmsg=again"));
@@ -400,7 +398,7 @@ TEST(ctf_trace_of_other_providers_only_is_nothing_to_analyze)
 TEST(ctf_other_providers_events_are_skipped_beside_ours)
 {
     if (!have_bt2())
-        return;
+        SKIP("/usr/bin/python3 has no bt2 module (python3-bt2)");
     const char *dir = make_ctf(
         L("100\t10\t11\tpush\tcat=cpu_op\tname=op")
         L("150\t10\t11\tother:thing\tmsg=hello")
@@ -423,7 +421,7 @@ TEST(ctf_other_providers_events_are_skipped_beside_ours)
 TEST(ctf_events_named_like_ours_with_other_layouts_are_read_with_defaults)
 {
     if (!have_bt2())
-        return;
+        SKIP("/usr/bin/python3 has no bt2 module (python3-bt2)");
     const char *dir = make_ctf(
         L("100\t10\t11\ttrainscope:complete\tphase=X\tts_ns=soon\tname=odd")
         L("200\t10\t11\ttrainscope:range_end\tid=seven")
@@ -481,8 +479,7 @@ TEST(ctf_reads_back_a_real_lttng_session_like_the_json_trace)
     const char *b = build_dir();
     snprintf(cmd, sizeof cmd, "lttng --version >/dev/null 2>&1 && test -f %s/libtrainscope-lttng.so", b);
     if (system(cmd) != 0) {
-        fprintf(stderr, "skipped: lttng-tools or %s/libtrainscope-lttng.so missing\n", b);
-        return;
+        SKIP("lttng-tools or %s/libtrainscope-lttng.so missing", b);
     }
     char dir[] = "/tmp/ts_lttng_XXXXXX", name[64];
     CHECK(mkdtemp(dir));

@@ -675,9 +675,7 @@ TEST(gaps_reproduce_every_measured_time_of_real_traces)
     };
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         const char *path = ts_test_data(files[i]);
-        FILE *f = path ? fopen(path, "rb") : NULL;
-        if (!f) { fprintf(stderr, "skip: %s missing\n", files[i]); continue; }
-        fclose(f);
+        NEED_DATA(path);
         ts_trace *t = NULL;
         ts_error err = {0};
         CHECK_EQ_INT(ts_trace_load(&path, 1, NULL, &t, &err), TS_OK);
@@ -1004,7 +1002,8 @@ TEST(out_of_memory_while_borrowing_or_replicating_is_reported_never_a_crash)
     const char *path = ts_test_data("kineto/critical_path/cuda_event_sync_multi_stream/event_sync_trace.json.gz");
     ts_trace *t = NULL;
     ts_error err = {0};
-    if (!path || ts_trace_load(&path, 1, NULL, &t, &err) != TS_OK) { fprintf(stderr, "skip: data missing\n"); return; }
+    NEED_DATA(path);
+    if (ts_trace_load(&path, 1, NULL, &t, &err) != TS_OK) TS_FAIL_("%s", err.msg);
     ts_graph *g = NULL;
     CHECK_EQ_INT(ts_graph_create(t, NULL, &g, &err), TS_OK);
     for (int what = 0; what < 2; what++) {

@@ -13,15 +13,16 @@
 #include "replay/replay.h"
 #include "trainscope/ingest.h"
 
+/* The shared-data trace rel, loaded; NULL (having printed why) when it
+ * does not load. Callers check NEED_DATA first, so NULL is a failure. */
 static ts_trace *load(const char *rel)
 {
     const char *path = ts_test_data(rel);
-    FILE *f = path ? fopen(path, "rb") : NULL;
-    if (!f) { fprintf(stderr, "skip: %s missing\n", rel); return NULL; }
-    fclose(f);
     ts_trace *t = NULL;
     ts_error err = {0};
-    return ts_trace_load(&path, 1, NULL, &t, &err) == TS_OK ? t : NULL;
+    if (ts_trace_load(&path, 1, NULL, &t, &err) == TS_OK) return t;
+    fprintf(stderr, "%s\n", err.msg);
+    return NULL;
 }
 
 /* Points of every node after a run, start then end. */
@@ -48,8 +49,9 @@ TEST(simulating_in_the_graphs_order_equals_kahns_order_on_real_traces)
         "kineto/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz",
     };
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        NEED_DATA(ts_test_data(files[i]));
         ts_trace *t = load(files[i]);
-        if (!t) continue;
+        CHECK(t);
         ts_graph *g = NULL;
         ts_replay *r = NULL;
         ts_error err = {0};
@@ -77,8 +79,9 @@ TEST(simulating_in_the_graphs_order_equals_kahns_order_on_real_traces)
  * the run falls back to Kahn's order over the larger graph. */
 TEST(appending_to_a_replay_copies_the_borrowed_graph_columns_and_leaves_the_graph_alone)
 {
+    NEED_DATA(ts_test_data("kineto/nccl_parser_config/nccl_data.json.gz"));
     ts_trace *t = load("kineto/nccl_parser_config/nccl_data.json.gz");
-    if (!t) return;
+    CHECK(t);
     ts_graph *g = NULL;
     ts_replay *r = NULL;
     ts_error err = {0};
@@ -156,8 +159,9 @@ TEST(appending_to_a_two_rank_replay_moves_the_clock_offsets_into_the_copies)
  * the transfer time replay puts on it). */
 TEST(replicated_job_replays_its_own_times_exactly)
 {
+    NEED_DATA(ts_test_data("kineto/nccl_parser_config/nccl_data.json.gz"));
     ts_trace *t = load("kineto/nccl_parser_config/nccl_data.json.gz");
-    if (!t) return;
+    CHECK(t);
     ts_graph *g = NULL, *big = NULL;
     ts_replay *r = NULL;
     ts_error err = {0};
@@ -184,8 +188,9 @@ TEST(replicated_job_replays_its_own_times_exactly)
  * (a scale by 1 changes no time but takes the what-if path). */
 TEST(unmodified_replay_exports_the_same_schedule_as_a_neutral_what_if)
 {
+    NEED_DATA(ts_test_data("kineto/nccl_parser_config/nccl_data.json.gz"));
     ts_trace *t = load("kineto/nccl_parser_config/nccl_data.json.gz");
-    if (!t) return;
+    CHECK(t);
     ts_graph *g = NULL, *big = NULL;
     ts_error err = {0};
     CHECK_EQ_INT(ts_graph_create(t, NULL, &g, &err), TS_OK);

@@ -645,7 +645,7 @@ TEST(ingest_reads_every_real_trace_with_independently_counted_values)
     for (size_t i = 0; i < sizeof expect / sizeof expect[0]; i++) {
         const struct expect *e = &expect[i];
         const char *path = ts_test_data(e->path);
-        if (access(path, R_OK) != 0) { printf("skip: %s absent\n", path); continue; }
+        NEED_DATA(path);
         ts_trace *t = NULL;
         ts_error err;
         if (ts_trace_load(&path, 1, NULL, &t, &err) != TS_OK) TS_FAIL_("%s: %s", e->path, err.msg);
@@ -666,7 +666,7 @@ TEST(ingest_reads_every_real_trace_with_independently_counted_values)
 TEST(ingest_rejects_the_execution_trace_which_is_not_a_chrome_trace)
 {
     const char *path = ts_test_data("kineto/execution_trace/benchmark_simple_add_et.json.gz");
-    if (access(path, R_OK) != 0) return;
+    NEED_DATA(path);
     ts_trace *t = NULL;
     ts_error err;
     CHECK_EQ_INT(ts_trace_load(&path, 1, NULL, &t, &err), TS_EFORMAT);
@@ -677,7 +677,7 @@ TEST(ingest_rejects_the_execution_trace_which_is_not_a_chrome_trace)
 TEST(ingest_nccl_trace_details_match_the_file)
 {
     const char *path = ts_test_data("kineto/nccl_parser_config/nccl_data.json.gz");
-    if (access(path, R_OK) != 0) return;
+    NEED_DATA(path);
     ts_trace *t = NULL;
     ts_error err;
     if (ts_trace_load(&path, 1, NULL, &t, &err) != TS_OK) TS_FAIL_("%s", err.msg);
@@ -846,7 +846,7 @@ TEST(ingest_converts_every_real_timestamp_exactly)
     const uint64_t p = 1000000007ULL;
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         const char *path = ts_test_data(cases[c].path);
-        if (access(path, R_OK) != 0) continue;
+        NEED_DATA(path);
         ts_trace *t = NULL;
         ts_error err;
         if (ts_trace_load(&path, 1, NULL, &t, &err) != TS_OK) TS_FAIL_("%s", err.msg);
@@ -1129,9 +1129,11 @@ TEST(ingest_saturates_times_and_ids_that_would_overflow_int64)
 {
     /* Found by fuzzing (2026-11-22): ts + dur, end - begin and huge or
      * fractional pids overflowed int64 (undefined behaviour). Now every slice
-     * keeps ts + dur representable and ids saturate. */
+     * keeps ts + dur representable; a fractional pid is truncated, and one
+     * past int64 is an error since 2026-11-26 (it was saturated into another
+     * process's id: ingest_rejects_a_pid_or_tid_past_int64). */
     ts_error err;
-    ts_rank *r = load_str("[{\"ph\":\"X\",\"name\":\"x\",\"pid\":1e30,\"tid\":-1e30,\"ts\":9000000000000000,\"dur\":9000000000000000},"
+    ts_rank *r = load_str("[{\"ph\":\"X\",\"name\":\"x\",\"pid\":3.75e18,\"tid\":-2.5,\"ts\":9000000000000000,\"dur\":9000000000000000},"
                           "{\"ph\":\"B\",\"name\":\"b\",\"pid\":2,\"tid\":2,\"ts\":-9000000000000000},"
                           "{\"ph\":\"E\",\"pid\":2,\"tid\":2,\"ts\":9000000000000000},"
                           "{\"ph\":\"s\",\"cat\":\"c\",\"id\":-1.5e300,\"pid\":2,\"tid\":2,\"ts\":1}]", &err);
@@ -1140,9 +1142,178 @@ TEST(ingest_saturates_times_and_ids_that_would_overflow_int64)
     CHECK(x != TS_NONE32 && b != TS_NONE32);
     CHECK_EQ_INT(r->slices.ts_ns[x], 9000000000000000000LL);
     CHECK_EQ_INT(r->slices.dur_ns[x], INT64_MAX - 9000000000000000000LL);
-    CHECK_EQ_INT(r->tracks[r->slices.track[x]].pid, INT64_MAX);
-    CHECK_EQ_INT(r->tracks[r->slices.track[x]].tid, INT64_MIN);
+    CHECK_EQ_INT(r->tracks[r->slices.track[x]].pid, 3750000000000000000LL);
+    CHECK_EQ_INT(r->tracks[r->slices.track[x]].tid, -2);
     CHECK_EQ_INT(r->slices.ts_ns[b], -9000000000000000000LL);
     CHECK_EQ_INT(r->slices.dur_ns[b], INT64_MAX);   /* 1.8e19 ns saturated */
+    ts__rank_destroy(r);
+}
+
+/* ---- values that were silently replaced (issue 26, 2026-11-26) ---- */
+
+/* distributedInfo.rank -3, "1" or 99999999999 became rank 0 with no word;
+ * each is an error naming the byte of the value. */
+TEST(ingest_rejects_a_distributed_rank_that_is_not_a_rank_number)
+{
+    static const struct { const char *value; const char *what; } bad[] = {
+        {"-3", "rank"}, {"\"1\"", "rank"}, {"99999999999", "rank"}, {"1.5", "rank"}, {"null", "rank"},
+        {"99999999999999999999999", "rank"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char json[256];
+        int n = snprintf(json, sizeof json, "{\"traceEvents\": [], \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": %s, "
+                         "\"world_size\": 4}}", bad[i].value);
+        ts_error err = {0};
+        CHECK_EQ_INT(load_err(json, &err), TS_EPARSE);
+        char want[128];
+        snprintf(want, sizeof want, "t.json: byte %d: distributedInfo.rank is not a whole number from 0 to 2147483647",
+                 n - (int)strlen(bad[i].value) - (int)strlen(", \"world_size\": 4}}"));
+        if (!strstr(err.msg, want)) TS_FAIL_("%s: got '%s', want '%s'", bad[i].value, err.msg, want);
+    }
+    ts_error err = {0};
+    CHECK_EQ_INT(load_err("{\"traceEvents\": [], \"distributedInfo\": {\"rank\": 1, \"world_size\": -2}}", &err), TS_EPARSE);
+    CHECK(strstr(err.msg, "distributedInfo.world_size is not a whole number") != NULL);
+    ts_rank *r = load_str("{\"traceEvents\": [], \"distributedInfo\": {\"rank\": 2147483647, \"world_size\": 4}}", &err);
+    CHECK(r != NULL);
+    if (r) CHECK_EQ_INT(r->rank, 2147483647);
+    ts__rank_destroy(r);
+}
+
+/* Two top-level traceEvents arrays were merged into one rank. */
+TEST(ingest_rejects_a_second_trace_events_array)
+{
+    ts_error err = {0};
+    CHECK_EQ_INT(load_err("{\"traceEvents\": [{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":2}],\n"
+                          " \"traceEvents\": [{\"ph\":\"X\",\"name\":\"b\",\"pid\":1,\"tid\":1,\"ts\":5,\"dur\":2}]}", &err),
+                 TS_EPARSE);
+    CHECK(strstr(err.msg, "t.json: byte 73: a second \"traceEvents\" member") != NULL);
+}
+
+/* \u0000 cannot live in an interned (NUL-terminated) name: it still
+ * becomes U+FFFD, now with a warning naming its byte. */
+TEST(ingest_warns_when_a_nul_escape_is_replaced)
+{
+    ts_error err = {0};
+    ts_rank *r = load_str("[{\"ph\":\"X\",\"name\":\"a\\u0000b\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":2},"
+                          " {\"ph\":\"X\",\"name\":\"\\u0000\",\"pid\":1,\"tid\":1,\"ts\":5,\"dur\":2}]", &err);
+    CHECK(r != NULL);
+    if (!r) return;
+    CHECK(find_slice(r, "a\xEF\xBF\xBD" "b") != TS_NONE32);
+    CHECK_EQ_INT(r->warn_count[TS_WARN_OTHER], 2);
+    CHECK(r->warn_first[TS_WARN_OTHER] && strstr(r->warn_first[TS_WARN_OTHER], "t.json: byte 20: \\u0000 in a string"));
+    CHECK_EQ_INT(r->warn_count[TS_WARN_INVALID_UTF8], 0);
+    ts__rank_destroy(r);
+}
+
+/* A baseTimeNanoseconds near INT64_MAX put every slice at the end of time:
+ * stats printed a 0.8 us window with no rows (exit 0) where critical-path
+ * and replay refused the file. The trace itself now refuses it, so every
+ * command takes one rule. */
+TEST(ingest_refuses_times_past_2_to_the_62_for_every_command)
+{
+    char path[] = "/tmp/ts_base_XXXXXX";
+    int fd = mkstemp(path);
+    const char *json = "{\"traceEvents\": [{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":2},"
+                       "{\"ph\":\"i\",\"name\":\"i\",\"pid\":1,\"tid\":1,\"ts\":1,\"s\":\"t\"}],"
+                       " \"baseTimeNanoseconds\": 9223372036854775000}";
+    CHECK(write(fd, json, strlen(json)) == (ssize_t)strlen(json));
+    close(fd);
+    const char *p = path;
+    ts_trace *t = NULL;
+    ts_error err = {0};
+    CHECK_EQ_INT(ts_trace_load(&p, 1, NULL, &t, &err), TS_ERANGE);
+    CHECK(t == NULL);
+    CHECK(strstr(err.msg, "lies past 2^62 ns (146 years) of its clock's zero") != NULL);
+    unlink(path);
+}
+
+/* ---- directories: nothing dropped in silence (issue 26, 2026-11-26) ---- */
+
+/* A dangling link, a link loop, a fifo or a directory named rank-1.json was
+ * dropped and the job analysed with a rank fewer (exit 0). Each is an error
+ * naming the entry and why, and the fifo is never opened (a load that
+ * opened it would block: the runner's timeout would fail this test). */
+TEST(ingest_directory_entry_named_like_a_trace_that_cannot_be_read_is_an_error)
+{
+    static const struct { const char *make; const char *why; } cases[] = {
+        {"ln -s nowhere.json %s/rank-1.json", "rank-1.json: byte 0: a symbolic link to 'nowhere.json', which does not exist"},
+        {"ln -s rank-1.json %s/rank-1.json", "rank-1.json: byte 0: a loop of symbolic links"},
+        {"mkfifo %s/rank-1.json", "rank-1.json: byte 0: a fifo, not a trace file"},
+        {"mkdir %s/rank-1.json", "rank-1.json: byte 0: a directory, not a trace file"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *dir = tmpdir_make(), cmd[256];
+        CHECK(dir != NULL);
+        write_file(dir, "rank-0.json", small_trace);
+        snprintf(cmd, sizeof cmd, cases[i].make, dir);
+        CHECK_EQ_INT(system(cmd), 0);
+        ts_trace *t = NULL;
+        ts_error err = {0};
+        const char *paths[] = {dir};
+        CHECK(ts_trace_load(paths, 1, NULL, &t, &err) != TS_OK);
+        CHECK(t == NULL);
+        if (!strstr(err.msg, cases[i].why)) TS_FAIL_("got '%s', want '%s'", err.msg, cases[i].why);
+        snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+        CHECK_EQ_INT(system(cmd), 0);
+    }
+}
+
+/* A link loop given directly said "no such file or directory". */
+TEST(ingest_names_a_link_loop_given_directly)
+{
+    char *dir = tmpdir_make(), cmd[256], path[128];
+    CHECK(dir != NULL);
+    snprintf(cmd, sizeof cmd, "ln -s loop.json %s/loop.json", dir);
+    CHECK_EQ_INT(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/loop.json", dir);
+    const char *paths[] = {path};
+    ts_trace *t = NULL;
+    ts_error err = {0};
+    CHECK_EQ_INT(ts_trace_load(paths, 1, NULL, &t, &err), TS_ENOENT);
+    CHECK(strstr(err.msg, "loop.json: byte 0: a loop of symbolic links") != NULL);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK_EQ_INT(system(cmd), 0);
+}
+
+/* Entries not named like traces are skipped, and the load says which. */
+TEST(ingest_directory_load_says_which_entries_it_skipped)
+{
+    char *dir = tmpdir_make(), cmd[128];
+    CHECK(dir != NULL);
+    write_file(dir, "rank-0.json", small_trace);
+    write_file(dir, "notes.txt", "not a trace");
+    ts_trace *t = NULL;
+    ts_error err = {0};
+    const char *paths[] = {dir};
+    CHECK_EQ_INT(ts_trace_load(paths, 1, NULL, &t, &err), TS_OK);
+    const ts_rank *r = ts_trace_borrow_rank(t, 0);
+    CHECK(r && r->warn_count[TS_WARN_OTHER] == 1);
+    CHECK(r && r->warn_first[TS_WARN_OTHER] &&
+          strstr(r->warn_first[TS_WARN_OTHER], "skipped entries not named like a trace (*.json, *.json.gz, *.json.zst): "
+                                               "notes.txt (1 in all)"));
+    ts_trace_destroy(t);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK_EQ_INT(system(cmd), 0);
+}
+
+/* A pid or tid past int64 was saturated or wrapped into another process's
+ * id (hostile.sh: breakdown and critical-path changed with exit 0). */
+TEST(ingest_rejects_a_pid_or_tid_past_int64)
+{
+    static const char *const bad[] = {"99999999999999999999999", "-99999999999999999999999", "9223372036854775808",
+                                      "1e300"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char json[256];
+        snprintf(json, sizeof json, "[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":2},"
+                 "{\"ph\":\"X\",\"name\":\"b\",\"pid\":%s,\"tid\":1,\"ts\":1,\"dur\":2}]", bad[i]);
+        ts_error err = {0};
+        CHECK_EQ_INT(load_err(json, &err), TS_EPARSE);
+        if (!strstr(err.msg, "t.json: byte 81: event 1: \"pid\"/\"tid\" is past the int64 range"))
+            TS_FAIL_("%s: got '%s'", bad[i], err.msg);
+    }
+    ts_error err = {0};
+    ts_rank *r = load_str("[{\"ph\":\"X\",\"name\":\"a\",\"pid\":-9223372036854775808,\"tid\":9223372036854775807,"
+                          "\"ts\":1,\"dur\":2}]", &err);
+    CHECK(r != NULL);   /* the ends of the range are ids like any other */
     ts__rank_destroy(r);
 }

@@ -283,12 +283,12 @@ TEST(memory_raw_timeline_sums_bytes_per_category)
     free(bad);
 }
 
-static int fail_after;
+static int fail_after, refused;   /* allocations left; how many were refused */
 static void *failing_alloc(void *ud, void *ptr, size_t old_size, size_t new_size)
 {
     (void)ud; (void)old_size;
     if (new_size == 0) { free(ptr); return NULL; }
-    if (fail_after-- <= 0) return NULL;
+    if (fail_after-- <= 0) { refused++; return NULL; }
     return realloc(ptr, new_size);
 }
 
@@ -296,17 +296,25 @@ TEST(memory_load_reports_out_of_memory_and_leaks_nothing)
 {
     char *f = write_tmp(FWD), *b = write_tmp(BWD);
     ts_mem_options opt = {.size = sizeof opt};
-    for (int k = 0; k < 40; k++) {
+    /* ENOMEM exactly when an allocation was refused, OK when none was; the
+     * budgets run until one suffices, so both outcomes are seen. */
+    int n_enomem = 0, n_ok = 0;
+    for (int k = 0; k < 4000 && !n_ok; k++) {
         ts_memgraph *g = NULL;
         ts_error err = {0};
         fail_after = k;
+        refused = 0;
         ts_set_allocator(failing_alloc, NULL);
         int rc = ts_memgraph_load(f, b, &opt, &g, &err);
         if (rc == TS_OK) rc = ts_memgraph_analyze(g, NULL);
         ts_set_allocator(NULL, NULL);
-        CHECK(rc == TS_OK || rc == TS_ENOMEM);
+        CHECK_EQ_INT(rc, refused ? TS_ENOMEM : TS_OK);
+        n_enomem += rc == TS_ENOMEM;
+        n_ok += rc == TS_OK;
         ts_memgraph_destroy(g);
     }
+    CHECK(n_enomem > 0);
+    CHECK_EQ_INT(n_ok, 1);
     unlink(f); unlink(b);
     free(f); free(b);
 }
@@ -432,4 +440,112 @@ TEST(memory_times_from_trace_match_aten_ops_in_order_skipping_nested_and_foreign
     ts_memgraph_destroy(g);
     unlink(good); unlink(bad);
     free(good); free(bad);
+}
+
+/* Regression 2026-11-26: `memory /dev/zero BWD.py` grew to 24 GB before the
+ * kernel killed it, and --times / --precision-plan read whole files the same
+ * way. Every side file is read up to a bound, and the error names it. */
+TEST(memory_side_files_are_read_up_to_a_bound_that_the_error_names)
+{
+    char *f = write_tmp(FWD), *b = write_tmp(BWD);
+    ts_mem_options opt = {.size = sizeof opt};
+    ts_memgraph *g = NULL;
+    ts_error err = {0};
+    CHECK_EQ_INT(ts_memgraph_load("/dev/zero", b, &opt, &g, &err), TS_ERANGE);
+    CHECK(strstr(err.msg, "/dev/zero: larger than 256 MiB, the most read for an fx dump") != NULL);
+    opt.precision_plan = "/dev/zero";
+    CHECK_EQ_INT(ts_memgraph_load(f, b, &opt, &g, &err), TS_ERANGE);
+    CHECK(strstr(err.msg, "/dev/zero: larger than 64 MiB, the most read for a precision plan") != NULL);
+    opt.precision_plan = NULL;
+    CHECK_EQ_INT(ts_memgraph_load(f, b, &opt, &g, &err), TS_OK);
+    if (g) {
+        CHECK_EQ_INT(ts_memgraph_load_times(g, "/dev/zero", &err), TS_ERANGE);
+        CHECK(strstr(err.msg, "/dev/zero: larger than 64 MiB, the most read for a kernel-times table") != NULL);
+    }
+    ts_memgraph_destroy(g);
+    unlink(f); unlink(b);
+    free(f); free(b);
+}
+
+/* Regression 2026-11-26: `memory --trace` kept 256 rows, and rows past the
+ * caller's cap were counted once per event, not once per device. 300 ranks'
+ * traces give 300 rows, counted right with any cap. */
+TEST(memory_trace_peaks_count_every_device_past_the_cap_once)
+{
+    enum { N = 300 };
+    char *paths[N];
+    for (int i = 0; i < N; i++) {
+        char ev[1024];
+        snprintf(ev, sizeof ev,
+                 "{\"ph\": \"i\", \"cat\": \"[memory]\", \"name\": \"[memory]\", \"pid\": 1, \"tid\": 1, \"ts\": 10, \"s\": \"t\","
+                 " \"args\": {\"Device Type\": 1, \"Device Id\": 0, \"Total Allocated\": %d}},"
+                 "{\"ph\": \"i\", \"cat\": \"[memory]\", \"name\": \"[memory]\", \"pid\": 1, \"tid\": 1, \"ts\": 20, \"s\": \"t\","
+                 " \"args\": {\"Device Type\": 1, \"Device Id\": 0, \"Total Allocated\": %d}}], "
+                 "\"distributedInfo\": {\"rank\": %d, \"world_size\": %d}, \"x\": [", 1000 + i, 10, i, N);
+        paths[i] = write_trace(ev);
+    }
+    ts_trace *tr = NULL;
+    ts_error err = {0};
+    CHECK_EQ_INT(ts_trace_load((const char *const *)paths, N, NULL, &tr, &err), TS_OK);
+    static ts_mem_trace_peak rows[N];
+    uint32_t n = 0;
+    if (tr) {
+        CHECK_EQ_INT(ts_mem_trace_peaks(tr, rows, 7, &n, &err), TS_OK);
+        CHECK_EQ_INT(n, N);
+        CHECK_EQ_INT(ts_mem_trace_peaks(tr, rows, N, &n, &err), TS_OK);
+        CHECK_EQ_INT(n, N);
+        CHECK_EQ_INT(rows[N - 1].peak_bytes, 1000 + N - 1);
+        CHECK_EQ_INT(rows[N - 1].n_events, 2);
+    }
+    ts_trace_destroy(tr);
+    for (int i = 0; i < N; i++) { unlink(paths[i]); free(paths[i]); }
+}
+
+/* Text with the first occurrence of `from` replaced by `to` (malloc'd). */
+static char *replaced(const char *text, const char *from, const char *to)
+{
+    const char *at = strstr(text, from);
+    if (!at) abort();
+    size_t n = strlen(text) - strlen(from) + strlen(to) + 1;
+    char *s = malloc(n);
+    snprintf(s, n, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+    return s;
+}
+
+/* Expect loading (fwd, bwd) to fail with a message holding `want`. */
+static void expect_pair_error(const char *fwd, const char *bwd, const char *want)
+{
+    ts_error err = {0};
+    ts_memgraph *g = load(fwd, bwd, 0, &err);
+    if (g) { ts_memgraph_destroy(g); TS_FAIL_("loaded; expected '%s'", want); }
+    if (!strstr(err.msg, want)) TS_FAIL_("got '%s', expected '%s'", err.msg, want);
+}
+
+/* Regression 2026-11-26 (issue 26): the forward given twice reported a
+ * 1,966 MiB peak for mobilenetv3small (1,019 MiB with its backward), and
+ * a forward cut before its return gave tensors with "Death: -1", both with
+ * exit 0. A pair must belong together and each dump be whole. */
+TEST(memory_reader_rejects_dumps_that_do_not_belong_together_or_are_incomplete)
+{
+    expect_pair_error(FWD, FWD, ":2: the backward takes no tangents_N: it is a forward dump");
+    expect_pair_error(BWD, BWD, ":2: the forward takes 'tangents_1': this is a backward dump");
+    char *no_ret = replaced(FWD, "        return [relu, primals_1, primals_2, le, squeeze_1]\n", "");
+    expect_pair_error(no_ret, BWD, ":13: the graph has no 'return': the dump is incomplete");
+    char *bwd_no_ret = replaced(BWD, "        return [permute_1, None, None]\n", "");
+    expect_pair_error(FWD, bwd_no_ret, ":7: the graph has no 'return': the dump is incomplete");
+    char *unsaved = replaced(BWD, "squeeze_1: \"f32[2]\"", "getitem: \"f32[2, 1]\"");
+    expect_pair_error(FWD, unsaved, ":2: backward input 'getitem' is a forward tensor that the forward does not return");
+    char *saves_more = replaced(FWD, "squeeze_1]", "squeeze_1, getitem]");
+    expect_pair_error(saves_more, BWD, ":2: the forward returns 2 tensors, more than its 1 outputs (first: 'relu') "
+                                       "that this backward does not take");
+    char *two = malloc(2 * sizeof FWD);
+    snprintf(two, 2 * sizeof FWD, "%s%s", FWD, FWD + strlen("class GraphModule(torch.nn.Module):\n"));
+    expect_pair_error(two, BWD, ":15: more after the graph's return (two dumps in one file?)");
+    ts_error err = {0};
+    char *takes_it = replaced(BWD, "squeeze_1: \"f32[2]\", tangents_1",
+                              "squeeze_1: \"f32[2]\", getitem: \"f32[2, 1]\", tangents_1");
+    ts_memgraph *g = load(saves_more, takes_it, 0, &err);
+    CHECK(g != NULL);   /* the same pair whole: the backward takes the extra saved tensor */
+    ts_memgraph_destroy(g);
+    free(no_ret); free(bwd_no_ret); free(unsaved); free(saves_more); free(two); free(takes_it);
 }

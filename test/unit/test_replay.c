@@ -126,14 +126,17 @@ TEST(coll_model_rejects_missing_and_malformed_logs)
     ts_coll_model_destroy(m);
 }
 
-/* Fit each real A100 sweep and print the error per size. The tolerances are
- * what the two-line alpha-beta fit measured on these logs (2026-11-22): the
- * median per log is 2-9% and 9 sizes in 10 are within 20%. The worst single
+/* Regression guard, not an accuracy claim: each real A100 sweep is fitted
+ * and scored on its own rows, so the bounds below are what the two-line
+ * alpha-beta fit measured on these very logs (2026-11-22), with margin: the
+ * median per log is 2-9% and 9 sizes in 10 are within 20%. The test fails
+ * when a change makes the fit worse than it was; the model's accuracy on
+ * sweeps it was not fitted on is checked by the tests below. The worst single
  * sizes (74-93%) are the first, warm-up rows of the 64- and 128-GPU logs
  * (1 KiB taking 315 us and 1242 us where their neighbours take ~80 us) and a
  * 2x bump at 64-128 KiB that no alpha-beta line follows; they are printed,
  * not asserted. Raise the bounds only with a reason. */
-TEST(coll_model_fits_nccl_tests_a100_sweeps)
+TEST(coll_model_fit_error_on_its_own_a100_sweeps_regression)
 {
     static const int gpus[] = {1, 2, 4, 8, 16, 32, 64, 128};
     double all_err[4096];
@@ -142,9 +145,7 @@ TEST(coll_model_fits_nccl_tests_a100_sweeps)
         char rel[64];
         snprintf(rel, sizeof rel, "nccl-tests/nccl_%d.log", gpus[g]);
         const char *path = ts_test_data(rel);
-        FILE *probe = fopen(path, "r");
-        if (!probe) { printf("skip: %s absent\n", path); return; }
-        fclose(probe);
+        NEED_DATA(path);
         ts_coll_model *m;
         ts_error err = {0};
         CHECK_EQ_INT(ts_coll_model_create(&m), TS_OK);
@@ -184,31 +185,34 @@ TEST(coll_model_fits_nccl_tests_a100_sweeps)
     CHECK(p90 < 20.0);
 }
 
-/* Calibrated on 8 and 64 GPUs, the model predicts the 16- and 32-GPU sweeps'
- * large messages (bandwidth-bound) from the nearest fit. */
+static int sweep_rows(const char *path, unsigned long long *bytes, double *us, int max);
+
+/* Calibrated on 8 and 64 GPUs, the model predicts the 32-GPU sweep's large
+ * messages (bandwidth-bound) from the nearest fit: 1 GiB within 25% of the
+ * time nccl_32.log measured for it (16562 us out of place). */
 TEST(coll_model_extrapolates_across_group_sizes)
 {
     ts_coll_model *m;
     ts_error err = {0};
     CHECK_EQ_INT(ts_coll_model_create(&m), TS_OK);
     const char *p64 = ts_test_data("nccl-tests/nccl_64.log");
-    FILE *probe = fopen(p64, "r");
-    if (!probe) { printf("skip\n"); ts_coll_model_destroy(m); return; }
-    fclose(probe);
+    if (!ts_test_readable(p64)) ts_coll_model_destroy(m);
+    NEED_DATA(p64);
     CHECK_EQ_INT(ts_coll_model_load_nccl_tests(m, p64, &err), TS_OK);
     CHECK_EQ_INT(ts_coll_model_load_nccl_tests(m, ts_test_data("nccl-tests/nccl_8.log"), &err), TS_OK);
     CHECK_EQ_INT(ts_coll_model_fit(m, &err), TS_OK);
     CHECK_EQ_INT(ts_coll_model_n_fits(m), 2);
-    /* 32 GPUs, 1 GiB: measured in nccl_32.log. */
-    ts_coll_model *m32;
-    CHECK_EQ_INT(ts_coll_model_create(&m32), TS_OK);
-    CHECK_EQ_INT(ts_coll_model_load_nccl_tests(m32, ts_test_data("nccl-tests/nccl_32.log"), &err), TS_OK);
-    CHECK_EQ_INT(ts_coll_model_fit(m32, &err), TS_OK);
-    int64_t truth = ts_coll_model_predict_ns(m32, TS_COLL_ALL_REDUCE, 1u << 30, 32);
+    /* 32 GPUs, 1 GiB: the row measured in nccl_32.log. */
+    const char *p32 = ts_test_data("nccl-tests/nccl_32.log");
+    unsigned long long bytes[64];
+    double us[64], truth = 0;
+    int n = sweep_rows(p32, bytes, us, 64);
+    for (int i = 0; i < n; i++)
+        if (bytes[i] == 1u << 30) truth = us[i] * 1e3;
+    CHECK_NEAR(truth, 16562e3, 1);
     int64_t pred = ts_coll_model_predict_ns(m, TS_COLL_ALL_REDUCE, 1u << 30, 32);
-    printf("32 GPUs 1 GiB: from 64-GPU fit %.1f us, own fit %.1f us\n", pred / 1e3, truth / 1e3);
+    printf("32 GPUs 1 GiB: from the 8+64-GPU fits %.1f us, measured %.1f us\n", pred / 1e3, truth / 1e3);
     CHECK(fabs((double)pred - truth) / truth < 0.25);
-    ts_coll_model_destroy(m32);
     ts_coll_model_destroy(m);
 }
 
@@ -256,9 +260,7 @@ static double p90_err_from_1mib(const ts_coll_model *m, int gpus)
 TEST(coll_model_prices_group_sizes_it_was_not_fitted_on)
 {
     const char *p16 = ts_test_data("nccl-tests/nccl_16.log");
-    FILE *probe = fopen(p16, "r");
-    if (!probe) { printf("skip\n"); return; }
-    fclose(probe);
+    NEED_DATA(p16);
     ts_coll_model *m;
     ts_error err = {0};
     CHECK_EQ_INT(ts_coll_model_create(&m), TS_OK);
@@ -283,9 +285,7 @@ TEST(coll_model_prices_group_sizes_it_was_not_fitted_on)
 TEST(coll_model_keeps_to_its_side_of_the_server_boundary)
 {
     const char *p8 = ts_test_data("nccl-tests/nccl_8.log");
-    FILE *probe = fopen(p8, "r");
-    if (!probe) { printf("skip\n"); return; }
-    fclose(probe);
+    NEED_DATA(p8);
     ts_coll_model *m;
     ts_error err = {0};
     CHECK_EQ_INT(ts_coll_model_create(&m), TS_OK);
@@ -515,9 +515,7 @@ TEST(replay_reproduces_unmodified_real_traces)
         const char *paths[2] = {p0, NULL};
         uint32_t n = 1;
         if (sets[i][1]) { snprintf(p1, sizeof p1, "%s", ts_test_data(sets[i][1])); paths[1] = p1; n = 2; }
-        FILE *probe = fopen(p0, "r");
-        if (!probe) { printf("skip: %s absent\n", p0); continue; }
-        fclose(probe);
+        NEED_DATA(p0);
         ts_trace *t;
         ts_error err = {0};
         CHECK_EQ_INT(ts_trace_load(paths, n, NULL, &t, &err), TS_OK);
@@ -554,9 +552,7 @@ TEST(replay_reproduces_unmodified_real_traces)
 TEST(replay_bandwidth_whatif_moves_in_the_expected_direction)
 {
     const char *p = ts_test_data("kineto/nccl_parser_config/nccl_data.json.gz");
-    FILE *probe = fopen(p, "r");
-    if (!probe) { printf("skip\n"); return; }
-    fclose(probe);
+    NEED_DATA(p);
     ts_trace *t;
     CHECK_EQ_INT(ts_trace_load(&p, 1, NULL, &t, NULL), TS_OK);
     int64_t prev = 0;
@@ -589,6 +585,41 @@ TEST(ddp_bucket_assignment_matches_pytorch_rule)
     CHECK(b[0] == 0 && b[3] == 0 && b[4] == 1 && b[5] == 1 && b[6] == 2 && b[7] == 2);
     CHECK_EQ_INT(ts__ddp_buckets(bytes, 8, 1 << 20, 1, b), 5);
     CHECK_EQ_INT(ts__ddp_buckets(bytes, 0, 1 << 20, 1, b), 0);
+}
+
+/* Regression 2026-11-26: `--nccl-tests /dev/zero` never ended (one line
+ * that never ends) and --gradients read whole files without a bound. */
+TEST(nccl_tests_logs_and_gradients_are_read_up_to_a_bound_that_the_error_names)
+{
+    ts_coll_model *m;
+    ts_error err = {0};
+    CHECK_EQ_INT(ts_coll_model_create(&m), TS_OK);
+    CHECK_EQ_INT(ts_coll_model_load_nccl_tests(m, "/dev/zero", &err), TS_ERANGE);
+    CHECK(strstr(err.msg, "/dev/zero: larger than 64 MiB, the most read for an nccl-tests log") != NULL);
+    ts_coll_model_destroy(m);
+    ts_gradients g;
+    err = (ts_error){0};
+    CHECK_EQ_INT(ts__gradients_load("/dev/zero", &g, &err), TS_ERANGE);
+    CHECK(strstr(err.msg, "/dev/zero: larger than 64 MiB, the most read for a gradients file") != NULL);
+}
+
+/* A log line longer than any nccl-tests line is an error naming it, where
+ * it was cut in pieces that were each read as a line. */
+TEST(nccl_tests_log_line_longer_than_the_reader_takes_is_an_error)
+{
+    char path[] = "/tmp/ts_longline_XXXXXX";
+    FILE *f = fdopen(mkstemp(path), "w");
+    fputs("# nThread 1 nGpus 2\n", f);
+    for (int i = 0; i < 2000; i++) fputc('#', f);
+    fputs("\n  1024 256 float sum 30.1 0.03 0.03 0 30.0 0.03 0.03 0\n", f);
+    fclose(f);
+    ts_coll_model *m;
+    ts_error err = {0};
+    CHECK_EQ_INT(ts_coll_model_create(&m), TS_OK);
+    CHECK_EQ_INT(ts_coll_model_load_nccl_tests(m, path, &err), TS_EPARSE);
+    CHECK(strstr(err.msg, "line 2: longer than 1023 bytes") != NULL);
+    ts_coll_model_destroy(m);
+    remove(path);
 }
 
 TEST(gradients_json_is_read_and_malformed_files_rejected)
@@ -628,9 +659,7 @@ TEST(gradients_json_is_read_and_malformed_files_rejected)
 TEST(bucket_whatif_with_unchanged_partition_reproduces_the_trace)
 {
     const char *paths[2] = {"examples/ddp_gloo/rank0.json", "examples/ddp_gloo/rank1.json"};
-    FILE *probe = fopen(paths[0], "r");
-    if (!probe) { printf("skip: run from the repository root\n"); return; }
-    fclose(probe);
+    if (!ts_test_readable(paths[0])) TS_FAIL_("%s absent: run from the repository root", paths[0]);
     char gpath[] = "/tmp/ts_grad_XXXXXX";
     FILE *f = fdopen(mkstemp(gpath), "w");
     /* make_trace.py's MLP 256 -> 512 -> 512 -> 10, fp32, registration order. */
@@ -674,9 +703,7 @@ static void *budget_alloc(void *ud, void *ptr, size_t old_size, size_t new_size)
 TEST(replay_out_of_memory_is_reported_not_crashed)
 {
     const char *paths[2] = {"examples/ddp_gloo/rank0.json", "examples/ddp_gloo/rank1.json"};
-    FILE *probe = fopen(paths[0], "r");
-    if (!probe) { printf("skip: run from the repository root\n"); return; }
-    fclose(probe);
+    if (!ts_test_readable(paths[0])) TS_FAIL_("%s absent: run from the repository root", paths[0]);
     char gpath[] = "/tmp/ts_grad_XXXXXX";
     FILE *f = fdopen(mkstemp(gpath), "w");
     fputs("[524288, 2048, 1048576, 2048, 20480, 40]", f);

@@ -319,32 +319,41 @@ TEST(two_files_claiming_one_rank_is_an_error)
     CHECK(strstr(err.msg, "claims rank 3") != NULL);
 }
 
-static int budget;
+static int budget, refused;   /* allocations left; how many were refused */
 static void *budget_alloc(void *ud, void *ptr, size_t old_size, size_t new_size)
 {
     (void)ud; (void)old_size;
     if (new_size == 0) { free(ptr); return NULL; }
-    if (budget-- <= 0) return NULL;
+    if (budget-- <= 0) { refused++; return NULL; }
     return realloc(ptr, new_size);
 }
 
 TEST(out_of_memory_while_building_is_reported_by_finish)
 {
-    /* Every allocation point in turn fails; finish must say ENOMEM, never crash. */
-    for (int k = 8; k < 40; k++) {
+    /* Every allocation point in turn fails; finish must say ENOMEM exactly
+     * when an allocation was refused (OK when none was), never crash. The
+     * budgets run until one suffices, so both outcomes are seen. */
+    int n_enomem = 0, n_ok = 0;
+    for (int k = 0; k < 4000 && !n_ok; k++) {
         budget = k;
+        refused = 0;
         ts_set_allocator(budget_alloc, NULL);
         ts_rank *r = ts__rank_create("oom.json");
+        int rc = TS_ENOMEM;
         if (r) {
             uint32_t t = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
             for (int i = 0; i < 3000; i++)
                 ts__rank_add_slice(r, t, 3000 - i, 1, S(r, i & 1 ? "x" : "y"), 0, TS_KIND_CPU_OP);
-            int rc = ts__rank_finish(r, NULL);
-            CHECK(rc == TS_OK || rc == TS_ENOMEM);
+            rc = ts__rank_finish(r, NULL);
             ts__rank_destroy(r);
         }
         ts_set_allocator(NULL, NULL);
+        CHECK_EQ_INT(rc, refused ? TS_ENOMEM : TS_OK);
+        n_enomem += rc == TS_ENOMEM;
+        n_ok += rc == TS_OK;
     }
+    CHECK(n_enomem > 0);
+    CHECK_EQ_INT(n_ok, 1);
 }
 
 TEST(child_overrunning_parent_by_rounding_is_nested)

@@ -48,11 +48,13 @@ static void usage(FILE *f)
           "  --iteration-marker NAME  slice-name prefix of iterations (ProfilerStep#)\n"
           "  -h, --help               this help\n\n"
           "json: length_us, iteration_us, categories (compute/communication/memory/\n"
-          "launch/cpu/wait_on_rank _us, summing to length_us), waited_for_rank,\n"
+          "launch/cpu/wait_on_rank _us, summing to length_us; a job without GPU work\n"
+          "counts its CPU ops as compute), waited_for_rank,\n"
           "wait_on_rank [{rank, wait_us}], top_ops [{rank, kind, name, count, total_us,\n"
           "edge (kind \"gap\": time between ops that no op owns)}] (all rows together:\n"
           "the path's length),\n"
-          "path [{rank, kind, name, start_us (aligned clock), dur_us, on_path_us}],\n"
+          "path [{rank, kind, name, start_us (aligned clock), dur_us, on_path_us (its own\n"
+          "time on the path, as in top_ops)}], each node once,\n"
           "ranks [{rank, file, clock_offset_ns, matched_collectives, residual_median_ns,\n"
           "residual_max_ns, causality_violations}], graph_nodes, graph_edges,\n"
           "collectives, edges_by_kind, graph_warnings, warnings.\n\n"
@@ -119,7 +121,7 @@ typedef struct top_op { const char *name; int32_t rank; uint8_t kind; uint8_t ga
 static const char *gap_name(ts_edge_kind k)
 {
     switch (k) {
-    case TS_EDGE_PROGRAM: return "untraced time between a thread's ops";
+    case TS_EDGE_PROGRAM: return "host time between a thread's ops, in no node";
     case TS_EDGE_LAUNCH: return "launch call -> its GPU op starting";
     case TS_EDGE_STREAM: return "between GPU ops on a stream";
     case TS_EDGE_STREAM_WAIT: return "cross-stream event wait";

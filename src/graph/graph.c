@@ -232,6 +232,29 @@ const char *ts__graph_node_name(const ts_graph *g, uint32_t n)
     return ts__rank_str(r, r->slices.name[g->nodes.slice[n]]);
 }
 
+uint32_t *ts__graph_slice_nodes(const ts_graph *g, uint32_t ri)
+{
+    const ts_rank *r = g->trace->ranks[g->rank_model[ri]];
+    uint32_t *map = ts__malloc(((size_t)r->slices.n + 1) * sizeof *map);
+    if (!map) return NULL;
+    memset(map, 0xff, ((size_t)r->slices.n + 1) * sizeof *map);
+    for (uint32_t n = g->rank_first_node[ri]; n < g->rank_first_node[ri + 1]; n++)
+        if (g->nodes.slice[n] < r->slices.n) map[g->nodes.slice[n]] = n;
+    return map;
+}
+
+void ts__graph_slice_nodes_free(const ts_graph *g, uint32_t ri, uint32_t *map)
+{
+    if (map) ts__free(map, ((size_t)g->trace->ranks[g->rank_model[ri]]->slices.n + 1) * sizeof *map);
+}
+
+uint32_t ts__graph_enclosing_node(const ts_rank *r, const uint32_t *slice_node, uint32_t slice)
+{
+    for (uint32_t p = r->slices.parent[slice]; p != TS_NONE32; p = r->slices.parent[p])
+        if (slice_node[p] != TS_NONE32) return slice_node[p];
+    return TS_NONE32;
+}
+
 /* ---- finish: CSR, gaps, topological order ---- */
 
 /* An index array that lives as long as the graph, about to be filled. */

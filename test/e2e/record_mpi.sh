@@ -44,5 +44,9 @@ n = sum(1 for e in json.load(open(f))["traceEvents"] if e.get("name") in ("MPI_A
 cp = json.load(open(sys.argv[2]))
 assert cp["collectives"] == n, (cp["collectives"], n)
 assert cp["categories"]["communication_us"] > 0, cp["categories"]
+# CPU-only: the program's work is compute, not "cpu" (it said compute 0.0%);
+# backward's time between its all-reduces is backward's own, no gap
+assert cp["categories"]["compute_us"] > cp["categories"]["cpu_us"], cp["categories"]
+assert not [o for o in cp["top_ops"] if o["kind"] == "gap" and o["edge"] == "program" and o["total_us"] > 10], cp["top_ops"]
 P
 echo "record_mpi: ok"

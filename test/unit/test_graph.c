@@ -347,7 +347,9 @@ TEST(critical_path_crosses_to_the_straggler_and_charges_the_wait_to_it)
     CHECK_EQ_INT(cp->end_ns, 570);
     CHECK_EQ_INT(ts_critical_path_length_ns(cp), 570);
     CHECK_EQ_INT(cp->cat_ns[TS_CP_COMMUNICATION], 190);         /* 310 -> 500: barrier to the worker's end */
-    CHECK_EQ_INT(cp->cat_ns[TS_CP_CPU], 60 + 10 + 110);         /* copy, its wait, addmm before rank 0 arrived */
+    CHECK_EQ_INT(cp->cat_ns[TS_CP_COMPUTE], 60 + 110);          /* copy, addmm before rank 0 arrived: a CPU-only
+                                                                   job's ops are its compute */
+    CHECK_EQ_INT(cp->cat_ns[TS_CP_CPU], 10);                    /* the copy waiting for the worker's result */
     CHECK_EQ_INT(cp->cat_ns[TS_CP_WAIT_RANK], 200);             /* rank 0 arrived at 110, the last at 310 */
     CHECK_EQ_INT(ts_critical_path_wait_on_rank_ns(cp, 1), 200);
     CHECK_EQ_INT(ts_critical_path_wait_on_rank_ns(cp, 0), 0);
@@ -884,6 +886,53 @@ static uint32_t mpi_call(ts_rank *r, uint32_t track, int64_t ts, int64_t dur, co
     if (request >= 0) int_arg(r, "request", request);
     ts__rank_slice_set_args(r, s, first, ts__rank_args_mark(r) - first);
     return s;
+}
+
+/* Regression (issue 21, 26 Nov 2026): a parent op's own time between its
+ * children was shown as "untraced time between a thread's ops", the JSON path
+ * credited the parent 0 us, and a CPU-only job's ops were filed under "cpu"
+ * with compute 0%. By hand: backward 0-1000 holds two MPI_Allreduce calls
+ * (100-200, 500-600), optimizer_step runs 1000-1300. The path is the whole
+ * 1300 ns: backward owns 100 + 300 + 400 = 800, the all-reduces 200, the
+ * step 300; no gap. */
+TEST(parent_op_owns_its_time_between_children_and_cpu_only_ops_are_compute)
+{
+    ts_rank *r = ts__rank_create("r0.json");
+    r->rank = 0;
+    uint32_t th = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
+    sl(r, th, 0, 1000, "backward", TS_KIND_CPU_OP, -1);
+    mpi_call(r, th, 100, 100, "MPI_Allreduce", 0, -1);
+    mpi_call(r, th, 500, 100, "MPI_Allreduce", 1, -1);
+    sl(r, th, 1000, 300, "optimizer_step", TS_KIND_CPU_OP, -1);
+    ts_trace *t = NULL;
+    int rc;
+    ts_graph *g = build(&r, 1, &t, &rc, NULL);
+    CHECK_EQ_INT(rc, TS_OK);
+    ts_critical_path *cp = NULL;
+    CHECK_EQ_INT(ts_critical_path_create(g, -1, &cp, NULL), TS_OK);
+    if (!cp) { ts_graph_destroy(g); ts_trace_destroy(t); return; }
+    CHECK_EQ_INT(ts_critical_path_length_ns(cp), 1300);
+    CHECK_EQ_INT(cp->cat_ns[TS_CP_COMPUTE], 800 + 300);
+    CHECK_EQ_INT(cp->cat_ns[TS_CP_COMMUNICATION], 200);
+    CHECK_EQ_INT(cp->cat_ns[TS_CP_CPU], 0);
+    int64_t own[3] = {0, 0, 0}, gaps = 0;   /* backward, MPI_Allreduce, optimizer_step */
+    for (uint32_t i = 0; i < cp->n_segs; i++) {
+        if (cp->segs[i].owner == TS_NONE32) { gaps += cp->segs[i].dur_ns; continue; }
+        const char *nm = ts__graph_node_name(g, cp->segs[i].owner);
+        own[!strcmp(nm, "backward") ? 0 : !strcmp(nm, "MPI_Allreduce") ? 1 : 2] += cp->segs[i].dur_ns;
+    }
+    CHECK_EQ_INT(own[0], 800);
+    CHECK_EQ_INT(own[1], 200);
+    CHECK_EQ_INT(own[2], 300);
+    CHECK_EQ_INT(gaps, 0);
+    /* the path's node list gives each node once, with the time its segments own */
+    uint32_t seen = 0;
+    for (uint32_t i = 0; i < cp->n_nodes; i++)
+        if (!strcmp(ts__graph_node_name(g, cp->nodes[i]), "backward")) { seen++; CHECK_EQ_INT(cp->node_ns[i], 800); }
+    CHECK_EQ_INT(seen, 1);
+    ts_critical_path_destroy(cp);
+    ts_graph_destroy(g);
+    ts_trace_destroy(t);
 }
 
 /* Two ranks: MPI_Iallreduce (request 3), compute, MPI_Wait(3); rank 1

@@ -269,11 +269,81 @@ int ts__replay_fit_model(ts_replay *r, const ts_replay_options *opt, ts_error *e
 /* Reprice every collective of known size: its measured transfer time times
  * predicted(new world, new bandwidth) / predicted(as measured), so the
  * instance's own deviation from the model is kept. */
+/* What the trace's collectives offer a calibration: how many have a known
+ * size, how many of those a measured transfer time, and whether some (kind,
+ * group) ran at two sizes or more (a line needs two), among the known and
+ * among the timed ones; `sizes` names the first few (kind, size) pairs. */
+typedef struct calib_census {
+    uint32_t known, timed;
+    bool     known_two, timed_two;
+    char     sizes[160];
+} calib_census;
+
+typedef struct census_key { uint32_t kind, group; int64_t bytes, timed_bytes; } census_key;
+
+/* Record one collective under its (kind, group); false when the table is full. */
+static void census_add(calib_census *c, census_key *keys, uint32_t *n_keys, const ts_replay_coll *x)
+{
+    uint32_t k = 0;
+    while (k < *n_keys && (keys[k].kind != (uint32_t)x->kind || keys[k].group != x->group)) k++;
+    if (k == *n_keys) {
+        if (*n_keys == 32) return;
+        keys[(*n_keys)++] = (census_key){(uint32_t)x->kind, x->group, x->bytes, -1};
+        if (*n_keys <= 3) {
+            size_t len = strlen(c->sizes);
+            snprintf(c->sizes + len, sizeof c->sizes - len, "%s%s %lld B", len ? ", " : "",
+                     ts_coll_kind_name(x->kind), (long long)x->bytes);
+        }
+    }
+    if (keys[k].bytes != x->bytes) c->known_two = true;
+    if (x->transfer_ns <= 0) return;
+    if (keys[k].timed_bytes >= 0 && keys[k].timed_bytes != x->bytes) c->timed_two = true;
+    keys[k].timed_bytes = x->bytes;
+}
+
+static calib_census census(const ts_replay *r)
+{
+    calib_census c = {0};
+    census_key keys[32];
+    uint32_t n_keys = 0;
+    for (uint32_t i = 0; i < r->n_colls; i++) {
+        const ts_replay_coll *x = &r->colls[i];
+        if (x->bytes < 0 || x->priced == TS_NONE32 || x->kind >= TS_COLL_COUNT) continue;
+        c.known++;
+        c.timed += x->transfer_ns > 0;
+        census_add(&c, keys, &n_keys, x);
+    }
+    return c;
+}
+
+/* Why the trace's own collectives cannot price another world or bandwidth
+ * (TS_EINVAL: the what-if lacks what it needs), or TS_OK when they can. */
+static int trace_calibration_error(const ts_replay *r, ts_error *err)
+{
+    calib_census c = census(r);
+    const char *give = "give --nccl-tests LOG (an nccl-tests or bench/gloo_allreduce.py sweep over sizes) or "
+                       "--bandwidth GBPS [--latency-us US]";
+    if (c.known == 0)
+        return ts__error(err, TS_EINVAL, "replay: no collective with a known size to calibrate a cost model from; %s",
+                         give);
+    if (!c.known_two || (c.timed && !c.timed_two))
+        return ts__error(err, TS_EINVAL, "replay: each kind of collective in the trace ran at one size (%s%s; %u of "
+                         "known size, %u with a measured transfer time): one size cannot fit a line (a fixed cost "
+                         "plus a cost per byte) to price another world size or bandwidth; %s", c.sizes,
+                         c.known_two ? " among others" : "", c.known, c.timed, give);
+    if (c.timed == 0)
+        return ts__error(err, TS_EINVAL, "replay: none of the trace's %u collectives of known size has a measured "
+                         "transfer time (each ends when its last rank arrives, or in a later wait: nonblocking "
+                         "calls), so there is nothing to fit; %s", c.known, give);
+    return TS_OK;
+}
+
 int ts__replay_reprice(ts_replay *r, const ts_replay_options *opt, ts_error *err)
 {
-    if (!r->model && !(opt->bandwidth_gbps > 0))
-        return ts__error(err, TS_ENODATA, "replay: no collective with a known size to calibrate a cost model "
-                                          "from; give --nccl-tests LOG or --bandwidth");
+    if ((!r->model || r->model_from_trace) && !(opt->bandwidth_gbps > 0)) {
+        int rc = trace_calibration_error(r, err);
+        if (rc) return rc;
+    }
     if (!r->model && ts_coll_model_create(&r->model)) return ts__error(err, TS_ENOMEM, "replay: out of memory");
     /* What the calibration covers: its largest group and whether any fitted
      * group spans several servers, to say when a new world goes past it. */
@@ -319,6 +389,6 @@ int ts__replay_reprice(ts_replay *r, const ts_replay_options *opt, ts_error *err
                            "bandwidth and latency scaled by log2 of the size; a larger job on other links (more "
                            "servers, another network) differs", opt->world, largest);
     if (!repriced)
-        return ts__error(err, TS_ENODATA, "replay: no collective could be repriced (sizes unknown)");
+        return ts__error(err, TS_EINVAL, "replay: no collective could be repriced (sizes unknown)");
     return TS_OK;
 }

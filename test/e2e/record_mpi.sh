@@ -49,4 +49,17 @@ assert cp["categories"]["communication_us"] > 0, cp["categories"]
 assert cp["categories"]["compute_us"] > cp["categories"]["cpu_us"], cp["categories"]
 assert not [o for o in cp["top_ops"] if o["kind"] == "gap" and o["edge"] == "program" and o["total_us"] > 10], cp["top_ops"]
 P
+# Regression 2026-11-26 (issue 21): every all-reduce of this run has one size
+# (asserted above from the files), so the trace cannot fit a cost line for
+# --world: say so and what to give (it said "no collective with a known size"),
+# exit 2, no partial output.
+set +e
+"$TS_BIN" replay --world 8 "$tmp"/t/*.json >"$tmp/w" 2>"$tmp/werr"; code=$?
+set -e
+[ $code -eq 2 ] || { echo "replay --world 8 exited $code"; cat "$tmp/werr"; exit 1; }
+grep -q "one size cannot fit a line" "$tmp/werr" && grep -q -- "--nccl-tests" "$tmp/werr" &&
+    grep -q -- "--bandwidth" "$tmp/werr" && grep -q "all_reduce 131072 B" "$tmp/werr" ||
+    { echo "replay --world 8 does not say why"; cat "$tmp/werr"; exit 1; }
+[ ! -s "$tmp/w" ] || { echo "replay --world 8 printed a result"; exit 1; }
+"$TS_BIN" replay --world 8 --bandwidth 5 "$tmp"/t/*.json >"$tmp/w" 2>/dev/null || { echo "--bandwidth 5 failed"; exit 1; }
 echo "record_mpi: ok"

@@ -25,6 +25,7 @@ typedef struct cp_args {
     int         leaf_ops;
     int         no_align;    /* --no-align: keep every rank's clock */
     int         top;         /* rows of top ops */
+    int         verbose;     /* every warning line, also on a terminal */
 } cp_args;
 
 static void usage(FILE *f)
@@ -46,6 +47,9 @@ static void usage(FILE *f)
           "                           their matched collectives)\n"
           "  --top N                  ops listed (default 10)\n"
           "  --iteration-marker NAME  slice-name prefix of iterations (ProfilerStep#)\n"
+          "  -v, --verbose            every warning line (on a terminal warnings are\n"
+          "                           folded into one line per kind, summed over ranks\n"
+          "                           and files; piped, and in json, all are kept)\n"
           "  -h, --help               this help\n\n"
           "json: length_us, iteration_us, categories (compute/communication/memory/\n"
           "launch/cpu/wait_on_rank _us, summing to length_us; a job without GPU work\n"
@@ -67,7 +71,7 @@ static int parse_args(int argc, char **argv, cp_args *a)
         {"iteration", required_argument, 0, 'i'}, {"format", required_argument, 0, 'f'},
         {"export", required_argument, 0, 'e'}, {"leaf-ops", no_argument, 0, 'l'}, {"no-align", no_argument, 0, 'n'},
         {"top", required_argument, 0, 't'}, {"iteration-marker", required_argument, 0, 'm'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+        {"verbose", no_argument, 0, 'v'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
     };
     memset(a, 0, sizeof *a);
     a->iteration = -1;
@@ -76,7 +80,7 @@ static int parse_args(int argc, char **argv, cp_args *a)
     opterr = 0;
     int c;
     char *end;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "hv", longopts, NULL)) != -1) {
         switch (c) {
         case 'i':
             a->iteration = strtoll(optarg, &end, 10);
@@ -100,6 +104,7 @@ static int parse_args(int argc, char **argv, cp_args *a)
             if (*end || end == optarg || a->top < 0) { ts_cli_errorf("critical-path: --top wants a number, got '%s'", optarg); return -1; }
             break;
         case 'm': a->marker = optarg; break;
+        case 'v': a->verbose = 1; break;
         case 'h': usage(stdout); return 1;
         default:
             return ts_cli_opt_unknown("critical-path", argv[optind - 1]);
@@ -350,9 +355,13 @@ static int run(const cp_args *a, ts_trace *t)
     if (a->format == TS_FMT_JSON) {
         print_json(t, g, cp, ops, n_ops, a->top);
     } else {
-        ts__report_warnings_print(stderr, t);
-        for (uint32_t i = 0; i < g->n_warnings; i++) fprintf(stderr, "trainscope: warning: %s\n", g->warnings[i]);
-        for (uint32_t i = 0; i < cp->n_warnings; i++) fprintf(stderr, "trainscope: warning: %s\n", cp->warnings[i]);
+        const char **lines = malloc(((size_t)g->n_warnings + cp->n_warnings + 1) * sizeof *lines);
+        uint32_t n_lines = 0;
+        for (uint32_t i = 0; lines && i < g->n_warnings; i++) lines[n_lines++] = g->warnings[i];
+        for (uint32_t i = 0; lines && i < cp->n_warnings; i++) lines[n_lines++] = cp->warnings[i];
+        /* no memory for the list: every line, as before */
+        ts__report_warnings_emit(stderr, t, lines, n_lines, !lines || ts__report_warn_all(a->verbose));
+        free(lines);
         print_table(g, cp, ops, n_ops, a->top);
     }
     free(ops);

@@ -894,3 +894,28 @@ bool ts__rank_span(const ts_rank *r, int64_t *start_ns, int64_t *end_ns)
         if (r->iterations[i].end_ns > *end_ns) *end_ns = r->iterations[i].end_ns;
     return true;
 }
+
+bool ts__horovod_timeline(const ts_rank *r)
+{
+    static const char *const only_horovod[] = {
+        "NEGOTIATE_ALLREDUCE", "NEGOTIATE_ALLGATHER", "NEGOTIATE_BROADCAST", "NEGOTIATE_ALLTOALL",
+        "WAIT_FOR_DATA", "WAIT_FOR_OTHER_TENSOR_DATA", "MEMCPY_IN_FUSION_BUFFER", "MEMCPY_OUT_FUSION_BUFFER",
+    };
+    for (size_t i = 0; i < sizeof only_horovod / sizeof only_horovod[0]; i++)
+        if (ts__str_find(&r->strings, only_horovod[i], strlen(only_horovod[i]))) return true;
+    return false;
+}
+
+bool ts__horovod_comm_name(const char *name)
+{
+    static const char *const libs[] = {"NCCL_", "MPI_", "GLOO_", "CCL_", "DDL_"};
+    static const char *const ops[] = {"ALLREDUCE", "REDUCESCATTER", "REDUCE", "ALLGATHER", "BCAST", "ALLTOALL",
+                                      "CROSS_ALLREDUCE", "ADASUM_ALLREDUCE"};
+    for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++) {
+        size_t n = strlen(libs[i]);
+        if (strncmp(name, libs[i], n)) continue;
+        for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
+            if (!strcmp(name + n, ops[k])) return true;
+    }
+    return false;
+}

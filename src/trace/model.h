@@ -350,4 +350,13 @@ static inline int64_t ts__slice_end(const ts_rank *r, uint32_t s) { return r->sl
 /* Iteration window [start, end) for step range; returns false when the rank has none. */
 bool ts__rank_span(const ts_rank *r, int64_t *start_ns, int64_t *end_ns);
 
+/* Horovod timelines (HOROVOD_TIMELINE, docs/timeline.rst of Horovod): a
+ * Chrome-trace array Horovod never closes, one process per tensor, its
+ * activities as B/E ranges. ts__horovod_timeline: r holds one of the
+ * activity names only Horovod writes (NEGOTIATE_ALLREDUCE, WAIT_FOR_DATA,
+ * MEMCPY_IN_FUSION_BUFFER, ...). ts__horovod_comm_name: an activity that is
+ * the transfer itself (NCCL_ALLREDUCE, MPI_BCAST, GLOO_ALLGATHER, ...). */
+bool ts__horovod_timeline(const ts_rank *r);
+bool ts__horovod_comm_name(const char *name);
+
 #endif

@@ -47,6 +47,8 @@ static void usage(FILE *f)
           "                           their matched collectives)\n"
           "  --top N                  ops listed (default 10)\n"
           "  --iteration-marker NAME  slice-name prefix of iterations (ProfilerStep#)\n"
+          TS_CLI_COMMON_HELP
+          "                           (--window all: the whole trace, not an iteration)\n"
           "  -v, --verbose            every warning line (on a terminal warnings are\n"
           "                           folded into one line per kind, summed over ranks\n"
           "                           and files; piped, and in json, all are kept)\n"
@@ -71,7 +73,7 @@ static int parse_args(int argc, char **argv, cp_args *a)
         {"iteration", required_argument, 0, 'i'}, {"format", required_argument, 0, 'f'},
         {"export", required_argument, 0, 'e'}, {"leaf-ops", no_argument, 0, 'l'}, {"no-align", no_argument, 0, 'n'},
         {"top", required_argument, 0, 't'}, {"iteration-marker", required_argument, 0, 'm'},
-        {"verbose", no_argument, 0, 'v'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+        {"verbose", no_argument, 0, 'v'}, TS_CLI_COMMON_LONGOPTS, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
     };
     memset(a, 0, sizeof *a);
     a->iteration = -1;
@@ -105,12 +107,22 @@ static int parse_args(int argc, char **argv, cp_args *a)
             break;
         case 'm': a->marker = optarg; break;
         case 'v': a->verbose = 1; break;
+        case TS_CLI_OPT_WINDOW: case TS_CLI_OPT_PYTHON_DEPTH:
+            if (ts_cli_opt_common("critical-path", c, optarg)) return -1;
+            break;
         case 'h': usage(stdout); return 1;
         default:
             return ts_cli_opt_unknown("critical-path", argv[optind - 1]);
         }
     }
     if (ts_cli_need_trace("critical-path", optind, argc)) return -1;
+    if (ts_cli_window_all()) {
+        if (a->iteration >= 0) {
+            ts_cli_errorf("critical-path: --iteration and --window all ask for different windows; give one");
+            return -1;
+        }
+        a->iteration = TS_CP_WHOLE_TRACE;
+    }
     return 0;
 }
 

@@ -61,6 +61,7 @@ static void usage(FILE *f)
           "                           directory of its rank files, or one file): each\n"
           "                           is replayed alone and the figures are the medians\n"
           "                           over the windows\n"
+          TS_CLI_COMMON_HELP
           "  -v, --verbose            every warning line (on a terminal they fold into\n"
           "                           one line per kind, summed over ranks)\n"
           "  -h, --help               this help\n\n"
@@ -125,6 +126,7 @@ static int parse_option(int c, replay_args *a)
     case 'm': a->marker = optarg; return 0;
     case 'W': a->windows = true; return 0;
     case 'v': a->verbose = true; return 0;
+    case TS_CLI_OPT_WINDOW: case TS_CLI_OPT_PYTHON_DEPTH: return ts_cli_opt_common("replay", c, optarg);
     case 'h': usage(stdout); return 1;
     default: return -1;
     }
@@ -140,7 +142,7 @@ static int parse_args(int argc, char **argv, replay_args *a)
         {"world", required_argument, 0, 'w'},      {"bandwidth", required_argument, 0, 'B'},
         {"latency-us", required_argument, 0, 'l'}, {"nccl-tests", required_argument, 0, 'n'},
         {"iteration-marker", required_argument, 0, 'm'}, {"windows", no_argument, 0, 'W'},
-        {"verbose", no_argument, 0, 'v'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+        {"verbose", no_argument, 0, 'v'}, TS_CLI_COMMON_LONGOPTS, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
     };
     memset(a, 0, sizeof *a);
     a->opts.size = sizeof a->opts;
@@ -158,6 +160,7 @@ static int parse_args(int argc, char **argv, replay_args *a)
         }
     }
     if (ts_cli_need_trace("replay", optind, argc)) return -1;
+    a->opts.window_all = ts_cli_window_all();
     if (a->windows && a->export_path) {
         ts_cli_errorf("replay: --export draws one schedule; give it one window, not --windows");
         return -1;

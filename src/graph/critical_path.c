@@ -98,20 +98,22 @@ static int find_iteration(const ts_graph *g, ts_critical_path *cp, int64_t *step
 {
     bool any = false;
     for (uint32_t r = 0; r < g->n_ranks; r++) any |= g->trace->ranks[g->rank_model[r]]->n_iterations > 0;
-    if (!any) {
+    if (!any || *step == TS_CP_WHOLE_TRACE) {
         if (*step >= 0) return ts__error(err, TS_EINVAL, "no iteration %lld: the trace has no ProfilerStep#N marks",
                                          (long long)*step);
         for (uint32_t r = 0; r < g->n_ranks; r++) idx[r] = -1;
+        *step = -1;
         return TS_OK;
     }
-    if (*step < 0) {
-        int64_t best = INT64_MAX;
-        for (uint32_t r = 0; r < g->n_ranks; r++) {
-            const ts_rank *m = g->trace->ranks[g->rank_model[r]];
-            if (m->n_iterations && m->iterations[m->n_iterations - 1].step < best)
-                best = m->iterations[m->n_iterations - 1].step;
-        }
-        *step = best;
+    if (*step < 0) {   /* the last complete one (trace/model.h, THE ANALYSIS WINDOW) */
+        ts_window_sel sel = {0};
+        if (ts__window_sel_init(&sel, g->trace)) return ts__error(err, TS_ENOMEM, "out of memory");
+        bool none = sel.n_complete == 0;
+        if (!none) *step = sel.complete[sel.n_complete - 1];
+        ts__window_sel_free(&sel);
+        if (none)
+            return ts__error(err, TS_ENODATA, "no iteration (ProfilerStep#N) is marked on every rank that marks "
+                             "iterations; --window all follows the whole trace");
     }
     for (uint32_t r = 0; r < g->n_ranks; r++) {
         const ts_rank *m = g->trace->ranks[g->rank_model[r]];
@@ -352,8 +354,11 @@ int ts_critical_path_create(const ts_graph *g, int64_t iteration, ts_critical_pa
         uint32_t last = TS_NONE32;
         for (uint32_t n = 0; n < g->rank_first_node[g->n_ranks]; n++)
             if (in_target(g, idx, n) && (last == TS_NONE32 || t[2 * n + 1] >= t[2 * last + 1])) last = n;
-        if (last == TS_NONE32)
+        if (last == TS_NONE32 && cp->step >= 0)
             rc = ts__error(err, TS_ENODATA, "iteration %lld has no ops to follow", (long long)cp->step);
+        else if (last == TS_NONE32)
+            rc = ts__error(err, TS_ENODATA, "the trace has no ops to follow (no CPU op, runtime call, GPU op or "
+                           "collective)");
         else if (backtrack_path(cp, idx, t, arc, 2 * last + 1) ||
                  collect_nodes(cp, first_path_node(cp, last)))
             rc = ts__error(err, TS_ENOMEM, "out of memory");

@@ -632,7 +632,7 @@ TEST(ingest_loads_a_directory_of_ranks_and_rejects_duplicate_ranks)
     ts_trace *t = NULL;
     ts_error err;
     const char *paths[] = {dir};
-    ts_load_opts o = {sizeof o, 2, NULL};
+    ts_load_opts o = {sizeof o, 2, NULL, 0};
     CHECK_EQ_INT(ts_trace_load(paths, 1, &o, &t, &err), TS_OK);
     CHECK_EQ_INT(ts_trace_n_ranks(t), 2);
     CHECK_EQ_INT(ts_rank_number(ts_trace_borrow_rank(t, 1)), 1);
@@ -755,7 +755,7 @@ TEST(ingest_finds_iterations_with_a_custom_marker)
     const char *json = "[{\"ph\":\"X\",\"name\":\"train_step 7\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":5},"
                        "{\"ph\":\"X\",\"name\":\"train_step 8\",\"pid\":1,\"tid\":1,\"ts\":5,\"dur\":5},"
                        "{\"ph\":\"X\",\"name\":\"ProfilerStep#1\",\"pid\":1,\"tid\":2,\"ts\":0,\"dur\":10}]";
-    ts_load_opts o = {sizeof o, 1, "train_step "};
+    ts_load_opts o = {sizeof o, 1, "train_step ", 0};
     ts_rank *r = NULL;
     CHECK_EQ_INT(ts__ingest_json_buffer("t.json", json, strlen(json), &o, &r, &err), TS_OK);
     CHECK_EQ_INT(r->n_iterations, 2);
@@ -813,7 +813,7 @@ TEST(ingest_loads_several_files_in_parallel_in_rank_order)
     }
     ts_trace *t = NULL;
     ts_error err;
-    ts_load_opts o = {sizeof o, 3, NULL};
+    ts_load_opts o = {sizeof o, 3, NULL, 0};
     CHECK_EQ_INT(ts_trace_load(pv, 4, &o, &t, &err), TS_OK);
     CHECK_EQ_INT(ts_trace_n_ranks(t), 4);
     for (uint32_t i = 0; i < 4; i++) {

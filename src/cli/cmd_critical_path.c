@@ -138,7 +138,7 @@ typedef struct top_op { const char *name; int32_t rank; uint8_t kind; uint8_t ga
 static const char *gap_name(ts_edge_kind k)
 {
     switch (k) {
-    case TS_EDGE_PROGRAM: return "host time between a thread's ops, in no node";
+    case TS_EDGE_PROGRAM: return "host time between ops, in no node";
     case TS_EDGE_LAUNCH: return "launch call -> its GPU op starting";
     case TS_EDGE_STREAM: return "between GPU ops on a stream";
     case TS_EDGE_STREAM_WAIT: return "cross-stream event wait";

@@ -145,7 +145,6 @@ static bool in_target(const ts_graph *g, const int32_t *idx, uint32_t n)
 
 typedef struct walk {
     ts_critical_path *cp;
-    uint32_t **slice_nodes;   /* per graph rank, built on first use: slice -> node (ts__graph_slice_nodes) */
     bool cpu_only;            /* no GPU lane in the graph */
     int64_t floor_ns;     /* waits: path time above it is another rank's wait, INT64_MAX = none */
     uint16_t wait_rank;
@@ -182,14 +181,10 @@ static uint32_t arc_owner(walk *w, uint32_t a, uint32_t n)
     const ts_graph *g = w->cp->g;
     if (a == ARC_SELF) return n;
     if (g->edges.kind[a] == TS_EDGE_NEST) return (g->edges.flags[a] & TS_EDGE_TO_END) ? n : g->edges.src[a];
-    uint16_t ri = g->nodes.rank[n];
     uint32_t src = g->edges.src[a];
-    if (g->edges.kind[a] != TS_EDGE_PROGRAM || ri == TS_GRAPH_NO_RANK || g->nodes.rank[src] != ri) return TS_NONE32;
-    if (!w->slice_nodes[ri] && !(w->slice_nodes[ri] = ts__graph_slice_nodes(g, ri))) return TS_NONE32;
-    const ts_rank *r = ts__graph_rank(g, n);
-    uint32_t parent = ts__graph_enclosing_node(r, w->slice_nodes[ri], g->nodes.slice[n]);
-    return parent != TS_NONE32 && parent == ts__graph_enclosing_node(r, w->slice_nodes[ri], g->nodes.slice[src])
-               ? parent : TS_NONE32;
+    if (g->edges.kind[a] != TS_EDGE_PROGRAM || g->nodes.lane[src] != g->nodes.lane[n]) return TS_NONE32;
+    uint32_t parent = ts__graph_parent_node(g, n);
+    return parent != TS_NONE32 && parent == ts__graph_parent_node(g, src) ? parent : TS_NONE32;
 }
 
 /* Follow arg-max arcs back from point p. */
@@ -234,19 +229,14 @@ static int backtrack(walk *wp, const int32_t *idx, const int64_t *t, const uint3
     return TS_OK;
 }
 
-/* backtrack with its per-rank slice maps, freed after. */
+/* backtrack over a walk of a job with or without GPU lanes. */
 static int backtrack_path(ts_critical_path *cp, const int32_t *idx, const int64_t *t, const uint32_t *arc, uint32_t p)
 {
     const ts_graph *g = cp->g;
     walk w = {.cp = cp, .floor_ns = INT64_MAX, .last_ranked = TS_NONE32, .cpu_only = true};
     for (uint32_t l = 0; l < g->n_lanes; l++) w.cpu_only &= !g->lanes[l].on_gpu;
     cp->cpu_only = w.cpu_only;
-    w.slice_nodes = ts__calloc(g->n_ranks + 1, sizeof *w.slice_nodes);
-    if (!w.slice_nodes) return TS_ENOMEM;
-    int rc = backtrack(&w, idx, t, arc, p);
-    for (uint32_t r = 0; r < g->n_ranks; r++) ts__graph_slice_nodes_free(g, r, w.slice_nodes[r]);
-    ts__free(w.slice_nodes, (g->n_ranks + 1) * sizeof *w.slice_nodes);
-    return rc;
+    return backtrack(&w, idx, t, arc, p);
 }
 
 /* The node of the path's first point: the first segment's edge source. */

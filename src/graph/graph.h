@@ -228,6 +228,10 @@ const char *ts__graph_node_name(const ts_graph *g, uint32_t n);
  * memory. Free with ts__graph_slice_nodes_free. */
 uint32_t *ts__graph_slice_nodes(const ts_graph *g, uint32_t ri);
 void ts__graph_slice_nodes_free(const ts_graph *g, uint32_t ri, uint32_t *map);
+/* The nearest node enclosing node n on its lane (its parent op's node, or
+ * the parent's parent ...), TS_NONE32 = none; no memory, O(depth x log of
+ * the lane's rows): a lane's rows run in slice (preorder) order. */
+uint32_t ts__graph_parent_node(const ts_graph *g, uint32_t n);
 /* The nearest node enclosing `slice` on its track (its parent op, or the
  * parent's parent ...), TS_NONE32 = none. O(nesting depth). */
 uint32_t ts__graph_enclosing_node(const ts_rank *r, const uint32_t *slice_node, uint32_t slice);

@@ -1076,3 +1076,42 @@ TEST(out_of_memory_while_borrowing_or_replicating_is_reported_never_a_crash)
     ts_graph_destroy(g);
     ts_trace_destroy(t);
 }
+
+/* ts__graph_parent_node (a binary search in the lane's rows, which run in
+ * slice order) finds the node the slice tree says encloses each node, on
+ * real traces of four kinds, in default and leaf mode. */
+TEST(parent_node_search_agrees_with_the_slice_tree_on_real_traces)
+{
+    const char *files[] = {
+        "kineto/nccl_parser_config/nccl_data.json.gz",
+        "kineto/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz",
+        "kineto/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz",
+        "torch-cpu-legacy/ddp_gloo_rank0.json",
+    };
+    uint32_t found = 0;
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        const char *path = ts_test_data(files[i]);
+        FILE *f = path ? fopen(path, "rb") : NULL;
+        if (!f) SKIP("real trace missing");
+        fclose(f);
+        ts_trace *t = NULL;
+        CHECK_EQ_INT(ts_trace_load(&path, 1, NULL, &t, NULL), TS_OK);
+        for (int leaf = 0; t && leaf < 2; leaf++) {
+            ts_graph_options go = {.size = sizeof go, .leaf_ops = leaf};
+            ts_graph *g = NULL;
+            CHECK_EQ_INT(ts_graph_create(t, &go, &g, NULL), TS_OK);
+            uint32_t *map = g ? ts__graph_slice_nodes(g, 0) : NULL;
+            uint32_t bad = 0;
+            for (uint32_t n = 0; map && n < g->rank_first_node[1]; n++) {
+                uint32_t want = ts__graph_enclosing_node(t->ranks[0], map, g->nodes.slice[n]);
+                bad += ts__graph_parent_node(g, n) != want;
+                found += want != TS_NONE32;
+            }
+            CHECK_EQ_INT(bad, 0);
+            ts__graph_slice_nodes_free(g, 0, map);
+            ts_graph_destroy(g);
+        }
+        ts_trace_destroy(t);
+    }
+    CHECK(found > 100);
+}

@@ -68,7 +68,7 @@ static result run_ours(const char *const *paths, uint32_t n, int threads)
     pid_t pid = fork();
     if (pid == 0) {
         close(fd[0]);
-        ts_load_opts o = {sizeof o, threads, NULL};
+        ts_load_opts o = {sizeof o, threads, NULL, 0};
         ts_trace *t = NULL;
         ts_error err;
         double t0 = now_s(), c0 = cpu_now_s();
@@ -426,7 +426,7 @@ static double independent_pair_wall_s(const char *const *files, uint32_t n, int 
             kid[k] = fork();
             if (kid[k] == 0) {
                 uint32_t lo = k ? n / 2 : 0, hi = k ? n : n / 2;
-                ts_load_opts o = {sizeof o, 1, NULL};
+                ts_load_opts o = {sizeof o, 1, NULL, 0};
                 ts_trace *t = NULL;
                 int rc = ts_trace_load(files + lo, hi - lo, &o, &t, NULL);
                 ts_trace_destroy(t);

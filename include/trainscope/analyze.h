@@ -57,6 +57,7 @@ typedef struct ts_stats_opts {
     int64_t     iter_first;      /* ProfilerStep number, inclusive */
     int64_t     iter_last;       /* inclusive */
     uint32_t    top;             /* keep the N largest totals per (rank, category); 0 = all */
+    bool        window_all;      /* the whole trace, not its complete iterations (--window all) */
 } ts_stats_opts;
 
 typedef struct ts_stat_row {
@@ -120,6 +121,8 @@ typedef struct ts_breakdown_opts {
                                             time of) iterations [iter_first, iter_last],
                                             in place of HTA's drop-the-last-step filter */
     int64_t  iter_first, iter_last;      /* ProfilerStep numbers, inclusive */
+    bool     window_all;                 /* CPU-only ranks: the whole trace, not its complete
+                                            iterations (--window all) */
 } ts_breakdown_opts;
 
 /* One kernel name's share of its kernel type on one rank; with top_kernels

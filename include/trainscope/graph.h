@@ -57,7 +57,10 @@ typedef enum ts_cp_category {
 TS_API const char *ts_cp_category_name(ts_cp_category c);
 
 /* The critical path of iteration `iteration` (the N of ProfilerStep#N; -1 =
- * the last complete iteration, or the whole trace when it has none). */
+ * the last complete iteration: the last step every rank that marks
+ * iterations has, or the whole trace when none marks any;
+ * TS_CP_WHOLE_TRACE = the whole trace, marks or not). */
+#define TS_CP_WHOLE_TRACE (-2)
 TS_API TS_NODISCARD int ts_critical_path_create(const ts_graph *g, int64_t iteration,
                                                 ts_critical_path **out, ts_error *err);
 TS_API void    ts_critical_path_destroy(ts_critical_path *cp);

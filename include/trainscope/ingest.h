@@ -25,9 +25,13 @@ typedef struct ts_load_opts {
     size_t      size;             /* sizeof(ts_load_opts), set by the caller */
     int         n_threads;        /* ranks loaded at once; <= 0 = online cores */
     const char *iteration_marker; /* iteration slice-name prefix; NULL = "ProfilerStep#" */
+    uint32_t    python_depth;     /* ranks without CPU ops: their python_function ranges at most this
+                                     many Python calls deep are CPU ops (1 = outermost); 0 = all */
 } ts_load_opts;
 
-/* Load every trace named by paths[0..n_paths) into one trace. Fatal input
+/* Load every trace named by paths[0..n_paths) into one trace. A rank with
+ * no CPU ops but python_function ranges (`record --python`) gets those as
+ * its CPU ops (opts->python_depth, a warning says so). Fatal input
  * errors (malformed JSON, truncated gzip, empty file, empty directory, a `ts`
  * that is not a number, two files claiming one rank) return TS_EPARSE or
  * TS_EFORMAT and no trace; recoverable oddities are counted as rank warnings. */

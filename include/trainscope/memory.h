@@ -133,6 +133,27 @@ typedef struct ts_mem_trace_peak {
 TS_API TS_NODISCARD int ts_mem_trace_peaks(const ts_trace *t, ts_mem_trace_peak *out,
                                            uint32_t cap, uint32_t *n, ts_error *err);
 
+/* ---- measured memory curves and their files (memory --trace -o DIR) ---- */
+typedef struct ts_mem_curve {
+    size_t   n;          /* points, in event order */
+    int64_t *t_ns;       /* event time; -1 = before the first timed event (a preexisting tensor) */
+    int64_t *bytes;      /* bytes alive after the event */
+    size_t   cap;        /* private: points allocated */
+} ts_mem_curve;
+/* The bytes alive after each row of a raw timeline (all categories). */
+TS_API TS_NODISCARD int ts_mem_timeline_curve(const char *path, ts_mem_curve *out, ts_error *err);
+/* "Total Allocated" after each [memory] event of the (rank, device) of row
+ * (a row ts_mem_trace_peaks filled from the same trace). */
+TS_API TS_NODISCARD int ts_mem_trace_curve(const ts_trace *t, const ts_mem_trace_peak *row, ts_mem_curve *out,
+                                           ts_error *err);
+TS_API void ts_mem_curve_free(ts_mem_curve *c);
+/* Write memory.json (summary_json as given) into dir (created if missing) and,
+ * with plots, one chart per curve: memory.svg for one curve, memory_K.svg
+ * (K = 0..n-1, titled titles[K]) for several. Temporary names renamed only
+ * when all succeeded: no partial output. */
+TS_API TS_NODISCARD int ts_mem_curves_write(const char *dir, const char *summary_json, const ts_mem_curve *curves,
+                                            const char *const *titles, uint32_t n, int plots, ts_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -131,6 +131,8 @@ typedef struct ts_replay_options {
     int          no_contention;   /* with bucket_mb on a CPU-only (gloo) job: 1 = keep compute times
                                      as measured; 0 = re-time them for their new overlap with
                                      the reductions (contention.c) */
+    int          window_all;      /* 1 = compare the whole trace as one, not its complete
+                                     iterations (--window all) */
 } ts_replay_options;
 
 /* Build the global graph of t, replay it with the what-if edits of opt (NULL

@@ -50,12 +50,13 @@ static inline bool ts__is_gpu_op(const ts_rank *r, uint32_t s)
  * which HTA drops on load because they span the whole trace. */
 bool ts__is_profiler_bookkeeping(const ts_rank *r, uint32_t s);
 
-/* The time window [*start, *end) of rank r: the span of its iterations
- * whose step lies in [first, last] when `steps` is set, else of all its
- * iterations, else (a rank without markers, `steps` unset) of every slice.
- * Returns false when `steps` is set and no iteration matched. */
-bool ts__rank_window(const ts_rank *r, bool steps, int64_t first, int64_t last,
-                     int64_t *start, int64_t *end, uint32_t *n_iterations);
+/* The time window [*start, *end) of rank r (trace/model.h, THE ANALYSIS
+ * WINDOW): the span of its iterations in the window's steps; of every slice
+ * when the window is whole or r marks no iterations (and no steps were asked
+ * for). Returns false when r has no iteration in the window. */
+bool ts__rank_window(const ts_rank *r, const ts_window_sel *w, int64_t *start, int64_t *end, uint32_t *n_iterations);
+/* TS_ENODATA and why, when no rank has an iteration in the window sel. */
+int ts__window_empty_error(const ts_trace *t, const ts_window_sel *sel, ts_error *err);
 /* "A:B" as the user wrote it, open ends (INT64_MIN / INT64_MAX) left empty. */
 void ts__range_str(int64_t first, int64_t last, char *out, size_t size);
 

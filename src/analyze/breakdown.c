@@ -469,7 +469,8 @@ static int cpu_threads(const ts_rank *r, const int64_t *win, ts_breakdown_rank *
 }
 
 /* ---- driver ---- */
-static int breakdown_rank(const ts_rank *r, const ts_breakdown_opts *o, ts_breakdown_rank *out, rank_caps *caps)
+static int breakdown_rank(const ts_rank *r, const ts_breakdown_opts *o, const ts_window_sel *sel,
+                          ts_breakdown_rank *out, rank_caps *caps)
 {
     out->rank = r->rank;
     out->comm_comp_overlap_pct = -1;
@@ -477,8 +478,8 @@ static int breakdown_rank(const ts_rank *r, const ts_breakdown_opts *o, ts_break
     for (uint32_t s = 0; s < r->slices.n && !any_gpu; s++) any_gpu = ts__is_gpu_op(r, s);
     int64_t win[2];
     uint32_t n_iter;
-    if (!ts__rank_window(r, o->has_iterations, o->iter_first, o->iter_last, &win[0], &win[1], &n_iter))
-        return TS_OK;   /* none of the asked iterations: an empty entry */
+    if (!ts__rank_window(r, sel, &win[0], &win[1], &n_iter))
+        return TS_OK;   /* none of the window's iterations: an empty entry */
     out->has_gpu = any_gpu;
     out->iterations_filtered = o->has_iterations || r->n_iterations >= 2;
     if (!any_gpu) return cpu_threads(r, win, out, caps);
@@ -509,20 +510,26 @@ int ts_breakdown_compute(const ts_trace *t, const ts_breakdown_opts *opts, ts_br
         return ts__error(err, TS_ENOMEM, "out of memory while computing the breakdown");
     }
     uint32_t matched = 0, n_iter;
+    ts_window_sel sel = {.whole = o.window_all, .steps = o.has_iterations, .first = o.iter_first, .last = o.iter_last};
+    if (ts__window_sel_init(&sel, t)) {
+        ts_breakdown_destroy(&impl->pub);
+        return ts__error(err, TS_ENOMEM, "out of memory while computing the breakdown");
+    }
     for (uint32_t i = 0; i < t->n_ranks; i++) {
         int64_t a, b;
         impl->pub.n_ranks++;
-        if (breakdown_rank(t->ranks[i], &o, &impl->pub.ranks[i], &impl->caps[i])) {
+        if (breakdown_rank(t->ranks[i], &o, &sel, &impl->pub.ranks[i], &impl->caps[i])) {
+            ts__window_sel_free(&sel);
             ts_breakdown_destroy(&impl->pub);
             return ts__error(err, TS_ENOMEM, "%s: out of memory while computing the breakdown", t->ranks[i]->path);
         }
-        matched += ts__rank_window(t->ranks[i], o.has_iterations, o.iter_first, o.iter_last, &a, &b, &n_iter);
+        matched += ts__rank_window(t->ranks[i], &sel, &a, &b, &n_iter);
     }
-    if (matched == 0 && o.has_iterations) {
-        char range[64];
-        ts__range_str(o.iter_first, o.iter_last, range, sizeof range);
+    int rc = matched == 0 ? ts__window_empty_error(t, &sel, err) : TS_OK;
+    ts__window_sel_free(&sel);
+    if (rc) {
         ts_breakdown_destroy(&impl->pub);
-        return ts__error(err, TS_ENODATA, "no rank has an iteration in %s", range);
+        return rc;
     }
     *out = &impl->pub;
     return TS_OK;

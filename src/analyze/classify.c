@@ -44,7 +44,8 @@ bool ts_is_collective_name(const char *name)
     };
     for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++)
         if (contains_ci(name, marks[i])) return true;
-    return strncasecmp(name, "MPI_", 4) == 0 || ts_kernel_type_of(name) == TS_KT_COMMUNICATION;
+    return strncasecmp(name, "MPI_", 4) == 0 || ts__horovod_comm_name(name) ||
+           ts_kernel_type_of(name) == TS_KT_COMMUNICATION;
 }
 
 bool ts__is_profiler_bookkeeping(const ts_rank *r, uint32_t s)

@@ -155,21 +155,20 @@ ts_sample ts__sample_sorted(const int64_t *v, uint64_t n)
     return s;
 }
 
-bool ts__rank_window(const ts_rank *r, bool steps, int64_t first, int64_t last,
-                     int64_t *start, int64_t *end, uint32_t *n_iterations)
+bool ts__rank_window(const ts_rank *r, const ts_window_sel *w, int64_t *start, int64_t *end, uint32_t *n_iterations)
 {
     *start = INT64_MAX;
     *end = INT64_MIN;
     *n_iterations = 0;
-    for (uint32_t i = 0; i < r->n_iterations; i++) {
+    for (uint32_t i = 0; !w->whole && i < r->n_iterations; i++) {
         const ts_iteration *it = &r->iterations[i];
-        if (steps && (it->step < first || it->step > last)) continue;
+        if (!ts__window_has_step(w, it->step)) continue;
         if (it->start_ns < *start) *start = it->start_ns;
         if (it->end_ns > *end) *end = it->end_ns;
         (*n_iterations)++;
     }
     if (*n_iterations > 0) return true;
-    if (steps) return false;
+    if (!w->whole && (w->steps || r->n_iterations)) return false;
     for (uint32_t s = 0; s < r->slices.n; s++) {
         if (ts__is_profiler_bookkeeping(r, s)) continue;
         if (r->slices.ts_ns[s] < *start) *start = r->slices.ts_ns[s];
@@ -177,6 +176,19 @@ bool ts__rank_window(const ts_rank *r, bool steps, int64_t first, int64_t last,
     }
     if (*start > *end) *start = *end = 0;   /* a rank without slices */
     return true;
+}
+
+int ts__window_empty_error(const ts_trace *t, const ts_window_sel *sel, ts_error *err)
+{
+    if (t->n_ranks == 0) return ts__error(err, TS_ENODATA, "the trace holds no rank");
+    char range[64];
+    ts__range_str(sel->first, sel->last, range, sizeof range);
+    if (sel->steps && sel->n_complete)
+        return ts__error(err, TS_ENODATA, "no iteration every rank has lies in %s (they have %lld..%lld)", range,
+                         (long long)sel->complete[0], (long long)sel->complete[sel->n_complete - 1]);
+    if (sel->steps) return ts__error(err, TS_ENODATA, "no rank has an iteration in %s", range);
+    return ts__error(err, TS_ENODATA, "no iteration (ProfilerStep#N) is marked on every rank that marks "
+                     "iterations; --window all analyses the whole trace");
 }
 
 void ts__range_str(int64_t first, int64_t last, char *out, size_t size)

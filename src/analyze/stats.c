@@ -55,13 +55,11 @@ static int slice_category(const ts_rank *r, ts_names *names, uint32_t s)
     }
 }
 
-/* Window of rank r (ts__rank_window); false when iterations were asked for
- * and none matched. */
-static bool rank_window(const ts_rank *r, const ts_stats_opts *o, ts_stats_window *w)
+/* Window of rank r (ts__rank_window); false when it has no iteration in it. */
+static bool rank_window(const ts_rank *r, const ts_window_sel *sel, ts_stats_window *w)
 {
     w->rank = r->rank;
-    return ts__rank_window(r, o->has_iterations, o->iter_first, o->iter_last, &w->start_ns, &w->end_ns,
-                           &w->n_iterations);
+    return ts__rank_window(r, sel, &w->start_ns, &w->end_ns, &w->n_iterations);
 }
 
 /* correlation id -> start of the CPU-side slice that carries it. */
@@ -218,34 +216,32 @@ int ts_stats_compute(const ts_trace *t, const ts_stats_opts *opts, ts_stats **ou
     stats_impl *impl = ts__calloc(1, sizeof *impl);
     ts_stats *st = impl ? &impl->pub : NULL;
     recs rs = {0};
+    ts_window_sel sel = {.whole = o.window_all, .steps = o.has_iterations, .first = o.iter_first, .last = o.iter_last};
     int rc = TS_ENOMEM;
     if (!st) goto fail;
     impl->cap_windows = t->n_ranks ? t->n_ranks : 1;
     if (!(st->windows = ts__calloc(impl->cap_windows, sizeof *st->windows))) goto fail;
+    if (ts__window_sel_init(&sel, t)) goto fail;
     for (uint32_t i = 0; i < t->n_ranks; i++) {
         ts_stats_window w;
-        if (!rank_window(t->ranks[i], &o, &w)) continue;
+        if (!rank_window(t->ranks[i], &sel, &w)) continue;
         st->windows[st->n_windows++] = w;
         if ((rc = collect_rank(t->ranks[i], i, &o, &w, &rs))) goto fail;
     }
-    if (st->n_windows == 0 && !o.has_iterations) {
-        rc = ts__error(err, TS_ENODATA, "the trace holds no rank");
-        goto fail_quiet;
-    }
     if (st->n_windows == 0) {
-        char range[64];
-        ts__range_str(o.iter_first, o.iter_last, range, sizeof range);
-        rc = ts__error(err, TS_ENODATA, "no rank has an iteration in %s", range);
+        rc = ts__window_empty_error(t, &sel, err);
         goto fail_quiet;
     }
     if ((rc = build_rows(t, st, &o, &rs))) goto fail;
     ts__free(rs.v, (size_t)rs.cap * sizeof *rs.v);
+    ts__window_sel_free(&sel);
     *out = st;
     return TS_OK;
 fail:
     ts__error(err, rc, "out of memory while computing statistics");
 fail_quiet:
     ts__free(rs.v, (size_t)rs.cap * sizeof *rs.v);
+    ts__window_sel_free(&sel);
     ts_stats_destroy(st);
     return rc;
 }

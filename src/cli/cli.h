@@ -47,6 +47,22 @@ int ts_cli_need_trace(const char *cmd, int optind_, int argc); /* -1 when no PAT
  * a value out of range, overflowing or with trailing text is refused). */
 int ts_cli_opt_int(const char *cmd, const char *opt, const char *arg, int64_t lo, int64_t hi, int64_t *out);
 int ts_cli_opt_real(const char *cmd, const char *opt, const char *arg, double lo, double hi, double *out);
+/* Options every analysis command takes (long only, in each getopt table via
+ * TS_CLI_COMMON_LONGOPTS, in each --help via TS_CLI_COMMON_HELP):
+ * --window iterations|all (the analysis window: the complete iterations, the
+ * default, or the whole trace) and --python-depth N (ranks without CPU ops:
+ * python_function ranges at most N calls deep are the ops; ts_cli_load
+ * applies it). ts_cli_opt_common parses one; -1 on bad input. */
+enum { TS_CLI_OPT_WINDOW = 0x1001, TS_CLI_OPT_PYTHON_DEPTH = 0x1002 };
+#define TS_CLI_COMMON_LONGOPTS \
+    {"window", required_argument, 0, TS_CLI_OPT_WINDOW}, {"python-depth", required_argument, 0, TS_CLI_OPT_PYTHON_DEPTH}
+#define TS_CLI_COMMON_HELP \
+    "  --window iterations|all  the iterations every rank has (default), or the\n" \
+    "                           whole trace\n" \
+    "  --python-depth N         a trace without CPU ops: its python_function ranges\n" \
+    "                           at most N calls deep are the ops (default: all)\n"
+int ts_cli_opt_common(const char *cmd, int code, const char *arg);
+bool ts_cli_window_all(void);   /* --window all was given */
 /* True when an executable of this name is on PATH. */
 bool ts_cli_find_program(const char *name);
 /* Run argv (searching PATH), wait; the exit status, or -1 when it could not run. */

@@ -53,6 +53,9 @@ static void usage(FILE *f)
           "  --iteration-marker NAME   slice-name prefix of iterations (ProfilerStep#)\n"
           "  --format table|json|csv   output format (default table); json/csv times are us\n"
           "  --width N                 table width in columns (default 80); 0 = never cut names\n"
+          TS_CLI_COMMON_HELP
+          "                           (--window: the CPU-only threads' window; GPU ops\n"
+          "                           follow HTA's filter or --iterations)\n"
           "  -h, --help                this help\n\n"
           "exit codes: 0 ok, 1 nothing to analyze (or no iteration in the range),\n"
           "2 bad input or usage\n", f);
@@ -64,7 +67,7 @@ static int parse_args(int argc, char **argv, bd_args *a)
         {"top", required_argument, 0, 't'}, {"kernel-delay", required_argument, 0, 'd'},
         {"iterations", required_argument, 0, 'i'},
         {"iteration-marker", required_argument, 0, 'm'}, {"format", required_argument, 0, 'f'},
-        {"width", required_argument, 0, 'w'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+        {"width", required_argument, 0, 'w'}, TS_CLI_COMMON_LONGOPTS, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
     };
     memset(a, 0, sizeof *a);
     a->opts.top_kernels = 5;
@@ -95,12 +98,16 @@ static int parse_args(int argc, char **argv, bd_args *a)
                 return -1;
             }
             break;
+        case TS_CLI_OPT_WINDOW: case TS_CLI_OPT_PYTHON_DEPTH:
+            if (ts_cli_opt_common("breakdown", c, optarg)) return -1;
+            break;
         case 'h': usage(stdout); return 1;
         default:
             return ts_cli_opt_unknown("breakdown", argv[optind - 1]);
         }
     }
     if (ts_cli_need_trace("breakdown", optind, argc)) return -1;
+    a->opts.window_all = ts_cli_window_all();
     return 0;
 }
 

@@ -25,6 +25,7 @@ typedef struct cp_args {
     int         leaf_ops;
     int         no_align;    /* --no-align: keep every rank's clock */
     int         top;         /* rows of top ops */
+    int         verbose;     /* every warning line, also on a terminal */
 } cp_args;
 
 static void usage(FILE *f)
@@ -46,13 +47,20 @@ static void usage(FILE *f)
           "                           their matched collectives)\n"
           "  --top N                  ops listed (default 10)\n"
           "  --iteration-marker NAME  slice-name prefix of iterations (ProfilerStep#)\n"
+          TS_CLI_COMMON_HELP
+          "                           (--window all: the whole trace, not an iteration)\n"
+          "  -v, --verbose            every warning line (on a terminal warnings are\n"
+          "                           folded into one line per kind, summed over ranks\n"
+          "                           and files; piped, and in json, all are kept)\n"
           "  -h, --help               this help\n\n"
           "json: length_us, iteration_us, categories (compute/communication/memory/\n"
-          "launch/cpu/wait_on_rank _us, summing to length_us), waited_for_rank,\n"
+          "launch/cpu/wait_on_rank _us, summing to length_us; a job without GPU work\n"
+          "counts its CPU ops as compute), waited_for_rank,\n"
           "wait_on_rank [{rank, wait_us}], top_ops [{rank, kind, name, count, total_us,\n"
           "edge (kind \"gap\": time between ops that no op owns)}] (all rows together:\n"
           "the path's length),\n"
-          "path [{rank, kind, name, start_us (aligned clock), dur_us, on_path_us}],\n"
+          "path [{rank, kind, name, start_us (aligned clock), dur_us, on_path_us (its own\n"
+          "time on the path, as in top_ops)}], each node once,\n"
           "ranks [{rank, file, clock_offset_ns, matched_collectives, residual_median_ns,\n"
           "residual_max_ns, causality_violations}], graph_nodes, graph_edges,\n"
           "collectives, edges_by_kind, graph_warnings, warnings.\n\n"
@@ -65,7 +73,7 @@ static int parse_args(int argc, char **argv, cp_args *a)
         {"iteration", required_argument, 0, 'i'}, {"format", required_argument, 0, 'f'},
         {"export", required_argument, 0, 'e'}, {"leaf-ops", no_argument, 0, 'l'}, {"no-align", no_argument, 0, 'n'},
         {"top", required_argument, 0, 't'}, {"iteration-marker", required_argument, 0, 'm'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+        {"verbose", no_argument, 0, 'v'}, TS_CLI_COMMON_LONGOPTS, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
     };
     memset(a, 0, sizeof *a);
     a->iteration = -1;
@@ -74,7 +82,7 @@ static int parse_args(int argc, char **argv, cp_args *a)
     opterr = 0;
     int c;
     int64_t v;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "hv", longopts, NULL)) != -1) {
         switch (c) {
         case 'i':
             if (ts_cli_opt_int("critical-path", "--iteration", optarg, 0, INT64_MAX, &a->iteration)) return -1;
@@ -94,12 +102,23 @@ static int parse_args(int argc, char **argv, cp_args *a)
             a->top = (int)v;
             break;
         case 'm': a->marker = optarg; break;
+        case 'v': a->verbose = 1; break;
+        case TS_CLI_OPT_WINDOW: case TS_CLI_OPT_PYTHON_DEPTH:
+            if (ts_cli_opt_common("critical-path", c, optarg)) return -1;
+            break;
         case 'h': usage(stdout); return 1;
         default:
             return ts_cli_opt_unknown("critical-path", argv[optind - 1]);
         }
     }
     if (ts_cli_need_trace("critical-path", optind, argc)) return -1;
+    if (ts_cli_window_all()) {
+        if (a->iteration >= 0) {
+            ts_cli_errorf("critical-path: --iteration and --window all ask for different windows; give one");
+            return -1;
+        }
+        a->iteration = TS_CP_WHOLE_TRACE;
+    }
     return 0;
 }
 
@@ -115,7 +134,7 @@ typedef struct top_op { const char *name; int32_t rank; uint8_t kind; uint8_t ga
 static const char *gap_name(ts_edge_kind k)
 {
     switch (k) {
-    case TS_EDGE_PROGRAM: return "untraced time between a thread's ops";
+    case TS_EDGE_PROGRAM: return "host time between ops, in no node";
     case TS_EDGE_LAUNCH: return "launch call -> its GPU op starting";
     case TS_EDGE_STREAM: return "between GPU ops on a stream";
     case TS_EDGE_STREAM_WAIT: return "cross-stream event wait";
@@ -344,9 +363,13 @@ static int run(const cp_args *a, ts_trace *t)
     if (a->format == TS_FMT_JSON) {
         print_json(t, g, cp, ops, n_ops, a->top);
     } else {
-        ts__report_warnings_print(stderr, t);
-        for (uint32_t i = 0; i < g->n_warnings; i++) fprintf(stderr, "trainscope: warning: %s\n", g->warnings[i]);
-        for (uint32_t i = 0; i < cp->n_warnings; i++) fprintf(stderr, "trainscope: warning: %s\n", cp->warnings[i]);
+        const char **lines = malloc(((size_t)g->n_warnings + cp->n_warnings + 1) * sizeof *lines);
+        uint32_t n_lines = 0;
+        for (uint32_t i = 0; lines && i < g->n_warnings; i++) lines[n_lines++] = g->warnings[i];
+        for (uint32_t i = 0; lines && i < cp->n_warnings; i++) lines[n_lines++] = cp->warnings[i];
+        /* no memory for the list: every line, as before */
+        ts__report_warnings_emit(stderr, t, lines, n_lines, !lines || ts__report_warn_all(a->verbose));
+        free(lines);
         print_table(g, cp, ops, n_ops, a->top);
     }
     free(ops);

@@ -34,7 +34,9 @@ static void usage(FILE *f)
     fputs("usage: trainscope memory [OPTIONS] FORWARD.py BACKWARD.py\n"
           "       trainscope memory --trace PATH...\n\n"
           "--trace: PyTorch export_memory_timeline_raw files (*.raw[.gz], *memory_timeline*)\n"
-          "or Kineto traces recorded with profile_memory=True ([memory] events).\n\n"
+          "or Kineto traces recorded with profile_memory=True ([memory] events); -o DIR\n"
+          "writes memory.json there (the --format json objects as one array), --plot\n"
+          "memory.svg (memory_K.svg, one per file or rank and device, when several).\n\n"
           "Tensor liveness, inactive periods, memory curve, peak and offload candidates of\n"
           "one training iteration, from AOTAutograd's fx_graph_transformed_{forward,backward}.py.\n\n"
           "options:\n"
@@ -204,7 +206,25 @@ static bool is_raw_timeline(const char *path)
            (n > 7 && !strcmp(path + n - 7, ".raw.gz"));
 }
 
-static int raw_timeline(const char *path, bool json)
+/* What --trace found: one JSON object per line (what --format json prints,
+ * and memory.json's array under -o), and with --plot each curve and its title. */
+enum { TRACE_CAP = 256 };
+typedef struct trace_out {
+    ts_buf       json;
+    ts_mem_curve curves[TRACE_CAP];
+    char         titles[TRACE_CAP][128];
+    uint32_t     n_curves;
+    bool         plots;
+} trace_out;
+
+static int add_curve(trace_out *o, int rc, const char *title, ts_error *err)
+{
+    if (rc == TS_OK) snprintf(o->titles[o->n_curves++], sizeof o->titles[0], "%s", title);
+    else ts_cli_errorf("%s", err->msg[0] ? err->msg : ts_strerror(rc));
+    return rc ? TS_EXIT_BAD : TS_EXIT_OK;
+}
+
+static int raw_timeline(const char *path, bool json, trace_out *o)
 {
     const double MiB = 1024.0 * 1024.0;
     ts_mem_timeline t;
@@ -213,25 +233,53 @@ static int raw_timeline(const char *path, bool json)
         ts_cli_errorf("%s", err.msg);
         return TS_EXIT_BAD;
     }
-    if (json) printf("{\"file\":%s,\"events\":%llu,\"peak_bytes\":%lld,\"peak_ns\":%lld,"
-                     "\"final_bytes\":%lld,\"at_peak\":{", json_quoted(path), (unsigned long long)t.n_events,
-                     (long long)t.peak_bytes, (long long)t.peak_ns, (long long)t.final_bytes);
-    else printf("%s: %llu events over %.3f ms; peak %.1f MiB at +%.3f ms; %.1f MiB at the end\n"
-                "%-18s %12s %12s\n", path, (unsigned long long)t.n_events,
-                (double)(t.last_ns - t.first_ns) / 1e6, (double)t.peak_bytes / MiB,
-                t.peak_ns >= 0 ? (double)(t.peak_ns - t.first_ns) / 1e6 : 0.0,
-                (double)t.final_bytes / MiB, "category", "at peak MiB", "max MiB");
-    for (int c = 0; c < TS_MEM_N_CATEGORIES; c++) {
-        if (json) printf("%s\"%s\":%lld", c ? "," : "", ts_mem_category_name(c), (long long)t.at_peak[c]);
-        else printf("%-18s %12.1f %12.1f\n", ts_mem_category_name(c), (double)t.at_peak[c] / MiB,
-                    (double)t.max_bytes[c] / MiB);
+    ts_buf *b = &o->json;
+    ts__buf_printf(b, "{\"file\":%s,\"events\":%llu,\"peak_bytes\":%lld,\"peak_ns\":%lld,\"final_bytes\":%lld,"
+                   "\"at_peak\":{", json_quoted(path), (unsigned long long)t.n_events, (long long)t.peak_bytes,
+                   (long long)t.peak_ns, (long long)t.final_bytes);
+    for (int c = 0; c < TS_MEM_N_CATEGORIES; c++)
+        ts__buf_printf(b, "%s\"%s\":%lld", c ? "," : "", ts_mem_category_name(c), (long long)t.at_peak[c]);
+    ts__buf_puts(b, "}}\n");
+    if (!json) {
+        printf("%s: %llu events over %.3f ms; peak %.1f MiB at +%.3f ms; %.1f MiB at the end\n"
+               "%-18s %12s %12s\n", path, (unsigned long long)t.n_events,
+               (double)(t.last_ns - t.first_ns) / 1e6, (double)t.peak_bytes / MiB,
+               t.peak_ns >= 0 ? (double)(t.peak_ns - t.first_ns) / 1e6 : 0.0,
+               (double)t.final_bytes / MiB, "category", "at peak MiB", "max MiB");
+        for (int c = 0; c < TS_MEM_N_CATEGORIES; c++)
+            printf("%-18s %12.1f %12.1f\n", ts_mem_category_name(c), (double)t.at_peak[c] / MiB,
+                   (double)t.max_bytes[c] / MiB);
     }
-    if (json) printf("}}\n");
-    return TS_EXIT_OK;
+    if (!o->plots) return TS_EXIT_OK;
+    if (o->n_curves >= TRACE_CAP) {
+        ts_cli_errorf("memory --plot: at most %d curves; give fewer files", TRACE_CAP);
+        return TS_EXIT_BAD;
+    }
+    int rc = ts_mem_timeline_curve(path, &o->curves[o->n_curves], &err);
+    const char *base = strrchr(path, '/');
+    char title[128];
+    snprintf(title, sizeof title, "Memory alive: %.90s", base ? base + 1 : path);
+    return add_curve(o, rc, title, &err);
+}
+
+static void kineto_row(const ts_mem_trace_peak *p, bool json, ts_buf *b)
+{
+    ts__buf_printf(b, "{\"rank\":%u,\"device_type\":%d,\"device_id\":%d,\"events\":%llu,\"peak_bytes\":%lld,"
+                   "\"peak_ns\":%lld,\"ops\":[", p->rank, p->device_type, p->device_id,
+                   (unsigned long long)p->n_events, (long long)p->peak_bytes, (long long)p->peak_ns);
+    for (uint32_t k = 0; k < p->n_ops; k++) ts__buf_printf(b, "%s%s", k ? "," : "", json_quoted(p->ops[k]));
+    ts__buf_puts(b, "]}\n");
+    if (json) return;
+    char dev[24];
+    snprintf(dev, sizeof dev, "%s:%d", p->device_type == 0 ? "cpu" : p->device_type == 1 ? "cuda" : "dev", p->device_id);
+    printf("%5u %-8s %8llu %12.1f %12.3f  ", p->rank, dev, (unsigned long long)p->n_events,
+           (double)p->peak_bytes / (1024.0 * 1024.0), (double)(p->peak_ns - p->first_ns) / 1e6);
+    for (uint32_t k = 0; k < p->n_ops; k++) printf("%s%s", k ? " < " : "", p->ops[k]);
+    printf("%s\n", p->n_ops ? "" : "-");
 }
 
 /* Kineto traces: one row per (rank, device) with memory events. */
-static int kineto_memory(const char *const *paths, uint32_t n_paths, bool json)
+static int kineto_memory(const char *const *paths, uint32_t n_paths, bool json, trace_out *o)
 {
     ts_trace *t = NULL;
     ts_error err = {0};
@@ -241,35 +289,71 @@ static int kineto_memory(const char *const *paths, uint32_t n_paths, bool json)
     if (!rc) rc = ts_mem_trace_peaks(t, NULL, 0, &n, &err);   /* count the rows, then fill them */
     if (!rc && !(rows = calloc(cap = n, sizeof *rows))) rc = ts__error(&err, TS_ENOMEM, "out of memory");
     if (!rc) rc = ts_mem_trace_peaks(t, rows, cap, &n, &err);
-    ts_trace_destroy(t);
     if (rc) {
         free(rows);
+        ts_trace_destroy(t);
         ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc));
         return TS_EXIT_BAD;
     }
     if (!json) printf("%5s %-8s %8s %12s %12s  %s\n", "rank", "device", "events", "peak MiB", "at ms", "ops around the peak (innermost first)");
-    for (uint32_t i = 0; i < n && i < cap; i++) {
-        const ts_mem_trace_peak *p = &rows[i];
-        if (json) {
-            printf("{\"rank\":%u,\"device_type\":%d,\"device_id\":%d,\"events\":%llu,\"peak_bytes\":%lld,"
-                   "\"peak_ns\":%lld,\"ops\":[", p->rank, p->device_type, p->device_id,
-                   (unsigned long long)p->n_events, (long long)p->peak_bytes, (long long)p->peak_ns);
-            for (uint32_t k = 0; k < p->n_ops; k++) printf("%s%s", k ? "," : "", json_quoted(p->ops[k]));
-            printf("]}\n");
-            continue;
+    int ex = TS_EXIT_OK;
+    for (uint32_t i = 0; i < n && i < cap && ex == TS_EXIT_OK; i++) {
+        kineto_row(&rows[i], json, &o->json);
+        if (!o->plots) continue;
+        if (o->n_curves >= TRACE_CAP) {
+            ts_cli_errorf("memory --plot: at most %d curves; give fewer traces", TRACE_CAP);
+            ex = TS_EXIT_BAD;
+            break;
         }
-        char dev[24];
-        snprintf(dev, sizeof dev, "%s:%d", p->device_type == 0 ? "cpu" : p->device_type == 1 ? "cuda" : "dev", p->device_id);
-        printf("%5u %-8s %8llu %12.1f %12.3f  ", p->rank, dev, (unsigned long long)p->n_events,
-               (double)p->peak_bytes / (1024.0 * 1024.0), (double)(p->peak_ns - p->first_ns) / 1e6);
-        for (uint32_t k = 0; k < p->n_ops; k++) printf("%s%s", k ? " < " : "", p->ops[k]);
-        printf("%s\n", p->n_ops ? "" : "-");
+        char title[128];
+        snprintf(title, sizeof title, "Total Allocated: rank %u, %s:%d", rows[i].rank,
+                 rows[i].device_type == 0 ? "cpu" : rows[i].device_type == 1 ? "cuda" : "dev", rows[i].device_id);
+        ex = add_curve(o, ts_mem_trace_curve(t, &rows[i], &o->curves[o->n_curves], &err), title, &err);
     }
     free(rows);
-    return TS_EXIT_OK;
+    ts_trace_destroy(t);
+    return ex;
 }
 
-/* --trace: raw timelines one by one, Kineto traces together (one per rank). */
+static int svgs_to_png(const char *dir, const char *const *names, uint32_t n, ts_error *err);
+
+/* memory.json (the JSON lines as one array) and the curves into -o DIR
+ * (PNG copies too with --png). */
+static int write_trace_dir(const char *dir, trace_out *o, bool png)
+{
+    ts_buf arr;
+    ts__buf_init(&arr);
+    ts__buf_puts(&arr, "[");
+    const char *s = o->json.len ? ts__buf_cstr(&o->json) : "";
+    for (const char *line = s; *line;) {
+        const char *nl = strchr(line, '\n');
+        size_t len = nl ? (size_t)(nl - line) : strlen(line);
+        if (arr.len > 1) ts__buf_puts(&arr, ",\n ");
+        ts__buf_add(&arr, line, len);
+        line += len + (nl ? 1 : 0);
+    }
+    ts__buf_puts(&arr, "]\n");
+    const char *titles[TRACE_CAP];
+    for (uint32_t i = 0; i < o->n_curves; i++) titles[i] = o->titles[i];
+    ts_error err = {0};
+    int rc = arr.oom || o->json.oom ? ts__error(&err, TS_ENOMEM, "out of memory")
+                                   : ts_mem_curves_write(dir, ts__buf_cstr(&arr), o->curves, titles, o->n_curves,
+                                                         o->plots, &err);
+    ts__buf_free(&arr);
+    char names[TRACE_CAP][24];
+    const char *np[TRACE_CAP];
+    for (uint32_t i = 0; i < o->n_curves; i++) {
+        if (o->n_curves == 1) snprintf(names[i], sizeof names[i], "memory");
+        else snprintf(names[i], sizeof names[i], "memory_%u", i);
+        np[i] = names[i];
+    }
+    if (!rc && png) rc = svgs_to_png(dir, np, o->n_curves, &err);
+    if (rc) ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc));
+    return rc ? TS_EXIT_BAD : TS_EXIT_OK;
+}
+
+/* --trace: raw timelines one by one, Kineto traces together (one per rank);
+ * with -o DIR, memory.json and (--plot) the curves there. */
 static int memory_trace(int argc, char **argv, int first, const mem_args *a)
 {
     if (first >= argc) {
@@ -280,22 +364,34 @@ static int memory_trace(int argc, char **argv, int first, const mem_args *a)
     const char **traces = calloc((size_t)(argc - first), sizeof *traces);
     if (!traces) { ts_cli_errorf("memory --trace: out of memory"); return TS_EXIT_BAD; }
     uint32_t n_traces = 0;
-    int rc = TS_EXIT_OK;
-    for (int i = first; i < argc && !rc; i++) {
-        if (!is_raw_timeline(argv[i])) traces[n_traces++] = argv[i];
-        else rc = raw_timeline(argv[i], json);
+    trace_out *o = calloc(1, sizeof *o);
+    if (!o) { free(traces); ts_cli_errorf("memory: out of memory"); return TS_EXIT_BAD; }
+    ts__buf_init(&o->json);
+    o->plots = a->plots;
+    int ex = TS_EXIT_OK;
+    for (int i = first; i < argc && ex == TS_EXIT_OK; i++) {
+        if (!is_raw_timeline(argv[i])) {
+            traces[n_traces++] = argv[i];
+            continue;
+        }
+        ex = raw_timeline(argv[i], json, o);
     }
-    if (!rc && n_traces) rc = kineto_memory(traces, n_traces, json);
+    if (ex == TS_EXIT_OK && n_traces) ex = kineto_memory(traces, n_traces, json, o);
+    if (ex == TS_EXIT_OK && json && o->json.len) fputs(ts__buf_cstr(&o->json), stdout);
+    if (ex == TS_EXIT_OK && a->out_dir) ex = write_trace_dir(a->out_dir, o, a->png);
+    for (uint32_t i = 0; i < o->n_curves; i++) ts_mem_curve_free(&o->curves[i]);
+    ts__buf_free(&o->json);
+    free(o);
     free(traces);
-    return rc;
+    return ex;
 }
 
-/* PNG copies of the two plots, rendered by librsvg's rsvg-convert (a real
- * SVG renderer, rather than a second plotting path of our own). */
-static int svgs_to_png(const char *dir, ts_error *err)
+/* PNG copies of the plots (DIR/NAME.svg), rendered by librsvg's
+ * rsvg-convert (a real SVG renderer, rather than a second plotting path of
+ * our own). */
+static int svgs_to_png(const char *dir, const char *const *names, uint32_t n, ts_error *err)
 {
-    static const char *const names[] = {"memory", "periods"};
-    for (int i = 0; i < 2; i++) {
+    for (uint32_t i = 0; i < n; i++) {
         char svg[4096], png[4096];
         snprintf(svg, sizeof svg, "%s/%s.svg", dir, names[i]);
         snprintf(png, sizeof png, "%s/%s.png", dir, names[i]);
@@ -323,7 +419,8 @@ int ts_cmd_memory(int argc, char **argv)
     if (!rc && (rc = ts_memgraph_analyze(g, &s)) == TS_ERANGE)
         ts__error(&err, rc, "memory: the kernel times add up past 2^62 ns (146 years): check --times or the device");
     if (!rc && a.out_dir) rc = ts_memgraph_write(g, a.out_dir, a.offload_gbps, a.plots, &err);
-    if (!rc && a.png) rc = svgs_to_png(a.out_dir, &err);
+    static const char *const plots[] = {"memory", "periods"};
+    if (!rc && a.png) rc = svgs_to_png(a.out_dir, plots, 2, &err);
     if (rc) {
         ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc));
         ts_memgraph_destroy(g);

@@ -26,6 +26,7 @@ typedef struct replay_args {
     const char  *export_path;   /* --export, NULL = none */
     const char  *marker;        /* --iteration-marker, NULL = ProfilerStep# */
     bool         windows;       /* --windows: each PATH is one window of the job */
+    bool         verbose;       /* --verbose: every warning line, also on a terminal */
 } replay_args;
 
 static void usage(FILE *f)
@@ -60,6 +61,9 @@ static void usage(FILE *f)
           "                           directory of its rank files, or one file): each\n"
           "                           is replayed alone and the figures are the medians\n"
           "                           over the windows\n"
+          TS_CLI_COMMON_HELP
+          "  -v, --verbose            every warning line (on a terminal they fold into\n"
+          "                           one line per kind, summed over ranks)\n"
           "  -h, --help               this help\n\n"
           "exit codes: 0 ok, 1 nothing to replay, 2 bad input or usage\n", f);
 }
@@ -111,6 +115,8 @@ static int parse_option(int c, replay_args *a)
     case 'n': a->opts.nccl_tests_log = optarg; return 0;
     case 'm': a->marker = optarg; return 0;
     case 'W': a->windows = true; return 0;
+    case 'v': a->verbose = true; return 0;
+    case TS_CLI_OPT_WINDOW: case TS_CLI_OPT_PYTHON_DEPTH: return ts_cli_opt_common("replay", c, optarg);
     case 'h': usage(stdout); return 1;
     default: return -1;
     }
@@ -126,7 +132,7 @@ static int parse_args(int argc, char **argv, replay_args *a)
         {"world", required_argument, 0, 'w'},      {"bandwidth", required_argument, 0, 'B'},
         {"latency-us", required_argument, 0, 'l'}, {"nccl-tests", required_argument, 0, 'n'},
         {"iteration-marker", required_argument, 0, 'm'}, {"windows", no_argument, 0, 'W'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+        {"verbose", no_argument, 0, 'v'}, TS_CLI_COMMON_LONGOPTS, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
     };
     memset(a, 0, sizeof *a);
     a->opts.size = sizeof a->opts;
@@ -134,7 +140,7 @@ static int parse_args(int argc, char **argv, replay_args *a)
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "hv", longopts, NULL)) != -1) {
         int rc = parse_option(c, a);
         if (rc > 0) return 1;
         if (rc < 0) {
@@ -144,6 +150,7 @@ static int parse_args(int argc, char **argv, replay_args *a)
         }
     }
     if (ts_cli_need_trace("replay", optind, argc)) return -1;
+    a->opts.window_all = ts_cli_window_all();
     if (a->windows && a->export_path) {
         ts_cli_errorf("replay: --export draws one schedule; give it one window, not --windows");
         return -1;
@@ -268,7 +275,19 @@ static void print_spread(const ts_replay *r, bool what_if)
 
 /* With a what-if, predicted minus measured is the change the edit makes,
  * not an error of the replay, and the table says so. */
-static int print_table(const ts_replay *r)
+/* The replay's warnings on stderr, folded per kind on a terminal. */
+static void print_warnings(const ts_replay *r, bool verbose)
+{
+    uint32_t n = ts_replay_n_warnings(r);
+    const char **lines = malloc(((size_t)n + 1) * sizeof *lines);
+    for (uint32_t i = 0; lines && i < n; i++) lines[i] = ts_replay_warning(r, i);
+    if (lines) ts__report_warnings_emit(stderr, NULL, lines, n, ts__report_warn_all(verbose));
+    else
+        for (uint32_t i = 0; i < n; i++) fprintf(stderr, "trainscope: warning: %s\n", ts_replay_warning(r, i));
+    free(lines);
+}
+
+static int print_table(const ts_replay *r, bool verbose)
 {
     bool what_if = ts_replay_is_what_if(r);
     const ts_col cols[] = {
@@ -304,8 +323,7 @@ static int print_table(const ts_replay *r)
                ts_replay_n_iterations(r), m, p, ts_replay_error_pct(r));
     print_spread(r, what_if);
     fflush(stdout);   /* the table before its warnings, also when both go down one pipe */
-    for (uint32_t i = 0; i < ts_replay_n_warnings(r); i++)
-        fprintf(stderr, "trainscope: warning: %s\n", ts_replay_warning(r, i));
+    print_warnings(r, verbose);
     return rc;
 }
 
@@ -542,7 +560,7 @@ int ts_cmd_replay(int argc, char **argv)
         return ts_cli_exit_for(rc);
     }
     if (a.format == TS_FMT_JSON) print_json(r);
-    else rc = print_table(r);
+    else rc = print_table(r, a.verbose);
     if (rc == TS_OK && a.export_path) {
         rc = ts_replay_export_chrome(r, a.export_path, &err);
         if (rc) ts_cli_errorf("%s", err.msg);

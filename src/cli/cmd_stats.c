@@ -39,8 +39,10 @@ static void usage(FILE *f)
           "  --iteration-marker NAME  slice-name prefix of iterations (ProfilerStep#)\n"
           "  --format table|json|csv  output format (default table); times in json/csv are us\n"
           "  --width N                table width in columns (default 80); 0 = never cut names\n"
+          TS_CLI_COMMON_HELP
           "  -h, --help               this help\n\n"
-          "exit codes: 0 ok, 1 no iteration in the range, 2 bad input or usage\n", f);
+          "exit codes: 0 ok, 1 nothing to analyse (no iteration in the window, no op in\n"
+          "it), 2 bad input or usage\n", f);
 }
 
 static int parse_args(int argc, char **argv, stats_args *a)
@@ -49,7 +51,7 @@ static int parse_args(int argc, char **argv, stats_args *a)
         {"top", required_argument, 0, 't'}, {"by", required_argument, 0, 'b'},
         {"iterations", required_argument, 0, 'i'}, {"iteration-marker", required_argument, 0, 'm'},
         {"format", required_argument, 0, 'f'}, {"width", required_argument, 0, 'w'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+        TS_CLI_COMMON_LONGOPTS, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
     };
     memset(a, 0, sizeof *a);
     a->width = 80;
@@ -81,12 +83,16 @@ static int parse_args(int argc, char **argv, stats_args *a)
                 return -1;
             }
             break;
+        case TS_CLI_OPT_WINDOW: case TS_CLI_OPT_PYTHON_DEPTH:
+            if (ts_cli_opt_common("stats", c, optarg)) return -1;
+            break;
         case 'h': usage(stdout); return 1;
         default:
             return ts_cli_opt_unknown("stats", argv[optind - 1]);
         }
     }
     if (ts_cli_need_trace("stats", optind, argc)) return -1;
+    a->opts.window_all = ts_cli_window_all();
     return 0;
 }
 
@@ -227,8 +233,9 @@ int ts_cmd_stats(int argc, char **argv)
     if (a.format == TS_FMT_JSON) print_json(t, st);
     else if (a.format == TS_FMT_CSV) print_csv(st);
     else rc = print_table(st, a.width);
+    bool nothing = st->n_rows == 0;
     ts_stats_destroy(st);
     ts_trace_destroy(t);
     if (rc) { ts_cli_errorf("writing the table failed: %s", ts_strerror(rc)); return TS_EXIT_BAD; }
-    return TS_EXIT_OK;
+    return nothing ? TS_EXIT_NOTHING : TS_EXIT_OK;
 }

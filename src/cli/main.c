@@ -52,9 +52,32 @@ int ts_cli_exit_for(int status)
     return TS_EXIT_BAD;
 }
 
+static bool window_all;        /* --window all */
+static uint32_t python_depth;   /* --python-depth N, 0 = all */
+
+int ts_cli_opt_common(const char *cmd, int code, const char *arg)
+{
+    if (code == TS_CLI_OPT_PYTHON_DEPTH) {
+        if (ts_cli_opt_count(cmd, "--python-depth", arg, &python_depth)) return -1;
+        if (python_depth == 0) {
+            ts_cli_errorf("%s: --python-depth wants 1 or more (1 = the outermost calls), got '%s'", cmd, arg);
+            return -1;
+        }
+        return 0;
+    }
+    if (strcmp(arg, "all") && strcmp(arg, "iterations")) {
+        ts_cli_errorf("%s: --window wants iterations or all, got '%s'", cmd, arg);
+        return -1;
+    }
+    window_all = !strcmp(arg, "all");
+    return 0;
+}
+
+bool ts_cli_window_all(void) { return window_all; }
+
 int ts_cli_load(char **paths, int n, const char *iteration_marker, ts_trace **out)
 {
-    ts_load_opts lo = {.size = sizeof lo, .iteration_marker = iteration_marker};
+    ts_load_opts lo = {.size = sizeof lo, .iteration_marker = iteration_marker, .python_depth = python_depth};
     ts_error err = {0};
     int rc = ts_trace_load((const char *const *)paths, (uint32_t)n, &lo, out, &err);
     if (rc == TS_OK) return TS_EXIT_OK;

@@ -8,8 +8,10 @@
  * the arg-max arc of every point is its binding dependency; following arg-max
  * arcs back from the iteration's last end gives the path. O(points + edges).
  *
- * Attribution: a node's own execution goes to its kind's category, an edge's
- * gap to the edge kind's category (launch latency, host gaps, transfer time).
+ * Attribution: a node's own time (its execution, and a parent's time before,
+ * between and after its children) goes to its kind's category, CPU ops to
+ * compute on jobs without GPU work; any other edge's gap to the edge kind's
+ * category (launch latency, untraced host gaps, transfer time).
  * When the path crosses a collective from rank A to the straggler S, the part
  * of the path between A's arrival and the barrier is time A spent waiting:
  * it is charged to TS_CP_WAIT_RANK and to S in wait_on_rank_ns.
@@ -30,9 +32,11 @@ const char *ts_cp_category_name(ts_cp_category c)
     return (unsigned)c < TS_CP_COUNT ? names[c] : "?";
 }
 
-static ts_cp_category node_category(ts_node_kind k)
+/* On a job without GPU work (cpu_only) the CPU ops are the model's compute. */
+static ts_cp_category node_category(ts_node_kind k, bool cpu_only)
 {
     switch (k) {
+    case TS_NODE_CPU_OP: return cpu_only ? TS_CP_COMPUTE : TS_CP_CPU;
     case TS_NODE_KERNEL: return TS_CP_COMPUTE;
     case TS_NODE_COMM_KERNEL: case TS_NODE_COMM_CPU: case TS_NODE_BARRIER: return TS_CP_COMMUNICATION;
     case TS_NODE_MEMCPY: case TS_NODE_MEMSET: return TS_CP_MEMORY;
@@ -94,20 +98,22 @@ static int find_iteration(const ts_graph *g, ts_critical_path *cp, int64_t *step
 {
     bool any = false;
     for (uint32_t r = 0; r < g->n_ranks; r++) any |= g->trace->ranks[g->rank_model[r]]->n_iterations > 0;
-    if (!any) {
+    if (!any || *step == TS_CP_WHOLE_TRACE) {
         if (*step >= 0) return ts__error(err, TS_EINVAL, "no iteration %lld: the trace has no ProfilerStep#N marks",
                                          (long long)*step);
         for (uint32_t r = 0; r < g->n_ranks; r++) idx[r] = -1;
+        *step = -1;
         return TS_OK;
     }
-    if (*step < 0) {
-        int64_t best = INT64_MAX;
-        for (uint32_t r = 0; r < g->n_ranks; r++) {
-            const ts_rank *m = g->trace->ranks[g->rank_model[r]];
-            if (m->n_iterations && m->iterations[m->n_iterations - 1].step < best)
-                best = m->iterations[m->n_iterations - 1].step;
-        }
-        *step = best;
+    if (*step < 0) {   /* the last complete one (trace/model.h, THE ANALYSIS WINDOW) */
+        ts_window_sel sel = {0};
+        if (ts__window_sel_init(&sel, g->trace)) return ts__error(err, TS_ENOMEM, "out of memory");
+        bool none = sel.n_complete == 0;
+        if (!none) *step = sel.complete[sel.n_complete - 1];
+        ts__window_sel_free(&sel);
+        if (none)
+            return ts__error(err, TS_ENODATA, "no iteration (ProfilerStep#N) is marked on every rank that marks "
+                             "iterations; --window all follows the whole trace");
     }
     for (uint32_t r = 0; r < g->n_ranks; r++) {
         const ts_rank *m = g->trace->ranks[g->rank_model[r]];
@@ -139,6 +145,7 @@ static bool in_target(const ts_graph *g, const int32_t *idx, uint32_t n)
 
 typedef struct walk {
     ts_critical_path *cp;
+    bool cpu_only;            /* no GPU lane in the graph */
     int64_t floor_ns;     /* waits: path time above it is another rank's wait, INT64_MAX = none */
     uint16_t wait_rank;
     uint32_t last_ranked;  /* the latest (in path order: earliest visited) node with a real rank */
@@ -165,19 +172,36 @@ static int push_seg(ts_critical_path *cp, ts_cp_segment s)
     return TS_OK;
 }
 
-/* Follow arg-max arcs back from point p. */
-static int backtrack(ts_critical_path *cp, const int32_t *idx, const int64_t *t, const uint32_t *arc, uint32_t p)
+/* The node whose own time the arc a into point p is: the node itself for its
+ * execution; the parent for a nest edge (its time before its first child or
+ * after its last); for program order between two ops nested in the same node,
+ * that node (its time between its children). TS_NONE32 = a gap no op owns. */
+static uint32_t arc_owner(walk *w, uint32_t a, uint32_t n)
 {
+    const ts_graph *g = w->cp->g;
+    if (a == ARC_SELF) return n;
+    if (g->edges.kind[a] == TS_EDGE_NEST) return (g->edges.flags[a] & TS_EDGE_TO_END) ? n : g->edges.src[a];
+    uint32_t src = g->edges.src[a];
+    if (g->edges.kind[a] != TS_EDGE_PROGRAM || g->nodes.lane[src] != g->nodes.lane[n]) return TS_NONE32;
+    uint32_t parent = ts__graph_parent_node(g, n);
+    return parent != TS_NONE32 && parent == ts__graph_parent_node(g, src) ? parent : TS_NONE32;
+}
+
+/* Follow arg-max arcs back from point p. */
+static int backtrack(walk *wp, const int32_t *idx, const int64_t *t, const uint32_t *arc, uint32_t p)
+{
+    ts_critical_path *cp = wp->cp;
     const ts_graph *g = cp->g;
-    walk w = {.cp = cp, .floor_ns = INT64_MAX, .last_ranked = TS_NONE32};
+    walk w = *wp;
     cp->end_ns = t[p];
     for (;;) {
         uint32_t a = arc[p], n = p / 2;
         if (a == ARC_SOURCE) break;
         uint32_t q = a == ARC_SELF ? 2 * n : edge_src_pt(g, a);
         if (!in_target(g, idx, q / 2)) break;
-        ts_cp_category c = a == ARC_SELF ? node_category((ts_node_kind)g->nodes.kind[n])
-                                         : edge_category((ts_edge_kind)g->edges.kind[a]);
+        uint32_t owner = arc_owner(&w, a, n);
+        ts_cp_category c = owner != TS_NONE32 ? node_category((ts_node_kind)g->nodes.kind[owner], w.cpu_only)
+                                              : edge_category((ts_edge_kind)g->edges.kind[a]);
         /* Crossing a collective backwards: from a member's end (rank A) through
          * its barrier to the straggler's arrival (rank S). */
         if (a != ARC_SELF && g->edges.kind[a] == TS_EDGE_COLL_ENTER && (p & 1) == 0) {
@@ -190,9 +214,6 @@ static int backtrack(ts_critical_path *cp, const int32_t *idx, const int64_t *t,
         }
         charge(&w, t[q], t[p], c);
         if (g->nodes.rank[n] != TS_GRAPH_NO_RANK) w.last_ranked = n;
-        uint32_t owner = a == ARC_SELF ? n : TS_NONE32;
-        if (a != ARC_SELF && g->edges.kind[a] == TS_EDGE_NEST)
-            owner = (g->edges.flags[a] & TS_EDGE_TO_END) ? n : g->edges.src[a];
         if (push_seg(cp, (ts_cp_segment){.node = n, .edge = a == ARC_SELF ? TS_NONE32 : a, .owner = owner,
                                                .start_ns = t[q], .dur_ns = t[p] - t[q], .category = (uint8_t)c}))
             return TS_ENOMEM;
@@ -208,6 +229,16 @@ static int backtrack(ts_critical_path *cp, const int32_t *idx, const int64_t *t,
     return TS_OK;
 }
 
+/* backtrack over a walk of a job with or without GPU lanes. */
+static int backtrack_path(ts_critical_path *cp, const int32_t *idx, const int64_t *t, const uint32_t *arc, uint32_t p)
+{
+    const ts_graph *g = cp->g;
+    walk w = {.cp = cp, .floor_ns = INT64_MAX, .last_ranked = TS_NONE32, .cpu_only = true};
+    for (uint32_t l = 0; l < g->n_lanes; l++) w.cpu_only &= !g->lanes[l].on_gpu;
+    cp->cpu_only = w.cpu_only;
+    return backtrack(&w, idx, t, arc, p);
+}
+
 /* The node of the path's first point: the first segment's edge source. */
 static uint32_t first_path_node(const ts_critical_path *cp, uint32_t last)
 {
@@ -216,20 +247,37 @@ static uint32_t first_path_node(const ts_critical_path *cp, uint32_t last)
     return s->edge == TS_NONE32 ? s->node : cp->g->edges.src[s->edge];
 }
 
-/* Distinct nodes in time order (each segment starts where the one before it
- * ended), with their own execution time on the path. */
+/* Index of node n in cp->nodes, appending it when new. */
+static uint32_t path_node(ts_critical_path *cp, ts_map64 *at, uint32_t n, int *rc)
+{
+    uint64_t v;
+    if (ts__map64_get(at, n, &v)) return (uint32_t)v;
+    if (ts__map64_put(at, n, cp->n_nodes)) *rc = TS_ENOMEM;
+    cp->nodes[cp->n_nodes] = n;
+    return cp->n_nodes++;
+}
+
+/* Distinct nodes in the order the path first reaches them (each segment
+ * starts where the one before it ended; a parent whose time between its
+ * children is on the path counts), each with its own time on the path: the
+ * segments it owns, so the table's op rows and these agree. */
 static int collect_nodes(ts_critical_path *cp, uint32_t first_node)
 {
-    cp->nodes = ts__malloc(((size_t)cp->n_segs + 1) * sizeof *cp->nodes);
-    cp->node_ns = ts__calloc((size_t)cp->n_segs + 1, sizeof *cp->node_ns);
+    size_t cap = 2 * (size_t)cp->n_segs + 1;
+    cp->nodes = ts__malloc(cap * sizeof *cp->nodes);
+    cp->node_ns = ts__calloc(cap, sizeof *cp->node_ns);
     if (!cp->nodes || !cp->node_ns) return TS_ENOMEM;
-    cp->nodes[cp->n_nodes++] = first_node;
-    for (uint32_t i = 0; i < cp->n_segs; i++) {
+    ts_map64 at;
+    ts__map64_init(&at);
+    int rc = TS_OK;
+    path_node(cp, &at, first_node, &rc);
+    for (uint32_t i = 0; i < cp->n_segs && rc == TS_OK; i++) {
         const ts_cp_segment *s = &cp->segs[i];
-        if (cp->nodes[cp->n_nodes - 1] != s->node) cp->nodes[cp->n_nodes++] = s->node;
-        if (s->edge == TS_NONE32) cp->node_ns[cp->n_nodes - 1] += s->dur_ns;
+        if (s->owner != TS_NONE32) cp->node_ns[path_node(cp, &at, s->owner, &rc)] += s->dur_ns;
+        path_node(cp, &at, s->node, &rc);
     }
-    return TS_OK;
+    ts__map64_free(&at);
+    return rc;
 }
 
 static bool is_launch_call(const char *n)
@@ -296,9 +344,12 @@ int ts_critical_path_create(const ts_graph *g, int64_t iteration, ts_critical_pa
         uint32_t last = TS_NONE32;
         for (uint32_t n = 0; n < g->rank_first_node[g->n_ranks]; n++)
             if (in_target(g, idx, n) && (last == TS_NONE32 || t[2 * n + 1] >= t[2 * last + 1])) last = n;
-        if (last == TS_NONE32)
+        if (last == TS_NONE32 && cp->step >= 0)
             rc = ts__error(err, TS_ENODATA, "iteration %lld has no ops to follow", (long long)cp->step);
-        else if (backtrack(cp, idx, t, arc, 2 * last + 1) ||
+        else if (last == TS_NONE32)
+            rc = ts__error(err, TS_ENODATA, "the trace has no ops to follow (no CPU op, runtime call, GPU op or "
+                           "collective)");
+        else if (backtrack_path(cp, idx, t, arc, 2 * last + 1) ||
                  collect_nodes(cp, first_path_node(cp, last)))
             rc = ts__error(err, TS_ENOMEM, "out of memory");
         window(cp, idx);
@@ -316,8 +367,8 @@ void ts_critical_path_destroy(ts_critical_path *cp)
 {
     if (!cp) return;
     ts__free(cp->segs, cp->cap_segs * sizeof *cp->segs);
-    ts__free(cp->nodes, ((size_t)cp->n_segs + 1) * sizeof *cp->nodes);
-    ts__free(cp->node_ns, ((size_t)cp->n_segs + 1) * sizeof *cp->node_ns);
+    ts__free(cp->nodes, (2 * (size_t)cp->n_segs + 1) * sizeof *cp->nodes);
+    ts__free(cp->node_ns, (2 * (size_t)cp->n_segs + 1) * sizeof *cp->node_ns);
     ts__free(cp->wait_on_rank_ns, (cp->g ? cp->g->n_ranks + 1 : 1) * sizeof *cp->wait_on_rank_ns);
     ts__free(cp, sizeof *cp);
 }

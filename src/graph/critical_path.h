@@ -17,7 +17,8 @@ typedef struct ts_cp_segment {
     int64_t  start_ns;      /* aligned */
     int64_t  dur_ns;
     uint32_t owner;         /* the op whose own time this is (its execution, or a parent's time
-                               before its first / after its last child), TS_NONE32 = a gap */
+                               before its first, between its, or after its last child),
+                               TS_NONE32 = a gap */
     uint8_t  category;      /* ts_cp_category of its time (before waits are carved out) */
 } ts_cp_segment;
 
@@ -30,9 +31,12 @@ struct ts_critical_path {
     int64_t  *wait_on_rank_ns;  /* per graph rank: time others waited for it on the path */
     ts_cp_segment *segs;        /* in time order */
     uint32_t  n_segs, cap_segs;
-    uint32_t *nodes;            /* distinct path nodes in time order (barriers included) */
+    uint32_t *nodes;            /* distinct path nodes in the order the path first reaches them
+                                   (barriers and parents owning path time included) */
     uint32_t  n_nodes;
-    int64_t  *node_ns;          /* per path node (parallel to nodes): its execution time on the path */
+    int64_t  *node_ns;          /* per path node (parallel to nodes): its own time on the path (the
+                                   segments it owns) */
+    bool      cpu_only;         /* no GPU lane: CPU ops' own time is compute */
     char      warnings[4][256]; /* what was approximated ("" = unused), e.g. an iteration cut off */
     uint32_t  n_warnings;
 };

@@ -232,6 +232,65 @@ const char *ts__graph_node_name(const ts_graph *g, uint32_t n)
     return ts__rank_str(r, r->slices.name[g->nodes.slice[n]]);
 }
 
+uint32_t *ts__graph_slice_nodes(const ts_graph *g, uint32_t ri)
+{
+    const ts_rank *r = g->trace->ranks[g->rank_model[ri]];
+    uint32_t *map = ts__malloc(((size_t)r->slices.n + 1) * sizeof *map);
+    if (!map) return NULL;
+    memset(map, 0xff, ((size_t)r->slices.n + 1) * sizeof *map);
+    for (uint32_t n = g->rank_first_node[ri]; n < g->rank_first_node[ri + 1]; n++)
+        if (g->nodes.slice[n] < r->slices.n) map[g->nodes.slice[n]] = n;
+    return map;
+}
+
+void ts__graph_slice_nodes_free(const ts_graph *g, uint32_t ri, uint32_t *map)
+{
+    if (map) ts__free(map, ((size_t)g->trace->ranks[g->rank_model[ri]]->slices.n + 1) * sizeof *map);
+}
+
+uint32_t ts__graph_enclosing_node(const ts_rank *r, const uint32_t *slice_node, uint32_t slice)
+{
+    for (uint32_t p = r->slices.parent[slice]; p != TS_NONE32; p = r->slices.parent[p])
+        if (slice_node[p] != TS_NONE32) return slice_node[p];
+    return TS_NONE32;
+}
+
+/* First row of node n's lane run (rows of one lane are contiguous within its
+ * rank): exponential then binary search back from n, O(log run). */
+static uint32_t lane_first_row(const ts_graph *g, uint32_t n)
+{
+    uint32_t lane = g->nodes.lane[n], floor = g->rank_first_node[g->nodes.rank[n]], lo = n, step = 1;
+    while (lo > floor && g->nodes.lane[lo - 1] == lane) {
+        uint32_t probe = lo - floor > step ? lo - step : floor;
+        if (g->nodes.lane[probe] == lane) { lo = probe; step *= 2; continue; }
+        uint32_t a = probe + 1, b = lo;   /* the run starts in (probe, lo] */
+        while (a < b) {
+            uint32_t mid = a + (b - a) / 2;
+            if (g->nodes.lane[mid] == lane) b = mid;
+            else a = mid + 1;
+        }
+        return a;
+    }
+    return lo;
+}
+
+uint32_t ts__graph_parent_node(const ts_graph *g, uint32_t n)
+{
+    if (g->nodes.rank[n] == TS_GRAPH_NO_RANK || g->nodes.slice[n] == TS_NONE32) return TS_NONE32;
+    const ts_rank *r = ts__graph_rank(g, n);
+    uint32_t lo = lane_first_row(g, n);
+    for (uint32_t p = r->slices.parent[g->nodes.slice[n]]; p != TS_NONE32; p = r->slices.parent[p]) {
+        uint32_t a = lo, b = n;   /* a lane's rows run in slice order: find slice p among [lo, n) */
+        while (a < b) {
+            uint32_t mid = a + (b - a) / 2;
+            if (g->nodes.slice[mid] < p) a = mid + 1;
+            else b = mid;
+        }
+        if (a < n && g->nodes.slice[a] == p) return a;
+    }
+    return TS_NONE32;
+}
+
 /* ---- finish: CSR, gaps, topological order ---- */
 
 /* An index array that lives as long as the graph, about to be filled. */

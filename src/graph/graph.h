@@ -223,6 +223,19 @@ static inline const ts_rank *ts__graph_rank(const ts_graph *g, uint32_t n)
 /* Name of a node: its slice name, or the collective name for a barrier. */
 const char *ts__graph_node_name(const ts_graph *g, uint32_t n);
 
+/* Per slice of graph rank ri's model: the node made of it, TS_NONE32 = none
+ * (an op nested in a node, a leaf op's parent). O(slices); NULL = out of
+ * memory. Free with ts__graph_slice_nodes_free. */
+uint32_t *ts__graph_slice_nodes(const ts_graph *g, uint32_t ri);
+void ts__graph_slice_nodes_free(const ts_graph *g, uint32_t ri, uint32_t *map);
+/* The nearest node enclosing node n on its lane (its parent op's node, or
+ * the parent's parent ...), TS_NONE32 = none; no memory, O(depth x log of
+ * the lane's rows): a lane's rows run in slice (preorder) order. */
+uint32_t ts__graph_parent_node(const ts_graph *g, uint32_t n);
+/* The nearest node enclosing `slice` on its track (its parent op, or the
+ * parent's parent ...), TS_NONE32 = none. O(nesting depth). */
+uint32_t ts__graph_enclosing_node(const ts_rank *r, const uint32_t *slice_node, uint32_t slice);
+
 void ts__graph_warn(ts_graph *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Synthesize an n-rank job from a single-rank graph by replicating rank 0's

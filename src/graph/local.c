@@ -117,7 +117,8 @@ enum {
     NC_STEP = 1,     /* ProfilerStep#N */
     NC_GLOO = 2,     /* gloo:* worker op */
     NC_C10D = 4,     /* c10d::* collective call */
-    NC_COMM = 8,     /* any collective call or annotation (c10d::, gloo:, nccl:, record_param_comms, blocking MPI_*) */
+    NC_COMM = 8,     /* any collective call or annotation (c10d::, gloo:, nccl:, record_param_comms, blocking MPI_*,
+                        Horovod transfers NCCL_ALLREDUCE ...) */
     NC_SYNC = 16,    /* a host synchronisation call */
     NC_NCCL = 32,    /* nccl* kernel name */
     NC_SYNC_COPY = 64, /* cudaMemcpy / cudaMemset: synchronous, returns after its GPU op */
@@ -165,7 +166,8 @@ static uint16_t name_class(const local_ctx *c, uint32_t s)
     if (has_prefix(n, "ProfilerStep#")) v |= NC_STEP;
     if (has_prefix(n, "gloo:")) v |= NC_GLOO | NC_COMM;
     if (has_prefix(n, "c10d::")) v |= NC_C10D | NC_COMM;
-    if (has_prefix(n, "nccl:") || has_prefix(n, "record_param_comms") || is_mpi_comm(n)) v |= NC_COMM;
+    if (has_prefix(n, "nccl:") || has_prefix(n, "record_param_comms") || is_mpi_comm(n) || ts__horovod_comm_name(n))
+        v |= NC_COMM;
     if (is_mpi_start(n)) v |= NC_MPI_START | NC_COMM;
     if (has_prefix(n, "MPI_Wait") || has_prefix(n, "MPI_Test")) v |= NC_MPI_DONE | NC_COMM;
     if (is_sync_call(n)) v |= NC_SYNC;

@@ -1084,9 +1084,33 @@ static void step_object(parser *P)
     P->first = false;
 }
 
+/* A bare event array ending without its ']' (after the last event, or
+ * after its trailing comma) where the file is a Horovod timeline, which
+ * Horovod never closes: true, with a warning saying so. Any other
+ * unclosed or truncated input stays an error (the caller's peek fails). */
+static bool horovod_unclosed_end(parser *P)
+{
+    js *j = &P->s;
+    const char *p = j->p;
+    while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t') p++;
+    if (!P->first && *p == ',') p++;
+    while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t') p++;
+    if (p < j->end) return false;
+    if (!j->eof) longjmp(j->jb, JS_NEED_MORE);
+    if (P->first || !ts__horovod_timeline(P->r)) return false;
+    ts__rank_warn(P->r, TS_WARN_OTHER, "%s: a Horovod timeline, unclosed as Horovod writes it (no ']' after its "
+                  "last event at byte %llu): read to its end", P->r->path, (unsigned long long)js_off(j, j->p));
+    j->p = p;
+    return true;
+}
+
 static void step_events(parser *P)
 {
     js *j = &P->s;
+    if (P->bare_list && horovod_unclosed_end(P)) {
+        P->st = ST_DONE;
+        return;
+    }
     char c = js_peek(j);
     if (c == ']') {
         j->p++;

@@ -244,8 +244,27 @@ static int check_unique_ranks(ts_rank **ranks, uint32_t n, ts_error *err)
     return rc;
 }
 
+static int trace_load(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts,
+                      ts_trace **out, ts_error *err);
+
+/* Python functions as the ops of ranks that have no CPU ops (see ingest.h). */
+static void python_as_ops(ts_trace *t, const ts_load_opts *opts)
+{
+    uint32_t depth = opts && opts->size >= offsetof(ts_load_opts, python_depth) + sizeof(uint32_t)
+                         ? opts->python_depth : 0;
+    for (uint32_t i = 0; t && i < t->n_ranks; i++) ts__rank_python_as_ops(t->ranks[i], depth);
+}
+
 int ts_trace_load(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts,
                   ts_trace **out, ts_error *err)
+{
+    int rc = trace_load(paths, n_paths, opts, out, err);
+    if (rc == TS_OK) python_as_ops(*out, opts);
+    return rc;
+}
+
+static int trace_load(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts,
+                      ts_trace **out, ts_error *err)
 {
     if (err) { err->status = TS_OK; err->msg[0] = 0; }
     if (!out) return ts__error(err, TS_EINVAL, "ts_trace_load: out is NULL");

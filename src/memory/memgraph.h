@@ -107,4 +107,8 @@ uint32_t ts__mem_alive_at(const ts_memgraph *g, int32_t k, uint32_t *rows, uint3
 /* helpers shared by the writers */
 static inline const char *ts__mem_name(const ts_memgraph *g, uint32_t id) { return ts__str(&g->names, id); }
 
+/* Append a point to a measured memory curve (timeline.c), doubling its
+ * arrays; TS_ENOMEM leaves it as it was. */
+int ts__mem_curve_push(ts_mem_curve *c, int64_t ns, int64_t bytes);
+
 #endif

@@ -26,7 +26,42 @@ typedef struct row_state {
     int     depth;     /* bracket depth: 1 = outer list, 2 = in a row */
     bool    in_num, neg;
     int64_t cur[TS_MEM_N_CATEGORIES], total;
+    ts_mem_curve *curve; /* NULL = summary only */
 } row_state;
+
+/* Append (ns, bytes) to c, doubling its arrays (memgraph.h). */
+int ts__mem_curve_push(ts_mem_curve *c, int64_t ns, int64_t bytes)
+{
+    if (c->n == c->cap) {
+        size_t nc = c->cap ? 2 * c->cap : 1024;
+        int64_t *t = ts__malloc(nc * sizeof *t), *b = ts__malloc(nc * sizeof *b);
+        if (!t || !b) {
+            ts__free(t, nc * sizeof *t);
+            ts__free(b, nc * sizeof *b);
+            return TS_ENOMEM;
+        }
+        if (c->n) {
+            memcpy(t, c->t_ns, c->n * sizeof *t);
+            memcpy(b, c->bytes, c->n * sizeof *b);
+        }
+        ts__free(c->t_ns, c->cap * sizeof *t);
+        ts__free(c->bytes, c->cap * sizeof *b);
+        c->t_ns = t;
+        c->bytes = b;
+        c->cap = nc;
+    }
+    c->t_ns[c->n] = ns;
+    c->bytes[c->n++] = bytes;
+    return TS_OK;
+}
+
+void ts_mem_curve_free(ts_mem_curve *c)
+{
+    if (!c) return;
+    ts__free(c->t_ns, c->cap * sizeof *c->t_ns);
+    ts__free(c->bytes, c->cap * sizeof *c->bytes);
+    memset(c, 0, sizeof *c);
+}
 
 static int end_row(row_state *s, ts_mem_timeline *t, const char *path, uint64_t at, ts_error *err)
 {
@@ -48,6 +83,8 @@ static int end_row(row_state *s, ts_mem_timeline *t, const char *path, uint64_t 
     }
     t->n_events++;
     s->n = 0;
+    if (s->curve && ts__mem_curve_push(s->curve, ts, s->total))
+        return ts__error(err, TS_ENOMEM, "%s: out of memory", path);
     return TS_OK;
 }
 
@@ -83,14 +120,14 @@ static int feed(row_state *s, ts_mem_timeline *t, const char *buf, size_t n, uin
     return TS_OK;
 }
 
-int ts_mem_timeline_load_raw(const char *path, ts_mem_timeline *out, ts_error *err)
+static int load_raw(const char *path, ts_mem_timeline *out, ts_mem_curve *curve, ts_error *err)
 {
     ts__error_clear(err);
     memset(out, 0, sizeof *out);
     out->peak_ns = -1;
     gzFile f = gzopen(path, "rb");
     if (!f) return ts__error(err, TS_EIO, "%s: cannot open", path);
-    row_state s = {0};
+    row_state s = {.curve = curve};
     char buf[1 << 16];
     uint64_t base = 0;
     int rc = TS_OK, got;
@@ -103,5 +140,19 @@ int ts_mem_timeline_load_raw(const char *path, ts_mem_timeline *out, ts_error *e
     if (!rc && s.depth != 0) rc = ts__error(err, TS_EPARSE, "%s: byte %llu: truncated list", path, (unsigned long long)base);
     if (!rc && out->n_events == 0) rc = ts__error(err, TS_ENODATA, "%s: no memory events", path);
     out->final_bytes = s.total;
+    return rc;
+}
+
+int ts_mem_timeline_load_raw(const char *path, ts_mem_timeline *out, ts_error *err)
+{
+    return load_raw(path, out, NULL, err);
+}
+
+int ts_mem_timeline_curve(const char *path, ts_mem_curve *out, ts_error *err)
+{
+    ts_mem_timeline t;
+    memset(out, 0, sizeof *out);
+    int rc = load_raw(path, &t, out, err);
+    if (rc) ts_mem_curve_free(out);
     return rc;
 }

@@ -96,6 +96,54 @@ int ts_mem_trace_peaks(const ts_trace *t, ts_mem_trace_peak *out, uint32_t cap, 
     return TS_OK;
 }
 
+static int by_time_then_index(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b;
+    if (x[0] != y[0]) return (x[0] > y[0]) - (x[0] < y[0]);
+    return (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+/* Time order (instants of several threads interleave); insertion order among
+ * equal times, which the pairs' index keeps. O(n log n). */
+static void sort_curve(ts_mem_curve *c)
+{
+    bool sorted = true;
+    for (size_t i = 1; i < c->n && sorted; i++) sorted = c->t_ns[i - 1] <= c->t_ns[i];
+    int64_t *v = sorted ? NULL : ts__malloc(3 * c->n * sizeof *v);
+    if (!v) return;   /* sorted already, or no memory to sort: drawn as recorded */
+    for (size_t i = 0; i < c->n; i++) { v[3 * i] = c->t_ns[i]; v[3 * i + 1] = (int64_t)i; v[3 * i + 2] = c->bytes[i]; }
+    qsort(v, c->n, 3 * sizeof *v, by_time_then_index);
+    for (size_t i = 0; i < c->n; i++) { c->t_ns[i] = v[3 * i]; c->bytes[i] = v[3 * i + 2]; }
+    ts__free(v, 3 * c->n * sizeof *v);
+}
+
+int ts_mem_trace_curve(const ts_trace *t, const ts_mem_trace_peak *row, ts_mem_curve *out, ts_error *err)
+{
+    ts__error_clear(err);
+    memset(out, 0, sizeof *out);
+    for (uint32_t ri = 0; ri < t->n_ranks; ri++) {
+        const ts_rank *r = t->ranks[ri];
+        uint32_t mem_cat = ts__str_find(&r->strings, "[memory]", 8);
+        if ((uint32_t)r->rank != row->rank || !mem_cat) continue;
+        for (uint32_t i = 0; i < r->instants.n; i++) {
+            int64_t total, type = 0, id = -1;
+            if (r->instants.cat[i] != mem_cat || !instant_arg(r, i, "Total Allocated", &total)) continue;
+            instant_arg(r, i, "Device Type", &type);
+            instant_arg(r, i, "Device Id", &id);
+            if (type != row->device_type || id != row->device_id) continue;
+            if (ts__mem_curve_push(out, r->instants.ts_ns[i], total)) {
+                ts_mem_curve_free(out);
+                return ts__error(err, TS_ENOMEM, "out of memory");
+            }
+        }
+    }
+    if (out->n == 0)
+        return ts__error(err, TS_ENODATA, "rank %u device %d:%d: no [memory] events", row->rank, row->device_type,
+                         row->device_id);
+    sort_curve(out);
+    return TS_OK;
+}
+
 /* Order of CPU slices by start time (a parent before its children). */
 static int by_start(const void *a, const void *b, void *ctx)
 {

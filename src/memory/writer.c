@@ -271,6 +271,20 @@ static int write_file(const char *dir, const char *name, const ts_buf *b, ts_err
     return TS_OK;
 }
 
+/* The n files written to temporary names in dir: all renamed when rc is
+ * TS_OK, else every temporary removed (no partial output). */
+static int commit_files(const char *dir, const char *const *names, int n, int rc, ts_error *err)
+{
+    char tmp[4096], final[4096];
+    for (int i = 0; i < n; i++) {
+        snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, names[i]);
+        snprintf(final, sizeof final, "%s/%s", dir, names[i]);
+        if (rc) remove(tmp);
+        else if (rename(tmp, final) != 0) rc = ts__error(err, TS_EIO, "%s: %s", final, strerror(errno));
+    }
+    return rc;
+}
+
 int ts_memgraph_write(const ts_memgraph *g, const char *dir, double gbps, int plots, ts_error *err)
 {
     ts__error_clear(err);
@@ -291,13 +305,65 @@ int ts_memgraph_write(const ts_memgraph *g, const char *dir, double gbps, int pl
         rc = b.oom ? ts__error(err, TS_ENOMEM, "out of memory") : write_file(dir, OUT_NAMES[i], &b, err);
         ts__buf_free(&b);
     }
-    char tmp[4096], final[4096];
-    /* all written: rename them; any failure: remove every temporary */
-    for (int i = 0; i < written; i++) {
-        snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, OUT_NAMES[i]);
-        snprintf(final, sizeof final, "%s/%s", dir, OUT_NAMES[i]);
-        if (rc) remove(tmp);
-        else if (rename(tmp, final) != 0) rc = ts__error(err, TS_EIO, "%s: %s", final, strerror(errno));
+    return commit_files(dir, OUT_NAMES, written, rc, err);
+}
+
+/* x ascending in ms from the first timed point, y in MiB: a step per event.
+ * Points before the first timed event (t -1: tensors alive when recording
+ * began) sit at 0. */
+static void write_curve_svg(ts_buf *b, const ts_mem_curve *c, const char *title)
+{
+    int64_t t0 = INT64_MAX, peak = INT64_MIN, peak_ns = -1;
+    for (size_t i = 0; i < c->n; i++) {
+        if (c->t_ns[i] >= 0 && c->t_ns[i] < t0) t0 = c->t_ns[i];
+        if (c->bytes[i] > peak) { peak = c->bytes[i]; peak_ns = c->t_ns[i]; }
     }
+    if (t0 == INT64_MAX) t0 = 0;
+    double *x = ts__malloc(2 * (c->n + 1) * sizeof *x), *y = ts__malloc(2 * (c->n + 1) * sizeof *y);
+    size_t n = 0;
+    if (x && y) {
+        for (size_t i = 0; i < c->n; i++) {
+            double xi = c->t_ns[i] >= 0 ? (double)(c->t_ns[i] - t0) / 1e6 : 0.0;
+            if (n) { x[n] = xi; y[n] = y[n - 1]; n++; }   /* hold the level until this event */
+            x[n] = xi;
+            y[n++] = (double)c->bytes[i] / (1024.0 * 1024.0);
+        }
+        char full[256];
+        snprintf(full, sizeof full, "%s (peak %.1f MiB)", title, (double)peak / (1024.0 * 1024.0));
+        ts_svg_axes ax = {full, "time (ms)", "memory alive (MiB)", n ? x[n - 1] : 0};
+        ts__svg_line_chart(b, &ax, x, y, n, peak_ns >= 0 ? (double)(peak_ns - t0) / 1e6 : 0.0);
+    } else b->oom = true;
+    ts__free(x, 2 * (c->n + 1) * sizeof *x);
+    ts__free(y, 2 * (c->n + 1) * sizeof *y);
+}
+
+int ts_mem_curves_write(const char *dir, const char *summary_json, const ts_mem_curve *curves,
+                        const char *const *titles, uint32_t n, int plots, ts_error *err)
+{
+    ts__error_clear(err);
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) return ts__error(err, TS_EIO, "%s: %s", dir, strerror(errno));
+    uint32_t n_files = 1 + (plots ? n : 0);
+    char (*names)[32] = ts__calloc(n_files, sizeof *names);
+    const char **np = ts__calloc(n_files, sizeof *np);
+    int rc = names && np ? TS_OK : ts__error(err, TS_ENOMEM, "out of memory");
+    uint32_t written = 0;
+    for (uint32_t i = 0; i < n_files && !rc; i++, written++) {
+        ts_buf b;
+        ts__buf_init(&b);
+        if (i == 0) {
+            snprintf(names[i], sizeof names[i], "memory.json");
+            ts__buf_add(&b, summary_json, strlen(summary_json));
+        } else {
+            if (n == 1) snprintf(names[i], sizeof names[i], "memory.svg");
+            else snprintf(names[i], sizeof names[i], "memory_%u.svg", i - 1);
+            write_curve_svg(&b, &curves[i - 1], titles[i - 1]);
+        }
+        np[i] = names[i];
+        rc = b.oom ? ts__error(err, TS_ENOMEM, "out of memory") : write_file(dir, names[i], &b, err);
+        ts__buf_free(&b);
+    }
+    if (np) rc = commit_files(dir, np, (int)written, rc, err);
+    ts__free(names, n_files * sizeof *names);
+    ts__free(np, n_files * sizeof *np);
     return rc;
 }

@@ -46,6 +46,9 @@ struct ts_coll_model {
                                         over its rate alone, (0, 1]; 0 = not in the log */
     double       cpu_in_flight;      /* all-reduces running on average meanwhile, > 0; 0 = not in the
                                         log (then TS_GLOO_WORKERS) */
+    double       cpu_disturbed_ratio;/* the log's sharing line had compute faster beside the all-reduces
+                                        than alone (this ratio, > 1: the machine's load changed during
+                                        the test), so it gives no slowdown; 0 = not so */
     /* Servers, from the "Rank N ... on HOST" lines of nccl-tests logs: the
      * GPUs a server holds (the most ranks one host ran in a log that spans
      * several hosts; 0 = no such log) and, per logged group size, whether
@@ -222,12 +225,17 @@ static void log_sharing(ts_coll_model *m, const char *line)
     const char *p = strstr(line, "matmuls run at "), *q = strstr(line, "beside them, ");
     double alone, beside, f;
     if (!strstr(line, "sharing with compute") || !p ||
-        sscanf(p, "matmuls run at %lf/s alone and %lf/s", &alone, &beside) != 2 || !(alone > 0) || !(beside > 0) ||
-        beside > alone)
+        sscanf(p, "matmuls run at %lf/s alone and %lf/s", &alone, &beside) != 2 || !(alone > 0) || !(beside > 0))
         return;
+    if (beside > alone) {   /* a measurement the load disturbed, not a speed-up from sharing */
+        m->cpu_disturbed_ratio = beside / alone;
+        return;
+    }
     m->cpu_compute_ratio = beside / alone;
     m->cpu_in_flight = q && sscanf(q, "beside them, %lf all-reduces running", &f) == 1 && f > 0 ? f : 0;
 }
+
+double ts__coll_model_cpu_disturbed(const ts_coll_model *m) { return m ? m->cpu_disturbed_ratio : 0; }
 
 double ts__coll_model_cpu_kappa(const ts_coll_model *m)
 {

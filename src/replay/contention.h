@@ -45,6 +45,10 @@ typedef struct ts_contention {
 /* Compute slowdown per gloo all-reduce in flight on this machine, from the
  * calibration log's sharing line (collective.c); 0 = the log has none. */
 double ts__coll_model_cpu_kappa(const ts_coll_model *m);
+/* > 1 when the log's sharing line ran compute faster beside the all-reduces
+ * than alone (a test the machine's load disturbed): that ratio; it then
+ * gives no slowdown. 0 otherwise. */
+double ts__coll_model_cpu_disturbed(const ts_coll_model *m);
 
 /* Whether a group of n ranks spans several servers, as the loaded nccl-tests
  * logs tell (their "Rank N ... on HOST" lines): 1 yes, 0 no, -1 unknown. */

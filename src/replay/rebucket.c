@@ -1110,6 +1110,11 @@ static int apply_contention(rb_ctx *c, const rb_ranks *R, uint32_t n_ranks, ts_e
     double kappa = 0;
     if (rc == TS_OK) rc = ts__contention_apply(&ct, &r->sim, &kappa, err);
     else ts__error(err, rc, "replay: out of memory");
+    if (rc == TS_OK && ct.kappa_given <= 0 && ts__coll_model_cpu_disturbed(r->model) > 0)
+        ts__replay_warn(r, "--bucket-mb: the calibration log's sharing test is disturbed (the matmuls ran %.2fx "
+                        "faster beside the all-reduces than alone: the machine's load changed while it ran), so "
+                        "it gives no compute slowdown; rerun bench/gloo_allreduce.py on a quiet machine",
+                        ts__coll_model_cpu_disturbed(r->model));
     if (rc == TS_OK && kappa > 0)
         ts__replay_warn(r, "--bucket-mb: compute slowed %.0f%% per concurrent gloo all-reduce (%s); "
                         "training-thread ops re-timed for the new overlap", kappa * 100,

@@ -165,32 +165,64 @@ static const ts_rank *model_of(const ts_graph *g, uint32_t ri)
     return g->trace->ranks[g->rank_model[ri]];
 }
 
-/* Iterations every rank has (ranks cut at a window edge have fewer). */
-static uint32_t common_iterations(ts_replay *r, uint32_t max_iter)
+/* The iterations compared (trace/model.h, THE ANALYSIS WINDOW): the steps
+ * every rank has (ranks cut at a profiling window's edge have fewer), the
+ * first max_iter of them; 0 = the whole trace as one (asked for, or a rank
+ * marks none). */
+static uint32_t common_iterations(ts_replay *r, const ts_window_sel *sel, uint32_t max_iter)
 {
     const ts_graph *g = r->g;
-    uint32_t n_it = UINT32_MAX, most = 0;
+    uint32_t least = UINT32_MAX, most = 0;
     for (uint32_t ri = 0; ri < g->n_ranks; ri++) {
         uint32_t k = model_of(g, ri)->n_iterations;
-        if (k < n_it) n_it = k;
+        if (k < least) least = k;
         if (k > most) most = k;
     }
+    if (sel->whole || least == 0 || !g->n_ranks) return 0;
+    uint32_t n_it = sel->n_complete;
     if (n_it != most)
-        ts__replay_warn(r, "ranks hold %u to %u iterations: comparing the first %u", n_it, most, n_it);
+        ts__replay_warn(r, "ranks hold %u to %u iterations: comparing the %u every rank has", least, most, n_it);
     if (max_iter && max_iter < n_it) n_it = max_iter;
     return n_it;
 }
 
-/* Fill spans[ri * n_slots + k] (k = iteration index, or 0 for the whole
- * trace when n_it is 0). */
-static void collect_spans(const ts_replay *r, iter_span *spans, uint32_t n_slots, uint32_t n_it)
+/* Slot of step among the first n_it complete steps, -1 = none. */
+static int32_t step_slot(const ts_window_sel *sel, uint32_t n_it, int64_t step)
+{
+    uint32_t lo = 0, hi = n_it;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (sel->complete[mid] < step) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < n_it && sel->complete[lo] == step ? (int32_t)lo : -1;
+}
+
+/* Fill spans[ri * n_slots + k] (k = slot of the node's iteration's step, or
+ * 0 for the whole trace when n_it is 0), and iter_of[ri * n_slots + k] = the
+ * rank's iteration index of slot k (-1 = none). */
+static void collect_spans(const ts_replay *r, const ts_window_sel *sel, iter_span *spans, int32_t *iter_of,
+                          uint32_t n_slots, uint32_t n_it)
 {
     const ts_sim *s = &r->sim;
-    for (uint32_t i = 0; i < (size_t)r->g->n_ranks * n_slots; i++)
+    for (uint32_t i = 0; i < (size_t)r->g->n_ranks * n_slots; i++) {
         spans[i] = (iter_span){INT64_MAX, INT64_MIN, INT64_MAX, INT64_MIN};
+        iter_of[i] = -1;
+    }
+    for (uint32_t ri = 0; n_it && ri < r->g->n_ranks; ri++) {
+        const ts_rank *m = model_of(r->g, ri);
+        for (uint32_t i = 0; i < m->n_iterations; i++) {
+            int32_t k = step_slot(sel, n_it, m->iterations[i].step);
+            if (k >= 0) iter_of[(size_t)ri * n_slots + (uint32_t)k] = (int32_t)i;
+        }
+    }
     for (uint32_t n = 0; n < s->n_nodes; n++) {
         if (s->rank[n] == TS_GRAPH_NO_RANK) continue;
-        int32_t k = n_it ? s->iteration[n] : 0;
+        int32_t k = 0;
+        if (n_it) {
+            int32_t i = s->iteration[n];
+            k = i < 0 ? -1 : step_slot(sel, n_it, model_of(r->g, s->rank[n])->iterations[i].step);
+        }
         if (k < 0 || (uint32_t)k >= n_slots) continue;
         span_add(&spans[(size_t)s->rank[n] * n_slots + (uint32_t)k], s, n);
     }
@@ -198,10 +230,10 @@ static void collect_spans(const ts_replay *r, iter_span *spans, uint32_t n_slots
 
 /* One (rank, iteration) measured and as replayed; meas_dur_ns = -1 when
  * the rank has no nodes there. */
-static ts_replay_iter iter_times(const ts_replay *r, const iter_span *sp, uint32_t ri, uint32_t k, uint32_t n_it)
+static ts_replay_iter iter_times(const ts_replay *r, const iter_span *sp, uint32_t ri, int32_t k, uint32_t n_it)
 {
-    ts_replay_iter x = {n_it ? model_of(r->g, ri)->iterations[k].step : -1, 0, -1, 0, 0};
-    if (sp->meas_lo == INT64_MAX || sp->sim_lo == INT64_MAX) return x;
+    ts_replay_iter x = {n_it && k >= 0 ? model_of(r->g, ri)->iterations[k].step : -1, 0, -1, 0, 0};
+    if (sp->meas_lo == INT64_MAX || sp->sim_lo == INT64_MAX || (n_it && k < 0)) return x;
     x.meas_start_ns = sp->meas_lo;
     x.meas_dur_ns = sp->meas_hi - sp->meas_lo;
     if (n_it) {
@@ -214,13 +246,18 @@ static ts_replay_iter iter_times(const ts_replay *r, const iter_span *sp, uint32
     return x;
 }
 
-static int compare_iterations(ts_replay *r, uint32_t max_iter)
+static int compare_iterations(ts_replay *r, uint32_t max_iter, bool whole)
 {
     const ts_graph *g = r->g;
-    uint32_t n_it = common_iterations(r, max_iter);
-    if (n_it == 0) ts__replay_warn(r, "no iterations (ProfilerStep#N) in the trace: the whole trace is compared as one");
+    ts_window_sel sel = {.whole = whole};
+    if (ts__window_sel_init(&sel, g->trace)) return TS_ENOMEM;
+    uint32_t n_it = common_iterations(r, &sel, max_iter);
+    if (n_it == 0 && !whole)
+        ts__replay_warn(r, "no iterations (ProfilerStep#N) %s: the whole trace is compared as one",
+                        sel.marked ? "on some rank" : "in the trace");
     uint32_t n_slots = n_it ? n_it : 1, nr = g->n_ranks;
     size_t n_cells = (size_t)nr * n_slots;
+    int32_t *iter_of = ts__malloc(n_cells * sizeof *iter_of);
     iter_span *spans = ts__malloc(n_cells * sizeof *spans);
     int64_t *scratch = ts__malloc((4 * (size_t)n_slots + 1) * sizeof *scratch);
     r->ranks = ts__calloc(nr, sizeof *r->ranks);
@@ -228,14 +265,16 @@ static int compare_iterations(ts_replay *r, uint32_t max_iter)
     ts_replay_iteration_info *job = ts__malloc(n_slots * sizeof *job);
     r->n_ranks = r->ranks ? nr : 0;               /* what ts_replay_destroy frees */
     r->n_iter_slots = r->ranks && r->iters ? n_slots : 0;
-    if (!spans || !scratch || !r->ranks || !r->iters || !job) {
+    if (!spans || !iter_of || !scratch || !r->ranks || !r->iters || !job) {
         if (!r->n_iter_slots) { ts__free(r->iters, n_cells * sizeof *r->iters); r->iters = NULL; }
         ts__free(job, n_slots * sizeof *job);
         ts__free(spans, n_cells * sizeof *spans);
+        ts__free(iter_of, n_cells * sizeof *iter_of);
         ts__free(scratch, (4 * (size_t)n_slots + 1) * sizeof *scratch);
+        ts__window_sel_free(&sel);
         return TS_ENOMEM;
     }
-    collect_spans(r, spans, n_slots, n_it);
+    collect_spans(r, &sel, spans, iter_of, n_slots, n_it);
     int64_t *job_m = scratch, *job_p = scratch + n_slots, *rm = scratch + 2 * n_slots, *rp = scratch + 3 * n_slots;
     uint32_t n_job = 0;
     for (uint32_t k = 0; k < n_slots; k++) job_m[k] = job_p[k] = INT64_MIN;
@@ -244,7 +283,7 @@ static int compare_iterations(ts_replay *r, uint32_t max_iter)
         uint32_t n_ok = 0;
         for (uint32_t k = 0; k < n_slots; k++) {
             size_t cell = (size_t)ri * n_slots + k;
-            ts_replay_iter x = r->iters[cell] = iter_times(r, &spans[cell], ri, k, n_it);
+            ts_replay_iter x = r->iters[cell] = iter_times(r, &spans[cell], ri, iter_of[cell], n_it);
             if (x.meas_dur_ns < 0) continue;
             int64_t m = x.meas_dur_ns, p = x.pred_dur_ns;
             rm[n_ok] = m; rp[n_ok++] = p;
@@ -266,7 +305,9 @@ static int compare_iterations(ts_replay *r, uint32_t max_iter)
     r->meas_ns = ts__median_i64(job_m, n_job);
     r->pred_ns = ts__median_i64(job_p, n_job);
     ts__free(spans, n_cells * sizeof *spans);
+    ts__free(iter_of, n_cells * sizeof *iter_of);
     ts__free(scratch, (4 * (size_t)n_slots + 1) * sizeof *scratch);
+    ts__window_sel_free(&sel);
     return n_job ? TS_OK : TS_ENODATA;
 }
 
@@ -314,7 +355,7 @@ int ts_replay_run_graph(const ts_graph *g, const ts_replay_options *opt, ts_repl
     if (rc == TS_OK) rc = apply_whatifs(r, opt, err);
     if (rc == TS_OK) rc = ts__sim_run(&r->sim, err);
     if (rc == TS_OK) {
-        rc = compare_iterations(r, opt->max_iterations);
+        rc = compare_iterations(r, opt->max_iterations, opt->window_all);
         if (rc == TS_ENODATA) ts__error(err, rc, "replay: no iteration has nodes on every rank");
         else if (rc) ts__error(err, rc, "replay: out of memory");
     }

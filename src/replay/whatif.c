@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "replay/contention.h"
 #include "replay/replay.h"
@@ -57,6 +58,134 @@ static int parse_scale(const char *spec, uint32_t *mask, char *glob, size_t glob
     return TS_OK;
 }
 
+/* Change point (node n, its start or end) by -delta: its own time where it
+ * has one (an end explained by its duration), else the gaps of the edges into
+ * that point, none below 0. Every edge into a point carries the same gap
+ * (graph.h, TIME MODEL), so the point moves by delta where that gap binds. */
+static void shorten_point(ts_replay *r, uint32_t n, bool to_end, int64_t delta)
+{
+    ts_sim *s = &r->sim;
+    const ts_graph *g = r->g;
+    if (delta == 0) return;
+    if (to_end && s->self_ns[n] > 0) {
+        s->self_ns[n] = s->self_ns[n] > delta ? s->self_ns[n] - delta : 0;
+        return;
+    }
+    for (uint32_t k = g->in_first[n]; k < g->in_first[n + 1]; k++) {
+        uint32_t e = g->in_edge[k];
+        if (((g->edges.flags[e] & TS_EDGE_TO_END) != 0) != to_end) continue;
+        s->egap_ns[e] = s->egap_ns[e] > delta ? s->egap_ns[e] - delta : 0;
+    }
+}
+
+/* Per graph rank: each node's enclosing node and its node children in time
+ * order (first_child / next_sibling, TS_NONE32 = none), over the rank's rows. */
+typedef struct scale_rank {
+    uint32_t *slice_node;    /* ts__graph_slice_nodes */
+    uint32_t *enclosing;     /* [n - first] */
+    uint32_t *first_child;   /* [n - first] */
+    uint32_t *next_sibling;  /* [n - first] */
+    uint32_t  first, n;
+} scale_rank;
+
+static void scale_rank_free(const ts_graph *g, uint32_t ri, scale_rank *sr)
+{
+    ts__graph_slice_nodes_free(g, ri, sr->slice_node);
+    ts__free(sr->enclosing, 3 * ((size_t)sr->n + 1) * sizeof *sr->enclosing);
+}
+
+static int scale_rank_init(const ts_graph *g, uint32_t ri, scale_rank *sr)
+{
+    memset(sr, 0, sizeof *sr);
+    sr->first = g->rank_first_node[ri];
+    sr->n = g->rank_first_node[ri + 1] - sr->first;
+    const ts_rank *r = g->trace->ranks[g->rank_model[ri]];
+    sr->slice_node = ts__graph_slice_nodes(g, ri);
+    sr->enclosing = ts__malloc(3 * ((size_t)sr->n + 1) * sizeof *sr->enclosing);
+    if (!sr->slice_node || !sr->enclosing) return TS_ENOMEM;
+    sr->first_child = sr->enclosing + sr->n + 1;
+    sr->next_sibling = sr->first_child + sr->n + 1;
+    memset(sr->first_child, 0xff, ((size_t)sr->n + 1) * sizeof *sr->first_child);
+    /* rows of a lane run in time order: pushing children in reverse row
+     * order leaves each list in time order */
+    for (uint32_t i = sr->n; i-- > 0;) {
+        uint32_t sl = g->nodes.slice[sr->first + i];
+        uint32_t p = sl < r->slices.n ? ts__graph_enclosing_node(r, sr->slice_node, sl) : TS_NONE32;
+        sr->enclosing[i] = p;
+        sr->next_sibling[i] = TS_NONE32;
+        if (p == TS_NONE32) continue;
+        sr->next_sibling[i] = sr->first_child[p - sr->first];
+        sr->first_child[p - sr->first] = sr->first + i;
+    }
+    return TS_OK;
+}
+
+/* Scale the part of [a, b) (rank clock) that node p owns by factor: p's time
+ * outside its node children is the stretches before its first child, between
+ * children and after its last; each stretch is the gap into the point that
+ * ends it (a child's start, p's end), or p's own time when it has no child. */
+static void scale_span(ts_replay *r, const scale_rank *sr, uint32_t p, int64_t a, int64_t b, double factor)
+{
+    const ts_graph *g = r->g;
+    int64_t from = g->nodes.start_ns[p];
+    for (uint32_t c = sr->first_child[p - sr->first];; c = sr->next_sibling[c - sr->first]) {
+        int64_t to = c == TS_NONE32 ? g->nodes.start_ns[p] + g->nodes.dur_ns[p] : g->nodes.start_ns[c];
+        int64_t lo = a > from ? a : from, hi = b < to ? b : to;
+        if (hi > lo) shorten_point(r, c == TS_NONE32 ? p : c, c == TS_NONE32, (hi - lo) - llround((double)(hi - lo) * factor));
+        if (c == TS_NONE32) break;
+        from = g->nodes.start_ns[c] + g->nodes.dur_ns[c];
+    }
+}
+
+/* Whether slice sl (no node) is an op --scale may reach: a CPU op nested in
+ * node `enc`, under no other slice the pattern matches (the outermost match
+ * scales, its nested matches are part of it) and not in a matched node. */
+static bool nested_target(const ts_rank *rk, const scale_rank *sr, uint32_t sl, uint32_t enc, const char *glob,
+                          const uint8_t *node_hit)
+{
+    if (enc == TS_NONE32 || node_hit[enc - sr->first] || ts__kind_on_gpu((ts_kind)rk->slices.kind[sl]) ||
+        fnmatch(glob, ts__rank_str(rk, rk->slices.name[sl]), 0))
+        return false;
+    for (uint32_t q = rk->slices.parent[sl]; q != TS_NONE32 && sr->slice_node[q] == TS_NONE32; q = rk->slices.parent[q])
+        if (!fnmatch(glob, ts__rank_str(rk, rk->slices.name[q]), 0)) return false;
+    return true;
+}
+
+/* One rank's matches: nodes scaled whole (a node without node children by
+ * its own time, one with children over its stretches around them), then ops
+ * nested in a node (not nodes themselves: aten::mm under a top-level op)
+ * over the stretches of the enclosing node they cover, which shortens it:
+ * the parent's own time stays, its child's shrinks. */
+static int scale_rank_matches(ts_replay *r, uint32_t ri, uint32_t mask, const char *glob, double factor,
+                              uint32_t *hits)
+{
+    const ts_graph *g = r->g;
+    ts_sim *s = &r->sim;
+    scale_rank sr;
+    uint8_t *node_hit = NULL;
+    int rc = scale_rank_init(g, ri, &sr);
+    if (rc == TS_OK && !(node_hit = ts__calloc((size_t)sr.n + 1, 1))) rc = TS_ENOMEM;
+    for (uint32_t i = 0; rc == TS_OK && i < sr.n; i++) {
+        uint32_t n = sr.first + i;
+        if (!(mask & (1u << s->kind[n])) || fnmatch(glob, ts__replay_node_name(r, n), 0)) continue;
+        node_hit[i] = 1;
+        (*hits)++;
+        if (sr.first_child[i] == TS_NONE32) s->self_ns[n] = (int64_t)llround((double)s->self_ns[n] * factor);
+        else scale_span(r, &sr, n, g->nodes.start_ns[n], g->nodes.start_ns[n] + g->nodes.dur_ns[n], factor);
+    }
+    const ts_rank *rk = g->trace->ranks[g->rank_model[ri]];
+    for (uint32_t sl = 0; rc == TS_OK && (mask & (1u << TS_NODE_CPU_OP)) && sl < rk->slices.n; sl++) {
+        if (sr.slice_node[sl] != TS_NONE32) continue;
+        uint32_t enc = ts__graph_enclosing_node(rk, sr.slice_node, sl);
+        if (!nested_target(rk, &sr, sl, enc, glob, node_hit)) continue;
+        (*hits)++;
+        scale_span(r, &sr, enc, rk->slices.ts_ns[sl], ts__slice_end(rk, sl), factor);
+    }
+    ts__free(node_hit, (size_t)sr.n + 1);
+    scale_rank_free(g, ri, &sr);
+    return rc;
+}
+
 int ts__replay_scale(ts_replay *r, const char *spec, ts_error *err)
 {
     uint32_t mask = 0;
@@ -64,9 +193,12 @@ int ts__replay_scale(ts_replay *r, const char *spec, ts_error *err)
     char glob[256];
     int rc = parse_scale(spec, &mask, glob, sizeof glob, &factor, err);
     if (rc) return rc;
+    const ts_graph *g = r->g;
     ts_sim *s = &r->sim;
     uint32_t hits = 0;
-    for (uint32_t n = 0; n < s->n_nodes; n++) {
+    for (uint32_t ri = 0; ri < g->n_ranks && rc == TS_OK; ri++) rc = scale_rank_matches(r, ri, mask, glob, factor, &hits);
+    if (rc) return ts__error(err, rc, "replay: out of memory");
+    for (uint32_t n = g->rank_first_node[g->n_ranks]; n < s->n_nodes; n++) {   /* barriers: a collective's transfer */
         if (!(mask & (1u << s->kind[n])) || fnmatch(glob, ts__replay_node_name(r, n), 0)) continue;
         double scaled = (double)s->self_ns[n] * factor;
         if (scaled >= 0x1p62)
@@ -75,7 +207,9 @@ int ts__replay_scale(ts_replay *r, const char *spec, ts_error *err)
         s->self_ns[n] = (int64_t)llround(scaled);
         hits++;
     }
-    if (!hits) ts__replay_warn(r, "--scale '%s' matched no node", spec);
+    if (!hits)
+        return ts__error(err, TS_EINVAL, "--scale '%s': no op of the trace matches '%s'%s", spec, glob,
+                         mask == UINT32_MAX ? "" : " with that kind");
     return TS_OK;
 }
 
@@ -139,11 +273,81 @@ int ts__replay_fit_model(ts_replay *r, const ts_replay_options *opt, ts_error *e
 /* Reprice every collective of known size: its measured transfer time times
  * predicted(new world, new bandwidth) / predicted(as measured), so the
  * instance's own deviation from the model is kept. */
+/* What the trace's collectives offer a calibration: how many have a known
+ * size, how many of those a measured transfer time, and whether some (kind,
+ * group) ran at two sizes or more (a line needs two), among the known and
+ * among the timed ones; `sizes` names the first few (kind, size) pairs. */
+typedef struct calib_census {
+    uint32_t known, timed;
+    bool     known_two, timed_two;
+    char     sizes[160];
+} calib_census;
+
+typedef struct census_key { uint32_t kind, group; int64_t bytes, timed_bytes; } census_key;
+
+/* Record one collective under its (kind, group); false when the table is full. */
+static void census_add(calib_census *c, census_key *keys, uint32_t *n_keys, const ts_replay_coll *x)
+{
+    uint32_t k = 0;
+    while (k < *n_keys && (keys[k].kind != (uint32_t)x->kind || keys[k].group != x->group)) k++;
+    if (k == *n_keys) {
+        if (*n_keys == 32) return;
+        keys[(*n_keys)++] = (census_key){(uint32_t)x->kind, x->group, x->bytes, -1};
+        if (*n_keys <= 3) {
+            size_t len = strlen(c->sizes);
+            snprintf(c->sizes + len, sizeof c->sizes - len, "%s%s %lld B", len ? ", " : "",
+                     ts_coll_kind_name(x->kind), (long long)x->bytes);
+        }
+    }
+    if (keys[k].bytes != x->bytes) c->known_two = true;
+    if (x->transfer_ns <= 0) return;
+    if (keys[k].timed_bytes >= 0 && keys[k].timed_bytes != x->bytes) c->timed_two = true;
+    keys[k].timed_bytes = x->bytes;
+}
+
+static calib_census census(const ts_replay *r)
+{
+    calib_census c = {0};
+    census_key keys[32];
+    uint32_t n_keys = 0;
+    for (uint32_t i = 0; i < r->n_colls; i++) {
+        const ts_replay_coll *x = &r->colls[i];
+        if (x->bytes < 0 || x->priced == TS_NONE32 || x->kind >= TS_COLL_COUNT) continue;
+        c.known++;
+        c.timed += x->transfer_ns > 0;
+        census_add(&c, keys, &n_keys, x);
+    }
+    return c;
+}
+
+/* Why the trace's own collectives cannot price another world or bandwidth
+ * (TS_EINVAL: the what-if lacks what it needs), or TS_OK when they can. */
+static int trace_calibration_error(const ts_replay *r, ts_error *err)
+{
+    calib_census c = census(r);
+    const char *give = "give --nccl-tests LOG (an nccl-tests or bench/gloo_allreduce.py sweep over sizes) or "
+                       "--bandwidth GBPS [--latency-us US]";
+    if (c.known == 0)
+        return ts__error(err, TS_EINVAL, "replay: no collective with a known size to calibrate a cost model from; %s",
+                         give);
+    if (!c.known_two || (c.timed && !c.timed_two))
+        return ts__error(err, TS_EINVAL, "replay: each kind of collective in the trace ran at one size (%s%s; %u of "
+                         "known size, %u with a measured transfer time): one size cannot fit a line (a fixed cost "
+                         "plus a cost per byte) to price another world size or bandwidth; %s", c.sizes,
+                         c.known_two ? " among others" : "", c.known, c.timed, give);
+    if (c.timed == 0)
+        return ts__error(err, TS_EINVAL, "replay: none of the trace's %u collectives of known size has a measured "
+                         "transfer time (each ends when its last rank arrives, or in a later wait: nonblocking "
+                         "calls), so there is nothing to fit; %s", c.known, give);
+    return TS_OK;
+}
+
 int ts__replay_reprice(ts_replay *r, const ts_replay_options *opt, ts_error *err)
 {
-    if (!r->model && !(opt->bandwidth_gbps > 0))
-        return ts__error(err, TS_ENODATA, "replay: no collective with a known size to calibrate a cost model "
-                                          "from; give --nccl-tests LOG or --bandwidth");
+    if ((!r->model || r->model_from_trace) && !(opt->bandwidth_gbps > 0)) {
+        int rc = trace_calibration_error(r, err);
+        if (rc) return rc;
+    }
     if (!r->model && ts_coll_model_create(&r->model)) return ts__error(err, TS_ENOMEM, "replay: out of memory");
     /* What the calibration covers: its largest group and whether any fitted
      * group spans several servers, to say when a new world goes past it. */
@@ -189,6 +393,6 @@ int ts__replay_reprice(ts_replay *r, const ts_replay_options *opt, ts_error *err
                            "bandwidth and latency scaled by log2 of the size; a larger job on other links (more "
                            "servers, another network) differs", opt->world, largest);
     if (!repriced)
-        return ts__error(err, TS_ENODATA, "replay: no collective could be repriced (sizes unknown)");
+        return ts__error(err, TS_EINVAL, "replay: no collective could be repriced (sizes unknown)");
     return TS_OK;
 }

@@ -944,3 +944,116 @@ bool ts__rank_span(const ts_rank *r, int64_t *start_ns, int64_t *end_ns)
         if (r->iterations[i].end_ns > *end_ns) *end_ns = r->iterations[i].end_ns;
     return true;
 }
+
+bool ts__horovod_timeline(const ts_rank *r)
+{
+    static const char *const only_horovod[] = {
+        "NEGOTIATE_ALLREDUCE", "NEGOTIATE_ALLGATHER", "NEGOTIATE_BROADCAST", "NEGOTIATE_ALLTOALL",
+        "WAIT_FOR_DATA", "WAIT_FOR_OTHER_TENSOR_DATA", "MEMCPY_IN_FUSION_BUFFER", "MEMCPY_OUT_FUSION_BUFFER",
+    };
+    for (size_t i = 0; i < sizeof only_horovod / sizeof only_horovod[0]; i++)
+        if (ts__str_find(&r->strings, only_horovod[i], strlen(only_horovod[i]))) return true;
+    return false;
+}
+
+bool ts__horovod_comm_name(const char *name)
+{
+    static const char *const libs[] = {"NCCL_", "MPI_", "GLOO_", "CCL_", "DDL_"};
+    static const char *const ops[] = {"ALLREDUCE", "REDUCESCATTER", "REDUCE", "ALLGATHER", "BCAST", "ALLTOALL",
+                                      "CROSS_ALLREDUCE", "ADASUM_ALLREDUCE"};
+    for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++) {
+        size_t n = strlen(libs[i]);
+        if (strncmp(name, libs[i], n)) continue;
+        for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
+            if (!strcmp(name + n, ops[k])) return true;
+    }
+    return false;
+}
+
+uint64_t ts__rank_python_as_ops(ts_rank *r, uint32_t max_depth)
+{
+    uint64_t n_py = 0, n = 0;
+    for (uint32_t s = 0; s < r->slices.n; s++) {
+        if (r->slices.kind[s] == TS_KIND_CPU_OP) return 0;   /* the rank has CPU ops: they are its ops */
+        n_py += r->slices.kind[s] == TS_KIND_PYTHON_FUNCTION;
+    }
+    if (!n_py) return 0;
+    for (uint32_t s = 0; s < r->slices.n; s++) {
+        if (r->slices.kind[s] != TS_KIND_PYTHON_FUNCTION) continue;
+        uint32_t depth = 1;
+        for (uint32_t p = r->slices.parent[s]; p != TS_NONE32 && (!max_depth || depth <= max_depth); p = r->slices.parent[p])
+            depth += r->slices.kind[p] == TS_KIND_PYTHON_FUNCTION || r->slices.kind[p] == TS_KIND_CPU_OP;
+        if (max_depth && depth > max_depth) continue;
+        r->slices.kind[s] = TS_KIND_CPU_OP;
+        n++;
+    }
+    ts__rank_warn(r, TS_WARN_OTHER, "%s: no CPU ops: its %llu python_function ranges%s are analysed as CPU ops "
+                  "(of %llu; --python-depth N keeps the outermost N calls)", r->path, (unsigned long long)n,
+                  max_depth ? " within the depth asked" : "", (unsigned long long)n_py);
+    return n;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Keep the steps of v[0..*n) that rank r also has (both sorted). */
+static void intersect_steps(int64_t *v, uint32_t *n, int64_t *scratch, const ts_rank *r)
+{
+    for (uint32_t i = 0; i < r->n_iterations; i++) scratch[i] = r->iterations[i].step;
+    qsort(scratch, r->n_iterations, sizeof *scratch, cmp_i64);
+    uint32_t k = 0, j = 0;
+    for (uint32_t i = 0; i < *n; i++) {
+        while (j < r->n_iterations && scratch[j] < v[i]) j++;
+        if (j < r->n_iterations && scratch[j] == v[i]) v[k++] = v[i];
+    }
+    *n = k;
+}
+
+/* O(ranks x iterations log iterations). */
+int ts__window_sel_init(ts_window_sel *sel, const ts_trace *t)
+{
+    sel->complete = NULL;
+    sel->n_complete = 0;
+    sel->marked = false;
+    uint32_t most = 0, first = TS_NONE32;
+    for (uint32_t i = 0; i < t->n_ranks; i++) {
+        uint32_t n = t->ranks[i]->n_iterations;
+        if (n && first == TS_NONE32) first = i;
+        if (n > most) most = n;
+    }
+    if (first == TS_NONE32) return TS_OK;
+    sel->marked = true;
+    int64_t *scratch = ts__malloc((size_t)most * sizeof *scratch);
+    sel->complete = ts__malloc((size_t)most * sizeof *sel->complete);
+    if (!scratch || !sel->complete) {
+        ts__free(scratch, (size_t)most * sizeof *scratch);
+        ts__free(sel->complete, (size_t)most * sizeof *sel->complete);
+        sel->complete = NULL;
+        return TS_ENOMEM;
+    }
+    const ts_rank *r0 = t->ranks[first];
+    for (uint32_t i = 0; i < r0->n_iterations; i++) sel->complete[i] = r0->iterations[i].step;
+    qsort(sel->complete, r0->n_iterations, sizeof *sel->complete, cmp_i64);
+    sel->n_complete = r0->n_iterations;
+    for (uint32_t i = first + 1; i < t->n_ranks; i++)
+        if (t->ranks[i]->n_iterations) intersect_steps(sel->complete, &sel->n_complete, scratch, t->ranks[i]);
+    ts__free(scratch, (size_t)most * sizeof *scratch);
+    sel->cap_complete = most;
+    return TS_OK;
+}
+
+void ts__window_sel_free(ts_window_sel *sel)
+{
+    ts__free(sel->complete, (size_t)sel->cap_complete * sizeof *sel->complete);
+    sel->complete = NULL;
+    sel->n_complete = sel->cap_complete = 0;
+}
+
+bool ts__window_has_step(const ts_window_sel *sel, int64_t step)
+{
+    if (sel->steps && (step < sel->first || step > sel->last)) return false;
+    return sel->complete && bsearch(&step, sel->complete, sel->n_complete, sizeof step, cmp_i64);
+}

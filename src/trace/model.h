@@ -351,4 +351,39 @@ static inline int64_t ts__slice_end(const ts_rank *r, uint32_t s) { return r->sl
 /* Iteration window [start, end) for step range; returns false when the rank has none. */
 bool ts__rank_span(const ts_rank *r, int64_t *start_ns, int64_t *end_ns);
 
+/* Horovod timelines (HOROVOD_TIMELINE, docs/timeline.rst of Horovod): a
+ * Chrome-trace array Horovod never closes, one process per tensor, its
+ * activities as B/E ranges. ts__horovod_timeline: r holds one of the
+ * activity names only Horovod writes (NEGOTIATE_ALLREDUCE, WAIT_FOR_DATA,
+ * MEMCPY_IN_FUSION_BUFFER, ...). ts__horovod_comm_name: an activity that is
+ * the transfer itself (NCCL_ALLREDUCE, MPI_BCAST, GLOO_ALLGATHER, ...). */
+bool ts__horovod_timeline(const ts_rank *r);
+
+/* THE ANALYSIS WINDOW (every command: stats, breakdown, critical-path,
+ * replay). When the trace marks iterations, the complete ones: the steps
+ * every rank that marks iterations has (a step some rank lacks, cut off by
+ * the end of its trace or by another profiling window, is left out), within
+ * the steps asked; a rank without marks, or the whole trace when asked
+ * (`--window all`), has its whole span. */
+typedef struct ts_window_sel {
+    bool     whole;              /* --window all: every rank's whole trace */
+    bool     steps;              /* restrict to steps [first, last] */
+    int64_t  first, last;        /* inclusive */
+    int64_t *complete;           /* steps every marking rank has, ascending (owned) */
+    uint32_t n_complete, cap_complete;
+    bool     marked;             /* some rank marks iterations */
+} ts_window_sel;
+/* Fill sel for t (whole, steps, first and last already set); TS_ENOMEM. */
+int  ts__window_sel_init(ts_window_sel *sel, const ts_trace *t);
+void ts__window_sel_free(ts_window_sel *sel);
+/* Whether step is one of the window's iterations. */
+bool ts__window_has_step(const ts_window_sel *sel, int64_t step);
+
+/* A rank without CPU ops whose ops are Python functions (`record --python`):
+ * its python_function ranges at most max_depth Python calls deep (1 = the
+ * outermost; 0 = any depth) become CPU ops, so every analysis reads them,
+ * with a warning saying so. Returns how many. O(slices x Python depth). */
+uint64_t ts__rank_python_as_ops(ts_rank *r, uint32_t max_depth);
+bool ts__horovod_comm_name(const char *name);
+
 #endif

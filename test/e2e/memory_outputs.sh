@@ -1,7 +1,9 @@
 #!/bin/sh
 # memory_outputs.sh - the exact-rules run writes all six files (valid JSON,
 # well-formed SVG), its JSON agrees with the table summary, and --trace on the
-# shared raw memory timeline gives the peak an independent Python sum gives.
+# shared raw memory timeline gives the peak an independent Python sum gives,
+# also in the memory.json and memory.svg it writes under -o DIR --plot, and
+# on a hand-written Kineto trace with [memory] events.
 set -eu
 BIN=${TS_BIN:-build/trainscope}
 D=${TS_DATA:-../shared/data}
@@ -42,3 +44,45 @@ for t, action, nbytes, cat in json.load(gzip.open('$RAW')):
 print(peak)")
 [ "$mine" = "$ref" ] || { echo "raw timeline peak $mine, python says $ref"; exit 1; }
 echo "raw timeline peak $mine bytes, as Python sums it"
+
+# Regression 2026-11-26 (issue 21): --trace ignored -o and --plot. Its
+# memory.json holds what --format json prints, and memory.svg the curve whose
+# peak (in the title) is Python's.
+"$BIN" memory --trace -o "$OUT/t" --plot "$RAW" > "$OUT/t.txt"
+[ -s "$OUT/t/memory.json" ] && [ -s "$OUT/t/memory.svg" ] || { echo "--trace -o --plot wrote no files"; ls "$OUT/t" 2>&1; exit 1; }
+[ -z "$(ls -A "$OUT/t" | grep '\.tmp$' || true)" ] || { echo "temporary files left"; exit 1; }
+"$PY" - "$OUT/t" "$ref" <<'PYEOF'
+import json, sys, xml.dom.minidom
+d, ref = sys.argv[1], int(sys.argv[2])
+m = json.load(open(d + "/memory.json"))
+assert len(m) == 1 and m[0]["peak_bytes"] == ref, (m, ref)
+svg = xml.dom.minidom.parse(d + "/memory.svg")
+title = "".join(n.firstChild.data for n in svg.getElementsByTagName("text") if n.firstChild and "peak" in n.firstChild.data)
+assert "peak %.1f MiB" % (ref / 1048576) in title, title
+assert len(svg.getElementsByTagName("polyline") + svg.getElementsByTagName("path")) >= 1
+PYEOF
+# A Kineto trace (hand-written, Kineto's [memory] instant format): two ranks'
+# CPU allocations; a chart per (rank, device), and the peaks the events give.
+for r in 0 1; do
+cat > "$OUT/k$r.json" <<K
+{"distributedInfo": {"rank": $r, "world_size": 2}, "traceEvents": [
+ {"ph": "X", "cat": "cpu_op", "name": "aten::empty", "pid": 1, "tid": 1, "ts": 10, "dur": 50},
+ {"ph": "i", "s": "t", "cat": "[memory]", "name": "[memory]", "pid": 1, "tid": 1, "ts": 20,
+  "args": {"Device Type": 0, "Device Id": -1, "Addr": 1, "Bytes": 1000, "Total Allocated": 1000$r, "Total Reserved": 0}},
+ {"ph": "i", "s": "t", "cat": "[memory]", "name": "[memory]", "pid": 1, "tid": 1, "ts": 30,
+  "args": {"Device Type": 0, "Device Id": -1, "Addr": 2, "Bytes": 500, "Total Allocated": 1500$r, "Total Reserved": 0}},
+ {"ph": "i", "s": "t", "cat": "[memory]", "name": "[memory]", "pid": 1, "tid": 1, "ts": 40,
+  "args": {"Device Type": 0, "Device Id": -1, "Addr": 1, "Bytes": -1000, "Total Allocated": 500$r, "Total Reserved": 0}}
+]}
+K
+done
+"$BIN" memory --trace -o "$OUT/k" --plot "$OUT/k0.json" "$OUT/k1.json" > /dev/null
+"$PY" - "$OUT/k" <<'PYEOF'
+import json, sys, xml.dom.minidom
+d = sys.argv[1]
+m = json.load(open(d + "/memory.json"))
+assert sorted((x["rank"], x["peak_bytes"]) for x in m) == [(0, 15000), (1, 15001)], m
+for k in (0, 1):
+    xml.dom.minidom.parse("%s/memory_%d.svg" % (d, k))
+PYEOF
+echo "--trace -o --plot: memory.json and the charts"

@@ -44,5 +44,34 @@ n = sum(1 for e in json.load(open(f))["traceEvents"] if e.get("name") in ("MPI_A
 cp = json.load(open(sys.argv[2]))
 assert cp["collectives"] == n, (cp["collectives"], n)
 assert cp["categories"]["communication_us"] > 0, cp["categories"]
+# CPU-only: the program's work is compute, not "cpu" (it said compute 0.0%);
+# backward's time between its all-reduces is backward's own, no gap
+assert cp["categories"]["compute_us"] > cp["categories"]["cpu_us"], cp["categories"]
+assert not [o for o in cp["top_ops"] if o["kind"] == "gap" and o["edge"] == "program" and o["total_us"] > 10], cp["top_ops"]
 P
+# Regression 2026-11-26 (issue 21): MPI_Init (before the first step) was
+# "99.7% of the iteration" in stats: the window is the iterations every rank
+# marks, and --window all the whole trace, in stats as in replay.
+"$TS_BIN" stats --format json "$tmp"/t/*.json >"$tmp/s_it.json"
+"$TS_BIN" stats --format json --window all "$tmp"/t/*.json >"$tmp/s_all.json"
+$PY - "$tmp/s_it.json" "$tmp/s_all.json" <<'P'
+import json, sys
+it, al = (json.load(open(p)) for p in sys.argv[1:])
+assert not [r for r in it["rows"] if r["name"] == "MPI_Init"], it["rows"]
+assert all(w["iterations"] == 5 for w in it["ranks"]), it["ranks"]
+assert [r for r in al["rows"] if r["name"] == "MPI_Init"], al["rows"]
+P
+# Regression 2026-11-26 (issue 21): every all-reduce of this run has one size
+# (asserted above from the files), so the trace cannot fit a cost line for
+# --world: say so and what to give (it said "no collective with a known size"),
+# exit 2, no partial output.
+set +e
+"$TS_BIN" replay --world 8 "$tmp"/t/*.json >"$tmp/w" 2>"$tmp/werr"; code=$?
+set -e
+[ $code -eq 2 ] || { echo "replay --world 8 exited $code"; cat "$tmp/werr"; exit 1; }
+grep -q "one size cannot fit a line" "$tmp/werr" && grep -q -- "--nccl-tests" "$tmp/werr" &&
+    grep -q -- "--bandwidth" "$tmp/werr" && grep -q "all_reduce 131072 B" "$tmp/werr" ||
+    { echo "replay --world 8 does not say why"; cat "$tmp/werr"; exit 1; }
+[ ! -s "$tmp/w" ] || { echo "replay --world 8 printed a result"; exit 1; }
+"$TS_BIN" replay --world 8 --bandwidth 5 "$tmp"/t/*.json >"$tmp/w" 2>/dev/null || { echo "--bandwidth 5 failed"; exit 1; }
 echo "record_mpi: ok"

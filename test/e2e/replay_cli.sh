@@ -101,6 +101,40 @@ down=$("$BIN" replay --format json --scale 'cpu:*=0.5' $EX/rank0.json $EX/rank1.
      /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["error_pct"])')
 /usr/bin/python3 -c "assert $up > 20 and $down < -10, ($up, $down)"
 
+# Regression 2026-11-26 (issue 21): aten::mm runs nested in top-level ops
+# (autograd, DDP forward), so --scale 'aten::mm=0.5' matched no node and
+# printed +0.00%. Halving it must save time in every step, and at most half
+# of the step's aten::mm time on both ranks together (a path may cross from
+# one rank to the other at the all-reduce), counted from the JSON files: the
+# outermost aten::mm slices in each ProfilerStep.
+"$BIN" replay --format json --scale 'aten::mm=0.5' $EX/rank0.json $EX/rank1.json >"$TMP/mm.json"
+/usr/bin/python3 - "$TMP/mm.json" $EX/rank0.json $EX/rank1.json <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+mm = {}
+for path in sys.argv[2:]:
+    ev = json.load(open(path))
+    ev = ev["traceEvents"] if isinstance(ev, dict) else ev
+    xs = [e for e in ev if e.get("ph") == "X"]
+    mms = [e for e in xs if e["name"] == "aten::mm"]
+    inside = lambda a, b: b["ts"] <= a["ts"] and a["ts"] + a["dur"] <= b["ts"] + b["dur"] and a is not b
+    outer = [m for m in mms if not any(inside(m, o) and m["tid"] == o["tid"] for o in mms)]
+    for s in (e for e in xs if e["name"].startswith("ProfilerStep#")):
+        k = int(s["name"].split("#")[1])
+        mm[k] = mm.get(k, 0) + sum(m["dur"] for m in outer if inside(m, s))
+for it in r["per_iteration"]:
+    saved = it["measured_us"] - it["predicted_us"]
+    assert 0.1 * mm[it["step"]] < saved <= 0.5 * mm[it["step"]] + 1, (it, mm)
+print("aten::mm=0.5: saves", [round(it["measured_us"] - it["predicted_us"]) for it in r["per_iteration"]],
+      "us per step, of", [round(mm[k]) for k in sorted(mm)], "us of aten::mm on both ranks")
+PY
+# A pattern that matches no op is an error, not a +0.00% what-if.
+set +e
+"$BIN" replay --scale 'aten::no_such_op=0.5' $EX/rank0.json $EX/rank1.json 2>"$TMP/e" >"$TMP/o"; [ $? -eq 2 ] || exit 1
+grep -q "no op of the trace matches 'aten::no_such_op'" "$TMP/e" || exit 1
+[ ! -s "$TMP/o" ] || exit 1
+set -e
+
 # Bad input: exit 2 and a message naming the problem.
 set +e
 "$BIN" replay --bucket-mb x $EX/rank0.json 2>"$TMP/e"; [ $? -eq 2 ] || exit 1

@@ -413,6 +413,57 @@ TEST(ingest_rejects_truncated_json)
     CHECK_EQ_STR(err.msg, "t.json: byte 32: unexpected end of input (truncated JSON)");
 }
 
+/* Regression (issue 21, 26 Nov 2026): a Horovod timeline as Horovod writes
+ * it, an array never closed, was rejected as truncated JSON. No real one is
+ * in the shared data: HOROVOD_EXCERPT is hand-made from the format of
+ * Horovod's docs/timeline.rst (one process per tensor, NEGOTIATE_ALLREDUCE
+ * with a tick per worker, then ALLREDUCE holding QUEUE, the fusion-buffer
+ * copies and NCCL_ALLREDUCE), each event followed by a comma. */
+#define HOROVOD_EXCERPT \
+    "[\n" \
+    "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, \"args\": {\"name\": \"allreduce.dense_1.kernel_0\"}},\n" \
+    "{\"ph\": \"B\", \"name\": \"NEGOTIATE_ALLREDUCE\", \"ts\": 1000, \"pid\": 1},{\"ph\": \"X\", \"name\": \"1\", \"ts\": 1010, \"pid\": 1, \"dur\": 0},\n" \
+    "{\"ph\": \"E\", \"ts\": 1400, \"pid\": 1},\n" \
+    "{\"ph\": \"B\", \"name\": \"ALLREDUCE\", \"ts\": 1400, \"pid\": 1},\n" \
+    "{\"ph\": \"B\", \"name\": \"MEMCPY_IN_FUSION_BUFFER\", \"ts\": 1400, \"pid\": 1},\n" \
+    "{\"ph\": \"E\", \"ts\": 1500, \"pid\": 1},\n" \
+    "{\"ph\": \"B\", \"name\": \"NCCL_ALLREDUCE\", \"ts\": 1500, \"pid\": 1},\n" \
+    "{\"ph\": \"E\", \"ts\": 2300, \"pid\": 1},\n" \
+    "{\"ph\": \"E\", \"ts\": 2350, \"pid\": 1},\n"
+
+TEST(ingest_reads_a_horovod_timeline_left_unclosed_and_only_that)
+{
+    ts_error err;
+    ts_rank *r = load_str(HOROVOD_EXCERPT, &err);
+    CHECK(r != NULL);
+    if (!r) { fprintf(stderr, "%s\n", err.msg); return; }
+    uint32_t s = find_slice(r, "NCCL_ALLREDUCE");
+    CHECK(s != TS_NONE32);
+    if (s != TS_NONE32) CHECK_EQ_INT(r->slices.dur_ns[s], 800000);
+    CHECK(find_slice(r, "ALLREDUCE") != TS_NONE32);
+    CHECK_EQ_INT(r->warn_count[TS_WARN_OTHER], 1);
+    CHECK(r->warn_first[TS_WARN_OTHER] && strstr(r->warn_first[TS_WARN_OTHER], "a Horovod timeline, unclosed"));
+    CHECK(ts__horovod_comm_name("NCCL_ALLREDUCE") && ts__horovod_comm_name("MPI_BCAST") &&
+          !ts__horovod_comm_name("ALLREDUCE") && !ts__horovod_comm_name("MEMCPY_IN_FUSION_BUFFER"));
+    ts__rank_destroy(r);
+    /* without its trailing comma too */
+    char buf[2048];
+    snprintf(buf, sizeof buf, "%s", HOROVOD_EXCERPT);
+    buf[strlen(buf) - 2] = '\n';
+    buf[strlen(buf) - 1] = '\0';
+    r = load_str(buf, &err);
+    CHECK(r != NULL);
+    ts__rank_destroy(r);
+    /* cut inside an event: truncated, Horovod or not */
+    snprintf(buf, sizeof buf, "%.*s", (int)strlen(HOROVOD_EXCERPT) - 12, HOROVOD_EXCERPT);
+    CHECK_EQ_INT(load_err(buf, &err), TS_EPARSE);
+    CHECK(strstr(err.msg, "unexpected end of input (truncated JSON)") != NULL);
+    /* the same unclosed array without Horovod's activity names: an error */
+    CHECK_EQ_INT(load_err("[\n{\"ph\": \"B\", \"name\": \"NCCL_ALLREDUCE\", \"ts\": 1500, \"pid\": 1},\n"
+                          "{\"ph\": \"E\", \"ts\": 2300, \"pid\": 1},\n", &err), TS_EPARSE);
+    CHECK(strstr(err.msg, "unexpected end of input (truncated JSON)") != NULL);
+}
+
 TEST(ingest_rejects_malformed_json_with_offset)
 {
     ts_error err;
@@ -581,7 +632,7 @@ TEST(ingest_loads_a_directory_of_ranks_and_rejects_duplicate_ranks)
     ts_trace *t = NULL;
     ts_error err;
     const char *paths[] = {dir};
-    ts_load_opts o = {sizeof o, 2, NULL};
+    ts_load_opts o = {sizeof o, 2, NULL, 0};
     CHECK_EQ_INT(ts_trace_load(paths, 1, &o, &t, &err), TS_OK);
     CHECK_EQ_INT(ts_trace_n_ranks(t), 2);
     CHECK_EQ_INT(ts_rank_number(ts_trace_borrow_rank(t, 1)), 1);
@@ -704,7 +755,7 @@ TEST(ingest_finds_iterations_with_a_custom_marker)
     const char *json = "[{\"ph\":\"X\",\"name\":\"train_step 7\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":5},"
                        "{\"ph\":\"X\",\"name\":\"train_step 8\",\"pid\":1,\"tid\":1,\"ts\":5,\"dur\":5},"
                        "{\"ph\":\"X\",\"name\":\"ProfilerStep#1\",\"pid\":1,\"tid\":2,\"ts\":0,\"dur\":10}]";
-    ts_load_opts o = {sizeof o, 1, "train_step "};
+    ts_load_opts o = {sizeof o, 1, "train_step ", 0};
     ts_rank *r = NULL;
     CHECK_EQ_INT(ts__ingest_json_buffer("t.json", json, strlen(json), &o, &r, &err), TS_OK);
     CHECK_EQ_INT(r->n_iterations, 2);
@@ -762,7 +813,7 @@ TEST(ingest_loads_several_files_in_parallel_in_rank_order)
     }
     ts_trace *t = NULL;
     ts_error err;
-    ts_load_opts o = {sizeof o, 3, NULL};
+    ts_load_opts o = {sizeof o, 3, NULL, 0};
     CHECK_EQ_INT(ts_trace_load(pv, 4, &o, &t, &err), TS_OK);
     CHECK_EQ_INT(ts_trace_n_ranks(t), 4);
     for (uint32_t i = 0; i < 4; i++) {

@@ -5,6 +5,7 @@
 #include "test.h"
 #include "report/json.h"
 #include "trainscope/report.h"
+#include "report/report_int.h"
 
 /* Render a table into a malloc'd string through a memory stream. */
 static char *render(const ts_table *t)
@@ -115,4 +116,38 @@ TEST(durations_fit_six_columns_with_a_unit)
     CHECK_EQ_STR(ts_report_duration(999999, b, sizeof b), "1.00ms");
     CHECK_EQ_STR(ts_report_duration(2.5e9, b, sizeof b), "2.50s");
     CHECK_EQ_STR(ts_report_duration(1234e9, b, sizeof b), "1234s");
+}
+
+/* Warnings folded for a terminal: lines "rank N: ..." alike but for their
+ * counts become one line naming the ranks with the counts summed; a number
+ * with a sign ("-1"), a decimal or a digit inside a word stays as written
+ * and must match; other repeated kinds keep their first line. By hand. */
+TEST(warnings_fold_per_rank_lines_summing_counts_only)
+{
+    ts_rank *r = ts__rank_create("r0.json");
+    ts_trace *t = NULL;
+    CHECK(r && ts__rank_finish(r, NULL) == TS_OK && ts__trace_create(&r, 1, &t, NULL) == TS_OK);
+    if (!t) return;
+    const char *lines[] = {
+        "rank 0: 3 of 10 calls have no event (wait_on_stream -1)",
+        "rank 1: 4 of 12 calls have no event (wait_on_stream -1)",
+        "rank 3: 5 of 5 calls have no event (wait_on_stream -1)",
+        "rank 2: no cuda_sync events in int8 kernels",
+        "collective 'x' (instance 0) reached by 1 of 2 ranks",
+        "collective 'x' (instance 3) reached by 1 of 2 ranks",
+        "recorded 1.5 s apart",
+    };
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ts__report_warnings_emit(f, t, lines, 7, false);
+    fclose(f);
+    CHECK_EQ_STR(buf,
+        "trainscope: warning: ranks 0-1, 3, summed: 12 of 27 calls have no event (wait_on_stream -1)\n"
+        "trainscope: warning: rank 2: no cuda_sync events in int8 kernels\n"
+        "trainscope: warning: collective 'x' (instance 0) reached by 1 of 2 ranks (and 1 more like it)\n"
+        "trainscope: warning: recorded 1.5 s apart\n"
+        "trainscope: warning: (7 warning lines folded into these 4; --verbose lists each)\n");
+    free(buf);
+    ts_trace_destroy(t);
 }

@@ -26,6 +26,7 @@ typedef struct bd_args {
     int               format;
     const char       *marker;
     int               width;   /* --width: table columns, 0 = never cut names */
+    int               verbose; /* --verbose: every warning line, also on a terminal */
 } bd_args;
 
 /* Names of the kernel-type combinations, indexed by the bit mask of
@@ -54,7 +55,8 @@ static void usage(FILE *f)
           "  --format table|json|csv   output format (default table); json/csv times are us\n"
           "  --width N                 table width in columns (default 80); 0 = never cut names\n"
           TS_CLI_COMMON_HELP
-          "                           (--window: the CPU-only threads' window; GPU ops\n"
+          "  -v, --verbose            every warning line (on a terminal: one per kind,\n"
+          "                           summed over files)\n"          "                           (--window: the CPU-only threads' window; GPU ops\n"
           "                           follow HTA's filter or --iterations)\n"
           "  -h, --help                this help\n\n"
           "exit codes: 0 ok, 1 nothing to analyze (or no iteration in the range),\n"
@@ -67,7 +69,7 @@ static int parse_args(int argc, char **argv, bd_args *a)
         {"top", required_argument, 0, 't'}, {"kernel-delay", required_argument, 0, 'd'},
         {"iterations", required_argument, 0, 'i'},
         {"iteration-marker", required_argument, 0, 'm'}, {"format", required_argument, 0, 'f'},
-        {"width", required_argument, 0, 'w'}, TS_CLI_COMMON_LONGOPTS, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+        {"width", required_argument, 0, 'w'}, TS_CLI_COMMON_LONGOPTS, {"verbose", no_argument, 0, 'v'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
     };
     memset(a, 0, sizeof *a);
     a->opts.top_kernels = 5;
@@ -75,7 +77,7 @@ static int parse_args(int argc, char **argv, bd_args *a)
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "hv", longopts, NULL)) != -1) {
         switch (c) {
         case 't':
             if (ts_cli_opt_count("breakdown", "--top", optarg, &a->opts.top_kernels)) return -1;
@@ -101,6 +103,7 @@ static int parse_args(int argc, char **argv, bd_args *a)
         case TS_CLI_OPT_WINDOW: case TS_CLI_OPT_PYTHON_DEPTH:
             if (ts_cli_opt_common("breakdown", c, optarg)) return -1;
             break;
+        case 'v': a->verbose = 1; break;
         case 'h': usage(stdout); return 1;
         default:
             return ts_cli_opt_unknown("breakdown", argv[optind - 1]);
@@ -608,10 +611,10 @@ int ts_cmd_breakdown(int argc, char **argv)
     } else if (a.format == TS_FMT_JSON) {
         print_json(t, b);
     } else if (a.format == TS_FMT_CSV) {
-        ts__report_warnings_print(stderr, t);
+        ts__report_warnings_emit(stderr, t, NULL, 0, ts__report_warn_all(a.verbose));
         print_csv(b);
     } else {
-        ts__report_warnings_print(stderr, t);
+        ts__report_warnings_emit(stderr, t, NULL, 0, ts__report_warn_all(a.verbose));
         if (print_table(b, a.width)) { ts_cli_errorf("writing the tables failed"); exit_code = TS_EXIT_BAD; }
     }
     ts_breakdown_destroy(b);

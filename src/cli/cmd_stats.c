@@ -20,6 +20,7 @@ typedef struct stats_args {
     int           format;
     const char   *marker;   /* --iteration-marker, NULL = ProfilerStep# */
     int           width;    /* --width: table columns, 0 = never cut names */
+    int           verbose;  /* --verbose: every warning line, also on a terminal */
 } stats_args;
 
 static void usage(FILE *f)
@@ -40,7 +41,8 @@ static void usage(FILE *f)
           "  --format table|json|csv  output format (default table); times in json/csv are us\n"
           "  --width N                table width in columns (default 80); 0 = never cut names\n"
           TS_CLI_COMMON_HELP
-          "  -h, --help               this help\n\n"
+          "  -v, --verbose            every warning line (on a terminal: one per kind,\n"
+          "                           summed over files)\n"          "  -h, --help               this help\n\n"
           "exit codes: 0 ok, 1 nothing to analyse (no iteration in the window, no op in\n"
           "it), 2 bad input or usage\n", f);
 }
@@ -51,14 +53,14 @@ static int parse_args(int argc, char **argv, stats_args *a)
         {"top", required_argument, 0, 't'}, {"by", required_argument, 0, 'b'},
         {"iterations", required_argument, 0, 'i'}, {"iteration-marker", required_argument, 0, 'm'},
         {"format", required_argument, 0, 'f'}, {"width", required_argument, 0, 'w'},
-        TS_CLI_COMMON_LONGOPTS, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+        TS_CLI_COMMON_LONGOPTS, {"verbose", no_argument, 0, 'v'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
     };
     memset(a, 0, sizeof *a);
     a->width = 80;
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "hv", longopts, NULL)) != -1) {
         switch (c) {
         case 't':
             if (ts_cli_opt_count("stats", "--top", optarg, &a->opts.top)) return -1;
@@ -86,6 +88,7 @@ static int parse_args(int argc, char **argv, stats_args *a)
         case TS_CLI_OPT_WINDOW: case TS_CLI_OPT_PYTHON_DEPTH:
             if (ts_cli_opt_common("stats", c, optarg)) return -1;
             break;
+        case 'v': a->verbose = 1; break;
         case 'h': usage(stdout); return 1;
         default:
             return ts_cli_opt_unknown("stats", argv[optind - 1]);
@@ -229,7 +232,7 @@ int ts_cmd_stats(int argc, char **argv)
         ts_trace_destroy(t);
         return ts_cli_exit_for(rc);
     }
-    if (a.format != TS_FMT_JSON) ts__report_warnings_print(stderr, t);   /* json carries them inside */
+    if (a.format != TS_FMT_JSON) ts__report_warnings_emit(stderr, t, NULL, 0, ts__report_warn_all(a.verbose));   /* json carries them inside */
     if (a.format == TS_FMT_JSON) print_json(t, st);
     else if (a.format == TS_FMT_CSV) print_csv(st);
     else rc = print_table(st, a.width);

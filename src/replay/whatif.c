@@ -137,17 +137,40 @@ static void scale_span(ts_replay *r, const scale_rank *sr, uint32_t p, int64_t a
     }
 }
 
+/* Whether a model's name (string id) matches the glob, each name tried
+ * once per model: the ranks of a replicated job share one model, so a
+ * 1,024-rank job calls fnmatch once per distinct name, not per slice. */
+typedef struct name_match {
+    const char    *glob;
+    const ts_rank *model;   /* whose string ids v is indexed by, NULL = none yet */
+    uint8_t       *v;       /* per string id: 0 = not tried, 1 = no, 2 = yes */
+    uint32_t       n;
+} name_match;
+
+static bool name_matches(name_match *m, const ts_rank *rk, uint32_t id)
+{
+    if (m->model != rk) {
+        ts__free(m->v, (size_t)m->n + 1);
+        m->n = rk->strings.n;
+        m->v = ts__calloc((size_t)m->n + 1, 1);
+        m->model = rk;
+    }
+    if (!m->v || id >= m->n)   /* no memory for the cache: match as is */ return !fnmatch(m->glob, ts__rank_str(rk, id), 0);
+    if (!m->v[id]) m->v[id] = fnmatch(m->glob, ts__rank_str(rk, id), 0) ? 1 : 2;
+    return m->v[id] == 2;
+}
+
 /* Whether slice sl (no node) is an op --scale may reach: a CPU op nested in
  * node `enc`, under no other slice the pattern matches (the outermost match
  * scales, its nested matches are part of it) and not in a matched node. */
-static bool nested_target(const ts_rank *rk, const scale_rank *sr, uint32_t sl, uint32_t enc, const char *glob,
+static bool nested_target(const ts_rank *rk, const scale_rank *sr, uint32_t sl, uint32_t enc, name_match *m,
                           const uint8_t *node_hit)
 {
     if (enc == TS_NONE32 || node_hit[enc - sr->first] || ts__kind_on_gpu((ts_kind)rk->slices.kind[sl]) ||
-        fnmatch(glob, ts__rank_str(rk, rk->slices.name[sl]), 0))
+        !name_matches(m, rk, rk->slices.name[sl]))
         return false;
     for (uint32_t q = rk->slices.parent[sl]; q != TS_NONE32 && sr->slice_node[q] == TS_NONE32; q = rk->slices.parent[q])
-        if (!fnmatch(glob, ts__rank_str(rk, rk->slices.name[q]), 0)) return false;
+        if (name_matches(m, rk, rk->slices.name[q])) return false;
     return true;
 }
 
@@ -156,7 +179,7 @@ static bool nested_target(const ts_rank *rk, const scale_rank *sr, uint32_t sl, 
  * nested in a node (not nodes themselves: aten::mm under a top-level op)
  * over the stretches of the enclosing node they cover, which shortens it:
  * the parent's own time stays, its child's shrinks. */
-static int scale_rank_matches(ts_replay *r, uint32_t ri, uint32_t mask, const char *glob, double factor,
+static int scale_rank_matches(ts_replay *r, uint32_t ri, uint32_t mask, name_match *m, double factor,
                               uint32_t *hits)
 {
     const ts_graph *g = r->g;
@@ -165,19 +188,19 @@ static int scale_rank_matches(ts_replay *r, uint32_t ri, uint32_t mask, const ch
     uint8_t *node_hit = NULL;
     int rc = scale_rank_init(g, ri, &sr);
     if (rc == TS_OK && !(node_hit = ts__calloc((size_t)sr.n + 1, 1))) rc = TS_ENOMEM;
+    const ts_rank *rk = g->trace->ranks[g->rank_model[ri]];
     for (uint32_t i = 0; rc == TS_OK && i < sr.n; i++) {
         uint32_t n = sr.first + i;
-        if (!(mask & (1u << s->kind[n])) || fnmatch(glob, ts__replay_node_name(r, n), 0)) continue;
+        if (!(mask & (1u << s->kind[n])) || !name_matches(m, rk, rk->slices.name[g->nodes.slice[n]])) continue;
         node_hit[i] = 1;
         (*hits)++;
         if (sr.first_child[i] == TS_NONE32) s->self_ns[n] = (int64_t)llround((double)s->self_ns[n] * factor);
         else scale_span(r, &sr, n, g->nodes.start_ns[n], g->nodes.start_ns[n] + g->nodes.dur_ns[n], factor);
     }
-    const ts_rank *rk = g->trace->ranks[g->rank_model[ri]];
     for (uint32_t sl = 0; rc == TS_OK && (mask & (1u << TS_NODE_CPU_OP)) && sl < rk->slices.n; sl++) {
         if (sr.slice_node[sl] != TS_NONE32) continue;
         uint32_t enc = ts__graph_enclosing_node(rk, sr.slice_node, sl);
-        if (!nested_target(rk, &sr, sl, enc, glob, node_hit)) continue;
+        if (!nested_target(rk, &sr, sl, enc, m, node_hit)) continue;
         (*hits)++;
         scale_span(r, &sr, enc, rk->slices.ts_ns[sl], ts__slice_end(rk, sl), factor);
     }
@@ -196,7 +219,9 @@ int ts__replay_scale(ts_replay *r, const char *spec, ts_error *err)
     const ts_graph *g = r->g;
     ts_sim *s = &r->sim;
     uint32_t hits = 0;
-    for (uint32_t ri = 0; ri < g->n_ranks && rc == TS_OK; ri++) rc = scale_rank_matches(r, ri, mask, glob, factor, &hits);
+    name_match m = {.glob = glob};
+    for (uint32_t ri = 0; ri < g->n_ranks && rc == TS_OK; ri++) rc = scale_rank_matches(r, ri, mask, &m, factor, &hits);
+    ts__free(m.v, (size_t)m.n + 1);
     if (rc) return ts__error(err, rc, "replay: out of memory");
     for (uint32_t n = g->rank_first_node[g->n_ranks]; n < s->n_nodes; n++) {   /* barriers: a collective's transfer */
         if (!(mask & (1u << s->kind[n])) || fnmatch(glob, ts__replay_node_name(r, n), 0)) continue;

@@ -3,7 +3,8 @@
 # 21): on a multi-rank GPU job critical-path printed a warning line per file
 # and kind (unbound flows, overlapping slices) and per rank (stream waits
 # without cuda_sync): 24 lines before its answer on 8 ranks. On a terminal
-# they fold into one line per kind, summed over files and ranks; --verbose,
+# they fold into one line per kind, summed over files and ranks (stats and
+# breakdown fold their ingest warnings alike); --verbose,
 # a pipe and the JSON keep every line. No real 8-rank GPU set is in the shared
 # data: the ranks here are 8 copies of PARAM AlexNet's real Kineto trace
 # (critical_path/alexnet), each labelled rank r of an 8-rank job. The folded
@@ -25,6 +26,7 @@ PY
 "$BIN" critical-path "$TMP"/rank*.json 2>"$TMP/piped" >"$TMP/out_piped"
 "$BIN" critical-path --format json "$TMP"/rank*.json >"$TMP/cp.json"
 script -qc "$BIN critical-path $TMP/rank0.json $TMP/rank1.json $TMP/rank2.json $TMP/rank3.json $TMP/rank4.json $TMP/rank5.json $TMP/rank6.json $TMP/rank7.json" /dev/null | tr -d '\r' >"$TMP/tty"
+script -qc "$BIN stats $TMP/rank0.json $TMP/rank1.json $TMP/rank2.json $TMP/rank3.json $TMP/rank4.json $TMP/rank5.json $TMP/rank6.json $TMP/rank7.json" /dev/null | tr -d '\r' >"$TMP/tty_stats"
 script -qc "$BIN critical-path --verbose $TMP/rank0.json $TMP/rank1.json $TMP/rank2.json $TMP/rank3.json $TMP/rank4.json $TMP/rank5.json $TMP/rank6.json $TMP/rank7.json" /dev/null | tr -d '\r' >"$TMP/tty_v"
 /usr/bin/python3 - "$TMP" <<'PY'
 import json, re, sys
@@ -46,6 +48,9 @@ assert "ranks 0-7, summed: %d of %d cudaStreamWaitEvent" % (sum(w[0] for w in wa
 assert "24 warning lines folded into these 3; --verbose lists each" in text, text
 # the answer follows on the terminal as when piped
 assert "critical path of" in open(d + "/tty").read()
+# stats folds its ingest warnings alike
+st = [l for l in open(d + "/tty_stats") if l.startswith("trainscope: warning:")]
+assert len(st) == 3 and "%d unbound_flow in 8 files" % sum(flows) in "".join(st), st
 cp = json.load(open(d + "/cp.json"))
 assert len(cp["graph_warnings"]) == 8 and len(cp["warnings"]) == 16, (cp["graph_warnings"], cp["warnings"])
 print("8 ranks: 24 warning lines piped and with --verbose, 4 on a terminal (%d unbound flows summed)" % sum(flows))

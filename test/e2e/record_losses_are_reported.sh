@@ -16,10 +16,9 @@ import os, trainscope_trace as tt
 tt.push("step"); tt.push("inner"); tt.pop()
 os._exit(0)' 2>"$tmp/rec.err"
 grep -q "warning: 1 ranges still open when their process ended" "$tmp/rec.err" || fail "record: $(cat "$tmp/rec.err")"
-# Two bare ranges are no CPU op to tabulate: exit 1 (nothing to analyse), the
-# warnings still in the JSON.
-rc=0; "$TS_BIN" stats --format json "$tmp/t" > "$tmp/stats.json" || rc=$?
-[ "$rc" -le 1 ] || fail "stats exit $rc"
+# The program's ranges are user annotations, no op: stats has nothing to
+# count and exits 1 (its help), but still reports the warnings.
+"$TS_BIN" stats --format json "$tmp/t" > "$tmp/stats.json" || [ $? -eq 1 ]
 $PY - "$tmp/stats.json" "$tmp/t" <<'P'
 import glob, json, sys
 w = json.load(open(sys.argv[1]))["warnings"]

@@ -1,9 +1,18 @@
-"""sitecustomize for `trainscope record --python`: record's PYTHONPATH puts this
-folder first, so every Python process of the traced job imports this at
-startup and installs the Python collector (filter from TRAINSCOPE_PYTHON_FILTER).
-Then the sitecustomize this one shadows (Debian ships one) still runs."""
+"""sitecustomize for `trainscope record --python` and `--torch`: record's
+PYTHONPATH puts this folder first, so every Python process of the traced job
+imports this at startup and installs the Python collector (filter from
+TRAINSCOPE_PYTHON_FILTER) and/or the hook that starts torch's profiler when
+torch is imported (trainscope_torch.py). Then the sitecustomize this one
+shadows (Debian ships one) still runs."""
 import os
 import sys
+
+if os.environ.get("TRAINSCOPE_TORCH") == "1":
+    try:
+        import trainscope_torch
+        trainscope_torch.install()
+    except Exception as e:  # never break the traced program
+        sys.stderr.write("trainscope: --torch: import hook not installed: %s\n" % e)
 
 if os.environ.get("TRAINSCOPE_PYTHON") == "1":
     try:

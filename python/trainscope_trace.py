@@ -62,11 +62,66 @@ def _load():
         ("ts_trace_counter", [c_char_p, c_double], None), ("ts_trace_thread_name", [c_char_p], None),
         ("ts_trace_set_rank", [c_int, c_int], None), ("ts_trace_dropped", [], c_uint64),
         ("ts_trace_py_set_filter", [c_char_p], c_int),
+        ("ts_trace_emit", [ctypes.POINTER(_Event)], c_int),
     ]:
         f = getattr(lib, name)
         f.argtypes, f.restype = args, res
     _lib = lib
     return lib
+
+
+class _Arg(ctypes.Structure):
+    _fields_ = [("key", ctypes.c_char_p), ("str", ctypes.c_char_p), ("num", ctypes.c_int64)]
+
+
+class _Event(ctypes.Structure):   # ts_trace_event (include/trainscope/trace.h)
+    _fields_ = [("size", ctypes.c_size_t), ("phase", ctypes.c_char), ("cat", ctypes.c_char_p),
+                ("name", ctypes.c_char_p), ("ts_ns", ctypes.c_int64), ("dur_ns", ctypes.c_int64),
+                ("pid", ctypes.c_int64), ("tid", ctypes.c_int64), ("value", ctypes.c_double),
+                ("flow_id", ctypes.c_uint64), ("flow_phase", ctypes.c_char), ("flow_cat", ctypes.c_char_p),
+                ("args", ctypes.POINTER(_Arg)), ("n_args", ctypes.c_uint32), ("json_args", ctypes.c_uint64)]
+
+
+class Emitter:
+    """Events with explicit times (CLOCK_MONOTONIC ns), tracks and args, for
+    collectors written in Python (trainscope_torch). Arg values: int, str, or
+    an object with .text holding JSON text (written as JSON)."""
+
+    MAX_ARGS = 16
+
+    def __init__(self):
+        self.lib = _load()
+        self.dropped = 0
+        self.ev = _Event()
+        self.ev.size = ctypes.sizeof(_Event)
+
+    def emit(self, phase, cat, name, ts_ns, dur_ns, pid, tid, args=(), flow=None):
+        """Returns 1 when recorded, 0 when dropped (buffer full, tracing off)."""
+        if self.lib is None:
+            return 0
+        ev = self.ev
+        ev.phase, ev.cat, ev.name = _b(phase), _b(cat), _b(name)
+        ev.ts_ns, ev.dur_ns, ev.pid, ev.tid = int(ts_ns), int(dur_ns), int(pid), int(tid)
+        ev.flow_id, ev.flow_phase, ev.flow_cat = 0, b"\0", None
+        if flow is not None and isinstance(flow.get("id"), int) and flow["id"] > 0:
+            ev.flow_id, ev.flow_phase, ev.flow_cat = flow["id"], _b(flow["ph"]), _b(flow.get("cat") or "ac2g")
+        args = list(args)[:self.MAX_ARGS]
+        arr = (_Arg * max(1, len(args)))()
+        json_bits = 0
+        for i, (k, v) in enumerate(args):
+            arr[i].key = _b(k)
+            if isinstance(v, int):
+                arr[i].str, arr[i].num = None, v
+            elif isinstance(v, str):
+                arr[i].str = _b(v)
+            else:
+                arr[i].str = _b(v.text)
+                json_bits |= 1 << i
+        ev.args, ev.n_args, ev.json_args = arr, len(args), json_bits
+        if self.lib.ts_trace_emit(ctypes.byref(ev)):
+            self.dropped += 1
+            return 0
+        return 1
 
 
 def _b(s):

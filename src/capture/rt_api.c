@@ -213,16 +213,25 @@ void ts_trace_set_rank(int rank, int world_size)
 }
 
 /* Bytes an arg takes in the record. */
-static size_t arg_bytes(const ts_trace_arg *a)
+/* A JSON arg may be longer than a name ("Input Dims" of a concatenation of
+ * many tensors): 16 of them still fit the record's 16-bit size. */
+#define JSON_ARG_MAX 2047
+
+static inline size_t str_len(const char *s, bool json)
 {
-    return cut_len(a->key) + 2 + (a->str ? cut_len(a->str) + 1 : 8);
+    return json ? strnlen(s, JSON_ARG_MAX) : cut_len(s);
 }
 
-/* 'j' marks a string the caller says is a JSON array (raw2json checks it). */
+static size_t arg_bytes(const ts_trace_arg *a, bool json)
+{
+    return cut_len(a->key) + 2 + (a->str ? str_len(a->str, json) + 1 : 8);
+}
+
+/* 'j' marks a string the caller says is JSON text (raw2json checks it). */
 static char *put_arg(char *p, const ts_trace_arg *a, bool json)
 {
     p = put_str(p, a->key, cut_len(a->key));
-    if (a->str) { *p++ = json ? 'j' : 's'; return put_str(p, a->str, cut_len(a->str)); }
+    if (a->str) { *p++ = json ? 'j' : 's'; return put_str(p, a->str, str_len(a->str, json)); }
     *p++ = 'i';
     memcpy(p, &a->num, 8);
     return p + 8;
@@ -245,7 +254,7 @@ int ts_trace_emit(const ts_trace_event *ev)
     const char *s1 = type == TS__REC_C ? ev->name : ev->cat;
     bytes += cut_len(s1) + 1 + (type == TS__REC_C ? 0 : cut_len(ev->name) + 1);
     for (; n_args < ev->n_args && n_args < TS_TRACE_MAX_ARGS && ev->args[n_args].key; n_args++)
-        bytes += arg_bytes(&ev->args[n_args]);
+        bytes += arg_bytes(&ev->args[n_args], (json >> n_args) & 1);
     uint32_t size = ALIGN8((uint32_t)bytes);
     ts__rec *rec = ts__ring_reserve(r, size);
     if (!rec) return 1;

@@ -277,19 +277,31 @@ TEST(writer_emits_valid_json_with_exact_nanoseconds)
     free(s);
 }
 
-/* json_args: a string the caller marks is written as a JSON array when it
- * is exactly an array of integers, and as a string otherwise (a list cut
- * at TS_TRACE_MAX_STR, anything else), so the file stays valid JSON; a
- * caller built before json_args existed (smaller size) is still recorded. */
-TEST(json_array_args_are_written_as_arrays_only_when_they_are_integer_arrays)
+/* json_args: a string the caller marks is written as JSON when it is valid
+ * JSON text (Kineto's "Input Dims", "Input type", numbers), and as a string
+ * otherwise (a value cut at the arg limit, bad numbers or escapes, nesting
+ * deeper than 16), so the file stays valid JSON; a caller built before
+ * json_args existed (smaller size) is still recorded. */
+TEST(json_args_are_written_as_json_only_when_they_are_valid_json)
 {
     const char *dir = tmp_dir();
     CHECK_EQ_INT(ts_trace_start(dir), TS_OK);
+    char deep[64] = "", longv[3001];
+    for (int i = 0; i < 20; i++) strcat(deep, "[");
+    for (int i = 0; i < 20; i++) strcat(deep, "]");
+    longv[0] = '[';
+    for (int i = 1; i < 2999; i += 2) { longv[i] = '1'; longv[i + 1] = ','; }
+    longv[2999] = ']';
+    longv[3000] = 0;
+    longv[2998] = '1';
     ts_trace_arg args[] = {{"requests", "[3, -7,12]", 0}, {"empty", "[]", 0}, {"cut", "[1,2,", 0},
-                           {"text", "[1,\"x\"]", 0}, {"plain", "[4]", 0}};
+                           {"text", "[1,\"x\"]", 0}, {"dims", "[[8, 16], [], [3]]", 0},
+                           {"obj", "{\"a\": [1.5e3, true, null]}", 0}, {"lead0", "[01]", 0},
+                           {"ctl", "[\"a\x01\"]", 0}, {"deep", deep, 0}, {"long", longv, 0},
+                           {"plain", "[4]", 0}};
     ts_trace_event ev = {.size = sizeof ev, .phase = 'X', .cat = "mpi", .name = "MPI_Waitall",
-                         .ts_ns = 1000, .dur_ns = 5, .pid = -1, .tid = -1, .args = args, .n_args = 5,
-                         .json_args = 0xf};
+                         .ts_ns = 1000, .dur_ns = 5, .pid = -1, .tid = -1, .args = args, .n_args = 11,
+                         .json_args = 0x3ff};
     CHECK_EQ_INT(ts_trace_emit(&ev), 0);
     ev.size = offsetof(ts_trace_event, json_args);   /* an older caller: its json_args is not read */
     ev.name = "old";
@@ -303,7 +315,11 @@ TEST(json_array_args_are_written_as_arrays_only_when_they_are_integer_arrays)
     CHECK(json_valid(path));
     char *s = slurp(path);
     CHECK(strstr(s, "\"args\":{\"requests\":[3, -7,12],\"empty\":[],\"cut\":\"[1,2,\","
-                    "\"text\":\"[1,\\\"x\\\"]\",\"plain\":\"[4]\"}") != NULL);
+                    "\"text\":[1,\"x\"],\"dims\":[[8, 16], [], [3]],\"obj\":{\"a\": [1.5e3, true, null]},"
+                    "\"lead0\":\"[01]\",\"ctl\":\"[\\\"a\\u0001\\\"]\",\"deep\":\"[[[[") != NULL);
+    /* 2047 bytes of the 3000 are kept: no closing bracket, so a string */
+    CHECK(strstr(s, "\"long\":\"[1,1,") != NULL);
+    CHECK(strstr(s, ",1\",\"plain\":\"[4]\"}") != NULL || strstr(s, ",\",\"plain\":\"[4]\"}") != NULL);
     CHECK(strstr(s, "\"name\":\"old\",\"dur\":0.005,\"args\":{\"requests\":\"[3, -7,12]\"}") != NULL);
     free(s);
 }

@@ -63,7 +63,10 @@ def _status(**kv):
     if not d:
         return
     kv.setdefault("pid", os.getpid())
-    line = " ".join("%s=%s" % (k, str(v).replace(" ", "_").replace("\n", "_")) for k, v in kv.items())
+    reason = kv.pop("reason", None)   # free text: last, to the end of the line
+    line = " ".join("%s=%s" % (k, str(v).replace(" ", "_")) for k, v in kv.items())
+    if reason is not None:
+        line += " reason=" + " ".join(str(reason).split())
     try:
         raw = os.path.join(d, ".raw")
         os.makedirs(raw, exist_ok=True)
@@ -133,7 +136,7 @@ def _activate(torch):
     except Exception as e:
         _warn("torch's profiler did not start in pid %d (%s: %s): torch ops are not recorded there"
               % (os.getpid(), type(e).__name__, e))
-        _status(state="failed", reason="%s:%s" % (type(e).__name__, e))
+        _status(state="failed", reason="%s: %s" % (type(e).__name__, e))
         _state = None
 
 
@@ -225,12 +228,19 @@ def _give_up(run, e):
     run.done = True
     _warn("torch's profiler failed in pid %d (%s: %s): its torch ops are not recorded"
           % (os.getpid(), type(e).__name__, e))
-    _status(state="failed", steps=run.steps, reason="%s:%s" % (type(e).__name__, e))
+    _status(state="failed", steps=run.steps, reason="%s: %s" % (type(e).__name__, e))
 
 
 def _at_exit():
     run = _state
     if run is None or run.done or os.getpid() != run.pid:
+        return
+    if run.steps == 0 and _is_launcher():
+        # `python -m torch.distributed.run` imports torch before sys.argv[0]
+        # names the module: a launcher is only known here, and leaves nothing
+        run.done = True
+        _quiet_stop(run)
+        _status_remove()
         return
     try:
         run.prof.stop()   # an open window is saved: _ready runs
@@ -240,6 +250,20 @@ def _at_exit():
     if not run.done:      # the window never opened
         run.done = True
         _status(state="nowindow", steps=run.steps, wait=run.wait + run.warmup)
+
+
+def _quiet_stop(run):
+    try:
+        run.prof.stop()
+    except Exception:
+        pass
+
+
+def _status_remove():
+    try:
+        os.unlink(os.path.join(os.environ.get("TRAINSCOPE_DIR", ""), ".raw", "torch-%d.txt" % os.getpid()))
+    except OSError:
+        pass
 
 
 def _in_child():
@@ -307,7 +331,7 @@ def _ready(prof):
                 window="%d:%d" % (run.wait + run.warmup, run.wait + run.warmup + run.active if run.active else -1))
     except Exception as e:
         _warn("torch's events could not be written in pid %d (%s: %s)" % (os.getpid(), type(e).__name__, e))
-        _status(state="failed", steps=run.steps, reason="write:%s:%s" % (type(e).__name__, e))
+        _status(state="failed", steps=run.steps, reason="writing its events: %s: %s" % (type(e).__name__, e))
 
 
 def _emit_dist_info(em, run):

@@ -98,7 +98,11 @@ static int parse_window(record_opts *o, const char *opt, const char *v)
             return -1;
         }
         snprintf(a, sizeof a, "%.*s", (int)(colon - v), v);
-        if (parse_steps("--steps", a, 0, &o->wait) || parse_steps("--steps", colon + 1, o->wait + 1, &b)) return -1;
+        if (parse_steps("--steps", a, 0, &o->wait) || parse_steps("--steps", colon + 1, 0, &b)) return -1;
+        if (b <= o->wait) {
+            ts_cli_errorf("record: --steps %s: the end must be after the start (A:B records steps A to B-1)", v);
+            return -1;
+        }
         o->warmup = 0;
         o->active = b - o->wait;
         o->steps_set = true;
@@ -438,7 +442,8 @@ static const char *kv_get(const char *line, const char *key, char *out, size_t n
     size_t k = strlen(key);
     for (const char *p = line; (p = strstr(p, key)); p += k)
         if ((p == line || p[-1] == ' ') && p[k] == '=') {
-            size_t len = strcspn(p + k + 1, " \n");
+            /* reason, always last, runs to the end of the line */
+            size_t len = strcspn(p + k + 1, strcmp(key, "reason") ? " \n" : "\n");
             snprintf(out, n, "%.*s", (int)len, p + k + 1);
             return out;
         }
@@ -488,8 +493,8 @@ static void read_torch_status(const char *raw_dir, torch_summary *ts)
 static void say_torch(const torch_summary *ts, const record_opts *o)
 {
     if (ts->n == 0) {
-        fprintf(stderr, "trainscope: --torch: no process imported torch (run with /usr/bin/python3 or the "
-                "interpreter that has torch?)\n");
+        fprintf(stderr, "trainscope: --torch: no process imported torch, launchers (torchrun) aside: is COMMAND "
+                "run by the Python that has torch?\n");
         return;
     }
     if (ts->ok) {
@@ -520,9 +525,8 @@ static void say_torch(const torch_summary *ts, const record_opts *o)
 
 /* Why the trace holds less than a new user expects: Python without --torch,
  * and always a reason for "0 trace files". */
-static void say_what_was_captured(const job_summary *js, const record_opts *o)
+static void say_what_was_captured(const job_summary *js, const record_opts *o, bool hinted)
 {
-    bool hinted = false;
     if (js->n_python && !o->torch) {
         if (js->python_events)
             fprintf(stderr, "trainscope: %d Python process%s traced: %llu events (%s); torch ops, shapes and "
@@ -572,7 +576,7 @@ static void finish(const char *dir, const record_opts *o)
     rmdir(raw_dir);   /* only when empty: streams that failed to convert stay */
     fprintf(stderr, "trainscope: %d trace file%s in %s\n", js.n_files, js.n_files == 1 ? "" : "s", dir);
     if (o->torch) say_torch(&ts, o);
-    say_what_was_captured(&js, o);
+    say_what_was_captured(&js, o, o->torch);   /* say_torch said what torch left, or that none imported it */
     /* Said here as well as in every analysis of the files (a "recorder_losses"
      * warning): a short trace should not pass for a whole one. */
     if (js.sum.dropped_events)

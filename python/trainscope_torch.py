@@ -2,9 +2,10 @@
 torch, for `trainscope record --torch`; not for use by hand (use
 torch.profiler directly) nor for processes that never import torch.
 
-install() puts a finder first on sys.meta_path that only compares the name of
-each import with "torch" (all it costs a process that never imports torch);
-right after torch's own import finishes it starts torch's profiler with the
+sitecustomize.py puts a finder first on sys.meta_path that only compares the
+name of each import with "torch" (all it costs a process that never imports
+torch) and imports this module on `import torch`; right after torch's own
+import finishes (torch_spec) it starts torch's profiler with the
 window from TRAINSCOPE_TORCH_SCHEDULE ("wait,warmup,active", active 0 = until
 exit) and marks iterations ProfilerStep#N at each step() of the first
 optimizer that steps. When the window closes, the process exits or SIGTERM
@@ -90,33 +91,20 @@ def _config():
 
 # ---- activation: after `import torch` ----
 
-class _Finder:
-    """Does nothing until torch is imported; then wraps its loader once."""
+def torch_spec():
+    """torch's module spec with its loader wrapped: _activate runs right
+    after torch's own import (sitecustomize's finder calls this once)."""
+    import importlib.util
+    spec = importlib.util.find_spec("torch")
+    if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+        return spec
+    real = spec.loader.exec_module
 
-    def find_spec(self, name, path=None, target=None):
-        if name != "torch":
-            return None
-        try:
-            sys.meta_path.remove(self)
-            import importlib.util
-            spec = importlib.util.find_spec("torch")
-            if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
-                return spec
-            real = spec.loader.exec_module
-
-            def exec_module(module):
-                real(module)
-                _activate(module)
-            spec.loader.exec_module = exec_module
-            return spec
-        except Exception as e:   # let the normal import go on
-            _warn("import hook failed: %s" % e)
-            return None
-
-
-def install():
-    if not any(isinstance(f, _Finder) for f in sys.meta_path):
-        sys.meta_path.insert(0, _Finder())
+    def exec_module(module):
+        real(module)
+        _activate(module)
+    spec.loader.exec_module = exec_module
+    return spec
 
 
 def _is_launcher():

@@ -264,7 +264,8 @@ static int add_lib(char *list, size_t n, const char *lib_dir, const char *name, 
 
 static int python_dir(const char *lib_dir, char *out, size_t n)
 {
-    static const char *const rel[] = {"../python", "../../python", "../share/trainscope/python"};
+    static const char *const rel[] = {"../python", "../../python", "../share/trainscope/python",
+                                      "python" /* make gpu-bundle's flat folder */};
     for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
         char probe[PATH_MAX + 64];
         if (snprintf(out, n, "%s/%s", lib_dir, rel[i]) >= (int)n) continue;

@@ -24,6 +24,7 @@ reads for its summary. Never raises into the program: a failure is one line
 on stderr and a status line.
 """
 import atexit
+import decimal
 import json
 import os
 import signal
@@ -313,7 +314,7 @@ def _ready(prof):
         em = tt.Emitter()
         off = _clock_offset_ns()
         fmt = "kineto" if run.kineto else "legacy"
-        n = _emit_kineto(prof, em, off) if run.kineto else _emit_tree(prof, em, off, run)
+        n = _emit_kineto(prof, em, off, run) if run.kineto else _emit_tree(prof, em, off, run)
         _emit_dist_info(em, run)
         _status(state="ok", format=fmt, events=n, dropped=em.dropped, steps=run.steps,
                 window="%d:%d" % (run.wait + run.warmup, run.wait + run.warmup + run.active if run.active else -1))
@@ -449,17 +450,25 @@ def _emit_flat(res, em, off, run):
     return count
 
 
-def _emit_kineto(prof, em, off):
+def _emit_kineto(prof, em, off, run):
     """torch with Kineto: its own export, read back (every field as Kineto wrote it)."""
     import tempfile
     fd, path = tempfile.mkstemp(prefix="trainscope-kineto-", suffix=".json")
     os.close(fd)
     try:
         prof.export_chrome_trace(path)
-        with open(path) as f:
-            doc = json.load(f)
+        with open(path) as f:   # Decimal: epoch microseconds need 19 digits to keep the nanoseconds
+            doc = json.load(f, parse_float=decimal.Decimal)
     finally:
         os.unlink(path)
+    return emit_kineto_doc(doc, em, off, run)
+
+
+def emit_kineto_doc(doc, em, off, run):
+    """The events of a Kineto trace (a parsed JSON document) through em, times
+    moved by -off ns; ProfilerStep#N renumbered from run's window. Returns the
+    number of events recorded (test/e2e/record_torch_kineto_reader.sh feeds it
+    real Kineto traces)."""
     base = int(doc.get("baseTimeNanoseconds", 0))
     evs = doc.get("traceEvents", [])
     flows = {}
@@ -468,9 +477,9 @@ def _emit_kineto(prof, em, off):
             key = (e.get("pid"), e.get("tid"), e.get("ts"))
             if key not in flows or e.get("cat") == "ac2g":
                 flows[key] = e
-    steps = _step_names([(float(e.get("ts", 0)), e["name"]) for e in evs if e.get("ph") == "X"
+    steps = _step_names([(_ns(e.get("ts", 0)), e["name"]) for e in evs if e.get("ph") == "X"
                          and str(e.get("name", "")).startswith("ProfilerStep#")
-                         and e.get("cat") != "gpu_user_annotation"], _state)
+                         and e.get("cat") != "gpu_user_annotation"], run)
     count = 0
     for e in evs:
         ph = e.get("ph")
@@ -478,19 +487,27 @@ def _emit_kineto(prof, em, off):
             continue
         if str(e.get("name", "")).startswith("ProfilerStep#"):
             e["name"] = steps.get(e["name"], e["name"])
-        ts = base + int(round(float(e["ts"]) * 1000)) - off
+        ts = base + _ns(e["ts"]) - off
         pid, tid = e.get("pid"), e.get("tid")
-        pid = pid if isinstance(pid, int) else -1
-        tid = tid if isinstance(tid, int) else -1
+        if not isinstance(pid, int) or not isinstance(tid, int):
+            continue   # Kineto's own spans ("pid": "Spans"): no track of the job
+        # -1 means "the calling thread" to ts_trace_emit: Kineto's stream -1
+        # (a context-wide sync) goes on track 0, as the CUPTI collector puts it
+        pid, tid = (0 if pid == -1 else pid), (0 if tid == -1 else tid)
         args = [(k, v if isinstance(v, (int, str)) and not isinstance(v, bool) else _Json(v))
                 for k, v in (e.get("args") or {}).items()]
         fl = flows.get((e.get("pid"), e.get("tid"), e.get("ts"))) if ph == "X" else None
-        dur = int(round(float(e.get("dur", 0)) * 1000))
+        dur = _ns(e.get("dur", 0))
         count += em.emit(ph, e.get("cat", ""), e.get("name", ""), ts, dur, pid, tid, args, fl)
     info = doc.get("distributedInfo") or {}
-    _state.dist_extra = [(k, v if isinstance(v, (int, str)) else _Json(v)) for k, v in info.items()
+    run.dist_extra = [(k, v if isinstance(v, (int, str)) else _Json(v)) for k, v in info.items()
                          if k not in ("rank", "world_size", "backend")]
     return count
+
+
+def _ns(us):
+    """Kineto's microseconds (int, or Decimal from the reader) in ns, exactly."""
+    return int(decimal.Decimal(us) * 1000) if not isinstance(us, float) else int(round(us * 1000))
 
 
 class _Json:
@@ -498,4 +515,4 @@ class _Json:
     __slots__ = ("text",)
 
     def __init__(self, v):
-        self.text = json.dumps(v, separators=(",", ":"))
+        self.text = json.dumps(v, separators=(",", ":"), default=float)   # Decimal -> number

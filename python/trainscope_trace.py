@@ -85,9 +85,11 @@ class _Event(ctypes.Structure):   # ts_trace_event (include/trainscope/trace.h)
 class Emitter:
     """Events with explicit times (CLOCK_MONOTONIC ns), tracks and args, for
     collectors written in Python (trainscope_torch). Arg values: int, str, or
-    an object with .text holding JSON text (written as JSON)."""
+    an object with .text holding JSON text (written as JSON; one longer than
+    the runtime keeps, MAX_JSON bytes, is left out rather than cut)."""
 
     MAX_ARGS = 16
+    MAX_JSON = 2047
 
     def __init__(self):
         self.lib = _load()
@@ -105,7 +107,7 @@ class Emitter:
         ev.flow_id, ev.flow_phase, ev.flow_cat = 0, b"\0", None
         if flow is not None and isinstance(flow.get("id"), int) and flow["id"] > 0:
             ev.flow_id, ev.flow_phase, ev.flow_cat = flow["id"], _b(flow["ph"]), _b(flow.get("cat") or "ac2g")
-        args = list(args)[:self.MAX_ARGS]
+        args = [(k, v) for k, v in args if isinstance(v, (int, str)) or len(v.text) <= self.MAX_JSON][:self.MAX_ARGS]
         arr = (_Arg * max(1, len(args)))()
         json_bits = 0
         for i, (k, v) in enumerate(args):

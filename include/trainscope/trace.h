@@ -81,7 +81,7 @@ typedef struct ts_trace_event {
     size_t      size;       /* sizeof(ts_trace_event) of the caller's header */
     char        phase;      /* 'X' complete, 'i' instant, 'C' counter */
     const char *cat;        /* Kineto category ("mpi", "kernel", ...); NULL = "" */
-    const char *name;       /* NULL = "" */
+    const char *name;       /* NULL = ""; up to 8191 bytes kept (kernel names), counters' 255 */
     int64_t     ts_ns;      /* start, CLOCK_MONOTONIC */
     int64_t     dur_ns;     /* 'X' only, >= 0 */
     int64_t     pid;        /* -1 = this process (GPU work uses the device) */

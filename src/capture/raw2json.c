@@ -289,7 +289,9 @@ static int on_record(conv *c, const ts__raw_chunk *ck, const ts__rec *r, int64_t
         return 0;
     case TS__REC_I: return add_ev(c, 'i', r, ts, pid, tid) ? 0 : -1;
     case TS__REC_C: return add_ev(c, 'C', r, ts, pid, tid) ? 0 : -1;
-    case TS__REC_FLOW: return add_ev(c, (char)r->flow_phase, r, ts, pid, tid) ? 0 : -1;
+    case TS__REC_FLOW:
+        if (r->flow_phase != 's' && r->flow_phase != 't' && r->flow_phase != 'f') { c->bad_records++; return 0; }
+        return add_ev(c, (char)r->flow_phase, r, ts, pid, tid) ? 0 : -1;
     case TS__REC_AB:
         if (!(e = add_ev(c, 'X', r, ts, pid, tid))) return -1;
         e->open = 1;
@@ -491,6 +493,7 @@ static const char *json_str_end(const char *s)
             if (*s == 'u') {
                 for (int i = 1; i <= 4; i++)
                     if (!strchr("0123456789abcdefABCDEF", s[i]) || !s[i]) return NULL;
+                if (!strncmp(s + 1, "0000", 4)) return NULL;   /* a NUL no reader of C strings keeps */
                 s += 5;
             } else if (*s && strchr("\"\\/bfnrt", *s)) s++;
             else return NULL;
@@ -663,10 +666,13 @@ static void put_header(FILE *f, const conv *c)
     fprintf(f, "\"trainscope\":{\"writer\":\"trainscope record\",\"pid\":%u,\"ppid\":%u,"
                "\"clock\":\"CLOCK_MONOTONIC\",\"realtime_offset_ns\":%" PRId64 ","
                "\"dropped_events\":%" PRIu64 ",\"unmatched_ends\":%" PRIu64 ","
-               "\"unfinished_ranges\":%" PRIu64 ",\"bad_records\":%" PRIu64 ",\"dropped_by_thread\":{",
+               "\"unfinished_ranges\":%" PRIu64 ",\"bad_records\":%" PRIu64 ",",
             c->hdr->pid, c->hdr->ppid, c->hdr->realtime_offset_ns, dropped, c->unmatched_ends,
             c->unfinished, c->bad_records);
+    /* Beside the other counts, where analyses read it (it was once written
+     * inside dropped_by_thread, with a trailing comma: invalid JSON). */
     if (c->cut_at) fprintf(f, "\"cut_at_byte\":%" PRIu64 ",", c->cut_at);
+    fputs("\"dropped_by_thread\":{", f);
     int first = 1;
     for (uint32_t i = 0; i < c->n_drops; i++) {
         if (!c->drops[i].dropped) continue;

@@ -15,8 +15,9 @@
 # Checks: record's exit and one file per rank; torch's profiler (Kineto where
 # torch has it) with the asked iterations and input shapes; kernels bound to
 # their launches (ac2g flows); NCCL collectives recorded by the collector and
-# matched across ranks; CUPTI timestamps on the host clock (each kernel after
-# its launch, within the CPU events' span); each analysis exits 0 with output.
+# matched across ranks; CUPTI timestamps on the host clock (CUPTI's launch
+# records inside the torch ops that made them, each kernel after its launch
+# and within torch's span); each analysis exits 0 with output.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 TS=${TS:-$HERE/trainscope}
@@ -86,7 +87,7 @@ fi
 # ---- record ----
 rm -rf "$OUT/t"
 rc=0
-env -u LD_LIBRARY_PATH timeout 240 "$TS" record --torch --steps $WIN $flags -o "$OUT/t" -- "$@" \
+timeout 240 "$TS" record --torch --steps $WIN $flags -o "$OUT/t" -- "$@" \
     >"$OUT/record.out" 2>"$OUT/record.err" || rc=$?
 n_files=$(ls "$OUT"/t/rank-*.json 2>/dev/null | wc -l)
 if [ $rc = 0 ] && [ "$n_files" = "$world" ]; then
@@ -98,7 +99,7 @@ grep '^trainscope:' "$OUT/record.err" | sed 's/^/  /'
 
 # ---- the trace's content ----
 $PY - "$OUT/t" "$ngpu" "$kineto" <<'P' >"$OUT/content"
-import glob, json, statistics, sys
+import bisect, glob, itertools, json, statistics, sys
 files, ngpu, kineto = sorted(glob.glob(sys.argv[1] + "/rank-*.json")), int(sys.argv[2]), sys.argv[3] == "1"
 def line(name, ok, detail):
     print("%s %s: %s" % ("SKIP" if ok is None else "PASS" if ok else "FAIL", name, detail))
@@ -123,7 +124,7 @@ if ngpu == 0:
     for n in ("kernels_bound", "nccl_recorded", "host_clock"):
         line(n, None, "no GPU")
     sys.exit()
-n_k = n_bound = 0
+n_k = n_bound = n_launch = n_inside = 0
 lags, outside = [], 0
 n_nccl, n_nccl_k = [], []
 for d in docs:
@@ -140,6 +141,18 @@ for d in docs:
                 launch[i] = e
     cpu = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "cpu_op"]
     lo, hi = min(e["ts"] for e in cpu), max(e["ts"] + e["dur"] for e in cpu)
+    # CUPTI's launch records (its clock) inside torch's ops (the host clock) on the same thread:
+    # per thread, ops by start with the running maximum of their ends
+    ops = {}
+    for e in sorted(cpu, key=lambda e: e["ts"]):
+        ops.setdefault((e["pid"], e["tid"]), []).append(e)
+    idx = {k: ([e["ts"] for e in v], list(itertools.accumulate((e["ts"] + e["dur"] for e in v), max)))
+           for k, v in ops.items()}
+    for e in launch.values():
+        starts, ends = idx.get((e["pid"], e["tid"]), ([], []))
+        i = bisect.bisect_right(starts, e["ts"]) - 1
+        n_launch += 1
+        n_inside += i >= 0 and ends[i] >= e["ts"] + e["dur"]
     for e in ev:
         if e.get("ph") != "X" or e.get("cat") != "kernel":
             continue
@@ -157,9 +170,12 @@ line("kernels_bound", n_k > 0 and n_bound >= 0.99 * n_k,
      "%d of %d kernels bound to their launch by an ac2g flow" % (n_bound, n_k))
 line("nccl_recorded", all(n >= 4 for n in n_nccl) and all(n > 0 for n in n_nccl_k),
      "NCCL calls with Collective name per rank %s (>= 4 iterations), NCCL kernels %s" % (n_nccl, n_nccl_k))
-ok = bool(lags) and min(lags) >= 0 and max(lags) < 2e6 and outside == 0
-line("host_clock", ok, "kernel start - launch start: min %.1f us, median %.1f us, max %.1f us; %d kernels outside the CPU span"
-     % (min(lags or [0]), statistics.median(lags or [0]), max(lags or [0]), outside))
+# A kernel may wait seconds in its queue (the HTA sample trace has one 4.2 s after its launch); a wrong
+# clock is off by hours or decades: no kernel before its launch, a median lag under 100 ms.
+ok = bool(lags) and min(lags) >= 0 and statistics.median(lags) < 1e5 and outside == 0 and n_inside >= 0.9 * n_launch > 0
+line("host_clock", ok, "%d of %d CUPTI launches inside a torch op of their thread; kernel start - launch start: "
+     "min %.1f us, median %.1f us, max %.1f us; %d kernels outside torch's span"
+     % (n_inside, n_launch, min(lags or [0]), statistics.median(lags or [0]), max(lags or [0]), outside))
 P
 while read -r st name detail; do check "${name%:}" "$st" "$detail"; done <"$OUT/content"
 

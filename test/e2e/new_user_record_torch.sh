@@ -9,7 +9,8 @@
 #   buckets, so 2 all-reduces per step (6 matched collectives) whose sizes add
 #   up to the 399,370 parameters (256*512+512 + 512*512+512 + 512*10+10).
 # Then the faults: exit code, exception, SIGTERM, a torch without a profiler,
-# a Python program recorded without --torch, and conflicting options.
+# a Python program recorded without --torch, why "0 trace files", and
+# conflicting options.
 set -e
 BIN=${TS_BIN:-build/trainscope}
 PY=/usr/bin/python3
@@ -144,6 +145,13 @@ grep -q "torch's profiler failed in 1 process (ModuleNotFoundError: .*): their t
 "$BIN" record -o "$tmp/plain" -- $PY "$tmp/one.py" none >"$tmp/out" 2>"$tmp/err" || fail "no --torch: exit $?"
 grep -q "0 trace files" "$tmp/err" && grep -q "1 Python process ran and recorded nothing .*--torch records torch ops" "$tmp/err" ||
     fail "no --torch: $(cat "$tmp/err")"
+
+# "0 trace files" always says why
+"$BIN" record -o "$tmp/none" -- true 2>"$tmp/err" || fail "record -- true: exit $?"
+grep -q "0 trace files" "$tmp/err" && grep -q "1 process ran (true) and recorded no events: ask for a collector" "$tmp/err" ||
+    fail "record -- true: $(cat "$tmp/err")"
+"$BIN" record --torch -o "$tmp/none" -- $PY -c "print(1)" >/dev/null 2>"$tmp/err" || fail "--torch, no torch: exit $?"
+grep -q -- "--torch: no process imported torch" "$tmp/err" || fail "--torch, no torch: $(cat "$tmp/err")"
 
 rc=0; "$BIN" record --steps 1:3 --active 2 -- true 2>"$tmp/err" || rc=$?
 [ $rc = 2 ] && grep -q "give one or the other" "$tmp/err" || fail "--steps with --active: exit $rc"

@@ -6,8 +6,11 @@
  * the command with LD_PRELOAD (appended to any the caller set) and the
  * TRAINSCOPE_* variables, so the program and every process it starts write
  * their own raw stream; afterwards it converts every stream to JSON (so the
- * traced processes never spend time on it), says where the traces are, and exits with the
- * program's own exit code (128 + signal when a signal killed it).
+ * traced processes never spend time on it), says where the traces are and
+ * what is missing and why (torch's profiler per process with --torch, what
+ * Python processes recorded without it, the reason for "0 trace files"),
+ * and exits with the program's own exit code (128 + signal when a signal
+ * killed it).
  *
  * Not for: tracing itself (src/capture/) or reading traces.
  */

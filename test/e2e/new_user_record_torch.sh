@@ -134,13 +134,36 @@ assert n.count('ProfilerStep#1') == 1 and n.count('aten::addmm') == 3, n
 " || fail "${how%:*}: torch events not saved ($(cat "$tmp/err"))"
 done
 
-mkdir -p "$tmp/fake/torch"
-echo 'print("fake torch imported")' >"$tmp/fake/torch/__init__.py"
-PYTHONPATH="$tmp/fake" "$BIN" record --torch -o "$tmp/fake_out" -- $PY -c "import torch; print('ran')" \
-    >"$tmp/out" 2>"$tmp/err" || fail "a torch without a profiler: record exited $?"
-grep -q ran "$tmp/out" || fail "a torch without a profiler: the program did not run"
-grep -q "torch's profiler failed in 1 process (ModuleNotFoundError: .*): their torch ops were not captured" "$tmp/err" ||
-    fail "a torch without a profiler: $(cat "$tmp/err")"
+# A torch without a profiler, and one whose profiler fails to start: the
+# program runs on and record names what was not captured.
+mkdir -p "$tmp/noprof/torch" "$tmp/badprof/torch"
+echo 'print("torch without a profiler imported")' >"$tmp/noprof/torch/__init__.py"
+cat >"$tmp/badprof/torch/__init__.py" <<'P'
+class _Act:
+    CPU, CUDA = 0, 1
+class _Action:
+    NONE, WARMUP, RECORD, RECORD_AND_SAVE = range(4)
+class _Profile:
+    def __init__(self, **kw):
+        pass
+    def start(self):
+        raise RuntimeError("profiler refused to start")
+class autograd:
+    @staticmethod
+    def kineto_available():
+        return False
+P
+mkdir -p "$tmp/badprof/torch/optim" "$tmp/badprof/torch/profiler"
+echo 'class Optimizer: pass' >"$tmp/badprof/torch/optim/__init__.py"
+printf 'from torch import _Profile as profile, _Act as ProfilerActivity, _Action as ProfilerAction\n' \
+    >"$tmp/badprof/torch/profiler/__init__.py"
+for fake in noprof:ModuleNotFoundError badprof:"RuntimeError: profiler refused to start"; do
+    PYTHONPATH="$tmp/${fake%%:*}" "$BIN" record --torch -o "$tmp/fake_out" -- $PY -c "import torch; print('ran')" \
+        >"$tmp/out" 2>"$tmp/err" || fail "${fake%%:*}: record exited $?"
+    grep -q ran "$tmp/out" || fail "${fake%%:*}: the program did not run"
+    grep -q "torch's profiler failed in 1 process (${fake#*:}.*): their torch ops were not captured" "$tmp/err" ||
+        fail "${fake%%:*}: $(cat "$tmp/err")"
+done
 
 "$BIN" record -o "$tmp/plain" -- $PY "$tmp/one.py" none >"$tmp/out" 2>"$tmp/err" || fail "no --torch: exit $?"
 grep -q "0 trace files" "$tmp/err" && grep -q "1 Python process ran and recorded nothing .*--torch records torch ops" "$tmp/err" ||

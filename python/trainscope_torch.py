@@ -166,9 +166,14 @@ def _start(run):
 
 
 def _hook_optimizer(optim):
-    reg = getattr(getattr(optim, "optimizer", None), "register_optimizer_step_post_hook", None)
-    if reg is not None:
-        reg(lambda opt, args, kwargs: _on_step(opt))
+    """Only the outermost step() of a call counts: a subclass's step() that
+    calls super().step() is one iteration, not two (depth counts them)."""
+    mod = getattr(optim, "optimizer", None)
+    pre = getattr(mod, "register_optimizer_step_pre_hook", None)
+    post = getattr(mod, "register_optimizer_step_post_hook", None)
+    if pre is not None and post is not None:
+        pre(lambda opt, args, kwargs: _enter_step())
+        post(lambda opt, args, kwargs: _leave_step(opt))
         return
     # torch < 2.0: wrap step() of each optimizer class when its first instance is made
     base = optim.Optimizer
@@ -186,13 +191,31 @@ def _wrap_step(cls):
         return
 
     def step(self, *a, **k):
-        out = real(self, *a, **k)
-        _on_step(self)
+        _enter_step()
+        try:
+            out = real(self, *a, **k)
+        except BaseException:
+            _depth[0] = max(0, _depth[0] - 1)
+            raise
+        _leave_step(self)
         return out
     step._trainscope = True
     step.__wrapped__ = real
     step.__name__, step.__doc__ = real.__name__, real.__doc__
     cls.step = step
+
+
+_depth = [0]   # step() calls under way on the stepping thread
+
+
+def _enter_step():
+    _depth[0] += 1
+
+
+def _leave_step(opt):
+    _depth[0] = max(0, _depth[0] - 1)
+    if _depth[0] == 0:
+        _on_step(opt)
 
 
 def _on_step(opt):
@@ -401,7 +424,7 @@ def _emit_tree(prof, em, off, run):
         if name.startswith("ProfilerStep#"):
             if run.steps == 0:
                 continue   # never stepped: the mark only spans the process
-            name, cat = steps.get(name, name), "user_annotation"
+            name, cat = steps.get((int(n.start_time_ns), name), name), "user_annotation"
         else:
             inp = ef.inputs
             shapes, dtypes = list(inp.shapes), list(inp.dtypes)
@@ -419,14 +442,17 @@ def _emit_tree(prof, em, off, run):
 
 def _step_names(marks, run):
     """ProfilerStep#N names by iteration: torch 1.x names the step begun by
-    its k-th step() #k-1, so the recorded ones are renumbered in time order
-    from the window's first iteration (wait + warmup), one name per mark."""
-    firsts = {}
-    for ts, name in sorted(marks):
-        firsts.setdefault(name, ts)
-    order = sorted(firsts, key=firsts.get)
+    its k-th step() #k-1 (so #0 twice when the window starts at once), so the
+    recorded marks (start, name) are renumbered in time order from the
+    window's first iteration (wait + warmup). Returns {(start, name): new
+    name}, and {name: new name of its first mark} for copies of a mark
+    elsewhere (Kineto's gpu_user_annotation)."""
     first = run.wait + run.warmup
-    return {name: "ProfilerStep#%d" % (first + i) for i, name in enumerate(order)}
+    names = {}
+    for i, (ts, name) in enumerate(sorted(set(marks))):
+        names[(ts, name)] = "ProfilerStep#%d" % (first + i)
+        names.setdefault(name, names[(ts, name)])
+    return names
 
 
 def _emit_flat(res, em, off, run):
@@ -445,7 +471,7 @@ def _emit_flat(res, em, off, run):
         cat = "user_annotation" if name.startswith("ProfilerStep#") else "cpu_op"
         args = [("Input Dims", _Json(shapes)), ("Input type", _Json(dtypes))] + _comm_args(name, shapes, dtypes)
         if cat == "user_annotation":
-            name, args = steps.get(name, name), []
+            name, args = steps.get((e.start_us(), name), name), []
         count += em.emit("X", cat, name, int(e.start_us()) * 1000 - off, int(e.duration_us()) * 1000, pid, tid, args)
     return count
 
@@ -486,7 +512,7 @@ def emit_kineto_doc(doc, em, off, run):
         if ph not in ("X", "i") or "ts" not in e:
             continue
         if str(e.get("name", "")).startswith("ProfilerStep#"):
-            e["name"] = steps.get(e["name"], e["name"])
+            e["name"] = steps.get((_ns(e["ts"]), e["name"]), steps.get(e["name"], e["name"]))
         ts = base + _ns(e["ts"]) - off
         pid, tid = e.get("pid"), e.get("tid")
         if not isinstance(pid, int) or not isinstance(tid, int):

@@ -134,6 +134,32 @@ assert n.count('ProfilerStep#1') == 1 and n.count('aten::addmm') == 3, n
 " || fail "${how%:*}: torch events not saved ($(cat "$tmp/err"))"
 done
 
+# An optimizer subclass whose step() calls super().step() is one iteration
+# per call, and a window from step 0 names each iteration once (torch 1.13
+# names the first two #0).
+cat >"$tmp/nested.py" <<'P'
+import torch
+class MySGD(torch.optim.SGD):
+    def step(self, closure=None):
+        return super().step(closure)
+m = torch.nn.Linear(4, 2)
+torch.optim.SGD(m.parameters(), lr=0.1)
+opt = MySGD(m.parameters(), lr=0.1)
+for i in range(4):
+    opt.zero_grad(set_to_none=True)
+    m(torch.ones(1, 4)).sum().backward()
+    opt.step()
+P
+"$BIN" record --torch --steps 0:3 -o "$tmp/nested" -- $PY "$tmp/nested.py" 2>"$tmp/err" || fail "nested: exit $?"
+$PY -c "
+import glob, json
+d = json.load(open(glob.glob('$tmp/nested/pid-*.json')[0]))
+n = sorted(e['name'] for e in d['traceEvents'] if e.get('name', '').startswith('ProfilerStep#'))
+assert n == ['ProfilerStep#0', 'ProfilerStep#1', 'ProfilerStep#2'], n
+o = [e for e in d['traceEvents'] if e.get('name') == 'aten::add_']
+assert len(o) == 6, len(o)   # 2 parameters x 3 iterations
+" || fail "nested step(): $(cat "$tmp/err")"
+
 # A torch without a profiler, and one whose profiler fails to start: the
 # program runs on and record names what was not captured.
 mkdir -p "$tmp/noprof/torch" "$tmp/badprof/torch"

@@ -141,3 +141,14 @@ clean:
 	rm -rf build
 
 -include $(DEPS)
+
+# gpu-bundle: build/gpu-bundle/, a folder that runs where nothing can be
+# installed (scripts/gpu-check.sh on a lent GPU machine): the CLI linked to
+# find its libraries beside it (DT_RPATH $ORIGIN, which also serves their own
+# dependencies), the capture libraries, the shared libraries they need that a
+# bare system may lack, and python/. scripts/gpu-bundle.sh says what is copied.
+gpu-bundle: all
+	$(CC) $(LDFLAGS) -o $(BUILD)/trainscope-origin $(CLI_OBJS) $(BUILD)/libtrainscope.a $(LDLIBS) $(MODULE_LDLIBS) \
+	    -Wl,--disable-new-dtags,-rpath,'$$ORIGIN'
+	sh scripts/gpu-bundle.sh $(BUILD) $(BUILD)/gpu-bundle
+.PHONY: gpu-bundle

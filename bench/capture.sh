@@ -13,6 +13,12 @@
 #    iteration time, and of the whole job's wall time.
 # 3. The Python collector: a small CPU PyTorch MLP's training loop, untraced and
 #    under `record --python-filter torch.nn.modules,<script>` (3 runs each).
+# 4. --torch: the same kind of CPU training loop, median step time of the
+#    recorded steps untraced, with torch.profiler used by hand in the loop
+#    (record_shapes, the same window, its legacy/Kineto export), and under
+#    `record --torch --steps`, alternating (RUNS runs each); and what the
+#    startup hook costs a Python process that never imports torch
+#    (python -X importtime: sitecustomize with and without --torch).
 # The machine is shared (2 cores, other work running): the figures are noisy.
 set -e
 RUNS=${1:-7}
@@ -90,6 +96,72 @@ P
     awk -v p="$pp" -v t="$pt" -v n="$n" 'BEGIN {
         printf "untraced %.1f ms, traced %.1f ms (%+.1f%%, %d python_function ranges, %.2f us each)\n",
                p, t, 100 * (t - p) / p, n, n ? 1e3 * (t - p) / n : 0 }'
+else
+    echo "(torch not installed for $PY: skipped)"
+fi
+
+echo "== --torch: CPU MLP training loop, steps 10 to 49 recorded, $RUNS runs each (median of the per-run median step)"
+if $PY -c "import torch" 2>/dev/null; then
+    cat >"$tmp/loop.py" <<'P'
+import os, statistics, sys, time, torch, torch.nn as nn
+torch.manual_seed(0); torch.set_num_threads(1)
+model = nn.Sequential(nn.Linear(256, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10))
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+x, y = torch.randn(64, 256), torch.randint(0, 10, (64,))
+prof = None
+if sys.argv[1] == "hand":   # what a user writes to get a trace with shapes
+    from torch.profiler import profile, schedule
+    out = sys.argv[2]
+    prof = profile(schedule=schedule(wait=10, warmup=0, active=40, repeat=1), record_shapes=True,
+                   on_trace_ready=lambda p: p.export_chrome_trace(out))
+    prof.start()
+times, cpu = [], []
+for i in range(55):
+    t0, c0 = time.perf_counter(), time.process_time()
+    opt.zero_grad(); nn.functional.cross_entropy(model(x), y).backward(); opt.step()
+    if prof: prof.step()
+    times.append(time.perf_counter() - t0); cpu.append(time.process_time() - c0)
+if prof: prof.stop()
+w, c = times[10:50], cpu[10:50]
+print("step_ms %.4f window_ms %.3f cpu_step_ms %.4f cpu_window_ms %.3f"
+      % (1e3 * statistics.median(w), 1e3 * sum(w), 1e3 * statistics.median(c), 1e3 * sum(c)))
+P
+    : >"$tmp/t_plain"; : >"$tmp/t_hand"; : >"$tmp/t_rec"
+    i=0
+    while [ $i -lt "$RUNS" ]; do
+        $PY "$tmp/loop.py" plain 2>/dev/null >>"$tmp/t_plain"
+        $PY "$tmp/loop.py" hand "$tmp/hand.json" 2>/dev/null >>"$tmp/t_hand"
+        rm -rf "$tmp/tt"
+        "$BUILD/trainscope" record --torch --steps 10:50 -o "$tmp/tt" -- $PY "$tmp/loop.py" rec 2>/dev/null >>"$tmp/t_rec"
+        i=$((i + 1))
+    done
+    col() { awk -v c="$1" '{print $c}' "$2" | median; }
+    awk -v p="$(col 2 "$tmp/t_plain")" -v h="$(col 2 "$tmp/t_hand")" -v r="$(col 2 "$tmp/t_rec")" \
+        -v pw="$(col 4 "$tmp/t_plain")" -v hw="$(col 4 "$tmp/t_hand")" -v rw="$(col 4 "$tmp/t_rec")" \
+        -v pc="$(col 6 "$tmp/t_plain")" -v hc="$(col 6 "$tmp/t_hand")" -v rc="$(col 6 "$tmp/t_rec")" \
+        -v pcw="$(col 8 "$tmp/t_plain")" -v hcw="$(col 8 "$tmp/t_hand")" -v rcw="$(col 8 "$tmp/t_rec")" 'BEGIN {
+        printf "median step, CPU time: untraced %.3f ms, torch.profiler by hand %.3f ms, record --torch %.3f ms\n", pc, hc, rc
+        printf "median step, wall:     untraced %.3f ms, torch.profiler by hand %.3f ms, record --torch %.3f ms\n", p, h, r
+        printf "record --torch / by hand, CPU time: step %.3fx (target <= 1), window incl. export %.3fx; wall: step %.3fx, window %.3fx\n",
+               rc / hc, rcw / hcw, r / h, rw / hw
+        printf "record --torch / untraced: CPU step %.3fx, wall step %.3fx\n", rc / pc, r / p }'
+    events=$(grep -c '"ph":"X"' "$tmp"/tt/*.json || true)
+    echo "(${events} events in the last record --torch trace)"
+    # sitecustomize's import, fastest of 9 (the least disturbed by load), with
+    # bytecode cached as an installed Python has it (the first run writes it)
+    imp() { env -u PYTHONDONTWRITEBYTECODE "$@" -X importtime -c pass 2>&1 |
+            grep -E '[|] +sitecustomize$' | awk -F'|' '{print $2 + 0}'; }
+    : >"$tmp/i_py"; : >"$tmp/i_torch"; : >"$tmp/i_none"
+    pydir=$(cd python && pwd)
+    for i in 0 1 2 3 4 5 6 7 8 9; do
+        imp $PY >>"$tmp/i_none"
+        imp env PYTHONPATH="$pydir" $PY >>"$tmp/i_py"
+        imp env PYTHONPATH="$pydir" TRAINSCOPE_TORCH=1 $PY >>"$tmp/i_torch"
+    done
+    first() { sed 1d "$1" | sort -n | head -1; }
+    echo "startup, a process that never imports torch (python -X importtime, sitecustomize, fastest of 9):" \
+         "$(first "$tmp/i_torch") us with the --torch hook, $(first "$tmp/i_py") us ours without it," \
+         "$(first "$tmp/i_none") us the system's alone"
 else
     echo "(torch not installed for $PY: skipped)"
 fi

@@ -3,11 +3,16 @@
  * `trainscope record` turns into Chrome-trace JSON. A process killed mid-write
  * or a damaged disk leaves such a stream cut or garbled, so the converter
  * must fail cleanly or keep what is sound. The JSON it writes goes to a
- * directory of its own and is removed after each input. Build: make fuzz. */
+ * directory of its own, must load (args marked as JSON text, names cut
+ * inside a character: whatever the stream holds, the file stays valid JSON),
+ * and is removed after each input. Build: make fuzz. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "capture/rawfmt.h"
+#include "trainscope/ingest.h"
+#include "trainscope/model.h"
 #include "fuzz_input.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -30,7 +35,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int fd = fuzz_memfile(data, size, path, sizeof path);
     if (fd < 0) return 0;
     out[0] = 0;
-    if (ts__raw_convert(path, out_dir, out, sizeof out, err, sizeof err, NULL) == 0 && out[0]) unlink(out);
+    if (ts__raw_convert(path, out_dir, out, sizeof out, err, sizeof err, NULL) == 0 && out[0]) {
+        const char *paths[1] = {out};
+        ts_load_opts opts = {sizeof opts, 1, NULL};
+        ts_trace *t = NULL;
+        ts_error e = {0};
+        if (ts_trace_load(paths, 1, &opts, &t, &e) == TS_EPARSE) {   /* the converter wrote bad JSON */
+            fprintf(stderr, "%s\n", e.msg);
+            abort();
+        }
+        ts_trace_destroy(t);
+        unlink(out);
+    }
     close(fd);
     return 0;
 }

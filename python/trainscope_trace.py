@@ -62,11 +62,105 @@ def _load():
         ("ts_trace_counter", [c_char_p, c_double], None), ("ts_trace_thread_name", [c_char_p], None),
         ("ts_trace_set_rank", [c_int, c_int], None), ("ts_trace_dropped", [], c_uint64),
         ("ts_trace_py_set_filter", [c_char_p], c_int),
+        ("ts_trace_emit", [ctypes.POINTER(_Event)], c_int),
     ]:
         f = getattr(lib, name)
         f.argtypes, f.restype = args, res
     _lib = lib
     return lib
+
+
+class _Arg(ctypes.Structure):
+    _fields_ = [("key", ctypes.c_char_p), ("str", ctypes.c_char_p), ("num", ctypes.c_int64)]
+
+
+class _Event(ctypes.Structure):   # ts_trace_event (include/trainscope/trace.h)
+    _fields_ = [("size", ctypes.c_size_t), ("phase", ctypes.c_char), ("cat", ctypes.c_char_p),
+                ("name", ctypes.c_char_p), ("ts_ns", ctypes.c_int64), ("dur_ns", ctypes.c_int64),
+                ("pid", ctypes.c_int64), ("tid", ctypes.c_int64), ("value", ctypes.c_double),
+                ("flow_id", ctypes.c_uint64), ("flow_phase", ctypes.c_char), ("flow_cat", ctypes.c_char_p),
+                ("args", ctypes.POINTER(_Arg)), ("n_args", ctypes.c_uint32), ("json_args", ctypes.c_uint64)]
+
+
+class Emitter:
+    """Events with explicit times (CLOCK_MONOTONIC ns), tracks and args, for
+    collectors written in Python (trainscope_torch). Arg values: int, str, or
+    an object with .text holding JSON text (written as JSON; one longer than
+    the runtime keeps, MAX_JSON bytes, is left out rather than cut)."""
+
+    MAX_ARGS = 16
+    MAX_JSON = 2047
+    HEAD = ("phase", "cat", "name", "ts_ns", "dur_ns", "pid", "tid")
+
+    def __init__(self):
+        self.lib = _load()
+        self.dropped = 0
+        self.ev = _Event()
+        self.ev.size = ctypes.sizeof(_Event)
+        self.arr = (_Arg * self.MAX_ARGS)()   # reused: ts_trace_emit copies what it keeps
+        self.ev.args = self.arr
+        self.bytes = {}                       # str -> bytes: names, cats and keys repeat
+        self.emit_c = self.lib.ts_trace_emit if self.lib is not None else None
+        self.ev_ref = ctypes.byref(self.ev)
+        self.last = (None,) * 7                       # the previous event's head, args, flow
+        self.last_args = [(None, None)] * self.MAX_ARGS
+        self.last_n = (0, 0)
+        self.last_flow = None
+        self.held = [None] * self.MAX_ARGS            # bytes the reused args point to
+
+    def _enc(self, s):
+        b = self.bytes.get(s)
+        if b is None:
+            b = self.bytes[s] = _b(s) if len(self.bytes) < 65536 else None
+            if b is None:
+                return _b(s)
+        return b
+
+    def emit(self, phase, cat, name, ts_ns, dur_ns, pid, tid, args=(), flow=None):
+        """Returns 1 when recorded, 0 when dropped (buffer full, tracing off).
+        A field of a ctypes Structure costs about a microsecond to set, so only
+        those that differ from the previous event's are set."""
+        if self.emit_c is None:
+            return 0
+        ev, enc, arr, last = self.ev, self._enc, self.arr, self.last
+        head = (phase, cat, name, ts_ns, dur_ns, pid, tid)
+        for i, f in enumerate(self.HEAD):
+            if head[i] != last[i]:
+                setattr(ev, f, head[i] if i > 2 else enc(head[i]))
+        self.last = head
+        fl = (flow["id"], flow["ph"], flow.get("cat") or "ac2g") if (
+            flow is not None and isinstance(flow.get("id"), int) and flow["id"] > 0) else None
+        if fl != self.last_flow:
+            ev.flow_id, ev.flow_phase, ev.flow_cat = (fl[0], enc(fl[1]), enc(fl[2])) if fl else (0, b"\0", None)
+            self.last_flow = fl
+        n = json_bits = 0
+        for k, v in args:
+            if n == self.MAX_ARGS:
+                break
+            if not isinstance(v, (int, str)):
+                if len(v.text) > self.MAX_JSON:
+                    continue   # longer than the runtime keeps: left out rather than cut
+                json_bits |= 1 << n
+                v = v.text
+            if (k, v) != self.last_args[n]:
+                a = arr[n]
+                if self.last_args[n][0] != k:
+                    a.key = enc(k)
+                if isinstance(v, int) and not isinstance(v, bool):
+                    a.str, a.num = None, v
+                else:
+                    t = enc(v) if not json_bits >> n & 1 else v.encode("utf-8", "replace")
+                    self.held[n] = t   # alive while the array points to it
+                    a.str = t
+                self.last_args[n] = (k, v)
+            n += 1
+        if (n, json_bits) != self.last_n:
+            ev.n_args, ev.json_args = n, json_bits
+            self.last_n = (n, json_bits)
+        if self.emit_c(self.ev_ref):
+            self.dropped += 1
+            return 0
+        return 1
 
 
 def _b(s):

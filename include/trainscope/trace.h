@@ -81,7 +81,7 @@ typedef struct ts_trace_event {
     size_t      size;       /* sizeof(ts_trace_event) of the caller's header */
     char        phase;      /* 'X' complete, 'i' instant, 'C' counter */
     const char *cat;        /* Kineto category ("mpi", "kernel", ...); NULL = "" */
-    const char *name;       /* NULL = "" */
+    const char *name;       /* NULL = ""; up to 8191 bytes kept (kernel names), counters' 255 */
     int64_t     ts_ns;      /* start, CLOCK_MONOTONIC */
     int64_t     dur_ns;     /* 'X' only, >= 0 */
     int64_t     pid;        /* -1 = this process (GPU work uses the device) */
@@ -92,8 +92,9 @@ typedef struct ts_trace_event {
     const char *flow_cat;   /* NULL = "ac2g" (Kineto's launch -> GPU flow) */
     const ts_trace_arg *args;
     uint32_t    n_args;     /* at most TS_TRACE_MAX_ARGS are kept */
-    uint64_t    json_args;  /* bit i set: args[i].str is a JSON array of integers ("[3,7]"), written as
-                               an array; text that is not one stays a string. 0 = none */
+    uint64_t    json_args;  /* bit i set: args[i].str is JSON text ("[3,7]", "[[8,16],[]]", "1.5"; at most
+                               2047 bytes kept), written as is; text that is not valid JSON stays a
+                               string. 0 = none */
 } ts_trace_event;
 
 /* Record ev; returns 0, or 1 when it was dropped (buffer full, tracing off). */

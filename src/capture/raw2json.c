@@ -289,7 +289,9 @@ static int on_record(conv *c, const ts__raw_chunk *ck, const ts__rec *r, int64_t
         return 0;
     case TS__REC_I: return add_ev(c, 'i', r, ts, pid, tid) ? 0 : -1;
     case TS__REC_C: return add_ev(c, 'C', r, ts, pid, tid) ? 0 : -1;
-    case TS__REC_FLOW: return add_ev(c, (char)r->flow_phase, r, ts, pid, tid) ? 0 : -1;
+    case TS__REC_FLOW:
+        if (r->flow_phase != 's' && r->flow_phase != 't' && r->flow_phase != 'f') { c->bad_records++; return 0; }
+        return add_ev(c, (char)r->flow_phase, r, ts, pid, tid) ? 0 : -1;
     case TS__REC_AB:
         if (!(e = add_ev(c, 'X', r, ts, pid, tid))) return -1;
         e->open = 1;
@@ -471,23 +473,87 @@ static void put_us(FILE *f, int64_t ns)
     fprintf(f, "%s%" PRIu64 ".%03u", sign, a / 1000, (unsigned)(a % 1000));
 }
 
-/* Whether s is exactly a JSON array of integers ("[]", "[3, -7]"): only such
- * text from a 'j' arg is written unquoted, so the output stays valid JSON
- * whatever a caller passes (a cut-off list is not one, and stays a string). */
-static int is_int_array(const char *s)
+/* JSON text checked before it is written unquoted from a 'j' arg, so the
+ * output stays valid whatever a caller passes (a value cut at the arg limit
+ * is not valid and is written as a string). Returns the end of the value at
+ * s, or NULL. Depth is bounded so a hostile arg cannot exhaust the stack. */
+static const char *json_ws(const char *s)
 {
-    if (*s++ != '[') return 0;
-    while (*s == ' ') s++;
-    if (*s == ']') return s[1] == '\0';
-    for (;;) {
-        if (*s == '-') s++;
-        if (*s < '0' || *s > '9') return 0;
-        while (*s >= '0' && *s <= '9') s++;
-        while (*s == ' ') s++;
-        if (*s == ']') return s[1] == '\0';
-        if (*s++ != ',') return 0;
-        while (*s == ' ') s++;
+    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r') s++;
+    return s;
+}
+
+static const char *json_str_end(const char *s)
+{
+    for (s++; *s != '"'; ) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch < 0x20) return NULL;
+        if (ch == '\\') {
+            s++;
+            if (*s == 'u') {
+                for (int i = 1; i <= 4; i++)
+                    if (!strchr("0123456789abcdefABCDEF", s[i]) || !s[i]) return NULL;
+                if (!strncmp(s + 1, "0000", 4)) return NULL;   /* a NUL no reader of C strings keeps */
+                s += 5;
+            } else if (*s && strchr("\"\\/bfnrt", *s)) s++;
+            else return NULL;
+            continue;
+        }
+        int n = utf8_len((const unsigned char *)s);
+        if (!n) return NULL;
+        s += n;
     }
+    return s + 1;
+}
+
+static const char *json_num_end(const char *s)
+{
+    const char *p = s + (*s == '-');
+    if (*p == '0') p++;
+    else if (*p >= '1' && *p <= '9') while (*p >= '0' && *p <= '9') p++;
+    else return NULL;
+    if (*p == '.') {
+        if (*++p < '0' || *p > '9') return NULL;
+        while (*p >= '0' && *p <= '9') p++;
+    }
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-') p++;
+        if (*p < '0' || *p > '9') return NULL;
+        while (*p >= '0' && *p <= '9') p++;
+    }
+    return p;
+}
+
+static const char *json_value_end(const char *s, int depth)
+{
+    s = json_ws(s);
+    if (*s == '"') return json_str_end(s);
+    if (*s == '-' || (*s >= '0' && *s <= '9')) return json_num_end(s);
+    if (!strncmp(s, "true", 4) || !strncmp(s, "null", 4)) return s + 4;
+    if (!strncmp(s, "false", 5)) return s + 5;
+    if ((*s != '[' && *s != '{') || depth >= 16) return NULL;
+    char close = *s == '[' ? ']' : '}';
+    s = json_ws(s + 1);
+    if (*s == close) return s + 1;
+    for (;;) {
+        if (close == '}') {
+            if (*s != '"' || !(s = json_str_end(s))) return NULL;
+            s = json_ws(s);
+            if (*s++ != ':') return NULL;
+        }
+        if (!(s = json_value_end(s, depth + 1))) return NULL;
+        s = json_ws(s);
+        if (*s == close) return s + 1;
+        if (*s++ != ',') return NULL;
+        s = json_ws(s);
+    }
+}
+
+static int is_json(const char *s)
+{
+    const char *end = json_value_end(s, 0);
+    return end && *json_ws(end) == '\0';
 }
 
 static void put_args(FILE *f, const char *p, unsigned n_args, int first)
@@ -504,7 +570,7 @@ static void put_args(FILE *f, const char *p, unsigned n_args, int first)
             fprintf(f, "%" PRId64, v);
             p += 8;
         } else {
-            if (p[-1] == 'j' && is_int_array(p)) fputs(p, f);
+            if (p[-1] == 'j' && is_json(p)) fputs(p, f);
             else put_json_str(f, p);
             p += strlen(p) + 1;
         }
@@ -561,22 +627,52 @@ static uint64_t dropped_total(const conv *c)
     return dropped;
 }
 
+/* An instant of cat "trainscope_meta" named "distributedInfo" (the torch
+ * collector emits it: the backend, the process group's own rank) is no event:
+ * its args go into the file's distributedInfo. */
+static int is_dist_meta(const cev *e)
+{
+    if (e->ph != 'i') return 0;
+    const char *cat = rec_body(e->strs);
+    return !strcmp(cat, "trainscope_meta") && !strcmp(cat + strlen(cat) + 1, "distributedInfo");
+}
+
+static void put_dist_info(FILE *f, const conv *c)
+{
+    const cev *meta = NULL;
+    for (uint32_t i = 0; i < c->n_ev; i++)
+        if (is_dist_meta(&c->ev[i])) meta = &c->ev[i];
+    if (c->rank < 0 && !meta) return;
+    fputs("\"distributedInfo\":{", f);
+    int first = 1;
+    if (c->rank >= 0) {
+        fprintf(f, "\"rank\":%d", c->rank);
+        if (c->world > 0) fprintf(f, ",\"world_size\":%d", c->world);
+        first = 0;
+    }
+    if (meta) {
+        const char *name = rec_body(meta->strs);
+        name += strlen(name) + 1;
+        put_args(f, name + strlen(name) + 1, meta->rec->n_args, first);
+    }
+    fputs("},\n", f);
+}
+
 static void put_header(FILE *f, const conv *c)
 {
     uint64_t dropped = dropped_total(c);
     fputs("{\"schemaVersion\":1,\n", f);
-    if (c->rank >= 0) {
-        fprintf(f, "\"distributedInfo\":{\"rank\":%d", c->rank);
-        if (c->world > 0) fprintf(f, ",\"world_size\":%d", c->world);
-        fputs("},\n", f);
-    }
+    put_dist_info(f, c);
     fprintf(f, "\"trainscope\":{\"writer\":\"trainscope record\",\"pid\":%u,\"ppid\":%u,"
                "\"clock\":\"CLOCK_MONOTONIC\",\"realtime_offset_ns\":%" PRId64 ","
                "\"dropped_events\":%" PRIu64 ",\"unmatched_ends\":%" PRIu64 ","
-               "\"unfinished_ranges\":%" PRIu64 ",\"bad_records\":%" PRIu64 ",\"dropped_by_thread\":{",
+               "\"unfinished_ranges\":%" PRIu64 ",\"bad_records\":%" PRIu64 ",",
             c->hdr->pid, c->hdr->ppid, c->hdr->realtime_offset_ns, dropped, c->unmatched_ends,
             c->unfinished, c->bad_records);
+    /* Beside the other counts, where analyses read it (it was once written
+     * inside dropped_by_thread, with a trailing comma: invalid JSON). */
     if (c->cut_at) fprintf(f, "\"cut_at_byte\":%" PRIu64 ",", c->cut_at);
+    fputs("\"dropped_by_thread\":{", f);
     int first = 1;
     for (uint32_t i = 0; i < c->n_drops; i++) {
         if (!c->drops[i].dropped) continue;
@@ -646,7 +742,8 @@ static int write_json(conv *c, const char *dir, char *out_path, size_t out_n)
     if (!f) return fail(c, TS_EIO, "cannot write %s: %s", tmp, strerror(errno));
     put_header(f, c);
     put_device_tracks(f, c);
-    for (uint32_t i = 0; i < c->n_ev; i++) put_event(f, c, &c->ev[i]);
+    for (uint32_t i = 0; i < c->n_ev; i++)
+        if (!is_dist_meta(&c->ev[i])) put_event(f, c, &c->ev[i]);
     fputs("\n]}\n", f);
     int bad = ferror(f);
     if (fclose(f) != 0 || bad) { unlink(tmp); return fail(c, TS_EIO, "cannot write %s", tmp); }
@@ -731,7 +828,8 @@ int ts__raw_convert(const char *raw_path, const char *dir, char *out_path, size_
     qsort(c.ev, c.n_ev, sizeof *c.ev, cmp_ev);
     rc = write_json(&c, dir, out_path, out_n);
     if (rc == TS_OK && losses) {
-        *losses = (ts__raw_losses){dropped_total(&c), c.bad_records, c.unfinished, c.unmatched_ends, c.cut_at};
+        *losses = (ts__raw_losses){dropped_total(&c), c.bad_records, c.unfinished, c.unmatched_ends, c.cut_at, 0};
+        for (uint32_t i = 0; i < c.n_ev; i++) losses->n_events += !is_dist_meta(&c.ev[i]);
     }
 done:
     conv_free(&c);

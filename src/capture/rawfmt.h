@@ -28,7 +28,7 @@
  *   strings            NUL-terminated: cat, name (B, X, I, AB, SDEF), name (C, TNAME), cat (FLOW);
  *                      then the flow category when TS__RECF_FLOW
  *   args               n_args of: key NUL, tag 'i' + int64 (unaligned) | tag 's' + string NUL
- *                      | tag 'j' + string NUL that the caller said is a JSON array of integers
+ *                      | tag 'j' + string NUL that the caller said is JSON text (up to 2047 bytes)
  *   padding            zero bytes up to size
  * A push of a (cat, name) pair the buffer has seen is a 16-byte BREF naming
  * the pair by the id an earlier SDEF record of the same buffer gave it; a pop
@@ -132,6 +132,7 @@ typedef struct ts__raw_losses {
     uint64_t unfinished_ranges;  /* still open at the end, closed there */
     uint64_t unmatched_ends;     /* pops and range ends without a begin */
     uint64_t cut_at_byte;        /* the stream's last chunk is incomplete from here (killed, disk full), 0 = whole */
+    uint64_t n_events;           /* events written to the JSON */
 } ts__raw_losses;
 int ts__raw_convert(const char *raw_path, const char *dir, char *out_path, size_t out_n,
                     char *err, size_t err_n, ts__raw_losses *losses);

@@ -213,16 +213,29 @@ void ts_trace_set_rank(int rank, int world_size)
 }
 
 /* Bytes an arg takes in the record. */
-static size_t arg_bytes(const ts_trace_arg *a)
+/* An emitted event's name may be a GPU kernel's demangled C++ signature (5 KB
+ * are seen in real traces): kept whole up to here. */
+#define EMIT_NAME_MAX 8191
+
+/* A JSON arg may be longer than a name ("Input Dims" of a concatenation of
+ * many tensors): 16 of them still fit the record's 16-bit size. */
+#define JSON_ARG_MAX 2047
+
+static inline size_t str_len(const char *s, bool json)
 {
-    return cut_len(a->key) + 2 + (a->str ? cut_len(a->str) + 1 : 8);
+    return json ? strnlen(s, JSON_ARG_MAX) : cut_len(s);
 }
 
-/* 'j' marks a string the caller says is a JSON array (raw2json checks it). */
+static size_t arg_bytes(const ts_trace_arg *a, bool json)
+{
+    return cut_len(a->key) + 2 + (a->str ? str_len(a->str, json) + 1 : 8);
+}
+
+/* 'j' marks a string the caller says is JSON text (raw2json checks it). */
 static char *put_arg(char *p, const ts_trace_arg *a, bool json)
 {
     p = put_str(p, a->key, cut_len(a->key));
-    if (a->str) { *p++ = json ? 'j' : 's'; return put_str(p, a->str, cut_len(a->str)); }
+    if (a->str) { *p++ = json ? 'j' : 's'; return put_str(p, a->str, str_len(a->str, json)); }
     *p++ = 'i';
     memcpy(p, &a->num, 8);
     return p + 8;
@@ -243,9 +256,10 @@ int ts_trace_emit(const ts_trace_event *ev)
     bool has_flow = ev->flow_id != 0 && type == TS__REC_X;
     if (has_flow) bytes += 8 + cut_len(ev->flow_cat ? ev->flow_cat : "ac2g") + 1;
     const char *s1 = type == TS__REC_C ? ev->name : ev->cat;
-    bytes += cut_len(s1) + 1 + (type == TS__REC_C ? 0 : cut_len(ev->name) + 1);
+    size_t n_name = ev->name ? strnlen(ev->name, EMIT_NAME_MAX) : 0;
+    bytes += cut_len(s1) + 1 + (type == TS__REC_C ? 0 : n_name + 1);
     for (; n_args < ev->n_args && n_args < TS_TRACE_MAX_ARGS && ev->args[n_args].key; n_args++)
-        bytes += arg_bytes(&ev->args[n_args]);
+        bytes += arg_bytes(&ev->args[n_args], (json >> n_args) & 1);
     uint32_t size = ALIGN8((uint32_t)bytes);
     ts__rec *rec = ts__ring_reserve(r, size);
     if (!rec) return 1;
@@ -259,7 +273,7 @@ int ts_trace_emit(const ts_trace_event *ev)
     p += 24;
     if (has_flow) { memcpy(p, &ev->flow_id, 8); p += 8; }
     p = put_str(p, s1, cut_len(s1));
-    if (type != TS__REC_C) p = put_str(p, ev->name, cut_len(ev->name));
+    if (type != TS__REC_C) p = put_str(p, ev->name, n_name);
     if (has_flow) p = put_str(p, ev->flow_cat ? ev->flow_cat : "ac2g", cut_len(ev->flow_cat ? ev->flow_cat : "ac2g"));
     for (uint32_t i = 0; i < n_args; i++) p = put_arg(p, &ev->args[i], (json >> i) & 1);
     memset(p, 0, (size_t)((char *)rec + size - p));

@@ -6,8 +6,11 @@
  * the command with LD_PRELOAD (appended to any the caller set) and the
  * TRAINSCOPE_* variables, so the program and every process it starts write
  * their own raw stream; afterwards it converts every stream to JSON (so the
- * traced processes never spend time on it), says where the traces are, and exits with the
- * program's own exit code (128 + signal when a signal killed it).
+ * traced processes never spend time on it), says where the traces are and
+ * what is missing and why (torch's profiler per process with --torch, what
+ * Python processes recorded without it, the reason for "0 trace files"),
+ * and exits with the program's own exit code (128 + signal when a signal
+ * killed it).
  *
  * Not for: tracing itself (src/capture/) or reading traces.
  */
@@ -32,6 +35,10 @@
 typedef struct record_opts {
     const char *dir;            /* -o DIR, default "trainscope-trace" */
     bool cuda, nccl, mpi, python, lttng;
+    bool torch;                 /* torch's profiler in every process that imports torch */
+    bool torch_memory;          /* --memory: its allocator events */
+    long wait, warmup, active;  /* torch's schedule, in optimizer steps; active 0 = until exit */
+    bool steps_set, phases_set; /* --steps A:B given; --wait/--warmup/--active given */
     const char *python_filter;  /* comma-separated modules/files, NULL = all */
     const char *buffer_kb;      /* per-thread buffer size, NULL = the tracer's default */
     char **cmd;                 /* the program and its arguments */
@@ -39,14 +46,22 @@ typedef struct record_opts {
 
 static void usage(FILE *f)
 {
-    fputs("usage: trainscope record [-o DIR] [--cuda] [--nccl] [--mpi] [--python]\n"
-          "                         [--python-filter LIST] [--lttng] [--buffer-kb N] -- COMMAND [ARGS...]\n\n"
+    fputs("usage: trainscope record [-o DIR] [--torch [--steps A:B | --wait N --warmup N --active N] [--memory]]\n"
+          "                         [--cuda] [--nccl] [--mpi] [--python] [--python-filter LIST] [--lttng]\n"
+          "                         [--buffer-kb N] -- COMMAND [ARGS...]\n\n"
           "Runs COMMAND under trainscope's tracer. Every process it starts (MPI ranks,\n"
           "DataLoader workers, ...) writes DIR/rank-<R>.<pid>.json (pid-<pid>.json when\n"
           "no rank is known), Chrome-trace JSON shaped like Kineto's that the other\n"
           "trainscope commands and Perfetto read. The program's output and exit code are\n"
           "unchanged.\n\n"
           "  -o, --output DIR      where the traces go (default trainscope-trace)\n"
+          "  --torch               torch's profiler in every Python process that imports torch:\n"
+          "                        ops with input shapes and dtypes, collectives with their sizes,\n"
+          "                        iterations ProfilerStep#N marked at each optimizer step()\n"
+          "  --steps A:B           only iterations A to B-1 (0 = the first step); implies --torch\n"
+          "  --wait N --warmup N --active N\n"
+          "                        torch.profiler's schedule instead of --steps (not both)\n"
+          "  --memory              with --torch: allocator events ([memory]) for 'memory --trace'\n"
           "  --cuda                CUDA kernels, copies and API calls (CUPTI)\n"
           "  --nccl                NCCL collectives\n"
           "  --mpi                 MPI collectives and point-to-point calls (PMPI)\n"
@@ -58,6 +73,48 @@ static void usage(FILE *f)
           "  --buffer-kb N         each thread's buffer, in KiB (default 1024; rounded up to a\n"
           "                        power of two): more when record says events were dropped\n"
           "The tracing API (include/trainscope/trace.h) adds the program's own ranges.\n", f);
+}
+
+/* A count of optimizer steps, lo or more. */
+static int parse_steps(const char *opt, const char *s, long lo, long *out)
+{
+    char *end;
+    long v = s ? strtol(s, &end, 10) : 0;
+    if (!s || end == s || *end || v < lo || v > 1000000000L) {
+        ts_cli_errorf("record: %s needs a number of optimizer steps, %ld or more", opt, lo);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* --steps A:B (wait A, record B-A) or one of --wait/--warmup/--active; each implies --torch. */
+static int parse_window(record_opts *o, const char *opt, const char *v)
+{
+    o->torch = true;
+    if (!strcmp(opt, "--steps")) {
+        const char *colon = v ? strchr(v, ':') : NULL;
+        char a[32];
+        long b;
+        if (!colon || colon - v >= (long)sizeof a) {
+            ts_cli_errorf("record: --steps needs A:B, the first step recorded and the one after the last (e.g. 2:5)");
+            return -1;
+        }
+        snprintf(a, sizeof a, "%.*s", (int)(colon - v), v);
+        if (parse_steps("--steps", a, 0, &o->wait) || parse_steps("--steps", colon + 1, 0, &b)) return -1;
+        if (b <= o->wait) {
+            ts_cli_errorf("record: --steps %s: the end must be after the start (A:B records steps A to B-1)", v);
+            return -1;
+        }
+        o->warmup = 0;
+        o->active = b - o->wait;
+        o->steps_set = true;
+        return 0;
+    }
+    o->phases_set = true;
+    if (!strcmp(opt, "--wait")) return parse_steps(opt, v, 0, &o->wait);
+    if (!strcmp(opt, "--warmup")) return parse_steps(opt, v, 0, &o->warmup);
+    return parse_steps(opt, v, 1, &o->active);
 }
 
 static int parse(int argc, char **argv, record_opts *o)
@@ -81,6 +138,10 @@ static int parse(int argc, char **argv, record_opts *o)
             if (++i >= argc) { ts_cli_errorf("record: --python-filter needs a list"); return -1; }
             o->python_filter = argv[i];
             o->python = true;
+        } else if (!strcmp(a, "--torch")) o->torch = true;
+        else if (!strcmp(a, "--memory")) o->torch = o->torch_memory = true;
+        else if (!strcmp(a, "--steps") || !strcmp(a, "--wait") || !strcmp(a, "--warmup") || !strcmp(a, "--active")) {
+            if (parse_window(o, a, ++i < argc ? argv[i] : NULL)) return -1;
         } else if (!strcmp(a, "--buffer-kb")) {
             char *end;
             long kb = ++i < argc ? strtol(argv[i], &end, 10) : 0;
@@ -96,6 +157,10 @@ static int parse(int argc, char **argv, record_opts *o)
             ts_cli_errorf("record: unknown option '%s' (see 'trainscope record --help')", a);
             return -1;
         }
+    }
+    if (o->steps_set && o->phases_set) {
+        ts_cli_errorf("record: --steps A:B is --wait A --active B-A: give one or the other");
+        return -1;
     }
     if (i >= argc) { ts_cli_errorf("record: no command to run (see 'trainscope record --help')"); return -1; }
     o->cmd = argv + i;
@@ -202,14 +267,15 @@ static int add_lib(char *list, size_t n, const char *lib_dir, const char *name, 
 
 static int python_dir(const char *lib_dir, char *out, size_t n)
 {
-    static const char *const rel[] = {"../python", "../../python", "../share/trainscope/python"};
+    static const char *const rel[] = {"../python", "../../python", "../share/trainscope/python",
+                                      "python" /* make gpu-bundle's flat folder */};
     for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
         char probe[PATH_MAX + 64];
         if (snprintf(out, n, "%s/%s", lib_dir, rel[i]) >= (int)n) continue;
         snprintf(probe, sizeof probe, "%s/trainscope_trace.py", out);
         if (access(probe, R_OK) == 0) return 0;
     }
-    ts_cli_errorf("record: --python needs python/trainscope_trace.py next to %s", lib_dir);
+    ts_cli_errorf("record: --python and --torch need python/trainscope_trace.py next to %s", lib_dir);
     return -1;
 }
 
@@ -235,12 +301,23 @@ static int set_env(const record_opts *o, const char *abs_dir)
         (o->nccl && add_lib(libs, sizeof libs, lib_dir, "libtrainscope-nccl.so", "--nccl")) ||
         (o->lttng && add_lib(libs, sizeof libs, lib_dir, "libtrainscope-lttng.so", "--lttng")))
         return -1;
-    if (o->python) {
+    if (o->python || o->torch) {
         char py[PATH_MAX];
         if (python_dir(lib_dir, py, sizeof py)) return -1;
         prepend_env("PYTHONPATH", py);
+    }
+    if (o->python) {
         setenv("TRAINSCOPE_PYTHON", "1", 1);
         if (o->python_filter) setenv("TRAINSCOPE_PYTHON_FILTER", o->python_filter, 1);
+    }
+    if (o->torch) {
+        char sched[96];
+        snprintf(sched, sizeof sched, "%ld,%ld,%ld", o->wait, o->warmup, o->active);
+        setenv("TRAINSCOPE_TORCH", "1", 1);
+        setenv("TRAINSCOPE_TORCH_SCHEDULE", sched, 1);
+        if (o->torch_memory) setenv("TRAINSCOPE_TORCH_MEMORY", "1", 1);
+        /* CUPTI takes one subscriber: with --cuda ours records the GPU, torch the CPU. */
+        if (o->cuda) setenv("TRAINSCOPE_TORCH_GPU", "0", 1);
     }
     /* Ours first so our exec/_exit hooks see the program's calls; the caller's
      * preloads follow in their order. */
@@ -310,50 +387,214 @@ static int run_child(char **cmd)
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+/* What the job's processes left, for the closing lines. */
+typedef struct job_summary {
+    int            n_files;        /* JSON files written */
+    int            n_streams;      /* raw streams found (processes that loaded the tracer) */
+    int            n_empty;        /* of those, streams without an event */
+    int            n_python;       /* streams of Python processes (comm python*) */
+    uint64_t       python_events;  /* events in their files */
+    char           empty_names[96];/* comms of the empty ones, comma-separated, cut */
+    ts__raw_losses sum;            /* losses over every file */
+    uint64_t       n_cut;          /* streams whose last chunk is incomplete */
+} job_summary;
+
+/* The stream's process name from its header ("" when unreadable). */
+static void stream_comm(const char *raw, char *comm, size_t n)
+{
+    ts__raw_header h;
+    int fd = open(raw, O_RDONLY | O_CLOEXEC);
+    comm[0] = 0;
+    if (fd < 0) return;
+    if (read(fd, &h, sizeof h) == (ssize_t)sizeof h && !memcmp(h.magic, TS__RAW_MAGIC, 8))
+        snprintf(comm, n, "%.*s", (int)sizeof h.comm, h.comm);
+    close(fd);
+}
+
+static void note_stream(job_summary *js, const char *comm, int rc, const ts__raw_losses *l)
+{
+    js->n_streams++;
+    bool py = !strncmp(comm, "python", 6);
+    js->n_python += py;
+    if (rc == TS_ENODATA) {
+        js->n_empty++;
+        size_t used = strlen(js->empty_names);
+        if (!strstr(js->empty_names, comm) && used + strlen(comm) + 3 < sizeof js->empty_names)
+            snprintf(js->empty_names + used, sizeof js->empty_names - used, "%s%s", used ? ", " : "", comm);
+        return;
+    }
+    if (rc != TS_OK) return;
+    js->n_files++;
+    if (py) js->python_events += l->n_events;
+    js->sum.dropped_events += l->dropped_events;
+    js->sum.bad_records += l->bad_records;
+    js->sum.unfinished_ranges += l->unfinished_ranges;
+    js->n_cut += l->cut_at_byte != 0;
+}
+
+/* What --torch left in each process (python/trainscope_torch.py writes one
+ * "key=value ..." line per process into DIR/.raw/torch-<pid>.txt). */
+typedef struct torch_summary {
+    int      n, ok, failed, nowindow, unsaved;   /* processes, by state */
+    uint64_t events, dropped;                    /* of the saved ones */
+    long     steps_min;                          /* optimizer steps of the nowindow ones, fewest */
+    char     format[16], window[32], reason[200];
+} torch_summary;
+
+static const char *kv_get(const char *line, const char *key, char *out, size_t n)
+{
+    size_t k = strlen(key);
+    for (const char *p = line; (p = strstr(p, key)); p += k)
+        if ((p == line || p[-1] == ' ') && p[k] == '=') {
+            /* reason, always last, runs to the end of the line */
+            size_t len = strcspn(p + k + 1, strcmp(key, "reason") ? " \n" : "\n");
+            snprintf(out, n, "%.*s", (int)len, p + k + 1);
+            return out;
+        }
+    out[0] = 0;
+    return NULL;
+}
+
+static void note_torch(torch_summary *ts, const char *line)
+{
+    char v[200];
+    ts->n++;
+    kv_get(line, "state", v, sizeof v);
+    if (!strcmp(v, "ok")) {
+        ts->ok++;
+        ts->events += strtoull(kv_get(line, "events", v, sizeof v) ? v : "0", NULL, 10);
+        ts->dropped += strtoull(kv_get(line, "dropped", v, sizeof v) ? v : "0", NULL, 10);
+        kv_get(line, "format", ts->format, sizeof ts->format);
+        kv_get(line, "window", ts->window, sizeof ts->window);
+    } else if (!strcmp(v, "failed")) {
+        ts->failed++;
+        if (!ts->reason[0]) kv_get(line, "reason", ts->reason, sizeof ts->reason);
+    } else if (!strcmp(v, "nowindow")) {
+        long st = strtol(kv_get(line, "steps", v, sizeof v) ? v : "0", NULL, 10);
+        if (!ts->nowindow++ || st < ts->steps_min) ts->steps_min = st;
+    } else {
+        ts->unsaved++;   /* "started": killed (SIGKILL) or os._exit before saving */
+    }
+}
+
+static void read_torch_status(const char *raw_dir, torch_summary *ts)
+{
+    DIR *d = opendir(raw_dir);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        if (strncmp(e->d_name, "torch-", 6) || n < 4 || strcmp(e->d_name + n - 4, ".txt")) continue;
+        char path[2 * PATH_MAX], line[512] = "";
+        snprintf(path, sizeof path, "%s/%s", raw_dir, e->d_name);
+        FILE *f = fopen(path, "r");
+        if (f && fgets(line, sizeof line, f)) note_torch(ts, line);
+        if (f) fclose(f);
+        unlink(path);
+    }
+    if (d) closedir(d);
+}
+
+static void say_torch(const torch_summary *ts, const record_opts *o)
+{
+    if (ts->n == 0) {
+        fprintf(stderr, "trainscope: --torch: no process imported torch, launchers (torchrun) aside: is COMMAND "
+                "run by the Python that has torch?\n");
+        return;
+    }
+    if (ts->ok) {
+        char win[64] = "every step";
+        long a, b;
+        if (sscanf(ts->window, "%ld:%ld", &a, &b) == 2) {
+            if (b >= 0) snprintf(win, sizeof win, "iterations %ld to %ld", a, b - 1);
+            else snprintf(win, sizeof win, "iterations from %ld on", a);
+        }
+        fprintf(stderr, "trainscope: --torch: %llu torch events from %d process%s (%s profiler, %s)\n",
+                (unsigned long long)ts->events, ts->ok, ts->ok == 1 ? "" : "es",
+                strcmp(ts->format, "kineto") ? "legacy" : "Kineto", win);
+    }
+    if (ts->dropped)
+        fprintf(stderr, "trainscope: warning: --torch: %llu torch events dropped (buffers full: raise --buffer-kb)\n",
+                (unsigned long long)ts->dropped);
+    if (ts->failed)
+        fprintf(stderr, "trainscope: warning: --torch: torch's profiler failed in %d process%s (%s): their torch ops "
+                "were not captured\n", ts->failed, ts->failed == 1 ? "" : "es", ts->reason);
+    if (ts->nowindow)
+        fprintf(stderr, "trainscope: warning: --torch: %d process%s imported torch but ended after %ld optimizer "
+                "step%s, before the window's first step (%ld): no torch ops recorded there\n", ts->nowindow,
+                ts->nowindow == 1 ? "" : "es", ts->steps_min, ts->steps_min == 1 ? "" : "s", o->wait + o->warmup);
+    if (ts->unsaved)
+        fprintf(stderr, "trainscope: warning: --torch: %d process%s ended before saving torch's events (SIGKILL, "
+                "os._exit or a crash): their torch ops are lost\n", ts->unsaved, ts->unsaved == 1 ? "" : "es");
+}
+
+/* Why the trace holds less than a new user expects: Python without --torch,
+ * and always a reason for "0 trace files". */
+static void say_what_was_captured(const job_summary *js, const record_opts *o, bool hinted)
+{
+    if (js->n_python && !o->torch) {
+        if (js->python_events)
+            fprintf(stderr, "trainscope: %d Python process%s traced: %llu events (%s); torch ops, shapes and "
+                    "collectives need --torch\n", js->n_python, js->n_python == 1 ? "" : "es",
+                    (unsigned long long)js->python_events,
+                    o->python ? "Python calls and the host API" : "host API calls and the asked collectors");
+        else
+            fprintf(stderr, "trainscope: %d Python process%s ran and recorded nothing (no collector for Python was "
+                    "asked): --torch records torch ops, shapes and collectives, --python Python calls\n",
+                    js->n_python, js->n_python == 1 ? "" : "es");
+        hinted = true;
+    }
+    if (js->n_files || hinted) return;
+    if (!js->n_streams)
+        fprintf(stderr, "trainscope: no process loaded the tracer (a static or setuid program, or one that clears "
+                "LD_PRELOAD)\n");
+    else if (js->n_empty == js->n_streams)
+        fprintf(stderr, "trainscope: %d process%s ran (%s) and recorded no events: ask for a collector (--torch, "
+                "--python, --mpi, --cuda, --nccl) or call the tracing API\n", js->n_streams,
+                js->n_streams == 1 ? "" : "es", js->empty_names);
+}
+
 /* Convert every raw stream of the job (processes defer it to here; killed ones
  * could not do it anyway), then say how many trace files this run wrote. */
-static void finish(const char *dir)
+static void finish(const char *dir, const record_opts *o)
 {
     char raw_dir[PATH_MAX + 8];
     snprintf(raw_dir, sizeof raw_dir, "%s/.raw", dir);
+    torch_summary ts = {0};
+    read_torch_status(raw_dir, &ts);
     DIR *d = opendir(raw_dir);
     struct dirent *e;
-    int n_files = 0;   /* every process deferred its conversion to here */
-    ts__raw_losses sum = {0, 0, 0, 0, 0};
-    uint64_t n_cut = 0;   /* streams whose last chunk is incomplete */
+    job_summary js = {0};
     while (d && (e = readdir(d))) {
         size_t n = strlen(e->d_name);
         if (n < 4 || strcmp(e->d_name + n - 4, ".tsr")) continue;
-        char raw[2 * PATH_MAX], err[1024];
+        char raw[2 * PATH_MAX], err[1024], comm[72];
         snprintf(raw, sizeof raw, "%s/%s", raw_dir, e->d_name);
+        stream_comm(raw, comm, sizeof comm);
         ts__raw_losses l;
         int rc = ts__raw_convert(raw, dir, NULL, 0, err, sizeof err, &l);
-        if (rc == TS_OK) {
-            n_files++;
-            sum.dropped_events += l.dropped_events;
-            sum.bad_records += l.bad_records;
-            sum.unfinished_ranges += l.unfinished_ranges;
-            n_cut += l.cut_at_byte != 0;
-        }
+        note_stream(&js, comm, rc, &l);
         if (rc == TS_OK || rc == TS_ENODATA) unlink(raw);
         else ts_cli_errorf("record: %s", err);
     }
     if (d) closedir(d);
     rmdir(raw_dir);   /* only when empty: streams that failed to convert stay */
-    fprintf(stderr, "trainscope: %d trace file%s in %s\n", n_files, n_files == 1 ? "" : "s", dir);
+    fprintf(stderr, "trainscope: %d trace file%s in %s\n", js.n_files, js.n_files == 1 ? "" : "s", dir);
+    if (o->torch) say_torch(&ts, o);
+    say_what_was_captured(&js, o, o->torch);   /* say_torch said what torch left, or that none imported it */
     /* Said here as well as in every analysis of the files (a "recorder_losses"
      * warning): a short trace should not pass for a whole one. */
-    if (sum.dropped_events)
+    if (js.sum.dropped_events)
         fprintf(stderr, "trainscope: warning: %llu events dropped (per-thread buffers full: raise --buffer-kb)\n",
-                (unsigned long long)sum.dropped_events);
-    if (sum.bad_records)
-        fprintf(stderr, "trainscope: warning: %llu damaged records skipped\n", (unsigned long long)sum.bad_records);
-    if (n_cut)
+                (unsigned long long)js.sum.dropped_events);
+    if (js.sum.bad_records)
+        fprintf(stderr, "trainscope: warning: %llu damaged records skipped\n", (unsigned long long)js.sum.bad_records);
+    if (js.n_cut)
         fprintf(stderr, "trainscope: warning: %llu trace stream%s cut short (a process killed mid-write, or the disk "
-                "full): the events after the cut are lost\n", (unsigned long long)n_cut, n_cut == 1 ? " was" : "s were");
-    if (sum.unfinished_ranges)
+                "full): the events after the cut are lost\n", (unsigned long long)js.n_cut,
+                js.n_cut == 1 ? " was" : "s were");
+    if (js.sum.unfinished_ranges)
         fprintf(stderr, "trainscope: warning: %llu ranges still open when their process ended (closed there, "
-                "args.unfinished)\n", (unsigned long long)sum.unfinished_ranges);
+                "args.unfinished)\n", (unsigned long long)js.sum.unfinished_ranges);
 }
 
 int ts_cmd_record(int argc, char **argv)
@@ -376,6 +617,6 @@ int ts_cmd_record(int argc, char **argv)
     }
     rc = run_child(o.cmd);
     if (o.lttng && ts__lttng_session_stop(session, &err) != TS_OK) ts_cli_errorf("record: --lttng: %s", err.msg);
-    finish(abs_dir);
+    finish(abs_dir, &o);
     return rc;
 }

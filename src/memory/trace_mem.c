@@ -72,7 +72,10 @@ int ts_mem_trace_peaks(const ts_trace *t, ts_mem_trace_peak *out, uint32_t cap, 
         bool oom = false;
         for (uint32_t i = 0; i < r->instants.n && !oom; i++) {
             int64_t total, type = 0, id = -1;
-            if (r->instants.cat[i] != mem_cat || !instant_arg(r, i, "Total Allocated", &total)) continue;
+            /* Kineto names them "[memory]" (cat cpu_instant_event); the memory timeline's rows carry it as cat */
+            if ((r->instants.cat[i] != mem_cat && r->instants.name[i] != mem_cat) ||
+                !instant_arg(r, i, "Total Allocated", &total))
+                continue;
             instant_arg(r, i, "Device Type", &type);
             instant_arg(r, i, "Device Id", &id);
             ts_mem_trace_peak *p = row_for(out, cap, n, &seen, (uint32_t)r->rank, (int32_t)type, (int32_t)id, &oom);

@@ -277,19 +277,31 @@ TEST(writer_emits_valid_json_with_exact_nanoseconds)
     free(s);
 }
 
-/* json_args: a string the caller marks is written as a JSON array when it
- * is exactly an array of integers, and as a string otherwise (a list cut
- * at TS_TRACE_MAX_STR, anything else), so the file stays valid JSON; a
- * caller built before json_args existed (smaller size) is still recorded. */
-TEST(json_array_args_are_written_as_arrays_only_when_they_are_integer_arrays)
+/* json_args: a string the caller marks is written as JSON when it is valid
+ * JSON text (Kineto's "Input Dims", "Input type", numbers), and as a string
+ * otherwise (a value cut at the arg limit, bad numbers or escapes, \u0000,
+ * nesting deeper than 16), so the file stays valid JSON; a caller built before
+ * json_args existed (smaller size) is still recorded. */
+TEST(json_args_are_written_as_json_only_when_they_are_valid_json)
 {
     const char *dir = tmp_dir();
     CHECK_EQ_INT(ts_trace_start(dir), TS_OK);
+    char deep[64] = "", longv[3001];
+    for (int i = 0; i < 20; i++) strcat(deep, "[");
+    for (int i = 0; i < 20; i++) strcat(deep, "]");
+    longv[0] = '[';
+    for (int i = 1; i < 2999; i += 2) { longv[i] = '1'; longv[i + 1] = ','; }
+    longv[2999] = ']';
+    longv[3000] = 0;
+    longv[2998] = '1';
     ts_trace_arg args[] = {{"requests", "[3, -7,12]", 0}, {"empty", "[]", 0}, {"cut", "[1,2,", 0},
-                           {"text", "[1,\"x\"]", 0}, {"plain", "[4]", 0}};
+                           {"text", "[1,\"x\"]", 0}, {"dims", "[[8, 16], [], [3]]", 0},
+                           {"obj", "{\"a\": [1.5e3, true, null]}", 0}, {"lead0", "[01]", 0},
+                           {"ctl", "[\"a\x01\"]", 0}, {"deep", deep, 0}, {"long", longv, 0},
+                           {"plain", "[4]", 0}, {"nul", "[\"a\\u0000\"]", 0}};
     ts_trace_event ev = {.size = sizeof ev, .phase = 'X', .cat = "mpi", .name = "MPI_Waitall",
-                         .ts_ns = 1000, .dur_ns = 5, .pid = -1, .tid = -1, .args = args, .n_args = 5,
-                         .json_args = 0xf};
+                         .ts_ns = 1000, .dur_ns = 5, .pid = -1, .tid = -1, .args = args, .n_args = 12,
+                         .json_args = 0x3ff | 1u << 11};
     CHECK_EQ_INT(ts_trace_emit(&ev), 0);
     ev.size = offsetof(ts_trace_event, json_args);   /* an older caller: its json_args is not read */
     ev.name = "old";
@@ -303,7 +315,13 @@ TEST(json_array_args_are_written_as_arrays_only_when_they_are_integer_arrays)
     CHECK(json_valid(path));
     char *s = slurp(path);
     CHECK(strstr(s, "\"args\":{\"requests\":[3, -7,12],\"empty\":[],\"cut\":\"[1,2,\","
-                    "\"text\":\"[1,\\\"x\\\"]\",\"plain\":\"[4]\"}") != NULL);
+                    "\"text\":[1,\"x\"],\"dims\":[[8, 16], [], [3]],\"obj\":{\"a\": [1.5e3, true, null]},"
+                    "\"lead0\":\"[01]\",\"ctl\":\"[\\\"a\\u0001\\\"]\",\"deep\":\"[[[[") != NULL);
+    /* 2047 bytes of the 3000 are kept: no closing bracket, so a string */
+    CHECK(strstr(s, "\"long\":\"[1,1,") != NULL);
+    CHECK(strstr(s, ",1\",\"plain\":\"[4]\",") != NULL || strstr(s, ",\",\"plain\":\"[4]\",") != NULL);
+    /* valid JSON, but a NUL that readers of C strings refuse: a string */
+    CHECK(strstr(s, "\"nul\":\"[\\\"a\\\\u0000\\\"]\"}") != NULL);
     CHECK(strstr(s, "\"name\":\"old\",\"dur\":0.005,\"args\":{\"requests\":\"[3, -7,12]\"}") != NULL);
     free(s);
 }
@@ -433,6 +451,7 @@ TEST(converter_keeps_whole_chunks_of_a_truncated_stream)
     char key[64];
     snprintf(key, sizeof key, "\"cut_at_byte\":%llu,", (unsigned long long)losses.cut_at_byte);
     CHECK(strstr(s, key) != NULL);
+    CHECK(json_valid(out));   /* 26 Nov: it was written inside dropped_by_thread with a trailing comma */
     free(s);
 }
 
@@ -707,4 +726,44 @@ TEST(a_reused_descriptor_never_receives_trace_bytes)
     char *json = slurp(path);
     CHECK_EQ_INT(count_str(json, "\"name\":\"after_reuse\""), 1000);   /* nothing lost either */
     free(json);
+}
+
+/* A flow record whose phase is none of s, t, f (a damaged stream; found by
+ * fuzz_raw once it loaded what it converted, 26 Nov: the byte was written as
+ * the event's "ph", a NUL made the file unreadable) is counted as damaged and
+ * left out; the file stays valid JSON. */
+TEST(flow_records_with_an_unknown_phase_are_counted_as_damaged)
+{
+    ts__raw_header h;
+    memset(&h, 0, sizeof h);
+    memcpy(h.magic, TS__RAW_MAGIC, 8);
+    h.pid = 4243;
+    h.rank = h.world_size = -1;
+    h.start_ns = 1000;
+    h.clock_kind = TS__CLOCK_NS;
+    char recs[4][32];
+    const uint8_t phases[4] = {0, 's', 0, 'x'};
+    for (int i = 0; i < 4; i++) {
+        ts__rec r = {.size = 32, .type = i ? TS__REC_FLOW : TS__REC_X, .flow_phase = phases[i], .ts_ns = 2000};
+        int64_t v = i ? 70 + i : 5;   /* flow id, or the X's duration */
+        memset(recs[i], 0, 32);
+        memcpy(recs[i], &r, sizeof r);
+        memcpy(recs[i] + sizeof r, &v, 8);
+        memcpy(recs[i] + sizeof r + 8, i ? "fl" : "c\0op", i ? 3 : 5);
+    }
+    ts__raw_chunk ck = {.magic = TS__RAW_CHUNK_MAGIC, .tid = 7, .n_bytes = sizeof recs};
+    char path[] = "/tmp/ts_rawflow_XXXXXX", out[512], err[512];
+    int fd = mkstemp(path);
+    CHECK(write(fd, &h, sizeof h) == (ssize_t)sizeof h);
+    CHECK(write(fd, &ck, sizeof ck) == (ssize_t)sizeof ck);
+    CHECK(write(fd, recs, sizeof recs) == (ssize_t)sizeof recs);
+    close(fd);
+    CHECK_EQ_INT(ts__raw_convert(path, tmp_dir(), out, sizeof out, err, sizeof err, NULL), TS_OK);
+    CHECK(json_valid(out));
+    char *s = slurp(out);
+    CHECK(strstr(s, "\"bad_records\":2") != NULL);
+    CHECK(strstr(s, "\"id\":71") != NULL && strstr(s, "\"id\":72") == NULL && strstr(s, "\"id\":73") == NULL);
+    free(s);
+    unlink(out);
+    unlink(path);
 }

@@ -1,0 +1,45 @@
+#!/bin/sh
+# gpu-bundle.sh BUILD OUT - fill OUT with what `trainscope record` and the
+# analyses need on a machine that cannot install packages (a lent GPU machine
+# with its own PyTorch): `make gpu-bundle` runs it.
+#
+#   OUT/trainscope              the CLI, linked with DT_RPATH $ORIGIN (BUILD/trainscope-origin)
+#   OUT/libtrainscope-*.so      the capture runtime and collectors (RUNPATH $ORIGIN already);
+#                               not the LTTng backend (LTTng is not on such machines)
+#   OUT/lib*.so.*               every shared library these need beyond the C library's own
+#                               (zlib, zstd, isa-l, babeltrace2 and glib, CUPTI), so that
+#                               the folder runs with no LD_LIBRARY_PATH
+#   OUT/python/                 sitecustomize.py and the modules --torch and --python load
+#   OUT/gpu-check.sh            scripts/gpu-check.sh
+# Not for: installing (copy the folder anywhere; nothing in it names this
+# machine's paths, which the last step checks).
+set -e
+BUILD=$1 OUT=$2
+[ -x "$BUILD/trainscope-origin" ] || { echo "gpu-bundle.sh: $BUILD/trainscope-origin missing (run make gpu-bundle)"; exit 2; }
+rm -rf "$OUT"
+mkdir -p "$OUT/python"
+cp "$BUILD/trainscope-origin" "$OUT/trainscope"
+for lib in "$BUILD"/libtrainscope-*.so; do
+    case $lib in *-lttng.so) continue ;; esac
+    cp "$lib" "$OUT/"
+done
+cp python/sitecustomize.py python/trainscope_trace.py python/trainscope_torch.py "$OUT/python/"
+cp scripts/gpu-check.sh "$OUT/"
+
+# The C library's own parts are the target's; everything else goes beside.
+base='^(linux-vdso|libc|libm|libpthread|libdl|librt|libutil|libresolv|libgcc_s|ld-linux-x86-64|libtrainscope-[a-z]*)\.so'
+for f in "$OUT"/trainscope "$OUT"/libtrainscope-*.so; do
+    ldd "$f" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}'
+done | sort -u | while read -r name path; do
+    echo "$name" | grep -Eq "$base" || cp -L "$path" "$OUT/$name"
+done
+
+# Check: with no LD_LIBRARY_PATH, everything resolves inside OUT or to the base set.
+bad=$(for f in "$OUT"/trainscope "$OUT"/libtrainscope-*.so; do
+          env -u LD_LIBRARY_PATH ldd "$f" | awk '$2 == "=>" {print $1, $3}'
+      done | sort -u | while read -r name path; do
+          echo "$name" | grep -Eq "$base" && continue
+          case $path in "$OUT"/*|"$(cd "$OUT" && pwd)"/*) ;; *) echo "$name => $path" ;; esac
+      done)
+if [ -n "$bad" ]; then echo "gpu-bundle.sh: resolved outside $OUT:"; echo "$bad"; exit 1; fi
+echo "gpu-bundle: $(ls "$OUT" | wc -l) files in $OUT ($(du -sh "$OUT" | cut -f1))"

@@ -41,6 +41,9 @@ typedef struct ts_mem_options {
                              backward ends (torch < 2.1 AOT runtime) instead of
                              dying at their last use */
     int    workspace;     /* TS_MEM_WORKSPACE_*: transient bytes inside kernels */
+    double gpu_ghz;       /* g10_compat: G10's GPU_frequency_GHz; every kernel time becomes
+                             (long)(ms * GHz * 1e9 / 1000) cycles, summed as cycles / (GHz * 1000)
+                             microseconds; 0 = 1 GHz */
 } ts_mem_options;
 
 typedef struct ts_mem_summary {
@@ -66,6 +69,17 @@ TS_API TS_NODISCARD int ts_memgraph_load(const char *forward_path, const char *b
                                          const ts_mem_options *opt, ts_memgraph **out,
                                          ts_error *err);
 TS_API void ts_memgraph_destroy(ts_memgraph *g);
+
+/* The G10 tool's own config file: the settings of one analysis. Paths are
+ * resolved (see src/memory/g10_config.c); "" where the config has none. */
+typedef struct ts_mem_g10_config {
+    char   forward[4096], backward[4096];  /* nn_model_input_forward / _backward */
+    char   times[4096];                    /* orig_kernel_time_file ("<id> <ms> ms" lines) */
+    char   output_folder[4096];            /* G10 writes output_folder/statistics/ */
+    double gpu_ghz;                        /* GPU_frequency_GHz; 0 = not given */
+    double gpu_memory_gb;                  /* GPU_memory_size_GB; 0 = not given */
+} ts_mem_g10_config;
+TS_API TS_NODISCARD int ts_mem_g10_config_load(const char *path, ts_mem_g10_config *out, ts_error *err);
 
 /* Kernel times from a G10 time table (time_dict.json: {"<outputs>_<id>": ms},
  * or a text file with one "<key> <ms>" or "<ms>" per line, in kernel order). */

@@ -32,7 +32,11 @@ typedef struct mem_args {
 static void usage(FILE *f)
 {
     fputs("usage: trainscope memory [OPTIONS] FORWARD.py BACKWARD.py\n"
+          "       trainscope memory [OPTIONS] G10.config\n"
           "       trainscope memory --trace PATH...\n\n"
+          "G10.config: the G10 tool's own config (nn_model_input_forward/_backward,\n"
+          "orig_kernel_time_file, GPU_frequency_GHz, GPU_memory_size_GB, output_folder);\n"
+          "implies --g10-compat and writes output_folder/statistics unless -o is given.\n\n"
           "--trace: PyTorch export_memory_timeline_raw files (*.raw[.gz], *memory_timeline*)\n"
           "or Kineto traces recorded with profile_memory=True ([memory] events).\n\n"
           "Tensor liveness, inactive periods, memory curve, peak and offload candidates of\n"
@@ -49,6 +53,7 @@ static void usage(FILE *f)
           "  --bandwidth GBPS         host link for offload candidates (default 32, PCIe 4.0 x16)\n"
           "  --precision-plan FILE    '<op|name:prefix|*> <fp32|fp16|bf16|int8>' per line\n"
           "  --g10-compat             G10's own rules (reproduces its .config files)\n"
+          "  --gpu-ghz X              G10's GPU_frequency_GHz for its cycle arithmetic (default 1)\n"
           "  --hold-saved             saved activations live until the backward ends, as in\n"
           "                           torch < 2.1 (default: they die at their last use)\n"
           "  --workspace none|cpu     kernel scratch memory: none (default) or the rules\n"
@@ -74,7 +79,7 @@ static int parse_args(int argc, char **argv, mem_args *a)
         {"top", required_argument, 0, 'T'}, {"format", required_argument, 0, 'f'},
         {"trace", no_argument, 0, 'r'}, {"hold-saved", no_argument, 0, 'H'},
         {"workspace", required_argument, 0, 'W'}, {"times-trace", required_argument, 0, 'X'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"gpu-ghz", required_argument, 0, 'F'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:h", LONG, NULL)) != -1) {
@@ -88,6 +93,7 @@ static int parse_args(int argc, char **argv, mem_args *a)
         case 'b': if (ts_cli_opt_positive("memory", "--bandwidth", optarg, &a->offload_gbps)) return TS_EXIT_BAD; break;
         case 'p': a->opt.precision_plan = optarg; break;
         case 'g': a->opt.g10_compat = 1; break;
+        case 'F': if (ts_cli_opt_positive("memory", "--gpu-ghz", optarg, &a->opt.gpu_ghz)) return TS_EXIT_BAD; break;
         case 'n': if (ts_cli_opt_count("memory", "--batch", optarg, &a->batch)) return TS_EXIT_BAD; break;
         case 'L': a->plots = 1; break;
         case 'G': a->plots = a->png = 1; break;
@@ -119,8 +125,8 @@ static int parse_args(int argc, char **argv, mem_args *a)
         ts_cli_errorf("memory: --png needs rsvg-convert (Debian package librsvg2-bin) on PATH");
         return TS_EXIT_BAD;
     }
-    if (!a->trace && argc - optind != 2) {
-        ts_cli_errorf("memory: expected FORWARD.py BACKWARD.py (see 'trainscope memory --help')");
+    if (!a->trace && argc - optind != 2 && argc - optind != 1) {
+        ts_cli_errorf("memory: expected FORWARD.py BACKWARD.py or G10.config (see 'trainscope memory --help')");
         return TS_EXIT_BAD;
     }
     return TS_EXIT_OK;
@@ -315,7 +321,25 @@ int ts_cmd_memory(int argc, char **argv)
     ts_error err = {0};
     ts_memgraph *g = NULL;
     ts_mem_summary s;
-    rc = ts_memgraph_load(argv[optind], argv[optind + 1], &a.opt, &g, &err);
+    static ts_mem_g10_config cfg;
+    static char stats_dir[4200];
+    const char *fwd = argv[optind], *bwd = argv[optind + 1];
+    if (argc - optind == 1) { /* G10's config: its rules, inputs, times and output folder */
+        if (ts_mem_g10_config_load(argv[optind], &cfg, &err)) {
+            ts_cli_errorf("%s", err.msg);
+            return TS_EXIT_BAD;
+        }
+        fwd = cfg.forward;
+        bwd = cfg.backward;
+        a.opt.g10_compat = 1;
+        if (!a.opt.gpu_ghz) a.opt.gpu_ghz = cfg.gpu_ghz;
+        if (!a.times && !a.times_trace && cfg.times[0]) a.times = cfg.times;
+        if (!a.out_dir && cfg.output_folder[0]) {
+            snprintf(stats_dir, sizeof stats_dir, "%s/statistics", cfg.output_folder);
+            a.out_dir = stats_dir;
+        }
+    }
+    rc = ts_memgraph_load(fwd, bwd, &a.opt, &g, &err);
     if (!rc) rc = set_times(g, &a, &err);
     if (!rc) rc = ts_memgraph_analyze(g, &s);
     if (!rc && a.out_dir) rc = ts_memgraph_write(g, a.out_dir, a.offload_gbps, a.plots, &err);

@@ -58,6 +58,7 @@ typedef struct ts__mem_kernel {
     uint8_t  in_backward;  /* 0 forward file, 1 backward file */
     bool     is_view;      /* op only re-describes its input's storage */
     int64_t  time_ns;      /* duration; -1 until times are set */
+    double   ms;           /* the time as its source gave it, in ms (G10's cycle arithmetic); -1 = none */
     double   flops;        /* roofline work estimate */
 } ts__mem_kernel;
 

@@ -92,30 +92,25 @@ static int config_line(const char *cfg, unsigned line, const char *key, const ch
     return ts__error(err, TS_EFORMAT, "%s:%u: '%s' is not a key G10's config parser knows", cfg, line, key);
 }
 
+typedef struct cfg_ctx { const char *path; ts_mem_g10_config *out; } cfg_ctx;
+
+static int config_text_line(void *ctx, unsigned line, char *p, ts_error *err)
+{
+    cfg_ctx *c = ctx;
+    char key[128], value[2048];
+    key[0] = value[0] = 0;
+    if (strlen(p) >= sizeof value) return ts__error(err, TS_ERANGE, "%s:%u: line too long", c->path, line);
+    if (sscanf(p, "%127s %2047s", key, value) < 1 || !strcmp(key, "#")) return TS_OK;
+    if (!value[0]) return ts__error(err, TS_EPARSE, "%s:%u: '%s' has no value", c->path, line, key);
+    return config_line(c->path, line, key, value, c->out, err);
+}
+
 int ts_mem_g10_config_load(const char *path, ts_mem_g10_config *out, ts_error *err)
 {
     ts__error_clear(err);
     memset(out, 0, sizeof *out);
-    size_t len, cap;
-    char *text = ts__mem_slurp(path, &len, &cap, err);
-    if (!text) return err ? err->status : TS_EIO;
-    int rc = memchr(text, '\0', len) ? ts__error(err, TS_EPARSE, "%s: NUL byte in a text config", path) : TS_OK;
-    unsigned line = 0;
-    for (char *p = text; *p && !rc;) {
-        char *nl = strchr(p, '\n');
-        if (nl) *nl = 0;
-        line++;
-        char key[128], value[2048], *v = value;
-        key[0] = value[0] = 0;
-        if (strlen(p) >= sizeof value)
-            rc = ts__error(err, TS_ERANGE, "%s:%u: line too long", path, line);
-        else if (sscanf(p, "%127s %2047s", key, value) >= 1 && strcmp(key, "#")) {
-            if (!*v) rc = ts__error(err, TS_EPARSE, "%s:%u: '%s' has no value", path, line, key);
-            else rc = config_line(path, line, key, v, out, err);
-        }
-        p = nl ? nl + 1 : p + strlen(p);
-    }
-    ts__free(text, cap);
+    cfg_ctx c = {path, out};
+    int rc = ts__mem_for_lines(path, false, config_text_line, &c, err);
     if (!rc && (!out->forward[0] || !out->backward[0]))
         rc = ts__error(err, TS_EFORMAT, "%s: needs nn_model_input_forward and nn_model_input_backward "
                        "(the AOTAutograd dumps G10's PyTorch frontend reads)", path);

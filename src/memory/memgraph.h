@@ -90,6 +90,11 @@ struct ts_memgraph {
 
 /* memgraph.c: whole file, NUL-terminated; free with ts__free(buf, *cap) */
 char *ts__mem_slurp(const char *path, size_t *len, size_t *cap, ts_error *err);
+/* memgraph.c: call fn on each line of a text file (NUL-terminated, without
+ * its newline; from '#' on cut when cut_hash), 1-based numbers; stops at the
+ * first non-zero return, which it returns. */
+typedef int (*ts__mem_line_fn)(void *ctx, unsigned line, char *text, ts_error *err);
+int ts__mem_for_lines(const char *path, bool cut_hash, ts__mem_line_fn fn, void *ctx, ts_error *err);
 /* precision.c: apply a --precision-plan file to the tensor sizes */
 int ts__mem_precision_plan(ts_memgraph *g, const char *path, ts_error *err);
 /* memgraph.c: a graph from two dumps already in memory (names label errors) */

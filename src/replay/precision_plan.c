@@ -1,0 +1,215 @@
+/* precision_plan.c - precision plans on a precision model: reading a plan
+ * file, predicting its iteration time and peak memory, and QSync's greedy
+ * search for a plan.
+ *
+ * Not here: building the model from traces (precision.c).
+ * The time of a plan (docs/precision.md):
+ *   T = fixed + sum over units u of cost(u, p(u), p(u-1)), where
+ *   cost(u, p, prev) = fwd_p + bwd_p + (p == prev ? the entry cast of u in the
+ *   run at p, forward and backward : a cast of u's input, alpha * n + beta,
+ *   in the forward and, past the first unit, again for its gradient);
+ *   fixed = the fp32 run's other ops and gaps; the unit before the first is
+ *   the input batch, fp32. A unit's cost depends only on it and its
+ *   predecessor, so the greedy prices a change in O(1).
+ * Memory: the fp32 run's first iteration replayed block by block, each unit's
+ * forward and backward blocks taken from the run at its planned precision;
+ * an inserted cast allocates its output (input elements x the planned
+ * precision's bytes) until the unit's backward.
+ */
+#include <ctype.h>
+#include <float.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "replay/precision.h"
+#include "memory/memgraph.h"   /* ts__mem_slurp */
+
+int64_t ts__prec_cast_ns(const ts_prec_model *m, int64_t elems)
+{
+    return elems < 0 ? (int64_t)m->beta_ns : (int64_t)(m->alpha_ns_per_elem * (double)elems + m->beta_ns);
+}
+
+/* Time of unit u at precision p after a unit at prev; *casts += casts added. */
+static int64_t unit_cost(const ts_prec_model *m, uint32_t u, int p, int prev, uint32_t *casts)
+{
+    const ts__prec_unit *un = &m->units[u];
+    int64_t t = un->fwd[p] + un->bwd[p] - (int64_t)(m->overhead_ns * (un->ev_fwd[p] + un->ev_bwd[p]));
+    if (p == prev) return t + un->entry_fwd[p] + un->entry_bwd[p];
+    int64_t c = ts__prec_cast_ns(m, un->in_elems);
+    if (casts) *casts += u ? 2 : 1;
+    return t + (u ? 2 * c : c);   /* the first unit's input (the batch) takes no gradient */
+}
+
+bool ts_prec_model_matches(const ts_prec_model *m, uint32_t ui, const char *pat)
+{
+    const ts__prec_unit *u = &m->units[ui];
+    const char *op = ts__str(&m->names, u->op);
+    if (!strcmp(pat, "*")) return true;
+    if (!strncmp(pat, "op:", 3)) {
+        char *end;
+        unsigned long k = strtoul(pat + 3, &end, 10);
+        return end != pat + 3 && !*end && k == ui;
+    }
+    if (!strncmp(pat, "name:", 5)) {
+        size_t n = strlen(pat + 5);
+        return (u->scope && !strncmp(ts__str(&m->names, u->scope), pat + 5, n)) || !strncmp(op, pat + 5, n);
+    }
+    return !strcmp(op, pat) || (!strncmp(op, "aten::", 6) && !strcmp(op + 6, pat));
+}
+
+typedef struct plan_ctx { const ts_prec_model *m; const char *path; uint8_t *prec; } plan_ctx;
+
+/* One plan line "<pattern> <precision>" (comment already cut). */
+static int plan_line(void *ctx, unsigned line, char *p, ts_error *err)
+{
+    const plan_ctx *c = ctx;
+    const ts_prec_model *m = c->m;
+    char pat[256], dt[32], extra[8];
+    int n = sscanf(p, "%255s %31s %7s", pat, dt, extra);
+    if (n <= 0) return TS_OK;
+    ts_precision pr;
+    if (n != 2 || !ts_precision_from_name(dt, &pr))
+        return ts__error(err, TS_EPARSE, "%s:%u: expected \"<op|name:prefix|*> <fp32|bf16|fp16|int8>\"", c->path, line);
+    if (!(m->have & (1u << pr)))
+        return ts__error(err, TS_EINVAL, "%s:%u: no %s run was given to take the times of '%s' from", c->path, line,
+                         ts_precision_name(pr), pat);
+    uint32_t hits = 0;
+    for (uint32_t u = 0; u < m->n_units; u++)
+        if (ts_prec_model_matches(m, u, pat)) { c->prec[u] = (uint8_t)pr; hits++; }
+    if (!hits)
+        return ts__error(err, TS_ENOENT, "%s:%u: '%s' matches no op of the fp32 run (ops are named like "
+                         "aten::linear; name:P matches a record_function range or op name starting with P; op:N the N-th forward op)",
+                         c->path, line, pat);
+    return TS_OK;
+}
+
+int ts_prec_plan_load(const ts_prec_model *m, const char *path, uint8_t *prec, ts_error *err)
+{
+    ts__error_clear(err);
+    memset(prec, TS_PREC_FP32, m->n_units);
+    plan_ctx c = {m, path, prec};
+    return ts__mem_for_lines(path, true, plan_line, &c, err);
+}
+
+static int64_t predict_peak(const ts_prec_model *m, const uint8_t *prec)
+{
+    if (!m->have_memory) return -1;
+    int64_t run = m->base_bytes, peak = m->base_bytes;
+    for (uint32_t i = 0; i < m->n_items; i++) {
+        const ts__prec_item *it = &m->items[i];
+        ts__blk b = it->mem;
+        if (it->kind != TS__ITEM_FIXED) {
+            const ts__prec_unit *u = &m->units[it->unit];
+            int p = prec[it->unit], prev = it->unit ? prec[it->unit - 1] : TS_PREC_FP32;
+            int64_t cast = u->in_elems > 0 ? u->in_elems * ts_precision_bytes((ts_precision)p) : 0;
+            bool freed_later = it->kind == TS__ITEM_FWD && u->has_bwd;
+            ts__blk c_in = {freed_later ? cast : 0, cast}, c_out = {-cast, 0};
+            if (it->kind == TS__ITEM_FWD)
+                b = ts__blk_cat(p == prev ? u->m_entry_fwd[p] : c_in, u->m_fwd[p]);
+            else
+                b = ts__blk_cat(u->m_bwd[p], p == prev ? u->m_entry_bwd[p] : c_out);
+        }
+        if (run + b.peak > peak) peak = run + b.peak;
+        run += b.net;
+    }
+    return peak;
+}
+
+void ts_prec_model_set_overhead(ts_prec_model *m, double ns_per_slice)
+{
+    m->overhead_ns = ns_per_slice > 0 ? ns_per_slice : 0;
+}
+
+void ts_prec_predict(const ts_prec_model *m, const uint8_t *prec, ts_prec_prediction *out)
+{
+    int64_t t = m->fixed_ns - (int64_t)(m->overhead_ns * m->fixed_ev);
+    uint32_t casts = 0;
+    int64_t cast_ns = 0;
+    for (uint32_t u = 0; u < m->n_units; u++) {
+        int prev = u ? prec[u - 1] : TS_PREC_FP32;
+        uint32_t before = casts;
+        t += unit_cost(m, u, prec[u], prev, &casts);
+        if (casts != before) cast_ns += (int64_t)(casts - before) * ts__prec_cast_ns(m, m->units[u].in_elems);
+    }
+    out->iteration_ns = t;
+    out->fp32_iteration_ns = m->iter_ns;
+    if (m->overhead_ns > 0) {   /* the fp32 run as it would run unprofiled */
+        out->fp32_iteration_ns = m->fixed_ns - (int64_t)(m->overhead_ns * m->fixed_ev);
+        for (uint32_t u = 0; u < m->n_units; u++)
+            out->fp32_iteration_ns += unit_cost(m, u, TS_PREC_FP32, TS_PREC_FP32, NULL);
+    }
+    out->n_casts = casts;
+    out->cast_ns = cast_ns;
+    out->peak_bytes = predict_peak(m, prec);
+    out->fp32_peak_bytes = -1;
+    if (m->have_memory) {
+        uint8_t *all = ts__calloc(m->n_units ? m->n_units : 1, 1);
+        if (all) out->fp32_peak_bytes = predict_peak(m, all);
+        ts__free(all, m->n_units ? m->n_units : 1);
+    }
+}
+
+/* Time saved by moving unit u from its precision to p (negative: slower). */
+static int64_t saving(const ts_prec_model *m, const uint8_t *prec, uint32_t u, int p)
+{
+    int prev = u ? prec[u - 1] : TS_PREC_FP32, old = prec[u];
+    int64_t before = unit_cost(m, u, old, prev, NULL), after = unit_cost(m, u, p, prev, NULL);
+    if (u + 1 < m->n_units) {
+        before += unit_cost(m, u + 1, prec[u + 1], old, NULL);
+        after += unit_cost(m, u + 1, prec[u + 1], p, NULL);
+    }
+    return before - after;
+}
+
+static double weight(const double *indicator, uint32_t u)
+{
+    double w = indicator ? indicator[u] : 1.0;
+    return w > 1e-12 ? w : 1e-12;   /* a free unit still costs a little, so ratios stay finite */
+}
+
+/* Lower, one at a time, the unit with the best gain per indicator; gain is
+ * time saved (by_memory false) or peak bytes saved. Stops when nothing gains
+ * or fits the budget, or (by_memory) once the peak fits the limit. */
+static void greedy_pass(const ts_prec_model *m, const double *ind, double budget, double *used, int64_t limit,
+                        int high, int low, bool by_memory, uint8_t *prec)
+{
+    int64_t peak = by_memory ? predict_peak(m, prec) : 0;
+    while (!by_memory || peak > limit) {
+        uint32_t best = UINT32_MAX;
+        double best_ratio = 0;
+        int64_t best_peak = peak;
+        for (uint32_t u = 0; u < m->n_units; u++) {
+            if (prec[u] != high || *used + weight(ind, u) > budget + 1e-12) continue;
+            double gain;
+            int64_t np = peak;
+            if (by_memory) {
+                prec[u] = (uint8_t)low;
+                np = predict_peak(m, prec);
+                prec[u] = (uint8_t)high;
+                gain = (double)(peak - np);
+            } else gain = (double)saving(m, prec, u, low);
+            if (gain > 0 && gain / weight(ind, u) > best_ratio) {
+                best_ratio = gain / weight(ind, u);
+                best = u;
+                best_peak = np;
+            }
+        }
+        if (best == UINT32_MAX) return;
+        prec[best] = (uint8_t)low;
+        *used += weight(ind, best);
+        peak = best_peak;
+    }
+}
+
+int ts_prec_greedy(const ts_prec_model *m, const double *indicator, double budget, int64_t limit,
+                   ts_precision high, ts_precision low, uint8_t *prec, ts_prec_prediction *out)
+{
+    if (!(m->have & (1u << high)) || !(m->have & (1u << low))) return TS_EINVAL;
+    memset(prec, high, m->n_units);
+    double used = 0;
+    greedy_pass(m, indicator, budget, &used, limit, high, low, false, prec);
+    if (limit > 0 && m->have_memory) greedy_pass(m, indicator, budget, &used, limit, high, low, true, prec);
+    ts_prec_predict(m, prec, out);
+    return limit > 0 && out->peak_bytes > limit ? TS_ERANGE : TS_OK;
+}

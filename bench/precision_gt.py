@@ -194,7 +194,13 @@ def write_trace(path, sessions, base_bytes, meta):
     os.replace(tmp, path)
 
 
-def profiled(model, plan, x, steps):
+QUIET = 1.15   # a run is undisturbed when its wall time is within 15% of its thread's CPU time
+
+
+def profiled(model, plan, x, steps, tries=8):
+    """A profiled session; retried (up to `tries`) while other users' work
+    takes the core from it (wall > QUIET x CPU time), since a preempted op's
+    duration in the trace is inflated. Returns (events, raw, wall / CPU)."""
     opt = torch.optim.SGD(model.parameters(), lr=1e-4)
     step(model, plan, x, opt)
     gc.collect()
@@ -203,7 +209,17 @@ def profiled(model, plan, x, steps):
         for i in range(steps):
             with torch.autograd.profiler.record_function("ProfilerStep#%d" % i):
                 step(model, plan, x, opt)
-    return grab_records(run)
+    best = None
+    for _ in range(tries):
+        w0, c0 = time.perf_counter(), time.thread_time()
+        events, raw = grab_records(run)
+        ratio = (time.perf_counter() - w0) / max(time.thread_time() - c0, 1e-9)
+        if best is None or ratio < best[2]:
+            best = (events, raw, ratio)
+        if ratio <= QUIET:
+            break
+        time.sleep(1.0)
+    return best
 
 
 def peak_memory(model, plan, x):
@@ -270,20 +286,26 @@ def timed(cases, rounds, steps):
             wall[k].append(statistics.median(ts) * 1e3)
             cpu[k].append(statistics.median(cs) * 1e3)
         print("round %d/%d done (load %.1f)" % (r + 1, rounds, os.getloadavg()[0]), file=sys.stderr)
+        if r + 1 < rounds and os.getloadavg()[0] > 3:
+            time.sleep(2.0)   # let a busy moment pass rather than measure all of it
     out = {}
     for k in wall:
-        w, c = wall[k], cpu[k]
+        # rounds in which other users' work took the core (wall > QUIET x CPU) are left out of the
+        # wall-time figures when at least 5 rounds are undisturbed; every round is kept in the lists
+        quiet = [i for i in range(len(wall[k])) if wall[k][i] <= QUIET * cpu[k][i]]
+        keep = quiet if len(quiet) >= 5 else list(range(len(wall[k])))
+        w, c = [wall[k][i] for i in keep], cpu[k]
         out[k] = {"median_ms": statistics.median(w), "p5_ms": percentile(w, 0.05), "p95_ms": percentile(w, 0.95),
-                  "cpu_median_ms": statistics.median(c), "cpu_p5_ms": percentile(c, 0.05),
-                  "cpu_p95_ms": percentile(c, 0.95), "rounds_ms": [round(t, 3) for t in w],
-                  "cpu_rounds_ms": [round(t, 3) for t in c]}
+                  "rounds_used": len(keep), "cpu_median_ms": statistics.median(c),
+                  "cpu_p5_ms": percentile(c, 0.05), "cpu_p95_ms": percentile(c, 0.95),
+                  "rounds_ms": [round(t, 3) for t in wall[k]], "cpu_rounds_ms": [round(t, 3) for t in c]}
     return out
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(HERE, "precision"))
-    ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--rounds", type=int, default=25)
     ap.add_argument("--steps", type=int, default=6)
     ap.add_argument("--record", action="store_true", help="rewrite DIR/machine.json")
     a = ap.parse_args()
@@ -305,6 +327,7 @@ def main():
             f.write("\n")
     ms = models()
     cases, results, sessions, overheads = {}, {}, collections.defaultdict(list), []
+    session_ratios = collections.defaultdict(list)
     for name, (model, x) in ms.items():
         for pname, plan in plans(model).items():
             key = "%s/%s" % (name, pname)
@@ -323,12 +346,15 @@ def main():
         random.Random(100 + r).shuffle(order)
         for key in order:
             model, plan, x = cases[key]
-            events, raw = profiled(model, plan, x, 3)
+            events, raw, ratio = profiled(model, plan, x, 3)
             sessions[key].append((events, memory_events(raw)))
+            session_ratios[key].append(round(ratio, 3))
         overheads.append(profiler_overhead_ns())
     for key, (model, plan, x) in cases.items():
         name, pname = key.split("/")
-        meta = {"model": name, "plan": pname, "modules_bf16": sorted(plan), "machine": mach}
+        meta = {"model": name, "plan": pname, "modules_bf16": sorted(plan), "machine": mach,
+                "session_wall_over_cpu": session_ratios[key]}
+        results[key]["trace_wall_over_cpu"] = session_ratios[key]
         write_trace(os.path.join(a.out, "%s_%s.json.gz" % (name, pname)), sessions[key], alive_before(model, x), meta)
     for k, v in timed(cases, a.rounds, a.steps).items():
         results[k].update(v)
@@ -341,7 +367,9 @@ def main():
                             "plus parameters and input alive before the step",
            "time_source": "time.perf_counter (wall) and time.thread_time (CPU) around unprofiled steps; median "
                           "of rounds, 90% interval = 5th-95th percentile of round medians; rounds interleaved in "
-                          "shuffled order",
+                          "shuffled order; wall figures from the rounds whose wall time was within 15% of their "
+                          "CPU time (rounds_used) when there were 5 or more; trace sessions retried up to 8 times "
+                          "until within 15%, the best kept (trace_wall_over_cpu)",
            "cases": results}
     with open(os.path.join(a.out, "measured.json"), "w") as f:
         json.dump(res, f, indent=1)

@@ -107,6 +107,33 @@ TS_API TS_NODISCARD int ts_memgraph_write(const ts_memgraph *g, const char *dir,
  * freed at the peak; *n_candidates counts (tensor, period) pairs. */
 TS_API int64_t ts_memgraph_offload(const ts_memgraph *g, double gbps, uint32_t *n_candidates);
 
+/* ---- fitting a memory limit (src/memory/budget.c has the rules) ----
+ * Each option is a greedy that frees memory where the curve is highest until
+ * it fits: offload in idle periods the link hides (no time), recomputation of
+ * saved activations (their producing kernel's time again), gradient
+ * accumulation (the fewest micro-batches, each kernel's fixed 2 us paid per
+ * micro-batch), and offload followed by recomputation. */
+enum { TS_MEM_FIT_OFFLOAD = 0, TS_MEM_FIT_RECOMPUTE, TS_MEM_FIT_ACCUMULATE, TS_MEM_FIT_OFFLOAD_RECOMPUTE,
+       TS_MEM_FIT_COUNT };
+typedef struct ts_mem_fit_option {
+    bool     fits;           /* the option reaches the limit */
+    int64_t  peak_bytes;     /* the peak it reaches (the lowest it found when it does not fit) */
+    uint32_t n_choices;      /* tensors offloaded or recomputed; micro-batches for accumulation */
+    int64_t  cost_ns;        /* added step time */
+    int64_t  bytes_moved;    /* offload: bytes over the link each way and back */
+} ts_mem_fit_option;
+typedef struct ts_mem_fit {
+    int64_t  limit_bytes, peak_bytes;
+    bool     fits;           /* the step as it is fits */
+    ts_mem_fit_option option[TS_MEM_FIT_COUNT];
+    int      cheapest;       /* TS_MEM_FIT_* that fits at the least cost, -1 = none fits */
+} ts_mem_fit;
+/* After ts_memgraph_analyze (times set: costs are in the graph's kernel times).
+ * TS_ERANGE with a message when the limit is below the global bytes. */
+TS_API TS_NODISCARD int ts_memgraph_fit(const ts_memgraph *g, int64_t limit_bytes, double link_gbps,
+                                        ts_mem_fit *out, ts_error *err);
+TS_API const char *ts_mem_fit_name(int option);   /* "offload", "recompute", ... */
+
 /* ---- measured memory: PyTorch's export_memory_timeline_raw files ----
  * Rows [t_ns, action, bytes, category]; action 1 preexisting, 2 create,
  * 3 increment version (a -bytes/+bytes pair that moves a tensor between

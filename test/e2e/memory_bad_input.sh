@@ -48,4 +48,6 @@ printf '0 0.5 ms\n2 0.5 ms\n' > "$T/skip.txt"
 expect time_dict_order "$T/skip.txt" "" " entry 2: kernel id \"2\" where 1 was expected" --g10-compat --times "$T/skip.txt" "$F" "$B"
 printf '0 0.5 ms\n1 0.5 ms\n' > "$T/short.txt"
 expect time_dict_count "$T/short.txt" "" " 2 times for 1834 kernels" --g10-compat --times "$T/short.txt" "$F" "$B"
+expect memory_limit_below_weights "$F" "" " a 0.100 GiB limit is below the 0.131 GiB the weights, buffers and inputs take alone" \
+    --memory-limit 0.1 "$F" "$B"
 exit $fails

@@ -134,7 +134,9 @@ static int load_indicators(const ts_prec_model *m, const char *path, double *ind
     return path ? ts__mem_for_lines(path, true, indicator_line, &c, err) : TS_OK;
 }
 
-static void print_prediction(const ts_prec_model *m, const ts_prec_prediction *p, bool json)
+/* The prediction; `pre` starts every table line ("# " after a greedy plan,
+ * so that the whole output is a plan file). */
+static void print_prediction(const ts_prec_model *m, const ts_prec_prediction *p, bool json, const char *pre)
 {
     ts_prec_cast_fit fit;
     ts_prec_model_cast_fit(m, &fit);
@@ -148,15 +150,15 @@ static void print_prediction(const ts_prec_model *m, const ts_prec_prediction *p
                fit.beta_ns, fit.n_casts, ts_prec_model_n_units(m), ts_prec_model_n_notes(m));
         return;
     }
-    printf("predicted iteration %.3f ms (fp32 run %.3f ms, %+.2f%%), %u casts inserted (%.3f ms)\n",
-           (double)p->iteration_ns / 1e6, (double)p->fp32_iteration_ns / 1e6, d, p->n_casts, (double)p->cast_ns / 1e6);
+    printf("%spredicted iteration %.3f ms (fp32 run %.3f ms, %+.2f%%), %u casts inserted (%.3f ms)\n",
+           pre, (double)p->iteration_ns / 1e6, (double)p->fp32_iteration_ns / 1e6, d, p->n_casts, (double)p->cast_ns / 1e6);
     if (p->peak_bytes >= 0)
-        printf("predicted peak memory %.3f MiB (fp32 run %.3f MiB)\n", (double)p->peak_bytes / 1048576.0,
+        printf("%spredicted peak memory %.3f MiB (fp32 run %.3f MiB)\n", pre, (double)p->peak_bytes / 1048576.0,
                (double)p->fp32_peak_bytes / 1048576.0);
-    else printf("peak memory: the runs hold no [memory] events\n");
-    printf("cast cost %.4g ns/byte + %.0f ns, fitted on %u casts (median error %.1f%%); %u ops mapped\n",
-           fit.alpha_ns_per_byte, fit.beta_ns, fit.n_casts, fit.median_abs_err_pct, ts_prec_model_n_units(m));
-    for (uint32_t i = 0; i < ts_prec_model_n_notes(m); i++) printf("note: %s\n", ts_prec_model_note(m, i));
+    else printf("%speak memory: the runs hold no [memory] events\n", pre);
+    printf("%scast cost %.4g ns/byte + %.0f ns, fitted on %u casts (median error %.1f%%); %u ops mapped\n",
+           pre, fit.alpha_ns_per_byte, fit.beta_ns, fit.n_casts, fit.median_abs_err_pct, ts_prec_model_n_units(m));
+    for (uint32_t i = 0; i < ts_prec_model_n_notes(m); i++) printf("%snote: %s\n", pre, ts_prec_model_note(m, i));
 }
 
 /* The greedy plan as a plan file: one line per unit lowered, by position. */
@@ -179,7 +181,7 @@ static int run(const prec_args *a, ts_prec_model *m, ts_error *err)
     int rc = prec && ind ? TS_OK : ts__error(err, TS_ENOMEM, "out of memory");
     ts_prec_prediction p;
     if (!rc && a->plan) rc = ts_prec_plan_load(m, a->plan, prec, err);
-    if (!rc && a->plan) print_prediction(m, (ts_prec_predict(m, prec, &p), &p), !strcmp(a->format, "json"));
+    if (!rc && a->plan) print_prediction(m, (ts_prec_predict(m, prec, &p), &p), !strcmp(a->format, "json"), "");
     if (!rc && a->greedy) rc = load_indicators(m, a->indicators, ind, err);
     if (!rc && a->greedy) {
         int64_t limit = (int64_t)(a->limit_gb * 1073741824.0), base = ts_prec_model_base_bytes(m);
@@ -195,7 +197,7 @@ static int run(const prec_args *a, ts_prec_model *m, ts_error *err)
         else if (rc == TS_EINVAL && !err->msg[0]) ts__error(err, rc, "--precision-greedy needs a --precision-trace run to lower to");
         if (!rc) {
             print_plan(m, prec);
-            print_prediction(m, &p, false);
+            print_prediction(m, &p, false, "# ");
         }
     }
     ts__free(prec, n);

@@ -117,7 +117,8 @@ TS_API void ts_prec_predict(const ts_prec_model *m, const uint8_t *prec, ts_prec
  * (indicator NULL = 1 each; values <= 1e-12 count as 1e-12), while the sum
  * of lowered indicators stays within accuracy_budget; stop when no unit
  * saves time. memory_limit_bytes > 0: if that plan's peak is over the
- * limit, go on lowering the unit with the most peak bytes saved per unit of
+ * limit, go on lowering the run of adjacent units (1, 2, 4, ... long: the
+ * shortest that saves anything) with the most peak bytes saved per unit of
  * indicator until it fits. Fills prec[] and *out; returns TS_OK, TS_ERANGE
  * when no plan within the budget fits (prec[] is the closest found), or
  * TS_EINVAL when the model lacks a run at `high` or `low`. */

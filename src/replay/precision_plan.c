@@ -18,6 +18,7 @@
  */
 #include <ctype.h>
 #include <float.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,8 +93,10 @@ int ts_prec_plan_load(const ts_prec_model *m, const char *path, uint8_t *prec, t
     return ts__mem_for_lines(path, true, plan_line, &c, err);
 }
 
-static int64_t predict_peak(const ts_prec_model *m, const uint8_t *prec)
+/* The plan's peak; *at = the timeline item where it is reached. */
+static int64_t predict_peak_at(const ts_prec_model *m, const uint8_t *prec, uint32_t *at)
 {
+    *at = 0;
     if (!m->have_memory) return -1;
     int64_t run = m->base_bytes, peak = m->base_bytes;
     for (uint32_t i = 0; i < m->n_items; i++) {
@@ -110,10 +113,19 @@ static int64_t predict_peak(const ts_prec_model *m, const uint8_t *prec)
             else
                 b = ts__blk_cat(u->m_bwd[p], p == prev ? u->m_entry_bwd[p] : c_out);
         }
-        if (run + b.peak > peak) peak = run + b.peak;
+        if (run + b.peak > peak) {
+            peak = run + b.peak;
+            *at = i;
+        }
         run += b.net;
     }
     return peak;
+}
+
+static int64_t predict_peak(const ts_prec_model *m, const uint8_t *prec)
+{
+    uint32_t at;
+    return predict_peak_at(m, prec, &at);
 }
 
 void ts_prec_model_set_overhead(ts_prec_model *m, double ns_per_slice)
@@ -168,36 +180,83 @@ static double weight(const double *indicator, uint32_t u)
     return w > 1e-12 ? w : 1e-12;   /* a free unit still costs a little, so ratios stay finite */
 }
 
-/* Lower, one at a time, the unit with the best gain per indicator; gain is
- * time saved (by_memory false) or peak bytes saved. Stops when nothing gains
- * or fits the budget, or (by_memory) once the peak fits the limit. */
-static void greedy_pass(const ts_prec_model *m, const double *ind, double budget, double *used, int64_t limit,
-                        int high, int low, bool by_memory, uint8_t *prec)
+/* Time pass: lower, one at a time, the unit with the most time saved per
+ * unit of indicator, within the budget, while one saves time. */
+static void time_pass(const ts_prec_model *m, const double *ind, double budget, double *used, int high, int low,
+                      uint8_t *prec)
 {
-    int64_t peak = by_memory ? predict_peak(m, prec) : 0;
-    while (!by_memory || peak > limit) {
+    for (;;) {
         uint32_t best = UINT32_MAX;
         double best_ratio = 0;
-        int64_t best_peak = peak;
         for (uint32_t u = 0; u < m->n_units; u++) {
             if (prec[u] != high || *used + weight(ind, u) > budget + 1e-12) continue;
-            double gain;
-            int64_t np = peak;
-            if (by_memory) {
-                prec[u] = (uint8_t)low;
-                np = predict_peak(m, prec);
-                prec[u] = (uint8_t)high;
-                gain = (double)(peak - np);
-            } else gain = (double)saving(m, prec, u, low);
-            if (gain > 0 && gain / weight(ind, u) > best_ratio) {
-                best_ratio = gain / weight(ind, u);
-                best = u;
-                best_peak = np;
-            }
+            double gain = (double)saving(m, prec, u, low);
+            if (gain > 0 && gain / weight(ind, u) > best_ratio) { best_ratio = gain / weight(ind, u); best = u; }
         }
         if (best == UINT32_MAX) return;
         prec[best] = (uint8_t)low;
         *used += weight(ind, best);
+    }
+}
+
+/* The highest unit whose change can lower the peak: the last unit whose
+ * forward block comes at or before the peak's item (a unit's blocks, and the
+ * cast it adds to its successor, all lie at or after its forward block). */
+static uint32_t peak_unit_bound(const ts_prec_model *m, const uint8_t *prec)
+{
+    uint32_t at = 0, bound = 0;
+    predict_peak_at(m, prec, &at);
+    for (uint32_t i = 0; i <= at && i < m->n_items; i++)
+        if (m->items[i].kind == TS__ITEM_FWD && m->items[i].unit > bound) bound = m->items[i].unit;
+    return bound;
+}
+
+/* Peak if units [u, u + w) were lowered too; their summed indicator in *cost
+ * (INFINITY when one is lowered already). */
+static int64_t window_peak(const ts_prec_model *m, const double *ind, uint8_t *prec, uint32_t u, uint32_t w,
+                           int high, int low, double *cost)
+{
+    *cost = 0;
+    for (uint32_t i = u; i < u + w; i++) {
+        if (prec[i] != high) { *cost = INFINITY; return 0; }
+        *cost += weight(ind, i);
+    }
+    memset(prec + u, low, w);
+    int64_t peak = predict_peak(m, prec);
+    memset(prec + u, high, w);
+    return peak;
+}
+
+/* Memory pass: while over the limit, lower the run of adjacent units with
+ * the most peak bytes saved per unit of indicator. Runs of 1, 2, 4, ...
+ * units are tried, the shortest length that saves anything wins: one unit
+ * alone may save nothing, since the casts into and out of it take memory too.
+ * Cost: O(units x log units) peak evaluations of O(timeline) per step. */
+static void memory_pass(const ts_prec_model *m, const double *ind, double budget, double *used, int64_t limit,
+                        int high, int low, uint8_t *prec)
+{
+    int64_t peak = predict_peak(m, prec);
+    uint32_t w0 = 1;   /* runs shorter than the last one that helped are not tried again */
+    while (peak > limit) {
+        uint32_t best = UINT32_MAX, best_w = 0, last = peak_unit_bound(m, prec);
+        double best_ratio = 0;
+        int64_t best_peak = peak;
+        for (uint32_t w = w0; w <= m->n_units && best == UINT32_MAX; w *= 2)
+            for (uint32_t u = 0; u + w <= m->n_units && u <= last; u++) {
+                double cost;
+                int64_t np = window_peak(m, ind, prec, u, w, high, low, &cost);
+                if (!isfinite(cost) || *used + cost > budget + 1e-12 || np >= peak) continue;
+                if ((double)(peak - np) / cost > best_ratio) {
+                    best_ratio = (double)(peak - np) / cost;
+                    best = u;
+                    best_w = w;
+                    best_peak = np;
+                }
+            }
+        if (best == UINT32_MAX) return;
+        w0 = best_w;
+        for (uint32_t i = best; i < best + best_w; i++) *used += weight(ind, i);
+        memset(prec + best, low, best_w);
         peak = best_peak;
     }
 }
@@ -208,8 +267,8 @@ int ts_prec_greedy(const ts_prec_model *m, const double *indicator, double budge
     if (!(m->have & (1u << high)) || !(m->have & (1u << low))) return TS_EINVAL;
     memset(prec, high, m->n_units);
     double used = 0;
-    greedy_pass(m, indicator, budget, &used, limit, high, low, false, prec);
-    if (limit > 0 && m->have_memory) greedy_pass(m, indicator, budget, &used, limit, high, low, true, prec);
+    time_pass(m, indicator, budget, &used, high, low, prec);
+    if (limit > 0 && m->have_memory) memory_pass(m, indicator, budget, &used, limit, high, low, prec);
     ts_prec_predict(m, prec, out);
     return limit > 0 && out->peak_bytes > limit ? TS_ERANGE : TS_OK;
 }

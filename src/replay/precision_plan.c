@@ -94,25 +94,27 @@ int ts_prec_plan_load(const ts_prec_model *m, const char *path, uint8_t *prec, t
 }
 
 /* The plan's peak; *at = the timeline item where it is reached. */
+/* Memory block of timeline item i under the plan. */
+static ts__blk item_blk(const ts_prec_model *m, const uint8_t *prec, uint32_t i)
+{
+    const ts__prec_item *it = &m->items[i];
+    if (it->kind == TS__ITEM_FIXED) return it->mem;
+    const ts__prec_unit *u = &m->units[it->unit];
+    int p = prec[it->unit], prev = it->unit ? prec[it->unit - 1] : TS_PREC_FP32;
+    int64_t cast = u->in_elems > 0 ? u->in_elems * ts_precision_bytes((ts_precision)p) : 0;
+    bool freed_later = it->kind == TS__ITEM_FWD && u->has_bwd;
+    ts__blk c_in = {freed_later ? cast : 0, cast}, c_out = {-cast, 0};
+    if (it->kind == TS__ITEM_FWD) return ts__blk_cat(p == prev ? u->m_entry_fwd[p] : c_in, u->m_fwd[p]);
+    return ts__blk_cat(u->m_bwd[p], p == prev ? u->m_entry_bwd[p] : c_out);
+}
+
 static int64_t predict_peak_at(const ts_prec_model *m, const uint8_t *prec, uint32_t *at)
 {
     *at = 0;
     if (!m->have_memory) return -1;
     int64_t run = m->base_bytes, peak = m->base_bytes;
     for (uint32_t i = 0; i < m->n_items; i++) {
-        const ts__prec_item *it = &m->items[i];
-        ts__blk b = it->mem;
-        if (it->kind != TS__ITEM_FIXED) {
-            const ts__prec_unit *u = &m->units[it->unit];
-            int p = prec[it->unit], prev = it->unit ? prec[it->unit - 1] : TS_PREC_FP32;
-            int64_t cast = u->in_elems > 0 ? u->in_elems * ts_precision_bytes((ts_precision)p) : 0;
-            bool freed_later = it->kind == TS__ITEM_FWD && u->has_bwd;
-            ts__blk c_in = {freed_later ? cast : 0, cast}, c_out = {-cast, 0};
-            if (it->kind == TS__ITEM_FWD)
-                b = ts__blk_cat(p == prev ? u->m_entry_fwd[p] : c_in, u->m_fwd[p]);
-            else
-                b = ts__blk_cat(u->m_bwd[p], p == prev ? u->m_entry_bwd[p] : c_out);
-        }
+        ts__blk b = item_blk(m, prec, i);
         if (run + b.peak > peak) {
             peak = run + b.peak;
             *at = i;
@@ -199,66 +201,137 @@ static void time_pass(const ts_prec_model *m, const double *ind, double budget, 
     }
 }
 
-/* The highest unit whose change can lower the peak: the last unit whose
- * forward block comes at or before the peak's item (a unit's blocks, and the
- * cast it adds to its successor, all lie at or after its forward block). */
-static uint32_t peak_unit_bound(const ts_prec_model *m, const uint8_t *prec)
+/* The memory pass's view of the current plan's curve: per timeline item the
+ * running total before it (run) and its net; a sparse table of range maxima
+ * of run + block peak, so that a change to a few units' items is priced in
+ * O(changed items) instead of a walk of the whole timeline. */
+typedef struct curve {
+    uint32_t n, levels;
+    int64_t *run, *net, *top;   /* top[l * n + i] = max of run + peak over items i .. i + 2^l - 1 */
+    int32_t *fwd_at, *bwd_at;   /* per unit: its forward / backward item, -1 = none */
+} curve;
+
+static int64_t range_max(const curve *c, uint32_t a, uint32_t b)   /* a <= b */
 {
-    uint32_t at = 0, bound = 0;
-    predict_peak_at(m, prec, &at);
-    for (uint32_t i = 0; i <= at && i < m->n_items; i++)
-        if (m->items[i].kind == TS__ITEM_FWD && m->items[i].unit > bound) bound = m->items[i].unit;
-    return bound;
+    uint32_t l = 31 - (uint32_t)__builtin_clz(b - a + 1);
+    int64_t x = c->top[(size_t)l * c->n + a], y = c->top[(size_t)l * c->n + b + 1 - (1u << l)];
+    return x > y ? x : y;
 }
 
-/* Peak if units [u, u + w) were lowered too; their summed indicator in *cost
- * (INFINITY when one is lowered already). */
-static int64_t window_peak(const ts_prec_model *m, const double *ind, uint8_t *prec, uint32_t u, uint32_t w,
-                           int high, int low, double *cost)
+static void curve_build(const ts_prec_model *m, const uint8_t *prec, curve *c)
 {
-    *cost = 0;
-    for (uint32_t i = u; i < u + w; i++) {
-        if (prec[i] != high) { *cost = INFINITY; return 0; }
-        *cost += weight(ind, i);
+    int64_t run = m->base_bytes;
+    for (uint32_t i = 0; i < c->n; i++) {
+        ts__blk b = item_blk(m, prec, i);
+        c->run[i] = run;
+        c->net[i] = b.net;
+        c->top[i] = run + b.peak;
+        run += b.net;
     }
-    memset(prec + u, low, w);
-    int64_t peak = predict_peak(m, prec);
-    memset(prec + u, high, w);
+    for (uint32_t l = 1; l < c->levels; l++)
+        for (uint32_t i = 0; i + (1u << l) <= c->n; i++) {
+            int64_t x = c->top[(size_t)(l - 1) * c->n + i], y = c->top[(size_t)(l - 1) * c->n + i + (1u << (l - 1))];
+            c->top[(size_t)l * c->n + i] = x > y ? x : y;
+        }
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Peak once units [u, u + w) are lowered (prec already holds the change):
+ * the items of those units and of unit u + w (whose entry cast depends on
+ * its predecessor) change; between them the old curve shifts by the nets
+ * changed so far. */
+static int64_t window_peak(const ts_prec_model *m, const curve *c, const uint8_t *prec, uint32_t u, uint32_t w)
+{
+    uint32_t pos[2 * 66], k = 0, last = u + w < m->n_units ? u + w : u + w - 1;
+    for (uint32_t x = u; x <= last && k + 2 <= sizeof pos / sizeof pos[0]; x++) {
+        if (c->fwd_at[x] >= 0) pos[k++] = (uint32_t)c->fwd_at[x];
+        if (c->bwd_at[x] >= 0) pos[k++] = (uint32_t)c->bwd_at[x];
+    }
+    qsort(pos, k, sizeof *pos, cmp_u32);
+    int64_t peak = m->base_bytes, shift = 0;
+    uint32_t next = 0;   /* first item not yet accounted */
+    for (uint32_t t = 0; t < k; t++) {
+        uint32_t j = pos[t];
+        if (j > next) {
+            int64_t v = range_max(c, next, j - 1) + shift;
+            if (v > peak) peak = v;
+        }
+        ts__blk b = item_blk(m, prec, j);
+        if (c->run[j] + shift + b.peak > peak) peak = c->run[j] + shift + b.peak;
+        shift += b.net - c->net[j];
+        next = j + 1;
+    }
+    if (next < c->n) {
+        int64_t v = range_max(c, next, c->n - 1) + shift;
+        if (v > peak) peak = v;
+    }
     return peak;
 }
 
 /* Memory pass: while over the limit, lower the run of adjacent units with
- * the most peak bytes saved per unit of indicator. Runs of 1, 2, 4, ...
- * units are tried, the shortest length that saves anything wins: one unit
- * alone may save nothing, since the casts into and out of it take memory too.
- * Cost: O(units x log units) peak evaluations of O(timeline) per step. */
-static void memory_pass(const ts_prec_model *m, const double *ind, double budget, double *used, int64_t limit,
-                        int high, int low, uint8_t *prec)
+ * the most peak bytes saved per unit of indicator. Runs of 1, 2, 4, ... 64
+ * units are tried, the shortest length that saves anything wins (one unit
+ * alone may save nothing, since the casts into and out of it take memory
+ * too); lengths shorter than the last one that helped are not tried again.
+ * Cost per step: a curve build, O(items log items), then O(units) windows of
+ * O(length) each. */
+static int memory_pass(const ts_prec_model *m, const double *ind, double budget, double *used, int64_t limit,
+                       int high, int low, uint8_t *prec)
 {
-    int64_t peak = predict_peak(m, prec);
-    uint32_t w0 = 1;   /* runs shorter than the last one that helped are not tried again */
+    curve c = {.n = m->n_items};
+    if (!c.n) return TS_OK;
+    c.levels = 32 - (uint32_t)__builtin_clz(c.n);
+    size_t top_n = (size_t)c.levels * c.n;
+    c.run = ts__malloc(c.n * sizeof *c.run);
+    c.net = ts__malloc(c.n * sizeof *c.net);
+    c.top = ts__malloc(top_n * sizeof *c.top);
+    c.fwd_at = ts__malloc((m->n_units + 1) * sizeof *c.fwd_at);
+    c.bwd_at = ts__malloc((m->n_units + 1) * sizeof *c.bwd_at);
+    int rc = c.run && c.net && c.top && c.fwd_at && c.bwd_at ? TS_OK : TS_ENOMEM;
+    for (uint32_t x = 0; !rc && x < m->n_units; x++) c.fwd_at[x] = c.bwd_at[x] = -1;
+    for (uint32_t i = 0; !rc && i < m->n_items; i++) {
+        if (m->items[i].kind == TS__ITEM_FWD) c.fwd_at[m->items[i].unit] = (int32_t)i;
+        if (m->items[i].kind == TS__ITEM_BWD) c.bwd_at[m->items[i].unit] = (int32_t)i;
+    }
+    uint32_t w0 = 1;
+    int64_t peak = rc ? limit : predict_peak(m, prec);
     while (peak > limit) {
-        uint32_t best = UINT32_MAX, best_w = 0, last = peak_unit_bound(m, prec);
+        curve_build(m, prec, &c);
+        uint32_t best = UINT32_MAX, best_w = 0;
         double best_ratio = 0;
         int64_t best_peak = peak;
-        for (uint32_t w = w0; w <= m->n_units && best == UINT32_MAX; w *= 2)
-            for (uint32_t u = 0; u + w <= m->n_units && u <= last; u++) {
-                double cost;
-                int64_t np = window_peak(m, ind, prec, u, w, high, low, &cost);
-                if (!isfinite(cost) || *used + cost > budget + 1e-12 || np >= peak) continue;
-                if ((double)(peak - np) / cost > best_ratio) {
+        for (uint32_t w = w0; w <= m->n_units && w <= 64 && best == UINT32_MAX; w *= 2)
+            for (uint32_t u = 0; u + w <= m->n_units; u++) {
+                double cost = 0;
+                for (uint32_t i = u; i < u + w && isfinite(cost); i++) cost = prec[i] == high ? cost + weight(ind, i) : INFINITY;
+                if (!isfinite(cost) || *used + cost > budget + 1e-12) continue;
+                memset(prec + u, low, w);
+                int64_t np = window_peak(m, &c, prec, u, w);
+                memset(prec + u, high, w);
+                if (np < peak && (double)(peak - np) / cost > best_ratio) {
                     best_ratio = (double)(peak - np) / cost;
                     best = u;
                     best_w = w;
                     best_peak = np;
                 }
             }
-        if (best == UINT32_MAX) return;
+        if (best == UINT32_MAX) break;
         w0 = best_w;
         for (uint32_t i = best; i < best + best_w; i++) *used += weight(ind, i);
         memset(prec + best, low, best_w);
         peak = best_peak;
     }
+    ts__free(c.run, c.n * sizeof *c.run);
+    ts__free(c.net, c.n * sizeof *c.net);
+    ts__free(c.top, top_n * sizeof *c.top);
+    ts__free(c.fwd_at, (m->n_units + 1) * sizeof *c.fwd_at);
+    ts__free(c.bwd_at, (m->n_units + 1) * sizeof *c.bwd_at);
+    return rc;
 }
 
 int ts_prec_greedy(const ts_prec_model *m, const double *indicator, double budget, int64_t limit,
@@ -268,7 +341,8 @@ int ts_prec_greedy(const ts_prec_model *m, const double *indicator, double budge
     memset(prec, high, m->n_units);
     double used = 0;
     time_pass(m, indicator, budget, &used, high, low, prec);
-    if (limit > 0 && m->have_memory) memory_pass(m, indicator, budget, &used, limit, high, low, prec);
+    if (limit > 0 && m->have_memory && memory_pass(m, indicator, budget, &used, limit, high, low, prec))
+        return TS_ENOMEM;
     ts_prec_predict(m, prec, out);
     return limit > 0 && out->peak_bytes > limit ? TS_ERANGE : TS_OK;
 }

@@ -49,9 +49,10 @@ TS_API TS_NODISCARD int ts_prec_model_create(const ts_trace *const traces[TS_PRE
                                              ts_prec_model **out, ts_error *err);
 TS_API void ts_prec_model_destroy(ts_prec_model *m);
 
-/* The casting cost, least squares over the runs' top-level cast ops:
- * time = alpha * bytes + beta, bytes = elements x 6 (an fp32 <-> 16-bit
- * cast reads one and writes the other). */
+/* The casting cost over the runs' top-level cast ops: time = alpha * bytes
+ * + beta, bytes = elements x 6 (an fp32 <-> 16-bit cast reads one and
+ * writes the other), a Theil-Sen line (median of pairwise slopes, then of
+ * the intercepts): a cast a busy machine slowed does not set it. */
 typedef struct ts_prec_cast_fit {
     double   alpha_ns_per_byte;
     double   beta_ns;

@@ -493,24 +493,41 @@ static int read_run(build *b, const ts_trace *t, const build *ref)
     return rc;
 }
 
-/* Least squares y = a x + b over n points; b < 0 gives the line through the
- * origin (a cast never takes negative time). */
-static void fit_line(const int64_t *x, const int64_t *y, uint32_t n, double *a, double *b)
+static int cmp_d(const void *a, const void *b)
 {
-    double sx = 0, sy = 0, sxx = 0, sxy = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        sx += (double)x[i];
-        sy += (double)y[i];
-        sxx += (double)x[i] * (double)x[i];
-        sxy += (double)x[i] * (double)y[i];
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Theil-Sen line y = a x + b: a = the median of the slopes between pairs of
+ * points, b = the median of y - a x; robust to the casts a busy machine
+ * slowed (least squares let one 0.4 ms cast set the slope). At most 600
+ * points are used (evenly spaced), so at most 180k pairs. A negative slope
+ * or intercept is taken as 0. TS_ENOMEM on failure. */
+static int fit_line(const int64_t *x, const int64_t *y, uint32_t n, double *a, double *b)
+{
+    *a = *b = 0;
+    uint32_t step = n > 600 ? (n + 599) / 600 : 1, m = (n + step - 1) / step;
+    size_t cap = (size_t)m * (m - 1) / 2 + m + 1, k = 0;
+    double *v = ts__malloc(cap * sizeof *v);
+    if (!v) return n ? TS_ENOMEM : TS_OK;
+    for (uint32_t i = 0; i < n; i += step)
+        for (uint32_t j = i + step; j < n; j += step)
+            if (x[j] != x[i]) v[k++] = (double)(y[j] - y[i]) / (double)(x[j] - x[i]);
+    if (k) {
+        qsort(v, k, sizeof *v, cmp_d);
+        *a = k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
     }
-    double den = n * sxx - sx * sx;
-    *a = den > 0 ? (n * sxy - sx * sy) / den : 0;
-    *b = n ? (sy - *a * sx) / n : 0;
-    if (*b < 0 || *a < 0) {
-        *a = sxx > 0 ? sxy / sxx : 0;
-        *b = 0;
+    if (*a < 0) *a = 0;
+    k = 0;
+    for (uint32_t i = 0; i < n; i += step) v[k++] = (double)y[i] - *a * (double)x[i];
+    if (k) {
+        qsort(v, k, sizeof *v, cmp_d);
+        *b = k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
     }
+    if (*b < 0) *b = 0;
+    ts__free(v, cap * sizeof *v);
+    return TS_OK;
 }
 
 uint32_t ts_prec_trace_casts(const ts_trace *t, int64_t *elems, int64_t *dur_ns, uint32_t cap)
@@ -541,7 +558,10 @@ static int fit_casts(ts_prec_model *m, const ts_trace *const traces[TS_PREC_COUN
     uint32_t k = 0;
     for (int p = 0; p < TS_PREC_COUNT && x; p++)   /* x NULL: no casts (no arithmetic on NULL) */
         if (traces[p]) k += ts_prec_trace_casts(traces[p], x + k, y + k, n - k);
-    fit_line(x, y, n, &m->alpha_ns_per_elem, &m->beta_ns);
+    if (fit_line(x, y, n, &m->alpha_ns_per_elem, &m->beta_ns)) {
+        ts__free(x, (size_t)n * 2 * sizeof *x);
+        return TS_ENOMEM;
+    }
     m->n_fit = n;
     double *e = n ? ts__malloc(n * sizeof *e) : NULL;
     for (uint32_t i = 0; e && i < n; i++) {
@@ -549,8 +569,7 @@ static int fit_casts(ts_prec_model *m, const ts_trace *const traces[TS_PREC_COUN
         e[i] = y[i] > 0 ? fabs(pred - (double)y[i]) / (double)y[i] * 100.0 : 0;
     }
     if (e) {
-        for (uint32_t i = 1; i < n; i++)   /* insertion sort: a few hundred casts */
-            for (uint32_t j = i; j > 0 && e[j - 1] > e[j]; j--) { double t = e[j]; e[j] = e[j - 1]; e[j - 1] = t; }
+        qsort(e, n, sizeof *e, cmp_d);
         m->fit_err_pct = n % 2 ? e[n / 2] : (e[n / 2 - 1] + e[n / 2]) / 2;
     }
     ts__free(e, n * sizeof *e);

@@ -163,8 +163,10 @@ TEST(precision_cast_fit_is_the_line_through_the_runs_casts)
     ts_prec_cast_fit fit;
     ts_prec_model_cast_fit(m, &fit);
     /* casts (1000, 1.5 us), (3000, 2.5), (1000, 3), (3000, 5), (1000, 4.5), (3000, 7.5): by
-     * iteration 1x..3x; means 2000 and 4 us, Sxy = 6000, Sxx = 6e6: slope
-     * 1 ns per element (6 bytes), intercept 4 - 2 = 2 us */
+     * iteration 1x..3x; the 9 slopes between a 1000 and a 3000 cast are
+     * -2, -0.5, 0.5, 1, 2, 3, 3.5, 4.5, 6 us per 2000 elements: median 1 ns
+     * per element (6 bytes); intercepts y - x: 0.5, 2, 3.5, -0.5, 2, 4.5 us:
+     * median 2 us */
     CHECK_EQ_INT(fit.n_casts, 6);
     CHECK_NEAR(fit.alpha_ns_per_byte * 6, 1.0, 1e-6);
     CHECK_NEAR(fit.beta_ns, 2000, 1e-3);

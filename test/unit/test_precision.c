@@ -51,7 +51,7 @@ static double iteration(char **p, const run_spec *s, int k, double t, int64_t *t
     ev(p, "ProfilerStep#0", t, 0, -1, NULL);   /* duration patched below */
     t += 10;
     for (int u = 0; u < NU; u++) {
-        char scope[8], dims[32];
+        char scope[16], dims[32];
         snprintf(scope, sizeof scope, "m%d", u);
         double c = s->cast_us[u] * f, d = s->fwd_us[u] * f;
         ev(p, scope, t, c + d + 12, -1, NULL);

@@ -437,7 +437,7 @@ TEST(memory_times_from_trace_match_aten_ops_in_order_skipping_nested_and_foreign
 /* --memory-limit on the exact-mode graph: globals 168 B, peak 424 B at mm_1
  * in the backward (globals + mm_1 128 + mul 64 + relu 64), 13 kernels of
  * 1 ms each (a table of bare times, in kernel order). */
-TEST(memory_limit_fit_prices_accumulation_and_refuses_a_limit_below_the_weights)
+TEST(memory_limit_fit_prices_offload_and_accumulation_and_refuses_a_limit_below_the_weights)
 {
     ts_error err = {0};
     ts_memgraph *g = load(FWD, BWD, 0, &err);
@@ -467,6 +467,16 @@ TEST(memory_limit_fit_prices_accumulation_and_refuses_a_limit_below_the_weights)
      * the peak kernel: recomputation cannot help there */
     CHECK(!f.option[TS_MEM_FIT_RECOMPUTE].fits);
     CHECK_EQ_INT(f.option[TS_MEM_FIT_RECOMPUTE].n_choices, 0);
-    CHECK_EQ_INT(f.cheapest, TS_MEM_FIT_ACCUMULATE);
+    /* offload: primals_1 (f32[4, 8], 128 B) is read only by mm (kernel 0),
+     * so it idles from kernel 1 to the next step's kernel 0 (12 ms), far
+     * more than its round trip (2 x 128 B at 32 GB/s = 8 ns), and covers the
+     * peak kernel: 424 - 128 = 296 B, at no cost, the cheapest */
+    const ts_mem_fit_option *off = &f.option[TS_MEM_FIT_OFFLOAD];
+    CHECK(off->fits);
+    CHECK_EQ_INT(off->n_choices, 1);
+    CHECK_EQ_INT(off->peak_bytes, 296);
+    CHECK_EQ_INT(off->bytes_moved, 256);
+    CHECK_EQ_INT(off->cost_ns, 0);
+    CHECK_EQ_INT(f.cheapest, TS_MEM_FIT_OFFLOAD);
     ts_memgraph_destroy(g);
 }

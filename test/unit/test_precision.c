@@ -76,9 +76,9 @@ static double iteration(char **p, const run_spec *s, int k, double t, int64_t *t
     t += 5 * f + 10;
     char num[64];
     int n = snprintf(num, sizeof num, "%.3f", t - start);
-    char *dur = strstr(step, "\"dur\":0.000");
-    memcpy(dur + 6, num, (size_t)n);   /* "0.000" -> the real duration, same width or wider: pad */
+    char *dur = strstr(step, "\"dur\":0.000");   /* "0.000" -> the real duration: make room, then write */
     memmove(dur + 6 + n, dur + 11, strlen(dur + 11) + 1);
+    memcpy(dur + 6, num, (size_t)n);
     *p = step + strlen(step);
     (void)k;
     return t + 100;

@@ -57,87 +57,68 @@ import json, subprocess, sys
 g, norm = sys.argv[1], sys.argv[2]
 meas = json.load(open(g + "/measured.json"))
 ov_us = meas["profiler_overhead_ns_per_op"] / 1e3
+MODELS, PLANS = ("mlp", "cnn", "attn"), ("fp32", "bf16", "mixA", "mixB")
 print("ground truth: %s, torch %s, %s, %s; %d rounds x %d steps; profiler %.1f us per op" % (
     meas["machine"]["cpu"], meas["machine"]["torch"], meas["machine"]["blas"],
     ", ".join(k for k, v in meas["machine"]["cpu_features"].items() if v), meas["rounds"],
     meas["steps_per_round"], ov_us))
-print("%-10s %9s %9s %19s %8s %8s %8s %8s  %12s %12s %7s" % (
-    "case", "pred ms", "wall ms", "wall 90% interval", "err", "cpu ms", "err cpu", "clear?",
-    "pred peak B", "meas peak B", "err"))
-tot = {"n": 0, "within": 0, "clear": 0, "clear_within": 0, "mem_within": 0, "mem_n": 0}
-pairs_ok = pairs = 0
-for model in ("mlp", "cnn", "attn"):
-    preds = {}
-    for plan in ("fp32", "bf16", "mixA", "mixB"):
-        out = subprocess.run(["build/trainscope", "replay", "--format", "json", "--profiler-overhead-us", str(ov_us),
-                              "--precision-plan", "%s/%s_%s.plan" % (g, model, plan),
-                              "--precision-trace", "bf16=%s/%s_bf16.json.gz" % (g, model),
-                              "%s/%s_fp32.json.gz" % (g, model)], capture_output=True, text=True)
-        if out.returncode:
-            sys.exit("replay failed: " + out.stderr)
-        o = json.loads(out.stdout)
-        preds[plan] = o
-    base = meas["cases"][model + "/fp32"]
-    for plan, o in preds.items():
-        c = meas["cases"]["%s/%s" % (model, plan)]
-        p = o["predicted_iteration_us"] / 1e3
-        err, err_cpu = 100 * (p / c["median_ms"] - 1), 100 * (p / c["cpu_median_ms"] - 1)
-        other = meas["cases"][model + ("/bf16" if plan == "fp32" else "/fp32")]
-        clear = c["p95_ms"] < other["p5_ms"] or c["p5_ms"] > other["p95_ms"]
-        merr = 100 * (o["predicted_peak_bytes"] / c["peak_bytes"] - 1)
-        tot["n"] += 1
-        tot["within"] += abs(err) <= 5
-        tot["clear"] += clear
-        tot["clear_within"] += clear and abs(err) <= 5
-        tot["mem_n"] += 1
-        tot["mem_within"] += abs(merr) <= 3
-        print("%-10s %9.2f %9.2f [%7.2f, %8.2f] %+7.1f%% %8.2f %+7.1f%% %8s  %12d %12d %+6.2f%%" % (
-            model + "/" + plan, p, c["median_ms"], c["p5_ms"], c["p95_ms"], err, c["cpu_median_ms"], err_cpu,
-            "yes" if clear else "no", o["predicted_peak_bytes"], c["peak_bytes"], merr))
-    names = list(preds)
-    for i in range(len(names)):
-        for j in range(i + 1, len(names)):
-            a, b = meas["cases"][model + "/" + names[i]], meas["cases"][model + "/" + names[j]]
-            if a["p95_ms"] < b["p5_ms"] or b["p95_ms"] < a["p5_ms"]:   # resolved by the measurement
-                pairs += 1
-                pa, pb = preds[names[i]]["predicted_iteration_us"], preds[names[j]]["predicted_iteration_us"]
-                pairs_ok += (pa < pb) == (a["median_ms"] < b["median_ms"])
-print("time: %d of %d cases within 5%% of the wall median; %d of the %d whose interval is clear of the fp32 "
-      "plan's (bf16's for fp32)" % (tot["within"], tot["n"], tot["clear_within"], tot["clear"]))
-print("ranking: %d of %d pairs of plans in the measured order (pairs whose intervals do not overlap)" % (pairs_ok, pairs))
-print("memory: %d of %d cases within 3%%" % (tot["mem_within"], tot["mem_n"]))
+
+
+def predict(traces, model, plan):
+    """`replay --precision-plan` of one case from the fp32 and bf16 traces in `traces`."""
+    out = subprocess.run(["build/trainscope", "replay", "--format", "json", "--profiler-overhead-us", str(ov_us),
+                          "--precision-plan", "%s/%s_%s.plan" % (g, model, plan),
+                          "--precision-trace", "bf16=%s/%s_bf16.json.gz" % (traces, model),
+                          "%s/%s_fp32.json.gz" % (traces, model)], capture_output=True, text=True)
+    if out.returncode:
+        sys.exit("replay failed: " + out.stderr)
+    return json.loads(out.stdout)
+
+
+def score(traces, med, lo, hi, with_memory):
+    """Every case against the measured med [lo, hi] (wall or CPU keys); a
+    case is clear when its interval misses the fp32 plan's (bf16's for fp32);
+    a pair of plans is resolved when their intervals do not overlap."""
+    n = within = clear_n = clear_within = mem_within = pairs = pairs_ok = 0
+    for model in MODELS:
+        preds = {plan: predict(traces, model, plan) for plan in PLANS}
+        for plan, o in preds.items():
+            c = meas["cases"]["%s/%s" % (model, plan)]
+            other = meas["cases"][model + ("/bf16" if plan == "fp32" else "/fp32")]
+            p = o["predicted_iteration_us"] / 1e3
+            err = 100 * (p / c[med] - 1)
+            clear = c[hi] < other[lo] or c[lo] > other[hi]
+            n += 1
+            within += abs(err) <= 5
+            clear_n += clear
+            clear_within += clear and abs(err) <= 5
+            line = "%-10s %9.2f %9.2f [%7.2f, %8.2f] %+7.1f%% %8s" % (
+                model + "/" + plan, p, c[med], c[lo], c[hi], err, "yes" if clear else "no")
+            if with_memory:
+                merr = 100 * (o["predicted_peak_bytes"] / c["peak_bytes"] - 1)
+                mem_within += abs(merr) <= 3
+                line += "  %12d %12d %+6.2f%%" % (o["predicted_peak_bytes"], c["peak_bytes"], merr)
+            print(line)
+        for i, a in enumerate(PLANS):
+            for b in PLANS[i + 1:]:
+                ca, cb = meas["cases"][model + "/" + a], meas["cases"][model + "/" + b]
+                if ca[hi] < cb[lo] or cb[hi] < ca[lo]:
+                    pairs += 1
+                    pa, pb = preds[a]["predicted_iteration_us"], preds[b]["predicted_iteration_us"]
+                    pairs_ok += (pa < pb) == (ca[med] < cb[med])
+    print("time: %d of %d cases within 5%% of the median; %d of the %d whose interval is clear of the fp32 plan's "
+          "(bf16's for fp32); ranking: %d of %d resolved pairs of plans in the measured order" % (
+              within, n, clear_within, clear_n, pairs_ok, pairs))
+    if with_memory:
+        print("memory: %d of %d cases within 3%%" % (mem_within, n))
+
+
+print("%-10s %9s %9s %19s %8s %8s  %12s %12s %7s" % ("case", "pred ms", "wall ms", "wall 90% interval", "err",
+                                                     "clear?", "pred peak B", "meas peak B", "err"))
+score(g, "median_ms", "p5_ms", "p95_ms", True)
 print("\nload taken out (traces scaled by each session's CPU/wall, against the thread CPU time):")
 print("%-10s %9s %9s %19s %8s %8s" % ("case", "pred ms", "cpu ms", "cpu 90% interval", "err", "clear?"))
-within = clear_n = clear_within = pairs = pairs_ok = 0
-for model in ("mlp", "cnn", "attn"):
-    preds = {}
-    for plan in ("fp32", "bf16", "mixA", "mixB"):
-        out = subprocess.run(["build/trainscope", "replay", "--format", "json", "--profiler-overhead-us", str(ov_us),
-                              "--precision-plan", "%s/%s_%s.plan" % (g, model, plan),
-                              "--precision-trace", "bf16=%s/%s_bf16.json.gz" % (norm, model),
-                              "%s/%s_fp32.json.gz" % (norm, model)], capture_output=True, text=True)
-        if out.returncode:
-            sys.exit("replay failed: " + out.stderr)
-        preds[plan] = json.loads(out.stdout)["predicted_iteration_us"] / 1e3
-    for plan, p in preds.items():
-        c = meas["cases"]["%s/%s" % (model, plan)]
-        other = meas["cases"][model + ("/bf16" if plan == "fp32" else "/fp32")]
-        clear = c["cpu_p95_ms"] < other["cpu_p5_ms"] or c["cpu_p5_ms"] > other["cpu_p95_ms"]
-        err = 100 * (p / c["cpu_median_ms"] - 1)
-        within += abs(err) <= 5
-        clear_n += clear
-        clear_within += clear and abs(err) <= 5
-        print("%-10s %9.2f %9.2f [%7.2f, %8.2f] %+7.1f%% %8s" % (model + "/" + plan, p, c["cpu_median_ms"],
-              c["cpu_p5_ms"], c["cpu_p95_ms"], err, "yes" if clear else "no"))
-    names = list(preds)
-    for i in range(len(names)):
-        for j in range(i + 1, len(names)):
-            a, b = meas["cases"][model + "/" + names[i]], meas["cases"][model + "/" + names[j]]
-            if a["cpu_p95_ms"] < b["cpu_p5_ms"] or b["cpu_p95_ms"] < a["cpu_p5_ms"]:
-                pairs += 1
-                pairs_ok += (preds[names[i]] < preds[names[j]]) == (a["cpu_median_ms"] < b["cpu_median_ms"])
-print("time (load taken out): %d of 12 cases within 5%% of the CPU median; %d of the %d whose interval is clear of "
-      "the fp32 plan's; ranking %d of %d resolved pairs" % (within, clear_within, clear_n, pairs_ok, pairs))
+score(norm, "cpu_median_ms", "cpu_p5_ms", "cpu_p95_ms", False)
 PY
 for m in mlp cnn attn; do
     echo "casts, $m:"

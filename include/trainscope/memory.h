@@ -41,6 +41,9 @@ typedef struct ts_mem_options {
                              backward ends (torch < 2.1 AOT runtime) instead of
                              dying at their last use */
     int    workspace;     /* TS_MEM_WORKSPACE_*: transient bytes inside kernels */
+    double gpu_ghz;       /* g10_compat: G10's GPU_frequency_GHz; every kernel time becomes
+                             (long)(ms * GHz * 1e9 / 1000) cycles, summed as cycles / (GHz * 1000)
+                             microseconds; 0 = 1 GHz */
 } ts_mem_options;
 
 typedef struct ts_mem_summary {
@@ -66,6 +69,17 @@ TS_API TS_NODISCARD int ts_memgraph_load(const char *forward_path, const char *b
                                          const ts_mem_options *opt, ts_memgraph **out,
                                          ts_error *err);
 TS_API void ts_memgraph_destroy(ts_memgraph *g);
+
+/* The G10 tool's own config file: the settings of one analysis. Paths are
+ * resolved (see src/memory/g10_config.c); "" where the config has none. */
+typedef struct ts_mem_g10_config {
+    char   forward[4096], backward[4096];  /* nn_model_input_forward / _backward */
+    char   times[4096];                    /* orig_kernel_time_file ("<id> <ms> ms" lines) */
+    char   output_folder[4096];            /* G10 writes output_folder/statistics/ */
+    double gpu_ghz;                        /* GPU_frequency_GHz; 0 = not given */
+    double gpu_memory_gb;                  /* GPU_memory_size_GB; 0 = not given */
+} ts_mem_g10_config;
+TS_API TS_NODISCARD int ts_mem_g10_config_load(const char *path, ts_mem_g10_config *out, ts_error *err);
 
 /* Kernel times from a G10 time table (time_dict.json: {"<outputs>_<id>": ms},
  * or a text file with one "<key> <ms>" or "<ms>" per line, in kernel order). */
@@ -93,6 +107,33 @@ TS_API TS_NODISCARD int ts_memgraph_write(const ts_memgraph *g, const char *dir,
  * memory and back at gbps (GB/s each way). Returns the bytes that would be
  * freed at the peak; *n_candidates counts (tensor, period) pairs. */
 TS_API int64_t ts_memgraph_offload(const ts_memgraph *g, double gbps, uint32_t *n_candidates);
+
+/* ---- fitting a memory limit (src/memory/budget.c has the rules) ----
+ * Each option is a greedy that frees memory where the curve is highest until
+ * it fits: offload in idle periods the link hides (no time), recomputation of
+ * saved activations (their producing kernel's time again), gradient
+ * accumulation (the fewest micro-batches, each kernel's fixed 2 us paid per
+ * micro-batch), and offload followed by recomputation. */
+enum { TS_MEM_FIT_OFFLOAD = 0, TS_MEM_FIT_RECOMPUTE, TS_MEM_FIT_ACCUMULATE, TS_MEM_FIT_OFFLOAD_RECOMPUTE,
+       TS_MEM_FIT_COUNT };
+typedef struct ts_mem_fit_option {
+    bool     fits;           /* the option reaches the limit */
+    int64_t  peak_bytes;     /* the peak it reaches (the lowest it found when it does not fit) */
+    uint32_t n_choices;      /* tensors offloaded or recomputed; micro-batches for accumulation */
+    int64_t  cost_ns;        /* added step time */
+    int64_t  bytes_moved;    /* offload: bytes over the link each way and back */
+} ts_mem_fit_option;
+typedef struct ts_mem_fit {
+    int64_t  limit_bytes, peak_bytes;
+    bool     fits;           /* the step as it is fits */
+    ts_mem_fit_option option[TS_MEM_FIT_COUNT];
+    int      cheapest;       /* TS_MEM_FIT_* that fits at the least cost, -1 = none fits */
+} ts_mem_fit;
+/* After ts_memgraph_analyze (times set: costs are in the graph's kernel times).
+ * TS_ERANGE with a message when the limit is below the global bytes. */
+TS_API TS_NODISCARD int ts_memgraph_fit(const ts_memgraph *g, int64_t limit_bytes, double link_gbps,
+                                        ts_mem_fit *out, ts_error *err);
+TS_API const char *ts_mem_fit_name(int option);   /* "offload", "recompute", ... */
 
 /* ---- measured memory: PyTorch's export_memory_timeline_raw files ----
  * Rows [t_ns, action, bytes, category]; action 1 preexisting, 2 create,

@@ -24,7 +24,7 @@
 typedef struct mem_args {
     ts_mem_options opt;
     const char *out_dir, *times, *times_trace, *device, *format;
-    double peak_tflops, bandwidth_gbps, offload_gbps;
+    double peak_tflops, bandwidth_gbps, offload_gbps, limit_gb;
     int plots, png, trace;
     uint32_t top, batch;
 } mem_args;
@@ -32,7 +32,11 @@ typedef struct mem_args {
 static void usage(FILE *f)
 {
     fputs("usage: trainscope memory [OPTIONS] FORWARD.py BACKWARD.py\n"
+          "       trainscope memory [OPTIONS] G10.config\n"
           "       trainscope memory --trace PATH...\n\n"
+          "G10.config: the G10 tool's own config (nn_model_input_forward/_backward,\n"
+          "orig_kernel_time_file, GPU_frequency_GHz, GPU_memory_size_GB, output_folder);\n"
+          "implies --g10-compat and writes output_folder/statistics unless -o is given.\n\n"
           "--trace: PyTorch export_memory_timeline_raw files (*.raw[.gz], *memory_timeline*)\n"
           "or Kineto traces recorded with profile_memory=True ([memory] events); -o DIR\n"
           "writes memory.json there (the --format json objects as one array), --plot\n"
@@ -51,6 +55,11 @@ static void usage(FILE *f)
           "  --bandwidth GBPS         host link for offload candidates (default 32, PCIe 4.0 x16)\n"
           "  --precision-plan FILE    '<op|name:prefix|*> <fp32|fp16|bf16|int8>' per line\n"
           "  --g10-compat             G10's own rules (reproduces its .config files)\n"
+          "  --gpu-ghz X              G10's GPU_frequency_GHz for its cycle arithmetic (default 1)\n"
+          "  --memory-limit GB        device memory (GiB): does the step fit, and the cheapest of\n"
+          "                           offload (--bandwidth), recomputation and gradient\n"
+          "                           accumulation that makes it fit (a G10 config's\n"
+          "                           GPU_memory_size_GB is the default)\n"
           "  --hold-saved             saved activations live until the backward ends, as in\n"
           "                           torch < 2.1 (default: they die at their last use)\n"
           "  --workspace none|cpu     kernel scratch memory: none (default) or the rules\n"
@@ -76,6 +85,7 @@ static int parse_args(int argc, char **argv, mem_args *a)
         {"top", required_argument, 0, 'T'}, {"format", required_argument, 0, 'f'},
         {"trace", no_argument, 0, 'r'}, {"hold-saved", no_argument, 0, 'H'},
         {"workspace", required_argument, 0, 'W'}, {"times-trace", required_argument, 0, 'X'},
+        {"gpu-ghz", required_argument, 0, 'F'}, {"memory-limit", required_argument, 0, 'M'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int c;
     optind = 1;
@@ -90,6 +100,8 @@ static int parse_args(int argc, char **argv, mem_args *a)
         case 'b': if (ts_cli_opt_real("memory", "--bandwidth", optarg, 1e-3, 1e6, &a->offload_gbps)) return TS_EXIT_BAD; break;
         case 'p': a->opt.precision_plan = optarg; break;
         case 'g': a->opt.g10_compat = 1; break;
+        case 'F': if (ts_cli_opt_real("memory", "--gpu-ghz", optarg, 0.001, 1000, &a->opt.gpu_ghz)) return TS_EXIT_BAD; break;
+        case 'M': if (ts_cli_opt_real("memory", "--memory-limit", optarg, 1e-6, 1e6, &a->limit_gb)) return TS_EXIT_BAD; break;
         case 'n': if (ts_cli_opt_count("memory", "--batch", optarg, &a->batch)) return TS_EXIT_BAD; break;
         case 'L': a->plots = 1; break;
         case 'G': a->plots = a->png = 1; break;
@@ -121,8 +133,8 @@ static int parse_args(int argc, char **argv, mem_args *a)
         ts_cli_errorf("memory: --png needs rsvg-convert (Debian package librsvg2-bin) on PATH");
         return TS_EXIT_BAD;
     }
-    if (!a->trace && argc - optind != 2) {
-        ts_cli_errorf("memory: expected FORWARD.py BACKWARD.py (see 'trainscope memory --help')");
+    if (!a->trace && argc - optind != 2 && argc - optind != 1) {
+        ts_cli_errorf("memory: expected FORWARD.py BACKWARD.py or G10.config (see 'trainscope memory --help')");
         return TS_EXIT_BAD;
     }
     return TS_EXIT_OK;
@@ -177,16 +189,47 @@ static void print_table(const ts_memgraph *g, const ts_mem_summary *s, const mem
            s->peak_bytes ? 100.0 * (double)freed / (double)s->peak_bytes : 0.0);
 }
 
-static void print_json(const ts_memgraph *g, const ts_mem_summary *s, const mem_args *a)
+/* Does the step fit --memory-limit, and at what cost each way. */
+static void print_fit(const ts_mem_fit *f, double gbps)
+{
+    const double GiB = 1073741824.0;
+    printf("\nmemory limit %.3f GiB: the step %s (peak %.3f GiB)\n", (double)f->limit_bytes / GiB,
+           f->fits ? "fits" : "does not fit", (double)f->peak_bytes / GiB);
+    if (f->fits) return;
+    printf("%-18s %5s %10s %8s %12s\n", "to fit", "fits", "peak GiB", "choices", "added ms");
+    for (int i = 0; i < TS_MEM_FIT_COUNT; i++) {
+        const ts_mem_fit_option *o = &f->option[i];
+        printf("%-18s %5s %10.3f %8u %12.3f\n", ts_mem_fit_name(i), o->fits ? "yes" : "no",
+               (double)o->peak_bytes / GiB, o->n_choices, (double)o->cost_ns / 1e6);
+    }
+    if (f->cheapest >= 0) printf("cheapest: %s (+%.3f ms; offload moves %.1f MiB each way over the %.1f GB/s link, hidden "
+                                 "behind compute)\n", ts_mem_fit_name(f->cheapest),
+                                 (double)f->option[f->cheapest].cost_ns / 1e6,
+                                 (double)f->option[f->cheapest].bytes_moved / 2 / 1048576.0, gbps);
+    else printf("cheapest: none of these fits\n");
+}
+
+static void print_json(const ts_memgraph *g, const ts_mem_summary *s, const mem_args *a, const ts_mem_fit *f)
 {
     uint32_t n_cand;
     int64_t freed = ts_memgraph_offload(g, a->offload_gbps, &n_cand);
+    if (f) {
+        printf("{\"memory_limit_bytes\":%lld,\"fits\":%s,\"cheapest\":\"%s\",\"options\":{", (long long)f->limit_bytes,
+               f->fits ? "true" : "false", f->fits ? "as is" : ts_mem_fit_name(f->cheapest));
+        for (int i = 0; i < TS_MEM_FIT_COUNT; i++)
+            printf("%s\"%s\":{\"fits\":%s,\"peak_bytes\":%lld,\"choices\":%u,\"added_ns\":%lld,\"bytes_moved\":%lld}",
+                   i ? "," : "", ts_mem_fit_name(i), f->option[i].fits ? "true" : "false",
+                   (long long)f->option[i].peak_bytes, f->option[i].n_choices, (long long)f->option[i].cost_ns,
+                   (long long)f->option[i].bytes_moved);
+        printf("},\"step\":");
+    }
     printf("{\"rules\":\"%s\",\"times\":\"%s\",\"kernels\":%u,\"tensors\":%u,\"global_bytes\":%lld,"
            "\"peak_bytes\":%lld,\"peak_kernel\":%d,\"iteration_ns\":%lld,\"peak_at_ns\":%lld,"
            "\"offload_gbps\":%.1f,\"offload_candidates\":%u,\"offload_freed_at_peak_bytes\":%lld}\n",
            a->opt.g10_compat ? "g10" : "exact", g->time_source, s->n_kernels, s->n_tensors,
            (long long)s->global_bytes, (long long)s->peak_bytes, s->peak_kernel,
            (long long)s->iteration_ns, (long long)s->peak_at_ns, a->offload_gbps, n_cand, (long long)freed);
+    if (f) printf("}\n");
 }
 
 /* s as a JSON string (quoted, escaped); valid until the next call. */
@@ -414,10 +457,31 @@ int ts_cmd_memory(int argc, char **argv)
     ts_error err = {0};
     ts_memgraph *g = NULL;
     ts_mem_summary s;
-    rc = ts_memgraph_load(argv[optind], argv[optind + 1], &a.opt, &g, &err);
+    static ts_mem_g10_config cfg;
+    static char stats_dir[4200];
+    const char *fwd = argv[optind], *bwd = argv[optind + 1];
+    if (argc - optind == 1) { /* G10's config: its rules, inputs, times and output folder */
+        if (ts_mem_g10_config_load(argv[optind], &cfg, &err)) {
+            ts_cli_errorf("%s", err.msg);
+            return TS_EXIT_BAD;
+        }
+        fwd = cfg.forward;
+        bwd = cfg.backward;
+        a.opt.g10_compat = 1;
+        if (!a.opt.gpu_ghz) a.opt.gpu_ghz = cfg.gpu_ghz;
+        if (!a.limit_gb) a.limit_gb = cfg.gpu_memory_gb;
+        if (!a.times && !a.times_trace && cfg.times[0]) a.times = cfg.times;
+        if (!a.out_dir && cfg.output_folder[0]) {
+            snprintf(stats_dir, sizeof stats_dir, "%s/statistics", cfg.output_folder);
+            a.out_dir = stats_dir;
+        }
+    }
+    rc = ts_memgraph_load(fwd, bwd, &a.opt, &g, &err);
     if (!rc) rc = set_times(g, &a, &err);
     if (!rc && (rc = ts_memgraph_analyze(g, &s)) == TS_ERANGE)
         ts__error(&err, rc, "memory: the kernel times add up past 2^62 ns (146 years): check --times or the device");
+    ts_mem_fit fit = {0};
+    if (!rc && a.limit_gb > 0) rc = ts_memgraph_fit(g, (int64_t)(a.limit_gb * 1073741824.0), a.offload_gbps, &fit, &err);
     if (!rc && a.out_dir) rc = ts_memgraph_write(g, a.out_dir, a.offload_gbps, a.plots, &err);
     static const char *const plots[] = {"memory", "periods"};
     if (!rc && a.png) rc = svgs_to_png(a.out_dir, plots, 2, &err);
@@ -426,8 +490,11 @@ int ts_cmd_memory(int argc, char **argv)
         ts_memgraph_destroy(g);
         return TS_EXIT_BAD;
     }
-    if (!strcmp(a.format, "json")) print_json(g, &s, &a);
-    else print_table(g, &s, &a);
+    if (!strcmp(a.format, "json")) print_json(g, &s, &a, a.limit_gb > 0 ? &fit : NULL);
+    else {
+        print_table(g, &s, &a);
+        if (a.limit_gb > 0) print_fit(&fit, a.offload_gbps);
+    }
     ts_memgraph_destroy(g);
     return TS_EXIT_OK;
 }

@@ -545,6 +545,8 @@ static int cmd_replay_windows(char **paths, uint32_t n, replay_args *a)
 
 int ts_cmd_replay(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++)   /* the precision what-if has options of its own */
+        if (!strncmp(argv[i], "--precision-", 12)) return ts__cli_replay_precision(argc, argv);
     replay_args a;
     int prc = parse_args(argc, argv, &a);
     if (prc) return prc > 0 ? TS_EXIT_OK : TS_EXIT_BAD;

@@ -156,6 +156,8 @@ static bool is_literal_name(const char *s, size_t n)
 }
 
 enum { SCAN_INPUTS, SCAN_RETURN };
+/* g->pending while the getitem lines of a producer-less tuple (G10 mode) follow */
+enum { PENDING_NO_KERNEL = -2 };
 
 /* Walk the identifiers of an argument list. SCAN_INPUTS appends each tensor
  * name as an input ref (in order, repeats kept: G10 lists mul(x, x) twice);
@@ -337,7 +339,7 @@ static int add_kernel(rd *r, const char *call, size_t call_n, const char *op, si
     g->kernels[g->n_kernels++] = (ts__mem_kernel){
         .call_id = intern(r, call, call_n), .op_id = intern(r, op, op_n), .first_ref = first_ref,
         .n_in = (uint16_t)n_in, .line = r->line, .in_backward = (uint8_t)r->which,
-        .is_view = is_view, .time_ns = -1};
+        .is_view = is_view, .time_ns = -1, .ms = -1};
     return TS_OK;
 }
 
@@ -368,6 +370,10 @@ static int read_getitem(rd *r, uint32_t lhs_id, const char *ann, size_t ann_n,
     const char *s = q;
     while (q < end && is_ident(*q)) q++;
     uint32_t tuple_id = ts__str_find(&r->g->names, s, (size_t)(q - s));
+    if (r->g->pending == PENDING_NO_KERNEL && tuple_id == r->g->pending_name && ann) {
+        uint32_t row;
+        return new_tensor(r, lhs_id, ann, ann_n, false, false, &row);
+    }
     if (r->g->pending < 0 || tuple_id != r->g->pending_name) {
         char nm[128];
         snprintf(nm, sizeof nm, "%.*s", (int)((q - s) < 120 ? (q - s) : 120), s);
@@ -375,6 +381,19 @@ static int read_getitem(rd *r, uint32_t lhs_id, const char *ann, size_t ann_n,
     }
     if (!ann) return fail(r, TS_EPARSE, "extracted output has no tensor type", NULL, NULL);
     return add_output(r, (uint32_t)r->g->pending, lhs_id, ann, ann_n);
+}
+
+/* G10 mode, a call outside torch.ops.aten (prims such as inductor_random,
+ * convert_element_type): no kernel; its result is a tensor with no producer,
+ * created here (tensor ids follow program order) and first used by whatever
+ * kernel reads it. A tuple result's getitem lines make such tensors too. */
+static int producerless(rd *r, uint32_t lhs_id, const char *ann, size_t ann_n)
+{
+    uint32_t row;
+    if (ann) return new_tensor(r, lhs_id, ann, ann_n, false, false, &row);
+    r->g->pending = PENDING_NO_KERNEL;
+    r->g->pending_name = lhs_id;
+    return TS_OK;
 }
 
 /* "x: "T" = torch.ops.NS.OP.OVERLOAD(args)[;  a = None]". */
@@ -389,6 +408,7 @@ static int read_call(rd *r, uint32_t lhs_id, const char *lhs, size_t lhs_n, cons
     /* op name: the segment after "torch.ops.<ns>." up to the next '.' */
     const char *op = q + 10;
     while (op < open && *op != '.') op++;
+    bool aten = op - (q + 10) == 4 && !memcmp(q + 10, "aten", 4);
     const char *op_end = ++op;
     while (op_end < open && *op_end != '.') op_end++;
     char opname[96];
@@ -398,6 +418,10 @@ static int read_call(rd *r, uint32_t lhs_id, const char *lhs, size_t lhs_n, cons
     if (rc) return rc;
     bool is_copy = !strcmp(opname, "copy_");
     g->pending = -1;
+    if (g->opt.g10_compat && !aten) { /* G10: only torch.ops.aten.* calls are kernels */
+        g->n_refs = first;
+        return producerless(r, lhs_id, ann, ann_n);
+    }
     if (g->opt.g10_compat && (is_copy || g10_squeeze_alias(lhs, lhs_n))) {
         /* no kernel: the name aliases the first input (copy_'s destination) */
         if (n_in == 0) return fail(r, TS_EFORMAT, "'%s' has no tensor input", opname, NULL);

@@ -120,13 +120,26 @@ done:
     return rc;
 }
 
+/* Kernel k's time in microseconds as start_us sums it. G10 mode follows
+ * G10's loadKernelTimes: milliseconds to integer cycles at GPU_frequency_GHz
+ * (a long, truncated, in double arithmetic), then cycles / (GHz * 1000);
+ * exact mode sums the integer nanoseconds. */
+static double kernel_us(const ts_memgraph *g, const ts__mem_kernel *kn)
+{
+    if (!g->opt.g10_compat) return (double)kn->time_ns / 1000.0;
+    double ghz = g->opt.gpu_ghz > 0 ? g->opt.gpu_ghz : 1.0;
+    double ms = kn->ms >= 0 ? kn->ms : (double)kn->time_ns / 1e6;
+    long cycles = (long)(ms * (ghz * 1e9) / 1000.0);
+    return (double)cycles / (double)(ghz * 1000);
+}
+
 /* Times as G10 sums them, then each period's estimate. */
 static void period_times(ts_memgraph *g)
 {
     uint32_t nk = g->n_kernels;
     g->start_us[0] = 0;
     for (uint32_t k = 0; k < nk; k++)
-        g->start_us[k + 1] = g->start_us[k] + (g->have_times ? (double)g->kernels[k].time_ns / 1000.0 : 0);
+        g->start_us[k + 1] = g->start_us[k] + (g->have_times ? kernel_us(g, &g->kernels[k]) : 0);
     for (uint32_t i = 0; i < g->n_periods; i++) {
         ts__mem_period *p = &g->periods[i];
         if (!g->have_times) { p->est_ns = -1; continue; }

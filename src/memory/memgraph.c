@@ -13,6 +13,26 @@
 #include <string.h>
 #include "memory/memgraph.h"
 
+int ts__mem_for_lines(const char *path, bool cut_hash, ts__mem_line_fn fn, void *ctx, ts_error *err)
+{
+    size_t len, cap;
+    char *text = ts__read_bounded(path, "a text file", TS__SIDE_FILE_MAX_BYTES, &len, &cap, err);
+    if (!text) return err ? err->status : TS_EIO;
+    int rc = memchr(text, '\0', len) ? ts__error(err, TS_EPARSE, "%s: NUL byte in a text file", path) : TS_OK;
+    unsigned line = 0;
+    for (char *p = text; *p && !rc;) {
+        char *nl = strchr(p, '\n');
+        if (nl) *nl = 0;
+        line++;
+        char *hash = cut_hash ? strchr(p, '#') : NULL;
+        if (hash) *hash = 0;
+        rc = fn(ctx, line, p, err);
+        p = nl ? nl + 1 : p + strlen(p);
+    }
+    ts__free(text, cap);
+    return rc;
+}
+
 void ts_memgraph_destroy(ts_memgraph *g)
 {
     if (!g) return;
@@ -86,11 +106,20 @@ static void out_names(const ts_memgraph *g, uint32_t k, char *buf, size_t cap)
                               ts__mem_name(g, g->refs[kn->first_ref + kn->n_in + i].name_id));
 }
 
-/* One time-table entry: key (may be empty) and milliseconds. */
-typedef struct entry { const char *key; size_t key_n; double ms; } entry;
+/* One time-table entry: key (may be empty) and milliseconds; indexed: a
+ * G10 time_dict.txt line "<kernel id> <ms> ms", whose key is the id. */
+typedef struct entry { const char *key; size_t key_n; double ms; bool indexed; } entry;
+
+/* The last whitespace-separated token of [p, le): its start. */
+static const char *last_token(const char *p, const char *le)
+{
+    while (le > p && isspace((unsigned char)le[-1])) le--;
+    while (le > p && !isspace((unsigned char)le[-1])) le--;
+    return le;
+}
 
 /* Next entry of a JSON object {"key": ms, ...} or of a text table whose lines
- * are "key ms" or "ms". Returns 1, 0 at the end, or TS_EPARSE. */
+ * are "key ms", "ms" or "<id> <ms> ms". Returns 1, 0 at the end, or TS_EPARSE. */
 static int next_entry(const char **pp, const char *end, bool json, entry *e)
 {
     const char *p = *pp;
@@ -108,13 +137,19 @@ static int next_entry(const char **pp, const char *end, bool json, entry *e)
         if (p >= end) return 0;
         const char *le = memchr(p, '\n', (size_t)(end - p));
         if (!le) le = end;
-        const char *num = le;
-        while (num > p && isspace((unsigned char)num[-1])) num--;
-        while (num > p && !isspace((unsigned char)num[-1])) num--;
+        const char *num = last_token(p, le);
+        e->indexed = le - num >= 2 && !memcmp(num, "ms", 2) && (le - num == 2 || isspace((unsigned char)num[2]));
+        const char *unit = num;
+        if (e->indexed) num = last_token(p, num);
         e->key = p;
         e->key_n = (size_t)(num - p);
         while (e->key_n && isspace((unsigned char)p[e->key_n - 1])) e->key_n--;
-        p = num;
+        char *ne;
+        e->ms = strtod(num, &ne);
+        while (ne < unit && isspace((unsigned char)*ne)) ne++;
+        if (ne == num || (e->indexed && ne != unit) || !(e->ms >= 0) || e->ms > 1e9) return TS_EPARSE;
+        *pp = e->indexed ? le : ne;
+        return 1;
     }
     char *ne;
     e->ms = strtod(p, &ne);
@@ -135,6 +170,34 @@ static bool key_matches(const ts_memgraph *g, uint32_t k, const entry *e)
     return strlen(names) == n - 1 && !memcmp(names, e->key, n - 1);
 }
 
+/* Is e the line of kernel k ("k <ms> ms")? G10 asserts kernel_num == i. */
+static bool index_is(const entry *e, uint32_t k)
+{
+    char id[16];
+    int n = snprintf(id, sizeof id, "%u", k);
+    return e->key_n == (size_t)n && !memcmp(e->key, id, (size_t)n);
+}
+
+static int bad_index(const ts_memgraph *g, const char *path, uint32_t n, const entry *e, bool indexed,
+                     ts_error *err)
+{
+    if (e->indexed != indexed)
+        return ts__error(err, TS_EPARSE, "%s: entry %u: \"<id> <ms> ms\" lines mixed with other lines", path, n);
+    if (n > g->n_kernels)
+        return ts__error(err, TS_EFORMAT, "%s: entry %u: more times than the graph's %u kernels", path, n,
+                         g->n_kernels);
+    return ts__error(err, TS_EFORMAT, "%s: entry %u: kernel id \"%.*s\" where %u was expected (G10 reads "
+                     "the lines in kernel order)", path, n, (int)(e->key_n < 40 ? e->key_n : 40), e->key, n - 1);
+}
+
+/* A kernel's table time: G10 keeps integer nanoseconds, truncated (matches
+ * its outputs); the milliseconds stay for its cycle arithmetic. */
+static void set_ms(ts__mem_kernel *kn, double ms)
+{
+    kn->ms = ms;
+    kn->time_ns = (int64_t)(ms * 1e6);
+}
+
 int ts_memgraph_load_times(ts_memgraph *g, const char *path, ts_error *err)
 {
     ts__error_clear(err);
@@ -148,25 +211,33 @@ int ts_memgraph_load_times(ts_memgraph *g, const char *path, ts_error *err)
     /* Walk kernels and entries together: kernels the table does not list
      * (exact mode adds copy_ and G10's aliased squeezes) get 0 ns. */
     uint32_t k = 0, n_entries = 0;
-    entry e;
+    entry e = {0};
     int rc;
+    bool indexed = false;
     while ((rc = next_entry(&p, end, json, &e)) == 1) {
         n_entries++;
-        while (k < g->n_kernels && !key_matches(g, k, &e)) g->kernels[k++].time_ns = 0;
+        if (n_entries == 1) indexed = e.indexed;
+        if (e.indexed != indexed || (indexed && !index_is(&e, k))) {
+            rc = bad_index(g, path, n_entries, &e, indexed, err);
+            break;
+        }
+        while (k < g->n_kernels && !indexed && !key_matches(g, k, &e)) set_ms(&g->kernels[k++], 0);
         if (k == g->n_kernels) {
             rc = ts__error(err, TS_EFORMAT, "%s: entry %u (\"%.*s\") matches no remaining kernel: "
                            "the table belongs to another graph", path, n_entries,
                            (int)(e.key_n < 80 ? e.key_n : 80), e.key);
             break;
         }
-        /* G10 keeps integer nanoseconds, truncated (matches its outputs) */
-        g->kernels[k++].time_ns = (int64_t)(e.ms * 1e6);
+        set_ms(&g->kernels[k++], e.ms);
     }
+    if (!rc && indexed && k != g->n_kernels)
+        rc = ts__error(err, TS_EFORMAT, "%s: %u times for %u kernels: G10 reads one line per kernel%s", path,
+                       n_entries, g->n_kernels, g->opt.g10_compat ? "" : " (its ids count kernels under --g10-compat)");
     if (rc == TS_EPARSE) rc = ts__error(err, TS_EPARSE, "%s: entry %u: expected a time in ms", path, n_entries + 1);
     ts__free(text, cap);
     if (rc < 0) return rc;
     if (n_entries == 0) return ts__error(err, TS_ENODATA, "%s: no times", path);
-    while (k < g->n_kernels) g->kernels[k++].time_ns = 0;
+    while (k < g->n_kernels) set_ms(&g->kernels[k++], 0);
     g->have_times = true;
     snprintf(g->time_source, sizeof g->time_source, "time table");
     return TS_OK;

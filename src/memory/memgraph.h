@@ -58,6 +58,7 @@ typedef struct ts__mem_kernel {
     uint8_t  in_backward;  /* 0 forward file, 1 backward file */
     bool     is_view;      /* op only re-describes its input's storage */
     int64_t  time_ns;      /* duration; -1 until times are set */
+    double   ms;           /* the time as its source gave it, in ms (G10's cycle arithmetic); -1 = none */
     double   flops;        /* roofline work estimate */
 } ts__mem_kernel;
 
@@ -89,6 +90,12 @@ struct ts_memgraph {
     uint32_t         n_tangents;   /* tangents_N inputs of the backward */
 };
 
+/* memgraph.c: call fn on each line of a text file (at most
+ * TS__SIDE_FILE_MAX_BYTES) (NUL-terminated, without
+ * its newline; from '#' on cut when cut_hash), 1-based numbers; stops at the
+ * first non-zero return, which it returns. */
+typedef int (*ts__mem_line_fn)(void *ctx, unsigned line, char *text, ts_error *err);
+int ts__mem_for_lines(const char *path, bool cut_hash, ts__mem_line_fn fn, void *ctx, ts_error *err);
 /* precision.c: apply a --precision-plan file to the tensor sizes */
 int ts__mem_precision_plan(ts_memgraph *g, const char *path, ts_error *err);
 /* memgraph.c: a graph from two dumps already in memory (names label errors) */

@@ -49,27 +49,22 @@ static void apply_rule(ts_memgraph *g, const char *pat, int eb)
     }
 }
 
+typedef struct plan_ctx { ts_memgraph *g; const char *path; } plan_ctx;
+
+static int plan_line(void *ctx, unsigned line, char *p, ts_error *err)
+{
+    plan_ctx *c = ctx;
+    char pat[256], dt[32], extra[8];
+    int n = sscanf(p, "%255s %31s %7s", pat, dt, extra);
+    if (n == 2 && elem_bytes_of(dt)) apply_rule(c->g, pat, elem_bytes_of(dt));
+    else if (n > 0)
+        return ts__error(err, TS_EPARSE, "%s:%u: expected \"<op or name:prefix> <fp32|fp16|bf16|int8>\"",
+                         c->path, line);
+    return TS_OK;
+}
+
 int ts__mem_precision_plan(ts_memgraph *g, const char *path, ts_error *err)
 {
-    size_t len, cap;
-    char *text = ts__read_bounded(path, "a precision plan", TS__SIDE_FILE_MAX_BYTES, &len, &cap, err);
-    if (!text) return err ? err->status : TS_EIO;
-    int rc = TS_OK;
-    unsigned line = 0;
-    for (char *p = text; *p && !rc;) {
-        char *nl = strchr(p, '\n');
-        if (nl) *nl = 0;
-        line++;
-        char *hash = strchr(p, '#');
-        if (hash) *hash = 0;
-        char pat[256], dt[32], extra[8];
-        int n = sscanf(p, "%255s %31s %7s", pat, dt, extra);
-        if (n == 2 && elem_bytes_of(dt)) apply_rule(g, pat, elem_bytes_of(dt));
-        else if (n > 0)
-            rc = ts__error(err, TS_EPARSE, "%s:%u: expected \"<op or name:prefix> <fp32|fp16|bf16|int8>\"",
-                           path, line);
-        p = nl ? nl + 1 : p + strlen(p);
-    }
-    ts__free(text, cap);
-    return rc;
+    plan_ctx c = {g, path};
+    return ts__mem_for_lines(path, true, plan_line, &c, err);
 }

@@ -285,11 +285,25 @@ static int commit_files(const char *dir, const char *const *names, int n, int rc
     return rc;
 }
 
+/* mkdir -p, as G10 makes output_folder/statistics; errno set on failure. */
+static int mkdir_p(const char *dir)
+{
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s", dir) >= (int)sizeof tmp) { errno = ENAMETOOLONG; return -1; }
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = 0;
+        if (mkdir(tmp, 0777) != 0 && errno != EEXIST) return -1;
+        *p = '/';
+    }
+    return mkdir(tmp, 0777) != 0 && errno != EEXIST ? -1 : 0;
+}
+
 int ts_memgraph_write(const ts_memgraph *g, const char *dir, double gbps, int plots, ts_error *err)
 {
     ts__error_clear(err);
     if (!g->analyzed) return ts__error(err, TS_EINVAL, "ts_memgraph_write: call ts_memgraph_analyze first");
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST) return ts__error(err, TS_EIO, "%s: %s", dir, strerror(errno));
+    if (mkdir_p(dir) != 0) return ts__error(err, TS_EIO, "%s: %s", dir, strerror(errno));
     int n_files = plots ? N_OUT : N_OUT - 2, rc = TS_OK, written = 0;
     for (int i = 0; i < n_files && !rc; i++, written++) {
         ts_buf b;

@@ -35,4 +35,19 @@ expect missing_file "$T/none.py" " No such file" "" "$T/none.py" "$B"
 # until fuzz_mem_timeline found it, 25 Nov)
 printf '[[1, 1, 9000000000000000000, 0], [2, 1, 9000000000000000000, 0]]' > "$T/overflow.raw"
 expect timeline_overflow "$T/overflow.raw" " byte 62" "the bytes alive run past 64 bits" --trace "$T/overflow.raw"
+# G10's own config file and time_dict.txt
+printf 'nn_model_input_forward %s\nnn_model_input_backward %s\nGPU_frequncy_GHz 1.4\n' "$F" "$B" > "$T/key.config"
+expect config_unknown_key "$T/key.config" 3 "'GPU_frequncy_GHz' is not a key G10's config parser knows" "$T/key.config"
+printf 'nn_model_input_forward %s\nGPU_frequency_GHz fast\n' "$F" > "$T/num.config"
+expect config_bad_number "$T/num.config" 2 "GPU_frequency_GHz needs a positive number, not 'fast'" "$T/num.config"
+printf 'nn_model_input_forward %s\n' "$F" > "$T/half.config"
+expect config_no_backward "$T/half.config" "" " needs nn_model_input_forward and nn_model_input_backward" "$T/half.config"
+printf 'nn_model_input_forward %s\nnn_model_input_backward %s/gone.py\n' "$F" "$T" > "$T/gone.config"
+expect config_missing_dump "$T/gone.config" 2 "nn_model_input_backward '$T/gone.py': no such file" "$T/gone.config"
+printf '0 0.5 ms\n2 0.5 ms\n' > "$T/skip.txt"
+expect time_dict_order "$T/skip.txt" "" " entry 2: kernel id \"2\" where 1 was expected" --g10-compat --times "$T/skip.txt" "$F" "$B"
+printf '0 0.5 ms\n1 0.5 ms\n' > "$T/short.txt"
+expect time_dict_count "$T/short.txt" "" " 2 times for 1834 kernels" --g10-compat --times "$T/short.txt" "$F" "$B"
+expect memory_limit_below_weights "$F" "" " a 0.100 GiB limit is below the 0.131 GiB the weights, buffers and inputs take alone" \
+    --memory-limit 0.1 "$F" "$B"
 exit $fails

@@ -548,4 +548,49 @@ TEST(memory_reader_rejects_dumps_that_do_not_belong_together_or_are_incomplete)
     CHECK(g != NULL);   /* the same pair whole: the backward takes the extra saved tensor */
     ts_memgraph_destroy(g);
     free(no_ret); free(bwd_no_ret); free(unsaved); free(saves_more); free(two); free(takes_it);
+/* --memory-limit on the exact-mode graph: globals 168 B, peak 424 B at mm_1
+ * in the backward (globals + mm_1 128 + mul 64 + relu 64), 13 kernels of
+ * 1 ms each (a table of bare times, in kernel order). */
+TEST(memory_limit_fit_prices_offload_and_accumulation_and_refuses_a_limit_below_the_weights)
+{
+    ts_error err = {0};
+    ts_memgraph *g = load(FWD, BWD, 0, &err);
+    CHECK(g != NULL);
+    if (!g) return;
+    char *t = write_tmp("1\n1\n1\n1\n1\n1\n1\n1\n1\n1\n1\n1\n1\n");
+    CHECK_EQ_INT(ts_memgraph_load_times(g, t, &err), TS_OK);
+    unlink(t);
+    free(t);
+    ts_mem_summary s;
+    CHECK_EQ_INT(ts_memgraph_analyze(g, &s), TS_OK);
+    ts_mem_fit f;
+    CHECK_EQ_INT(ts_memgraph_fit(g, 100, 32, &f, &err), TS_ERANGE);   /* below the 168 B of globals */
+    CHECK(strstr(err.msg, "below the") != NULL);
+    CHECK_EQ_INT(ts_memgraph_fit(g, 424, 32, &f, &err), TS_OK);
+    CHECK(f.fits);
+    CHECK_EQ_INT(ts_memgraph_fit(g, 300, 32, &f, &err), TS_OK);
+    CHECK(!f.fits);
+    /* two micro-batches: 168 + 256 / 2 = 296 B; each kernel pays its fixed
+     * 2 us once more: 13 x 2 us */
+    const ts_mem_fit_option *acc = &f.option[TS_MEM_FIT_ACCUMULATE];
+    CHECK(acc->fits);
+    CHECK_EQ_INT(acc->n_choices, 2);
+    CHECK_EQ_INT(acc->peak_bytes, 296);
+    CHECK_EQ_INT(acc->cost_ns, 26000);
+    /* the only saved activation with a gap (le, 16 B) is back in use before
+     * the peak kernel: recomputation cannot help there */
+    CHECK(!f.option[TS_MEM_FIT_RECOMPUTE].fits);
+    CHECK_EQ_INT(f.option[TS_MEM_FIT_RECOMPUTE].n_choices, 0);
+    /* offload: primals_1 (f32[4, 8], 128 B) is read only by mm (kernel 0),
+     * so it idles from kernel 1 to the next step's kernel 0 (12 ms), far
+     * more than its round trip (2 x 128 B at 32 GB/s = 8 ns), and covers the
+     * peak kernel: 424 - 128 = 296 B, at no cost, the cheapest */
+    const ts_mem_fit_option *off = &f.option[TS_MEM_FIT_OFFLOAD];
+    CHECK(off->fits);
+    CHECK_EQ_INT(off->n_choices, 1);
+    CHECK_EQ_INT(off->peak_bytes, 296);
+    CHECK_EQ_INT(off->bytes_moved, 256);
+    CHECK_EQ_INT(off->cost_ns, 0);
+    CHECK_EQ_INT(f.cheapest, TS_MEM_FIT_OFFLOAD);
+    ts_memgraph_destroy(g);
 }

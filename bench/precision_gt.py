@@ -1,0 +1,385 @@
+#!/usr/bin/python3
+"""precision_gt.py - ground truth for trainscope's precision what-if
+(`replay --precision-plan`): small models trained on the CPU at fp32, all-bf16
+and two mixed plans (per-module autocast), with their step time and peak memory.
+
+Run with Debian's torch 1.13: /usr/bin/python3 bench/precision_gt.py [--out DIR]
+[--rounds N] [--record]. For each model:
+  * plans: fp32; bf16 (every module under torch.autocast('cpu', bfloat16));
+    mixA (the first half of the modules bf16); mixB (the second half). A bf16
+    module casts its input to bf16 first and a fp32 module to fp32, so every
+    module computes in its planned type and the casts between them are real
+    `aten::to` ops inside the module's record_function range (its name);
+  * step time, unprofiled: `rounds` rounds; in each, every (model, plan) in a
+    new shuffled order runs 2 warm-up and `steps` timed steps (forward,
+    loss, backward, SGD step, zero_grad); a round's figure is its median step.
+    The result is the median over rounds and the 5th-95th percentile of the
+    round medians (a 90% interval);
+  * peak memory: one step under the legacy autograd profiler with
+    profile_memory=True; every CPU allocation and free it records, summed in
+    time order (the CPU allocator does not cache), plus what was alive before
+    the step (parameters, the input batch, SGD has no state without momentum);
+  * traces: 3 profiled runs of 3 steps per plan (interleaved with the other
+    cases), written here from the profiler's event list as one Chrome trace
+    (the legacy exporter drops shapes):
+    every op with "Input Dims" (record_shapes), "Sequence number", nesting by
+    time; ProfilerStep#N ranges; "[memory]" instants with "Bytes" and "Total
+    Allocated". The fp32 and bf16 traces are the predictor's inputs; the mixed
+    ones only hold casts the cast-cost fit never sees (held out);
+  * the profiler's own cost per recorded op, measured on trivial ops between
+    the trace sessions (profiler_overhead_ns), for `--profiler-overhead-us`.
+The machine is recorded (torch's BLAS, oneDNN, CPU model and flags); with a
+committed machine.json in DIR a run on another setup fails (exit 3) unless
+--record rewrites it.
+"""
+import argparse
+import collections
+import gc
+import gzip
+import json
+import os
+import random
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import torch.autograd.profiler_legacy as profiler_legacy
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BF16 = torch.bfloat16
+
+
+def models():
+    torch.manual_seed(0)
+    od = collections.OrderedDict
+    mlp = nn.Sequential(od(fc1=nn.Linear(512, 512), act1=nn.ReLU(), fc2=nn.Linear(512, 512), act2=nn.ReLU(),
+                           fc3=nn.Linear(512, 512), act3=nn.ReLU(), head=nn.Linear(512, 16)))
+    cnn = nn.Sequential(od(conv1=nn.Conv2d(3, 32, 3, padding=1), act1=nn.ReLU(),
+                           conv2=nn.Conv2d(32, 64, 3, padding=1), act2=nn.ReLU(), pool=nn.MaxPool2d(2),
+                           conv3=nn.Conv2d(64, 64, 3, padding=1), act3=nn.ReLU(),
+                           gap=nn.AdaptiveAvgPool2d(1), flat=nn.Flatten(), head=nn.Linear(64, 16)))
+    attn = nn.Sequential(od(qkv=nn.Linear(128, 384), attn=SelfAttention(), proj=nn.Linear(128, 128),
+                            gelu=nn.GELU(), up=nn.Linear(128, 512), act=nn.ReLU(), down=nn.Linear(512, 128),
+                            head=nn.Linear(128, 16)))
+    return {"mlp": (mlp, torch.randn(64, 512)), "cnn": (cnn, torch.randn(16, 3, 32, 32)),
+            "attn": (attn, torch.randn(4, 64, 128))}
+
+
+class SelfAttention(nn.Module):
+    """softmax(q k^T / sqrt(d)) v over the thirds of its input (no weights)."""
+    def forward(self, x):
+        q, k, v = x.chunk(3, dim=-1)
+        return torch.softmax(q @ k.transpose(-1, -2) / 8.0, dim=-1) @ v
+
+
+def plans(model):
+    names = [n for n, _ in model.named_children()]
+    half = len(names) // 2
+    return {"fp32": {}, "bf16": {n: "bf16" for n in names},
+            "mixA": {n: "bf16" for n in names[:half]}, "mixB": {n: "bf16" for n in names[half:]}}
+
+
+def forward(model, plan, x):
+    for name, m in model.named_children():
+        with torch.autograd.profiler.record_function(name):
+            if plan.get(name) == "bf16":
+                if x.dtype != BF16:
+                    x = x.to(BF16)
+                with torch.autocast("cpu", dtype=BF16):
+                    x = m(x)
+            else:
+                if x.dtype != torch.float32:
+                    x = x.float()
+                x = m(x)
+    return x
+
+
+def step(model, plan, x, opt):
+    """One training step; it ends with the gradients freed, so every step
+    (timed, profiled or measured) starts from the same memory."""
+    out = forward(model, plan, x)
+    loss = out.float().pow(2).mean()
+    loss.backward()
+    opt.step()
+    opt.zero_grad(set_to_none=True)
+
+
+def machine():
+    cfg = torch.__config__.show()
+    pick = lambda key: next((l.strip() for l in cfg.splitlines() if key in l), "?")
+    flags = set()
+    model = "?"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("flags") and not flags:
+                flags = set(line.split(":", 1)[1].split())
+            if line.startswith("model name") and model == "?":
+                model = line.split(":", 1)[1].strip()
+    blas = [b for b in ("BLAS_INFO=generic", "BLAS_INFO=mkl", "BLAS_INFO=open") if b in cfg]
+    return {"torch": torch.__version__, "blas": blas[0] if blas else pick("BLAS_INFO"),
+            "onednn": pick("MKL-DNN"), "cpu_capability": pick("CPU capability usage"), "cpu": model,
+            "cpu_features": {k: k in flags for k in ("avx2", "avx512f", "avx512_bf16", "amx_bf16", "amx_tile")},
+            "threads": torch.get_num_threads()}
+
+
+def grab_records(fn):
+    """Run fn under the legacy profiler (shapes, memory); return (events, raw records)."""
+    grabbed = []
+    orig = profiler_legacy._disable_profiler_legacy
+
+    def grab():
+        r = orig()
+        grabbed.append(r)
+        return r
+    profiler_legacy._disable_profiler_legacy = grab
+    try:
+        with profiler_legacy.profile(record_shapes=True, profile_memory=True) as prof:
+            fn()
+    finally:
+        profiler_legacy._disable_profiler_legacy = orig
+    return prof.function_events, grabbed[0]
+
+
+def memory_events(raw):
+    start = next(r for thread in raw for r in thread if r.name() == "__start_profile")
+    ev = [(-r.cpu_elapsed_us(start), r.cpu_memory_usage()) for thread in raw for r in thread
+          if r.kind() == "memory_alloc"]
+    ev.sort(key=lambda e: e[0])
+    return ev
+
+
+def alive_before(model, x):
+    return sum(t.numel() * t.element_size() for t in list(model.parameters()) + list(model.buffers())) + \
+        x.numel() * x.element_size()
+
+
+def write_trace(path, sessions, base_bytes, meta):
+    """sessions: [(function events, memory events)] of separate profiler
+    runs, laid end to end 1 ms apart as one trace (ProfilerStep#N numbered
+    through); each session starts with base_bytes alive."""
+    out = []
+    n_steps = 0
+    offset = 0.0
+    for events, mem in sessions:
+        end = offset
+        for e in events:
+            if e.name == "[memory]":
+                continue
+            args = {"Sequence number": e.sequence_nr}
+            if e.input_shapes:
+                args["Input Dims"] = e.input_shapes
+            name = e.name
+            if name.startswith("ProfilerStep"):   # the event list calls every one "ProfilerStep*"
+                name = "ProfilerStep#%d" % n_steps
+                n_steps += 1
+            cat = "user_annotation" if name.startswith("ProfilerStep#") else "cpu_op"
+            ts = offset + e.time_range.start
+            end = max(end, offset + e.time_range.end)
+            out.append({"ph": "X", "cat": cat, "name": name, "pid": 1, "tid": 1, "ts": round(ts, 3),
+                        "dur": round(e.time_range.end - e.time_range.start, 3), "args": args})
+        total = base_bytes
+        for t, b in mem:
+            total += b
+            out.append({"ph": "i", "s": "t", "cat": "[memory]", "name": "[memory]", "pid": 1, "tid": 1,
+                        "ts": round(offset + t, 3), "args": {"Device Type": 0, "Device Id": -1, "Bytes": b,
+                                                             "Total Allocated": total}})
+        offset = end + 1000.0
+    out.sort(key=lambda e: (e["ts"], -e.get("dur", 0)))
+    tmp = path + ".tmp"
+    with gzip.open(tmp, "wt", compresslevel=9) as f:
+        json.dump({"traceEvents": out, "trainscope_ground_truth": meta}, f, separators=(",", ":"))
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+QUIET = 1.15   # a run is undisturbed when its wall time is within 15% of its thread's CPU time
+
+
+def profiled(model, plan, x, steps, tries=8):
+    """A profiled session; retried (up to `tries`) while other users' work
+    takes the core from it (wall > QUIET x CPU time), since a preempted op's
+    duration in the trace is inflated. Returns (events, raw, wall / CPU)."""
+    opt = torch.optim.SGD(model.parameters(), lr=1e-4)
+    step(model, plan, x, opt)
+    gc.collect()
+
+    def run():
+        for i in range(steps):
+            with torch.autograd.profiler.record_function("ProfilerStep#%d" % i):
+                step(model, plan, x, opt)
+    best = None
+    for _ in range(tries):
+        w0, c0 = time.perf_counter(), time.thread_time()
+        events, raw = grab_records(run)
+        ratio = (time.perf_counter() - w0) / max(time.thread_time() - c0, 1e-9)
+        if best is None or ratio < best[2]:
+            best = (events, raw, ratio)
+        if ratio <= QUIET:
+            break
+        time.sleep(1.0)
+    return best
+
+
+def peak_memory(model, plan, x):
+    opt = torch.optim.SGD(model.parameters(), lr=1e-4)
+    step(model, plan, x, opt)
+    gc.collect()
+    before = alive_before(model, x)
+    _, raw = grab_records(lambda: step(model, plan, x, opt))
+    alive = peak = 0
+    for _, b in memory_events(raw):
+        alive += b
+        peak = max(peak, alive)
+    return before + peak, before
+
+
+def profiler_overhead_ns(n=3000, tries=7):
+    """The legacy profiler's cost per recorded op (record_shapes and
+    profile_memory on), measured on trivial ops apart from the models: the
+    best of `tries` loops of n `x + 1` (one aten::add, an allocation and a
+    free each) profiled, less the best unprofiled, over n."""
+    x = torch.randn(16)
+
+    def loop():
+        t0 = time.perf_counter()
+        for _ in range(n):
+            x + 1
+        return time.perf_counter() - t0
+    loop()
+    plain = min(loop() for _ in range(tries))
+    prof = []
+    for _ in range(tries):
+        with profiler_legacy.profile(record_shapes=True, profile_memory=True):
+            prof.append(loop())
+    return max(0.0, (min(prof) - plain) / n * 1e9)
+
+
+def percentile(xs, q):
+    xs = sorted(xs)
+    k = (len(xs) - 1) * q
+    lo = int(k)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
+
+
+def timed(cases, rounds, steps):
+    """Wall time (perf_counter) and the thread's CPU time (thread_time: one
+    intra-op thread, and the CPU autograd engine runs the backward on the
+    calling thread) of unprofiled steps; the CPU time leaves out the waits
+    for a core that other users' work causes on a shared machine."""
+    wall, cpu = collections.defaultdict(list), collections.defaultdict(list)
+    opts = {k: torch.optim.SGD(m.parameters(), lr=1e-4) for k, (m, _, _) in cases.items()}
+    for r in range(rounds):
+        order = list(cases)
+        random.Random(r).shuffle(order)
+        for k in order:
+            m, plan, x = cases[k]
+            ts, cs = [], []
+            for i in range(steps + 2):
+                t0, c0 = time.perf_counter(), time.thread_time()
+                step(m, plan, x, opts[k])
+                if i >= 2:
+                    ts.append(time.perf_counter() - t0)
+                    cs.append(time.thread_time() - c0)
+            wall[k].append(statistics.median(ts) * 1e3)
+            cpu[k].append(statistics.median(cs) * 1e3)
+        print("round %d/%d done (load %.1f)" % (r + 1, rounds, os.getloadavg()[0]), file=sys.stderr)
+        if r + 1 < rounds and os.getloadavg()[0] > 3:
+            time.sleep(2.0)   # let a busy moment pass rather than measure all of it
+    out = {}
+    for k in wall:
+        # rounds in which other users' work took the core (wall > QUIET x CPU) are left out of the
+        # wall-time figures when at least 5 rounds are undisturbed; every round is kept in the lists
+        quiet = [i for i in range(len(wall[k])) if wall[k][i] <= QUIET * cpu[k][i]]
+        keep = quiet if len(quiet) >= 5 else list(range(len(wall[k])))
+        w, c = [wall[k][i] for i in keep], cpu[k]
+        out[k] = {"median_ms": statistics.median(w), "p5_ms": percentile(w, 0.05), "p95_ms": percentile(w, 0.95),
+                  "rounds_used": len(keep), "cpu_median_ms": statistics.median(c),
+                  "cpu_p5_ms": percentile(c, 0.05), "cpu_p95_ms": percentile(c, 0.95),
+                  "rounds_ms": [round(t, 3) for t in wall[k]], "cpu_rounds_ms": [round(t, 3) for t in c]}
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=os.path.join(HERE, "precision"))
+    ap.add_argument("--rounds", type=int, default=25)
+    ap.add_argument("--steps", type=int, default=6)
+    ap.add_argument("--record", action="store_true", help="rewrite DIR/machine.json")
+    a = ap.parse_args()
+    torch.set_num_threads(1)   # a shared 2-core machine: one thread per run is the steadiest
+    os.makedirs(a.out, exist_ok=True)
+    mach = machine()
+    mpath = os.path.join(a.out, "machine.json")
+    print("machine: " + json.dumps(mach))
+    if os.path.exists(mpath) and not a.record:
+        with open(mpath) as f:
+            committed = json.load(f)
+        if committed != mach:
+            print("precision_gt: this machine differs from %s (BLAS, oneDNN or CPU features): %s; rerun "
+                  "with --record to make new ground truth" % (mpath, json.dumps(committed)), file=sys.stderr)
+            return 3
+    else:
+        with open(mpath, "w") as f:
+            json.dump(mach, f, indent=1)
+            f.write("\n")
+    ms = models()
+    cases, results, sessions, overheads = {}, {}, collections.defaultdict(list), []
+    session_ratios = collections.defaultdict(list)
+    for name, (model, x) in ms.items():
+        for pname, plan in plans(model).items():
+            key = "%s/%s" % (name, pname)
+            cases[key] = (model, plan, x)
+            peak, before = peak_memory(model, plan, x)
+            results[key] = {"peak_bytes": peak, "alive_before_step_bytes": before}
+            with open(os.path.join(a.out, "%s_%s.plan" % (name, pname)), "w") as f:
+                f.write("# %s: modules under bf16 autocast (record_function ranges)\n" % key)
+                for n in sorted(plan):
+                    f.write("name:%s bf16\n" % n)
+    # traces: 3 profiled sessions of 3 steps per case, the cases in a new
+    # shuffled order each time, so that a busy moment of the machine does not
+    # make all of one trace; the profiler's own cost is measured between them
+    for r in range(3):
+        order = list(cases)
+        random.Random(100 + r).shuffle(order)
+        for key in order:
+            model, plan, x = cases[key]
+            events, raw, ratio = profiled(model, plan, x, 3)
+            sessions[key].append((events, memory_events(raw)))
+            session_ratios[key].append(round(ratio, 3))
+        overheads.append(profiler_overhead_ns())
+    for key, (model, plan, x) in cases.items():
+        name, pname = key.split("/")
+        meta = {"model": name, "plan": pname, "modules_bf16": sorted(plan), "machine": mach,
+                "session_wall_over_cpu": session_ratios[key]}
+        results[key]["trace_wall_over_cpu"] = session_ratios[key]
+        write_trace(os.path.join(a.out, "%s_%s.json.gz" % (name, pname)), sessions[key], alive_before(model, x), meta)
+    for k, v in timed(cases, a.rounds, a.steps).items():
+        results[k].update(v)
+    overhead = statistics.median(overheads)
+    print("profiler overhead: %.0f ns per recorded op (%s)" % (overhead, ", ".join("%.0f" % o for o in overheads)))
+    res = {"machine": mach, "rounds": a.rounds, "steps_per_round": a.steps,
+           "profiler_overhead_ns_per_op": round(overhead, 1),
+           "load_average_at_end": os.getloadavg(),
+           "memory_source": "legacy autograd profiler profile_memory=True: CPU allocations summed in time order, "
+                            "plus parameters and input alive before the step",
+           "time_source": "time.perf_counter (wall) and time.thread_time (CPU) around unprofiled steps; median "
+                          "of rounds, 90% interval = 5th-95th percentile of round medians; rounds interleaved in "
+                          "shuffled order; wall figures from the rounds whose wall time was within 15% of their "
+                          "CPU time (rounds_used) when there were 5 or more; trace sessions retried up to 8 times "
+                          "until within 15%, the best kept (trace_wall_over_cpu)",
+           "cases": results}
+    with open(os.path.join(a.out, "measured.json"), "w") as f:
+        json.dump(res, f, indent=1)
+        f.write("\n")
+    for k, v in results.items():
+        print("%-10s wall %8.2f ms [%7.2f, %7.2f]  cpu %8.2f ms [%7.2f, %7.2f]  peak %12d B" % (
+            k, v["median_ms"], v["p5_ms"], v["p95_ms"], v["cpu_median_ms"], v["cpu_p5_ms"], v["cpu_p95_ms"],
+            v["peak_bytes"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,133 @@
+/* precision.h - mixed-precision what-ifs from traces (seed 001, QSync's
+ * predictor): per-op times at each precision read from profiled runs of one
+ * model at fp32 and at a lower precision, ops mapped across the runs, a
+ * casting cost alpha * bytes + beta fitted on the runs' own cast ops, and the
+ * iteration time and peak memory a precision plan predicts; plus QSync's
+ * greedy plan search.
+ *
+ * Ownership: ts_prec_model_create() makes a model owned by the caller, freed
+ * with ts_prec_model_destroy(); it keeps no pointer into the traces. Times
+ * are int64 nanoseconds; sizes are bytes.
+ *
+ * Model of one iteration (docs/precision.md has the whole rule set):
+ *   op       the outermost slice whose name contains "::" (aten::linear,
+ *            autograd::engine::evaluate_function: AddmmBackward0); slices
+ *            around ops (record_function ranges, nn.Module names) are scopes;
+ *   unit     a forward op that is not a cast (aten::to, aten::_to_copy), with
+ *            the cast op just before it (its entry cast), and the backward
+ *            ops whose "Sequence number" is that of an op inside it;
+ *   other    every other op (AccumulateGrad, optimizer): precision-free,
+ *            timed from the fp32 run.
+ * Units map across runs by position in forward program order, names equal.
+ */
+#ifndef TRAINSCOPE_PRECISION_H
+#define TRAINSCOPE_PRECISION_H
+
+#include <stdbool.h>
+#include "trainscope/common.h"
+#include "trainscope/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum ts_precision { TS_PREC_FP32 = 0, TS_PREC_BF16, TS_PREC_FP16, TS_PREC_INT8, TS_PREC_COUNT } ts_precision;
+TS_API const char *ts_precision_name(ts_precision p);            /* "fp32", "bf16", ... */
+TS_API int ts_precision_bytes(ts_precision p);                   /* 4, 2, 2, 1 */
+/* "fp32"/"f32"/"float32", "bf16"/"bfloat16", "fp16"/"f16"/"half", "int8"/"i8"; false if unknown */
+TS_API bool ts_precision_from_name(const char *name, ts_precision *out);
+
+typedef struct ts_prec_model ts_prec_model;
+
+/* Build the model from one run per precision: traces[TS_PREC_FP32] is
+ * required, the others may be NULL; paths[] name them in messages. Each run
+ * must hold iterations (ProfilerStep#N) of the same training step on one CPU
+ * thread. Fails with TS_EFORMAT naming the run and the first op that cannot
+ * be mapped (another model, another op order). */
+TS_API TS_NODISCARD int ts_prec_model_create(const ts_trace *const traces[TS_PREC_COUNT],
+                                             const char *const paths[TS_PREC_COUNT],
+                                             ts_prec_model **out, ts_error *err);
+TS_API void ts_prec_model_destroy(ts_prec_model *m);
+
+/* The casting cost over the runs' top-level cast ops: time = alpha * bytes
+ * + beta, bytes = elements x 6 (an fp32 <-> 16-bit cast reads one and
+ * writes the other), a Theil-Sen line (median of pairwise slopes, then of
+ * the intercepts): a cast a busy machine slowed does not set it. */
+typedef struct ts_prec_cast_fit {
+    double   alpha_ns_per_byte;
+    double   beta_ns;
+    uint32_t n_casts;             /* casts the fit used */
+    double   median_abs_err_pct;  /* on those casts (in sample) */
+} ts_prec_cast_fit;
+TS_API void ts_prec_model_cast_fit(const ts_prec_model *m, ts_prec_cast_fit *out);
+/* Casts of any run (e.g. one held out): elements and duration of each
+ * top-level aten::to / aten::_to_copy with "Input Dims". Fills up to cap;
+ * returns how many there are. */
+TS_API uint32_t ts_prec_trace_casts(const ts_trace *t, int64_t *elems, int64_t *dur_ns, uint32_t cap);
+
+typedef struct ts_prec_unit_info {
+    const char *op;              /* e.g. "aten::linear" (valid while the model lives) */
+    const char *scope;           /* innermost enclosing range, "" = none */
+    int64_t     input_elems;     /* elements of its first input, -1 = unknown */
+    int64_t     fwd_ns[TS_PREC_COUNT];  /* median over iterations; -1 = no run at that precision */
+    int64_t     bwd_ns[TS_PREC_COUNT];
+} ts_prec_unit_info;
+TS_API uint32_t ts_prec_model_n_units(const ts_prec_model *m);
+TS_API void     ts_prec_model_unit(const ts_prec_model *m, uint32_t i, ts_prec_unit_info *out);
+/* Precisions the model has runs for, as a bit set over ts_precision. */
+TS_API uint32_t ts_prec_model_precisions(const ts_prec_model *m);
+/* Bytes alive when the fp32 run's step starts (weights, buffers, the batch:
+ * no plan goes below them); -1 when the runs hold no memory events. */
+TS_API int64_t  ts_prec_model_base_bytes(const ts_prec_model *m);
+/* Lines about ops of a lower-precision run left out (not mapped), one per
+ * op; they are warnings, not errors, for "other" ops only. */
+TS_API uint32_t ts_prec_model_n_notes(const ts_prec_model *m);
+TS_API const char *ts_prec_model_note(const ts_prec_model *m, uint32_t i);
+
+/* A plan: one precision per unit. Read a plan file (the format `memory
+ * --precision-plan` takes: "<op|name:prefix|*> <fp32|bf16|fp16|int8>", '#'
+ * comments, later rules win; "op" matches the op name with or without
+ * "aten::", "name:P" a unit whose scope or op name starts with P, "op:N"
+ * the N-th unit, as the greedy search prints plans). A rule
+ * that matches no unit, or a precision the model has no run for, is an
+ * error naming the file and line. prec[] has ts_prec_model_n_units() rows. */
+/* Does plan pattern pat ("*", "aten::op" or "op", "name:P", "op:N") match unit u? */
+TS_API bool ts_prec_model_matches(const ts_prec_model *m, uint32_t u, const char *pat);
+TS_API TS_NODISCARD int ts_prec_plan_load(const ts_prec_model *m, const char *path, uint8_t *prec, ts_error *err);
+
+/* The profiler's cost per profiled slice (its record_function, shapes and
+ * memory records), measured apart (bench/precision_gt.py measures it on
+ * trivial ops): every time the model takes from the runs is reduced by it
+ * times the slices inside, so predictions are for the step unprofiled.
+ * 0 (the default) keeps the runs' times. */
+TS_API void ts_prec_model_set_overhead(ts_prec_model *m, double ns_per_slice);
+
+typedef struct ts_prec_prediction {
+    int64_t  iteration_ns;        /* predicted step time */
+    int64_t  fp32_iteration_ns;   /* the fp32 run's median step, as measured (less the overhead, when set) */
+    int64_t  peak_bytes;          /* predicted peak memory; -1 = the runs hold no memory events */
+    int64_t  fp32_peak_bytes;     /* the fp32 run's peak as recorded; -1 = none */
+    uint32_t n_casts;             /* casts the plan adds where adjacent units differ (forward + backward) */
+    int64_t  cast_ns;             /* their time */
+} ts_prec_prediction;
+/* Predict a plan (prec[] as ts_prec_plan_load fills it). */
+TS_API void ts_prec_predict(const ts_prec_model *m, const uint8_t *prec, ts_prec_prediction *out);
+
+/* QSync's greedy search: start from all units at `high`; repeatedly lower
+ * to `low` the unit with the most time saved per unit of its indicator
+ * (indicator NULL = 1 each; values <= 1e-12 count as 1e-12), while the sum
+ * of lowered indicators stays within accuracy_budget; stop when no unit
+ * saves time. memory_limit_bytes > 0: if that plan's peak is over the
+ * limit, go on lowering the run of adjacent units (1, 2, 4, ... long: the
+ * shortest that saves anything) with the most peak bytes saved per unit of
+ * indicator until it fits. Fills prec[] and *out; returns TS_OK, TS_ERANGE
+ * when no plan within the budget fits (prec[] is the closest found), or
+ * TS_EINVAL when the model lacks a run at `high` or `low`. */
+TS_API TS_NODISCARD int ts_prec_greedy(const ts_prec_model *m, const double *indicator, double accuracy_budget,
+                                       int64_t memory_limit_bytes, ts_precision high, ts_precision low,
+                                       uint8_t *prec, ts_prec_prediction *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

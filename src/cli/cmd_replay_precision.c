@@ -1,0 +1,225 @@
+/* cmd_replay_precision.c - `trainscope replay --precision-plan FILE` and
+ * `--precision-greedy`: the precision what-if of include/trainscope/
+ * precision.h from a fp32 run and runs at lower precisions.
+ *
+ * Thin: parse options, load the runs, build the model, print the plan's
+ * predicted iteration time and peak memory (or the greedy plan as a plan
+ * file). Not the graph replay (cmd_replay.c): a precision run is one CPU
+ * thread, replayed as the sum of its ops and gaps.
+ * Exit: 0 ok, 2 bad input or usage (unmappable ops, a plan naming ops the
+ * run lacks, a budget no plan meets).
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "core/core.h"
+#include "memory/memgraph.h"   /* ts__mem_for_lines */
+#include "trainscope/ingest.h"
+#include "trainscope/precision.h"
+
+typedef struct prec_args {
+    const char *runs[TS_PREC_COUNT];   /* paths; runs[FP32] is the PATH operand */
+    const char *plan, *indicators, *format;
+    bool        greedy;
+    double      budget, limit_gb, overhead_us;
+    ts_precision low;
+} prec_args;
+
+static void usage(FILE *f)
+{
+    fputs("usage: trainscope replay --precision-plan PLAN [--precision-trace P=RUN]... FP32_RUN\n"
+          "       trainscope replay --precision-greedy [--accuracy-budget X] [--indicators FILE]\n"
+          "                         [--memory-limit GB] --precision-trace P=RUN... FP32_RUN\n\n"
+          "Predict the iteration time and peak memory of a mixed-precision plan from\n"
+          "profiled runs of the same model at fp32 and at lower precisions (each a trace\n"
+          "with ProfilerStep#N ranges, ops with \"Input Dims\" and \"Sequence number\",\n"
+          "[memory] events for memory), or search a plan with QSync's greedy method.\n\n"
+          "options:\n"
+          "  --precision-trace P=RUN  the run at precision P (bf16, fp16, int8)\n"
+          "  --precision-plan PLAN    '<op|name:prefix|*> <fp32|bf16|fp16|int8>' per line\n"
+          "  --precision-greedy       print the greedy plan (a plan file) and its prediction\n"
+          "  --lower P                with --precision-greedy: the precision to lower to\n"
+          "                           (default: the one --precision-trace gave)\n"
+          "  --accuracy-budget X      cap on the summed indicators of lowered ops (default:\n"
+          "                           no cap)\n"
+          "  --indicators FILE        '<op|name:prefix|*> <indicator>' per line, later lines\n"
+          "                           win (default 1 per op)\n"
+          "  --memory-limit GB        the plan must fit this much memory (GiB)\n"
+          "  --profiler-overhead-us X the profiler's cost per profiled op, measured apart:\n"
+          "                           taken off every op and gap so the prediction is for\n"
+          "                           the step unprofiled (default 0: the runs' times)\n"
+          "  --format table|json      output (default table)\n"
+          "  -h, --help               this help\n\n"
+          "exit codes: 0 ok, 2 bad input or usage\n", f);
+}
+
+static int parse(int argc, char **argv, prec_args *a)
+{
+    static const struct option LONG[] = {
+        {"precision-plan", required_argument, 0, 'p'}, {"precision-trace", required_argument, 0, 't'},
+        {"precision-greedy", no_argument, 0, 'g'}, {"accuracy-budget", required_argument, 0, 'a'},
+        {"indicators", required_argument, 0, 'i'}, {"memory-limit", required_argument, 0, 'm'},
+        {"lower", required_argument, 0, 'l'}, {"format", required_argument, 0, 'f'},
+        {"profiler-overhead-us", required_argument, 0, 'o'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", LONG, NULL)) != -1) {
+        ts_precision p;
+        char name[16];
+        const char *eq;
+        switch (c) {
+        case 'p': a->plan = optarg; break;
+        case 'g': a->greedy = true; break;
+        case 'i': a->indicators = optarg; break;
+        case 'f': a->format = optarg; break;
+        case 'a': if (ts_cli_opt_real("replay", "--accuracy-budget", optarg, 1e-12, 1e12, &a->budget)) return TS_EXIT_BAD; break;
+        case 'm': if (ts_cli_opt_real("replay", "--memory-limit", optarg, 1e-6, 1e6, &a->limit_gb)) return TS_EXIT_BAD; break;
+        case 'o': if (ts_cli_opt_real("replay", "--profiler-overhead-us", optarg, 1e-6, 1e6, &a->overhead_us)) return TS_EXIT_BAD; break;
+        case 'l':
+            if (!ts_precision_from_name(optarg, &a->low) || a->low == TS_PREC_FP32) {
+                ts_cli_errorf("replay: --lower takes bf16, fp16 or int8, not '%s'", optarg);
+                return TS_EXIT_BAD;
+            }
+            break;
+        case 't':
+            eq = strchr(optarg, '=');
+            snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - optarg < 15 ? eq - optarg : 15) : 0, optarg);
+            if (!eq || !eq[1] || !ts_precision_from_name(name, &p) || p == TS_PREC_FP32) {
+                ts_cli_errorf("replay: --precision-trace wants P=RUN with P bf16, fp16 or int8, not '%s'", optarg);
+                return TS_EXIT_BAD;
+            }
+            a->runs[p] = eq + 1;
+            if (!a->low) a->low = p;
+            break;
+        case 'h': usage(stdout); return -1;
+        default: return ts_cli_opt_unknown("replay", argv[optind - 1]) ? TS_EXIT_BAD : TS_EXIT_BAD;
+        }
+    }
+    if (argc - optind != 1 || (!a->plan == !a->greedy) ||
+        (strcmp(a->format, "table") && strcmp(a->format, "json"))) {
+        ts_cli_errorf("replay: expected --precision-plan PLAN or --precision-greedy, and one FP32_RUN "
+                      "(see 'trainscope replay --precision-plan --help')");
+        return TS_EXIT_BAD;
+    }
+    a->runs[TS_PREC_FP32] = argv[optind];
+    return TS_EXIT_OK;
+}
+
+typedef struct ind_ctx { const ts_prec_model *m; const char *path; double *ind; } ind_ctx;
+
+static int indicator_line(void *ctx, unsigned ln, char *line, ts_error *err)
+{
+    ind_ctx *c = ctx;
+    char pat[256], extra[8];
+    double v;
+    int k = sscanf(line, "%255s %lf %7s", pat, &v, extra);
+    if (k <= 0) return TS_OK;
+    if (k != 2 || !(v >= 0) || v > 1e300)
+        return ts__error(err, TS_EPARSE, "%s:%u: expected \"<op|name:prefix|*> <indicator >= 0>\"", c->path, ln);
+    uint32_t hits = 0;
+    for (uint32_t u = 0; u < ts_prec_model_n_units(c->m); u++)
+        if (ts_prec_model_matches(c->m, u, pat)) { c->ind[u] = v; hits++; }
+    return hits ? TS_OK : ts__error(err, TS_ENOENT, "%s:%u: '%s' matches no op of the fp32 run", c->path, ln, pat);
+}
+
+/* Indicators: "<pattern> <value>" lines over the units; 1 where none says. */
+static int load_indicators(const ts_prec_model *m, const char *path, double *ind, ts_error *err)
+{
+    for (uint32_t u = 0; u < ts_prec_model_n_units(m); u++) ind[u] = 1.0;
+    ind_ctx c = {m, path, ind};
+    return path ? ts__mem_for_lines(path, true, indicator_line, &c, err) : TS_OK;
+}
+
+/* The prediction; `pre` starts every table line ("# " after a greedy plan,
+ * so that the whole output is a plan file). */
+static void print_prediction(const ts_prec_model *m, const ts_prec_prediction *p, bool json, const char *pre)
+{
+    ts_prec_cast_fit fit;
+    ts_prec_model_cast_fit(m, &fit);
+    double d = p->fp32_iteration_ns > 0 ? 100.0 * ((double)p->iteration_ns / (double)p->fp32_iteration_ns - 1) : 0;
+    if (json) {
+        printf("{\"predicted_iteration_us\":%.3f,\"fp32_iteration_us\":%.3f,\"change_pct\":%.3f,"
+               "\"predicted_peak_bytes\":%lld,\"fp32_peak_bytes\":%lld,\"casts\":%u,\"cast_us\":%.3f,"
+               "\"cast_alpha_ns_per_byte\":%.6g,\"cast_beta_ns\":%.1f,\"casts_fitted\":%u,\"units\":%u,\"notes\":%u}\n",
+               (double)p->iteration_ns / 1e3, (double)p->fp32_iteration_ns / 1e3, d, (long long)p->peak_bytes,
+               (long long)p->fp32_peak_bytes, p->n_casts, (double)p->cast_ns / 1e3, fit.alpha_ns_per_byte,
+               fit.beta_ns, fit.n_casts, ts_prec_model_n_units(m), ts_prec_model_n_notes(m));
+        return;
+    }
+    printf("%spredicted iteration %.3f ms (fp32 run %.3f ms, %+.2f%%), %u casts inserted (%.3f ms)\n",
+           pre, (double)p->iteration_ns / 1e6, (double)p->fp32_iteration_ns / 1e6, d, p->n_casts, (double)p->cast_ns / 1e6);
+    if (p->peak_bytes >= 0)
+        printf("%spredicted peak memory %.3f MiB (fp32 run %.3f MiB)\n", pre, (double)p->peak_bytes / 1048576.0,
+               (double)p->fp32_peak_bytes / 1048576.0);
+    else printf("%speak memory: the runs hold no [memory] events\n", pre);
+    printf("%scast cost %.4g ns/byte + %.0f ns, fitted on %u casts (median error %.1f%%); %u ops mapped\n",
+           pre, fit.alpha_ns_per_byte, fit.beta_ns, fit.n_casts, fit.median_abs_err_pct, ts_prec_model_n_units(m));
+    for (uint32_t i = 0; i < ts_prec_model_n_notes(m); i++) printf("%snote: %s\n", pre, ts_prec_model_note(m, i));
+}
+
+/* The greedy plan as a plan file: one line per unit lowered, by position. */
+static void print_plan(const ts_prec_model *m, const uint8_t *prec)
+{
+    printf("# greedy plan: ops in forward order (op:N = the N-th forward op of the fp32 run)\n");
+    for (uint32_t u = 0; u < ts_prec_model_n_units(m); u++) {
+        ts_prec_unit_info ui;
+        ts_prec_model_unit(m, u, &ui);
+        if (prec[u] != TS_PREC_FP32)
+            printf("op:%u %s  # %s%s%s\n", u, ts_precision_name((ts_precision)prec[u]), ui.op, *ui.scope ? " in " : "", ui.scope);
+    }
+}
+
+static int run(const prec_args *a, ts_prec_model *m, ts_error *err)
+{
+    uint32_t n = ts_prec_model_n_units(m);
+    uint8_t *prec = ts__calloc(n, 1);
+    double *ind = ts__calloc(n, sizeof *ind);
+    int rc = prec && ind ? TS_OK : ts__error(err, TS_ENOMEM, "out of memory");
+    ts_prec_prediction p;
+    if (!rc && a->plan) rc = ts_prec_plan_load(m, a->plan, prec, err);
+    if (!rc && a->plan) print_prediction(m, (ts_prec_predict(m, prec, &p), &p), !strcmp(a->format, "json"), "");
+    if (!rc && a->greedy) rc = load_indicators(m, a->indicators, ind, err);
+    if (!rc && a->greedy) {
+        int64_t limit = (int64_t)(a->limit_gb * 1073741824.0), base = ts_prec_model_base_bytes(m);
+        if (limit > 0 && base < 0)
+            rc = ts__error(err, TS_EINVAL, "%s: --memory-limit needs [memory] events in the runs", a->runs[0]);
+        else if (limit > 0 && limit < base)
+            rc = ts__error(err, TS_ERANGE, "--memory-limit %.4g GiB is below the %.4g GiB that the weights, buffers "
+                           "and batch take alone (%s)", a->limit_gb, (double)base / 1073741824.0, a->runs[0]);
+        else rc = ts_prec_greedy(m, ind, a->budget > 0 ? a->budget : 1e300, limit, TS_PREC_FP32, a->low, prec, &p);
+        if (rc == TS_ERANGE && !err->msg[0])
+            ts__error(err, rc, "no plan within the accuracy budget fits %.4g GiB (the closest plan peaks at %.4g GiB)",
+                      a->limit_gb, (double)p.peak_bytes / 1073741824.0);
+        else if (rc == TS_EINVAL && !err->msg[0]) ts__error(err, rc, "--precision-greedy needs a --precision-trace run to lower to");
+        if (!rc) {
+            print_plan(m, prec);
+            print_prediction(m, &p, false, "# ");
+        }
+    }
+    ts__free(prec, n);
+    ts__free(ind, n * sizeof *ind);
+    return rc;
+}
+
+int ts__cli_replay_precision(int argc, char **argv)
+{
+    prec_args a = {.format = "table"};
+    int rc = parse(argc, argv, &a);
+    if (rc) return rc < 0 ? TS_EXIT_OK : rc;
+    ts_trace *t[TS_PREC_COUNT] = {0};
+    ts_error err = {0};
+    for (int p = 0; p < TS_PREC_COUNT && !rc; p++)
+        if (a.runs[p]) rc = ts_trace_load(&a.runs[p], 1, NULL, &t[p], &err);
+    ts_prec_model *m = NULL;
+    if (!rc) rc = ts_prec_model_create((const ts_trace *const *)t, a.runs, &m, &err);
+    if (!rc) ts_prec_model_set_overhead(m, a.overhead_us * 1e3);
+    if (!rc) rc = run(&a, m, &err);
+    ts_prec_model_destroy(m);
+    for (int p = 0; p < TS_PREC_COUNT; p++) ts_trace_destroy(t[p]);
+    if (rc) ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc));
+    return rc ? TS_EXIT_BAD : TS_EXIT_OK;
+}

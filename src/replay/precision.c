@@ -1,0 +1,650 @@
+/* precision.c - builds the precision model (include/trainscope/precision.h)
+ * from profiled runs of one model at several precisions: units and their
+ * mapping across runs, per-unit times (medians over iterations) and memory
+ * blocks, the fp32 run's memory timeline, and the casting-cost fit.
+ *
+ * Not here: plans, prediction and the greedy search (precision_plan.c).
+ * Input: each run's rank 0, the CPU thread that holds its ProfilerStep#N
+ * ranges; "[memory]" instants ("Bytes") give memory. Mapping rule (docs/
+ * precision.md): the k-th non-cast forward op of an iteration is unit k in
+ * every run, and its name must be the same; backward ops join the unit whose
+ * op (or anything nested in it) has their "Sequence number".
+ * Cost: O(slices + instants) per run, plus a sort of each unit's samples.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "replay/precision.h"
+#include "trace/model.h"
+
+enum { CLS_UNIT, CLS_CAST, CLS_BWD, CLS_OTHER };
+
+typedef struct top_op {
+    uint32_t slice;
+    uint8_t  cls;      /* CLS_* */
+    uint32_t unit;     /* CLS_UNIT / CLS_BWD: its unit; CLS_CAST: the unit it enters; TS_NONE32 = none */
+    bool     entry;    /* CLS_BWD: backward of the unit's entry cast */
+    ts__blk  mem;
+} top_op;
+
+typedef struct run_iter {     /* one iteration of one run, parsed */
+    top_op  *ops;   uint32_t n_ops, cap_ops;
+    uint32_t n_units;
+    int64_t  dur_ns;
+} run_iter;
+
+const char *ts_precision_name(ts_precision p)
+{
+    static const char *const N[TS_PREC_COUNT] = {"fp32", "bf16", "fp16", "int8"};
+    return (unsigned)p < TS_PREC_COUNT ? N[p] : "?";
+}
+
+int ts_precision_bytes(ts_precision p)
+{
+    static const int B[TS_PREC_COUNT] = {4, 2, 2, 1};
+    return (unsigned)p < TS_PREC_COUNT ? B[p] : 4;
+}
+
+bool ts_precision_from_name(const char *s, ts_precision *out)
+{
+    static const struct { const char *name; ts_precision p; } T[] = {
+        {"fp32", TS_PREC_FP32}, {"f32", TS_PREC_FP32}, {"float32", TS_PREC_FP32},
+        {"bf16", TS_PREC_BF16}, {"bfloat16", TS_PREC_BF16}, {"fp16", TS_PREC_FP16}, {"f16", TS_PREC_FP16},
+        {"half", TS_PREC_FP16}, {"int8", TS_PREC_INT8}, {"i8", TS_PREC_INT8}};
+    for (size_t i = 0; i < sizeof T / sizeof T[0]; i++)
+        if (!strcmp(T[i].name, s)) { *out = T[i].p; return true; }
+    return false;
+}
+
+static const char *sname(const ts_rank *r, uint32_t s) { return ts__rank_str(r, r->slices.name[s]); }
+static bool is_op(const char *n) { return strstr(n, "::") != NULL; }
+static bool is_cast(const char *n) { return !strcmp(n, "aten::to") || !strcmp(n, "aten::_to_copy"); }
+static bool is_bwd(const char *n) { return !strncmp(n, "autograd::engine::evaluate_function", 35); }
+
+static bool top_level_op(const ts_rank *r, uint32_t s)
+{
+    if (!is_op(sname(r, s))) return false;
+    for (uint32_t p = r->slices.parent[s]; p != TS_NONE32; p = r->slices.parent[p])
+        if (is_op(sname(r, p))) return false;
+    return true;
+}
+
+/* Innermost enclosing range that is neither an op nor an iteration marker. */
+static const char *scope_of(const ts_rank *r, uint32_t s)
+{
+    for (uint32_t p = r->slices.parent[s]; p != TS_NONE32; p = r->slices.parent[p]) {
+        const char *n = sname(r, p);
+        if (!is_op(n) && strncmp(n, "ProfilerStep#", 13)) return n;
+    }
+    return "";
+}
+
+/* Elements of the first tensor of "Input Dims" ([[64, 512], [512]] -> 32768); -1 = unknown. */
+static int64_t first_input_elems(const ts_rank *r, uint32_t s)
+{
+    const char *d = ts__slice_arg_str(r, s, "Input Dims");
+    if (!d || strncmp(d, "[[", 2)) return -1;
+    int64_t e = 1;
+    const char *p = d + 2;
+    if (*p == ']') return -1;   /* a scalar or a non-tensor first argument */
+    while (*p && *p != ']') {
+        char *end;
+        long long v = strtoll(p, &end, 10);
+        if (end == p || v < 0 || v > (1LL << 40) || e > (INT64_MAX >> 41)) return -1;
+        e *= v;
+        p = end;
+        while (*p == ',' || *p == ' ') p++;
+    }
+    return e;
+}
+
+/* Last slice row of s's subtree (slices of a track are sorted, parents first). */
+static uint32_t subtree_end(const ts_rank *r, const ts_track *tr, uint32_t s)
+{
+    uint32_t e = s + 1, end = tr->first_slice + tr->n_slices;
+    while (e < end && r->slices.depth[e] > r->slices.depth[s]) e++;
+    return e;
+}
+
+/* Sequence number of s or, failing that, of the first slice under it that has one. */
+static int64_t seq_of(const ts_rank *r, const ts_track *tr, uint32_t s)
+{
+    int64_t v;
+    for (uint32_t c = s, e = subtree_end(r, tr, s); c < e; c++)
+        if (ts__slice_arg_i64(r, c, "Sequence number", &v) && v >= 0) return v;
+    return -1;
+}
+
+/* Map every sequence number inside s's subtree to (unit << 1 | entry). */
+static int index_seqs(const ts_rank *r, const ts_track *tr, uint32_t s, uint32_t unit, bool entry, ts_map64 *seqs)
+{
+    int64_t v;
+    for (uint32_t c = s, e = subtree_end(r, tr, s); c < e; c++)
+        if (ts__slice_arg_i64(r, c, "Sequence number", &v) && v >= 0 &&
+            ts__map64_put(seqs, (uint64_t)v, ((uint64_t)unit << 1) | entry))
+            return TS_ENOMEM;
+    return TS_OK;
+}
+
+/* The thread that holds the iterations (their marker slices), else the busiest. */
+static uint32_t train_track(const ts_rank *r)
+{
+    for (uint32_t i = 0; i < r->n_iterations; i++)
+        if (r->iterations[i].slice != TS_NONE32) return r->slices.track[r->iterations[i].slice];
+    uint32_t best = TS_NONE32;
+    for (uint32_t t = 0; t < r->n_tracks; t++)
+        if (r->tracks[t].kind != TS_TRACK_COUNTER && (best == TS_NONE32 || r->tracks[t].n_slices > r->tracks[best].n_slices))
+            best = t;
+    return best;
+}
+
+static int push_op(run_iter *it, top_op op)
+{
+    if (ts__grow((void **)&it->ops, &it->cap_ops, sizeof *it->ops, it->n_ops + 1)) return TS_ENOMEM;
+    it->ops[it->n_ops++] = op;
+    return TS_OK;
+}
+
+/* Classify the top-level ops of [start, end] on the track. */
+static int parse_iter(const ts_rank *r, uint32_t track, int64_t start, int64_t end, run_iter *it)
+{
+    const ts_track *tr = &r->tracks[track];
+    ts_map64 seqs;
+    ts__map64_init(&seqs);
+    uint32_t pending = TS_NONE32;   /* index in it->ops of a cast awaiting its unit */
+    int rc = TS_OK;
+    it->n_ops = it->n_units = 0;
+    it->dur_ns = end - start;
+    for (uint32_t s = tr->first_slice; s < tr->first_slice + tr->n_slices && !rc; s++) {
+        int64_t ts = r->slices.ts_ns[s];
+        if (ts < start || ts >= end || !top_level_op(r, s)) continue;
+        const char *n = sname(r, s);
+        top_op op = {.slice = s, .cls = CLS_OTHER, .unit = TS_NONE32};
+        if (is_bwd(n)) {
+            uint64_t v;
+            int64_t q = seq_of(r, tr, s);
+            if (q >= 0 && ts__map64_get(&seqs, (uint64_t)q, &v)) {
+                op.cls = CLS_BWD;
+                op.unit = (uint32_t)(v >> 1);
+                op.entry = v & 1;
+            }
+        } else if (is_cast(n)) {
+            op.cls = CLS_CAST;
+            if (pending != TS_NONE32) it->ops[pending].cls = CLS_OTHER;   /* two casts in a row: the first enters nothing */
+            pending = it->n_ops;
+        } else {
+            op.cls = CLS_UNIT;
+            op.unit = it->n_units++;
+            if (pending != TS_NONE32) {
+                it->ops[pending].unit = op.unit;
+                rc = index_seqs(r, tr, it->ops[pending].slice, op.unit, true, &seqs);
+                pending = TS_NONE32;
+            }
+            if (!rc) rc = index_seqs(r, tr, s, op.unit, false, &seqs);
+        }
+        if (!rc) rc = push_op(it, op);
+    }
+    if (pending != TS_NONE32) it->ops[pending].cls = CLS_OTHER;
+    ts__map64_free(&seqs);
+    return rc;
+}
+
+/* Memory instants of the rank ("[memory]", "Bytes") in [start, end), in time order. */
+typedef struct mem_ev { int64_t ts, bytes, total; } mem_ev;
+
+static int cmp_mem(const void *a, const void *b)
+{
+    const mem_ev *x = a, *y = b;
+    return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+static bool instant_i64(const ts_rank *r, uint32_t i, const char *key, int64_t *out)
+{
+    uint32_t a = r->instants.args[i];
+    if (a == TS_NONE32) return false;
+    for (uint32_t k = a; k < a + r->instants.n_args[i]; k++)
+        if (!strcmp(ts__rank_str(r, r->args.key[k]), key))
+            return ts__arg_as_i64((ts_arg_type)r->args.type[k], r->args.val[k], out);
+    return false;
+}
+
+static mem_ev *mem_events(const ts_rank *r, int64_t start, int64_t end, uint32_t *n, uint32_t *cap)
+{
+    uint32_t cat = ts__str_find(&r->strings, "[memory]", 8), k = 0;
+    *n = *cap = 0;
+    if (!cat) return NULL;
+    for (uint32_t i = 0; i < r->instants.n; i++)
+        if (r->instants.cat[i] == cat && r->instants.ts_ns[i] >= start && r->instants.ts_ns[i] < end) k++;
+    mem_ev *ev = k ? ts__malloc(k * sizeof *ev) : NULL;
+    if (!ev) return NULL;
+    *cap = k;
+    for (uint32_t i = 0; i < r->instants.n; i++) {
+        int64_t b, tot = -1;
+        if (r->instants.cat[i] != cat || r->instants.ts_ns[i] < start || r->instants.ts_ns[i] >= end ||
+            !instant_i64(r, i, "Bytes", &b))
+            continue;
+        instant_i64(r, i, "Total Allocated", &tot);
+        ev[(*n)++] = (mem_ev){r->instants.ts_ns[i], b, tot};
+    }
+    qsort(ev, *n, sizeof *ev, cmp_mem);
+    return ev;
+}
+
+static void blk_add(ts__blk *b, int64_t bytes)
+{
+    b->net += bytes;
+    if (b->net > b->peak) b->peak = b->net;
+}
+
+static int add_item(ts_prec_model *m, ts__prec_item it)
+{
+    if (ts__grow((void **)&m->items, &m->cap_items, sizeof *m->items, m->n_items + 1)) return TS_ENOMEM;
+    m->items[m->n_items++] = it;
+    return TS_OK;
+}
+
+/* Give each top-level op of `it` the memory events from its start to the
+ * next op's start: what Python frees right after an op (its inputs, once
+ * the last reference goes) is sized by that op's precision. Events before
+ * the first op become a FIXED item of the fp32 timeline (when `timeline`). */
+static int assign_memory(ts_prec_model *m, const ts_rank *r, run_iter *it, const mem_ev *ev, uint32_t n_ev, bool timeline)
+{
+    uint32_t e = 0;
+    ts__blk head = {0, 0};
+    for (; e < n_ev && it->n_ops && ev[e].ts < r->slices.ts_ns[it->ops[0].slice]; e++) blk_add(&head, ev[e].bytes);
+    if (timeline && (head.net || head.peak) && add_item(m, (ts__prec_item){TS__ITEM_FIXED, 0, head})) return TS_ENOMEM;
+    for (uint32_t i = 0; i < it->n_ops; i++) {
+        top_op *op = &it->ops[i];
+        int64_t next = i + 1 < it->n_ops ? r->slices.ts_ns[it->ops[i + 1].slice] : INT64_MAX;
+        for (; e < n_ev && ev[e].ts < next; e++) blk_add(&op->mem, ev[e].bytes);
+        if (!timeline) continue;
+        ts__prec_item item = {TS__ITEM_FIXED, 0, op->mem};
+        if (op->cls == CLS_UNIT) item = (ts__prec_item){TS__ITEM_FWD, op->unit, {0, 0}};
+        else if (op->cls == CLS_BWD && !op->entry) item = (ts__prec_item){TS__ITEM_BWD, op->unit, {0, 0}};
+        else if (op->cls != CLS_OTHER) continue;   /* entry casts and their backward: inside their unit */
+        bool seen = false;   /* a unit's backward is one block, at its first backward op */
+        for (uint32_t k = 0; item.kind == TS__ITEM_BWD && k < m->n_items && !seen; k++)
+            seen = m->items[k].kind == TS__ITEM_BWD && m->items[k].unit == item.unit;
+        if (!seen && add_item(m, item)) return TS_ENOMEM;
+        if (item.kind == TS__ITEM_BWD) m->units[item.unit].has_bwd = true;
+    }
+    ts__blk tail = {0, 0};   /* no ops at all */
+    for (; e < n_ev; e++) blk_add(&tail, ev[e].bytes);
+    if (timeline && (tail.net || tail.peak) && add_item(m, (ts__prec_item){TS__ITEM_FIXED, 0, tail})) return TS_ENOMEM;
+    return TS_OK;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int64_t median_i64(int64_t *v, uint32_t n)
+{
+    qsort(v, n, sizeof *v, cmp_i64);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static int note(ts_prec_model *m, const char *fmt, const char *a, const char *b, uint32_t x, uint32_t y)
+{
+    char line[512];
+    int n = snprintf(line, sizeof line, fmt, a, b, x, y);
+    char *c = n >= 0 ? ts__malloc((size_t)n + 1) : NULL;
+    if (!c || ts__grow((void **)&m->notes, &m->cap_notes, sizeof *m->notes, m->n_notes + 1)) {
+        ts__free(c, c ? (size_t)n + 1 : 0);
+        return TS_ENOMEM;
+    }
+    memcpy(c, line, (size_t)n + 1);
+    m->notes[m->n_notes++] = c;
+    return TS_OK;
+}
+
+typedef struct build {   /* one run while it is read */
+    ts_prec_model *m;
+    const ts_rank *r;
+    const char    *path;
+    ts_precision   p;
+    run_iter      *its;
+    uint32_t       n_its;
+    ts_error      *err;
+} build;
+
+/* fp32: the units; other runs: the same names in the same order, every iteration. */
+static int map_units(build *b, const build *ref)
+{
+    ts_prec_model *m = b->m;
+    for (uint32_t k = 0; k < b->n_its; k++) {
+        const run_iter *it = &b->its[k];
+        uint32_t u = 0;
+        for (uint32_t i = 0; i < it->n_ops; i++) {
+            const top_op *op = &it->ops[i];
+            if (op->cls != CLS_UNIT) continue;
+            const char *n = sname(b->r, op->slice);
+            if (b->p == TS_PREC_FP32 && k == 0) {
+                if (ts__grow((void **)&m->units, &m->cap_units, sizeof *m->units, m->n_units + 1)) return TS_ENOMEM;
+                const char *sc = scope_of(b->r, op->slice);
+                m->units[m->n_units++] = (ts__prec_unit){
+                    .op = ts__str_intern(&m->names, n, strlen(n)),
+                    .scope = *sc ? ts__str_intern(&m->names, sc, strlen(sc)) : 0,
+                    .in_elems = first_input_elems(b->r, op->slice)};
+                if (ts__strpool_oom(&m->names)) return TS_ENOMEM;
+            } else if (u >= m->n_units || strcmp(n, ts__str(&m->names, m->units[u].op))) {
+                return ts__error(b->err, TS_EFORMAT, "%s: iteration %u, forward op %u is '%s' where %s has %s: "
+                                 "not the same model or not the same op order, so it cannot be mapped",
+                                 b->path, k, u, n, ref ? ref->path : "its first iteration",
+                                 u < m->n_units ? ts__str(&m->names, m->units[u].op) : "no more ops");
+            }
+            u++;
+        }
+        if (u != m->n_units)
+            return ts__error(b->err, TS_EFORMAT, "%s: iteration %u has %u forward ops where %s has %u: not the "
+                             "same model, so its ops cannot be mapped", b->path, k, u,
+                             ref ? ref->path : "its first iteration", m->n_units);
+    }
+    return TS_OK;
+}
+
+/* Profiled slices per unit (its op, entry cast and backward, subtrees
+ * included) in the first iteration; for fp32 also those outside units. */
+static void unit_events(build *b)
+{
+    ts_prec_model *m = b->m;
+    const run_iter *it = &b->its[0];
+    const ts_track *tr = &b->r->tracks[b->r->slices.track[b->r->iterations[0].slice != TS_NONE32 ?
+                                                           b->r->iterations[0].slice : it->ops[0].slice]];
+    uint32_t in_units = 0, total = 0;
+    for (uint32_t u = 0; u < m->n_units; u++) m->units[u].ev_fwd[b->p] = m->units[u].ev_bwd[b->p] = 0;
+    for (uint32_t s = tr->first_slice; s < tr->first_slice + tr->n_slices; s++)
+        total += b->r->slices.ts_ns[s] >= b->r->iterations[0].start_ns && b->r->slices.ts_ns[s] < b->r->iterations[0].end_ns;
+    for (uint32_t i = 0; i < it->n_ops; i++) {
+        const top_op *op = &it->ops[i];
+        if (op->unit == TS_NONE32 || op->unit >= m->n_units || op->cls == CLS_OTHER) continue;
+        uint32_t n = subtree_end(b->r, tr, op->slice) - op->slice;
+        if (op->cls == CLS_BWD) m->units[op->unit].ev_bwd[b->p] += n;
+        else m->units[op->unit].ev_fwd[b->p] += n;
+        in_units += n;
+    }
+    if (b->p == TS_PREC_FP32) m->fixed_ev = total - in_units;
+}
+
+/* Median over iterations of each unit's four times at precision b->p. */
+static int unit_times(build *b)
+{
+    ts_prec_model *m = b->m;
+    uint32_t nu = m->n_units, ni = b->n_its;
+    int64_t *v = ts__calloc((size_t)nu * 4 * ni + ni, sizeof *v), *fixed = v ? v + (size_t)nu * 4 * ni : NULL;
+    if (!v) return TS_ENOMEM;
+    for (uint32_t k = 0; k < ni; k++) {
+        const run_iter *it = &b->its[k];
+        fixed[k] = it->dur_ns;
+        for (uint32_t i = 0; i < it->n_ops; i++) {
+            const top_op *op = &it->ops[i];
+            if (op->unit == TS_NONE32 || op->unit >= nu || op->cls == CLS_OTHER) continue;
+            uint32_t f = op->cls == CLS_UNIT ? 0 : op->cls == CLS_CAST ? 2 : op->entry ? 3 : 1;
+            v[((size_t)op->unit * 4 + f) * ni + k] += b->r->slices.dur_ns[op->slice];
+            fixed[k] -= b->r->slices.dur_ns[op->slice];
+        }
+    }
+    for (uint32_t u = 0; u < nu; u++) {
+        ts__prec_unit *un = &m->units[u];
+        int64_t *row = v + (size_t)u * 4 * ni;
+        un->fwd[b->p] = median_i64(row, ni);
+        un->bwd[b->p] = median_i64(row + ni, ni);
+        un->entry_fwd[b->p] = median_i64(row + 2 * ni, ni);
+        un->entry_bwd[b->p] = median_i64(row + 3 * ni, ni);
+    }
+    if (b->p == TS_PREC_FP32) {   /* fixed = the rest of the median step, so the fp32 plan gives it back */
+        for (uint32_t k = 0; k < ni; k++) fixed[k] = b->its[k].dur_ns;
+        m->iter_ns = m->fixed_ns = median_i64(fixed, ni);
+        for (uint32_t u = 0; u < nu; u++)
+            m->fixed_ns -= m->units[u].fwd[0] + m->units[u].bwd[0] + m->units[u].entry_fwd[0] + m->units[u].entry_bwd[0];
+    }
+    ts__free(v, ((size_t)nu * 4 * ni + ni) * sizeof *v);
+    return TS_OK;
+}
+
+/* Memory blocks of every unit from the run's first iteration (and, for
+ * fp32, the timeline and the bytes alive when the iteration starts). */
+static int unit_memory(build *b)
+{
+    ts_prec_model *m = b->m;
+    const ts_iteration *i0 = &b->r->iterations[0];
+    uint32_t n_ev, cap;
+    mem_ev *ev = mem_events(b->r, i0->start_ns, i0->end_ns, &n_ev, &cap);
+    if (!n_ev) {   /* a run without memory events: no memory prediction */
+        m->have_memory = false;
+        ts__free(ev, cap * sizeof *ev);
+        return TS_OK;
+    }
+    if (b->p == TS_PREC_FP32) {
+        m->have_memory = ev[0].total >= 0;
+        m->base_bytes = ev[0].total - ev[0].bytes;
+    }
+    int rc = assign_memory(m, b->r, &b->its[0], ev, n_ev, b->p == TS_PREC_FP32);
+    ts__free(ev, cap * sizeof *ev);
+    for (uint32_t i = 0; i < b->its[0].n_ops && !rc; i++) {
+        const top_op *op = &b->its[0].ops[i];
+        if (op->unit == TS_NONE32 || op->unit >= m->n_units || op->cls == CLS_OTHER) continue;
+        ts__prec_unit *u = &m->units[op->unit];
+        ts__blk *blk = op->cls == CLS_UNIT ? &u->m_fwd[b->p] : op->cls == CLS_CAST ? &u->m_entry_fwd[b->p]
+                     : op->entry ? &u->m_entry_bwd[b->p] : &u->m_bwd[b->p];
+        *blk = ts__blk_cat(*blk, op->mem);
+    }
+    return rc;
+}
+
+/* Notes for ops outside units that one run has and the fp32 run has not (or
+ * not as often): they are not mapped, and cost what the fp32 run says. */
+static int other_notes(build *b, const build *ref)
+{
+    const run_iter *it = &b->its[0], *rit = &ref->its[0];
+    int rc = TS_OK;
+    for (uint32_t i = 0; i < it->n_ops && !rc; i++) {
+        if (it->ops[i].cls != CLS_OTHER) continue;
+        const char *n = sname(b->r, it->ops[i].slice);
+        uint32_t mine = 0, theirs = 0;
+        bool first = true;
+        for (uint32_t j = 0; j < it->n_ops; j++)
+            if (it->ops[j].cls == CLS_OTHER && !strcmp(sname(b->r, it->ops[j].slice), n)) {
+                if (j < i) first = false;
+                mine++;
+            }
+        for (uint32_t j = 0; j < rit->n_ops; j++)
+            theirs += rit->ops[j].cls == CLS_OTHER && !strcmp(sname(ref->r, rit->ops[j].slice), n);
+        if (first && mine != theirs)
+            rc = note(b->m, "%s: '%s' runs %u times an iteration, %u in the fp32 run: not mapped (precision-free "
+                      "ops are timed from the fp32 run)", b->path, n, mine, theirs);
+    }
+    return rc;
+}
+
+static void free_build(build *b)
+{
+    for (uint32_t k = 0; k < b->n_its; k++) ts__free(b->its[k].ops, (size_t)b->its[k].cap_ops * sizeof(top_op));
+    ts__free(b->its, (size_t)b->n_its * sizeof *b->its);
+    b->its = NULL;
+    b->n_its = 0;
+}
+
+static int read_run(build *b, const ts_trace *t, const build *ref)
+{
+    if (t->n_ranks != 1)
+        return ts__error(b->err, TS_EFORMAT, "%s: %u ranks: a precision run is one process's trace", b->path, t->n_ranks);
+    b->r = t->ranks[0];
+    uint32_t track = train_track(b->r);
+    if (!b->r->n_iterations || track == TS_NONE32)
+        return ts__error(b->err, TS_ENODATA, "%s: no iterations (ProfilerStep#N ranges) to take op times from", b->path);
+    b->n_its = b->r->n_iterations;
+    b->its = ts__calloc(b->n_its, sizeof *b->its);
+    if (!b->its) return TS_ENOMEM;
+    int rc = TS_OK;
+    for (uint32_t k = 0; k < b->n_its && !rc; k++)
+        rc = parse_iter(b->r, track, b->r->iterations[k].start_ns, b->r->iterations[k].end_ns, &b->its[k]);
+    if (!rc) rc = map_units(b, ref);
+    if (!rc && !b->m->n_units)
+        rc = ts__error(b->err, TS_ENODATA, "%s: no forward ops (slices named like aten::op) in its iterations", b->path);
+    if (!rc) rc = unit_times(b);
+    if (!rc && b->its[0].n_ops) unit_events(b);
+    if (!rc) rc = unit_memory(b);
+    if (!rc && ref) rc = other_notes(b, ref);
+    return rc;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Theil-Sen line y = a x + b: a = the median of the slopes between pairs of
+ * points, b = the median of y - a x; robust to the casts a busy machine
+ * slowed (least squares let one 0.4 ms cast set the slope). At most 600
+ * points are used (evenly spaced), so at most 180k pairs. A negative slope
+ * or intercept is taken as 0. TS_ENOMEM on failure. */
+static int fit_line(const int64_t *x, const int64_t *y, uint32_t n, double *a, double *b)
+{
+    *a = *b = 0;
+    uint32_t step = n > 600 ? (n + 599) / 600 : 1, m = (n + step - 1) / step;
+    size_t cap = (size_t)m * (m - 1) / 2 + m + 1, k = 0;
+    double *v = ts__malloc(cap * sizeof *v);
+    if (!v) return n ? TS_ENOMEM : TS_OK;
+    for (uint32_t i = 0; i < n; i += step)
+        for (uint32_t j = i + step; j < n; j += step)
+            if (x[j] != x[i]) v[k++] = (double)(y[j] - y[i]) / (double)(x[j] - x[i]);
+    if (k) {
+        qsort(v, k, sizeof *v, cmp_d);
+        *a = k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+    }
+    if (*a < 0) *a = 0;
+    k = 0;
+    for (uint32_t i = 0; i < n; i += step) v[k++] = (double)y[i] - *a * (double)x[i];
+    if (k) {
+        qsort(v, k, sizeof *v, cmp_d);
+        *b = k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+    }
+    if (*b < 0) *b = 0;
+    ts__free(v, cap * sizeof *v);
+    return TS_OK;
+}
+
+uint32_t ts_prec_trace_casts(const ts_trace *t, int64_t *elems, int64_t *dur_ns, uint32_t cap)
+{
+    uint32_t n = 0;
+    for (uint32_t ri = 0; ri < t->n_ranks; ri++) {
+        const ts_rank *r = t->ranks[ri];
+        for (uint32_t s = 0; s < r->slices.n; s++) {
+            int64_t e;
+            if (!is_cast(sname(r, s)) || !top_level_op(r, s) || (e = first_input_elems(r, s)) < 0) continue;
+            if (n < cap) {
+                elems[n] = e;
+                dur_ns[n] = r->slices.dur_ns[s];
+            }
+            n++;
+        }
+    }
+    return n;
+}
+
+static int fit_casts(ts_prec_model *m, const ts_trace *const traces[TS_PREC_COUNT])
+{
+    uint32_t n = 0;
+    for (int p = 0; p < TS_PREC_COUNT; p++)
+        if (traces[p]) n += ts_prec_trace_casts(traces[p], NULL, NULL, 0);
+    int64_t *x = n ? ts__malloc((size_t)n * 2 * sizeof *x) : NULL, *y = x ? x + n : NULL;
+    if (n && !x) return TS_ENOMEM;
+    uint32_t k = 0;
+    for (int p = 0; p < TS_PREC_COUNT && x; p++)   /* x NULL: no casts (no arithmetic on NULL) */
+        if (traces[p]) k += ts_prec_trace_casts(traces[p], x + k, y + k, n - k);
+    if (fit_line(x, y, n, &m->alpha_ns_per_elem, &m->beta_ns)) {
+        ts__free(x, (size_t)n * 2 * sizeof *x);
+        return TS_ENOMEM;
+    }
+    m->n_fit = n;
+    double *e = n ? ts__malloc(n * sizeof *e) : NULL;
+    for (uint32_t i = 0; e && i < n; i++) {
+        double pred = m->alpha_ns_per_elem * (double)x[i] + m->beta_ns;
+        e[i] = y[i] > 0 ? fabs(pred - (double)y[i]) / (double)y[i] * 100.0 : 0;
+    }
+    if (e) {
+        qsort(e, n, sizeof *e, cmp_d);
+        m->fit_err_pct = n % 2 ? e[n / 2] : (e[n / 2 - 1] + e[n / 2]) / 2;
+    }
+    ts__free(e, n * sizeof *e);
+    ts__free(x, (size_t)n * 2 * sizeof *x);
+    return TS_OK;
+}
+
+void ts_prec_model_destroy(ts_prec_model *m)
+{
+    if (!m) return;
+    ts__strpool_free(&m->names);
+    ts__free(m->units, (size_t)m->cap_units * sizeof *m->units);
+    ts__free(m->items, (size_t)m->cap_items * sizeof *m->items);
+    for (uint32_t i = 0; i < m->n_notes; i++) ts__free(m->notes[i], strlen(m->notes[i]) + 1);
+    ts__free(m->notes, (size_t)m->cap_notes * sizeof *m->notes);
+    ts__free(m, sizeof *m);
+}
+
+int ts_prec_model_create(const ts_trace *const traces[TS_PREC_COUNT], const char *const paths[TS_PREC_COUNT],
+                         ts_prec_model **out, ts_error *err)
+{
+    ts__error_clear(err);
+    *out = NULL;
+    if (!traces[TS_PREC_FP32]) return ts__error(err, TS_EINVAL, "precision: an fp32 run is required");
+    ts_prec_model *m = ts__calloc(1, sizeof *m);
+    if (!m || ts__strpool_init(&m->names)) {
+        ts__free(m, m ? sizeof *m : 0);
+        return ts__error(err, TS_ENOMEM, "out of memory");
+    }
+    m->base_bytes = -1;
+    build ref = {.m = m, .path = paths[0], .p = TS_PREC_FP32, .err = err};
+    int rc = read_run(&ref, traces[0], NULL);
+    m->have |= 1u;
+    for (int p = 1; p < TS_PREC_COUNT && !rc; p++) {
+        if (!traces[p]) continue;
+        for (uint32_t u = 0; u < m->n_units; u++) m->units[u].fwd[p] = -1;
+        build b = {.m = m, .path = paths[p], .p = (ts_precision)p, .err = err};
+        rc = read_run(&b, traces[p], &ref);
+        free_build(&b);
+        m->have |= 1u << p;
+    }
+    free_build(&ref);
+    if (!rc) rc = fit_casts(m, traces);
+    if (rc == TS_ENOMEM && (!err || !err->msg[0])) ts__error(err, rc, "out of memory");
+    if (rc) { ts_prec_model_destroy(m); return rc; }
+    for (uint32_t u = 0; u < m->n_units; u++)   /* precisions without a run */
+        for (int p = 1; p < TS_PREC_COUNT; p++)
+            if (!(m->have & (1u << p))) m->units[u].fwd[p] = m->units[u].bwd[p] = -1;
+    *out = m;
+    return TS_OK;
+}
+
+void ts_prec_model_cast_fit(const ts_prec_model *m, ts_prec_cast_fit *out)
+{
+    out->alpha_ns_per_byte = m->alpha_ns_per_elem / 6.0;
+    out->beta_ns = m->beta_ns;
+    out->n_casts = m->n_fit;
+    out->median_abs_err_pct = m->fit_err_pct;
+}
+
+uint32_t ts_prec_model_n_units(const ts_prec_model *m) { return m->n_units; }
+uint32_t ts_prec_model_precisions(const ts_prec_model *m) { return m->have; }
+uint32_t ts_prec_model_n_notes(const ts_prec_model *m) { return m->n_notes; }
+int64_t ts_prec_model_base_bytes(const ts_prec_model *m) { return m->have_memory ? m->base_bytes : -1; }
+const char *ts_prec_model_note(const ts_prec_model *m, uint32_t i) { return i < m->n_notes ? m->notes[i] : NULL; }
+
+void ts_prec_model_unit(const ts_prec_model *m, uint32_t i, ts_prec_unit_info *out)
+{
+    const ts__prec_unit *u = &m->units[i];
+    out->op = ts__str(&m->names, u->op);
+    out->scope = u->scope ? ts__str(&m->names, u->scope) : "";
+    out->input_elems = u->in_elems;
+    for (int p = 0; p < TS_PREC_COUNT; p++) {
+        bool have = m->have & (1u << p);
+        out->fwd_ns[p] = have ? u->fwd[p] + u->entry_fwd[p] : -1;
+        out->bwd_ns[p] = have ? u->bwd[p] + u->entry_bwd[p] : -1;
+    }
+}

@@ -1,0 +1,64 @@
+/* precision.h (internal) - the precision model's tables, shared by
+ * precision.c (building it from traces, the cast fit) and precision_plan.c
+ * (plans, prediction, the greedy search).
+ *
+ * A "block" is a stretch of one iteration summarised for memory: net bytes
+ * (allocated minus freed) and its own peak above where it started.
+ * Invariants: units[] are in forward program order; every time is a median
+ * over the run's iterations, -1 where the run at that precision is absent;
+ * items[] is the fp32 run's first iteration in time order.
+ */
+#ifndef TS_REPLAY_PRECISION_H
+#define TS_REPLAY_PRECISION_H
+
+#include "core/core.h"
+#include "trainscope/precision.h"
+
+typedef struct ts__blk { int64_t net, peak; } ts__blk;   /* bytes; peak >= 0 */
+
+static inline ts__blk ts__blk_cat(ts__blk a, ts__blk b)
+{
+    ts__blk c = {a.net + b.net, a.peak > a.net + b.peak ? a.peak : a.net + b.peak};
+    return c;
+}
+
+typedef struct ts__prec_unit {
+    uint32_t op, scope;              /* strpool ids (scope 0 = none) */
+    bool     has_bwd;                /* a backward block in the fp32 timeline */
+    int64_t  in_elems;               /* first input's elements, -1 = unknown */
+    int64_t  fwd[TS_PREC_COUNT], bwd[TS_PREC_COUNT];           /* the op and its backward ops */
+    int64_t  entry_fwd[TS_PREC_COUNT], entry_bwd[TS_PREC_COUNT]; /* its entry cast, 0 = none */
+    uint32_t ev_fwd[TS_PREC_COUNT], ev_bwd[TS_PREC_COUNT];     /* profiled slices in them (first iteration),
+                                                                   entry cast included, for the overhead */
+    ts__blk  m_fwd[TS_PREC_COUNT], m_bwd[TS_PREC_COUNT];       /* memory of the op, its backward */
+    ts__blk  m_entry_fwd[TS_PREC_COUNT], m_entry_bwd[TS_PREC_COUNT];
+} ts__prec_unit;
+
+enum { TS__ITEM_FIXED = 0, TS__ITEM_FWD, TS__ITEM_BWD };
+typedef struct ts__prec_item {   /* one step of the fp32 run's memory timeline */
+    uint8_t  kind;               /* TS__ITEM_* */
+    uint32_t unit;               /* FWD/BWD: the unit */
+    ts__blk  mem;                /* FIXED: as recorded */
+} ts__prec_item;
+
+struct ts_prec_model {
+    ts_strpool     names;
+    ts__prec_unit *units;   uint32_t n_units, cap_units;
+    ts__prec_item *items;   uint32_t n_items, cap_items;
+    uint32_t       have;             /* bit set of precisions with a run */
+    int64_t        iter_ns;          /* fp32 run: median iteration */
+    int64_t        fixed_ns;         /* fp32 run: median of (iteration - units), i.e. other ops and gaps */
+    uint32_t       fixed_ev;         /* fp32 run: profiled slices outside units (first iteration) */
+    double         overhead_ns;      /* profiler cost per profiled slice, taken off every time; 0 = none */
+    int64_t        base_bytes;       /* fp32 run: bytes alive when its first iteration starts, -1 = no memory */
+    bool           have_memory;
+    double         alpha_ns_per_elem, beta_ns;
+    uint32_t       n_fit;
+    double         fit_err_pct;
+    char         **notes;   uint32_t n_notes, cap_notes;
+};
+
+/* precision_plan.c: cost of a cast of n elements (forward or backward) */
+int64_t ts__prec_cast_ns(const ts_prec_model *m, int64_t elems);
+
+#endif

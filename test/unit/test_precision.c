@@ -1,0 +1,351 @@
+/* test_precision.c - the precision what-if (include/trainscope/precision.h)
+ * on small runs written here as Chrome traces, whose answers are worked out
+ * by hand below: unit mapping, medians, the cast fit, plan rules, predicted
+ * time and memory, bad input, and the greedy search against an exhaustive
+ * search of every plan.
+ *
+ * The runs: a chain of units u (op OPS[u] inside range "m<u>", "Input Dims"
+ * [[2000]], Sequence number 10+u), then the backward of each in reverse
+ * (evaluate_function with a child of the same sequence number), then one
+ * AccumulateGrad (no sequence number: an "other" op); 10 us gaps. Memory:
+ * each unit's forward allocates MEM[u] bytes, its backward frees them. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "test.h"
+#include "trainscope/ingest.h"
+#include "trainscope/precision.h"
+
+enum { NU = 4, NIT = 3 };
+static const char *const OPS[NU] = {"aten::linear", "aten::relu", "aten::linear", "aten::mse_loss"};
+static const int64_t MEM[NU] = {8000, 4000, 8000, 4};
+
+typedef struct run_spec {
+    double fwd_us[NU], bwd_us[NU];   /* iteration k takes (k + 1) x these: medians are iteration 1's */
+    double cast_us[NU];              /* entry cast before unit u (0 = none), "Input Dims" [[CAST_ELEMS[u]]] */
+    int    mem_div;                  /* bytes are MEM[u] / mem_div */
+    const char *rename;              /* unit 2's op name instead of OPS[2] (NULL = same) */
+} run_spec;
+static const int64_t CAST_ELEMS[NU] = {1000, 0, 0, 3000};
+
+static void ev(char **p, const char *name, double ts, double dur, int64_t seq, const char *dims)
+{
+    *p += sprintf(*p, "%s{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"%s\",\"pid\":1,\"tid\":1,\"ts\":%.3f,"
+                  "\"dur\":%.3f,\"args\":{\"Sequence number\":%lld%s%s}}", (*p)[-1] == '[' ? "" : ",", name, ts,
+                  dur, (long long)seq, dims ? ",\"Input Dims\":" : "", dims ? dims : "");
+}
+
+static void mem(char **p, double ts, int64_t bytes, int64_t *total)
+{
+    *total += bytes;
+    *p += sprintf(*p, ",{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"[memory]\",\"name\":\"[memory]\",\"pid\":1,\"tid\":1,"
+                  "\"ts\":%.3f,\"args\":{\"Device Type\":0,\"Device Id\":-1,\"Bytes\":%lld,\"Total Allocated\":%lld}}",
+                  ts, (long long)bytes, (long long)*total);
+}
+
+/* One iteration starting at t; returns its end. */
+static double iteration(char **p, const run_spec *s, int k, double t, int64_t *total)
+{
+    double f = k + 1, start = t;
+    char *step = *p;
+    ev(p, "ProfilerStep#0", t, 0, -1, NULL);   /* duration patched below */
+    t += 10;
+    for (int u = 0; u < NU; u++) {
+        char scope[16], dims[32];
+        snprintf(scope, sizeof scope, "m%d", u);
+        double c = s->cast_us[u] * f, d = s->fwd_us[u] * f;
+        ev(p, scope, t, c + d + 12, -1, NULL);
+        t += 1;
+        if (c > 0) {
+            snprintf(dims, sizeof dims, "[[%lld]]", (long long)CAST_ELEMS[u]);
+            ev(p, "aten::to", t, c, 100 + u, dims);
+            t += c + 10;
+        }
+        ev(p, u == 2 && s->rename ? s->rename : OPS[u], t, d, 10 + u, "[[2000], [7]]");
+        mem(p, t + d / 2, MEM[u] / s->mem_div, total);
+        t += d + 10;
+    }
+    for (int u = NU - 1; u >= 0; u--) {
+        double d = s->bwd_us[u] * f;
+        ev(p, "autograd::engine::evaluate_function: XBackward0", t, d, -1, NULL);
+        ev(p, "XBackward0", t + 0.5, d - 1, 10 + u, NULL);
+        mem(p, t + d / 2, -MEM[u] / s->mem_div, total);
+        t += d + 10;
+    }
+    ev(p, "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad", t, 5 * f, -1, NULL);
+    t += 5 * f + 10;
+    char num[64];
+    int n = snprintf(num, sizeof num, "%.3f", t - start);
+    char *dur = strstr(step, "\"dur\":0.000");   /* "0.000" -> the real duration: make room, then write */
+    memmove(dur + 6 + n, dur + 11, strlen(dur + 11) + 1);
+    memcpy(dur + 6, num, (size_t)n);
+    *p = step + strlen(step);
+    (void)k;
+    return t + 100;
+}
+
+static char *write_run(const run_spec *s)
+{
+    static char buf[1 << 16];
+    char *p = buf + sprintf(buf, "{\"traceEvents\":[");
+    int64_t total = 1000000;   /* bytes alive before the run */
+    double t = 0;
+    for (int k = 0; k < NIT; k++) t = iteration(&p, s, k, t, &total);
+    strcpy(p, "]}\n");
+    char *path = strdup("/tmp/ts_test_precision_XXXXXX");
+    int fd = mkstemp(path);
+    if (fd < 0 || write(fd, buf, strlen(buf)) != (ssize_t)strlen(buf)) abort();
+    close(fd);
+    return path;
+}
+
+static char *write_text(const char *text)
+{
+    char *path = strdup("/tmp/ts_test_precision_plan_XXXXXX");
+    int fd = mkstemp(path);
+    if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text)) abort();
+    close(fd);
+    return path;
+}
+
+static const run_spec FP32 = {.fwd_us = {100, 20, 300, 6}, .bwd_us = {200, 20, 600, 8}, .mem_div = 1};
+/* bf16: the linears 4x faster, relu 2x; entry casts before unit 0 (the
+ * batch: 1000 elements, 1.5 us) and before the fp32 loss (3000, 2.5 us):
+ * the cast line is 0.5 ns/element + 1000 ns. */
+static const run_spec BF16 = {.fwd_us = {25, 10, 75, 6}, .bwd_us = {50, 10, 150, 8},
+                              .cast_us = {1.5, 0, 0, 2.5}, .mem_div = 2};
+
+/* Model from an fp32 and a bf16 run; NULL on failure (err filled). */
+static ts_prec_model *model_of(const run_spec *f, const run_spec *b, ts_error *err, char **bf16_path)
+{
+    char *paths[2] = {write_run(f), b ? write_run(b) : NULL};
+    ts_trace *t[TS_PREC_COUNT] = {0};
+    const char *names[TS_PREC_COUNT] = {paths[0], paths[1]};
+    ts_prec_model *m = NULL;
+    int rc = ts_trace_load((const char *const *)&paths[0], 1, NULL, &t[0], err);
+    if (!rc && b) rc = ts_trace_load((const char *const *)&paths[1], 1, NULL, &t[1], err);
+    if (!rc) rc = ts_prec_model_create((const ts_trace *const *)t, names, &m, err);
+    for (int i = 0; i < 2; i++) ts_trace_destroy(t[i]);
+    unlink(paths[0]);
+    free(paths[0]);
+    if (paths[1]) unlink(paths[1]);
+    if (bf16_path) *bf16_path = paths[1] ? strdup(paths[1]) : NULL;
+    free(paths[1]);
+    return rc ? NULL : m;
+}
+
+TEST(precision_units_map_across_runs_with_median_times)
+{
+    ts_error err;
+    ts_prec_model *m = model_of(&FP32, &BF16, &err, NULL);
+    if (!m) TS_FAIL_("%s", err.msg);
+    CHECK_EQ_INT(ts_prec_model_n_units(m), NU);
+    ts_prec_unit_info u;
+    ts_prec_model_unit(m, 2, &u);
+    CHECK_EQ_STR(u.op, "aten::linear");
+    CHECK_EQ_STR(u.scope, "m2");
+    CHECK_EQ_INT(u.input_elems, 2000);
+    /* iterations take 1x, 2x, 3x: the median is the 2x one */
+    CHECK_EQ_INT(u.fwd_ns[TS_PREC_FP32], 600000);
+    CHECK_EQ_INT(u.bwd_ns[TS_PREC_FP32], 1200000);
+    CHECK_EQ_INT(u.fwd_ns[TS_PREC_BF16], 150000);
+    ts_prec_model_unit(m, 0, &u);   /* with its entry cast: 2 x (25 + 1.5) us */
+    CHECK_EQ_INT(u.fwd_ns[TS_PREC_BF16], 53000);
+    CHECK_EQ_INT(u.fwd_ns[TS_PREC_FP16], -1);
+    ts_prec_model_destroy(m);
+}
+
+TEST(precision_cast_fit_is_the_line_through_the_runs_casts)
+{
+    ts_error err;
+    ts_prec_model *m = model_of(&FP32, &BF16, &err, NULL);
+    if (!m) TS_FAIL_("%s", err.msg);
+    ts_prec_cast_fit fit;
+    ts_prec_model_cast_fit(m, &fit);
+    /* casts (1000, 1.5 us), (3000, 2.5), (1000, 3), (3000, 5), (1000, 4.5), (3000, 7.5): by
+     * iteration 1x..3x; the 9 slopes between a 1000 and a 3000 cast are
+     * -2, -0.5, 0.5, 1, 2, 3, 3.5, 4.5, 6 us per 2000 elements: median 1 ns
+     * per element (6 bytes); intercepts y - x: 0.5, 2, 3.5, -0.5, 2, 4.5 us:
+     * median 2 us */
+    CHECK_EQ_INT(fit.n_casts, 6);
+    CHECK_NEAR(fit.alpha_ns_per_byte * 6, 1.0, 1e-6);
+    CHECK_NEAR(fit.beta_ns, 2000, 1e-3);
+    ts_prec_model_destroy(m);
+}
+
+/* Step of iteration 1 (2x): gaps and units add up to the ProfilerStep span. */
+static int64_t measured_step_ns(void)
+{
+    double t = 10;
+    for (int u = 0; u < NU; u++) t += 1 + FP32.fwd_us[u] * 2 + 10;
+    for (int u = 0; u < NU; u++) t += FP32.bwd_us[u] * 2 + 10;
+    return (int64_t)((t + 10 + 10) * 1000);
+}
+
+TEST(precision_fp32_plan_gives_back_the_measured_step)
+{
+    ts_error err;
+    ts_prec_model *m = model_of(&FP32, &BF16, &err, NULL);
+    if (!m) TS_FAIL_("%s", err.msg);
+    uint8_t prec[NU] = {0};
+    ts_prec_prediction p;
+    ts_prec_predict(m, prec, &p);
+    CHECK_EQ_INT(p.fp32_iteration_ns, measured_step_ns());
+    CHECK_EQ_INT(p.iteration_ns, p.fp32_iteration_ns);
+    CHECK_EQ_INT(p.n_casts, 0);
+    /* fp32 memory: 1,000,000 alive, then the forward allocates 8000 + 4000 + 8000 + 4 */
+    CHECK_EQ_INT(p.peak_bytes, 1000000 + 20004);
+    CHECK_EQ_INT(p.fp32_peak_bytes, 1000000 + 20004);
+    ts_prec_model_destroy(m);
+}
+
+TEST(precision_plan_takes_unit_times_and_prices_casts_between_units)
+{
+    ts_error err;
+    ts_prec_model *m = model_of(&FP32, &BF16, &err, NULL);
+    if (!m) TS_FAIL_("%s", err.msg);
+    char *plan = write_text("# unit 2 (m2) in bf16\nname:m2 bf16\n");
+    uint8_t prec[NU];
+    CHECK_EQ_INT(ts_prec_plan_load(m, plan, prec, &err), TS_OK);
+    CHECK(prec[0] == TS_PREC_FP32 && prec[1] == TS_PREC_FP32 && prec[2] == TS_PREC_BF16 && prec[3] == TS_PREC_FP32);
+    ts_prec_prediction p;
+    ts_prec_predict(m, prec, &p);
+    /* unit 2: 600 -> 150 us forward, 1200 -> 300 backward; casts: into unit 2
+     * (forward and its gradient) and into unit 3, each 1 ns x 2000 + 2 us = 4 us */
+    int64_t want = measured_step_ns() - 450000 - 900000 + 4 * 4000;
+    CHECK_EQ_INT(p.n_casts, 4);
+    CHECK_EQ_INT(p.cast_ns, 16000);
+    CHECK_EQ_INT(p.iteration_ns, want);
+    /* memory: 8000 + 4000, then unit 2's cast output (2000 x 2 bytes) and
+     * its bf16 block (4000), unit 3's cast adds 2000 x 4 bytes (until its
+     * backward) and its own 4 bytes */
+    CHECK_EQ_INT(p.peak_bytes, 1000000 + 8000 + 4000 + 4000 + 4000 + 8000 + 4);
+    unlink(plan);
+    free(plan);
+    ts_prec_model_destroy(m);
+}
+
+TEST(precision_all_bf16_plan_uses_the_bf16_runs_entry_casts_only_where_they_fit)
+{
+    ts_error err;
+    ts_prec_model *m = model_of(&FP32, &BF16, &err, NULL);
+    if (!m) TS_FAIL_("%s", err.msg);
+    char *plan = write_text("* bf16\naten::mse_loss fp32\n");
+    uint8_t prec[NU];
+    CHECK_EQ_INT(ts_prec_plan_load(m, plan, prec, &err), TS_OK);
+    ts_prec_prediction p;
+    ts_prec_predict(m, prec, &p);
+    /* units 0-2 bf16 (times 2 x bf16), unit 3 fp32; unit 0 follows the fp32
+     * batch: a modelled cast (forward only, 4 us) replaces the run's entry
+     * cast; unit 3 after bf16: forward + gradient casts, 4 us each */
+    int64_t saved = 0;
+    for (int u = 0; u < 3; u++) saved += (int64_t)((FP32.fwd_us[u] - BF16.fwd_us[u] + FP32.bwd_us[u] - BF16.bwd_us[u]) * 2000);
+    CHECK_EQ_INT(p.n_casts, 3);
+    CHECK_EQ_INT(p.iteration_ns, measured_step_ns() - saved + 12000);
+    unlink(plan);
+    free(plan);
+    ts_prec_model_destroy(m);
+}
+
+TEST(precision_plan_naming_an_absent_op_or_run_is_refused_with_its_line)
+{
+    ts_error err;
+    ts_prec_model *m = model_of(&FP32, &BF16, &err, NULL);
+    if (!m) TS_FAIL_("%s", err.msg);
+    uint8_t prec[NU];
+    char *plan = write_text("aten::linear bf16\naten::conv2d bf16\n");
+    CHECK_EQ_INT(ts_prec_plan_load(m, plan, prec, &err), TS_ENOENT);
+    CHECK(strstr(err.msg, plan) && strstr(err.msg, ":2: 'aten::conv2d' matches no op"));
+    unlink(plan);
+    free(plan);
+    plan = write_text("relu fp16\n");
+    CHECK_EQ_INT(ts_prec_plan_load(m, plan, prec, &err), TS_EINVAL);
+    CHECK(strstr(err.msg, ":1: no fp16 run"));
+    unlink(plan);
+    free(plan);
+    plan = write_text("relu bf16 extra\n");
+    CHECK_EQ_INT(ts_prec_plan_load(m, plan, prec, &err), TS_EPARSE);
+    unlink(plan);
+    free(plan);
+    ts_prec_model_destroy(m);
+}
+
+TEST(precision_runs_of_another_model_cannot_be_mapped)
+{
+    run_spec other = BF16;
+    other.rename = "aten::conv2d";
+    ts_error err;
+    char *path = NULL;
+    ts_prec_model *m = model_of(&FP32, &other, &err, &path);
+    CHECK(m == NULL);
+    CHECK_EQ_INT(err.status, TS_EFORMAT);
+    CHECK(path && strstr(err.msg, path) && strstr(err.msg, "'aten::conv2d'") && strstr(err.msg, "cannot be mapped"));
+    free(path);
+    ts_prec_model_destroy(m);
+}
+
+/* Every plan of n units by brute force: the fastest whose lowered units'
+ * indicators sum to at most budget. */
+static int64_t exhaustive_best(const ts_prec_model *m, const double *ind, double budget)
+{
+    int64_t best = INT64_MAX;
+    uint8_t prec[NU];
+    for (unsigned mask = 0; mask < (1u << NU); mask++) {
+        double used = 0;
+        for (int u = 0; u < NU; u++) {
+            prec[u] = (mask >> u) & 1 ? TS_PREC_BF16 : TS_PREC_FP32;
+            used += (mask >> u) & 1 ? ind[u] : 0;
+        }
+        if (used > budget + 1e-9) continue;
+        ts_prec_prediction p;
+        ts_prec_predict(m, prec, &p);
+        if (p.iteration_ns < best) best = p.iteration_ns;
+    }
+    return best;
+}
+
+TEST(precision_greedy_matches_the_exhaustive_search_on_equal_indicators_without_casts)
+{
+    /* no casts in either run: the fit is 0, so savings add up; with equal
+     * indicators and a budget of k units the greedy's top-k is optimal */
+    run_spec b = BF16;
+    memset(b.cast_us, 0, sizeof b.cast_us);
+    ts_error err;
+    ts_prec_model *m = model_of(&FP32, &b, &err, NULL);
+    if (!m) TS_FAIL_("%s", err.msg);
+    double ind[NU] = {1, 1, 1, 1};
+    for (int k = 0; k <= NU; k++) {
+        uint8_t prec[NU];
+        ts_prec_prediction p;
+        CHECK_EQ_INT(ts_prec_greedy(m, ind, k, 0, TS_PREC_FP32, TS_PREC_BF16, prec, &p), TS_OK);
+        CHECK_EQ_INT(p.iteration_ns, exhaustive_best(m, ind, k));
+    }
+    ts_prec_model_destroy(m);
+}
+
+TEST(precision_greedy_keeps_its_budgets_and_is_never_better_than_exhaustive)
+{
+    ts_error err;
+    ts_prec_model *m = model_of(&FP32, &BF16, &err, NULL);
+    if (!m) TS_FAIL_("%s", err.msg);
+    const double inds[3][NU] = {{0.5, 2, 1, 3}, {3, 0.1, 0.2, 1}, {1, 1, 4, 0}};
+    for (int i = 0; i < 3; i++)
+        for (double budget = 0.5; budget <= 6; budget += 0.5) {
+            uint8_t prec[NU];
+            ts_prec_prediction p;
+            CHECK_EQ_INT(ts_prec_greedy(m, inds[i], budget, 0, TS_PREC_FP32, TS_PREC_BF16, prec, &p), TS_OK);
+            double used = 0;
+            for (int u = 0; u < NU; u++) used += prec[u] == TS_PREC_BF16 ? (inds[i][u] > 1e-12 ? inds[i][u] : 1e-12) : 0;
+            CHECK(used <= budget + 1e-9);
+            CHECK(p.iteration_ns >= exhaustive_best(m, inds[i], budget));
+            CHECK(p.iteration_ns <= measured_step_ns());
+        }
+    /* a memory limit below every plan's peak: refused */
+    uint8_t prec[NU];
+    ts_prec_prediction p;
+    CHECK_EQ_INT(ts_prec_greedy(m, NULL, 100, 1000, TS_PREC_FP32, TS_PREC_BF16, prec, &p), TS_ERANGE);
+    /* a limit the all-fp32 plan misses by 4 KB: the greedy lowers until it fits */
+    CHECK_EQ_INT(ts_prec_greedy(m, NULL, 100, 1000000 + 16004, TS_PREC_FP32, TS_PREC_BF16, prec, &p), TS_OK);
+    CHECK(p.peak_bytes <= 1000000 + 16004);
+    ts_prec_model_destroy(m);
+}

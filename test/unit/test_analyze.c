@@ -584,3 +584,47 @@ TEST(breakdown_iteration_range_selects_ops_by_launch_time)
     CHECK(strstr(err.msg, "7:9") != NULL);
     ts_trace_destroy(tr);
 }
+
+/* HTA 0.6.1's parser rounds a fractional-"ts" file's times: start up, end
+ * down, to whole microseconds (base 500 ns here, so the grid is 500 + k us).
+ *   op1 [1700, 5800)  -> [2500, 5500)   3000
+ *   op2 [6100, 6900)  -> [6500, 6500)      0  (no boundary crossed: empty)
+ *   op3 [7600, 8400)  -> [8500, 7500)  -1000  (HTA keeps the negative length)
+ *   op4 [9000, 10900) -> [9500, 10500)  1000
+ * span 10500 - 2500 = 8000; union 3000 + 0 - 1000 + 1000 = 3000 -> idle 5000.
+ * Launch calls at 1000, 2000, 3000, 4000 round up to 1500 .. 4500: delays
+ * 1000, 4000, 5000, 5000. Without the flag the exact times count. */
+TEST(breakdown_rounds_fractional_json_times_like_hta)
+{
+    for (int fractional = 0; fractional < 2; fractional++) {
+        ts_rank *r = ts__rank_create("r.json");
+        uint32_t cpu = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
+        uint32_t gpu = ts__rank_track(r, TS_TRACK_GPU_STREAM, 0, 7);
+        launch(r, cpu, gpu, 1000, 1700, 4100, "gemm", TS_KIND_KERNEL, 1);
+        launch(r, cpu, gpu, 2000, 6100, 800, "gemm", TS_KIND_KERNEL, 2);
+        launch(r, cpu, gpu, 3000, 7600, 800, "gemm", TS_KIND_KERNEL, 3);
+        launch(r, cpu, gpu, 4000, 9000, 1900, "gemm", TS_KIND_KERNEL, 4);
+        r->base_time_ns = 500;
+        r->us_fractions = fractional;
+        ts_trace *tr = wrap(&r, 1);
+        ts_breakdown *b;
+        CHECK_EQ_INT(ts_breakdown_compute(tr, NULL, &b, NULL), TS_OK);
+        const ts_breakdown_rank *br = &b->ranks[0];
+        if (fractional) {
+            CHECK_EQ_INT(br->span_ns, 8000);
+            CHECK_EQ_INT(br->idle_ns, 5000);
+            CHECK_EQ_INT(br->compute_ns, 3000);
+            CHECK_EQ_INT(br->kernels[0].total_ns, 3000);
+            CHECK_EQ_INT(br->kernels[0].min_ns, -1000);
+            CHECK_EQ_INT(br->launch_delay_max_ns, 5000);
+            CHECK_NEAR(br->launch_delay_median_ns, 4500, 1e-9);
+        } else {
+            CHECK_EQ_INT(br->span_ns, 10900 - 1700);
+            CHECK_EQ_INT(br->idle_ns, 9200 - (4100 + 800 + 800 + 1900));
+            CHECK_EQ_INT(br->kernels[0].min_ns, 800);
+            CHECK_NEAR(br->launch_delay_median_ns, 4350, 1e-9);   /* 700, 4100, 4600, 5000 */
+        }
+        ts_breakdown_destroy(b);
+        ts_trace_destroy(tr);
+    }
+}

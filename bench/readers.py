@@ -15,6 +15,13 @@ How the 10x files are made:
         NVTX, OS runtime) is copied 10 times into one export, each copy
         shifted by the sample's span and its correlation ids by the largest
         id, so the file looks like a 10x longer capture of the same program.
+  snapshot  the device trace is repeated 10 times, each copy shifted by the
+        trace's span (time_us) and its addresses moved past the last one, so
+        the allocations never collide; segments are kept as they are.
+
+The snapshot's peer is Python's pickle.load (the C unpickler) and the same
+walk `memory --trace` does: sizes at the snapshot, the running total, the
+peak, the blocks alive at it grouped by frame.
 """
 import argparse
 import os
@@ -64,6 +71,59 @@ for t, col in (("CUPTI_ACTIVITY_KIND_KERNEL", "demangledName"), ("CUPTI_ACTIVITY
     frames[t] = df
 print(sum(len(f) for f in frames.values()), "rows")
 '''
+
+
+SNAP_PY = r'''
+import gzip, pickle, sys
+raw = open(sys.argv[1], "rb").read()
+d = pickle.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
+for dev, tr in enumerate(d["device_traces"]):
+    segs = [s for s in d["segments"] if s["device"] == dev]
+    reserved = sum(s["total_size"] for s in segs)
+    allocated = sum(s["allocated_size"] for s in segs)
+    live, start = set(), 0
+    for e in tr:
+        if e["action"] == "alloc": live.add(e["addr"])
+        elif e["action"] == "free_completed":
+            if e["addr"] in live: live.discard(e["addr"])
+            else: start += e["size"]
+    run = peak = start; peak_i = -1
+    for i, e in enumerate(tr):
+        run += e["size"] if e["action"] == "alloc" else -e["size"] if e["action"] == "free_completed" else 0
+        if run > peak: peak, peak_i = run, i
+    alive = {}
+    for e in tr[:peak_i + 1]:
+        if e["action"] == "alloc": alive[e["addr"]] = e
+        elif e["action"] == "free_completed": alive.pop(e["addr"], None)
+    by_frame = {}
+    for e in alive.values():
+        f = e["frames"][0] if e["frames"] else None
+        k = f and f"{f['name']} {f['filename']}:{f['line']}"
+        by_frame[k] = by_frame.get(k, 0) + e["size"]
+    print(dev, reserved - allocated, peak, len(by_frame))
+'''
+
+
+def make_snapshot_10x(src, dst):
+    import gzip
+    import pickle
+    if os.path.exists(dst) and os.path.getmtime(dst) > os.path.getmtime(src):
+        return
+    d = pickle.loads(gzip.open(src).read())
+    for dev, tr in enumerate(d["device_traces"]):
+        span = tr[-1]["time_us"] - tr[0]["time_us"] + 1
+        top = max(e["addr"] + e["size"] for e in tr) - min(e["addr"] for e in tr) + 1
+        out = []
+        for k in range(10):
+            for e in tr:
+                e2 = dict(e)
+                e2["time_us"] = e["time_us"] + k * span
+                e2["addr"] = e["addr"] + k * top
+                out.append(e2)
+        d["device_traces"][dev] = out
+    with gzip.open(dst + ".tmp", "wb") as f:
+        pickle.dump(d, f, protocol=4)
+    os.replace(dst + ".tmp", dst)
 
 
 def make_nsys_10x(src, dst):
@@ -120,14 +180,22 @@ def main():
     args = ap.parse_args()
     os.makedirs(TMP, exist_ok=True)
     cases = []
-    nsys = os.path.join(DATA, "nsys", "cloverleaf-cuda.nsys.sqlite")
-    if os.path.exists(nsys):
-        big = os.path.join(TMP, "cloverleaf-cuda-10x.nsys.sqlite")
-        make_nsys_10x(nsys, big)
-        py = os.path.join(TMP, "nsys_pandas.py")
-        open(py, "w").write(NSYS_PY)
-        for label, f in (("nsys sample", nsys), ("nsys 10x", big)):
-            cases.append((label, f, [BIN, "info", f], [sys.executable, py, f], "Python sqlite3 + pandas"))
+    readers = (  # label, sample, 10x maker, 10x name, peer script, our command, peer name
+        ("nsys", os.path.join(DATA, "nsys", "cloverleaf-cuda.nsys.sqlite"), make_nsys_10x,
+         "cloverleaf-cuda-10x.nsys.sqlite", NSYS_PY, ["info"], "Python sqlite3 + pandas"),
+        ("snapshot", os.path.join(DATA, "memory-snapshots", "transformer-lm-step.pickle.gz"), make_snapshot_10x,
+         "transformer-lm-10x.pickle.gz", SNAP_PY, ["memory", "--trace"], "Python pickle.load + walk"),
+    )
+    for label, sample, make_10x, big_name, script, ours, peer_name in readers:
+        if not os.path.exists(sample):
+            print(f"{label}: {sample} missing, skipped")
+            continue
+        big = os.path.join(TMP, big_name)
+        make_10x(sample, big)
+        py = os.path.join(TMP, label + "_peer.py")
+        open(py, "w").write(script)
+        for name, f in ((label, sample), (label + " 10x", big)):
+            cases.append((name, f, [BIN] + ours + [f], [sys.executable, py, f], peer_name))
     print(f"{'reader':<14} {'MB':>7} {'ours cpu s':>10} {'wall s':>7} {'peer cpu s':>10} {'wall s':>7} "
           f"{'peer/ours cpu':>13} {'wall':>6}  peer")
     ok = True

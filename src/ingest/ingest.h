@@ -69,6 +69,10 @@ void ts__src_close(ts_src *s);
  * own mapping, which lives until ts__src_close. */
 TS_NODISCARD int ts__src_slurp(ts_src *s, const char **data, size_t *n, char **owned, size_t *owned_cap,
                                size_t limit, ts_error *err);
+/* Open path (plain, gzip or zstd), slurp it (at most limit bytes) and call
+ * fn on the whole content; fn's status is returned. */
+TS_NODISCARD int ts__with_file_bytes(const char *path, size_t limit, int (*fn)(void *ud, const char *data, size_t n),
+                                     void *ud, ts_error *err);
 /* The first bytes (up to cap) of a file's uncompressed content, for telling
  * formats apart; *n may be less than cap for a short file. */
 TS_NODISCARD int ts__sniff_file(const char *path, unsigned char *head, size_t cap, size_t *n, ts_error *err);

@@ -573,18 +573,18 @@ int ts__nsys_ingest_buffer(const char *name, const void *data, size_t n, const t
     return TS_OK;
 }
 
+typedef struct ingest_call { const char *path; const ts_load_opts *opts; ts_rank **out; ts_error *err; } ingest_call;
+
+static int ingest_bytes(void *ud, const char *data, size_t n)
+{
+    ingest_call *c = ud;
+    return ts__nsys_ingest_buffer(c->path, data, n, c->opts, c->out, c->err);
+}
+
 int ts__nsys_ingest(const char *path, int32_t order, const ts_load_opts *opts, ts_rank **out, ts_error *err)
 {
-    ts_src src;
-    int rc = ts__src_open_file(&src, path, false, err);
-    if (rc) return rc;
-    const char *data;
-    size_t n, owned_cap;
-    char *owned;
-    rc = ts__src_slurp(&src, &data, &n, &owned, &owned_cap, (size_t)64 << 30, err);
-    if (rc == TS_OK) rc = ts__nsys_ingest_buffer(path, data, n, opts, out, err);
+    ingest_call c = {path, opts, out, err};
+    int rc = ts__with_file_bytes(path, (size_t)64 << 30, ingest_bytes, &c, err);
     if (rc == TS_OK && ts__rank_from_filename(path) < 0) (*out)->rank = order;
-    ts__free(owned, owned_cap);
-    ts__src_close(&src);
     return rc;
 }

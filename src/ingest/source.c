@@ -506,6 +506,22 @@ int ts__src_slurp(ts_src *s, const char **data, size_t *n, char **owned, size_t 
     return TS_OK;
 }
 
+int ts__with_file_bytes(const char *path, size_t limit, int (*fn)(void *ud, const char *data, size_t n), void *ud,
+                        ts_error *err)
+{
+    ts_src src;
+    int rc = ts__src_open_file(&src, path, false, err);
+    if (rc) return rc;
+    const char *data;
+    size_t n, cap;
+    char *owned;
+    rc = ts__src_slurp(&src, &data, &n, &owned, &cap, limit, err);
+    if (!rc) rc = fn(ud, data, n);
+    ts__free(owned, cap);
+    ts__src_close(&src);
+    return rc;
+}
+
 int ts__sniff_file(const char *path, unsigned char *head, size_t cap, size_t *n, ts_error *err)
 {
     ts_src s;

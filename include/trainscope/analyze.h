@@ -211,6 +211,51 @@ TS_API TS_NODISCARD int ts_breakdown_compute(const ts_trace *t, const ts_breakdo
                                              ts_breakdown **out, ts_error *err);
 TS_API void ts_breakdown_destroy(ts_breakdown *b);
 
+/* ---- trace diff (HTA's TraceDiff.compare_traces / ops_diff) ----
+ * Two traces of the same job (before and after a change), rank by rank (the
+ * ranks both have, matched by number): per op or kernel name, how often it
+ * ran and for how long in A and in B, within one iteration of each (HTA's
+ * default: each rank's first ProfilerStep; host slices by their start in the
+ * step, GPU ops by their launching call's), or over the whole traces. */
+typedef enum ts_diff_device { TS_DIFF_ALL = 0, TS_DIFF_CPU, TS_DIFF_GPU } ts_diff_device;
+typedef enum ts_diff_change { TS_DIFF_SAME = 0, TS_DIFF_ADDED, TS_DIFF_REMOVED, TS_DIFF_MORE, TS_DIFF_FEWER } ts_diff_change;
+
+typedef struct ts_diff_opts {
+    size_t         size;            /* sizeof(ts_diff_opts) */
+    ts_diff_device device;          /* host slices (no "stream"), GPU ops, or both (default) */
+    bool           whole;           /* every slice, not one iteration */
+    bool           has_iteration;   /* compare ProfilerStep#iteration in both (else each rank's first) */
+    int64_t        iteration;
+} ts_diff_opts;
+
+typedef struct ts_diff_row {
+    const char    *name;            /* borrowed from the traces */
+    uint64_t       a_count, b_count;
+    int64_t        a_total_ns, b_total_ns;
+    ts_diff_change change;          /* added: only in B; removed: only in A; more/fewer: count in B vs A */
+} ts_diff_row;
+
+typedef struct ts_diff_rank {
+    int32_t  rank;
+    int64_t  a_step, b_step;        /* the iterations compared; -1 = whole trace */
+    uint32_t first_row, n_rows;     /* rows of ts_diff.rows, by |B - A| total time descending */
+    uint32_t n_change[5];           /* rows per ts_diff_change */
+} ts_diff_rank;
+
+typedef struct ts_diff {
+    ts_diff_rank *ranks;  uint32_t n_ranks;
+    ts_diff_row  *rows;   uint32_t n_rows;
+    int32_t      *only_a; uint32_t n_only_a;   /* rank numbers without a partner in B */
+    int32_t      *only_b; uint32_t n_only_b;
+} ts_diff;
+
+TS_API const char *ts_diff_change_name(ts_diff_change c);   /* "=", "added", "removed", "+", "-" */
+/* TS_ENODATA (nothing compared, *out NULL) when no rank is in both traces or,
+ * without `whole`, a rank of both lacks the iteration asked for. */
+TS_API TS_NODISCARD int ts_diff_compute(const ts_trace *a, const ts_trace *b, const ts_diff_opts *opts,
+                                        ts_diff **out, ts_error *err);
+TS_API void ts_diff_destroy(ts_diff *d);
+
 #ifdef __cplusplus
 }
 #endif

@@ -68,17 +68,20 @@ typedef struct gpu_view {
     ts_names  names;      /* kernel type of each name, computed once */
 } gpu_view;
 
-/* Floor and ceiling of t on the microsecond grid that starts at base. */
+/* Floor and ceiling of t on the microsecond grid that starts at base; t
+ * itself where the grid point would lie outside int64 (fuzz_analyze, 26 Nov:
+ * a slice ending at INT64_MAX - 807 overflowed the ceiling). */
 static int64_t us_floor(int64_t t, int64_t base)
 {
-    int64_t x = t - base, q = x / 1000;
-    if (x % 1000 < 0) q--;
-    return base + q * 1000;
+    int64_t x, r;
+    if (__builtin_sub_overflow(t, base, &x)) return t;
+    int64_t q = x / 1000 - (x % 1000 < 0);
+    return __builtin_add_overflow(base, q * 1000, &r) ? t : r;
 }
 static int64_t us_ceil(int64_t t, int64_t base)
 {
-    int64_t f = us_floor(t, base);
-    return f == t ? t : f + 1000;
+    int64_t f = us_floor(t, base), r;
+    return f == t || __builtin_add_overflow(f, 1000, &r) ? t : r;
 }
 
 /* Start, end and duration of slice s as HTA 0.6.1 sees them. */

@@ -256,6 +256,46 @@ TS_API TS_NODISCARD int ts_diff_compute(const ts_trace *a, const ts_trace *b, co
                                         ts_diff **out, ts_error *err);
 TS_API void ts_diff_destroy(ts_diff *d);
 
+/* ---- stragglers (breakdown on several ranks) ----
+ * At every collective instance matched across ranks (graph/collective.c), on
+ * the aligned clock: each member's arrival (its start), the last arrival
+ * (the straggler), and each rank's lateness = its arrival - the first
+ * arrival; every other rank waited last - its own arrival for the straggler.
+ * Summed per rank, per (waiter, straggler) pair, and per iteration (the
+ * ProfilerStep the member's start lies in on its rank, -1 = none). */
+typedef struct ts_graph ts_graph;
+typedef struct ts_straggler_rank {
+    int32_t  rank;
+    uint32_t n_colls;        /* instances it took part in */
+    uint32_t n_last;         /* instances it arrived last at (ties: the first found) */
+    int64_t  late_ns;        /* summed lateness (arrival - first arrival) */
+    int64_t  max_late_ns;
+    int64_t  waited_ns;      /* time it waited for the last arrival */
+    int64_t  caused_ns;      /* time the others waited while it was the last */
+} ts_straggler_rank;
+typedef struct ts_straggler_pair { int32_t waiter, straggler; uint32_t n; int64_t wait_ns; } ts_straggler_pair;
+typedef struct ts_straggler_iter { int64_t step; int32_t rank; uint32_t n_colls; int64_t waited_ns, caused_ns; } ts_straggler_iter;
+typedef struct ts_straggler_coll {
+    const char *name;        /* "allreduce", ... (borrowed from the graph) */
+    int64_t     ordinal;     /* sequence number in its group, or order */
+    int64_t     step;        /* iteration of its first member, -1 = none */
+    int32_t     last_rank;   /* the straggler */
+    int64_t     spread_ns;   /* last - first arrival */
+    uint32_t    first_late, n_late; /* rows of ts_stragglers.late: (rank, lateness) per member */
+} ts_straggler_coll;
+typedef struct ts_straggler_late { int32_t rank; int64_t late_ns; } ts_straggler_late;
+typedef struct ts_stragglers {
+    uint32_t n_ranks;        ts_straggler_rank *ranks;   /* by rank number */
+    uint32_t n_pairs;        ts_straggler_pair *pairs;   /* by wait descending */
+    uint32_t n_iters;        ts_straggler_iter *iters;   /* by step, then rank */
+    uint32_t n_colls;        ts_straggler_coll *colls;   /* matched instances of 2+ ranks, in graph order */
+    uint32_t n_late;         ts_straggler_late *late;
+    int64_t  total_wait_ns;  /* all ranks' waits summed */
+} ts_stragglers;
+/* The result borrows collective names from g: destroy it before g. */
+TS_API TS_NODISCARD int ts_stragglers_compute(const ts_graph *g, ts_stragglers **out, ts_error *err);
+TS_API void ts_stragglers_destroy(ts_stragglers *s);
+
 #ifdef __cplusplus
 }
 #endif

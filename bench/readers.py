@@ -19,6 +19,14 @@ How the 10x files are made:
         trace's span (time_us) and its addresses moved past the last one, so
         the allocations never collide; segments are kept as they are.
 
+  xplane  every line's events are repeated 10 times, each copy shifted by
+        the capture's span (the line's timestamp moves), in one XSpace.
+
+The XPlane peer is the protobuf Python module (Debian python3-protobuf,
+its C++ backend when present) parsing the XSpace with xplane.proto's
+messages (bench/xplane_pb2_dynamic.py) and walking every event with its
+metadata name, as a TensorBoard-style reader does.
+
 The snapshot's peer is Python's pickle.load (the C unpickler) and the same
 walk `memory --trace` does: sizes at the snapshot, the running total, the
 peak, the blocks alive at it grouped by frame.
@@ -104,6 +112,45 @@ for dev, tr in enumerate(d["device_traces"]):
 '''
 
 
+XPLANE_PY = r'''
+import gzip, sys
+sys.path.insert(0, sys.argv[2])
+import xplane_pb2_dynamic as X
+raw = open(sys.argv[1], "rb").read()
+s = X.classes()()
+s.ParseFromString(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
+n = total = 0
+for p in s.planes:
+    names = {k: v.display_name or v.name for k, v in p.event_metadata.items()}
+    for l in p.lines:
+        for e in l.events:
+            names.get(e.metadata_id)
+            n += 1
+            total += e.duration_ps
+print(n, total)
+'''
+
+
+def make_xplane_10x(src, dst):
+    import gzip
+    sys.path.insert(0, HERE)
+    import xplane_pb2_dynamic as X
+    if os.path.exists(dst) and os.path.getmtime(dst) > os.path.getmtime(src):
+        return
+    s = X.classes()()
+    s.ParseFromString(gzip.open(src).read())
+    ts = [l.timestamp_ns for p in s.planes for l in p.lines]
+    span = (max(ts) - min(ts) + 10**10) if ts else 10**10
+    for p in s.planes:
+        for l in list(p.lines):
+            for k in range(1, 10):
+                c = p.lines.add()
+                c.CopyFrom(l)
+                c.timestamp_ns = l.timestamp_ns + k * span
+    open(dst + ".tmp", "wb").write(s.SerializeToString())
+    os.replace(dst + ".tmp", dst)
+
+
 def make_snapshot_10x(src, dst):
     import gzip
     import pickle
@@ -185,6 +232,8 @@ def main():
          "cloverleaf-cuda-10x.nsys.sqlite", NSYS_PY, ["info"], "Python sqlite3 + pandas"),
         ("snapshot", os.path.join(DATA, "memory-snapshots", "transformer-lm-step.pickle.gz"), make_snapshot_10x,
          "transformer-lm-10x.pickle.gz", SNAP_PY, ["memory", "--trace"], "Python pickle.load + walk"),
+        ("xplane", os.path.join(DATA, "tensorflow", "bert-squad-8gpu.xplane.pb.gz"), make_xplane_10x,
+         "bert-squad-10x.xplane.pb", XPLANE_PY, ["info"], "Python protobuf module"),
     )
     for label, sample, make_10x, big_name, script, ours, peer_name in readers:
         if not os.path.exists(sample):
@@ -195,7 +244,7 @@ def main():
         py = os.path.join(TMP, label + "_peer.py")
         open(py, "w").write(script)
         for name, f in ((label, sample), (label + " 10x", big)):
-            cases.append((name, f, [BIN] + ours + [f], [sys.executable, py, f], peer_name))
+            cases.append((name, f, [BIN] + ours + [f], [sys.executable, py, f, HERE], peer_name))
     print(f"{'reader':<14} {'MB':>7} {'ours cpu s':>10} {'wall s':>7} {'peer cpu s':>10} {'wall s':>7} "
           f"{'peer/ours cpu':>13} {'wall':>6}  peer")
     ok = True

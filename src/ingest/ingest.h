@@ -104,6 +104,12 @@ TS_NODISCARD int ts__nsys_ingest(const char *path, int32_t order, const ts_load_
 TS_NODISCARD int ts__nsys_ingest_buffer(const char *name, const void *data, size_t n, const ts_load_opts *opts,
                                         ts_rank **out, ts_error *err);
 
+/* TensorFlow 2 profiler XPlane captures (xplane.c): `*.xplane.pb` by name
+ * (protobuf has no magic bytes), plain or compressed; one file, one rank. */
+bool ts__xplane_is_name(const char *path);
+TS_NODISCARD int ts__xplane_ingest(const char *path, int32_t order, ts_rank **out, ts_error *err);
+TS_NODISCARD int ts__xplane_ingest_buffer(const char *name, const void *data, size_t n, ts_rank **out, ts_error *err);
+
 /* CTF (LTTng) traces of trainscope's tracepoints, read through libbabeltrace2
  * (ctf.c): a directory with a `metadata` file in or below it is one; it loads
  * as one rank per traced process. */

@@ -53,7 +53,11 @@ done
 "$BIN" breakdown "$T/ls-ust" >/dev/null
 
 mkdir "$T/bad"; printf '/* CTF 1.8 */\ntrace { major = 1; minor = 8; garbage\n' >"$T/bad/metadata"
-if "$BIN" stats "$T/bad" >"$T/out" 2>"$T/err"; then echo "accepted bad metadata"; exit 1; else rc=$?; fi
+# libbabeltrace2 2.0.4 leaks 16 bytes in a plugin (an unknown module to
+# LeakSanitizer) when it rejects metadata; the reader's own paths are checked
+# for leaks by test_ctf. So the sanitizer build checks this exit without LSan.
+if ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" "$BIN" stats "$T/bad" >"$T/out" 2>"$T/err"; then
+    echo "accepted bad metadata"; exit 1; else rc=$?; fi
 [ "$rc" = 2 ] && [ ! -s "$T/out" ] || { echo "exit $rc"; exit 1; }
 grep -q "trainscope: $T/bad" "$T/err" || { cat "$T/err"; exit 1; }
 echo ok

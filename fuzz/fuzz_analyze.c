@@ -26,6 +26,11 @@ static void analyses(const ts_trace *t)
     ts_breakdown_opts bo = {.size = sizeof bo, .top_kernels = 2};
     ts_breakdown *b = NULL;
     if (ts_breakdown_compute(t, &bo, &b, NULL) == TS_OK) ts_breakdown_destroy(b);
+    for (int whole = 0; whole < 2; whole++) {   /* the trace against itself: every row "=" */
+        ts_diff_opts dop = {.size = sizeof dop, .whole = whole};
+        ts_diff *d = NULL;
+        if (ts_diff_compute(t, t, &dop, &d, NULL) == TS_OK) ts_diff_destroy(d);
+    }
 
     ts_graph *g = NULL;
     if (ts_graph_create(t, NULL, &g, NULL) != TS_OK) return;

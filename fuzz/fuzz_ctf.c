@@ -1,6 +1,7 @@
 /* fuzz_ctf.c - libFuzzer target for the CTF reader (src/ingest/ctf.c): the
  * input is the data stream of an LTTng-like trace whose metadata is fixed
- * (fuzz/ctf_metadata.tsdl: every trainscope tracepoint, written by
+ * (fuzz/ctf_metadata.tsdl: every trainscope tracepoint and three of another
+ * provider, other:call_entry/call_exit/thing with string fields, written by
  * babeltrace2's own CTF writer through test/e2e/lttng_ctf_gen.py), so
  * libbabeltrace2 decodes mutated packets into events with any field values,
  * any clock values and any discarded counts, and the reader must take them

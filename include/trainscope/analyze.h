@@ -214,6 +214,91 @@ TS_API TS_NODISCARD int ts_breakdown_compute(const ts_trace *t, const ts_breakdo
                                              ts_breakdown **out, ts_error *err);
 TS_API void ts_breakdown_destroy(ts_breakdown *b);
 
+/* ---- trace diff (HTA's TraceDiff.compare_traces / ops_diff) ----
+ * Two traces of the same job (before and after a change), rank by rank (the
+ * ranks both have, matched by number): per op or kernel name, how often it
+ * ran and for how long in A and in B, within one iteration of each (HTA's
+ * default: each rank's first ProfilerStep; host slices by their start in the
+ * step, GPU ops by their launching call's), or over the whole traces. */
+typedef enum ts_diff_device { TS_DIFF_ALL = 0, TS_DIFF_CPU, TS_DIFF_GPU } ts_diff_device;
+typedef enum ts_diff_change { TS_DIFF_SAME = 0, TS_DIFF_ADDED, TS_DIFF_REMOVED, TS_DIFF_MORE, TS_DIFF_FEWER } ts_diff_change;
+
+typedef struct ts_diff_opts {
+    size_t         size;            /* sizeof(ts_diff_opts) */
+    ts_diff_device device;          /* host slices (no "stream"), GPU ops, or both (default) */
+    bool           whole;           /* every slice, not one iteration */
+    bool           has_iteration;   /* compare ProfilerStep#iteration in both (else each rank's first) */
+    int64_t        iteration;
+} ts_diff_opts;
+
+typedef struct ts_diff_row {
+    const char    *name;            /* borrowed from the traces */
+    uint64_t       a_count, b_count;
+    int64_t        a_total_ns, b_total_ns;
+    ts_diff_change change;          /* added: only in B; removed: only in A; more/fewer: count in B vs A */
+} ts_diff_row;
+
+typedef struct ts_diff_rank {
+    int32_t  rank;
+    int64_t  a_step, b_step;        /* the iterations compared; -1 = whole trace */
+    uint32_t first_row, n_rows;     /* rows of ts_diff.rows, by |B - A| total time descending */
+    uint32_t n_change[5];           /* rows per ts_diff_change */
+} ts_diff_rank;
+
+typedef struct ts_diff {
+    ts_diff_rank *ranks;  uint32_t n_ranks;
+    ts_diff_row  *rows;   uint32_t n_rows;
+    int32_t      *only_a; uint32_t n_only_a;   /* rank numbers without a partner in B */
+    int32_t      *only_b; uint32_t n_only_b;
+} ts_diff;
+
+TS_API const char *ts_diff_change_name(ts_diff_change c);   /* "=", "added", "removed", "+", "-" */
+/* TS_ENODATA (nothing compared, *out NULL) when no rank is in both traces or,
+ * without `whole`, a rank of both lacks the iteration asked for. */
+TS_API TS_NODISCARD int ts_diff_compute(const ts_trace *a, const ts_trace *b, const ts_diff_opts *opts,
+                                        ts_diff **out, ts_error *err);
+TS_API void ts_diff_destroy(ts_diff *d);
+
+/* ---- stragglers (breakdown on several ranks) ----
+ * At every collective instance matched across ranks (graph/collective.c), on
+ * the aligned clock: each member's arrival (its start), the last arrival
+ * (the straggler), and each rank's lateness = its arrival - the first
+ * arrival; every other rank waited last - its own arrival for the straggler.
+ * Summed per rank, per (waiter, straggler) pair, and per iteration (the
+ * ProfilerStep the member's start lies in on its rank, -1 = none). */
+typedef struct ts_graph ts_graph;
+typedef struct ts_straggler_rank {
+    int32_t  rank;
+    uint32_t n_colls;        /* instances it took part in */
+    uint32_t n_last;         /* instances it arrived last at (ties: the first found) */
+    int64_t  late_ns;        /* summed lateness (arrival - first arrival) */
+    int64_t  max_late_ns;
+    int64_t  waited_ns;      /* time it waited for the last arrival */
+    int64_t  caused_ns;      /* time the others waited while it was the last */
+} ts_straggler_rank;
+typedef struct ts_straggler_pair { int32_t waiter, straggler; uint32_t n; int64_t wait_ns; } ts_straggler_pair;
+typedef struct ts_straggler_iter { int64_t step; int32_t rank; uint32_t n_colls; int64_t waited_ns, caused_ns; } ts_straggler_iter;
+typedef struct ts_straggler_coll {
+    const char *name;        /* "allreduce", ... (borrowed from the graph) */
+    int64_t     ordinal;     /* sequence number in its group, or order */
+    int64_t     step;        /* iteration of its first member, -1 = none */
+    int32_t     last_rank;   /* the straggler */
+    int64_t     spread_ns;   /* last - first arrival */
+    uint32_t    first_late, n_late; /* rows of ts_stragglers.late: (rank, lateness) per member */
+} ts_straggler_coll;
+typedef struct ts_straggler_late { int32_t rank; int64_t late_ns; } ts_straggler_late;
+typedef struct ts_stragglers {
+    uint32_t n_ranks;        ts_straggler_rank *ranks;   /* by rank number */
+    uint32_t n_pairs;        ts_straggler_pair *pairs;   /* by wait descending */
+    uint32_t n_iters;        ts_straggler_iter *iters;   /* by step, then rank */
+    uint32_t n_colls;        ts_straggler_coll *colls;   /* matched instances of 2+ ranks, in graph order */
+    uint32_t n_late;         ts_straggler_late *late;
+    int64_t  total_wait_ns;  /* all ranks' waits summed */
+} ts_stragglers;
+/* The result borrows collective names from g: destroy it before g. */
+TS_API TS_NODISCARD int ts_stragglers_compute(const ts_graph *g, ts_stragglers **out, ts_error *err);
+TS_API void ts_stragglers_destroy(ts_stragglers *s);
+
 #ifdef __cplusplus
 }
 #endif

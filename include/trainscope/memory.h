@@ -194,6 +194,50 @@ TS_API void ts_mem_curve_free(ts_mem_curve *c);
  * when all succeeded: no partial output. */
 TS_API TS_NODISCARD int ts_mem_curves_write(const char *dir, const char *summary_json, const ts_mem_curve *curves,
                                             const char *const *titles, uint32_t n, int plots, ts_error *err);
+/* ---- PyTorch allocator snapshots (torch.cuda.memory._snapshot() pickles,
+ * gzipped or not, as PyTorch's memory_viz reads them) ----
+ * Per device: the segments at the snapshot (reserved, allocated,
+ * fragmentation = reserved - allocated, the largest free block), and the
+ * alloc/free trace: bytes allocated over time (an alloc adds its size, a
+ * free_completed removes it; blocks freed in the trace without an alloc in it,
+ * and blocks still allocated at the snapshot without one, were allocated
+ * before the trace began), its peak, and the blocks alive at the peak with
+ * the Python frames that allocated them. */
+typedef struct ts_mem_snap_device {
+    int32_t  device;
+    uint32_t n_segments, n_blocks;
+    int64_t  reserved_bytes;       /* sum of segment sizes at the snapshot */
+    int64_t  allocated_bytes;      /* sum of segments' allocated_size */
+    int64_t  requested_bytes;      /* sum of segments' requested_size (what the program asked for) */
+    int64_t  fragmentation_bytes;  /* reserved - allocated: cached by the allocator, not in use */
+    int64_t  largest_free_bytes;   /* largest inactive block: the biggest request served without cudaMalloc */
+    uint64_t n_trace, n_alloc, n_free, n_segment_events; /* trace entries; allocs; free_completed; segment_* */
+    int64_t  first_us, last_us;    /* trace time range (time_us), -1 = none */
+    int64_t  start_bytes;          /* allocated when the trace begins */
+    int64_t  peak_bytes;           /* most bytes allocated at once */
+    int64_t  peak_us;              /* when, -1 = at the start */
+    int64_t  end_bytes;            /* allocated after the last entry */
+    uint32_t first_alive, n_alive; /* rows of ts_mem_snapshot.alive: blocks alive at the peak, largest first */
+} ts_mem_snap_device;
+typedef struct ts_mem_snap_block {
+    uint64_t    addr;
+    int64_t     bytes;
+    int64_t     alloc_us;          /* -1 = allocated before the trace */
+    const char *frame;             /* innermost Python frame "name file:line", "" = none */
+    const char *user_frame;        /* first frame outside torch and site-packages, "" = none */
+} ts_mem_snap_block;
+typedef struct ts_mem_snapshot {
+    uint32_t            n_devices;
+    ts_mem_snap_device *devices;
+    uint32_t            n_alive;
+    ts_mem_snap_block  *alive;
+} ts_mem_snapshot;
+TS_API TS_NODISCARD int ts_mem_snapshot_load(const char *path, ts_mem_snapshot **out, ts_error *err);
+/* The alloc/free timeline as CSV (device, index, time_us, action, addr, bytes,
+ * allocated_bytes after it, frame, user_frame), written to a temporary name
+ * and renamed. */
+TS_API TS_NODISCARD int ts_mem_snapshot_write_timeline(const char *snapshot_path, const char *csv_path, ts_error *err);
+TS_API void ts_mem_snapshot_destroy(ts_mem_snapshot *s);
 
 #ifdef __cplusplus
 }

@@ -32,6 +32,12 @@ TS_API uint32_t ts_rank_n_flows(const ts_rank *r);
 TS_API uint32_t ts_rank_n_iterations(const ts_rank *r);
 TS_API uint64_t ts_rank_n_events_read(const ts_rank *r);
 TS_API uint64_t ts_rank_n_warnings(const ts_rank *r);
+/* Where the rank came from, as its reader recorded it: "format" (e.g.
+ * "nsys-sqlite"; NULL for Chrome JSON) and reader-specific keys such as
+ * "nsys_version", "nsys_layout". NULL = absent or not a string. */
+TS_API const char *ts_rank_meta_str(const ts_rank *r, const char *key);
+/* Its keys in order, for listing them: the i-th string metadata key, NULL past the last. */
+TS_API const char *ts_rank_meta_key(const ts_rank *r, uint32_t i);
 
 #ifdef __cplusplus
 }

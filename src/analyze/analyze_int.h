@@ -13,7 +13,7 @@
 
 typedef struct ts_ival {
     int64_t start_ns;
-    int64_t end_ns;     /* >= start_ns */
+    int64_t end_ns;     /* >= start_ns, except an op HTA's rounding gave -1 us (breakdown.c), which merges as HTA merges it */
 } ts_ival;
 
 /* Sort and merge in place; returns the merged count. O(n log n). */

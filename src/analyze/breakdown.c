@@ -1,9 +1,20 @@
 /* breakdown.c - where each rank's time went, with Holistic Trace Analysis'
- * definitions (HTA, facebookresearch/HolisticTraceAnalysis, hta/ at v0.2):
+ * definitions (HTA, facebookresearch/HolisticTraceAnalysis, hta/ as of 0.6.1;
+ * its analyses are as in v0.2, its parser rounds times since):
  *
  *   GPU op       an event with a "stream" arg: kernel, gpu_memcpy, gpu_memset,
  *                and cuda_sync events on a stream (gpu_user_annotation has
  *                none, so it never counts).
+ *   times        common/trace_parser.py (HTA 0.6.1; after
+ *                PyTorch PR 122425): when a Chrome-JSON trace's "ts" is finer than
+ *                a microsecond (float "ts"), every event's start is rounded up
+ *                and its end (ts + dur) down to whole microseconds of the
+ *                file's own clock, dur = end - start (an op under 1 us that
+ *                crosses no microsecond boundary gets -1 us, which HTA keeps).
+ *                Every section below works on those times; traces on a
+ *                whole-microsecond grid are unchanged. (HTA v0.2 used the
+ *                exact times: nccl_data's idle was 336,420 us there, 338,781
+ *                in 0.6.1.)
  *   filter       common/trace.py _filter_irrelevant_gpu_kernels: when the trace
  *                has two or more ProfilerStep annotations, keep only GPU ops
  *                whose launching CPU event (same correlation id) starts before
@@ -51,8 +62,39 @@ typedef struct gpu_view {
     uint32_t  n_ops, cap_ops;
     ts_map64  launcher;   /* correlation id -> CPU slice row of the launching call */
     bool      filtered;   /* HTA's iteration filter applied */
+    bool      us_grid;    /* HTA's whole-microsecond times apply (see "times" above): the rank was
+                             read from Chrome JSON with fractional "ts" (HTA reads only that) */
+    int64_t   base_ns;    /* the rank's baseTimeNanoseconds: the grid is the file's own microseconds */
     ts_names  names;      /* kernel type of each name, computed once */
 } gpu_view;
+
+/* Floor and ceiling of t on the microsecond grid that starts at base; t
+ * itself where the grid point would lie outside int64 (fuzz_analyze, 26 Nov:
+ * a slice ending at INT64_MAX - 807 overflowed the ceiling). */
+static int64_t us_floor(int64_t t, int64_t base)
+{
+    int64_t x, r;
+    if (__builtin_sub_overflow(t, base, &x)) return t;
+    int64_t q = x / 1000 - (x % 1000 < 0);
+    return __builtin_add_overflow(base, q * 1000, &r) ? t : r;
+}
+static int64_t us_ceil(int64_t t, int64_t base)
+{
+    int64_t f = us_floor(t, base), r;
+    return f == t || __builtin_add_overflow(f, 1000, &r) ? t : r;
+}
+
+/* Start, end and duration of slice s as HTA 0.6.1 sees them. */
+static int64_t hta_ts(const ts_rank *r, const gpu_view *g, uint32_t s)
+{
+    return g->us_grid ? us_ceil(r->slices.ts_ns[s], g->base_ns) : r->slices.ts_ns[s];
+}
+static int64_t hta_end(const ts_rank *r, const gpu_view *g, uint32_t s)
+{
+    return g->us_grid ? us_floor(ts__slice_end(r, s), g->base_ns) : ts__slice_end(r, s);
+}
+static int64_t hta_dur(const ts_rank *r, const gpu_view *g, uint32_t s) { return hta_end(r, g, s) - hta_ts(r, g, s); }
+
 
 static ts_kernel_type kernel_type(const ts_rank *r, gpu_view *g, uint32_t s)
 {
@@ -78,14 +120,14 @@ static uint32_t launcher_of(const ts_rank *r, const gpu_view *g, uint32_t op)
 /* Start of the last ProfilerStep when there are two or more, else INT64_MAX.
  * HTA looks at every non-GPU event named *ProfilerStep*, the GPU-timeline
  * copies (gpu_user_annotation) included. */
-static int64_t filter_cutoff(const ts_rank *r)
+static int64_t filter_cutoff(const ts_rank *r, const gpu_view *g)
 {
     if (r->n_iterations < 2) return INT64_MAX;
     int64_t last = INT64_MIN;
     for (uint32_t s = 0; s < r->slices.n; s++)
-        if (!ts__is_gpu_op(r, s) && r->slices.ts_ns[s] > last &&
+        if (!ts__is_gpu_op(r, s) && hta_ts(r, g, s) > last &&
             strstr(ts__rank_str(r, r->slices.name[s]), "ProfilerStep"))
-            last = r->slices.ts_ns[s];
+            last = hta_ts(r, g, s);
     return last;
 }
 
@@ -95,6 +137,8 @@ static int gpu_view_build(const ts_rank *r, const int64_t *win, gpu_view *g)
 {
     memset(g, 0, sizeof *g);
     ts__map64_init(&g->launcher);
+    g->us_grid = r->us_fractions;
+    g->base_ns = r->base_time_ns;
     if (ts__names_init(&g->names, r)) return TS_ENOMEM;
     for (uint32_t s = 0; s < r->slices.n; s++) {
         if (r->slices.corr[s] < 0 || ts__kind_on_gpu((ts_kind)r->slices.kind[s]) || ts__is_gpu_op(r, s)) continue;
@@ -102,13 +146,13 @@ static int gpu_view_build(const ts_rank *r, const int64_t *win, gpu_view *g)
             ts__map64_put(&g->launcher, (uint64_t)r->slices.corr[s], s))
             return TS_ENOMEM;
     }
-    int64_t cutoff = win ? INT64_MAX : filter_cutoff(r);
+    int64_t cutoff = win ? INT64_MAX : filter_cutoff(r, g);
     g->filtered = win || cutoff != INT64_MAX;
     for (uint32_t s = 0; s < r->slices.n; s++) {
         if (!ts__is_gpu_op(r, s)) continue;
         uint32_t l = launcher_of(r, g, s);
         if (win && (l == TS_NONE32 || r->slices.ts_ns[l] < win[0] || r->slices.ts_ns[l] >= win[1])) continue;
-        if (!win && g->filtered && r->slices.corr[s] >= 0 && (l == TS_NONE32 || r->slices.ts_ns[l] >= cutoff)) continue;
+        if (!win && g->filtered && r->slices.corr[s] >= 0 && (l == TS_NONE32 || hta_ts(r, g, l) >= cutoff)) continue;
         if (g->n_ops == g->cap_ops && ts__grow((void **)&g->ops, &g->cap_ops, sizeof *g->ops, (size_t)g->n_ops + 1))
             return TS_ENOMEM;
         g->ops[g->n_ops++] = s;
@@ -132,8 +176,8 @@ static int temporal(const ts_rank *r, gpu_view *g, ts_breakdown_rank *out)
     for (uint32_t i = 0; i < g->n_ops; i++) {
         uint32_t s = g->ops[i];
         ts_kernel_type kt = kernel_type(r, g, s);
-        int64_t a = r->slices.ts_ns[s], b = ts__slice_end(r, s);
-        out->type_total_ns[kt] += r->slices.dur_ns[s];
+        int64_t a = hta_ts(r, g, s), b = hta_end(r, g, s);
+        out->type_total_ns[kt] += b - a;
         if (!ts__ival_push(&v[kt], &n[kt], &cap[kt], a, b) || !ts__ival_push(&v[TS_KT_COUNT], &n[TS_KT_COUNT], &cap[TS_KT_COUNT], a, b))
             goto done;
     }
@@ -238,7 +282,7 @@ static int kernel_shares(const ts_rank *r, gpu_view *g, uint32_t top, ts_breakdo
     for (uint32_t i = 0; i < n; i++) {
         uint32_t s = g->ops[i];
         key[i] = (uint32_t)kernel_type(r, g, s) * width + r->slices.name[s];
-        dur[i] = r->slices.dur_ns[s];
+        dur[i] = hta_dur(r, g, s);
     }
     int64_t *grouped = dur + (n ? n : 1);
     if ((rc = ts__group_durations(key, dur, n, TS_KT_COUNT * width, grouped, &dg))) goto done;
@@ -272,8 +316,8 @@ static int queue_length(const ts_rank *r, const gpu_view *g, const uint32_t *ops
     for (uint32_t i = 0; i < n; i++) {
         uint32_t l = launcher_of(r, g, ops[i]);
         if (l == TS_NONE32) continue;   /* never enqueued as far as the trace shows */
-        deq[n_enq] = (qev){ts__slice_end(r, ops[i]), -1};
-        e[n_enq++] = (qev){r->slices.ts_ns[l], +1};
+        deq[n_enq] = (qev){hta_end(r, g, ops[i]), -1};
+        e[n_enq++] = (qev){hta_ts(r, g, l), +1};
     }
     memcpy(e + n_enq, deq, (size_t)n_enq * sizeof *e);
     uint32_t m = 2 * n_enq;
@@ -296,12 +340,12 @@ static void idle_categories(const ts_rank *r, const gpu_view *g, const uint32_t 
 {
     for (uint32_t i = 0; i < n; i++) {
         uint32_t s = ops[i];
-        sb->busy_ns += r->slices.dur_ns[s];
+        sb->busy_ns += hta_dur(r, g, s);
         if (i == 0) continue;   /* HTA: the first op's gap is NaN and drops out of the sums */
-        int64_t prev_end = ts__slice_end(r, ops[i - 1]);
-        int64_t gap = r->slices.ts_ns[s] - prev_end;
+        int64_t prev_end = hta_end(r, g, ops[i - 1]);
+        int64_t gap = hta_ts(r, g, s) - prev_end;
         uint32_t l = launcher_of(r, g, s);
-        if (l != TS_NONE32 && r->slices.ts_ns[l] > prev_end) sb->host_wait_ns += gap;
+        if (l != TS_NONE32 && hta_ts(r, g, l) > prev_end) sb->host_wait_ns += gap;
         else if (gap < delay_ns) sb->kernel_wait_ns += gap;
         else sb->other_wait_ns += gap;
     }
@@ -349,11 +393,12 @@ static int launch_stats(const ts_rank *r, const gpu_view *g, ts_breakdown_rank *
     for (uint32_t i = 0; i < g->n_ops; i++) {
         uint32_t s = g->ops[i], l = launcher_of(r, g, s);
         if (l == TS_NONE32) continue;
-        delay[n++] = r->slices.ts_ns[s] - r->slices.ts_ns[l];
-        cpu_sum += (double)r->slices.dur_ns[l];
-        gpu_sum += (double)r->slices.dur_ns[s];
-        if (r->slices.dur_ns[s] < r->slices.dur_ns[l]) out->n_gpu_shorter_than_runtime++;
-        if (r->slices.dur_ns[l] > RUNTIME_CUTOFF_NS) out->n_runtime_outliers++;
+        int64_t cpu_dur = hta_dur(r, g, l), gpu_dur = hta_dur(r, g, s);
+        delay[n++] = hta_ts(r, g, s) - hta_ts(r, g, l);
+        cpu_sum += (double)cpu_dur;
+        gpu_sum += (double)gpu_dur;
+        if (gpu_dur < cpu_dur) out->n_gpu_shorter_than_runtime++;
+        if (cpu_dur > RUNTIME_CUTOFF_NS) out->n_runtime_outliers++;
         if (delay[n - 1] > LAUNCH_DELAY_CUTOFF_NS) out->n_delay_outliers++;
     }
     ts__sort_i64(delay, n, delay + (g->n_ops ? g->n_ops : 1));
@@ -400,10 +445,11 @@ static int membw(const ts_rank *r, gpu_view *g, ts_breakdown_rank *out, rank_cap
         ts_membw *m = &out->membw[k];
         m->count++;
         int64_t bytes;
-        if (!ts__slice_arg_i64(r, s, "bytes", &bytes) || bytes < 0 || r->slices.dur_ns[s] <= 0) continue;
+        int64_t dur = hta_dur(r, g, s);
+        if (!ts__slice_arg_i64(r, s, "bytes", &bytes) || bytes < 0 || dur <= 0) continue;
         m->bytes += (uint64_t)bytes;
-        m->dur_ns += r->slices.dur_ns[s];
-        double gbps = (double)bytes / (double)r->slices.dur_ns[s];
+        m->dur_ns += dur;
+        double gbps = (double)bytes / (double)dur;
         if (gbps > m->max_gbps) m->max_gbps = gbps;
     }
     for (uint32_t k = 0; k < out->n_membw; k++)

@@ -18,6 +18,7 @@
 #include "cli/cli.h"
 #include "report/report_int.h"
 #include "trainscope/analyze.h"
+#include "trainscope/graph.h"
 #include "trainscope/ingest.h"
 #include "trainscope/report.h"
 
@@ -45,7 +46,9 @@ static void usage(FILE *f)
           "non-compute = communication + memory), kernel types and top kernels, idle time\n"
           "per stream (host wait, kernel wait, other), communication/computation overlap,\n"
           "kernel launch statistics, queue length per stream, memcpy/memset bandwidth.\n"
-          "CPU-only ranks: compute, communication and idle time per thread.\n\n"
+          "CPU-only ranks: compute, communication and idle time per thread. Several ranks:\n"
+          "stragglers: lateness of each rank at each collective matched across ranks (on\n"
+          "aligned clocks), who waited for whom and how long, summed per iteration.\n\n"
           "options:\n"
           "  --top N                   kernels listed per kernel type (default 5, 0 = all)\n"
           "  --kernel-delay NS         HTA consecutive_kernel_delay for idle time (default 30)\n"
@@ -303,7 +306,75 @@ static void json_membw_threads(ts_json *j, const ts_breakdown *b)
     ts__json_arr_end(j);
 }
 
-static void print_json(const ts_trace *t, const ts_breakdown *b)
+/* "stragglers": per rank, pairs, iterations, and every matched collective's lateness per rank. */
+static void json_stragglers(ts_json *j, const ts_stragglers *st)
+{
+    ts__json_key(j, "stragglers");
+    ts__json_obj_begin(j);
+    ts__json_kv_us(j, "total_wait_us", st->total_wait_ns);
+    ts__json_key(j, "ranks");
+    ts__json_arr_begin(j);
+    for (uint32_t i = 0; i < st->n_ranks; i++) {
+        const ts_straggler_rank *r = &st->ranks[i];
+        ts__json_obj_begin(j);
+        ts__json_kv_i64(j, "rank", r->rank);
+        ts__json_kv_u64(j, "collectives", r->n_colls);
+        ts__json_kv_u64(j, "last", r->n_last);
+        ts__json_kv_us(j, "late_us", r->late_ns);
+        ts__json_kv_us(j, "max_late_us", r->max_late_ns);
+        ts__json_kv_us(j, "waited_us", r->waited_ns);
+        ts__json_kv_us(j, "caused_us", r->caused_ns);
+        ts__json_obj_end(j);
+    }
+    ts__json_arr_end(j);
+    ts__json_key(j, "waits");
+    ts__json_arr_begin(j);
+    for (uint32_t i = 0; i < st->n_pairs; i++) {
+        ts__json_obj_begin(j);
+        ts__json_kv_i64(j, "waiter", st->pairs[i].waiter);
+        ts__json_kv_i64(j, "straggler", st->pairs[i].straggler);
+        ts__json_kv_u64(j, "collectives", st->pairs[i].n);
+        ts__json_kv_us(j, "wait_us", st->pairs[i].wait_ns);
+        ts__json_obj_end(j);
+    }
+    ts__json_arr_end(j);
+    ts__json_key(j, "iterations");
+    ts__json_arr_begin(j);
+    for (uint32_t i = 0; i < st->n_iters; i++) {
+        ts__json_obj_begin(j);
+        ts__json_kv_i64(j, "iteration", st->iters[i].step);
+        ts__json_kv_i64(j, "rank", st->iters[i].rank);
+        ts__json_kv_u64(j, "collectives", st->iters[i].n_colls);
+        ts__json_kv_us(j, "waited_us", st->iters[i].waited_ns);
+        ts__json_kv_us(j, "caused_us", st->iters[i].caused_ns);
+        ts__json_obj_end(j);
+    }
+    ts__json_arr_end(j);
+    ts__json_key(j, "collectives");
+    ts__json_arr_begin(j);
+    for (uint32_t i = 0; i < st->n_colls; i++) {
+        const ts_straggler_coll *c = &st->colls[i];
+        ts__json_obj_begin(j);
+        ts__json_kv_str(j, "name", c->name);
+        ts__json_kv_i64(j, "ordinal", c->ordinal);
+        ts__json_kv_i64(j, "iteration", c->step);
+        ts__json_kv_i64(j, "last_rank", c->last_rank);
+        ts__json_kv_us(j, "spread_us", c->spread_ns);
+        ts__json_key(j, "late_us");
+        ts__json_obj_begin(j);
+        for (uint32_t k = c->first_late; k < c->first_late + c->n_late; k++) {
+            char key[16];
+            snprintf(key, sizeof key, "%d", st->late[k].rank);
+            ts__json_kv_us(j, key, st->late[k].late_ns);
+        }
+        ts__json_obj_end(j);
+        ts__json_obj_end(j);
+    }
+    ts__json_arr_end(j);
+    ts__json_obj_end(j);
+}
+
+static void print_json(const ts_trace *t, const ts_breakdown *b, const ts_stragglers *st)
 {
     ts_buf buf;
     ts__buf_init(&buf);
@@ -319,6 +390,7 @@ static void print_json(const ts_trace *t, const ts_breakdown *b)
     json_streams(&j, b);
     json_launches(&j, b);
     json_membw_threads(&j, b);
+    if (st) json_stragglers(&j, st);
     ts__report_warnings_json(&j, t);
     ts__json_obj_end(&j);
     ts__buf_add(&buf, "\n", 1);
@@ -581,6 +653,53 @@ static int print_table(const ts_breakdown *b, int width)
     return TS_OK;
 }
 
+/* Straggler tables: per rank, who waited for whom (top 10), per iteration. */
+static int print_stragglers(const ts_stragglers *st)
+{
+    char a[6][32];
+    printf("\nstragglers (collectives matched across ranks, on aligned clocks): %u instances, "
+           "ranks waited %s in all\n", st->n_colls, (ts_report_duration((double)st->total_wait_ns, a[0], 32), a[0]));
+    printf("%5s %7s %6s %10s %10s %10s %10s\n", "rank", "colls", "last", "late", "max late", "waited", "caused");
+    for (uint32_t i = 0; i < st->n_ranks; i++) {
+        const ts_straggler_rank *r = &st->ranks[i];
+        ts_report_duration((double)r->late_ns, a[0], 32);
+        ts_report_duration((double)r->max_late_ns, a[1], 32);
+        ts_report_duration((double)r->waited_ns, a[2], 32);
+        ts_report_duration((double)r->caused_ns, a[3], 32);
+        printf("%5d %7u %6u %10s %10s %10s %10s\n", r->rank, r->n_colls, r->n_last, a[0], a[1], a[2], a[3]);
+    }
+    if (st->n_pairs) printf("\nwho waited for whom\n%6s %9s %7s %10s\n", "waiter", "straggler", "colls", "waited");
+    for (uint32_t i = 0; i < st->n_pairs && i < 10; i++) {
+        ts_report_duration((double)st->pairs[i].wait_ns, a[0], 32);
+        printf("%6d %9d %7u %10s\n", st->pairs[i].waiter, st->pairs[i].straggler, st->pairs[i].n, a[0]);
+    }
+    if (st->n_pairs > 10) printf("... %u more pairs (json has all)\n", st->n_pairs - 10);
+    if (st->n_iters) printf("\nper iteration\n%9s %5s %7s %10s %10s\n", "iteration", "rank", "colls", "waited", "caused");
+    for (uint32_t i = 0; i < st->n_iters; i++) {
+        ts_report_duration((double)st->iters[i].waited_ns, a[0], 32);
+        ts_report_duration((double)st->iters[i].caused_ns, a[1], 32);
+        if (st->iters[i].step >= 0) snprintf(a[2], 32, "%lld", (long long)st->iters[i].step);
+        else snprintf(a[2], 32, "-");
+        printf("%9s %5d %7u %10s %10s\n", a[2], st->iters[i].rank, st->iters[i].n_colls, a[0], a[1]);
+    }
+    return ferror(stdout) ? TS_EIO : TS_OK;
+}
+
+/* Stragglers of a multi-rank trace, through the global graph (matched
+ * collectives, aligned clocks). NULL with one rank, or when the graph cannot
+ * be built (said on stderr; the rest of the breakdown stands). */
+static ts_stragglers *stragglers_of(const ts_trace *t, ts_graph **g)
+{
+    *g = NULL;
+    if (ts_trace_n_ranks(t) < 2) return NULL;
+    ts_stragglers *st = NULL;
+    ts_error err = {0};
+    if (ts_graph_create(t, NULL, g, &err) || ts_stragglers_compute(*g, &st, &err))
+        fprintf(stderr, "trainscope: warning: no straggler report: %s\n", err.msg);
+    if (st && st->n_colls == 0) { ts_stragglers_destroy(st); st = NULL; }
+    return st;
+}
+
 /* Nothing to analyze: no rank has a GPU op or a CPU thread with work. */
 static bool empty(const ts_breakdown *b)
 {
@@ -605,18 +724,31 @@ int ts_cmd_breakdown(int argc, char **argv)
         return ts_cli_exit_for(rc);
     }
     int exit_code = TS_EXIT_OK;
+    ts_graph *g = NULL;   /* lives as long as st, which borrows its names */
+    ts_stragglers *st = empty(b) ? NULL : stragglers_of(t, &g);
     if (empty(b)) {
         ts_cli_errorf("breakdown: no GPU operation and no CPU slice to analyze");
         exit_code = TS_EXIT_NOTHING;
     } else if (a.format == TS_FMT_JSON) {
-        print_json(t, b);
+        print_json(t, b, st);
     } else if (a.format == TS_FMT_CSV) {
         ts__report_warnings_emit(stderr, t, NULL, 0, ts__report_warn_all(a.verbose));
         print_csv(b);
+        for (uint32_t i = 0; st && i < st->n_ranks; i++) {
+            csv_row("stragglers", st->ranks[i].rank, "", "waited_us", st->ranks[i].waited_ns / 1e3);
+            csv_row("stragglers", st->ranks[i].rank, "", "caused_us", st->ranks[i].caused_ns / 1e3);
+            csv_row("stragglers", st->ranks[i].rank, "", "late_us", st->ranks[i].late_ns / 1e3);
+            csv_row("stragglers", st->ranks[i].rank, "", "last", st->ranks[i].n_last);
+        }
     } else {
         ts__report_warnings_emit(stderr, t, NULL, 0, ts__report_warn_all(a.verbose));
-        if (print_table(b, a.width)) { ts_cli_errorf("writing the tables failed"); exit_code = TS_EXIT_BAD; }
+        if (print_table(b, a.width) || (st && print_stragglers(st))) {
+            ts_cli_errorf("writing the tables failed");
+            exit_code = TS_EXIT_BAD;
+        }
     }
+    ts_stragglers_destroy(st);
+    ts_graph_destroy(g);
     ts_breakdown_destroy(b);
     ts_trace_destroy(t);
     return exit_code;

@@ -37,8 +37,10 @@ static void usage(FILE *f)
           "G10.config: the G10 tool's own config (nn_model_input_forward/_backward,\n"
           "orig_kernel_time_file, GPU_frequency_GHz, GPU_memory_size_GB, output_folder);\n"
           "implies --g10-compat and writes output_folder/statistics unless -o is given.\n\n"
-          "--trace: PyTorch export_memory_timeline_raw files (*.raw[.gz], *memory_timeline*)\n"
-          "or Kineto traces recorded with profile_memory=True ([memory] events); -o DIR\n"
+          "--trace: PyTorch export_memory_timeline_raw files (*.raw[.gz], *memory_timeline*),\n"
+          "allocator snapshots (torch.cuda.memory._snapshot() pickles: *.pickle, *.pkl, gzipped\n"
+          "or not; -o DIR also writes DIR/snapshot_timeline.csv), or Kineto traces recorded\n"
+          "with profile_memory=True ([memory] events); -o DIR\n"
           "writes memory.json there (the --format json objects as one array), --plot\n"
           "memory.svg (memory_K.svg, one per file or rank and device, when several).\n\n"
           "Tensor liveness, inactive periods, memory curve, peak and offload candidates of\n"
@@ -397,6 +399,106 @@ static int write_trace_dir(const char *dir, trace_out *o, bool png)
 
 /* --trace: raw timelines one by one, Kineto traces together (one per rank);
  * with -o DIR, memory.json and (--plot) the curves there. */
+/* torch.cuda.memory._snapshot() pickles, by name: *.pickle, *.pkl (.gz, .zst). */
+static bool is_snapshot(const char *path)
+{
+    return strstr(path, ".pickle") || strstr(path, ".pkl");
+}
+
+/* Blocks alive at the peak grouped by allocating frame (the first outside
+ * torch, else the innermost): the top `top` groups, largest first. */
+typedef struct frame_group { const char *frame; int64_t bytes; uint32_t blocks; } frame_group;
+
+static int cmp_group(const void *a, const void *b)
+{
+    const frame_group *x = a, *y = b;
+    if (x->bytes != y->bytes) return x->bytes > y->bytes ? -1 : 1;
+    return strcmp(x->frame, y->frame);
+}
+
+static uint32_t group_alive(const ts_mem_snapshot *s, const ts_mem_snap_device *d, frame_group *g)
+{
+    uint32_t n = 0;
+    for (uint32_t i = d->first_alive; i < d->first_alive + d->n_alive; i++) {
+        const ts_mem_snap_block *b = &s->alive[i];
+        const char *f = b->user_frame[0] ? b->user_frame : b->frame[0] ? b->frame
+                        : b->alloc_us < 0 ? "(allocated before the trace)" : "(no frames recorded)";
+        uint32_t k = 0;
+        while (k < n && strcmp(g[k].frame, f)) k++;
+        if (k == n) g[n++] = (frame_group){f, 0, 0};
+        g[k].bytes += b->bytes;
+        g[k].blocks++;
+    }
+    qsort(g, n, sizeof *g, cmp_group);
+    return n;
+}
+
+static void snapshot_device(const char *path, const ts_mem_snapshot *s, const ts_mem_snap_device *d, bool json,
+                            uint32_t top, bool first)
+{
+    const double MiB = 1024.0 * 1024.0;
+    frame_group *g = ts__malloc(((size_t)d->n_alive + 1) * sizeof *g);
+    uint32_t ng = g ? group_alive(s, d, g) : 0;
+    if (json) {
+        printf("%s{\"file\":%s,\"device\":%d,\"segments\":%u,\"blocks\":%u,\"reserved_bytes\":%lld,"
+               "\"allocated_bytes\":%lld,\"requested_bytes\":%lld,\"fragmentation_bytes\":%lld,"
+               "\"largest_free_bytes\":%lld,\"trace_entries\":%llu,\"allocs\":%llu,\"frees\":%llu,"
+               "\"first_us\":%lld,\"last_us\":%lld,\"start_bytes\":%lld,\"peak_bytes\":%lld,\"peak_us\":%lld,"
+               "\"end_bytes\":%lld,\"alive_at_peak\":%u,\"alive_by_frame\":[",
+               first ? "" : "\n", json_quoted(path), d->device, d->n_segments, d->n_blocks,
+               (long long)d->reserved_bytes, (long long)d->allocated_bytes, (long long)d->requested_bytes,
+               (long long)d->fragmentation_bytes, (long long)d->largest_free_bytes, (unsigned long long)d->n_trace,
+               (unsigned long long)d->n_alloc, (unsigned long long)d->n_free, (long long)d->first_us,
+               (long long)d->last_us, (long long)d->start_bytes, (long long)d->peak_bytes, (long long)d->peak_us,
+               (long long)d->end_bytes, d->n_alive);
+        for (uint32_t k = 0; k < ng && k < top; k++)
+            printf("%s{\"frame\":%s,\"bytes\":%lld,\"blocks\":%u}", k ? "," : "", json_quoted(g[k].frame),
+                   (long long)g[k].bytes, g[k].blocks);
+        printf("]}");
+    } else {
+        printf("%s: device %d: %u segments, %u blocks; reserved %.1f MiB, allocated %.1f MiB, fragmentation "
+               "%.1f MiB (reserved - allocated); largest free block %.1f MiB\n", path, d->device, d->n_segments,
+               d->n_blocks, d->reserved_bytes / MiB, d->allocated_bytes / MiB, d->fragmentation_bytes / MiB,
+               d->largest_free_bytes / MiB);
+        printf("  trace: %llu entries (%llu allocs, %llu frees) over %.3f ms; %.1f MiB allocated at its start, "
+               "peak %.1f MiB at +%.3f ms, %.1f MiB at its end\n", (unsigned long long)d->n_trace,
+               (unsigned long long)d->n_alloc, (unsigned long long)d->n_free,
+               d->first_us >= 0 ? (double)(d->last_us - d->first_us) / 1e3 : 0.0, d->start_bytes / MiB,
+               d->peak_bytes / MiB, d->peak_us >= 0 ? (double)(d->peak_us - d->first_us) / 1e3 : 0.0,
+               d->end_bytes / MiB);
+        printf("  alive at the peak: %u blocks; by allocating frame (the first outside torch), largest first:\n"
+               "  %10s %7s  %s\n", d->n_alive, "MiB", "blocks", "frame");
+        for (uint32_t k = 0; k < ng && k < top; k++)
+            printf("  %10.1f %7u  %s\n", g[k].bytes / MiB, g[k].blocks, g[k].frame);
+        if (ng > top) printf("  ... %u more frames\n", ng - top);
+    }
+    ts__free(g, ((size_t)d->n_alive + 1) * sizeof *g);
+}
+
+static int snapshot(const char *path, const mem_args *a, bool json)
+{
+    ts_mem_snapshot *s;
+    ts_error err = {0};
+    if (ts_mem_snapshot_load(path, &s, &err)) {
+        ts_cli_errorf("%s", err.msg);
+        return TS_EXIT_BAD;
+    }
+    if (a->out_dir) {
+        char csv[4096];
+        snprintf(csv, sizeof csv, "%s/snapshot_timeline.csv", a->out_dir);
+        if (ts_mem_snapshot_write_timeline(path, csv, &err)) {
+            ts_cli_errorf("%s", err.msg);
+            ts_mem_snapshot_destroy(s);
+            return TS_EXIT_BAD;
+        }
+    }
+    for (uint32_t i = 0; i < s->n_devices; i++) snapshot_device(path, s, &s->devices[i], json, a->top, i == 0);
+    if (json && s->n_devices) printf("\n");
+    ts_mem_snapshot_destroy(s);
+    return TS_EXIT_OK;
+}
+
+/* --trace: raw timelines one by one, Kineto traces together (one per rank). */
 static int memory_trace(int argc, char **argv, int first, const mem_args *a)
 {
     if (first >= argc) {
@@ -413,6 +515,10 @@ static int memory_trace(int argc, char **argv, int first, const mem_args *a)
     o->plots = a->plots;
     int ex = TS_EXIT_OK;
     for (int i = first; i < argc && ex == TS_EXIT_OK; i++) {
+        if (is_snapshot(argv[i])) {
+            ex = snapshot(argv[i], a, json);
+            continue;
+        }
         if (!is_raw_timeline(argv[i])) {
             traces[n_traces++] = argv[i];
             continue;

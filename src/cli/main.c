@@ -24,6 +24,8 @@ extern char **environ;
 #pragma weak ts_cmd_replay
 #pragma weak ts_cmd_memory
 #pragma weak ts_cmd_record
+#pragma weak ts_cmd_info
+#pragma weak ts_cmd_diff
 
 typedef int (*cmd_fn)(int, char **);
 static const struct { const char *name; cmd_fn fn; const char *help; } commands[] = {
@@ -33,6 +35,8 @@ static const struct { const char *name; cmd_fn fn; const char *help; } commands[
     {"replay", ts_cmd_replay, "simulate the global dependency graph and predict iteration time"},
     {"memory", ts_cmd_memory, "tensor liveness, inactive periods and memory curves"},
     {"record", ts_cmd_record, "run a program under trainscope's tracer"},
+    {"info", ts_cmd_info, "what each rank was read from: format, reader notes, row counts"},
+    {"diff", ts_cmd_diff, "two traces compared per rank: ops added, removed, more or less often, time"},
 };
 
 void ts_cli_errorf(const char *fmt, ...)

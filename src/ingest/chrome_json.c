@@ -1312,6 +1312,7 @@ static void shift_times(parser *P)
     ts_rank *r = P->r;
     int64_t b = P->base_time_ns;
     r->base_time_ns = b;
+    for (uint32_t i = 0; i < r->slices.n && !r->us_fractions; i++) r->us_fractions = r->slices.ts_ns[i] % 1000 != 0;
     if (b == 0) return;
     for (uint32_t i = 0; i < r->slices.n; i++) {
         int64_t ts = r->slices.ts_ns[i] = sat_add(r->slices.ts_ns[i], b);

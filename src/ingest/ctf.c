@@ -1,9 +1,15 @@
 /* ctf.c - reading an LTTng (CTF) trace of trainscope's tracepoints back into
  * the trace model, through libbabeltrace2.
  *
- * Not for: other CTF producers' events (they are counted and skipped) or
- * Chrome-trace JSON (chrome_json.c). The tracepoints and their fields are
- * defined in src/capture/lttng_tp.h; this file must agree with it.
+ * Not for: Chrome-trace JSON (chrome_json.c). trainscope's tracepoints and
+ * their fields are defined in src/capture/lttng_tp.h; this file must agree
+ * with it. Events of other providers (lttng_ust_cyg_profile, lttng_ust_libc,
+ * ust_php, a CUDA tracer's ...) are read generically: a pair of events whose
+ * names differ only in a last word entry/exit, begin/end, start/end or
+ * start/stop is one cpu_op slice on its thread (LIFO per thread and pair),
+ * named by the pair and the payload's function, name or file field (or its
+ * "addr" in hex), with the entry's payload as args; any other event is an
+ * instant with its payload as args, category = the provider.
  *
  * Pipeline: src.ctf.fs (every stream of the trace under DIR) -> flt.utils.muxer
  * (one time-ordered message flow) -> a simple sink that turns each
@@ -52,6 +58,8 @@ typedef struct open_slice {
     uint32_t name, cat; /* string ids in the rank */
     uint64_t id;        /* range id (ranges only) */
     bool     live;      /* false once closed (ranges only) */
+    uint32_t key;       /* other providers' entry/exit pairs: the pair's key string id; 0 = a trainscope push */
+    uint32_t first_arg, n_args; /* other providers: the entry's payload as args */
 } open_slice;
 
 typedef struct stack { open_slice *v; uint32_t n, cap; } stack;
@@ -353,7 +361,10 @@ static void close_slice(proc *p, const open_slice *o, int64_t end_ns)
     const char *cat = ts__rank_str(r, o->cat);
     int64_t dur;
     if (__builtin_sub_overflow(end_ns, o->ts_ns, &dur)) dur = end_ns > o->ts_ns ? INT64_MAX : 0;
-    ts__rank_add_slice(r, o->track, o->ts_ns, dur, o->name, o->cat, ts__kind_from_cat(cat, strlen(cat)));
+    /* other providers' pairs are function calls of the traced program */
+    ts_kind kind = o->key ? TS_KIND_CPU_OP : ts__kind_from_cat(cat, strlen(cat));
+    uint32_t s = ts__rank_add_slice(r, o->track, o->ts_ns, dur, o->name, o->cat, kind);
+    if (s != TS_NONE32 && o->n_args) ts__rank_slice_set_args(r, s, o->first_arg, o->n_args);
 }
 
 static void on_push(reader *R, proc *p, const bt_field *f, int64_t now_ns, int64_t vtid)
@@ -409,6 +420,120 @@ static void on_range(reader *R, proc *p, const bt_field *f, int64_t now_ns, int6
     close_slice(p, o, now_ns);
 }
 
+/* ---- events of other providers ---- */
+
+enum { FOREIGN_INSTANT, FOREIGN_OPEN, FOREIGN_CLOSE };
+
+/* Whether name opens or closes a pair, and the length of the pair's key
+ * (the name without its last word): "ust_php:function_entry" opens
+ * "ust_php:function". */
+static int foreign_role(const char *name, size_t *key_n)
+{
+    static const char *const opens[] = {"entry", "begin", "start"}, *const closes[] = {"exit", "end", "stop"};
+    const char *us = strrchr(name, '_'), *col = strrchr(name, ':');
+    const char *sep = !us || (col && col > us) ? col : us;
+    if (!sep) return FOREIGN_INSTANT;
+    *key_n = (size_t)(sep - name);
+    for (int i = 0; i < 3; i++) {
+        if (!strcmp(sep + 1, opens[i])) return FOREIGN_OPEN;
+        if (!strcmp(sep + 1, closes[i])) return FOREIGN_CLOSE;
+    }
+    return FOREIGN_INSTANT;
+}
+
+/* The payload's integer, real and string members as args (at most 32). */
+static uint32_t payload_args(ts_rank *r, const bt_field *f, uint32_t *first)
+{
+    *first = ts__rank_args_mark(r);
+    if (!f || bt_field_get_class_type(f) != BT_FIELD_CLASS_TYPE_STRUCTURE) return 0;
+    const bt_field_class *fc = bt_field_borrow_class_const(f);
+    uint64_t n = bt_field_class_structure_get_member_count(fc);
+    for (uint64_t i = 0; i < n && i < 32; i++) {
+        const char *key = bt_field_class_structure_member_get_name(
+            bt_field_class_structure_borrow_member_by_index_const(fc, i));
+        const bt_field *m = bt_field_structure_borrow_member_field_by_index_const(f, i);
+        bt_field_class_type t = bt_field_get_class_type(m);
+        if (t == BT_FIELD_CLASS_TYPE_STRING)
+            add_str_arg(r, key, bt_field_string_get_value(m));
+        else if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_INTEGER))
+            add_num_arg(r, key, int_of(f, key, 0));
+        else if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_REAL)) {
+            double d = real_of(f, key);
+            uint64_t bits;
+            memcpy(&bits, &d, 8);
+            ts__rank_add_arg(r, intern(r, key), TS_ARG_DOUBLE, bits);
+        }
+    }
+    return ts__rank_args_mark(r) - *first;
+}
+
+/* "KEY WHAT": what the payload says is being entered (a function, a name,
+ * a file's base name with its line), else its "addr" in hex. */
+static uint32_t foreign_name(ts_rank *r, const char *key, size_t key_n, const bt_field *f)
+{
+    /* names first; a file (its base name, with its line when there is one) after */
+    static const char *const fields[] = {"funcname", "function", "func", "name", "filename", "path", "file", "method"};
+    char buf[512];
+    int n = snprintf(buf, sizeof buf, "%.*s", (int)key_n, key);
+    for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) {
+        const char *v = str_of(f, fields[i]);
+        if (!*v) continue;
+        const char *base = strrchr(v, '/');
+        int64_t line = i >= 4 && i <= 6 ? int_of(f, "lineno", int_of(f, "line", -1)) : -1;
+        if (line >= 0) n += snprintf(buf + n, sizeof buf - (size_t)n, " %s:%lld", base ? base + 1 : v, (long long)line);
+        else n += snprintf(buf + n, sizeof buf - (size_t)n, " %s", base ? base + 1 : v);
+        return ts__rank_intern(r, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+    }
+    if (member(f, "addr")) snprintf(buf + n, sizeof buf - (size_t)n, " 0x%llx", (unsigned long long)int_of(f, "addr", 0));
+    return intern(r, buf);
+}
+
+/* Close the latest open slice of this pair on the thread; slices opened
+ * above it and never closed end here too, counted as unmatched. */
+static void foreign_close(reader *R, proc *p, stack *s, uint32_t key, int64_t now_ns, int64_t vtid)
+{
+    uint32_t j = s->n;
+    while (j > 0 && s->v[j - 1].key != key) j--;
+    if (j == 0) {
+        ts__rank_warn(p->rank, TS_WARN_UNMATCHED_END, "%s: \"%s\" exit with no open entry on thread %lld",
+                      R->path, ts__rank_str(p->rank, key), (long long)vtid);
+        return;
+    }
+    if (s->n > j)
+        ts__rank_warn_n(p->rank, TS_WARN_UNMATCHED_BEGIN, s->n - j, "%s: %u entries on thread %lld never exited; "
+                        "closed with their caller", R->path, s->n - j, (long long)vtid);
+    while (s->n >= j) close_slice(p, &s->v[--s->n], now_ns);
+}
+
+static void on_foreign(reader *R, proc *p, const char *name, const bt_field *f, int64_t now_ns, int64_t vtid)
+{
+    ts_rank *r = p->rank;
+    if (!name) name = "(unnamed event)";
+    size_t key_n = 0;
+    int role = foreign_role(name, &key_n);
+    const char *colon = strchr(name, ':');
+    uint32_t cat = ts__rank_intern(r, name, colon ? (size_t)(colon - name) : strlen(name));
+    uint32_t track = ts__rank_track(r, TS_TRACK_THREAD, p->pid, vtid);
+    if (role == FOREIGN_INSTANT) {
+        uint32_t first, n = payload_args(r, f, &first);
+        ts__rank_add_instant(r, track, now_ns, intern(r, name), cat, TS_KIND_OTHER, 't', n ? first : TS_NONE32,
+                             (uint16_t)n);
+        return;
+    }
+    uint32_t key = ts__rank_intern(r, name, key_n);
+    stack *s = stack_for(R, p, vtid);
+    if (!s) return;
+    if (role == FOREIGN_CLOSE) { foreign_close(R, p, s, key, now_ns, vtid); return; }
+    open_slice *o = stack_push(R, s);
+    if (!o) return;
+    o->ts_ns = now_ns;
+    o->track = track;
+    o->name = foreign_name(r, name, key_n, f);
+    o->cat = cat;
+    o->key = key;
+    o->n_args = payload_args(r, f, &o->first_arg);
+}
+
 /* ---- the sink ---- */
 
 static enum ev_kind kind_of(reader *R, const bt_event_class *ec)
@@ -443,10 +568,6 @@ static void on_event(reader *R, const bt_message *msg)
     const bt_event *ev = bt_message_event_borrow_event_const(msg);
     enum ev_kind k = kind_of(R, bt_event_borrow_class_const(ev));
     R->n_events++;
-    if (k == EV_OTHER) {
-        R->n_foreign++;
-        return;
-    }
     int64_t now_ns = event_ns(msg);
     if (now_ns > R->last_ns)
         R->last_ns = now_ns;
@@ -457,6 +578,11 @@ static void on_event(reader *R, const bt_message *msg)
         return;
     p->rank->n_events_read++;
     const bt_field *f = bt_event_borrow_payload_field_const(ev);
+    if (k == EV_OTHER) {
+        R->n_foreign++;
+        on_foreign(R, p, bt_event_class_get_name(bt_event_borrow_class_const(ev)), f, now_ns, tid);
+        return;
+    }
     switch (k) {
     case EV_PUSH: on_push(R, p, f, now_ns, tid); break;
     case EV_POP: on_pop(R, p, now_ns, tid); break;
@@ -666,6 +792,9 @@ static int make_trace(reader *R, const ts_load_opts *opts, ts_trace **out, ts_er
     for (uint32_t i = 0; i < R->n_procs && rc == TS_OK; i++) {
         proc *p = &R->procs[i];
         close_leftovers(R, p);
+        p->rank->meta_args = ts__rank_args_mark(p->rank);
+        add_str_arg(p->rank, "format", "lttng-ctf");
+        p->rank->n_meta_args = 1;
         p->rank->rank = p->rank_no >= 0 ? p->rank_no : next++;
         p->rank->world_size = p->world_size;
         rc = ts__rank_finish(p->rank, err);
@@ -733,8 +862,7 @@ int ts__ctf_load(const char *path, const ts_load_opts *opts, ts_trace **out, ts_
     bt_current_thread_clear_error();   /* none left behind for the next load (see above) */
     bt_graph_put_ref(g);
     if (rc == TS_OK && R.n_procs == 0)
-        rc = ts__error(err, TS_ENODATA, "%s: no trainscope events in this CTF trace (%llu events of other providers)",
-                       path, (unsigned long long)R.n_foreign);
+        rc = ts__error(err, TS_ENODATA, "%s: no events in this CTF trace", path);
     if (rc == TS_OK)
         rc = make_trace(&R, opts, out, err);
     for (uint32_t i = 0; i < R.n_procs; i++)

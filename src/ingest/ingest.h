@@ -63,6 +63,19 @@ uint64_t ts__src_size_hint(const ts_src *s);
  * drop them from the process (they come back from the page cache if touched). */
 void ts__src_release(ts_src *s, size_t upto);
 void ts__src_close(ts_src *s);
+/* The whole uncompressed content at once, for binary formats that need
+ * random access (see source.c); at most `limit` bytes. *owned (to
+ * ts__free(*owned, *owned_cap)) is NULL when *data points into the source's
+ * own mapping, which lives until ts__src_close. */
+TS_NODISCARD int ts__src_slurp(ts_src *s, const char **data, size_t *n, char **owned, size_t *owned_cap,
+                               size_t limit, ts_error *err);
+/* Open path (plain, gzip or zstd), slurp it (at most limit bytes) and call
+ * fn on the whole content; fn's status is returned. */
+TS_NODISCARD int ts__with_file_bytes(const char *path, size_t limit, int (*fn)(void *ud, const char *data, size_t n),
+                                     void *ud, ts_error *err);
+/* The first bytes (up to cap) of a file's uncompressed content, for telling
+ * formats apart; *n may be less than cap for a short file. */
+TS_NODISCARD int ts__sniff_file(const char *path, unsigned char *head, size_t cap, size_t *n, ts_error *err);
 
 /* Parse one source into a new rank (finished, ready for ts__trace_create).
  * `order` is the rank number used when neither distributedInfo nor the file
@@ -80,6 +93,22 @@ TS_NODISCARD int ts__ingest_json_buffer(const char *name, const void *data, size
 
 /* The rank number a file name carries (`rank-3`, `rank3`, `rank_3`), -1 = none. */
 int32_t ts__rank_from_filename(const char *path);
+
+/* Nsight Systems SQLite exports (nsys.c): one file, one rank. `head` holds
+ * the file's first bytes; ts__nsys_is_export tells an SQLite file by its
+ * magic. */
+bool ts__nsys_is_sqlite(const unsigned char *head, size_t n);
+TS_NODISCARD int ts__nsys_ingest(const char *path, int32_t order, const ts_load_opts *opts, ts_rank **out,
+                                 ts_error *err);
+/* The same over bytes in memory (tests, fuzzing). */
+TS_NODISCARD int ts__nsys_ingest_buffer(const char *name, const void *data, size_t n, const ts_load_opts *opts,
+                                        ts_rank **out, ts_error *err);
+
+/* TensorFlow 2 profiler XPlane captures (xplane.c): `*.xplane.pb` by name
+ * (protobuf has no magic bytes), plain or compressed; one file, one rank. */
+bool ts__xplane_is_name(const char *path);
+TS_NODISCARD int ts__xplane_ingest(const char *path, int32_t order, ts_rank **out, ts_error *err);
+TS_NODISCARD int ts__xplane_ingest_buffer(const char *name, const void *data, size_t n, ts_rank **out, ts_error *err);
 
 /* CTF (LTTng) traces of trainscope's tracepoints, read through libbabeltrace2
  * (ctf.c): a directory with a `metadata` file in or below it is one; it loads

@@ -48,7 +48,24 @@ static bool ends_with(const char *s, const char *suffix)
 static bool is_trace_name(const char *name)
 {
     return name[0] != '.' &&
-           (ends_with(name, ".json") || ends_with(name, ".json.gz") || ends_with(name, ".json.zst"));
+           (ends_with(name, ".json") || ends_with(name, ".json.gz") || ends_with(name, ".json.zst") ||
+            ends_with(name, ".sqlite") || ends_with(name, ".sqlite.gz") || ends_with(name, ".sqlite.zst") ||
+            ts__xplane_is_name(name));
+}
+
+/* One file into one rank, by what its first bytes say it is: an SQLite
+ * database is an Nsight Systems export; a protobuf has no magic, so a
+ * `*.xplane.pb` name means a TensorFlow XPlane; anything else JSON. */
+static int ingest_file(const char *path, int32_t order, const ts_load_opts *opts, bool spare_core, ts_rank **out,
+                       ts_error *err)
+{
+    unsigned char head[64];
+    size_t n = 0;
+    int rc = ts__sniff_file(path, head, sizeof head, &n, err);
+    if (rc) { *out = NULL; return rc; }
+    if (ts__nsys_is_sqlite(head, n)) return ts__nsys_ingest(path, order, opts, out, err);
+    if (ts__xplane_is_name(path)) return ts__xplane_ingest(path, order, out, err);
+    return ts__ingest_json_path(path, order, opts, spare_core, out, err);
 }
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
@@ -121,7 +138,8 @@ static int expand_dir(file_list *l, const char *dir, skip_note *sk, ts_error *er
     closedir(d);
     if (rc) return rc;
     if (l->n == first)
-        return ts__error(err, TS_ENOENT, "%s: byte 0: directory holds no trace files (*.json, *.json.gz, *.json.zst)", dir);
+        return ts__error(err, TS_ENOENT, "%s: byte 0: directory holds no trace files (*.json, *.json.gz, *.json.zst, "
+                         "*.sqlite, *.xplane.pb)", dir);
     qsort(l->v + first, l->n - first, sizeof *l->v, cmp_str);
     return TS_OK;
 }
@@ -171,7 +189,7 @@ static void *worker(void *arg)
     for (;;) {
         uint32_t i = atomic_fetch_add(&jb->next, 1);
         if (i >= jb->files->n) break;
-        jb->rcs[i] = ts__ingest_json_path(jb->files->v[i], (int32_t)i, jb->opts, jb->spare_core, &jb->ranks[i], &jb->errs[i]);
+        jb->rcs[i] = ingest_file(jb->files->v[i], (int32_t)i, jb->opts, jb->spare_core, &jb->ranks[i], &jb->errs[i]);
     }
     return NULL;
 }

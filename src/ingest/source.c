@@ -463,3 +463,73 @@ void ts__src_close(ts_src *s)
     if (s->fd >= 0) close(s->fd);
     s->fd = -1;
 }
+
+/* The whole uncompressed content. A mapped file is handed out in place
+ * (owned by the source); anything else is read into a buffer the caller
+ * frees with ts__free(*owned, *owned_cap). Binary formats (SQLite, pickle,
+ * protobuf) need random access, so they cannot stream like the JSON reader;
+ * memory is then the uncompressed size. `limit` bounds it (a gzip bomb). */
+int ts__src_slurp(ts_src *s, const char **data, size_t *n, char **owned, size_t *owned_cap, size_t limit,
+                  ts_error *err)
+{
+    *owned = NULL;
+    *owned_cap = 0;
+    if (s->kind == TS_SRC_MAP && !s->pipe) {
+        *data = s->map;
+        *n = s->map_n;
+        return TS_OK;
+    }
+    size_t cap = 1 << 20, len = 0;
+    char *buf = ts__malloc(cap);
+    if (!buf) return ts__error(err, TS_ENOMEM, "%s: byte 0: out of memory", s->name);
+    for (;;) {
+        if (len == cap) {
+            if (cap >= limit) {
+                ts__free(buf, cap);
+                return ts__error(err, TS_EFORMAT, "%s: byte %zu: larger than %zu MiB uncompressed", s->name, len,
+                                 limit >> 20);
+            }
+            char *nb = ts__realloc(buf, cap, cap * 2);
+            if (!nb) { ts__free(buf, cap); return ts__error(err, TS_ENOMEM, "%s: byte %zu: out of memory", s->name, len); }
+            buf = nb;
+            cap *= 2;
+        }
+        long k = ts__src_read(s, buf + len, cap - len, err);
+        if (k < 0) { ts__free(buf, cap); return (int)k; }
+        if (k == 0) break;
+        len += (size_t)k;
+    }
+    *data = buf;
+    *n = len;
+    *owned = buf;
+    *owned_cap = cap;
+    return TS_OK;
+}
+
+int ts__with_file_bytes(const char *path, size_t limit, int (*fn)(void *ud, const char *data, size_t n), void *ud,
+                        ts_error *err)
+{
+    ts_src src;
+    int rc = ts__src_open_file(&src, path, false, err);
+    if (rc) return rc;
+    const char *data;
+    size_t n, cap;
+    char *owned;
+    rc = ts__src_slurp(&src, &data, &n, &owned, &cap, limit, err);
+    if (!rc) rc = fn(ud, data, n);
+    ts__free(owned, cap);
+    ts__src_close(&src);
+    return rc;
+}
+
+int ts__sniff_file(const char *path, unsigned char *head, size_t cap, size_t *n, ts_error *err)
+{
+    ts_src s;
+    int rc = ts__src_open_file(&s, path, false, err);
+    if (rc) return rc;
+    long k = ts__src_read(&s, (char *)head, cap, err);
+    ts__src_close(&s);
+    if (k < 0) return (int)k;
+    *n = (size_t)k;
+    return TS_OK;
+}

@@ -877,6 +877,23 @@ uint64_t ts_rank_n_warnings(const ts_rank *r)
     return n;
 }
 
+const char *ts_rank_meta_str(const ts_rank *r, const char *key)
+{
+    ts_arg_type ty;
+    uint64_t v;
+    return ts__meta_arg(r, key, &ty, &v) && ty == TS_ARG_STR ? ts__rank_str(r, (uint32_t)v) : NULL;
+}
+
+const char *ts_rank_meta_key(const ts_rank *r, uint32_t i)
+{
+    for (uint32_t k = 0, seen = 0; r->meta_args != TS_NONE32 && k < r->n_meta_args; k++) {
+        uint32_t row = r->meta_args + k;
+        if (r->args.type[row] != TS_ARG_STR) continue;
+        if (seen++ == i) return ts__rank_str(r, r->args.key[row]);
+    }
+    return NULL;
+}
+
 /* ---- read helpers ---- */
 static bool find_arg(const ts_rank *r, uint32_t first, uint32_t n, const char *key, ts_arg_type *type, uint64_t *val)
 {

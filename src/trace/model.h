@@ -179,6 +179,8 @@ struct ts_rank {
     int32_t  world_size;      /* distributedInfo.world_size, -1 = unknown */
     char    *path;            /* the file it came from (owned) */
     int64_t  base_time_ns;    /* baseTimeNanoseconds, 0 = none */
+    bool     us_fractions;    /* Chrome JSON whose "ts" had sub-microsecond fractions: HTA's parser
+                                 rounds such a file's times to whole microseconds (analyze/breakdown.c) */
     uint32_t meta_args;       /* first args row of the top-level metadata (distributedInfo,
                                  deviceProperties, schemaVersion, ...), TS_NONE32 = none */
     uint16_t n_meta_args;

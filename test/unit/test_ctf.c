@@ -379,23 +379,50 @@ TEST(ctf_stream_that_cannot_be_decoded_fails_and_the_next_load_works)
     CHECK_EQ_INT(system(cmd), 0);
 }
 
-TEST(ctf_trace_of_other_providers_only_is_nothing_to_analyze)
+/* Another provider's events: an entry/exit pair (nested, LIFO per thread)
+ * becomes a cpu_op slice named by the pair and the payload's name field,
+ * with the entry's payload as args; other events are instants; an exit
+ * without its entry is warned. */
+TEST(ctf_other_providers_events_become_slices_and_instants)
 {
     if (!have_bt2())
         SKIP("/usr/bin/python3 has no bt2 module (python3-bt2)");
     const char *dir = make_ctf(
         L("100\t10\t11\tother:thing\tmsg=hello")
-        L("200\t10\t11\tother:thing\tmsg=again"));
+        L("150\t10\t11\tother:call_entry\tfuncname=outer")
+        L("170\t10\t11\tother:call_entry\tfuncname=inner")
+        L("190\t10\t11\tother:call_exit\tfuncname=inner")
+        L("250\t10\t11\tother:call_exit\tfuncname=outer")
+        L("260\t10\t11\tother:span_begin\tname=/a/b/file.py")
+        L("300\t10\t12\tother:call_exit\tfuncname=lost")
+        L("400\t10\t11\tother:span_end"));
     CHECK(dir);
     ts_error err;
     ts_trace *t = load(dir, &err);
-    CHECK(t == NULL);
-    CHECK_EQ_INT(err.status, TS_ENODATA);
-    CHECK(strstr(err.msg, "no trainscope events") && strstr(err.msg, "2 events of other providers"));
+    if (!t)
+        TS_FAIL_("load failed: %s", err.msg);
+    const ts_rank *r = ts_trace_borrow_rank(t, 0);
+    CHECK_EQ_INT(r->slices.n, 3);
+    uint32_t outer = find_slice(r, "other:call outer"), inner = find_slice(r, "other:call inner");
+    uint32_t span = find_slice(r, "other:span file.py");
+    CHECK(outer != TS_NONE32 && inner != TS_NONE32 && span != TS_NONE32);
+    CHECK_EQ_INT(r->slices.dur_ns[outer], 100);
+    CHECK_EQ_INT(r->slices.dur_ns[inner], 20);
+    CHECK_EQ_INT(r->slices.depth[inner], 1);
+    CHECK_EQ_INT(r->slices.parent[inner], outer);
+    CHECK_EQ_INT(r->slices.kind[outer], TS_KIND_CPU_OP);
+    CHECK_EQ_STR(ts__rank_str(r, r->slices.cat[outer]), "other");
+    CHECK_EQ_STR(ts__slice_arg_str(r, outer, "funcname"), "outer");
+    CHECK_EQ_INT(r->slices.dur_ns[span], 140);
+    CHECK_EQ_INT(r->instants.n, 1);
+    CHECK_EQ_STR(ts__rank_str(r, r->instants.name[0]), "other:thing");
+    CHECK_EQ_INT(r->warn_count[TS_WARN_UNMATCHED_END], 1);
+    CHECK_EQ_INT(r->n_events_read, 8);
+    ts_trace_destroy(t);
     remove_dir(dir);
 }
 
-TEST(ctf_other_providers_events_are_skipped_beside_ours)
+TEST(ctf_other_providers_events_are_read_beside_ours)
 {
     if (!have_bt2())
         SKIP("/usr/bin/python3 has no bt2 module (python3-bt2)");
@@ -411,7 +438,10 @@ TEST(ctf_other_providers_events_are_skipped_beside_ours)
     const ts_rank *r = ts_trace_borrow_rank(t, 0);
     CHECK_EQ_INT(r->slices.n, 1);
     CHECK_EQ_INT(r->slices.dur_ns[0], 100);
-    CHECK_EQ_INT(r->n_events_read, 2);
+    CHECK_EQ_INT(r->instants.n, 1);
+    CHECK_EQ_INT(r->instants.ts_ns[0], 150);
+    CHECK_EQ_STR(ts__rank_str(r, r->instants.cat[0]), "other");
+    CHECK_EQ_INT(r->n_events_read, 3);
     ts_trace_destroy(t);
     remove_dir(dir);
 }
@@ -578,4 +608,48 @@ TEST(ctf_reads_back_a_real_lttng_session_like_the_json_trace)
     ts_trace_destroy(ctf);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     CHECK_EQ_INT(system(cmd), 0);
+}
+
+/* The real LTTng-UST trace of `ls -l` built with -finstrument-functions
+ * (../shared/data/ctf-foreign/ls-ust.tgz): PROVENANCE.md counts 14,580 events,
+ * 5,915 lttng_ust_cyg_profile:func_entry and as many func_exit, 2,037
+ * malloc, 568 calloc, 109 free, 3 realloc. */
+TEST(ctf_reads_a_real_foreign_lttng_trace)
+{
+    const char *tgz = ts_test_data("ctf-foreign/ls-ust.tgz");
+    if (access(tgz, R_OK))
+        SKIP("%s missing", tgz);
+    char dir[] = "/tmp/ts_ctf_ls_XXXXXX", cmd[512], path[600];
+    if (!mkdtemp(dir))
+        TS_FAIL_("mkdtemp");
+    snprintf(cmd, sizeof cmd, "tar -xzf %s -C %s", tgz, dir);
+    CHECK_EQ_INT(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/ls-ust", dir);
+    ts_error err;
+    ts_trace *t = load(path, &err);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK_EQ_INT(system(cmd), 0);
+    if (!t)
+        TS_FAIL_("load failed: %s", err.msg);
+    CHECK_EQ_INT(ts_trace_n_ranks(t), 1);
+    const ts_rank *r = ts_trace_borrow_rank(t, 0);
+    CHECK_EQ_INT(r->n_events_read, 14580);
+    uint32_t funcs = 0, deepest = 0, n_malloc = 0, n_calloc = 0;
+    for (uint32_t s = 0; s < r->slices.n; s++) {
+        if (strncmp(ts__rank_str(r, r->slices.name[s]), "lttng_ust_cyg_profile:func 0x", 29)) continue;
+        funcs++;
+        if (r->slices.depth[s] > deepest) deepest = r->slices.depth[s];
+    }
+    for (uint32_t i = 0; i < r->instants.n; i++) {
+        const char *name = ts__rank_str(r, r->instants.name[i]);
+        n_malloc += !strcmp(name, "lttng_ust_libc:malloc");
+        n_calloc += !strcmp(name, "lttng_ust_libc:calloc");
+    }
+    CHECK_EQ_INT(funcs, 5915);
+    CHECK(deepest >= 3);   /* calls nest */
+    CHECK_EQ_INT(n_malloc, 2037);
+    CHECK_EQ_INT(n_calloc, 568);
+    CHECK_EQ_INT(r->instants.n, 14580 - 2 * 5915 - 2);   /* all but the pairs and statedump start/end */
+    CHECK_EQ_INT(r->warn_count[TS_WARN_UNMATCHED_END] + r->warn_count[TS_WARN_UNMATCHED_BEGIN], 0);
+    ts_trace_destroy(t);
 }

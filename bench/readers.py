@@ -1,0 +1,262 @@
+#!/usr/bin/python3
+"""readers.py - each reader's whole-process time against the obvious Python
+reader of the same file, on the shared sample and on a 10x larger file made
+from it (driven by bench/readers.sh, which builds first).
+
+Whole process: `trainscope info FILE` (load, print the counts) against a
+Python script that reads the same tables into pandas DataFrames (import time
+included: it is part of what a user waits for). Each is run --repeat times;
+the median CPU time (user + system of the child) and wall time are printed,
+and ours / Python as a ratio taken in the same run. Timings move with the
+load of this shared machine; the ratio is the figure to read.
+
+How the 10x files are made:
+  nsys  every activity table (kernels, memcpy, memset, syncs, runtime,
+        NVTX, OS runtime) is copied 10 times into one export, each copy
+        shifted by the sample's span and its correlation ids by the largest
+        id, so the file looks like a 10x longer capture of the same program.
+  snapshot  the device trace is repeated 10 times, each copy shifted by the
+        trace's span (time_us) and its addresses moved past the last one, so
+        the allocations never collide; segments are kept as they are.
+
+  xplane  every line's events are repeated 10 times, each copy shifted by
+        the capture's span (the line's timestamp moves), in one XSpace.
+
+The XPlane peer is the protobuf Python module (Debian python3-protobuf,
+its C++ backend when present) parsing the XSpace with xplane.proto's
+messages (bench/xplane_pb2_dynamic.py) and walking every event with its
+metadata name, as a TensorBoard-style reader does.
+
+The snapshot's peer is Python's pickle.load (the C unpickler) and the same
+walk `memory --trace` does: sizes at the snapshot, the running total, the
+peak, the blocks alive at it grouped by frame.
+"""
+import argparse
+import os
+import resource
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+DATA = os.environ.get("TS_DATA", os.path.join(ROOT, "..", "shared", "data"))
+BIN = os.environ.get("TS_BIN", os.path.join(ROOT, "build", "trainscope"))
+TMP = "/tmp/trainscope_bench_readers"
+
+NSYS_TABLES = ["CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
+               "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_DRIVER",
+               "NVTX_EVENTS", "OSRT_API"]
+
+# The obvious Python reader of an nsys export: pandas over sqlite3, names
+# joined through StringIds, thread ids decoded, as nsys' own recipes do.
+NSYS_PY = r'''
+import sqlite3, sys
+import pandas as pd
+db = sqlite3.connect(sys.argv[1])
+have = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+strings = pd.read_sql_query("SELECT id, value FROM StringIds", db).set_index("id")["value"]
+frames = {}
+for t in ("ThreadNames", "PROCESSES", "TARGET_INFO_GPU"):
+    if t in have:
+        frames[t] = pd.read_sql_query(f"SELECT * FROM {t}", db)
+for t, col in (("CUPTI_ACTIVITY_KIND_KERNEL", "demangledName"), ("CUPTI_ACTIVITY_KIND_RUNTIME", "nameId"),
+               ("CUPTI_ACTIVITY_KIND_DRIVER", "nameId"), ("OSRT_API", "nameId"),
+               ("CUPTI_ACTIVITY_KIND_MEMCPY", None), ("CUPTI_ACTIVITY_KIND_MEMSET", None),
+               ("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", None), ("NVTX_EVENTS", "textId")):
+    if t not in have:
+        continue
+    df = pd.read_sql_query(f"SELECT * FROM {t}", db)
+    if col:
+        df["name"] = df[col].map(strings)
+    if "globalTid" in df:
+        df["pid"] = (df["globalTid"] // 0x1000000) % 0x1000000
+        df["tid"] = df["globalTid"] % 0x1000000
+    df["dur"] = df["end"] - df["start"]
+    frames[t] = df
+print(sum(len(f) for f in frames.values()), "rows")
+'''
+
+
+SNAP_PY = r'''
+import gzip, pickle, sys
+raw = open(sys.argv[1], "rb").read()
+d = pickle.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
+for dev, tr in enumerate(d["device_traces"]):
+    segs = [s for s in d["segments"] if s["device"] == dev]
+    reserved = sum(s["total_size"] for s in segs)
+    allocated = sum(s["allocated_size"] for s in segs)
+    live, start = set(), 0
+    for e in tr:
+        if e["action"] == "alloc": live.add(e["addr"])
+        elif e["action"] == "free_completed":
+            if e["addr"] in live: live.discard(e["addr"])
+            else: start += e["size"]
+    run = peak = start; peak_i = -1
+    for i, e in enumerate(tr):
+        run += e["size"] if e["action"] == "alloc" else -e["size"] if e["action"] == "free_completed" else 0
+        if run > peak: peak, peak_i = run, i
+    alive = {}
+    for e in tr[:peak_i + 1]:
+        if e["action"] == "alloc": alive[e["addr"]] = e
+        elif e["action"] == "free_completed": alive.pop(e["addr"], None)
+    by_frame = {}
+    for e in alive.values():
+        f = e["frames"][0] if e["frames"] else None
+        k = f and f"{f['name']} {f['filename']}:{f['line']}"
+        by_frame[k] = by_frame.get(k, 0) + e["size"]
+    print(dev, reserved - allocated, peak, len(by_frame))
+'''
+
+
+XPLANE_PY = r'''
+import gzip, sys
+sys.path.insert(0, sys.argv[2])
+import xplane_pb2_dynamic as X
+raw = open(sys.argv[1], "rb").read()
+s = X.classes()()
+s.ParseFromString(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
+n = total = 0
+for p in s.planes:
+    names = {k: v.display_name or v.name for k, v in p.event_metadata.items()}
+    for l in p.lines:
+        for e in l.events:
+            names.get(e.metadata_id)
+            n += 1
+            total += e.duration_ps
+print(n, total)
+'''
+
+
+def make_xplane_10x(src, dst):
+    import gzip
+    sys.path.insert(0, HERE)
+    import xplane_pb2_dynamic as X
+    if os.path.exists(dst) and os.path.getmtime(dst) > os.path.getmtime(src):
+        return
+    s = X.classes()()
+    s.ParseFromString(gzip.open(src).read())
+    ts = [l.timestamp_ns for p in s.planes for l in p.lines]
+    span = (max(ts) - min(ts) + 10**10) if ts else 10**10
+    for p in s.planes:
+        for l in list(p.lines):
+            for k in range(1, 10):
+                c = p.lines.add()
+                c.CopyFrom(l)
+                c.timestamp_ns = l.timestamp_ns + k * span
+    open(dst + ".tmp", "wb").write(s.SerializeToString())
+    os.replace(dst + ".tmp", dst)
+
+
+def make_snapshot_10x(src, dst):
+    import gzip
+    import pickle
+    if os.path.exists(dst) and os.path.getmtime(dst) > os.path.getmtime(src):
+        return
+    d = pickle.loads(gzip.open(src).read())
+    for dev, tr in enumerate(d["device_traces"]):
+        span = tr[-1]["time_us"] - tr[0]["time_us"] + 1
+        top = max(e["addr"] + e["size"] for e in tr) - min(e["addr"] for e in tr) + 1
+        out = []
+        for k in range(10):
+            for e in tr:
+                e2 = dict(e)
+                e2["time_us"] = e["time_us"] + k * span
+                e2["addr"] = e["addr"] + k * top
+                out.append(e2)
+        d["device_traces"][dev] = out
+    with gzip.open(dst + ".tmp", "wb") as f:
+        pickle.dump(d, f, protocol=4)
+    os.replace(dst + ".tmp", dst)
+
+
+def make_nsys_10x(src, dst):
+    if os.path.exists(dst) and os.path.getmtime(dst) > os.path.getmtime(src):
+        return
+    tmp = dst + ".tmp"
+    shutil.copy(src, tmp)
+    db = sqlite3.connect(tmp)
+    have = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    tables = [t for t in NSYS_TABLES if t in have]
+    lo, hi = db.execute(" UNION ALL ".join(f"SELECT min(start), max(end) FROM {t}" for t in tables[:1])).fetchone()
+    for t in tables:
+        a, b = db.execute(f"SELECT min(start), max(coalesce(end, start)) FROM {t}").fetchone()
+        if a is not None:
+            lo, hi = min(lo, a), max(hi, b)
+    span = hi - lo + 1
+    max_corr = max((db.execute(f"SELECT max(correlationId) FROM {t}").fetchone()[0] or 0)
+                   for t in tables if "correlationId" in [c[1] for c in db.execute(f"PRAGMA table_info({t})")])
+    for t in tables:
+        cols = [c[1] for c in db.execute(f"PRAGMA table_info({t})")]
+        for k in range(1, 10):
+            sel = []
+            for c in cols:
+                if c in ("start", "end"):
+                    sel.append(f"{c} + {k * span}")
+                elif c == "correlationId":
+                    sel.append(f"{c} + {k * (max_corr + 1)}")
+                else:
+                    sel.append(c)
+            db.execute(f"INSERT INTO {t} SELECT {', '.join(sel)} FROM {t} WHERE start <= {hi}")
+    db.commit()
+    db.close()
+    os.replace(tmp, dst)
+
+
+def run(cmd, repeat):
+    cpu, wall = [], []
+    for _ in range(repeat):
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter()
+        p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        t1 = time.perf_counter()
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if p.returncode != 0:
+            sys.exit(f"failed ({p.returncode}): {' '.join(cmd)}\n{p.stderr.decode()}")
+        cpu.append((r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime))
+        wall.append(t1 - t0)
+    return statistics.median(cpu), statistics.median(wall)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args()
+    os.makedirs(TMP, exist_ok=True)
+    cases = []
+    readers = (  # label, sample, 10x maker, 10x name, peer script, our command, peer name
+        ("nsys", os.path.join(DATA, "nsys", "cloverleaf-cuda.nsys.sqlite"), make_nsys_10x,
+         "cloverleaf-cuda-10x.nsys.sqlite", NSYS_PY, ["info"], "Python sqlite3 + pandas"),
+        ("snapshot", os.path.join(DATA, "memory-snapshots", "transformer-lm-step.pickle.gz"), make_snapshot_10x,
+         "transformer-lm-10x.pickle.gz", SNAP_PY, ["memory", "--trace"], "Python pickle.load + walk"),
+        ("xplane", os.path.join(DATA, "tensorflow", "bert-squad-8gpu.xplane.pb.gz"), make_xplane_10x,
+         "bert-squad-10x.xplane.pb", XPLANE_PY, ["info"], "Python protobuf module"),
+    )
+    for label, sample, make_10x, big_name, script, ours, peer_name in readers:
+        if not os.path.exists(sample):
+            print(f"{label}: {sample} missing, skipped")
+            continue
+        big = os.path.join(TMP, big_name)
+        make_10x(sample, big)
+        py = os.path.join(TMP, label + "_peer.py")
+        open(py, "w").write(script)
+        for name, f in ((label, sample), (label + " 10x", big)):
+            cases.append((name, f, [BIN] + ours + [f], [sys.executable, py, f, HERE], peer_name))
+    print(f"{'reader':<14} {'MB':>7} {'ours cpu s':>10} {'wall s':>7} {'peer cpu s':>10} {'wall s':>7} "
+          f"{'peer/ours cpu':>13} {'wall':>6}  peer")
+    ok = True
+    for label, f, ours, peer, peer_name in cases:
+        oc, ow = run(ours, args.repeat)
+        pc, pw = run(peer, args.repeat)
+        ratio = pc / oc if oc > 0 else float("inf")
+        ok &= ratio >= 10
+        print(f"{label:<14} {os.path.getsize(f) / 1e6:7.1f} {oc:10.3f} {ow:7.3f} {pc:10.3f} {pw:7.3f} "
+              f"{ratio:12.1f}x {pw / ow:5.1f}x  {peer_name}")
+    print("target (issue 25): >= 10x the Python reader, whole process ->", "met" if ok else "NOT met")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,170 @@
+/* test_pickle.c - the strict pickle reader (src/ingest/pickle.c) and the
+ * allocator snapshot analysis built on it (src/memory/snapshot.c).
+ *
+ * The pickles below were written by Python 3.11's pickle.dumps (the object
+ * is in each comment), so the expected values are Python's; the snapshot
+ * figures were computed from the real sample with Python's pickle and a
+ * plain loop (the e2e test memory_snapshot.sh runs that loop live).
+ */
+#include "test.h"
+
+#include <unistd.h>
+
+#include "ingest/pickle.h"
+#include "memory/snapshot.h"
+#include "trainscope/memory.h"
+
+/* {"a": [1, -2, 3.5, "xé", b"y", None, True, (1, 2)], "big": 2**40, "neg": -2**63, "s": {7}}, protocol 4 */
+static const char p4[] =
+    "\x80\x04\x95\x57\x00\x00\x00\x00\x00\x00\x00\x7d\x94\x28\x8c\x01\x61\x94\x5d\x94\x28\x4b\x01\x4a\xfe\xff\xff\xff"
+    "\x47\x40\x0c\x00\x00\x00\x00\x00\x00\x8c\x03\x78\xc3\xa9\x94\x43\x01\x79\x94\x4e\x88\x4b\x01\x4b\x02\x86\x94\x65"
+    "\x8c\x03\x62\x69\x67\x94\x8a\x06\x00\x00\x00\x00\x00\x01\x8c\x03\x6e\x65\x67\x94\x8a\x08\x00\x00\x00\x00\x00\x00"
+    "\x00\x80\x8c\x01\x73\x94\x8f\x94\x28\x4b\x07\x90\x75\x2e";
+
+TEST(pickle_reads_plain_values_of_protocol_4)
+{
+    ts_pickle p;
+    ts_error err = {0};
+    if (ts__pickle_load(&p, "p4", (const unsigned char *)p4, sizeof p4 - 1, &err)) TS_FAIL_("%s", err.msg);
+    const ts_pv *a = ts__pv_get(p.root, "a");
+    CHECK_EQ_INT(ts__pv_len(a), 8);
+    CHECK_EQ_INT(ts__pv_int(ts__pv_at(a, 0), 0), 1);
+    CHECK_EQ_INT(ts__pv_int(ts__pv_at(a, 1), 0), -2);
+    CHECK_EQ_INT(ts__pv_at(a, 2)->kind, TS_PV_FLOAT);
+    CHECK_NEAR(ts__pv_at(a, 2)->u.d, 3.5, 0);
+    CHECK_EQ_STR(ts__pv_str(ts__pv_at(a, 3)), "x\xc3\xa9");
+    CHECK_EQ_INT(ts__pv_at(a, 4)->kind, TS_PV_BYTES);
+    CHECK_EQ_INT(ts__pv_at(a, 5)->kind, TS_PV_NONE);
+    CHECK_EQ_INT(ts__pv_at(a, 6)->kind, TS_PV_BOOL);
+    CHECK_EQ_INT(ts__pv_len(ts__pv_at(a, 7)), 2);
+    CHECK_EQ_INT(ts__pv_int(ts__pv_get(p.root, "big"), 0), 1099511627776LL);
+    CHECK_EQ_INT(ts__pv_int(ts__pv_get(p.root, "neg"), 0), INT64_MIN);
+    const ts_pv *set = ts__pv_get(p.root, "s");
+    CHECK_EQ_INT(ts__pv_len(set), 1);
+    CHECK_EQ_INT(ts__pv_int(ts__pv_at(set, 0), 0), 7);
+    ts__pickle_free(&p);
+}
+
+/* shared = [1]; {"x": shared, "y": shared}: the memo gives the same list twice. */
+TEST(pickle_memo_shares_one_value)
+{
+    static const char b[] = "\x80\x04\x95\x14\x00\x00\x00\x00\x00\x00\x00\x7d\x94\x28\x8c\x01\x78\x94\x5d\x94\x4b\x01"
+                            "\x61\x8c\x01\x79\x94\x68\x02\x75\x2e";
+    ts_pickle p;
+    ts_error err = {0};
+    if (ts__pickle_load(&p, "memo", (const unsigned char *)b, sizeof b - 1, &err)) TS_FAIL_("%s", err.msg);
+    CHECK(ts__pv_get(p.root, "x") == ts__pv_get(p.root, "y"));
+    CHECK_EQ_INT(ts__pv_len(ts__pv_get(p.root, "x")), 1);
+    ts__pickle_free(&p);
+}
+
+static void expect_refusal(const char *bytes, size_t n, const char *want)
+{
+    ts_pickle p;
+    ts_error err = {0};
+    CHECK(ts__pickle_load(&p, "evil.pickle", (const unsigned char *)bytes, n, &err) != TS_OK);
+    if (!strstr(err.msg, want)) TS_FAIL_("got '%s', want '%s'", err.msg, want);
+    CHECK(strstr(err.msg, "evil.pickle: byte ") == err.msg);
+}
+
+TEST(pickle_refuses_globals_and_object_building)
+{
+    /* collections.OrderedDict(), protocol 4: STACK_GLOBAL then REDUCE */
+    static const char od[] = "\x80\x04\x95\x22\x00\x00\x00\x00\x00\x00\x00\x8c\x0b\x63\x6f\x6c\x6c\x65\x63\x74\x69\x6f"
+                             "\x6e\x73\x94\x8c\x0b\x4f\x72\x64\x65\x72\x65\x64\x44\x69\x63\x74\x94\x93\x94\x29\x52\x94\x2e";
+    expect_refusal(od, sizeof od - 1, "byte 39: pickle global 'collections.OrderedDict' is not one this reader knows");
+    /* the classic: os.system("echo pwned") in protocol 0's GLOBAL */
+    static const char sys0[] = "cos\nsystem\n(S'echo pwned'\ntR.";
+    expect_refusal(sys0, sizeof sys0 - 1, "byte 0: pickle global 'os.system' is not one this reader knows");
+    /* REDUCE on plain values is refused too, whatever is below it */
+    static const char reduce[] = "\x80\x04K\x01)R.";
+    expect_refusal(reduce, sizeof reduce - 1, "byte 5: pickle opcode that builds an object");
+    /* protocol 2 writes bytes through _codecs.encode: refused, named */
+    static const char p2bytes[] = "\x80\x02" "c_codecs\nencode\nq\x00.";
+    expect_refusal(p2bytes, sizeof p2bytes - 1, "'_codecs.encode'");
+}
+
+TEST(pickle_refuses_damage)
+{
+    expect_refusal(p4, 40, "pickle cut short");
+    expect_refusal(p4, sizeof p4 - 2, "pickle ends without STOP");
+    static const char bad_op[] = "\x80\x04\xff.";
+    expect_refusal(bad_op, sizeof bad_op - 1, "byte 2: pickle opcode 0xff is not one this reader knows");
+    static const char get_unset[] = "\x80\x04h\x05.";
+    expect_refusal(get_unset, sizeof get_unset - 1, "memo fetch of an index never stored");
+    static const char two[] = "\x80\x04K\x01K\x02.";
+    expect_refusal(two, sizeof two - 1, "STOP with other than one value");
+    static const char append_int[] = "\x80\x04K\x01K\x02" "a.";
+    expect_refusal(append_int, sizeof append_int - 1, "APPEND(S)/ADDITEMS on something not a list");
+    static const char wide[] = "\x80\x04\x8a\x09\x00\x00\x00\x00\x00\x00\x00\x00\x01.";
+    expect_refusal(wide, sizeof wide - 1, "integer wider than 64 bits");
+}
+
+TEST(snapshot_of_a_transformer_step_matches_python)
+{
+    const char *path = ts_test_data("memory-snapshots/transformer-lm-step.pickle.gz");
+    if (access(path, R_OK)) SKIP("%s missing", path);
+    ts_mem_snapshot *s;
+    ts_error err = {0};
+    if (ts_mem_snapshot_load(path, &s, &err)) TS_FAIL_("%s", err.msg);
+    CHECK_EQ_INT(s->n_devices, 1);
+    const ts_mem_snap_device *d = &s->devices[0];
+    CHECK_EQ_INT(d->n_segments, 216);
+    CHECK_EQ_INT(d->n_blocks, 455);
+    CHECK_EQ_INT(d->reserved_bytes, 14180941824LL);
+    CHECK_EQ_INT(d->allocated_bytes, 1377753600LL);
+    CHECK_EQ_INT(d->fragmentation_bytes, 12803188224LL);
+    CHECK_EQ_INT(d->largest_free_bytes, 329252864LL);
+    CHECK_EQ_INT(d->n_trace, 5163);
+    CHECK_EQ_INT(d->n_alloc, 1721);
+    CHECK_EQ_INT(d->n_free, 1721);
+    CHECK_EQ_INT(d->start_bytes, 1377753092LL);
+    CHECK_EQ_INT(d->peak_bytes, 13927831556LL);
+    CHECK_EQ_INT(d->peak_us, 1776479641223438LL);
+    CHECK_EQ_INT(d->end_bytes, 1377753092LL);
+    CHECK_EQ_INT(d->first_us, 1776479641085368LL);
+    CHECK_EQ_INT(d->last_us, 1776479641333549LL);
+    /* alive at the peak: bytes add up to the peak; the largest are the
+     * 327,680,000-byte einsum and log_softmax outputs */
+    int64_t sum = 0;
+    for (uint32_t i = d->first_alive; i < d->first_alive + d->n_alive; i++) sum += s->alive[i].bytes;
+    CHECK_EQ_INT(sum, d->peak_bytes);
+    CHECK_EQ_INT(s->alive[d->first_alive].bytes, 327680000);
+    bool einsum = false;
+    for (uint32_t i = d->first_alive; i < d->first_alive + 3; i++) {
+        const ts_mem_snap_block *b = &s->alive[i];
+        CHECK_EQ_INT(b->bytes, 327680000);
+        if (strstr(b->frame, "einsum ") == b->frame) einsum = strstr(b->user_frame, "cs336_basics") != NULL;
+    }
+    CHECK(einsum);
+    ts_mem_snapshot_destroy(s);
+}
+
+/* A pickle that is not a snapshot, and one without the dict's lists. */
+TEST(snapshot_refuses_pickles_that_are_not_snapshots)
+{
+    ts_mem_snapshot *s;
+    ts_error err = {0};
+    CHECK(ts__mem_snapshot_from_buffer("p4.pickle", p4, sizeof p4 - 1, &s, &err) != TS_OK);
+    CHECK_EQ_STR(err.msg, "p4.pickle: byte 0: a pickle, but not a PyTorch allocator snapshot "
+                          "(no \"segments\" or \"device_traces\" list)");
+    err = (ts_error){0};
+    CHECK(ts__mem_snapshot_from_buffer("text.pickle", "{}", 2, &s, &err) != TS_OK);
+    CHECK(strstr(err.msg, "text.pickle: byte 0: not a pickle of protocol 2 or later") == err.msg);
+}
+
+/* fuzz_pickle, 26 Nov 2026: a snapshot with nothing alive at its peak sorted
+ * an empty, never allocated array (qsort of NULL + 0: undefined behaviour). */
+TEST(snapshot_with_nothing_alive_at_the_peak)
+{
+    /* {"segments": [], "device_traces": [[]]}, protocol 4 */
+    static const char b[] = "\x80\x04\x95\x27\x00\x00\x00\x00\x00\x00\x00\x7d\x94\x28\x8c\x08segments\x94\x5d\x94"
+                            "\x8c\x0d" "device_traces\x94\x5d\x94\x5d\x94\x61\x75\x2e";
+    ts_mem_snapshot *s;
+    ts_error err = {0};
+    if (ts__mem_snapshot_from_buffer("empty.pickle", b, sizeof b - 1, &s, &err)) TS_FAIL_("%s", err.msg);
+    CHECK_EQ_INT(s->n_devices, 1);
+    CHECK_EQ_INT(s->devices[0].n_alive, 0);
+    CHECK_EQ_INT(s->devices[0].peak_bytes, 0);
+    ts_mem_snapshot_destroy(s);
+}

@@ -548,6 +548,8 @@ TEST(memory_reader_rejects_dumps_that_do_not_belong_together_or_are_incomplete)
     CHECK(g != NULL);   /* the same pair whole: the backward takes the extra saved tensor */
     ts_memgraph_destroy(g);
     free(no_ret); free(bwd_no_ret); free(unsaved); free(saves_more); free(two); free(takes_it);
+}
+
 /* --memory-limit on the exact-mode graph: globals 168 B, peak 424 B at mm_1
  * in the backward (globals + mm_1 128 + mul 64 + relu 64), 13 kernels of
  * 1 ms each (a table of bare times, in kernel order). */

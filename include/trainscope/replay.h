@@ -131,6 +131,11 @@ typedef struct ts_replay_options {
     int          no_contention;   /* with bucket_mb on a CPU-only (gloo) job: 1 = keep compute times
                                      as measured; 0 = re-time them for their new overlap with
                                      the reductions (contention.c) */
+    double       bandwidth_factor;/* what-if: the bandwidth each collective achieved in the trace
+                                     times this ("--bandwidth x2"): its per-byte time divided by
+                                     it; 0 = keep */
+    double       latency_factor;  /* what-if: each collective's fixed cost (the cost model's at 0
+                                     bytes) times this ("--latency-us x2"); 0 = keep */
 } ts_replay_options;
 
 /* Build the global graph of t, replay it with the what-if edits of opt (NULL

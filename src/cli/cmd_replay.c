@@ -45,15 +45,20 @@ static void usage(FILE *f)
           "                           memcpy, memset, memory, comm, collective\n"
           "  --bucket-mb X            regroup the gradient all-reduces into X MiB buckets\n"
           "  --gradients FILE         gradients.json: parameter names and bytes in\n"
-          "                           registration order (for --bucket-mb)\n"
+          "                           registration order (for --bucket-mb, and the\n"
+          "                           sizes of gradient all-reduces a trace lacks)\n"
           "  --trace-bucket-mb X      the bucket cap the trace was recorded with\n"
           "                           (default: inferred from its bucket count)\n"
           "  --no-contention          with --bucket-mb on a gloo (CPU) job: keep compute\n"
           "                           times as measured instead of re-timing them for\n"
           "                           their new overlap with the reductions\n"
           "  --world N                price collectives for N ranks\n"
-          "  --bandwidth GBPS         price collectives at this bus bandwidth (GB/s)\n"
-          "  --latency-us US          with --bandwidth: fixed cost per collective\n"
+          "  --bandwidth GBPS         price collectives at this bus bandwidth (GB/s);\n"
+          "                           xF: F times what the trace's collectives achieved\n"
+          "  --latency-us US          with --bandwidth: fixed cost per collective;\n"
+          "                           xF: F times the fixed cost of the trace's\n"
+          "                           collectives (calibrated by --nccl-tests, else\n"
+          "                           fitted on the trace)\n"
           "  --nccl-tests LOG         calibrate the cost model from an nccl-tests log\n"
           "  --iteration-marker NAME  slice-name prefix of iterations (ProfilerStep#)\n"
           "  --windows                each PATH is one profiling window of the job (a\n"
@@ -110,13 +115,28 @@ static int parse_option(int c, replay_args *a)
         if (*end || end == optarg || a->opts.world == 0) { ts_cli_errorf("replay: --world wants a rank count, got '%s'", optarg); return -1; }
         return 0;
     case 'B':
+        if (optarg[0] == 'x') {
+            if (!parse_double(optarg + 1, &a->opts.bandwidth_factor) || !(a->opts.bandwidth_factor > 0) || !isfinite(a->opts.bandwidth_factor)) {
+                ts_cli_errorf("replay: --bandwidth xF wants a factor > 0, got '%s'", optarg);
+                return -1;
+            }
+            return 0;
+        }
         if (!parse_double(optarg, &a->opts.bandwidth_gbps) || a->opts.bandwidth_gbps <= 0) {
-            ts_cli_errorf("replay: --bandwidth wants GB/s > 0, got '%s'", optarg);
+            ts_cli_errorf("replay: --bandwidth wants GB/s > 0 or xF, got '%s'", optarg);
             return -1;
         }
         return 0;
     case 'l':
-        if (!parse_double(optarg, &a->opts.latency_us)) { ts_cli_errorf("replay: --latency-us wants a number, got '%s'", optarg); return -1; }
+        if (optarg[0] == 'x') {
+            if (!parse_double(optarg + 1, &a->opts.latency_factor) || !(a->opts.latency_factor >= 0) || !isfinite(a->opts.latency_factor)) {
+                ts_cli_errorf("replay: --latency-us xF wants a factor >= 0, got '%s'", optarg);
+                return -1;
+            }
+            if (a->opts.latency_factor == 0) a->opts.latency_factor = 1e-9;   /* x0: no fixed cost (0 = not asked) */
+            return 0;
+        }
+        if (!parse_double(optarg, &a->opts.latency_us)) { ts_cli_errorf("replay: --latency-us wants a number or xF, got '%s'", optarg); return -1; }
         return 0;
     case 'n': a->opts.nccl_tests_log = optarg; return 0;
     case 'm': a->marker = optarg; return 0;

@@ -92,5 +92,10 @@ TS_NODISCARD int ts__replay_scale(ts_replay *r, const char *spec, ts_error *err)
 TS_NODISCARD int ts__replay_fit_model(ts_replay *r, const ts_replay_options *opt, ts_error *err);
 TS_NODISCARD int ts__replay_reprice(ts_replay *r, const ts_replay_options *opt, ts_error *err);
 TS_NODISCARD int ts__replay_rebucket(ts_replay *r, const ts_replay_options *opt, ts_error *err);
+/* The bytes of every gradient all-reduce whose size the trace lacks, from
+ * gradients.json and DDP's bucket assignment at the trace's cap (given or
+ * inferred, as --bucket-mb infers it), so that repricing what-ifs can price
+ * them (rebucket.c). */
+TS_NODISCARD int ts__replay_sizes_from_gradients(ts_replay *r, const ts_replay_options *opt, ts_error *err);
 
 #endif

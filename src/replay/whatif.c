@@ -132,11 +132,174 @@ int ts__replay_fit_model(ts_replay *r, const ts_replay_options *opt, ts_error *e
     return fit_or_drop(r, err);
 }
 
+/* Relative what-ifs ("--bandwidth xF", "--latency-us xF") of one
+ * collective's transfer time t: its fixed cost a (the cost model's time at 0
+ * bytes for its group, at most t; 0 without a model) times the latency
+ * factor, the rest divided by the bandwidth factor: what the trace's own
+ * collective achieved, scaled, whatever the link's nominal figures. */
+static int64_t relative_time(const ts_replay *r, const ts_replay_options *opt, const ts_replay_coll *c, uint32_t n,
+                             int64_t t)
+{
+    /* A model fitted on the trace alone (a few bucket sizes, often one)
+     * cannot tell a fixed cost from a per-byte one: only a calibration
+     * log's fixed cost is taken. */
+    int64_t a = r->model && !r->model_from_trace ? ts_coll_model_predict_ns(r->model, c->kind, 0, n) : 0;
+    a = a < 0 ? 0 : a > t ? t : a;
+    double bf = opt->bandwidth_factor > 0 ? opt->bandwidth_factor : 1.0;
+    double lf = opt->latency_factor > 0 ? opt->latency_factor : 1.0;
+    return (int64_t)llround((double)a * lf + (double)(t - a) / bf);
+}
+
+/* What the relative what-ifs took as fixed cost, said once. */
+static void warn_relative(ts_replay *r, const ts_replay_options *opt, uint32_t n)
+{
+    int64_t a = -1;
+    for (uint32_t i = 0; r->model && !r->model_from_trace && i < r->n_colls && a < 0; i++)
+        if (r->colls[i].priced != TS_NONE32 && r->colls[i].kind < TS_COLL_COUNT)
+            a = ts_coll_model_predict_ns(r->model, r->colls[i].kind, 0, opt->world ? opt->world : r->colls[i].group);
+    const char *from = !r->model || r->model_from_trace ? "none known: no calibration log (--nccl-tests)"
+                       : opt->nccl_tests_log;
+    if (opt->bandwidth_factor > 0)
+        ts__replay_warn(r, "--bandwidth x%g: each of %u collectives' time past its fixed cost divided by %g (fixed cost "
+                        "%.1f us, %s)", opt->bandwidth_factor, n, opt->bandwidth_factor, a > 0 ? a / 1e3 : 0.0, from);
+    if (opt->latency_factor > 0)
+        ts__replay_warn(r, "--latency-us x%g: each of %u collectives' fixed cost (%.1f us, %s) times %g%s",
+                        opt->latency_factor < 1e-6 ? 0 : opt->latency_factor, n, a > 0 ? a / 1e3 : 0.0, from,
+                        opt->latency_factor < 1e-6 ? 0 : opt->latency_factor,
+                        a > 0 ? "" : ": with no fixed cost known this changes nothing (give --nccl-tests LOG)");
+}
+
+/* Set collective c's transfer time to t_new. Each rank's delay after the
+ * first rank left the collective (its exit gap) scales with it: on a
+ * bandwidth-bound collective that delay is the ring's last transfer reaching
+ * the later ranks, not a wake-up (bench/testbed, 100 Mbit/s: rank 0 left a
+ * 722 ms all-reduce 25 ms after rank 1, and at 400 Mbit/s 6 ms after; kept
+ * as measured, a 4x bandwidth what-if was 11% slow). */
+static void set_transfer(ts_replay *r, const ts_replay_coll *c, int64_t t_new)
+{
+    int64_t *self = &r->sim.self_ns[c->priced];
+    double ratio = *self > 0 ? (double)t_new / (double)*self : 1.0;
+    *self = t_new;
+    if (c->barrier == TS_NONE32 || c->priced != c->barrier || c->barrier >= r->sim.n_base_nodes) return;
+    const ts_graph *g = r->g;
+    for (uint32_t k = g->out_first[c->barrier]; k < g->out_first[c->barrier + 1]; k++)
+        if (g->edges.kind[k] == TS_EDGE_COLL_EXIT && r->sim.egap_ns[k] > 0)
+            r->sim.egap_ns[k] = (int64_t)llround((double)r->sim.egap_ns[k] * ratio);
+}
+
+/* How long before its recorded end a gloo worker may already have woken the
+ * thread waiting for it: the worker records its end after the wake-up (by
+ * 0.1-0.5 ms on the namespaces testbed, bench/testbed). */
+#define GLOO_END_LAG_NS 1000000
+
+/* The op on lane `lane` of rank k that woke up from an idle wait less than
+ * GLOO_END_LAG_NS before end: the first op starting in [end - lag, end)
+ * with no op of the lane running from end - lag up to its start.
+ * TS_NONE32 if none. O(the rank's nodes). */
+static uint32_t woken_at(const ts_replay *r, uint16_t k, uint32_t lane, int64_t end)
+{
+    const ts_graph *g = r->g;
+    uint32_t q = TS_NONE32;
+    int64_t qs = end;
+    for (uint32_t n = g->rank_first_node[k]; n < g->rank_first_node[k + 1]; n++) {
+        int64_t a = ts__sim_meas_start(&r->sim, n);
+        if (g->nodes.lane[n] == lane && a >= end - GLOO_END_LAG_NS && a < qs) { q = n; qs = a; }
+    }
+    if (q == TS_NONE32) return q;
+    for (uint32_t n = g->rank_first_node[k]; n < g->rank_first_node[k + 1]; n++) {
+        int64_t a = ts__sim_meas_start(&r->sim, n);
+        if (g->nodes.lane[n] == lane && n != q && a < qs && a + r->sim.meas_dur_ns[n] > end - GLOO_END_LAG_NS)
+            return TS_NONE32;   /* busy within the window: not a wake-up */
+    }
+    return q;
+}
+
+/* gloo's workers record their end after waking the thread that waits for
+ * them, so the graph ties a worker to the first op after its recorded end
+ * and leaves the op that truly woke up (DDP's finalize, a few hundred us
+ * earlier) with its whole wait as a gap, which no what-if could shorten:
+ * `replay --bandwidth x4` of a 100 Mbit/s testbed trace left two of its
+ * three steps at the measured 0.7 s. For the repricing what-ifs, such an op
+ * waits for the worker's end instead (a negative gap: where it was
+ * measured), and its other waits go. CPU lanes only. O(members x nodes). */
+static void tie_woken(ts_replay *r)
+{
+    const ts_graph *g = r->g;
+    for (uint32_t ci = 0; ci < g->n_colls; ci++) {
+        const ts_coll *c = &g->colls[ci];
+        for (uint32_t i = 0; i < c->n_members; i++) {
+            uint32_t m = g->coll_members[c->first_member + i], used = TS_NONE32;
+            for (uint32_t k = g->out_first[m]; k < g->out_first[m + 1]; k++)
+                if (g->edges.kind[k] == TS_EDGE_WORKER) used = g->edges.dst[k];
+            if (used == TS_NONE32 || g->lanes[g->nodes.lane[m]].on_gpu) continue;
+            int64_t end = ts__sim_meas_start(&r->sim, m) + r->sim.meas_dur_ns[m];
+            uint32_t q = woken_at(r, g->nodes.rank[m], g->nodes.lane[used], end);
+            if (q == TS_NONE32 || q == used) continue;
+            for (uint32_t k = g->in_first[q]; k < g->in_first[q + 1]; k++) {
+                uint32_t e = g->in_edge[k];
+                if (!(g->edges.flags[e] & TS_SIM_TO_END) && r->sim.egap_ns[e] > 0 && r->sim.egap_ns[e] != TS_SIM_CUT_GAP)
+                    r->sim.egap_ns[e] = 0;
+            }
+            uint32_t ne = ts__sim_add_edge(&r->sim, m, q, TS_SIM_FROM_END, ts__sim_meas_start(&r->sim, q) - end);
+            if (ne != TS_NONE32) r->sim.ekind[ne] = TS_EDGE_WORKER;
+        }
+    }
+}
+
+/* How many collectives ran at once, on average over c's time, on the rank of
+ * its first member (itself included; 1 when unknown): they shared that
+ * rank's link. gloo runs two all-reduces at once by default, so DDP's
+ * buckets share one link; a cost model fitted on the trace's own times
+ * has that sharing in it, a given bandwidth does not. O(collectives). */
+static double in_flight(const ts_replay *r, const ts_replay_coll *c)
+{
+    const ts_graph *g = r->g;
+    if (c->graph_coll == TS_NONE32 || !g->colls[c->graph_coll].n_members) return 1.0;
+    uint32_t m = g->coll_members[g->colls[c->graph_coll].first_member];
+    int64_t a = ts__sim_meas_start(&r->sim, m), b = a + r->sim.meas_dur_ns[m];
+    if (a == INT64_MIN || b <= a) return 1.0;
+    double overlap = 0;
+    for (uint32_t i = 0; i < g->n_colls; i++) {
+        const ts_coll *o = &g->colls[i];
+        for (uint32_t k = 0; k < o->n_members; k++) {
+            uint32_t x = g->coll_members[o->first_member + k];
+            if (g->nodes.rank[x] != g->nodes.rank[m]) continue;
+            int64_t xa = ts__sim_meas_start(&r->sim, x), xb = xa + r->sim.meas_dur_ns[x];
+            if (xa == INT64_MIN) continue;
+            int64_t lo = xa > a ? xa : a, hi = xb < b ? xb : b;
+            if (hi > lo) overlap += (double)(hi - lo);
+        }
+    }
+    double f = overlap / (double)(b - a);
+    return f >= 1.0 ? f : 1.0;
+}
+
+/* Only relative what-ifs: every collective of a known kind, sized or not
+ * (the sizes only serve the fixed cost, through the cost model). */
+static int reprice_relative(ts_replay *r, const ts_replay_options *opt, ts_error *err)
+{
+    uint32_t repriced = 0;
+    for (uint32_t i = 0; i < r->n_colls; i++) {
+        const ts_replay_coll *c = &r->colls[i];
+        if (c->priced == TS_NONE32 || c->kind >= TS_COLL_COUNT) continue;
+        set_transfer(r, c, relative_time(r, opt, c, c->group, r->sim.self_ns[c->priced]));
+        repriced++;
+    }
+    warn_relative(r, opt, repriced);
+    if (!repriced) return ts__error(err, TS_ENODATA, "replay: no collective of a known kind to reprice");
+    return TS_OK;
+}
+
 /* Reprice every collective of known size: its measured transfer time times
  * predicted(new world, new bandwidth) / predicted(as measured), so the
- * instance's own deviation from the model is kept. */
+ * instance's own deviation from the model is kept. Relative
+ * what-ifs then scale that (relative_time). */
 int ts__replay_reprice(ts_replay *r, const ts_replay_options *opt, ts_error *err)
 {
+    bool relative = opt->bandwidth_factor > 0 || opt->latency_factor > 0;
+    bool absolute = opt->world || opt->bandwidth_gbps > 0 || opt->latency_us > 0;
+    if (!(opt->bucket_mb > 0)) tie_woken(r);   /* --bucket-mb re-ties the waiters itself */
+    if (!absolute) return reprice_relative(r, opt, err);
     if (!r->model && !(opt->bandwidth_gbps > 0))
         return ts__error(err, TS_ENODATA, "replay: no collective with a known size to calibrate a cost model "
                                           "from; give --nccl-tests LOG or --bandwidth");
@@ -167,8 +330,18 @@ int ts__replay_reprice(ts_replay *r, const ts_replay_options *opt, ts_error *err
         ts_coll_model_set_latency(r->model, opt->latency_us);
         int64_t now = ts_coll_model_predict_ns(r->model, c->kind, (uint64_t)c->bytes, n_new);
         if (now < 0) { unknown++; continue; }
-        int64_t *self = &r->sim.self_ns[c->priced];
-        *self = old > 0 && *self > 0 ? (int64_t)llround((double)*self * (double)now / (double)old) : now;
+        /* A model fitted on the trace prices the bandwidth each collective
+         * got while sharing its link; a given bandwidth is the link's: the
+         * collectives share it as they did in the trace. */
+        if (opt->bandwidth_gbps > 0 && r->model_from_trace) now = (int64_t)llround((double)now * in_flight(r, c));
+        int64_t self = r->sim.self_ns[c->priced];
+        self = old > 0 && self > 0 ? (int64_t)llround((double)self * (double)now / (double)old) : now;
+        if (relative) {
+            ts_coll_model_set_bandwidth(r->model, 0);
+            ts_coll_model_set_latency(r->model, 0);
+            self = relative_time(r, opt, c, n_new, self);
+        }
+        set_transfer(r, c, self);
         repriced++;
     }
     if (unknown)
@@ -184,7 +357,9 @@ int ts__replay_reprice(ts_replay *r, const ts_replay_options *opt, ts_error *err
         ts__replay_warn(r, "--world %u is larger than any calibrated group (%u ranks): priced with that group's bus "
                            "bandwidth and latency scaled by log2 of the size; a larger job on other links (more "
                            "servers, another network) differs", opt->world, largest);
+    if (relative) warn_relative(r, opt, repriced);
     if (!repriced)
-        return ts__error(err, TS_ENODATA, "replay: no collective could be repriced (sizes unknown)");
+        return ts__error(err, TS_ENODATA, "replay: no collective could be repriced (sizes unknown; a trace without them "
+                                          "needs --gradients gradients.json for its gradient all-reduces)");
     return TS_OK;
 }

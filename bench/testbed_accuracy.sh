@@ -126,62 +126,60 @@ def order_check(what, preds, meas, width):
     orders.append((what, got, want, ok, n))
 
 
+def plain(d):
+    s = d["setting"]
+    return not s.get("batch") and not s.get("plan") and s["world"] == 2
+
+
+def sweep(family, n, d, field, opts_for, skip_self=False):
+    """From setting n to each setting that differs from it in `field` only
+    (and itself, unless skip_self); opts_for(value) -> (options, shown).
+    Checks the predicted order of the values (the source's own one by its
+    trace figure when skipped)."""
+    values = sorted({float(S[m]["setting"][field]) for m in S if find(d, **{field: S[m]["setting"][field]}) == m})
+    if len(values) < 2:
+        return
+    preds, meas, width = {}, {}, {}
+    for v in values:
+        m = find(d, **{field: v})
+        label = "%g" % v
+        meas[label], width[label] = S[m]["unprofiled"]["median_ms"], S[m]["unprofiled"]["interval90_pct"]
+        if m == n and skip_self:
+            preds[label] = S[n]["trace_figure"]["median_ms"]
+            continue
+        opts, shown = opts_for(v)
+        p = predict(family, n, m, opts, shown)
+        if p is not None:
+            preds[label] = p
+    if len(preds) == len(values):
+        order_check("%s %s from %s" % (family, d["setting"]["model"], "%g" % d["setting"][field]), preds, meas, width)
+
+
 # ---- link rate: relative and absolute ----
-for fam in ("bw-rel", "bw-abs"):
-    for n, d in S.items():
-        s = d["setting"]
-        if s.get("batch") or s.get("plan") or s["world"] != 2:
-            continue
-        rates = sorted({float(S[m]["setting"]["rate"]) for m in S if find(d, rate=S[m]["setting"]["rate"]) == m})
-        if len(rates) < 2:
-            continue
-        preds, meas, width = {}, {}, {}
-        for r2 in rates:
-            m = find(d, rate=r2)
-            if fam == "bw-rel":
-                f = r2 / float(s["rate"])
-                opts, shown = ["--bandwidth", "x%g" % f, "--gradients", os.path.join(TB, d["gradients"])], "--bandwidth x%g" % f
-            else:
-                gbps = r2 / 8000.0
-                opts, shown = ["--bandwidth", "%g" % gbps, "--gradients", os.path.join(TB, d["gradients"])], "--bandwidth %g" % gbps
-            if m == n and fam == "bw-rel":
-                continue
-            p = predict(fam, n, m, opts, shown)
-            if p is not None:
-                preds["%g" % r2], meas["%g" % r2] = p, S[m]["unprofiled"]["median_ms"]
-                width["%g" % r2] = S[m]["unprofiled"]["interval90_pct"]
-        if fam == "bw-rel":
-            preds["%g" % s["rate"]] = S[n]["trace_figure"]["median_ms"]
-            meas["%g" % s["rate"]] = S[n]["unprofiled"]["median_ms"]
-            width["%g" % s["rate"]] = S[n]["unprofiled"]["interval90_pct"]
-        if len(preds) == len(rates):
-            order_check("%s %s from %g Mbit/s" % (fam, s["model"], s["rate"]), preds, meas, width)
-    print()
+for n, d in S.items():
+    if plain(d):
+        g, r1 = os.path.join(TB, d["gradients"]), float(d["setting"]["rate"])
+        sweep("bw-rel", n, d, "rate", lambda r2: (["--bandwidth", "x%g" % (r2 / r1), "--gradients", g],
+                                                 "--bandwidth x%g" % (r2 / r1)), skip_self=True)
+print()
+for n, d in S.items():
+    if plain(d):
+        g = os.path.join(TB, d["gradients"])
+        sweep("bw-abs", n, d, "rate", lambda r2: (["--bandwidth", "%g" % (r2 / 8000), "--gradients", g],
+                                                 "--bandwidth %g" % (r2 / 8000)))
+print()
 
 # ---- bucket cap ----
 for n, d in S.items():
-    s = d["setting"]
-    if s.get("batch") or s.get("plan") or s["world"] != 2:
-        continue
-    caps = sorted({float(S[m]["setting"]["bucket_mb"]) for m in S if find(d, bucket_mb=S[m]["setting"]["bucket_mb"]) == m})
-    if len(caps) < 2:
-        continue
-    preds, meas, width = {}, {}, {}
-    for c in caps:
-        m = find(d, bucket_mb=c)
-        opts = ["--bucket-mb", "%g" % c, "--trace-bucket-mb", "%g" % s["bucket_mb"], "--gradients",
-                os.path.join(TB, d["gradients"])]
-        p = predict("bucket", n, m, opts, "--bucket-mb %g" % c)
-        if p is not None:
-            preds["%g" % c], meas["%g" % c], width["%g" % c] = p, S[m]["unprofiled"]["median_ms"], S[m]["unprofiled"]["interval90_pct"]
-    if len(preds) == len(caps):
-        order_check("bucket %s from %g MB" % (s["model"], s["bucket_mb"]), preds, meas, width)
+    if plain(d):
+        g, b1 = os.path.join(TB, d["gradients"]), "%g" % d["setting"]["bucket_mb"]
+        sweep("bucket", n, d, "bucket_mb", lambda b2: (["--bucket-mb", "%g" % b2, "--trace-bucket-mb", b1,
+                                                        "--gradients", g], "--bucket-mb %g" % b2))
 print()
 
 # ---- world size (reported, not targeted: CPU contention of more ranks is outside the model) ----
 for n, d in S.items():
-    s = d["setting"]
-    if s["world"] != 2 or s.get("batch") or s.get("plan"):
+    if not plain(d):
         continue
     for w in (3, 4):
         m = find(d, world=w)
@@ -192,13 +190,12 @@ print()
 
 # ---- compute really changed ----
 for n, d in S.items():
-    s = d["setting"]
-    if s.get("batch") or s.get("plan") or s["world"] != 2:
+    if not plain(d):
         continue
     m = find(d, batch=2 * d["batch"])
     if m:
         predict("scale", n, m, ["--scale", "cpu:*=2"], "batch x2: cpu:*=2")
-    if s["model"] == "mlp":
+    if d["setting"]["model"] == "mlp":
         m = BY.get(("mlp_matmul",) + key(d)[1:])
         if m:
             predict("scale", n, m, ["--scale", "cpu:aten::*mm*=1.667"], "matmul: *mm*=1.667")

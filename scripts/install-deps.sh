@@ -10,13 +10,15 @@
 #   python3-torch                           real training runs on CPU (workloads, Python collector tests)
 #   clang libclang-rt-14-dev                libFuzzer targets and sanitizer runtimes
 #   librsvg2-bin                            rsvg-convert: PNG copies of the SVG plots (memory --png)
+#   iproute2                                ip and tc: the namespaces testbed (bench/testbed, run as root)
 # The CUDA toolkit (CUPTI and NCCL headers and libraries) is expected under
 # /usr/local/cuda, as on these machines; without it the GPU collectors are
 # skipped at build time and the rest builds unchanged.
 set -e
 PKGS="build-essential pkg-config zlib1g-dev libdeflate-dev libisal-dev libzstd-dev zstd libsqlite3-dev
       libbabeltrace2-dev babeltrace2 python3-bt2 liblttng-ust-dev lttng-tools
-      libopenmpi-dev openmpi-bin python3 python3-torch clang libclang-rt-14-dev librsvg2-bin"
+      libopenmpi-dev openmpi-bin python3 python3-torch clang libclang-rt-14-dev librsvg2-bin
+      iproute2"
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 missing=""

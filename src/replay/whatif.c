@@ -274,6 +274,17 @@ static double in_flight(const ts_replay *r, const ts_replay_coll *c)
     return f >= 1.0 ? f : 1.0;
 }
 
+/* Whether the job's collectives run on CPU threads (gloo, MPI): no GPU lane
+ * holds a collective member. */
+static bool cpu_collectives(const ts_replay *r)
+{
+    const ts_graph *g = r->g;
+    for (uint32_t i = 0; i < g->n_colls; i++)
+        for (uint32_t k = 0; k < g->colls[i].n_members; k++)
+            if (g->lanes[g->nodes.lane[g->coll_members[g->colls[i].first_member + k]]].on_gpu) return false;
+    return g->n_colls > 0;
+}
+
 /* Only relative what-ifs: every collective of a known kind, sized or not
  * (the sizes only serve the fixed cost, through the cost model). */
 static int reprice_relative(ts_replay *r, const ts_replay_options *opt, ts_error *err)
@@ -358,6 +369,10 @@ int ts__replay_reprice(ts_replay *r, const ts_replay_options *opt, ts_error *err
                            "bandwidth and latency scaled by log2 of the size; a larger job on other links (more "
                            "servers, another network) differs", opt->world, largest);
     if (relative) warn_relative(r, opt, repriced);
+    if (opt->world && cpu_collectives(r))
+        ts__replay_warn(r, "--world %u on a CPU-only (gloo) job: prices the collectives for %u ranks; the compute "
+                        "of more ranks sharing the same cores (and gloo's own CPU work) is outside this what-if, "
+                        "so where the ranks share a machine it is likely too fast", opt->world, opt->world);
     if (!repriced)
         return ts__error(err, TS_ENODATA, "replay: no collective could be repriced (sizes unknown; a trace without them "
                                           "needs --gradients gradients.json for its gradient all-reduces)");

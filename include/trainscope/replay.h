@@ -136,6 +136,9 @@ typedef struct ts_replay_options {
                                      it; 0 = keep */
     double       latency_factor;  /* what-if: each collective's fixed cost (the cost model's at 0
                                      bytes) times this ("--latency-us x2"); 0 = keep */
+    double       profiler_overhead_us; /* what-if: the profiler's own cost per recorded CPU op,
+                                     taken off the gap before each op (then off its self time):
+                                     predicts the unprofiled run; 0 = keep */
 } ts_replay_options;
 
 /* Build the global graph of t, replay it with the what-if edits of opt (NULL

@@ -60,6 +60,8 @@ static void usage(FILE *f)
           "                           collectives (calibrated by --nccl-tests, else\n"
           "                           fitted on the trace)\n"
           "  --nccl-tests LOG         calibrate the cost model from an nccl-tests log\n"
+          "  --profiler-overhead-us US  the profiler's cost per recorded CPU op, taken\n"
+          "                           off the trace: predicts the unprofiled run\n"
           "  --iteration-marker NAME  slice-name prefix of iterations (ProfilerStep#)\n"
           "  --windows                each PATH is one profiling window of the job (a\n"
           "                           directory of its rank files, or one file): each\n"
@@ -139,6 +141,12 @@ static int parse_option(int c, replay_args *a)
         if (!parse_double(optarg, &a->opts.latency_us)) { ts_cli_errorf("replay: --latency-us wants a number or xF, got '%s'", optarg); return -1; }
         return 0;
     case 'n': a->opts.nccl_tests_log = optarg; return 0;
+    case 'P':
+        if (!parse_double(optarg, &a->opts.profiler_overhead_us) || !isfinite(a->opts.profiler_overhead_us)) {
+            ts_cli_errorf("replay: --profiler-overhead-us wants microseconds >= 0, got '%s'", optarg);
+            return -1;
+        }
+        return 0;
     case 'm': a->marker = optarg; return 0;
     case 'W': a->windows = true; return 0;
     case 'h': usage(stdout); return 1;
@@ -156,6 +164,7 @@ static int parse_args(int argc, char **argv, replay_args *a)
         {"world", required_argument, 0, 'w'},      {"bandwidth", required_argument, 0, 'B'},
         {"latency-us", required_argument, 0, 'l'}, {"nccl-tests", required_argument, 0, 'n'},
         {"iteration-marker", required_argument, 0, 'm'}, {"windows", no_argument, 0, 'W'},
+        {"profiler-overhead-us", required_argument, 0, 'P'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
     };
     memset(a, 0, sizeof *a);

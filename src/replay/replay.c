@@ -275,13 +275,15 @@ static int compare_iterations(ts_replay *r, uint32_t max_iter)
 static bool whatifs_requested(const ts_replay_options *opt)
 {
     return opt->n_scales || opt->bucket_mb > 0 || opt->world || opt->bandwidth_gbps > 0 || opt->latency_us > 0 ||
-           opt->bandwidth_factor > 0 || opt->latency_factor > 0;
+           opt->bandwidth_factor > 0 || opt->latency_factor > 0 || opt->profiler_overhead_us > 0;
 }
 
 static int apply_whatifs(ts_replay *r, const ts_replay_options *opt, ts_error *err)
 {
     int rc = TS_OK;
     if (!whatifs_requested(opt)) return TS_OK;
+    if (!(opt->bucket_mb > 0)) ts__replay_tie_woken(r);   /* --bucket-mb re-ties the waiters itself */
+    if (opt->profiler_overhead_us > 0) ts__replay_unprofile(r, opt->profiler_overhead_us);
     for (uint32_t i = 0; rc == TS_OK && i < opt->n_scales; i++) rc = ts__replay_scale(r, opt->scales[i], err);
     bool reprice = opt->world || opt->bandwidth_gbps > 0 || opt->latency_us > 0 || opt->bandwidth_factor > 0 ||
                    opt->latency_factor > 0;

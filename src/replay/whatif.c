@@ -75,6 +75,39 @@ int ts__replay_scale(ts_replay *r, const char *spec, ts_error *err)
     return TS_OK;
 }
 
+/* --profiler-overhead-us: a per-event overhead model of the profiler. Each
+ * recorded op on a CPU thread cost the run `us` of the profiler's own work
+ * (taking its timestamps, storing its record), which the trace shows as time
+ * between ops or inside them. It is taken off the gap before the op's start
+ * (the same on every start-edge into it), and what the gap cannot give off
+ * the op's own self time; nothing goes below 0. So a replay predicts the run
+ * without the profiler. The cost is measured apart, on the same machine:
+ * bench/testbed/profiler_overhead.py. O(V + E). */
+void ts__replay_unprofile(ts_replay *r, double us)
+{
+    const ts_graph *g = r->g;
+    ts_sim *s = &r->sim;
+    int64_t c = (int64_t)llround(us * 1e3), n_ops = 0;
+    for (uint32_t n = 0; n < s->n_base_nodes; n++) {
+        if ((s->kind[n] != TS_NODE_CPU_OP && s->kind[n] != TS_NODE_COMM_CPU) || g->lanes[s->lane[n]].on_gpu) continue;
+        int64_t gap = INT64_MAX;
+        for (uint32_t k = g->in_first[n]; k < g->in_first[n + 1]; k++) {
+            uint32_t e = g->in_edge[k];
+            if (!(g->edges.flags[e] & TS_SIM_TO_END) && s->egap_ns[e] >= 0 && s->egap_ns[e] < gap) gap = s->egap_ns[e];
+        }
+        int64_t from_gap = gap == INT64_MAX ? 0 : gap < c ? gap : c;
+        for (uint32_t k = g->in_first[n]; from_gap && k < g->in_first[n + 1]; k++) {
+            uint32_t e = g->in_edge[k];
+            if (!(g->edges.flags[e] & TS_SIM_TO_END) && s->egap_ns[e] >= from_gap) s->egap_ns[e] -= from_gap;
+        }
+        int64_t rest = c - from_gap;
+        s->self_ns[n] = s->self_ns[n] > rest ? s->self_ns[n] - rest : 0;
+        n_ops++;
+    }
+    ts__replay_warn(r, "--profiler-overhead-us %g: the profiler's cost taken off %lld recorded CPU ops", us,
+                    (long long)n_ops);
+}
+
 /* Fit r->model; with nothing to fit it becomes NULL (no error). */
 static int fit_or_drop(ts_replay *r, ts_error *err)
 {
@@ -219,10 +252,11 @@ static uint32_t woken_at(const ts_replay *r, uint16_t k, uint32_t lane, int64_t 
  * and leaves the op that truly woke up (DDP's finalize, a few hundred us
  * earlier) with its whole wait as a gap, which no what-if could shorten:
  * `replay --bandwidth x4` of a 100 Mbit/s testbed trace left two of its
- * three steps at the measured 0.7 s. For the repricing what-ifs, such an op
+ * three steps at the measured 0.7 s. For every what-if but --bucket-mb
+ * (which re-ties the waiters of the buckets it regroups), such an op
  * waits for the worker's end instead (a negative gap: where it was
  * measured), and its other waits go. CPU lanes only. O(members x nodes). */
-static void tie_woken(ts_replay *r)
+void ts__replay_tie_woken(ts_replay *r)
 {
     const ts_graph *g = r->g;
     for (uint32_t ci = 0; ci < g->n_colls; ci++) {
@@ -309,7 +343,6 @@ int ts__replay_reprice(ts_replay *r, const ts_replay_options *opt, ts_error *err
 {
     bool relative = opt->bandwidth_factor > 0 || opt->latency_factor > 0;
     bool absolute = opt->world || opt->bandwidth_gbps > 0 || opt->latency_us > 0;
-    if (!(opt->bucket_mb > 0)) tie_woken(r);   /* --bucket-mb re-ties the waiters itself */
     if (!absolute) return reprice_relative(r, opt, err);
     if (!r->model && !(opt->bandwidth_gbps > 0))
         return ts__error(err, TS_ENODATA, "replay: no collective with a known size to calibrate a cost model "

@@ -55,7 +55,8 @@ for f in sorted(glob.glob(os.path.join(TB, "settings", "*.json"))):
 
 def key(d, **over):
     s = dict(d["setting"], **over)
-    return (s["model"], s["world"], float(s["rate"]), float(s["bucket_mb"]), s.get("batch"), s.get("plan"))
+    return (s["model"], s["world"], float(s["rate"]), float(s["bucket_mb"]), s.get("batch"), s.get("plan"),
+            s.get("shapes"))
 
 
 BY = {key(d): n for n, d in S.items()}
@@ -106,8 +107,12 @@ def predict(family, src, dst, opts, shown, note=""):
 
 print(HDR)
 # ---- identity: the noise floor and the profiler's distortion ----
+COST = summary.get("profiler_cost", {})
 for n, d in S.items():
     predict("identity", n, n, [], "-", "overhead %+.1f%%" % d["profiler_overhead_pct"])
+    c = COST.get("on" if d["setting"].get("shapes") else "off", {}).get("us_per_event")
+    if c and c > 0:   # the per-event model, its cost measured apart (profiler_overhead.py)
+        predict("unprofile", n, n, ["--profiler-overhead-us", "%g" % c], "--profiler-overhead-us %g" % c)
 print()
 
 orders = []   # (what, predicted order, measured order, resolved pairs right, resolved pairs)
@@ -128,7 +133,7 @@ def order_check(what, preds, meas, width):
 
 def plain(d):
     s = d["setting"]
-    return not s.get("batch") and not s.get("plan") and s["world"] == 2
+    return not s.get("batch") and not s.get("plan") and not s.get("shapes") and s["world"] == 2
 
 
 def sweep(family, n, d, field, opts_for, skip_self=False):
@@ -217,6 +222,12 @@ def line(rows, label):
               statistics.median(rels), max(rels), sum(e <= 5 for e in rels)))
 
 
+for n, d in S.items():   # plans: the harness applied them (measured only; no what-if regroups by plan)
+    if d["setting"].get("plan"):
+        m = find(d, plan=None, bucket_mb=1.0)
+        print("plan %s (%s): measured %.1f ms +-%.1f%%%s" % (
+            d["setting"]["plan"], n, d["unprofiled"]["median_ms"], d["unprofiled"]["interval90_pct"],
+            "; DDP's 1 MB buckets %.1f ms" % S[m]["unprofiled"]["median_ms"] if m else ""))
 ident = [r for r in ROWS if r[0] == "identity"]
 if ident:
     e = [abs(r[5]) for r in ident]
@@ -229,6 +240,11 @@ if ident:
     print("measurements: 90%% interval half-width median %.2f%%, widest %.2f%%; profiler overhead (profiled / "
           "unprofiled median - 1) median %+.2f%%, range %+.1f%% to %+.1f%%" % (
               statistics.median(w), max(w), statistics.median(o), min(o), max(o)))
+unp = [r for r in ROWS if r[0] == "unprofile"]
+if unp:
+    e = [abs(r[5]) for r in unp]
+    print("with the profiler's cost per op taken off (--profiler-overhead-us, measured apart): |err| median %.2f%%, "
+          "worst %.2f%% over %d settings" % (statistics.median(e), max(e), len(unp)))
 for fam in ("bw-rel", "bw-abs", "bucket", "world", "scale"):
     line([r for r in ROWS if r[0] == fam], "what-if " + fam + ":")
 targeted = [r for r in ROWS if r[0] in ("bw-rel", "bw-abs", "bucket", "scale")]

@@ -26,6 +26,7 @@ import datetime
 import json
 import os
 import sys
+import time
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")   # 2 cores shared by every rank: one compute thread each
 
@@ -36,9 +37,30 @@ from torch.nn.parallel import DistributedDataParallel as DDP  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.join(HERE, "..", "..", "examples", "workloads")]
 from models import MODELS  # noqa: E402
-# The ground truth's step, timed block and profiled block (legacy profiler,
-# one ProfilerStep#i per step, record_shapes off): the same steps as there.
-from gen_ground_truth import profiled_steps as profiled, timed_steps as timed  # noqa: E402
+# The ground truth's step and timed block: the same steps as there.
+from gen_ground_truth import timed_steps as timed, train_step  # noqa: E402
+
+
+def profiled(model, opt, data, n, start, path, shapes=False):
+    """n steps under the legacy profiler, one ProfilerStep#i each, their
+    times (ms); the trace to path. One unmarked step before them pays the
+    profiler's start-up (bench/testbed/profiler_overhead.py measured 186 us
+    per recorded op on the wide model with that step timed, about 0 without
+    it) and one after them lets
+    gloo's workers record the end of the last step's all-reduces, which
+    they do after waking the training thread (without it the last step's
+    all-reduce was missing on a rank)."""
+    t = []
+    with torch.autograd.profiler.profile(record_shapes=shapes) as prof:
+        train_step(model, opt, *data[start % len(data)])
+        t.append(time.perf_counter())
+        for i in range(n):
+            with torch.autograd.profiler.record_function(f"ProfilerStep#{i}"):
+                train_step(model, opt, *data[(start + 1 + i) % len(data)])
+            t.append(time.perf_counter())
+        train_step(model, opt, *data[(start + 1 + n) % len(data)])
+    prof.export_chrome_trace(path)
+    return [round((b - a) * 1e3, 3) for a, b in zip(t, t[1:])]
 
 
 class GroupHook:
@@ -145,6 +167,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--steps", type=int, default=8)
     ap.add_argument("--profiled-steps", type=int, default=4)
+    ap.add_argument("--record-shapes", action="store_true", help="profile with record_shapes")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
 
@@ -182,7 +205,7 @@ def main():
     unprof = timed(model, opt, data, a.steps, a.warmup)
     dist.barrier()
     prof = profiled(model, opt, data, a.profiled_steps, a.warmup + a.steps,
-                    os.path.join(a.out, "trace", f"rank{a.rank}.json"))
+                    os.path.join(a.out, "trace", f"rank{a.rank}.json"), a.record_shapes)
     dist.barrier()
     doc = {"rank": a.rank, "world": a.world, "model": a.model, "batch": batch,
            "bucket_cap_mb": None if groups else cap, "groups": groups,

@@ -218,6 +218,8 @@ def setting_name(s):
         name += f"_batch{s['batch']}"
     if s.get("delay_ms"):
         name += f"_d{s['delay_ms']:g}"
+    if s.get("shapes"):
+        name += "_shapes"
     if s.get("plan"):
         name += "_plan-" + re.sub(r"[^A-Za-z0-9_.-]", "_", os.path.splitext(os.path.basename(s["plan"]))[0])
     return name
@@ -244,15 +246,17 @@ def preset(name):
     add("mlp", 200, world=3)                     # world size
     add("mlp", 200, batch=32)                    # compute really changed: twice the batch,
     add("mlp_matmul", 200)                       # and an extra matmul per layer
+    add("transformer", 200, shapes=1)            # the profiler recording shapes (its distortion)
+    add("mlp", 200, plan=os.path.join(HERE, "plans", "mlp_layers.json"))   # a plan: one group per layer
     return S
 
 
 def parse_setting(text):
-    """--setting model=mlp,rate=200[,bucket=25][,world=2][,batch=N][,plan=FILE][,delay=MS]"""
+    """--setting model=mlp,rate=200[,bucket=25][,world=2][,batch=N][,plan=FILE][,delay=MS][,shapes=1]"""
     s = {"bucket_mb": 25.0, "world": 2}
     keys = {"model": ("model", str), "rate": ("rate", float), "bucket": ("bucket_mb", float),
             "world": ("world", int), "batch": ("batch", int), "plan": ("plan", os.path.abspath),
-            "delay": ("delay_ms", float)}
+            "delay": ("delay_ms", float), "shapes": ("shapes", int)}
     for part in text.split(","):
         k, _, v = part.partition("=")
         if k not in keys or not v:
@@ -287,6 +291,8 @@ def run_setting(net, s, rnd, args, run_dir, port):
             cmd += ["--batch", str(s["batch"])]
         if s.get("plan"):
             cmd += ["--plan", s["plan"]]
+        if s.get("shapes"):
+            cmd += ["--record-shapes"]
         log = open(os.path.join(run_dir, f"rank{k}.log"), "w")
         procs.append((subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True), log))
     t0 = time.time()
@@ -410,7 +416,24 @@ def measure(args, settings, net, tmp):
     return checks, runs
 
 
-def write_out(args, settings, checks, runs, tmp, elapsed):
+def profiler_cost(settings, tmp):
+    """The profiler's cost per recorded op on this machine, measured apart
+    (profiler_overhead.py), with record_shapes off and, where a setting
+    records shapes, on: {"off": doc, "on": doc}."""
+    out = {}
+    for mode in ("off", "on") if any(s.get("shapes") for s in settings) else ("off",):
+        path = os.path.join(tmp, f"profiler_overhead_{mode}.json")
+        cmd = [PY, os.path.join(HERE, "profiler_overhead.py"), "--out", path, "--models",
+               *sorted({s["model"] for s in settings})] + (["--record-shapes"] if mode == "on" else [])
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        if p.returncode:
+            raise Fail("testbed: profiler_overhead.py failed: %s" % p.stderr.strip()[-400:])
+        out[mode] = json.load(open(path))
+        print("profiler cost (record_shapes %s): %.1f us per recorded op" % (mode, out[mode]["us_per_event"]), flush=True)
+    return out
+
+
+def write_out(args, settings, checks, runs, tmp, elapsed, prof_cost):
     """Settings, traces (zstd) and gradients into tmp/out; its path."""
     out = os.path.join(tmp, "out")
     for sub in ("settings", "traces", "gradients"):
@@ -448,7 +471,7 @@ def write_out(args, settings, checks, runs, tmp, elapsed):
                    "profiled_steps": args.profiled_steps, "elapsed_s": round(elapsed, 1),
                    "made": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
                    "interval90": "bootstrap over the unprofiled steps of all rounds (mean over ranks per step)",
-                   "cpu_count": os.cpu_count()}, f, indent=1)
+                   "cpu_count": os.cpu_count(), "profiler_cost": prof_cost}, f, indent=1)
     return out, docs
 
 
@@ -461,7 +484,8 @@ def main():
     ap.add_argument("--out", required=True, help="results folder (replaced once the run completed)")
     ap.add_argument("--preset", choices=["default", "ci", "none"], default="default")
     ap.add_argument("--setting", action="append", default=[],
-                    help="model=M,rate=MBIT[,bucket=MB][,world=N][,batch=N][,plan=FILE][,delay=MS] (repeatable)")
+                    help="model=M,rate=MBIT[,bucket=MB][,world=N][,batch=N][,plan=FILE][,delay=MS][,shapes=1] "
+                         "(repeatable; shapes=1 profiles with record_shapes)")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--steps", type=int, default=8, help="unprofiled steps per run")
@@ -487,7 +511,8 @@ def main():
         t0 = time.time()
         checks, runs = measure(args, settings, net, tmp)
         net.down()
-        out, docs = write_out(args, settings, checks, runs, tmp, time.time() - t0)
+        prof_cost = profiler_cost(settings, tmp)
+        out, docs = write_out(args, settings, checks, runs, tmp, time.time() - t0, prof_cost)
         print_report(docs)
         if os.path.exists(args.out):
             shutil.rmtree(args.out)

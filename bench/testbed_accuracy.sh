@@ -44,12 +44,16 @@ export BIN TB
 import glob, json, os, statistics, subprocess, sys
 
 BIN, TB = os.environ["BIN"], os.environ["TB"]
+sys.path.insert(0, os.path.join("bench", "testbed"))
+from testbed import interval90   # the two-level bootstrap: rounds, then their steps
 summary = json.load(open(os.path.join(TB, "summary.json")))
 if not summary.get("complete"):
     sys.exit("testbed_accuracy: %s/summary.json does not say the run completed" % TB)
 S = {}
 for f in sorted(glob.glob(os.path.join(TB, "settings", "*.json"))):
     d = json.load(open(f))
+    # The interval is recomputed from the rounds (runs before 26 Nov 10:00 stored one over steps alone).
+    d["unprofiled"]["interval90_pct"] = interval90([r["unprofiled_ms"] for r in d["rounds"]])
     S[d["name"]] = d
 
 
@@ -82,7 +86,8 @@ def pct(a, b):
 print("testbed: %s (made %s; %d settings x %d rounds; link checks: %s)" % (
     TB, summary.get("made", "?"), len(S), summary["rounds"],
     ", ".join("%g Mbit/s carried %.0f" % (c["rate_mbit"], c["carried_mbit"]) for c in summary["link_checks"])))
-print("times: median step (ms); measured = the target setting's unprofiled median over all rounds' steps\n")
+print("times: median step (ms); measured = the target setting's unprofiled median over all rounds' steps; +-%: the\n"
+      "half-width of its 90% interval (bootstrap over the rounds, then their steps)\n")
 ROWS = []   # (family, src, dst, opts, pred, err, rel, effect, width, note)
 HDR = "%-10s %-32s %-32s %-22s %8s %8s %5s %7s %7s %7s %s" % (
     "what-if", "from", "to", "options", "pred ms", "meas ms", "+-%", "effect", "err %", "rel %", "")
@@ -203,7 +208,7 @@ for n, d in S.items():
     if d["setting"]["model"] == "mlp":
         m = BY.get(("mlp_matmul",) + key(d)[1:])
         if m:
-            predict("scale", n, m, ["--scale", "cpu:aten::*mm*=1.667"], "matmul: *mm*=1.667")
+            predict("scale", n, m, ["--scale", "cpu:*=1.667"], "matmul: cpu:*=1.667")
 print()
 
 # ---- summary ----
@@ -228,6 +233,19 @@ for n, d in S.items():   # plans: the harness applied them (measured only; no wh
         print("plan %s (%s): measured %.1f ms +-%.1f%%%s" % (
             d["setting"]["plan"], n, d["unprofiled"]["median_ms"], d["unprofiled"]["interval90_pct"],
             "; DDP's 1 MB buckets %.1f ms" % S[m]["unprofiled"]["median_ms"] if m else ""))
+# Twins: settings that differ only in a bucket cap giving DDP the same buckets. Their
+# gap is what runs of one configuration at other times differ by: a noise floor
+# across runs that no interval over one setting's rounds shows.
+twins = []
+for a in S:
+    for b in S:
+        da, db = S[a], S[b]
+        if a < b and da["buckets"] and [x["bytes"] for x in da["buckets"]] == [x["bytes"] for x in db["buckets"]] and \
+                key(da)[:3] == key(db)[:3] and key(da)[4:] == key(db)[4:]:
+            twins.append((a, b, pct(db["unprofiled"]["median_ms"], da["unprofiled"]["median_ms"])))
+for a, b, gap in twins:
+    print("twins (the same DDP buckets): %s vs %s measured %+.1f%% apart (intervals +-%.1f%%, +-%.1f%%)" % (
+        a, b, gap, S[a]["unprofiled"]["interval90_pct"], S[b]["unprofiled"]["interval90_pct"]))
 ident = [r for r in ROWS if r[0] == "identity"]
 if ident:
     e = [abs(r[5]) for r in ident]

@@ -247,37 +247,121 @@ static uint32_t woken_at(const ts_replay *r, uint16_t k, uint32_t lane, int64_t 
     return q;
 }
 
+/* Tie op q to worker member m's end at their measured distance (negative:
+ * q woke before m recorded its end), its other waits dropped. */
+static void tie(ts_replay *r, uint32_t m, uint32_t q)
+{
+    const ts_graph *g = r->g;
+    int64_t end = ts__sim_meas_start(&r->sim, m) + r->sim.meas_dur_ns[m];
+    for (uint32_t k = g->in_first[q]; k < g->in_first[q + 1]; k++) {
+        uint32_t e = g->in_edge[k];
+        if (!(g->edges.flags[e] & TS_SIM_TO_END) && r->sim.egap_ns[e] > 0 && r->sim.egap_ns[e] != TS_SIM_CUT_GAP)
+            r->sim.egap_ns[e] = 0;
+    }
+    uint32_t ne = ts__sim_add_edge(&r->sim, m, q, TS_SIM_FROM_END, ts__sim_meas_start(&r->sim, q) - end);
+    if (ne != TS_NONE32) r->sim.ekind[ne] = TS_EDGE_WORKER;
+}
+
+/* A gloo worker member and the op whose start launched it. */
+typedef struct launched { uint32_t member, launch; int64_t at; } launched;
+
+static int cmp_launched(const void *a, const void *b)
+{
+    int64_t x = ((const launched *)a)->at, y = ((const launched *)b)->at;
+    return (x > y) - (x < y);
+}
+
+static int cmp_node_start(const void *a, const void *b, void *arg)
+{
+    const ts_replay *r = arg;
+    int64_t x = ts__sim_meas_start(&r->sim, *(const uint32_t *)a), y = ts__sim_meas_start(&r->sim, *(const uint32_t *)b);
+    return (x > y) - (x < y);
+}
+
+/* DDP's finalize on the training thread (after the iteration's last launch)
+ * takes its buckets in launch order, each as views (aten::as_strided) then
+ * copies: the j-th run of views waits for the j-th bucket. Ties each of the
+ * iteration's buckets v[0..n) whose worker recorded its end after its run of
+ * views began. false when the finalize shows fewer runs than buckets. */
+static bool tie_finalize(ts_replay *r, const launched *v, uint32_t n, uint32_t *ops, uint32_t cap)
+{
+    const ts_graph *g = r->g;
+    uint32_t lane = g->nodes.lane[v[0].launch], k = g->nodes.rank[v[0].launch], n_ops = 0;
+    int32_t it = g->nodes.iteration[v[0].launch];
+    int64_t last = v[n - 1].at;
+    for (uint32_t x = g->rank_first_node[k]; x < g->rank_first_node[k + 1] && n_ops < cap; x++)
+        if (g->nodes.lane[x] == lane && g->nodes.iteration[x] == it && ts__sim_meas_start(&r->sim, x) > last)
+            ops[n_ops++] = x;
+    qsort_r(ops, n_ops, sizeof *ops, cmp_node_start, r);
+    uint32_t runs = 0;
+    for (uint32_t i = 0; i < n_ops && runs < n; i++) {
+        bool view = !strcmp(ts__replay_node_name(r, ops[i]), "aten::as_strided");
+        if (!view || (i && !strcmp(ts__replay_node_name(r, ops[i - 1]), "aten::as_strided"))) continue;
+        ops[runs++] = ops[i];   /* the run's first view (ops[] is read ahead of runs) */
+    }
+    if (runs < n) return false;
+    for (uint32_t j = 0; j < n; j++) {
+        int64_t end = ts__sim_meas_start(&r->sim, v[j].member) + r->sim.meas_dur_ns[v[j].member];
+        if (ts__sim_meas_start(&r->sim, ops[j]) < end) tie(r, v[j].member, ops[j]);
+    }
+    return true;
+}
+
 /* gloo's workers record their end after waking the thread that waits for
- * them, so the graph ties a worker to the first op after its recorded end
- * and leaves the op that truly woke up (DDP's finalize, a few hundred us
- * earlier) with its whole wait as a gap, which no what-if could shorten:
- * `replay --bandwidth x4` of a 100 Mbit/s testbed trace left two of its
- * three steps at the measured 0.7 s. For every what-if but --bucket-mb
- * (which re-ties the waiters of the buckets it regroups), such an op
- * waits for the worker's end instead (a negative gap: where it was
- * measured), and its other waits go. CPU lanes only. O(members x nodes). */
+ * them (by 0.1 ms to several ms on a loaded machine: on the testbed at 50
+ * Mbit/s the optimizer had run for 2.9 ms when a worker recorded its end),
+ * so the graph ties a worker to the first op after its recorded end and
+ * leaves the op that truly woke up with its whole wait as a gap, which no
+ * what-if could shorten: `replay --bandwidth x4` of a 100 Mbit/s testbed
+ * trace left two of its three steps at the measured 0.7 s. For every
+ * what-if but --bucket-mb (which re-ties the waiters of the buckets it
+ * regroups), the op that woke waits for the worker's end instead (a
+ * negative gap: where it was measured), and its other waits go: DDP's
+ * finalize run of views for each bucket (tie_finalize), else an op that
+ * started less than 1 ms before a worker's recorded end after an idle
+ * millisecond (woken_at). CPU lanes only. O(members x nodes). */
 void ts__replay_tie_woken(ts_replay *r)
 {
     const ts_graph *g = r->g;
-    for (uint32_t ci = 0; ci < g->n_colls; ci++) {
-        const ts_coll *c = &g->colls[ci];
-        for (uint32_t i = 0; i < c->n_members; i++) {
-            uint32_t m = g->coll_members[c->first_member + i], used = TS_NONE32;
-            for (uint32_t k = g->out_first[m]; k < g->out_first[m + 1]; k++)
-                if (g->edges.kind[k] == TS_EDGE_WORKER) used = g->edges.dst[k];
-            if (used == TS_NONE32 || g->lanes[g->nodes.lane[m]].on_gpu) continue;
+    uint32_t n = 0, cap_ops = 0;
+    for (uint32_t k = 0; k < g->n_ranks; k++)
+        if (g->rank_first_node[k + 1] - g->rank_first_node[k] > cap_ops) cap_ops = g->rank_first_node[k + 1] - g->rank_first_node[k];
+    launched *v = ts__malloc(((size_t)g->n_colls * (g->n_ranks + 1) + 1) * sizeof *v);
+    uint32_t *ops = ts__malloc(((size_t)cap_ops + 1) * sizeof *ops);
+    if (!v || !ops) goto out;   /* out of memory: the what-if runs without the ties */
+    for (uint32_t ci = 0; ci < g->n_colls; ci++)
+        for (uint32_t i = 0; i < g->colls[ci].n_members; i++) {
+            uint32_t m = g->coll_members[g->colls[ci].first_member + i], launch = TS_NONE32;
+            for (uint32_t k = g->in_first[m]; k < g->in_first[m + 1]; k++)
+                if (g->edges.kind[g->in_edge[k]] == TS_EDGE_COLL_LAUNCH) launch = g->edges.src[g->in_edge[k]];
+            if (launch == TS_NONE32 || g->lanes[g->nodes.lane[m]].on_gpu || g->nodes.iteration[launch] < 0) continue;
+            /* sorted by rank, then iteration, then launch time */
+            v[n++] = (launched){m, launch, ts__sim_meas_start(&r->sim, launch)};
+        }
+    qsort(v, n, sizeof *v, cmp_launched);
+    for (uint32_t lo = 0, hi; lo < n; lo = hi) {   /* one (rank, iteration) at a time */
+        hi = lo;
+        uint32_t k = g->nodes.rank[v[lo].launch];
+        int32_t it = g->nodes.iteration[v[lo].launch];
+        for (uint32_t i = lo; i < n; i++)
+            if (g->nodes.rank[v[i].launch] == k && g->nodes.iteration[v[i].launch] == it) {
+                launched t = v[hi]; v[hi++] = v[i]; v[i] = t;
+            }
+        qsort(v + lo, hi - lo, sizeof *v, cmp_launched);
+        if (tie_finalize(r, v + lo, hi - lo, ops, cap_ops)) continue;
+        for (uint32_t i = lo; i < hi; i++) {
+            uint32_t m = v[i].member, used = TS_NONE32;
+            for (uint32_t e = g->out_first[m]; e < g->out_first[m + 1]; e++)
+                if (g->edges.kind[e] == TS_EDGE_WORKER) used = g->edges.dst[e];
+            if (used == TS_NONE32) continue;
             int64_t end = ts__sim_meas_start(&r->sim, m) + r->sim.meas_dur_ns[m];
             uint32_t q = woken_at(r, g->nodes.rank[m], g->nodes.lane[used], end);
-            if (q == TS_NONE32 || q == used) continue;
-            for (uint32_t k = g->in_first[q]; k < g->in_first[q + 1]; k++) {
-                uint32_t e = g->in_edge[k];
-                if (!(g->edges.flags[e] & TS_SIM_TO_END) && r->sim.egap_ns[e] > 0 && r->sim.egap_ns[e] != TS_SIM_CUT_GAP)
-                    r->sim.egap_ns[e] = 0;
-            }
-            uint32_t ne = ts__sim_add_edge(&r->sim, m, q, TS_SIM_FROM_END, ts__sim_meas_start(&r->sim, q) - end);
-            if (ne != TS_NONE32) r->sim.ekind[ne] = TS_EDGE_WORKER;
+            if (q != TS_NONE32 && q != used) tie(r, m, q);
         }
     }
+out:
+    ts__free(v, ((size_t)g->n_colls * (g->n_ranks + 1) + 1) * sizeof *v);
+    ts__free(ops, ((size_t)cap_ops + 1) * sizeof *ops);
 }
 
 /* How many collectives ran at once, on average over c's time, on the rank of

@@ -240,7 +240,7 @@ twins = []
 for a in S:
     for b in S:
         da, db = S[a], S[b]
-        if a < b and da["buckets"] and [x["bytes"] for x in da["buckets"]] == [x["bytes"] for x in db["buckets"]] and \
+        if a < b and da["buckets"] and db["buckets"] and [x["bytes"] for x in da["buckets"]] == [x["bytes"] for x in db["buckets"]] and \
                 key(da)[:3] == key(db)[:3] and key(da)[4:] == key(db)[4:]:
             twins.append((a, b, pct(db["unprofiled"]["median_ms"], da["unprofiled"]["median_ms"])))
 for a, b, gap in twins:

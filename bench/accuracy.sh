@@ -37,6 +37,7 @@
 # floor (how far the identity what-ifs, which involve no model, miss) and the
 # what-ifs biased one way on (nearly) every set.
 # TS_GLOO_LOG=LOG scores every set with that calibration log instead.
+# Then bench/testbed_accuracy.sh on examples/testbed (TS_TESTBED=DIR or none).
 # Needs /usr/bin/python3 (Debian's) for the JSON; the CLI at $TS_BIN.
 set -e
 BIN=${TS_BIN:-build/trainscope}
@@ -310,4 +311,14 @@ if err:
         print("      %-11s %5g -> %-5g relative error mean %+6.1f%% over %d sets (%s)"
               % (model, src, dst, statistics.mean(v), len(v), " ".join("%+.0f" % e for e in v)))
 PY
+fi
+# The namespaces testbed (issue 20): the what-ifs over tc-shaped links, the
+# yardstick now (the sets above are a stress test of the gloo model on a
+# busy machine). TS_TESTBED=DIR scores another testbed run; TS_TESTBED=none
+# skips it.
+TB=${TS_TESTBED:-examples/testbed}
+if [ "$TB" != none ]; then
+    echo
+    echo "=== testbed: $TB"
+    sh bench/testbed_accuracy.sh "$TB"
 fi

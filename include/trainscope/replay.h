@@ -133,6 +133,14 @@ typedef struct ts_replay_options {
                                      the reductions (contention.c) */
     int          window_all;      /* 1 = compare the whole trace as one, not its complete
                                      iterations (--window all) */
+    double       bandwidth_factor;/* what-if: the bandwidth each collective achieved in the trace
+                                     times this ("--bandwidth x2"): its per-byte time divided by
+                                     it; 0 = keep */
+    double       latency_factor;  /* what-if: each collective's fixed cost (the cost model's at 0
+                                     bytes) times this ("--latency-us x2"); 0 = keep */
+    double       profiler_overhead_us; /* what-if: the profiler's own cost per recorded CPU op,
+                                     taken off the gap before each op (then off its self time):
+                                     predicts the unprofiled run; 0 = keep */
 } ts_replay_options;
 
 /* Build the global graph of t, replay it with the what-if edits of opt (NULL

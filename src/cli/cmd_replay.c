@@ -46,16 +46,23 @@ static void usage(FILE *f)
           "                           memcpy, memset, memory, comm, collective\n"
           "  --bucket-mb X            regroup the gradient all-reduces into X MiB buckets\n"
           "  --gradients FILE         gradients.json: parameter names and bytes in\n"
-          "                           registration order (for --bucket-mb)\n"
+          "                           registration order (for --bucket-mb, and the\n"
+          "                           sizes of gradient all-reduces a trace lacks)\n"
           "  --trace-bucket-mb X      the bucket cap the trace was recorded with\n"
           "                           (default: inferred from its bucket count)\n"
           "  --no-contention          with --bucket-mb on a gloo (CPU) job: keep compute\n"
           "                           times as measured instead of re-timing them for\n"
           "                           their new overlap with the reductions\n"
           "  --world N                price collectives for N ranks\n"
-          "  --bandwidth GBPS         price collectives at this bus bandwidth (GB/s)\n"
-          "  --latency-us US          with --bandwidth: fixed cost per collective\n"
+          "  --bandwidth GBPS         price collectives at this bus bandwidth (GB/s);\n"
+          "                           xF: F times what the trace's collectives achieved\n"
+          "  --latency-us US          with --bandwidth: fixed cost per collective;\n"
+          "                           xF: F times the fixed cost of the trace's\n"
+          "                           collectives (calibrated by --nccl-tests, else\n"
+          "                           fitted on the trace)\n"
           "  --nccl-tests LOG         calibrate the cost model from an nccl-tests log\n"
+          "  --profiler-overhead-us US  the profiler's cost per recorded CPU op, taken\n"
+          "                           off the trace: predicts the unprofiled run\n"
           "  --iteration-marker NAME  slice-name prefix of iterations (ProfilerStep#)\n"
           "  --windows                each PATH is one profiling window of the job (a\n"
           "                           directory of its rank files, or one file): each\n"
@@ -76,6 +83,8 @@ static void usage(FILE *f)
 #define GBPS_MAX  1e6
 #define US_MAX    1e9         /* --latency-us: 1000 s */
 #define WORLD_MAX (1 << 20)   /* --world: ranks */
+#define FACTOR_MIN 1e-6       /* --bandwidth xF, --latency-us xF */
+#define FACTOR_MAX 1e6
 
 static int parse_option(int c, replay_args *a)
 {
@@ -110,9 +119,19 @@ static int parse_option(int c, replay_args *a)
         if (ts_cli_opt_int("replay", "--world", optarg, 1, WORLD_MAX, &v)) return -1;
         a->opts.world = (uint32_t)v;
         return 0;
-    case 'B': return ts_cli_opt_real("replay", "--bandwidth", optarg, GBPS_MIN, GBPS_MAX, &a->opts.bandwidth_gbps);
-    case 'l': return ts_cli_opt_real("replay", "--latency-us", optarg, 0, US_MAX, &a->opts.latency_us);
+    case 'B':
+        if (optarg[0] == 'x')
+            return ts_cli_opt_real("replay", "--bandwidth xF", optarg + 1, FACTOR_MIN, FACTOR_MAX, &a->opts.bandwidth_factor);
+        return ts_cli_opt_real("replay", "--bandwidth", optarg, GBPS_MIN, GBPS_MAX, &a->opts.bandwidth_gbps);
+    case 'l':
+        if (optarg[0] == 'x') {
+            if (ts_cli_opt_real("replay", "--latency-us xF", optarg + 1, 0, FACTOR_MAX, &a->opts.latency_factor)) return -1;
+            if (a->opts.latency_factor == 0) a->opts.latency_factor = 1e-9;   /* x0: no fixed cost (0 = not asked) */
+            return 0;
+        }
+        return ts_cli_opt_real("replay", "--latency-us", optarg, 0, US_MAX, &a->opts.latency_us);
     case 'n': a->opts.nccl_tests_log = optarg; return 0;
+    case 'P': return ts_cli_opt_real("replay", "--profiler-overhead-us", optarg, 0, US_MAX, &a->opts.profiler_overhead_us);
     case 'm': a->marker = optarg; return 0;
     case 'W': a->windows = true; return 0;
     case 'v': a->verbose = true; return 0;
@@ -132,6 +151,7 @@ static int parse_args(int argc, char **argv, replay_args *a)
         {"world", required_argument, 0, 'w'},      {"bandwidth", required_argument, 0, 'B'},
         {"latency-us", required_argument, 0, 'l'}, {"nccl-tests", required_argument, 0, 'n'},
         {"iteration-marker", required_argument, 0, 'm'}, {"windows", no_argument, 0, 'W'},
+        {"profiler-overhead-us", required_argument, 0, 'P'},
         {"verbose", no_argument, 0, 'v'}, TS_CLI_COMMON_LONGOPTS, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
     };
     memset(a, 0, sizeof *a);

@@ -1229,3 +1229,46 @@ int ts__replay_rebucket(ts_replay *r, const ts_replay_options *opt, ts_error *er
     ts__free(c.nb_member, (size_t)c.cap_nb * nr * sizeof *c.nb_member);
     return rc;
 }
+
+/* Sizes for the repricing what-ifs (--bandwidth, --latency-us, --world) on a
+ * trace whose gradient all-reduces carry none (Debian's torch writes no
+ * sizes for gloo): per iteration, rank 0's gradient all-reduces in start
+ * order are DDP's buckets at the trace's cap (given, else inferred from
+ * their count as --bucket-mb infers it), and each takes its gradients'
+ * bytes. An iteration whose count no cap gives (cut at a window's edge, or
+ * not DDP's buckets: a communication hook's own groups) keeps its sizes
+ * unknown, and is said. O(gradients x iterations). */
+int ts__replay_sizes_from_gradients(ts_replay *r, const ts_replay_options *opt, ts_error *err)
+{
+    rb_ctx c = {.r = r, .trace_cap = (int64_t)(opt->trace_bucket_mb * 1024.0 * 1024.0)};
+    int64_t *rev = NULL;
+    int rc = load_grads(opt->gradients_json, &rev, &c.n_grad, err);
+    if (rc) return rc;
+    c.grad = rev;
+    old_bucket *ob = NULL;
+    uint32_t n = 0, sized = 0, skipped = 0;
+    if (!grow_units(&c, c.n_grad) || rank_buckets(r, 0, &ob, &n)) rc = ts__error(err, TS_ENOMEM, "replay: out of memory");
+    for (uint32_t lo = 0, hi; rc == TS_OK && lo < n; lo = hi) {
+        hi = group_end(r, ob, n, lo);
+        bool unknown = false;
+        for (uint32_t b = lo; b < hi; b++) unknown |= r->colls[ob[b].coll].bytes < 0;
+        if (!unknown) continue;
+        if (!infer_old_partition(&c, hi - lo)) { skipped++; continue; }
+        for (uint32_t b = lo; b < hi; b++) r->colls[ob[b].coll].bytes = 0;
+        for (uint32_t i = 0; i < c.n_grad; i++) r->colls[ob[lo + c.unit_old[i]].coll].bytes += c.grad[i];
+        sized += hi - lo;
+    }
+    if (rc == TS_OK && sized)
+        ts__replay_warn(r, "--gradients: sizes of %u gradient all-reduces taken from %s (DDP's buckets at %s)", sized,
+                        opt->gradients_json, c.trace_cap ? "--trace-bucket-mb" : "the cap their count implies");
+    if (rc == TS_OK && skipped)
+        ts__replay_warn(r, "--gradients: %u iterations keep their all-reduces' sizes unknown: no DDP bucket cap gives "
+                        "their count for these %u gradients (cut at the trace's edge, or not DDP's buckets)",
+                        skipped, c.n_grad);
+    ts__free(ob, n * sizeof *ob);
+    ts__free(c.units, c.cap_units * sizeof *c.units);
+    ts__free(c.unit_old, c.cap_units * sizeof *c.unit_old);
+    ts__free(c.unit_new, c.cap_units * sizeof *c.unit_new);
+    ts__free(rev, (size_t)c.n_grad * sizeof *rev);
+    return rc;
+}

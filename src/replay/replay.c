@@ -315,16 +315,21 @@ static int compare_iterations(ts_replay *r, uint32_t max_iter, bool whole)
  * otherwise, and the sim may then borrow the graph's times). */
 static bool whatifs_requested(const ts_replay_options *opt)
 {
-    return opt->n_scales || opt->bucket_mb > 0 || opt->world || opt->bandwidth_gbps > 0 || opt->latency_us > 0;
+    return opt->n_scales || opt->bucket_mb > 0 || opt->world || opt->bandwidth_gbps > 0 || opt->latency_us > 0 ||
+           opt->bandwidth_factor > 0 || opt->latency_factor > 0 || opt->profiler_overhead_us > 0;
 }
 
 static int apply_whatifs(ts_replay *r, const ts_replay_options *opt, ts_error *err)
 {
     int rc = TS_OK;
     if (!whatifs_requested(opt)) return TS_OK;
+    if (!(opt->bucket_mb > 0)) ts__replay_tie_woken(r);   /* --bucket-mb re-ties the waiters itself */
+    if (opt->profiler_overhead_us > 0) ts__replay_unprofile(r, opt->profiler_overhead_us);
     for (uint32_t i = 0; rc == TS_OK && i < opt->n_scales; i++) rc = ts__replay_scale(r, opt->scales[i], err);
-    bool reprice = opt->world || opt->bandwidth_gbps > 0 || opt->latency_us > 0;
+    bool reprice = opt->world || opt->bandwidth_gbps > 0 || opt->latency_us > 0 || opt->bandwidth_factor > 0 ||
+                   opt->latency_factor > 0;
     if (rc == TS_OK && opt->bucket_mb > 0) rc = ts__replay_rebucket(r, opt, err);   /* fits the model itself */
+    else if (rc == TS_OK && reprice && opt->gradients_json) rc = ts__replay_sizes_from_gradients(r, opt, err);
     if (rc == TS_OK && reprice && !r->model) rc = ts__replay_fit_model(r, opt, err);
     if (rc == TS_OK && reprice) rc = ts__replay_reprice(r, opt, err);
     return rc;

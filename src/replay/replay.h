@@ -89,8 +89,17 @@ void ts__replay_warn(ts_replay *r, const char *fmt, ...) __attribute__((format(p
 /* What-if passes (whatif.c). Each returns TS_OK or fills err; after a
  * failure the result is destroyed by the caller. */
 TS_NODISCARD int ts__replay_scale(ts_replay *r, const char *spec, ts_error *err);
+/* Tie the ops gloo's workers woke before their recorded end to them (whatif.c). */
+void ts__replay_tie_woken(ts_replay *r);
+/* Take the profiler's cost per recorded CPU op (us) off the trace (whatif.c). */
+void ts__replay_unprofile(ts_replay *r, double us);
 TS_NODISCARD int ts__replay_fit_model(ts_replay *r, const ts_replay_options *opt, ts_error *err);
 TS_NODISCARD int ts__replay_reprice(ts_replay *r, const ts_replay_options *opt, ts_error *err);
 TS_NODISCARD int ts__replay_rebucket(ts_replay *r, const ts_replay_options *opt, ts_error *err);
+/* The bytes of every gradient all-reduce whose size the trace lacks, from
+ * gradients.json and DDP's bucket assignment at the trace's cap (given or
+ * inferred, as --bucket-mb infers it), so that repricing what-ifs can price
+ * them (rebucket.c). */
+TS_NODISCARD int ts__replay_sizes_from_gradients(ts_replay *r, const ts_replay_options *opt, ts_error *err);
 
 #endif

@@ -238,6 +238,39 @@ int ts__replay_scale(ts_replay *r, const char *spec, ts_error *err)
     return TS_OK;
 }
 
+/* --profiler-overhead-us: a per-event overhead model of the profiler. Each
+ * recorded op on a CPU thread cost the run `us` of the profiler's own work
+ * (taking its timestamps, storing its record), which the trace shows as time
+ * between ops or inside them. It is taken off the gap before the op's start
+ * (the same on every start-edge into it), and what the gap cannot give off
+ * the op's own self time; nothing goes below 0. So a replay predicts the run
+ * without the profiler. The cost is measured apart, on the same machine:
+ * bench/testbed/profiler_overhead.py. O(V + E). */
+void ts__replay_unprofile(ts_replay *r, double us)
+{
+    const ts_graph *g = r->g;
+    ts_sim *s = &r->sim;
+    int64_t c = (int64_t)llround(us * 1e3), n_ops = 0;
+    for (uint32_t n = 0; n < s->n_base_nodes; n++) {
+        if ((s->kind[n] != TS_NODE_CPU_OP && s->kind[n] != TS_NODE_COMM_CPU) || g->lanes[s->lane[n]].on_gpu) continue;
+        int64_t gap = INT64_MAX;
+        for (uint32_t k = g->in_first[n]; k < g->in_first[n + 1]; k++) {
+            uint32_t e = g->in_edge[k];
+            if (!(g->edges.flags[e] & TS_SIM_TO_END) && s->egap_ns[e] >= 0 && s->egap_ns[e] < gap) gap = s->egap_ns[e];
+        }
+        int64_t from_gap = gap == INT64_MAX ? 0 : gap < c ? gap : c;
+        for (uint32_t k = g->in_first[n]; from_gap && k < g->in_first[n + 1]; k++) {
+            uint32_t e = g->in_edge[k];
+            if (!(g->edges.flags[e] & TS_SIM_TO_END) && s->egap_ns[e] >= from_gap) s->egap_ns[e] -= from_gap;
+        }
+        int64_t rest = c - from_gap;
+        s->self_ns[n] = s->self_ns[n] > rest ? s->self_ns[n] - rest : 0;
+        n_ops++;
+    }
+    ts__replay_warn(r, "--profiler-overhead-us %g: the profiler's cost taken off %lld recorded CPU ops", us,
+                    (long long)n_ops);
+}
+
 /* Fit r->model; with nothing to fit it becomes NULL (no error). */
 static int fit_or_drop(ts_replay *r, ts_error *err)
 {
@@ -295,9 +328,260 @@ int ts__replay_fit_model(ts_replay *r, const ts_replay_options *opt, ts_error *e
     return fit_or_drop(r, err);
 }
 
-/* Reprice every collective of known size: its measured transfer time times
- * predicted(new world, new bandwidth) / predicted(as measured), so the
- * instance's own deviation from the model is kept. */
+/* Relative what-ifs ("--bandwidth xF", "--latency-us xF") of one
+ * collective's transfer time t: its fixed cost a (the cost model's time at 0
+ * bytes for its group, at most t; 0 without a model) times the latency
+ * factor, the rest divided by the bandwidth factor: what the trace's own
+ * collective achieved, scaled, whatever the link's nominal figures. */
+static int64_t relative_time(const ts_replay *r, const ts_replay_options *opt, const ts_replay_coll *c, uint32_t n,
+                             int64_t t)
+{
+    /* A model fitted on the trace alone (a few bucket sizes, often one)
+     * cannot tell a fixed cost from a per-byte one: only a calibration
+     * log's fixed cost is taken. */
+    int64_t a = r->model && !r->model_from_trace ? ts_coll_model_predict_ns(r->model, c->kind, 0, n) : 0;
+    a = a < 0 ? 0 : a > t ? t : a;
+    double bf = opt->bandwidth_factor > 0 ? opt->bandwidth_factor : 1.0;
+    double lf = opt->latency_factor > 0 ? opt->latency_factor : 1.0;
+    return (int64_t)llround((double)a * lf + (double)(t - a) / bf);
+}
+
+/* What the relative what-ifs took as fixed cost, said once. */
+static void warn_relative(ts_replay *r, const ts_replay_options *opt, uint32_t n)
+{
+    int64_t a = -1;
+    for (uint32_t i = 0; r->model && !r->model_from_trace && i < r->n_colls && a < 0; i++)
+        if (r->colls[i].priced != TS_NONE32 && r->colls[i].kind < TS_COLL_COUNT)
+            a = ts_coll_model_predict_ns(r->model, r->colls[i].kind, 0, opt->world ? opt->world : r->colls[i].group);
+    const char *from = !r->model || r->model_from_trace ? "none known: no calibration log (--nccl-tests)"
+                       : opt->nccl_tests_log;
+    if (opt->bandwidth_factor > 0)
+        ts__replay_warn(r, "--bandwidth x%g: each of %u collectives' time past its fixed cost divided by %g (fixed cost "
+                        "%.1f us, %s)", opt->bandwidth_factor, n, opt->bandwidth_factor, a > 0 ? a / 1e3 : 0.0, from);
+    if (opt->latency_factor > 0)
+        ts__replay_warn(r, "--latency-us x%g: each of %u collectives' fixed cost (%.1f us, %s) times %g%s",
+                        opt->latency_factor < 1e-6 ? 0 : opt->latency_factor, n, a > 0 ? a / 1e3 : 0.0, from,
+                        opt->latency_factor < 1e-6 ? 0 : opt->latency_factor,
+                        a > 0 ? "" : ": with no fixed cost known this changes nothing (give --nccl-tests LOG)");
+}
+
+/* Set collective c's transfer time to t_new. Each rank's delay after the
+ * first rank left the collective (its exit gap) scales with it: on a
+ * bandwidth-bound collective that delay is the ring's last transfer reaching
+ * the later ranks, not a wake-up (bench/testbed, 100 Mbit/s: rank 0 left a
+ * 722 ms all-reduce 25 ms after rank 1, and at 400 Mbit/s 6 ms after; kept
+ * as measured, a 4x bandwidth what-if was 11% slow). */
+static void set_transfer(ts_replay *r, const ts_replay_coll *c, int64_t t_new)
+{
+    int64_t *self = &r->sim.self_ns[c->priced];
+    double ratio = *self > 0 ? (double)t_new / (double)*self : 1.0;
+    *self = t_new;
+    if (c->barrier == TS_NONE32 || c->priced != c->barrier || c->barrier >= r->sim.n_base_nodes) return;
+    const ts_graph *g = r->g;
+    for (uint32_t k = g->out_first[c->barrier]; k < g->out_first[c->barrier + 1]; k++)
+        if (g->edges.kind[k] == TS_EDGE_COLL_EXIT && r->sim.egap_ns[k] > 0)
+            r->sim.egap_ns[k] = (int64_t)llround((double)r->sim.egap_ns[k] * ratio);
+}
+
+/* How long before its recorded end a gloo worker may already have woken the
+ * thread waiting for it: the worker records its end after the wake-up (by
+ * 0.1-0.5 ms on the namespaces testbed, bench/testbed). */
+#define GLOO_END_LAG_NS 1000000
+
+/* The op on lane `lane` of rank k that woke up from an idle wait less than
+ * GLOO_END_LAG_NS before end: the first op starting in [end - lag, end)
+ * with no op of the lane running from end - lag up to its start.
+ * TS_NONE32 if none. O(the rank's nodes). */
+static uint32_t woken_at(const ts_replay *r, uint16_t k, uint32_t lane, int64_t end)
+{
+    const ts_graph *g = r->g;
+    uint32_t q = TS_NONE32;
+    int64_t qs = end;
+    for (uint32_t n = g->rank_first_node[k]; n < g->rank_first_node[k + 1]; n++) {
+        int64_t a = ts__sim_meas_start(&r->sim, n);
+        if (g->nodes.lane[n] == lane && a >= end - GLOO_END_LAG_NS && a < qs) { q = n; qs = a; }
+    }
+    if (q == TS_NONE32) return q;
+    for (uint32_t n = g->rank_first_node[k]; n < g->rank_first_node[k + 1]; n++) {
+        int64_t a = ts__sim_meas_start(&r->sim, n);
+        if (g->nodes.lane[n] == lane && n != q && a < qs && a + r->sim.meas_dur_ns[n] > end - GLOO_END_LAG_NS)
+            return TS_NONE32;   /* busy within the window: not a wake-up */
+    }
+    return q;
+}
+
+/* Tie op q to worker member m's end at their measured distance (negative:
+ * q woke before m recorded its end), its other waits dropped. */
+static void tie(ts_replay *r, uint32_t m, uint32_t q)
+{
+    const ts_graph *g = r->g;
+    int64_t end = ts__sim_meas_start(&r->sim, m) + r->sim.meas_dur_ns[m];
+    for (uint32_t k = g->in_first[q]; k < g->in_first[q + 1]; k++) {
+        uint32_t e = g->in_edge[k];
+        if (!(g->edges.flags[e] & TS_SIM_TO_END) && r->sim.egap_ns[e] > 0 && r->sim.egap_ns[e] != TS_SIM_CUT_GAP)
+            r->sim.egap_ns[e] = 0;
+    }
+    uint32_t ne = ts__sim_add_edge(&r->sim, m, q, TS_SIM_FROM_END, ts__sim_meas_start(&r->sim, q) - end);
+    if (ne != TS_NONE32) r->sim.ekind[ne] = TS_EDGE_WORKER;
+}
+
+/* A gloo worker member and the op whose start launched it. */
+typedef struct launched { uint32_t member, launch; int64_t at; } launched;
+
+static int cmp_launched(const void *a, const void *b)
+{
+    int64_t x = ((const launched *)a)->at, y = ((const launched *)b)->at;
+    return (x > y) - (x < y);
+}
+
+static int cmp_node_start(const void *a, const void *b, void *arg)
+{
+    const ts_replay *r = arg;
+    int64_t x = ts__sim_meas_start(&r->sim, *(const uint32_t *)a), y = ts__sim_meas_start(&r->sim, *(const uint32_t *)b);
+    return (x > y) - (x < y);
+}
+
+/* DDP's finalize on the training thread (after the iteration's last launch)
+ * takes its buckets in launch order, each as views (aten::as_strided) then
+ * copies: the j-th run of views waits for the j-th bucket. Ties each of the
+ * iteration's buckets v[0..n) whose worker recorded its end after its run of
+ * views began. false when the finalize shows fewer runs than buckets. */
+static bool tie_finalize(ts_replay *r, const launched *v, uint32_t n, uint32_t *ops, uint32_t cap)
+{
+    const ts_graph *g = r->g;
+    uint32_t lane = g->nodes.lane[v[0].launch], k = g->nodes.rank[v[0].launch], n_ops = 0;
+    int32_t it = g->nodes.iteration[v[0].launch];
+    int64_t last = v[n - 1].at;
+    for (uint32_t x = g->rank_first_node[k]; x < g->rank_first_node[k + 1] && n_ops < cap; x++)
+        if (g->nodes.lane[x] == lane && g->nodes.iteration[x] == it && ts__sim_meas_start(&r->sim, x) > last)
+            ops[n_ops++] = x;
+    qsort_r(ops, n_ops, sizeof *ops, cmp_node_start, r);
+    uint32_t runs = 0;
+    for (uint32_t i = 0; i < n_ops && runs < n; i++) {
+        bool view = !strcmp(ts__replay_node_name(r, ops[i]), "aten::as_strided");
+        if (!view || (i && !strcmp(ts__replay_node_name(r, ops[i - 1]), "aten::as_strided"))) continue;
+        ops[runs++] = ops[i];   /* the run's first view (ops[] is read ahead of runs) */
+    }
+    if (runs < n) return false;
+    for (uint32_t j = 0; j < n; j++) {
+        int64_t end = ts__sim_meas_start(&r->sim, v[j].member) + r->sim.meas_dur_ns[v[j].member];
+        if (ts__sim_meas_start(&r->sim, ops[j]) < end) tie(r, v[j].member, ops[j]);
+    }
+    return true;
+}
+
+/* gloo's workers record their end after waking the thread that waits for
+ * them (by 0.1 ms to several ms on a loaded machine: on the testbed at 50
+ * Mbit/s the optimizer had run for 2.9 ms when a worker recorded its end),
+ * so the graph ties a worker to the first op after its recorded end and
+ * leaves the op that truly woke up with its whole wait as a gap, which no
+ * what-if could shorten: `replay --bandwidth x4` of a 100 Mbit/s testbed
+ * trace left two of its three steps at the measured 0.7 s. For every
+ * what-if but --bucket-mb (which re-ties the waiters of the buckets it
+ * regroups), the op that woke waits for the worker's end instead (a
+ * negative gap: where it was measured), and its other waits go: DDP's
+ * finalize run of views for each bucket (tie_finalize), else an op that
+ * started less than 1 ms before a worker's recorded end after an idle
+ * millisecond (woken_at). CPU lanes only. O(members x nodes). */
+void ts__replay_tie_woken(ts_replay *r)
+{
+    const ts_graph *g = r->g;
+    uint32_t n = 0, cap_ops = 0;
+    for (uint32_t k = 0; k < g->n_ranks; k++)
+        if (g->rank_first_node[k + 1] - g->rank_first_node[k] > cap_ops) cap_ops = g->rank_first_node[k + 1] - g->rank_first_node[k];
+    launched *v = ts__malloc(((size_t)g->n_colls * (g->n_ranks + 1) + 1) * sizeof *v);
+    uint32_t *ops = ts__malloc(((size_t)cap_ops + 1) * sizeof *ops);
+    if (!v || !ops) goto out;   /* out of memory: the what-if runs without the ties */
+    for (uint32_t ci = 0; ci < g->n_colls; ci++)
+        for (uint32_t i = 0; i < g->colls[ci].n_members; i++) {
+            uint32_t m = g->coll_members[g->colls[ci].first_member + i], launch = TS_NONE32;
+            for (uint32_t k = g->in_first[m]; k < g->in_first[m + 1]; k++)
+                if (g->edges.kind[g->in_edge[k]] == TS_EDGE_COLL_LAUNCH) launch = g->edges.src[g->in_edge[k]];
+            if (launch == TS_NONE32 || g->lanes[g->nodes.lane[m]].on_gpu || g->nodes.iteration[launch] < 0) continue;
+            /* sorted by rank, then iteration, then launch time */
+            v[n++] = (launched){m, launch, ts__sim_meas_start(&r->sim, launch)};
+        }
+    qsort(v, n, sizeof *v, cmp_launched);
+    for (uint32_t lo = 0, hi; lo < n; lo = hi) {   /* one (rank, iteration) at a time */
+        hi = lo;
+        uint32_t k = g->nodes.rank[v[lo].launch];
+        int32_t it = g->nodes.iteration[v[lo].launch];
+        for (uint32_t i = lo; i < n; i++)
+            if (g->nodes.rank[v[i].launch] == k && g->nodes.iteration[v[i].launch] == it) {
+                launched t = v[hi]; v[hi++] = v[i]; v[i] = t;
+            }
+        qsort(v + lo, hi - lo, sizeof *v, cmp_launched);
+        if (tie_finalize(r, v + lo, hi - lo, ops, cap_ops)) continue;
+        for (uint32_t i = lo; i < hi; i++) {
+            uint32_t m = v[i].member, used = TS_NONE32;
+            for (uint32_t e = g->out_first[m]; e < g->out_first[m + 1]; e++)
+                if (g->edges.kind[e] == TS_EDGE_WORKER) used = g->edges.dst[e];
+            if (used == TS_NONE32) continue;
+            int64_t end = ts__sim_meas_start(&r->sim, m) + r->sim.meas_dur_ns[m];
+            uint32_t q = woken_at(r, g->nodes.rank[m], g->nodes.lane[used], end);
+            if (q != TS_NONE32 && q != used) tie(r, m, q);
+        }
+    }
+out:
+    ts__free(v, ((size_t)g->n_colls * (g->n_ranks + 1) + 1) * sizeof *v);
+    ts__free(ops, ((size_t)cap_ops + 1) * sizeof *ops);
+}
+
+/* How many collectives ran at once, on average over c's time, on the rank of
+ * its first member (itself included; 1 when unknown): they shared that
+ * rank's link. gloo runs two all-reduces at once by default, so DDP's
+ * buckets share one link; a cost model fitted on the trace's own times
+ * has that sharing in it, a given bandwidth does not. O(collectives). */
+static double in_flight(const ts_replay *r, const ts_replay_coll *c)
+{
+    const ts_graph *g = r->g;
+    if (c->graph_coll == TS_NONE32 || !g->colls[c->graph_coll].n_members) return 1.0;
+    uint32_t m = g->coll_members[g->colls[c->graph_coll].first_member];
+    int64_t a = ts__sim_meas_start(&r->sim, m), b = a + r->sim.meas_dur_ns[m];
+    if (a == INT64_MIN || b <= a) return 1.0;
+    double overlap = 0;
+    for (uint32_t i = 0; i < g->n_colls; i++) {
+        const ts_coll *o = &g->colls[i];
+        for (uint32_t k = 0; k < o->n_members; k++) {
+            uint32_t x = g->coll_members[o->first_member + k];
+            if (g->nodes.rank[x] != g->nodes.rank[m]) continue;
+            int64_t xa = ts__sim_meas_start(&r->sim, x), xb = xa + r->sim.meas_dur_ns[x];
+            if (xa == INT64_MIN) continue;
+            int64_t lo = xa > a ? xa : a, hi = xb < b ? xb : b;
+            if (hi > lo) overlap += (double)(hi - lo);
+        }
+    }
+    double f = overlap / (double)(b - a);
+    return f >= 1.0 ? f : 1.0;
+}
+
+/* Whether the job's collectives run on CPU threads (gloo, MPI): no GPU lane
+ * holds a collective member. */
+static bool cpu_collectives(const ts_replay *r)
+{
+    const ts_graph *g = r->g;
+    for (uint32_t i = 0; i < g->n_colls; i++)
+        for (uint32_t k = 0; k < g->colls[i].n_members; k++)
+            if (g->lanes[g->nodes.lane[g->coll_members[g->colls[i].first_member + k]]].on_gpu) return false;
+    return g->n_colls > 0;
+}
+
+/* Only relative what-ifs: every collective of a known kind, sized or not
+ * (the sizes only serve the fixed cost, through the cost model). */
+static int reprice_relative(ts_replay *r, const ts_replay_options *opt, ts_error *err)
+{
+    uint32_t repriced = 0;
+    for (uint32_t i = 0; i < r->n_colls; i++) {
+        const ts_replay_coll *c = &r->colls[i];
+        if (c->priced == TS_NONE32 || c->kind >= TS_COLL_COUNT) continue;
+        set_transfer(r, c, relative_time(r, opt, c, c->group, r->sim.self_ns[c->priced]));
+        repriced++;
+    }
+    warn_relative(r, opt, repriced);
+    if (!repriced) return ts__error(err, TS_ENODATA, "replay: no collective of a known kind to reprice");
+    return TS_OK;
+}
+
 /* What the trace's collectives offer a calibration: how many have a known
  * size, how many of those a measured transfer time, and whether some (kind,
  * group) ran at two sizes or more (a line needs two), among the known and
@@ -367,8 +651,15 @@ static int trace_calibration_error(const ts_replay *r, ts_error *err)
     return TS_OK;
 }
 
+/* Reprice every collective of known size: its measured transfer time times
+ * predicted(new world, new bandwidth) / predicted(as measured), so the
+ * instance's own deviation from the model is kept. Relative
+ * what-ifs then scale that (relative_time). */
 int ts__replay_reprice(ts_replay *r, const ts_replay_options *opt, ts_error *err)
 {
+    bool relative = opt->bandwidth_factor > 0 || opt->latency_factor > 0;
+    bool absolute = opt->world || opt->bandwidth_gbps > 0 || opt->latency_us > 0;
+    if (!absolute) return reprice_relative(r, opt, err);
     if ((!r->model || r->model_from_trace) && !(opt->bandwidth_gbps > 0)) {
         int rc = trace_calibration_error(r, err);
         if (rc) return rc;
@@ -400,8 +691,18 @@ int ts__replay_reprice(ts_replay *r, const ts_replay_options *opt, ts_error *err
         ts_coll_model_set_latency(r->model, opt->latency_us);
         int64_t now = ts_coll_model_predict_ns(r->model, c->kind, (uint64_t)c->bytes, n_new);
         if (now < 0) { unknown++; continue; }
-        int64_t *self = &r->sim.self_ns[c->priced];
-        *self = old > 0 && *self > 0 ? (int64_t)llround((double)*self * (double)now / (double)old) : now;
+        /* A model fitted on the trace prices the bandwidth each collective
+         * got while sharing its link; a given bandwidth is the link's: the
+         * collectives share it as they did in the trace. */
+        if (opt->bandwidth_gbps > 0 && r->model_from_trace) now = (int64_t)llround((double)now * in_flight(r, c));
+        int64_t self = r->sim.self_ns[c->priced];
+        self = old > 0 && self > 0 ? (int64_t)llround((double)self * (double)now / (double)old) : now;
+        if (relative) {
+            ts_coll_model_set_bandwidth(r->model, 0);
+            ts_coll_model_set_latency(r->model, 0);
+            self = relative_time(r, opt, c, n_new, self);
+        }
+        set_transfer(r, c, self);
         repriced++;
     }
     if (unknown)
@@ -417,7 +718,13 @@ int ts__replay_reprice(ts_replay *r, const ts_replay_options *opt, ts_error *err
         ts__replay_warn(r, "--world %u is larger than any calibrated group (%u ranks): priced with that group's bus "
                            "bandwidth and latency scaled by log2 of the size; a larger job on other links (more "
                            "servers, another network) differs", opt->world, largest);
+    if (relative) warn_relative(r, opt, repriced);
+    if (opt->world && cpu_collectives(r))
+        ts__replay_warn(r, "--world %u on a CPU-only (gloo) job: prices the collectives for %u ranks; the compute "
+                        "of more ranks sharing the same cores (and gloo's own CPU work) is outside this what-if, "
+                        "so where the ranks share a machine it is likely too fast", opt->world, opt->world);
     if (!repriced)
-        return ts__error(err, TS_EINVAL, "replay: no collective could be repriced (sizes unknown)");
+        return ts__error(err, TS_EINVAL, "replay: no collective could be repriced (sizes unknown; a trace without them "
+                                         "needs --gradients gradients.json for its gradient all-reduces)");
     return TS_OK;
 }

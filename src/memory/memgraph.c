@@ -13,10 +13,10 @@
 #include <string.h>
 #include "memory/memgraph.h"
 
-int ts__mem_for_lines(const char *path, bool cut_hash, ts__mem_line_fn fn, void *ctx, ts_error *err)
+int ts__mem_for_lines(const char *path, const char *what, bool cut_hash, ts__mem_line_fn fn, void *ctx, ts_error *err)
 {
     size_t len, cap;
-    char *text = ts__read_bounded(path, "a text file", TS__SIDE_FILE_MAX_BYTES, &len, &cap, err);
+    char *text = ts__read_bounded(path, what, TS__SIDE_FILE_MAX_BYTES, &len, &cap, err);
     if (!text) return err ? err->status : TS_EIO;
     int rc = memchr(text, '\0', len) ? ts__error(err, TS_EPARSE, "%s: NUL byte in a text file", path) : TS_OK;
     unsigned line = 0;

@@ -90,7 +90,7 @@ int ts_prec_plan_load(const ts_prec_model *m, const char *path, uint8_t *prec, t
     ts__error_clear(err);
     memset(prec, TS_PREC_FP32, m->n_units);
     plan_ctx c = {m, path, prec};
-    return ts__mem_for_lines(path, true, plan_line, &c, err);
+    return ts__mem_for_lines(path, "a precision plan", true, plan_line, &c, err);
 }
 
 /* The plan's peak; *at = the timeline item where it is reached. */

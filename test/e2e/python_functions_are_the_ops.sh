@@ -19,9 +19,7 @@ def layer(x):
 def forward(x):
     return layer(x) + layer(x + 1)
 def step(i):
-    y = forward(i)
-    time.sleep(0.001)
-    return y
+    return forward(i)
 for i in range(5):
     step(i)
 P

@@ -172,7 +172,8 @@ int ts__replay_reprice(ts_replay *r, const ts_replay_options *opt, ts_error *err
         int64_t now = ts_coll_model_predict_ns(r->model, c->kind, (uint64_t)c->bytes, n_new);
         if (now < 0) { unknown++; continue; }
         int64_t *self = &r->sim.self_ns[c->priced];
-        *self = old > 0 && *self > 0 ? (int64_t)llround((double)*self * (double)now / (double)old) : now;
+        double v = old > 0 && *self > 0 ? (double)*self * (double)now / (double)old : (double)now;
+        *self = v < 0x1p62 ? (int64_t)llround(v) : (int64_t)1 << 62;   /* past it: refused after the run */
         repriced++;
     }
     if (unknown)

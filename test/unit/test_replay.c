@@ -622,6 +622,31 @@ TEST(nccl_tests_log_line_longer_than_the_reader_takes_is_an_error)
     remove(path);
 }
 
+/* A huge size at the slowest bandwidth an option takes passes int64 ns:
+ * the price is held at 2^62 (which replay then refuses), where llround gave
+ * an unspecified, negative time (2026-11-26). A log row of 1e300 us is
+ * refused. */
+TEST(coll_model_prices_past_int64_are_held_at_2_to_the_62)
+{
+    ts_coll_model *m;
+    CHECK_EQ_INT(ts_coll_model_create(&m), TS_OK);
+    ts_coll_model_set_bandwidth(m, 1e-3);
+    CHECK_EQ_INT(ts_coll_model_predict_ns(m, TS_COLL_ALL_REDUCE, UINT64_MAX / 2, 8), (int64_t)1 << 62);
+    CHECK_EQ_INT(ts_coll_model_predict_ns(m, TS_COLL_ALL_REDUCE, 1000, 2), 1000000);   /* 1000 B x 2(n-1)/n at 1 MB/s */
+    ts_coll_model_destroy(m);
+    char path[] = "/tmp/ts_hugerow_XXXXXX";
+    FILE *f = fdopen(mkstemp(path), "w");
+    fputs("#  size count type redop time algbw busbw error time algbw busbw error\n"
+          "  1024 256 float sum 1e300 0.03 0.03 0 30.0 0.03 0.03 0\n", f);
+    fclose(f);
+    ts_error err = {0};
+    CHECK_EQ_INT(ts_coll_model_create(&m), TS_OK);
+    CHECK_EQ_INT(ts_coll_model_load_nccl_tests(m, path, &err), TS_EPARSE);
+    CHECK(strstr(err.msg, "line 2: malformed nccl-tests row") != NULL);
+    ts_coll_model_destroy(m);
+    remove(path);
+}
+
 TEST(gradients_json_is_read_and_malformed_files_rejected)
 {
     char path[] = "/tmp/ts_grad_XXXXXX";

@@ -87,7 +87,7 @@ TS_API void ts_coll_model_set_latency(ts_coll_model *m, double latency_us);
  * whatever the kind), its alpha scaled by 2 log2 n latency steps; fits on
  * the same side of the server boundary as n first, when the nccl-tests logs'
  * "Rank N ... on HOST" lines tell. -1 when the model knows nothing (no fit,
- * nothing given). */
+ * nothing given); 2^62 for a time at or past 2^62 ns. */
 TS_API int64_t ts_coll_model_predict_ns(const ts_coll_model *m, ts_coll_kind kind,
                                         uint64_t bytes, uint32_t n_ranks);
 

@@ -277,6 +277,7 @@ static int log_row(ts_coll_model *m, const log_state *st, char *line, uint32_t n
     double us = strtod(tok[st->time_col], &end);
     if (*end) return TS_EPARSE;
     if (!(us > 0)) return TS_OK;          /* "0" rows of skipped sizes carry no timing */
+    if (!(us < 1e12)) return TS_EPARSE;   /* 11 days for one all-reduce: not a time (and past int64 ns soon) */
     return ts_coll_model_add_sample(m, st->kind, n_ranks, bytes, (int64_t)llround(us * 1e3));
 }
 
@@ -543,6 +544,14 @@ static void bracket_fits(const ts_coll_model *m, ts_coll_kind kind, uint32_t n, 
     }
 }
 
+/* A predicted time in ns, held at 2^62 where it would pass it (a huge size
+ * at a slow bandwidth): replay then refuses the what-if as out of range,
+ * where llround past int64 gave an unspecified (often negative) time. */
+static int64_t ns_saturated(double ns)
+{
+    return ns < 0x1p62 ? (int64_t)llround(ns) : (int64_t)1 << 62;
+}
+
 int64_t ts_coll_model_predict_ns(const ts_coll_model *m, ts_coll_kind kind, uint64_t bytes, uint32_t n)
 {
     if ((unsigned)kind >= TS_COLL_COUNT) return -1;
@@ -550,7 +559,7 @@ int64_t ts_coll_model_predict_ns(const ts_coll_model *m, ts_coll_kind kind, uint
     const coll_fit *f = nearest_fit(m, kind, n);
     if (!f) {
         if (!(m->given_busbw_gbps > 0)) return -1;
-        return (int64_t)llround(m->given_latency_us * 1e3 + x / m->given_busbw_gbps);
+        return ns_saturated(m->given_latency_us * 1e3 + x / m->given_busbw_gbps);
     }
     /* Between two fitted group sizes: each line's alpha and seconds per byte
      * taken linearly in log2(n) between theirs. Else the nearest fit, its
@@ -581,7 +590,7 @@ int64_t ts_coll_model_predict_ns(const ts_coll_model *m, ts_coll_kind kind, uint
         double tm = al + x * ns_per_byte[a] / scale_bw;
         if (tm < best) best = tm;
     }
-    return (int64_t)llround(best);
+    return ns_saturated(best);
 }
 
 uint32_t ts_coll_model_n_fits(const ts_coll_model *m) { return m->n_fits; }

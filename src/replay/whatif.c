@@ -343,7 +343,8 @@ static int64_t relative_time(const ts_replay *r, const ts_replay_options *opt, c
     a = a < 0 ? 0 : a > t ? t : a;
     double bf = opt->bandwidth_factor > 0 ? opt->bandwidth_factor : 1.0;
     double lf = opt->latency_factor > 0 ? opt->latency_factor : 1.0;
-    return (int64_t)llround((double)a * lf + (double)(t - a) / bf);
+    double v = (double)a * lf + (double)(t - a) / bf;
+    return v < 0x1p62 ? (int64_t)llround(v) : (int64_t)1 << 62;   /* past it: refused after the run */
 }
 
 /* What the relative what-ifs took as fixed cost, said once. */
@@ -696,7 +697,8 @@ int ts__replay_reprice(ts_replay *r, const ts_replay_options *opt, ts_error *err
          * collectives share it as they did in the trace. */
         if (opt->bandwidth_gbps > 0 && r->model_from_trace) now = (int64_t)llround((double)now * in_flight(r, c));
         int64_t self = r->sim.self_ns[c->priced];
-        self = old > 0 && self > 0 ? (int64_t)llround((double)self * (double)now / (double)old) : now;
+        double v = old > 0 && self > 0 ? (double)self * (double)now / (double)old : (double)now;
+        self = v < 0x1p62 ? (int64_t)llround(v) : (int64_t)1 << 62;   /* past it: refused after the run */
         if (relative) {
             ts_coll_model_set_bandwidth(r->model, 0);
             ts_coll_model_set_latency(r->model, 0);

@@ -655,23 +655,50 @@ TEST(nccl_tests_logs_and_gradients_are_read_up_to_a_bound_that_the_error_names)
     CHECK(strstr(err.msg, "/dev/zero: larger than 64 MiB, the most read for a gradients file") != NULL);
 }
 
+/* Does loading an nccl-tests log of `text` fail to parse, with `why` in the
+ * message? (Printed when not.) */
+static bool log_is_refused(const char *text, const char *why)
+{
+    char path[] = "/tmp/ts_log_XXXXXX";
+    FILE *f = fdopen(mkstemp(path), "w");
+    fputs(text, f);
+    fclose(f);
+    ts_coll_model *m = NULL;
+    ts_error err = {0};
+    bool ok = ts_coll_model_create(&m) == TS_OK && ts_coll_model_load_nccl_tests(m, path, &err) == TS_EPARSE &&
+              strstr(err.msg, why) != NULL;
+    if (!ok) fprintf(stderr, "%s: got '%s', expected '%s'\n", path, err.msg, why);
+    ts_coll_model_destroy(m);
+    remove(path);
+    return ok;
+}
+
 /* A log line longer than any nccl-tests line is an error naming it, where
  * it was cut in pieces that were each read as a line. */
 TEST(nccl_tests_log_line_longer_than_the_reader_takes_is_an_error)
 {
-    char path[] = "/tmp/ts_longline_XXXXXX";
-    FILE *f = fdopen(mkstemp(path), "w");
-    fputs("# nThread 1 nGpus 2\n", f);
-    for (int i = 0; i < 2000; i++) fputc('#', f);
-    fputs("\n  1024 256 float sum 30.1 0.03 0.03 0 30.0 0.03 0.03 0\n", f);
-    fclose(f);
+    char log[2200] = "# nThread 1 nGpus 2\n";
+    size_t n = strlen(log);
+    memset(log + n, '#', 2000);
+    strcpy(log + n + 2000, "\n  1024 256 float sum 30.1 0.03 0.03 0 30.0 0.03 0.03 0\n");
+    CHECK(log_is_refused(log, "line 2: longer than 1023 bytes"));
+}
+
+/* A huge size at the slowest bandwidth an option takes passes int64 ns:
+ * the price is held at 2^62 (which replay then refuses), where llround gave
+ * an unspecified, negative time (2026-11-26). A log row of 1e300 us is
+ * refused. */
+TEST(coll_model_prices_past_int64_are_held_at_2_to_the_62)
+{
     ts_coll_model *m;
-    ts_error err = {0};
     CHECK_EQ_INT(ts_coll_model_create(&m), TS_OK);
-    CHECK_EQ_INT(ts_coll_model_load_nccl_tests(m, path, &err), TS_EPARSE);
-    CHECK(strstr(err.msg, "line 2: longer than 1023 bytes") != NULL);
+    ts_coll_model_set_bandwidth(m, 1e-3);
+    CHECK_EQ_INT(ts_coll_model_predict_ns(m, TS_COLL_ALL_REDUCE, UINT64_MAX / 2, 8), (int64_t)1 << 62);
+    CHECK_EQ_INT(ts_coll_model_predict_ns(m, TS_COLL_ALL_REDUCE, 1000, 2), 1000000);   /* 1000 B x 2(n-1)/n at 1 MB/s */
     ts_coll_model_destroy(m);
-    remove(path);
+    CHECK(log_is_refused("#  size count type redop time algbw busbw error time algbw busbw error\n"
+                         "  1024 256 float sum 1e300 0.03 0.03 0 30.0 0.03 0.03 0\n",
+                         "line 2: malformed nccl-tests row"));
 }
 
 TEST(gradients_json_is_read_and_malformed_files_rejected)

@@ -29,7 +29,7 @@ PORT=$port "$BIN" record --torch --steps 1:4 -o "$tmp/t" -- \
     mpirun -np 2 --allow-run-as-root --oversubscribe -x PORT $PY "$tmp/train.py" >"$tmp/out" 2>"$tmp/err" ||
     fail "record exited $? ($(tail -3 "$tmp/err"))"
 # Both ranks' lines, in either order; mpirun may interleave them.
-{ grep -q 'rank 0 ok' "$tmp/out" && grep -q 'rank 1 ok' "$tmp/out"; } || fail "program output: $(cat "$tmp/out")"
+{ grep -q 'rank 0' "$tmp/out" && grep -q 'rank 1' "$tmp/out" && [ "$(grep -o ok "$tmp/out" | wc -l)" = 2 ]; } || fail "program output: $(cat "$tmp/out")"
 cat >"$tmp/check.py" <<'P'
 import glob, json, sys
 files = sorted(glob.glob(sys.argv[1] + "/rank-*.json"))

@@ -131,6 +131,15 @@ typedef struct ts_replay_options {
     int          no_contention;   /* with bucket_mb on a CPU-only (gloo) job: 1 = keep compute times
                                      as measured; 0 = re-time them for their new overlap with
                                      the reductions (contention.c) */
+    /* What-if: any grouping of the gradients into buckets (needs gradients_json), in the
+     * order they are all-reduced (reduction order: gradients.json reversed). Each
+     * gradient i may first be cut into grad_pieces[i] pieces of equal bytes (tensor
+     * partition; NULL = 1 each); the resulting units, in order, fill the buckets:
+     * bucket j holds the next bucket_group_units[j] units. n_bucket_groups = 0: the
+     * grouping is DDP's at bucket_mb. The units must add up to the pieces' count. */
+    const uint32_t *bucket_group_units;
+    uint32_t     n_bucket_groups;
+    const uint32_t *grad_pieces;  /* [gradients], reduction order; NULL = no partition */
 } ts_replay_options;
 
 /* Build the global graph of t, replay it with the what-if edits of opt (NULL

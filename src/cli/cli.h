@@ -19,6 +19,7 @@ int ts_cmd_critical_path(int argc, char **argv);
 int ts_cmd_replay(int argc, char **argv);
 int ts_cmd_memory(int argc, char **argv);
 int ts_cmd_record(int argc, char **argv);
+int ts_cmd_optimize(int argc, char **argv);
 
 /* Print "trainscope: <msg>" to stderr. */
 void ts_cli_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -14,6 +14,7 @@
 #include "core/core.h"
 #include "report/report_int.h"
 #include "trainscope/ingest.h"
+#include "trainscope/optimize.h"
 #include "trainscope/replay.h"
 #include "trainscope/report.h"
 
@@ -26,6 +27,7 @@ typedef struct replay_args {
     const char  *export_path;   /* --export, NULL = none */
     const char  *marker;        /* --iteration-marker, NULL = ProfilerStep# */
     bool         windows;       /* --windows: each PATH is one window of the job */
+    const char  *plan_path;     /* --plan plan.json, NULL = none */
 } replay_args;
 
 static void usage(FILE *f)
@@ -48,6 +50,8 @@ static void usage(FILE *f)
           "                           registration order (for --bucket-mb)\n"
           "  --trace-bucket-mb X      the bucket cap the trace was recorded with\n"
           "                           (default: inferred from its bucket count)\n"
+"  --plan FILE              re-predict a plan of `trainscope optimize` (plan.json;\n"
+          "                           with --gradients, and any other what-if)\n"
           "  --no-contention          with --bucket-mb on a gloo (CPU) job: keep compute\n"
           "                           times as measured instead of re-timing them for\n"
           "                           their new overlap with the reductions\n"
@@ -121,6 +125,7 @@ static int parse_option(int c, replay_args *a)
     case 'n': a->opts.nccl_tests_log = optarg; return 0;
     case 'm': a->marker = optarg; return 0;
     case 'W': a->windows = true; return 0;
+    case 'P': a->plan_path = optarg; return 0;
     case 'h': usage(stdout); return 1;
     default: return -1;
     }
@@ -136,6 +141,7 @@ static int parse_args(int argc, char **argv, replay_args *a)
         {"world", required_argument, 0, 'w'},      {"bandwidth", required_argument, 0, 'B'},
         {"latency-us", required_argument, 0, 'l'}, {"nccl-tests", required_argument, 0, 'n'},
         {"iteration-marker", required_argument, 0, 'm'}, {"windows", no_argument, 0, 'W'},
+        {"plan", required_argument, 0, 'P'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
     };
     memset(a, 0, sizeof *a);
@@ -154,6 +160,10 @@ static int parse_args(int argc, char **argv, replay_args *a)
         }
     }
     if (ts_cli_need_trace("replay", optind, argc)) return -1;
+    if (a->plan_path && a->opts.bucket_mb > 0) {
+        ts_cli_errorf("replay: --plan sets the buckets; drop --bucket-mb");
+        return -1;
+    }
     if (a->windows && a->export_path) {
         ts_cli_errorf("replay: --export draws one schedule; give it one window, not --windows");
         return -1;
@@ -535,11 +545,27 @@ static int cmd_replay_windows(char **paths, uint32_t n, replay_args *a)
     return ex;
 }
 
+static int cmd_replay_one(int argc, char **argv, replay_args *ap);
+
 int ts_cmd_replay(int argc, char **argv)
 {
     replay_args a;
     int prc = parse_args(argc, argv, &a);
     if (prc) return prc > 0 ? TS_EXIT_OK : TS_EXIT_BAD;
+    ts_optimize_plan *plan = NULL;
+    if (a.plan_path) {
+        ts_error perr = {0};
+        int prc2 = ts_optimize_plan_load(a.plan_path, &a.opts, &a.opts, &plan, &perr);
+        if (prc2) { ts_cli_errorf("%s", perr.msg); return TS_EXIT_BAD; }
+    }
+    int ex = cmd_replay_one(argc, argv, &a);
+    ts_optimize_plan_free(plan);
+    return ex;
+}
+
+static int cmd_replay_one(int argc, char **argv, replay_args *ap)
+{
+    replay_args a = *ap;
     if (a.windows) return cmd_replay_windows(argv + optind, (uint32_t)(argc - optind), &a);
     ts_trace *t = NULL;
     if (ts_cli_load(argv + optind, argc - optind, a.marker, &t) != TS_EXIT_OK) return TS_EXIT_BAD;

@@ -23,6 +23,7 @@ extern char **environ;
 #pragma weak ts_cmd_replay
 #pragma weak ts_cmd_memory
 #pragma weak ts_cmd_record
+#pragma weak ts_cmd_optimize
 
 typedef int (*cmd_fn)(int, char **);
 static const struct { const char *name; cmd_fn fn; const char *help; } commands[] = {
@@ -32,6 +33,7 @@ static const struct { const char *name; cmd_fn fn; const char *help; } commands[
     {"replay", ts_cmd_replay, "simulate the global dependency graph and predict iteration time"},
     {"memory", ts_cmd_memory, "tensor liveness, inactive periods and memory curves"},
     {"record", ts_cmd_record, "run a program under trainscope's tracer"},
+    {"optimize", ts_cmd_optimize, "search a faster bucketing of the gradients and write a plan to apply"},
 };
 
 void ts_cli_errorf(const char *fmt, ...)

@@ -257,20 +257,6 @@ enum { N_OUT = 6 };
 static const char *const OUT_NAMES[N_OUT] = {"kernels.config", "tensors.config", "liveness_analysis.config",
                                              "memory.json", "memory.svg", "periods.svg"};
 
-static int write_file(const char *dir, const char *name, const ts_buf *b, ts_error *err)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/.%s.tmp", dir, name);
-    FILE *f = fopen(path, "wb");
-    if (!f) return ts__error(err, TS_EIO, "%s: %s", path, strerror(errno));
-    size_t put = b->len ? fwrite(b->s, 1, b->len, f) : 0;
-    if ((fclose(f) != 0) | (put != b->len)) {
-        remove(path);
-        return ts__error(err, TS_EIO, "%s: write failed", path);
-    }
-    return TS_OK;
-}
-
 int ts_memgraph_write(const ts_memgraph *g, const char *dir, double gbps, int plots, ts_error *err)
 {
     ts__error_clear(err);
@@ -288,16 +274,9 @@ int ts_memgraph_write(const ts_memgraph *g, const char *dir, double gbps, int pl
         case 4: write_memory_svg(&b, g); break;
         default: write_periods_svg(&b, g); break;
         }
-        rc = b.oom ? ts__error(err, TS_ENOMEM, "out of memory") : write_file(dir, OUT_NAMES[i], &b, err);
+        rc = b.oom ? ts__error(err, TS_ENOMEM, "out of memory") : ts__write_tmp(dir, OUT_NAMES[i], &b, err);
         ts__buf_free(&b);
     }
-    char tmp[4096], final[4096];
     /* all written: rename them; any failure: remove every temporary */
-    for (int i = 0; i < written; i++) {
-        snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, OUT_NAMES[i]);
-        snprintf(final, sizeof final, "%s/%s", dir, OUT_NAMES[i]);
-        if (rc) remove(tmp);
-        else if (rename(tmp, final) != 0) rc = ts__error(err, TS_EIO, "%s: %s", final, strerror(errno));
-    }
-    return rc;
+    return ts__commit_tmp(dir, OUT_NAMES, written, rc, err);
 }

@@ -50,6 +50,10 @@ typedef struct rb_ctx {
     int64_t    trace_cap;     /* bytes of the cap the trace was recorded with, 0 = infer */
     const int64_t *grad;      /* gradient bytes in reduction (backward) order, NULL = old buckets are units */
     uint32_t   n_grad;
+    const uint32_t *pieces;   /* [n_grad]: pieces each gradient is cut into (tensor partition), NULL = 1 */
+    uint32_t   n_grad_units;  /* units the gradients make once cut (n_grad without pieces) */
+    const uint32_t *group_units; /* [n_groups]: units per new bucket in order (any grouping), NULL = DDP's at new_cap */
+    uint32_t   n_groups;
     int64_t   *units;         /* scratch: unit bytes of one iteration */
     uint32_t  *unit_old;      /* scratch: old bucket of each unit */
     uint32_t  *unit_new;      /* scratch: new bucket of each unit */
@@ -174,6 +178,32 @@ static bool grow_units(rb_ctx *c, uint32_t n)
     return true;
 }
 
+/* The gradients as units: each cut into pieces[i] of equal bytes (one
+ * piece without a partition), each piece in its gradient's old bucket.
+ * unit_old[] holds the old bucket per gradient on entry; written back to
+ * front in place, since gradient i's pieces start at or after row i. */
+static void cut_gradients(rb_ctx *c)
+{
+    uint32_t end = c->n_grad_units;
+    for (uint32_t i = c->n_grad; i-- > 0;) {
+        uint32_t k = c->pieces ? c->pieces[i] : 1, old = c->unit_old[i];
+        end -= k;
+        for (uint32_t p = 0; p < k; p++) {
+            c->units[end + p] = c->grad[i] / k + ((int64_t)p < c->grad[i] % k ? 1 : 0);
+            c->unit_old[end + p] = old;
+        }
+    }
+}
+
+/* New bucket of every unit: the given grouping, else DDP's at the new cap. */
+static uint32_t assign_new(rb_ctx *c, uint32_t n_units)
+{
+    if (!c->group_units) return ts__ddp_buckets(c->units, n_units, TS_DDP_FIRST_BUCKET_BYTES, c->new_cap, c->unit_new);
+    for (uint32_t j = 0, i = 0; j < c->n_groups; j++)
+        for (uint32_t k = 0; k < c->group_units[j]; k++) c->unit_new[i++] = j;
+    return c->n_groups;
+}
+
 /* Units of one iteration (gradients, or old buckets split at the new cap)
  * with their old bucket; bytes of old buckets filled in when inferred. */
 static int iteration_units(rb_ctx *c, const old_bucket *ob, uint32_t n_old, uint32_t *n_units, ts_error *err)
@@ -185,10 +215,15 @@ static int iteration_units(rb_ctx *c, const old_bucket *ob, uint32_t n_old, uint
             return ts__error(err, TS_EFORMAT, "--bucket-mb: the trace has %u gradient all-reduces per iteration, "
                              "which %s gives for these %u gradients (wrong gradients.json or --trace-bucket-mb?)",
                              n_old, c->trace_cap ? "its bucket cap never" : "no DDP bucket cap", c->n_grad);
-        memcpy(c->units, c->grad, c->n_grad * sizeof *c->units);
         for (uint32_t b = 0; b < n_old; b++) r->colls[ob[b].coll].bytes = 0;
         for (uint32_t i = 0; i < c->n_grad; i++) r->colls[ob[c->unit_old[i]].coll].bytes += c->grad[i];
-        *n_units = c->n_grad;
+        if (!r->old_group_grads && (r->old_group_grads = ts__calloc(n_old, sizeof *r->old_group_grads))) {
+            r->n_old_groups = n_old;   /* what the optimizer starts from */
+            for (uint32_t i = 0; i < c->n_grad; i++) r->old_group_grads[c->unit_old[i]]++;
+        }
+        if (!grow_units(c, c->n_grad_units)) return ts__error(err, TS_ENOMEM, "replay: out of memory");
+        cut_gradients(c);
+        *n_units = c->n_grad_units;
         return TS_OK;
     }
     uint32_t n = 0;
@@ -835,7 +870,7 @@ static int regroup_iteration(rb_ctx *c, rb_ranks *R, uint32_t n_ranks, uint32_t 
         int rc = iteration_units(c, ob, n_old, &n_units, err);
         if (rc) return rc;
         if (fill_only) continue;
-        uint32_t n_new = ts__ddp_buckets(c->units, n_units, TS_DDP_FIRST_BUCKET_BYTES, c->new_cap, c->unit_new);
+        uint32_t n_new = assign_new(c, n_units);
         if (k == 0 && !grow_ranks(R, n_ranks, n_units)) return ts__error(err, TS_ENOMEM, "replay: out of memory");
         ready_points(c, ob, n_units, R->anchor, R->gap);
         if (add_rank_iteration(c, ob, n_units, R->new_member + (size_t)k * R->cap,
@@ -1147,6 +1182,36 @@ static int load_grads(const char *path, int64_t **rev, uint32_t *n, ts_error *er
     return TS_OK;
 }
 
+/* A given grouping or partition needs gradients.json, and its units must
+ * be the gradients' pieces, in number. */
+static int check_groups(rb_ctx *c, const ts_replay_options *opt, ts_error *err)
+{
+    c->n_grad_units = c->n_grad;
+    if (!opt->n_bucket_groups && !opt->grad_pieces) return TS_OK;
+    if (!c->grad)
+        return ts__error(err, TS_EINVAL, "bucket plan: a grouping or partition of the gradients needs gradients.json");
+    uint64_t units = 0, grouped = 0;
+    for (uint32_t i = 0; i < c->n_grad; i++) {
+        uint32_t k = opt->grad_pieces ? opt->grad_pieces[i] : 1;
+        if (k == 0 || k > 4096 || (int64_t)k > (c->grad[i] > 0 ? c->grad[i] : 1))
+            return ts__error(err, TS_EINVAL, "bucket plan: gradient %u (reduction order) cut into %u pieces", i, k);
+        units += k;
+    }
+    for (uint32_t j = 0; j < opt->n_bucket_groups; j++) {
+        if (opt->bucket_group_units[j] == 0) return ts__error(err, TS_EINVAL, "bucket plan: bucket %u is empty", j);
+        grouped += opt->bucket_group_units[j];
+    }
+    if (opt->n_bucket_groups && grouped != units)
+        return ts__error(err, TS_EINVAL, "bucket plan: the buckets hold %llu gradient pieces, the gradients make %llu "
+                         "(a plan for another model?)", (unsigned long long)grouped, (unsigned long long)units);
+    if (units > UINT32_MAX / 2) return ts__error(err, TS_EINVAL, "bucket plan: too many gradient pieces");
+    c->n_grad_units = (uint32_t)units;
+    c->pieces = opt->grad_pieces;
+    c->group_units = opt->n_bucket_groups ? opt->bucket_group_units : NULL;
+    c->n_groups = opt->n_bucket_groups;
+    return TS_OK;
+}
+
 int ts__replay_rebucket(ts_replay *r, const ts_replay_options *opt, ts_error *err)
 {
     uint32_t nr = r->g->n_ranks;
@@ -1156,6 +1221,7 @@ int ts__replay_rebucket(ts_replay *r, const ts_replay_options *opt, ts_error *er
     int64_t *rev = NULL;
     int rc = opt->gradients_json ? load_grads(opt->gradients_json, &rev, &c.n_grad, err) : TS_OK;
     c.grad = rev;
+    if (rc == TS_OK) rc = check_groups(&c, opt, err);
     R.ob = ts__calloc(nr, sizeof *R.ob);
     R.n_ob = ts__calloc(nr, sizeof *R.n_ob);
     R.cursor = ts__calloc(nr, sizeof *R.cursor);
@@ -1192,7 +1258,9 @@ int ts__replay_rebucket(ts_replay *r, const ts_replay_options *opt, ts_error *er
     if (rc == TS_OK && n_skipped)
         ts__replay_warn(r, "--bucket-mb: %u iterations left as measured: a rank holds another number of gradient "
                         "all-reduces there than usual (cut off at the trace's edge?)", n_skipped);
-    if (rc == TS_OK)
+    if (rc == TS_OK && c.group_units)
+        ts__replay_warn(r, "bucket plan: %u gradient all-reduces regrouped into %u", c.n_old, c.n_new);
+    else if (rc == TS_OK)
         ts__replay_warn(r, "--bucket-mb %g: %u gradient all-reduces regrouped into %u",
                         opt->bucket_mb, c.n_old, c.n_new);
     for (uint32_t k = 0; R.ob && R.n_ob && k < nr; k++) ts__free(R.ob[k], R.n_ob[k] * sizeof *R.ob[k]);

@@ -42,6 +42,14 @@ static int learn_baseline(ts_optimize *o, ts_error *err)
     ro.grad_pieces = NULL;
     ts_replay *r;
     int rc = ts_replay_run_graph(o->g, &ro, &r, err);
+    if (rc == TS_ENODATA && err) {   /* the bucket what-if's words are about --bucket-mb */
+        char why[sizeof err->msg];
+        const char *m = strstr(err->msg, ": ");
+        snprintf(why, sizeof why, "%s", m ? m + 2 : err->msg);
+        why[sizeof why - 64] = 0;   /* room for the prefix */
+        ts__error_clear(err);
+        return ts__error(err, rc, "optimize: nothing to optimize: %s", why);
+    }
     if (rc) return rc;
     o->sum.measured_ns = ts_replay_measured_iteration_ns(r);
     if (!r->old_group_grads) rc = ts__error(err, TS_ENODATA, "optimize: no gradient all-reduce over every rank to regroup");

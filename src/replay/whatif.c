@@ -12,7 +12,7 @@
 #include <stdlib.h>
 
 #include "replay/contention.h"
-#include "replay/replay.h"
+#include "replay/edit.h"
 
 /* Node kinds a "kind:" prefix of --scale selects, as a bit set over ts_node_kind. */
 static bool kind_mask(const char *kind, size_t n, uint32_t *mask)
@@ -68,7 +68,7 @@ int ts__replay_scale(ts_replay *r, const char *spec, ts_error *err)
     uint32_t hits = 0;
     for (uint32_t n = 0; n < s->n_nodes; n++) {
         if (!(mask & (1u << s->kind[n])) || fnmatch(glob, ts__replay_node_name(r, n), 0)) continue;
-        s->self_ns[n] = (int64_t)llround((double)s->self_ns[n] * factor);
+        ts__edit_retime(r, n, (int64_t)llround((double)s->self_ns[n] * factor));
         hits++;
     }
     if (!hits) ts__replay_warn(r, "--scale '%s' matched no node", spec);
@@ -167,8 +167,8 @@ int ts__replay_reprice(ts_replay *r, const ts_replay_options *opt, ts_error *err
         ts_coll_model_set_latency(r->model, opt->latency_us);
         int64_t now = ts_coll_model_predict_ns(r->model, c->kind, (uint64_t)c->bytes, n_new);
         if (now < 0) { unknown++; continue; }
-        int64_t *self = &r->sim.self_ns[c->priced];
-        *self = old > 0 && *self > 0 ? (int64_t)llround((double)*self * (double)now / (double)old) : now;
+        int64_t self = r->sim.self_ns[c->priced];
+        ts__edit_reprice(r, i, old > 0 && self > 0 ? (int64_t)llround((double)self * (double)now / (double)old) : now);
         repriced++;
     }
     if (unknown)

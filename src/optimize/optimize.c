@@ -112,9 +112,30 @@ static void describe(const ts_optimize *o, uint32_t v, char *buf, size_t n)
              (double)o->grads.bytes[gi] / 1048576.0, 1u << o->best[v]);
 }
 
+/* Drop the changes that buy nothing: the plan priced without each changed
+ * var in turn (at most 64 of them, so a plan of hundreds of changes stays
+ * cheap); where it is no slower, that change goes. The plan stays one that
+ * was priced: best_ns is the last accepted pricing. */
+static int prune(ts_optimize *o, uint8_t *tmp, ts_error *err)
+{
+    uint32_t tried = 0;
+    for (uint32_t v = 0; v < o->n_vars && tried < 64; v++) {
+        if (o->best[v] == o->init[v]) continue;
+        memcpy(tmp, o->best, o->n_vars);
+        tmp[v] = o->init[v];
+        int64_t ns;
+        int rc = eval_vars(o, tmp, &ns, err);
+        if (rc) return rc;
+        o->n_attrib_evals++;
+        tried++;
+        if (ns <= o->sum.best_ns) { o->best[v] = o->init[v]; o->sum.best_ns = ns; o->n_pruned++; }
+    }
+    return TS_OK;
+}
+
 /* The setting to make, with the whole gain, then each changed var with what
- * it buys: the best strategy priced once more without that one change. */
-static int explain(ts_optimize *o, ts_error *err)
+ * it buys: the plan priced once more without that one change. */
+static int explain(ts_optimize *o, uint8_t *tmp, ts_error *err)
 {
     double gain_ms = (double)(o->sum.baseline_ns - o->sum.best_ns) / 1e6;
     int rc = TS_OK;
@@ -125,8 +146,6 @@ static int explain(ts_optimize *o, ts_error *err)
         rc = add_change(o, "register ddp_hook.py (%u buckets, was %u; no bucket_cap_mb gives them): %+.3f ms per iteration",
                         o->sum.n_new_buckets, o->sum.n_old_buckets, -gain_ms);
     uint32_t shown = 0, more = 0;
-    uint8_t *tmp = ts__malloc((size_t)o->n_vars + 1);
-    if (!tmp) return ts__error(err, TS_ENOMEM, "optimize: out of memory");
     for (uint32_t v = 0; v < o->n_vars && rc == TS_OK; v++) {
         if (o->best[v] == o->init[v]) continue;
         if (shown == 16) { more++; continue; }
@@ -142,7 +161,6 @@ static int explain(ts_optimize *o, ts_error *err)
         shown++;
     }
     if (rc == TS_OK && more) rc = add_change(o, "  ... and %u more changes (plan.json lists every bucket)", more);
-    ts__free(tmp, (size_t)o->n_vars + 1);
     if (rc == TS_ENOMEM) ts__error(err, rc, "optimize: out of memory");
     return rc;
 }
@@ -191,14 +209,21 @@ static int finish(ts_optimize *o, ts_error *err)
     o->sum.search = o->oc.kind;
     o->sum.n_grads = o->grads.n;
     o->sum.n_old_buckets = o->n_old;
+    uint8_t *tmp = ts__malloc((size_t)o->n_vars + 1);
+    if (!tmp) return ts__error(err, TS_ENOMEM, "optimize: out of memory");
     /* the plan is priced afresh, not taken from the search's cache */
     int rc = eval_vars(o, o->best, &o->sum.best_ns, err);
-    if (rc) return rc;
-    o->sum.n_new_buckets = ts__tf_groups(&o->grads, o->best, o->pieces, o->units);
-    bool cut = false;
-    for (uint32_t i = 0; i < o->grads.n; i++) cut = cut || o->pieces[i] > 1;
-    o->sum.ddp_bucket_cap_mb = cut ? -1 : ts__tf_ddp_cap_mb(&o->grads, o->best);
-    return explain(o, err);
+    if (rc == TS_OK) rc = prune(o, tmp, err);
+    if (rc == TS_OK) {
+        ts__part_pieces(&o->grads, o->grads.n_part ? o->best + ts__tf_n_vars(&o->grads) : NULL, o->pieces);
+        o->sum.n_new_buckets = ts__tf_groups(&o->grads, o->best, o->pieces, o->units);
+        bool cut = false;
+        for (uint32_t i = 0; i < o->grads.n; i++) cut = cut || o->pieces[i] > 1;
+        o->sum.ddp_bucket_cap_mb = cut ? -1 : ts__tf_ddp_cap_mb(&o->grads, o->best);
+        rc = explain(o, tmp, err);
+    }
+    ts__free(tmp, (size_t)o->n_vars + 1);
+    return rc;
 }
 
 int ts_optimize_run(const ts_graph *g, const ts_optimize_options *opt, ts_optimize **out, ts_error *err)

@@ -22,7 +22,8 @@ struct ts_optimize {
     uint32_t          cap_units;
     ts_opt_outcome    oc;
     ts_optimize_summary sum;
-    uint64_t          n_attrib_evals;   /* replays spent saying what each change buys */
+    uint64_t          n_attrib_evals;   /* replays spent pruning changes and saying what each buys */
+    uint32_t          n_pruned;         /* changes of the search's best that bought nothing, dropped */
     char            **changes;    /* owned lines */
     uint32_t          n_changes, cap_changes;
 };

@@ -77,7 +77,8 @@ static void json_search(ts_json *j, const ts_optimize *o)
     ts__json_obj_begin(j);
     ts__json_kv_str(j, "kind", search_name(o->sum.search));
     ts__json_kv_u64(j, "evaluations", o->sum.n_evals);
-    ts__json_kv_u64(j, "attribution_evaluations", o->n_attrib_evals);
+    ts__json_kv_u64(j, "attribution_evaluations", o->n_attrib_evals);   /* pruning and what each change buys */
+    ts__json_kv_u64(j, "pruned_changes", o->n_pruned);
     ts__json_kv_double(j, "seconds", o->sum.search_s, 3);
     ts__json_key(j, "history");   /* each time the best improved */
     ts__json_arr_begin(j);

@@ -4,7 +4,9 @@
  * A strategy is a set of edits of the replayed graph, each made by a pass:
  *   tensor fusion   any grouping of the gradients into all-reduce buckets in
  *                   the order they are all-reduced (not only a byte cap);
- *   partition       one gradient's all-reduce cut into k = 2, 4, ... pieces.
+ *   partition       one gradient's all-reduce cut into k = 2, 4, ... pieces;
+ *   op fusion       chains of pointwise ops run as one kernel (PyTorch traces),
+ *                   priced with dPRO's estimate (docs/optimize.md).
  * Every candidate is priced by replaying the job's graph with the edits
  * (ts_replay_run_graph), and the search (heat-based MCMC as dPRO's, simulated
  * annealing, greedy, or exhaustive when the space is small) keeps the best.
@@ -23,7 +25,7 @@
 extern "C" {
 #endif
 
-enum { TS_PASS_TENSOR_FUSION = 1, TS_PASS_PARTITION = 2 };
+enum { TS_PASS_TENSOR_FUSION = 1, TS_PASS_PARTITION = 2, TS_PASS_OP_FUSION = 4 };
 
 typedef enum ts_search_kind {
     TS_SEARCH_AUTO = 0,      /* exhaustive when the space fits the budget, else MCMC */
@@ -53,7 +55,8 @@ typedef struct ts_optimize_options {
                                         prefixes), dPRO's --layer_num_limit */
     uint32_t        max_pieces;    /* partition: at most this many pieces; 0 = 8 */
     uint32_t        n_partition;   /* partition: the largest this many gradients may be cut; 0 = 8 */
-    const ts_replay_options *replay; /* gradients_json (required) and the other what-ifs every
+    const ts_replay_options *replay; /* gradients_json (required for tensor fusion and partition)
+                                        and the other what-ifs every
                                         candidate is priced with (bandwidth, calibration log) */
     ts_optimize_progress_fn progress;   /* NULL = none; called at most ~5 times a second */
     void           *progress_ud;
@@ -77,6 +80,8 @@ typedef struct ts_optimize_summary {
     ts_search_kind search;     /* the search that ran */
     uint32_t n_grads;          /* gradients (gradients.json) */
     uint32_t n_old_buckets, n_new_buckets;
+    uint32_t n_fusable;        /* op fusion: candidate pairs of pointwise ops (distinct vars) */
+    uint32_t n_fused;          /* ... of which the plan fuses */
     double   ddp_bucket_cap_mb;/* a cap whose DDP grouping is the plan's, < 0 = none does */
 } ts_optimize_summary;
 TS_API void ts_optimize_get_summary(const ts_optimize *o, ts_optimize_summary *out);

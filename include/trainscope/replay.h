@@ -140,6 +140,12 @@ typedef struct ts_replay_options {
     const uint32_t *bucket_group_units;
     uint32_t     n_bucket_groups;
     const uint32_t *grad_pieces;  /* [gradients], reduction order; NULL = no partition */
+    /* What-if: graph node rows whose self time becomes retime_ns[i] (op fusion: the ops
+     * of a fused kernel after its first one no longer pay their own overhead); rows past
+     * the graph's nodes are a usage error. Applied before --scale. */
+    const uint32_t *retime_nodes;
+    const int64_t  *retime_ns;
+    uint32_t        n_retime;
 } ts_replay_options;
 
 /* Build the global graph of t, replay it with the what-if edits of opt (NULL

@@ -30,8 +30,11 @@ static void usage(FILE *f)
           "job (dPRO's optimizer), pricing every candidate by replaying the job's graph,\n"
           "and say what to change and what each change buys.\n\n"
           "options:\n"
-          "  --gradients FILE         gradients.json (names and bytes, registration order); required\n"
-          "  --passes LIST            tensor-fusion,partition (default tensor-fusion)\n"
+          "  --gradients FILE         gradients.json (names and bytes, registration order);\n"
+          "                           required for tensor-fusion and partition\n"
+          "  --passes LIST            tensor-fusion,partition,op-fusion (default tensor-fusion);\n"
+          "                           op-fusion: chains of pointwise ops priced with dPRO's\n"
+          "                           estimate, written as cluster_mapping.txt\n"
           "  --search KIND            auto (default: exhaustive when the space fits the\n"
           "                           budget, else mcmc), mcmc, anneal, greedy, exhaustive\n"
           "  --budget N|Ts            N evaluations (deterministic with --seed) or T seconds\n"
@@ -66,11 +69,9 @@ static int parse_passes(const char *s, unsigned *out)
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         if (!strcmp(tok, "tensor-fusion")) *out |= TS_PASS_TENSOR_FUSION;
         else if (!strcmp(tok, "partition")) *out |= TS_PASS_PARTITION;
-        else if (!strcmp(tok, "op-fusion")) {
-            ts_cli_errorf("optimize: the op-fusion pass is not built yet (passes: tensor-fusion, partition)");
-            return -1;
-        } else {
-            ts_cli_errorf("optimize: unknown pass '%s' (passes: tensor-fusion, partition)", tok);
+        else if (!strcmp(tok, "op-fusion")) *out |= TS_PASS_OP_FUSION;
+        else {
+            ts_cli_errorf("optimize: unknown pass '%s' (passes: tensor-fusion, partition, op-fusion)", tok);
             return -1;
         }
     }
@@ -178,7 +179,7 @@ static int parse_args(int argc, char **argv, opt_args *a)
         }
     }
     if (ts_cli_need_trace("optimize", optind, argc)) return -1;
-    if (!a->r.gradients_json) {
+    if (!a->r.gradients_json && (!a->o.passes || (a->o.passes & (TS_PASS_TENSOR_FUSION | TS_PASS_PARTITION)))) {
         ts_cli_errorf("optimize: --gradients gradients.json is needed (the gradients' names and sizes)");
         return -1;
     }
@@ -208,20 +209,21 @@ static void print_result(const ts_optimize *o, bool json)
     if (json) {
         printf("{\"measured_iteration_us\":%.3f,\"baseline_iteration_us\":%.3f,\"predicted_iteration_us\":%.3f,"
                "\"predicted_gain_pct\":%.3f,\"evaluations\":%llu,\"search\":\"%s\",\"seconds\":%.3f,"
-               "\"buckets_before\":%u,\"buckets_after\":%u,\"ddp_bucket_cap_mb\":",
+               "\"buckets_before\":%u,\"buckets_after\":%u,\"op_fusion_pairs\":%u,\"ddp_bucket_cap_mb\":",
                (double)s.measured_ns / 1e3, (double)s.baseline_ns / 1e3, (double)s.best_ns / 1e3, gain,
-               (unsigned long long)s.n_evals, search_name(s.search), s.search_s, s.n_old_buckets, s.n_new_buckets);
+               (unsigned long long)s.n_evals, search_name(s.search), s.search_s, s.n_old_buckets, s.n_new_buckets, s.n_fused);
         if (s.ddp_bucket_cap_mb >= 0) printf("%.6f}\n", s.ddp_bucket_cap_mb);
         else printf("null}\n");
         return;
     }
-    printf("iteration: measured %.3f ms, predicted with the trace's %u buckets %.3f ms, with the plan's %u %.3f ms "
-           "(%+.2f%%)\n", (double)s.measured_ns / 1e6, s.n_old_buckets, (double)s.baseline_ns / 1e6, s.n_new_buckets,
-           (double)s.best_ns / 1e6, -gain);
+    printf("iteration: measured %.3f ms, predicted as traced %.3f ms, with the plan %.3f ms (%+.2f%%)\n",
+           (double)s.measured_ns / 1e6, (double)s.baseline_ns / 1e6, (double)s.best_ns / 1e6, -gain);
+    if (s.n_grads) printf("buckets: %u in the trace, %u in the plan\n", s.n_old_buckets, s.n_new_buckets);
+    if (s.n_fusable) printf("op fusion: %u of %u candidate pairs of pointwise ops fused\n", s.n_fused, s.n_fusable);
     printf("search: %s, %llu evaluations in %.2f s (%.0f/s)\n\n", search_name(s.search), (unsigned long long)s.n_evals,
            s.search_s, s.search_s > 0 ? (double)s.n_evals / s.search_s : 0.0);
     if (s.best_ns >= s.baseline_ns) {
-        printf("no change found that is faster than the trace's buckets\n");
+        printf("no change found that is faster than the trace as it ran\n");
         return;
     }
     for (uint32_t i = 0; i < ts_optimize_n_changes(o); i++) printf("%s\n", ts_optimize_change(o, i));

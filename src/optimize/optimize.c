@@ -12,17 +12,25 @@
 
 #include "optimize/optimize_priv.h"
 
+
 static int eval_vars(ts_optimize *o, const uint8_t *vars, int64_t *ns, ts_error *err)
 {
     uint32_t nt = ts__tf_n_vars(&o->grads);
-    ts__part_pieces(&o->grads, o->grads.n_part ? vars + nt : NULL, o->pieces);
-    bool cut = false;
-    for (uint32_t i = 0; i < o->grads.n; i++) cut = cut || o->pieces[i] > 1;
     ts_replay_options ro = o->base;
-    ro.bucket_mb = 0;
-    ro.n_bucket_groups = ts__tf_groups(&o->grads, vars, o->pieces, o->units);
-    ro.bucket_group_units = o->units;
-    ro.grad_pieces = cut ? o->pieces : NULL;
+    if (o->grads.n) {
+        ts__part_pieces(&o->grads, o->grads.n_part ? vars + nt : NULL, o->pieces);
+        bool cut = false;
+        for (uint32_t i = 0; i < o->grads.n; i++) cut = cut || o->pieces[i] > 1;
+        ro.bucket_mb = 0;
+        ro.n_bucket_groups = ts__tf_groups(&o->grads, vars, o->pieces, o->units);
+        ro.bucket_group_units = o->units;
+        ro.grad_pieces = cut ? o->pieces : NULL;
+    }
+    if (o->opf.n_vars) {
+        ro.n_retime = ts__opf_retimes(&o->opf, vars + ts__opt_opf_first(o));
+        ro.retime_nodes = o->opf.rt_nodes;
+        ro.retime_ns = o->opf.rt_ns;
+    }
     ts_replay *r;
     int rc = ts_replay_run_graph(o->g, &ro, &r, err);
     if (rc) return rc;
@@ -61,26 +69,42 @@ static int learn_baseline(ts_optimize *o, ts_error *err)
     return rc;
 }
 
+/* The measured iteration when no bucket what-if runs (op fusion alone). */
+static int learn_measured(ts_optimize *o, ts_error *err)
+{
+    ts_replay *r;
+    int rc = ts_replay_run_graph(o->g, &o->base, &r, err);
+    if (rc) return rc;
+    o->sum.measured_ns = ts_replay_measured_iteration_ns(r);
+    ts_replay_destroy(r);
+    return TS_OK;
+}
+
 static int setup_space(ts_optimize *o, const ts_optimize_options *opt, ts_error *err)
 {
     uint32_t nt = ts__tf_n_vars(&o->grads), max_pieces = opt->max_pieces ? opt->max_pieces : 8;
     if ((o->passes & TS_PASS_PARTITION) &&
         ts__part_candidates(&o->grads, opt->n_partition ? opt->n_partition : 8, max_pieces))
         return ts__error(err, TS_ENOMEM, "optimize: out of memory");
-    o->n_vars = nt + o->grads.n_part;
+    uint32_t np = o->grads.n_part, first_opf = nt + np;
+    o->n_vars = first_opf + o->opf.n_vars;
+    o->min = ts__calloc((size_t)o->n_vars + 1, 1);
     o->max = ts__malloc((size_t)o->n_vars + 1);
     o->init = ts__calloc((size_t)o->n_vars + 1, 1);
     o->pieces = ts__malloc((size_t)o->grads.n * sizeof *o->pieces + 1);
     o->cap_units = o->grads.n * (max_pieces > 1 ? max_pieces : 1) + 1;
     o->units = ts__malloc((size_t)o->cap_units * sizeof *o->units);
-    if (!o->max || !o->init || !o->pieces || !o->units) return ts__error(err, TS_ENOMEM, "optimize: out of memory");
-    /* without the tensor-fusion pass the trace's boundaries stay (max 0 is
-     * not a var: the search sees only the partition vars move) */
-    memset(o->max, (o->passes & TS_PASS_TENSOR_FUSION) ? 1 : 0, nt);
-    memcpy(o->max + nt, o->grads.part_max, o->grads.n_part);
+    if (!o->min || !o->max || !o->init || !o->pieces || !o->units)
+        return ts__error(err, TS_ENOMEM, "optimize: out of memory");
     ts__tf_init(&o->grads, o->old_grads, o->n_old, o->init);
-    if (!(o->passes & TS_PASS_TENSOR_FUSION))   /* a fixed var: its only value is the trace's */
-        for (uint32_t i = 0; i < nt; i++) o->max[i] = o->init[i];
+    bool tf = o->passes & TS_PASS_TENSOR_FUSION;
+    for (uint32_t i = 0; i < nt; i++) {   /* without the pass the trace's boundaries stay: min = max */
+        o->min[i] = tf ? 0 : o->init[i];
+        o->max[i] = tf ? 1 : o->init[i];
+    }
+    memcpy(o->max + nt, o->grads.part_max, np);
+    memset(o->max + first_opf, 1, o->opf.n_vars);   /* op fusion: 1 = apart (the trace), 0 = fused */
+    memset(o->init + first_opf, 1, o->opf.n_vars);
     return TS_OK;
 }
 
@@ -105,6 +129,12 @@ static void describe(const ts_optimize *o, uint32_t v, char *buf, size_t n)
     if (v < nt) {
         snprintf(buf, n, "%s '%s' | '%s'", o->best[v] ? "cut the bucket between" : "fuse into one bucket",
                  o->grads.name[v], o->grads.name[v + 1]);
+        return;
+    }
+    if (v >= ts__opt_opf_first(o)) {
+        uint32_t i = o->opf.var_rep[v - ts__opt_opf_first(o)];
+        snprintf(buf, n, "fuse '%s' into the kernel of the '%s' before it", ts__graph_node_name(o->g, o->opf.inst_b[i]),
+                 ts__graph_node_name(o->g, o->opf.inst_a[i]));
         return;
     }
     uint32_t gi = o->grads.part_grad[v - nt];
@@ -139,7 +169,13 @@ static int explain(ts_optimize *o, uint8_t *tmp, ts_error *err)
 {
     double gain_ms = (double)(o->sum.baseline_ns - o->sum.best_ns) / 1e6;
     int rc = TS_OK;
-    if (o->sum.ddp_bucket_cap_mb >= 0)
+    if (o->sum.n_fused)
+        rc = add_change(o, "fuse %u pairs of pointwise ops into kernels (cluster_mapping.txt; estimated as dPRO's "
+                        "--simulate)%s: %+.3f ms per iteration", o->sum.n_fused,
+                        o->grads.n ? ", with the buckets below" : "", -gain_ms);
+    if (!o->grads.n || rc) {
+        /* op fusion alone: no bucket setting to make */
+    } else if (o->sum.ddp_bucket_cap_mb >= 0)
         rc = add_change(o, "set DDP bucket_cap_mb=%g (%u buckets, was %u): %+.3f ms per iteration",
                         o->sum.ddp_bucket_cap_mb, o->sum.n_new_buckets, o->sum.n_old_buckets, -gain_ms);
     else
@@ -160,7 +196,7 @@ static int explain(ts_optimize *o, uint8_t *tmp, ts_error *err)
                                          (double)(o->sum.best_ns - ns) / 1e6, (double)(ns - o->sum.best_ns) / 1e6);
         shown++;
     }
-    if (rc == TS_OK && more) rc = add_change(o, "  ... and %u more changes (plan.json lists every bucket)", more);
+    if (rc == TS_OK && more) rc = add_change(o, "  ... and %u more changes (plan.json lists every edit)", more);
     if (rc == TS_ENOMEM) ts__error(err, rc, "optimize: out of memory");
     return rc;
 }
@@ -169,9 +205,10 @@ static int check_options(const ts_optimize_options *opt, ts_error *err)
 {
     if (!opt || opt->size < offsetof(ts_optimize_options, passes) + sizeof opt->passes)
         return ts__error(err, TS_EINVAL, "optimize: options.size is not set");
-    if (!opt->replay || !opt->replay->gradients_json)
+    unsigned passes = opt->passes ? opt->passes : TS_PASS_TENSOR_FUSION;
+    if (!opt->replay || (!opt->replay->gradients_json && (passes & (TS_PASS_TENSOR_FUSION | TS_PASS_PARTITION))))
         return ts__error(err, TS_EINVAL, "optimize: the gradients' sizes are needed (--gradients gradients.json)");
-    if (opt->passes & ~(unsigned)(TS_PASS_TENSOR_FUSION | TS_PASS_PARTITION))
+    if (opt->passes & ~(unsigned)(TS_PASS_TENSOR_FUSION | TS_PASS_PARTITION | TS_PASS_OP_FUSION))
         return ts__error(err, TS_EINVAL, "optimize: unknown pass bits 0x%x", opt->passes);
     if (opt->max_pieces > 64) return ts__error(err, TS_EINVAL, "optimize: at most 64 pieces per gradient");
     return TS_OK;
@@ -179,7 +216,7 @@ static int check_options(const ts_optimize_options *opt, ts_error *err)
 
 static int run_search(ts_optimize *o, const ts_optimize_options *opt, ts_error *err)
 {
-    ts_opt_space sp = {o->n_vars, o->max, o->init, eval_cb, o};
+    ts_opt_space sp = {o->n_vars, o->min, o->max, o->init, eval_cb, o};
     ts_opt_cfg cfg = {opt->search, opt->budget_evals, opt->budget_s, opt->seed,
                       opt->mcmc_beta > 0 ? opt->mcmc_beta : 10, opt->heat_k > 0 ? opt->heat_k : 1,
                       opt->heat_window ? opt->heat_window : 5, opt->progress, opt->progress_ud};
@@ -215,11 +252,16 @@ static int finish(ts_optimize *o, ts_error *err)
     int rc = eval_vars(o, o->best, &o->sum.best_ns, err);
     if (rc == TS_OK) rc = prune(o, tmp, err);
     if (rc == TS_OK) {
-        ts__part_pieces(&o->grads, o->grads.n_part ? o->best + ts__tf_n_vars(&o->grads) : NULL, o->pieces);
-        o->sum.n_new_buckets = ts__tf_groups(&o->grads, o->best, o->pieces, o->units);
-        bool cut = false;
-        for (uint32_t i = 0; i < o->grads.n; i++) cut = cut || o->pieces[i] > 1;
-        o->sum.ddp_bucket_cap_mb = cut ? -1 : ts__tf_ddp_cap_mb(&o->grads, o->best);
+        o->sum.ddp_bucket_cap_mb = -1;
+        if (o->grads.n) {
+            ts__part_pieces(&o->grads, o->grads.n_part ? o->best + ts__tf_n_vars(&o->grads) : NULL, o->pieces);
+            o->sum.n_new_buckets = ts__tf_groups(&o->grads, o->best, o->pieces, o->units);
+            bool cut = false;
+            for (uint32_t i = 0; i < o->grads.n; i++) cut = cut || o->pieces[i] > 1;
+            o->sum.ddp_bucket_cap_mb = cut ? -1 : ts__tf_ddp_cap_mb(&o->grads, o->best);
+        }
+        o->sum.n_fusable = o->opf.n_vars;
+        for (uint32_t v = 0; v < o->opf.n_vars; v++) o->sum.n_fused += o->best[ts__opt_opf_first(o) + v] == 0;
         rc = explain(o, tmp, err);
     }
     ts__free(tmp, (size_t)o->n_vars + 1);
@@ -239,10 +281,14 @@ int ts_optimize_run(const ts_graph *g, const ts_optimize_options *opt, ts_optimi
     o->base = *opt->replay;
     o->base.size = sizeof o->base;
     o->passes = o_opt.passes ? o_opt.passes : TS_PASS_TENSOR_FUSION;
-    rc = ts__opt_grads_load(opt->replay->gradients_json, &o->grads, err);
-    if (rc == TS_OK && o->grads.n < 2)
+    bool buckets = o->passes & (TS_PASS_TENSOR_FUSION | TS_PASS_PARTITION);
+    if (buckets) rc = ts__opt_grads_load(opt->replay->gradients_json, &o->grads, err);
+    if (rc == TS_OK && buckets && o->grads.n < 2)
         rc = ts__error(err, TS_ENODATA, "optimize: %s: one gradient, nothing to group", opt->replay->gradients_json);
-    if (rc == TS_OK) rc = learn_baseline(o, err);
+    if (rc == TS_OK && (o->passes & TS_PASS_OP_FUSION)) rc = ts__opf_find(&o->opf, g, err);
+    if (rc == TS_OK && (o->passes & TS_PASS_OP_FUSION) && !o->opf.n_vars && !buckets)
+        rc = ts__error(err, TS_ENODATA, "optimize: nothing to optimize: no two pointwise ops run back to back");
+    if (rc == TS_OK) rc = buckets ? learn_baseline(o, err) : learn_measured(o, err);
     if (rc == TS_OK) rc = setup_space(o, &o_opt, err);
     if (rc == TS_OK && !(o->best = ts__malloc((size_t)o->n_vars + 1))) rc = ts__error(err, TS_ENOMEM, "optimize: out of memory");
     if (rc == TS_OK) rc = run_search(o, &o_opt, err);
@@ -258,7 +304,9 @@ void ts_optimize_destroy(ts_optimize *o)
     ts__opt_outcome_free(&o->oc, o->n_vars);
     for (uint32_t i = 0; i < o->n_changes; i++) ts__free(o->changes[i], strlen(o->changes[i]) + 1);
     ts__free(o->changes, (size_t)o->cap_changes * sizeof *o->changes);
+    ts__free(o->min, (size_t)o->n_vars + 1);
     ts__free(o->max, (size_t)o->n_vars + 1);
+    ts__opf_free(&o->opf);
     ts__free(o->init, (size_t)o->n_vars + 1);
     ts__free(o->best, (size_t)o->n_vars + 1);
     ts__free(o->pieces, (size_t)o->grads.n * sizeof *o->pieces + 1);
@@ -274,13 +322,20 @@ const char *ts_optimize_change(const ts_optimize *o, uint32_t i) { return i < o-
 
 void ts_optimize_best_options(const ts_optimize *o, ts_replay_options *out)
 {
-    ts_optimize *m = (ts_optimize *)o;   /* the scratch arrays hold the best plan's buckets after this */
-    ts__part_pieces(&m->grads, m->grads.n_part ? m->best + ts__tf_n_vars(&m->grads) : NULL, m->pieces);
+    ts_optimize *m = (ts_optimize *)o;   /* the scratch arrays hold the best plan's edits after this */
     *out = o->base;
-    out->bucket_mb = 0;
-    out->n_bucket_groups = ts__tf_groups(&m->grads, m->best, m->pieces, m->units);
-    out->bucket_group_units = m->units;
-    bool cut = false;
-    for (uint32_t i = 0; i < o->grads.n; i++) cut = cut || m->pieces[i] > 1;
-    out->grad_pieces = cut ? m->pieces : NULL;
+    if (o->grads.n) {
+        ts__part_pieces(&m->grads, m->grads.n_part ? m->best + ts__tf_n_vars(&m->grads) : NULL, m->pieces);
+        out->bucket_mb = 0;
+        out->n_bucket_groups = ts__tf_groups(&m->grads, m->best, m->pieces, m->units);
+        out->bucket_group_units = m->units;
+        bool cut = false;
+        for (uint32_t i = 0; i < o->grads.n; i++) cut = cut || m->pieces[i] > 1;
+        out->grad_pieces = cut ? m->pieces : NULL;
+    }
+    if (o->opf.n_vars) {
+        out->n_retime = ts__opf_retimes(&m->opf, m->best + ts__opt_opf_first(m));
+        out->retime_nodes = m->opf.rt_nodes;
+        out->retime_ns = m->opf.rt_ns;
+    }
 }

@@ -16,7 +16,8 @@
 
 typedef struct ts_opt_space {
     uint32_t       n_vars;
-    const uint8_t *max;       /* [n_vars]: largest value of each var (>= 1) */
+    const uint8_t *min;       /* [n_vars]: least value of each var; NULL = 0 (min == max: fixed) */
+    const uint8_t *max;       /* [n_vars]: largest value of each var */
     const uint8_t *init;      /* [n_vars]: the strategy the trace ran */
     /* Price a strategy: its predicted iteration in *ns. A failure ends the search. */
     int          (*eval)(void *ud, const uint8_t *state, int64_t *ns, ts_error *err);

@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 
+#include "optimize/op_fusion.h"
 #include "optimize/passes.h"
 #include "replay/replay.h"
 
@@ -12,11 +13,13 @@ struct ts_optimize {
     const ts_graph   *g;          /* borrowed */
     ts_replay_options base;       /* the user's what-ifs every candidate is priced with (strings borrowed) */
     unsigned          passes;
-    ts_opt_grads      grads;
+    ts_opt_grads      grads;      /* empty (n = 0) when only op fusion runs */
+    ts_opf            opf;        /* op-fusion candidates; n_vars = 0 without that pass */
     uint32_t         *old_grads;  /* [n_old]: gradients per bucket in the trace */
     uint32_t          n_old;
     uint32_t          n_vars;
-    uint8_t          *max, *init, *best;   /* [n_vars]: the space, the trace's strategy, the plan */
+    uint8_t          *min, *max, *init, *best;   /* [n_vars]: the space, the trace's strategy, the plan;
+                                                    vars: tensor fusion, partition, op fusion */
     uint32_t         *pieces;     /* [grads.n] scratch: pieces per gradient */
     uint32_t         *units;      /* [cap_units] scratch: units per bucket */
     uint32_t          cap_units;
@@ -27,5 +30,8 @@ struct ts_optimize {
     char            **changes;    /* owned lines */
     uint32_t          n_changes, cap_changes;
 };
+
+/* First op-fusion var (after the tensor-fusion and partition vars). */
+static inline uint32_t ts__opt_opf_first(const ts_optimize *o) { return ts__tf_n_vars(&o->grads) + o->grads.n_part; }
 
 #endif

@@ -61,6 +61,7 @@ static void json_plan_head(ts_json *j, const ts_optimize *o)
     ts__json_arr_begin(j);
     if (o->passes & TS_PASS_TENSOR_FUSION) ts__json_str(j, "tensor-fusion");
     if (o->passes & TS_PASS_PARTITION) ts__json_str(j, "partition");
+    if (o->passes & TS_PASS_OP_FUSION) ts__json_str(j, "op-fusion");
     ts__json_arr_end(j);
     ts__json_kv_us(j, "measured_iteration_us", s->measured_ns);
     ts__json_kv_us(j, "baseline_iteration_us", s->baseline_ns);
@@ -96,11 +97,21 @@ static void json_edits(ts_json *j, ts_optimize *o, const uint32_t *bucket_of, ui
 {
     ts__json_key(j, "edits");
     ts__json_arr_begin(j);
-    uint32_t nt = ts__tf_n_vars(&o->grads);
+    uint32_t nt = ts__tf_n_vars(&o->grads), first_opf = ts__opt_opf_first(o);
     for (uint32_t v = 0; v < o->n_vars; v++) {
         if (o->best[v] == o->init[v]) continue;
         ts__json_obj_begin(j);
-        if (v < nt) {
+        if (v >= first_opf) {
+            uint32_t i = o->opf.var_rep[v - first_opf], n = 0;
+            for (uint32_t k = 0; k < o->opf.n_inst; k++) n += o->opf.inst_var[k] == v - first_opf;
+            ts__json_kv_str(j, "pass", "op-fusion");
+            ts__json_key(j, "ops");
+            ts__json_arr_begin(j);
+            ts__json_str(j, ts__graph_node_name(o->g, o->opf.inst_a[i]));
+            ts__json_str(j, ts__graph_node_name(o->g, o->opf.inst_b[i]));
+            ts__json_arr_end(j);
+            ts__json_kv_u64(j, "instances", n);   /* every iteration and rank */
+        } else if (v < nt) {
             ts__json_kv_str(j, "pass", "tensor-fusion");
             ts__json_kv_str(j, "edit", o->best[v] ? "cut" : "fuse");
             ts__json_kv_str(j, "after", o->grads.name[v]);
@@ -126,7 +137,9 @@ static void json_edits(ts_json *j, ts_optimize *o, const uint32_t *bucket_of, ui
     ts__json_arr_begin(j);
     for (uint32_t i = 0; i < o->grads.n; i++) ts__json_u64(j, o->pieces[i]);
     ts__json_arr_end(j);
+    ts__json_kv_u64(j, "op_fusion_pairs", o->sum.n_fused);
     ts__json_key(j, "ddp");
+    if (!o->grads.n) { ts__json_null(j); return; }   /* op fusion alone */
     ts__json_obj_begin(j);
     ts__json_key(j, "bucket_cap_mb");
     if (o->sum.ddp_bucket_cap_mb >= 0) ts__json_double(j, o->sum.ddp_bucket_cap_mb, 6);
@@ -259,8 +272,20 @@ static void write_hook(ts_buf *b, const ts_optimize *o, const uint32_t *bucket_o
     ts__buf_puts(b, HOOK_BODY);
 }
 
-enum { N_PLAN_FILES = 4 };
-static const char *const PLAN_FILES[N_PLAN_FILES] = {"plan.json", "tensor_groups.txt", "horovod.env", "ddp_hook.py"};
+enum { N_PLAN_FILES = 5 };
+static const char *const PLAN_FILES[N_PLAN_FILES] = {"plan.json", "tensor_groups.txt", "horovod.env", "ddp_hook.py",
+                                                     "cluster_mapping.txt"};
+
+/* Whether file i belongs to this plan. */
+static bool plan_has(const ts_optimize *o, int i)
+{
+    switch (i) {
+    case 0: return true;
+    case 1: case 2: return o->grads.n > 0;
+    case 3: return o->grads.n > 0 && o->sum.ddp_bucket_cap_mb < 0;
+    default: return (o->passes & TS_PASS_OP_FUSION) != 0;
+    }
+}
 
 int ts_optimize_write_plan(const ts_optimize *co, const char *dir, ts_error *err)
 {
@@ -270,21 +295,26 @@ int ts_optimize_write_plan(const ts_optimize *co, const char *dir, ts_error *err
     uint32_t *bucket_of = ts__malloc((size_t)o->grads.n * sizeof *bucket_of + 1);
     if (!bucket_of) return ts__error(err, TS_ENOMEM, "optimize: out of memory");
     uint32_t n_b = bucket_of_grads(o, bucket_of);
-    int n_files = o->sum.ddp_bucket_cap_mb >= 0 ? N_PLAN_FILES - 1 : N_PLAN_FILES, rc = TS_OK, written = 0;
-    for (int i = 0; i < n_files && !rc; i++, written++) {
+    const char *names[N_PLAN_FILES];
+    int rc = TS_OK, written = 0;
+    for (int i = 0; i < N_PLAN_FILES && !rc; i++) {
+        if (!plan_has(o, i)) continue;
         ts_buf b;
         ts__buf_init(&b);
         if (i == 0) write_json_plan(&b, o, bucket_of, n_b);
         else if (i == 1) write_groups_txt(&b, o, bucket_of);
         else if (i == 2) write_env(&b, o, bucket_of);
-        else write_hook(&b, o, bucket_of);
+        else if (i == 3) write_hook(&b, o, bucket_of);
+        else ts__opf_write_mapping(&o->opf, o->g, o->best + ts__opt_opf_first(o), &b);
         rc = b.oom ? ts__error(err, TS_ENOMEM, "optimize: out of memory") : ts__write_tmp(dir, PLAN_FILES[i], &b, err);
         ts__buf_free(&b);
+        if (rc == TS_OK) names[written++] = PLAN_FILES[i];
     }
-    rc = ts__commit_tmp(dir, PLAN_FILES, written, rc, err);   /* all written, or none */
-    if (rc == TS_OK && n_files < N_PLAN_FILES) {   /* a stale hook of an earlier plan would mislead */
+    rc = ts__commit_tmp(dir, names, written, rc, err);   /* all written, or none */
+    for (int i = 0; rc == TS_OK && i < N_PLAN_FILES; i++) {   /* a stale file of an earlier plan would mislead */
+        if (plan_has(o, i)) continue;
         char stale[4096];
-        snprintf(stale, sizeof stale, "%s/%s", dir, PLAN_FILES[N_PLAN_FILES - 1]);
+        snprintf(stale, sizeof stale, "%s/%s", dir, PLAN_FILES[i]);
         remove(stale);
     }
     ts__free(bucket_of, (size_t)o->grads.n * sizeof *bucket_of + 1);

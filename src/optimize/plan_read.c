@@ -112,6 +112,10 @@ int ts_optimize_plan_load(const char *path, const ts_replay_options *base, ts_re
     size_t buf_n = 0;
     ts_optimize_plan *pl = ts__calloc(1, sizeof *pl);
     rc = pl ? slurp(path, &buf, &buf_n, err) : ts__error(err, TS_ENOMEM, "optimize: out of memory");
+    const char *opf = rc == TS_OK ? member(buf, "op_fusion_pairs") : NULL;
+    if (opf && *opf != '0')
+        rc = ts__error(err, TS_EFORMAT, "%s: byte %zu: the plan fuses operators, which replay --plan cannot "
+                       "re-predict yet (only its buckets)", path, (size_t)(opf - buf));
     if (rc == TS_OK) rc = check_fingerprint(path, buf, &g, base->gradients_json, err);
     if (rc == TS_OK) rc = read_uints(path, buf, "bucket_units", &pl->units, &pl->n_units, &pl->cap_units, err);
     if (rc == TS_OK) rc = read_uints(path, buf, "gradient_pieces", &pl->pieces, &pl->n_pieces, &pl->cap_pieces, err);

@@ -36,6 +36,8 @@ static uint64_t next_u64(uint64_t *s)
 }
 static double next_unit(uint64_t *s) { return (double)(next_u64(s) >> 11) * (1.0 / 9007199254740992.0); }
 
+static inline uint8_t lo_of(const ts_opt_space *sp, uint32_t i) { return sp->min ? sp->min[i] : 0; }
+
 static uint64_t hash_state(const uint8_t *v, uint32_t n)
 {
     uint64_t h = 1469598103934665603ull;
@@ -47,8 +49,9 @@ uint64_t ts__opt_space_size(const ts_opt_space *sp)
 {
     uint64_t n = 1;
     for (uint32_t i = 0; i < sp->n_vars; i++) {
-        if (n > UINT64_MAX / ((uint64_t)sp->max[i] + 1)) return UINT64_MAX;
-        n *= (uint64_t)sp->max[i] + 1;
+        uint64_t k = (uint64_t)sp->max[i] - lo_of(sp, i) + 1;
+        if (n > UINT64_MAX / k) return UINT64_MAX;
+        n *= k;
     }
     return n;
 }
@@ -112,7 +115,7 @@ static uint32_t list_moves(const ts_opt_space *sp, const uint8_t *cur, const ts_
     uint32_t n = 0;
     for (uint32_t i = 0; i < sp->n_vars; i++) {
         double H = h ? ts__heat_value(h, i, step) : 0;
-        if (cur[i] > 0) mv[n++] = (move){i, true, h ? ts__heat_weight(H, true) : 1.0};
+        if (cur[i] > lo_of(sp, i)) mv[n++] = (move){i, true, h ? ts__heat_weight(H, true) : 1.0};
         if (cur[i] < sp->max[i]) mv[n++] = (move){i, false, h ? ts__heat_weight(H, false) : 1.0};
     }
     return n;
@@ -149,7 +152,8 @@ static int64_t kick(srch *s, uint8_t *cur)
     memcpy(cur, s->out->best, s->sp->n_vars);
     for (uint32_t k = 0; k < 1 + s->sp->n_vars / 8; k++) {
         uint32_t v = (uint32_t)(next_u64(&s->rng) % s->sp->n_vars);
-        if (s->sp->max[v]) cur[v] = (uint8_t)(next_u64(&s->rng) % ((uint64_t)s->sp->max[v] + 1));
+        uint8_t lo = lo_of(s->sp, v);
+        if (s->sp->max[v] > lo) cur[v] = (uint8_t)(lo + next_u64(&s->rng) % ((uint64_t)s->sp->max[v] - lo + 1));
     }
     int64_t ns = 0;
     int rc = TS_OK;
@@ -202,7 +206,7 @@ static int greedy(srch *s, uint8_t *cur, int64_t cur_ns)
         for (uint32_t i = 0; i < s->sp->n_vars && !s->stop; i++)
             for (int d = -1; d <= 1; d += 2) {
                 int next = cur[i] + d;
-                if (next < 0 || next > s->sp->max[i]) continue;
+                if (next < lo_of(s->sp, i) || next > s->sp->max[i]) continue;
                 uint8_t was = cur[i];
                 cur[i] = (uint8_t)next;
                 int64_t ns;
@@ -222,12 +226,12 @@ static int greedy(srch *s, uint8_t *cur, int64_t cur_ns)
 static int exhaustive(srch *s, uint8_t *cur)
 {
     int rc = TS_OK;
-    memset(cur, 0, s->sp->n_vars);
+    for (uint32_t i = 0; i < s->sp->n_vars; i++) cur[i] = lo_of(s->sp, i);
     for (;;) {
         int64_t ns;
         if (!price(s, cur, &ns, &rc)) break;
         uint32_t i = 0;
-        while (i < s->sp->n_vars && cur[i] == s->sp->max[i]) cur[i++] = 0;
+        while (i < s->sp->n_vars && cur[i] == s->sp->max[i]) { cur[i] = lo_of(s->sp, i); i++; }
         if (i == s->sp->n_vars) break;
         cur[i]++;
     }

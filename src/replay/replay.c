@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "replay/replay.h"
+#include "replay/edit.h"
 
 void ts__replay_warn(ts_replay *r, const char *fmt, ...)
 {
@@ -275,13 +275,19 @@ static int compare_iterations(ts_replay *r, uint32_t max_iter)
  * otherwise, and the sim may then borrow the graph's times). */
 static bool whatifs_requested(const ts_replay_options *opt)
 {
-    return opt->n_scales || opt->bucket_mb > 0 || opt->n_bucket_groups || opt->world || opt->bandwidth_gbps > 0 || opt->latency_us > 0;
+    return opt->n_scales || opt->n_retime || opt->bucket_mb > 0 || opt->n_bucket_groups || opt->world || opt->bandwidth_gbps > 0 || opt->latency_us > 0;
 }
 
 static int apply_whatifs(ts_replay *r, const ts_replay_options *opt, ts_error *err)
 {
     int rc = TS_OK;
     if (!whatifs_requested(opt)) return TS_OK;
+    for (uint32_t i = 0; rc == TS_OK && i < opt->n_retime; i++) {
+        if (opt->retime_nodes[i] >= r->sim.n_base_nodes)
+            return ts__error(err, TS_EINVAL, "replay: retimed node %u is not in the graph (%u nodes)",
+                             opt->retime_nodes[i], r->sim.n_base_nodes);
+        ts__edit_retime(r, opt->retime_nodes[i], opt->retime_ns[i]);
+    }
     for (uint32_t i = 0; rc == TS_OK && i < opt->n_scales; i++) rc = ts__replay_scale(r, opt->scales[i], err);
     bool reprice = opt->world || opt->bandwidth_gbps > 0 || opt->latency_us > 0;
     if (rc == TS_OK && (opt->bucket_mb > 0 || opt->n_bucket_groups)) rc = ts__replay_rebucket(r, opt, err);   /* fits the model itself */

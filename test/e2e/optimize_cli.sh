@@ -56,6 +56,28 @@ assert [h['evaluation'] for h in a['search']['history']] == [h['evaluation'] for
 "$BIN" optimize "$T" --gradients "$G" --layer-num-limit 2 --format json > "$TMP/l.json" || fail "layer sample"
 grep -q '"evaluations":2' "$TMP/l.json" || fail "layer sample: $(cat "$TMP/l.json")"
 
+# op fusion on a trace with one all-reduce per gradient: cluster_mapping.txt, and no bucket files
+B=bench/data/optimize_transformer12
+if [ -d "$B/trace" ]; then
+    "$BIN" optimize "$B/trace" --passes op-fusion --budget 30 -o "$TMP/o" > /dev/null || fail "op fusion exited $?"
+    [ -s "$TMP/o/cluster_mapping.txt" ] || fail "no cluster_mapping.txt"
+    [ ! -e "$TMP/o/ddp_hook.py" ] && [ ! -e "$TMP/o/tensor_groups.txt" ] || fail "bucket files for op fusion alone"
+    /usr/bin/python3 - "$TMP/o" <<'PY' || exit 1
+import json, sys
+d = sys.argv[1]
+plan = json.load(open(f"{d}/plan.json"))
+assert plan["ddp"] is None and plan["op_fusion_pairs"] > 0, plan["op_fusion_pairs"]
+rows = [l.rsplit(" ", 1) for l in open(f"{d}/cluster_mapping.txt") if not l.startswith("#")]
+ids = [int(c) for _, c in rows]
+assert ids == sorted(ids) and ids[0] == 1, ids[:10]
+for c in set(ids):
+    assert ids.count(c) >= 2, f"cluster {c} holds one op"
+assert all(("Backward" in n or n.startswith("aten::")) for n, _ in rows)
+assert plan["predicted_iteration_us"] <= plan["baseline_iteration_us"]
+PY
+    expect_opf=1
+fi
+
 # bad input
 expect() { want=$1; shift; "$@" > "$TMP/out" 2> "$TMP/err"; got=$?
     [ "$got" = "$want" ] || fail "exit $got, wanted $want: $* ($(cat "$TMP/err"))"
@@ -63,7 +85,7 @@ expect() { want=$1; shift; "$@" > "$TMP/out" 2> "$TMP/err"; got=$?
 expect 2 "$BIN" optimize "$T" --gradients "$G" --budget 0
 expect 2 "$BIN" optimize "$T" --gradients "$G" --budget 0s
 expect 2 "$BIN" optimize "$T" --gradients "$G" --budget lots
-expect 2 "$BIN" optimize "$T" --gradients "$G" --passes op-fusion
+[ -n "$expect_opf" ] && expect 2 "$BIN" replay "$B/trace" --gradients "$G" --plan "$TMP/o/plan.json"
 expect 2 "$BIN" optimize "$T" --gradients "$G" --passes nonsense
 expect 2 "$BIN" optimize "$T"
 expect 2 "$BIN" replay "$T" --gradients $W/results/mlp_gradients.json --plan "$TMP/a/plan.json"

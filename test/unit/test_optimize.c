@@ -7,6 +7,8 @@
 #include <math.h>
 #include "test.h"
 #include "core/core.h"
+#include "graph/graph.h"
+#include "optimize/op_fusion.h"
 #include "optimize/passes.h"
 #include "trainscope/graph.h"
 #include "trainscope/ingest.h"
@@ -70,7 +72,7 @@ static int64_t brute_force_min(void)
 
 static int64_t run_synth(ts_search_kind kind, uint64_t budget, uint64_t seed, ts_opt_outcome *o)
 {
-    ts_opt_space sp = {11, synth_max, synth_init, synth_eval, NULL};
+    ts_opt_space sp = {.n_vars = 11, .max = synth_max, .init = synth_init, .eval = synth_eval};
     ts_opt_cfg cfg = {kind, budget, 0, seed, 10, 1, 5, NULL, NULL};
     if (ts__opt_search(&sp, &cfg, o, NULL)) return -1;
     return o->best_ns;
@@ -133,7 +135,7 @@ TEST(exhaustive_search_of_a_huge_space_is_refused)
 {
     uint8_t max[40], init[40] = {0};
     memset(max, 1, sizeof max);
-    ts_opt_space sp = {40, max, init, synth_eval, NULL};
+    ts_opt_space sp = {.n_vars = 40, .max = max, .init = init, .eval = synth_eval};
     ts_opt_cfg cfg = {TS_SEARCH_EXHAUSTIVE, 10, 0, 0, 10, 1, 5, NULL, NULL};
     ts_opt_outcome o;
     ts_error err = {0};
@@ -259,4 +261,63 @@ TEST(optimize_refuses_options_it_cannot_honour)
     CHECK_EQ_INT(ts_optimize_run(NULL, &oo, &o, &err), TS_EINVAL);   /* no gradients.json */
     CHECK(strstr(err.msg, "gradients") != NULL);
     CHECK(o == NULL);
+}
+
+TEST(pointwise_ops_are_told_from_compute_heavy_ones)
+{
+    CHECK(ts__opf_pointwise("aten::add_", false));
+    CHECK(ts__opf_pointwise("aten::relu", false));
+    CHECK(ts__opf_pointwise("autograd::engine::evaluate_function: ReluBackward0", false));
+    CHECK(ts__opf_pointwise("autograd::engine::evaluate_function: ViewBackward0", false));
+    CHECK(!ts__opf_pointwise("aten::mm", false));
+    CHECK(!ts__opf_pointwise("aten::addmm", false));
+    CHECK(!ts__opf_pointwise("autograd::engine::evaluate_function: AddmmBackward0", false));
+    CHECK(!ts__opf_pointwise("autograd::engine::evaluate_function: torch::autograd::AccumulateGrad", false));
+    CHECK(!ts__opf_pointwise("aten::add_extra", false));
+    CHECK(ts__opf_pointwise("void at::native::vectorized_elementwise_kernel<4, ...>", true));
+    CHECK(!ts__opf_pointwise("ampere_sgemm_128x64_tn", true));
+}
+
+TEST(op_fusion_pairs_are_back_to_back_pointwise_ops_and_only_shorten)
+{
+    const char *paths[1] = {"bench/data/optimize_transformer12/trace"};
+    FILE *probe = fopen("bench/data/optimize_transformer12/gradients.json", "r");
+    if (!probe) SKIP("bench/data/optimize_transformer12 not here: run from the repository root");
+    fclose(probe);
+    ts_trace *t = NULL;
+    ts_graph *g = NULL;
+    CHECK_EQ_INT(ts_trace_load(paths, 1, NULL, &t, NULL), TS_OK);
+    CHECK_EQ_INT(ts_graph_create(t, NULL, &g, NULL), TS_OK);
+    if (!g) { ts_trace_destroy(t); return; }
+    ts_opf f;
+    CHECK_EQ_INT(ts__opf_find(&f, g, NULL), TS_OK);
+    CHECK(f.n_vars > 0);
+    CHECK(f.n_inst >= f.n_vars);
+    for (uint32_t i = 0; i < f.n_inst; i++) {
+        uint32_t a = f.inst_a[i], b = f.inst_b[i];
+        CHECK(g->nodes.lane[a] == g->nodes.lane[b]);
+        CHECK(g->nodes.iteration[a] == g->nodes.iteration[b]);
+        for (uint32_t n = a + 1; n < b; n++) CHECK(g->nodes.lane[n] != g->nodes.lane[a]);   /* nothing between */
+        CHECK(ts__opf_pointwise(ts__graph_node_name(g, a), false));
+        CHECK(ts__opf_pointwise(ts__graph_node_name(g, b), false));
+        CHECK(f.inst_fused_ns[i] >= 0 && f.inst_fused_ns[i] <= ts__graph_self(g, b));
+        CHECK(f.inst_var[i] < f.n_vars);
+    }
+    /* every pair fused: the replay can only get shorter than measured */
+    uint8_t *vars = calloc(f.n_vars, 1);
+    ts_replay_options ro = {.size = sizeof ro};
+    ro.n_retime = ts__opf_retimes(&f, vars);
+    ro.retime_nodes = f.rt_nodes;
+    ro.retime_ns = f.rt_ns;
+    CHECK_EQ_INT(ro.n_retime, f.n_inst);
+    ts_replay *r = NULL;
+    CHECK_EQ_INT(ts_replay_run_graph(g, &ro, &r, NULL), TS_OK);
+    if (r) CHECK(ts_replay_predicted_iteration_ns(r) <= ts_replay_measured_iteration_ns(r));
+    ts_replay_destroy(r);
+    memset(vars, 1, f.n_vars);
+    CHECK_EQ_INT(ts__opf_retimes(&f, vars), 0);   /* nothing fused: nothing retimed */
+    free(vars);
+    ts__opf_free(&f);
+    ts_graph_destroy(g);
+    ts_trace_destroy(t);
 }

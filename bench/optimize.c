@@ -12,24 +12,29 @@
  *                grouping) on the graph built once;
  *   from trace   ts_replay_run of that candidate (graph build + replay).
  * The issue's targets (10,000 evaluations/s, 100x a full replay) are
- * printed beside. Usage: build/bench/optimize [--trace DIR] [--gradients FILE]
+ * printed beside. Then the per-op cost model (optimize/cost_model.c) fitted
+ * on one trace with shapes (--cost-train, Kineto "Input Dims") and scored on
+ * another (--cost-test): the median relative error of its predictions on the
+ * held-out ops, against the shape-blind per-name median. Usage: build/bench/optimize [--trace DIR] [--gradients FILE]
  * [--trace-bucket-mb X] [--log LOG] [--evals N] [--repeat R]
  * Not a test: nothing asserts a speed; a shared machine makes wall time noisy
  * (user CPU is printed too).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 
 #include "core/core.h"
+#include "optimize/cost_model.h"
 #include "trainscope/graph.h"
 #include "trainscope/ingest.h"
 #include "trainscope/optimize.h"
 #include "trainscope/replay.h"
 
 typedef struct bench_args {
-    const char *trace, *gradients, *log;
+    const char *trace, *gradients, *log, *cost_train, *cost_test;
     double      trace_cap_mb;
     uint64_t    evals;
     int         repeat;
@@ -45,11 +50,15 @@ static double user_s(void)
 static int parse(int argc, char **argv, bench_args *a)
 {
     *a = (bench_args){"bench/data/optimize_transformer12/trace", "bench/data/optimize_transformer12/gradients.json",
-                      "examples/workloads/results/gloo_allreduce_perf.log", 0.0001, 60, 3};
+                      "examples/workloads/results/gloo_allreduce_perf.log",
+                      "../shared/data/kineto/trace_filter/sampled_rank-0.json.gz",
+                      "../shared/data/kineto/trace_filter/sampled_rank-1.json.gz", 0.0001, 60, 3};
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--trace")) a->trace = argv[i + 1];
         else if (!strcmp(argv[i], "--gradients")) a->gradients = argv[i + 1];
         else if (!strcmp(argv[i], "--log")) a->log = argv[i + 1];
+        else if (!strcmp(argv[i], "--cost-train")) a->cost_train = argv[i + 1];
+        else if (!strcmp(argv[i], "--cost-test")) a->cost_test = argv[i + 1];
         else if (!strcmp(argv[i], "--trace-bucket-mb")) a->trace_cap_mb = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--evals")) a->evals = strtoull(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "--repeat")) a->repeat = atoi(argv[i + 1]);
@@ -76,6 +85,55 @@ static int64_t best_replay(const ts_trace *t, const ts_graph *g, const ts_replay
     }
     *user = (user_s() - u0) / repeat;
     return best;
+}
+
+static int cmp_dbl(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+static int load_samples(const char *path, ts_op_samples *s)
+{
+    const char *paths[1] = {path};
+    ts_trace *t = NULL;
+    ts_error err = {0};
+    int rc = ts_trace_load(paths, 1, NULL, &t, &err);
+    if (rc == TS_OK) rc = ts__cost_samples(t, s, &err);
+    if (rc) fprintf(stderr, "optimize bench: %s\n", err.msg);
+    ts_trace_destroy(t);
+    return rc;
+}
+
+/* The cost model's held-out error: fitted on one trace, scored on another. */
+static void cost_model_figures(const bench_args *a)
+{
+    ts_op_samples train, test;
+    if (load_samples(a->cost_train, &train)) return;
+    if (load_samples(a->cost_test, &test)) { ts__cost_samples_free(&train); return; }
+    ts_cost_model m;
+    double *em = malloc((test.n + 1) * sizeof *em), *eb = malloc((test.n + 1) * sizeof *eb);
+    uint32_t n = 0;
+    if (em && eb && ts__cost_fit(&train, 5, &m) == TS_OK) {
+        for (uint32_t i = 0; i < test.n; i++) {
+            const ts_cost_fit *f = ts__cost_lookup(&m, test.v[i].name);
+            if (!f) continue;
+            double t = test.v[i].time_ns, p = f->alpha_ns + f->beta_ns * test.v[i].work;
+            em[n] = fabs(p - t) / t;
+            eb[n++] = fabs(f->median_ns - t) / t;
+        }
+        qsort(em, n, sizeof *em, cmp_dbl);
+        qsort(eb, n, sizeof *eb, cmp_dbl);
+        printf("cost model: %u ops with shapes in %s, %u op names fitted (>= 5 samples); on %u held-out ops of %s: "
+               "median relative error %.1f%% (p90 %.1f%%) against %.1f%% (p90 %.1f%%) for the shape-blind per-name median\n",
+               train.n, a->cost_train, m.n, n, a->cost_test, n ? 100 * em[n / 2] : 0, n ? 100 * em[n * 9 / 10] : 0,
+               n ? 100 * eb[n / 2] : 0, n ? 100 * eb[n * 9 / 10] : 0);
+        ts__cost_model_free(&m);
+    }
+    free(em);
+    free(eb);
+    ts__cost_samples_free(&train);
+    ts__cost_samples_free(&test);
 }
 
 int main(int argc, char **argv)
@@ -129,5 +187,6 @@ int main(int argc, char **argv)
     ts_optimize_destroy(o);
     ts_graph_destroy(g);
     ts_trace_destroy(t);
+    cost_model_figures(&a);
     return 0;
 }

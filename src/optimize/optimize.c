@@ -102,7 +102,7 @@ static int setup_space(ts_optimize *o, const ts_optimize_options *opt, ts_error 
         o->min[i] = tf ? 0 : o->init[i];
         o->max[i] = tf ? 1 : o->init[i];
     }
-    memcpy(o->max + nt, o->grads.part_max, np);
+    if (np) memcpy(o->max + nt, o->grads.part_max, np);   /* no candidates: no array (memcpy from NULL is undefined) */
     memset(o->max + first_opf, 1, o->opf.n_vars);   /* op fusion: 1 = apart (the trace), 0 = fused */
     memset(o->init + first_opf, 1, o->opf.n_vars);
     return TS_OK;
@@ -237,7 +237,7 @@ static int run_search(ts_optimize *o, const ts_optimize_options *opt, ts_error *
     return ts__opt_search(&sp, &cfg, &o->oc, err);
 }
 
-static int finish(ts_optimize *o, ts_error *err)
+static int finish(ts_optimize *o, bool sample, ts_error *err)
 {
     memcpy(o->best, o->oc.best, o->n_vars);
     o->sum.baseline_ns = o->oc.init_ns;
@@ -250,7 +250,7 @@ static int finish(ts_optimize *o, ts_error *err)
     if (!tmp) return ts__error(err, TS_ENOMEM, "optimize: out of memory");
     /* the plan is priced afresh, not taken from the search's cache */
     int rc = eval_vars(o, o->best, &o->sum.best_ns, err);
-    if (rc == TS_OK) rc = prune(o, tmp, err);
+    if (rc == TS_OK && !sample) rc = prune(o, tmp, err);   /* a layer sample is shown as asked */
     if (rc == TS_OK) {
         o->sum.ddp_bucket_cap_mb = -1;
         if (o->grads.n) {
@@ -292,7 +292,7 @@ int ts_optimize_run(const ts_graph *g, const ts_optimize_options *opt, ts_optimi
     if (rc == TS_OK) rc = setup_space(o, &o_opt, err);
     if (rc == TS_OK && !(o->best = ts__malloc((size_t)o->n_vars + 1))) rc = ts__error(err, TS_ENOMEM, "optimize: out of memory");
     if (rc == TS_OK) rc = run_search(o, &o_opt, err);
-    if (rc == TS_OK) rc = finish(o, err);
+    if (rc == TS_OK) rc = finish(o, o_opt.layer_num_limit > 0, err);
     if (rc) { ts_optimize_destroy(o); return rc; }
     *out = o;
     return TS_OK;

@@ -261,6 +261,9 @@ int ts__opt_search(const ts_opt_space *sp, const ts_opt_cfg *cfg, ts_opt_outcome
     if (out->kind == TS_SEARCH_EXHAUSTIVE && s.space > (1u << 20))
         return ts__error(err, TS_EINVAL, "optimize: exhaustive search of %llu strategies refused (at most 2^20)",
                          (unsigned long long)s.space);
+    if (out->kind == TS_SEARCH_EXHAUSTIVE && cfg->budget_evals && s.space > cfg->budget_evals)
+        return ts__error(err, TS_EINVAL, "optimize: exhaustive search of %llu strategies needs a budget of as many "
+                         "evaluations (--budget %llu)", (unsigned long long)s.space, (unsigned long long)s.space);
     ts__map64_init(&s.cache);
     out->best = ts__malloc((size_t)sp->n_vars + 1);
     uint8_t *cur = ts__malloc((size_t)sp->n_vars + 1);

@@ -108,7 +108,7 @@ int ts__gradients_load(const char *path, ts_gradients *out, ts_error *err)
             const char *from = q;
             q = strstr(q, "\"bytes\"");
             if (!q) break;
-            name = name_before(from, q);
+            const char *key = q;
             q += 7;
             q += strspn(q, " \t\r\n");
             if (*q++ != ':') { rc = ts__error(err, TS_EPARSE, "%s: byte %zu: expected ':'", path, (size_t)(q - 1 - buf)); break; }
@@ -117,12 +117,11 @@ int ts__gradients_load(const char *path, ts_gradients *out, ts_error *err)
                 rc = ts__error(err, TS_EPARSE, "%s: byte %zu: \"bytes\" is not a byte count", path, (size_t)(q - buf));
                 break;
             }
+            name = name_before(from, key);   /* only once nothing can fail before the push */
         }
-        if (rc == TS_OK && push(out, v, name)) {
+        if (push(out, v, name)) {
             ts__free(name, name ? strlen(name) + 1 : 0);
             rc = ts__error(err, TS_ENOMEM, "%s: out of memory", path);
-        } else if (rc) {
-            ts__free(name, name ? strlen(name) + 1 : 0);
         }
         q = e;
     }

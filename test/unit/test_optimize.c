@@ -8,6 +8,7 @@
 #include "test.h"
 #include "core/core.h"
 #include "graph/graph.h"
+#include "optimize/cost_model.h"
 #include "optimize/op_fusion.h"
 #include "optimize/passes.h"
 #include "trainscope/graph.h"
@@ -141,6 +142,12 @@ TEST(exhaustive_search_of_a_huge_space_is_refused)
     ts_error err = {0};
     CHECK_EQ_INT(ts__opt_search(&sp, &cfg, &o, &err), TS_EINVAL);
     CHECK(strstr(err.msg, "exhaustive") != NULL);
+    /* a space that fits 2^20 but not the evaluation budget: an exhaustive search it could not finish */
+    ts_opt_space small = {.n_vars = 11, .max = synth_max, .init = synth_init, .eval = synth_eval};
+    ts_opt_cfg few = {TS_SEARCH_EXHAUSTIVE, 100, 0, 0, 10, 1, 5, NULL, NULL};
+    ts_error err2 = {0};
+    CHECK_EQ_INT(ts__opt_search(&small, &few, &o, &err2), TS_EINVAL);
+    CHECK(strstr(err2.msg, "--budget 8192") != NULL);
 }
 
 /* Gradients in reduction order as the pass sees them. */
@@ -319,5 +326,59 @@ TEST(op_fusion_pairs_are_back_to_back_pointwise_ops_and_only_shorten)
     free(vars);
     ts__opf_free(&f);
     ts_graph_destroy(g);
+    ts_trace_destroy(t);
+}
+
+TEST(cost_model_work_is_read_from_input_dims)
+{
+    /* hand counts: 2 m k n for products, elements of the largest input otherwise */
+    CHECK_NEAR(ts__cost_work("aten::mm", "[[2, 2048], [2048, 512]]"), 2.0 * 2 * 2048 * 512, 0);
+    CHECK_NEAR(ts__cost_work("aten::addmm", "[[256], [2048, 6948], [6948, 256], [], []]"), 2.0 * 2048 * 6948 * 256, 0);
+    CHECK_NEAR(ts__cost_work("aten::bmm", "[[8, 16, 32], [8, 32, 4]]"), 2.0 * 8 * 16 * 32 * 4, 0);
+    CHECK_NEAR(ts__cost_work("aten::linear", "[[4, 128], [512, 128], [512]]"), 2.0 * 4 * 128 * 512, 0);
+    CHECK_NEAR(ts__cost_work("aten::add", "[[2048, 7812], [], []]"), 2048.0 * 7812, 0);
+    CHECK(ts__cost_work("aten::mm", "[[]]") < 0);
+}
+
+TEST(cost_model_fit_recovers_a_known_line_and_beats_the_median_on_held_out_ops)
+{
+    ts_op_samples s = {0};
+    char name[] = "aten::mm";
+    ts_op_sample v[6];
+    for (int i = 0; i < 6; i++)   /* time = 5 us + 2 ns per unit of work, exactly */
+        v[i] = (ts_op_sample){name, 1000.0 * (1 << i), 5000.0 + 2.0 * 1000.0 * (1 << i)};
+    s.v = v;
+    s.n = 6;
+    ts_cost_model m;
+    CHECK_EQ_INT(ts__cost_fit(&s, 5, &m), TS_OK);
+    CHECK_EQ_INT(m.n, 1);
+    CHECK_NEAR(m.fit[0].alpha_ns, 5000.0, 1e-6);
+    CHECK_NEAR(m.fit[0].beta_ns, 2.0, 1e-9);
+    CHECK(ts__cost_lookup(&m, "aten::add") == NULL);
+    ts__cost_model_free(&m);
+    CHECK_EQ_INT(ts__cost_fit(&s, 7, &m), TS_OK);   /* too few samples: no fit */
+    CHECK_EQ_INT(m.n, 0);
+    ts__cost_model_free(&m);
+}
+
+TEST(cost_model_samples_come_from_a_real_trace_with_shapes)
+{
+    const char *path = ts_test_data("kineto/trace_filter/sampled_rank-0.json.gz");
+    FILE *probe = fopen(path, "r");
+    if (!probe) SKIP("%s absent", path);
+    fclose(probe);
+    ts_trace *t = NULL;
+    CHECK_EQ_INT(ts_trace_load(&path, 1, NULL, &t, NULL), TS_OK);
+    if (!t) return;
+    ts_op_samples s;
+    CHECK_EQ_INT(ts__cost_samples(t, &s, NULL), TS_OK);
+    uint32_t mm = 0;
+    for (uint32_t i = 0; i < s.n; i++) {
+        CHECK(s.v[i].time_ns > 0 && s.v[i].work > 0);
+        mm += !strcmp(s.v[i].name, "aten::mm");
+    }
+    /* 231 aten::mm carry Input Dims (a count of the file); those with kernels give samples */
+    CHECK(mm > 100 && mm <= 231);
+    ts__cost_samples_free(&s);
     ts_trace_destroy(t);
 }

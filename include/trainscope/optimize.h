@@ -32,8 +32,12 @@ typedef enum ts_search_kind {
     TS_SEARCH_MCMC,          /* heat-based MCMC (dPRO) */
     TS_SEARCH_ANNEAL,        /* simulated annealing */
     TS_SEARCH_GREEDY,        /* best single move until none helps (QSync's greedy) */
-    TS_SEARCH_EXHAUSTIVE     /* every strategy (refused when the space exceeds 2^20) */
+    TS_SEARCH_EXHAUSTIVE,    /* every strategy (refused when the space exceeds 2^20) */
+    TS_SEARCH_LAYER_SAMPLE   /* reported only: no search, dPRO's layer-by-layer sample (layer_num_limit) */
 } ts_search_kind;
+
+/* "auto", "mcmc", "anneal", "greedy", "exhaustive", "layer-sample"; "?" past them. */
+TS_API const char *ts_search_kind_name(ts_search_kind k);
 
 /* Progress of a search: evaluations made, the best iteration so far. */
 typedef void (*ts_optimize_progress_fn)(void *ud, uint64_t n_evals, int64_t best_ns, double elapsed_s);

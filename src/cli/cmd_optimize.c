@@ -94,9 +94,8 @@ static int parse_budget(const char *s, ts_optimize_options *o)
 
 static int parse_search(const char *s, ts_search_kind *out)
 {
-    static const char *const names[] = {"auto", "mcmc", "anneal", "greedy", "exhaustive"};
-    for (int i = 0; i < 5; i++)
-        if (!strcmp(s, names[i])) { *out = (ts_search_kind)i; return 0; }
+    for (int i = TS_SEARCH_AUTO; i <= TS_SEARCH_EXHAUSTIVE; i++)
+        if (!strcmp(s, ts_search_kind_name((ts_search_kind)i))) { *out = (ts_search_kind)i; return 0; }
     ts_cli_errorf("optimize: --search wants auto, mcmc, anneal, greedy or exhaustive, got '%s'", s);
     return -1;
 }
@@ -195,12 +194,6 @@ static void progress(void *ud, uint64_t n, int64_t best_ns, double s)
             (double)best_ns / 1e6, s > 0 ? (double)n / s : 0.0);
 }
 
-static const char *search_name(ts_search_kind k)
-{
-    static const char *const n[] = {"auto", "mcmc", "anneal", "greedy", "exhaustive"};
-    return (unsigned)k < 5 ? n[k] : "?";
-}
-
 static void print_result(const ts_optimize *o, bool json)
 {
     ts_optimize_summary s;
@@ -211,7 +204,7 @@ static void print_result(const ts_optimize *o, bool json)
                "\"predicted_gain_pct\":%.3f,\"evaluations\":%llu,\"search\":\"%s\",\"seconds\":%.3f,"
                "\"buckets_before\":%u,\"buckets_after\":%u,\"op_fusion_pairs\":%u,\"ddp_bucket_cap_mb\":",
                (double)s.measured_ns / 1e3, (double)s.baseline_ns / 1e3, (double)s.best_ns / 1e3, gain,
-               (unsigned long long)s.n_evals, search_name(s.search), s.search_s, s.n_old_buckets, s.n_new_buckets, s.n_fused);
+               (unsigned long long)s.n_evals, ts_search_kind_name(s.search), s.search_s, s.n_old_buckets, s.n_new_buckets, s.n_fused);
         if (s.ddp_bucket_cap_mb >= 0) printf("%.6f}\n", s.ddp_bucket_cap_mb);
         else printf("null}\n");
         return;
@@ -220,7 +213,7 @@ static void print_result(const ts_optimize *o, bool json)
            (double)s.measured_ns / 1e6, (double)s.baseline_ns / 1e6, (double)s.best_ns / 1e6, -gain);
     if (s.n_grads) printf("buckets: %u in the trace, %u in the plan\n", s.n_old_buckets, s.n_new_buckets);
     if (s.n_fusable) printf("op fusion: %u of %u candidate pairs of pointwise ops fused\n", s.n_fused, s.n_fusable);
-    printf("search: %s, %llu evaluations in %.2f s (%.0f/s)\n\n", search_name(s.search), (unsigned long long)s.n_evals,
+    printf("search: %s, %llu evaluations in %.2f s (%.0f/s)\n\n", ts_search_kind_name(s.search), (unsigned long long)s.n_evals,
            s.search_s, s.search_s > 0 ? (double)s.n_evals / s.search_s : 0.0);
     if (s.best_ns >= s.baseline_ns) {
         printf("no change found that is faster than the trace as it ran\n");

@@ -243,7 +243,7 @@ static int finish(ts_optimize *o, bool sample, ts_error *err)
     o->sum.baseline_ns = o->oc.init_ns;
     o->sum.n_evals = o->oc.n_evals;
     o->sum.search_s = o->oc.elapsed_s;
-    o->sum.search = o->oc.kind;
+    o->sum.search = sample ? TS_SEARCH_LAYER_SAMPLE : o->oc.kind;
     o->sum.n_grads = o->grads.n;
     o->sum.n_old_buckets = o->n_old;
     uint8_t *tmp = ts__malloc((size_t)o->n_vars + 1);
@@ -314,6 +314,12 @@ void ts_optimize_destroy(ts_optimize *o)
     ts__free(o->old_grads, (size_t)o->n_old * sizeof *o->old_grads);
     ts__opt_grads_free(&o->grads);
     ts__free(o, sizeof *o);
+}
+
+const char *ts_search_kind_name(ts_search_kind k)
+{
+    static const char *const n[] = {"auto", "mcmc", "anneal", "greedy", "exhaustive", "layer-sample"};
+    return (unsigned)k < sizeof n / sizeof *n ? n[k] : "?";
 }
 
 void ts_optimize_get_summary(const ts_optimize *o, ts_optimize_summary *out) { *out = o->sum; }

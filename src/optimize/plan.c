@@ -26,12 +26,6 @@
 #include "optimize/optimize_priv.h"
 #include "report/json.h"
 
-static const char *search_name(ts_search_kind k)
-{
-    static const char *const n[] = {"auto", "mcmc", "anneal", "greedy", "exhaustive"};
-    return (unsigned)k < 5 ? n[k] : "?";
-}
-
 /* The bucket of each gradient's first piece, and bytes per bucket. */
 static uint32_t bucket_of_grads(ts_optimize *o, uint32_t *bucket_of)
 {
@@ -76,7 +70,7 @@ static void json_search(ts_json *j, const ts_optimize *o)
 {
     ts__json_key(j, "search");
     ts__json_obj_begin(j);
-    ts__json_kv_str(j, "kind", search_name(o->sum.search));
+    ts__json_kv_str(j, "kind", ts_search_kind_name(o->sum.search));
     ts__json_kv_u64(j, "evaluations", o->sum.n_evals);
     ts__json_kv_u64(j, "attribution_evaluations", o->n_attrib_evals);   /* pruning and what each change buys */
     ts__json_kv_u64(j, "pruned_changes", o->n_pruned);

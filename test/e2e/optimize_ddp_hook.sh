@@ -17,16 +17,17 @@ trap 'rm -rf "$TMP"' EXIT
 "$BIN" optimize "$T" --gradients "$G" --layer-num-limit 1 -o "$TMP/plan" > /dev/null || { echo "FAIL: optimize"; exit 1; }
 [ -f "$TMP/plan/ddp_hook.py" ] || { echo "FAIL: no ddp_hook.py for a grouping no cap gives"; exit 1; }
 cat > "$TMP/check.py" <<'PY'
-import json, os, socket, sys
+import datetime, json, os, sys
 import torch, torch.distributed as dist, torch.multiprocessing as mp
 from torch.nn.parallel import DistributedDataParallel as DDP
 plan_dir, wl = sys.argv[1], sys.argv[2]
 sys.path[:0] = [plan_dir, wl]
 
-def run(rank, port, q):
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+def run(rank, rendezvous, q):
     torch.set_num_threads(1)
-    dist.init_process_group("gloo", rank=rank, world_size=2)
+    # a file rendezvous: no port another program on this shared machine can take meanwhile
+    dist.init_process_group("gloo", init_method="file://" + rendezvous, rank=rank, world_size=2,
+                            timeout=datetime.timedelta(seconds=120))
     import gen_ground_truth as gt, ddp_hook
     launched = [0]
     real = dist.all_reduce
@@ -51,10 +52,8 @@ def run(rank, port, q):
     dist.destroy_process_group()
 
 if __name__ == "__main__":
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]
     q = mp.get_context("spawn").SimpleQueue()
-    mp.spawn(run, args=(port, q), nprocs=2)
+    mp.spawn(run, args=(os.path.join(plan_dir, "rendezvous"), q), nprocs=2)
     same, launched = q.get()
     groups = json.load(open(os.path.join(plan_dir, "plan.json")))["ddp"]["groups"]
     assert same, "parameters differ with the hook"

@@ -141,6 +141,21 @@ typedef struct ts_replay_options {
     double       profiler_overhead_us; /* what-if: the profiler's own cost per recorded CPU op,
                                      taken off the gap before each op (then off its self time):
                                      predicts the unprofiled run; 0 = keep */
+    /* What-if: any grouping of the gradients into buckets (needs gradients_json), in the
+     * order they are all-reduced (reduction order: gradients.json reversed). Each
+     * gradient i may first be cut into grad_pieces[i] pieces of equal bytes (tensor
+     * partition; NULL = 1 each); the resulting units, in order, fill the buckets:
+     * bucket j holds the next bucket_group_units[j] units. n_bucket_groups = 0: the
+     * grouping is DDP's at bucket_mb. The units must add up to the pieces' count. */
+    const uint32_t *bucket_group_units;
+    uint32_t     n_bucket_groups;
+    const uint32_t *grad_pieces;  /* [gradients], reduction order; NULL = no partition */
+    /* What-if: graph node rows whose self time becomes retime_ns[i] (op fusion: the ops
+     * of a fused kernel after its first one no longer pay their own overhead); rows past
+     * the graph's nodes are a usage error. Applied before --scale. */
+    const uint32_t *retime_nodes;
+    const int64_t  *retime_ns;
+    uint32_t        n_retime;
 } ts_replay_options;
 
 /* Build the global graph of t, replay it with the what-if edits of opt (NULL

@@ -10,6 +10,7 @@
 #include "trainscope/replay.h"
 #include "trainscope/memory.h"
 #include "trainscope/precision.h"
+#include "trainscope/optimize.h"
 /* trainscope/trace.h, the capture-side tracing API, is separate: programs that
  * emit events link libtrainscope-trace, not the analysis library. */
 #endif

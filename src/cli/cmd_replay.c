@@ -14,6 +14,7 @@
 #include "core/core.h"
 #include "report/report_int.h"
 #include "trainscope/ingest.h"
+#include "trainscope/optimize.h"
 #include "trainscope/replay.h"
 #include "trainscope/report.h"
 
@@ -27,6 +28,7 @@ typedef struct replay_args {
     const char  *marker;        /* --iteration-marker, NULL = ProfilerStep# */
     bool         windows;       /* --windows: each PATH is one window of the job */
     bool         verbose;       /* --verbose: every warning line, also on a terminal */
+    const char  *plan_path;     /* --plan plan.json, NULL = none */
 } replay_args;
 
 static void usage(FILE *f)
@@ -50,6 +52,8 @@ static void usage(FILE *f)
           "                           sizes of gradient all-reduces a trace lacks)\n"
           "  --trace-bucket-mb X      the bucket cap the trace was recorded with\n"
           "                           (default: inferred from its bucket count)\n"
+"  --plan FILE              re-predict a plan of `trainscope optimize` (plan.json;\n"
+          "                           with --gradients, and any other what-if)\n"
           "  --no-contention          with --bucket-mb on a gloo (CPU) job: keep compute\n"
           "                           times as measured instead of re-timing them for\n"
           "                           their new overlap with the reductions\n"
@@ -83,6 +87,7 @@ static void usage(FILE *f)
 #define GBPS_MAX  1e6
 #define US_MAX    1e9         /* --latency-us: 1000 s */
 #define WORLD_MAX (1 << 20)   /* --world: ranks */
+enum { OPT_PLAN = 0x2001 };   /* --plan: long only */
 #define FACTOR_MIN 1e-6       /* --bandwidth xF, --latency-us xF */
 #define FACTOR_MAX 1e6
 
@@ -136,6 +141,7 @@ static int parse_option(int c, replay_args *a)
     case 'W': a->windows = true; return 0;
     case 'v': a->verbose = true; return 0;
     case TS_CLI_OPT_WINDOW: case TS_CLI_OPT_PYTHON_DEPTH: return ts_cli_opt_common("replay", c, optarg);
+    case OPT_PLAN: a->plan_path = optarg; return 0;
     case 'h': usage(stdout); return 1;
     default: return -1;
     }
@@ -151,7 +157,7 @@ static int parse_args(int argc, char **argv, replay_args *a)
         {"world", required_argument, 0, 'w'},      {"bandwidth", required_argument, 0, 'B'},
         {"latency-us", required_argument, 0, 'l'}, {"nccl-tests", required_argument, 0, 'n'},
         {"iteration-marker", required_argument, 0, 'm'}, {"windows", no_argument, 0, 'W'},
-        {"profiler-overhead-us", required_argument, 0, 'P'},
+        {"profiler-overhead-us", required_argument, 0, 'P'}, {"plan", required_argument, 0, OPT_PLAN},
         {"verbose", no_argument, 0, 'v'}, TS_CLI_COMMON_LONGOPTS, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
     };
     memset(a, 0, sizeof *a);
@@ -171,6 +177,10 @@ static int parse_args(int argc, char **argv, replay_args *a)
     }
     if (ts_cli_need_trace("replay", optind, argc)) return -1;
     a->opts.window_all = ts_cli_window_all();
+    if (a->plan_path && a->opts.bucket_mb > 0) {
+        ts_cli_errorf("replay: --plan sets the buckets; drop --bucket-mb");
+        return -1;
+    }
     if (a->windows && a->export_path) {
         ts_cli_errorf("replay: --export draws one schedule; give it one window, not --windows");
         return -1;
@@ -563,6 +573,8 @@ static int cmd_replay_windows(char **paths, uint32_t n, replay_args *a)
     return ex;
 }
 
+static int cmd_replay_one(int argc, char **argv, replay_args *ap);
+
 int ts_cmd_replay(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)   /* the precision what-if has options of its own */
@@ -570,6 +582,20 @@ int ts_cmd_replay(int argc, char **argv)
     replay_args a;
     int prc = parse_args(argc, argv, &a);
     if (prc) return prc > 0 ? TS_EXIT_OK : TS_EXIT_BAD;
+    ts_optimize_plan *plan = NULL;
+    if (a.plan_path) {
+        ts_error perr = {0};
+        int prc2 = ts_optimize_plan_load(a.plan_path, &a.opts, &a.opts, &plan, &perr);
+        if (prc2) { ts_cli_errorf("%s", perr.msg); return TS_EXIT_BAD; }
+    }
+    int ex = cmd_replay_one(argc, argv, &a);
+    ts_optimize_plan_free(plan);
+    return ex;
+}
+
+static int cmd_replay_one(int argc, char **argv, replay_args *ap)
+{
+    replay_args a = *ap;
     if (a.windows) return cmd_replay_windows(argv + optind, (uint32_t)(argc - optind), &a);
     ts_trace *t = NULL;
     if (ts_cli_load(argv + optind, argc - optind, a.marker, &t) != TS_EXIT_OK) return TS_EXIT_BAD;

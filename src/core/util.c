@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -380,4 +381,30 @@ bool ts__parse_range(const char *s, int64_t *a, int64_t *b)
     *a = x;
     *b = y;
     return true;
+}
+
+int ts__write_tmp(const char *dir, const char *name, const ts_buf *b, ts_error *err)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/.%s.tmp", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (!f) return ts__error(err, TS_EIO, "%s: %s", path, strerror(errno));
+    size_t put = b->len ? fwrite(b->s, 1, b->len, f) : 0;
+    if ((fclose(f) != 0) | (put != b->len)) {
+        remove(path);
+        return ts__error(err, TS_EIO, "%s: write failed", path);
+    }
+    return TS_OK;
+}
+
+int ts__commit_tmp(const char *dir, const char *const *names, int n_written, int rc, ts_error *err)
+{
+    char tmp[4096], final[4096];
+    for (int i = 0; i < n_written; i++) {
+        snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, names[i]);
+        snprintf(final, sizeof final, "%s/%s", dir, names[i]);
+        if (rc) remove(tmp);
+        else if (rename(tmp, final) != 0) rc = ts__error(err, TS_EIO, "%s: %s", final, strerror(errno));
+    }
+    return rc;
 }

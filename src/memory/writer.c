@@ -257,34 +257,6 @@ enum { N_OUT = 6 };
 static const char *const OUT_NAMES[N_OUT] = {"kernels.config", "tensors.config", "liveness_analysis.config",
                                              "memory.json", "memory.svg", "periods.svg"};
 
-static int write_file(const char *dir, const char *name, const ts_buf *b, ts_error *err)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/.%s.tmp", dir, name);
-    FILE *f = fopen(path, "wb");
-    if (!f) return ts__error(err, TS_EIO, "%s: %s", path, strerror(errno));
-    size_t put = b->len ? fwrite(b->s, 1, b->len, f) : 0;
-    if ((fclose(f) != 0) | (put != b->len)) {
-        remove(path);
-        return ts__error(err, TS_EIO, "%s: write failed", path);
-    }
-    return TS_OK;
-}
-
-/* The n files written to temporary names in dir: all renamed when rc is
- * TS_OK, else every temporary removed (no partial output). */
-static int commit_files(const char *dir, const char *const *names, int n, int rc, ts_error *err)
-{
-    char tmp[4096], final[4096];
-    for (int i = 0; i < n; i++) {
-        snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, names[i]);
-        snprintf(final, sizeof final, "%s/%s", dir, names[i]);
-        if (rc) remove(tmp);
-        else if (rename(tmp, final) != 0) rc = ts__error(err, TS_EIO, "%s: %s", final, strerror(errno));
-    }
-    return rc;
-}
-
 /* mkdir -p, as G10 makes output_folder/statistics; errno set on failure. */
 static int mkdir_p(const char *dir)
 {
@@ -316,10 +288,10 @@ int ts_memgraph_write(const ts_memgraph *g, const char *dir, double gbps, int pl
         case 4: write_memory_svg(&b, g); break;
         default: write_periods_svg(&b, g); break;
         }
-        rc = b.oom ? ts__error(err, TS_ENOMEM, "out of memory") : write_file(dir, OUT_NAMES[i], &b, err);
+        rc = b.oom ? ts__error(err, TS_ENOMEM, "out of memory") : ts__write_tmp(dir, OUT_NAMES[i], &b, err);
         ts__buf_free(&b);
     }
-    return commit_files(dir, OUT_NAMES, written, rc, err);
+    return ts__commit_tmp(dir, OUT_NAMES, written, rc, err);
 }
 
 /* x ascending in ms from the first timed point, y in MiB: a step per event.
@@ -373,10 +345,10 @@ int ts_mem_curves_write(const char *dir, const char *summary_json, const ts_mem_
             write_curve_svg(&b, &curves[i - 1], titles[i - 1]);
         }
         np[i] = names[i];
-        rc = b.oom ? ts__error(err, TS_ENOMEM, "out of memory") : write_file(dir, names[i], &b, err);
+        rc = b.oom ? ts__error(err, TS_ENOMEM, "out of memory") : ts__write_tmp(dir, names[i], &b, err);
         ts__buf_free(&b);
     }
-    if (np) rc = commit_files(dir, np, (int)written, rc, err);
+    if (np) rc = ts__commit_tmp(dir, np, (int)written, rc, err);
     ts__free(names, n_files * sizeof *names);
     ts__free(np, n_files * sizeof *np);
     return rc;

@@ -15,11 +15,34 @@
 
 #include "replay/gradients.h"
 
-static int push(int64_t **v, uint32_t *n, uint32_t *cap, int64_t x)
+static int push(ts_gradients *g, int64_t x, char *name)
 {
-    if (ts__grow((void **)v, cap, sizeof **v, (size_t)*n + 1)) return TS_ENOMEM;
-    (*v)[(*n)++] = x;
+    const ts_col_ref cols[] = {{(void **)&g->bytes, sizeof *g->bytes}, {(void **)&g->names, sizeof *g->names}};
+    if (ts__grow_cols(cols, 2, &g->cap, (size_t)g->n + 1, 16)) return TS_ENOMEM;
+    g->names[g->n] = name;
+    g->bytes[g->n++] = x;
     return TS_OK;
+}
+
+/* The "name" string of the parameter object whose "bytes" key is at key:
+ * the last "name" member between from and key. NULL when there is none (or
+ * out of memory, which only costs the name). */
+static char *name_before(const char *from, const char *key)
+{
+    const char *hit = NULL;
+    for (const char *q = from; (q = strstr(q, "\"name\"")) && q < key; q += 6) hit = q;
+    if (!hit) return NULL;
+    hit += 6;
+    hit += strspn(hit, " \t\r\n");
+    if (*hit++ != ':') return NULL;
+    hit += strspn(hit, " \t\r\n");
+    if (*hit++ != '"') return NULL;
+    size_t len = 0;
+    while (hit + len < key && hit[len] != '"' && hit[len] != '\\') len++;
+    if (hit + len >= key || hit[len] != '"') return NULL;
+    char *s = ts__malloc(len + 1);
+    if (s) { memcpy(s, hit, len); s[len] = 0; }
+    return s;
 }
 
 /* Parse a non-negative integer at p (JSON number without fraction). */
@@ -49,6 +72,7 @@ int ts__gradients_load(const char *path, ts_gradients *out, ts_error *err)
     bool bare_numbers = params == p && (p[1 + strspn(p + 1, " \t\r\n")] != '{');
     for (const char *q = params; rc == TS_OK && q && *q;) {
         int64_t v = 0;
+        char *name = NULL;
         const char *e = q;
         if (bare_numbers) {
             q += strcspn(q, "0123456789]");
@@ -58,8 +82,10 @@ int ts__gradients_load(const char *path, ts_gradients *out, ts_error *err)
                 break;
             }
         } else {
+            const char *from = q;
             q = strstr(q, "\"bytes\"");
             if (!q) break;
+            const char *key = q;
             q += 7;
             q += strspn(q, " \t\r\n");
             if (*q++ != ':') { rc = ts__error(err, TS_EPARSE, "%s: byte %zu: expected ':'", path, (size_t)(q - 1 - buf)); break; }
@@ -68,9 +94,12 @@ int ts__gradients_load(const char *path, ts_gradients *out, ts_error *err)
                 rc = ts__error(err, TS_EPARSE, "%s: byte %zu: \"bytes\" is not a byte count", path, (size_t)(q - buf));
                 break;
             }
+            name = name_before(from, key);   /* only once nothing can fail before the push */
         }
-        if (rc == TS_OK && push(&out->bytes, &out->n, &out->cap, v))
+        if (push(out, v, name)) {
+            ts__free(name, name ? strlen(name) + 1 : 0);
             rc = ts__error(err, TS_ENOMEM, "%s: out of memory", path);
+        }
         q = e;
     }
     ts__free(buf, buf_n);
@@ -81,6 +110,8 @@ int ts__gradients_load(const char *path, ts_gradients *out, ts_error *err)
 
 void ts__gradients_free(ts_gradients *g)
 {
+    for (uint32_t i = 0; g->names && i < g->n; i++) ts__free(g->names[i], g->names[i] ? strlen(g->names[i]) + 1 : 0);
+    ts__free(g->names, (size_t)g->cap * sizeof *g->names);
     ts__free(g->bytes, (size_t)g->cap * sizeof *g->bytes);
     memset(g, 0, sizeof *g);
 }

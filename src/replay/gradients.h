@@ -9,6 +9,8 @@
 
 typedef struct ts_gradients {
     int64_t *bytes;     /* gradient byte sizes in registration order */
+    char   **names;     /* [cap]: owned parameter names ("name" of the object before its
+                           "bytes"), NULL = the file gives none for that one */
     uint32_t n, cap;
 } ts_gradients;
 

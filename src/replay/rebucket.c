@@ -32,6 +32,7 @@
 #include <stdlib.h>
 
 #include "replay/contention.h"
+#include "replay/edit.h"
 #include "replay/gradients.h"
 #include "replay/replay.h"
 
@@ -50,6 +51,10 @@ typedef struct rb_ctx {
     int64_t    trace_cap;     /* bytes of the cap the trace was recorded with, 0 = infer */
     const int64_t *grad;      /* gradient bytes in reduction (backward) order, NULL = old buckets are units */
     uint32_t   n_grad;
+    const uint32_t *pieces;   /* [n_grad]: pieces each gradient is cut into (tensor partition), NULL = 1 */
+    uint32_t   n_grad_units;  /* units the gradients make once cut (n_grad without pieces) */
+    const uint32_t *group_units; /* [n_groups]: units per new bucket in order (any grouping), NULL = DDP's at new_cap */
+    uint32_t   n_groups;
     int64_t   *units;         /* scratch: unit bytes of one iteration */
     uint32_t  *unit_old;      /* scratch: old bucket of each unit */
     uint32_t  *unit_new;      /* scratch: new bucket of each unit */
@@ -174,6 +179,32 @@ static bool grow_units(rb_ctx *c, uint32_t n)
     return true;
 }
 
+/* The gradients as units: each cut into pieces[i] of equal bytes (one
+ * piece without a partition), each piece in its gradient's old bucket.
+ * unit_old[] holds the old bucket per gradient on entry; written back to
+ * front in place, since gradient i's pieces start at or after row i. */
+static void cut_gradients(rb_ctx *c)
+{
+    uint32_t end = c->n_grad_units;
+    for (uint32_t i = c->n_grad; i-- > 0;) {
+        uint32_t k = c->pieces ? c->pieces[i] : 1, old = c->unit_old[i];
+        end -= k;
+        for (uint32_t p = 0; p < k; p++) {
+            c->units[end + p] = c->grad[i] / k + ((int64_t)p < c->grad[i] % k ? 1 : 0);
+            c->unit_old[end + p] = old;
+        }
+    }
+}
+
+/* New bucket of every unit: the given grouping, else DDP's at the new cap. */
+static uint32_t assign_new(rb_ctx *c, uint32_t n_units)
+{
+    if (!c->group_units) return ts__ddp_buckets(c->units, n_units, TS_DDP_FIRST_BUCKET_BYTES, c->new_cap, c->unit_new);
+    for (uint32_t j = 0, i = 0; j < c->n_groups; j++)
+        for (uint32_t k = 0; k < c->group_units[j]; k++) c->unit_new[i++] = j;
+    return c->n_groups;
+}
+
 /* Units of one iteration (gradients, or old buckets split at the new cap)
  * with their old bucket; bytes of old buckets filled in when inferred. */
 static int iteration_units(rb_ctx *c, const old_bucket *ob, uint32_t n_old, uint32_t *n_units, ts_error *err)
@@ -185,10 +216,15 @@ static int iteration_units(rb_ctx *c, const old_bucket *ob, uint32_t n_old, uint
             return ts__error(err, TS_EFORMAT, "--bucket-mb: the trace has %u gradient all-reduces per iteration, "
                              "which %s gives for these %u gradients (wrong gradients.json or --trace-bucket-mb?)",
                              n_old, c->trace_cap ? "its bucket cap never" : "no DDP bucket cap", c->n_grad);
-        memcpy(c->units, c->grad, c->n_grad * sizeof *c->units);
         for (uint32_t b = 0; b < n_old; b++) r->colls[ob[b].coll].bytes = 0;
         for (uint32_t i = 0; i < c->n_grad; i++) r->colls[ob[c->unit_old[i]].coll].bytes += c->grad[i];
-        *n_units = c->n_grad;
+        if (!r->old_group_grads && (r->old_group_grads = ts__calloc(n_old, sizeof *r->old_group_grads))) {
+            r->n_old_groups = n_old;   /* what the optimizer starts from */
+            for (uint32_t i = 0; i < c->n_grad; i++) r->old_group_grads[c->unit_old[i]]++;
+        }
+        if (!grow_units(c, c->n_grad_units)) return ts__error(err, TS_ENOMEM, "replay: out of memory");
+        cut_gradients(c);
+        *n_units = c->n_grad_units;
         return TS_OK;
     }
     uint32_t n = 0;
@@ -280,14 +316,14 @@ static int64_t exit_residual(const ts_replay *r, uint32_t bar, uint32_t m)
 /* Zero the positive gaps of the start-edges into `waiter` other than the
  * worker edges: they held its measured wait for an old bucket (the thread's
  * wake-up after it), which an earlier op now waits out for it. */
-static void drop_wait_gaps(const ts_replay *r, uint32_t waiter)
+static void drop_wait_gaps(ts_replay *r, uint32_t waiter)
 {
     const ts_graph *g = r->g;
     for (uint32_t k = g->in_first[waiter]; k < g->in_first[waiter + 1]; k++) {
         uint32_t e = g->in_edge[k];
         if (g->edges.kind[e] != TS_EDGE_WORKER && !(g->edges.flags[e] & TS_SIM_TO_END) && r->sim.egap_ns[e] > 0 &&
-            r->sim.egap_ns[e] != TS_SIM_CUT_GAP)
-            r->sim.egap_ns[e] = 0;
+            !ts__edit_is_cut(r, e))
+            ts__edit_set_gap(r, e, 0);
     }
 }
 
@@ -300,7 +336,7 @@ static void drop_wait_gaps(const ts_replay *r, uint32_t waiter)
  * finalize + the rank's rows between). */
 static void drop_finalize_gaps(const rb_ctx *c, const old_bucket *ob, uint32_t n_old)
 {
-    const ts_replay *r = c->r;
+    ts_replay *r = c->r;
     const ts_graph *g = r->g;
     const ts_sim *s = &r->sim;
     uint32_t launch = ob[n_old - 1].launch, lane = s->lane[launch];
@@ -329,12 +365,12 @@ static void unbind_waiter(ts_replay *r, uint32_t waiter, uint32_t cut_edge)
 {
     const ts_graph *g = r->g;
     ts_sim *s = &r->sim;
-    s->egap_ns[cut_edge] = TS_SIM_CUT_GAP;
+    ts__edit_cut(r, cut_edge);
     for (uint32_t k = g->in_first[waiter]; k < g->in_first[waiter + 1]; k++) {
         uint32_t e = g->in_edge[k], src = g->edges.src[e];
-        if (e == cut_edge || (s->eflags[e] & TS_SIM_TO_END) || s->egap_ns[e] == TS_SIM_CUT_GAP) continue;
+        if (e == cut_edge || (s->eflags[e] & TS_SIM_TO_END) || ts__edit_is_cut(r, e)) continue;
         int64_t at = (s->eflags[e] & TS_SIM_FROM_END) ? ts__sim_meas_end(s, src) : ts__sim_meas_start(s, src);
-        if (at != INT64_MIN) s->egap_ns[e] = ts__sim_meas_start(s, waiter) - at;
+        if (at != INT64_MIN) ts__edit_set_gap(r, e, ts__sim_meas_start(s, waiter) - at);
     }
 }
 
@@ -381,7 +417,7 @@ static void hide_done_copies(const rb_ctx *c, uint32_t w, uint32_t u0, uint32_t 
     for (q = first; q < end && copies <= last - u0; q++) {
         if (s->lane[q] != lane) continue;
         if (named(r, q, "copy_bucket_to_grad") && copies++ == last - u0) break;
-        s->self_ns[q] = 0;
+        ts__edit_retime(c->r, q, 0);
     }
 }
 
@@ -395,12 +431,11 @@ static void retire_old(rb_ctx *c, old_bucket *o, const uint32_t *new_member, con
     uint32_t m = o->member, bar = r->colls[o->coll].barrier;
     int64_t resid = exit_residual(r, bar, m);
     o->retired = true;
-    s->self_ns[m] = 0;
-    s->self_ns[bar] = 0;
-    r->removed[m] = r->removed[bar] = 1;
+    ts__edit_remove(r, m);
+    ts__edit_remove(r, bar);
     for (uint32_t e = g->out_first[bar]; e < g->out_first[bar + 1]; e++)   /* only this rank's exit: */
         if (g->edges.kind[e] == TS_EDGE_COLL_EXIT && g->edges.dst[e] == m)  /* later ranks read theirs */
-            s->egap_ns[e] = TS_SIM_CUT_GAP;
+            ts__edit_cut(r, e);
     for (uint32_t e = g->out_first[m]; e < g->out_first[m + 1]; e++) {
         if (g->edges.kind[e] != TS_EDGE_WORKER) continue;
         uint32_t waiter = g->edges.dst[e], j = j0 + 1;
@@ -421,14 +456,13 @@ static void retire_old(rb_ctx *c, old_bucket *o, const uint32_t *new_member, con
              * wake-up. */
             bool again = j - 1 == j0 && (int64_t)j0 == *waited;
             int64_t after_done = again ? 0 : s->egap_ns[e] + resid;
-            uint32_t ne = ts__sim_add_edge(s, new_member[j - 1], waiter, TS_SIM_FROM_END |
-                                           (g->edges.flags[e] & TS_SIM_TO_END), after_done - new_resid[j - 1]);
-            if (ne != TS_NONE32) s->ekind[ne] = TS_EDGE_WORKER;
+            ts__edit_add_edge(r, new_member[j - 1], waiter, TS_SIM_FROM_END | (g->edges.flags[e] & TS_SIM_TO_END),
+                              after_done - new_resid[j - 1], TS_EDGE_WORKER);
             if (again) drop_wait_gaps(r, waiter);
             if (j - 1 == j0 && meas_start(r, waiter) >= c->last_launch_ns) hide_done_copies(c, waiter, u0, u1);
             *waited = (int64_t)j - 1;
         }
-        s->egap_ns[e] = TS_SIM_CUT_GAP;
+        ts__edit_cut(r, e);
     }
 }
 
@@ -511,16 +545,11 @@ static void rebalance_lanes(void *ctx, ts_sim *s)
             int64_t dur = s->end_ns[x] - s->start_ns[x];
             free_at[best] = start + (dur > 0 ? dur : 0);
             prev_start = start;
-            s->lane[x] = c->slot_lane[base + best];
-            if (tail[best] != TS_NONE32) {
-                s->esrc[le] = tail[best];
-                s->eflags[le] = TS_SIM_FROM_END;
-                s->egap_ns[le] = c->pool_pickup[i];
-            } else {   /* nothing before it on that worker: its readiness again */
-                s->esrc[le] = s->esrc[re];
-                s->eflags[le] = s->eflags[re];
-                s->egap_ns[le] = s->egap_ns[re];
-            }
+            ts__edit_move_lane(c->r, x, c->slot_lane[base + best]);
+            if (tail[best] != TS_NONE32)
+                ts__edit_reroute(c->r, le, tail[best], TS_SIM_FROM_END, c->pool_pickup[i]);
+            else   /* nothing before it on that worker: its readiness again */
+                ts__edit_reroute(c->r, le, s->esrc[re], s->eflags[re], s->egap_ns[re]);
             tail[best] = x;
         }
     }
@@ -583,8 +612,7 @@ static void wait_for_optimizer(const rb_ctx *c, const old_bucket *ob, uint32_t n
     }
     if (opt == TS_NONE32) return;
     for (uint32_t j = 0; j < n_new; j++) {
-        uint32_t ne = ts__sim_add_edge(s, new_member[j], opt, TS_SIM_FROM_END, 0);
-        if (ne != TS_NONE32) s->ekind[ne] = TS_EDGE_WORKER;
+        ts__edit_add_edge(c->r, new_member[j], opt, TS_SIM_FROM_END, 0, TS_EDGE_WORKER);
     }
 }
 
@@ -617,14 +645,12 @@ static int add_rank_iteration(rb_ctx *c, old_bucket *ob, uint32_t n_units, uint3
     for (uint32_t i = 0; i < n_units; i++) {
         uint32_t j = c->unit_new[i];
         if (i + 1 < n_units && c->unit_new[i + 1] == j) continue;   /* j's last unit decides */
-        uint32_t x = ts__sim_add_node(s, rank, TS_NODE_COMM_CPU, 0, 0, INT64_MIN, INT64_MIN);
-        if (x == TS_NONE32) return TS_ENOMEM;
         const old_bucket *o = &ob[c->unit_old[i]];
         uint32_t slot = pick_slot(c, rank, s->lane[o->member], same, prev_old == NULL);
         prev_old = o;
-        s->lane[x] = c->slot_lane[slot];
-        s->iteration[x] = s->iteration[ob[0].member];
-        s->name[x] = "allreduce (what-if bucket)";
+        uint32_t x = ts__edit_add_node(r, rank, TS_NODE_COMM_CPU, c->slot_lane[slot], s->iteration[ob[0].member],
+                                       "allreduce (what-if bucket)");
+        if (x == TS_NONE32) return TS_ENOMEM;
         /* An old bucket's own delays (a worker woken late, a rank that
          * recorded its end late) happened once: the new bucket holding its
          * last gradient inherits them, and the other pieces of a split take
@@ -633,7 +659,7 @@ static int add_rank_iteration(rb_ctx *c, old_bucket *ob, uint32_t n_units, uint3
          * 27 pieces of 256 KiB on two lanes, added 20 ms to the what-if. */
         bool holds_last = i + 1 == n_units || c->unit_old[i + 1] != c->unit_old[i];
         int64_t pickup = holds_last ? start_delay(r, ob, (uint32_t)(o - ob)) : least_pickup;
-        uint32_t ready_e = ts__sim_add_edge(s, anchor[i], x, 0, gap[i] + pickup), lane_e = TS_NONE32;
+        uint32_t ready_e = ts__edit_add_edge(r, anchor[i], x, 0, gap[i] + pickup, 0), lane_e = TS_NONE32;
         new_resid[j] = holds_last ? exit_residual(r, r->colls[o->coll].barrier, o->member) : least_resid;
         new_ready[j] = meas_start(r, anchor[i]) + gap[i];
         /* In an unchanged partition each new bucket is its old one and its
@@ -645,14 +671,14 @@ static int add_rank_iteration(rb_ctx *c, old_bucket *ob, uint32_t n_units, uint3
          * partition replays exactly. */
         if (c->chain[slot] != TS_NONE32) {
             int64_t measured = meas_start(r, o->member) - c->chain_end[slot];
-            lane_e = ts__sim_add_edge(s, c->chain[slot], x, TS_SIM_FROM_END, same && measured < pickup ? measured : pickup);
+            lane_e = ts__edit_add_edge(r, c->chain[slot], x, TS_SIM_FROM_END, same && measured < pickup ? measured : pickup, 0);
         } else if (!same) {
-            lane_e = ts__sim_add_edge(s, anchor[i], x, 0, gap[i] + pickup);   /* a placeholder the pool may move */
+            lane_e = ts__edit_add_edge(r, anchor[i], x, 0, gap[i] + pickup, 0);   /* a placeholder the pool may move */
         }
         if (!same) {
             /* gloo's queue is first in, first out: no bucket starts before
              * the one queued ahead of it. */
-            if (prev_x != TS_NONE32) ts__sim_add_edge(s, prev_x, x, 0, 0);
+            if (prev_x != TS_NONE32) ts__edit_add_edge(r, prev_x, x, 0, 0, 0);
             if (pool_add(c, x, lane_e, ready_e, pickup)) return TS_ENOMEM;
         }
         prev_x = x;
@@ -745,21 +771,7 @@ static int64_t new_transfer(const rb_ctx *c, const old_bucket *ob, uint32_t n_ol
 static int add_barrier(rb_ctx *c, const uint32_t *members, const int64_t *resid, uint32_t n_ranks, int64_t bytes,
                        int64_t t, uint32_t lane)
 {
-    ts_replay *r = c->r;
-    ts_sim *s = &r->sim;
-    uint32_t y = ts__sim_add_node(s, TS_GRAPH_NO_RANK, TS_NODE_BARRIER, 0, t > 0 ? t : 0, INT64_MIN, INT64_MIN);
-    if (y == TS_NONE32) return TS_ENOMEM;
-    s->lane[y] = lane;
-    s->name[y] = "allreduce";
-    s->iteration[y] = s->iteration[members[0]];
-    for (uint32_t k = 0; k < n_ranks; k++) {
-        ts__sim_add_edge(s, members[k], y, 0, 0);
-        ts__sim_add_edge(s, y, members[k], TS_SIM_FROM_END | TS_SIM_TO_END, resid[k]);
-    }
-    ts_replay_coll rc = {y, TS_NONE32, TS_COLL_ALL_REDUCE, bytes, n_ranks, t, y, n_ranks};
-    if (ts__grow((void **)&r->colls, &r->cap_colls, sizeof *r->colls, (size_t)r->n_colls + 1)) return TS_ENOMEM;
-    r->colls[r->n_colls++] = rc;
-    return s->oom ? TS_ENOMEM : TS_OK;
+    return ts__edit_add_collective(c->r, members, resid, n_ranks, TS_COLL_ALL_REDUCE, bytes, t, lane, NULL);
 }
 
 /* Remember the new bucket add_barrier just made (the last row of r->colls). */
@@ -835,7 +847,7 @@ static int regroup_iteration(rb_ctx *c, rb_ranks *R, uint32_t n_ranks, uint32_t 
         int rc = iteration_units(c, ob, n_old, &n_units, err);
         if (rc) return rc;
         if (fill_only) continue;
-        uint32_t n_new = ts__ddp_buckets(c->units, n_units, TS_DDP_FIRST_BUCKET_BYTES, c->new_cap, c->unit_new);
+        uint32_t n_new = assign_new(c, n_units);
         if (k == 0 && !grow_ranks(R, n_ranks, n_units)) return ts__error(err, TS_ENOMEM, "replay: out of memory");
         ready_points(c, ob, n_units, R->anchor, R->gap);
         if (add_rank_iteration(c, ob, n_units, R->new_member + (size_t)k * R->cap,
@@ -907,7 +919,7 @@ static void keep_lane_order(rb_ctx *c, uint16_t rank, const old_bucket *before, 
             uint32_t base = (uint32_t)rank * RB_MAX_SLOTS;
             for (uint32_t q = 0; q < c->n_slots[rank]; q++)
                 if (c->slot_lane[base + q] == s->lane[m] && c->chain[base + q] != TS_NONE32)
-                    ts__sim_add_edge(s, c->chain[base + q], m, TS_SIM_FROM_END, s->egap_ns[e]);
+                    ts__edit_add_edge(r, c->chain[base + q], m, TS_SIM_FROM_END, s->egap_ns[e], 0);
         }
     }
 }
@@ -1152,6 +1164,36 @@ static int load_grads(const char *path, int64_t **rev, uint32_t *n, ts_error *er
     return TS_OK;
 }
 
+/* A given grouping or partition needs gradients.json, and its units must
+ * be the gradients' pieces, in number. */
+static int check_groups(rb_ctx *c, const ts_replay_options *opt, ts_error *err)
+{
+    c->n_grad_units = c->n_grad;
+    if (!opt->n_bucket_groups && !opt->grad_pieces) return TS_OK;
+    if (!c->grad)
+        return ts__error(err, TS_EINVAL, "bucket plan: a grouping or partition of the gradients needs gradients.json");
+    uint64_t units = 0, grouped = 0;
+    for (uint32_t i = 0; i < c->n_grad; i++) {
+        uint32_t k = opt->grad_pieces ? opt->grad_pieces[i] : 1;
+        if (k == 0 || k > 4096 || (int64_t)k > (c->grad[i] > 0 ? c->grad[i] : 1))
+            return ts__error(err, TS_EINVAL, "bucket plan: gradient %u (reduction order) cut into %u pieces", i, k);
+        units += k;
+    }
+    for (uint32_t j = 0; j < opt->n_bucket_groups; j++) {
+        if (opt->bucket_group_units[j] == 0) return ts__error(err, TS_EINVAL, "bucket plan: bucket %u is empty", j);
+        grouped += opt->bucket_group_units[j];
+    }
+    if (opt->n_bucket_groups && grouped != units)
+        return ts__error(err, TS_EINVAL, "bucket plan: the buckets hold %llu gradient pieces, the gradients make %llu "
+                         "(a plan for another model?)", (unsigned long long)grouped, (unsigned long long)units);
+    if (units > UINT32_MAX / 2) return ts__error(err, TS_EINVAL, "bucket plan: too many gradient pieces");
+    c->n_grad_units = (uint32_t)units;
+    c->pieces = opt->grad_pieces;
+    c->group_units = opt->n_bucket_groups ? opt->bucket_group_units : NULL;
+    c->n_groups = opt->n_bucket_groups;
+    return TS_OK;
+}
+
 int ts__replay_rebucket(ts_replay *r, const ts_replay_options *opt, ts_error *err)
 {
     uint32_t nr = r->g->n_ranks;
@@ -1161,6 +1203,7 @@ int ts__replay_rebucket(ts_replay *r, const ts_replay_options *opt, ts_error *er
     int64_t *rev = NULL;
     int rc = opt->gradients_json ? load_grads(opt->gradients_json, &rev, &c.n_grad, err) : TS_OK;
     c.grad = rev;
+    if (rc == TS_OK) rc = check_groups(&c, opt, err);
     R.ob = ts__calloc(nr, sizeof *R.ob);
     R.n_ob = ts__calloc(nr, sizeof *R.n_ob);
     R.cursor = ts__calloc(nr, sizeof *R.cursor);
@@ -1197,7 +1240,9 @@ int ts__replay_rebucket(ts_replay *r, const ts_replay_options *opt, ts_error *er
     if (rc == TS_OK && n_skipped)
         ts__replay_warn(r, "--bucket-mb: %u iterations left as measured: a rank holds another number of gradient "
                         "all-reduces there than usual (cut off at the trace's edge?)", n_skipped);
-    if (rc == TS_OK)
+    if (rc == TS_OK && c.group_units)
+        ts__replay_warn(r, "bucket plan: %u gradient all-reduces regrouped into %u", c.n_old, c.n_new);
+    else if (rc == TS_OK)
         ts__replay_warn(r, "--bucket-mb %g: %u gradient all-reduces regrouped into %u",
                         opt->bucket_mb, c.n_old, c.n_new);
     for (uint32_t k = 0; R.ob && R.n_ob && k < nr; k++) ts__free(R.ob[k], R.n_ob[k] * sizeof *R.ob[k]);

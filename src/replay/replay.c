@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "replay/replay.h"
+#include "replay/edit.h"
 
 void ts__replay_warn(ts_replay *r, const char *fmt, ...)
 {
@@ -33,6 +33,7 @@ void ts_replay_destroy(ts_replay *r)
     if (!r) return;
     ts__free(r->removed, r->removed ? r->sim.n_base_nodes + 1 : 0);   /* before the sim forgets its size */
     ts__sim_free(&r->sim);
+    ts__free(r->old_group_grads, (size_t)r->n_old_groups * sizeof *r->old_group_grads);
     ts__free(r->colls, (size_t)r->cap_colls * sizeof *r->colls);
     ts_coll_model_destroy(r->model);
     ts__free(r->ranks, (size_t)r->n_ranks * sizeof *r->ranks);
@@ -315,20 +316,28 @@ static int compare_iterations(ts_replay *r, uint32_t max_iter, bool whole)
  * otherwise, and the sim may then borrow the graph's times). */
 static bool whatifs_requested(const ts_replay_options *opt)
 {
-    return opt->n_scales || opt->bucket_mb > 0 || opt->world || opt->bandwidth_gbps > 0 || opt->latency_us > 0 ||
-           opt->bandwidth_factor > 0 || opt->latency_factor > 0 || opt->profiler_overhead_us > 0;
+    return opt->n_scales || opt->n_retime || opt->bucket_mb > 0 || opt->n_bucket_groups || opt->world ||
+           opt->bandwidth_gbps > 0 || opt->latency_us > 0 || opt->bandwidth_factor > 0 || opt->latency_factor > 0 ||
+           opt->profiler_overhead_us > 0;
 }
 
 static int apply_whatifs(ts_replay *r, const ts_replay_options *opt, ts_error *err)
 {
     int rc = TS_OK;
     if (!whatifs_requested(opt)) return TS_OK;
-    if (!(opt->bucket_mb > 0)) ts__replay_tie_woken(r);   /* --bucket-mb re-ties the waiters itself */
+    bool rebucket = opt->bucket_mb > 0 || opt->n_bucket_groups;
+    if (!rebucket) ts__replay_tie_woken(r);   /* rebucketing re-ties the waiters itself */
     if (opt->profiler_overhead_us > 0) ts__replay_unprofile(r, opt->profiler_overhead_us);
+    for (uint32_t i = 0; rc == TS_OK && i < opt->n_retime; i++) {
+        if (opt->retime_nodes[i] >= r->sim.n_base_nodes)
+            return ts__error(err, TS_EINVAL, "replay: retimed node %u is not in the graph (%u nodes)",
+                             opt->retime_nodes[i], r->sim.n_base_nodes);
+        ts__edit_retime(r, opt->retime_nodes[i], opt->retime_ns[i]);
+    }
     for (uint32_t i = 0; rc == TS_OK && i < opt->n_scales; i++) rc = ts__replay_scale(r, opt->scales[i], err);
     bool reprice = opt->world || opt->bandwidth_gbps > 0 || opt->latency_us > 0 || opt->bandwidth_factor > 0 ||
                    opt->latency_factor > 0;
-    if (rc == TS_OK && opt->bucket_mb > 0) rc = ts__replay_rebucket(r, opt, err);   /* fits the model itself */
+    if (rc == TS_OK && rebucket) rc = ts__replay_rebucket(r, opt, err);   /* fits the model itself */
     else if (rc == TS_OK && reprice && opt->gradients_json) rc = ts__replay_sizes_from_gradients(r, opt, err);
     if (rc == TS_OK && reprice && !r->model) rc = ts__replay_fit_model(r, opt, err);
     if (rc == TS_OK && reprice) rc = ts__replay_reprice(r, opt, err);

@@ -72,6 +72,9 @@ struct ts_replay {
     int64_t         graph_ns, replay_ns;
     uint8_t        *removed;  /* per base node, NULL = none: 1 = a what-if replaced it (an old gloo bucket
                                  regrouped by --bucket-mb); it takes no time and the export leaves it out */
+    uint32_t       *old_group_grads;   /* [n_old_groups]: gradients per old bucket, in reduction order, as
+                                          the bucket what-if inferred them (first iteration); NULL = none */
+    uint32_t        n_old_groups;
     bool            what_if;           /* edits were asked for: pred - meas is their change */
     bool            transfers_moved;   /* each collective's transfer time is its barrier's self time
                                           (what-ifs asked for); false: the sim borrows the graph's

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "replay/contention.h"
-#include "replay/replay.h"
+#include "replay/edit.h"
 
 /* Node kinds a "kind:" prefix of --scale selects, as a bit set over ts_node_kind. */
 static bool kind_mask(const char *kind, size_t n, uint32_t *mask)
@@ -229,7 +229,7 @@ int ts__replay_scale(ts_replay *r, const char *spec, ts_error *err)
         if (scaled >= 0x1p62)
             return ts__error(err, TS_ERANGE, "--scale '%s': makes '%s' last %.3g s, past the 2^62 ns (146 years) "
                              "a replay can time", spec, ts__replay_node_name(r, n), scaled / 1e9);
-        s->self_ns[n] = (int64_t)llround(scaled);
+        ts__edit_retime(r, n, (int64_t)llround(scaled));
         hits++;
     }
     if (!hits)
@@ -374,14 +374,14 @@ static void warn_relative(ts_replay *r, const ts_replay_options *opt, uint32_t n
  * as measured, a 4x bandwidth what-if was 11% slow). */
 static void set_transfer(ts_replay *r, const ts_replay_coll *c, int64_t t_new)
 {
-    int64_t *self = &r->sim.self_ns[c->priced];
-    double ratio = *self > 0 ? (double)t_new / (double)*self : 1.0;
-    *self = t_new;
+    int64_t old = r->sim.self_ns[c->priced];
+    double ratio = old > 0 ? (double)t_new / (double)old : 1.0;
+    ts__edit_retime(r, c->priced, t_new);
     if (c->barrier == TS_NONE32 || c->priced != c->barrier || c->barrier >= r->sim.n_base_nodes) return;
     const ts_graph *g = r->g;
     for (uint32_t k = g->out_first[c->barrier]; k < g->out_first[c->barrier + 1]; k++)
         if (g->edges.kind[k] == TS_EDGE_COLL_EXIT && r->sim.egap_ns[k] > 0)
-            r->sim.egap_ns[k] = (int64_t)llround((double)r->sim.egap_ns[k] * ratio);
+            ts__edit_set_gap(r, k, (int64_t)llround((double)r->sim.egap_ns[k] * ratio));
 }
 
 /* How long before its recorded end a gloo worker may already have woken the

@@ -1,0 +1,192 @@
+/* optimize.c - optimizer benchmark (issue 22, "Speed"): candidate
+ * evaluations per second of `trainscope optimize`'s search against a full
+ * replay per candidate on the same graph, and against a replay that also
+ * rebuilds the graph from the trace per candidate (what a Python replayer
+ * such as dPRO's pays per candidate at least).
+ *
+ * Figures (one core; the search, the graph and the replays are single-
+ * threaded), each replay the best of R runs:
+ *   search       ts_optimize_run's MCMC, distinct strategies priced per
+ *                second of the search (cache hits not counted);
+ *   full replay  ts_replay_run_graph of one candidate (the trace's own
+ *                grouping) on the graph built once;
+ *   from trace   ts_replay_run of that candidate (graph build + replay).
+ * The issue's targets (10,000 evaluations/s, 100x a full replay) are
+ * printed beside. Then the per-op cost model (optimize/cost_model.c) fitted
+ * on one trace with shapes (--cost-train, Kineto "Input Dims") and scored on
+ * another (--cost-test): the median relative error of its predictions on the
+ * held-out ops, against the shape-blind per-name median. Usage: build/bench/optimize [--trace DIR] [--gradients FILE]
+ * [--trace-bucket-mb X] [--log LOG] [--evals N] [--repeat R]
+ * Not a test: nothing asserts a speed; a shared machine makes wall time noisy
+ * (user CPU is printed too).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "core/core.h"
+#include "optimize/cost_model.h"
+#include "trainscope/graph.h"
+#include "trainscope/ingest.h"
+#include "trainscope/optimize.h"
+#include "trainscope/replay.h"
+
+typedef struct bench_args {
+    const char *trace, *gradients, *log, *cost_train, *cost_test;
+    double      trace_cap_mb;
+    uint64_t    evals;
+    int         repeat;
+} bench_args;
+
+static double user_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
+}
+
+static int parse(int argc, char **argv, bench_args *a)
+{
+    *a = (bench_args){"bench/data/optimize_transformer12/trace", "bench/data/optimize_transformer12/gradients.json",
+                      "examples/workloads/results/gloo_allreduce_perf.log",
+                      "../shared/data/kineto/trace_filter/sampled_rank-0.json.gz",
+                      "../shared/data/kineto/trace_filter/sampled_rank-1.json.gz", 0.0001, 60, 3};
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--trace")) a->trace = argv[i + 1];
+        else if (!strcmp(argv[i], "--gradients")) a->gradients = argv[i + 1];
+        else if (!strcmp(argv[i], "--log")) a->log = argv[i + 1];
+        else if (!strcmp(argv[i], "--cost-train")) a->cost_train = argv[i + 1];
+        else if (!strcmp(argv[i], "--cost-test")) a->cost_test = argv[i + 1];
+        else if (!strcmp(argv[i], "--trace-bucket-mb")) a->trace_cap_mb = atof(argv[i + 1]);
+        else if (!strcmp(argv[i], "--evals")) a->evals = strtoull(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "--repeat")) a->repeat = atoi(argv[i + 1]);
+        else { fprintf(stderr, "optimize bench: unknown option %s\n", argv[i]); return -1; }
+    }
+    return a->evals && a->repeat > 0 ? 0 : -1;
+}
+
+/* Best wall time of R replays of one candidate; from_trace rebuilds the graph each time. */
+static int64_t best_replay(const ts_trace *t, const ts_graph *g, const ts_replay_options *ro, int repeat,
+                           bool from_trace, double *user)
+{
+    int64_t best = INT64_MAX;
+    double u0 = user_s();
+    for (int k = 0; k < repeat; k++) {
+        ts_replay *r = NULL;
+        ts_error err = {0};
+        int64_t t0 = ts__now_ns();
+        int rc = from_trace ? ts_replay_run(t, ro, &r, &err) : ts_replay_run_graph(g, ro, &r, &err);
+        int64_t dt = ts__now_ns() - t0;
+        if (rc) { fprintf(stderr, "optimize bench: %s\n", err.msg); return -1; }
+        ts_replay_destroy(r);
+        if (dt < best) best = dt;
+    }
+    *user = (user_s() - u0) / repeat;
+    return best;
+}
+
+static int cmp_dbl(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+static int load_samples(const char *path, ts_op_samples *s)
+{
+    const char *paths[1] = {path};
+    ts_trace *t = NULL;
+    ts_error err = {0};
+    int rc = ts_trace_load(paths, 1, NULL, &t, &err);
+    if (rc == TS_OK) rc = ts__cost_samples(t, s, &err);
+    if (rc) fprintf(stderr, "optimize bench: %s\n", err.msg);
+    ts_trace_destroy(t);
+    return rc;
+}
+
+/* The cost model's held-out error: fitted on one trace, scored on another. */
+static void cost_model_figures(const bench_args *a)
+{
+    ts_op_samples train, test;
+    if (load_samples(a->cost_train, &train)) return;
+    if (load_samples(a->cost_test, &test)) { ts__cost_samples_free(&train); return; }
+    ts_cost_model m;
+    double *em = malloc((test.n + 1) * sizeof *em), *eb = malloc((test.n + 1) * sizeof *eb);
+    uint32_t n = 0;
+    if (em && eb && ts__cost_fit(&train, 5, &m) == TS_OK) {
+        for (uint32_t i = 0; i < test.n; i++) {
+            const ts_cost_fit *f = ts__cost_lookup(&m, test.v[i].name);
+            if (!f) continue;
+            double t = test.v[i].time_ns, p = f->alpha_ns + f->beta_ns * test.v[i].work;
+            em[n] = fabs(p - t) / t;
+            eb[n++] = fabs(f->median_ns - t) / t;
+        }
+        qsort(em, n, sizeof *em, cmp_dbl);
+        qsort(eb, n, sizeof *eb, cmp_dbl);
+        printf("cost model: %u ops with shapes in %s, %u op names fitted (>= 5 samples); on %u held-out ops of %s: "
+               "median relative error %.1f%% (p90 %.1f%%) against %.1f%% (p90 %.1f%%) for the shape-blind per-name median\n",
+               train.n, a->cost_train, m.n, n, a->cost_test, n ? 100 * em[n / 2] : 0, n ? 100 * em[n * 9 / 10] : 0,
+               n ? 100 * eb[n / 2] : 0, n ? 100 * eb[n * 9 / 10] : 0);
+        ts__cost_model_free(&m);
+    }
+    free(em);
+    free(eb);
+    ts__cost_samples_free(&train);
+    ts__cost_samples_free(&test);
+}
+
+int main(int argc, char **argv)
+{
+    bench_args a;
+    if (parse(argc, argv, &a)) {
+        fprintf(stderr, "usage: optimize [--trace DIR] [--gradients FILE] [--trace-bucket-mb X] [--log LOG] "
+                        "[--evals N] [--repeat R]\n");
+        return 2;
+    }
+    const char *paths[1] = {a.trace};
+    ts_trace *t = NULL;
+    ts_graph *g = NULL;
+    ts_error err = {0};
+    if (ts_trace_load(paths, 1, NULL, &t, &err) || ts_graph_create(t, NULL, &g, &err)) {
+        fprintf(stderr, "optimize bench: %s\n", err.msg);
+        return 2;
+    }
+    ts_replay_options ro = {.size = sizeof ro, .gradients_json = a.gradients, .nccl_tests_log = a.log,
+                            .trace_bucket_mb = a.trace_cap_mb, .bucket_mb = a.trace_cap_mb};
+    double u_full, u_trace;
+    int64_t full = best_replay(t, g, &ro, a.repeat, false, &u_full);
+    int64_t whole = best_replay(t, g, &ro, a.repeat, true, &u_trace);
+    ts_optimize_options oo = {.size = sizeof oo, .search = TS_SEARCH_MCMC, .budget_evals = a.evals, .seed = 1,
+                              .replay = &ro};
+    ro.bucket_mb = 0;
+    ts_optimize *o = NULL;
+    double u0 = user_s();
+    if (full < 0 || whole < 0 || ts_optimize_run(g, &oo, &o, &err)) {
+        fprintf(stderr, "optimize bench: %s\n", err.msg);
+        return 2;
+    }
+    double u_search = user_s() - u0;
+    ts_optimize_summary s;
+    ts_optimize_get_summary(o, &s);
+    double rate = (double)s.n_evals / s.search_s, rate_full = 1e9 / (double)full, rate_trace = 1e9 / (double)whole;
+    printf("graph: %s, %u nodes, %u edges, %u gradients, %u all-reduces per iteration in the trace\n", a.trace,
+           ts_graph_n_nodes(g), ts_graph_n_edges(g), s.n_grads, s.n_old_buckets);
+    printf("full replay per candidate (same graph):  %8.3f ms  (%7.1f candidates/s; user %.3f ms)\n",
+           (double)full / 1e6, rate_full, u_full * 1e3);
+    printf("replay per candidate from the trace:     %8.3f ms  (%7.1f candidates/s; user %.3f ms)\n",
+           (double)whole / 1e6, rate_trace, u_trace * 1e3);
+    printf("search (mcmc, %llu evaluations):        %8.3f s   (%7.1f evaluations/s; user %.3f s)\n",
+           (unsigned long long)s.n_evals, s.search_s, rate, u_search);
+    printf("evaluations/s: %.1f (target 10,000: %s); %.2fx a full replay per candidate on the same graph "
+           "(target 100x: %s), %.2fx a replay from the trace\n", rate, rate >= 10000 ? "met" : "NOT met",
+           rate / rate_full, rate / rate_full >= 100 ? "met" : "NOT met", rate / rate_trace);
+    printf("found: %.3f -> %.3f ms per iteration (%+.2f%%), %u -> %u buckets\n", (double)s.baseline_ns / 1e6,
+           (double)s.best_ns / 1e6, 100.0 * (double)(s.best_ns - s.baseline_ns) / (double)s.baseline_ns,
+           s.n_old_buckets, s.n_new_buckets);
+    ts_optimize_destroy(o);
+    ts_graph_destroy(g);
+    ts_trace_destroy(t);
+    cost_model_figures(&a);
+    return 0;
+}

@@ -1,0 +1,119 @@
+/* optimize.h - search for a faster data-parallel strategy on the replay
+ * engine (seed 000's dPRO optimizer) and write it as a plan a user can apply.
+ *
+ * A strategy is a set of edits of the replayed graph, each made by a pass:
+ *   tensor fusion   any grouping of the gradients into all-reduce buckets in
+ *                   the order they are all-reduced (not only a byte cap);
+ *   partition       one gradient's all-reduce cut into k = 2, 4, ... pieces;
+ *   op fusion       chains of pointwise ops run as one kernel (PyTorch traces),
+ *                   priced with dPRO's estimate (docs/optimize.md).
+ * Every candidate is priced by replaying the job's graph with the edits
+ * (ts_replay_run_graph), and the search (heat-based MCMC as dPRO's, simulated
+ * annealing, greedy, or exhaustive when the space is small) keeps the best.
+ * The result is always a strategy that was evaluated. Not for: building the
+ * graph (graph/), pricing one what-if (replay.h).
+ * Ownership: ts_optimize_run's result is the caller's, released with
+ * ts_optimize_destroy; strings it returns live as long as it.
+ */
+#ifndef TRAINSCOPE_OPTIMIZE_H
+#define TRAINSCOPE_OPTIMIZE_H
+
+#include <stdbool.h>
+#include "trainscope/replay.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { TS_PASS_TENSOR_FUSION = 1, TS_PASS_PARTITION = 2, TS_PASS_OP_FUSION = 4 };
+
+typedef enum ts_search_kind {
+    TS_SEARCH_AUTO = 0,      /* exhaustive when the space fits the budget, else MCMC */
+    TS_SEARCH_MCMC,          /* heat-based MCMC (dPRO) */
+    TS_SEARCH_ANNEAL,        /* simulated annealing */
+    TS_SEARCH_GREEDY,        /* best single move until none helps (QSync's greedy) */
+    TS_SEARCH_EXHAUSTIVE,    /* every strategy (refused when the space exceeds 2^20) */
+    TS_SEARCH_LAYER_SAMPLE   /* reported only: no search, dPRO's layer-by-layer sample (layer_num_limit) */
+} ts_search_kind;
+
+/* "auto", "mcmc", "anneal", "greedy", "exhaustive", "layer-sample"; "?" past them. */
+TS_API const char *ts_search_kind_name(ts_search_kind k);
+
+/* Progress of a search: evaluations made, the best iteration so far. */
+typedef void (*ts_optimize_progress_fn)(void *ud, uint64_t n_evals, int64_t best_ns, double elapsed_s);
+
+/* Options; zero-initialise, set size = sizeof(ts_optimize_options). Grows
+ * only at the end. Zero fields take the defaults named. */
+typedef struct ts_optimize_options {
+    size_t          size;
+    unsigned        passes;        /* TS_PASS_* bits; 0 = tensor fusion */
+    ts_search_kind  search;
+    uint64_t        budget_evals;  /* stop after this many evaluations (deterministic for a seed) */
+    double          budget_s;      /* or after this much time, between evaluations; both 0 = 200 evals */
+    uint64_t        seed;          /* random seed; 0 is a seed like any other */
+    double          mcmc_beta;     /* Metropolis: a move slower by x percent is taken with
+                                      probability exp(-beta x); 0 = 10 (dPRO's --mcmc_beta) */
+    double          heat_k;        /* k of the heat formula; 0 = 1 (dPRO's code) */
+    uint32_t        heat_window;   /* heat history entries kept per op; 0 = 5 (dPRO) */
+    uint32_t        layer_num_limit; /* > 0: no search; buckets of every N layers (parameter-name
+                                        prefixes), dPRO's --layer_num_limit */
+    uint32_t        max_pieces;    /* partition: at most this many pieces; 0 = 8 */
+    uint32_t        n_partition;   /* partition: the largest this many gradients may be cut; 0 = 8 */
+    const ts_replay_options *replay; /* gradients_json (required for tensor fusion and partition)
+                                        and the other what-ifs every
+                                        candidate is priced with (bandwidth, calibration log) */
+    ts_optimize_progress_fn progress;   /* NULL = none; called at most ~5 times a second */
+    void           *progress_ud;
+} ts_optimize_options;
+
+typedef struct ts_optimize ts_optimize;
+
+/* Search g for the fastest strategy. TS_ENODATA when there is nothing to
+ * optimize (no gradient all-reduce over every rank); TS_EINVAL for bad
+ * options (a budget of 0, no gradients.json). */
+TS_API TS_NODISCARD int ts_optimize_run(const ts_graph *g, const ts_optimize_options *opt,
+                                        ts_optimize **out, ts_error *err);
+TS_API void ts_optimize_destroy(ts_optimize *o);
+
+typedef struct ts_optimize_summary {
+    int64_t  measured_ns;      /* the trace's iteration (median, slowest rank) */
+    int64_t  baseline_ns;      /* predicted with the trace's own buckets */
+    int64_t  best_ns;          /* predicted with the best strategy (re-evaluated) */
+    uint64_t n_evals;          /* distinct strategies replayed */
+    double   search_s;         /* wall time of the search */
+    ts_search_kind search;     /* the search that ran */
+    uint32_t n_grads;          /* gradients (gradients.json) */
+    uint32_t n_old_buckets, n_new_buckets;
+    uint32_t n_fusable;        /* op fusion: candidate pairs of pointwise ops (distinct vars) */
+    uint32_t n_fused;          /* ... of which the plan fuses */
+    double   ddp_bucket_cap_mb;/* a cap whose DDP grouping is the plan's, < 0 = none does */
+} ts_optimize_summary;
+TS_API void ts_optimize_get_summary(const ts_optimize *o, ts_optimize_summary *out);
+
+/* One line per change, saying what to change and what it buys
+ * (i = 0 .. n_changes - 1). */
+TS_API uint32_t    ts_optimize_n_changes(const ts_optimize *o);
+TS_API const char *ts_optimize_change(const ts_optimize *o, uint32_t i);
+
+/* Replay options of the best plan (the base what-ifs kept); the arrays
+ * they point to live in o until the next call. For --export. */
+TS_API void ts_optimize_best_options(const ts_optimize *o, ts_replay_options *out);
+
+/* Write DIR/plan.json and the files users set (ddp_hook.py when no
+ * bucket_cap_mb reproduces the grouping, horovod.env, tensor_groups.txt),
+ * each through a temporary name. */
+TS_API TS_NODISCARD int ts_optimize_write_plan(const ts_optimize *o, const char *dir, ts_error *err);
+
+/* Replay options that re-predict plan.json on the graph whose gradients
+ * are opt->gradients_json: fills *out from base (its other what-ifs kept)
+ * and the plan's buckets and partition (owned by *plan, freed with
+ * ts_optimize_plan_free). TS_EFORMAT when the plan is for other gradients. */
+typedef struct ts_optimize_plan ts_optimize_plan;
+TS_API TS_NODISCARD int ts_optimize_plan_load(const char *path, const ts_replay_options *base,
+                                              ts_replay_options *out, ts_optimize_plan **plan, ts_error *err);
+TS_API void ts_optimize_plan_free(ts_optimize_plan *plan);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

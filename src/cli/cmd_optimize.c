@@ -1,0 +1,265 @@
+/* cmd_optimize.c - `trainscope optimize PATH...`: search the job's graph
+ * for a faster grouping (and partition) of its gradient all-reduces, print
+ * what to change and what each change buys, and write a plan to apply.
+ *
+ * Thin: parse options, load, build the graph, ts_optimize_run, print,
+ * write. Exit: 0 ok, 1 nothing to optimize, 2 bad input or usage.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "trainscope/graph.h"
+#include "trainscope/ingest.h"
+#include "trainscope/optimize.h"
+
+typedef struct opt_args {
+    ts_optimize_options o;
+    ts_replay_options   r;
+    const char *out_dir, *export_path, *marker;
+    bool json;
+} opt_args;
+
+static void usage(FILE *f)
+{
+    fputs("usage: trainscope optimize [OPTIONS] PATH...\n\n"
+          "Search for a faster grouping of the gradient all-reduces of a data-parallel\n"
+          "job (dPRO's optimizer), pricing every candidate by replaying the job's graph,\n"
+          "and say what to change and what each change buys.\n\n"
+          "options:\n"
+          "  --gradients FILE         gradients.json (names and bytes, registration order);\n"
+          "                           required for tensor-fusion and partition\n"
+          "  --passes LIST            tensor-fusion,partition,op-fusion (default tensor-fusion);\n"
+          "                           op-fusion: chains of pointwise ops priced with dPRO's\n"
+          "                           estimate, written as cluster_mapping.txt\n"
+          "  --search KIND            auto (default: exhaustive when the space fits the\n"
+          "                           budget, else mcmc), mcmc, anneal, greedy, exhaustive\n"
+          "  --budget N|Ts            N evaluations (deterministic with --seed) or T seconds\n"
+          "                           (default 200 evaluations)\n"
+          "  --seed S                 random seed (default 0)\n"
+          "  --mcmc-beta B            Metropolis: a move slower by x percent is taken with\n"
+          "                           probability exp(-B x) (default 10, dPRO's)\n"
+          "  --heat-k K               k of dPRO's heat formula (default 1, dPRO's code)\n"
+          "  --heat-window N          heat history entries per op (default 5)\n"
+          "  --layer-num-limit N      no search: one bucket per N layers (dPRO's sample)\n"
+          "  --max-pieces N           partition: at most N pieces per gradient (default 8)\n"
+          "  -o, --output DIR         write plan.json, tensor_groups.txt, horovod.env and,\n"
+          "                           when no bucket_cap_mb gives the plan, ddp_hook.py\n"
+          "  --export FILE            the predicted timeline of the plan as a Chrome trace\n"
+          "  --format table|json      output (default table)\n"
+          "  --trace-bucket-mb X      the bucket cap the trace was recorded with\n"
+          "  --nccl-tests LOG         calibrate the collective cost model from this log\n"
+          "  --bandwidth GBPS         price collectives at this bus bandwidth\n"
+          "  --latency-us US          with --bandwidth: fixed cost per collective\n"
+          "  --no-contention          gloo jobs: keep compute times as measured\n"
+          "  --iterations N           compare only the first N iterations\n"
+          "  --iteration-marker NAME  slice-name prefix of iterations (ProfilerStep#)\n"
+          "  -h, --help               this help\n\n"
+          "exit codes: 0 ok, 1 nothing to optimize, 2 bad input or usage\n", f);
+}
+
+static int parse_passes(const char *s, unsigned *out)
+{
+    *out = 0;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", s);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (!strcmp(tok, "tensor-fusion")) *out |= TS_PASS_TENSOR_FUSION;
+        else if (!strcmp(tok, "partition")) *out |= TS_PASS_PARTITION;
+        else if (!strcmp(tok, "op-fusion")) *out |= TS_PASS_OP_FUSION;
+        else {
+            ts_cli_errorf("optimize: unknown pass '%s' (passes: tensor-fusion, partition, op-fusion)", tok);
+            return -1;
+        }
+    }
+    return *out ? 0 : (ts_cli_errorf("optimize: --passes names no pass"), -1);
+}
+
+static int parse_budget(const char *s, ts_optimize_options *o)
+{
+    char *end;
+    double v = strtod(s, &end);
+    bool secs = *end == 's' && !end[1];
+    if (end == s || (*end && !secs) || !(v > 0) || !isfinite(v) || (!secs && (v != floor(v) || v > 1e12))) {
+        ts_cli_errorf("optimize: --budget wants a count of evaluations > 0 or seconds such as 30s, got '%s'", s);
+        return -1;
+    }
+    if (secs) o->budget_s = v;
+    else o->budget_evals = (uint64_t)v;
+    return 0;
+}
+
+static int parse_search(const char *s, ts_search_kind *out)
+{
+    for (int i = TS_SEARCH_AUTO; i <= TS_SEARCH_EXHAUSTIVE; i++)
+        if (!strcmp(s, ts_search_kind_name((ts_search_kind)i))) { *out = (ts_search_kind)i; return 0; }
+    ts_cli_errorf("optimize: --search wants auto, mcmc, anneal, greedy or exhaustive, got '%s'", s);
+    return -1;
+}
+
+static int parse_num(const char *opt, const char *s, double lo, double *out)
+{
+    char *end;
+    *out = strtod(s, &end);
+    if (end == s || *end || !isfinite(*out) || *out < lo) {
+        ts_cli_errorf("optimize: %s wants a number >= %g, got '%s'", opt, lo, s);
+        return -1;
+    }
+    return 0;
+}
+
+static int parse_option(int c, opt_args *a)
+{
+    double v;
+    switch (c) {
+    case 'g': a->r.gradients_json = optarg; return 0;
+    case 'p': return parse_passes(optarg, &a->o.passes);
+    case 'S': return parse_search(optarg, &a->o.search);
+    case 'b': return parse_budget(optarg, &a->o);
+    case 's': if (parse_num("--seed", optarg, 0, &v)) return -1; a->o.seed = (uint64_t)v; return 0;
+    case 'M': return parse_num("--mcmc-beta", optarg, 1e-9, &a->o.mcmc_beta);
+    case 'k': return parse_num("--heat-k", optarg, 1, &a->o.heat_k);
+    case 'H': return ts_cli_opt_count("optimize", "--heat-window", optarg, &a->o.heat_window);
+    case 'L': return ts_cli_opt_count("optimize", "--layer-num-limit", optarg, &a->o.layer_num_limit);
+    case 'x': return ts_cli_opt_count("optimize", "--max-pieces", optarg, &a->o.max_pieces);
+    case 'o': a->out_dir = optarg; return 0;
+    case 'e': a->export_path = optarg; return 0;
+    case 'f':
+        if (strcmp(optarg, "json") && strcmp(optarg, "table")) {
+            ts_cli_errorf("optimize: --format wants table or json, got '%s'", optarg);
+            return -1;
+        }
+        a->json = !strcmp(optarg, "json");
+        return 0;
+    case 'T': return parse_num("--trace-bucket-mb", optarg, 1e-9, &a->r.trace_bucket_mb);
+    case 'n': a->r.nccl_tests_log = optarg; return 0;
+    case 'B': return parse_num("--bandwidth", optarg, 1e-9, &a->r.bandwidth_gbps);
+    case 'l': return parse_num("--latency-us", optarg, 0, &a->r.latency_us);
+    case 'C': a->r.no_contention = 1; return 0;
+    case 'i': return ts_cli_opt_count("optimize", "--iterations", optarg, &a->r.max_iterations);
+    case 'm': a->marker = optarg; return 0;
+    case 'h': usage(stdout); return 1;
+    default: return -1;
+    }
+}
+
+static int parse_args(int argc, char **argv, opt_args *a)
+{
+    static const struct option longopts[] = {
+        {"gradients", required_argument, 0, 'g'}, {"passes", required_argument, 0, 'p'},
+        {"search", required_argument, 0, 'S'}, {"budget", required_argument, 0, 'b'},
+        {"seed", required_argument, 0, 's'}, {"mcmc-beta", required_argument, 0, 'M'},
+        {"heat-k", required_argument, 0, 'k'}, {"heat-window", required_argument, 0, 'H'},
+        {"layer-num-limit", required_argument, 0, 'L'}, {"max-pieces", required_argument, 0, 'x'},
+        {"output", required_argument, 0, 'o'}, {"export", required_argument, 0, 'e'},
+        {"format", required_argument, 0, 'f'}, {"trace-bucket-mb", required_argument, 0, 'T'},
+        {"nccl-tests", required_argument, 0, 'n'}, {"bandwidth", required_argument, 0, 'B'},
+        {"latency-us", required_argument, 0, 'l'}, {"no-contention", no_argument, 0, 'C'},
+        {"iterations", required_argument, 0, 'i'}, {"iteration-marker", required_argument, 0, 'm'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+    };
+    memset(a, 0, sizeof *a);
+    a->o.size = sizeof a->o;
+    a->r.size = sizeof a->r;
+    a->o.replay = &a->r;
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
+        int rc = parse_option(c, a);
+        if (rc > 0) return 1;
+        if (rc < 0) {
+            if (c == '?' || c == ':')
+                ts_cli_errorf("optimize: unknown or incomplete option '%s' (see 'trainscope optimize --help')", argv[optind - 1]);
+            return -1;
+        }
+    }
+    if (ts_cli_need_trace("optimize", optind, argc)) return -1;
+    if (!a->r.gradients_json && (!a->o.passes || (a->o.passes & (TS_PASS_TENSOR_FUSION | TS_PASS_PARTITION)))) {
+        ts_cli_errorf("optimize: --gradients gradients.json is needed (the gradients' names and sizes)");
+        return -1;
+    }
+    if (a->o.max_pieces > 64) { ts_cli_errorf("optimize: --max-pieces is at most 64"); return -1; }
+    if (a->o.heat_window > 1000) { ts_cli_errorf("optimize: --heat-window is at most 1000"); return -1; }
+    return 0;
+}
+
+static void progress(void *ud, uint64_t n, int64_t best_ns, double s)
+{
+    (void)ud;
+    fprintf(stderr, "\roptimize: %llu evaluations, best %.3f ms, %.0f evaluations/s   ", (unsigned long long)n,
+            (double)best_ns / 1e6, s > 0 ? (double)n / s : 0.0);
+}
+
+static void print_result(const ts_optimize *o, bool json)
+{
+    ts_optimize_summary s;
+    ts_optimize_get_summary(o, &s);
+    double gain = s.baseline_ns ? 100.0 * (double)(s.baseline_ns - s.best_ns) / (double)s.baseline_ns : 0;
+    if (json) {
+        printf("{\"measured_iteration_us\":%.3f,\"baseline_iteration_us\":%.3f,\"predicted_iteration_us\":%.3f,"
+               "\"predicted_gain_pct\":%.3f,\"evaluations\":%llu,\"search\":\"%s\",\"seconds\":%.3f,"
+               "\"buckets_before\":%u,\"buckets_after\":%u,\"op_fusion_pairs\":%u,\"ddp_bucket_cap_mb\":",
+               (double)s.measured_ns / 1e3, (double)s.baseline_ns / 1e3, (double)s.best_ns / 1e3, gain,
+               (unsigned long long)s.n_evals, ts_search_kind_name(s.search), s.search_s, s.n_old_buckets, s.n_new_buckets, s.n_fused);
+        if (s.ddp_bucket_cap_mb >= 0) printf("%.6f}\n", s.ddp_bucket_cap_mb);
+        else printf("null}\n");
+        return;
+    }
+    printf("iteration: measured %.3f ms, predicted as traced %.3f ms, with the plan %.3f ms (%+.2f%%)\n",
+           (double)s.measured_ns / 1e6, (double)s.baseline_ns / 1e6, (double)s.best_ns / 1e6, -gain);
+    if (s.n_grads) printf("buckets: %u in the trace, %u in the plan\n", s.n_old_buckets, s.n_new_buckets);
+    if (s.n_fusable) printf("op fusion: %u of %u candidate pairs of pointwise ops fused\n", s.n_fused, s.n_fusable);
+    printf("search: %s, %llu evaluations in %.2f s (%.0f/s)\n\n", ts_search_kind_name(s.search), (unsigned long long)s.n_evals,
+           s.search_s, s.search_s > 0 ? (double)s.n_evals / s.search_s : 0.0);
+    if (s.best_ns >= s.baseline_ns) {
+        printf("no change found that is faster than the trace as it ran\n");
+        return;
+    }
+    for (uint32_t i = 0; i < ts_optimize_n_changes(o); i++) printf("%s\n", ts_optimize_change(o, i));
+}
+
+static int export_plan(const ts_graph *g, const ts_optimize *o, const char *path)
+{
+    ts_replay_options ro;
+    ts_optimize_best_options(o, &ro);
+    ts_replay *r;
+    ts_error err = {0};
+    int rc = ts_replay_run_graph(g, &ro, &r, &err);
+    if (rc == TS_OK) {
+        rc = ts_replay_export_chrome(r, path, &err);
+        ts_replay_destroy(r);
+    }
+    if (rc) ts_cli_errorf("%s", err.msg);
+    return rc;
+}
+
+int ts_cmd_optimize(int argc, char **argv)
+{
+    opt_args a;
+    int prc = parse_args(argc, argv, &a);
+    if (prc) return prc > 0 ? TS_EXIT_OK : TS_EXIT_BAD;
+    if (isatty(STDERR_FILENO)) a.o.progress = progress;
+    ts_trace *t = NULL;
+    if (ts_cli_load(argv + optind, argc - optind, a.marker, &t) != TS_EXIT_OK) return TS_EXIT_BAD;
+    ts_error err = {0};
+    ts_graph *g = NULL;
+    ts_optimize *o = NULL;
+    int rc = ts_graph_create(t, NULL, &g, &err);
+    if (rc == TS_OK) rc = ts_optimize_run(g, &a.o, &o, &err);
+    if (a.o.progress) fputc('\n', stderr);
+    if (rc == TS_OK) {
+        print_result(o, a.json);
+        if (a.out_dir && (rc = ts_optimize_write_plan(o, a.out_dir, &err)) != TS_OK) ts_cli_errorf("%s", err.msg);
+        if (rc == TS_OK && a.export_path) rc = export_plan(g, o, a.export_path);
+    } else {
+        ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc));
+    }
+    ts_optimize_destroy(o);
+    ts_graph_destroy(g);
+    ts_trace_destroy(t);
+    return ts_cli_exit_for(rc);
+}

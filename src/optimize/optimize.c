@@ -1,0 +1,347 @@
+/* optimize.c - ts_optimize_run: set up the passes' search space on a
+ * job's graph, search it, re-evaluate the best strategy and say what each
+ * change buys.
+ *
+ * The trace's own grouping (as the bucket what-if infers it) is the start
+ * and the baseline, priced by the same replay as every candidate, so the
+ * predicted gain compares like with like. Each candidate is one
+ * ts_replay_run_graph on the borrowed graph: O(V + E) per evaluation.
+ * Not for: the search itself (search.c) or files (plan.c).
+ */
+#include <stdio.h>
+
+#include "optimize/optimize_priv.h"
+
+
+static int eval_vars(ts_optimize *o, const uint8_t *vars, int64_t *ns, ts_error *err)
+{
+    uint32_t nt = ts__tf_n_vars(&o->grads);
+    ts_replay_options ro = o->base;
+    if (o->grads.n) {
+        ts__part_pieces(&o->grads, o->grads.n_part ? vars + nt : NULL, o->pieces);
+        bool cut = false;
+        for (uint32_t i = 0; i < o->grads.n; i++) cut = cut || o->pieces[i] > 1;
+        ro.bucket_mb = 0;
+        ro.n_bucket_groups = ts__tf_groups(&o->grads, vars, o->pieces, o->units);
+        ro.bucket_group_units = o->units;
+        ro.grad_pieces = cut ? o->pieces : NULL;
+    }
+    if (o->opf.n_vars) {
+        ro.n_retime = ts__opf_retimes(&o->opf, vars + ts__opt_opf_first(o));
+        ro.retime_nodes = o->opf.rt_nodes;
+        ro.retime_ns = o->opf.rt_ns;
+    }
+    ts_replay *r;
+    int rc = ts_replay_run_graph(o->g, &ro, &r, err);
+    if (rc) return rc;
+    *ns = ts_replay_predicted_iteration_ns(r);
+    ts_replay_destroy(r);
+    return TS_OK;
+}
+
+static int eval_cb(void *ud, const uint8_t *vars, int64_t *ns, ts_error *err) { return eval_vars(ud, vars, ns, err); }
+
+/* The trace's grouping and measured iteration, from one bucket what-if. */
+static int learn_baseline(ts_optimize *o, ts_error *err)
+{
+    ts_replay_options ro = o->base;
+    ro.bucket_mb = 25;
+    ro.n_bucket_groups = 0;
+    ro.grad_pieces = NULL;
+    ts_replay *r;
+    int rc = ts_replay_run_graph(o->g, &ro, &r, err);
+    if (rc == TS_ENODATA && err) {   /* the bucket what-if's words are about --bucket-mb */
+        char why[sizeof err->msg];
+        const char *m = strstr(err->msg, ": ");
+        snprintf(why, sizeof why, "%s", m ? m + 2 : err->msg);
+        why[sizeof why - 64] = 0;   /* room for the prefix */
+        ts__error_clear(err);
+        return ts__error(err, rc, "optimize: nothing to optimize: %s", why);
+    }
+    if (rc) return rc;
+    o->sum.measured_ns = ts_replay_measured_iteration_ns(r);
+    if (!r->old_group_grads) rc = ts__error(err, TS_ENODATA, "optimize: no gradient all-reduce over every rank to regroup");
+    else if ((o->old_grads = ts__malloc((size_t)r->n_old_groups * sizeof *o->old_grads))) {
+        memcpy(o->old_grads, r->old_group_grads, (size_t)r->n_old_groups * sizeof *o->old_grads);
+        o->n_old = r->n_old_groups;
+    } else rc = ts__error(err, TS_ENOMEM, "optimize: out of memory");
+    ts_replay_destroy(r);
+    return rc;
+}
+
+/* The measured iteration when no bucket what-if runs (op fusion alone). */
+static int learn_measured(ts_optimize *o, ts_error *err)
+{
+    ts_replay *r;
+    int rc = ts_replay_run_graph(o->g, &o->base, &r, err);
+    if (rc) return rc;
+    o->sum.measured_ns = ts_replay_measured_iteration_ns(r);
+    ts_replay_destroy(r);
+    return TS_OK;
+}
+
+static int setup_space(ts_optimize *o, const ts_optimize_options *opt, ts_error *err)
+{
+    uint32_t nt = ts__tf_n_vars(&o->grads), max_pieces = opt->max_pieces ? opt->max_pieces : 8;
+    if ((o->passes & TS_PASS_PARTITION) &&
+        ts__part_candidates(&o->grads, opt->n_partition ? opt->n_partition : 8, max_pieces))
+        return ts__error(err, TS_ENOMEM, "optimize: out of memory");
+    uint32_t np = o->grads.n_part, first_opf = nt + np;
+    o->n_vars = first_opf + o->opf.n_vars;
+    o->min = ts__calloc((size_t)o->n_vars + 1, 1);
+    o->max = ts__malloc((size_t)o->n_vars + 1);
+    o->init = ts__calloc((size_t)o->n_vars + 1, 1);
+    o->pieces = ts__malloc((size_t)o->grads.n * sizeof *o->pieces + 1);
+    o->cap_units = o->grads.n * (max_pieces > 1 ? max_pieces : 1) + 1;
+    o->units = ts__malloc((size_t)o->cap_units * sizeof *o->units);
+    if (!o->min || !o->max || !o->init || !o->pieces || !o->units)
+        return ts__error(err, TS_ENOMEM, "optimize: out of memory");
+    ts__tf_init(&o->grads, o->old_grads, o->n_old, o->init);
+    bool tf = o->passes & TS_PASS_TENSOR_FUSION;
+    for (uint32_t i = 0; i < nt; i++) {   /* without the pass the trace's boundaries stay: min = max */
+        o->min[i] = tf ? 0 : o->init[i];
+        o->max[i] = tf ? 1 : o->init[i];
+    }
+    if (np) memcpy(o->max + nt, o->grads.part_max, np);   /* no candidates: no array (memcpy from NULL is undefined) */
+    memset(o->max + first_opf, 1, o->opf.n_vars);   /* op fusion: 1 = apart (the trace), 0 = fused */
+    memset(o->init + first_opf, 1, o->opf.n_vars);
+    return TS_OK;
+}
+
+static int add_change(ts_optimize *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int add_change(ts_optimize *o, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (ts__grow((void **)&o->changes, &o->cap_changes, sizeof *o->changes, (size_t)o->n_changes + 1)) return TS_ENOMEM;
+    if (!(o->changes[o->n_changes] = ts__strdup(line))) return TS_ENOMEM;
+    o->n_changes++;
+    return TS_OK;
+}
+
+/* One var's change in words. */
+static void describe(const ts_optimize *o, uint32_t v, char *buf, size_t n)
+{
+    uint32_t nt = ts__tf_n_vars(&o->grads);
+    if (v < nt) {
+        snprintf(buf, n, "%s '%s' | '%s'", o->best[v] ? "cut the bucket between" : "fuse into one bucket",
+                 o->grads.name[v], o->grads.name[v + 1]);
+        return;
+    }
+    if (v >= ts__opt_opf_first(o)) {
+        uint32_t i = o->opf.var_rep[v - ts__opt_opf_first(o)];
+        snprintf(buf, n, "fuse '%s' into the kernel of the '%s' before it", ts__graph_node_name(o->g, o->opf.inst_b[i]),
+                 ts__graph_node_name(o->g, o->opf.inst_a[i]));
+        return;
+    }
+    uint32_t gi = o->grads.part_grad[v - nt];
+    snprintf(buf, n, "all-reduce '%s' (%.2f MiB) in %u pieces", o->grads.name[gi],
+             (double)o->grads.bytes[gi] / 1048576.0, 1u << o->best[v]);
+}
+
+/* Drop the changes that buy nothing: the plan priced without each changed
+ * var in turn (at most 64 of them, so a plan of hundreds of changes stays
+ * cheap); where it is no slower, that change goes. The plan stays one that
+ * was priced: best_ns is the last accepted pricing. */
+static int prune(ts_optimize *o, uint8_t *tmp, ts_error *err)
+{
+    uint32_t tried = 0;
+    for (uint32_t v = 0; v < o->n_vars && tried < 64; v++) {
+        if (o->best[v] == o->init[v]) continue;
+        memcpy(tmp, o->best, o->n_vars);
+        tmp[v] = o->init[v];
+        int64_t ns;
+        int rc = eval_vars(o, tmp, &ns, err);
+        if (rc) return rc;
+        o->n_attrib_evals++;
+        tried++;
+        if (ns <= o->sum.best_ns) { o->best[v] = o->init[v]; o->sum.best_ns = ns; o->n_pruned++; }
+    }
+    return TS_OK;
+}
+
+/* The setting to make, with the whole gain, then each changed var with what
+ * it buys: the plan priced once more without that one change. */
+static int explain(ts_optimize *o, uint8_t *tmp, ts_error *err)
+{
+    double gain_ms = (double)(o->sum.baseline_ns - o->sum.best_ns) / 1e6;
+    int rc = TS_OK;
+    if (o->sum.n_fused)
+        rc = add_change(o, "fuse %u pairs of pointwise ops into kernels (cluster_mapping.txt; estimated as dPRO's "
+                        "--simulate)%s: %+.3f ms per iteration", o->sum.n_fused,
+                        o->grads.n ? ", with the buckets below" : "", -gain_ms);
+    if (!o->grads.n || rc) {
+        /* op fusion alone: no bucket setting to make */
+    } else if (o->sum.ddp_bucket_cap_mb >= 0)
+        rc = add_change(o, "set DDP bucket_cap_mb=%g (%u buckets, was %u): %+.3f ms per iteration",
+                        o->sum.ddp_bucket_cap_mb, o->sum.n_new_buckets, o->sum.n_old_buckets, -gain_ms);
+    else
+        rc = add_change(o, "register ddp_hook.py (%u buckets, was %u; no bucket_cap_mb gives them): %+.3f ms per iteration",
+                        o->sum.n_new_buckets, o->sum.n_old_buckets, -gain_ms);
+    uint32_t shown = 0, more = 0;
+    for (uint32_t v = 0; v < o->n_vars && rc == TS_OK; v++) {
+        if (o->best[v] == o->init[v]) continue;
+        if (shown == 16) { more++; continue; }
+        memcpy(tmp, o->best, o->n_vars);
+        tmp[v] = o->init[v];
+        int64_t ns;
+        rc = eval_vars(o, tmp, &ns, err);
+        o->n_attrib_evals++;
+        char what[400];
+        describe(o, v, what, sizeof what);
+        if (rc == TS_OK) rc = add_change(o, "  %s: %+.3f ms (the plan without it: %+.3f ms)", what,
+                                         (double)(o->sum.best_ns - ns) / 1e6, (double)(ns - o->sum.best_ns) / 1e6);
+        shown++;
+    }
+    if (rc == TS_OK && more) rc = add_change(o, "  ... and %u more changes (plan.json lists every edit)", more);
+    if (rc == TS_ENOMEM) ts__error(err, rc, "optimize: out of memory");
+    return rc;
+}
+
+static int check_options(const ts_optimize_options *opt, ts_error *err)
+{
+    if (!opt || opt->size < offsetof(ts_optimize_options, passes) + sizeof opt->passes)
+        return ts__error(err, TS_EINVAL, "optimize: options.size is not set");
+    unsigned passes = opt->passes ? opt->passes : TS_PASS_TENSOR_FUSION;
+    if (!opt->replay || (!opt->replay->gradients_json && (passes & (TS_PASS_TENSOR_FUSION | TS_PASS_PARTITION))))
+        return ts__error(err, TS_EINVAL, "optimize: the gradients' sizes are needed (--gradients gradients.json)");
+    if (opt->passes & ~(unsigned)(TS_PASS_TENSOR_FUSION | TS_PASS_PARTITION | TS_PASS_OP_FUSION))
+        return ts__error(err, TS_EINVAL, "optimize: unknown pass bits 0x%x", opt->passes);
+    if (opt->max_pieces > 64) return ts__error(err, TS_EINVAL, "optimize: at most 64 pieces per gradient");
+    return TS_OK;
+}
+
+static int run_search(ts_optimize *o, const ts_optimize_options *opt, ts_error *err)
+{
+    ts_opt_space sp = {o->n_vars, o->min, o->max, o->init, eval_cb, o};
+    ts_opt_cfg cfg = {opt->search, opt->budget_evals, opt->budget_s, opt->seed,
+                      opt->mcmc_beta > 0 ? opt->mcmc_beta : 10, opt->heat_k > 0 ? opt->heat_k : 1,
+                      opt->heat_window ? opt->heat_window : 5, opt->progress, opt->progress_ud};
+    if (!cfg.budget_evals && !(cfg.budget_s > 0)) cfg.budget_evals = 200;
+    if (opt->layer_num_limit) {   /* dPRO's layer-by-layer sample: the baseline and one strategy */
+        memcpy(o->best, o->init, o->n_vars);
+        ts__tf_layers(&o->grads, opt->layer_num_limit, o->best);
+        sp.init = o->best;
+        cfg.kind = TS_SEARCH_GREEDY;
+        cfg.budget_evals = 1;
+        cfg.budget_s = 0;
+        int64_t ns;
+        int rc = eval_vars(o, o->init, &ns, err);
+        if (rc == TS_OK) rc = ts__opt_search(&sp, &cfg, &o->oc, err);
+        if (rc == TS_OK) { o->oc.init_ns = ns; o->oc.n_evals++; }
+        return rc;
+    }
+    return ts__opt_search(&sp, &cfg, &o->oc, err);
+}
+
+static int finish(ts_optimize *o, bool sample, ts_error *err)
+{
+    memcpy(o->best, o->oc.best, o->n_vars);
+    o->sum.baseline_ns = o->oc.init_ns;
+    o->sum.n_evals = o->oc.n_evals;
+    o->sum.search_s = o->oc.elapsed_s;
+    o->sum.search = sample ? TS_SEARCH_LAYER_SAMPLE : o->oc.kind;
+    o->sum.n_grads = o->grads.n;
+    o->sum.n_old_buckets = o->n_old;
+    uint8_t *tmp = ts__malloc((size_t)o->n_vars + 1);
+    if (!tmp) return ts__error(err, TS_ENOMEM, "optimize: out of memory");
+    /* the plan is priced afresh, not taken from the search's cache */
+    int rc = eval_vars(o, o->best, &o->sum.best_ns, err);
+    if (rc == TS_OK && !sample) rc = prune(o, tmp, err);   /* a layer sample is shown as asked */
+    if (rc == TS_OK) {
+        o->sum.ddp_bucket_cap_mb = -1;
+        if (o->grads.n) {
+            ts__part_pieces(&o->grads, o->grads.n_part ? o->best + ts__tf_n_vars(&o->grads) : NULL, o->pieces);
+            o->sum.n_new_buckets = ts__tf_groups(&o->grads, o->best, o->pieces, o->units);
+            bool cut = false;
+            for (uint32_t i = 0; i < o->grads.n; i++) cut = cut || o->pieces[i] > 1;
+            o->sum.ddp_bucket_cap_mb = cut ? -1 : ts__tf_ddp_cap_mb(&o->grads, o->best);
+        }
+        o->sum.n_fusable = o->opf.n_vars;
+        for (uint32_t v = 0; v < o->opf.n_vars; v++) o->sum.n_fused += o->best[ts__opt_opf_first(o) + v] == 0;
+        rc = explain(o, tmp, err);
+    }
+    ts__free(tmp, (size_t)o->n_vars + 1);
+    return rc;
+}
+
+int ts_optimize_run(const ts_graph *g, const ts_optimize_options *opt, ts_optimize **out, ts_error *err)
+{
+    *out = NULL;
+    int rc = check_options(opt, err);
+    if (rc) return rc;
+    ts_optimize_options o_opt = {.size = sizeof o_opt};
+    memcpy(&o_opt, opt, opt->size < sizeof o_opt ? opt->size : sizeof o_opt);
+    ts_optimize *o = ts__calloc(1, sizeof *o);
+    if (!o) return ts__error(err, TS_ENOMEM, "optimize: out of memory");
+    o->g = g;
+    o->base = *opt->replay;
+    o->base.size = sizeof o->base;
+    o->passes = o_opt.passes ? o_opt.passes : TS_PASS_TENSOR_FUSION;
+    bool buckets = o->passes & (TS_PASS_TENSOR_FUSION | TS_PASS_PARTITION);
+    if (buckets) rc = ts__opt_grads_load(opt->replay->gradients_json, &o->grads, err);
+    if (rc == TS_OK && buckets && o->grads.n < 2)
+        rc = ts__error(err, TS_ENODATA, "optimize: %s: one gradient, nothing to group", opt->replay->gradients_json);
+    if (rc == TS_OK && (o->passes & TS_PASS_OP_FUSION)) rc = ts__opf_find(&o->opf, g, err);
+    if (rc == TS_OK && (o->passes & TS_PASS_OP_FUSION) && !o->opf.n_vars && !buckets)
+        rc = ts__error(err, TS_ENODATA, "optimize: nothing to optimize: no two pointwise ops run back to back");
+    if (rc == TS_OK) rc = buckets ? learn_baseline(o, err) : learn_measured(o, err);
+    if (rc == TS_OK) rc = setup_space(o, &o_opt, err);
+    if (rc == TS_OK && !(o->best = ts__malloc((size_t)o->n_vars + 1))) rc = ts__error(err, TS_ENOMEM, "optimize: out of memory");
+    if (rc == TS_OK) rc = run_search(o, &o_opt, err);
+    if (rc == TS_OK) rc = finish(o, o_opt.layer_num_limit > 0, err);
+    if (rc) { ts_optimize_destroy(o); return rc; }
+    *out = o;
+    return TS_OK;
+}
+
+void ts_optimize_destroy(ts_optimize *o)
+{
+    if (!o) return;
+    ts__opt_outcome_free(&o->oc, o->n_vars);
+    for (uint32_t i = 0; i < o->n_changes; i++) ts__free(o->changes[i], strlen(o->changes[i]) + 1);
+    ts__free(o->changes, (size_t)o->cap_changes * sizeof *o->changes);
+    ts__free(o->min, (size_t)o->n_vars + 1);
+    ts__free(o->max, (size_t)o->n_vars + 1);
+    ts__opf_free(&o->opf);
+    ts__free(o->init, (size_t)o->n_vars + 1);
+    ts__free(o->best, (size_t)o->n_vars + 1);
+    ts__free(o->pieces, (size_t)o->grads.n * sizeof *o->pieces + 1);
+    ts__free(o->units, (size_t)o->cap_units * sizeof *o->units);
+    ts__free(o->old_grads, (size_t)o->n_old * sizeof *o->old_grads);
+    ts__opt_grads_free(&o->grads);
+    ts__free(o, sizeof *o);
+}
+
+const char *ts_search_kind_name(ts_search_kind k)
+{
+    static const char *const n[] = {"auto", "mcmc", "anneal", "greedy", "exhaustive", "layer-sample"};
+    return (unsigned)k < sizeof n / sizeof *n ? n[k] : "?";
+}
+
+void ts_optimize_get_summary(const ts_optimize *o, ts_optimize_summary *out) { *out = o->sum; }
+uint32_t ts_optimize_n_changes(const ts_optimize *o) { return o->n_changes; }
+const char *ts_optimize_change(const ts_optimize *o, uint32_t i) { return i < o->n_changes ? o->changes[i] : NULL; }
+
+void ts_optimize_best_options(const ts_optimize *o, ts_replay_options *out)
+{
+    ts_optimize *m = (ts_optimize *)o;   /* the scratch arrays hold the best plan's edits after this */
+    *out = o->base;
+    if (o->grads.n) {
+        ts__part_pieces(&m->grads, m->grads.n_part ? m->best + ts__tf_n_vars(&m->grads) : NULL, m->pieces);
+        out->bucket_mb = 0;
+        out->n_bucket_groups = ts__tf_groups(&m->grads, m->best, m->pieces, m->units);
+        out->bucket_group_units = m->units;
+        bool cut = false;
+        for (uint32_t i = 0; i < o->grads.n; i++) cut = cut || m->pieces[i] > 1;
+        out->grad_pieces = cut ? m->pieces : NULL;
+    }
+    if (o->opf.n_vars) {
+        out->n_retime = ts__opf_retimes(&m->opf, m->best + ts__opt_opf_first(m));
+        out->retime_nodes = m->opf.rt_nodes;
+        out->retime_ns = m->opf.rt_ns;
+    }
+}

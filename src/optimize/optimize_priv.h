@@ -1,0 +1,37 @@
+/* optimize_priv.h - the ts_optimize result, shared by optimize.c (which
+ * fills it) and plan.c (which writes it). Not for: the searches. */
+#ifndef TS_OPTIMIZE_PRIV_H
+#define TS_OPTIMIZE_PRIV_H
+
+#include <stdarg.h>
+
+#include "optimize/op_fusion.h"
+#include "optimize/passes.h"
+#include "replay/replay.h"
+
+struct ts_optimize {
+    const ts_graph   *g;          /* borrowed */
+    ts_replay_options base;       /* the user's what-ifs every candidate is priced with (strings borrowed) */
+    unsigned          passes;
+    ts_opt_grads      grads;      /* empty (n = 0) when only op fusion runs */
+    ts_opf            opf;        /* op-fusion candidates; n_vars = 0 without that pass */
+    uint32_t         *old_grads;  /* [n_old]: gradients per bucket in the trace */
+    uint32_t          n_old;
+    uint32_t          n_vars;
+    uint8_t          *min, *max, *init, *best;   /* [n_vars]: the space, the trace's strategy, the plan;
+                                                    vars: tensor fusion, partition, op fusion */
+    uint32_t         *pieces;     /* [grads.n] scratch: pieces per gradient */
+    uint32_t         *units;      /* [cap_units] scratch: units per bucket */
+    uint32_t          cap_units;
+    ts_opt_outcome    oc;
+    ts_optimize_summary sum;
+    uint64_t          n_attrib_evals;   /* replays spent pruning changes and saying what each buys */
+    uint32_t          n_pruned;         /* changes of the search's best that bought nothing, dropped */
+    char            **changes;    /* owned lines */
+    uint32_t          n_changes, cap_changes;
+};
+
+/* First op-fusion var (after the tensor-fusion and partition vars). */
+static inline uint32_t ts__opt_opf_first(const ts_optimize *o) { return ts__tf_n_vars(&o->grads) + o->grads.n_part; }
+
+#endif

@@ -1,0 +1,56 @@
+/* passes.h - the optimizer's passes and the state they share: the
+ * gradients (in the order they are all-reduced) and the meaning of each
+ * search variable.
+ *
+ * Vars [0, n_grad - 1): tensor fusion, 1 = a bucket boundary between
+ * gradient i and i + 1 (reduction order), 0 = the two share a bucket.
+ * Vars [n_grad - 1, n_grad - 1 + n_part): partition, level v = the
+ * gradient part_grad[j] is all-reduced in 2^v pieces. A piece of a cut
+ * gradient is a bucket of its own, except that the first piece may share
+ * the bucket before it and the last the bucket after it.
+ * Not for: searching (search.c) or files (plan.c).
+ */
+#ifndef TS_OPTIMIZE_PASSES_H
+#define TS_OPTIMIZE_PASSES_H
+
+#include "optimize/optimize_int.h"
+#include "replay/gradients.h"
+
+typedef struct ts_opt_grads {
+    uint32_t  n;              /* gradients */
+    int64_t  *bytes;          /* [n] reduction order (gradients.json reversed) */
+    const char **name;        /* [n] reduction order, borrowed from src; "" when the file has none */
+    ts_gradients src;         /* as read, registration order */
+    uint64_t  fingerprint;    /* of the names and sizes: a plan names the gradients it is for */
+    /* partition candidates */
+    uint32_t  n_part;
+    uint32_t *part_grad;      /* [n_part]: gradient (reduction order) */
+    uint8_t  *part_max;       /* [n_part]: largest level */
+} ts_opt_grads;
+
+TS_NODISCARD int ts__opt_grads_load(const char *path, ts_opt_grads *g, ts_error *err);
+void ts__opt_grads_free(ts_opt_grads *g);
+
+static inline uint32_t ts__tf_n_vars(const ts_opt_grads *g) { return g->n ? g->n - 1 : 0; }
+
+/* tensor_fusion.c */
+/* The boundaries of the trace's grouping (old_grads[j] gradients per bucket). */
+void ts__tf_init(const ts_opt_grads *g, const uint32_t *old_grads, uint32_t n_old, uint8_t *vars);
+/* Units per bucket (pieces of a cut gradient are units) for vars; pieces[]
+ * (per gradient) gets 2^level or 1. units has room for every piece. */
+uint32_t ts__tf_groups(const ts_opt_grads *g, const uint8_t *vars, uint32_t *pieces, uint32_t *units);
+/* A DDP bucket_cap_mb whose buckets (first one capped at 1 MiB) are
+ * exactly the vars' grouping; < 0 when none is (or a gradient is cut). */
+double ts__tf_ddp_cap_mb(const ts_opt_grads *g, const uint8_t *vars);
+/* Every N layers (parameter-name prefixes) in one bucket. */
+void ts__tf_layers(const ts_opt_grads *g, uint32_t n_layers, uint8_t *vars);
+
+/* partition.c */
+/* The candidates: the n_max largest gradients that cut in two still leave
+ * pieces of at least TS_PART_MIN_BYTES; levels up to log2(max_pieces). */
+#define TS_PART_MIN_BYTES (64 * 1024)
+TS_NODISCARD int ts__part_candidates(ts_opt_grads *g, uint32_t n_max, uint32_t max_pieces);
+/* Pieces of each gradient (reduction order) for the partition vars. */
+void ts__part_pieces(const ts_opt_grads *g, const uint8_t *part_vars, uint32_t *pieces);
+
+#endif

@@ -1,0 +1,128 @@
+/* tensor_fusion.c - the tensor-fusion pass: any grouping of the gradients
+ * into all-reduce buckets, in the order they are all-reduced, as bucket
+ * boundaries (passes.h), priced by the replay's bucket what-if
+ * (replay/rebucket.c, which models how DDP over gloo or NCCL runs buckets),
+ * and the DDP setting that reproduces a grouping.
+ *
+ * Not for: timing buckets (replay/) or writing files (plan.c).
+ */
+#include <stdio.h>
+
+#include "optimize/passes.h"
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *c = p;
+    for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * 1099511628211ull;
+    return h;
+}
+
+int ts__opt_grads_load(const char *path, ts_opt_grads *g, ts_error *err)
+{
+    memset(g, 0, sizeof *g);
+    int rc = ts__gradients_load(path, &g->src, err);
+    if (rc) return rc;
+    uint32_t n = g->n = g->src.n;
+    g->bytes = ts__malloc((size_t)n * sizeof *g->bytes);
+    g->name = ts__malloc((size_t)n * sizeof *g->name);
+    if (!g->bytes || !g->name) { ts__opt_grads_free(g); return ts__error(err, TS_ENOMEM, "optimize: out of memory"); }
+    g->fingerprint = 1469598103934665603ull;
+    for (uint32_t i = 0; i < n; i++) {
+        const char *name = g->src.names[i] ? g->src.names[i] : "";
+        g->fingerprint = fnv(fnv(g->fingerprint, name, strlen(name) + 1), &g->src.bytes[i], sizeof g->src.bytes[i]);
+        g->bytes[i] = g->src.bytes[n - 1 - i];   /* DDP reduces in reverse registration order */
+        g->name[i] = g->src.names[n - 1 - i] ? g->src.names[n - 1 - i] : "";
+    }
+    return TS_OK;
+}
+
+void ts__opt_grads_free(ts_opt_grads *g)
+{
+    ts__free(g->bytes, (size_t)g->n * sizeof *g->bytes);
+    ts__free(g->name, (size_t)g->n * sizeof *g->name);
+    ts__free(g->part_grad, (size_t)g->n * sizeof *g->part_grad + 1);   /* sized for every gradient */
+    ts__free(g->part_max, (size_t)g->n + 1);
+    ts__gradients_free(&g->src);
+    memset(g, 0, sizeof *g);
+}
+
+void ts__tf_init(const ts_opt_grads *g, const uint32_t *old_grads, uint32_t n_old, uint8_t *vars)
+{
+    memset(vars, 0, ts__tf_n_vars(g));
+    uint32_t end = 0;
+    for (uint32_t j = 0; j + 1 < n_old; j++) {
+        end += old_grads[j];
+        if (end >= 1 && end - 1 < ts__tf_n_vars(g)) vars[end - 1] = 1;
+    }
+}
+
+uint32_t ts__tf_groups(const ts_opt_grads *g, const uint8_t *vars, uint32_t *pieces, uint32_t *units)
+{
+    uint32_t n_groups = 0;
+    for (uint32_t i = 0; i < g->n; i++) {
+        uint32_t k = pieces[i];
+        bool opens = i == 0 || vars[i - 1];
+        if (opens) units[n_groups++] = 0;
+        units[n_groups - 1]++;                          /* the first piece */
+        for (uint32_t p = 1; p < k; p++) units[n_groups++] = 1;   /* each other piece alone */
+    }
+    return n_groups;
+}
+
+double ts__tf_ddp_cap_mb(const ts_opt_grads *g, const uint8_t *vars)
+{
+    /* DDP closes a bucket once it holds >= cap: a later bucket j (not the
+     * last) needs sum(j without its last gradient) < cap <= sum(j); the
+     * first bucket is DDP's at 1 MiB whatever the cap. */
+    int64_t lo = 0, hi = INT64_MAX, fill = 0, before_last = 0;
+    uint32_t bucket = 0;
+    for (uint32_t i = 0; i < g->n; i++) {
+        before_last = fill;
+        fill += g->bytes[i];
+        bool closes = i + 1 == g->n || vars[i];
+        if (!closes) continue;
+        if (bucket == 0) {
+            bool ddp_closes = fill >= TS_DDP_FIRST_BUCKET_BYTES, ddp_earlier = before_last >= TS_DDP_FIRST_BUCKET_BYTES;
+            if ((!ddp_closes && i + 1 < g->n) || ddp_earlier) return -1;
+        } else {
+            if (before_last + 1 > lo) lo = before_last + 1;
+            if (i + 1 < g->n && fill < hi) hi = fill;
+        }
+        bucket++;
+        fill = 0;
+    }
+    if (lo > hi) return -1;
+    int64_t cap = hi == INT64_MAX ? (lo > 25 * 1048576 ? lo : 25 * 1048576) : hi;   /* DDP's 25 MB when free */
+    /* torch takes int(bucket_cap_mb * 1024 * 1024): a cap of whole KiB prints exactly */
+    int64_t kib = (cap + 1023) / 1024;
+    if (kib * 1024 > hi || kib * 1024 < lo) kib = cap / 1024;
+    if (kib * 1024 > hi || kib * 1024 < lo) return -1;
+    uint32_t *b = ts__malloc((size_t)g->n * sizeof *b + 1);
+    if (!b) return -1;
+    ts__ddp_buckets(g->bytes, g->n, TS_DDP_FIRST_BUCKET_BYTES, kib * 1024, b);
+    bool same = true;
+    for (uint32_t i = 0; i + 1 < g->n && same; i++) same = (b[i + 1] != b[i]) == (vars[i] != 0);
+    ts__free(b, (size_t)g->n * sizeof *b + 1);
+    return same ? (double)kib / 1024.0 : -1;
+}
+
+/* The layer of a parameter: its name without the last component
+ * ("encoder.layers.0.linear1.weight" -> "encoder.layers.0.linear1"). */
+static size_t layer_len(const char *name)
+{
+    const char *dot = strrchr(name, '.');
+    return dot ? (size_t)(dot - name) : strlen(name);
+}
+
+void ts__tf_layers(const ts_opt_grads *g, uint32_t n_layers, uint8_t *vars)
+{
+    uint32_t seen = 1;
+    for (uint32_t i = 0; i + 1 < g->n; i++) {
+        size_t a = layer_len(g->name[i]), b = layer_len(g->name[i + 1]);
+        bool new_layer = a != b || memcmp(g->name[i], g->name[i + 1], a) != 0 || !g->name[i][0];
+        vars[i] = 0;
+        if (!new_layer) continue;
+        if (seen == n_layers) { vars[i] = 1; seen = 1; }
+        else seen++;
+    }
+}

@@ -1,0 +1,384 @@
+/* test_optimize.c - the optimizer: dPRO's heat formula against hand
+ * computations, the searches against brute force on spaces small enough to
+ * enumerate in the test, the DDP cap that reproduces a grouping, and the
+ * whole optimizer on a real 2-rank DDP trace (the plan it returns is priced
+ * by a replay of its own, and the trace's grouping reproduces the measured
+ * iteration). */
+#include <math.h>
+#include "test.h"
+#include "core/core.h"
+#include "graph/graph.h"
+#include "optimize/cost_model.h"
+#include "optimize/op_fusion.h"
+#include "optimize/passes.h"
+#include "trainscope/graph.h"
+#include "trainscope/ingest.h"
+#include "trainscope/optimize.h"
+
+TEST(heat_follows_dpros_formula)
+{
+    ts_heat h;
+    CHECK_EQ_INT(ts__heat_init(&h, 3, 5, 1.0), TS_OK);
+    CHECK_NEAR(ts__heat_value(&h, 0, 10), 0.0, 0);                 /* empty history: 0 */
+    ts__heat_record(&h, 0, 1.0, true, 1);                          /* fusion saved 1 ms */
+    CHECK_NEAR(ts__heat_value(&h, 0, 3), (exp(1.0) - 1) / 2.0, 1e-12);   /* 2 steps old */
+    ts__heat_record(&h, 0, 1.0, false, 3);                         /* de-fusion saved 1 ms: -1 */
+    double want = ((exp(1.0) - 1) / 3.0 + (exp(-1.0) - 1) / 1.0) / 2.0;
+    CHECK_NEAR(ts__heat_value(&h, 0, 4), want, 1e-12);
+    for (int i = 0; i < 7; i++) ts__heat_record(&h, 1, -50.0, true, 1);   /* window: the last 5 */
+    CHECK_EQ_INT(h.n[1], 5);
+    CHECK(ts__heat_value(&h, 1, 2) > -1.0);                        /* H > -1 however bad */
+    CHECK_NEAR(ts__heat_weight(1.0, true), 2.0, 0);
+    CHECK_NEAR(ts__heat_weight(1.0, false), 0.5, 0);
+    ts__heat_free(&h);
+    CHECK_EQ_INT(ts__heat_init(&h, 1, 5, 2.0), TS_OK);             /* k divides */
+    ts__heat_record(&h, 0, 2.0, true, 0);
+    CHECK_NEAR(ts__heat_value(&h, 0, 1), (exp(2.0) - 1) / 2.0, 1e-12);
+    ts__heat_free(&h);
+}
+
+/* A rugged synthetic cost over 9 binary vars and 2 vars of 0..3: pairwise
+ * interactions from a fixed table, so single moves meet local minima. */
+static int n_calls;
+static int synth_eval(void *ud, const uint8_t *v, int64_t *ns, ts_error *err)
+{
+    (void)ud; (void)err;
+    static const int w[11] = {7, -5, 3, -9, 4, -2, 6, -8, 5, 3, -4};
+    int64_t c = 1000000;
+    for (int i = 0; i < 11; i++) c += 1000 * w[i] * v[i];
+    for (int i = 0; i + 1 < 11; i++) c += (v[i] && v[i + 1]) ? 1500 * ((i % 3) - 1) : 0;
+    c += v[9] * v[10] == 6 ? -20000 : 0;   /* a corner a greedy descent may miss */
+    *ns = c;
+    n_calls++;
+    return TS_OK;
+}
+
+static const uint8_t synth_max[11] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 3, 3};
+static const uint8_t synth_init[11] = {1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 0};
+
+static int64_t brute_force_min(void)
+{
+    int64_t best = INT64_MAX;
+    uint8_t v[11];
+    for (uint32_t code = 0; code < 512 * 16; code++) {
+        for (int i = 0; i < 9; i++) v[i] = (code >> i) & 1;
+        v[9] = (code >> 9) & 3;
+        v[10] = (code >> 11) & 3;
+        int64_t ns;
+        synth_eval(NULL, v, &ns, NULL);
+        if (ns < best) best = ns;
+    }
+    return best;
+}
+
+static int64_t run_synth(ts_search_kind kind, uint64_t budget, uint64_t seed, ts_opt_outcome *o)
+{
+    ts_opt_space sp = {.n_vars = 11, .max = synth_max, .init = synth_init, .eval = synth_eval};
+    ts_opt_cfg cfg = {kind, budget, 0, seed, 10, 1, 5, NULL, NULL};
+    if (ts__opt_search(&sp, &cfg, o, NULL)) return -1;
+    return o->best_ns;
+}
+
+TEST(exhaustive_and_mcmc_find_the_true_optimum_of_a_small_space)
+{
+    int64_t truth = brute_force_min();
+    ts_opt_outcome o;
+    CHECK_EQ_INT(run_synth(TS_SEARCH_AUTO, 8192, 1, &o), truth);   /* 8,192 strategies fit: exhaustive */
+    CHECK_EQ_INT(o.kind, TS_SEARCH_EXHAUSTIVE);
+    CHECK_EQ_INT(o.n_evals, 8192);
+    ts__opt_outcome_free(&o, 11);
+    for (uint64_t seed = 1; seed <= 5; seed++) {   /* a tenth of the space, any seed */
+        CHECK_EQ_INT(run_synth(TS_SEARCH_MCMC, 800, seed, &o), truth);
+        CHECK(o.n_evals <= 800);
+        ts__opt_outcome_free(&o, 11);
+    }
+    CHECK_EQ_INT(run_synth(TS_SEARCH_ANNEAL, 800, 3, &o), truth);
+    ts__opt_outcome_free(&o, 11);
+}
+
+TEST(a_search_is_deterministic_for_a_seed_and_budget)
+{
+    ts_opt_outcome a, b;
+    run_synth(TS_SEARCH_MCMC, 60, 42, &a);
+    run_synth(TS_SEARCH_MCMC, 60, 42, &b);
+    CHECK_EQ_INT(a.n_evals, 60);
+    CHECK_EQ_INT(a.best_ns, b.best_ns);
+    CHECK(memcmp(a.best, b.best, 11) == 0);
+    CHECK_EQ_INT(a.n_hist, b.n_hist);
+    for (uint32_t i = 0; i < a.n_hist && i < b.n_hist; i++) CHECK_EQ_INT(a.hist[i].eval, b.hist[i].eval);
+    ts__opt_outcome_free(&a, 11);
+    ts__opt_outcome_free(&b, 11);
+}
+
+TEST(greedy_descends_to_a_local_minimum_and_the_best_was_priced)
+{
+    ts_opt_outcome o;
+    n_calls = 0;
+    int64_t best = run_synth(TS_SEARCH_GREEDY, 1000, 0, &o);
+    CHECK(best > 0);
+    int64_t again;
+    synth_eval(NULL, o.best, &again, NULL);
+    CHECK_EQ_INT(again, best);                        /* the kept strategy has the kept price */
+    for (int i = 0; i < 11; i++)                      /* no single move improves it */
+        for (int d = -1; d <= 1; d += 2) {
+            uint8_t v[11];
+            memcpy(v, o.best, 11);
+            if (v[i] + d < 0 || v[i] + d > synth_max[i]) continue;
+            v[i] = (uint8_t)(v[i] + d);
+            int64_t ns;
+            synth_eval(NULL, v, &ns, NULL);
+            CHECK(ns >= best);
+        }
+    ts__opt_outcome_free(&o, 11);
+}
+
+TEST(exhaustive_search_of_a_huge_space_is_refused)
+{
+    uint8_t max[40], init[40] = {0};
+    memset(max, 1, sizeof max);
+    ts_opt_space sp = {.n_vars = 40, .max = max, .init = init, .eval = synth_eval};
+    ts_opt_cfg cfg = {TS_SEARCH_EXHAUSTIVE, 10, 0, 0, 10, 1, 5, NULL, NULL};
+    ts_opt_outcome o;
+    ts_error err = {0};
+    CHECK_EQ_INT(ts__opt_search(&sp, &cfg, &o, &err), TS_EINVAL);
+    CHECK(strstr(err.msg, "exhaustive") != NULL);
+    /* a space that fits 2^20 but not the evaluation budget: an exhaustive search it could not finish */
+    ts_opt_space small = {.n_vars = 11, .max = synth_max, .init = synth_init, .eval = synth_eval};
+    ts_opt_cfg few = {TS_SEARCH_EXHAUSTIVE, 100, 0, 0, 10, 1, 5, NULL, NULL};
+    ts_error err2 = {0};
+    CHECK_EQ_INT(ts__opt_search(&small, &few, &o, &err2), TS_EINVAL);
+    CHECK(strstr(err2.msg, "--budget 8192") != NULL);
+}
+
+/* Gradients in reduction order as the pass sees them. */
+static ts_opt_grads grads_of(int64_t *bytes, const char **names, uint32_t n)
+{
+    ts_opt_grads g = {0};
+    g.n = n;
+    g.bytes = bytes;
+    g.name = names;
+    return g;
+}
+
+TEST(a_ddp_cap_is_found_only_for_groupings_ddp_makes)
+{
+    int64_t b[8] = {600000, 600000, 300000, 2000000, 100000, 100000, 3000000, 50000};
+    const char *nm[8] = {"a", "b", "c", "d", "e", "f", "g", "h"};
+    ts_opt_grads g = grads_of(b, nm, 8);
+    uint32_t bucket[8];
+    uint8_t vars[7];
+    /* DDP's own grouping at 2 MiB: 1 MiB first bucket {a,b}, then c+d, e..g, h */
+    ts__ddp_buckets(b, 8, TS_DDP_FIRST_BUCKET_BYTES, 2 * 1048576, bucket);
+    for (int i = 0; i < 7; i++) vars[i] = bucket[i + 1] != bucket[i];
+    double cap = ts__tf_ddp_cap_mb(&g, vars);
+    CHECK(cap > 0);
+    uint32_t again[8];
+    ts__ddp_buckets(b, 8, TS_DDP_FIRST_BUCKET_BYTES, (int64_t)(cap * 1048576), again);
+    CHECK(memcmp(bucket, again, sizeof again) == 0);
+    /* a first bucket DDP would not make (a alone, under 1 MiB) */
+    uint8_t odd[7] = {1, 0, 1, 0, 0, 1, 0};
+    CHECK(ts__tf_ddp_cap_mb(&g, odd) < 0);
+    /* every gradient alone: c (300 kB) alone but d (2 MB) after it too: a cap <= 300 kB
+     * would close at c, then d, ... but the first bucket {a} is under 1 MiB: none */
+    uint8_t all[7] = {1, 1, 1, 1, 1, 1, 1};
+    CHECK(ts__tf_ddp_cap_mb(&g, all) < 0);
+}
+
+TEST(cut_gradients_form_buckets_of_their_own_but_at_the_edges)
+{
+    int64_t b[4] = {100, 400, 100, 100};
+    const char *nm[4] = {"a", "b", "c", "d"};
+    ts_opt_grads g = grads_of(b, nm, 4);
+    uint8_t vars[3] = {0, 0, 1};          /* {a, b, c} {d} */
+    uint32_t pieces[4] = {1, 4, 1, 1}, units[16];
+    /* b in 4: a+b0 | b1 | b2 | b3+c | d */
+    CHECK_EQ_INT(ts__tf_groups(&g, vars, pieces, units), 5);
+    CHECK_EQ_INT(units[0], 2);
+    CHECK_EQ_INT(units[1], 1);
+    CHECK_EQ_INT(units[2], 1);
+    CHECK_EQ_INT(units[3], 2);
+    CHECK_EQ_INT(units[4], 1);
+}
+
+TEST(layer_sampling_cuts_every_n_layers)
+{
+    int64_t b[6] = {1, 1, 1, 1, 1, 1};
+    const char *nm[6] = {"l3.bias", "l3.weight", "l2.bias", "l2.weight", "l1.bias", "l1.weight"};
+    ts_opt_grads g = grads_of(b, nm, 6);
+    uint8_t vars[5];
+    ts__tf_layers(&g, 1, vars);
+    uint8_t want1[5] = {0, 1, 0, 1, 0};
+    CHECK(memcmp(vars, want1, 5) == 0);
+    ts__tf_layers(&g, 2, vars);
+    uint8_t want2[5] = {0, 0, 0, 1, 0};
+    CHECK(memcmp(vars, want2, 5) == 0);
+}
+
+static ts_graph *load_mlp(ts_trace **t)
+{
+    const char *paths[2] = {"examples/workloads/traces/mlp_bucket4/round2/rank0.json.zst",
+                            "examples/workloads/traces/mlp_bucket4/round2/rank1.json.zst"};
+    ts_graph *g = NULL;
+    if (ts_trace_load(paths, 2, NULL, t, NULL)) return NULL;
+    if (ts_graph_create(*t, NULL, &g, NULL)) { ts_trace_destroy(*t); return NULL; }
+    return g;
+}
+
+TEST(optimize_on_a_real_ddp_trace_returns_a_plan_it_priced)
+{
+    FILE *probe = fopen("examples/workloads/results/mlp_gradients.json", "r");
+    if (!probe) SKIP("examples/workloads not here: run from the repository root");
+    fclose(probe);
+    ts_trace *t;
+    ts_graph *g = load_mlp(&t);
+    CHECK(g != NULL);
+    if (!g) return;
+    ts_replay_options ro = {.size = sizeof ro, .gradients_json = "examples/workloads/results/mlp_gradients.json",
+                            .nccl_tests_log = "examples/workloads/results/gloo_allreduce_perf.log"};
+    ts_optimize_options oo = {.size = sizeof oo, .passes = TS_PASS_TENSOR_FUSION | TS_PASS_PARTITION,
+                              .budget_evals = 40, .seed = 7, .replay = &ro};
+    ts_optimize *o = NULL;
+    ts_error err = {0};
+    CHECK_EQ_INT(ts_optimize_run(g, &oo, &o, &err), TS_OK);
+    if (!o) { fprintf(stderr, "%s\n", err.msg); ts_graph_destroy(g); ts_trace_destroy(t); return; }
+    ts_optimize_summary s;
+    ts_optimize_get_summary(o, &s);
+    CHECK_EQ_INT(s.n_evals, 40);
+    CHECK_EQ_INT(s.n_grads, 18);
+    /* the trace's own buckets, replayed, are the measured iteration */
+    CHECK_EQ_INT(s.baseline_ns, s.measured_ns);
+    CHECK(s.best_ns <= s.baseline_ns);
+    /* the plan, priced by a replay of its own, is what the optimizer says */
+    ts_replay_options best;
+    ts_optimize_best_options(o, &best);
+    ts_replay *r = NULL;
+    CHECK_EQ_INT(ts_replay_run_graph(g, &best, &r, NULL), TS_OK);
+    if (r) CHECK_EQ_INT(ts_replay_predicted_iteration_ns(r), s.best_ns);
+    ts_replay_destroy(r);
+    ts_optimize_destroy(o);
+    ts_graph_destroy(g);
+    ts_trace_destroy(t);
+}
+
+TEST(optimize_refuses_options_it_cannot_honour)
+{
+    ts_optimize *o = NULL;
+    ts_error err = {0};
+    ts_optimize_options oo = {.size = sizeof oo};
+    CHECK_EQ_INT(ts_optimize_run(NULL, &oo, &o, &err), TS_EINVAL);   /* no gradients.json */
+    CHECK(strstr(err.msg, "gradients") != NULL);
+    CHECK(o == NULL);
+}
+
+TEST(pointwise_ops_are_told_from_compute_heavy_ones)
+{
+    CHECK(ts__opf_pointwise("aten::add_", false));
+    CHECK(ts__opf_pointwise("aten::relu", false));
+    CHECK(ts__opf_pointwise("autograd::engine::evaluate_function: ReluBackward0", false));
+    CHECK(ts__opf_pointwise("autograd::engine::evaluate_function: ViewBackward0", false));
+    CHECK(!ts__opf_pointwise("aten::mm", false));
+    CHECK(!ts__opf_pointwise("aten::addmm", false));
+    CHECK(!ts__opf_pointwise("autograd::engine::evaluate_function: AddmmBackward0", false));
+    CHECK(!ts__opf_pointwise("autograd::engine::evaluate_function: torch::autograd::AccumulateGrad", false));
+    CHECK(!ts__opf_pointwise("aten::add_extra", false));
+    CHECK(ts__opf_pointwise("void at::native::vectorized_elementwise_kernel<4, ...>", true));
+    CHECK(!ts__opf_pointwise("ampere_sgemm_128x64_tn", true));
+}
+
+TEST(op_fusion_pairs_are_back_to_back_pointwise_ops_and_only_shorten)
+{
+    const char *paths[1] = {"bench/data/optimize_transformer12/trace"};
+    FILE *probe = fopen("bench/data/optimize_transformer12/gradients.json", "r");
+    if (!probe) SKIP("bench/data/optimize_transformer12 not here: run from the repository root");
+    fclose(probe);
+    ts_trace *t = NULL;
+    ts_graph *g = NULL;
+    CHECK_EQ_INT(ts_trace_load(paths, 1, NULL, &t, NULL), TS_OK);
+    CHECK_EQ_INT(ts_graph_create(t, NULL, &g, NULL), TS_OK);
+    if (!g) { ts_trace_destroy(t); return; }
+    ts_opf f;
+    CHECK_EQ_INT(ts__opf_find(&f, g, NULL), TS_OK);
+    CHECK(f.n_vars > 0);
+    CHECK(f.n_inst >= f.n_vars);
+    for (uint32_t i = 0; i < f.n_inst; i++) {
+        uint32_t a = f.inst_a[i], b = f.inst_b[i];
+        CHECK(g->nodes.lane[a] == g->nodes.lane[b]);
+        CHECK(g->nodes.iteration[a] == g->nodes.iteration[b]);
+        for (uint32_t n = a + 1; n < b; n++) CHECK(g->nodes.lane[n] != g->nodes.lane[a]);   /* nothing between */
+        CHECK(ts__opf_pointwise(ts__graph_node_name(g, a), false));
+        CHECK(ts__opf_pointwise(ts__graph_node_name(g, b), false));
+        CHECK(f.inst_fused_ns[i] >= 0 && f.inst_fused_ns[i] <= ts__graph_self(g, b));
+        CHECK(f.inst_var[i] < f.n_vars);
+    }
+    /* every pair fused: the replay can only get shorter than measured */
+    uint8_t *vars = calloc(f.n_vars, 1);
+    ts_replay_options ro = {.size = sizeof ro};
+    ro.n_retime = ts__opf_retimes(&f, vars);
+    ro.retime_nodes = f.rt_nodes;
+    ro.retime_ns = f.rt_ns;
+    CHECK_EQ_INT(ro.n_retime, f.n_inst);
+    ts_replay *r = NULL;
+    CHECK_EQ_INT(ts_replay_run_graph(g, &ro, &r, NULL), TS_OK);
+    if (r) CHECK(ts_replay_predicted_iteration_ns(r) <= ts_replay_measured_iteration_ns(r));
+    ts_replay_destroy(r);
+    memset(vars, 1, f.n_vars);
+    CHECK_EQ_INT(ts__opf_retimes(&f, vars), 0);   /* nothing fused: nothing retimed */
+    free(vars);
+    ts__opf_free(&f);
+    ts_graph_destroy(g);
+    ts_trace_destroy(t);
+}
+
+TEST(cost_model_work_is_read_from_input_dims)
+{
+    /* hand counts: 2 m k n for products, elements of the largest input otherwise */
+    CHECK_NEAR(ts__cost_work("aten::mm", "[[2, 2048], [2048, 512]]"), 2.0 * 2 * 2048 * 512, 0);
+    CHECK_NEAR(ts__cost_work("aten::addmm", "[[256], [2048, 6948], [6948, 256], [], []]"), 2.0 * 2048 * 6948 * 256, 0);
+    CHECK_NEAR(ts__cost_work("aten::bmm", "[[8, 16, 32], [8, 32, 4]]"), 2.0 * 8 * 16 * 32 * 4, 0);
+    CHECK_NEAR(ts__cost_work("aten::linear", "[[4, 128], [512, 128], [512]]"), 2.0 * 4 * 128 * 512, 0);
+    CHECK_NEAR(ts__cost_work("aten::add", "[[2048, 7812], [], []]"), 2048.0 * 7812, 0);
+    CHECK(ts__cost_work("aten::mm", "[[]]") < 0);
+}
+
+TEST(cost_model_fit_recovers_a_known_line_and_beats_the_median_on_held_out_ops)
+{
+    ts_op_samples s = {0};
+    char name[] = "aten::mm";
+    ts_op_sample v[6];
+    for (int i = 0; i < 6; i++)   /* time = 5 us + 2 ns per unit of work, exactly */
+        v[i] = (ts_op_sample){name, 1000.0 * (1 << i), 5000.0 + 2.0 * 1000.0 * (1 << i)};
+    s.v = v;
+    s.n = 6;
+    ts_cost_model m;
+    CHECK_EQ_INT(ts__cost_fit(&s, 5, &m), TS_OK);
+    CHECK_EQ_INT(m.n, 1);
+    CHECK_NEAR(m.fit[0].alpha_ns, 5000.0, 1e-6);
+    CHECK_NEAR(m.fit[0].beta_ns, 2.0, 1e-9);
+    CHECK(ts__cost_lookup(&m, "aten::add") == NULL);
+    ts__cost_model_free(&m);
+    CHECK_EQ_INT(ts__cost_fit(&s, 7, &m), TS_OK);   /* too few samples: no fit */
+    CHECK_EQ_INT(m.n, 0);
+    ts__cost_model_free(&m);
+}
+
+TEST(cost_model_samples_come_from_a_real_trace_with_shapes)
+{
+    const char *path = ts_test_data("kineto/trace_filter/sampled_rank-0.json.gz");
+    FILE *probe = fopen(path, "r");
+    if (!probe) SKIP("%s absent", path);
+    fclose(probe);
+    ts_trace *t = NULL;
+    CHECK_EQ_INT(ts_trace_load(&path, 1, NULL, &t, NULL), TS_OK);
+    if (!t) return;
+    ts_op_samples s;
+    CHECK_EQ_INT(ts__cost_samples(t, &s, NULL), TS_OK);
+    uint32_t mm = 0;
+    for (uint32_t i = 0; i < s.n; i++) {
+        CHECK(s.v[i].time_ns > 0 && s.v[i].work > 0);
+        mm += !strcmp(s.v[i].name, "aten::mm");
+    }
+    /* 231 aten::mm carry Input Dims (a count of the file); those with kernels give samples */
+    CHECK(mm > 100 && mm <= 231);
+    ts__cost_samples_free(&s);
+    ts_trace_destroy(t);
+}

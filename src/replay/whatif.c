@@ -520,7 +520,10 @@ void ts__replay_tie_woken(ts_replay *r)
             if (used == TS_NONE32) continue;
             int64_t end = ts__sim_meas_start(&r->sim, m) + r->sim.meas_dur_ns[m];
             uint32_t q = woken_at(r, g->nodes.rank[m], g->nodes.lane[used], end);
-            if (q != TS_NONE32 && q != used) tie(r, m, q);
+            /* An op that started before the all-reduce did was not waiting
+             * for it (and may be its ancestor: a tie would close a cycle). */
+            if (q != TS_NONE32 && q != used && ts__sim_meas_start(&r->sim, q) > ts__sim_meas_start(&r->sim, m))
+                tie(r, m, q);
         }
     }
 out:

@@ -9,6 +9,7 @@
 #ifndef TRAINSCOPE_COMMON_H
 #define TRAINSCOPE_COMMON_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 

@@ -16,7 +16,6 @@
 
 #include "cli/cli.h"
 #include "core/core.h"
-#include "memory/memgraph.h"   /* ts__mem_for_lines */
 #include "trainscope/ingest.h"
 #include "trainscope/precision.h"
 
@@ -131,7 +130,7 @@ static int load_indicators(const ts_prec_model *m, const char *path, double *ind
 {
     for (uint32_t u = 0; u < ts_prec_model_n_units(m); u++) ind[u] = 1.0;
     ind_ctx c = {m, path, ind};
-    return path ? ts__mem_for_lines(path, "an indicator file", true, indicator_line, &c, err) : TS_OK;
+    return path ? ts__for_lines(path, "an indicator file", true, indicator_line, &c, err) : TS_OK;
 }
 
 /* The prediction; `pre` starts every table line ("# " after a greedy plan,

@@ -78,6 +78,13 @@ static inline void ts__error_clear(ts_error *err) { if (err) { err->status = TS_
 char *ts__read_bounded(const char *path, const char *what, size_t max_bytes, size_t *len, size_t *cap,
                        ts_error *err);
 
+/* Call fn on each line of a text file read whole (at most
+ * TS__SIDE_FILE_MAX_BYTES; `what` names it in the error), NUL-terminated,
+ * without its newline, from '#' on cut when cut_hash; 1-based numbers. Stops
+ * at the first non-zero return, which it returns. */
+typedef int (*ts__line_fn)(void *ctx, unsigned line, char *text, ts_error *err);
+int ts__for_lines(const char *path, const char *what, bool cut_hash, ts__line_fn fn, void *ctx, ts_error *err);
+
 /* ---- strict number parsing (command-line options, text fields) ---- */
 /* The whole of s as a number within [lo, hi]: false on empty input, trailing
  * text, overflow, NaN or a value out of range (nothing is saturated). */

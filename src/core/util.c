@@ -1,4 +1,5 @@
-/* util.c - hashing, the u64 hash map, the string builder, clocks. */
+/* util.c - hashing, the u64 hash map, the string builder, clocks, bounded
+ * file reads, strict number parsing, files written whole or not at all. */
 #include "core/core.h"
 
 #include <errno.h>
@@ -406,5 +407,25 @@ int ts__commit_tmp(const char *dir, const char *const *names, int n_written, int
         if (rc) remove(tmp);
         else if (rename(tmp, final) != 0) rc = ts__error(err, TS_EIO, "%s: %s", final, strerror(errno));
     }
+    return rc;
+}
+
+int ts__for_lines(const char *path, const char *what, bool cut_hash, ts__line_fn fn, void *ctx, ts_error *err)
+{
+    size_t len, cap;
+    char *text = ts__read_bounded(path, what, TS__SIDE_FILE_MAX_BYTES, &len, &cap, err);
+    if (!text) return err ? err->status : TS_EIO;
+    int rc = memchr(text, '\0', len) ? ts__error(err, TS_EPARSE, "%s: NUL byte in a text file", path) : TS_OK;
+    unsigned line = 0;
+    for (char *p = text; *p && !rc;) {
+        char *nl = strchr(p, '\n');
+        if (nl) *nl = 0;
+        line++;
+        char *hash = cut_hash ? strchr(p, '#') : NULL;
+        if (hash) *hash = 0;
+        rc = fn(ctx, line, p, err);
+        p = nl ? nl + 1 : p + strlen(p);
+    }
+    ts__free(text, cap);
     return rc;
 }

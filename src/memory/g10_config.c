@@ -110,7 +110,7 @@ int ts_mem_g10_config_load(const char *path, ts_mem_g10_config *out, ts_error *e
     ts__error_clear(err);
     memset(out, 0, sizeof *out);
     cfg_ctx c = {path, out};
-    int rc = ts__mem_for_lines(path, "a G10 config", false, config_text_line, &c, err);
+    int rc = ts__for_lines(path, "a G10 config", false, config_text_line, &c, err);
     if (!rc && (!out->forward[0] || !out->backward[0]))
         rc = ts__error(err, TS_EFORMAT, "%s: needs nn_model_input_forward and nn_model_input_backward "
                        "(the AOTAutograd dumps G10's PyTorch frontend reads)", path);

@@ -13,26 +13,6 @@
 #include <string.h>
 #include "memory/memgraph.h"
 
-int ts__mem_for_lines(const char *path, const char *what, bool cut_hash, ts__mem_line_fn fn, void *ctx, ts_error *err)
-{
-    size_t len, cap;
-    char *text = ts__read_bounded(path, what, TS__SIDE_FILE_MAX_BYTES, &len, &cap, err);
-    if (!text) return err ? err->status : TS_EIO;
-    int rc = memchr(text, '\0', len) ? ts__error(err, TS_EPARSE, "%s: NUL byte in a text file", path) : TS_OK;
-    unsigned line = 0;
-    for (char *p = text; *p && !rc;) {
-        char *nl = strchr(p, '\n');
-        if (nl) *nl = 0;
-        line++;
-        char *hash = cut_hash ? strchr(p, '#') : NULL;
-        if (hash) *hash = 0;
-        rc = fn(ctx, line, p, err);
-        p = nl ? nl + 1 : p + strlen(p);
-    }
-    ts__free(text, cap);
-    return rc;
-}
-
 void ts_memgraph_destroy(ts_memgraph *g)
 {
     if (!g) return;

@@ -66,5 +66,5 @@ static int plan_line(void *ctx, unsigned line, char *p, ts_error *err)
 int ts__mem_precision_plan(ts_memgraph *g, const char *path, ts_error *err)
 {
     plan_ctx c = {g, path};
-    return ts__mem_for_lines(path, "a precision plan", true, plan_line, &c, err);
+    return ts__for_lines(path, "a precision plan", true, plan_line, &c, err);
 }

@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "replay/precision.h"
-#include "memory/memgraph.h"   /* ts__mem_for_lines */
+#include "core/core.h"
 
 int64_t ts__prec_cast_ns(const ts_prec_model *m, int64_t elems)
 {
@@ -90,7 +90,7 @@ int ts_prec_plan_load(const ts_prec_model *m, const char *path, uint8_t *prec, t
     ts__error_clear(err);
     memset(prec, TS_PREC_FP32, m->n_units);
     plan_ctx c = {m, path, prec};
-    return ts__mem_for_lines(path, "a precision plan", true, plan_line, &c, err);
+    return ts__for_lines(path, "a precision plan", true, plan_line, &c, err);
 }
 
 /* The plan's peak; *at = the timeline item where it is reached. */

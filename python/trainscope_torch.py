@@ -19,6 +19,9 @@ Two sources, one output (Kineto-shaped events):
 - a torch without Kineto (Debian's 1.13 CPU build): the profiler's event tree,
   with Kineto's arg names (Input Dims, Input type, [memory] Bytes / Total
   Allocated / Total Reserved, and In msg nelems / dtype on gloo collectives).
+The first DistributedDataParallel model a process makes has its gradients
+written to DIR/.gradients.json (names and bytes in registration order, what
+`trainscope optimize` and `replay --gradients` read).
 Each process leaves one status line in DIR/.raw/torch-<pid>.txt that record
 reads for its summary. Never raises into the program: a failure is one line
 on stderr and a status line.
@@ -158,11 +161,50 @@ def _start(run):
     run.prof = tp.profile(activities=acts, schedule=_schedule(run), on_trace_ready=_ready,
                           record_shapes=True, profile_memory=run.memory)
     _hook_optimizer(torch.optim)
+    _hook_ddp(run.torch)
     run.prof.start()
     atexit.register(_at_exit)
     os.register_at_fork(after_in_child=_in_child)
     _hook_sigterm()
     _status(state="started", steps=0)
+
+
+def _hook_ddp(torch):
+    """DDP's gradients (trainable parameters, registration order) into
+    DIR/.gradients.json when the first DDP model is made (written whole, then
+    renamed; a rank that finds it there leaves it)."""
+    try:
+        from torch.nn.parallel import DistributedDataParallel as DDP
+    except Exception:
+        return
+    real_init = DDP.__init__
+    if getattr(real_init, "_trainscope", False):
+        return
+
+    def init(self, module, *a, **k):
+        real_init(self, module, *a, **k)
+        try:
+            _write_gradients(module)
+        except Exception as e:
+            _warn("gradients.json not written (%s: %s)" % (type(e).__name__, e))
+    init._trainscope = True
+    DDP.__init__ = init
+
+
+def _write_gradients(module):
+    d = os.environ.get("TRAINSCOPE_DIR")
+    if not d or getattr(_write_gradients, "done", False):
+        return
+    _write_gradients.done = True
+    params = [{"name": n, "bytes": p.numel() * p.element_size()}
+              for n, p in module.named_parameters() if p.requires_grad]
+    path = os.path.join(d, ".gradients.json")
+    if os.path.exists(path):   # another rank's: the same model (DDP checks it)
+        return
+    tmp = "%s.%d.tmp" % (path, os.getpid())
+    with open(tmp, "w") as f:
+        json.dump({"parameters": params}, f)
+    os.replace(tmp, path)
 
 
 def _hook_optimizer(optim):

@@ -21,6 +21,7 @@ typedef struct opt_args {
     ts_replay_options   r;
     const char *out_dir, *export_path, *marker;
     bool json;
+    char gradients_found[4096];   /* DIR/.gradients.json of a recorded job */
 } opt_args;
 
 static void usage(FILE *f)
@@ -31,7 +32,8 @@ static void usage(FILE *f)
           "and say what to change and what each change buys.\n\n"
           "options:\n"
           "  --gradients FILE         gradients.json (names and bytes, registration order);\n"
-          "                           required for tensor-fusion and partition\n"
+          "                           required for tensor-fusion and partition; default:\n"
+          "                           DIR/.gradients.json of a directory `record --torch` wrote\n"
           "  --passes LIST            tensor-fusion,partition,op-fusion (default tensor-fusion);\n"
           "                           op-fusion: chains of pointwise ops priced with dPRO's\n"
           "                           estimate, written as cluster_mapping.txt\n"
@@ -178,6 +180,13 @@ static int parse_args(int argc, char **argv, opt_args *a)
         }
     }
     if (ts_cli_need_trace("optimize", optind, argc)) return -1;
+    if (!a->r.gradients_json && optind == argc - 1) {   /* a directory `record --torch` wrote */
+        snprintf(a->gradients_found, sizeof a->gradients_found, "%s/.gradients.json", argv[optind]);
+        if (access(a->gradients_found, R_OK) == 0) {
+            a->r.gradients_json = a->gradients_found;
+            fprintf(stderr, "trainscope: optimize: gradients from %s (record --torch)\n", a->gradients_found);
+        }
+    }
     if (!a->r.gradients_json && (!a->o.passes || (a->o.passes & (TS_PASS_TENSOR_FUSION | TS_PASS_PARTITION)))) {
         ts_cli_errorf("optimize: --gradients gradients.json is needed (the gradients' names and sizes)");
         return -1;

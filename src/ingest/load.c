@@ -124,6 +124,9 @@ static int expand_dir(file_list *l, const char *dir, skip_note *sk, ts_error *er
     int rc = TS_OK;
     while (rc == TS_OK && (de = readdir(d))) {
         if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+        /* .gradients.json: the side file `record --torch` writes beside the
+         * ranks' traces (the model's gradients, for optimize), not a rank */
+        if (!strcmp(de->d_name, ".gradients.json")) continue;
         if (!is_trace_name(de->d_name)) { note_skip(sk, dir, de->d_name); continue; }
         size_t n = strlen(dir) + strlen(de->d_name) + 2;
         char *p = ts__malloc(n);

@@ -106,6 +106,19 @@ grep -q "2 ranks, .* 6 collectives matched" "$tmp/cp" || fail "critical-path mat
 grep -q "iteration (median of 3, slowest rank): .* error +0.00%" "$tmp/rp" || fail "replay not exact: $(cat "$tmp/rp")"
 "$BIN" memory --trace "$tmp"/t/rank-0.*.json >"$tmp/mem" || fail "memory --trace exited $?"
 grep -Eq "^ +0 cpu:-1 +[1-9]" "$tmp/mem" || fail "memory --trace: $(cat "$tmp/mem")"
+# predict and optimize: the bandwidth what-if on the recorded collectives, and
+# the optimizer on the gradients record wrote beside the traces (6 parameters,
+# 399,370 fp32 values: 1,597,480 bytes by hand)
+"$BIN" replay --bandwidth x0.5 "$tmp/t" >"$tmp/bw" 2>/dev/null || fail "replay --bandwidth x0.5 exited $?"
+grep -q "with the what-if" "$tmp/bw" || fail "replay --bandwidth x0.5: $(cat "$tmp/bw")"
+$PY -c '
+import json, sys
+p = json.load(open(sys.argv[1]))["parameters"]
+assert [x["name"] for x in p] == ["0.weight", "0.bias", "2.weight", "2.bias", "4.weight", "4.bias"], p
+assert sum(x["bytes"] for x in p) == 399370 * 4, p' "$tmp/t/.gradients.json" || fail ".gradients.json"
+"$BIN" optimize "$tmp/t" -o "$tmp/plan" >"$tmp/opt" 2>"$tmp/opt.err" || fail "optimize exited $? ($(cat "$tmp/opt.err"))"
+grep -q "gradients from $tmp/t/.gradients.json" "$tmp/opt.err" || fail "optimize took no gradients: $(cat "$tmp/opt.err")"
+[ -s "$tmp/plan/plan.json" ] || fail "optimize wrote no plan.json"
 
 # ---- faults: the program's exit, output and what was recorded up to then ----
 cat >"$tmp/one.py" <<'P'

@@ -17,11 +17,14 @@ if ! ip netns add "tsprobe$$" 2>/dev/null; then echo "skip: cannot create a netw
 ip netns del "tsprobe$$"
 /usr/bin/python3 -c "import torch.distributed" || { echo "testbed_bandwidth: needs Debian python3-torch" >&2; exit 1; }
 TMP=$(mktemp -d); trap 'rm -rf "$TMP"' EXIT
-before=$(ip netns list | grep -c '^tstb' || true)
 /usr/bin/python3 bench/testbed/testbed.py --preset ci --rounds 1 --warmup 1 --steps 4 --profiled-steps 3 \
     --out "$TMP/tb" > "$TMP/log" 2>&1 || { cat "$TMP/log"; exit 1; }
-after=$(ip netns list | grep -c '^tstb' || true)
-[ "$after" -le "$before" ] || { echo "testbed left namespaces behind:"; ip netns list; exit 1; }
+# Namespaces are named tstb<pid>-...: one whose run is gone was left behind
+# (another testbed run's, live, is not this test's business).
+for ns in $(ip netns list | sed -n 's/^\(tstb[0-9]*-[^ ]*\).*/\1/p'); do
+    pid=${ns#tstb}; pid=${pid%%-*}
+    kill -0 "$pid" 2>/dev/null || { echo "testbed left namespace $ns behind:"; ip netns list; exit 1; }
+done
 grep -q "link check: 100 Mbit/s set" "$TMP/log" || { cat "$TMP/log"; exit 1; }
 export BIN TB="$TMP/tb"
 /usr/bin/python3 - <<'PY'

@@ -374,7 +374,7 @@ static void json_stragglers(ts_json *j, const ts_stragglers *st)
     ts__json_obj_end(j);
 }
 
-static void print_json(const ts_trace *t, const ts_breakdown *b, const ts_stragglers *st)
+static void print_json(const ts_trace *t, const ts_graph *g, const ts_breakdown *b, const ts_stragglers *st)
 {
     ts_buf buf;
     ts__buf_init(&buf);
@@ -391,7 +391,9 @@ static void print_json(const ts_trace *t, const ts_breakdown *b, const ts_stragg
     json_launches(&j, b);
     json_membw_threads(&j, b);
     if (st) json_stragglers(&j, st);
-    ts__report_warnings_json(&j, t);
+    ts__report_warnings_json_open(&j, t);
+    ts__report_warnings_json_graph(&j, g);   /* the stragglers' graph, NULL with one rank */
+    ts__json_arr_end(&j);
     ts__json_obj_end(&j);
     ts__buf_add(&buf, "\n", 1);
     fwrite(buf.s, 1, buf.len, stdout);
@@ -730,9 +732,9 @@ int ts_cmd_breakdown(int argc, char **argv)
         ts_cli_errorf("breakdown: no GPU operation and no CPU slice to analyze");
         exit_code = TS_EXIT_NOTHING;
     } else if (a.format == TS_FMT_JSON) {
-        print_json(t, b, st);
+        print_json(t, g, b, st);
     } else if (a.format == TS_FMT_CSV) {
-        ts__report_warnings_emit(stderr, t, NULL, 0, ts__report_warn_all(a.verbose));
+        ts__report_warnings_emit_graph(stderr, t, g, ts__report_warn_all(a.verbose));
         print_csv(b);
         for (uint32_t i = 0; st && i < st->n_ranks; i++) {
             csv_row("stragglers", st->ranks[i].rank, "", "waited_us", st->ranks[i].waited_ns / 1e3);
@@ -741,7 +743,7 @@ int ts_cmd_breakdown(int argc, char **argv)
             csv_row("stragglers", st->ranks[i].rank, "", "last", st->ranks[i].n_last);
         }
     } else {
-        ts__report_warnings_emit(stderr, t, NULL, 0, ts__report_warn_all(a.verbose));
+        ts__report_warnings_emit_graph(stderr, t, g, ts__report_warn_all(a.verbose));
         if (print_table(b, a.width) || (st && print_stragglers(st))) {
             ts_cli_errorf("writing the tables failed");
             exit_code = TS_EXIT_BAD;

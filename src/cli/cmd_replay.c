@@ -389,6 +389,7 @@ typedef struct windows_run {
     bool           what_if;
     char         **warnings;        /* distinct warnings of every window, in first-seen order */
     uint32_t       n_warnings;
+    bool           verbose;         /* --verbose: every warning line, also on a terminal */
     ingest_warning *ingest;         /* every window's ingest warnings, window by window */
     uint32_t       n_ingest;
 } windows_run;
@@ -440,6 +441,7 @@ static int windows_replay(char **paths, uint32_t n, replay_args *a, windows_run 
 {
     memset(wr, 0, sizeof *wr);
     if (!(wr->w = calloc(n, sizeof *wr->w))) { ts_cli_errorf("replay: out of memory"); return TS_EXIT_BAD; }
+    wr->verbose = a->verbose;
     for (uint32_t i = 0; i < n; i++) {
         window_result *w = &wr->w[i];
         w->path = paths[i];
@@ -591,7 +593,7 @@ static int print_windows_table(const windows_run *wr, int64_t *scratch)
            ps, wr->what_if ? "change" : "error", pct_change(p, m));
     print_windows_spread(wr);
     fflush(stdout);
-    for (uint32_t i = 0; i < wr->n_warnings; i++) fprintf(stderr, "trainscope: warning: %s\n", wr->warnings[i]);
+    ts__report_warnings_emit(stderr, NULL, (const char *const *)wr->warnings, wr->n_warnings, ts__report_warn_all(wr->verbose));
     return TS_OK;
 }
 

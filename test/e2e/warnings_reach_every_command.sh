@@ -5,8 +5,9 @@
 # four warning kinds, with the counts planted, in the "warnings" of every
 # command's JSON (stats, breakdown, critical-path, replay, replay --windows,
 # memory --trace, diff, optimize), every item in one shape; and in table mode
-# each command says each kind on stderr. The expected kinds and counts are the
-# defects written below, not the program's output.
+# each command says each kind on stderr; breakdown's own warning (no
+# straggler report for traces of two jobs) joins its list. The expected kinds
+# and counts are the defects written below, not the program's output.
 BIN=${TS_BIN:-build/trainscope}
 PY=/usr/bin/python3
 [ -x "$PY" ] || { echo "skip: /usr/bin/python3 absent"; exit 77; }
@@ -77,6 +78,19 @@ for name in ("stats", "breakdown", "critical_path", "replay", "windows", "memory
     assert len(utf) == n and all(x["count"] >= 1 for x in utf), (name, "invalid_utf8", w)
     assert any("negative duration" in x["first"] for x in w), (name, w)
     assert any("dropped 7 events" in x["first"] for x in w), (name, w)
+P
+
+# An analysis's own warnings join the same list: breakdown's straggler report
+# needs one job, and rank 1 of another world size makes it two.
+sed 's/"rank":0,"world_size":1/"rank":1,"world_size":2/' "$tmp/t.json" > "$tmp/v.json"
+"$BIN" breakdown --format json "$tmp/t.json" "$tmp/v.json" > "$tmp/two.json" 2> "$tmp/two.err" || fail "two jobs: exited $?"
+"$PY" - "$tmp/two.json" <<'P' || exit 1
+import json, sys
+w = json.load(open(sys.argv[1]))["warnings"]
+own = [x for x in w if x["kind"] == "breakdown"]
+assert len(own) == 1 and "no straggler report" in own[0]["first"] and "different jobs" in own[0]["first"], w
+assert own[0]["file"] == "" and own[0]["count"] == 1, own
+assert sorted(x["rank"] for x in w if x["kind"] == "recorder_losses") == [0, 1], w
 P
 
 # Table mode: each kind on stderr (piped: every line).

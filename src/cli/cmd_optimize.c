@@ -195,23 +195,6 @@ static void progress(void *ud, uint64_t n, int64_t best_ns, double s)
             (double)best_ns / 1e6, s > 0 ? (double)n / s : 0.0);
 }
 
-/* `,"warnings":[...]}` closing the JSON object: the trace's ingest
- * warnings, then the graph's (the plan is searched on that graph). */
-static void print_json_warnings(const ts_trace *t, const ts_graph *g)
-{
-    ts_buf b;
-    ts__buf_init(&b);
-    ts_json j;
-    ts__json_init(&j, &b);
-    ts__json_obj_begin(&j);
-    ts__report_warnings_json_open(&j, t);
-    ts__report_warnings_json_graph(&j, g);
-    ts__json_arr_end(&j);
-    ts__json_obj_end(&j);
-    printf(",%s\n", b.len ? ts__buf_cstr(&b) + 1 : "}");   /* past its '{': the keys join the object above */
-    ts__buf_free(&b);
-}
-
 static void print_result(const ts_trace *t, const ts_graph *g, const ts_optimize *o, bool json)
 {
     ts_optimize_summary s;
@@ -225,7 +208,7 @@ static void print_result(const ts_trace *t, const ts_graph *g, const ts_optimize
                (unsigned long long)s.n_evals, ts_search_kind_name(s.search), s.search_s, s.n_old_buckets, s.n_new_buckets, s.n_fused);
         if (s.ddp_bucket_cap_mb >= 0) printf("%.6f", s.ddp_bucket_cap_mb);
         else printf("null");
-        print_json_warnings(t, g);
+        ts__report_warnings_json_close(stdout, &t, 1, g);
         return;
     }
     ts__report_warnings_emit_graph(stderr, t, g, ts__report_warn_all(false));

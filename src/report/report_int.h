@@ -39,6 +39,9 @@ bool ts__report_warn_all(bool verbose);
 void ts__report_warnings_emit(FILE *f, const ts_trace *t, const char *const *lines, uint32_t n, bool all);
 /* The same with the lines of graph g (NULL: none), for commands that build one. */
 void ts__report_warnings_emit_graph(FILE *f, const ts_trace *t, const ts_graph *g, bool all);
+/* `,"warnings":[...]}\n` on f, closing a JSON object a command printed
+ * itself: the ingest warnings of ts[0..n) (NULL entries: none), then g's. */
+void ts__report_warnings_json_close(FILE *f, const ts_trace *const *ts, uint32_t n, const ts_graph *g);
 /* g's warnings (NULL: none) as items of kind "graph" of an open "warnings" array. */
 void ts__report_warnings_json_graph(ts_json *j, const ts_graph *g);
 

@@ -258,6 +258,22 @@ void ts__report_warnings_json_graph(ts_json *j, const ts_graph *g)
     for (uint32_t i = 0; g && i < ts_graph_n_warnings(g); i++) ts__report_warning_json_line(j, "graph", ts_graph_warning(g, i));
 }
 
+void ts__report_warnings_json_close(FILE *f, const ts_trace *const *ts, uint32_t n, const ts_graph *g)
+{
+    ts_buf b;
+    ts__buf_init(&b);
+    ts_json j;
+    ts__json_init(&j, &b);
+    ts__json_obj_begin(&j);
+    ts__report_warnings_json_open(&j, NULL);
+    for (uint32_t i = 0; i < n; i++) ts__report_warnings_json_trace(&j, ts[i]);
+    ts__report_warnings_json_graph(&j, g);
+    ts__json_arr_end(&j);
+    ts__json_obj_end(&j);
+    fprintf(f, ",%s\n", b.len && !b.oom ? ts__buf_cstr(&b) + 1 : "\"warnings\":null}");   /* past its '{' */
+    ts__buf_free(&b);
+}
+
 void ts__report_warnings_emit_graph(FILE *f, const ts_trace *t, const ts_graph *g, bool all)
 {
     uint32_t n = g ? ts_graph_n_warnings(g) : 0;

@@ -4,10 +4,12 @@
 # "trainscope" block counting 7 events the recorder dropped) draws the same
 # four warning kinds, with the counts planted, in the "warnings" of every
 # command's JSON (stats, breakdown, critical-path, replay, replay --windows,
-# memory --trace, diff, optimize), every item in one shape; and in table mode
-# each command says each kind on stderr; breakdown's own warning (no
-# straggler report for traces of two jobs) joins its list. The expected kinds
-# and counts are the defects written below, not the program's output.
+# memory --trace, diff, optimize), every item in one shape, and in table mode
+# each command says each kind on stderr. Also: breakdown's own warning (no
+# straggler report for traces of two jobs) joins its list, and replay
+# --precision-plan reports a planted loss in its bf16 run in JSON and table.
+# The expected kinds and counts are the defects written below, not the
+# program's output.
 BIN=${TS_BIN:-build/trainscope}
 PY=/usr/bin/python3
 [ -x "$PY" ] || { echo "skip: /usr/bin/python3 absent"; exit 77; }
@@ -92,6 +94,28 @@ assert len(own) == 1 and "no straggler report" in own[0]["first"] and "different
 assert own[0]["file"] == "" and own[0]["count"] == 1, own
 assert sorted(x["rank"] for x in w if x["kind"] == "recorder_losses") == [0, 1], w
 P
+
+# replay --precision-plan: its runs' warnings too (bench/precision's runs, the
+# bf16 one with a "trainscope" block counting 3 dropped events).
+G=$(dirname "$0")/../../bench/precision
+[ -f "$G/mlp_bf16.json.gz" ] || { echo "skip: no $G"; exit 77; }
+"$PY" - "$G/mlp_bf16.json.gz" "$tmp/bf16.json" <<'P'
+import gzip, json, sys
+t = json.load(gzip.open(sys.argv[1]))
+t["trainscope"] = {"dropped_events": 3}
+json.dump(t, open(sys.argv[2], "w"))
+P
+"$BIN" replay --format json --precision-plan "$G/mlp_fp32.plan" --precision-trace "bf16=$tmp/bf16.json" \
+    "$G/mlp_fp32.json.gz" > "$tmp/prec.json" 2> "$tmp/prec.err" || fail "precision plan exited $?: $(cat "$tmp/prec.err")"
+"$PY" - "$tmp/prec.json" "$tmp/bf16.json" <<'P' || exit 1
+import json, sys
+w = json.load(open(sys.argv[1]))["warnings"]
+got = [x for x in w if x["kind"] == "recorder_losses"]
+assert len(got) == 1 and got[0]["count"] == 3 and got[0]["file"] == sys.argv[2], w
+P
+"$BIN" replay --precision-plan "$G/mlp_fp32.plan" --precision-trace "bf16=$tmp/bf16.json" "$G/mlp_fp32.json.gz" \
+    > /dev/null 2> "$tmp/prec.err" || fail "precision plan (table) exited $?"
+grep -q "warning: .*bf16.json: 3 recorder_losses" "$tmp/prec.err" || fail "precision plan (table): $(cat "$tmp/prec.err")"
 
 # Table mode: each kind on stderr (piped: every line).
 for c in "stats" "breakdown" "critical-path" "replay" "memory --trace" "diff" "optimize --passes op-fusion"; do

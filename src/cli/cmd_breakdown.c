@@ -374,7 +374,8 @@ static void json_stragglers(ts_json *j, const ts_stragglers *st)
     ts__json_obj_end(j);
 }
 
-static void print_json(const ts_trace *t, const ts_breakdown *b, const ts_stragglers *st)
+static void print_json(const ts_trace *t, const ts_graph *g, const char *why, const ts_breakdown *b,
+                       const ts_stragglers *st)
 {
     ts_buf buf;
     ts__buf_init(&buf);
@@ -391,7 +392,10 @@ static void print_json(const ts_trace *t, const ts_breakdown *b, const ts_stragg
     json_launches(&j, b);
     json_membw_threads(&j, b);
     if (st) json_stragglers(&j, st);
-    ts__report_warnings_json(&j, t);
+    ts__report_warnings_json_open(&j, t);
+    ts__report_warnings_json_graph(&j, g);   /* the stragglers' graph, NULL with one rank */
+    if (why[0]) ts__report_warning_json_line(&j, "breakdown", why);
+    ts__json_arr_end(&j);
     ts__json_obj_end(&j);
     ts__buf_add(&buf, "\n", 1);
     fwrite(buf.s, 1, buf.len, stdout);
@@ -687,15 +691,15 @@ static int print_stragglers(const ts_stragglers *st)
 
 /* Stragglers of a multi-rank trace, through the global graph (matched
  * collectives, aligned clocks). NULL with one rank, or when the graph cannot
- * be built (said on stderr; the rest of the breakdown stands). */
-static ts_stragglers *stragglers_of(const ts_trace *t, ts_graph **g)
+ * be built (then *why says so, a warning; the rest of the breakdown stands). */
+static ts_stragglers *stragglers_of(const ts_trace *t, ts_graph **g, char *why, size_t why_size)
 {
     *g = NULL;
     if (ts_trace_n_ranks(t) < 2) return NULL;
     ts_stragglers *st = NULL;
     ts_error err = {0};
     if (ts_graph_create(t, NULL, g, &err) || ts_stragglers_compute(*g, &st, &err))
-        fprintf(stderr, "trainscope: warning: no straggler report: %s\n", err.msg);
+        snprintf(why, why_size, "no straggler report: %s", err.msg);
     if (st && st->n_colls == 0) { ts_stragglers_destroy(st); st = NULL; }
     return st;
 }
@@ -725,14 +729,16 @@ int ts_cmd_breakdown(int argc, char **argv)
     }
     int exit_code = TS_EXIT_OK;
     ts_graph *g = NULL;   /* lives as long as st, which borrows its names */
-    ts_stragglers *st = empty(b) ? NULL : stragglers_of(t, &g);
+    char why[sizeof err.msg + 32] = "";   /* the stragglers' warning, "" when none */
+    ts_stragglers *st = empty(b) ? NULL : stragglers_of(t, &g, why, sizeof why);
+    if (why[0] && a.format != TS_FMT_JSON) fprintf(stderr, "trainscope: warning: %s\n", why);   /* json carries it inside */
     if (empty(b)) {
         ts_cli_errorf("breakdown: no GPU operation and no CPU slice to analyze");
         exit_code = TS_EXIT_NOTHING;
     } else if (a.format == TS_FMT_JSON) {
-        print_json(t, b, st);
+        print_json(t, g, why, b, st);
     } else if (a.format == TS_FMT_CSV) {
-        ts__report_warnings_emit(stderr, t, NULL, 0, ts__report_warn_all(a.verbose));
+        ts__report_warnings_emit_graph(stderr, t, g, ts__report_warn_all(a.verbose));
         print_csv(b);
         for (uint32_t i = 0; st && i < st->n_ranks; i++) {
             csv_row("stragglers", st->ranks[i].rank, "", "waited_us", st->ranks[i].waited_ns / 1e3);
@@ -741,7 +747,7 @@ int ts_cmd_breakdown(int argc, char **argv)
             csv_row("stragglers", st->ranks[i].rank, "", "last", st->ranks[i].n_last);
         }
     } else {
-        ts__report_warnings_emit(stderr, t, NULL, 0, ts__report_warn_all(a.verbose));
+        ts__report_warnings_emit_graph(stderr, t, g, ts__report_warn_all(a.verbose));
         if (print_table(b, a.width) || (st && print_stragglers(st))) {
             ts_cli_errorf("writing the tables failed");
             exit_code = TS_EXIT_BAD;

@@ -63,7 +63,9 @@ static void usage(FILE *f)
           "time on the path, as in top_ops)}], each node once,\n"
           "ranks [{rank, file, clock_offset_ns, matched_collectives, residual_median_ns,\n"
           "residual_max_ns, causality_violations}], graph_nodes, graph_edges,\n"
-          "collectives, edges_by_kind, graph_warnings, warnings.\n\n"
+          "collectives, edges_by_kind, warnings [{rank, file, kind, count, first}]: the\n"
+          "trace's ingest warnings, then the graph's and the path's (kind graph or\n"
+          "critical_path, file \"\", rank -1 unless the line names one).\n\n"
           "exit codes: 0 ok, 1 nothing to follow, 2 bad input or usage\n", f);
 }
 
@@ -295,12 +297,10 @@ static void print_json(const ts_trace *t, const ts_graph *g, const ts_critical_p
     ts__json_obj_begin(&j);
     for (int k = 0; k < TS_EDGE_KIND_COUNT; k++) ts__json_kv_u64(&j, ts__edge_kind_name((ts_edge_kind)k), by_kind[k]);
     ts__json_obj_end(&j);
-    ts__json_key(&j, "graph_warnings");
-    ts__json_arr_begin(&j);
-    for (uint32_t i = 0; i < g->n_warnings; i++) ts__json_str(&j, g->warnings[i]);
-    for (uint32_t i = 0; i < cp->n_warnings; i++) ts__json_str(&j, cp->warnings[i]);
+    ts__report_warnings_json_open(&j, t);
+    for (uint32_t i = 0; i < g->n_warnings; i++) ts__report_warning_json_line(&j, "graph", g->warnings[i]);
+    for (uint32_t i = 0; i < cp->n_warnings; i++) ts__report_warning_json_line(&j, "critical_path", cp->warnings[i]);
     ts__json_arr_end(&j);
-    ts__report_warnings_json(&j, t);
     ts__json_obj_end(&j);
     ts__buf_add(&b, "\n", 1);
     fwrite(b.s, 1, b.len, stdout);

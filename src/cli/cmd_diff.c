@@ -103,7 +103,7 @@ static int parse_args(int argc, char **argv, diff_args *a)
     return 0;
 }
 
-static void print_json(const ts_diff *d)
+static void print_json(const ts_diff *d, const ts_trace *ta, const ts_trace *tb)
 {
     ts_buf b;
     ts__buf_init(&b);
@@ -146,6 +146,9 @@ static void print_json(const ts_diff *d)
     ts__json_key(&j, "ranks_only_in_b");
     ts__json_arr_begin(&j);
     for (uint32_t i = 0; i < d->n_only_b; i++) ts__json_i64(&j, d->only_b[i]);
+    ts__json_arr_end(&j);
+    ts__report_warnings_json_open(&j, ta);   /* both traces' ingest warnings, each item names its file */
+    ts__report_warnings_json_trace(&j, tb);
     ts__json_arr_end(&j);
     ts__json_obj_end(&j);
     ts__buf_add(&b, "\n", 1);
@@ -234,8 +237,11 @@ int ts_cmd_diff(int argc, char **argv)
     ts_diff *d = NULL;
     int rc = ts_diff_compute(ta, tb, &a.opts, &d, &err);
     if (!rc) {
-        if (a.format != TS_FMT_JSON) { ts__report_warnings_print(stderr, ta); ts__report_warnings_print(stderr, tb); }
-        if (a.format == TS_FMT_JSON) print_json(d);
+        if (a.format != TS_FMT_JSON) {   /* json carries them inside */
+            ts__report_warnings_emit(stderr, ta, NULL, 0, ts__report_warn_all(false));
+            ts__report_warnings_emit(stderr, tb, NULL, 0, ts__report_warn_all(false));
+        }
+        if (a.format == TS_FMT_JSON) print_json(d, ta, tb);
         else if (a.format == TS_FMT_CSV) print_csv(d);
         else rc = print_table(d, a.top, a.width);
         if (rc) err.msg[0] = 0;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "report/report_int.h"
 #include "memory/memgraph.h"
 #include "trainscope/ingest.h"
 #include "trainscope/memory.h"
@@ -323,6 +324,22 @@ static void kineto_row(const ts_mem_trace_peak *p, bool json, ts_buf *b)
     printf("%s\n", p->n_ops ? "" : "-");
 }
 
+/* The traces' ingest warnings: a last JSON line {"warnings":[...]} (the
+ * shape every command's "warnings" has), or on stderr beside a table. */
+static void trace_warnings(const ts_trace *t, bool json, ts_buf *b)
+{
+    if (!json) {
+        ts__report_warnings_emit(stderr, t, NULL, 0, ts__report_warn_all(false));
+        return;
+    }
+    ts_json j;
+    ts__json_init(&j, b);
+    ts__json_obj_begin(&j);
+    ts__report_warnings_json(&j, t);
+    ts__json_obj_end(&j);
+    ts__buf_puts(b, "\n");
+}
+
 /* Kineto traces: one row per (rank, device) with memory events. */
 static int kineto_memory(const char *const *paths, uint32_t n_paths, bool json, trace_out *o)
 {
@@ -356,6 +373,7 @@ static int kineto_memory(const char *const *paths, uint32_t n_paths, bool json, 
         ex = add_curve(o, ts_mem_trace_curve(t, &rows[i], &o->curves[o->n_curves], &err), title, &err);
     }
     free(rows);
+    if (ex == TS_EXIT_OK) trace_warnings(t, json, &o->json);
     ts_trace_destroy(t);
     return ex;
 }

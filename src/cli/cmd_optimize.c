@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "report/report_int.h"
 #include "trainscope/graph.h"
 #include "trainscope/ingest.h"
 #include "trainscope/optimize.h"
@@ -203,7 +204,7 @@ static void progress(void *ud, uint64_t n, int64_t best_ns, double s)
             (double)best_ns / 1e6, s > 0 ? (double)n / s : 0.0);
 }
 
-static void print_result(const ts_optimize *o, bool json)
+static void print_result(const ts_trace *t, const ts_graph *g, const ts_optimize *o, bool json)
 {
     ts_optimize_summary s;
     ts_optimize_get_summary(o, &s);
@@ -214,10 +215,12 @@ static void print_result(const ts_optimize *o, bool json)
                "\"buckets_before\":%u,\"buckets_after\":%u,\"op_fusion_pairs\":%u,\"ddp_bucket_cap_mb\":",
                (double)s.measured_ns / 1e3, (double)s.baseline_ns / 1e3, (double)s.best_ns / 1e3, gain,
                (unsigned long long)s.n_evals, ts_search_kind_name(s.search), s.search_s, s.n_old_buckets, s.n_new_buckets, s.n_fused);
-        if (s.ddp_bucket_cap_mb >= 0) printf("%.6f}\n", s.ddp_bucket_cap_mb);
-        else printf("null}\n");
+        if (s.ddp_bucket_cap_mb >= 0) printf("%.6f", s.ddp_bucket_cap_mb);
+        else printf("null");
+        ts__report_warnings_json_close(stdout, &t, 1, g);
         return;
     }
+    ts__report_warnings_emit_graph(stderr, t, g, ts__report_warn_all(false));
     printf("iteration: measured %.3f ms, predicted as traced %.3f ms, with the plan %.3f ms (%+.2f%%)\n",
            (double)s.measured_ns / 1e6, (double)s.baseline_ns / 1e6, (double)s.best_ns / 1e6, -gain);
     if (s.n_grads) printf("buckets: %u in the trace, %u in the plan\n", s.n_old_buckets, s.n_new_buckets);
@@ -261,7 +264,7 @@ int ts_cmd_optimize(int argc, char **argv)
     if (rc == TS_OK) rc = ts_optimize_run(g, &a.o, &o, &err);
     if (a.o.progress) fputc('\n', stderr);
     if (rc == TS_OK) {
-        print_result(o, a.json);
+        print_result(t, g, o, a.json);
         if (a.out_dir && (rc = ts_optimize_write_plan(o, a.out_dir, &err)) != TS_OK) ts_cli_errorf("%s", err.msg);
         if (rc == TS_OK && a.export_path) rc = export_plan(g, o, a.export_path);
     } else {

@@ -188,7 +188,7 @@ static int parse_args(int argc, char **argv, replay_args *a)
     return 0;
 }
 
-static void print_json(const ts_replay *r)
+static void print_json(const ts_trace *t, const ts_replay *r)
 {
     ts_buf b;
     ts__buf_init(&b);
@@ -230,9 +230,8 @@ static void print_json(const ts_replay *r)
     ts__json_kv_u64(&j, "nodes", st.n_nodes);
     ts__json_kv_u64(&j, "edges", st.n_edges);
     ts__json_kv_u64(&j, "collectives", st.n_collectives);
-    ts__json_key(&j, "warnings");
-    ts__json_arr_begin(&j);
-    for (uint32_t i = 0; i < ts_replay_n_warnings(r); i++) ts__json_str(&j, ts_replay_warning(r, i));
+    ts__report_warnings_json_open(&j, t);   /* the trace's ingest warnings, then the replay's */
+    for (uint32_t i = 0; i < ts_replay_n_warnings(r); i++) ts__report_warning_json_line(&j, "replay", ts_replay_warning(r, i));
     ts__json_arr_end(&j);
     ts__json_obj_end(&j);
     ts__buf_add(&b, "\n", 1);
@@ -305,19 +304,21 @@ static void print_spread(const ts_replay *r, bool what_if)
 
 /* With a what-if, predicted minus measured is the change the edit makes,
  * not an error of the replay, and the table says so. */
-/* The replay's warnings on stderr, folded per kind on a terminal. */
-static void print_warnings(const ts_replay *r, bool verbose)
+/* The trace's and the replay's warnings on stderr, folded per kind on a terminal. */
+static void print_warnings(const ts_trace *t, const ts_replay *r, bool verbose)
 {
     uint32_t n = ts_replay_n_warnings(r);
     const char **lines = malloc(((size_t)n + 1) * sizeof *lines);
     for (uint32_t i = 0; lines && i < n; i++) lines[i] = ts_replay_warning(r, i);
-    if (lines) ts__report_warnings_emit(stderr, NULL, lines, n, ts__report_warn_all(verbose));
-    else
+    if (lines) ts__report_warnings_emit(stderr, t, lines, n, ts__report_warn_all(verbose));
+    else {   /* no memory to fold them: every line, as recorded */
+        ts__report_warnings_print(stderr, t);
         for (uint32_t i = 0; i < n; i++) fprintf(stderr, "trainscope: warning: %s\n", ts_replay_warning(r, i));
+    }
     free(lines);
 }
 
-static int print_table(const ts_replay *r, bool verbose)
+static int print_table(const ts_trace *t, const ts_replay *r, bool verbose)
 {
     bool what_if = ts_replay_is_what_if(r);
     const ts_col cols[] = {
@@ -353,7 +354,7 @@ static int print_table(const ts_replay *r, bool verbose)
                ts_replay_n_iterations(r), m, p, ts_replay_error_pct(r));
     print_spread(r, what_if);
     fflush(stdout);   /* the table before its warnings, also when both go down one pipe */
-    print_warnings(r, verbose);
+    print_warnings(t, r, verbose);
     return rc;
 }
 
@@ -374,12 +375,23 @@ typedef struct window_result {
     ts_replay_rank_info *ranks;     /* [n_ranks], as ts_replay_rank gives them */
 } window_result;
 
+/* One (rank, kind) of a window's ingest warnings, kept after its trace is gone. */
+typedef struct ingest_warning {
+    int32_t  rank;
+    int      kind;                  /* ts_warn_kind */
+    uint64_t count;
+    char    *file, *first;          /* owned */
+} ingest_warning;
+
 typedef struct windows_run {
     window_result *w;
     uint32_t       n;
     bool           what_if;
     char         **warnings;        /* distinct warnings of every window, in first-seen order */
     uint32_t       n_warnings;
+    bool           verbose;         /* --verbose: every warning line, also on a terminal */
+    ingest_warning *ingest;         /* every window's ingest warnings, window by window */
+    uint32_t       n_ingest;
 } windows_run;
 
 static void windows_free(windows_run *wr)
@@ -388,6 +400,27 @@ static void windows_free(windows_run *wr)
     free(wr->w);
     for (uint32_t i = 0; i < wr->n_warnings; i++) free(wr->warnings[i]);
     free(wr->warnings);
+    for (uint32_t i = 0; i < wr->n_ingest; i++) { free(wr->ingest[i].file); free(wr->ingest[i].first); }
+    free(wr->ingest);
+}
+
+/* A copy of t's ingest warnings (for --format json: the table said them on stderr). */
+static int keep_ingest(windows_run *wr, const ts_trace *t)
+{
+    for (uint32_t i = 0; i < t->n_ranks; i++) {
+        const ts_rank *r = t->ranks[i];
+        for (int k = 0; k < TS_WARN_COUNT; k++) {
+            if (!r->warn_count[k]) continue;
+            ingest_warning *grown = realloc(wr->ingest, (wr->n_ingest + 1) * sizeof *grown);
+            if (!grown) return TS_ENOMEM;
+            wr->ingest = grown;
+            ingest_warning *w = &wr->ingest[wr->n_ingest];
+            *w = (ingest_warning){r->rank, k, r->warn_count[k], strdup(r->path), strdup(r->warn_first[k] ? r->warn_first[k] : "")};
+            wr->n_ingest++;
+            if (!w->file || !w->first) return TS_ENOMEM;
+        }
+    }
+    return TS_OK;
 }
 
 static int keep_warning(windows_run *wr, const char *msg)
@@ -408,6 +441,7 @@ static int windows_replay(char **paths, uint32_t n, replay_args *a, windows_run 
 {
     memset(wr, 0, sizeof *wr);
     if (!(wr->w = calloc(n, sizeof *wr->w))) { ts_cli_errorf("replay: out of memory"); return TS_EXIT_BAD; }
+    wr->verbose = a->verbose;
     for (uint32_t i = 0; i < n; i++) {
         window_result *w = &wr->w[i];
         w->path = paths[i];
@@ -433,6 +467,8 @@ static int windows_replay(char **paths, uint32_t n, replay_args *a, windows_run 
         rc = w->ranks ? TS_OK : TS_ENOMEM;
         for (uint32_t k = 0; rc == TS_OK && k < w->n_ranks; k++) ts_replay_rank(r, k, &w->ranks[k]);
         for (uint32_t k = 0; rc == TS_OK && k < ts_replay_n_warnings(r); k++) rc = keep_warning(wr, ts_replay_warning(r, k));
+        if (rc == TS_OK && a->format == TS_FMT_JSON) rc = keep_ingest(wr, t);
+        else if (rc == TS_OK) ts__report_warnings_emit(stderr, t, NULL, 0, ts__report_warn_all(a->verbose));
         ts_replay_destroy(r);
         ts_trace_destroy(t);
         if (rc) { ts_cli_errorf("replay: out of memory"); return TS_EXIT_BAD; }
@@ -500,9 +536,12 @@ static int print_windows_json(const windows_run *wr, int64_t *scratch)
         ts__json_obj_end(&j);
     }
     ts__json_arr_end(&j);
-    ts__json_key(&j, "warnings");
-    ts__json_arr_begin(&j);
-    for (uint32_t i = 0; i < wr->n_warnings; i++) ts__json_str(&j, wr->warnings[i]);
+    ts__report_warnings_json_open(&j, NULL);   /* every window's ingest warnings, then the replays' */
+    for (uint32_t i = 0; i < wr->n_ingest; i++) {
+        const ingest_warning *w = &wr->ingest[i];
+        ts__report_warning_json_item(&j, w->rank, w->file, ts__warn_name((ts_warn_kind)w->kind), w->count, w->first);
+    }
+    for (uint32_t i = 0; i < wr->n_warnings; i++) ts__report_warning_json_line(&j, "replay", wr->warnings[i]);
     ts__json_arr_end(&j);
     ts__json_obj_end(&j);
     ts__buf_add(&b, "\n", 1);
@@ -554,7 +593,7 @@ static int print_windows_table(const windows_run *wr, int64_t *scratch)
            ps, wr->what_if ? "change" : "error", pct_change(p, m));
     print_windows_spread(wr);
     fflush(stdout);
-    for (uint32_t i = 0; i < wr->n_warnings; i++) fprintf(stderr, "trainscope: warning: %s\n", wr->warnings[i]);
+    ts__report_warnings_emit(stderr, NULL, (const char *const *)wr->warnings, wr->n_warnings, ts__report_warn_all(wr->verbose));
     return TS_OK;
 }
 
@@ -607,8 +646,8 @@ static int cmd_replay_one(int argc, char **argv, replay_args *ap)
         ts_trace_destroy(t);
         return ts_cli_exit_for(rc);
     }
-    if (a.format == TS_FMT_JSON) print_json(r);
-    else rc = print_table(r, a.verbose);
+    if (a.format == TS_FMT_JSON) print_json(t, r);
+    else rc = print_table(t, r, a.verbose);
     if (rc == TS_OK && a.export_path) {
         rc = ts_replay_export_chrome(r, a.export_path, &err);
         if (rc) ts_cli_errorf("%s", err.msg);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "report/report_int.h"
 #include "core/core.h"
 #include "trainscope/ingest.h"
 #include "trainscope/precision.h"
@@ -25,6 +26,7 @@ typedef struct prec_args {
     bool        greedy;
     double      budget, limit_gb, overhead_us;
     ts_precision low;
+    const ts_trace *const *traces;     /* the runs loaded, [TS_PREC_COUNT], NULL where none */
 } prec_args;
 
 static void usage(FILE *f)
@@ -135,7 +137,8 @@ static int load_indicators(const ts_prec_model *m, const char *path, double *ind
 
 /* The prediction; `pre` starts every table line ("# " after a greedy plan,
  * so that the whole output is a plan file). */
-static void print_prediction(const ts_prec_model *m, const ts_prec_prediction *p, bool json, const char *pre)
+static void print_prediction(const prec_args *a, const ts_prec_model *m, const ts_prec_prediction *p, bool json,
+                             const char *pre)
 {
     ts_prec_cast_fit fit;
     ts_prec_model_cast_fit(m, &fit);
@@ -143,10 +146,11 @@ static void print_prediction(const ts_prec_model *m, const ts_prec_prediction *p
     if (json) {
         printf("{\"predicted_iteration_us\":%.3f,\"fp32_iteration_us\":%.3f,\"change_pct\":%.3f,"
                "\"predicted_peak_bytes\":%lld,\"fp32_peak_bytes\":%lld,\"casts\":%u,\"cast_us\":%.3f,"
-               "\"cast_alpha_ns_per_byte\":%.6g,\"cast_beta_ns\":%.1f,\"casts_fitted\":%u,\"units\":%u,\"notes\":%u}\n",
+               "\"cast_alpha_ns_per_byte\":%.6g,\"cast_beta_ns\":%.1f,\"casts_fitted\":%u,\"units\":%u,\"notes\":%u",
                (double)p->iteration_ns / 1e3, (double)p->fp32_iteration_ns / 1e3, d, (long long)p->peak_bytes,
                (long long)p->fp32_peak_bytes, p->n_casts, (double)p->cast_ns / 1e3, fit.alpha_ns_per_byte,
                fit.beta_ns, fit.n_casts, ts_prec_model_n_units(m), ts_prec_model_n_notes(m));
+        ts__report_warnings_json_close(stdout, a->traces, TS_PREC_COUNT, NULL);   /* the runs' ingest warnings */
         return;
     }
     printf("%spredicted iteration %.3f ms (fp32 run %.3f ms, %+.2f%%), %u casts inserted (%.3f ms)\n",
@@ -180,7 +184,7 @@ static int run(const prec_args *a, ts_prec_model *m, ts_error *err)
     int rc = prec && ind ? TS_OK : ts__error(err, TS_ENOMEM, "out of memory");
     ts_prec_prediction p;
     if (!rc && a->plan) rc = ts_prec_plan_load(m, a->plan, prec, err);
-    if (!rc && a->plan) print_prediction(m, (ts_prec_predict(m, prec, &p), &p), !strcmp(a->format, "json"), "");
+    if (!rc && a->plan) print_prediction(a, m, (ts_prec_predict(m, prec, &p), &p), !strcmp(a->format, "json"), "");
     if (!rc && a->greedy) rc = load_indicators(m, a->indicators, ind, err);
     if (!rc && a->greedy) {
         int64_t limit = (int64_t)(a->limit_gb * 1073741824.0), base = ts_prec_model_base_bytes(m);
@@ -196,7 +200,7 @@ static int run(const prec_args *a, ts_prec_model *m, ts_error *err)
         else if (rc == TS_EINVAL && !err->msg[0]) ts__error(err, rc, "--precision-greedy needs a --precision-trace run to lower to");
         if (!rc) {
             print_plan(m, prec);
-            print_prediction(m, &p, false, "# ");
+            print_prediction(a, m, &p, false, "# ");
         }
     }
     ts__free(prec, n);
@@ -213,6 +217,10 @@ int ts__cli_replay_precision(int argc, char **argv)
     ts_error err = {0};
     for (int p = 0; p < TS_PREC_COUNT && !rc; p++)
         if (a.runs[p]) rc = ts_trace_load(&a.runs[p], 1, NULL, &t[p], &err);
+    a.traces = (const ts_trace *const *)t;
+    bool json = a.plan && !strcmp(a.format, "json");   /* then the JSON carries the runs' warnings */
+    for (int p = 0; p < TS_PREC_COUNT && !rc && !json; p++)
+        if (t[p]) ts__report_warnings_emit(stderr, t[p], NULL, 0, ts__report_warn_all(false));
     ts_prec_model *m = NULL;
     if (!rc) rc = ts_prec_model_create((const ts_trace *const *)t, a.runs, &m, &err);
     if (!rc) ts_prec_model_set_overhead(m, a.overhead_us * 1e3);

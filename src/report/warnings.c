@@ -1,31 +1,57 @@
 /* warnings.c - the recoverable input problems a rank collected during ingest
- * (unknown phases, unmatched B/E, negative durations, invalid UTF-8, ...),
- * written the same way by every command: under a "warnings" key in JSON, one
- * line per kind on stderr in table mode. Never silently dropped. Also the
+ * (unknown phases, unmatched B/E, negative durations, invalid UTF-8, ...)
+ * and an analysis's own warning lines, written the same way by every command:
+ * one "warnings" array in JSON whose items all have one shape, one line per
+ * kind on stderr in table mode. Never silently dropped. Also the
  * output-format names the commands share. */
 #include "report/report_int.h"
+#include "trainscope/graph.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-void ts__report_warnings_json(ts_json *j, const ts_trace *t)
+void ts__report_warning_json_item(ts_json *j, int64_t rank, const char *file, const char *kind, uint64_t count,
+                                  const char *first)
+{
+    ts__json_obj_begin(j);
+    ts__json_kv_i64(j, "rank", rank);
+    ts__json_kv_str(j, "file", file);
+    ts__json_kv_str(j, "kind", kind);
+    ts__json_kv_u64(j, "count", count);
+    ts__json_kv_str(j, "first", first ? first : "");
+    ts__json_obj_end(j);
+}
+
+void ts__report_warnings_json_trace(ts_json *j, const ts_trace *t)
+{
+    for (uint32_t i = 0; t && i < t->n_ranks; i++) {
+        const ts_rank *r = t->ranks[i];
+        for (int k = 0; k < TS_WARN_COUNT; k++)
+            if (r->warn_count[k])
+                ts__report_warning_json_item(j, r->rank, r->path, ts__warn_name((ts_warn_kind)k), r->warn_count[k],
+                                             r->warn_first[k]);
+    }
+}
+
+static int32_t line_rank(const char *s, const char **rest);
+
+void ts__report_warning_json_line(ts_json *j, const char *kind, const char *line)
+{
+    const char *rest;
+    ts__report_warning_json_item(j, line_rank(line, &rest), "", kind, 1, line);
+}
+
+void ts__report_warnings_json_open(ts_json *j, const ts_trace *t)
 {
     ts__json_key(j, "warnings");
     ts__json_arr_begin(j);
-    for (uint32_t i = 0; i < t->n_ranks; i++) {
-        const ts_rank *r = t->ranks[i];
-        for (int k = 0; k < TS_WARN_COUNT; k++) {
-            if (!r->warn_count[k]) continue;
-            ts__json_obj_begin(j);
-            ts__json_kv_i64(j, "rank", r->rank);
-            ts__json_kv_str(j, "file", r->path);
-            ts__json_kv_str(j, "kind", ts__warn_name((ts_warn_kind)k));
-            ts__json_kv_u64(j, "count", r->warn_count[k]);
-            ts__json_kv_str(j, "first", r->warn_first[k] ? r->warn_first[k] : "");
-            ts__json_obj_end(j);
-        }
-    }
+    ts__report_warnings_json_trace(j, t);
+}
+
+void ts__report_warnings_json(ts_json *j, const ts_trace *t)
+{
+    ts__report_warnings_json_open(j, t);
     ts__json_arr_end(j);
 }
 
@@ -225,4 +251,35 @@ void ts__report_warnings_emit(FILE *f, const ts_trace *t, const char *const *lin
         ts__free(kinds[k].ranks, ((size_t)n + 1) * sizeof *kinds[k].ranks);
     }
     ts__free(kinds, ((size_t)n + 1) * sizeof *kinds);
+}
+
+void ts__report_warnings_json_graph(ts_json *j, const ts_graph *g)
+{
+    for (uint32_t i = 0; g && i < ts_graph_n_warnings(g); i++) ts__report_warning_json_line(j, "graph", ts_graph_warning(g, i));
+}
+
+void ts__report_warnings_json_close(FILE *f, const ts_trace *const *ts, uint32_t n, const ts_graph *g)
+{
+    ts_buf b;
+    ts__buf_init(&b);
+    ts_json j;
+    ts__json_init(&j, &b);
+    ts__json_obj_begin(&j);
+    ts__report_warnings_json_open(&j, NULL);
+    for (uint32_t i = 0; i < n; i++) ts__report_warnings_json_trace(&j, ts[i]);
+    ts__report_warnings_json_graph(&j, g);
+    ts__json_arr_end(&j);
+    ts__json_obj_end(&j);
+    fprintf(f, ",%s\n", b.len && !b.oom ? ts__buf_cstr(&b) + 1 : "\"warnings\":null}");   /* past its '{' */
+    ts__buf_free(&b);
+}
+
+void ts__report_warnings_emit_graph(FILE *f, const ts_trace *t, const ts_graph *g, bool all)
+{
+    uint32_t n = g ? ts_graph_n_warnings(g) : 0;
+    const char **lines = ts__calloc((size_t)n + 1, sizeof *lines);
+    for (uint32_t i = 0; lines && i < n; i++) lines[i] = ts_graph_warning(g, i);
+    ts__report_warnings_emit(f, t, lines, lines ? n : 0, all || !lines);
+    for (uint32_t i = 0; !lines && i < n; i++) fprintf(f, "trainscope: warning: %s\n", ts_graph_warning(g, i));
+    ts__free(lines, ((size_t)n + 1) * sizeof *lines);
 }

@@ -17,7 +17,7 @@ grep -q "different jobs" "$err" && grep -q "nccl_data" "$err" && grep -q "sample
 "$BIN" critical-path --format json "$K/trace_filter/sampled_rank-0.json.gz" "$K/trace_filter/sampled_rank-1.json.gz" | /usr/bin/python3 -c '
 import json, sys
 d = json.load(sys.stdin)
-w = " | ".join(d["graph_warnings"])
+w = " | ".join([x["first"] for x in d["warnings"] if x["kind"] in ("graph", "critical_path")])
 assert "128 ranks but 2 traces" in w, w
 assert d["collectives"] > 0
 ' || fail "sampled pair warnings"
@@ -28,7 +28,7 @@ EX=$(dirname "$0")/../../examples/ddp_gloo
 "$BIN" critical-path --format json "$EX/rank0.json" "$DATA/torch-cpu-legacy/ddp_gloo_rank1.json" | /usr/bin/python3 -c '
 import json, sys
 d = json.load(sys.stdin)
-w = " | ".join(d["graph_warnings"])
+w = " | ".join([x["first"] for x in d["warnings"] if x["kind"] in ("graph", "critical_path")])
 assert "reached by 1 of 2 ranks" in w and "gloo:all_reduce" in w, w
 assert "before the last rank entered" in w, w
 assert "rank 1 has no iterations" in w, w
@@ -52,7 +52,7 @@ PY
 for r1 in same doubled; do
     "$BIN" critical-path --format json "$K/nccl_parser_config/nccl_data.json.gz" "$tmp/$r1.json" | /usr/bin/python3 -c '
 import json, sys
-w = " | ".join(json.load(sys.stdin)["graph_warnings"])
+w = " | ".join(x["first"] for x in json.load(sys.stdin)["warnings"] if x["kind"] == "graph")
 if sys.argv[1] == "same":
     assert "bytes" not in w, w
 else:

@@ -40,10 +40,10 @@ for model, caps in sorted(runs.items()):
             if dst == src:
                 assert r["error_pct"] == 0, (model, src, calib, r["error_pct"])
             if calib and dst != src:
-                assert any("threads sharing their core" in w for w in r["warnings"]), (model, src, dst, r["warnings"])
+                assert any("threads sharing their core" in w["first"] for w in r["warnings"]), (model, src, dst, r["warnings"])
             # Uncalibrated, a changed partition is priced from the trace's own
             # all-reduces, and the result says how little that is worth.
-            uncal = any("no gloo calibration given" in w for w in r["warnings"])
+            uncal = any("no gloo calibration given" in w["first"] for w in r["warnings"])
             assert uncal == (not calib and dst != src), (model, src, dst, calib, r["warnings"])
             if calib and dst != src and WL == "examples/workloads":
                 # The exported schedule draws the new buckets, not the old

@@ -36,7 +36,7 @@ fi
 import json, re, sys
 line = [l for l in open(sys.argv[1]) if l.startswith("# sharing with compute:")][0]
 alone, beside = map(float, re.search(r"run at ([0-9.]+)/s alone and ([0-9.]+)/s", line).groups())
-warnings = " ".join(json.load(open(sys.argv[2]))["warnings"])
+warnings = " ".join(w["first"] for w in json.load(open(sys.argv[2]))["warnings"])
 if beside > alone:
     assert "sharing test is disturbed (the matmuls ran %.2fx" % (beside / alone) in warnings, (line, warnings)
     assert "from the calibration log" not in warnings, warnings

@@ -42,7 +42,8 @@ for opts in ([], whatif):
         want = statistics.median(a["ranks"][k]["predicted_iteration_us"] for a in alone)
         assert r["rank"] == k and abs(r["predicted_iteration_us"] - want) <= 0.001, (r, want)
     # Every window's warnings, each once.
-    assert sorted(w["warnings"]) == sorted({s for a in alone for s in a["warnings"]}), w["warnings"]
+    key = lambda x: json.dumps(x, sort_keys=True)
+    assert sorted(map(key, w["warnings"])) == sorted({key(s) for a in alone for s in a["warnings"]}), w["warnings"]
     # The table's spread lines: the least and greatest window, and a
     # what-if's change per window, as in the JSON.
     p = subprocess.run([BIN, "replay", "--windows", *opts, *rounds], capture_output=True, text=True)

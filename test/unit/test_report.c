@@ -151,3 +151,33 @@ TEST(warnings_fold_per_rank_lines_summing_counts_only)
     free(buf);
     ts_trace_destroy(t);
 }
+
+TEST(warnings_json_ingest_and_analysis_items_share_one_shape)
+{
+    ts_rank *r = ts__rank_create("r0.json");
+    ts_trace *t = NULL;
+    CHECK(r != NULL);
+    if (!r) return;
+    r->rank = 3;
+    ts__rank_warn(r, TS_WARN_NEGATIVE_DURATION, "\"a\" has negative duration");
+    ts__rank_warn(r, TS_WARN_NEGATIVE_DURATION, "\"b\" has negative duration");
+    CHECK(ts__rank_finish(r, NULL) == TS_OK && ts__trace_create(&r, 1, &t, NULL) == TS_OK);
+    if (!t) return;
+    ts_buf b;
+    ts__buf_init(&b);
+    ts_json j;
+    ts__json_init(&j, &b);
+    ts__json_obj_begin(&j);
+    ts__report_warnings_json_open(&j, t);
+    ts__report_warning_json_line(&j, "graph", "rank 12: 3 of 4 calls have no event");
+    ts__report_warning_json_line(&j, "replay", "ranks 0-1 straddle");   /* "ranks", not "rank N" */
+    ts__json_arr_end(&j);
+    ts__json_obj_end(&j);
+    CHECK_EQ_STR(ts__buf_cstr(&b),
+        "{\"warnings\":[{\"rank\":3,\"file\":\"r0.json\",\"kind\":\"negative_duration\",\"count\":2,"
+        "\"first\":\"\\\"a\\\" has negative duration\"},"
+        "{\"rank\":12,\"file\":\"\",\"kind\":\"graph\",\"count\":1,\"first\":\"rank 12: 3 of 4 calls have no event\"},"
+        "{\"rank\":-1,\"file\":\"\",\"kind\":\"replay\",\"count\":1,\"first\":\"ranks 0-1 straddle\"}]}");
+    ts__buf_free(&b);
+    ts_trace_destroy(t);
+}

@@ -10,7 +10,10 @@
  * what is missing and why (torch's profiler per process with --torch, what
  * Python processes recorded without it, the reason for "0 trace files"),
  * and exits with the program's own exit code (128 + signal when a signal
- * killed it).
+ * killed it). What never reached the disk is read from the status board
+ * (DIR/.raw/status, rawfmt.h) and said, and makes a successful run exit 2;
+ * streams of processes still tracing (daemons) and streams that failed to
+ * convert stay for `record --convert DIR`, which converts leftovers only.
  *
  * Not for: tracing itself (src/capture/) or reading traces.
  */

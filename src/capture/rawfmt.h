@@ -147,7 +147,7 @@ int ts__raw_convert(const char *raw_path, const char *dir, char *out_path, size_
  * too. Fields are updated with __atomic builtins (lock-free, signal-safe). */
 #define TS__STATUS_NAME  "status"
 #define TS__STATUS_MAGIC "TSSTAT01"
-#define TS__STATUS_SLOTS 256                 /* slot 0 = header */
+#define TS__STATUS_SLOTS 1024                /* slot 0 = header; 64 KiB */
 typedef struct ts__status_slot {
     char     magic[8];   /* header: TS__STATUS_MAGIC; slots: unused */
     uint32_t pid;        /* 0 = unclaimed; header: n_claimed */

@@ -697,6 +697,9 @@ static bool say_what_was_lost(const board *b, int n_failed, int n_left_live, con
                 "left in %s/.raw: when %s, run 'trainscope record --convert %s'\n", b->n_live,
                 b->n_live == 1 ? " is" : "es are", cmd ? cmd : "the job", b->live_names, n_left_live,
                 n_left_live == 1 ? "" : "s", dir, b->n_live == 1 ? "it ends" : "they end", dir);
+    if (b->n_claimed >= TS__STATUS_SLOTS)
+        fprintf(stderr, "trainscope: warning: %u streams started; the status board holds the first %d: failed writes "
+                "and daemons among the others are not known\n", b->n_claimed, TS__STATUS_SLOTS - 1);
     return b->lost || n_failed;
 }
 
@@ -755,7 +758,7 @@ static bool finish(const char *dir, const record_opts *o)
     if (js.sum.unfinished_ranges)
         fprintf(stderr, "trainscope: warning: %llu ranges still open when their process ended (closed there, "
                 "args.unfinished)\n", (unsigned long long)js.sum.unfinished_ranges);
-    if (b->lost || n_failed || b->n_live)
+    if (b->lost || n_failed || b->n_live || b->n_claimed >= TS__STATUS_SLOTS)
         fprintf(stderr, "trainscope: %u stream%s started tracing, %d converted (%d with events)\n", b->n_claimed,
                 b->n_claimed == 1 ? "" : "s", js.n_streams - n_failed, js.n_files);
     bool lost = say_what_was_lost(b, n_failed, n_left_live, dir, o->cmd ? o->cmd[0] : NULL);

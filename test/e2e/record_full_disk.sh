@@ -23,10 +23,10 @@ for i in range($2):
 print('done')"
 }
 
-# 1. a nearly full disk: 40 KiB free, 16 KiB of which record reserves at start;
+# 1. a nearly full disk: 96 KiB free, 64 KiB of which record reserves at start;
 # the 6,000 events (96 KB of records) cannot be written.
 dd if=/dev/zero of="$M/fill" bs=4k count=64 2>/dev/null || true
-truncate -s -40k "$M/fill"
+truncate -s -96k "$M/fill"
 rc=0; prog "$M/t1" 3000 >"$tmp/out1" 2>"$tmp/err1" || rc=$?
 [ "$(cat "$tmp/out1")" = done ] || fail "the program's output changed: $(cat "$tmp/out1")"
 [ $rc -eq 2 ] || fail "full disk: exit $rc, expected 2: $(cat "$tmp/err1")"

@@ -155,7 +155,7 @@ typedef struct ts__status_slot {
     uint64_t lost;       /* events that never reached the stream (write failed) */
     int32_t  err;        /* errno of the first failed write, 0 = none */
     uint32_t pad;
-    char     stream[16]; /* "<pid>-<seq>-": the prefix of its .tsr name */
+    char     stream[16]; /* "<pid>-<seq>-": the prefix of its .tsr name; "" with err: it could not be opened */
     char     comm[16];
 } ts__status_slot;
 enum { TS__STATUS_TRACING = 1, TS__STATUS_CLOSED = 2 };

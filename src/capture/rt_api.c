@@ -363,6 +363,15 @@ void ts__rt_note_lost(uint64_t n, int err)
     __atomic_compare_exchange_n(&s->err, &none, err ? err : EIO, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
+/* The stream could not be opened: every event of this process image is lost. */
+static void status_no_stream(int err)
+{
+    if (status_me) {
+        status_me->stream[0] = 0;   /* no file: record counts the process, not events */
+        __atomic_store_n(&status_me->err, err ? err : EIO, __ATOMIC_RELAXED);
+    }
+}
+
 static void status_close(void)
 {
     if (status_me) __atomic_store_n(&status_me->state, TS__STATUS_CLOSED, __ATOMIC_RELEASE);
@@ -381,7 +390,7 @@ static int raw_open(void)
     snprintf(raw_path, sizeof raw_path, "%s/%d-%u-%lld.tsr", raw_dir, (int)getpid(), raw_seq++,
              (long long)ts_trace_now_ns());
     int fd = open(raw_path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0666);
-    if (fd < 0) { ts__rt_note_lost(1, errno); status_close(); return -1; }
+    if (fd < 0) { status_no_stream(errno); status_close(); return -1; }
     /* Out of the low numbers programs dup2 onto, and remembered by identity:
      * a program that closes every descriptor and opens a file that gets our
      * number must never receive trace bytes (ts__ring_drain checks). */
@@ -404,7 +413,7 @@ static int raw_open(void)
     h.world_size = env_world;
     memcpy(h.comm, comm, sizeof h.comm);
     if (write(fd, &h, sizeof h) != (ssize_t)sizeof h) {
-        ts__rt_note_lost(1, errno);   /* one: the process's start; record names the errno */
+        status_no_stream(errno);
         status_close();
         close(fd);
         unlink(raw_path);

@@ -617,6 +617,9 @@ typedef struct board {
     int      err;                /* the first failed write's errno */
     int      n_lossy;            /* processes that lost events that way */
     char     lossy_names[96];    /* their comms, comma-separated, cut */
+    int      n_nostream;         /* processes whose stream could not be opened: all their events lost */
+    int      nostream_err;       /* the first one's errno */
+    char     nostream_names[96];
     int      n_live;             /* still tracing now (daemons): their streams are not converted */
     char     live_names[160];    /* "pid 12 (sleep), ...", cut */
     char     live[TS__STATUS_SLOTS][16]; /* stream name prefixes of the live ones */
@@ -657,6 +660,10 @@ static void read_board(const char *raw_dir, board *b)
         char comm[sizeof sl->comm + 1], who[64];
         snprintf(comm, sizeof comm, "%.*s", (int)sizeof sl->comm, sl->comm);
         if (!sl->pid) continue;
+        if (sl->err && !sl->stream[0]) {
+            if (!b->n_nostream++) b->nostream_err = sl->err;
+            if (!strstr(b->nostream_names, comm)) add_name(b->nostream_names, sizeof b->nostream_names, comm);
+        }
         if (sl->lost) {
             b->lost += sl->lost;
             if (!b->err) b->err = sl->err;
@@ -688,6 +695,11 @@ static bool say_what_was_lost(const board *b, int n_failed, int n_left_live, con
         fprintf(stderr, "trainscope: error: %llu event%s never reached %s/.raw (%s) in %d process%s (%s): "
                 "they are lost\n", (unsigned long long)b->lost, b->lost == 1 ? "" : "s", dir, strerror(b->err),
                 b->n_lossy, b->n_lossy == 1 ? "" : "es", b->lossy_names);
+    if (b->n_nostream)
+        fprintf(stderr, "trainscope: error: %d process%s (%s) could not open %s stream in %s/.raw (%s): all %s "
+                "events are lost\n", b->n_nostream, b->n_nostream == 1 ? "" : "es", b->nostream_names,
+                b->n_nostream == 1 ? "its" : "their", dir, strerror(b->nostream_err),
+                b->n_nostream == 1 ? "its" : "their");
     if (n_failed)
         fprintf(stderr, "trainscope: error: %d raw stream%s could not be converted and stay%s in %s/.raw: once "
                 "the cause is fixed, run 'trainscope record --convert %s'\n", n_failed, n_failed == 1 ? "" : "s",
@@ -700,7 +712,7 @@ static bool say_what_was_lost(const board *b, int n_failed, int n_left_live, con
     if (b->n_claimed >= TS__STATUS_SLOTS)
         fprintf(stderr, "trainscope: warning: %u streams started; the status board holds the first %d: failed writes "
                 "and daemons among the others are not known\n", b->n_claimed, TS__STATUS_SLOTS - 1);
-    return b->lost || n_failed;
+    return b->lost || b->n_nostream || n_failed;
 }
 
 /* Convert every raw stream of the job (processes defer it to here; killed ones
@@ -743,7 +755,7 @@ static bool finish(const char *dir, const record_opts *o)
     fprintf(stderr, "trainscope: %d trace file%s in %s\n", js.n_files, js.n_files == 1 ? "" : "s", dir);
     if (o->torch) say_torch(&ts, o);
     /* say_torch said what torch left, or that none imported it; lost events are said below */
-    if (!b->lost) say_what_was_captured(&js, o, o->torch);
+    if (!b->lost && !b->n_nostream) say_what_was_captured(&js, o, o->torch);
     /* Said here as well as in every analysis of the files (a "recorder_losses"
      * warning): a short trace should not pass for a whole one. */
     if (js.sum.dropped_events)
@@ -758,7 +770,7 @@ static bool finish(const char *dir, const record_opts *o)
     if (js.sum.unfinished_ranges)
         fprintf(stderr, "trainscope: warning: %llu ranges still open when their process ended (closed there, "
                 "args.unfinished)\n", (unsigned long long)js.sum.unfinished_ranges);
-    if (b->lost || n_failed || b->n_live || b->n_claimed >= TS__STATUS_SLOTS)
+    if (b->lost || b->n_nostream || n_failed || b->n_live || b->n_claimed >= TS__STATUS_SLOTS)
         fprintf(stderr, "trainscope: %u stream%s started tracing, %d converted (%d with events)\n", b->n_claimed,
                 b->n_claimed == 1 ? "" : "s", js.n_streams - n_failed, js.n_files);
     bool lost = say_what_was_lost(b, n_failed, n_left_live, dir, o->cmd ? o->cmd[0] : NULL);

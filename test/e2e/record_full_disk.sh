@@ -3,7 +3,8 @@
 # reached the disk is said (how many events, the errno, which process) and
 # record exits 2 though the program succeeded; a raw stream that could not be
 # converted (no room for its JSON) stays and `record --convert DIR` turns it
-# into the trace once there is room. Needs root to mount a small tmpfs.
+# into the trace once there is room; a process that cannot even open its
+# stream is named. Needs root to mount a small tmpfs.
 set -e
 TS_BIN=${TS_BIN:-build/trainscope}
 PY=/usr/bin/python3
@@ -55,4 +56,13 @@ assert len(ev) == 5000, len(ev)
 P
 rc=0; "$TS_BIN" record --convert "$M/t2" 2>"$tmp/err4" || rc=$?
 [ $rc -eq 1 ] && grep -q "nothing to convert" "$tmp/err4" || fail "--convert again: exit $rc: $(cat "$tmp/err4")"
+umount "$M"
+
+# 3. no inode left for the raw stream (4 inodes: the root, DIR, DIR/.raw and
+# record's status board): the process cannot trace at all, and that is said.
+mount -t tmpfs -o size=1m,nr_inodes=4 tmpfs "$M"
+rc=0; prog "$M/t3" 10 >/dev/null 2>"$tmp/err5" || rc=$?
+[ $rc -eq 2 ] || fail "no inode: exit $rc, expected 2: $(cat "$tmp/err5")"
+grep -q "error: 1 process (python3) could not open its stream in $M/t3/.raw (No space left on device): all its events are lost" "$tmp/err5" ||
+    fail "no inode: $(cat "$tmp/err5")"
 echo "ok"

@@ -745,8 +745,9 @@ static int write_json(conv *c, const char *dir, char *out_path, size_t out_n)
     for (uint32_t i = 0; i < c->n_ev; i++)
         if (!is_dist_meta(&c->ev[i])) put_event(f, c, &c->ev[i]);
     fputs("\n]}\n", f);
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad) { unlink(tmp); return fail(c, TS_EIO, "cannot write %s", tmp); }
+    int bad = ferror(f), e = errno;   /* a failed write's errno (stdio keeps it) */
+    if (fclose(f) != 0 && !bad) { bad = 1; e = errno; }
+    if (bad) { unlink(tmp); return fail(c, TS_EIO, "cannot write %s: %s", tmp, e ? strerror(e) : "write error"); }
     if (rename(tmp, path) != 0) { unlink(tmp); return fail(c, TS_EIO, "cannot rename %s", tmp); }
     if (out_path && out_n) snprintf(out_path, out_n, "%s", path);
     return TS_OK;

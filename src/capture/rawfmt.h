@@ -137,4 +137,28 @@ typedef struct ts__raw_losses {
 int ts__raw_convert(const char *raw_path, const char *dir, char *out_path, size_t out_n,
                     char *err, size_t err_n, ts__raw_losses *losses);
 
+/* The job's status board, DIR/.raw/status: `trainscope record` creates it
+ * (TS__STATUS_BYTES, space reserved before the job starts, so a disk that
+ * fills later cannot take it) and names it in TRAINSCOPE_STATUS; every
+ * process that starts a stream maps it shared and claims a slot, so record
+ * learns what never reached the disk: events whose write failed (with the
+ * errno) and processes still tracing when the job ended (daemons). Slot 0 is
+ * the header; its n_claimed counts every claim, those past the last slot
+ * too. Fields are updated with __atomic builtins (lock-free, signal-safe). */
+#define TS__STATUS_NAME  "status"
+#define TS__STATUS_MAGIC "TSSTAT01"
+#define TS__STATUS_SLOTS 1024                /* slot 0 = header; 64 KiB */
+typedef struct ts__status_slot {
+    char     magic[8];   /* header: TS__STATUS_MAGIC; slots: unused */
+    uint32_t pid;        /* 0 = unclaimed; header: n_claimed */
+    uint32_t state;      /* TS__STATUS_TRACING, then TS__STATUS_CLOSED at stop */
+    uint64_t lost;       /* events that never reached the stream (write failed) */
+    int32_t  err;        /* errno of the first failed write, 0 = none */
+    uint32_t pad;
+    char     stream[16]; /* "<pid>-<seq>-": the prefix of its .tsr name; "" with err: it could not be opened */
+    char     comm[16];
+} ts__status_slot;
+enum { TS__STATUS_TRACING = 1, TS__STATUS_CLOSED = 2 };
+#define TS__STATUS_BYTES (TS__STATUS_SLOTS * sizeof(ts__status_slot))
+
 #endif

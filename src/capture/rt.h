@@ -114,6 +114,9 @@ void ts__rt_forget_pairs(void);
  * calls it; exported from libtrainscope-trace.so for that). */
 struct sigaction;
 TS_API int ts__rt_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+/* n events never reached the stream (a failed write, errno err): counted on
+ * record's status board (rawfmt.h) when there is one. Async-signal-safe. */
+void ts__rt_note_lost(uint64_t n, int err);
 /* Sum of dropped counters. */
 uint64_t ts__rt_dropped(void);
 

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -316,16 +317,80 @@ static void comm_read(char *comm, size_t n)
     if (nl) *nl = 0;
 }
 
+/* ---- record's status board (rawfmt.h): what never reaches the disk ---- */
+
+static ts__status_slot *status_map;  /* the mapped board; NULL when not under record */
+static ts__status_slot *status_me;   /* the current stream's slot; NULL = none */
+
+static void status_map_open(void)
+{
+    const char *path = getenv("TRAINSCOPE_STATUS");
+    if (status_map || !path || !*path) return;
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0) return;
+    if (fstat(fd, &st) != 0 || st.st_size < (off_t)TS__STATUS_BYTES) { close(fd); return; }
+    void *m = mmap(NULL, TS__STATUS_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED) return;
+    if (memcmp(((ts__status_slot *)m)->magic, TS__STATUS_MAGIC, 8)) { munmap(m, TS__STATUS_BYTES); return; }
+    status_map = m;
+}
+
+/* Claim a slot for the stream <pid>-<seq>- (the header counts claims past the last slot too). */
+static void status_claim(unsigned seq, const char *comm)
+{
+    status_me = NULL;
+    status_map_open();
+    if (!status_map) return;
+    uint32_t i = __atomic_fetch_add(&status_map[0].pid, 1, __ATOMIC_RELAXED) + 1;
+    if (i >= TS__STATUS_SLOTS) return;
+    ts__status_slot *s = &status_map[i];
+    snprintf(s->stream, sizeof s->stream, "%d-%u-", (int)getpid(), seq);
+    snprintf(s->comm, sizeof s->comm, "%.*s", (int)sizeof s->comm - 1, comm);
+    __atomic_store_n(&s->state, TS__STATUS_TRACING, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->pid, (uint32_t)getpid(), __ATOMIC_RELEASE);
+    status_me = s;
+}
+
+/* n events never reached the stream (err: the failed write's errno). Async-signal-safe. */
+void ts__rt_note_lost(uint64_t n, int err)
+{
+    ts__status_slot *s = status_me;
+    if (!s || !n) return;
+    __atomic_fetch_add(&s->lost, n, __ATOMIC_RELAXED);
+    int32_t none = 0;
+    __atomic_compare_exchange_n(&s->err, &none, err ? err : EIO, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
+/* The stream could not be opened: every event of this process image is lost. */
+static void status_no_stream(int err)
+{
+    if (status_me) {
+        status_me->stream[0] = 0;   /* no file: record counts the process, not events */
+        __atomic_store_n(&status_me->err, err ? err : EIO, __ATOMIC_RELAXED);
+    }
+}
+
+static void status_close(void)
+{
+    if (status_me) __atomic_store_n(&status_me->state, TS__STATUS_CLOSED, __ATOMIC_RELEASE);
+    status_me = NULL;
+}
+
 /* Open DIR/.raw/<pid>-<seq>.tsr and write its header. */
 static int raw_open(void)
 {
     char raw_dir[PATH_MAX + 16];
     snprintf(raw_dir, sizeof raw_dir, "%s/.raw", out_dir);
     mkdir(raw_dir, 0777);
+    char comm[sizeof ((ts__raw_header *)0)->comm];
+    comm_read(comm, sizeof comm);
+    status_claim(raw_seq, comm);
     snprintf(raw_path, sizeof raw_path, "%s/%d-%u-%lld.tsr", raw_dir, (int)getpid(), raw_seq++,
              (long long)ts_trace_now_ns());
     int fd = open(raw_path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0666);
-    if (fd < 0) return -1;
+    if (fd < 0) { status_no_stream(errno); status_close(); return -1; }
     /* Out of the low numbers programs dup2 onto, and remembered by identity:
      * a program that closes every descriptor and opens a file that gets our
      * number must never receive trace bytes (ts__ring_drain checks). */
@@ -346,8 +411,14 @@ static int raw_open(void)
     h.realtime_offset_ns = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec - h.start_ns;
     h.rank = env_rank;
     h.world_size = env_world;
-    comm_read(h.comm, sizeof h.comm);
-    if (write(fd, &h, sizeof h) != (ssize_t)sizeof h) { close(fd); unlink(raw_path); return -1; }
+    memcpy(h.comm, comm, sizeof h.comm);
+    if (write(fd, &h, sizeof h) != (ssize_t)sizeof h) {
+        status_no_stream(errno);
+        status_close();
+        close(fd);
+        unlink(raw_path);
+        return -1;
+    }
     atomic_store(&ts__rt_stream_cut, 0);
     return fd;
 }
@@ -489,6 +560,7 @@ int ts_trace_stop(void)
     ts__rt_drain_all(ts__rt_fd);
     if (ts__rt_fd_is_ours(ts__rt_fd)) close(ts__rt_fd);   /* else the number is the program's now */
     ts__rt_fd = -1;
+    status_close();
     /* Under `trainscope record` the conversion waits until the job is over,
      * so the traced program's exit is not delayed by it. */
     const char *defer = getenv("TRAINSCOPE_DEFER_CONVERT");

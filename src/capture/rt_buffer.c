@@ -147,7 +147,12 @@ size_t ts__ring_drain(ts__ring *r, int fd)
             }
         }
     }
-    if (lost) atomic_fetch_add_explicit(&r->dropped, count_events(r, t, h), memory_order_relaxed);
+    if (lost) {
+        int err = errno;
+        uint64_t k = count_events(r, t, h);
+        atomic_fetch_add_explicit(&r->dropped, k, memory_order_relaxed);
+        ts__rt_note_lost(k, err);
+    }
     atomic_store_explicit(&r->tail, h, memory_order_release);
     atomic_store_explicit(&r->draining, 0, memory_order_release);
     return n;

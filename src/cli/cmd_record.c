@@ -10,7 +10,10 @@
  * what is missing and why (torch's profiler per process with --torch, what
  * Python processes recorded without it, the reason for "0 trace files"),
  * and exits with the program's own exit code (128 + signal when a signal
- * killed it).
+ * killed it). What never reached the disk is read from the status board
+ * (DIR/.raw/status, rawfmt.h) and said, and makes a successful run exit 2;
+ * streams of processes still tracing (daemons) and streams that failed to
+ * convert stay for `record --convert DIR`, which converts leftovers only.
  *
  * Not for: tracing itself (src/capture/) or reading traces.
  */
@@ -41,6 +44,7 @@ typedef struct record_opts {
     bool steps_set, phases_set; /* --steps A:B given; --wait/--warmup/--active given */
     const char *python_filter;  /* comma-separated modules/files, NULL = all */
     const char *buffer_kb;      /* per-thread buffer size, NULL = the tracer's default */
+    const char *convert;        /* --convert DIR: convert leftover raw streams, run nothing */
     char **cmd;                 /* the program and its arguments */
 } record_opts;
 
@@ -48,7 +52,8 @@ static void usage(FILE *f)
 {
     fputs("usage: trainscope record [-o DIR] [--torch [--steps A:B | --wait N --warmup N --active N] [--memory]]\n"
           "                         [--cuda] [--nccl] [--mpi] [--python] [--python-filter LIST] [--lttng]\n"
-          "                         [--buffer-kb N] -- COMMAND [ARGS...]\n\n"
+          "                         [--buffer-kb N] -- COMMAND [ARGS...]\n"
+          "       trainscope record --convert DIR\n\n"
           "Runs COMMAND under trainscope's tracer. Every process it starts (MPI ranks,\n"
           "DataLoader workers, ...) writes DIR/rank-<R>.<pid>.json (pid-<pid>.json when\n"
           "no rank is known), Chrome-trace JSON shaped like Kineto's that the other\n"
@@ -72,6 +77,12 @@ static void usage(FILE *f)
           "                        record starts and stops (CTF in DIR/lttng)\n"
           "  --buffer-kb N         each thread's buffer, in KiB (default 1024; rounded up to a\n"
           "                        power of two): more when record says events were dropped\n"
+          "  --convert DIR         run nothing: convert the raw streams left in DIR/.raw (record\n"
+          "                        killed, a disk that was full, processes that outlived COMMAND)\n\n"
+          "Exit status: COMMAND's own; 128+N when signal N killed it (as a shell reports it);\n"
+          "126 when COMMAND is not executable, 127 when it is not found; 2 for bad options, or\n"
+          "when COMMAND succeeded but its traces could not all be written (record says what was\n"
+          "lost). --convert: 0, 1 when nothing was left to convert, 2 when a stream failed.\n"
           "The tracing API (include/trainscope/trace.h) adds the program's own ranges.\n", f);
 }
 
@@ -150,6 +161,9 @@ static int parse(int argc, char **argv, record_opts *o)
                 return -1;
             }
             o->buffer_kb = argv[i];
+        } else if (!strcmp(a, "--convert")) {
+            if (++i >= argc) { ts_cli_errorf("record: --convert needs the directory record wrote"); return -1; }
+            o->convert = argv[i];
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             return 1;
@@ -162,25 +176,43 @@ static int parse(int argc, char **argv, record_opts *o)
         ts_cli_errorf("record: --steps A:B is --wait A --active B-A: give one or the other");
         return -1;
     }
+    if (o->convert) {
+        if (i < argc) { ts_cli_errorf("record: --convert DIR runs no command: '%s'", argv[i]); return -1; }
+        return 0;
+    }
     if (i >= argc) { ts_cli_errorf("record: no command to run (see 'trainscope record --help')"); return -1; }
     o->cmd = argv + i;
     return 0;
 }
 
-/* True when name runs: a path that is executable, or found on PATH. */
-static bool command_exists(const char *name)
+/* A file exists at path; 0 when it runs, else EACCES (not executable, or a
+ * directory) or ENOENT. */
+static int runnable(const char *path)
 {
-    if (strchr(name, '/')) return access(name, X_OK) == 0;
+    struct stat st;
+    if (stat(path, &st) != 0) return ENOENT;
+    return S_ISREG(st.st_mode) && access(path, X_OK) == 0 ? 0 : EACCES;
+}
+
+/* 0 when name runs: a path that is executable, or found on PATH. Else as a
+ * shell decides: EACCES when only non-executable files of that name were
+ * found (exit 126), ENOENT when none (127). */
+static int command_check(const char *name)
+{
+    if (strchr(name, '/')) return runnable(name);
     const char *path = getenv("PATH");
     if (!path) path = "/usr/bin:/bin";
     char buf[PATH_MAX];
+    int why = ENOENT;
     for (const char *p = path; *p;) {
         size_t n = strcspn(p, ":");
         snprintf(buf, sizeof buf, "%.*s/%s", (int)n, n ? p : ".", name);
-        if (access(buf, X_OK) == 0) return true;
+        int r = runnable(buf);
+        if (r == 0) return 0;
+        if (r == EACCES) why = EACCES;
         p += n + (p[n] == ':');
     }
-    return false;
+    return why;
 }
 
 /* mkdir -p DIR, then prove it is writable by creating a file in it. */
@@ -340,6 +372,30 @@ static int set_env(const record_opts *o, const char *abs_dir)
     return 0;
 }
 
+/* Create DIR/.raw/status (rawfmt.h), its space reserved now so that a disk
+ * that fills during the job cannot take it, and name it to the job. */
+static int status_create(const char *abs_dir)
+{
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/.raw", abs_dir);
+    mkdir(path, 0777);
+    snprintf(path, sizeof path, "%s/.raw/%s", abs_dir, TS__STATUS_NAME);
+    ts__status_slot head;
+    memset(&head, 0, sizeof head);
+    memcpy(head.magic, TS__STATUS_MAGIC, 8);
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    int e = fd < 0 ? errno : posix_fallocate(fd, 0, (off_t)TS__STATUS_BYTES);
+    if (!e && pwrite(fd, &head, sizeof head, 0) != (ssize_t)sizeof head) e = errno ? errno : EIO;
+    if (fd >= 0 && close(fd) != 0 && !e) e = errno;
+    if (e) {
+        ts_cli_errorf("record: cannot reserve %s (%zu bytes): %s", path, (size_t)TS__STATUS_BYTES, strerror(e));
+        unlink(path);
+        return -1;
+    }
+    setenv("TRAINSCOPE_STATUS", path, 1);
+    return 0;
+}
+
 static volatile pid_t child_pid;
 
 /* Pass a signal sent to record (kill, a job scheduler) on to the program. One
@@ -382,7 +438,7 @@ static int run_child(char **cmd)
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
     if (got == (ssize_t)sizeof exec_errno) {
         ts_cli_errorf("record: cannot run %s: %s", cmd[0], strerror(exec_errno));
-        return TS_EXIT_BAD;
+        return exec_errno == ENOENT ? 127 : 126;
     }
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
@@ -414,6 +470,7 @@ static void stream_comm(const char *raw, char *comm, size_t n)
 static void note_stream(job_summary *js, const char *comm, int rc, const ts__raw_losses *l)
 {
     js->n_streams++;
+    if (rc != TS_OK && rc != TS_ENODATA) return;   /* not converted: said apart */
     bool py = !strncmp(comm, "python", 6);
     js->n_python += py;
     if (rc == TS_ENODATA) {
@@ -553,20 +610,132 @@ static void say_what_was_captured(const job_summary *js, const record_opts *o, b
                 js->n_streams == 1 ? "" : "es", js->empty_names);
 }
 
+/* What the status board (DIR/.raw/status, rawfmt.h) says about the job's streams. */
+typedef struct board {
+    uint32_t n_claimed;          /* streams started, slots past the last one counted too */
+    uint64_t lost;               /* events whose write failed */
+    int      err;                /* the first failed write's errno */
+    int      n_lossy;            /* processes that lost events that way */
+    char     lossy_names[96];    /* their comms, comma-separated, cut */
+    int      n_nostream;         /* processes whose stream could not be opened: all their events lost */
+    int      nostream_err;       /* the first one's errno */
+    char     nostream_names[96];
+    int      n_live;             /* still tracing now (daemons): their streams are not converted */
+    char     live_names[160];    /* "pid 12 (sleep), ...", cut */
+    char     live[TS__STATUS_SLOTS][16]; /* stream name prefixes of the live ones */
+} board;
+
+/* A process that runs (not gone, not a zombie whose stream is whole). */
+static bool process_runs(uint32_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%u/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    buf[n > 0 ? n : 0] = 0;
+    const char *paren = strrchr(buf, ')');
+    return paren && paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X';
+}
+
+static void add_name(char *list, size_t n, const char *name)
+{
+    size_t used = strlen(list);
+    if (used + strlen(name) + 3 < n) snprintf(list + used, n - used, "%s%s", used ? ", " : "", name);
+}
+
+static void read_board(const char *raw_dir, board *b)
+{
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/%s", raw_dir, TS__STATUS_NAME);
+    ts__status_slot *s = malloc(TS__STATUS_BYTES);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    bool ok = s && fd >= 0 && read(fd, s, TS__STATUS_BYTES) == (ssize_t)TS__STATUS_BYTES &&
+              !memcmp(s[0].magic, TS__STATUS_MAGIC, 8);
+    if (fd >= 0) close(fd);
+    if (ok) b->n_claimed = s[0].pid;
+    for (uint32_t i = 1; ok && i < TS__STATUS_SLOTS && i <= b->n_claimed; i++) {
+        const ts__status_slot *sl = &s[i];
+        char comm[sizeof sl->comm + 1], who[64];
+        snprintf(comm, sizeof comm, "%.*s", (int)sizeof sl->comm, sl->comm);
+        if (!sl->pid) continue;
+        if (sl->err && !sl->stream[0]) {
+            if (!b->n_nostream++) b->nostream_err = sl->err;
+            if (!strstr(b->nostream_names, comm)) add_name(b->nostream_names, sizeof b->nostream_names, comm);
+        }
+        if (sl->lost) {
+            b->lost += sl->lost;
+            if (!b->err) b->err = sl->err;
+            b->n_lossy++;
+            if (!strstr(b->lossy_names, comm)) add_name(b->lossy_names, sizeof b->lossy_names, comm);
+        }
+        if (sl->state == TS__STATUS_TRACING && process_runs(sl->pid)) {
+            memcpy(b->live[b->n_live], sl->stream, sizeof b->live[0] - 1);
+            b->live[b->n_live++][sizeof b->live[0] - 1] = 0;
+            snprintf(who, sizeof who, "pid %u (%s)", sl->pid, comm);
+            add_name(b->live_names, sizeof b->live_names, who);
+        }
+    }
+    free(s);
+}
+
+/* A stream of a process still tracing: converting it now would lose the rest. */
+static bool stream_is_live(const board *b, const char *name)
+{
+    for (int i = 0; i < b->n_live; i++)
+        if (b->live[i][0] && !strncmp(name, b->live[i], strlen(b->live[i]))) return true;
+    return false;
+}
+
+/* What could not be written whole, one line each; true when something was lost. */
+static bool say_what_was_lost(const board *b, int n_failed, int n_left_live, const char *dir, const char *cmd)
+{
+    if (b->lost)
+        fprintf(stderr, "trainscope: error: %llu event%s never reached %s/.raw (%s) in %d process%s (%s): "
+                "they are lost\n", (unsigned long long)b->lost, b->lost == 1 ? "" : "s", dir, strerror(b->err),
+                b->n_lossy, b->n_lossy == 1 ? "" : "es", b->lossy_names);
+    if (b->n_nostream)
+        fprintf(stderr, "trainscope: error: %d process%s (%s) could not open %s stream in %s/.raw (%s): all %s "
+                "events are lost\n", b->n_nostream, b->n_nostream == 1 ? "" : "es", b->nostream_names,
+                b->n_nostream == 1 ? "its" : "their", dir, strerror(b->nostream_err),
+                b->n_nostream == 1 ? "its" : "their");
+    if (n_failed)
+        fprintf(stderr, "trainscope: error: %d raw stream%s could not be converted and stay%s in %s/.raw: once "
+                "the cause is fixed, run 'trainscope record --convert %s'\n", n_failed, n_failed == 1 ? "" : "s",
+                n_failed == 1 ? "s" : "", dir, dir);
+    if (b->n_live)
+        fprintf(stderr, "trainscope: warning: %d process%s still tracing after %s ended (daemons?): %s; %d stream%s "
+                "left in %s/.raw: when %s, run 'trainscope record --convert %s'\n", b->n_live,
+                b->n_live == 1 ? " is" : "es are", cmd ? cmd : "the job", b->live_names, n_left_live,
+                n_left_live == 1 ? "" : "s", dir, b->n_live == 1 ? "it ends" : "they end", dir);
+    if (b->n_claimed >= TS__STATUS_SLOTS)
+        fprintf(stderr, "trainscope: warning: %u streams started; the status board holds the first %d: failed writes "
+                "and daemons among the others are not known\n", b->n_claimed, TS__STATUS_SLOTS - 1);
+    return b->lost || b->n_nostream || n_failed;
+}
+
 /* Convert every raw stream of the job (processes defer it to here; killed ones
- * could not do it anyway), then say how many trace files this run wrote. */
-static void finish(const char *dir, const record_opts *o)
+ * could not do it anyway) but those of processes still tracing, then say how
+ * many trace files this run wrote and what was lost. True when events were
+ * lost or a stream could not be converted. */
+static bool finish(const char *dir, const record_opts *o)
 {
     char raw_dir[PATH_MAX + 8];
     snprintf(raw_dir, sizeof raw_dir, "%s/.raw", dir);
     torch_summary ts = {0};
     read_torch_status(raw_dir, &ts);
+    board *b = calloc(1, sizeof *b);
+    if (!b) { ts_cli_errorf("record: out of memory"); return true; }
+    read_board(raw_dir, b);
     DIR *d = opendir(raw_dir);
     struct dirent *e;
     job_summary js = {0};
+    int n_failed = 0, n_left_live = 0;
     while (d && (e = readdir(d))) {
         size_t n = strlen(e->d_name);
         if (n < 4 || strcmp(e->d_name + n - 4, ".tsr")) continue;
+        if (stream_is_live(b, e->d_name)) { n_left_live++; continue; }
         char raw[2 * PATH_MAX], err[1024], comm[72];
         snprintf(raw, sizeof raw, "%s/%s", raw_dir, e->d_name);
         stream_comm(raw, comm, sizeof comm);
@@ -574,13 +743,19 @@ static void finish(const char *dir, const record_opts *o)
         int rc = ts__raw_convert(raw, dir, NULL, 0, err, sizeof err, &l);
         note_stream(&js, comm, rc, &l);
         if (rc == TS_OK || rc == TS_ENODATA) unlink(raw);
-        else ts_cli_errorf("record: %s", err);
+        else { ts_cli_errorf("record: %s", err); n_failed++; }
     }
     if (d) closedir(d);
+    if (!n_failed && !n_left_live) {   /* nothing left for --convert: the board goes too */
+        char status[PATH_MAX + 32];
+        snprintf(status, sizeof status, "%s/%s", raw_dir, TS__STATUS_NAME);
+        unlink(status);
+    }
     rmdir(raw_dir);   /* only when empty: streams that failed to convert stay */
     fprintf(stderr, "trainscope: %d trace file%s in %s\n", js.n_files, js.n_files == 1 ? "" : "s", dir);
     if (o->torch) say_torch(&ts, o);
-    say_what_was_captured(&js, o, o->torch);   /* say_torch said what torch left, or that none imported it */
+    /* say_torch said what torch left, or that none imported it; lost events are said below */
+    if (!b->lost && !b->n_nostream) say_what_was_captured(&js, o, o->torch);
     /* Said here as well as in every analysis of the files (a "recorder_losses"
      * warning): a short trace should not pass for a whole one. */
     if (js.sum.dropped_events)
@@ -595,6 +770,36 @@ static void finish(const char *dir, const record_opts *o)
     if (js.sum.unfinished_ranges)
         fprintf(stderr, "trainscope: warning: %llu ranges still open when their process ended (closed there, "
                 "args.unfinished)\n", (unsigned long long)js.sum.unfinished_ranges);
+    if (b->lost || b->n_nostream || n_failed || b->n_live || b->n_claimed >= TS__STATUS_SLOTS)
+        fprintf(stderr, "trainscope: %u stream%s started tracing, %d converted (%d with events)\n", b->n_claimed,
+                b->n_claimed == 1 ? "" : "s", js.n_streams - n_failed, js.n_files);
+    bool lost = say_what_was_lost(b, n_failed, n_left_live, dir, o->cmd ? o->cmd[0] : NULL);
+    free(b);
+    return lost;
+}
+
+/* --convert DIR: what a killed record, a full disk or a daemon left. */
+static int convert_left(const record_opts *o)
+{
+    char abs[PATH_MAX], raw_dir[PATH_MAX + 8];
+    if (!realpath(o->convert, abs)) {
+        ts_cli_errorf("record: --convert %s: %s", o->convert, strerror(errno));
+        return TS_EXIT_BAD;
+    }
+    snprintf(raw_dir, sizeof raw_dir, "%s/.raw", abs);
+    DIR *d = opendir(raw_dir);
+    struct dirent *e;
+    int n = 0;
+    while (d && (e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        n += len >= 4 && !strcmp(e->d_name + len - 4, ".tsr");
+    }
+    if (d) closedir(d);
+    if (!n) {
+        ts_cli_errorf("record: --convert: no raw streams in %s: nothing to convert", raw_dir);
+        return TS_EXIT_NOTHING;
+    }
+    return finish(abs, o) ? TS_EXIT_BAD : TS_EXIT_OK;
 }
 
 int ts_cmd_record(int argc, char **argv)
@@ -602,12 +807,15 @@ int ts_cmd_record(int argc, char **argv)
     record_opts o;
     int rc = parse(argc, argv, &o);
     if (rc) return rc > 0 ? TS_EXIT_OK : TS_EXIT_BAD;
-    if (!command_exists(o.cmd[0])) {
-        ts_cli_errorf("record: %s: command not found", o.cmd[0]);
-        return TS_EXIT_BAD;
+    if (o.convert) return convert_left(&o);
+    int why = command_check(o.cmd[0]);
+    if (why) {   /* as a shell says it, with its codes */
+        ts_cli_errorf("record: %s: %s", o.cmd[0], why == EACCES ? "permission denied" : "command not found");
+        return why == EACCES ? 126 : 127;
     }
     char abs_dir[PATH_MAX];
-    if (prepare_dir(o.dir, abs_dir, sizeof abs_dir) || set_env(&o, abs_dir)) return TS_EXIT_BAD;
+    if (prepare_dir(o.dir, abs_dir, sizeof abs_dir) || set_env(&o, abs_dir) || status_create(abs_dir))
+        return TS_EXIT_BAD;
     char session[64];
     ts_error err = {0};
     snprintf(session, sizeof session, "trainscope-%d", (int)getpid());
@@ -617,6 +825,7 @@ int ts_cmd_record(int argc, char **argv)
     }
     rc = run_child(o.cmd);
     if (o.lttng && ts__lttng_session_stop(session, &err) != TS_OK) ts_cli_errorf("record: --lttng: %s", err.msg);
-    finish(abs_dir, &o);
+    /* Traces that could not be written make a run that succeeded fail. */
+    if (finish(abs_dir, &o) && rc == 0) rc = TS_EXIT_BAD;
     return rc;
 }

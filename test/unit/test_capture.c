@@ -6,6 +6,7 @@
 #include "test.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -373,6 +374,56 @@ TEST(forked_child_writes_its_own_file_without_the_parents_events)
     free(parent);
 }
 
+/* record's status board (rawfmt.h): each stream claims a slot naming its
+ * pid and file, a forked child claims its own, events whose write failed are
+ * counted there with the errno (the stream itself cannot say so: the disk is
+ * full), and stop closes the slot. */
+TEST(streams_claim_a_slot_on_the_status_board_and_count_failed_writes_there)
+{
+    const char *dir = tmp_dir();
+    char board_path[256], name[64], path[512];
+    snprintf(board_path, sizeof board_path, "%s/board", dir);
+    int fd = open(board_path, O_RDWR | O_CREAT, 0666);
+    CHECK(fd >= 0 && ftruncate(fd, (off_t)TS__STATUS_BYTES) == 0);
+    CHECK(pwrite(fd, TS__STATUS_MAGIC, 8, 0) == 8);
+    close(fd);
+    setenv("TRAINSCOPE_STATUS", board_path, 1);
+    setenv("TRAINSCOPE_DEFER_CONVERT", "1", 1);   /* keep the raw streams to look at their names */
+    CHECK_EQ_INT(ts_trace_start(dir), TS_OK);
+    pid_t pid = fork();
+    if (pid == 0) _exit(0);   /* no atexit: its slot stays open, as a SIGKILL leaves it */
+    int st;
+    waitpid(pid, &st, 0);
+    /* 7 events that never reach the stream: drained into /dev/full */
+    int real = ts__rt_fd, full = open("/dev/full", O_WRONLY);
+    ts__ring *r = small_ring();
+    for (int i = 0; i < 7; i++) put_rec(r, 24, i);
+    set_stream(full);
+    ts__ring_drain(r, full);
+    set_stream(real);
+    close(full);
+    CHECK_EQ_INT(ts_trace_stop(), TS_OK);
+    ts__status_slot b[3];
+    fd = open(board_path, O_RDONLY);
+    CHECK(fd >= 0 && read(fd, b, sizeof b) == (ssize_t)sizeof b);
+    close(fd);
+    CHECK_EQ_INT(b[0].pid, 2);   /* claims: the parent, then the child */
+    CHECK_EQ_INT(b[1].pid, getpid());
+    CHECK_EQ_INT(b[1].state, TS__STATUS_CLOSED);
+    CHECK_EQ_INT(b[1].lost, 7);
+    CHECK_EQ_INT(b[1].err, ENOSPC);
+    CHECK_EQ_INT(b[2].pid, pid);
+    CHECK_EQ_INT(b[2].state, TS__STATUS_TRACING);
+    CHECK_EQ_INT(b[2].lost, 0);
+    snprintf(name, sizeof name, "%d-0-", (int)getpid());
+    CHECK(!strcmp(b[1].stream, name));
+    snprintf(path, sizeof path, "%s/.raw", dir);
+    CHECK_EQ_INT(find_file(path, b[2].stream, name, sizeof name), 1);   /* the child's stream has that name */
+    free(r->data);
+    free(r);
+    unsetenv("TRAINSCOPE_STATUS");
+}
+
 static volatile sig_atomic_t program_handler_ran;
 static void program_handler(int sig) { program_handler_ran = sig; }
 
@@ -518,8 +569,8 @@ TEST(record_rejects_bad_usage_before_starting_the_program)
     CHECK(strstr(out, "unknown option '--bogus'") != NULL);
     free(out);
     snprintf(cmd, sizeof cmd, "%s record -o %s -- /no/such/program 2>&1", ts_test_cli(), dir);
-    CHECK_EQ_INT(ts_test_run(cmd, &out), 2);
-    CHECK(strstr(out, "/no/such/program") != NULL);
+    CHECK_EQ_INT(ts_test_run(cmd, &out), 127);   /* a shell's code for "not found" */
+    CHECK(strstr(out, "/no/such/program: command not found") != NULL);
     free(out);
     snprintf(cmd, sizeof cmd, "%s record -o /proc/no/such/dir -- true 2>&1", ts_test_cli());
     CHECK_EQ_INT(ts_test_run(cmd, &out), 2);

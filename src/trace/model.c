@@ -644,7 +644,8 @@ static uint32_t add_flow(ts_rank *r, uint64_t id, uint32_t cat)
     f->id[i] = id;
     f->cat[i] = cat;
     const char *cs = ts__rank_str(r, cat);
-    f->kind[i] = strcmp(cs, "ac2g") == 0 ? TS_FLOW_AC2G : strcmp(cs, "fwdbwd") == 0 ? TS_FLOW_FWDBWD : TS_FLOW_OTHER;
+    f->kind[i] = strcmp(cs, "ac2g") == 0 ? TS_FLOW_AC2G : strcmp(cs, "fwdbwd") == 0 ? TS_FLOW_FWDBWD
+               : strcmp(cs, "chakra_dep") == 0 ? TS_FLOW_DEP : TS_FLOW_OTHER;
     f->from[i] = f->to[i] = TS_NONE32;
     return i;
 }

@@ -130,7 +130,8 @@ typedef struct ts_counters {
     double   *value;
 } ts_counters;
 
-typedef enum ts_flow_kind { TS_FLOW_OTHER = 0, TS_FLOW_AC2G, TS_FLOW_FWDBWD } ts_flow_kind;
+typedef enum ts_flow_kind { TS_FLOW_OTHER = 0, TS_FLOW_AC2G, TS_FLOW_FWDBWD,
+                            TS_FLOW_DEP /* "chakra_dep": an execution trace's data or control dependency */ } ts_flow_kind;
 
 typedef struct ts_flows {
     uint32_t  n, cap;

@@ -72,8 +72,13 @@ def main(path):
         return finish[n.id]
     sys.setrecursionlimit(100000)
     longest = max(chain(n) for n in nodes)
-    lanes = {}
+    lanes, cats = {}, {}
     for n in timed:
+        a = attrs(n)
+        cat = 'collective' if n.type == 7 else 'cpu_op' if a.get('is_cpu_op', True) else 'kernel'
+        c = cats.setdefault(cat, [0, 0])
+        c[0] += 1
+        c[1] += n.duration_micros
         a = attrs(n)
         cpu = a.get('is_cpu_op', not 5 <= n.type <= 7)
         key = (cpu, a.get('tid', 0))
@@ -88,6 +93,8 @@ def main(path):
     print('longest_chain_us', longest)
     print('busiest_lane_us', max(lanes.values()))
     print('lanes', len(lanes))
+    for cat in sorted(cats):
+        print('category', cat, cats[cat][0], cats[cat][1])
 
 if __name__ == '__main__':
     main(sys.argv[1])

@@ -317,6 +317,15 @@ static int gpu_track(local_ctx *c, uint32_t t)
     return TS_OK;
 }
 
+/* An execution trace's own dependencies (chakra_dep flows) order its GPU ops:
+ * it has no launch calls to miss. */
+static bool has_dep_flows(const ts_rank *r)
+{
+    for (uint32_t i = 0; i < r->flows.n; i++)
+        if (r->flows.kind[i] == TS_FLOW_DEP) return true;
+    return false;
+}
+
 /* Launch -> GPU op by correlation id (never by order). Fills launch_ts and
  * makes it monotone per stream so the sync passes can binary-search it. */
 static void link_launches(local_ctx *c)
@@ -352,7 +361,7 @@ static void link_launches(local_ctx *c)
             c->launch_ts[n - c->node0] = run_max;
         }
     }
-    if (unlaunched)
+    if (unlaunched && !has_dep_flows(c->r))
         ts__graph_warn(g, "rank %d: %u GPU ops have no launch call with their correlation id; "
                        "they depend only on stream order", c->r->rank, unlaunched);
 }

@@ -317,13 +317,14 @@ static int schedule(ck *c)
 {
     sched s = {0};
     int rc = sched_init(c, &s);
-    uint32_t done = 0;
+    uint32_t done = 0, late = TS_NONE32;
     if (!rc) {
         for (uint32_t i = 0; i < c->n; i++) if (!s.indeg[i]) heap_push(&s.ready, i);
         while (s.ready.n) {
             ck_node *nd = &c->nodes[heap_pop(&s.ready)];
             int64_t *lane = nd->track == TS_NONE32 ? &s.lane_free[c->r->n_tracks] : &s.lane_free[nd->track];
             nd->start_ns = nd->ready_ns > *lane ? nd->ready_ns : *lane;
+            if (nd->start_ns > ((int64_t)1 << 62) - nd->dur_ns) { late = (uint32_t)(nd - c->nodes); break; }
             int64_t end = nd->start_ns + nd->dur_ns;
             if (nd->dur_ns > 0) *lane = end;
             uint32_t self = (uint32_t)(nd - c->nodes);
@@ -336,9 +337,10 @@ static int schedule(ck *c)
         }
     }
     uint32_t stuck = 0;
-    while (!rc && done < c->n && s.indeg[stuck] == 0) stuck++;
+    while (!rc && late == TS_NONE32 && done < c->n && stuck < c->n && s.indeg[stuck] == 0) stuck++;
     sched_free(&s, c->n, c->n_deps, c->r->n_tracks);
     if (rc) return ts__error(c->err, TS_ENOMEM, "%s: out of memory", c->path);
+    if (late != TS_NONE32) return fail_at(c, c->nodes[late].at, "Chakra replay past 2^62 ns (runtimes too large)");
     if (done < c->n) {
         char buf[96];
         snprintf(buf, sizeof buf, "Chakra dependency cycle through node %llu", (unsigned long long)c->nodes[stuck].id);

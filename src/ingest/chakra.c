@@ -443,7 +443,9 @@ static int build(ck *c, const void *data, size_t n)
     c->r->meta_args = ts__rank_args_mark(c->r);
     meta_str(c->r, "format", "chakra-et");
     meta_str(c->r, "chakra_times", own_times ? "recorded (start_time_micros)" : "replayed from runtimes and dependencies");
-    ts__rank_add_arg(c->r, intern(c, "chakra_nodes_with_ctrl_deps_not_followed"), TS_ARG_UINT, c->n_ctrl);
+    char ctrl[32];
+    snprintf(ctrl, sizeof ctrl, "%llu nodes", (unsigned long long)c->n_ctrl);
+    meta_str(c->r, "ctrl_deps_not_followed", ctrl);
     c->r->n_meta_args = 3;
     c->r->n_events_read = c->n;
     return ts__rank_finish(c->r, c->err);

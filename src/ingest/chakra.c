@@ -379,37 +379,47 @@ static void emit_nodes(ck *c)
     }
 }
 
-static void flow(ck *c, uint64_t id, const ck_node *from, const ck_node *to, uint32_t cat)
+/* Each timed node's slice row after ts__rank_finish sorted the slices: the
+ * slice on its track starting at its start with its duration and name. */
+static void node_rows(ck *c, uint32_t *row)
 {
-    ts_flow_end s = {id, from->start_ns, from->track, cat, cat, 's', true};
-    ts_flow_end f = {id, to->start_ns, to->track, cat, cat, 'f', true};
-    ts__rank_add_flow_end(c->r, &s);
-    ts__rank_add_flow_end(c->r, &f);
+    const ts_slices *sl = &c->r->slices;
+    for (uint32_t i = 0; i < c->n; i++) {
+        const ck_node *nd = &c->nodes[i];
+        row[i] = TS_NONE32;
+        if (nd->dur_ns <= 0 || nd->track == TS_NONE32) continue;
+        const ts_track *t = &c->r->tracks[nd->track];
+        uint32_t lo = t->first_slice, hi = lo + t->n_slices;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (sl->ts_ns[mid] < nd->start_ns) lo = mid + 1; else hi = mid;
+        }
+        for (uint32_t k = lo; k < t->first_slice + t->n_slices && sl->ts_ns[k] == nd->start_ns; k++)
+            if (sl->dur_ns[k] == nd->dur_ns && sl->name[k] == nd->name) { row[i] = k; break; }
+    }
 }
 
 /* One "chakra_dep" flow per dependency between timed nodes; an untimed
  * dependency is looked through to its own dependencies (each node once per
  * dependent, so the walk ends on any graph). */
-static int emit_deps(ck *c)
+static int emit_deps(ck *c, uint32_t cat)
 {
-    uint32_t cat = intern(c, "chakra_dep"), *stamp = ts__calloc((size_t)c->n + 1, sizeof *stamp);
+    uint32_t *stamp = ts__calloc((size_t)c->n + 1, sizeof *stamp), *row = ts__malloc((size_t)c->n * sizeof *row + 4);
     uint32_t *stack = ts__malloc((size_t)c->n_deps * sizeof *stack + 4);
-    if (!stamp || !stack) {
-        ts__free(stamp, ((size_t)c->n + 1) * sizeof *stamp);
-        ts__free(stack, (size_t)c->n_deps * sizeof *stack + 4);
-        return ts__error(c->err, TS_ENOMEM, "%s: out of memory", c->path);
-    }
+    int rc = !stamp || !stack || !row ? TS_ENOMEM : TS_OK;
+    if (!rc) node_rows(c, row);
     uint64_t id = 0;
-    for (uint32_t b = 0; b < c->n; b++) {
-        const ck_node *to = &c->nodes[b];
-        if (to->dur_ns <= 0 || to->track == TS_NONE32) continue;
+    for (uint32_t b = 0; !rc && b < c->n; b++) {
+        if (row[b] == TS_NONE32) continue;
         uint32_t top = 0;
+        const ck_node *to = &c->nodes[b];
         for (uint32_t d = to->dep0; d < to->dep0 + to->n_deps; d++)
             if (c->deps[d] != UINT64_MAX && stamp[c->deps[d]] != b + 1) { stamp[c->deps[d]] = b + 1; stack[top++] = (uint32_t)c->deps[d]; }
-        while (top) {
-            const ck_node *from = &c->nodes[stack[--top]];
+        while (top && !rc) {
+            uint32_t a = stack[--top];
+            const ck_node *from = &c->nodes[a];
             if (from->dur_ns > 0) {
-                if (from->track != TS_NONE32) flow(c, id++, from, to, cat);
+                if (row[a] != TS_NONE32) rc = ts__rank_add_bound_flow(c->r, row[a], row[b], id++, cat);
                 continue;
             }
             for (uint32_t d = from->dep0; d < from->dep0 + from->n_deps; d++)
@@ -418,7 +428,8 @@ static int emit_deps(ck *c)
     }
     ts__free(stamp, ((size_t)c->n + 1) * sizeof *stamp);
     ts__free(stack, (size_t)c->n_deps * sizeof *stack + 4);
-    return TS_OK;
+    ts__free(row, (size_t)c->n * sizeof *row + 4);
+    return rc ? ts__error(c->err, TS_ENOMEM, "%s: out of memory", c->path) : TS_OK;
 }
 
 static void meta_str(ts_rank *r, const char *key, const char *val)
@@ -435,11 +446,9 @@ static int build(ck *c, const void *data, size_t n)
     }
     bool own_times = !rc && recorded_times(c);
     if (!rc && !own_times) rc = schedule(c);
-    if (!rc) {
-        emit_nodes(c);
-        rc = emit_deps(c);
-    }
     if (rc) return rc;
+    emit_nodes(c);
+    uint32_t dep_cat = intern(c, "chakra_dep");
     c->r->meta_args = ts__rank_args_mark(c->r);
     meta_str(c->r, "format", "chakra-et");
     meta_str(c->r, "chakra_times", own_times ? "recorded (start_time_micros)" : "replayed from runtimes and dependencies");
@@ -448,7 +457,8 @@ static int build(ck *c, const void *data, size_t n)
     meta_str(c->r, "ctrl_deps_not_followed", ctrl);
     c->r->n_meta_args = 3;
     c->r->n_events_read = c->n;
-    return ts__rank_finish(c->r, c->err);
+    rc = ts__rank_finish(c->r, c->err);
+    return rc ? rc : emit_deps(c, dep_cat);
 }
 
 int ts__chakra_ingest_buffer(const char *name, const void *data, size_t n, ts_rank **out, ts_error *err)

@@ -769,6 +769,15 @@ oom:
     return ts__error(err, TS_ENOMEM, "%s: out of memory while building the trace model", r->path);
 }
 
+int ts__rank_add_bound_flow(ts_rank *r, uint32_t from, uint32_t to, uint64_t id, uint32_t cat)
+{
+    uint32_t f = add_flow(r, id, cat);
+    if (f == TS_NONE32) return TS_ENOMEM;
+    r->flows.from[f] = from;
+    r->flows.to[f] = to;
+    return TS_OK;
+}
+
 /* ---- trace ---- */
 static int cmp_rank(const void *a, const void *b)
 {

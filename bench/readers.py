@@ -174,18 +174,13 @@ def chakra_module_dir():
 
 
 def make_chakra_10x(src, dst):
-    from google.protobuf.internal.decoder import _DecodeVarint32
     from google.protobuf.internal.encoder import _VarintBytes
     sys.path.insert(0, chakra_module_dir())
     import et_subset_pb2 as pb
     if os.path.exists(dst) and os.path.getmtime(dst) > os.path.getmtime(src):
         return
-    data = open(src, "rb").read()
-    pos, msgs = 0, []
-    while pos < len(data):
-        n, pos = _DecodeVarint32(data, pos)
-        msgs.append(data[pos:pos + n])
-        pos += n
+    import chakra_totals
+    msgs = chakra_totals.messages(src)
     out = [_VarintBytes(len(msgs[0])) + msgs[0]]
     nodes = []
     for m in msgs[1:]:

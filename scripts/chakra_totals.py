@@ -25,13 +25,8 @@ message Node {
 }
 '''
 
-def main(path):
-    tmp = tempfile.mkdtemp()
-    with open(os.path.join(tmp, 'et_subset.proto'), 'w') as f:
-        f.write(PROTO)
-    subprocess.check_call(['protoc', '-I', tmp, '--python_out', tmp, 'et_subset.proto'])
-    sys.path.insert(0, tmp)
-    import et_subset_pb2 as pb
+def messages(path):
+    """The file's length-prefixed messages: GlobalMetadata first, then Nodes."""
     from google.protobuf.internal.decoder import _DecodeVarint32
     data = open(path, 'rb').read()
     pos, msgs = 0, []
@@ -39,6 +34,16 @@ def main(path):
         n, pos = _DecodeVarint32(data, pos)
         msgs.append(data[pos:pos + n])
         pos += n
+    return msgs
+
+def main(path):
+    tmp = tempfile.mkdtemp()
+    with open(os.path.join(tmp, 'et_subset.proto'), 'w') as f:
+        f.write(PROTO)
+    subprocess.check_call(['protoc', '-I', tmp, '--python_out', tmp, 'et_subset.proto'])
+    sys.path.insert(0, tmp)
+    import et_subset_pb2 as pb
+    msgs = messages(path)
     pb.GlobalMetadata().ParseFromString(msgs[0])
     nodes = []
     for m in msgs[1:]:

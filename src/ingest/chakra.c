@@ -22,9 +22,11 @@
  * ctrl_deps are not followed: PyTorch-converted traces point them at the
  * enclosing op, which may come after the node (the sample has such 2-cycles
  * and 1,277 ids no node has), and ASTRA-sim's feeder and chakra's JSON
- * workload graph follow data_deps only. Data dependencies become "chakra_dep" flows, which the graph
- * turns into edges; a node without runtime is an instant, and edges through
- * it join its predecessors to its successors.
+ * workload graph follow data_deps only. Data dependencies become
+ * "chakra_dep" flows, bound by slice row once the model is finished (no
+ * timestamped endpoints to sort), which the graph turns into "dep" edges; a
+ * node without runtime is an instant, and edges through it join its
+ * predecessors to its successors.
  */
 #include "ingest/ingest.h"
 #include "ingest/protobuf.h"

@@ -113,6 +113,48 @@ TEST(chakra_replays_a_hand_made_graph)
     ts__rank_destroy(r);
 }
 
+/* Nodes with start_time_micros keep their own times (no replay): B at 100 us
+ * though it depends on nothing, A at 7 us. */
+TEST(chakra_keeps_recorded_start_times)
+{
+    wb w = {0};
+    put_header(&w);
+    wb a = {0}, b = {0};
+    uint64_t deps[] = {1};
+    put_int(&a, 1, 1);
+    put_str(&a, 2, "A");
+    put_int(&a, 3, 4);
+    put_int(&a, 6, 7);
+    put_int(&a, 7, 3);
+    put_int(&b, 1, 2);
+    put_str(&b, 2, "B");
+    put_int(&b, 3, 4);
+    wb packed = {0};
+    put_varint(&packed, deps[0]);
+    put_bytes(&b, 5, packed.b, packed.n);
+    put_int(&b, 6, 100);
+    put_int(&b, 7, 2);
+    put_varint(&w, a.n);
+    memcpy(w.b + w.n, a.b, a.n);
+    w.n += a.n;
+    put_varint(&w, b.n);
+    memcpy(w.b + w.n, b.b, b.n);
+    w.n += b.n;
+    ts_rank *r;
+    ts_error err = {0};
+    if (ts__chakra_ingest_buffer("t.et", w.b, w.n, &r, &err)) TS_FAIL_("%s", err.msg);
+    uint32_t sa = slice_named(r, "A"), sb = slice_named(r, "B");
+    CHECK(sa != TS_NONE32 && sb != TS_NONE32);
+    CHECK_EQ_INT(r->slices.ts_ns[sa], 7000);
+    CHECK_EQ_INT(r->slices.ts_ns[sb], 100000);
+    CHECK_EQ_INT(r->slices.dur_ns[sb], 2000);
+    CHECK_EQ_INT(r->slices.kind[sa], TS_KIND_CPU_OP);   /* no is_cpu_op: a compute node runs on the host */
+    CHECK_EQ_INT(r->flows.n, 1);
+    CHECK(r->flows.from[0] == sa && r->flows.to[0] == sb);
+    CHECK_EQ_STR(ts_rank_meta_str(r, "chakra_times"), "recorded (start_time_micros)");
+    ts__rank_destroy(r);
+}
+
 TEST(chakra_refuses_what_is_not_chakra)
 {
     ts_rank *r = NULL;

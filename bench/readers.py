@@ -27,6 +27,14 @@ its C++ backend when present) parsing the XSpace with xplane.proto's
 messages (bench/xplane_pb2_dynamic.py) and walking every event with its
 metadata name, as a TensorBoard-style reader does.
 
+  chakra  the nodes are repeated 10 times, each copy's ids (and the ids its
+        dependencies name) moved past the largest id, in one .et stream.
+
+The Chakra peer is the protobuf Python module parsing every Node with
+et_def.proto's fields (the subset in scripts/chakra_totals.py, compiled by
+protoc once, outside the timing) and building the id -> node map and each
+node's dependency list, the least a reader that replays the graph needs.
+
 The snapshot's peer is Python's pickle.load (the C unpickler) and the same
 walk `memory --trace` does: sizes at the snapshot, the running total, the
 peak, the blocks alive at it grouped by frame.
@@ -131,6 +139,67 @@ print(n, total)
 '''
 
 
+CHAKRA_PY = r'''
+import sys
+sys.path.insert(0, sys.argv[2])
+import et_subset_pb2 as pb
+from google.protobuf.internal.decoder import _DecodeVarint32
+data = open(sys.argv[1], "rb").read()
+pos, first, nodes = 0, True, {}
+while pos < len(data):
+    n, pos = _DecodeVarint32(data, pos)
+    if first:
+        pb.GlobalMetadata().ParseFromString(data[pos:pos + n])
+        first = False
+    else:
+        nd = pb.Node()
+        nd.ParseFromString(data[pos:pos + n])
+        nodes[nd.id] = (nd.name, nd.duration_micros, list(nd.data_deps))
+    pos += n
+deps = sum(1 for v in nodes.values() for d in v[2] if d in nodes)
+print(len(nodes), deps)
+'''
+
+
+def chakra_module_dir():
+    """protoc's Python classes for scripts/chakra_totals.py's schema, in TMP."""
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import chakra_totals
+    out = os.path.join(TMP, "chakra_pb")
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "et_subset.proto"), "w") as f:
+        f.write(chakra_totals.PROTO)
+    subprocess.check_call(["protoc", "-I", out, "--python_out", out, "et_subset.proto"])
+    return out
+
+
+def make_chakra_10x(src, dst):
+    from google.protobuf.internal.encoder import _VarintBytes
+    sys.path.insert(0, chakra_module_dir())
+    import et_subset_pb2 as pb
+    if os.path.exists(dst) and os.path.getmtime(dst) > os.path.getmtime(src):
+        return
+    import chakra_totals
+    msgs = chakra_totals.messages(src)
+    out = [_VarintBytes(len(msgs[0])) + msgs[0]]
+    nodes = []
+    for m in msgs[1:]:
+        nd = pb.Node()
+        nd.ParseFromString(m)
+        nodes.append(nd)
+    step = max(nd.id for nd in nodes) + 1
+    for k in range(10):
+        for nd in nodes:
+            c = pb.Node()
+            c.CopyFrom(nd)
+            c.id = nd.id + k * step
+            c.data_deps[:] = [d + k * step for d in nd.data_deps]
+            b = c.SerializeToString()
+            out.append(_VarintBytes(len(b)) + b)
+    open(dst + ".tmp", "wb").write(b"".join(out))
+    os.replace(dst + ".tmp", dst)
+
+
 def make_xplane_10x(src, dst):
     import gzip
     sys.path.insert(0, HERE)
@@ -224,6 +293,7 @@ def run(cmd, repeat):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--only", help="one reader's label (nsys, snapshot, xplane, chakra)")
     args = ap.parse_args()
     os.makedirs(TMP, exist_ok=True)
     cases = []
@@ -234,8 +304,12 @@ def main():
          "transformer-lm-10x.pickle.gz", SNAP_PY, ["memory", "--trace"], "Python pickle.load + walk"),
         ("xplane", os.path.join(DATA, "tensorflow", "bert-squad-8gpu.xplane.pb.gz"), make_xplane_10x,
          "bert-squad-10x.xplane.pb", XPLANE_PY, ["info"], "Python protobuf module"),
+        ("chakra", os.path.join(DATA, "chakra", "chakra.0.et"), make_chakra_10x,
+         "chakra-10x.0.et", CHAKRA_PY, ["info"], "Python protobuf module"),
     )
     for label, sample, make_10x, big_name, script, ours, peer_name in readers:
+        if args.only and label != args.only:
+            continue
         if not os.path.exists(sample):
             print(f"{label}: {sample} missing, skipped")
             continue
@@ -244,7 +318,8 @@ def main():
         py = os.path.join(TMP, label + "_peer.py")
         open(py, "w").write(script)
         for name, f in ((label, sample), (label + " 10x", big)):
-            cases.append((name, f, [BIN] + ours + [f], [sys.executable, py, f, HERE], peer_name))
+            aux = os.path.join(TMP, "chakra_pb") if label == "chakra" else HERE
+            cases.append((name, f, [BIN] + ours + [f], [sys.executable, py, f, aux], peer_name))
     print(f"{'reader':<14} {'MB':>7} {'ours cpu s':>10} {'wall s':>7} {'peer cpu s':>10} {'wall s':>7} "
           f"{'peer/ours cpu':>13} {'wall':>6}  peer")
     ok = True

@@ -2,7 +2,7 @@
 # readers.sh - each non-JSON reader's whole-process time against the obvious
 # Python reader of the same file (bench/readers.py says how), on the shared
 # samples and 10x larger files made from them (kept under /tmp).
-# Usage: sh bench/readers.sh [--repeat N]
+# Usage: sh bench/readers.sh [--repeat N] [--only nsys|snapshot|xplane|chakra]
 set -e
 cd "$(dirname "$0")/.."
 make -j2 all >/dev/null

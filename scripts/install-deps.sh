@@ -12,6 +12,7 @@
 #   librsvg2-bin                            rsvg-convert: PNG copies of the SVG plots (memory --png)
 #   libsqlite3-dev                          reading Nsight Systems SQLite exports (src/ingest/nsys.c)
 #   python3-pandas python3-protobuf         bench/readers.sh's Python peers (nsys via sqlite3 + pandas, XPlane)
+#   protobuf-compiler                       protoc: scripts/chakra_totals.py's independent decode (test/e2e/chakra_et.sh)
 #   iproute2                                ip and tc: the namespaces testbed (bench/testbed, run as root)
 # The CUDA toolkit (CUPTI and NCCL headers and libraries) is expected under
 # /usr/local/cuda, as on these machines; without it the GPU collectors are
@@ -20,7 +21,8 @@ set -e
 PKGS="build-essential pkg-config zlib1g-dev libdeflate-dev libisal-dev libzstd-dev zstd libsqlite3-dev
       libbabeltrace2-dev babeltrace2 python3-bt2 liblttng-ust-dev lttng-tools
       libopenmpi-dev openmpi-bin python3 python3-torch clang libclang-rt-14-dev librsvg2-bin
-      python3-pandas python3-protobuf iproute2"
+      python3-pandas python3-protobuf iproute2
+      protobuf-compiler"
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 missing=""

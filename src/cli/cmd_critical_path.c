@@ -147,6 +147,7 @@ static const char *gap_name(ts_edge_kind k)
     case TS_EDGE_COLL_ENTER: return "collective arrival";
     case TS_EDGE_COLL_EXIT: return "collective transfer";
     case TS_EDGE_MPI_REQUEST: return "MPI request -> its wait";
+    case TS_EDGE_DEP: return "execution-trace dependency";
     default: return ts__edge_kind_name(k);
     }
 }

@@ -16,7 +16,7 @@ static const char *const node_kind_names[TS_NODE_KIND_COUNT] = {
 };
 static const char *const edge_kind_names[TS_EDGE_KIND_COUNT] = {
     "program", "nest", "launch", "stream", "stream_wait", "host_sync", "fwdbwd",
-    "coll_launch", "worker", "coll_enter", "coll_exit", "mpi_request",
+    "coll_launch", "worker", "coll_enter", "coll_exit", "mpi_request", "dep",
 };
 const char *ts__node_kind_name(ts_node_kind k)
 {

@@ -84,6 +84,7 @@ typedef enum ts_edge_kind {
     TS_EDGE_COLL_EXIT,      /* barrier.end -> member.end (or its MPI completion's end), gap = that
                                rank's transfer time */
     TS_EDGE_MPI_REQUEST,    /* nonblocking MPI call.end -> the MPI_Wait/MPI_Test completing its request .end */
+    TS_EDGE_DEP,            /* execution-trace dependency (chakra_dep flow): producer.end -> consumer.start */
     TS_EDGE_KIND_COUNT
 } ts_edge_kind;
 const char *ts__edge_kind_name(ts_edge_kind k);

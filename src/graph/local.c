@@ -317,6 +317,15 @@ static int gpu_track(local_ctx *c, uint32_t t)
     return TS_OK;
 }
 
+/* An execution trace's own dependencies (chakra_dep flows) order its GPU ops:
+ * it has no launch calls to miss. */
+static bool has_dep_flows(const ts_rank *r)
+{
+    for (uint32_t i = 0; i < r->flows.n; i++)
+        if (r->flows.kind[i] == TS_FLOW_DEP) return true;
+    return false;
+}
+
 /* Launch -> GPU op by correlation id (never by order). Fills launch_ts and
  * makes it monotone per stream so the sync passes can binary-search it. */
 static void link_launches(local_ctx *c)
@@ -352,7 +361,7 @@ static void link_launches(local_ctx *c)
             c->launch_ts[n - c->node0] = run_max;
         }
     }
-    if (unlaunched)
+    if (unlaunched && !has_dep_flows(c->r))
         ts__graph_warn(g, "rank %d: %u GPU ops have no launch call with their correlation id; "
                        "they depend only on stream order", c->r->rank, unlaunched);
 }
@@ -497,12 +506,12 @@ static void fwdbwd_flows(local_ctx *c)
     const ts_flows *f = &c->r->flows;
     ts_graph *g = c->g;
     for (uint32_t i = 0; i < f->n; i++) {
-        if (f->kind[i] != TS_FLOW_FWDBWD || f->from[i] == TS_NONE32 || f->to[i] == TS_NONE32) continue;
+        if ((f->kind[i] != TS_FLOW_FWDBWD && f->kind[i] != TS_FLOW_DEP) || f->from[i] == TS_NONE32 || f->to[i] == TS_NONE32) continue;
         uint32_t a = c->node_of[f->from[i]], b = c->node_of[f->to[i]];
         if (a == TS_NONE32 || b == TS_NONE32 || a == b) continue;
         /* A flow pointing back in time would make a cycle; it says nothing causal. */
         if (g->nodes.start_ns[a] + g->nodes.dur_ns[a] > g->nodes.start_ns[b]) continue;
-        ts__graph_add_edge(g, a, b, TS_EDGE_FWDBWD, TS_EDGE_FROM_END);
+        ts__graph_add_edge(g, a, b, f->kind[i] == TS_FLOW_DEP ? TS_EDGE_DEP : TS_EDGE_FWDBWD, TS_EDGE_FROM_END);
     }
 }
 

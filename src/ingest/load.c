@@ -50,12 +50,13 @@ static bool is_trace_name(const char *name)
     return name[0] != '.' &&
            (ends_with(name, ".json") || ends_with(name, ".json.gz") || ends_with(name, ".json.zst") ||
             ends_with(name, ".sqlite") || ends_with(name, ".sqlite.gz") || ends_with(name, ".sqlite.zst") ||
-            ts__xplane_is_name(name));
+            ts__xplane_is_name(name) || ts__chakra_is_name(name));
 }
 
 /* One file into one rank, by what its first bytes say it is: an SQLite
  * database is an Nsight Systems export; a protobuf has no magic, so a
- * `*.xplane.pb` name means a TensorFlow XPlane; anything else JSON. */
+ * `*.xplane.pb` name means a TensorFlow XPlane, `*.et` a Chakra execution
+ * trace; anything else JSON. */
 static int ingest_file(const char *path, int32_t order, const ts_load_opts *opts, bool spare_core, ts_rank **out,
                        ts_error *err)
 {
@@ -65,6 +66,7 @@ static int ingest_file(const char *path, int32_t order, const ts_load_opts *opts
     if (rc) { *out = NULL; return rc; }
     if (ts__nsys_is_sqlite(head, n)) return ts__nsys_ingest(path, order, opts, out, err);
     if (ts__xplane_is_name(path)) return ts__xplane_ingest(path, order, out, err);
+    if (ts__chakra_is_name(path)) return ts__chakra_ingest(path, order, out, err);
     return ts__ingest_json_path(path, order, opts, spare_core, out, err);
 }
 
@@ -142,7 +144,7 @@ static int expand_dir(file_list *l, const char *dir, skip_note *sk, ts_error *er
     if (rc) return rc;
     if (l->n == first)
         return ts__error(err, TS_ENOENT, "%s: byte 0: directory holds no trace files (*.json, *.json.gz, *.json.zst, "
-                         "*.sqlite, *.xplane.pb)", dir);
+                         "*.sqlite, *.xplane.pb, *.et)", dir);
     qsort(l->v + first, l->n - first, sizeof *l->v, cmp_str);
     return TS_OK;
 }

@@ -644,7 +644,8 @@ static uint32_t add_flow(ts_rank *r, uint64_t id, uint32_t cat)
     f->id[i] = id;
     f->cat[i] = cat;
     const char *cs = ts__rank_str(r, cat);
-    f->kind[i] = strcmp(cs, "ac2g") == 0 ? TS_FLOW_AC2G : strcmp(cs, "fwdbwd") == 0 ? TS_FLOW_FWDBWD : TS_FLOW_OTHER;
+    f->kind[i] = strcmp(cs, "ac2g") == 0 ? TS_FLOW_AC2G : strcmp(cs, "fwdbwd") == 0 ? TS_FLOW_FWDBWD
+               : strcmp(cs, "chakra_dep") == 0 ? TS_FLOW_DEP : TS_FLOW_OTHER;
     f->from[i] = f->to[i] = TS_NONE32;
     return i;
 }
@@ -766,6 +767,15 @@ int ts__rank_finish(ts_rank *r, ts_error *err)
     return TS_OK;
 oom:
     return ts__error(err, TS_ENOMEM, "%s: out of memory while building the trace model", r->path);
+}
+
+int ts__rank_add_bound_flow(ts_rank *r, uint32_t from, uint32_t to, uint64_t id, uint32_t cat)
+{
+    uint32_t f = add_flow(r, id, cat);
+    if (f == TS_NONE32) return TS_ENOMEM;
+    r->flows.from[f] = from;
+    r->flows.to[f] = to;
+    return TS_OK;
 }
 
 /* ---- trace ---- */

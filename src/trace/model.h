@@ -130,7 +130,8 @@ typedef struct ts_counters {
     double   *value;
 } ts_counters;
 
-typedef enum ts_flow_kind { TS_FLOW_OTHER = 0, TS_FLOW_AC2G, TS_FLOW_FWDBWD } ts_flow_kind;
+typedef enum ts_flow_kind { TS_FLOW_OTHER = 0, TS_FLOW_AC2G, TS_FLOW_FWDBWD,
+                            TS_FLOW_DEP /* "chakra_dep": an execution trace's data or control dependency */ } ts_flow_kind;
 
 typedef struct ts_flows {
     uint32_t  n, cap;
@@ -294,6 +295,10 @@ uint32_t ts__rank_add_instant(ts_rank *r, uint32_t track, int64_t ts_ns, uint32_
                               uint32_t cat, ts_kind kind, char scope, uint32_t first_arg, uint32_t n_args);
 uint32_t ts__rank_add_counter(ts_rank *r, uint32_t track, int64_t ts_ns, double value);
 void     ts__rank_add_flow_end(ts_rank *r, const ts_flow_end *e);
+/* After ts__rank_finish: a flow already bound from slice row `from` to row
+ * `to` (a reader that knows its edges by row skips the endpoints' sort and
+ * binding: chakra.c). TS_ENOMEM when the table cannot grow. */
+TS_NODISCARD int ts__rank_add_bound_flow(ts_rank *r, uint32_t from, uint32_t to, uint64_t id, uint32_t cat);
 void     ts__rank_warn(ts_rank *r, ts_warn_kind k, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* The same, counting n occurrences at once (n events lost, say). */

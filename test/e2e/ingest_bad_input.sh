@@ -34,7 +34,7 @@ printf '[{"ph":"X","ts":1},{"ph":"X","ts":"12"}]' >"$T/ts_string.json"
 expect "trainscope: $T/ts_string.json: byte 34: event 1: \"ts\" is not a number" "$T/ts_string.json"
 
 mkdir "$T/no_traces"; echo hi >"$T/no_traces/readme.txt"
-expect "trainscope: $T/no_traces: byte 0: directory holds no trace files (*.json, *.json.gz, *.json.zst, *.sqlite, *.xplane.pb)" "$T/no_traces"
+expect "trainscope: $T/no_traces: byte 0: directory holds no trace files (*.json, *.json.gz, *.json.zst, *.sqlite, *.xplane.pb, *.et)" "$T/no_traces"
 
 GZ="$DATA/kineto/trace_compare/base/base.json.gz"
 if [ -f "$GZ" ]; then

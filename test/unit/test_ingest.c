@@ -655,7 +655,7 @@ TEST(ingest_rejects_directory_without_traces)
     const char *paths[] = {dir};
     CHECK_EQ_INT(ts_trace_load(paths, 1, NULL, &t, &err), TS_ENOENT);
     char want[256];
-    snprintf(want, sizeof want, "%s: byte 0: directory holds no trace files (*.json, *.json.gz, *.json.zst, *.sqlite, *.xplane.pb)", dir);
+    snprintf(want, sizeof want, "%s: byte 0: directory holds no trace files (*.json, *.json.gz, *.json.zst, *.sqlite, *.xplane.pb, *.et)", dir);
     CHECK_EQ_STR(err.msg, want);
     rmdir(dir);
 }

@@ -7,6 +7,7 @@
  * (test/e2e/xplane_capture.sh checks them live).
  */
 #include "test.h"
+#include "pb_write.h"
 
 #include <unistd.h>
 
@@ -14,23 +15,6 @@
 #include "ingest/protobuf.h"
 #include "trace/model.h"
 #include "trainscope/ingest.h"
-
-typedef struct wb { unsigned char b[4096]; size_t n; } wb;
-
-static void put_varint(wb *w, uint64_t v)
-{
-    do { w->b[w->n++] = (unsigned char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0)); v >>= 7; } while (v);
-}
-static void put_int(wb *w, uint32_t num, uint64_t v) { put_varint(w, (uint64_t)num << 3); put_varint(w, v); }
-static void put_bytes(wb *w, uint32_t num, const void *p, size_t n)
-{
-    put_varint(w, (uint64_t)num << 3 | 2);
-    put_varint(w, n);
-    memcpy(w->b + w->n, p, n);
-    w->n += n;
-}
-static void put_msg(wb *w, uint32_t num, const wb *m) { put_bytes(w, num, m->b, m->n); }
-static void put_str(wb *w, uint32_t num, const char *s) { put_bytes(w, num, s, strlen(s)); }
 
 /* map entry {1: key, 2: {2: name}} */
 static void put_meta(wb *w, uint32_t num, uint64_t id, const char *name)

@@ -1,0 +1,521 @@
+/* chakra.c - MLCommons Chakra execution traces (`*.et`: the protobuf stream
+ * chakra's converters write) into the trace model: one file = one rank.
+ *
+ * Not for: PyTorch host execution traces (JSON without times) or Chakra's
+ * JSON dumps. The schema is mlcommons/chakra's et_def.proto, read field by
+ * field with protobuf.h's cursor (no generated code):
+ *
+ *   file        varint length + GlobalMetadata, then varint length + Node, repeated
+ *   GlobalMetadata 1 version, 2 attr (AttributeProto)
+ *   Node        1 id, 2 name, 3 type (NodeType), 4 ctrl_deps, 5 data_deps (packed uint64),
+ *               6 start_time_micros, 7 duration_micros (the "runtime"), 10 attr
+ *   AttributeProto 1 name, 3 double, 7/9/11/13 int32/int64/uint32/uint64, 15/17 sint32/64,
+ *               27 bool, 29 string (list values are skipped)
+ *
+ * Model: a node with is_cpu_op (or, without it, a compute node) is a cpu_op
+ * slice on thread (pid 0, attr tid); the others kernels on GPU stream (0,
+ * attr tid). COMM_COLL nodes carry comm_type and comm_size as the collective
+ * args the graph reads ("Collective name", "In msg nelems" with dtype Byte).
+ * Times: the nodes' own start_time_micros when every timed node has one;
+ * otherwise the graph is replayed as ASTRA-sim does: a node starts when all
+ * its dependencies ended and its lane is free (ready nodes in file order).
+ * ctrl_deps are not followed: PyTorch-converted traces point them at the
+ * enclosing op, which may come after the node (the sample has such 2-cycles
+ * and 1,277 ids no node has), and ASTRA-sim's feeder and chakra's JSON
+ * workload graph follow data_deps only. Data dependencies become
+ * "chakra_dep" flows, bound by slice row once the model is finished (no
+ * timestamped endpoints to sort), which the graph turns into "dep" edges; a
+ * node without runtime is an instant, and edges through it join its
+ * predecessors to its successors.
+ */
+#include "ingest/ingest.h"
+#include "ingest/protobuf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct ck_node {
+    uint64_t id;
+    size_t   at;           /* byte offset of its message */
+    uint32_t name, track;
+    uint32_t dep0, n_deps; /* into ck.deps */
+    uint32_t arg0, n_args;
+    int64_t  dur_ns, start_ns, ready_ns;
+    int64_t  tid, comm_type, comm_size;
+    int32_t  type;
+    int8_t   is_cpu;       /* -1 = no attribute */
+    bool     has_start;
+} ck_node;
+
+typedef struct ck {
+    const char *path;
+    ts_rank    *r;
+    ts_error   *err;
+    ck_node    *nodes;
+    uint32_t    n, cap;
+    uint64_t   *deps;      /* dependency ids, then resolved to node rows (UINT64_MAX = absent) */
+    uint32_t    n_deps, cap_deps;
+    uint64_t    n_ctrl;    /* nodes with ctrl_deps (kept out of the schedule) */
+    ts_pb       bad;
+} ck;
+
+static const char *const coll_names[] = {"all_reduce", "reduce", "all_gather", "gather", "scatter", "broadcast",
+                                         "all_to_all", "reduce_scatter", "reduce_scatter_block", "barrier"};
+
+static int fail_at(ck *c, size_t at, const char *what)
+{
+    return ts__error(c->err, TS_EFORMAT, "%s: byte %zu: %s", c->path, at, what);
+}
+
+static void note(ck *c, const ts_pb *p)
+{
+    if (p->err && !c->bad.err) c->bad = *p;
+}
+
+static uint32_t intern_sub(ck *c, const ts_pb *s) { return ts__rank_intern(c->r, (const char *)s->p, ts__pb_len(s)); }
+static uint32_t intern(ck *c, const char *s) { return ts__rank_intern(c->r, s, strlen(s)); }
+
+static bool name_is(const ts_pb *s, const char *want)
+{
+    size_t n = strlen(want);
+    return ts__pb_len(s) == n && memcmp(s->p, want, n) == 0;
+}
+
+static int64_t zigzag(uint64_t u) { return (int64_t)(u >> 1) ^ -(int64_t)(u & 1); }
+
+/* One AttributeProto: the attributes the model uses into the node, every
+ * scalar one as an arg. */
+static void attribute(ck *c, ts_pb a, ck_node *nd)
+{
+    ts_pb_field f;
+    ts_pb key = {0};
+    ts_arg_type ty = TS_ARG_NULL;
+    uint64_t val = 0;
+    while (ts__pb_next(&a, &f)) {
+        if (f.num == 1 && f.wire == 2) { key = f.sub; continue; }
+        if (f.wire == 0 && (f.num == 7 || f.num == 9)) { ty = TS_ARG_INT; val = f.num == 7 ? (uint64_t)(int64_t)(int32_t)f.u : f.u; }
+        else if (f.wire == 0 && (f.num == 11 || f.num == 13)) { ty = TS_ARG_UINT; val = f.u; }
+        else if (f.wire == 0 && (f.num == 15 || f.num == 17)) { ty = TS_ARG_INT; val = (uint64_t)zigzag(f.u); }
+        else if (f.wire == 0 && f.num == 27) { ty = TS_ARG_BOOL; val = f.u != 0; }
+        else if (f.wire == 1 && f.num == 3) { ty = TS_ARG_DOUBLE; val = f.u; }
+        else if (f.wire == 2 && f.num == 29) { ty = TS_ARG_STR; val = intern_sub(c, &f.sub); }
+    }
+    note(c, &a);
+    if (!key.p || ty == TS_ARG_NULL) return;
+    bool integral = ty == TS_ARG_INT || ty == TS_ARG_UINT || ty == TS_ARG_BOOL;
+    if (integral && name_is(&key, "is_cpu_op")) nd->is_cpu = val != 0;
+    else if (integral && name_is(&key, "tid")) nd->tid = (int64_t)val;
+    else if (integral && name_is(&key, "comm_type")) nd->comm_type = (int64_t)val;
+    else if (integral && name_is(&key, "comm_size")) nd->comm_size = (int64_t)val;
+    ts__rank_add_arg(c->r, intern_sub(c, &key), ty, val);
+}
+
+static int add_dep(ck *c, uint64_t id)
+{
+    if (ts__grow((void **)&c->deps, &c->cap_deps, sizeof *c->deps, c->n_deps + 1)) return TS_ENOMEM;
+    c->deps[c->n_deps++] = id;
+    return TS_OK;
+}
+
+/* Packed (or, as older writers did, unpacked) uint64 dependency ids. */
+static int deps_field(ck *c, const ts_pb_field *f)
+{
+    if (f->wire == 0) return add_dep(c, f->u);
+    if (f->wire != 2) return TS_OK;
+    ts_pb p = f->sub;
+    uint64_t v;
+    while (p.p < p.end && !p.err)
+        if (ts__pb_varint(&p, &v) && add_dep(c, v)) return TS_ENOMEM;
+    note(c, &p);
+    return TS_OK;
+}
+
+static void comm_args(ck *c, const ck_node *nd)
+{
+    if (nd->comm_type >= 0 && nd->comm_type < (int64_t)(sizeof coll_names / sizeof coll_names[0]))
+        ts__rank_add_arg(c->r, intern(c, "Collective name"), TS_ARG_STR, intern(c, coll_names[nd->comm_type]));
+    if (nd->comm_size >= 0) {
+        ts__rank_add_arg(c->r, intern(c, "In msg nelems"), TS_ARG_INT, (uint64_t)nd->comm_size);
+        ts__rank_add_arg(c->r, intern(c, "dtype"), TS_ARG_STR, intern(c, "Byte"));
+        ts__rank_add_arg(c->r, intern(c, "bytes"), TS_ARG_INT, (uint64_t)nd->comm_size);
+    }
+}
+
+static int one_node(ck *c, ts_pb msg, size_t at)
+{
+    if (ts__grow((void **)&c->nodes, &c->cap, sizeof *c->nodes, c->n + 1)) return TS_ENOMEM;
+    ck_node *nd = &c->nodes[c->n++];
+    *nd = (ck_node){.at = at, .dep0 = c->n_deps, .is_cpu = -1, .comm_type = -1, .comm_size = -1};
+    nd->arg0 = ts__rank_args_mark(c->r);
+    bool has_id = false;
+    ts_pb_field f;
+    int rc = TS_OK;
+    while (!rc && ts__pb_next(&msg, &f)) {
+        if (f.num == 1 && f.wire == 0) { nd->id = f.u; has_id = true; }
+        else if (f.num == 2 && f.wire == 2) nd->name = intern_sub(c, &f.sub);
+        else if (f.num == 3 && f.wire == 0) nd->type = (int32_t)(f.u > 100 ? 100 : f.u);
+        else if (f.num == 5) rc = deps_field(c, &f);
+        else if (f.num == 4) c->n_ctrl++;
+        else if (f.num == 6 && f.wire == 0) { nd->start_ns = (int64_t)(f.u > (1ULL << 52) ? 1ULL << 52 : f.u) * 1000; nd->has_start = true; }
+        else if (f.num == 7 && f.wire == 0) nd->dur_ns = (int64_t)(f.u > (1ULL << 40) ? 1ULL << 40 : f.u) * 1000;
+        else if (f.num == 10 && f.wire == 2) attribute(c, f.sub, nd);
+    }
+    note(c, &msg);
+    nd = &c->nodes[c->n - 1];
+    ts__rank_add_arg(c->r, intern(c, "chakra_id"), TS_ARG_UINT, nd->id);
+    ts__rank_add_arg(c->r, intern(c, "chakra_type"), TS_ARG_INT, (uint64_t)(int64_t)nd->type);
+    if (nd->type == 7) comm_args(c, nd);
+    nd->n_deps = c->n_deps - nd->dep0;
+    nd->n_args = ts__rank_args_mark(c->r) - nd->arg0;
+    if (rc) return rc;
+    if (c->bad.err) return fail_at(c, c->bad.err_at, c->bad.err);
+    if (!has_id || !nd->name) return fail_at(c, at, "not a Chakra execution trace (a Node without id or name)");
+    return TS_OK;
+}
+
+/* The GlobalMetadata message: fields 1 (version) and 2 (attributes) only. */
+static int global_metadata(ck *c, ts_pb msg, size_t at)
+{
+    ts_pb_field f;
+    bool any = false;
+    while (ts__pb_next(&msg, &f)) {
+        if (f.wire != 2 || (f.num != 1 && f.num != 2)) break;
+        any = true;
+    }
+    if (msg.err || msg.p < msg.end || !any)
+        return fail_at(c, at, "not a Chakra execution trace (no GlobalMetadata message first)");
+    return TS_OK;
+}
+
+static int read_stream(ck *c, const unsigned char *data, size_t n)
+{
+    ts_pb s = ts__pb_open(data, n);
+    for (uint32_t k = 0; s.p < s.end; k++) {
+        size_t at = (size_t)(s.p - s.base);
+        uint64_t len;
+        if (!ts__pb_varint(&s, &len)) return fail_at(c, s.err_at, s.err);
+        if (len > ts__pb_len(&s)) return fail_at(c, at, "Chakra message length past the end of the file");
+        ts_pb msg = {s.p, s.p + len, s.base, NULL, 0};
+        s.p += len;
+        int rc = k == 0 ? global_metadata(c, msg, at) : one_node(c, msg, at);
+        if (rc) return rc;
+    }
+    if (c->n == 0) return fail_at(c, n, "not a Chakra execution trace (no Node after its GlobalMetadata)");
+    return TS_OK;
+}
+
+static bool on_cpu(const ck_node *nd)
+{
+    return nd->is_cpu >= 0 ? nd->is_cpu == 1 : !(nd->type >= 5 && nd->type <= 7);
+}
+
+/* Lanes: one track per (CPU thread | GPU stream, tid). */
+static void assign_tracks(ck *c)
+{
+    for (uint32_t i = 0; i < c->n; i++) {
+        ck_node *nd = &c->nodes[i];
+        bool cpu = on_cpu(nd);
+        nd->track = ts__rank_track(c->r, cpu ? TS_TRACK_THREAD : TS_TRACK_GPU_STREAM, 0, nd->tid);
+        if (nd->track == TS_NONE32) continue;
+        ts_track *t = &c->r->tracks[nd->track];
+        if (!t->process_name_id) t->process_name_id = intern(c, cpu ? "Chakra host" : "Chakra GPU");
+    }
+}
+
+/* Dependency ids to node rows; an id no node has is counted and dropped. */
+static int resolve_deps(ck *c)
+{
+    ts_map64 row;
+    ts__map64_init(&row);
+    int rc = TS_OK;
+    for (uint32_t i = 0; !rc && i < c->n; i++) {
+        uint64_t old;
+        if (ts__map64_get(&row, c->nodes[i].id, &old)) {
+            char buf[96];
+            snprintf(buf, sizeof buf, "two Chakra nodes with id %llu", (unsigned long long)c->nodes[i].id);
+            rc = fail_at(c, c->nodes[i].at, buf);
+        } else if (ts__map64_put(&row, c->nodes[i].id, i)) rc = TS_ENOMEM;
+    }
+    uint64_t absent = 0;
+    for (uint32_t d = 0; !rc && d < c->n_deps; d++) {
+        uint64_t v;
+        if (ts__map64_get(&row, c->deps[d], &v)) c->deps[d] = v;
+        else { c->deps[d] = UINT64_MAX; absent++; }
+    }
+    ts__map64_free(&row);
+    if (!rc && absent)
+        ts__rank_warn_n(c->r, TS_WARN_OTHER, absent, "%s: %llu dependencies on node ids absent from the trace "
+                        "dropped", c->path, (unsigned long long)absent);
+    return rc == TS_ENOMEM ? ts__error(c->err, TS_ENOMEM, "%s: out of memory", c->path) : rc;
+}
+
+/* A min-heap of node rows: ready nodes are started in file order. */
+typedef struct heap { uint32_t *v; uint32_t n; } heap;
+
+static void heap_push(heap *h, uint32_t x)
+{
+    uint32_t i = h->n++;
+    while (i && h->v[(i - 1) / 2] > x) { h->v[i] = h->v[(i - 1) / 2]; i = (i - 1) / 2; }
+    h->v[i] = x;
+}
+
+static uint32_t heap_pop(heap *h)
+{
+    uint32_t top = h->v[0], x = h->v[--h->n], i = 0;
+    for (;;) {
+        uint32_t k = 2 * i + 1;
+        if (k >= h->n) break;
+        if (k + 1 < h->n && h->v[k + 1] < h->v[k]) k++;
+        if (h->v[k] >= x) break;
+        h->v[i] = h->v[k];
+        i = k;
+    }
+    if (h->n) h->v[i] = x;
+    return top;
+}
+
+typedef struct sched {
+    uint32_t *indeg, *child0, *child;   /* CSR of dependents */
+    int64_t  *lane_free;
+    heap      ready;
+} sched;
+
+static void sched_free(sched *s, uint32_t n, uint32_t n_deps, uint32_t n_tracks)
+{
+    ts__free(s->indeg, (size_t)n * sizeof *s->indeg + 4);
+    ts__free(s->child0, ((size_t)n + 1) * sizeof *s->child0);
+    ts__free(s->child, (size_t)n_deps * sizeof *s->child + 4);
+    ts__free(s->lane_free, ((size_t)n_tracks + 1) * sizeof *s->lane_free);
+    ts__free(s->ready.v, (size_t)n * sizeof *s->ready.v + 4);
+}
+
+static int sched_init(ck *c, sched *s)
+{
+    uint32_t n = c->n;
+    s->indeg = ts__calloc((size_t)n + 1, sizeof *s->indeg);
+    s->child0 = ts__calloc((size_t)n + 1, sizeof *s->child0);
+    s->child = ts__malloc((size_t)c->n_deps * sizeof *s->child + 4);
+    s->lane_free = ts__calloc((size_t)c->r->n_tracks + 1, sizeof *s->lane_free);
+    s->ready.v = ts__malloc((size_t)n * sizeof *s->ready.v + 4);
+    if (!s->indeg || !s->child0 || !s->child || !s->lane_free || !s->ready.v) return TS_ENOMEM;
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t d = c->nodes[i].dep0; d < c->nodes[i].dep0 + c->nodes[i].n_deps; d++)
+            if (c->deps[d] != UINT64_MAX) { s->indeg[i]++; s->child0[c->deps[d]]++; }
+    uint32_t sum = 0;
+    for (uint32_t i = 0; i < n; i++) { uint32_t k = s->child0[i]; s->child0[i] = sum; sum += k; }
+    s->child0[n] = sum;
+    uint32_t *fill = s->ready.v;   /* borrowed as the fill cursor before the heap is used */
+    for (uint32_t i = 0; i < n; i++) fill[i] = s->child0[i];
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t d = c->nodes[i].dep0; d < c->nodes[i].dep0 + c->nodes[i].n_deps; d++)
+            if (c->deps[d] != UINT64_MAX) s->child[fill[c->deps[d]]++] = i;
+    return TS_OK;
+}
+
+/* Start times by replaying the graph: each node as soon as its dependencies
+ * ended and its lane is free; a cycle is an error naming one of its nodes. */
+static int schedule(ck *c)
+{
+    sched s = {0};
+    int rc = sched_init(c, &s);
+    uint32_t done = 0, late = TS_NONE32;
+    if (!rc) {
+        for (uint32_t i = 0; i < c->n; i++) if (!s.indeg[i]) heap_push(&s.ready, i);
+        while (s.ready.n) {
+            ck_node *nd = &c->nodes[heap_pop(&s.ready)];
+            int64_t *lane = nd->track == TS_NONE32 ? &s.lane_free[c->r->n_tracks] : &s.lane_free[nd->track];
+            nd->start_ns = nd->ready_ns > *lane ? nd->ready_ns : *lane;
+            if (nd->start_ns > ((int64_t)1 << 62) - nd->dur_ns) { late = (uint32_t)(nd - c->nodes); break; }
+            int64_t end = nd->start_ns + nd->dur_ns;
+            if (nd->dur_ns > 0) *lane = end;
+            uint32_t self = (uint32_t)(nd - c->nodes);
+            for (uint32_t k = s.child0[self]; k < s.child0[self + 1]; k++) {
+                ck_node *ch = &c->nodes[s.child[k]];
+                if (ch->ready_ns < end) ch->ready_ns = end;
+                if (--s.indeg[s.child[k]] == 0) heap_push(&s.ready, s.child[k]);
+            }
+            done++;
+        }
+    }
+    uint32_t stuck = 0;
+    while (!rc && late == TS_NONE32 && done < c->n && stuck < c->n && s.indeg[stuck] == 0) stuck++;
+    sched_free(&s, c->n, c->n_deps, c->r->n_tracks);
+    if (rc) return ts__error(c->err, TS_ENOMEM, "%s: out of memory", c->path);
+    if (late != TS_NONE32) return fail_at(c, c->nodes[late].at, "Chakra replay past 2^62 ns (runtimes too large)");
+    if (done < c->n) {
+        char buf[96];
+        snprintf(buf, sizeof buf, "Chakra dependency cycle through node %llu", (unsigned long long)c->nodes[stuck].id);
+        return fail_at(c, c->nodes[stuck].at, buf);
+    }
+    return TS_OK;
+}
+
+/* Every timed node has its own start time: use those (else replay). */
+static bool recorded_times(const ck *c)
+{
+    bool any = false;
+    for (uint32_t i = 0; i < c->n; i++) {
+        if (c->nodes[i].dur_ns > 0 && !c->nodes[i].has_start) return false;
+        any |= c->nodes[i].has_start;
+    }
+    return any;
+}
+
+/* Slices (timed nodes) and instants (nodes without runtime), with their args. */
+static void emit_nodes(ck *c)
+{
+    uint32_t cat_cpu = intern(c, "cpu_op"), cat_gpu = intern(c, "kernel");
+    for (uint32_t i = 0; i < c->n; i++) {
+        ck_node *nd = &c->nodes[i];
+        if (nd->track == TS_NONE32) continue;
+        bool cpu = on_cpu(nd);
+        uint32_t first = nd->arg0, n_args = nd->n_args;
+        ts_kind kind = cpu ? TS_KIND_CPU_OP : TS_KIND_KERNEL;
+        if (nd->dur_ns > 0) {
+            uint32_t s = ts__rank_add_slice(c->r, nd->track, nd->start_ns, nd->dur_ns, nd->name, cpu ? cat_cpu : cat_gpu, kind);
+            if (s != TS_NONE32) ts__rank_slice_set_args(c->r, s, first, n_args);
+        } else {
+            ts__rank_add_instant(c->r, nd->track, nd->start_ns, nd->name, cpu ? cat_cpu : cat_gpu, kind, 't', first, n_args);
+        }
+    }
+}
+
+/* Each timed node's slice row after ts__rank_finish sorted the slices: the
+ * slice on its track starting at its start with its duration and name. */
+static void node_rows(ck *c, uint32_t *row)
+{
+    const ts_slices *sl = &c->r->slices;
+    for (uint32_t i = 0; i < c->n; i++) {
+        const ck_node *nd = &c->nodes[i];
+        row[i] = TS_NONE32;
+        if (nd->dur_ns <= 0 || nd->track == TS_NONE32) continue;
+        const ts_track *t = &c->r->tracks[nd->track];
+        uint32_t lo = t->first_slice, hi = lo + t->n_slices;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (sl->ts_ns[mid] < nd->start_ns) lo = mid + 1; else hi = mid;
+        }
+        for (uint32_t k = lo; k < t->first_slice + t->n_slices && sl->ts_ns[k] == nd->start_ns; k++)
+            if (sl->dur_ns[k] == nd->dur_ns && sl->name[k] == nd->name) { row[i] = k; break; }
+    }
+}
+
+/* One "chakra_dep" flow per dependency between timed nodes; an untimed
+ * dependency is looked through to its own dependencies (each node once per
+ * dependent, so the walk ends on any graph). */
+static int emit_deps(ck *c, uint32_t cat)
+{
+    uint32_t *stamp = ts__calloc((size_t)c->n + 1, sizeof *stamp), *row = ts__malloc((size_t)c->n * sizeof *row + 4);
+    uint32_t *stack = ts__malloc((size_t)c->n_deps * sizeof *stack + 4);
+    int rc = !stamp || !stack || !row ? TS_ENOMEM : TS_OK;
+    if (!rc) node_rows(c, row);
+    uint64_t id = 0;
+    for (uint32_t b = 0; !rc && b < c->n; b++) {
+        if (row[b] == TS_NONE32) continue;
+        uint32_t top = 0;
+        const ck_node *to = &c->nodes[b];
+        for (uint32_t d = to->dep0; d < to->dep0 + to->n_deps; d++)
+            if (c->deps[d] != UINT64_MAX && stamp[c->deps[d]] != b + 1) { stamp[c->deps[d]] = b + 1; stack[top++] = (uint32_t)c->deps[d]; }
+        while (top && !rc) {
+            uint32_t a = stack[--top];
+            const ck_node *from = &c->nodes[a];
+            if (from->dur_ns > 0) {
+                if (row[a] != TS_NONE32) rc = ts__rank_add_bound_flow(c->r, row[a], row[b], id++, cat);
+                continue;
+            }
+            for (uint32_t d = from->dep0; d < from->dep0 + from->n_deps; d++)
+                if (c->deps[d] != UINT64_MAX && stamp[c->deps[d]] != b + 1) { stamp[c->deps[d]] = b + 1; stack[top++] = (uint32_t)c->deps[d]; }
+        }
+    }
+    ts__free(stamp, ((size_t)c->n + 1) * sizeof *stamp);
+    ts__free(stack, (size_t)c->n_deps * sizeof *stack + 4);
+    ts__free(row, (size_t)c->n * sizeof *row + 4);
+    return rc ? ts__error(c->err, TS_ENOMEM, "%s: out of memory", c->path) : TS_OK;
+}
+
+static void meta_str(ts_rank *r, const char *key, const char *val)
+{
+    ts__rank_add_arg(r, ts__rank_intern(r, key, strlen(key)), TS_ARG_STR, ts__rank_intern(r, val, strlen(val)));
+}
+
+static int build(ck *c, const void *data, size_t n)
+{
+    int rc = read_stream(c, data, n);
+    if (!rc) {
+        assign_tracks(c);
+        rc = resolve_deps(c);
+    }
+    bool own_times = !rc && recorded_times(c);
+    if (!rc && !own_times) rc = schedule(c);
+    if (rc) return rc;
+    emit_nodes(c);
+    uint32_t dep_cat = intern(c, "chakra_dep");
+    c->r->meta_args = ts__rank_args_mark(c->r);
+    meta_str(c->r, "format", "chakra-et");
+    meta_str(c->r, "chakra_times", own_times ? "recorded (start_time_micros)" : "replayed from runtimes and dependencies");
+    char ctrl[32];
+    snprintf(ctrl, sizeof ctrl, "%llu nodes", (unsigned long long)c->n_ctrl);
+    meta_str(c->r, "ctrl_deps_not_followed", ctrl);
+    c->r->n_meta_args = 3;
+    c->r->n_events_read = c->n;
+    rc = ts__rank_finish(c->r, c->err);
+    return rc ? rc : emit_deps(c, dep_cat);
+}
+
+int ts__chakra_ingest_buffer(const char *name, const void *data, size_t n, ts_rank **out, ts_error *err)
+{
+    *out = NULL;
+    ck c = {.path = name, .err = err};
+    c.r = ts__rank_create(name);
+    int rc = c.r ? build(&c, data, n) : ts__error(err, TS_ENOMEM, "%s: out of memory", name);
+    ts__free(c.nodes, (size_t)c.cap * sizeof *c.nodes);
+    ts__free(c.deps, (size_t)c.cap_deps * sizeof *c.deps);
+    if (rc) { ts__rank_destroy(c.r); return rc; }
+    *out = c.r;
+    return TS_OK;
+}
+
+/* The rank of chakra's `<prefix>.<rank>.et` names, -1 if there is none. */
+static int32_t rank_from_et_name(const char *path)
+{
+    const char *base = strrchr(path, '/'), *et = strstr(base ? base : path, ".et");
+    base = base ? base + 1 : path;
+    if (!et || et == base) return -1;
+    const char *p = et;
+    while (p > base && p[-1] >= '0' && p[-1] <= '9') p--;
+    if (p == et || p == base || p[-1] != '.' || et - p > 9) return -1;
+    return (int32_t)strtol(p, NULL, 10);
+}
+
+typedef struct ck_call { const char *path; ts_rank **out; ts_error *err; } ck_call;
+
+static int ck_bytes(void *ud, const char *data, size_t n)
+{
+    ck_call *c = ud;
+    return ts__chakra_ingest_buffer(c->path, data, n, c->out, c->err);
+}
+
+int ts__chakra_ingest(const char *path, int32_t order, ts_rank **out, ts_error *err)
+{
+    ck_call c = {path, out, err};
+    int rc = ts__with_file_bytes(path, (size_t)16 << 30, ck_bytes, &c, err);
+    if (!rc) {
+        int32_t from_name = ts__rank_from_filename(path);
+        if (from_name < 0) from_name = rank_from_et_name(path);
+        (*out)->rank = from_name >= 0 ? from_name : order;
+    }
+    return rc;
+}
+
+/* `name.et`, also gzipped or zstd'd; chakra's converters write `<prefix>.<rank>.et`. */
+bool ts__chakra_is_name(const char *path)
+{
+    size_t n = strlen(path);
+    const char *ends[] = {".et", ".et.gz", ".et.zst"};
+    for (size_t i = 0; i < 3; i++) {
+        size_t k = strlen(ends[i]);
+        if (n > k && !strcmp(path + n - k, ends[i])) return true;
+    }
+    return false;
+}

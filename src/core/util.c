@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/resource.h>
 #include <unistd.h>
 #include <time.h>
@@ -407,4 +408,44 @@ int ts__commit_tmp(const char *dir, const char *const *names, int n_written, int
         else if (rename(tmp, final) != 0) rc = ts__error(err, TS_EIO, "%s: %s", final, strerror(errno));
     }
     return rc;
+}
+
+int ts__file_open(ts__file *o, const char *path, ts_error *err)
+{
+    struct stat st;
+    o->path = path;
+    o->direct = stat(path, &st) == 0 && !S_ISREG(st.st_mode);   /* a device or fifo: not replaced */
+    const char *base = strrchr(path, '/');
+    int dir_len = base ? (int)(base - path) + 1 : 0;
+    base = base ? base + 1 : path;
+    if (o->direct) snprintf(o->tmp, sizeof o->tmp, "%s", path);
+    else if (snprintf(o->tmp, sizeof o->tmp, "%.*s.%s.%ld.tmp", dir_len, path, base, (long)getpid()) >=
+             (int)sizeof o->tmp)
+        return ts__error(err, TS_EIO, "%s: %s", path, strerror(ENAMETOOLONG));
+    o->f = fopen(o->tmp, "wb");
+    if (!o->f) return ts__error(err, TS_EIO, "%s: cannot write: %s", path, strerror(errno));
+    return TS_OK;
+}
+
+int ts__file_close(ts__file *o, bool ok, ts_error *err)
+{
+    errno = 0;
+    bool good = fflush(o->f) == 0 && !ferror(o->f);
+    int e = errno;
+    if (fclose(o->f) != 0 && good) { good = false; e = errno; }
+    o->f = NULL;
+    if (good && ok && (o->direct || rename(o->tmp, o->path) == 0)) return TS_OK;
+    if (good && ok) e = errno;   /* the rename failed */
+    if (!o->direct) remove(o->tmp);
+    if (!ok && good) return TS_EIO;   /* the caller's own failure, already reported */
+    return ts__error(err, TS_EIO, "%s: cannot write: %s", o->path, e ? strerror(e) : "write error");
+}
+
+int ts__write_file(const char *path, const ts_buf *b, ts_error *err)
+{
+    ts__file o;
+    int rc = ts__file_open(&o, path, err);
+    if (rc) return rc;
+    if (b->len) (void)fwrite(b->s, 1, b->len, o.f);   /* a short write sets the error ts__file_close reports */
+    return ts__file_close(&o, true, err);
 }

@@ -291,7 +291,13 @@ int ts_memgraph_write(const ts_memgraph *g, const char *dir, double gbps, int pl
         rc = b.oom ? ts__error(err, TS_ENOMEM, "out of memory") : ts__write_tmp(dir, OUT_NAMES[i], &b, err);
         ts__buf_free(&b);
     }
-    return ts__commit_tmp(dir, OUT_NAMES, written, rc, err);
+    rc = ts__commit_tmp(dir, OUT_NAMES, written, rc, err);
+    for (int i = n_files; i < N_OUT && !rc; i++) {   /* no stale plot of an earlier --plot run beside the new files */
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, OUT_NAMES[i]);
+        if (remove(path) != 0 && errno != ENOENT) rc = ts__error(err, TS_EIO, "%s: %s", path, strerror(errno));
+    }
+    return rc;
 }
 
 /* x ascending in ms from the first timed point, y in MiB: a step per event.

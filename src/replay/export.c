@@ -139,8 +139,10 @@ static bool flush(ts_buf *b, FILE *f, size_t keep_below)
 
 int ts_replay_export_chrome(const ts_replay *r, const char *path, ts_error *err)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) return ts__error(err, TS_EIO, "%s: cannot open for writing", path);
+    ts__file out;   /* a temporary renamed to path once whole */
+    int rc = ts__file_open(&out, path, err);
+    if (rc) return rc;
+    FILE *f = out.f;
     const ts_sim *s = &r->sim;
     int64_t t0 = INT64_MAX;
     for (uint32_t n = 0; n < s->n_nodes; n++) if (s->start_ns[n] < t0) t0 = s->start_ns[n];
@@ -170,7 +172,8 @@ int ts_replay_export_chrome(const ts_replay *r, const char *path, ts_error *err)
     ts__json_obj_end(&j);
     ts__buf_add(&b, "\n", 1);
     ok = ok && !b.oom && flush(&b, f, 0);
+    bool oom = b.oom;
     ts__buf_free(&b);
-    if (fclose(f) != 0) ok = false;
-    return ok ? TS_OK : ts__error(err, TS_EIO, "%s: write failed", path);
+    rc = ts__file_close(&out, ok, err);
+    return oom && rc ? ts__error(err, TS_ENOMEM, "%s: out of memory writing the export", path) : rc;
 }

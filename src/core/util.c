@@ -391,9 +391,11 @@ int ts__write_tmp(const char *dir, const char *name, const ts_buf *b, ts_error *
     FILE *f = fopen(path, "wb");
     if (!f) return ts__error(err, TS_EIO, "%s: %s", path, strerror(errno));
     size_t put = b->len ? fwrite(b->s, 1, b->len, f) : 0;
+    int e = put != b->len ? errno : 0;
     if ((fclose(f) != 0) | (put != b->len)) {
+        if (!e) e = errno;
         remove(path);
-        return ts__error(err, TS_EIO, "%s: write failed", path);
+        return ts__error(err, TS_EIO, "%s: write failed: %s", path, strerror(e));
     }
     return TS_OK;
 }
@@ -414,6 +416,7 @@ int ts__file_open(ts__file *o, const char *path, ts_error *err)
 {
     struct stat st;
     o->path = path;
+    o->e = 0;
     o->direct = stat(path, &st) == 0 && !S_ISREG(st.st_mode);   /* a device or fifo: not replaced */
     const char *base = strrchr(path, '/');
     int dir_len = base ? (int)(base - path) + 1 : 0;
@@ -431,7 +434,7 @@ int ts__file_close(ts__file *o, bool ok, ts_error *err)
 {
     errno = 0;
     bool good = fflush(o->f) == 0 && !ferror(o->f);
-    int e = errno;
+    int e = errno ? errno : o->e;
     if (fclose(o->f) != 0 && good) { good = false; e = errno; }
     o->f = NULL;
     if (good && ok && (o->direct || rename(o->tmp, o->path) == 0)) return TS_OK;
@@ -446,6 +449,25 @@ int ts__write_file(const char *path, const ts_buf *b, ts_error *err)
     ts__file o;
     int rc = ts__file_open(&o, path, err);
     if (rc) return rc;
-    if (b->len) (void)fwrite(b->s, 1, b->len, o.f);   /* a short write sets the error ts__file_close reports */
+    if (b->len && fwrite(b->s, 1, b->len, o.f) != b->len) o.e = errno;   /* ts__file_close reports it */
     return ts__file_close(&o, true, err);
+}
+
+int ts__out_dir(const char *dir, bool parents, bool *made, ts_error *err)
+{
+    char tmp[4096];
+    struct stat st;
+    *made = false;
+    if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) return TS_OK;
+    if (snprintf(tmp, sizeof tmp, "%s", dir) >= (int)sizeof tmp)
+        return ts__error(err, TS_EIO, "%s: %s", dir, strerror(ENAMETOOLONG));
+    for (char *p = tmp + 1; parents && *p; p++) {
+        if (*p != '/') continue;
+        *p = 0;
+        if (mkdir(tmp, 0777) != 0 && errno != EEXIST) return ts__error(err, TS_EIO, "%s: %s", tmp, strerror(errno));
+        *p = '/';
+    }
+    if (mkdir(tmp, 0777) != 0) return ts__error(err, TS_EIO, "%s: %s", dir, strerror(errno));
+    *made = true;
+    return TS_OK;
 }

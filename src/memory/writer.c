@@ -317,6 +317,25 @@ static void write_curve_svg(ts_buf *b, const ts_mem_curve *c, const char *title)
     ts__free(y, 2 * (c->n + 1) * sizeof *y);
 }
 
+/* The curves of an earlier run in DIR that this one did not write
+ * (memory.svg, memory_K.svg for K below the CLI's 256), and every PNG copy
+ * (re-rendered after this with --png): none stays beside the new files. */
+static void remove_stale_curves(const char *dir, const char *const *written, uint32_t n_written)
+{
+    for (uint32_t k = 0; k <= 256; k++) {
+        char name[32], path[4096];
+        if (k == 256) snprintf(name, sizeof name, "memory");
+        else snprintf(name, sizeof name, "memory_%u", k);
+        bool mine = false;
+        size_t len = strlen(name);
+        for (uint32_t i = 1; i < n_written; i++) mine |= !strncmp(written[i], name, len) && !strcmp(written[i] + len, ".svg");
+        snprintf(path, sizeof path, "%s/%s.png", dir, name);
+        remove(path);
+        snprintf(path, sizeof path, "%s/%s.svg", dir, name);
+        if (!mine) remove(path);
+    }
+}
+
 int ts_mem_curves_write(const char *dir, const char *summary_json, const ts_mem_curve *curves,
                         const char *const *titles, uint32_t n, int plots, ts_error *err)
 {
@@ -345,6 +364,7 @@ int ts_mem_curves_write(const char *dir, const char *summary_json, const ts_mem_
     }
     if (np) rc = ts__commit_tmp(dir, np, (int)written, rc, err);
     if (rc && made) rmdir(dir);
+    if (!rc) remove_stale_curves(dir, np, written);
     ts__free(names, n_files * sizeof *names);
     ts__free(np, n_files * sizeof *np);
     return rc;

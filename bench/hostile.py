@@ -359,16 +359,23 @@ def can_mount_tmpfs(d, opts):
     return subprocess.run(["mount", "-t", "tmpfs", "-o", opts, "tmpfs", d], capture_output=True).returncode == 0
 
 
+# What memory -o --plot writes (docs/memory.md): a run that made its missing
+# folder is judged whole when each is there and not empty.
+MEM_FILES = ["kernels.config", "tensors.config", "liveness_analysis.config", "memory.json", "memory.svg", "periods.svg"]
+
+
 def cls_outputs(R, tmp, full):
     """Outputs that cannot be written: stdout on /dev/full, --export and -o on
     a full disk (a 64 KiB tmpfs, where root may mount one), a read-only
-    filesystem, a missing folder. Exit 0 is a silent failure; a file left
-    behind by a failed run (or a short one by a 'successful' run) is partial."""
+    filesystem, a missing folder. Exit 0 is a silent failure (but memory -o
+    makes a missing folder, as documented: there exit 0 with every file whole
+    is right); a file left behind by a failed run (or a short one by a
+    'successful' run) is partial."""
     T = Tally("outputs: full, read-only, missing", True)
     fwd, bwd = FX + "/fx_graph_transformed_forward.py", FX + "/fx_graph_transformed_backward.py"
     T.n["inputs"] += 1
     for cmd in (["stats", "--format", "json", TRACE], ["breakdown", TRACE], ["critical-path", TRACE],
-                ["replay", TRACE, TRACE1], ["memory", fwd, bwd]):
+                ["replay", TRACE, TRACE1], ["memory", fwd, bwd], ["diff", TRACE, TRACE], ["info", TRACE]):
         kind, so, se = R.run(cmd, stdout_path="/dev/full")
         T.add(cmd[0] + " > /dev/full", kind, silent=True, stderr=se)
     full, ro = os.path.join(tmp, "full"), os.path.join(tmp, "ro")
@@ -398,7 +405,12 @@ def cls_outputs(R, tmp, full):
             outdir = os.path.join(d, "mem")
             kind, so, se = R.run(["memory", "-o", outdir, "--plot", fwd, bwd])
             left = os.path.isdir(outdir) and len(os.listdir(outdir)) > 0
-            T.add("memory -o (%s)" % label, kind, silent=True, partial=int(left), stderr=se)
+            if kind in ("ok", "warning") and label == "missing folder":   # -o makes DIR with its parents
+                whole = all(os.path.getsize(os.path.join(outdir, f)) > 0 for f in MEM_FILES) if left else False
+                T.add("memory -o (%s)" % label, kind if whole else "ok", silent=not whole, partial=int(not whole),
+                      stderr=se)
+            else:
+                T.add("memory -o (%s)" % label, kind, silent=True, partial=int(left), stderr=se)
             if os.path.isdir(outdir):
                 shutil.rmtree(outdir, ignore_errors=True)
     finally:

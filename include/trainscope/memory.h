@@ -98,8 +98,10 @@ TS_API const ts_mem_device *ts_mem_device_find(const char *name);
 TS_API TS_NODISCARD int ts_memgraph_analyze(ts_memgraph *g, ts_mem_summary *out);
 
 /* Write kernels.config, tensors.config, liveness_analysis.config and
- * memory.json into dir (created if missing). Each file is written to a
- * temporary name and renamed only when all succeeded: no partial output. */
+ * memory.json into dir (created if missing), with plots memory.svg and
+ * periods.svg too (without, those of an earlier run are removed). Each file
+ * is written to a temporary name and renamed only when all succeeded: no
+ * partial output. */
 TS_API TS_NODISCARD int ts_memgraph_write(const ts_memgraph *g, const char *dir,
                                           double offload_gbps, int plots, ts_error *err);
 
@@ -191,7 +193,8 @@ TS_API void ts_mem_curve_free(ts_mem_curve *c);
 /* Write memory.json (summary_json as given) into dir (created if missing) and,
  * with plots, one chart per curve: memory.svg for one curve, memory_K.svg
  * (K = 0..n-1, titled titles[K]) for several. Temporary names renamed only
- * when all succeeded: no partial output. */
+ * when all succeeded: no partial output; then the charts and PNG copies of an
+ * earlier run that this one did not write are removed from dir. */
 TS_API TS_NODISCARD int ts_mem_curves_write(const char *dir, const char *summary_json, const ts_mem_curve *curves,
                                             const char *const *titles, uint32_t n, int plots, ts_error *err);
 /* ---- PyTorch allocator snapshots (torch.cuda.memory._snapshot() pickles,

@@ -559,11 +559,13 @@ static int memory_trace(int argc, char **argv, int first, const mem_args *a)
 static int svgs_to_png(const char *dir, const char *const *names, uint32_t n, ts_error *err)
 {
     for (uint32_t i = 0; i < n; i++) {
-        char svg[4096], png[4096];
+        char svg[4096], png[4096], tmp[4096];
         snprintf(svg, sizeof svg, "%s/%s.svg", dir, names[i]);
         snprintf(png, sizeof png, "%s/%s.png", dir, names[i]);
-        char *cmd[] = {"rsvg-convert", "-o", png, svg, NULL};
-        if (ts_cli_run(cmd) != 0) {
+        snprintf(tmp, sizeof tmp, "%s/.%s.png.tmp", dir, names[i]);   /* renamed once whole */
+        char *cmd[] = {"rsvg-convert", "-o", tmp, svg, NULL};
+        if (ts_cli_run(cmd) != 0 || rename(tmp, png) != 0) {
+            remove(tmp);
             snprintf(err->msg, sizeof err->msg, "%.900s: rsvg-convert could not render it", svg);
             return err->status = TS_EIO;
         }
@@ -609,6 +611,11 @@ int ts_cmd_memory(int argc, char **argv)
     if (!rc && a.out_dir) rc = ts_memgraph_write(g, a.out_dir, a.offload_gbps, a.plots, &err);
     static const char *const plots[] = {"memory", "periods"};
     if (!rc && a.png) rc = svgs_to_png(a.out_dir, plots, 2, &err);
+    for (int i = 0; i < 2 && !rc && a.out_dir && !a.png; i++) {   /* no stale copy of an earlier --png run */
+        char png[4096];
+        snprintf(png, sizeof png, "%s/%s.png", a.out_dir, plots[i]);
+        remove(png);
+    }
     if (rc) {
         ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc));
         ts_memgraph_destroy(g);

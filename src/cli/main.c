@@ -197,18 +197,33 @@ static void on_sigbus(int sig)
     _exit(TS_EXIT_BAD);
 }
 
+/* Every command's output reaches stdout through this check: a write that
+ * failed (a full disk, /dev/full, a closed descriptor) is exit 2 naming
+ * standard output, never exit 0 with a short or empty output. */
+static int stdout_closed(int ex)
+{
+    errno = 0;
+    bool bad = fflush(stdout) != 0 || ferror(stdout);
+    int e = errno;
+    if (fclose(stdout) != 0 && !bad) { bad = true; e = errno; }
+    if (!bad) return ex;
+    if (e) ts_cli_errorf("standard output: write failed: %s", strerror(e));
+    else ts_cli_errorf("standard output: write failed");   /* an earlier write's; its errno is gone */
+    return TS_EXIT_BAD;
+}
+
 int main(int argc, char **argv)
 {
     signal(SIGBUS, on_sigbus);
     if (argc < 2) { usage(stderr); return TS_EXIT_BAD; }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         usage(stdout);
-        return TS_EXIT_OK;
+        return stdout_closed(TS_EXIT_OK);
     }
-    if (!strcmp(argv[1], "--version")) { printf("trainscope %s\n", ts_version()); return TS_EXIT_OK; }
+    if (!strcmp(argv[1], "--version")) { printf("trainscope %s\n", ts_version()); return stdout_closed(TS_EXIT_OK); }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (commands[i].fn && !strcmp(argv[1], commands[i].name))
-            return commands[i].fn(argc - 1, argv + 1);
+            return stdout_closed(commands[i].fn(argc - 1, argv + 1));
     ts_cli_errorf("unknown command '%s' (see 'trainscope --help')", argv[1]);
     return TS_EXIT_BAD;
 }

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "trainscope/common.h"
@@ -195,5 +196,19 @@ TS_NODISCARD int ts__write_tmp(const char *dir, const char *name, const ts_buf *
  * TS_OK rename each to DIR/NAME, else remove them. Returns rc, or the
  * failing rename's TS_EIO. */
 TS_NODISCARD int ts__commit_tmp(const char *dir, const char *const *names, int n_written, int rc, ts_error *err);
+/* One file at PATH written whole or not at all: ts__file_open opens a
+ * temporary beside it (DIR/.NAME.PID.tmp; PATH itself when it exists and is
+ * not a regular file, such as /dev/stdout or a fifo), ts__file_close flushes
+ * and closes it and, with ok and every write good, renames it to PATH; else
+ * it removes the temporary and says which write failed. */
+typedef struct { FILE *f; const char *path; char tmp[4096]; bool direct; int e; } ts__file;   /* e: a failed write's errno */
+TS_NODISCARD int ts__file_open(ts__file *o, const char *path, ts_error *err);
+TS_NODISCARD int ts__file_close(ts__file *o, bool ok, ts_error *err);
+/* The output folder DIR made (with parents: mkdir -p) unless it exists;
+ * *made says whether this call made it, so a failed write can take it back
+ * (rmdir) rather than leave an empty folder. */
+TS_NODISCARD int ts__out_dir(const char *dir, bool parents, bool *made, ts_error *err);
+/* ts__file_open + fwrite of b + ts__file_close. */
+TS_NODISCARD int ts__write_file(const char *path, const ts_buf *b, ts_error *err);
 
 #endif

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/resource.h>
 #include <unistd.h>
 #include <time.h>
@@ -391,9 +392,11 @@ int ts__write_tmp(const char *dir, const char *name, const ts_buf *b, ts_error *
     FILE *f = fopen(path, "wb");
     if (!f) return ts__error(err, TS_EIO, "%s: %s", path, strerror(errno));
     size_t put = b->len ? fwrite(b->s, 1, b->len, f) : 0;
+    int e = put != b->len ? errno : 0;
     if ((fclose(f) != 0) | (put != b->len)) {
+        if (!e) e = errno;
         remove(path);
-        return ts__error(err, TS_EIO, "%s: write failed", path);
+        return ts__error(err, TS_EIO, "%s: write failed: %s", path, strerror(e));
     }
     return TS_OK;
 }
@@ -428,4 +431,64 @@ int ts__for_lines(const char *path, const char *what, bool cut_hash, ts__line_fn
     }
     ts__free(text, cap);
     return rc;
+}
+
+int ts__file_open(ts__file *o, const char *path, ts_error *err)
+{
+    struct stat st;
+    o->path = path;
+    o->e = 0;
+    o->direct = stat(path, &st) == 0 && !S_ISREG(st.st_mode);   /* a device or fifo: not replaced */
+    const char *base = strrchr(path, '/');
+    int dir_len = base ? (int)(base - path) + 1 : 0;
+    base = base ? base + 1 : path;
+    if (o->direct) snprintf(o->tmp, sizeof o->tmp, "%s", path);
+    else if (snprintf(o->tmp, sizeof o->tmp, "%.*s.%s.%ld.tmp", dir_len, path, base, (long)getpid()) >=
+             (int)sizeof o->tmp)
+        return ts__error(err, TS_EIO, "%s: %s", path, strerror(ENAMETOOLONG));
+    o->f = fopen(o->tmp, "wb");
+    if (!o->f) return ts__error(err, TS_EIO, "%s: cannot write: %s", path, strerror(errno));
+    return TS_OK;
+}
+
+int ts__file_close(ts__file *o, bool ok, ts_error *err)
+{
+    errno = 0;
+    bool good = fflush(o->f) == 0 && !ferror(o->f);
+    int e = errno ? errno : o->e;
+    if (fclose(o->f) != 0 && good) { good = false; e = errno; }
+    o->f = NULL;
+    if (good && ok && (o->direct || rename(o->tmp, o->path) == 0)) return TS_OK;
+    if (good && ok) e = errno;   /* the rename failed */
+    if (!o->direct) remove(o->tmp);
+    if (!ok && good) return TS_EIO;   /* the caller's own failure, already reported */
+    return ts__error(err, TS_EIO, "%s: cannot write: %s", o->path, e ? strerror(e) : "write error");
+}
+
+int ts__write_file(const char *path, const ts_buf *b, ts_error *err)
+{
+    ts__file o;
+    int rc = ts__file_open(&o, path, err);
+    if (rc) return rc;
+    if (b->len && fwrite(b->s, 1, b->len, o.f) != b->len) o.e = errno;   /* ts__file_close reports it */
+    return ts__file_close(&o, true, err);
+}
+
+int ts__out_dir(const char *dir, bool parents, bool *made, ts_error *err)
+{
+    char tmp[4096];
+    struct stat st;
+    *made = false;
+    if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) return TS_OK;
+    if (snprintf(tmp, sizeof tmp, "%s", dir) >= (int)sizeof tmp)
+        return ts__error(err, TS_EIO, "%s: %s", dir, strerror(ENAMETOOLONG));
+    for (char *p = tmp + 1; parents && *p; p++) {
+        if (*p != '/') continue;
+        *p = 0;
+        if (mkdir(tmp, 0777) != 0 && errno != EEXIST) return ts__error(err, TS_EIO, "%s: %s", tmp, strerror(errno));
+        *p = '/';
+    }
+    if (mkdir(tmp, 0777) != 0) return ts__error(err, TS_EIO, "%s: %s", dir, strerror(errno));
+    *made = true;
+    return TS_OK;
 }

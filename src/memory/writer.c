@@ -257,25 +257,12 @@ enum { N_OUT = 6 };
 static const char *const OUT_NAMES[N_OUT] = {"kernels.config", "tensors.config", "liveness_analysis.config",
                                              "memory.json", "memory.svg", "periods.svg"};
 
-/* mkdir -p, as G10 makes output_folder/statistics; errno set on failure. */
-static int mkdir_p(const char *dir)
-{
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s", dir) >= (int)sizeof tmp) { errno = ENAMETOOLONG; return -1; }
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        if (mkdir(tmp, 0777) != 0 && errno != EEXIST) return -1;
-        *p = '/';
-    }
-    return mkdir(tmp, 0777) != 0 && errno != EEXIST ? -1 : 0;
-}
-
 int ts_memgraph_write(const ts_memgraph *g, const char *dir, double gbps, int plots, ts_error *err)
 {
     ts__error_clear(err);
     if (!g->analyzed) return ts__error(err, TS_EINVAL, "ts_memgraph_write: call ts_memgraph_analyze first");
-    if (mkdir_p(dir) != 0) return ts__error(err, TS_EIO, "%s: %s", dir, strerror(errno));
+    bool made;   /* mkdir -p, as G10 makes output_folder/statistics */
+    if (ts__out_dir(dir, true, &made, err)) return TS_EIO;
     int n_files = plots ? N_OUT : N_OUT - 2, rc = TS_OK, written = 0;
     for (int i = 0; i < n_files && !rc; i++, written++) {
         ts_buf b;
@@ -291,7 +278,14 @@ int ts_memgraph_write(const ts_memgraph *g, const char *dir, double gbps, int pl
         rc = b.oom ? ts__error(err, TS_ENOMEM, "out of memory") : ts__write_tmp(dir, OUT_NAMES[i], &b, err);
         ts__buf_free(&b);
     }
-    return ts__commit_tmp(dir, OUT_NAMES, written, rc, err);
+    rc = ts__commit_tmp(dir, OUT_NAMES, written, rc, err);
+    if (rc && made) rmdir(dir);
+    for (int i = n_files; i < N_OUT && !rc; i++) {   /* no stale plot of an earlier --plot run beside the new files */
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, OUT_NAMES[i]);
+        if (remove(path) != 0 && errno != ENOENT) rc = ts__error(err, TS_EIO, "%s: %s", path, strerror(errno));
+    }
+    return rc;
 }
 
 /* x ascending in ms from the first timed point, y in MiB: a step per event.
@@ -323,11 +317,31 @@ static void write_curve_svg(ts_buf *b, const ts_mem_curve *c, const char *title)
     ts__free(y, 2 * (c->n + 1) * sizeof *y);
 }
 
+/* The curves of an earlier run in DIR that this one did not write
+ * (memory.svg, memory_K.svg for K below the CLI's 256), and every PNG copy
+ * (re-rendered after this with --png): none stays beside the new files. */
+static void remove_stale_curves(const char *dir, const char *const *written, uint32_t n_written)
+{
+    for (uint32_t k = 0; k <= 256; k++) {
+        char name[32], path[4096];
+        if (k == 256) snprintf(name, sizeof name, "memory");
+        else snprintf(name, sizeof name, "memory_%u", k);
+        bool mine = false;
+        size_t len = strlen(name);
+        for (uint32_t i = 1; i < n_written; i++) mine |= !strncmp(written[i], name, len) && !strcmp(written[i] + len, ".svg");
+        snprintf(path, sizeof path, "%s/%s.png", dir, name);
+        remove(path);
+        snprintf(path, sizeof path, "%s/%s.svg", dir, name);
+        if (!mine) remove(path);
+    }
+}
+
 int ts_mem_curves_write(const char *dir, const char *summary_json, const ts_mem_curve *curves,
                         const char *const *titles, uint32_t n, int plots, ts_error *err)
 {
     ts__error_clear(err);
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST) return ts__error(err, TS_EIO, "%s: %s", dir, strerror(errno));
+    bool made;
+    if (ts__out_dir(dir, false, &made, err)) return TS_EIO;
     uint32_t n_files = 1 + (plots ? n : 0);
     char (*names)[32] = ts__calloc(n_files, sizeof *names);
     const char **np = ts__calloc(n_files, sizeof *np);
@@ -349,6 +363,8 @@ int ts_mem_curves_write(const char *dir, const char *summary_json, const ts_mem_
         ts__buf_free(&b);
     }
     if (np) rc = ts__commit_tmp(dir, np, (int)written, rc, err);
+    if (rc && made) rmdir(dir);
+    if (!rc) remove_stale_curves(dir, np, written);
     ts__free(names, n_files * sizeof *names);
     ts__free(np, n_files * sizeof *np);
     return rc;

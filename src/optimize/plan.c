@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "optimize/optimize_priv.h"
 #include "report/json.h"
@@ -285,7 +286,8 @@ int ts_optimize_write_plan(const ts_optimize *co, const char *dir, ts_error *err
 {
     ts__error_clear(err);
     ts_optimize *o = (ts_optimize *)co;   /* scratch arrays only */
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST) return ts__error(err, TS_EIO, "%s: %s", dir, strerror(errno));
+    bool made;
+    if (ts__out_dir(dir, false, &made, err)) return TS_EIO;
     uint32_t *bucket_of = ts__malloc((size_t)o->grads.n * sizeof *bucket_of + 1);
     if (!bucket_of) return ts__error(err, TS_ENOMEM, "optimize: out of memory");
     uint32_t n_b = bucket_of_grads(o, bucket_of);
@@ -305,6 +307,7 @@ int ts_optimize_write_plan(const ts_optimize *co, const char *dir, ts_error *err
         if (rc == TS_OK) names[written++] = PLAN_FILES[i];
     }
     rc = ts__commit_tmp(dir, names, written, rc, err);   /* all written, or none */
+    if (rc && made) rmdir(dir);
     for (int i = 0; rc == TS_OK && i < N_PLAN_FILES; i++) {   /* a stale file of an earlier plan would mislead */
         if (plan_has(o, i)) continue;
         char stale[4096];

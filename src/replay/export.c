@@ -12,6 +12,7 @@
  * relative to the earliest simulated or measured start. O(V), streamed in
  * 1 MiB chunks so a million-node schedule never sits in memory twice.
  */
+#include <errno.h>
 #include <stdio.h>
 
 #include "replay/replay.h"
@@ -129,18 +130,20 @@ static void iteration_events(const ts_replay *r, ts_json *j, int64_t t0)
     }
 }
 
-static bool flush(ts_buf *b, FILE *f, size_t keep_below)
+static bool flush(ts_buf *b, ts__file *out, size_t keep_below)
 {
     if (b->len < keep_below) return true;
-    bool ok = fwrite(b->s, 1, b->len, f) == b->len;
+    bool ok = fwrite(b->s, 1, b->len, out->f) == b->len;
+    if (!ok) out->e = errno;
     b->len = 0;
     return ok;
 }
 
 int ts_replay_export_chrome(const ts_replay *r, const char *path, ts_error *err)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) return ts__error(err, TS_EIO, "%s: cannot open for writing", path);
+    ts__file out;   /* a temporary renamed to path once whole */
+    int rc = ts__file_open(&out, path, err);
+    if (rc) return rc;
     const ts_sim *s = &r->sim;
     int64_t t0 = INT64_MAX;
     for (uint32_t n = 0; n < s->n_nodes; n++) if (s->start_ns[n] < t0) t0 = s->start_ns[n];
@@ -164,13 +167,14 @@ int ts_replay_export_chrome(const ts_replay *r, const char *path, ts_error *err)
     for (uint32_t n = 0; ok && n < s->n_nodes; n++) {
         if (r->removed && n < s->n_base_nodes && r->removed[n]) continue;   /* replaced by a what-if */
         node_event(r, &j, n, t0);
-        ok = flush(&b, f, 1u << 20);
+        ok = flush(&b, &out, 1u << 20);
     }
     ts__json_arr_end(&j);
     ts__json_obj_end(&j);
     ts__buf_add(&b, "\n", 1);
-    ok = ok && !b.oom && flush(&b, f, 0);
+    ok = ok && !b.oom && flush(&b, &out, 0);
+    bool oom = b.oom;
     ts__buf_free(&b);
-    if (fclose(f) != 0) ok = false;
-    return ok ? TS_OK : ts__error(err, TS_EIO, "%s: write failed", path);
+    rc = ts__file_close(&out, ok, err);
+    return oom && rc ? ts__error(err, TS_ENOMEM, "%s: out of memory writing the export", path) : rc;
 }

@@ -151,14 +151,7 @@ int ts__chrome_export_critical_path(const ts_critical_path *cp, const char *path
         ts__buf_free(&b);
         return ts__error(err, rc, "%s: out of memory writing the export", path);
     }
-    FILE *f = fopen(path, "wb");
-    bool ok = f && fwrite(b.s, 1, b.len, f) == b.len;
-    int e = errno;
-    if (f && fclose(f) != 0 && ok) { ok = false; e = errno; }
-    if (!ok) {
-        ts__buf_free(&b);
-        return ts__error(err, TS_EIO, "%s: cannot write: %s", path, strerror(e));
-    }
+    rc = ts__write_file(path, &b, err);   /* whole or not at all */
     ts__buf_free(&b);
-    return TS_OK;
+    return rc;
 }

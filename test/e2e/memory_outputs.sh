@@ -86,3 +86,14 @@ for k in (0, 1):
     xml.dom.minidom.parse("%s/memory_%d.svg" % (d, k))
 PYEOF
 echo "--trace -o --plot: memory.json and the charts"
+
+# Regression 2026-11-26 (issue 26 item 2): -o into a folder an earlier run
+# wrote left its charts beside the new files. One trace with --plot: its
+# memory.svg, not the two ranks' memory_K.svg; then no --plot: no chart.
+"$BIN" memory --trace -o "$OUT/k" --plot "$OUT/k0.json" > /dev/null || { echo "one-trace --plot exited $?"; exit 1; }
+[ -s "$OUT/k/memory.svg" ] || { echo "one-trace --plot wrote no memory.svg"; exit 1; }
+for f in memory_0.svg memory_1.svg; do [ ! -e "$OUT/k/$f" ] || { echo "stale $f of the two-rank run left"; exit 1; }; done
+"$BIN" memory --trace -o "$OUT/k" "$OUT/k0.json" > /dev/null || { echo "one-trace -o exited $?"; exit 1; }
+[ ! -e "$OUT/k/memory.svg" ] || { echo "stale memory.svg of the --plot run left"; exit 1; }
+[ -s "$OUT/k/memory.json" ] || { echo "no memory.json"; exit 1; }
+echo "-o into an earlier run's folder: no stale chart"

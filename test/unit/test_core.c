@@ -1,6 +1,10 @@
 /* test_core.c - arenas, string pool, map64, string builder, allocation hook. */
 #include "test.h"
+#include <errno.h>
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #include "core/core.h"
 
 TEST(strpool_interns_once_and_keeps_ids_stable)
@@ -150,4 +154,62 @@ TEST(numbers_parse_strictly_within_their_range)
     CHECK(!ts__parse_range("5:3", &a, &b) && !ts__parse_range("1:99999999999999999999", &a, &b));
     CHECK(!ts__parse_range("99999999999999999999:", &a, &b) && !ts__parse_range("1x:2", &a, &b));
     CHECK(!ts__parse_range("1:2:3", &a, &b));
+}
+
+/* One file written whole or not at all (issue 26 item 2: `replay --export`
+ * on a full disk left an empty file): a good write replaces the old file
+ * and leaves no temporary; a write that fails (/dev/full, written in place as
+ * a device is never replaced) is TS_EIO naming the path and its errno; a
+ * caller's own failure (ok = false) keeps the old file and removes the
+ * temporary; a folder that is not there is an error naming the file. */
+static size_t dir_entries(const char *dir)
+{
+    char cmd[4200], line[64] = "";
+    snprintf(cmd, sizeof cmd, "ls -A '%s' | wc -l", dir);
+    FILE *p = popen(cmd, "r");
+    if (!p) return (size_t)-1;
+    if (!fgets(line, sizeof line, p)) line[0] = 0;
+    pclose(p);
+    return (size_t)strtoul(line, NULL, 10);
+}
+
+TEST(files_are_written_whole_or_not_at_all)
+{
+    char dir[] = "/tmp/ts_core_fileXXXXXX", path[4200], back[16] = "";
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof path, "%s/out.json", dir);
+    ts_buf b;
+    ts__buf_init(&b);
+    ts__buf_puts(&b, "new");
+    ts_error err = {0};
+    FILE *old = fopen(path, "w");
+    CHECK(old && fputs("old", old) >= 0 && fclose(old) == 0);
+    CHECK_EQ_INT(ts__write_file(path, &b, &err), TS_OK);
+    FILE *f = fopen(path, "r");
+    CHECK(f && fgets(back, sizeof back, f));
+    if (f) fclose(f);
+    CHECK_EQ_STR(back, "new");
+    CHECK_EQ_INT(dir_entries(dir), 1);   /* no temporary beside it */
+
+    ts__file o;
+    CHECK_EQ_INT(ts__file_open(&o, path, &err), TS_OK);
+    CHECK(fputs("half", o.f) >= 0);
+    CHECK_EQ_INT(ts__file_close(&o, false, &err), TS_EIO);   /* the caller gave up: old file kept */
+    f = fopen(path, "r");
+    CHECK(f && fgets(back, sizeof back, f));
+    if (f) fclose(f);
+    CHECK_EQ_STR(back, "new");
+    CHECK_EQ_INT(dir_entries(dir), 1);
+
+    err = (ts_error){0};   /* ts__error keeps the first cause */
+    CHECK_EQ_INT(ts__write_file("/dev/full", &b, &err), TS_EIO);   /* every write: ENOSPC */
+    CHECK(strstr(err.msg, "/dev/full") && strstr(err.msg, strerror(ENOSPC)));
+    snprintf(path, sizeof path, "%s/no/such/out.json", dir);
+    err = (ts_error){0};
+    CHECK_EQ_INT(ts__write_file(path, &b, &err), TS_EIO);
+    CHECK(strstr(err.msg, path) != NULL);
+    ts__buf_free(&b);
+    snprintf(path, sizeof path, "%s/out.json", dir);
+    remove(path);
+    CHECK(rmdir(dir) == 0);
 }

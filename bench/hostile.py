@@ -297,8 +297,11 @@ def cls_special(R, tmp, full):
     os.mkfifo(fifo)
 
     def feed():
-        with open(fifo, "wb") as f:
-            f.write(open(TRACE, "rb").read())
+        try:
+            with open(fifo, "wb") as f:
+                f.write(open(TRACE, "rb").read())
+        except BrokenPipeError:   # the reader stopped early (an error it reported): not ours to judge here
+            pass
     th = threading.Thread(target=feed, daemon=True)
     th.start()
     T.n["inputs"] += 1

@@ -568,6 +568,11 @@ static void say_torch(const torch_summary *ts, const record_opts *o)
         fprintf(stderr, "trainscope: --torch: %llu torch events from %d process%s (%s profiler, %s)\n",
                 (unsigned long long)ts->events, ts->ok, ts->ok == 1 ? "" : "es",
                 strcmp(ts->format, "kineto") ? "legacy" : "Kineto", win);
+        char grads[PATH_MAX + 32];
+        snprintf(grads, sizeof grads, "%s/.gradients.json", o->dir);
+        if (access(grads, R_OK) == 0)
+            fprintf(stderr, "trainscope: --torch: the DDP model's gradients in %s ('trainscope optimize %s' reads "
+                    "them)\n", grads, o->dir);
     }
     if (ts->dropped)
         fprintf(stderr, "trainscope: warning: --torch: %llu torch events dropped (buffers full: raise --buffer-kb)\n",

@@ -116,6 +116,7 @@ import json, sys
 p = json.load(open(sys.argv[1]))["parameters"]
 assert [x["name"] for x in p] == ["0.weight", "0.bias", "2.weight", "2.bias", "4.weight", "4.bias"], p
 assert sum(x["bytes"] for x in p) == 399370 * 4, p' "$tmp/t/.gradients.json" || fail ".gradients.json"
+grep -q "the DDP model's gradients in $tmp/t/.gradients.json" "$tmp/err" || fail "record did not say where the gradients are"
 "$BIN" optimize "$tmp/t" -o "$tmp/plan" >"$tmp/opt" 2>"$tmp/opt.err" || fail "optimize exited $? ($(cat "$tmp/opt.err"))"
 grep -q "gradients from $tmp/t/.gradients.json" "$tmp/opt.err" || fail "optimize took no gradients: $(cat "$tmp/opt.err")"
 [ -s "$tmp/plan/plan.json" ] || fail "optimize wrote no plan.json"

@@ -23,7 +23,7 @@ for lib in "$BUILD"/libtrainscope-*.so; do
     case $lib in *-lttng.so) continue ;; esac
     cp "$lib" "$OUT/"
 done
-cp python/sitecustomize.py python/trainscope_trace.py python/trainscope_torch.py "$OUT/python/"
+cp python/sitecustomize.py python/trainscope_trace.py python/trainscope_torch.py python/trainscope_precision.py "$OUT/python/"
 cp scripts/gpu-check.sh "$OUT/"
 
 # The C library's own parts are the target's; everything else goes beside.

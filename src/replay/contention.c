@@ -28,7 +28,7 @@
  * simulated overlap, and the simulation is repeated until it settles (a few
  * rounds). An op or all-reduce whose overlap did not change keeps its
  * measured time, so an unchanged partition still replays as measured. Cost
- * O(ops log ops + ops x overlapping spans) per round. Not for GPU jobs: NCCL
+ * O(ops log ops) per round (overlaps from a step function of the count, prof). Not for GPU jobs: NCCL
  * reduces on the GPU, not on host cores.
  */
 #include <math.h>
@@ -44,61 +44,140 @@ static int cmp_span(const void *x, const void *y)
     return (p->a > q->a) - (p->a < q->a);
 }
 
-/* Average number of spans active over [a, b): spans sorted by start, the
- * longest max_len long, so only those starting after a - max_len can reach a. */
-static double avg_active(const span *sp, uint32_t n, int64_t max_len, int64_t a, int64_t b)
+/* The number of spans active over time as a step function: at t[k] it
+ * becomes cnt[k] (until t[k + 1]), and cum[k] is its integral up to t[k].
+ * Built in O(n log n) from spans sorted by start; then the time-average of
+ * the count over any [a, b) is two binary searches (prof_avg), where
+ * scanning the spans that reach into [a, b) was O(spans) per op. Integer
+ * arithmetic: the same exact sum the scan made. clip: count at most 1
+ * (the share of [a, b) the spans cover). */
+typedef struct prof { int64_t *t, *cum, *ends; int32_t *cnt; uint32_t n, hint; } prof;
+
+static int cmp_i64(const void *x, const void *y)
 {
-    if (b <= a) return 0;
-    uint32_t lo = 0, hi = n;
+    int64_t p = *(const int64_t *)x, q = *(const int64_t *)y;
+    return (p > q) - (p < q);
+}
+
+/* Spans and ends mostly arrive sorted (ops in program order on one
+ * thread): check before paying for a sort. */
+static void sort_spans(span *sp, uint32_t n)
+{
+    for (uint32_t i = 1; i < n; i++)
+        if (sp[i].a < sp[i - 1].a) { qsort(sp, n, sizeof *sp, cmp_span); return; }
+}
+
+static void sort_i64(int64_t *v, uint32_t n)
+{
+    for (uint32_t i = 1; i < n; i++)
+        if (v[i] < v[i - 1]) { qsort(v, n, sizeof *v, cmp_i64); return; }
+}
+
+static void prof_build(prof *pr, const span *sp, uint32_t n, bool clip)
+{
+    for (uint32_t i = 0; i < n; i++) pr->ends[i] = sp[i].b > sp[i].a ? sp[i].b : sp[i].a;
+    sort_i64(pr->ends, n);
+    uint32_t i = 0, j = 0, k = 0;
+    int32_t active = 0;
+    while (i < n || j < n) {
+        int64_t t = j >= n || (i < n && sp[i].a <= pr->ends[j]) ? sp[i].a : pr->ends[j];
+        while (i < n && sp[i].a == t) { active++; i++; }
+        while (j < n && pr->ends[j] == t) { active--; j++; }
+        int32_t c = clip && active > 1 ? 1 : active;
+        pr->cum[k] = k ? pr->cum[k - 1] + (int64_t)pr->cnt[k - 1] * (t - pr->t[k - 1]) : 0;
+        pr->t[k] = t;
+        pr->cnt[k] = c;
+        k++;
+    }
+    pr->n = k;
+    pr->hint = 0;
+}
+
+/* Room for the profile of up to n spans; false on out-of-memory (free it
+ * with prof_free either way). */
+static bool prof_alloc(prof *pr, size_t n)
+{
+    pr->t = ts__malloc(2 * n * sizeof *pr->t + 1);
+    pr->cum = ts__malloc(2 * n * sizeof *pr->cum + 1);
+    pr->cnt = ts__malloc(2 * n * sizeof *pr->cnt + 1);
+    pr->ends = ts__malloc(n * sizeof *pr->ends + 1);
+    pr->n = 0;
+    return pr->t && pr->cum && pr->cnt && pr->ends;
+}
+
+static void prof_free(prof *pr, size_t n)
+{
+    ts__free(pr->t, 2 * n * sizeof *pr->t + 1);
+    ts__free(pr->cum, 2 * n * sizeof *pr->cum + 1);
+    ts__free(pr->cnt, 2 * n * sizeof *pr->cnt + 1);
+    ts__free(pr->ends, n * sizeof *pr->ends + 1);
+}
+
+/* Integral of the count from the first event to x. Queries come in
+ * nearly increasing x (ops in program order), so the search gallops from
+ * the last answer (pr->hint) before it bisects: O(log distance). */
+static int64_t prof_at(prof *pr, int64_t x)
+{
+    uint32_t n = pr->n, lo, hi, h = pr->hint < n ? pr->hint : 0, step = 1;
+    if (n == 0) return 0;
+    if (pr->t[h] <= x) {             /* answer in (h, n]: first t > x */
+        lo = h + 1;
+        while (lo + step <= n && pr->t[lo + step - 1] <= x) { lo += step; step *= 2; }
+        hi = lo + step <= n ? lo + step - 1 : n;
+    } else {                         /* answer in [0, h] */
+        hi = h;
+        while (hi >= step && pr->t[hi - step] > x) { hi -= step; step *= 2; }
+        lo = hi >= step ? hi - step + 1 : 0;
+    }
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (sp[mid].a < a - max_len) lo = mid + 1; else hi = mid;
+        if (pr->t[mid] <= x) lo = mid + 1; else hi = mid;
     }
-    double covered = 0;
-    for (uint32_t i = lo; i < n && sp[i].a < b; i++) {
-        int64_t x = sp[i].a > a ? sp[i].a : a, y = sp[i].b < b ? sp[i].b : b;
-        if (y > x) covered += (double)(y - x);
-    }
-    return covered / (double)(b - a);
+    pr->hint = lo ? lo - 1 : 0;
+    if (lo == 0) return 0;
+    return pr->cum[lo - 1] + (int64_t)pr->cnt[lo - 1] * (x - pr->t[lo - 1]);
+}
+
+/* Average count over [a, b). */
+static double prof_avg(prof *pr, int64_t a, int64_t b)
+{
+    if (b <= a) return 0;
+    return (double)(prof_at(pr, b) - prof_at(pr, a)) / (double)(b - a);
 }
 
 /* The spans of one rank: measured (old members) or simulated (active ones). */
-static uint32_t collect_spans(const ts_contention *ct, const ts_sim *s, uint16_t rank, bool simulated, span *out,
-                              int64_t *max_len)
+static uint32_t collect_spans(const ts_contention *ct, const ts_sim *s, uint16_t rank, bool simulated, span *out)
 {
     uint32_t n = 0;
-    *max_len = 0;
     for (uint32_t i = 0; i < ct->n_members; i++) {
         uint32_t m = ct->member[i];
         if (s->rank[m] != rank) continue;
         if (simulated && !ct->active[i]) continue;
         if (!simulated && !ts__sim_measured(s, m)) continue;
         span x = simulated ? (span){s->start_ns[m], s->end_ns[m]} : (span){ts__sim_meas_start(s, m), ts__sim_meas_end(s, m)};
-        if (x.b - x.a > *max_len) *max_len = x.b - x.a;
         out[n++] = x;
     }
-    qsort(out, n, sizeof *out, cmp_span);
+    sort_spans(out, n);
     return n;
 }
 
 /* Fill f[] (per op) with each op's average overlap, measured or simulated. */
-static void overlaps(const ts_contention *ct, const ts_sim *s, bool simulated, span *scratch, double *f)
+static void overlaps(const ts_contention *ct, const ts_sim *s, bool simulated, span *scratch, prof *pm, double *f)
 {
     for (uint16_t rank = 0; rank < ct->n_ranks; rank++) {
-        int64_t max_len;
-        uint32_t n = collect_spans(ct, s, rank, simulated, scratch, &max_len);
+        prof_build(pm, scratch, collect_spans(ct, s, rank, simulated, scratch), false);
         for (uint32_t k = 0; k < ct->n_ops; k++) {
             uint32_t op = ct->op[k];
             if (s->rank[op] != rank) continue;
-            f[k] = simulated ? avg_active(scratch, n, max_len, s->start_ns[op], s->start_ns[op] + s->self_ns[op])
-                             : avg_active(scratch, n, max_len, ts__sim_meas_start(s, op), ts__sim_meas_end(s, op));
+            f[k] = simulated ? prof_avg(pm, s->start_ns[op], s->start_ns[op] + s->self_ns[op])
+                             : prof_avg(pm, ts__sim_meas_start(s, op), ts__sim_meas_end(s, op));
         }
     }
 }
 
-/* One rank's compute spans (measured or simulated), sorted and merged into
- * disjoint spans; returns how many. */
-static uint32_t compute_union(const ts_contention *ct, const ts_sim *s, uint16_t rank, bool simulated, span *out)
+/* One rank's compute spans (measured or simulated), sorted by start;
+ * returns how many. */
+static uint32_t compute_spans(const ts_contention *ct, const ts_sim *s, uint16_t rank, bool simulated, span *out)
 {
     uint32_t n = 0;
     for (uint32_t k = 0; k < ct->n_ops; k++) {
@@ -106,29 +185,8 @@ static uint32_t compute_union(const ts_contention *ct, const ts_sim *s, uint16_t
         if (s->rank[op] != rank) continue;
         out[n++] = simulated ? (span){s->start_ns[op], s->end_ns[op]} : (span){ts__sim_meas_start(s, op), ts__sim_meas_end(s, op)};
     }
-    qsort(out, n, sizeof *out, cmp_span);
-    uint32_t m = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        if (m && out[i].a <= out[m - 1].b) { if (out[i].b > out[m - 1].b) out[m - 1].b = out[i].b; }
-        else out[m++] = out[i];
-    }
-    return m;
-}
-
-/* Share of [a, b) covered by disjoint sorted spans. */
-static double covered(const span *sp, uint32_t n, int64_t a, int64_t b)
-{
-    uint32_t lo = 0, hi = n;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (sp[mid].b <= a) lo = mid + 1; else hi = mid;
-    }
-    double c = 0;
-    for (uint32_t i = lo; i < n && sp[i].a < b; i++) {
-        int64_t x = sp[i].a > a ? sp[i].a : a, y = sp[i].b < b ? sp[i].b : b;
-        if (y > x) c += (double)(y - x);
-    }
-    return c / (double)(b - a);
+    sort_spans(out, n);
+    return n;
 }
 
 /* How many threads' worth of the core a busy training thread takes from an
@@ -166,20 +224,20 @@ static double covered(const span *sp, uint32_t n, int64_t a, int64_t b)
 
 /* g[i] of every all-reduce: mean over ranks of 1 + w c + (v + w c) o over
  * its member's span there (measured, or simulated). Scratch: su holds n_ops
- * spans, sm n_members. */
-static void sharing(const ts_contention *ct, const ts_sim *s, bool simulated, span *su, span *sm, double *g)
+ * spans, sm n_members; pu and pm are their profiles. */
+static void sharing(const ts_contention *ct, const ts_sim *s, bool simulated, span *su, span *sm, prof *pu, prof *pm,
+                    double *g)
 {
     for (uint32_t i = 0; i < ct->n_colls; i++) g[i] = 0;
     for (uint16_t rank = 0; rank < ct->n_ranks; rank++) {
-        int64_t max_len;
-        uint32_t nu = compute_union(ct, s, rank, simulated, su);
-        uint32_t nm = collect_spans(ct, s, rank, simulated, sm, &max_len);
+        prof_build(pu, su, compute_spans(ct, s, rank, simulated, su), true);
+        prof_build(pm, sm, collect_spans(ct, s, rank, simulated, sm), false);
         for (uint32_t i = 0; i < ct->n_colls; i++) {
             uint32_t m = ct->coll_member[(size_t)i * ct->n_ranks + rank];
             int64_t a = simulated ? s->start_ns[m] : ts__sim_meas_start(s, m);
             int64_t b = simulated ? s->end_ns[m] : ts__sim_meas_end(s, m);
             if (a == INT64_MIN || b <= a) { g[i] += 1; continue; }
-            double o = avg_active(sm, nm, max_len, a, b) - 1, c = covered(su, nu, a, b);
+            double o = prof_avg(pm, a, b) - 1, c = prof_avg(pu, a, b);
             if (o < 0) o = 0;
             g[i] += 1 + TS_GLOO_COMPUTE_WEIGHT * c + (TS_GLOO_PAIR_WEIGHT + TS_GLOO_COMPUTE_WEIGHT * c) * o;
         }
@@ -289,15 +347,17 @@ int ts__contention_apply(ts_contention *ct, ts_sim *s, double *kappa_out, ts_err
     int64_t *meas = ts__malloc(n_ops * sizeof *meas + 1);
     span *scratch = ts__malloc(n_scratch * sizeof *scratch + 1);
     span *su = ts__malloc(n_ops * sizeof *su + 1);
-    int rc = (!f_meas || !f_sim || !base || !g_meas || !g_sim || !meas || !scratch || !su)
+    prof pu, pm;
+    bool prof_ok = prof_alloc(&pu, n_scratch) & prof_alloc(&pm, n_scratch);
+    int rc = (!f_meas || !f_sim || !base || !g_meas || !g_sim || !meas || !scratch || !su || !prof_ok)
            ? ts__error(err, TS_ENOMEM, "replay: out of memory") : TS_OK;
     double kappa = 0;
     bool colls = false;
     if (rc == TS_OK) {
         for (uint32_t k = 0; k < n_ops; k++) meas[k] = s->self_ns[ct->op[k]];
-        overlaps(ct, s, false, scratch, f_meas);
+        overlaps(ct, s, false, scratch, &pm, f_meas);
         kappa = ct->kappa_given > 0 ? ct->kappa_given : fit_kappa(ct, meas, f_meas, base);
-        sharing(ct, s, false, su, scratch, g_meas);
+        sharing(ct, s, false, su, scratch, &pu, &pm, g_meas);
         ct->load = fit_load(ct, g_meas);
         for (uint32_t i = 0; i < n_colls; i++) colls = colls || ct->coll_new[i];
     }
@@ -307,11 +367,11 @@ int ts__contention_apply(ts_contention *ct, ts_sim *s, double *kappa_out, ts_err
         if (rc) break;
         if (ct->after_sim) ct->after_sim(ct->after_sim_ctx, s);
         if (kappa > 0) {
-            overlaps(ct, s, true, scratch, f_sim);
+            overlaps(ct, s, true, scratch, &pm, f_sim);
             retime_ops(ct, s, kappa, meas, f_meas, f_sim);
         }
         if (colls) {
-            sharing(ct, s, true, su, scratch, g_sim);
+            sharing(ct, s, true, su, scratch, &pu, &pm, g_sim);
             colls = retime_colls(ct, s, g_meas, g_sim) > 0;
         }
     }
@@ -324,5 +384,7 @@ int ts__contention_apply(ts_contention *ct, ts_sim *s, double *kappa_out, ts_err
     ts__free(meas, n_ops * sizeof *meas + 1);
     ts__free(scratch, n_scratch * sizeof *scratch + 1);
     ts__free(su, n_ops * sizeof *su + 1);
+    prof_free(&pu, n_scratch);
+    prof_free(&pm, n_scratch);
     return rc;
 }

@@ -1,6 +1,6 @@
 /* report.h - generic writers for what the analyses produce: aligned text
  * tables for a terminal, and CSV fields. (JSON output is built with the
- * internal ts_buf helpers in src/report/json.h.)
+ * internal ts_buf helpers in src/core/json.h.)
  *
  * Not for: deciding what to print; each command picks its columns.
  * Ownership: ts_table_create's result is released with ts_table_destroy; the

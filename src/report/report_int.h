@@ -5,7 +5,7 @@
 
 #include <stdio.h>
 
-#include "report/json.h"
+#include "core/json.h"
 #include "trace/model.h"
 #include "trainscope/graph.h"
 

@@ -3,7 +3,7 @@
 #include <math.h>
 
 #include "test.h"
-#include "report/json.h"
+#include "core/json.h"
 #include "trainscope/report.h"
 #include "report/report_int.h"
 

@@ -73,7 +73,7 @@ typedef struct ts_report_opts {
     size_t      size;     /* sizeof(ts_report_opts) */
     ts_format   format;
     int         width;    /* table: columns, 0 = never cut names */
-    uint32_t    top;      /* table: rows per group where the command cuts (0 = all) */
+    uint32_t    top;      /* rows where the command cuts: diff per rank (0 = all), critical-path ops */
     const char *table;    /* csv: the one table to write to the stream (NULL = see ts_report_csv) */
     const char *dir;      /* csv: write every table to DIR/NAME.csv instead (NULL = none) */
 } ts_report_opts;

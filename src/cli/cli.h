@@ -71,7 +71,8 @@ bool ts_cli_window_all(void);   /* --window all was given */
  * is csv (TS_FMT_CSV, trainscope/report.h) and at most one is given. */
 int ts_cli_csv_dest(const char *cmd, int format, const char *table, const char *dir);
 #define TS_CLI_CSV_HELP(TABLES) \
-    "  --table NAME             csv: print table NAME (" TABLES ")\n" \
+    "  --table NAME             csv: print the one table NAME of\n" \
+    "                           " TABLES "\n" \
     "  -o DIR                   csv: write every table to DIR/NAME.csv (all or none)\n"
 /* True when an executable of this name is on PATH. */
 bool ts_cli_find_program(const char *name);

@@ -38,8 +38,8 @@ static void usage(FILE *f)
           "  --iteration N            ProfilerStep#N (default: the last one all ranks have;\n"
           "                           the whole trace when there are no iterations)\n"
           "  --format table|json|csv  output format (default table); times in json are us\n"
-          TS_CLI_CSV_HELP("categories, wait_on_rank, ops, path, ranks, edges;\n"
-                          "                           times in ns; csv needs one of them")
+          TS_CLI_CSV_HELP("categories, wait_on_rank, ops, path, ranks,\n"
+          "                           edges (times in ns); csv needs --table or -o")
           "  --export FILE            write a Chrome trace with the path marked\n"
           "                           (args.critical = 1, flow arrows) for Perfetto UI\n"
           "  --leaf-ops               CPU nodes are leaf ops (default: top-level ops)\n"

@@ -41,7 +41,8 @@ static void usage(FILE *f)
           "  --top N                  table: the N largest time changes per rank (default 20, 0 = all)\n"
           "  --format table|json|csv  output format (default table); times in json/csv are us\n"
           "  --width N                table width in columns (default 80); 0 = never cut names\n"
-          TS_CLI_CSV_HELP("ops, ranks; times in ns; without either: the ops, times in us")
+          TS_CLI_CSV_HELP("ops, ranks (times in ns); --format csv alone:\n"
+          "                           the ops with times in us")
           "  -h, --help               this help\n\n"
           "exit codes: 0 ok, 1 nothing to compare, 2 bad input or usage\n", f);
 }

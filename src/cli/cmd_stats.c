@@ -38,7 +38,8 @@ static void usage(FILE *f)
           "  --iteration-marker NAME  slice-name prefix of iterations (ProfilerStep#)\n"
           "  --format table|json|csv  output format (default table); times in json/csv are us\n"
           "  --width N                table width in columns (default 80); 0 = never cut names\n"
-          TS_CLI_CSV_HELP("rows, windows; times in ns; without either: the rows, times in us")
+          TS_CLI_CSV_HELP("rows, windows (times in ns); --format csv\n"
+          "                           alone: the rows with times in us")
           TS_CLI_COMMON_HELP
           "  -v, --verbose            every warning line (on a terminal: one per kind,\n"
           "                           summed over files)\n"          "  -h, --help               this help\n\n"

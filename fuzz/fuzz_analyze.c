@@ -1,7 +1,9 @@
 /* fuzz_analyze.c - libFuzzer target for everything downstream of the
  * Chrome-trace reader: any input the reader accepts goes through stats (by
  * name, rank and category, with --top), breakdown, the dependency graph,
- * the critical path, an unmodified replay and a --scale what-if. None of
+ * the critical path, an unmodified replay and a --scale what-if, and every
+ * output of stats, breakdown, diff, info and the critical path (table, JSON,
+ * each CSV table; src/report/) into /dev/null. None of
  * these may crash, read out of bounds or loop on a trace the reader took;
  * errors (no iteration, a cycle) are fine. The seed corpus is small real
  * excerpts (fuzz/corpus/fuzz_analyze/), so mutations stay trace-shaped.
@@ -13,29 +15,88 @@
 #include "trainscope/analyze.h"
 #include "trainscope/graph.h"
 #include "trainscope/replay.h"
+#include "trainscope/report.h"
+
+#include <stdio.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Every format of one result, and each of its CSV tables (names[] ends with NULL). */
+typedef int (*report_fn)(const void *res, const ts_trace *t, const ts_report_opts *o, FILE *out);
+static void outputs(report_fn fn, const void *res, const ts_trace *t, const char *const *names)
+{
+    FILE *out = fopen("/dev/null", "w");
+    if (!out) return;
+    for (int f = TS_FMT_TABLE; f <= TS_FMT_JSON; f++) {
+        ts_report_opts o = {.size = sizeof o, .format = (ts_format)f, .width = f ? 0 : 40, .top = 3};
+        (void)fn(res, t, &o, out);
+    }
+    for (int i = 0; names[i]; i++) {
+        ts_report_opts o = {.size = sizeof o, .format = TS_FMT_CSV, .table = names[i]};
+        (void)fn(res, t, &o, out);
+    }
+    ts_report_opts o = {.size = sizeof o, .format = TS_FMT_CSV};   /* the long form where a command has one */
+    (void)fn(res, t, &o, out);
+    fclose(out);
+}
+static int out_stats(const void *r, const ts_trace *t, const ts_report_opts *o, FILE *f)
+{
+    return ts_report_stats(r, t, o, f, NULL);
+}
+static int out_breakdown(const void *r, const ts_trace *t, const ts_report_opts *o, FILE *f)
+{
+    return ts_report_breakdown(r, NULL, t, NULL, "a note", o, f, NULL);
+}
+static int out_diff(const void *r, const ts_trace *t, const ts_report_opts *o, FILE *f)
+{
+    return ts_report_diff(r, t, t, o, f, NULL);
+}
+static int out_info(const void *r, const ts_trace *t, const ts_report_opts *o, FILE *f)
+{
+    return ts_report_info(r, o, f, NULL);
+}
+static int out_cp(const void *r, const ts_trace *t, const ts_report_opts *o, FILE *f)
+{
+    return ts_report_critical_path(r, t, o, f, NULL);
+}
 
 static void analyses(const ts_trace *t)
 {
     for (int by = TS_STATS_BY_NAME; by <= TS_STATS_BY_CATEGORY; by++) {
         ts_stats_opts so = {.size = sizeof so, .by = (ts_stats_by)by, .top = by == TS_STATS_BY_NAME ? 3 : 0};
         ts_stats *st = NULL;
-        if (ts_stats_compute(t, &so, &st, NULL) == TS_OK) ts_stats_destroy(st);
+        static const char *const names[] = {"rows", "windows", NULL};
+        if (ts_stats_compute(t, &so, &st, NULL) != TS_OK) continue;
+        outputs(out_stats, st, t, names);
+        ts_stats_destroy(st);
     }
     ts_breakdown_opts bo = {.size = sizeof bo, .top_kernels = 2};
     ts_breakdown *b = NULL;
-    if (ts_breakdown_compute(t, &bo, &b, NULL) == TS_OK) ts_breakdown_destroy(b);
+    static const char *const bd_names[] = {"temporal", "kernel_types", "kernels", "streams", "launches",
+                                           "memory_bandwidth", "threads", "stragglers", NULL};
+    if (ts_breakdown_compute(t, &bo, &b, NULL) == TS_OK) {
+        outputs(out_breakdown, b, t, bd_names);
+        ts_breakdown_destroy(b);
+    }
     for (int whole = 0; whole < 2; whole++) {   /* the trace against itself: every row "=" */
         ts_diff_opts dop = {.size = sizeof dop, .whole = whole};
         ts_diff *d = NULL;
-        if (ts_diff_compute(t, t, &dop, &d, NULL) == TS_OK) ts_diff_destroy(d);
+        static const char *const names[] = {"ops", "ranks", NULL};
+        if (ts_diff_compute(t, t, &dop, &d, NULL) != TS_OK) continue;
+        outputs(out_diff, d, t, names);
+        ts_diff_destroy(d);
     }
+    static const char *const info_names[] = {"ranks", "meta", NULL};
+    outputs(out_info, t, t, info_names);
 
     ts_graph *g = NULL;
     if (ts_graph_create(t, NULL, &g, NULL) != TS_OK) return;
     ts_critical_path *cp = NULL;
-    if (ts_critical_path_create(g, -1, &cp, NULL) == TS_OK) ts_critical_path_destroy(cp);
+    static const char *const cp_names[] = {"categories", "wait_on_rank", "ops", "path", "ranks", "edges", NULL};
+    if (ts_critical_path_create(g, -1, &cp, NULL) == TS_OK) {
+        outputs(out_cp, cp, t, cp_names);
+        ts_critical_path_destroy(cp);
+    }
     ts_replay *r = NULL;
     if (ts_replay_run_graph(g, NULL, &r, NULL) == TS_OK) ts_replay_destroy(r);
     const char *scales[] = {"kernel:*=0.5", "*mm*=2"};

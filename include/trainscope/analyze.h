@@ -213,6 +213,19 @@ typedef struct ts_breakdown {
 TS_API TS_NODISCARD int ts_breakdown_compute(const ts_trace *t, const ts_breakdown_opts *opts,
                                              ts_breakdown **out, ts_error *err);
 TS_API void ts_breakdown_destroy(ts_breakdown *b);
+/* A rank's temporal figures in one shape: a GPU rank's own; a CPU-only
+ * rank's busiest thread's (the least idle: the training loop), its
+ * communication being its non-compute time; all idle when it has no thread. */
+typedef struct ts_breakdown_temporal {
+    int64_t span_ns, idle_ns, compute_ns, non_compute_ns, comm_ns, memory_ns;
+} ts_breakdown_temporal;
+TS_API ts_breakdown_temporal ts_breakdown_rank_temporal(const ts_breakdown_rank *r);
+/* The kernel-type combination times (type_ns) summed over all ranks: HTA's
+ * get_gpu_kernel_breakdown total. */
+TS_API void ts_breakdown_type_totals(const ts_breakdown *b, int64_t out[8]);
+/* Name of a kernel-type combination mask (1 = COMPUTATION, 2 = COMMUNICATION,
+ * 4 = MEMORY): HTA's "COMPUTATION overlapping COMMUNICATION"; "" for 0 or > 7. */
+TS_API const char *ts_kernel_type_combo_name(unsigned mask);
 
 /* ---- trace diff (HTA's TraceDiff.compare_traces / ops_diff) ----
  * Two traces of the same job (before and after a change), rank by rank (the

@@ -72,6 +72,60 @@ TS_API int64_t ts_critical_path_wait_on_rank_ns(const ts_critical_path *cp, uint
 TS_API uint32_t ts_critical_path_n_warnings(const ts_critical_path *cp);
 TS_API const char *ts_critical_path_warning(const ts_critical_path *cp, uint32_t i);   /* NULL past the end */
 
+
+/* ---- reading a graph and a critical path (for outputs) ---- */
+TS_API uint32_t ts_graph_n_ranks(const ts_graph *g);
+/* One rank of the graph and its clock alignment. */
+typedef struct ts_graph_rank {
+    int32_t     rank;             /* the job's rank number, -1 = unknown */
+    const char *file;             /* the file it was read from (borrowed from the trace) */
+    int64_t     offset_ns;        /* aligned = local + offset_ns */
+    uint32_t    n_matched;        /* collective instances the offset was estimated from */
+    int64_t     resid_median_ns;  /* median |end mismatch| after alignment */
+    int64_t     resid_max_ns;     /* max |end mismatch| after alignment */
+    uint32_t    n_violations;     /* instances where it still leaves before the last enters */
+} ts_graph_rank;
+/* Rank index i (0 .. ts_graph_n_ranks - 1); TS_EINVAL past the end (*out zeroed). */
+TS_API int ts_graph_rank_info(const ts_graph *g, uint32_t i, ts_graph_rank *out);
+/* Edge kinds: how many there are, their names ("program", "launch", ...), and
+ * how many edges of kind k the graph has (O(edges)). */
+TS_API uint32_t    ts_graph_n_edge_kinds(void);
+TS_API const char *ts_graph_edge_kind_name(uint32_t k);
+TS_API uint32_t    ts_graph_n_edges_of_kind(const ts_graph *g, uint32_t k);
+
+TS_API const ts_graph *ts_critical_path_graph(const ts_critical_path *cp);   /* borrowed */
+TS_API int64_t ts_critical_path_step(const ts_critical_path *cp);       /* ProfilerStep N, -1 = whole trace */
+TS_API int64_t ts_critical_path_window_ns(const ts_critical_path *cp);  /* aligned span of the iteration, all ranks */
+/* The rank index others waited for longest on the path, -1 = none; *wait_ns its time. */
+TS_API int32_t ts_critical_path_waited_for(const ts_critical_path *cp, int64_t *wait_ns);
+
+/* Node i of the path (0 .. ts_critical_path_n_nodes - 1), in the order the path first reaches it. */
+typedef struct ts_cp_node {
+    bool        barrier;     /* a synthetic collective barrier (no rank; outputs leave it out) */
+    int32_t     rank;        /* the job's rank number (barrier: -1) */
+    const char *kind;        /* "cpu_op", "kernel", "launch", ... */
+    const char *name;        /* borrowed from the trace or graph */
+    int64_t     start_ns;    /* aligned clock */
+    int64_t     dur_ns;
+    int64_t     on_path_ns;  /* its own time on the path */
+} ts_cp_node;
+TS_API int ts_critical_path_node(const ts_critical_path *cp, uint32_t i, ts_cp_node *out);   /* TS_EINVAL past the end */
+
+/* Own time on the path per (rank, kind, name), largest first, count = path
+ * segments; the path's time in edge gaps no op owns (untraced host time
+ * between ops, a kernel queued after its launch, a transfer) is listed too,
+ * per (rank, edge kind), kind "gap", so the rows sum to the path's length. */
+typedef struct ts_cp_op {
+    int32_t     rank;       /* the job's rank number */
+    const char *kind;       /* node kind, or "gap" */
+    const char *name;       /* op name, or what the path waited for in the gap */
+    const char *edge;       /* gaps: the edge kind ("program", "launch", ...); NULL for ops */
+    uint32_t    count;      /* path segments */
+    int64_t     total_ns;
+} ts_cp_op;
+TS_API uint32_t        ts_critical_path_n_ops(const ts_critical_path *cp);
+TS_API const ts_cp_op *ts_critical_path_op(const ts_critical_path *cp, uint32_t i);   /* NULL past the end */
+
 #ifdef __cplusplus
 }
 #endif

@@ -598,3 +598,30 @@ void ts_breakdown_destroy(ts_breakdown *b)
     ts__free(impl->caps, (size_t)impl->cap_ranks * sizeof *impl->caps);
     ts__free(impl, sizeof *impl);
 }
+
+/* ---- the figures outputs show per rank ---- */
+static const char *const combo_names[8] = {
+    "", "COMPUTATION", "COMMUNICATION", "COMPUTATION overlapping COMMUNICATION", "MEMORY",
+    "COMPUTATION overlapping MEMORY", "COMMUNICATION overlapping MEMORY",
+    "COMPUTATION overlapping COMMUNICATION overlapping MEMORY",
+};
+
+const char *ts_kernel_type_combo_name(unsigned mask) { return mask < 8 ? combo_names[mask] : ""; }
+
+ts_breakdown_temporal ts_breakdown_rank_temporal(const ts_breakdown_rank *r)
+{
+    if (r->has_gpu)
+        return (ts_breakdown_temporal){r->span_ns, r->idle_ns, r->compute_ns, r->non_compute_ns, r->comm_ns, r->memory_ns};
+    const ts_thread_breakdown *t = NULL;
+    for (uint32_t i = 0; i < r->n_threads; i++)
+        if (!t || r->threads[i].idle_ns < t->idle_ns) t = &r->threads[i];
+    if (!t) return (ts_breakdown_temporal){r->span_ns, r->span_ns, 0, 0, 0, 0};
+    return (ts_breakdown_temporal){t->span_ns, t->idle_ns, t->compute_ns, t->comm_ns, t->comm_ns, 0};
+}
+
+void ts_breakdown_type_totals(const ts_breakdown *b, int64_t out[8])
+{
+    memset(out, 0, 8 * sizeof *out);
+    for (uint32_t i = 0; i < b->n_ranks; i++)
+        for (int m = 1; m < 8; m++) out[m] += b->ranks[i].type_ns[m];
+}

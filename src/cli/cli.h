@@ -67,6 +67,13 @@ enum { TS_CLI_OPT_WINDOW = 0x1001, TS_CLI_OPT_PYTHON_DEPTH = 0x1002 };
     "                           at most N calls deep are the ops (default: all)\n"
 int ts_cli_opt_common(const char *cmd, int code, const char *arg);
 bool ts_cli_window_all(void);   /* --window all was given */
+/* --table NAME and -o DIR (CSV tables): -1 with a message unless the format
+ * is csv (TS_FMT_CSV, trainscope/report.h) and at most one is given. */
+int ts_cli_csv_dest(const char *cmd, int format, const char *table, const char *dir);
+#define TS_CLI_CSV_HELP(TABLES) \
+    "  --table NAME             csv: print the one table NAME of\n" \
+    "                           " TABLES "\n" \
+    "  -o DIR                   csv: write every table to DIR/NAME.csv (all or none)\n"
 /* True when an executable of this name is on PATH. */
 bool ts_cli_find_program(const char *name);
 /* Run argv (searching PATH), wait; the exit status, or -1 when it could not run. */

@@ -3,7 +3,8 @@
  * (for an Nsight Systems export: the nsys version, export schema and the
  * table layout found), and the model's row counts.
  *
- * Not for: analysis (stats, breakdown). Thin: load, print.
+ * Not for: analysis (stats, breakdown). Thin: parse options, load;
+ * ts_report_info (src/report/info.c) writes it.
  * Exit: 0 ok, 2 bad input or usage.
  */
 #include <getopt.h>
@@ -12,50 +13,66 @@
 #include "cli/cli.h"
 #include "trainscope/ingest.h"
 #include "trainscope/model.h"
+#include "trainscope/report.h"
 
 static void usage(FILE *f)
 {
-    fputs("usage: trainscope info PATH...\n\n"
+    fputs("usage: trainscope info [OPTIONS] PATH...\n\n"
           "What each rank was read from: the file, its format, what the reader recorded\n"
           "about it (an Nsight Systems export: nsys version, export schema, the table\n"
           "layout found; a Kineto trace: its top-level string members), and how many\n"
           "tracks, slices, instants, counters, flows and iterations it holds.\n\n"
           "options:\n"
-          "  -h, --help   this help\n\n"
+          "  --format table|json|csv  output format (default table)\n"
+          TS_CLI_CSV_HELP("ranks, meta")
+          "  -h, --help               this help\n\n"
           "exit codes: 0 ok, 2 bad input or usage\n", f);
 }
 
-static void print_rank(const ts_rank *r)
+/* 1 after --help, 0 to go on, -1 on bad usage. */
+static int parse_args(int argc, char **argv, ts_report_opts *o)
 {
-    const char *fmt = ts_rank_meta_str(r, "format");
-    printf("rank %d: %s\n", ts_rank_number(r), ts_rank_path(r));
-    printf("  format              %s\n", fmt ? fmt : "chrome-json");
-    for (uint32_t i = 0; ts_rank_meta_key(r, i); i++) {
-        const char *k = ts_rank_meta_key(r, i);
-        if (strcmp(k, "format")) printf("  %-19s %s\n", k, ts_rank_meta_str(r, k));
+    static const struct option longopts[] = {
+        {"format", required_argument, 0, 'f'}, {"table", required_argument, 0, 'T'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+    };
+    memset(o, 0, sizeof *o);
+    o->size = sizeof *o;
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'f': {
+            int f = ts_report_format_parse(optarg);
+            if (f < 0) {
+                ts_cli_errorf("info: --format wants table, json or csv, got '%s'", optarg);
+                return -1;
+            }
+            o->format = (ts_format)f;
+            break;
+        }
+        case 'T': o->table = optarg; break;
+        case 'o': o->dir = optarg; break;
+        case 'h': usage(stdout); return 1;
+        default: return ts_cli_opt_unknown("info", argv[optind - 1]);
+        }
     }
-    printf("  tracks              %u\n  slices              %u\n  instants            %u\n  counters            %u\n"
-           "  flows               %u\n  iterations          %u\n  warnings            %llu\n",
-           ts_rank_n_tracks(r), ts_rank_n_slices(r), ts_rank_n_instants(r), ts_rank_n_counters(r),
-           ts_rank_n_flows(r), ts_rank_n_iterations(r), (unsigned long long)ts_rank_n_warnings(r));
+    if (ts_cli_need_trace("info", optind, argc) || ts_cli_csv_dest("info", o->format, o->table, o->dir)) return -1;
+    return 0;
 }
 
 int ts_cmd_info(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        if (c == 'h') { usage(stdout); return TS_EXIT_OK; }
-        ts_cli_opt_unknown("info", argv[optind - 1]);
-        return TS_EXIT_BAD;
-    }
-    if (ts_cli_need_trace("info", optind, argc)) return TS_EXIT_BAD;
+    ts_report_opts o;
+    int prc = parse_args(argc, argv, &o);
+    if (prc) return prc > 0 ? TS_EXIT_OK : TS_EXIT_BAD;
     ts_trace *t;
     int rc = ts_cli_load(argv + optind, argc - optind, NULL, &t);
     if (rc) return rc;
-    for (uint32_t i = 0; i < ts_trace_n_ranks(t); i++) print_rank(ts_trace_borrow_rank(t, i));
+    ts_error err = {0};
+    rc = ts_report_info(t, &o, stdout, &err);
     ts_trace_destroy(t);
+    if (rc) { ts_cli_errorf("%s", err.msg); return TS_EXIT_BAD; }
     return fflush(stdout) == 0 ? TS_EXIT_OK : TS_EXIT_BAD;
 }

@@ -13,6 +13,7 @@
 #include <spawn.h>
 
 #include "cli/cli.h"
+#include "trainscope/report.h"
 #include "core/core.h"
 
 extern char **environ;
@@ -167,6 +168,19 @@ int ts_cli_need_trace(const char *cmd, int optind_, int argc)
     if (optind_ < argc) return 0;
     ts_cli_errorf("%s: no trace given (see 'trainscope %s --help')", cmd, cmd);
     return -1;
+}
+
+int ts_cli_csv_dest(const char *cmd, int format, const char *table, const char *dir)
+{
+    if ((table || dir) && format != TS_FMT_CSV) {
+        ts_cli_errorf("%s: %s goes with --format csv", cmd, table ? "--table" : "-o");
+        return -1;
+    }
+    if (table && dir) {
+        ts_cli_errorf("%s: --table prints one table, -o DIR writes them all; give one", cmd);
+        return -1;
+    }
+    return 0;
 }
 
 bool ts_cli_parse_range(const char *s, int64_t *a, int64_t *b)

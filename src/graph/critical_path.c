@@ -350,7 +350,7 @@ int ts_critical_path_create(const ts_graph *g, int64_t iteration, ts_critical_pa
             rc = ts__error(err, TS_ENODATA, "the trace has no ops to follow (no CPU op, runtime call, GPU op or "
                            "collective)");
         else if (backtrack_path(cp, idx, t, arc, 2 * last + 1) ||
-                 collect_nodes(cp, first_path_node(cp, last)))
+                 collect_nodes(cp, first_path_node(cp, last)) || ts__cp_ops_build(cp))
             rc = ts__error(err, TS_ENOMEM, "out of memory");
         window(cp, idx);
         check_cut_off(cp, idx);
@@ -370,6 +370,7 @@ void ts_critical_path_destroy(ts_critical_path *cp)
     ts__free(cp->nodes, (2 * (size_t)cp->n_segs + 1) * sizeof *cp->nodes);
     ts__free(cp->node_ns, (2 * (size_t)cp->n_segs + 1) * sizeof *cp->node_ns);
     ts__free(cp->wait_on_rank_ns, (cp->g ? cp->g->n_ranks + 1 : 1) * sizeof *cp->wait_on_rank_ns);
+    ts__free(cp->ops, ((size_t)cp->n_segs + 1) * sizeof *cp->ops);
     ts__free(cp, sizeof *cp);
 }
 

@@ -39,6 +39,11 @@ struct ts_critical_path {
     bool      cpu_only;         /* no GPU lane: CPU ops' own time is compute */
     char      warnings[4][256]; /* what was approximated ("" = unused), e.g. an iteration cut off */
     uint32_t  n_warnings;
+    ts_cp_op *ops;              /* own time per (rank, kind, name) and gaps, largest first (cp_ops.c) */
+    uint32_t  n_ops;
 };
+
+/* Fill cp->ops from cp->segs; TS_ENOMEM on failure (cp->ops NULL). */
+TS_NODISCARD int ts__cp_ops_build(ts_critical_path *cp);
 
 #endif

@@ -15,8 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "memory/memgraph.h"
-#include "report/json.h"
-#include "report/svg.h"
+#include "core/json.h"
+#include "core/svg.h"
 
 static const char SEP77[] = "_____________________________________________________________________________\n";
 static const char SEP68[] = "____________________________________________________________________\n";

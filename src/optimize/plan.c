@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "optimize/optimize_priv.h"
-#include "report/json.h"
+#include "core/json.h"
 
 /* The bucket of each gradient's first piece, and bytes per bucket. */
 static uint32_t bucket_of_grads(ts_optimize *o, uint32_t *bucket_of)

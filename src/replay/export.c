@@ -16,7 +16,7 @@
 #include <stdio.h>
 
 #include "replay/replay.h"
-#include "report/json.h"
+#include "core/json.h"
 
 enum { BARRIER_PID = -1 };
 

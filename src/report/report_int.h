@@ -1,17 +1,17 @@
 /* report_int.h - report helpers that read the internal trace model (for the
- * CLI commands). Generic writers live in trainscope/report.h and json.h. */
+ * CLI commands). Generic writers live in trainscope/report.h and core/json.h. */
 #ifndef TS_REPORT_INT_H
 #define TS_REPORT_INT_H
 
 #include <stdio.h>
 
-#include "report/json.h"
+#include "core/json.h"
 #include "trace/model.h"
 #include "trainscope/graph.h"
+#include "trainscope/report.h"
 
-/* Output formats every analysis command offers. */
-typedef enum ts_format { TS_FMT_TABLE = 0, TS_FMT_JSON, TS_FMT_CSV } ts_format;
-/* "table", "json" or "csv" to its ts_format; -1 for anything else. */
+/* Output formats every analysis command offers (ts_format: trainscope/report.h). */
+/* "table", "json" or "csv" to its ts_format; -1 for anything else (= ts_report_format_parse). */
 int ts__report_format(const char *s);
 
 /* "warnings": [{"rank", "file", "kind", "count", "first"}, ...]: t's ingest warnings. */
@@ -44,5 +44,22 @@ void ts__report_warnings_emit_graph(FILE *f, const ts_trace *t, const ts_graph *
 void ts__report_warnings_json_close(FILE *f, const ts_trace *const *ts, uint32_t n, const ts_graph *g);
 /* g's warnings (NULL: none) as items of kind "graph" of an open "warnings" array. */
 void ts__report_warnings_json_graph(ts_json *j, const ts_graph *g);
+
+/* The CSV record writer behind trainscope/report.h's ts_csv: records go to a
+ * buffer; eol is "\r\n" (RFC 4180) or "\n" for the long-standing
+ * single-table outputs that scripts already read. */
+struct ts_csv {
+    ts_buf     *out;   /* borrowed */
+    uint32_t    col;   /* fields written in the current record */
+    const char *eol;
+};
+void ts__csv_init(ts_csv *c, ts_buf *out, bool lf);
+/* The header row from literal column names. */
+#define TS__CSV_HEAD(c, ...) do { \
+    static const char *const h_[] = {__VA_ARGS__}; \
+    ts_csv_header(c, h_, (uint32_t)(sizeof h_ / sizeof h_[0])); \
+} while (0)
+/* out (stdout) gets b; TS_EIO when the buffer ran out of memory or out failed. */
+int ts__report_flush(const ts_buf *b, FILE *out, ts_error *err);
 
 #endif

@@ -68,7 +68,9 @@ void ts__report_warnings_print(FILE *f, const ts_trace *t)
     }
 }
 
-int ts__report_format(const char *s)
+int ts__report_format(const char *s) { return ts_report_format_parse(s); }
+
+int ts_report_format_parse(const char *s)
 {
     static const char *const names[] = {"table", "json", "csv"};
     for (int i = 0; i < 3; i++)
@@ -220,6 +222,12 @@ static uint32_t print_ingest_kind(FILE *f, const ts_trace *t, int k)
 }
 
 bool ts__report_warn_all(bool verbose) { return verbose || !isatty(fileno(stderr)); }
+bool ts_report_warn_all(bool verbose) { return ts__report_warn_all(verbose); }
+
+void ts_report_warnings(FILE *f, const ts_trace *t, const char *const *lines, uint32_t n, bool all)
+{
+    ts__report_warnings_emit(f, t, lines, n, all);
+}
 
 void ts__report_warnings_emit(FILE *f, const ts_trace *t, const char *const *lines, uint32_t n, bool all)
 {
@@ -276,10 +284,17 @@ void ts__report_warnings_json_close(FILE *f, const ts_trace *const *ts, uint32_t
 
 void ts__report_warnings_emit_graph(FILE *f, const ts_trace *t, const ts_graph *g, bool all)
 {
-    uint32_t n = g ? ts_graph_n_warnings(g) : 0;
+    ts_report_warnings_graph(f, t, g, NULL, all);
+}
+
+void ts_report_warnings_graph(FILE *f, const ts_trace *t, const ts_graph *g, const ts_critical_path *cp, bool all)
+{
+    uint32_t ng = g ? ts_graph_n_warnings(g) : 0, nc = cp ? ts_critical_path_n_warnings(cp) : 0, n = ng + nc;
     const char **lines = ts__calloc((size_t)n + 1, sizeof *lines);
-    for (uint32_t i = 0; lines && i < n; i++) lines[i] = ts_graph_warning(g, i);
+    for (uint32_t i = 0; lines && i < ng; i++) lines[i] = ts_graph_warning(g, i);
+    for (uint32_t i = 0; lines && i < nc; i++) lines[ng + i] = ts_critical_path_warning(cp, i);
     ts__report_warnings_emit(f, t, lines, lines ? n : 0, all || !lines);
-    for (uint32_t i = 0; !lines && i < n; i++) fprintf(f, "trainscope: warning: %s\n", ts_graph_warning(g, i));
+    for (uint32_t i = 0; !lines && i < ng; i++) fprintf(f, "trainscope: warning: %s\n", ts_graph_warning(g, i));
+    for (uint32_t i = 0; !lines && i < nc; i++) fprintf(f, "trainscope: warning: %s\n", ts_critical_path_warning(cp, i));
     ts__free(lines, ((size_t)n + 1) * sizeof *lines);
 }

@@ -1,7 +1,8 @@
 #!/bin/sh
 # outputs_full_disk_leave_no_file.sh - every file the CLI writes besides
 # standard output (critical-path and replay --export, memory -o with --plot,
-# optimize -o and --export) on a full disk (a 64 KiB tmpfs with a few KB
+# optimize -o and --export, `--format csv -o DIR` of breakdown, stats, diff
+# and critical-path: all tables or none) on a full disk (a 64 KiB tmpfs with a few KB
 # left, then none) is exit 2 with a message naming the file or folder, and
 # leaves nothing behind: no truncated or empty file, no temporary, no empty
 # folder it made. Regressions of 2026-11-26 (issue 26 item 2):
@@ -14,8 +15,10 @@ EX=examples/ddp_gloo
 FX=examples/memory/mlp
 W=examples/workloads
 RAW=${TS_DATA:-../shared/data}/kineto/memory_analysis/memory_timeline.raw.gz
+TF=${TS_DATA:-../shared/data}/kineto/trace_filter   # its breakdown tables: 17 KB, kernels.csv 13 KB
+NC=${TS_DATA:-../shared/data}/kineto/nccl_parser_config/nccl_data.json.gz
 [ -f "$EX/rank0.json" ] && [ -d "$FX" ] && [ -d "$W" ] || { echo "skip: examples/ not here (run from the repository root)"; exit 77; }
-[ -f "$RAW" ] || { echo "skip: no $RAW (the data folder)"; exit 77; }
+[ -f "$RAW" ] && [ -d "$TF" ] && [ -f "$NC" ] || { echo "skip: no $RAW, $TF or $NC (the data folder)"; exit 77; }
 T=$(mktemp -d)
 D=$T/full
 mkdir "$D"
@@ -55,6 +58,10 @@ all_runs() {
     nothing_left "memory --trace -o --plot ($1)" memory --trace -o "$D/memt" --plot "$RAW"
     nothing_left "optimize -o ($1)" $OPT -o "$D/opt"
     nothing_left "optimize --export ($1)" $OPT --export "$D/opt.json"
+    nothing_left "breakdown --format csv -o ($1)" breakdown --format csv -o "$D/bd" "$TF"
+    nothing_left "stats --format csv -o ($1)" stats --format csv -o "$D/st" "$NC"
+    nothing_left "diff --format csv -o ($1)" diff --format csv --whole -o "$D/df" "$NC" "$NC"
+    nothing_left "critical-path --format csv -o ($1)" critical-path --format csv -o "$D/cp" "$TF"
 }
 
 head -c 61440 /dev/zero > "$D/filler"   # a few KB left: writes fail part way

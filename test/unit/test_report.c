@@ -3,7 +3,7 @@
 #include <math.h>
 
 #include "test.h"
-#include "report/json.h"
+#include "core/json.h"
 #include "trainscope/report.h"
 #include "report/report_int.h"
 
@@ -180,4 +180,50 @@ TEST(warnings_json_ingest_and_analysis_items_share_one_shape)
         "{\"rank\":-1,\"file\":\"\",\"kind\":\"replay\",\"count\":1,\"first\":\"ranks 0-1 straddle\"}]}");
     ts__buf_free(&b);
     ts_trace_destroy(t);
+}
+
+/* Two tables for ts_report_csv: numbers plain, a quoted name, an empty field. */
+static void csv_a(ts_csv *c, const void *res)
+{
+    static const char *const head[] = {"rank", "name", "time_ns", "pct"};
+    ts_csv_header(c, head, 4);
+    ts_csv_i64(c, *(const int *)res);
+    ts_csv_str(c, "f<a, b>");
+    ts_csv_i64(c, 1250000);
+    ts_csv_real(c, NAN, 3);
+    ts_csv_end_row(c);
+    ts_csv_i64(c, -1);
+    ts_csv_str(c, NULL);
+    ts_csv_u64(c, UINT64_MAX);
+    ts_csv_real(c, 12.5, 3);
+    ts_csv_end_row(c);
+}
+static void csv_b(ts_csv *c, const void *res)
+{
+    static const char *const head[] = {"x"};
+    ts_csv_header(c, head, 1);
+}
+
+TEST(csv_tables_are_rfc4180_with_plain_numbers)
+{
+    static const ts_csv_table tables[] = {{"a", csv_a}, {"b", csv_b}};
+    int rank = 3;
+    char *s = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&s, &n);
+    ts_error err = {0};
+    CHECK_EQ_INT(ts_report_csv("cmd", tables, 2, &rank, "a", NULL, f, &err), TS_OK);
+    fclose(f);
+    CHECK_EQ_STR(s, "rank,name,time_ns,pct\r\n3,\"f<a, b>\",1250000,\r\n-1,,18446744073709551615,12.500\r\n");
+    free(s);
+    /* a table that does not exist, or none chosen among several: TS_EINVAL naming the choices */
+    f = open_memstream(&s, &n);
+    CHECK_EQ_INT(ts_report_csv("cmd", tables, 2, &rank, "c", NULL, f, &err), TS_EINVAL);
+    CHECK(strstr(err.msg, "a, b") != NULL);
+    CHECK_EQ_INT(ts_report_csv("cmd", tables, 2, &rank, NULL, NULL, f, &err), TS_EINVAL);
+    CHECK(strstr(err.msg, "--table") != NULL);
+    CHECK_EQ_INT(ts_report_csv("cmd", tables, 1, &rank, NULL, NULL, f, &err), TS_OK);   /* the only one */
+    fclose(f);
+    CHECK(s && !strncmp(s, "rank,name", 9));
+    free(s);
 }

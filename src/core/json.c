@@ -1,6 +1,6 @@
 /* json.c - the JSON writer helpers (see json.h). Each call is O(length of
  * what it writes); the writer holds no allocation of its own. */
-#include "report/json.h"
+#include "core/json.h"
 
 #include <inttypes.h>
 #include <math.h>

@@ -6,8 +6,8 @@
  * doubles are written as null because JSON has no NaN.
  * Not for: parsing (that is ingest/).
  */
-#ifndef TS_REPORT_JSON_H
-#define TS_REPORT_JSON_H
+#ifndef TS_CORE_JSON_H
+#define TS_CORE_JSON_H
 
 #include "core/core.h"
 

@@ -4,8 +4,8 @@
  * Output is appended to a ts_buf; coordinates are computed here, callers
  * pass data in their own units plus the axis labels.
  */
-#ifndef TS_REPORT_SVG_H
-#define TS_REPORT_SVG_H
+#ifndef TS_CORE_SVG_H
+#define TS_CORE_SVG_H
 
 #include "core/core.h"
 

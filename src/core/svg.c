@@ -7,7 +7,7 @@
  */
 #include <math.h>
 #include <stdio.h>
-#include "report/svg.h"
+#include "core/svg.h"
 
 enum { W = 900, ML = 80, MR = 20, MT = 40, MB = 50 };
 enum { ML_ROWS = 150 };  /* the interval chart's wider left margin for row labels */

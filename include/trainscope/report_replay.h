@@ -51,6 +51,13 @@ TS_API TS_NODISCARD int ts_report_prec_table(FILE *out, const ts_prec_model *m, 
 /* A plan prec[] (one precision per unit) as a plan file: one line per unit
  * lowered, by position ("op:N P  # op in scope"). */
 TS_API TS_NODISCARD int ts_report_prec_plan(FILE *out, const ts_prec_model *m, const uint8_t *prec);
+/* The optimizer's result o on graph g of trace t: its iteration before and
+ * after, search, and changes (table; t's and g's warnings on warn first), or
+ * one JSON object with them in "warnings". */
+TS_API TS_NODISCARD int ts_report_optimize_table(FILE *out, FILE *warn, const ts_trace *t, const ts_graph *g,
+                                                 const ts_optimize *o);
+TS_API TS_NODISCARD int ts_report_optimize_json(FILE *out, const ts_trace *t, const ts_graph *g,
+                                                const ts_optimize *o);
 /* t's ingest warnings on f (a window's, said as it is read). */
 TS_API void ts_report_trace_warnings(FILE *f, const ts_trace *t, bool verbose);
 

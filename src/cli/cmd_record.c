@@ -31,9 +31,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "capture/lttng.h"
-#include "capture/rawfmt.h"
 #include "cli/cli.h"
+#include "trainscope/record.h"
 
 typedef struct record_opts {
     const char *dir;            /* -o DIR, default "trainscope-trace" */
@@ -372,24 +371,14 @@ static int set_env(const record_opts *o, const char *abs_dir)
     return 0;
 }
 
-/* Create DIR/.raw/status (rawfmt.h), its space reserved now so that a disk
- * that fills during the job cannot take it, and name it to the job. */
+/* Create DIR/.raw/status, its space reserved now so that a disk that fills
+ * during the job cannot take it, and name it to the job. */
 static int status_create(const char *abs_dir)
 {
     char path[PATH_MAX + 32];
-    snprintf(path, sizeof path, "%s/.raw", abs_dir);
-    mkdir(path, 0777);
-    snprintf(path, sizeof path, "%s/.raw/%s", abs_dir, TS__STATUS_NAME);
-    ts__status_slot head;
-    memset(&head, 0, sizeof head);
-    memcpy(head.magic, TS__STATUS_MAGIC, 8);
-    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    int e = fd < 0 ? errno : posix_fallocate(fd, 0, (off_t)TS__STATUS_BYTES);
-    if (!e && pwrite(fd, &head, sizeof head, 0) != (ssize_t)sizeof head) e = errno ? errno : EIO;
-    if (fd >= 0 && close(fd) != 0 && !e) e = errno;
-    if (e) {
-        ts_cli_errorf("record: cannot reserve %s (%zu bytes): %s", path, (size_t)TS__STATUS_BYTES, strerror(e));
-        unlink(path);
+    ts_error err = {0};
+    if (ts_record_status_create(abs_dir, path, sizeof path, &err)) {
+        ts_cli_errorf("record: %s", err.msg);
         return -1;
     }
     setenv("TRAINSCOPE_STATUS", path, 1);
@@ -451,23 +440,11 @@ typedef struct job_summary {
     int            n_python;       /* streams of Python processes (comm python*) */
     uint64_t       python_events;  /* events in their files */
     char           empty_names[96];/* comms of the empty ones, comma-separated, cut */
-    ts__raw_losses sum;            /* losses over every file */
+    ts_record_losses sum;          /* losses over every file */
     uint64_t       n_cut;          /* streams whose last chunk is incomplete */
 } job_summary;
 
-/* The stream's process name from its header ("" when unreadable). */
-static void stream_comm(const char *raw, char *comm, size_t n)
-{
-    ts__raw_header h;
-    int fd = open(raw, O_RDONLY | O_CLOEXEC);
-    comm[0] = 0;
-    if (fd < 0) return;
-    if (read(fd, &h, sizeof h) == (ssize_t)sizeof h && !memcmp(h.magic, TS__RAW_MAGIC, 8))
-        snprintf(comm, n, "%.*s", (int)sizeof h.comm, h.comm);
-    close(fd);
-}
-
-static void note_stream(job_summary *js, const char *comm, int rc, const ts__raw_losses *l)
+static void note_stream(job_summary *js, const char *comm, int rc, const ts_record_losses *l)
 {
     js->n_streams++;
     if (rc != TS_OK && rc != TS_ENODATA) return;   /* not converted: said apart */
@@ -627,7 +604,7 @@ typedef struct board {
     char     nostream_names[96];
     int      n_live;             /* still tracing now (daemons): their streams are not converted */
     char     live_names[160];    /* "pid 12 (sleep), ...", cut */
-    char     live[TS__STATUS_SLOTS][16]; /* stream name prefixes of the live ones */
+    char     live[TS_RECORD_STATUS_SLOTS][16]; /* stream name prefixes of the live ones */
 } board;
 
 /* A process that runs (not gone, not a zombie whose stream is whole). */
@@ -652,18 +629,12 @@ static void add_name(char *list, size_t n, const char *name)
 
 static void read_board(const char *raw_dir, board *b)
 {
-    char path[PATH_MAX + 32];
-    snprintf(path, sizeof path, "%s/%s", raw_dir, TS__STATUS_NAME);
-    ts__status_slot *s = malloc(TS__STATUS_BYTES);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    bool ok = s && fd >= 0 && read(fd, s, TS__STATUS_BYTES) == (ssize_t)TS__STATUS_BYTES &&
-              !memcmp(s[0].magic, TS__STATUS_MAGIC, 8);
-    if (fd >= 0) close(fd);
-    if (ok) b->n_claimed = s[0].pid;
-    for (uint32_t i = 1; ok && i < TS__STATUS_SLOTS && i <= b->n_claimed; i++) {
-        const ts__status_slot *sl = &s[i];
-        char comm[sizeof sl->comm + 1], who[64];
-        snprintf(comm, sizeof comm, "%.*s", (int)sizeof sl->comm, sl->comm);
+    ts_record_slot *s = malloc(TS_RECORD_STATUS_SLOTS * sizeof *s);
+    int n = s ? ts_record_status_read(raw_dir, &b->n_claimed, s, TS_RECORD_STATUS_SLOTS) : -1;
+    for (int i = 0; i < n; i++) {
+        const ts_record_slot *sl = &s[i];
+        const char *comm = sl->comm;
+        char who[64];
         if (!sl->pid) continue;
         if (sl->err && !sl->stream[0]) {
             if (!b->n_nostream++) b->nostream_err = sl->err;
@@ -675,9 +646,8 @@ static void read_board(const char *raw_dir, board *b)
             b->n_lossy++;
             if (!strstr(b->lossy_names, comm)) add_name(b->lossy_names, sizeof b->lossy_names, comm);
         }
-        if (sl->state == TS__STATUS_TRACING && process_runs(sl->pid)) {
-            memcpy(b->live[b->n_live], sl->stream, sizeof b->live[0] - 1);
-            b->live[b->n_live++][sizeof b->live[0] - 1] = 0;
+        if (sl->tracing && process_runs(sl->pid)) {
+            snprintf(b->live[b->n_live++], sizeof b->live[0], "%s", sl->stream);
             snprintf(who, sizeof who, "pid %u (%s)", sl->pid, comm);
             add_name(b->live_names, sizeof b->live_names, who);
         }
@@ -714,9 +684,9 @@ static bool say_what_was_lost(const board *b, int n_failed, int n_left_live, con
                 "left in %s/.raw: when %s, run 'trainscope record --convert %s'\n", b->n_live,
                 b->n_live == 1 ? " is" : "es are", cmd ? cmd : "the job", b->live_names, n_left_live,
                 n_left_live == 1 ? "" : "s", dir, b->n_live == 1 ? "it ends" : "they end", dir);
-    if (b->n_claimed >= TS__STATUS_SLOTS)
+    if (b->n_claimed >= TS_RECORD_STATUS_SLOTS)
         fprintf(stderr, "trainscope: warning: %u streams started; the status board holds the first %d: failed writes "
-                "and daemons among the others are not known\n", b->n_claimed, TS__STATUS_SLOTS - 1);
+                "and daemons among the others are not known\n", b->n_claimed, TS_RECORD_STATUS_SLOTS - 1);
     return b->lost || b->n_nostream || n_failed;
 }
 
@@ -743,9 +713,9 @@ static bool finish(const char *dir, const record_opts *o)
         if (stream_is_live(b, e->d_name)) { n_left_live++; continue; }
         char raw[2 * PATH_MAX], err[1024], comm[72];
         snprintf(raw, sizeof raw, "%s/%s", raw_dir, e->d_name);
-        stream_comm(raw, comm, sizeof comm);
-        ts__raw_losses l;
-        int rc = ts__raw_convert(raw, dir, NULL, 0, err, sizeof err, &l);
+        ts_record_stream_comm(raw, comm, sizeof comm);
+        ts_record_losses l;
+        int rc = ts_record_convert(raw, dir, err, sizeof err, &l);
         note_stream(&js, comm, rc, &l);
         if (rc == TS_OK || rc == TS_ENODATA) unlink(raw);
         else { ts_cli_errorf("record: %s", err); n_failed++; }
@@ -753,7 +723,7 @@ static bool finish(const char *dir, const record_opts *o)
     if (d) closedir(d);
     if (!n_failed && !n_left_live) {   /* nothing left for --convert: the board goes too */
         char status[PATH_MAX + 32];
-        snprintf(status, sizeof status, "%s/%s", raw_dir, TS__STATUS_NAME);
+        snprintf(status, sizeof status, "%s/%s", raw_dir, TS_RECORD_STATUS_NAME);
         unlink(status);
     }
     rmdir(raw_dir);   /* only when empty: streams that failed to convert stay */
@@ -775,7 +745,7 @@ static bool finish(const char *dir, const record_opts *o)
     if (js.sum.unfinished_ranges)
         fprintf(stderr, "trainscope: warning: %llu ranges still open when their process ended (closed there, "
                 "args.unfinished)\n", (unsigned long long)js.sum.unfinished_ranges);
-    if (b->lost || b->n_nostream || n_failed || b->n_live || b->n_claimed >= TS__STATUS_SLOTS)
+    if (b->lost || b->n_nostream || n_failed || b->n_live || b->n_claimed >= TS_RECORD_STATUS_SLOTS)
         fprintf(stderr, "trainscope: %u stream%s started tracing, %d converted (%d with events)\n", b->n_claimed,
                 b->n_claimed == 1 ? "" : "s", js.n_streams - n_failed, js.n_files);
     bool lost = say_what_was_lost(b, n_failed, n_left_live, dir, o->cmd ? o->cmd[0] : NULL);
@@ -824,12 +794,12 @@ int ts_cmd_record(int argc, char **argv)
     char session[64];
     ts_error err = {0};
     snprintf(session, sizeof session, "trainscope-%d", (int)getpid());
-    if (o.lttng && ts__lttng_session_start(abs_dir, session, &err) != TS_OK) {
+    if (o.lttng && ts_record_lttng_start(abs_dir, session, &err) != TS_OK) {
         ts_cli_errorf("record: --lttng: %s", err.msg);
         return TS_EXIT_BAD;
     }
     rc = run_child(o.cmd);
-    if (o.lttng && ts__lttng_session_stop(session, &err) != TS_OK) ts_cli_errorf("record: --lttng: %s", err.msg);
+    if (o.lttng && ts_record_lttng_stop(session, &err) != TS_OK) ts_cli_errorf("record: --lttng: %s", err.msg);
     /* Traces that could not be written make a run that succeeded fail. */
     if (finish(abs_dir, &o) && rc == 0) rc = TS_EXIT_BAD;
     return rc;

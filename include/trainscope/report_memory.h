@@ -41,6 +41,14 @@ TS_API TS_NODISCARD int ts_report_mem_fit_table(FILE *out, const ts_mem_fit *f, 
 TS_API TS_NODISCARD int ts_report_memgraph_json(FILE *out, const ts_memgraph *g, const ts_mem_summary *s,
                                                 const ts_report_mem_args *a, const ts_mem_fit *fit);
 
+/* CSV (RFC 4180, CRLF records, bytes and ns as integers) of one table:
+ * "tensors" (the default: every tensor alive at the peak, largest first:
+ * tensor, name, type, bytes, global) or "fit" (with a limit, fit non-NULL:
+ * option, fits, peak_bytes, choices, added_ns, bytes_moved). Another name,
+ * or "fit" without one: TS_EINVAL with err saying so, nothing written. */
+TS_API TS_NODISCARD int ts_report_memgraph_csv(FILE *out, const ts_memgraph *g, const ts_mem_summary *s,
+                                               const ts_mem_fit *fit, const char *table, ts_error *err);
+
 /* An allocator snapshot: per device its segments, trace and the frames of
  * the blocks alive at its peak (the top `top`). JSON: one object per device,
  * one per line. */

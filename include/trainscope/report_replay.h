@@ -39,6 +39,19 @@ TS_API TS_NODISCARD int ts_report_replay_json(FILE *out, const ts_trace *t, cons
 TS_API TS_NODISCARD int ts_report_replay_windows_table(FILE *out, FILE *warn, const ts_replay_windows *w,
                                                        bool verbose);
 TS_API TS_NODISCARD int ts_report_replay_windows_json(FILE *out, const ts_replay_windows *w);
+/* CSV (RFC 4180, CRLF records, times as integer nanoseconds, percents with 3
+ * decimals) of one table, warnings on warn as beside the text table:
+ *   replay:    "ranks" (the default: rank, measured_ns, predicted_ns, error_pct,
+ *              clock_offset_ns) or "iterations" (step, measured_ns, predicted_ns);
+ *   --windows: "windows" (the default: path, iterations, measured_ns,
+ *              predicted_ns, error_pct) or "ranks" (rank, measured_ns,
+ *              predicted_ns: the medians over the windows).
+ * error_pct is a what-if's change when the replay is one. Another table name:
+ * TS_EINVAL with err naming the tables, nothing written. */
+TS_API TS_NODISCARD int ts_report_replay_csv(FILE *out, FILE *warn, const ts_trace *t, const ts_replay *r,
+                                             const char *table, bool verbose, ts_error *err);
+TS_API TS_NODISCARD int ts_report_replay_windows_csv(FILE *out, FILE *warn, const ts_replay_windows *w,
+                                                     const char *table, bool verbose, ts_error *err);
 /* The precision what-if (replay --precision-plan / --precision-greedy): the
  * prediction p of model m. JSON: one object closed with the "warnings" of
  * the runs traces[0..TS_PREC_COUNT) (NULL entries: none). Table: every line

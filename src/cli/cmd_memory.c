@@ -24,6 +24,7 @@
 typedef struct mem_args {
     ts_mem_options opt;
     const char *out_dir, *times, *times_trace, *device, *format;
+    const char *table;          /* --table NAME (csv), NULL = tensors */
     double peak_tflops, bandwidth_gbps, offload_gbps, limit_gb;
     int plots, png, trace;
     uint32_t top, batch;
@@ -71,7 +72,10 @@ static void usage(FILE *f)
           "  --png                    --plot, and PNG copies of both (needs rsvg-convert,\n"
           "                           Debian's librsvg2-bin)\n"
           "  --top N                  tensors listed at the peak (default 10)\n"
-          "  --format table|json      summary format on stdout (default table)\n"
+          "  --format table|json|csv  summary format on stdout (default table); csv: one\n"
+          "                           table (bytes and ns as integers)\n"
+          "  --table NAME             csv: tensors (alive at the peak, the default) or fit\n"
+          "                           (with --memory-limit)\n"
           "  -h, --help               this help\n\n"
           "exit codes: 0 ok, 2 bad input or usage\n", f);
 }
@@ -88,6 +92,7 @@ static int parse_args(int argc, char **argv, mem_args *a)
         {"trace", no_argument, 0, 'r'}, {"hold-saved", no_argument, 0, 'H'},
         {"workspace", required_argument, 0, 'W'}, {"times-trace", required_argument, 0, 'X'},
         {"gpu-ghz", required_argument, 0, 'F'}, {"memory-limit", required_argument, 0, 'M'},
+        {"table", required_argument, 0, 'K'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int c;
     optind = 1;
@@ -109,6 +114,7 @@ static int parse_args(int argc, char **argv, mem_args *a)
         case 'G': a->plots = a->png = 1; break;
         case 'T': if (ts_cli_opt_count("memory", "--top", optarg, &a->top)) return TS_EXIT_BAD; break;
         case 'f': a->format = optarg; break;
+        case 'K': a->table = optarg; break;
         case 'r': a->trace = 1; break;
         case 'H': a->opt.hold_saved = 1; break;
         case 'W':
@@ -123,8 +129,16 @@ static int parse_args(int argc, char **argv, mem_args *a)
         }
     }
     if ((a->peak_tflops > 0) != (a->bandwidth_gbps > 0) ||
-        (strcmp(a->format, "table") && strcmp(a->format, "json"))) {
+        (strcmp(a->format, "table") && strcmp(a->format, "json") && strcmp(a->format, "csv"))) {
         ts_cli_errorf("memory: bad option value (see 'trainscope memory --help')");
+        return TS_EXIT_BAD;
+    }
+    if (a->table && strcmp(a->format, "csv")) {
+        ts_cli_errorf("memory: --table goes with --format csv");
+        return TS_EXIT_BAD;
+    }
+    if (a->trace && !strcmp(a->format, "csv")) {
+        ts_cli_errorf("memory --trace: --format csv is not offered yet; use table or json");
         return TS_EXIT_BAD;
     }
     if (a->plots && !a->out_dir) {
@@ -402,6 +416,12 @@ int ts_cmd_memory(int argc, char **argv)
         ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc));
         ts_memgraph_destroy(g);
         return TS_EXIT_BAD;
+    }
+    if (!strcmp(a.format, "csv")) {
+        rc = ts_report_memgraph_csv(stdout, g, &s, a.limit_gb > 0 ? &fit : NULL, a.table, &err);
+        if (rc && rc != TS_EIO) ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc));   /* no such --table */
+        ts_memgraph_destroy(g);
+        return rc && rc != TS_EIO ? TS_EXIT_BAD : TS_EXIT_OK;   /* a failed write of stdout: main says so */
     }
     ts_report_mem_args ra = report_args(g, &a);
     int wrc = !strcmp(a.format, "json") ? ts_report_memgraph_json(stdout, g, &s, &ra, a.limit_gb > 0 ? &fit : NULL)

@@ -647,7 +647,7 @@ static void read_board(const char *raw_dir, board *b)
             if (!strstr(b->lossy_names, comm)) add_name(b->lossy_names, sizeof b->lossy_names, comm);
         }
         if (sl->tracing && process_runs(sl->pid)) {
-            snprintf(b->live[b->n_live++], sizeof b->live[0], "%s", sl->stream);
+            snprintf(b->live[b->n_live++], sizeof b->live[0], "%.15s", sl->stream);   /* as the board had it */
             snprintf(who, sizeof who, "pid %u (%s)", sl->pid, comm);
             add_name(b->live_names, sizeof b->live_names, who);
         }

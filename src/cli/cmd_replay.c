@@ -18,12 +18,14 @@
 #include "trainscope/report_replay.h"
 
 enum { MAX_SCALES = 32 };
-enum { FMT_TABLE = 0, FMT_JSON };
+enum { FMT_TABLE = 0, FMT_JSON, FMT_CSV };
+enum { OPT_TABLE = 0x2002 };   /* --table: long only */
 
 typedef struct replay_args {
     ts_replay_options opts;
     const char  *scales[MAX_SCALES];
-    int          format;        /* FMT_TABLE or FMT_JSON */
+    int          format;        /* FMT_TABLE, FMT_JSON or FMT_CSV */
+    const char  *table;         /* --table NAME (csv), NULL = the first */
     const char  *export_path;   /* --export, NULL = none */
     const char  *marker;        /* --iteration-marker, NULL = ProfilerStep# */
     bool         windows;       /* --windows: each PATH is one window of the job */
@@ -41,7 +43,10 @@ static void usage(FILE *f)
           "reproduces the trace; the what-if options predict a changed job.\n\n"
           "options:\n"
           "  --iterations N           compare only the first N iterations (default all)\n"
-          "  --format table|json      output format (default table); json times are us\n"
+          "  --format table|json|csv  output format (default table); json times are us,\n"
+          "                           csv times integer ns\n"
+          "  --table NAME             csv: the table to print: ranks (default) or\n"
+          "                           iterations; with --windows, windows (default) or ranks\n"
           "  --export FILE            write the replayed schedule as a Chrome trace\n"
           "  --scale [KIND:]GLOB=F    multiply the time of matching ops by F (repeatable);\n"
           "                           KIND: cpu, launch, runtime, sync, kernel, compute,\n"
@@ -97,9 +102,10 @@ static int parse_option(int c, replay_args *a)
     switch (c) {
     case 'i': return ts_cli_opt_count("replay", "--iterations", optarg, &a->opts.max_iterations);
     case 'f':
-        a->format = !strcmp(optarg, "table") ? FMT_TABLE : !strcmp(optarg, "json") ? FMT_JSON : -1;
+        a->format = !strcmp(optarg, "table") ? FMT_TABLE : !strcmp(optarg, "json") ? FMT_JSON
+                  : !strcmp(optarg, "csv") ? FMT_CSV : -1;
         if (a->format < 0) {
-            ts_cli_errorf("replay: --format wants table or json, got '%s'", optarg);
+            ts_cli_errorf("replay: --format wants table, json or csv, got '%s'", optarg);
             return -1;
         }
         return 0;
@@ -142,6 +148,7 @@ static int parse_option(int c, replay_args *a)
     case 'v': a->verbose = true; return 0;
     case TS_CLI_OPT_WINDOW: case TS_CLI_OPT_PYTHON_DEPTH: return ts_cli_opt_common("replay", c, optarg);
     case OPT_PLAN: a->plan_path = optarg; return 0;
+    case OPT_TABLE: a->table = optarg; return 0;
     case 'h': usage(stdout); return 1;
     default: return -1;
     }
@@ -158,6 +165,7 @@ static int parse_args(int argc, char **argv, replay_args *a)
         {"latency-us", required_argument, 0, 'l'}, {"nccl-tests", required_argument, 0, 'n'},
         {"iteration-marker", required_argument, 0, 'm'}, {"windows", no_argument, 0, 'W'},
         {"profiler-overhead-us", required_argument, 0, 'P'}, {"plan", required_argument, 0, OPT_PLAN},
+        {"table", required_argument, 0, OPT_TABLE},
         {"verbose", no_argument, 0, 'v'}, TS_CLI_COMMON_LONGOPTS, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
     };
     memset(a, 0, sizeof *a);
@@ -177,6 +185,10 @@ static int parse_args(int argc, char **argv, replay_args *a)
     }
     if (ts_cli_need_trace("replay", optind, argc)) return -1;
     a->opts.window_all = ts_cli_window_all();
+    if (a->table && a->format != FMT_CSV) {
+        ts_cli_errorf("replay: --table goes with --format csv");
+        return -1;
+    }
     if (a->plan_path && a->opts.bucket_mb > 0) {
         ts_cli_errorf("replay: --plan sets the buckets; drop --bucket-mb");
         return -1;
@@ -223,9 +235,13 @@ static int cmd_replay_windows(char **paths, uint32_t n, replay_args *a)
     if (ts_replay_windows_create(&wr)) { ts_cli_errorf("replay: out of memory"); return TS_EXIT_BAD; }
     int ex = windows_replay(paths, n, a, wr);
     if (ex == TS_EXIT_OK) {
+        ts_error err = {0};
         int rc = a->format == FMT_JSON ? ts_report_replay_windows_json(stdout, wr)
-                                       : ts_report_replay_windows_table(stdout, stderr, wr, a->verbose);
-        if (rc) { ts_cli_errorf("writing the result failed: %s", ts_strerror(rc)); ex = TS_EXIT_BAD; }
+               : a->format == FMT_CSV ? ts_report_replay_windows_csv(stdout, stderr, wr, a->table, a->verbose, &err)
+                                      : ts_report_replay_windows_table(stdout, stderr, wr, a->verbose);
+        if (rc == TS_EINVAL) ts_cli_errorf("%s", err.msg);   /* no such --table */
+        else if (rc) ts_cli_errorf("writing the result failed: %s", ts_strerror(rc));
+        if (rc) ex = TS_EXIT_BAD;
     }
     ts_replay_windows_destroy(wr);
     return ex;
@@ -269,10 +285,13 @@ static int cmd_replay_one(int argc, char **argv, replay_args *ap)
         int jrc = ts_report_replay_json(stdout, t, r);
         (void)jrc;   /* a failed write of stdout: main says so once, naming standard output */
     }
+    else if (a.format == FMT_CSV) rc = ts_report_replay_csv(stdout, stderr, t, r, a.table, a.verbose, &err);
     else rc = ts_report_replay_table(stdout, stderr, t, r, a.verbose);
     if (rc == TS_OK && a.export_path) {
         rc = ts_replay_export_chrome(r, a.export_path, &err);
         if (rc) ts_cli_errorf("%s", err.msg);
+    } else if (rc == TS_EINVAL) {
+        ts_cli_errorf("%s", err.msg);   /* no such --table */
     } else if (rc) {
         ts_cli_errorf("writing the table failed: %s", ts_strerror(rc));
     }

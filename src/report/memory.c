@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/csv_rows.h"
 #include "report/report_int.h"
 #include "trainscope/report_memory.h"
 
@@ -89,6 +90,61 @@ int ts_report_memgraph_json(FILE *out, const ts_memgraph *g, const ts_mem_summar
             (long long)s->global_bytes, (long long)s->peak_bytes, s->peak_kernel, (long long)s->iteration_ns,
             (long long)s->peak_at_ns, a->offload_gbps, a->offload_candidates, (long long)a->offload_freed_bytes);
     if (f) fprintf(out, "}\n");
+    return status_of(out);
+}
+
+static void csv_tensors(ts__csv_rows *c, const ts_memgraph *g, const ts_mem_summary *s, const uint32_t *rows,
+                        uint32_t n)
+{
+    static const char *const head[] = {"tensor", "name", "type", "bytes", "global"};
+    ts__csv_rows_head(c, head, 5);
+    for (uint32_t i = 0; i < n; i++) {
+        ts_mem_tensor_info t;
+        ts_memgraph_tensor(g, rows[i], &t);
+        ts__csv_rows_i64(c, rows[i]);
+        ts__csv_rows_str(c, t.name);
+        ts__csv_rows_str(c, t.type);
+        ts__csv_rows_i64(c, t.bytes);
+        ts__csv_rows_i64(c, t.is_global);
+        ts__csv_rows_end(c);
+    }
+}
+
+static void csv_fit(ts__csv_rows *c, const ts_mem_fit *f)
+{
+    static const char *const head[] = {"option", "fits", "peak_bytes", "choices", "added_ns", "bytes_moved"};
+    ts__csv_rows_head(c, head, 6);
+    for (int i = 0; i < TS_MEM_FIT_COUNT; i++) {
+        const ts_mem_fit_option *o = &f->option[i];
+        ts__csv_rows_str(c, ts_mem_fit_name(i));
+        ts__csv_rows_i64(c, o->fits);
+        ts__csv_rows_i64(c, o->peak_bytes);
+        ts__csv_rows_i64(c, o->n_choices);
+        ts__csv_rows_i64(c, o->cost_ns);
+        ts__csv_rows_i64(c, o->bytes_moved);
+        ts__csv_rows_end(c);
+    }
+}
+
+int ts_report_memgraph_csv(FILE *out, const ts_memgraph *g, const ts_mem_summary *s, const ts_mem_fit *fit,
+                           const char *table, ts_error *err)
+{
+    static const char *const tables[] = {"tensors", "fit"};
+    int k = ts__csv_rows_pick("memory", tables, 2, table, err);
+    if (k < 0) return TS_EINVAL;
+    if (k == 1 && !fit) {
+        snprintf(err->msg, sizeof err->msg, "memory: --table fit needs --memory-limit GB");
+        return err->status = TS_EINVAL;
+    }
+    ts__csv_rows c = {out, 0};
+    if (k == 1) {
+        csv_fit(&c, fit);
+        return status_of(out);
+    }
+    uint32_t *rows = malloc(((size_t)s->n_tensors + 1) * sizeof *rows);
+    if (!rows) return TS_ENOMEM;
+    csv_tensors(&c, g, s, rows, ts_memgraph_alive_at(g, s->peak_kernel, rows, s->n_tensors));
+    free(rows);
     return status_of(out);
 }
 

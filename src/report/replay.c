@@ -8,6 +8,7 @@
  */
 #include <stdlib.h>
 
+#include "report/csv_rows.h"
 #include "report/report_int.h"
 #include "trainscope/report.h"
 #include "trainscope/report_replay.h"
@@ -200,6 +201,18 @@ int ts_report_replay_windows_json(FILE *out, const ts_replay_windows *w)
     return write_buf(out, &b);
 }
 
+/* The windows' distinct replay lines, folded per kind on a terminal. */
+static int windows_warnings(FILE *warn, const ts_replay_windows *w, bool verbose)
+{
+    uint32_t nw = ts_replay_windows_n_warnings(w);
+    const char **lines = malloc(((size_t)nw + 1) * sizeof *lines);
+    if (!lines) return TS_ENOMEM;
+    for (uint32_t i = 0; i < nw; i++) lines[i] = ts_replay_windows_warning(w, i);
+    ts__report_warnings_emit(warn, NULL, lines, nw, ts__report_warn_all(verbose));
+    free(lines);
+    return TS_OK;
+}
+
 int ts_report_replay_windows_table(FILE *out, FILE *warn, const ts_replay_windows *w, bool verbose)
 {
     bool what_if = ts_replay_windows_is_what_if(w);
@@ -236,11 +249,83 @@ int ts_report_replay_windows_table(FILE *out, FILE *warn, const ts_replay_window
     ts_replay_windows_spread(w, &sp);
     spread_print(out, &sp, "window", what_if);
     fflush(out);
-    uint32_t nw = ts_replay_windows_n_warnings(w);
-    const char **lines = malloc(((size_t)nw + 1) * sizeof *lines);
-    if (!lines) return TS_ENOMEM;
-    for (uint32_t i = 0; i < nw; i++) lines[i] = ts_replay_windows_warning(w, i);
-    ts__report_warnings_emit(warn, NULL, lines, nw, ts__report_warn_all(verbose));
-    free(lines);
-    return TS_OK;
+    return windows_warnings(warn, w, verbose);
+}
+
+/* ---- CSV ---- */
+
+static int csv_status(FILE *out) { return ferror(out) ? TS_EIO : TS_OK; }
+
+int ts_report_replay_csv(FILE *out, FILE *warn, const ts_trace *t, const ts_replay *r, const char *table,
+                         bool verbose, ts_error *err)
+{
+    static const char *const tables[] = {"ranks", "iterations"};
+    int k = ts__csv_rows_pick("replay", tables, 2, table, err);
+    if (k < 0) return TS_EINVAL;
+    ts__csv_rows c = {out, 0};
+    if (k == 0) {
+        static const char *const head[] = {"rank", "measured_ns", "predicted_ns", "error_pct", "clock_offset_ns"};
+        ts__csv_rows_head(&c, head, 5);
+        for (uint32_t i = 0; i < ts_replay_n_ranks(r); i++) {
+            ts_replay_rank_info ri;
+            ts_replay_rank(r, i, &ri);
+            ts__csv_rows_i64(&c, ri.rank);
+            ts__csv_rows_i64(&c, ri.measured_iteration_ns);
+            ts__csv_rows_i64(&c, ri.predicted_iteration_ns);
+            ts__csv_rows_real(&c, ts_replay_change_pct(ri.predicted_iteration_ns, ri.measured_iteration_ns), 3);
+            ts__csv_rows_i64(&c, ri.clock_offset_ns);
+            ts__csv_rows_end(&c);
+        }
+    } else {
+        static const char *const head[] = {"step", "measured_ns", "predicted_ns"};
+        ts__csv_rows_head(&c, head, 3);
+        for (uint32_t i = 0; i < ts_replay_n_iterations(r); i++) {
+            ts_replay_iteration_info it;
+            ts_replay_iteration(r, i, &it);
+            ts__csv_rows_i64(&c, it.step);
+            ts__csv_rows_i64(&c, it.measured_iteration_ns);
+            ts__csv_rows_i64(&c, it.predicted_iteration_ns);
+            ts__csv_rows_end(&c);
+        }
+    }
+    fflush(out);   /* the table before its warnings */
+    replay_warnings(warn, t, r, verbose);
+    return csv_status(out);
+}
+
+int ts_report_replay_windows_csv(FILE *out, FILE *warn, const ts_replay_windows *w, const char *table, bool verbose,
+                                 ts_error *err)
+{
+    static const char *const tables[] = {"windows", "ranks"};
+    int k = ts__csv_rows_pick("replay", tables, 2, table, err);
+    if (k < 0) return TS_EINVAL;
+    ts__csv_rows c = {out, 0};
+    if (k == 0) {
+        static const char *const head[] = {"path", "iterations", "measured_ns", "predicted_ns", "error_pct"};
+        ts__csv_rows_head(&c, head, 5);
+        for (uint32_t i = 0; i < ts_replay_windows_n(w); i++) {
+            ts_replay_window_info x;
+            ts_replay_windows_window(w, i, &x);
+            ts__csv_rows_str(&c, x.path);
+            ts__csv_rows_i64(&c, x.n_iterations);
+            ts__csv_rows_i64(&c, x.measured_iteration_ns);
+            ts__csv_rows_i64(&c, x.predicted_iteration_ns);
+            ts__csv_rows_real(&c, x.error_pct, 3);
+            ts__csv_rows_end(&c);
+        }
+    } else {
+        static const char *const head[] = {"rank", "measured_ns", "predicted_ns"};
+        ts__csv_rows_head(&c, head, 3);
+        for (uint32_t k2 = 0; k2 < ts_replay_windows_n_ranks(w); k2++) {
+            ts_replay_rank_info ri;
+            ts_replay_windows_rank(w, k2, &ri);
+            ts__csv_rows_i64(&c, ri.rank);
+            ts__csv_rows_i64(&c, ri.measured_iteration_ns);
+            ts__csv_rows_i64(&c, ri.predicted_iteration_ns);
+            ts__csv_rows_end(&c);
+        }
+    }
+    fflush(out);
+    int rc = windows_warnings(warn, w, verbose);
+    return rc ? rc : csv_status(out);
 }

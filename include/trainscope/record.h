@@ -61,6 +61,59 @@ typedef struct ts_record_slot {
  * (*n_claimed = 0 then). */
 TS_API int ts_record_status_read(const char *raw_dir, uint32_t *n_claimed, ts_record_slot *slots, uint32_t cap);
 
+/* ---- after the job: what it left (ts_record_finish) ---- */
+/* Its raw streams, one per process that loaded the tracer. */
+typedef struct ts_record_streams {
+    int      n_files;            /* trace files written */
+    int      n_streams;          /* raw streams found */
+    int      n_empty;            /* of those, streams without an event */
+    int      n_failed;           /* could not be converted: they stay in DIR/.raw */
+    int      n_left_live;        /* of processes still tracing: they stay in DIR/.raw */
+    int      n_python;           /* of Python processes (comm python*) */
+    uint64_t python_events;      /* events in their files */
+    char     empty_names[96];    /* comms of the empty ones, comma-separated, cut */
+    ts_record_losses sum;        /* losses over every file (dropped, bad, unfinished) */
+    uint64_t n_cut;              /* streams whose last chunk is incomplete */
+} ts_record_streams;
+/* What the status board says about the job's processes. */
+typedef struct ts_record_board {
+    uint32_t n_claimed;          /* streams started (claims past the last slot too) */
+    uint64_t lost;               /* events whose write failed */
+    int      lost_errno;         /* the first failed write's errno */
+    int      n_lossy;            /* processes that lost events that way */
+    char     lossy_names[96];    /* their comms, comma-separated, cut */
+    int      n_nostream;         /* processes whose stream could not be opened: all their events lost */
+    int      nostream_errno;     /* the first one's errno */
+    char     nostream_names[96];
+    int      n_live;             /* still tracing now (daemons): their streams are not converted */
+    char     live_names[160];    /* "pid 12 (sleep), ...", cut */
+} ts_record_board;
+/* What torch's profiler left in each process (--torch: one "key=value ..."
+ * line per process in DIR/.raw/torch-<pid>.txt). */
+typedef struct ts_record_torch {
+    int      n, ok, failed, nowindow, unsaved;   /* processes, by state */
+    uint64_t events, dropped;                    /* of the saved ones */
+    long     steps_min;          /* optimizer steps of the nowindow ones, fewest */
+    char     format[16];         /* "kineto" or the legacy profiler's name */
+    char     window[32];         /* "A:B" steps recorded (B < 0: to the end), "" = every step */
+    char     reason[200];        /* the first failure's reason */
+} ts_record_torch;
+typedef struct ts_record_job {
+    ts_record_streams streams;
+    ts_record_board   board;
+    ts_record_torch   torch;
+    bool              gradients;  /* DIR/.gradients.json is there (--torch saved the DDP model's) */
+    bool              lost;       /* events were lost or a stream could not be converted */
+} ts_record_job;
+/* Called once per stream that could not be converted, with why (one line). */
+typedef void (*ts_record_fail_fn)(void *ud, const char *why);
+/* After the job (or for `record --convert`): convert every raw stream in
+ * dir/.raw but those of processes still tracing (their files are removed
+ * once converted), read the board and torch's lines, and remove the board
+ * and dir/.raw when nothing is left there for --convert. Fills *out;
+ * TS_ENOMEM leaves the streams unconverted. */
+TS_API TS_NODISCARD int ts_record_finish(const char *dir, ts_record_job *out, ts_record_fail_fn on_fail, void *ud);
+
 /* --lttng: create, configure and start session `name` writing CTF into
  * dir/lttng (through the `lttng` command); stop and destroy it. On failure
  * err says which lttng step failed and why. */

@@ -60,7 +60,20 @@ TS_API TS_NODISCARD int ts_report_mem_snapshot(FILE *out, const char *path, cons
  * their curves, titled after their file or (rank, device), for charts. */
 typedef struct ts_report_mem_trace ts_report_mem_trace;
 TS_API TS_NODISCARD int ts_report_mem_trace_create(FILE *out, bool json, ts_report_mem_trace **rep);
+/* CSV instead of a table: one of the tables "timelines" (raw timelines:
+ * file, events, peak_bytes, peak_ns, final_bytes, category, at_peak_bytes,
+ * max_bytes; a row per file and category), "peaks" (Kineto: rank,
+ * device_type, device_id, events, peak_bytes, peak_ns, first_ns, last_ns,
+ * ops innermost first joined by " < ") or "frames" (snapshots: file, device,
+ * reserved_bytes, allocated_bytes, peak_bytes, frame, bytes, blocks; a row per
+ * allocating frame alive at the peak), printed by ts_report_mem_trace_end.
+ * table NULL: the one the inputs filled. Another name: TS_EINVAL with err. */
+TS_API TS_NODISCARD int ts_report_mem_trace_create_csv(FILE *out, const char *table, ts_report_mem_trace **rep,
+                                                       ts_error *err);
 TS_API void ts_report_mem_trace_destroy(ts_report_mem_trace *rep);   /* frees the curves it was given */
+/* An allocator snapshot's rows of the "frames" table (CSV only). */
+TS_API TS_NODISCARD int ts_report_mem_trace_snapshot(ts_report_mem_trace *rep, const char *path,
+                                                     const ts_mem_snapshot *s);
 TS_API TS_NODISCARD int ts_report_mem_trace_timeline(ts_report_mem_trace *rep, const char *path,
                                                      const ts_mem_timeline *t);
 /* The table's header line of the Kineto rows (nothing in JSON). */
@@ -79,8 +92,10 @@ TS_API uint32_t ts_report_mem_trace_n_curves(const ts_report_mem_trace *rep);
 /* The name chart i is written under, without ".svg": "memory" for one
  * curve, "memory_K" for several. */
 TS_API void ts_report_mem_trace_chart_name(const ts_report_mem_trace *rep, uint32_t i, char *out, size_t size);
-/* The JSON lines kept, on `out` (nothing in table mode). */
-TS_API TS_NODISCARD int ts_report_mem_trace_end(ts_report_mem_trace *rep);
+/* The JSON lines kept, or the CSV table, on `out` (nothing in table mode).
+ * CSV without a table named when the inputs filled several: TS_EINVAL with
+ * err naming them, nothing written. */
+TS_API TS_NODISCARD int ts_report_mem_trace_end(ts_report_mem_trace *rep, ts_error *err);
 /* -o DIR: memory.json (the JSON lines as one array) and, with plots, one
  * chart per curve, written whole or not at all (ts_mem_curves_write). */
 TS_API TS_NODISCARD int ts_report_mem_trace_write_dir(const ts_report_mem_trace *rep, const char *dir, bool plots,

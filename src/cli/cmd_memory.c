@@ -75,7 +75,8 @@ static void usage(FILE *f)
           "  --format table|json|csv  summary format on stdout (default table); csv: one\n"
           "                           table (bytes and ns as integers)\n"
           "  --table NAME             csv: tensors (alive at the peak, the default) or fit\n"
-          "                           (with --memory-limit)\n"
+          "                           (with --memory-limit); --trace: timelines, peaks or\n"
+          "                           frames (the default: the one the inputs fill)\n"
           "  -h, --help               this help\n\n"
           "exit codes: 0 ok, 2 bad input or usage\n", f);
 }
@@ -135,10 +136,6 @@ static int parse_args(int argc, char **argv, mem_args *a)
     }
     if (a->table && strcmp(a->format, "csv")) {
         ts_cli_errorf("memory: --table goes with --format csv");
-        return TS_EXIT_BAD;
-    }
-    if (a->trace && !strcmp(a->format, "csv")) {
-        ts_cli_errorf("memory --trace: --format csv is not offered yet; use table or json");
         return TS_EXIT_BAD;
     }
     if (a->plots && !a->out_dir) {
@@ -290,7 +287,7 @@ static bool is_snapshot(const char *path)
     return strstr(path, ".pickle") || strstr(path, ".pkl");
 }
 
-static int snapshot(const char *path, const mem_args *a, bool json)
+static int snapshot(const char *path, const mem_args *a, bool json, ts_report_mem_trace *rep)
 {
     ts_mem_snapshot *s;
     ts_error err = {0};
@@ -307,10 +304,20 @@ static int snapshot(const char *path, const mem_args *a, bool json)
             return TS_EXIT_BAD;
         }
     }
-    int wrc = ts_report_mem_snapshot(stdout, path, s, a->top, json);
-    (void)wrc;   /* a failed write of stdout: main says so once, naming standard output */
+    int wrc = !strcmp(a->format, "csv") ? ts_report_mem_trace_snapshot(rep, path, s)
+                                        : ts_report_mem_snapshot(stdout, path, s, a->top, json);
     ts_mem_snapshot_destroy(s);
-    return TS_EXIT_OK;
+    if (wrc == TS_ENOMEM) ts_cli_errorf("memory: out of memory");
+    return wrc == TS_ENOMEM ? TS_EXIT_BAD : TS_EXIT_OK;   /* a failed write of stdout: main says so */
+}
+
+/* How many CSV tables the --trace inputs fill: raw timelines, Kineto traces, snapshots. */
+static int csv_tables(int argc, char **argv, int first)
+{
+    bool kind[3] = {false, false, false};
+    for (int i = first; i < argc; i++)
+        kind[is_snapshot(argv[i]) ? 2 : is_raw_timeline(argv[i]) ? 0 : 1] = true;
+    return kind[0] + kind[1] + kind[2];
 }
 
 /* --trace: raw timelines one by one, Kineto traces together (one per rank). */
@@ -320,16 +327,24 @@ static int memory_trace(int argc, char **argv, int first, const mem_args *a)
         ts_cli_errorf("memory --trace: expected PATH... (see 'trainscope memory --help')");
         return TS_EXIT_BAD;
     }
-    bool json = !strcmp(a->format, "json");
-    const char **traces = calloc((size_t)(argc - first), sizeof *traces);
-    if (!traces) { ts_cli_errorf("memory --trace: out of memory"); return TS_EXIT_BAD; }
-    uint32_t n_traces = 0;
+    bool json = !strcmp(a->format, "json"), csv = !strcmp(a->format, "csv");
+    if (csv && !a->table && csv_tables(argc, argv, first) > 1) {   /* said before anything is read or written */
+        ts_cli_errorf("memory --trace: these inputs fill several CSV tables (timelines: raw timelines, peaks: "
+                      "Kineto traces, frames: snapshots); pick one with --table NAME");
+        return TS_EXIT_BAD;
+    }
     ts_report_mem_trace *rep = NULL;
-    if (ts_report_mem_trace_create(stdout, json, &rep)) { free(traces); ts_cli_errorf("memory: out of memory"); return TS_EXIT_BAD; }
+    ts_error err = {0};
+    int rc = csv ? ts_report_mem_trace_create_csv(stdout, a->table, &rep, &err)
+                 : ts_report_mem_trace_create(stdout, json, &rep);
+    if (rc) { ts_cli_errorf("%s", err.msg[0] ? err.msg : "memory: out of memory"); return TS_EXIT_BAD; }
+    const char **traces = calloc((size_t)(argc - first), sizeof *traces);
+    if (!traces) { ts_report_mem_trace_destroy(rep); ts_cli_errorf("memory --trace: out of memory"); return TS_EXIT_BAD; }
+    uint32_t n_traces = 0;
     int ex = TS_EXIT_OK;
     for (int i = first; i < argc && ex == TS_EXIT_OK; i++) {
         if (is_snapshot(argv[i])) {
-            ex = snapshot(argv[i], a, json);
+            ex = snapshot(argv[i], a, json, rep);
             continue;
         }
         if (!is_raw_timeline(argv[i])) {
@@ -340,8 +355,9 @@ static int memory_trace(int argc, char **argv, int first, const mem_args *a)
     }
     if (ex == TS_EXIT_OK && n_traces) ex = kineto_memory(traces, n_traces, a->plots, rep);
     if (ex == TS_EXIT_OK) {
-        int wrc = ts_report_mem_trace_end(rep);
-        (void)wrc;   /* a failed write of stdout: main says so */
+        rc = ts_report_mem_trace_end(rep, &err);
+        if (rc && rc != TS_EIO) ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc));
+        if (rc && rc != TS_EIO) ex = TS_EXIT_BAD;   /* a failed write of stdout: main says so */
     }
     if (ex == TS_EXIT_OK && a->out_dir) ex = write_trace_dir(a->out_dir, rep, a->plots, a->png);
     ts_report_mem_trace_destroy(rep);

@@ -215,9 +215,18 @@ int ts_report_mem_snapshot(FILE *out, const char *path, const ts_mem_snapshot *s
 
 enum { TITLE_MAX = 128 };
 
+enum { CSV_TIMELINES = 0, CSV_PEAKS, CSV_FRAMES, N_CSV };
+static const char *const CSV_TABLES[N_CSV] = {"timelines", "peaks", "frames"};
+
 struct ts_report_mem_trace {
     FILE         *out;
     bool          json;
+    bool          csv;
+    int           csv_table;     /* CSV_*, -1 = the one the inputs fill */
+    ts__csv_rows  rows[N_CSV];   /* each table's records, in memory until the end */
+    char         *rows_buf[N_CSV];
+    size_t        rows_len[N_CSV];
+    uint32_t      n_rows[N_CSV];
     ts_buf        lines;         /* one JSON object per line: memory.json's items */
     ts_mem_curve *curves;        /* taken over, freed at destroy */
     char        (*titles)[TITLE_MAX];
@@ -234,9 +243,30 @@ int ts_report_mem_trace_create(FILE *out, bool json, ts_report_mem_trace **rep)
     return TS_OK;
 }
 
+int ts_report_mem_trace_create_csv(FILE *out, const char *table, ts_report_mem_trace **rep, ts_error *err)
+{
+    int k = table ? ts__csv_rows_pick("memory --trace", CSV_TABLES, N_CSV, table, err) : -1;
+    if (table && k < 0) return TS_EINVAL;
+    int rc = ts_report_mem_trace_create(out, false, rep);
+    if (rc) return rc;
+    (*rep)->csv = true;
+    (*rep)->csv_table = k;
+    for (int i = 0; i < N_CSV; i++) {
+        FILE *f = open_memstream(&(*rep)->rows_buf[i], &(*rep)->rows_len[i]);
+        (*rep)->rows[i] = (ts__csv_rows){f, 0};
+        if (!f) rc = TS_ENOMEM;
+    }
+    if (rc) { ts_report_mem_trace_destroy(*rep); *rep = NULL; }
+    return rc;
+}
+
 void ts_report_mem_trace_destroy(ts_report_mem_trace *rep)
 {
     if (!rep) return;
+    for (int i = 0; i < N_CSV; i++) {
+        if (rep->rows[i].out) fclose(rep->rows[i].out);
+        free(rep->rows_buf[i]);
+    }
     for (uint32_t i = 0; i < rep->n_curves; i++) ts_mem_curve_free(&rep->curves[i]);
     free(rep->curves);
     free(rep->titles);
@@ -253,7 +283,21 @@ int ts_report_mem_trace_timeline(ts_report_mem_trace *rep, const char *path, con
     for (int c = 0; c < TS_MEM_N_CATEGORIES; c++)
         ts__buf_printf(b, "%s\"%s\":%lld", c ? "," : "", ts_mem_category_name(c), (long long)t->at_peak[c]);
     ts__buf_puts(b, "}}\n");
-    if (rep->json) return b->oom ? TS_ENOMEM : TS_OK;
+    if (rep->csv) {
+        ts__csv_rows *c = &rep->rows[CSV_TIMELINES];
+        for (int k = 0; k < TS_MEM_N_CATEGORIES; k++, rep->n_rows[CSV_TIMELINES]++) {
+            ts__csv_rows_str(c, path);
+            ts__csv_rows_i64(c, (int64_t)t->n_events);
+            ts__csv_rows_i64(c, t->peak_bytes);
+            ts__csv_rows_i64(c, t->peak_ns);
+            ts__csv_rows_i64(c, t->final_bytes);
+            ts__csv_rows_str(c, ts_mem_category_name(k));
+            ts__csv_rows_i64(c, t->at_peak[k]);
+            ts__csv_rows_i64(c, t->max_bytes[k]);
+            ts__csv_rows_end(c);
+        }
+    }
+    if (rep->json || rep->csv) return b->oom ? TS_ENOMEM : TS_OK;
     FILE *out = rep->out;
     fprintf(out, "%s: %llu events over %.3f ms; peak %.1f MiB at +%.3f ms; %.1f MiB at the end\n"
             "%-18s %12s %12s\n", path, (unsigned long long)t->n_events,
@@ -268,7 +312,7 @@ int ts_report_mem_trace_timeline(ts_report_mem_trace *rep, const char *path, con
 
 int ts_report_mem_trace_peaks_head(ts_report_mem_trace *rep)
 {
-    if (rep->json) return TS_OK;
+    if (rep->json || rep->csv) return TS_OK;
     fprintf(rep->out, "%5s %-8s %8s %12s %12s  %s\n", "rank", "device", "events", "peak MiB", "at ms",
             "ops around the peak (innermost first)");
     return status_of(rep->out);
@@ -287,7 +331,26 @@ int ts_report_mem_trace_peak(ts_report_mem_trace *rep, const ts_mem_trace_peak *
                    (unsigned long long)p->n_events, (long long)p->peak_bytes, (long long)p->peak_ns);
     for (uint32_t k = 0; k < p->n_ops; k++) ts__buf_printf(b, "%s%s", k ? "," : "", json_quoted(p->ops[k]));
     ts__buf_puts(b, "]}\n");
-    if (rep->json) return b->oom ? TS_ENOMEM : TS_OK;
+    if (rep->csv) {
+        ts__csv_rows *c = &rep->rows[CSV_PEAKS];
+        ts__csv_rows_i64(c, p->rank);
+        ts__csv_rows_i64(c, p->device_type);
+        ts__csv_rows_i64(c, p->device_id);
+        ts__csv_rows_i64(c, (int64_t)p->n_events);
+        ts__csv_rows_i64(c, p->peak_bytes);
+        ts__csv_rows_i64(c, p->peak_ns);
+        ts__csv_rows_i64(c, p->first_ns);
+        ts__csv_rows_i64(c, p->last_ns);
+        char ops[4 * 100] = "";
+        for (uint32_t k = 0; k < p->n_ops && k < 4; k++) {
+            size_t used = strlen(ops);
+            snprintf(ops + used, sizeof ops - used, "%s%s", k ? " < " : "", p->ops[k]);
+        }
+        ts__csv_rows_str(c, ops);
+        ts__csv_rows_end(c);
+        rep->n_rows[CSV_PEAKS]++;
+    }
+    if (rep->json || rep->csv) return b->oom ? TS_ENOMEM : TS_OK;
     FILE *out = rep->out;
     char dev[24];
     snprintf(dev, sizeof dev, "%s:%d", device_kind(p->device_type), p->device_id);
@@ -300,7 +363,7 @@ int ts_report_mem_trace_peak(ts_report_mem_trace *rep, const ts_mem_trace_peak *
 
 int ts_report_mem_trace_warnings(ts_report_mem_trace *rep, FILE *warn, const ts_trace *t)
 {
-    if (!rep->json) {
+    if (!rep->json) {   /* beside a table or CSV: on warn */
         ts__report_warnings_emit(warn, t, NULL, 0, ts__report_warn_all(false));
         return TS_OK;
     }
@@ -354,8 +417,63 @@ void ts_report_mem_trace_chart_name(const ts_report_mem_trace *rep, uint32_t i, 
     else snprintf(out, size, "memory_%u", i);
 }
 
-int ts_report_mem_trace_end(ts_report_mem_trace *rep)
+int ts_report_mem_trace_snapshot(ts_report_mem_trace *rep, const char *path, const ts_mem_snapshot *s)
 {
+    if (!rep->csv) return TS_OK;
+    ts__csv_rows *c = &rep->rows[CSV_FRAMES];
+    for (uint32_t i = 0; i < s->n_devices; i++) {
+        const ts_mem_snap_device *d = &s->devices[i];
+        ts_mem_frame_group *g = malloc(((size_t)d->n_alive + 1) * sizeof *g);
+        if (!g) return TS_ENOMEM;
+        uint32_t ng = ts_mem_snapshot_frames(s, d, g);
+        for (uint32_t k = 0; k < ng; k++, rep->n_rows[CSV_FRAMES]++) {
+            ts__csv_rows_str(c, path);
+            ts__csv_rows_i64(c, d->device);
+            ts__csv_rows_i64(c, d->reserved_bytes);
+            ts__csv_rows_i64(c, d->allocated_bytes);
+            ts__csv_rows_i64(c, d->peak_bytes);
+            ts__csv_rows_str(c, g[k].frame);
+            ts__csv_rows_i64(c, g[k].bytes);
+            ts__csv_rows_i64(c, g[k].blocks);
+            ts__csv_rows_end(c);
+        }
+        free(g);
+    }
+    return TS_OK;
+}
+
+/* The CSV table asked for, or the one the inputs filled: its header, then
+ * the records kept. */
+static int csv_end(ts_report_mem_trace *rep, ts_error *err)
+{
+    static const char *const heads[N_CSV][9] = {
+        {"file", "events", "peak_bytes", "peak_ns", "final_bytes", "category", "at_peak_bytes", "max_bytes"},
+        {"rank", "device_type", "device_id", "events", "peak_bytes", "peak_ns", "first_ns", "last_ns", "ops"},
+        {"file", "device", "reserved_bytes", "allocated_bytes", "peak_bytes", "frame", "bytes", "blocks"},
+    };
+    static const uint32_t n_heads[N_CSV] = {8, 9, 8};
+    int k = rep->csv_table, filled = 0;
+    for (int i = 0; i < N_CSV; i++) {
+        if (fflush(rep->rows[i].out)) return TS_ENOMEM;
+        if (rep->n_rows[i]) { filled++; if (rep->csv_table < 0) k = i; }
+    }
+    if (rep->csv_table < 0 && filled > 1) {
+        snprintf(err->msg, sizeof err->msg, "memory --trace: the inputs fill several CSV tables; pick one with "
+                 "--table %s%s%s%s%s", rep->n_rows[0] ? "timelines" : "", rep->n_rows[0] ? ", " : "",
+                 rep->n_rows[1] ? "peaks" : "", rep->n_rows[1] && rep->n_rows[2] ? ", " : "",
+                 rep->n_rows[2] ? "frames" : "");
+        return err->status = TS_EINVAL;
+    }
+    if (k < 0) k = 0;
+    ts__csv_rows c = {rep->out, 0};
+    ts__csv_rows_head(&c, heads[k], n_heads[k]);
+    if (rep->rows_len[k]) fwrite(rep->rows_buf[k], 1, rep->rows_len[k], rep->out);
+    return status_of(rep->out);
+}
+
+int ts_report_mem_trace_end(ts_report_mem_trace *rep, ts_error *err)
+{
+    if (rep->csv) return csv_end(rep, err);
     if (!rep->json || !rep->lines.len) return TS_OK;
     if (rep->lines.oom) return TS_ENOMEM;
     return fputs(ts__buf_cstr(&rep->lines), rep->out) < 0 ? TS_EIO : TS_OK;

@@ -1,6 +1,7 @@
 #!/bin/sh
 # --format csv of replay (ranks, iterations; --windows: windows, ranks) and
-# memory (tensors alive at the peak, fit): RFC 4180 records (CRLF, quoted
+# memory (tensors alive at the peak, fit; --trace: timelines, peaks, frames):
+# RFC 4180 records (CRLF, quoted
 # only where needed, read back by Python's csv module), times as integer ns
 # equal to the same command's JSON microseconds, the tensors' bytes equal to
 # what their declared types hold (dtype size x dims, counted here) and adding
@@ -29,6 +30,15 @@ FXP="$FX/fx_graph_transformed_forward.py $FX/fx_graph_transformed_backward.py"
 "$BIN" memory --format json --memory-limit 0.3 $FXP > "$T/m.json" || fail "memory json"
 "$BIN" memory --format csv $FXP > "$T/tensors.csv" || fail "memory csv"
 "$BIN" memory --format csv --table fit --memory-limit 0.3 $FXP > "$T/fit.csv" || fail "memory csv fit"
+# memory --trace: a raw timeline, Kineto traces with [memory] events, an allocator snapshot
+RAW=${TS_DATA:-../shared/data}/kineto/memory_analysis/memory_timeline.raw.gz
+SNAP=${TS_DATA:-../shared/data}/memory-snapshots/transformer-lm-step.pickle.gz
+K="bench/precision/mlp_fp32.json.gz bench/precision/cnn_fp32.json.gz"
+"$BIN" memory --trace --format json "$RAW" $K > "$T/t.json" 2>/dev/null || fail "memory --trace json"
+"$BIN" memory --trace --format csv "$RAW" > "$T/timelines.csv" || fail "memory --trace csv timelines"
+"$BIN" memory --trace --format csv $K > "$T/peaks.csv" 2>/dev/null || fail "memory --trace csv peaks"
+"$BIN" memory --trace --format json --top 1000 "$SNAP" > "$T/s.json" || fail "memory --trace json snapshot"
+"$BIN" memory --trace --format csv "$SNAP" > "$T/frames.csv" || fail "memory --trace csv frames"
 
 python3 - "$T" <<'PY' || fails=$((fails + 1))
 import csv, io, json, math, re, sys
@@ -71,7 +81,26 @@ for c in got:
     o = m["options"][c["option"]]
     assert (int(c["fits"]) == 1) == o["fits"] and int(c["peak_bytes"]) == o["peak_bytes"], (c, o)
     assert int(c["added_ns"]) == o["added_ns"] and int(c["choices"]) == o["choices"], (c, o)
-print("ok: replay, --windows and memory CSV tables equal their JSON; tensor bytes equal their declared types")
+lines = [json.loads(l) for l in open(T + "/t.json")]
+raw = [l for l in lines if "at_peak" in l][0]
+got = rows("timelines.csv")
+assert len(got) == len(raw["at_peak"]) == 8, got
+for c in got:
+    assert c["file"] == raw["file"] and int(c["peak_bytes"]) == raw["peak_bytes"], c
+    assert int(c["at_peak_bytes"]) == raw["at_peak"][c["category"]], c
+assert sum(int(c["at_peak_bytes"]) for c in got) == raw["peak_bytes"], "the categories add up to the peak"
+peaks = [l for l in lines if "device_type" in l]
+got = rows("peaks.csv")
+assert [(int(c["rank"]), int(c["peak_bytes"]), int(c["peak_ns"])) for c in got] == \
+       [(p["rank"], p["peak_bytes"], p["peak_ns"]) for p in peaks], (got, peaks)
+assert [c["ops"] for c in got] == [" < ".join(p["ops"]) for p in peaks], got
+snap = json.loads(open(T + "/s.json").readline())
+got = rows("frames.csv")
+assert [(c["frame"], int(c["bytes"]), int(c["blocks"])) for c in got] == \
+       [(f["frame"], f["bytes"], f["blocks"]) for f in snap["alive_by_frame"]], "frames as the JSON lists them"
+assert sum(int(c["bytes"]) for c in got) == snap["peak_bytes"], "the frames alive at the peak are the peak"
+print("ok: replay, --windows, memory and memory --trace CSV tables equal their JSON; tensor bytes equal their "
+      "declared types; raw categories and snapshot frames add up to their peaks")
 PY
 
 expect2() {   # expect2 WHAT ARGS...: exit 2, a message, nothing on stdout
@@ -83,4 +112,6 @@ expect2 "replay --table nope" replay --format csv --table nope $R
 expect2 "replay --table without csv" replay --table ranks $R
 expect2 "memory --table fit without a limit" memory --format csv --table fit $FXP
 expect2 "memory --table nope" memory --format csv --table nope $FXP
+expect2 "memory --trace csv, several tables" memory --trace --format csv "$RAW" $K
+expect2 "memory --trace --table nope" memory --trace --format csv --table nope "$RAW"
 [ $fails -eq 0 ] || exit 1

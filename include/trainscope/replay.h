@@ -242,7 +242,8 @@ TS_API void ts_replay_windows_destroy(ts_replay_windows *w);
  * of r and the ingest warnings of its trace t (t NULL: none). Every window
  * must hold the first one's ranks: else TS_EINVAL with err "replay: window
  * PATH holds ranks A to B (N), window PATH0 ranks ...", and the window is
- * not kept. TS_ENOMEM leaves w as it was. */
+ * not kept. TS_ENOMEM: the window may be kept without all its warnings
+ * (err says "out of memory"); stop there. */
 TS_API TS_NODISCARD int ts_replay_windows_add(ts_replay_windows *w, const char *path, const ts_trace *t,
                                               const ts_replay *r, ts_error *err);
 typedef struct ts_replay_window_info {

@@ -6,7 +6,7 @@
  * memory stays one window's) or printing (report/replay.c).
  * Invariants: every kept window has the first window's ranks in its order;
  * warnings are owned copies; medians are computed on demand in O(n log n)
- * over n windows (a handful), never cached.
+ * over n windows (a handful) in a scratch array grown with the windows.
  */
 #include <string.h>
 
@@ -37,6 +37,8 @@ struct ts_replay_windows {
     uint32_t        n_warnings;
     ingest_warning *ingest;
     uint32_t        n_ingest;
+    int64_t        *scratch;            /* [cap_scratch]: one figure per window, for a median */
+    uint32_t        cap_scratch;
 };
 
 int ts_replay_windows_create(ts_replay_windows **out)
@@ -53,6 +55,7 @@ void ts_replay_windows_destroy(ts_replay_windows *w)
         ts__free(w->w[i].ranks, ((size_t)w->n_ranks + 1) * sizeof *w->w[i].ranks);
     }
     ts__free(w->w, (size_t)w->cap * sizeof *w->w);
+    ts__free(w->scratch, (size_t)w->cap_scratch * sizeof *w->scratch);
     for (uint32_t i = 0; i < w->n_warnings; i++) ts__free(w->warnings[i], strlen(w->warnings[i]) + 1);
     ts__free(w->warnings, (size_t)w->n_warnings * sizeof *w->warnings);
     for (uint32_t i = 0; i < w->n_ingest; i++) {
@@ -131,7 +134,12 @@ int ts_replay_windows_add(ts_replay_windows *w, const char *path, const ts_trace
     char *copy = ts__strdup(path);
     if (copy && w->n == w->cap) {
         uint32_t cap = w->cap ? 2 * w->cap : 8;
-        window *grown = ts__realloc(w->w, (size_t)w->cap * sizeof *grown, (size_t)cap * sizeof *grown);
+        if (w->cap_scratch < cap) {
+            int64_t *sc = ts__realloc(w->scratch, (size_t)w->cap_scratch * sizeof *sc, (size_t)cap * sizeof *sc);
+            if (sc) { w->scratch = sc; w->cap_scratch = cap; }
+        }
+        window *grown = w->cap_scratch >= cap ? ts__realloc(w->w, (size_t)w->cap * sizeof *grown,
+                                                            (size_t)cap * sizeof *grown) : NULL;
         if (grown) { w->w = grown; w->cap = cap; }
     }
     if (!copy || w->n == w->cap) {
@@ -162,19 +170,18 @@ void ts_replay_windows_window(const ts_replay_windows *w, uint32_t i, ts_replay_
 }
 
 /* Median over the windows of field f (0 measured, 1 predicted) of rank slot
- * k, or of the job's figure when k < 0. Small n: a stack buffer when it fits. */
+ * k, or of the job's figure when k < 0; in the scratch the windows grew
+ * with, so it never fails. */
 static int64_t median_of(const ts_replay_windows *w, int f, int64_t k)
 {
-    int64_t small[64], *v = w->n <= 64 ? small : ts__malloc((size_t)w->n * sizeof *v);
-    if (!v || !w->n) return 0;
+    int64_t *v = w->scratch;
+    if (!w->n) return 0;
     for (uint32_t i = 0; i < w->n; i++) {
         const window *x = &w->w[i];
         v[i] = k < 0 ? (f ? x->predicted_ns : x->measured_ns)
                      : (f ? x->ranks[k].predicted_iteration_ns : x->ranks[k].measured_iteration_ns);
     }
-    int64_t m = ts__median_i64(v, w->n);
-    if (v != small) ts__free(v, (size_t)w->n * sizeof *v);
-    return m;
+    return ts__median_i64(v, w->n);
 }
 
 int64_t ts_replay_windows_measured_ns(const ts_replay_windows *w) { return median_of(w, 0, -1); }

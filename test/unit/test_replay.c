@@ -1399,3 +1399,33 @@ TEST(replay_windows_keep_each_window_and_give_the_medians_over_them)
     ts_trace_destroy(t);
     ts_replay_windows_destroy(w);
 }
+
+/* Every allocation of keeping three windows fails in turn: TS_ENOMEM with a
+ * message, never a crash or a leak (ASan), until the budget suffices. */
+TEST(replay_windows_out_of_memory_is_reported_not_crashed)
+{
+    const char *paths[2] = {"examples/ddp_gloo/rank0.json", "examples/ddp_gloo/rank1.json"};
+    if (!ts_test_readable(paths[0])) TS_FAIL_("%s absent: run from the repository root", paths[0]);
+    ts_trace *t;
+    ts_replay *r;
+    CHECK_EQ_INT(ts_trace_load(paths, 2, NULL, &t, NULL), TS_OK);
+    CHECK_EQ_INT(ts_replay_run(t, NULL, &r, NULL), TS_OK);
+    int ok = 0;
+    for (int k = 0; k < 200 && !ok; k++) {
+        budget = k;
+        ts_set_allocator(budget_alloc, NULL);
+        ts_replay_windows *w = NULL;
+        ts_error err = {0};
+        int rc = ts_replay_windows_create(&w);
+        for (int i = 0; rc == TS_OK && i < 3; i++) rc = ts_replay_windows_add(w, paths[0], t, r, &err);
+        ts_set_allocator(NULL, NULL);
+        CHECK(rc == TS_OK || rc == TS_ENOMEM);
+        if (rc == TS_ENOMEM && w) CHECK(strstr(err.msg, "out of memory") != NULL);
+        if (rc == TS_OK) CHECK_EQ_INT(ts_replay_windows_measured_ns(w), ts_replay_measured_iteration_ns(r));
+        ok = rc == TS_OK;
+        ts_replay_windows_destroy(w);
+    }
+    CHECK(ok);
+    ts_replay_destroy(r);
+    ts_trace_destroy(t);
+}

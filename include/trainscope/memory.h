@@ -110,6 +110,30 @@ TS_API TS_NODISCARD int ts_memgraph_write(const ts_memgraph *g, const char *dir,
  * freed at the peak; *n_candidates counts (tensor, period) pairs. */
 TS_API int64_t ts_memgraph_offload(const ts_memgraph *g, double gbps, uint32_t *n_candidates);
 
+/* ---- what the analysis found, one kernel or tensor at a time ----
+ * Strings are borrowed from the graph and live as long as it. */
+typedef struct ts_mem_kernel_info {
+    const char *op;          /* aten op name without overload ("mm"), "" = unknown */
+    bool        in_backward; /* from the backward dump */
+    uint32_t    line;        /* 1-based line in its dump */
+} ts_mem_kernel_info;
+typedef struct ts_mem_tensor_info {
+    const char *name;        /* the dump's variable name */
+    const char *type;        /* its annotated type ("f32[64, 128]"), "" = none */
+    int64_t     bytes;
+    bool        is_global;   /* weight, buffer or input: alive all iteration */
+} ts_mem_tensor_info;
+/* Where the kernel times came from: "time table", "roofline a100", ... */
+TS_API const char *ts_memgraph_time_source(const ts_memgraph *g);
+/* Kernel k (0 .. n_kernels - 1); out-of-range k gives op "" and line 0. */
+TS_API void ts_memgraph_kernel(const ts_memgraph *g, int32_t k, ts_mem_kernel_info *out);
+/* Tensor row t (0 .. n_tensors - 1); out-of-range t gives name "" and 0 bytes. */
+TS_API void ts_memgraph_tensor(const ts_memgraph *g, uint32_t t, ts_mem_tensor_info *out);
+/* The tensor rows alive while kernel k runs (globals always; in exact mode
+ * storages, not their views), largest first: fills rows[0..cap) and returns
+ * how many were written (at most the summary's n_tensors). After analyze. */
+TS_API uint32_t ts_memgraph_alive_at(const ts_memgraph *g, int32_t k, uint32_t *rows, uint32_t cap);
+
 /* ---- fitting a memory limit (src/memory/budget.c has the rules) ----
  * Each option is a greedy that frees memory where the curve is highest until
  * it fits: offload in idle periods the link hides (no time), recomputation of
@@ -241,6 +265,18 @@ TS_API TS_NODISCARD int ts_mem_snapshot_load(const char *path, ts_mem_snapshot *
  * and renamed. */
 TS_API TS_NODISCARD int ts_mem_snapshot_write_timeline(const char *snapshot_path, const char *csv_path, ts_error *err);
 TS_API void ts_mem_snapshot_destroy(ts_mem_snapshot *s);
+/* The blocks of device d alive at its peak, grouped by allocating frame (the
+ * first outside torch, else the innermost; "(allocated before the trace)" or
+ * "(no frames recorded)" when there is none), largest bytes first (then by
+ * frame). out has room for d->n_alive groups; returns how many there are.
+ * Frames are borrowed from s. O(n_alive * groups). */
+typedef struct ts_mem_frame_group {
+    const char *frame;
+    int64_t     bytes;
+    uint32_t    blocks;
+} ts_mem_frame_group;
+TS_API uint32_t ts_mem_snapshot_frames(const ts_mem_snapshot *s, const ts_mem_snap_device *d,
+                                       ts_mem_frame_group *out);
 
 #ifdef __cplusplus
 }

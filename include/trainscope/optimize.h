@@ -87,6 +87,8 @@ typedef struct ts_optimize_summary {
     uint32_t n_fusable;        /* op fusion: candidate pairs of pointwise ops (distinct vars) */
     uint32_t n_fused;          /* ... of which the plan fuses */
     double   ddp_bucket_cap_mb;/* a cap whose DDP grouping is the plan's, < 0 = none does */
+    double   gain_pct;         /* (baseline - best) / baseline * 100; 0 when baseline is 0 */
+    double   evals_per_s;      /* n_evals / search_s; 0 when no time was measured */
 } ts_optimize_summary;
 TS_API void ts_optimize_get_summary(const ts_optimize *o, ts_optimize_summary *out);
 

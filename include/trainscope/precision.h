@@ -94,6 +94,12 @@ TS_API const char *ts_prec_model_note(const ts_prec_model *m, uint32_t i);
 /* Does plan pattern pat ("*", "aten::op" or "op", "name:P", "op:N") match unit u? */
 TS_API bool ts_prec_model_matches(const ts_prec_model *m, uint32_t u, const char *pat);
 TS_API TS_NODISCARD int ts_prec_plan_load(const ts_prec_model *m, const char *path, uint8_t *prec, ts_error *err);
+/* Accuracy indicators for the greedy search: a file of "<pattern> <value>"
+ * lines (patterns as a plan's, value >= 0, later lines win), 1 for a unit
+ * no line names; path NULL: 1 each. ind[] has ts_prec_model_n_units() rows.
+ * A bad line or a pattern that matches no unit is an error "FILE:N: what". */
+TS_API TS_NODISCARD int ts_prec_indicators_load(const ts_prec_model *m, const char *path, double *ind,
+                                                ts_error *err);
 
 /* The profiler's cost per profiled slice (its record_function, shapes and
  * memory records), measured apart (bench/precision_gt.py measures it on
@@ -109,6 +115,8 @@ typedef struct ts_prec_prediction {
     int64_t  fp32_peak_bytes;     /* the fp32 run's peak as recorded; -1 = none */
     uint32_t n_casts;             /* casts the plan adds where adjacent units differ (forward + backward) */
     int64_t  cast_ns;             /* their time */
+    double   change_pct;          /* iteration_ns against fp32_iteration_ns in percent; 0 when
+                                     the fp32 step is not positive */
 } ts_prec_prediction;
 /* Predict a plan (prec[] as ts_prec_plan_load fills it). */
 TS_API void ts_prec_predict(const ts_prec_model *m, const uint8_t *prec, ts_prec_prediction *out);

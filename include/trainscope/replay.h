@@ -210,6 +210,74 @@ typedef struct ts_replay_stats {
 } ts_replay_stats;
 TS_API void ts_replay_get_stats(const ts_replay *r, ts_replay_stats *out);
 
+/* Predicted against measured in percent, the replay's one definition of
+ * error (and of a what-if's change): (predicted - measured) / measured * 100;
+ * 0 when nothing was measured (measured <= 0). */
+TS_API double ts_replay_change_pct(int64_t predicted_ns, int64_t measured_ns);
+
+/* The least and greatest of a run's iterations (or windows), measured and
+ * predicted, and of each one's change in percent (counted only where it was
+ * measured: change_min_pct > change_max_pct when none was). */
+typedef struct ts_replay_spread {
+    uint32_t n;                               /* iterations or windows spanned */
+    int64_t  measured_min_ns, measured_max_ns;
+    int64_t  predicted_min_ns, predicted_max_ns;
+    double   change_min_pct, change_max_pct;
+} ts_replay_spread;
+TS_API void ts_replay_iteration_spread(const ts_replay *r, ts_replay_spread *out);
+
+/* ---- one job traced in several windows (replay --windows) ----
+ * torch.profiler's schedule with repeat > 1 writes one set of rank files per
+ * window. Each window is replayed alone, with the same options, and the job's
+ * figures are the medians over the windows: the steps of one window scatter
+ * by 5-20% on a shared machine and a what-if starts from that window's luck
+ * (on the gloo ground truths, predicting from half of the saved windows
+ * instead of all of them raised the median error from 4.2% to 5.1-5.4%,
+ * docs/accuracy.md). Only each window's figures are kept, so a caller can
+ * replay the windows one after another in one window's memory. */
+typedef struct ts_replay_windows ts_replay_windows;
+TS_API TS_NODISCARD int ts_replay_windows_create(ts_replay_windows **out);
+TS_API void ts_replay_windows_destroy(ts_replay_windows *w);
+/* Keep window `path`'s figures from its replay r, the distinct warning lines
+ * of r and the ingest warnings of its trace t (t NULL: none). Every window
+ * must hold the first one's ranks: else TS_EINVAL with err "replay: window
+ * PATH holds ranks A to B (N), window PATH0 ranks ...", and the window is
+ * not kept. TS_ENOMEM: the window may be kept without all its warnings
+ * (err says "out of memory"); stop there. */
+TS_API TS_NODISCARD int ts_replay_windows_add(ts_replay_windows *w, const char *path, const ts_trace *t,
+                                              const ts_replay *r, ts_error *err);
+typedef struct ts_replay_window_info {
+    const char *path;               /* as given to ts_replay_windows_add (a copy) */
+    uint32_t    n_iterations;       /* iterations the window's replay compared */
+    int64_t     measured_iteration_ns, predicted_iteration_ns;   /* its medians */
+    double      error_pct;          /* ts_replay_change_pct of the two */
+} ts_replay_window_info;
+TS_API uint32_t ts_replay_windows_n(const ts_replay_windows *w);
+TS_API void     ts_replay_windows_window(const ts_replay_windows *w, uint32_t i, ts_replay_window_info *out);
+/* The job's figures: medians over the windows (of each window's median). */
+TS_API int64_t  ts_replay_windows_measured_ns(const ts_replay_windows *w);
+TS_API int64_t  ts_replay_windows_predicted_ns(const ts_replay_windows *w);
+TS_API double   ts_replay_windows_error_pct(const ts_replay_windows *w);
+TS_API bool     ts_replay_windows_is_what_if(const ts_replay_windows *w);
+/* Per rank: the medians over the windows (clock_offset_ns: the first window's). */
+TS_API uint32_t ts_replay_windows_n_ranks(const ts_replay_windows *w);
+TS_API void     ts_replay_windows_rank(const ts_replay_windows *w, uint32_t k, ts_replay_rank_info *out);
+TS_API void     ts_replay_windows_spread(const ts_replay_windows *w, ts_replay_spread *out);
+/* Every window's distinct replay warning lines, in first-seen order. */
+TS_API uint32_t ts_replay_windows_n_warnings(const ts_replay_windows *w);
+TS_API const char *ts_replay_windows_warning(const ts_replay_windows *w, uint32_t i);
+/* Every window's ingest warnings, window by window: one per (rank, kind). */
+typedef struct ts_replay_window_ingest_warning {
+    int32_t     rank;               /* -1 = unknown */
+    const char *file;               /* the rank's file */
+    const char *kind;               /* "unknown_phase", ... */
+    uint64_t    count;
+    const char *first;              /* the first occurrence's message, "" = none */
+} ts_replay_window_ingest_warning;
+TS_API uint32_t ts_replay_windows_n_ingest_warnings(const ts_replay_windows *w);
+TS_API void     ts_replay_windows_ingest_warning(const ts_replay_windows *w, uint32_t i,
+                                                 ts_replay_window_ingest_warning *out);
+
 /* Write the replayed schedule as a Chrome trace (open it in Perfetto UI):
  * one process per rank, one thread per CPU thread or GPU stream, every node
  * at its simulated time with its measured time in args. */

@@ -11,6 +11,10 @@
 #include "trainscope/memory.h"
 #include "trainscope/precision.h"
 #include "trainscope/optimize.h"
+#include "trainscope/record.h"
+#include "trainscope/report_replay.h"
+#include "trainscope/report_memory.h"
+#include "trainscope/report_record.h"
 /* trainscope/trace.h, the capture-side tracing API, is separate: programs that
  * emit events link libtrainscope-trace, not the analysis library. */
 #endif

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "core/core.h"
+#include "trainscope/record.h"
 
 extern char **environ;
 
@@ -89,4 +90,15 @@ int ts__lttng_session_stop(const char *name, ts_error *err)
     int rc = run_lttng(stop, err);
     int rc2 = run_lttng(destroy, rc == TS_OK ? err : NULL);
     return rc != TS_OK ? rc : rc2;
+}
+
+/* The public names (include/trainscope/record.h). */
+int ts_record_lttng_start(const char *dir, const char *name, ts_error *err)
+{
+    return ts__lttng_session_start(dir, name, err);
+}
+
+int ts_record_lttng_stop(const char *name, ts_error *err)
+{
+    return ts__lttng_session_stop(name, err);
 }

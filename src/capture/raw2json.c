@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "trainscope/common.h"
+#include "trainscope/record.h"
 
 #define MAX_BUF_ID (1u << 20)   /* more thread buffers than this is a corrupt stream */
 
@@ -836,4 +837,68 @@ done:
     conv_free(&c);
     free(data);
     return rc;
+}
+
+/* ---- what `trainscope record` reads of a job (include/trainscope/record.h) ---- */
+
+int ts_record_convert(const char *raw_path, const char *dir, char *err, size_t err_n, ts_record_losses *losses)
+{
+    ts__raw_losses l = {0};
+    int rc = ts__raw_convert(raw_path, dir, NULL, 0, err, err_n, &l);
+    if (losses)
+        *losses = (ts_record_losses){l.dropped_events, l.bad_records, l.unfinished_ranges, l.unmatched_ends,
+                                     l.cut_at_byte, l.n_events};
+    return rc;
+}
+
+void ts_record_stream_comm(const char *raw_path, char *comm, size_t n)
+{
+    ts__raw_header h;
+    int fd = open(raw_path, O_RDONLY | O_CLOEXEC);
+    comm[0] = 0;
+    if (fd < 0) return;
+    if (read(fd, &h, sizeof h) == (ssize_t)sizeof h && !memcmp(h.magic, TS__RAW_MAGIC, 8))
+        snprintf(comm, n, "%.*s", (int)sizeof h.comm, h.comm);
+    close(fd);
+}
+
+int ts_record_status_create(const char *abs_dir, char *path, size_t path_n, ts_error *err)
+{
+    snprintf(path, path_n, "%s/.raw", abs_dir);
+    mkdir(path, 0777);
+    snprintf(path, path_n, "%s/.raw/%s", abs_dir, TS__STATUS_NAME);
+    ts__status_slot head;
+    memset(&head, 0, sizeof head);
+    memcpy(head.magic, TS__STATUS_MAGIC, 8);
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    int e = fd < 0 ? errno : posix_fallocate(fd, 0, (off_t)TS__STATUS_BYTES);
+    if (!e && pwrite(fd, &head, sizeof head, 0) != (ssize_t)sizeof head) e = errno ? errno : EIO;
+    if (fd >= 0 && close(fd) != 0 && !e) e = errno;
+    if (!e) return TS_OK;
+    snprintf(err->msg, sizeof err->msg, "cannot reserve %s (%zu bytes): %s", path, (size_t)TS__STATUS_BYTES,
+             strerror(e));
+    unlink(path);
+    return err->status = TS_EIO;
+}
+
+int ts_record_status_read(const char *raw_dir, uint32_t *n_claimed, ts_record_slot *slots, uint32_t cap)
+{
+    char path[4096 + 32];
+    snprintf(path, sizeof path, "%s/%s", raw_dir, TS__STATUS_NAME);
+    ts__status_slot *s = malloc(TS__STATUS_BYTES);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    bool ok = s && fd >= 0 && read(fd, s, TS__STATUS_BYTES) == (ssize_t)TS__STATUS_BYTES &&
+              !memcmp(s[0].magic, TS__STATUS_MAGIC, 8);
+    if (fd >= 0) close(fd);
+    *n_claimed = ok ? s[0].pid : 0;
+    int n = 0;
+    for (uint32_t i = 1; ok && i < TS__STATUS_SLOTS && i <= *n_claimed && (uint32_t)n < cap; i++) {
+        const ts__status_slot *sl = &s[i];
+        ts_record_slot *o = &slots[n++];
+        *o = (ts_record_slot){sl->pid, sl->state == TS__STATUS_TRACING, sl->lost, sl->err, "", ""};
+        memcpy(o->stream, sl->stream, sizeof sl->stream);
+        memcpy(o->comm, sl->comm, sizeof sl->comm);
+    }
+    free(s);
+    return ok ? n : -1;
 }

@@ -17,7 +17,7 @@ int ts_cmd_stats(int argc, char **argv);
 int ts_cmd_breakdown(int argc, char **argv);
 int ts_cmd_critical_path(int argc, char **argv);
 int ts_cmd_replay(int argc, char **argv);
-int ts__cli_replay_precision(int argc, char **argv);   /* replay --precision-plan / --precision-greedy */
+int ts_cmd_replay_precision(int argc, char **argv);   /* replay --precision-plan / --precision-greedy */
 int ts_cmd_memory(int argc, char **argv);
 int ts_cmd_record(int argc, char **argv);
 int ts_cmd_info(int argc, char **argv);

@@ -13,10 +13,9 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "report/report_int.h"
-#include "memory/memgraph.h"
 #include "trainscope/ingest.h"
 #include "trainscope/memory.h"
+#include "trainscope/report_memory.h"
 
 /* PCIe 4.0 x16: 16 GT/s x 16 lanes x 128/130 = 31.5 GB/s each way nominal;
  * rounded to 32 like most papers (G10 included) quote it. */
@@ -25,6 +24,7 @@
 typedef struct mem_args {
     ts_mem_options opt;
     const char *out_dir, *times, *times_trace, *device, *format;
+    const char *table;          /* --table NAME (csv), NULL = tensors */
     double peak_tflops, bandwidth_gbps, offload_gbps, limit_gb;
     int plots, png, trace;
     uint32_t top, batch;
@@ -72,7 +72,11 @@ static void usage(FILE *f)
           "  --png                    --plot, and PNG copies of both (needs rsvg-convert,\n"
           "                           Debian's librsvg2-bin)\n"
           "  --top N                  tensors listed at the peak (default 10)\n"
-          "  --format table|json      summary format on stdout (default table)\n"
+          "  --format table|json|csv  summary format on stdout (default table); csv: one\n"
+          "                           table (bytes and ns as integers)\n"
+          "  --table NAME             csv: tensors (alive at the peak, the default) or fit\n"
+          "                           (with --memory-limit); --trace: timelines, peaks or\n"
+          "                           frames (the default: the one the inputs fill)\n"
           "  -h, --help               this help\n\n"
           "exit codes: 0 ok, 2 bad input or usage\n", f);
 }
@@ -89,6 +93,7 @@ static int parse_args(int argc, char **argv, mem_args *a)
         {"trace", no_argument, 0, 'r'}, {"hold-saved", no_argument, 0, 'H'},
         {"workspace", required_argument, 0, 'W'}, {"times-trace", required_argument, 0, 'X'},
         {"gpu-ghz", required_argument, 0, 'F'}, {"memory-limit", required_argument, 0, 'M'},
+        {"table", required_argument, 0, 'K'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int c;
     optind = 1;
@@ -110,6 +115,7 @@ static int parse_args(int argc, char **argv, mem_args *a)
         case 'G': a->plots = a->png = 1; break;
         case 'T': if (ts_cli_opt_count("memory", "--top", optarg, &a->top)) return TS_EXIT_BAD; break;
         case 'f': a->format = optarg; break;
+        case 'K': a->table = optarg; break;
         case 'r': a->trace = 1; break;
         case 'H': a->opt.hold_saved = 1; break;
         case 'W':
@@ -124,8 +130,12 @@ static int parse_args(int argc, char **argv, mem_args *a)
         }
     }
     if ((a->peak_tflops > 0) != (a->bandwidth_gbps > 0) ||
-        (strcmp(a->format, "table") && strcmp(a->format, "json"))) {
+        (strcmp(a->format, "table") && strcmp(a->format, "json") && strcmp(a->format, "csv"))) {
         ts_cli_errorf("memory: bad option value (see 'trainscope memory --help')");
+        return TS_EXIT_BAD;
+    }
+    if (a->table && strcmp(a->format, "csv")) {
+        ts_cli_errorf("memory: --table goes with --format csv");
         return TS_EXIT_BAD;
     }
     if (a->plots && !a->out_dir) {
@@ -156,92 +166,20 @@ static int set_times(ts_memgraph *g, const mem_args *a, ts_error *err)
     }
     ts_mem_device own = {"custom", a->peak_tflops, a->bandwidth_gbps, 2.0};
     const ts_mem_device *dev = a->peak_tflops > 0 ? &own : ts_mem_device_find(a->device ? a->device : "a100");
-    if (!dev) return ts__error(err, TS_EINVAL, "unknown device '%s' (a100, v100, h100, cpu)", a->device);
+    if (!dev) {
+        snprintf(err->msg, sizeof err->msg, "unknown device '%s' (a100, v100, h100, cpu)", a->device);
+        return err->status = TS_EINVAL;
+    }
     ts_memgraph_estimate_times(g, dev);
     return TS_OK;
 }
 
-static void print_table(const ts_memgraph *g, const ts_mem_summary *s, const mem_args *a)
+/* What the summary shows beside the graph: the options and the offload answer. */
+static ts_report_mem_args report_args(const ts_memgraph *g, const mem_args *a)
 {
-    const double MiB = 1024.0 * 1024.0;
-    printf("rules: %s, times: %s%s", a->opt.g10_compat ? "G10-compatible" : "exact", g->time_source,
-           a->batch ? "" : "\n");
-    if (a->batch) printf(", batch %u\n", a->batch);
-    printf("kernels %u, tensors %u, global (weights, buffers, inputs) %.1f MiB\n", s->n_kernels,
-           s->n_tensors, (double)s->global_bytes / MiB);
-    const ts__mem_kernel *pk = s->peak_kernel >= 0 ? &g->kernels[s->peak_kernel] : NULL;
-    printf("peak %.1f MiB while kernel %d runs (%s, %s line %u)", (double)s->peak_bytes / MiB,
-           s->peak_kernel, pk ? ts__mem_name(g, pk->op_id) : "-", pk && pk->in_backward ? "backward" : "forward",
-           pk ? pk->line : 0);
-    if (s->iteration_ns >= 0)
-        printf(" at %.3f ms of a %.3f ms iteration", (double)s->peak_at_ns / 1e6, (double)s->iteration_ns / 1e6);
-    printf("\n\ntensors alive at the peak, largest first:\n%8s  %-28s %-26s %12s\n", "tensor", "name", "type", "MiB");
-    uint32_t *rows = ts__malloc(((size_t)g->n_tensors + 1) * sizeof *rows);
-    uint32_t n = rows ? ts__mem_alive_at(g, s->peak_kernel, rows, g->n_tensors) : 0;
-    for (uint32_t i = 0; i < n && i < (uint32_t)a->top; i++) {
-        const ts__mem_tensor *t = &g->tensors[rows[i]];
-        printf("%8u  %-28.28s %-26.26s %12.2f%s\n", rows[i], ts__mem_name(g, t->name_id),
-               ts__mem_name(g, t->ann_id), (double)t->bytes / MiB, t->is_global ? "  global" : "");
-    }
-    if (n > (uint32_t)a->top) printf("  ... %u more\n", n - (uint32_t)a->top);
-    ts__free(rows, ((size_t)g->n_tensors + 1) * sizeof *rows);
-    uint32_t n_cand;
-    int64_t freed = ts_memgraph_offload(g, a->offload_gbps, &n_cand);
-    printf("\noffload at %.1f GB/s: %u idle periods long enough to move out and back; "
-           "%.1f MiB freed at the peak (%.1f%%)\n", a->offload_gbps, n_cand, (double)freed / MiB,
-           s->peak_bytes ? 100.0 * (double)freed / (double)s->peak_bytes : 0.0);
-}
-
-/* Does the step fit --memory-limit, and at what cost each way. */
-static void print_fit(const ts_mem_fit *f, double gbps)
-{
-    const double GiB = 1073741824.0;
-    printf("\nmemory limit %.3f GiB: the step %s (peak %.3f GiB)\n", (double)f->limit_bytes / GiB,
-           f->fits ? "fits" : "does not fit", (double)f->peak_bytes / GiB);
-    if (f->fits) return;
-    printf("%-18s %5s %10s %8s %12s\n", "to fit", "fits", "peak GiB", "choices", "added ms");
-    for (int i = 0; i < TS_MEM_FIT_COUNT; i++) {
-        const ts_mem_fit_option *o = &f->option[i];
-        printf("%-18s %5s %10.3f %8u %12.3f\n", ts_mem_fit_name(i), o->fits ? "yes" : "no",
-               (double)o->peak_bytes / GiB, o->n_choices, (double)o->cost_ns / 1e6);
-    }
-    if (f->cheapest >= 0) printf("cheapest: %s (+%.3f ms; offload moves %.1f MiB each way over the %.1f GB/s link, hidden "
-                                 "behind compute)\n", ts_mem_fit_name(f->cheapest),
-                                 (double)f->option[f->cheapest].cost_ns / 1e6,
-                                 (double)f->option[f->cheapest].bytes_moved / 2 / 1048576.0, gbps);
-    else printf("cheapest: none of these fits\n");
-}
-
-static void print_json(const ts_memgraph *g, const ts_mem_summary *s, const mem_args *a, const ts_mem_fit *f)
-{
-    uint32_t n_cand;
-    int64_t freed = ts_memgraph_offload(g, a->offload_gbps, &n_cand);
-    if (f) {
-        printf("{\"memory_limit_bytes\":%lld,\"fits\":%s,\"cheapest\":\"%s\",\"options\":{", (long long)f->limit_bytes,
-               f->fits ? "true" : "false", f->fits ? "as is" : ts_mem_fit_name(f->cheapest));
-        for (int i = 0; i < TS_MEM_FIT_COUNT; i++)
-            printf("%s\"%s\":{\"fits\":%s,\"peak_bytes\":%lld,\"choices\":%u,\"added_ns\":%lld,\"bytes_moved\":%lld}",
-                   i ? "," : "", ts_mem_fit_name(i), f->option[i].fits ? "true" : "false",
-                   (long long)f->option[i].peak_bytes, f->option[i].n_choices, (long long)f->option[i].cost_ns,
-                   (long long)f->option[i].bytes_moved);
-        printf("},\"step\":");
-    }
-    printf("{\"rules\":\"%s\",\"times\":\"%s\",\"kernels\":%u,\"tensors\":%u,\"global_bytes\":%lld,"
-           "\"peak_bytes\":%lld,\"peak_kernel\":%d,\"iteration_ns\":%lld,\"peak_at_ns\":%lld,"
-           "\"offload_gbps\":%.1f,\"offload_candidates\":%u,\"offload_freed_at_peak_bytes\":%lld}\n",
-           a->opt.g10_compat ? "g10" : "exact", g->time_source, s->n_kernels, s->n_tensors,
-           (long long)s->global_bytes, (long long)s->peak_bytes, s->peak_kernel,
-           (long long)s->iteration_ns, (long long)s->peak_at_ns, a->offload_gbps, n_cand, (long long)freed);
-    if (f) printf("}\n");
-}
-
-/* s as a JSON string (quoted, escaped); valid until the next call. */
-static const char *json_quoted(const char *s)
-{
-    static ts_buf b;
-    b.len = 0;
-    ts__buf_json_str(&b, s, strlen(s));
-    return b.oom ? "\"\"" : ts__buf_cstr(&b);
+    ts_report_mem_args r = {a->opt.g10_compat, a->batch, a->top, a->offload_gbps, 0, 0};
+    r.offload_freed_bytes = ts_memgraph_offload(g, a->offload_gbps, &r.offload_candidates);
+    return r;
 }
 
 /* export_memory_timeline_raw output, by name: *.raw, *.raw.gz, *memory_timeline*. */
@@ -252,96 +190,59 @@ static bool is_raw_timeline(const char *path)
            (n > 7 && !strcmp(path + n - 7, ".raw.gz"));
 }
 
-/* What --trace found: one JSON object per line (what --format json prints,
- * and memory.json's array under -o), and with --plot each curve and its title. */
+/* At most this many curves for --plot (a chart each). */
 enum { TRACE_CAP = 256 };
-typedef struct trace_out {
-    ts_buf       json;
-    ts_mem_curve curves[TRACE_CAP];
-    char         titles[TRACE_CAP][128];
-    uint32_t     n_curves;
-    bool         plots;
-} trace_out;
 
-static int add_curve(trace_out *o, int rc, const char *title, ts_error *err)
+static int lib_error(int rc, const ts_error *err)
 {
-    if (rc == TS_OK) snprintf(o->titles[o->n_curves++], sizeof o->titles[0], "%s", title);
-    else ts_cli_errorf("%s", err->msg[0] ? err->msg : ts_strerror(rc));
+    if (rc) ts_cli_errorf("%s", err->msg[0] ? err->msg : ts_strerror(rc));
     return rc ? TS_EXIT_BAD : TS_EXIT_OK;
 }
 
-static int raw_timeline(const char *path, bool json, trace_out *o)
+static int raw_timeline(const char *path, bool plots, ts_report_mem_trace *rep)
 {
-    const double MiB = 1024.0 * 1024.0;
     ts_mem_timeline t;
     ts_error err = {0};
     if (ts_mem_timeline_load_raw(path, &t, &err)) {
         ts_cli_errorf("%s", err.msg);
         return TS_EXIT_BAD;
     }
-    ts_buf *b = &o->json;
-    ts__buf_printf(b, "{\"file\":%s,\"events\":%llu,\"peak_bytes\":%lld,\"peak_ns\":%lld,\"final_bytes\":%lld,"
-                   "\"at_peak\":{", json_quoted(path), (unsigned long long)t.n_events, (long long)t.peak_bytes,
-                   (long long)t.peak_ns, (long long)t.final_bytes);
-    for (int c = 0; c < TS_MEM_N_CATEGORIES; c++)
-        ts__buf_printf(b, "%s\"%s\":%lld", c ? "," : "", ts_mem_category_name(c), (long long)t.at_peak[c]);
-    ts__buf_puts(b, "}}\n");
-    if (!json) {
-        printf("%s: %llu events over %.3f ms; peak %.1f MiB at +%.3f ms; %.1f MiB at the end\n"
-               "%-18s %12s %12s\n", path, (unsigned long long)t.n_events,
-               (double)(t.last_ns - t.first_ns) / 1e6, (double)t.peak_bytes / MiB,
-               t.peak_ns >= 0 ? (double)(t.peak_ns - t.first_ns) / 1e6 : 0.0,
-               (double)t.final_bytes / MiB, "category", "at peak MiB", "max MiB");
-        for (int c = 0; c < TS_MEM_N_CATEGORIES; c++)
-            printf("%-18s %12.1f %12.1f\n", ts_mem_category_name(c), (double)t.at_peak[c] / MiB,
-                   (double)t.max_bytes[c] / MiB);
-    }
-    if (!o->plots) return TS_EXIT_OK;
-    if (o->n_curves >= TRACE_CAP) {
+    int rc = ts_report_mem_trace_timeline(rep, path, &t);
+    if (rc || !plots) return lib_error(rc, &err);
+    if (ts_report_mem_trace_n_curves(rep) >= TRACE_CAP) {
         ts_cli_errorf("memory --plot: at most %d curves; give fewer files", TRACE_CAP);
         return TS_EXIT_BAD;
     }
-    int rc = ts_mem_timeline_curve(path, &o->curves[o->n_curves], &err);
-    const char *base = strrchr(path, '/');
-    char title[128];
-    snprintf(title, sizeof title, "Memory alive: %.90s", base ? base + 1 : path);
-    return add_curve(o, rc, title, &err);
-}
-
-static void kineto_row(const ts_mem_trace_peak *p, bool json, ts_buf *b)
-{
-    ts__buf_printf(b, "{\"rank\":%u,\"device_type\":%d,\"device_id\":%d,\"events\":%llu,\"peak_bytes\":%lld,"
-                   "\"peak_ns\":%lld,\"ops\":[", p->rank, p->device_type, p->device_id,
-                   (unsigned long long)p->n_events, (long long)p->peak_bytes, (long long)p->peak_ns);
-    for (uint32_t k = 0; k < p->n_ops; k++) ts__buf_printf(b, "%s%s", k ? "," : "", json_quoted(p->ops[k]));
-    ts__buf_puts(b, "]}\n");
-    if (json) return;
-    char dev[24];
-    snprintf(dev, sizeof dev, "%s:%d", p->device_type == 0 ? "cpu" : p->device_type == 1 ? "cuda" : "dev", p->device_id);
-    printf("%5u %-8s %8llu %12.1f %12.3f  ", p->rank, dev, (unsigned long long)p->n_events,
-           (double)p->peak_bytes / (1024.0 * 1024.0), (double)(p->peak_ns - p->first_ns) / 1e6);
-    for (uint32_t k = 0; k < p->n_ops; k++) printf("%s%s", k ? " < " : "", p->ops[k]);
-    printf("%s\n", p->n_ops ? "" : "-");
-}
-
-/* The traces' ingest warnings: a last JSON line {"warnings":[...]} (the
- * shape every command's "warnings" has), or on stderr beside a table. */
-static void trace_warnings(const ts_trace *t, bool json, ts_buf *b)
-{
-    if (!json) {
-        ts__report_warnings_emit(stderr, t, NULL, 0, ts__report_warn_all(false));
-        return;
-    }
-    ts_json j;
-    ts__json_init(&j, b);
-    ts__json_obj_begin(&j);
-    ts__report_warnings_json(&j, t);
-    ts__json_obj_end(&j);
-    ts__buf_puts(b, "\n");
+    ts_mem_curve c = {0};
+    rc = ts_mem_timeline_curve(path, &c, &err);
+    if (!rc) rc = ts_report_mem_trace_timeline_curve(rep, path, &c);
+    ts_mem_curve_free(&c);
+    return lib_error(rc, &err);
 }
 
 /* Kineto traces: one row per (rank, device) with memory events. */
-static int kineto_memory(const char *const *paths, uint32_t n_paths, bool json, trace_out *o)
+static int kineto_rows(const ts_trace *t, const ts_mem_trace_peak *rows, uint32_t n, bool plots,
+                       ts_report_mem_trace *rep)
+{
+    ts_error err = {0};
+    int rc = ts_report_mem_trace_peaks_head(rep);
+    for (uint32_t i = 0; i < n && !rc; i++) {
+        rc = ts_report_mem_trace_peak(rep, &rows[i]);
+        if (rc || !plots) continue;
+        if (ts_report_mem_trace_n_curves(rep) >= TRACE_CAP) {
+            ts_cli_errorf("memory --plot: at most %d curves; give fewer traces", TRACE_CAP);
+            return TS_EXIT_BAD;
+        }
+        ts_mem_curve c = {0};
+        rc = ts_mem_trace_curve(t, &rows[i], &c, &err);
+        if (!rc) rc = ts_report_mem_trace_peak_curve(rep, &rows[i], &c);
+        ts_mem_curve_free(&c);
+    }
+    if (!rc) rc = ts_report_mem_trace_warnings(rep, stderr, t);
+    return lib_error(rc, &err);
+}
+
+static int kineto_memory(const char *const *paths, uint32_t n_paths, bool plots, ts_report_mem_trace *rep)
 {
     ts_trace *t = NULL;
     ts_error err = {0};
@@ -349,70 +250,33 @@ static int kineto_memory(const char *const *paths, uint32_t n_paths, bool json, 
     uint32_t n = 0, cap = 0;
     int rc = ts_trace_load(paths, n_paths, NULL, &t, &err);
     if (!rc) rc = ts_mem_trace_peaks(t, NULL, 0, &n, &err);   /* count the rows, then fill them */
-    if (!rc && !(rows = calloc(cap = n, sizeof *rows))) rc = ts__error(&err, TS_ENOMEM, "out of memory");
+    if (!rc && !(rows = calloc(cap = n, sizeof *rows))) {
+        snprintf(err.msg, sizeof err.msg, "out of memory");
+        rc = TS_ENOMEM;
+    }
     if (!rc) rc = ts_mem_trace_peaks(t, rows, cap, &n, &err);
-    if (rc) {
-        free(rows);
-        ts_trace_destroy(t);
-        ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc));
-        return TS_EXIT_BAD;
-    }
-    if (!json) printf("%5s %-8s %8s %12s %12s  %s\n", "rank", "device", "events", "peak MiB", "at ms", "ops around the peak (innermost first)");
-    int ex = TS_EXIT_OK;
-    for (uint32_t i = 0; i < n && i < cap && ex == TS_EXIT_OK; i++) {
-        kineto_row(&rows[i], json, &o->json);
-        if (!o->plots) continue;
-        if (o->n_curves >= TRACE_CAP) {
-            ts_cli_errorf("memory --plot: at most %d curves; give fewer traces", TRACE_CAP);
-            ex = TS_EXIT_BAD;
-            break;
-        }
-        char title[128];
-        snprintf(title, sizeof title, "Total Allocated: rank %u, %s:%d", rows[i].rank,
-                 rows[i].device_type == 0 ? "cpu" : rows[i].device_type == 1 ? "cuda" : "dev", rows[i].device_id);
-        ex = add_curve(o, ts_mem_trace_curve(t, &rows[i], &o->curves[o->n_curves], &err), title, &err);
-    }
+    int ex = rc ? lib_error(rc, &err) : kineto_rows(t, rows, n < cap ? n : cap, plots, rep);
     free(rows);
-    if (ex == TS_EXIT_OK) trace_warnings(t, json, &o->json);
     ts_trace_destroy(t);
     return ex;
 }
 
 static int svgs_to_png(const char *dir, const char *const *names, uint32_t n, ts_error *err);
 
-/* memory.json (the JSON lines as one array) and the curves into -o DIR
- * (PNG copies too with --png). */
-static int write_trace_dir(const char *dir, trace_out *o, bool png)
+/* memory.json and the charts into -o DIR (PNG copies too with --png). */
+static int write_trace_dir(const char *dir, const ts_report_mem_trace *rep, bool plots, bool png)
 {
-    ts_buf arr;
-    ts__buf_init(&arr);
-    ts__buf_puts(&arr, "[");
-    const char *s = o->json.len ? ts__buf_cstr(&o->json) : "";
-    for (const char *line = s; *line;) {
-        const char *nl = strchr(line, '\n');
-        size_t len = nl ? (size_t)(nl - line) : strlen(line);
-        if (arr.len > 1) ts__buf_puts(&arr, ",\n ");
-        ts__buf_add(&arr, line, len);
-        line += len + (nl ? 1 : 0);
-    }
-    ts__buf_puts(&arr, "]\n");
-    const char *titles[TRACE_CAP];
-    for (uint32_t i = 0; i < o->n_curves; i++) titles[i] = o->titles[i];
     ts_error err = {0};
-    int rc = arr.oom || o->json.oom ? ts__error(&err, TS_ENOMEM, "out of memory")
-                                   : ts_mem_curves_write(dir, ts__buf_cstr(&arr), o->curves, titles, o->n_curves,
-                                                         o->plots, &err);
-    ts__buf_free(&arr);
+    int rc = ts_report_mem_trace_write_dir(rep, dir, plots, &err);
+    uint32_t n = ts_report_mem_trace_n_curves(rep);
     char names[TRACE_CAP][24];
     const char *np[TRACE_CAP];
-    for (uint32_t i = 0; i < o->n_curves; i++) {
-        if (o->n_curves == 1) snprintf(names[i], sizeof names[i], "memory");
-        else snprintf(names[i], sizeof names[i], "memory_%u", i);
+    for (uint32_t i = 0; i < n && i < TRACE_CAP; i++) {
+        ts_report_mem_trace_chart_name(rep, i, names[i], sizeof names[i]);
         np[i] = names[i];
     }
-    if (!rc && png) rc = svgs_to_png(dir, np, o->n_curves, &err);
-    if (rc) ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc));
-    return rc ? TS_EXIT_BAD : TS_EXIT_OK;
+    if (!rc && png) rc = svgs_to_png(dir, np, n, &err);
+    return lib_error(rc, &err);
 }
 
 /* --trace: raw timelines one by one, Kineto traces together (one per rank);
@@ -423,77 +287,7 @@ static bool is_snapshot(const char *path)
     return strstr(path, ".pickle") || strstr(path, ".pkl");
 }
 
-/* Blocks alive at the peak grouped by allocating frame (the first outside
- * torch, else the innermost): the top `top` groups, largest first. */
-typedef struct frame_group { const char *frame; int64_t bytes; uint32_t blocks; } frame_group;
-
-static int cmp_group(const void *a, const void *b)
-{
-    const frame_group *x = a, *y = b;
-    if (x->bytes != y->bytes) return x->bytes > y->bytes ? -1 : 1;
-    return strcmp(x->frame, y->frame);
-}
-
-static uint32_t group_alive(const ts_mem_snapshot *s, const ts_mem_snap_device *d, frame_group *g)
-{
-    uint32_t n = 0;
-    for (uint32_t i = d->first_alive; i < d->first_alive + d->n_alive; i++) {
-        const ts_mem_snap_block *b = &s->alive[i];
-        const char *f = b->user_frame[0] ? b->user_frame : b->frame[0] ? b->frame
-                        : b->alloc_us < 0 ? "(allocated before the trace)" : "(no frames recorded)";
-        uint32_t k = 0;
-        while (k < n && strcmp(g[k].frame, f)) k++;
-        if (k == n) g[n++] = (frame_group){f, 0, 0};
-        g[k].bytes += b->bytes;
-        g[k].blocks++;
-    }
-    qsort(g, n, sizeof *g, cmp_group);
-    return n;
-}
-
-static void snapshot_device(const char *path, const ts_mem_snapshot *s, const ts_mem_snap_device *d, bool json,
-                            uint32_t top, bool first)
-{
-    const double MiB = 1024.0 * 1024.0;
-    frame_group *g = ts__malloc(((size_t)d->n_alive + 1) * sizeof *g);
-    uint32_t ng = g ? group_alive(s, d, g) : 0;
-    if (json) {
-        printf("%s{\"file\":%s,\"device\":%d,\"segments\":%u,\"blocks\":%u,\"reserved_bytes\":%lld,"
-               "\"allocated_bytes\":%lld,\"requested_bytes\":%lld,\"fragmentation_bytes\":%lld,"
-               "\"largest_free_bytes\":%lld,\"trace_entries\":%llu,\"allocs\":%llu,\"frees\":%llu,"
-               "\"first_us\":%lld,\"last_us\":%lld,\"start_bytes\":%lld,\"peak_bytes\":%lld,\"peak_us\":%lld,"
-               "\"end_bytes\":%lld,\"alive_at_peak\":%u,\"alive_by_frame\":[",
-               first ? "" : "\n", json_quoted(path), d->device, d->n_segments, d->n_blocks,
-               (long long)d->reserved_bytes, (long long)d->allocated_bytes, (long long)d->requested_bytes,
-               (long long)d->fragmentation_bytes, (long long)d->largest_free_bytes, (unsigned long long)d->n_trace,
-               (unsigned long long)d->n_alloc, (unsigned long long)d->n_free, (long long)d->first_us,
-               (long long)d->last_us, (long long)d->start_bytes, (long long)d->peak_bytes, (long long)d->peak_us,
-               (long long)d->end_bytes, d->n_alive);
-        for (uint32_t k = 0; k < ng && k < top; k++)
-            printf("%s{\"frame\":%s,\"bytes\":%lld,\"blocks\":%u}", k ? "," : "", json_quoted(g[k].frame),
-                   (long long)g[k].bytes, g[k].blocks);
-        printf("]}");
-    } else {
-        printf("%s: device %d: %u segments, %u blocks; reserved %.1f MiB, allocated %.1f MiB, fragmentation "
-               "%.1f MiB (reserved - allocated); largest free block %.1f MiB\n", path, d->device, d->n_segments,
-               d->n_blocks, d->reserved_bytes / MiB, d->allocated_bytes / MiB, d->fragmentation_bytes / MiB,
-               d->largest_free_bytes / MiB);
-        printf("  trace: %llu entries (%llu allocs, %llu frees) over %.3f ms; %.1f MiB allocated at its start, "
-               "peak %.1f MiB at +%.3f ms, %.1f MiB at its end\n", (unsigned long long)d->n_trace,
-               (unsigned long long)d->n_alloc, (unsigned long long)d->n_free,
-               d->first_us >= 0 ? (double)(d->last_us - d->first_us) / 1e3 : 0.0, d->start_bytes / MiB,
-               d->peak_bytes / MiB, d->peak_us >= 0 ? (double)(d->peak_us - d->first_us) / 1e3 : 0.0,
-               d->end_bytes / MiB);
-        printf("  alive at the peak: %u blocks; by allocating frame (the first outside torch), largest first:\n"
-               "  %10s %7s  %s\n", d->n_alive, "MiB", "blocks", "frame");
-        for (uint32_t k = 0; k < ng && k < top; k++)
-            printf("  %10.1f %7u  %s\n", g[k].bytes / MiB, g[k].blocks, g[k].frame);
-        if (ng > top) printf("  ... %u more frames\n", ng - top);
-    }
-    ts__free(g, ((size_t)d->n_alive + 1) * sizeof *g);
-}
-
-static int snapshot(const char *path, const mem_args *a, bool json)
+static int snapshot(const char *path, const mem_args *a, bool json, ts_report_mem_trace *rep)
 {
     ts_mem_snapshot *s;
     ts_error err = {0};
@@ -510,10 +304,20 @@ static int snapshot(const char *path, const mem_args *a, bool json)
             return TS_EXIT_BAD;
         }
     }
-    for (uint32_t i = 0; i < s->n_devices; i++) snapshot_device(path, s, &s->devices[i], json, a->top, i == 0);
-    if (json && s->n_devices) printf("\n");
+    int wrc = !strcmp(a->format, "csv") ? ts_report_mem_trace_snapshot(rep, path, s)
+                                        : ts_report_mem_snapshot(stdout, path, s, a->top, json);
     ts_mem_snapshot_destroy(s);
-    return TS_EXIT_OK;
+    if (wrc == TS_ENOMEM) ts_cli_errorf("memory: out of memory");
+    return wrc == TS_ENOMEM ? TS_EXIT_BAD : TS_EXIT_OK;   /* a failed write of stdout: main says so */
+}
+
+/* How many CSV tables the --trace inputs fill: raw timelines, Kineto traces, snapshots. */
+static int csv_tables(int argc, char **argv, int first)
+{
+    bool kind[3] = {false, false, false};
+    for (int i = first; i < argc; i++)
+        kind[is_snapshot(argv[i]) ? 2 : is_raw_timeline(argv[i]) ? 0 : 1] = true;
+    return kind[0] + kind[1] + kind[2];
 }
 
 /* --trace: raw timelines one by one, Kineto traces together (one per rank). */
@@ -523,32 +327,40 @@ static int memory_trace(int argc, char **argv, int first, const mem_args *a)
         ts_cli_errorf("memory --trace: expected PATH... (see 'trainscope memory --help')");
         return TS_EXIT_BAD;
     }
-    bool json = !strcmp(a->format, "json");
+    bool json = !strcmp(a->format, "json"), csv = !strcmp(a->format, "csv");
+    if (csv && !a->table && csv_tables(argc, argv, first) > 1) {   /* said before anything is read or written */
+        ts_cli_errorf("memory --trace: these inputs fill several CSV tables (timelines: raw timelines, peaks: "
+                      "Kineto traces, frames: snapshots); pick one with --table NAME");
+        return TS_EXIT_BAD;
+    }
+    ts_report_mem_trace *rep = NULL;
+    ts_error err = {0};
+    int rc = csv ? ts_report_mem_trace_create_csv(stdout, a->table, &rep, &err)
+                 : ts_report_mem_trace_create(stdout, json, &rep);
+    if (rc) { ts_cli_errorf("%s", err.msg[0] ? err.msg : "memory: out of memory"); return TS_EXIT_BAD; }
     const char **traces = calloc((size_t)(argc - first), sizeof *traces);
-    if (!traces) { ts_cli_errorf("memory --trace: out of memory"); return TS_EXIT_BAD; }
+    if (!traces) { ts_report_mem_trace_destroy(rep); ts_cli_errorf("memory --trace: out of memory"); return TS_EXIT_BAD; }
     uint32_t n_traces = 0;
-    trace_out *o = calloc(1, sizeof *o);
-    if (!o) { free(traces); ts_cli_errorf("memory: out of memory"); return TS_EXIT_BAD; }
-    ts__buf_init(&o->json);
-    o->plots = a->plots;
     int ex = TS_EXIT_OK;
     for (int i = first; i < argc && ex == TS_EXIT_OK; i++) {
         if (is_snapshot(argv[i])) {
-            ex = snapshot(argv[i], a, json);
+            ex = snapshot(argv[i], a, json, rep);
             continue;
         }
         if (!is_raw_timeline(argv[i])) {
             traces[n_traces++] = argv[i];
             continue;
         }
-        ex = raw_timeline(argv[i], json, o);
+        ex = raw_timeline(argv[i], a->plots, rep);
     }
-    if (ex == TS_EXIT_OK && n_traces) ex = kineto_memory(traces, n_traces, json, o);
-    if (ex == TS_EXIT_OK && json && o->json.len) fputs(ts__buf_cstr(&o->json), stdout);
-    if (ex == TS_EXIT_OK && a->out_dir) ex = write_trace_dir(a->out_dir, o, a->png);
-    for (uint32_t i = 0; i < o->n_curves; i++) ts_mem_curve_free(&o->curves[i]);
-    ts__buf_free(&o->json);
-    free(o);
+    if (ex == TS_EXIT_OK && n_traces) ex = kineto_memory(traces, n_traces, a->plots, rep);
+    if (ex == TS_EXIT_OK) {
+        rc = ts_report_mem_trace_end(rep, &err);
+        if (rc && rc != TS_EIO) ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc));
+        if (rc && rc != TS_EIO) ex = TS_EXIT_BAD;   /* a failed write of stdout: main says so */
+    }
+    if (ex == TS_EXIT_OK && a->out_dir) ex = write_trace_dir(a->out_dir, rep, a->plots, a->png);
+    ts_report_mem_trace_destroy(rep);
     free(traces);
     return ex;
 }
@@ -605,7 +417,7 @@ int ts_cmd_memory(int argc, char **argv)
     rc = ts_memgraph_load(fwd, bwd, &a.opt, &g, &err);
     if (!rc) rc = set_times(g, &a, &err);
     if (!rc && (rc = ts_memgraph_analyze(g, &s)) == TS_ERANGE)
-        ts__error(&err, rc, "memory: the kernel times add up past 2^62 ns (146 years): check --times or the device");
+        snprintf(err.msg, sizeof err.msg, "memory: the kernel times add up past 2^62 ns (146 years): check --times or the device");
     ts_mem_fit fit = {0};
     if (!rc && a.limit_gb > 0) rc = ts_memgraph_fit(g, (int64_t)(a.limit_gb * 1073741824.0), a.offload_gbps, &fit, &err);
     if (!rc && a.out_dir) rc = ts_memgraph_write(g, a.out_dir, a.offload_gbps, a.plots, &err);
@@ -621,11 +433,17 @@ int ts_cmd_memory(int argc, char **argv)
         ts_memgraph_destroy(g);
         return TS_EXIT_BAD;
     }
-    if (!strcmp(a.format, "json")) print_json(g, &s, &a, a.limit_gb > 0 ? &fit : NULL);
-    else {
-        print_table(g, &s, &a);
-        if (a.limit_gb > 0) print_fit(&fit, a.offload_gbps);
+    if (!strcmp(a.format, "csv")) {
+        rc = ts_report_memgraph_csv(stdout, g, &s, a.limit_gb > 0 ? &fit : NULL, a.table, &err);
+        if (rc && rc != TS_EIO) ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc));   /* no such --table */
+        ts_memgraph_destroy(g);
+        return rc && rc != TS_EIO ? TS_EXIT_BAD : TS_EXIT_OK;   /* a failed write of stdout: main says so */
     }
+    ts_report_mem_args ra = report_args(g, &a);
+    int wrc = !strcmp(a.format, "json") ? ts_report_memgraph_json(stdout, g, &s, &ra, a.limit_gb > 0 ? &fit : NULL)
+                                        : ts_report_memgraph_table(stdout, g, &s, &ra);
+    if (!wrc && strcmp(a.format, "json") && a.limit_gb > 0) wrc = ts_report_mem_fit_table(stdout, &fit, a.offload_gbps);
+    (void)wrc;   /* a failed write of stdout: main says so once, naming standard output */
     ts_memgraph_destroy(g);
     return TS_EXIT_OK;
 }

@@ -12,10 +12,10 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "report/report_int.h"
 #include "trainscope/graph.h"
 #include "trainscope/ingest.h"
 #include "trainscope/optimize.h"
+#include "trainscope/report_replay.h"
 
 typedef struct opt_args {
     ts_optimize_options o;
@@ -204,36 +204,6 @@ static void progress(void *ud, uint64_t n, int64_t best_ns, double s)
             (double)best_ns / 1e6, s > 0 ? (double)n / s : 0.0);
 }
 
-static void print_result(const ts_trace *t, const ts_graph *g, const ts_optimize *o, bool json)
-{
-    ts_optimize_summary s;
-    ts_optimize_get_summary(o, &s);
-    double gain = s.baseline_ns ? 100.0 * (double)(s.baseline_ns - s.best_ns) / (double)s.baseline_ns : 0;
-    if (json) {
-        printf("{\"measured_iteration_us\":%.3f,\"baseline_iteration_us\":%.3f,\"predicted_iteration_us\":%.3f,"
-               "\"predicted_gain_pct\":%.3f,\"evaluations\":%llu,\"search\":\"%s\",\"seconds\":%.3f,"
-               "\"buckets_before\":%u,\"buckets_after\":%u,\"op_fusion_pairs\":%u,\"ddp_bucket_cap_mb\":",
-               (double)s.measured_ns / 1e3, (double)s.baseline_ns / 1e3, (double)s.best_ns / 1e3, gain,
-               (unsigned long long)s.n_evals, ts_search_kind_name(s.search), s.search_s, s.n_old_buckets, s.n_new_buckets, s.n_fused);
-        if (s.ddp_bucket_cap_mb >= 0) printf("%.6f", s.ddp_bucket_cap_mb);
-        else printf("null");
-        ts__report_warnings_json_close(stdout, &t, 1, g);
-        return;
-    }
-    ts__report_warnings_emit_graph(stderr, t, g, ts__report_warn_all(false));
-    printf("iteration: measured %.3f ms, predicted as traced %.3f ms, with the plan %.3f ms (%+.2f%%)\n",
-           (double)s.measured_ns / 1e6, (double)s.baseline_ns / 1e6, (double)s.best_ns / 1e6, -gain);
-    if (s.n_grads) printf("buckets: %u in the trace, %u in the plan\n", s.n_old_buckets, s.n_new_buckets);
-    if (s.n_fusable) printf("op fusion: %u of %u candidate pairs of pointwise ops fused\n", s.n_fused, s.n_fusable);
-    printf("search: %s, %llu evaluations in %.2f s (%.0f/s)\n\n", ts_search_kind_name(s.search), (unsigned long long)s.n_evals,
-           s.search_s, s.search_s > 0 ? (double)s.n_evals / s.search_s : 0.0);
-    if (s.best_ns >= s.baseline_ns) {
-        printf("no change found that is faster than the trace as it ran\n");
-        return;
-    }
-    for (uint32_t i = 0; i < ts_optimize_n_changes(o); i++) printf("%s\n", ts_optimize_change(o, i));
-}
-
 static int export_plan(const ts_graph *g, const ts_optimize *o, const char *path)
 {
     ts_replay_options ro;
@@ -264,7 +234,8 @@ int ts_cmd_optimize(int argc, char **argv)
     if (rc == TS_OK) rc = ts_optimize_run(g, &a.o, &o, &err);
     if (a.o.progress) fputc('\n', stderr);
     if (rc == TS_OK) {
-        print_result(t, g, o, a.json);
+        int wrc = a.json ? ts_report_optimize_json(stdout, t, g, o) : ts_report_optimize_table(stdout, stderr, t, g, o);
+        (void)wrc;   /* a failed write of stdout: main says so once, naming standard output */
         if (a.out_dir && (rc = ts_optimize_write_plan(o, a.out_dir, &err)) != TS_OK) ts_cli_errorf("%s", err.msg);
         if (rc == TS_OK && a.export_path) rc = export_plan(g, o, a.export_path);
     } else {

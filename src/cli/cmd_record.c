@@ -31,9 +31,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "capture/lttng.h"
-#include "capture/rawfmt.h"
 #include "cli/cli.h"
+#include "trainscope/record.h"
+#include "trainscope/report_record.h"
 
 typedef struct record_opts {
     const char *dir;            /* -o DIR, default "trainscope-trace" */
@@ -372,24 +372,14 @@ static int set_env(const record_opts *o, const char *abs_dir)
     return 0;
 }
 
-/* Create DIR/.raw/status (rawfmt.h), its space reserved now so that a disk
- * that fills during the job cannot take it, and name it to the job. */
+/* Create DIR/.raw/status, its space reserved now so that a disk that fills
+ * during the job cannot take it, and name it to the job. */
 static int status_create(const char *abs_dir)
 {
     char path[PATH_MAX + 32];
-    snprintf(path, sizeof path, "%s/.raw", abs_dir);
-    mkdir(path, 0777);
-    snprintf(path, sizeof path, "%s/.raw/%s", abs_dir, TS__STATUS_NAME);
-    ts__status_slot head;
-    memset(&head, 0, sizeof head);
-    memcpy(head.magic, TS__STATUS_MAGIC, 8);
-    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    int e = fd < 0 ? errno : posix_fallocate(fd, 0, (off_t)TS__STATUS_BYTES);
-    if (!e && pwrite(fd, &head, sizeof head, 0) != (ssize_t)sizeof head) e = errno ? errno : EIO;
-    if (fd >= 0 && close(fd) != 0 && !e) e = errno;
-    if (e) {
-        ts_cli_errorf("record: cannot reserve %s (%zu bytes): %s", path, (size_t)TS__STATUS_BYTES, strerror(e));
-        unlink(path);
+    ts_error err = {0};
+    if (ts_record_status_create(abs_dir, path, sizeof path, &err)) {
+        ts_cli_errorf("record: %s", err.msg);
         return -1;
     }
     setenv("TRAINSCOPE_STATUS", path, 1);
@@ -443,281 +433,10 @@ static int run_child(char **cmd)
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-/* What the job's processes left, for the closing lines. */
-typedef struct job_summary {
-    int            n_files;        /* JSON files written */
-    int            n_streams;      /* raw streams found (processes that loaded the tracer) */
-    int            n_empty;        /* of those, streams without an event */
-    int            n_python;       /* streams of Python processes (comm python*) */
-    uint64_t       python_events;  /* events in their files */
-    char           empty_names[96];/* comms of the empty ones, comma-separated, cut */
-    ts__raw_losses sum;            /* losses over every file */
-    uint64_t       n_cut;          /* streams whose last chunk is incomplete */
-} job_summary;
-
-/* The stream's process name from its header ("" when unreadable). */
-static void stream_comm(const char *raw, char *comm, size_t n)
+static void say_failure(void *ud, const char *why)
 {
-    ts__raw_header h;
-    int fd = open(raw, O_RDONLY | O_CLOEXEC);
-    comm[0] = 0;
-    if (fd < 0) return;
-    if (read(fd, &h, sizeof h) == (ssize_t)sizeof h && !memcmp(h.magic, TS__RAW_MAGIC, 8))
-        snprintf(comm, n, "%.*s", (int)sizeof h.comm, h.comm);
-    close(fd);
-}
-
-static void note_stream(job_summary *js, const char *comm, int rc, const ts__raw_losses *l)
-{
-    js->n_streams++;
-    if (rc != TS_OK && rc != TS_ENODATA) return;   /* not converted: said apart */
-    bool py = !strncmp(comm, "python", 6);
-    js->n_python += py;
-    if (rc == TS_ENODATA) {
-        js->n_empty++;
-        size_t used = strlen(js->empty_names);
-        if (!strstr(js->empty_names, comm) && used + strlen(comm) + 3 < sizeof js->empty_names)
-            snprintf(js->empty_names + used, sizeof js->empty_names - used, "%s%s", used ? ", " : "", comm);
-        return;
-    }
-    if (rc != TS_OK) return;
-    js->n_files++;
-    if (py) js->python_events += l->n_events;
-    js->sum.dropped_events += l->dropped_events;
-    js->sum.bad_records += l->bad_records;
-    js->sum.unfinished_ranges += l->unfinished_ranges;
-    js->n_cut += l->cut_at_byte != 0;
-}
-
-/* What --torch left in each process (python/trainscope_torch.py writes one
- * "key=value ..." line per process into DIR/.raw/torch-<pid>.txt). */
-typedef struct torch_summary {
-    int      n, ok, failed, nowindow, unsaved;   /* processes, by state */
-    uint64_t events, dropped;                    /* of the saved ones */
-    long     steps_min;                          /* optimizer steps of the nowindow ones, fewest */
-    char     format[16], window[32], reason[200];
-} torch_summary;
-
-static const char *kv_get(const char *line, const char *key, char *out, size_t n)
-{
-    size_t k = strlen(key);
-    for (const char *p = line; (p = strstr(p, key)); p += k)
-        if ((p == line || p[-1] == ' ') && p[k] == '=') {
-            /* reason, always last, runs to the end of the line */
-            size_t len = strcspn(p + k + 1, strcmp(key, "reason") ? " \n" : "\n");
-            snprintf(out, n, "%.*s", (int)len, p + k + 1);
-            return out;
-        }
-    out[0] = 0;
-    return NULL;
-}
-
-static void note_torch(torch_summary *ts, const char *line)
-{
-    char v[200];
-    ts->n++;
-    kv_get(line, "state", v, sizeof v);
-    if (!strcmp(v, "ok")) {
-        ts->ok++;
-        ts->events += strtoull(kv_get(line, "events", v, sizeof v) ? v : "0", NULL, 10);
-        ts->dropped += strtoull(kv_get(line, "dropped", v, sizeof v) ? v : "0", NULL, 10);
-        kv_get(line, "format", ts->format, sizeof ts->format);
-        kv_get(line, "window", ts->window, sizeof ts->window);
-    } else if (!strcmp(v, "failed")) {
-        ts->failed++;
-        if (!ts->reason[0]) kv_get(line, "reason", ts->reason, sizeof ts->reason);
-    } else if (!strcmp(v, "nowindow")) {
-        long st = strtol(kv_get(line, "steps", v, sizeof v) ? v : "0", NULL, 10);
-        if (!ts->nowindow++ || st < ts->steps_min) ts->steps_min = st;
-    } else {
-        ts->unsaved++;   /* "started": killed (SIGKILL) or os._exit before saving */
-    }
-}
-
-static void read_torch_status(const char *raw_dir, torch_summary *ts)
-{
-    DIR *d = opendir(raw_dir);
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-        size_t n = strlen(e->d_name);
-        if (strncmp(e->d_name, "torch-", 6) || n < 4 || strcmp(e->d_name + n - 4, ".txt")) continue;
-        char path[2 * PATH_MAX], line[512] = "";
-        snprintf(path, sizeof path, "%s/%s", raw_dir, e->d_name);
-        FILE *f = fopen(path, "r");
-        if (f && fgets(line, sizeof line, f)) note_torch(ts, line);
-        if (f) fclose(f);
-        unlink(path);
-    }
-    if (d) closedir(d);
-}
-
-static void say_torch(const torch_summary *ts, const record_opts *o)
-{
-    if (ts->n == 0) {
-        fprintf(stderr, "trainscope: --torch: no process imported torch, launchers (torchrun) aside: is COMMAND "
-                "run by the Python that has torch?\n");
-        return;
-    }
-    if (ts->ok) {
-        char win[64] = "every step";
-        long a, b;
-        if (sscanf(ts->window, "%ld:%ld", &a, &b) == 2) {
-            if (b >= 0) snprintf(win, sizeof win, "iterations %ld to %ld", a, b - 1);
-            else snprintf(win, sizeof win, "iterations from %ld on", a);
-        }
-        fprintf(stderr, "trainscope: --torch: %llu torch events from %d process%s (%s profiler, %s)\n",
-                (unsigned long long)ts->events, ts->ok, ts->ok == 1 ? "" : "es",
-                strcmp(ts->format, "kineto") ? "legacy" : "Kineto", win);
-        char grads[PATH_MAX + 32];
-        snprintf(grads, sizeof grads, "%s/.gradients.json", o->dir);
-        if (access(grads, R_OK) == 0)
-            fprintf(stderr, "trainscope: --torch: the DDP model's gradients in %s ('trainscope optimize %s' reads "
-                    "them)\n", grads, o->dir);
-    }
-    if (ts->dropped)
-        fprintf(stderr, "trainscope: warning: --torch: %llu torch events dropped (buffers full: raise --buffer-kb)\n",
-                (unsigned long long)ts->dropped);
-    if (ts->failed)
-        fprintf(stderr, "trainscope: warning: --torch: torch's profiler failed in %d process%s (%s): their torch ops "
-                "were not captured\n", ts->failed, ts->failed == 1 ? "" : "es", ts->reason);
-    if (ts->nowindow)
-        fprintf(stderr, "trainscope: warning: --torch: %d process%s imported torch but ended after %ld optimizer "
-                "step%s, before the window's first step (%ld): no torch ops recorded there\n", ts->nowindow,
-                ts->nowindow == 1 ? "" : "es", ts->steps_min, ts->steps_min == 1 ? "" : "s", o->wait + o->warmup);
-    if (ts->unsaved)
-        fprintf(stderr, "trainscope: warning: --torch: %d process%s ended before saving torch's events (SIGKILL, "
-                "os._exit or a crash): their torch ops are lost\n", ts->unsaved, ts->unsaved == 1 ? "" : "es");
-}
-
-/* Why the trace holds less than a new user expects: Python without --torch,
- * and always a reason for "0 trace files". */
-static void say_what_was_captured(const job_summary *js, const record_opts *o, bool hinted)
-{
-    if (js->n_python && !o->torch) {
-        if (js->python_events)
-            fprintf(stderr, "trainscope: %d Python process%s traced: %llu events (%s); torch ops, shapes and "
-                    "collectives need --torch\n", js->n_python, js->n_python == 1 ? "" : "es",
-                    (unsigned long long)js->python_events,
-                    o->python ? "Python calls and the host API" : "host API calls and the asked collectors");
-        else
-            fprintf(stderr, "trainscope: %d Python process%s ran and recorded nothing (no collector for Python was "
-                    "asked): --torch records torch ops, shapes and collectives, --python Python calls\n",
-                    js->n_python, js->n_python == 1 ? "" : "es");
-        hinted = true;
-    }
-    if (js->n_files || hinted) return;
-    if (!js->n_streams)
-        fprintf(stderr, "trainscope: no process loaded the tracer (a static or setuid program, or one that clears "
-                "LD_PRELOAD)\n");
-    else if (js->n_empty == js->n_streams)
-        fprintf(stderr, "trainscope: %d process%s ran (%s) and recorded no events: ask for a collector (--torch, "
-                "--python, --mpi, --cuda, --nccl) or call the tracing API\n", js->n_streams,
-                js->n_streams == 1 ? "" : "es", js->empty_names);
-}
-
-/* What the status board (DIR/.raw/status, rawfmt.h) says about the job's streams. */
-typedef struct board {
-    uint32_t n_claimed;          /* streams started, slots past the last one counted too */
-    uint64_t lost;               /* events whose write failed */
-    int      err;                /* the first failed write's errno */
-    int      n_lossy;            /* processes that lost events that way */
-    char     lossy_names[96];    /* their comms, comma-separated, cut */
-    int      n_nostream;         /* processes whose stream could not be opened: all their events lost */
-    int      nostream_err;       /* the first one's errno */
-    char     nostream_names[96];
-    int      n_live;             /* still tracing now (daemons): their streams are not converted */
-    char     live_names[160];    /* "pid 12 (sleep), ...", cut */
-    char     live[TS__STATUS_SLOTS][16]; /* stream name prefixes of the live ones */
-} board;
-
-/* A process that runs (not gone, not a zombie whose stream is whole). */
-static bool process_runs(uint32_t pid)
-{
-    char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/%u/stat", pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return false;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    buf[n > 0 ? n : 0] = 0;
-    const char *paren = strrchr(buf, ')');
-    return paren && paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X';
-}
-
-static void add_name(char *list, size_t n, const char *name)
-{
-    size_t used = strlen(list);
-    if (used + strlen(name) + 3 < n) snprintf(list + used, n - used, "%s%s", used ? ", " : "", name);
-}
-
-static void read_board(const char *raw_dir, board *b)
-{
-    char path[PATH_MAX + 32];
-    snprintf(path, sizeof path, "%s/%s", raw_dir, TS__STATUS_NAME);
-    ts__status_slot *s = malloc(TS__STATUS_BYTES);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    bool ok = s && fd >= 0 && read(fd, s, TS__STATUS_BYTES) == (ssize_t)TS__STATUS_BYTES &&
-              !memcmp(s[0].magic, TS__STATUS_MAGIC, 8);
-    if (fd >= 0) close(fd);
-    if (ok) b->n_claimed = s[0].pid;
-    for (uint32_t i = 1; ok && i < TS__STATUS_SLOTS && i <= b->n_claimed; i++) {
-        const ts__status_slot *sl = &s[i];
-        char comm[sizeof sl->comm + 1], who[64];
-        snprintf(comm, sizeof comm, "%.*s", (int)sizeof sl->comm, sl->comm);
-        if (!sl->pid) continue;
-        if (sl->err && !sl->stream[0]) {
-            if (!b->n_nostream++) b->nostream_err = sl->err;
-            if (!strstr(b->nostream_names, comm)) add_name(b->nostream_names, sizeof b->nostream_names, comm);
-        }
-        if (sl->lost) {
-            b->lost += sl->lost;
-            if (!b->err) b->err = sl->err;
-            b->n_lossy++;
-            if (!strstr(b->lossy_names, comm)) add_name(b->lossy_names, sizeof b->lossy_names, comm);
-        }
-        if (sl->state == TS__STATUS_TRACING && process_runs(sl->pid)) {
-            memcpy(b->live[b->n_live], sl->stream, sizeof b->live[0] - 1);
-            b->live[b->n_live++][sizeof b->live[0] - 1] = 0;
-            snprintf(who, sizeof who, "pid %u (%s)", sl->pid, comm);
-            add_name(b->live_names, sizeof b->live_names, who);
-        }
-    }
-    free(s);
-}
-
-/* A stream of a process still tracing: converting it now would lose the rest. */
-static bool stream_is_live(const board *b, const char *name)
-{
-    for (int i = 0; i < b->n_live; i++)
-        if (b->live[i][0] && !strncmp(name, b->live[i], strlen(b->live[i]))) return true;
-    return false;
-}
-
-/* What could not be written whole, one line each; true when something was lost. */
-static bool say_what_was_lost(const board *b, int n_failed, int n_left_live, const char *dir, const char *cmd)
-{
-    if (b->lost)
-        fprintf(stderr, "trainscope: error: %llu event%s never reached %s/.raw (%s) in %d process%s (%s): "
-                "they are lost\n", (unsigned long long)b->lost, b->lost == 1 ? "" : "s", dir, strerror(b->err),
-                b->n_lossy, b->n_lossy == 1 ? "" : "es", b->lossy_names);
-    if (b->n_nostream)
-        fprintf(stderr, "trainscope: error: %d process%s (%s) could not open %s stream in %s/.raw (%s): all %s "
-                "events are lost\n", b->n_nostream, b->n_nostream == 1 ? "" : "es", b->nostream_names,
-                b->n_nostream == 1 ? "its" : "their", dir, strerror(b->nostream_err),
-                b->n_nostream == 1 ? "its" : "their");
-    if (n_failed)
-        fprintf(stderr, "trainscope: error: %d raw stream%s could not be converted and stay%s in %s/.raw: once "
-                "the cause is fixed, run 'trainscope record --convert %s'\n", n_failed, n_failed == 1 ? "" : "s",
-                n_failed == 1 ? "s" : "", dir, dir);
-    if (b->n_live)
-        fprintf(stderr, "trainscope: warning: %d process%s still tracing after %s ended (daemons?): %s; %d stream%s "
-                "left in %s/.raw: when %s, run 'trainscope record --convert %s'\n", b->n_live,
-                b->n_live == 1 ? " is" : "es are", cmd ? cmd : "the job", b->live_names, n_left_live,
-                n_left_live == 1 ? "" : "s", dir, b->n_live == 1 ? "it ends" : "they end", dir);
-    if (b->n_claimed >= TS__STATUS_SLOTS)
-        fprintf(stderr, "trainscope: warning: %u streams started; the status board holds the first %d: failed writes "
-                "and daemons among the others are not known\n", b->n_claimed, TS__STATUS_SLOTS - 1);
-    return b->lost || b->n_nostream || n_failed;
+    (void)ud;
+    ts_cli_errorf("record: %s", why);
 }
 
 /* Convert every raw stream of the job (processes defer it to here; killed ones
@@ -726,61 +445,15 @@ static bool say_what_was_lost(const board *b, int n_failed, int n_left_live, con
  * lost or a stream could not be converted. */
 static bool finish(const char *dir, const record_opts *o)
 {
-    char raw_dir[PATH_MAX + 8];
-    snprintf(raw_dir, sizeof raw_dir, "%s/.raw", dir);
-    torch_summary ts = {0};
-    read_torch_status(raw_dir, &ts);
-    board *b = calloc(1, sizeof *b);
-    if (!b) { ts_cli_errorf("record: out of memory"); return true; }
-    read_board(raw_dir, b);
-    DIR *d = opendir(raw_dir);
-    struct dirent *e;
-    job_summary js = {0};
-    int n_failed = 0, n_left_live = 0;
-    while (d && (e = readdir(d))) {
-        size_t n = strlen(e->d_name);
-        if (n < 4 || strcmp(e->d_name + n - 4, ".tsr")) continue;
-        if (stream_is_live(b, e->d_name)) { n_left_live++; continue; }
-        char raw[2 * PATH_MAX], err[1024], comm[72];
-        snprintf(raw, sizeof raw, "%s/%s", raw_dir, e->d_name);
-        stream_comm(raw, comm, sizeof comm);
-        ts__raw_losses l;
-        int rc = ts__raw_convert(raw, dir, NULL, 0, err, sizeof err, &l);
-        note_stream(&js, comm, rc, &l);
-        if (rc == TS_OK || rc == TS_ENODATA) unlink(raw);
-        else { ts_cli_errorf("record: %s", err); n_failed++; }
+    ts_record_job j;
+    if (ts_record_finish(dir, &j, say_failure, NULL)) {
+        ts_cli_errorf("record: out of memory");
+        return true;
     }
-    if (d) closedir(d);
-    if (!n_failed && !n_left_live) {   /* nothing left for --convert: the board goes too */
-        char status[PATH_MAX + 32];
-        snprintf(status, sizeof status, "%s/%s", raw_dir, TS__STATUS_NAME);
-        unlink(status);
-    }
-    rmdir(raw_dir);   /* only when empty: streams that failed to convert stay */
-    fprintf(stderr, "trainscope: %d trace file%s in %s\n", js.n_files, js.n_files == 1 ? "" : "s", dir);
-    if (o->torch) say_torch(&ts, o);
-    /* say_torch said what torch left, or that none imported it; lost events are said below */
-    if (!b->lost && !b->n_nostream) say_what_was_captured(&js, o, o->torch);
-    /* Said here as well as in every analysis of the files (a "recorder_losses"
-     * warning): a short trace should not pass for a whole one. */
-    if (js.sum.dropped_events)
-        fprintf(stderr, "trainscope: warning: %llu events dropped (per-thread buffers full: raise --buffer-kb)\n",
-                (unsigned long long)js.sum.dropped_events);
-    if (js.sum.bad_records)
-        fprintf(stderr, "trainscope: warning: %llu damaged records skipped\n", (unsigned long long)js.sum.bad_records);
-    if (js.n_cut)
-        fprintf(stderr, "trainscope: warning: %llu trace stream%s cut short (a process killed mid-write, or the disk "
-                "full): the events after the cut are lost\n", (unsigned long long)js.n_cut,
-                js.n_cut == 1 ? " was" : "s were");
-    if (js.sum.unfinished_ranges)
-        fprintf(stderr, "trainscope: warning: %llu ranges still open when their process ended (closed there, "
-                "args.unfinished)\n", (unsigned long long)js.sum.unfinished_ranges);
-    if (b->lost || b->n_nostream || n_failed || b->n_live || b->n_claimed >= TS__STATUS_SLOTS)
-        fprintf(stderr, "trainscope: %u stream%s started tracing, %d converted (%d with events)\n", b->n_claimed,
-                b->n_claimed == 1 ? "" : "s", js.n_streams - n_failed, js.n_files);
-    bool lost = say_what_was_lost(b, n_failed, n_left_live, dir, o->cmd ? o->cmd[0] : NULL);
-    free(b);
-    return lost;
+    ts_report_record_args a = {dir, o->dir, o->cmd ? o->cmd[0] : NULL, o->torch, o->python, o->wait + o->warmup};
+    int rc = ts_report_record_job(stderr, &j, &a);
+    (void)rc;   /* stderr: nowhere else to say it */
+    return j.lost;
 }
 
 /* --convert DIR: what a killed record, a full disk or a daemon left. */
@@ -824,12 +497,12 @@ int ts_cmd_record(int argc, char **argv)
     char session[64];
     ts_error err = {0};
     snprintf(session, sizeof session, "trainscope-%d", (int)getpid());
-    if (o.lttng && ts__lttng_session_start(abs_dir, session, &err) != TS_OK) {
+    if (o.lttng && ts_record_lttng_start(abs_dir, session, &err) != TS_OK) {
         ts_cli_errorf("record: --lttng: %s", err.msg);
         return TS_EXIT_BAD;
     }
     rc = run_child(o.cmd);
-    if (o.lttng && ts__lttng_session_stop(session, &err) != TS_OK) ts_cli_errorf("record: --lttng: %s", err.msg);
+    if (o.lttng && ts_record_lttng_stop(session, &err) != TS_OK) ts_cli_errorf("record: --lttng: %s", err.msg);
     /* Traces that could not be written make a run that succeeded fail. */
     if (finish(abs_dir, &o) && rc == 0) rc = TS_EXIT_BAD;
     return rc;

@@ -10,15 +10,15 @@
  * run lacks, a budget no plan meets).
  */
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
-#include "report/report_int.h"
-#include "core/core.h"
 #include "trainscope/ingest.h"
 #include "trainscope/precision.h"
+#include "trainscope/report_replay.h"
 
 typedef struct prec_args {
     const char *runs[TS_PREC_COUNT];   /* paths; runs[FP32] is the PATH operand */
@@ -110,105 +110,64 @@ static int parse(int argc, char **argv, prec_args *a)
     return TS_EXIT_OK;
 }
 
-typedef struct ind_ctx { const ts_prec_model *m; const char *path; double *ind; } ind_ctx;
-
-static int indicator_line(void *ctx, unsigned ln, char *line, ts_error *err)
+/* A failure's message into err (the CLI's wording: it names the options). */
+static int fail(ts_error *err, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(ts_error *err, int status, const char *fmt, ...)
 {
-    ind_ctx *c = ctx;
-    char pat[256], extra[8];
-    double v;
-    int k = sscanf(line, "%255s %lf %7s", pat, &v, extra);
-    if (k <= 0) return TS_OK;
-    if (k != 2 || !(v >= 0) || v > 1e300)
-        return ts__error(err, TS_EPARSE, "%s:%u: expected \"<op|name:prefix|*> <indicator >= 0>\"", c->path, ln);
-    uint32_t hits = 0;
-    for (uint32_t u = 0; u < ts_prec_model_n_units(c->m); u++)
-        if (ts_prec_model_matches(c->m, u, pat)) { c->ind[u] = v; hits++; }
-    return hits ? TS_OK : ts__error(err, TS_ENOENT, "%s:%u: '%s' matches no op of the fp32 run", c->path, ln, pat);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    va_end(ap);
+    return err->status = status;
 }
 
-/* Indicators: "<pattern> <value>" lines over the units; 1 where none says. */
-static int load_indicators(const ts_prec_model *m, const char *path, double *ind, ts_error *err)
+/* --precision-greedy: the plan within the budget (and --memory-limit), then
+ * its prediction, every line a plan file's. */
+static int greedy(const prec_args *a, const ts_prec_model *m, uint8_t *prec, double *ind, ts_error *err)
 {
-    for (uint32_t u = 0; u < ts_prec_model_n_units(m); u++) ind[u] = 1.0;
-    ind_ctx c = {m, path, ind};
-    return path ? ts__for_lines(path, "an indicator file", true, indicator_line, &c, err) : TS_OK;
-}
-
-/* The prediction; `pre` starts every table line ("# " after a greedy plan,
- * so that the whole output is a plan file). */
-static void print_prediction(const prec_args *a, const ts_prec_model *m, const ts_prec_prediction *p, bool json,
-                             const char *pre)
-{
-    ts_prec_cast_fit fit;
-    ts_prec_model_cast_fit(m, &fit);
-    double d = p->fp32_iteration_ns > 0 ? 100.0 * ((double)p->iteration_ns / (double)p->fp32_iteration_ns - 1) : 0;
-    if (json) {
-        printf("{\"predicted_iteration_us\":%.3f,\"fp32_iteration_us\":%.3f,\"change_pct\":%.3f,"
-               "\"predicted_peak_bytes\":%lld,\"fp32_peak_bytes\":%lld,\"casts\":%u,\"cast_us\":%.3f,"
-               "\"cast_alpha_ns_per_byte\":%.6g,\"cast_beta_ns\":%.1f,\"casts_fitted\":%u,\"units\":%u,\"notes\":%u",
-               (double)p->iteration_ns / 1e3, (double)p->fp32_iteration_ns / 1e3, d, (long long)p->peak_bytes,
-               (long long)p->fp32_peak_bytes, p->n_casts, (double)p->cast_ns / 1e3, fit.alpha_ns_per_byte,
-               fit.beta_ns, fit.n_casts, ts_prec_model_n_units(m), ts_prec_model_n_notes(m));
-        ts__report_warnings_json_close(stdout, a->traces, TS_PREC_COUNT, NULL);   /* the runs' ingest warnings */
-        return;
-    }
-    printf("%spredicted iteration %.3f ms (fp32 run %.3f ms, %+.2f%%), %u casts inserted (%.3f ms)\n",
-           pre, (double)p->iteration_ns / 1e6, (double)p->fp32_iteration_ns / 1e6, d, p->n_casts, (double)p->cast_ns / 1e6);
-    if (p->peak_bytes >= 0)
-        printf("%spredicted peak memory %.3f MiB (fp32 run %.3f MiB)\n", pre, (double)p->peak_bytes / 1048576.0,
-               (double)p->fp32_peak_bytes / 1048576.0);
-    else printf("%speak memory: the runs hold no [memory] events\n", pre);
-    printf("%scast cost %.4g ns/byte + %.0f ns, fitted on %u casts (median error %.1f%%); %u ops mapped\n",
-           pre, fit.alpha_ns_per_byte, fit.beta_ns, fit.n_casts, fit.median_abs_err_pct, ts_prec_model_n_units(m));
-    for (uint32_t i = 0; i < ts_prec_model_n_notes(m); i++) printf("%snote: %s\n", pre, ts_prec_model_note(m, i));
-}
-
-/* The greedy plan as a plan file: one line per unit lowered, by position. */
-static void print_plan(const ts_prec_model *m, const uint8_t *prec)
-{
-    printf("# greedy plan: ops in forward order (op:N = the N-th forward op of the fp32 run)\n");
-    for (uint32_t u = 0; u < ts_prec_model_n_units(m); u++) {
-        ts_prec_unit_info ui;
-        ts_prec_model_unit(m, u, &ui);
-        if (prec[u] != TS_PREC_FP32)
-            printf("op:%u %s  # %s%s%s\n", u, ts_precision_name((ts_precision)prec[u]), ui.op, *ui.scope ? " in " : "", ui.scope);
-    }
+    int rc = ts_prec_indicators_load(m, a->indicators, ind, err);
+    if (rc) return rc;
+    ts_prec_prediction p;
+    int64_t limit = (int64_t)(a->limit_gb * 1073741824.0), base = ts_prec_model_base_bytes(m);
+    if (limit > 0 && base < 0)
+        rc = fail(err, TS_EINVAL, "%s: --memory-limit needs [memory] events in the runs", a->runs[0]);
+    else if (limit > 0 && limit < base)
+        rc = fail(err, TS_ERANGE, "--memory-limit %.4g GiB is below the %.4g GiB that the weights, buffers "
+                  "and batch take alone (%s)", a->limit_gb, (double)base / 1073741824.0, a->runs[0]);
+    else rc = ts_prec_greedy(m, ind, a->budget > 0 ? a->budget : 1e300, limit, TS_PREC_FP32, a->low, prec, &p);
+    if (rc == TS_ERANGE && !err->msg[0])
+        fail(err, rc, "no plan within the accuracy budget fits %.4g GiB (the closest plan peaks at %.4g GiB)",
+             a->limit_gb, (double)p.peak_bytes / 1073741824.0);
+    else if (rc == TS_EINVAL && !err->msg[0]) fail(err, rc, "--precision-greedy needs a --precision-trace run to lower to");
+    if (!rc) rc = ts_report_prec_plan(stdout, m, prec);
+    if (!rc) rc = ts_report_prec_table(stdout, m, &p, "# ");
+    return rc;
 }
 
 static int run(const prec_args *a, ts_prec_model *m, ts_error *err)
 {
     uint32_t n = ts_prec_model_n_units(m);
-    uint8_t *prec = ts__calloc(n, 1);
-    double *ind = ts__calloc(n, sizeof *ind);
-    int rc = prec && ind ? TS_OK : ts__error(err, TS_ENOMEM, "out of memory");
+    uint8_t *prec = calloc(n + 1, 1);
+    double *ind = calloc(n + 1, sizeof *ind);
+    int rc = prec && ind ? TS_OK : fail(err, TS_ENOMEM, "out of memory");
     ts_prec_prediction p;
     if (!rc && a->plan) rc = ts_prec_plan_load(m, a->plan, prec, err);
-    if (!rc && a->plan) print_prediction(a, m, (ts_prec_predict(m, prec, &p), &p), !strcmp(a->format, "json"), "");
-    if (!rc && a->greedy) rc = load_indicators(m, a->indicators, ind, err);
-    if (!rc && a->greedy) {
-        int64_t limit = (int64_t)(a->limit_gb * 1073741824.0), base = ts_prec_model_base_bytes(m);
-        if (limit > 0 && base < 0)
-            rc = ts__error(err, TS_EINVAL, "%s: --memory-limit needs [memory] events in the runs", a->runs[0]);
-        else if (limit > 0 && limit < base)
-            rc = ts__error(err, TS_ERANGE, "--memory-limit %.4g GiB is below the %.4g GiB that the weights, buffers "
-                           "and batch take alone (%s)", a->limit_gb, (double)base / 1073741824.0, a->runs[0]);
-        else rc = ts_prec_greedy(m, ind, a->budget > 0 ? a->budget : 1e300, limit, TS_PREC_FP32, a->low, prec, &p);
-        if (rc == TS_ERANGE && !err->msg[0])
-            ts__error(err, rc, "no plan within the accuracy budget fits %.4g GiB (the closest plan peaks at %.4g GiB)",
-                      a->limit_gb, (double)p.peak_bytes / 1073741824.0);
-        else if (rc == TS_EINVAL && !err->msg[0]) ts__error(err, rc, "--precision-greedy needs a --precision-trace run to lower to");
-        if (!rc) {
-            print_plan(m, prec);
-            print_prediction(a, m, &p, false, "# ");
-        }
+    if (!rc && a->plan) {
+        ts_prec_predict(m, prec, &p);
+        int wrc = !strcmp(a->format, "json") ? ts_report_prec_json(stdout, m, &p, a->traces)
+                                             : ts_report_prec_table(stdout, m, &p, "");
+        (void)wrc;   /* a failed write of stdout: main says so once, naming standard output */
     }
-    ts__free(prec, n);
-    ts__free(ind, n * sizeof *ind);
+    if (!rc && a->greedy) {
+        rc = greedy(a, m, prec, ind, err);
+        if (rc == TS_EIO) rc = TS_OK;   /* the same */
+    }
+    free(prec);
+    free(ind);
     return rc;
 }
 
-int ts__cli_replay_precision(int argc, char **argv)
+int ts_cmd_replay_precision(int argc, char **argv)
 {
     prec_args a = {.format = "table"};
     int rc = parse(argc, argv, &a);
@@ -220,7 +179,7 @@ int ts__cli_replay_precision(int argc, char **argv)
     a.traces = (const ts_trace *const *)t;
     bool json = a.plan && !strcmp(a.format, "json");   /* then the JSON carries the runs' warnings */
     for (int p = 0; p < TS_PREC_COUNT && !rc && !json; p++)
-        if (t[p]) ts__report_warnings_emit(stderr, t[p], NULL, 0, ts__report_warn_all(false));
+        if (t[p]) ts_report_trace_warnings(stderr, t[p], false);
     ts_prec_model *m = NULL;
     if (!rc) rc = ts_prec_model_create((const ts_trace *const *)t, a.runs, &m, &err);
     if (!rc) ts_prec_model_set_overhead(m, a.overhead_us * 1e3);

@@ -19,6 +19,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "memory/memgraph.h"
 
@@ -271,4 +272,29 @@ int64_t ts_memgraph_offload(const ts_memgraph *g, double gbps, uint32_t *n_candi
     }
     if (n_candidates) *n_candidates = n;
     return freed;
+}
+
+static int cmp_bytes_desc(const void *a, const void *b, void *ctx)
+{
+    const ts_memgraph *g = ctx;
+    int64_t x = g->tensors[*(const uint32_t *)a].bytes, y = g->tensors[*(const uint32_t *)b].bytes;
+    return x < y ? 1 : x > y ? -1 : (*(const uint32_t *)a > *(const uint32_t *)b) - (*(const uint32_t *)a < *(const uint32_t *)b);
+}
+
+void ts__mem_sort_by_bytes(const ts_memgraph *g, uint32_t *rows, uint32_t n)
+{
+    qsort_r(rows, n, sizeof *rows, cmp_bytes_desc, (void *)g);
+}
+
+uint32_t ts__mem_alive_at(const ts_memgraph *g, int32_t k, uint32_t *rows, uint32_t cap)
+{
+    uint32_t n = 0;
+    for (uint32_t t = 0; t < g->n_tensors && n < cap; t++) {
+        const ts__mem_tensor *tt = &g->tensors[t];
+        if ((tt->base != t && !g->opt.g10_compat) || tt->bytes <= 0) continue;
+        int32_t end = tt->death >= 0 ? tt->death : tt->birth + 1;
+        if (tt->is_global || (tt->birth >= 0 && tt->birth <= k && k < end)) rows[n++] = t;
+    }
+    ts__mem_sort_by_bytes(g, rows, n);
+    return n;
 }

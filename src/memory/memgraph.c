@@ -322,3 +322,24 @@ void ts_memgraph_estimate_times(ts_memgraph *g, const ts_mem_device *dev)
     g->have_times = true;
     snprintf(g->time_source, sizeof g->time_source, "roofline %s", dev->name ? dev->name : "custom");
 }
+
+const char *ts_memgraph_time_source(const ts_memgraph *g) { return g->time_source; }
+
+void ts_memgraph_kernel(const ts_memgraph *g, int32_t k, ts_mem_kernel_info *out)
+{
+    if (k < 0 || (uint32_t)k >= g->n_kernels) { *out = (ts_mem_kernel_info){"", false, 0}; return; }
+    const ts__mem_kernel *kn = &g->kernels[k];
+    *out = (ts_mem_kernel_info){ts__mem_name(g, kn->op_id), kn->in_backward != 0, kn->line};
+}
+
+void ts_memgraph_tensor(const ts_memgraph *g, uint32_t t, ts_mem_tensor_info *out)
+{
+    if (t >= g->n_tensors) { *out = (ts_mem_tensor_info){"", "", 0, false}; return; }
+    const ts__mem_tensor *tt = &g->tensors[t];
+    *out = (ts_mem_tensor_info){ts__mem_name(g, tt->name_id), ts__mem_name(g, tt->ann_id), tt->bytes, tt->is_global};
+}
+
+uint32_t ts_memgraph_alive_at(const ts_memgraph *g, int32_t k, uint32_t *rows, uint32_t cap)
+{
+    return ts__mem_alive_at(g, k, rows, cap);
+}

@@ -103,8 +103,10 @@ int ts__mem_curve(ts_memgraph *g);
 /* Is the period long enough to move the tensor out and back at gbps? */
 bool ts__mem_offloadable(const ts_memgraph *g, const ts__mem_tensor *t, const ts__mem_period *p,
                          double gbps);
-/* writer.c: the tensors alive while kernel k runs, largest first; returns count */
+/* liveness.c: the tensors alive while kernel k runs, largest first; returns count */
 uint32_t ts__mem_alive_at(const ts_memgraph *g, int32_t k, uint32_t *rows, uint32_t cap);
+/* liveness.c: tensor rows by bytes, largest first (ties by row) */
+void ts__mem_sort_by_bytes(const ts_memgraph *g, uint32_t *rows, uint32_t n);
 /* helpers shared by the writers */
 static inline const char *ts__mem_name(const ts_memgraph *g, uint32_t id) { return ts__str(&g->names, id); }
 

@@ -426,3 +426,27 @@ void ts_mem_snapshot_destroy(ts_mem_snapshot *pub)
     ts__arena_free(&s->arena);
     ts__free(s, sizeof *s);
 }
+
+static int cmp_group(const void *a, const void *b)
+{
+    const ts_mem_frame_group *x = a, *y = b;
+    if (x->bytes != y->bytes) return x->bytes > y->bytes ? -1 : 1;
+    return strcmp(x->frame, y->frame);
+}
+
+uint32_t ts_mem_snapshot_frames(const ts_mem_snapshot *s, const ts_mem_snap_device *d, ts_mem_frame_group *g)
+{
+    uint32_t n = 0;
+    for (uint32_t i = d->first_alive; i < d->first_alive + d->n_alive; i++) {
+        const ts_mem_snap_block *b = &s->alive[i];
+        const char *f = b->user_frame[0] ? b->user_frame : b->frame[0] ? b->frame
+                        : b->alloc_us < 0 ? "(allocated before the trace)" : "(no frames recorded)";
+        uint32_t k = 0;
+        while (k < n && strcmp(g[k].frame, f)) k++;
+        if (k == n) g[n++] = (ts_mem_frame_group){f, 0, 0};
+        g[k].bytes += b->bytes;
+        g[k].blocks++;
+    }
+    qsort(g, n, sizeof *g, cmp_group);
+    return n;
+}

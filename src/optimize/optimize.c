@@ -322,7 +322,12 @@ const char *ts_search_kind_name(ts_search_kind k)
     return (unsigned)k < sizeof n / sizeof *n ? n[k] : "?";
 }
 
-void ts_optimize_get_summary(const ts_optimize *o, ts_optimize_summary *out) { *out = o->sum; }
+void ts_optimize_get_summary(const ts_optimize *o, ts_optimize_summary *out)
+{
+    *out = o->sum;
+    out->gain_pct = out->baseline_ns ? 100.0 * (double)(out->baseline_ns - out->best_ns) / (double)out->baseline_ns : 0;
+    out->evals_per_s = out->search_s > 0 ? (double)out->n_evals / out->search_s : 0.0;
+}
 uint32_t ts_optimize_n_changes(const ts_optimize *o) { return o->n_changes; }
 const char *ts_optimize_change(const ts_optimize *o, uint32_t i) { return i < o->n_changes ? o->changes[i] : NULL; }
 

@@ -155,6 +155,8 @@ void ts_prec_predict(const ts_prec_model *m, const uint8_t *prec, ts_prec_predic
     }
     out->n_casts = casts;
     out->cast_ns = cast_ns;
+    out->change_pct = out->fp32_iteration_ns > 0
+                    ? 100.0 * ((double)out->iteration_ns / (double)out->fp32_iteration_ns - 1) : 0;
     out->peak_bytes = predict_peak(m, prec);
     out->fp32_peak_bytes = -1;
     if (m->have_memory) {
@@ -345,4 +347,28 @@ int ts_prec_greedy(const ts_prec_model *m, const double *indicator, double budge
         return TS_ENOMEM;
     ts_prec_predict(m, prec, out);
     return limit > 0 && out->peak_bytes > limit ? TS_ERANGE : TS_OK;
+}
+
+typedef struct ind_ctx { const ts_prec_model *m; const char *path; double *ind; } ind_ctx;
+
+static int indicator_line(void *ctx, unsigned ln, char *line, ts_error *err)
+{
+    ind_ctx *c = ctx;
+    char pat[256], extra[8];
+    double v;
+    int k = sscanf(line, "%255s %lf %7s", pat, &v, extra);
+    if (k <= 0) return TS_OK;
+    if (k != 2 || !(v >= 0) || v > 1e300)
+        return ts__error(err, TS_EPARSE, "%s:%u: expected \"<op|name:prefix|*> <indicator >= 0>\"", c->path, ln);
+    uint32_t hits = 0;
+    for (uint32_t u = 0; u < ts_prec_model_n_units(c->m); u++)
+        if (ts_prec_model_matches(c->m, u, pat)) { c->ind[u] = v; hits++; }
+    return hits ? TS_OK : ts__error(err, TS_ENOENT, "%s:%u: '%s' matches no op of the fp32 run", c->path, ln, pat);
+}
+
+int ts_prec_indicators_load(const ts_prec_model *m, const char *path, double *ind, ts_error *err)
+{
+    for (uint32_t u = 0; u < ts_prec_model_n_units(m); u++) ind[u] = 1.0;
+    ind_ctx c = {m, path, ind};
+    return path ? ts__for_lines(path, "an indicator file", true, indicator_line, &c, err) : TS_OK;
 }

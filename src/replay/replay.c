@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
+#include <string.h>
 
 #include "replay/edit.h"
 
@@ -399,6 +401,39 @@ int64_t ts_replay_predicted_iteration_ns(const ts_replay *r) { return r->pred_ns
 double ts_replay_error_pct(const ts_replay *r)
 {
     return r->meas_ns ? 100.0 * (double)(r->pred_ns - r->meas_ns) / (double)r->meas_ns : 0.0;
+}
+
+double ts_replay_change_pct(int64_t predicted_ns, int64_t measured_ns)
+{
+    return measured_ns > 0 ? 100.0 * (double)(predicted_ns - measured_ns) / (double)measured_ns : 0;
+}
+
+void ts__replay_spread_init(ts_replay_spread *sp)
+{
+    *sp = (ts_replay_spread){0, INT64_MAX, INT64_MIN, INT64_MAX, INT64_MIN, INFINITY, -INFINITY};
+}
+
+void ts__replay_spread_add(ts_replay_spread *sp, int64_t m, int64_t p)
+{
+    sp->n++;
+    if (m < sp->measured_min_ns) sp->measured_min_ns = m;
+    if (m > sp->measured_max_ns) sp->measured_max_ns = m;
+    if (p < sp->predicted_min_ns) sp->predicted_min_ns = p;
+    if (p > sp->predicted_max_ns) sp->predicted_max_ns = p;
+    if (m <= 0) return;
+    double ch = ts_replay_change_pct(p, m);
+    if (ch < sp->change_min_pct) sp->change_min_pct = ch;
+    if (ch > sp->change_max_pct) sp->change_max_pct = ch;
+}
+
+/* The least and greatest iteration beside the medians: steps of one run
+ * differ by 5-20% on a shared machine, and a what-if's change smaller than
+ * that spread is worth measuring before it is believed. */
+void ts_replay_iteration_spread(const ts_replay *r, ts_replay_spread *out)
+{
+    ts__replay_spread_init(out);
+    for (uint32_t k = 0; k < r->n_iterations; k++)
+        ts__replay_spread_add(out, r->job_iters[k].measured_iteration_ns, r->job_iters[k].predicted_iteration_ns);
 }
 bool ts_replay_is_what_if(const ts_replay *r) { return r->what_if; }
 uint32_t ts_replay_n_iterations(const ts_replay *r) { return r->n_iterations; }

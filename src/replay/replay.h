@@ -87,6 +87,9 @@ static inline const char *ts__replay_node_name(const ts_replay *r, uint32_t n)
     return n < r->sim.n_base_nodes ? ts__graph_node_name(r->g, n) : r->sim.name[n];
 }
 
+/* A spread with nothing in it, and one more (measured, predicted) pair in it. */
+void ts__replay_spread_init(ts_replay_spread *sp);
+void ts__replay_spread_add(ts_replay_spread *sp, int64_t measured_ns, int64_t predicted_ns);
 void ts__replay_warn(ts_replay *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* What-if passes (whatif.c). Each returns TS_OK or fills err; after a

@@ -161,6 +161,49 @@ TEST(memory_curve_peak_is_the_most_bytes_alive_at_one_kernel)
     ts_memgraph_destroy(g);
 }
 
+/* The public view of the same graph (what `memory` prints): the peak
+ * kernel is the backward dump's permute_1 (line 7 of BWD above), the
+ * tensors alive there largest first, a global as the dump declares it. */
+TEST(memory_accessors_name_the_peak_kernel_and_its_tensors_as_the_dumps_say)
+{
+    ts_error err = {0};
+    ts_memgraph *g = load(FWD, BWD, 1, &err);
+    CHECK(g != NULL);
+    if (!g) return;
+    ts_mem_summary s;
+    CHECK_EQ_INT(ts_memgraph_analyze(g, &s), TS_OK);
+    ts_mem_kernel_info k;
+    ts_memgraph_kernel(g, s.peak_kernel, &k);
+    CHECK_EQ_STR(k.op, "permute");
+    CHECK(k.in_backward);
+    CHECK_EQ_INT(k.line, 7);
+    ts_memgraph_kernel(g, -1, &k);   /* no peak (an empty graph): nothing to name */
+    CHECK_EQ_STR(k.op, "");
+    uint32_t rows[16];
+    uint32_t n = ts_memgraph_alive_at(g, s.peak_kernel, rows, 16);
+    CHECK_EQ_INT(n, 5);
+    int64_t sum = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        ts_mem_tensor_info t;
+        ts_memgraph_tensor(g, rows[i], &t);
+        sum += t.bytes;
+        if (i == 0) CHECK_EQ_INT(t.bytes, 128);   /* f32[8, 4] or f32[4, 8] */
+    }
+    CHECK_EQ_INT(sum, s.peak_bytes);   /* the tensors alive at the peak are the peak */
+    CHECK_EQ_INT(ts_memgraph_alive_at(g, s.peak_kernel, rows, 2), 2);   /* cap respected */
+    ts_mem_tensor_info t;
+    ts_memgraph_tensor(g, row_named(g, "primals_1"), &t);
+    CHECK_EQ_STR(t.name, "primals_1");
+    CHECK_EQ_STR(t.type, "f32[4, 8]");
+    CHECK_EQ_INT(t.bytes, 4 * 8 * 4);
+    CHECK(t.is_global);
+    ts_memgraph_tensor(g, 1u << 30, &t);
+    CHECK_EQ_INT(t.bytes, 0);
+    ts_memgraph_estimate_times(g, ts_mem_device_find("a100"));
+    CHECK_EQ_STR(ts_memgraph_time_source(g), "roofline a100");
+    ts_memgraph_destroy(g);
+}
+
 TEST(memory_exact_mode_views_share_storage_and_gradients_live_to_the_end)
 {
     ts_error err = {0};

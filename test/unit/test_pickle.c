@@ -6,6 +6,8 @@
  * figures were computed from the real sample with Python's pickle and a
  * plain loop (the e2e test memory_snapshot.sh runs that loop live).
  */
+#include <stdlib.h>
+
 #include "test.h"
 
 #include <unistd.h>
@@ -137,6 +139,23 @@ TEST(snapshot_of_a_transformer_step_matches_python)
         if (strstr(b->frame, "einsum ") == b->frame) einsum = strstr(b->user_frame, "cs336_basics") != NULL;
     }
     CHECK(einsum);
+    /* Grouped by allocating frame (what `memory --trace` lists): the groups
+     * hold every block alive at the peak once, so they add up to Python's
+     * peak; largest first, each frame once. */
+    ts_mem_frame_group *g = calloc(d->n_alive + 1, sizeof *g);
+    uint32_t ng = ts_mem_snapshot_frames(s, d, g);
+    int64_t gsum = 0;
+    uint64_t blocks = 0;
+    for (uint32_t k = 0; k < ng; k++) {
+        gsum += g[k].bytes;
+        blocks += g[k].blocks;
+        if (k) CHECK(g[k].bytes <= g[k - 1].bytes);
+        for (uint32_t j = 0; j < k; j++) CHECK(strcmp(g[j].frame, g[k].frame) != 0);
+    }
+    CHECK(ng > 0 && ng <= d->n_alive);
+    CHECK_EQ_INT(gsum, d->peak_bytes);
+    CHECK_EQ_INT(blocks, d->n_alive);
+    free(g);
     ts_mem_snapshot_destroy(s);
 }
 

@@ -1330,3 +1330,102 @@ TEST(bucket_whatif_next_step_does_not_wait_for_a_late_recorded_bucket)
     ts_trace_destroy(t);
     remove(gpath);
 }
+
+/* --windows in the library: three saved rounds of one job, each replayed
+ * alone; the job's figures are the middle of the three (sorted here, apart
+ * from the library's median), per rank too, the spread their least and
+ * greatest; a window of other ranks is refused by name and not kept. */
+static int64_t middle_of_3(int64_t a, int64_t b, int64_t c)
+{
+    return a > b ? (b > c ? b : a > c ? c : a) : (a > c ? a : b > c ? c : b);
+}
+
+TEST(replay_windows_keep_each_window_and_give_the_medians_over_them)
+{
+    const char *dir = "examples/workloads/heldout-2026-11-24/traces/deepmlp_bucket1";
+    char paths[3][256];
+    const int rounds[3] = {2, 6, 10};
+    for (int i = 0; i < 3; i++) snprintf(paths[i], sizeof paths[i], "%s/round%d", dir, rounds[i]);
+    if (!ts_test_readable(paths[0])) SKIP("%s absent: run from the repository root", paths[0]);
+    ts_replay_windows *w;
+    CHECK_EQ_INT(ts_replay_windows_create(&w), TS_OK);
+    int64_t m[3], p[3], rank1_p[3];
+    ts_error err = {0};
+    for (int i = 0; i < 3; i++) {
+        const char *one = paths[i];
+        ts_trace *t;
+        ts_replay *r;
+        CHECK_EQ_INT(ts_trace_load(&one, 1, NULL, &t, &err), TS_OK);
+        CHECK_EQ_INT(ts_replay_run(t, NULL, &r, &err), TS_OK);
+        m[i] = ts_replay_measured_iteration_ns(r);
+        p[i] = ts_replay_predicted_iteration_ns(r);
+        ts_replay_rank_info ri;
+        ts_replay_rank(r, 1, &ri);
+        rank1_p[i] = ri.predicted_iteration_ns;
+        CHECK_EQ_INT(ts_replay_windows_add(w, paths[i], t, r, &err), TS_OK);
+        ts_replay_destroy(r);
+        ts_trace_destroy(t);
+    }
+    CHECK_EQ_INT(ts_replay_windows_n(w), 3);
+    CHECK_EQ_INT(ts_replay_windows_measured_ns(w), middle_of_3(m[0], m[1], m[2]));
+    CHECK_EQ_INT(ts_replay_windows_predicted_ns(w), middle_of_3(p[0], p[1], p[2]));
+    CHECK_EQ_INT(ts_replay_windows_n_ranks(w), 2);
+    ts_replay_rank_info ri;
+    ts_replay_windows_rank(w, 1, &ri);
+    CHECK_EQ_INT(ri.rank, 1);
+    CHECK_EQ_INT(ri.predicted_iteration_ns, middle_of_3(rank1_p[0], rank1_p[1], rank1_p[2]));
+    ts_replay_window_info x;
+    ts_replay_windows_window(w, 1, &x);
+    CHECK_EQ_STR(x.path, paths[1]);
+    CHECK_EQ_INT(x.measured_iteration_ns, m[1]);
+    CHECK_NEAR(x.error_pct, 100.0 * (double)(p[1] - m[1]) / (double)m[1], 1e-9);
+    ts_replay_spread sp;
+    ts_replay_windows_spread(w, &sp);
+    CHECK_EQ_INT(sp.n, 3);
+    CHECK_EQ_INT(sp.measured_min_ns, m[0] < m[1] ? (m[0] < m[2] ? m[0] : m[2]) : (m[1] < m[2] ? m[1] : m[2]));
+    CHECK_EQ_INT(sp.predicted_max_ns, p[0] > p[1] ? (p[0] > p[2] ? p[0] : p[2]) : (p[1] > p[2] ? p[1] : p[2]));
+    /* One rank of another job: refused, naming both windows, and not kept. */
+    const char *solo = "examples/ddp_gloo/rank0.json";
+    ts_trace *t;
+    ts_replay *r;
+    CHECK_EQ_INT(ts_trace_load(&solo, 1, NULL, &t, &err), TS_OK);
+    CHECK_EQ_INT(ts_replay_run(t, NULL, &r, &err), TS_OK);
+    err = (ts_error){0};
+    CHECK_EQ_INT(ts_replay_windows_add(w, solo, t, r, &err), TS_EINVAL);
+    CHECK(strstr(err.msg, "window examples/ddp_gloo/rank0.json holds ranks 0 to 0 (1)") != NULL);
+    CHECK(strstr(err.msg, paths[0]) != NULL);
+    CHECK_EQ_INT(ts_replay_windows_n(w), 3);
+    ts_replay_destroy(r);
+    ts_trace_destroy(t);
+    ts_replay_windows_destroy(w);
+}
+
+/* Every allocation of keeping three windows fails in turn: TS_ENOMEM with a
+ * message, never a crash or a leak (ASan), until the budget suffices. */
+TEST(replay_windows_out_of_memory_is_reported_not_crashed)
+{
+    const char *paths[2] = {"examples/ddp_gloo/rank0.json", "examples/ddp_gloo/rank1.json"};
+    if (!ts_test_readable(paths[0])) TS_FAIL_("%s absent: run from the repository root", paths[0]);
+    ts_trace *t;
+    ts_replay *r;
+    CHECK_EQ_INT(ts_trace_load(paths, 2, NULL, &t, NULL), TS_OK);
+    CHECK_EQ_INT(ts_replay_run(t, NULL, &r, NULL), TS_OK);
+    int ok = 0;
+    for (int k = 0; k < 200 && !ok; k++) {
+        budget = k;
+        ts_set_allocator(budget_alloc, NULL);
+        ts_replay_windows *w = NULL;
+        ts_error err = {0};
+        int rc = ts_replay_windows_create(&w);
+        for (int i = 0; rc == TS_OK && i < 3; i++) rc = ts_replay_windows_add(w, paths[0], t, r, &err);
+        ts_set_allocator(NULL, NULL);
+        CHECK(rc == TS_OK || rc == TS_ENOMEM);
+        if (rc == TS_ENOMEM && w) CHECK(strstr(err.msg, "out of memory") != NULL);
+        if (rc == TS_OK) CHECK_EQ_INT(ts_replay_windows_measured_ns(w), ts_replay_measured_iteration_ns(r));
+        ok = rc == TS_OK;
+        ts_replay_windows_destroy(w);
+    }
+    CHECK(ok);
+    ts_replay_destroy(r);
+    ts_trace_destroy(t);
+}

@@ -1,4 +1,4 @@
-/* export.c - the replayed schedule as a Chrome trace (Perfetto UI opens it).
+/* replay_export.c - the replayed schedule as a Chrome trace (Perfetto UI opens it).
  *
  * One process per rank (pid = rank number, or rank index when unknown), one
  * thread per graph lane (tid = lane row, named after the CPU thread or GPU

@@ -1,4 +1,4 @@
-/* writer.c - the memory module's output files: G10's kernels.config,
+/* memory_files.c - the memory module's output files: G10's kernels.config,
  * tensors.config and liveness_analysis.config (byte-compatible with the G10
  * tool), memory.json for programs, and memory.svg / periods.svg.
  *
@@ -6,6 +6,8 @@
  * after all files were written, so a failure leaves no partial output.
  * Estimated times are printed as G10 prints them: C++ ostream default
  * (6 significant digits, i.e. %g) of microseconds.
+ * Not for: liveness, periods or curves (memory/ computes them; this file
+ * reads the graph they filled and writes it out).
  */
 #include <errno.h>
 #include <math.h>
@@ -77,26 +79,6 @@ static void write_liveness(ts_buf *b, const ts_memgraph *g)
         }
         ts__buf_puts(b, SEP77);
     }
-}
-
-static int cmp_bytes_desc(const void *a, const void *b, void *ctx)
-{
-    const ts_memgraph *g = ctx;
-    int64_t x = g->tensors[*(const uint32_t *)a].bytes, y = g->tensors[*(const uint32_t *)b].bytes;
-    return x < y ? 1 : x > y ? -1 : (*(const uint32_t *)a > *(const uint32_t *)b) - (*(const uint32_t *)a < *(const uint32_t *)b);
-}
-
-uint32_t ts__mem_alive_at(const ts_memgraph *g, int32_t k, uint32_t *rows, uint32_t cap)
-{
-    uint32_t n = 0;
-    for (uint32_t t = 0; t < g->n_tensors && n < cap; t++) {
-        const ts__mem_tensor *tt = &g->tensors[t];
-        if ((tt->base != t && !g->opt.g10_compat) || tt->bytes <= 0) continue;
-        int32_t end = tt->death >= 0 ? tt->death : tt->birth + 1;
-        if (tt->is_global || (tt->birth >= 0 && tt->birth <= k && k < end)) rows[n++] = t;
-    }
-    qsort_r(rows, n, sizeof *rows, cmp_bytes_desc, (void *)g);
-    return n;
 }
 
 static void json_tensor(ts_json *j, const ts_memgraph *g, uint32_t t)
@@ -224,7 +206,7 @@ static void write_periods_svg(ts_buf *b, const ts_memgraph *g)
     if (!rows) { b->oom = true; return; }
     for (uint32_t t = 0; t < g->n_tensors; t++)
         if (!g->tensors[t].is_global && g->tensors[t].n_periods) rows[n++] = t;
-    qsort_r(rows, n, sizeof *rows, cmp_bytes_desc, (void *)g);
+    ts__mem_sort_by_bytes(g, rows, n);
     if (n > MAX_ROWS) n = MAX_ROWS;
     size_t n_bars = 0;
     for (uint32_t r = 0; r < n; r++) n_bars += g->tensors[rows[r]].n_periods;

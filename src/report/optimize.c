@@ -1,0 +1,45 @@
+/* optimize.c - `trainscope optimize`'s output: the search's result as a few
+ * table lines or one JSON object (report_replay.h).
+ *
+ * Not for: the plan's files (optimize/plan.c writes what a user applies) or
+ * any figure: they come from ts_optimize_get_summary and the changes.
+ */
+#include "report/report_int.h"
+#include "trainscope/report_replay.h"
+
+static int status_of(FILE *out) { return ferror(out) ? TS_EIO : TS_OK; }
+
+int ts_report_optimize_json(FILE *out, const ts_trace *t, const ts_graph *g, const ts_optimize *o)
+{
+    ts_optimize_summary s;
+    ts_optimize_get_summary(o, &s);
+    fprintf(out, "{\"measured_iteration_us\":%.3f,\"baseline_iteration_us\":%.3f,\"predicted_iteration_us\":%.3f,"
+            "\"predicted_gain_pct\":%.3f,\"evaluations\":%llu,\"search\":\"%s\",\"seconds\":%.3f,"
+            "\"buckets_before\":%u,\"buckets_after\":%u,\"op_fusion_pairs\":%u,\"ddp_bucket_cap_mb\":",
+            (double)s.measured_ns / 1e3, (double)s.baseline_ns / 1e3, (double)s.best_ns / 1e3, s.gain_pct,
+            (unsigned long long)s.n_evals, ts_search_kind_name(s.search), s.search_s, s.n_old_buckets,
+            s.n_new_buckets, s.n_fused);
+    if (s.ddp_bucket_cap_mb >= 0) fprintf(out, "%.6f", s.ddp_bucket_cap_mb);
+    else fprintf(out, "null");
+    ts__report_warnings_json_close(out, &t, 1, g);
+    return status_of(out);
+}
+
+int ts_report_optimize_table(FILE *out, FILE *warn, const ts_trace *t, const ts_graph *g, const ts_optimize *o)
+{
+    ts_optimize_summary s;
+    ts_optimize_get_summary(o, &s);
+    ts__report_warnings_emit_graph(warn, t, g, ts__report_warn_all(false));
+    fprintf(out, "iteration: measured %.3f ms, predicted as traced %.3f ms, with the plan %.3f ms (%+.2f%%)\n",
+            (double)s.measured_ns / 1e6, (double)s.baseline_ns / 1e6, (double)s.best_ns / 1e6, -s.gain_pct);
+    if (s.n_grads) fprintf(out, "buckets: %u in the trace, %u in the plan\n", s.n_old_buckets, s.n_new_buckets);
+    if (s.n_fusable) fprintf(out, "op fusion: %u of %u candidate pairs of pointwise ops fused\n", s.n_fused, s.n_fusable);
+    fprintf(out, "search: %s, %llu evaluations in %.2f s (%.0f/s)\n\n", ts_search_kind_name(s.search),
+            (unsigned long long)s.n_evals, s.search_s, s.evals_per_s);
+    if (s.best_ns >= s.baseline_ns) {
+        fprintf(out, "no change found that is faster than the trace as it ran\n");
+        return status_of(out);
+    }
+    for (uint32_t i = 0; i < ts_optimize_n_changes(o); i++) fprintf(out, "%s\n", ts_optimize_change(o, i));
+    return status_of(out);
+}

@@ -1,0 +1,55 @@
+/* precision.c - the precision what-if's output (replay --precision-plan,
+ * --precision-greedy): a prediction as table lines or JSON, and a plan as a
+ * plan file (report_replay.h).
+ *
+ * Not for: predicting or searching (replay/precision*.c); every figure comes
+ * from ts_prec_prediction and the model's accessors.
+ */
+#include "report/report_int.h"
+#include "trainscope/report_replay.h"
+
+static int status_of(FILE *out) { return ferror(out) ? TS_EIO : TS_OK; }
+
+int ts_report_prec_json(FILE *out, const ts_prec_model *m, const ts_prec_prediction *p, const ts_trace *const *traces)
+{
+    ts_prec_cast_fit fit;
+    ts_prec_model_cast_fit(m, &fit);
+    fprintf(out, "{\"predicted_iteration_us\":%.3f,\"fp32_iteration_us\":%.3f,\"change_pct\":%.3f,"
+            "\"predicted_peak_bytes\":%lld,\"fp32_peak_bytes\":%lld,\"casts\":%u,\"cast_us\":%.3f,"
+            "\"cast_alpha_ns_per_byte\":%.6g,\"cast_beta_ns\":%.1f,\"casts_fitted\":%u,\"units\":%u,\"notes\":%u",
+            (double)p->iteration_ns / 1e3, (double)p->fp32_iteration_ns / 1e3, p->change_pct, (long long)p->peak_bytes,
+            (long long)p->fp32_peak_bytes, p->n_casts, (double)p->cast_ns / 1e3, fit.alpha_ns_per_byte,
+            fit.beta_ns, fit.n_casts, ts_prec_model_n_units(m), ts_prec_model_n_notes(m));
+    ts__report_warnings_json_close(out, traces, TS_PREC_COUNT, NULL);   /* the runs' ingest warnings */
+    return status_of(out);
+}
+
+int ts_report_prec_table(FILE *out, const ts_prec_model *m, const ts_prec_prediction *p, const char *pre)
+{
+    ts_prec_cast_fit fit;
+    ts_prec_model_cast_fit(m, &fit);
+    fprintf(out, "%spredicted iteration %.3f ms (fp32 run %.3f ms, %+.2f%%), %u casts inserted (%.3f ms)\n",
+            pre, (double)p->iteration_ns / 1e6, (double)p->fp32_iteration_ns / 1e6, p->change_pct, p->n_casts,
+            (double)p->cast_ns / 1e6);
+    if (p->peak_bytes >= 0)
+        fprintf(out, "%spredicted peak memory %.3f MiB (fp32 run %.3f MiB)\n", pre, (double)p->peak_bytes / 1048576.0,
+                (double)p->fp32_peak_bytes / 1048576.0);
+    else fprintf(out, "%speak memory: the runs hold no [memory] events\n", pre);
+    fprintf(out, "%scast cost %.4g ns/byte + %.0f ns, fitted on %u casts (median error %.1f%%); %u ops mapped\n",
+            pre, fit.alpha_ns_per_byte, fit.beta_ns, fit.n_casts, fit.median_abs_err_pct, ts_prec_model_n_units(m));
+    for (uint32_t i = 0; i < ts_prec_model_n_notes(m); i++) fprintf(out, "%snote: %s\n", pre, ts_prec_model_note(m, i));
+    return status_of(out);
+}
+
+int ts_report_prec_plan(FILE *out, const ts_prec_model *m, const uint8_t *prec)
+{
+    fprintf(out, "# greedy plan: ops in forward order (op:N = the N-th forward op of the fp32 run)\n");
+    for (uint32_t u = 0; u < ts_prec_model_n_units(m); u++) {
+        ts_prec_unit_info ui;
+        ts_prec_model_unit(m, u, &ui);
+        if (prec[u] != TS_PREC_FP32)
+            fprintf(out, "op:%u %s  # %s%s%s\n", u, ts_precision_name((ts_precision)prec[u]), ui.op,
+                    *ui.scope ? " in " : "", ui.scope);
+    }
+    return status_of(out);
+}

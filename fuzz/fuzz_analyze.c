@@ -22,8 +22,8 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Every format of one result, and each of its CSV tables (names[] ends with NULL). */
-typedef int (*report_fn)(const void *res, const ts_trace *t, const ts_report_opts *o, FILE *out);
-static void outputs(report_fn fn, const void *res, const ts_trace *t, const char *const *names)
+typedef int (*report_fn)(const void *res, const ts_job *t, const ts_report_opts *o, FILE *out);
+static void outputs(report_fn fn, const void *res, const ts_job *t, const char *const *names)
 {
     FILE *out = fopen("/dev/null", "w");
     if (!out) return;
@@ -39,28 +39,28 @@ static void outputs(report_fn fn, const void *res, const ts_trace *t, const char
     (void)fn(res, t, &o, out);
     fclose(out);
 }
-static int out_stats(const void *r, const ts_trace *t, const ts_report_opts *o, FILE *f)
+static int out_stats(const void *r, const ts_job *t, const ts_report_opts *o, FILE *f)
 {
     return ts_report_stats(r, t, o, f, NULL);
 }
-static int out_breakdown(const void *r, const ts_trace *t, const ts_report_opts *o, FILE *f)
+static int out_breakdown(const void *r, const ts_job *t, const ts_report_opts *o, FILE *f)
 {
     return ts_report_breakdown(r, NULL, t, NULL, "a note", o, f, NULL);
 }
-static int out_diff(const void *r, const ts_trace *t, const ts_report_opts *o, FILE *f)
+static int out_diff(const void *r, const ts_job *t, const ts_report_opts *o, FILE *f)
 {
     return ts_report_diff(r, t, t, o, f, NULL);
 }
-static int out_info(const void *r, const ts_trace *t, const ts_report_opts *o, FILE *f)
+static int out_info(const void *r, const ts_job *t, const ts_report_opts *o, FILE *f)
 {
     return ts_report_info(r, o, f, NULL);
 }
-static int out_cp(const void *r, const ts_trace *t, const ts_report_opts *o, FILE *f)
+static int out_cp(const void *r, const ts_job *t, const ts_report_opts *o, FILE *f)
 {
     return ts_report_critical_path(r, t, o, f, NULL);
 }
 
-static void analyses(const ts_trace *t)
+static void analyses(const ts_job *t)
 {
     for (int by = TS_STATS_BY_NAME; by <= TS_STATS_BY_CATEGORY; by++) {
         ts_stats_opts so = {.size = sizeof so, .by = (ts_stats_by)by, .top = by == TS_STATS_BY_NAME ? 3 : 0};
@@ -110,9 +110,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ts_rank *rank = NULL;
     ts_error err;
     if (ts__ingest_json_buffer("fuzz.json", data, size, NULL, &rank, &err) != TS_OK) return 0;
-    ts_trace *t = NULL;
-    if (ts__trace_create(&rank, 1, &t, &err) != TS_OK) return 0;   /* the trace owns the rank either way */
+    ts_job *t = NULL;
+    if (ts__job_create(&rank, 1, &t, &err) != TS_OK) return 0;   /* the trace owns the rank either way */
     analyses(t);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
     return 0;
 }

@@ -161,7 +161,7 @@ typedef struct ts_replay_options {
 /* Build the global graph of t, replay it with the what-if edits of opt (NULL
  * = unmodified) and compare the predicted iteration time with the measured
  * one. On failure *out is NULL and err names the rank and op at fault. */
-TS_API TS_NODISCARD int ts_replay_run(const ts_trace *t, const ts_replay_options *opt,
+TS_API TS_NODISCARD int ts_replay_run(const ts_job *t, const ts_replay_options *opt,
                                       ts_replay **out, ts_error *err);
 /* The same on a graph already built (borrowed: it must outlive the result). */
 TS_API TS_NODISCARD int ts_replay_run_graph(const ts_graph *g, const ts_replay_options *opt,
@@ -244,7 +244,7 @@ TS_API void ts_replay_windows_destroy(ts_replay_windows *w);
  * PATH holds ranks A to B (N), window PATH0 ranks ...", and the window is
  * not kept. TS_ENOMEM: the window may be kept without all its warnings
  * (err says "out of memory"); stop there. */
-TS_API TS_NODISCARD int ts_replay_windows_add(ts_replay_windows *w, const char *path, const ts_trace *t,
+TS_API TS_NODISCARD int ts_replay_windows_add(ts_replay_windows *w, const char *path, const ts_job *t,
                                               const ts_replay *r, ts_error *err);
 typedef struct ts_replay_window_info {
     const char *path;               /* as given to ts_replay_windows_add (a copy) */

@@ -84,7 +84,7 @@ TS_API bool ts_report_warn_all(bool verbose);
 /* The ingest warnings of t (NULL: none) and an analysis's own lines[0..n) on
  * f: with `all` every line, else one line per kind, summed over files and
  * over ranks. */
-TS_API void ts_report_warnings(FILE *f, const ts_trace *t, const char *const *lines, uint32_t n, bool all);
+TS_API void ts_report_warnings(FILE *f, const ts_job *t, const char *const *lines, uint32_t n, bool all);
 
 /* ---- CSV tables (RFC 4180) ----
  * A command's result as one or more named tables: a header row, then one
@@ -117,7 +117,7 @@ TS_API TS_NODISCARD int ts_report_csv(const char *cmd, const ts_csv_table *table
 
 
 /* The same, then the lines of graph g and of critical path cp (either NULL: none). */
-TS_API void ts_report_warnings_graph(FILE *f, const ts_trace *t, const ts_graph *g, const ts_critical_path *cp, bool all);
+TS_API void ts_report_warnings_graph(FILE *f, const ts_job *t, const ts_graph *g, const ts_critical_path *cp, bool all);
 
 /* ---- one function per analysis: its result in o->format on out ----
  * TS_OK; TS_EIO when a write fails, TS_ENOMEM, TS_EINVAL for a CSV table
@@ -130,22 +130,22 @@ TS_API void ts_report_warnings_graph(FILE *f, const ts_trace *t, const ts_graph 
  * threads, stragglers, straggler_pairs, straggler_iterations,
  * straggler_collectives; without o->table and o->dir, all in one long-form
  * table (section,rank,key,metric,value; times in us). */
-TS_API TS_NODISCARD int ts_report_breakdown(const ts_breakdown *b, const ts_stragglers *st, const ts_trace *t,
+TS_API TS_NODISCARD int ts_report_breakdown(const ts_breakdown *b, const ts_stragglers *st, const ts_job *t,
                                             const ts_graph *g, const char *note, const ts_report_opts *o, FILE *out,
                                             ts_error *err);
 /* stats. CSV tables: rows, windows; without o->table and o->dir, the rows
  * with times in us (rank,category,name,count,total_us,...). */
-TS_API TS_NODISCARD int ts_report_stats(const ts_stats *st, const ts_trace *t, const ts_report_opts *o, FILE *out,
+TS_API TS_NODISCARD int ts_report_stats(const ts_stats *st, const ts_job *t, const ts_report_opts *o, FILE *out,
                                         ts_error *err);
 /* diff of traces a and b; the table lists o->top rows per rank. CSV tables:
  * ops, ranks; without o->table and o->dir, the ops with times in us. */
-TS_API TS_NODISCARD int ts_report_diff(const ts_diff *d, const ts_trace *a, const ts_trace *b, const ts_report_opts *o,
+TS_API TS_NODISCARD int ts_report_diff(const ts_diff *d, const ts_job *a, const ts_job *b, const ts_report_opts *o,
                                        FILE *out, ts_error *err);
 /* info: what each rank was read from and its row counts. CSV tables: ranks, meta. */
-TS_API TS_NODISCARD int ts_report_info(const ts_trace *t, const ts_report_opts *o, FILE *out, ts_error *err);
+TS_API TS_NODISCARD int ts_report_info(const ts_job *t, const ts_report_opts *o, FILE *out, ts_error *err);
 /* critical path cp; o->top op rows. CSV tables: categories, wait_on_rank,
  * ops, path, ranks, edges. */
-TS_API TS_NODISCARD int ts_report_critical_path(const ts_critical_path *cp, const ts_trace *t, const ts_report_opts *o,
+TS_API TS_NODISCARD int ts_report_critical_path(const ts_critical_path *cp, const ts_job *t, const ts_report_opts *o,
                                                 FILE *out, ts_error *err);
 /* A Chrome trace of cp's trace with the path marked (args.critical = 1, flow
  * arrows) at path, written whole or not at all. */

@@ -81,7 +81,7 @@ TS_API TS_NODISCARD int ts_report_mem_trace_peaks_head(ts_report_mem_trace *rep)
 TS_API TS_NODISCARD int ts_report_mem_trace_peak(ts_report_mem_trace *rep, const ts_mem_trace_peak *p);
 /* The traces' ingest warnings: on warn beside a table, else one more JSON
  * line {"warnings":[...]}. */
-TS_API TS_NODISCARD int ts_report_mem_trace_warnings(ts_report_mem_trace *rep, FILE *warn, const ts_trace *t);
+TS_API TS_NODISCARD int ts_report_mem_trace_warnings(ts_report_mem_trace *rep, FILE *warn, const ts_job *t);
 /* Keep curve c (its arrays are taken over: *c is left empty) for a chart,
  * titled after the raw timeline at path, or after Kineto row p. */
 TS_API TS_NODISCARD int ts_report_mem_trace_timeline_curve(ts_report_mem_trace *rep, const char *path,

@@ -29,11 +29,11 @@ extern "C" {
 /* Per rank measured, predicted, error (a what-if's change) and clock offset;
  * the medians and the spread of the iterations; t's ingest warnings and r's
  * lines on warn. */
-TS_API TS_NODISCARD int ts_report_replay_table(FILE *out, FILE *warn, const ts_trace *t, const ts_replay *r,
+TS_API TS_NODISCARD int ts_report_replay_table(FILE *out, FILE *warn, const ts_job *t, const ts_replay *r,
                                                bool verbose);
 /* One JSON object and a newline: medians, per_iteration, ranks, graph sizes,
  * warnings (t's ingest ones, then r's). Times in microseconds. */
-TS_API TS_NODISCARD int ts_report_replay_json(FILE *out, const ts_trace *t, const ts_replay *r);
+TS_API TS_NODISCARD int ts_report_replay_json(FILE *out, const ts_job *t, const ts_replay *r);
 /* --windows: one row per window, the medians over the windows and their
  * spread; the windows' distinct replay lines on warn. */
 TS_API TS_NODISCARD int ts_report_replay_windows_table(FILE *out, FILE *warn, const ts_replay_windows *w,
@@ -48,7 +48,7 @@ TS_API TS_NODISCARD int ts_report_replay_windows_json(FILE *out, const ts_replay
  *              predicted_ns: the medians over the windows).
  * error_pct is a what-if's change when the replay is one. Another table name:
  * TS_EINVAL with err naming the tables, nothing written. */
-TS_API TS_NODISCARD int ts_report_replay_csv(FILE *out, FILE *warn, const ts_trace *t, const ts_replay *r,
+TS_API TS_NODISCARD int ts_report_replay_csv(FILE *out, FILE *warn, const ts_job *t, const ts_replay *r,
                                              const char *table, bool verbose, ts_error *err);
 TS_API TS_NODISCARD int ts_report_replay_windows_csv(FILE *out, FILE *warn, const ts_replay_windows *w,
                                                      const char *table, bool verbose, ts_error *err);
@@ -58,7 +58,7 @@ TS_API TS_NODISCARD int ts_report_replay_windows_csv(FILE *out, FILE *warn, cons
  * starts with `pre` ("# " after a greedy plan, so that the whole output is
  * a plan file). */
 TS_API TS_NODISCARD int ts_report_prec_json(FILE *out, const ts_prec_model *m, const ts_prec_prediction *p,
-                                            const ts_trace *const *traces);
+                                            const ts_job *const *traces);
 TS_API TS_NODISCARD int ts_report_prec_table(FILE *out, const ts_prec_model *m, const ts_prec_prediction *p,
                                              const char *pre);
 /* A plan prec[] (one precision per unit) as a plan file: one line per unit
@@ -67,12 +67,12 @@ TS_API TS_NODISCARD int ts_report_prec_plan(FILE *out, const ts_prec_model *m, c
 /* The optimizer's result o on graph g of trace t: its iteration before and
  * after, search, and changes (table; t's and g's warnings on warn first), or
  * one JSON object with them in "warnings". */
-TS_API TS_NODISCARD int ts_report_optimize_table(FILE *out, FILE *warn, const ts_trace *t, const ts_graph *g,
+TS_API TS_NODISCARD int ts_report_optimize_table(FILE *out, FILE *warn, const ts_job *t, const ts_graph *g,
                                                  const ts_optimize *o);
-TS_API TS_NODISCARD int ts_report_optimize_json(FILE *out, const ts_trace *t, const ts_graph *g,
+TS_API TS_NODISCARD int ts_report_optimize_json(FILE *out, const ts_job *t, const ts_graph *g,
                                                 const ts_optimize *o);
 /* t's ingest warnings on f (a window's, said as it is read). */
-TS_API void ts_report_trace_warnings(FILE *f, const ts_trace *t, bool verbose);
+TS_API void ts_report_trace_warnings(FILE *f, const ts_job *t, bool verbose);
 
 #ifdef __cplusplus
 }

@@ -135,7 +135,7 @@ static int parse_args(int argc, char **argv, cp_args *a)
     return 0;
 }
 
-static int run(const cp_args *a, ts_trace *t)
+static int run(const cp_args *a, ts_job *t)
 {
     ts_error err = {0};
     ts_graph_options go = {.size = sizeof go, .leaf_ops = a->leaf_ops, .no_align = a->no_align};
@@ -160,9 +160,9 @@ int ts_cmd_critical_path(int argc, char **argv)
     cp_args a;
     int prc = parse_args(argc, argv, &a);
     if (prc) return prc > 0 ? TS_EXIT_OK : TS_EXIT_BAD;
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     if (ts_cli_load(argv + optind, argc - optind, a.marker, &t) != TS_EXIT_OK) return TS_EXIT_BAD;
     int code = run(&a, t);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
     return code;
 }

@@ -67,12 +67,12 @@ int ts_cmd_info(int argc, char **argv)
     ts_report_opts o;
     int prc = parse_args(argc, argv, &o);
     if (prc) return prc > 0 ? TS_EXIT_OK : TS_EXIT_BAD;
-    ts_trace *t;
+    ts_job *t;
     int rc = ts_cli_load(argv + optind, argc - optind, NULL, &t);
     if (rc) return rc;
     ts_error err = {0};
     rc = ts_report_info(t, &o, stdout, &err);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
     if (rc) { ts_cli_errorf("%s", err.msg); return TS_EXIT_BAD; }
     return fflush(stdout) == 0 ? TS_EXIT_OK : TS_EXIT_BAD;
 }

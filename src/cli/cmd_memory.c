@@ -158,10 +158,10 @@ static int set_times(ts_memgraph *g, const mem_args *a, ts_error *err)
 {
     if (a->times) return ts_memgraph_load_times(g, a->times, err);
     if (a->times_trace) {
-        ts_trace *t = NULL;
-        int rc = ts_trace_load(&a->times_trace, 1, NULL, &t, err);
+        ts_job *t = NULL;
+        int rc = ts_job_load(&a->times_trace, 1, NULL, &t, err);
         if (!rc) rc = ts_memgraph_times_from_trace(g, t, err);
-        ts_trace_destroy(t);
+        ts_job_destroy(t);
         return rc;
     }
     ts_mem_device own = {"custom", a->peak_tflops, a->bandwidth_gbps, 2.0};
@@ -221,7 +221,7 @@ static int raw_timeline(const char *path, bool plots, ts_report_mem_trace *rep)
 }
 
 /* Kineto traces: one row per (rank, device) with memory events. */
-static int kineto_rows(const ts_trace *t, const ts_mem_trace_peak *rows, uint32_t n, bool plots,
+static int kineto_rows(const ts_job *t, const ts_mem_trace_peak *rows, uint32_t n, bool plots,
                        ts_report_mem_trace *rep)
 {
     ts_error err = {0};
@@ -244,11 +244,11 @@ static int kineto_rows(const ts_trace *t, const ts_mem_trace_peak *rows, uint32_
 
 static int kineto_memory(const char *const *paths, uint32_t n_paths, bool plots, ts_report_mem_trace *rep)
 {
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     ts_error err = {0};
     ts_mem_trace_peak *rows = NULL;
     uint32_t n = 0, cap = 0;
-    int rc = ts_trace_load(paths, n_paths, NULL, &t, &err);
+    int rc = ts_job_load(paths, n_paths, NULL, &t, &err);
     if (!rc) rc = ts_mem_trace_peaks(t, NULL, 0, &n, &err);   /* count the rows, then fill them */
     if (!rc && !(rows = calloc(cap = n, sizeof *rows))) {
         snprintf(err.msg, sizeof err.msg, "out of memory");
@@ -257,7 +257,7 @@ static int kineto_memory(const char *const *paths, uint32_t n_paths, bool plots,
     if (!rc) rc = ts_mem_trace_peaks(t, rows, cap, &n, &err);
     int ex = rc ? lib_error(rc, &err) : kineto_rows(t, rows, n < cap ? n : cap, plots, rep);
     free(rows);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
     return ex;
 }
 

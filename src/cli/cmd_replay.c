@@ -208,7 +208,7 @@ static int parse_args(int argc, char **argv, replay_args *a)
 static int windows_replay(char **paths, uint32_t n, const replay_args *a, ts_replay_windows *wr)
 {
     for (uint32_t i = 0; i < n; i++) {
-        ts_trace *t = NULL;
+        ts_job *t = NULL;
         if (ts_cli_load(&paths[i], 1, a->marker, &t) != TS_EXIT_OK) return TS_EXIT_BAD;
         ts_error err = {0};
         ts_replay *r = NULL;
@@ -217,13 +217,13 @@ static int windows_replay(char **paths, uint32_t n, const replay_args *a, ts_rep
             const char *why = err.msg[0] ? err.msg : ts_strerror(rc);
             if (!strncmp(why, "replay: ", 8)) why += 8;   /* said once, before the window */
             ts_cli_errorf("replay: window %s: %s", paths[i], why);
-            ts_trace_destroy(t);
+            ts_job_destroy(t);
             return ts_cli_exit_for(rc);
         }
         rc = ts_replay_windows_add(wr, paths[i], a->format == FMT_JSON ? t : NULL, r, &err);
         if (rc == TS_OK && a->format != FMT_JSON) ts_report_trace_warnings(stderr, t, a->verbose);
         ts_replay_destroy(r);
-        ts_trace_destroy(t);
+        ts_job_destroy(t);
         if (rc) { ts_cli_errorf("%s", err.msg); return TS_EXIT_BAD; }
     }
     return TS_EXIT_OK;
@@ -271,14 +271,14 @@ static int cmd_replay_one(int argc, char **argv, replay_args *ap)
 {
     replay_args a = *ap;
     if (a.windows) return cmd_replay_windows(argv + optind, (uint32_t)(argc - optind), &a);
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     if (ts_cli_load(argv + optind, argc - optind, a.marker, &t) != TS_EXIT_OK) return TS_EXIT_BAD;
     ts_error err = {0};
     ts_replay *r = NULL;
     int rc = ts_replay_run(t, &a.opts, &r, &err);
     if (rc) {
         ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc));
-        ts_trace_destroy(t);
+        ts_job_destroy(t);
         return ts_cli_exit_for(rc);
     }
     if (a.format == FMT_JSON) {
@@ -296,6 +296,6 @@ static int cmd_replay_one(int argc, char **argv, replay_args *ap)
         ts_cli_errorf("writing the table failed: %s", ts_strerror(rc));
     }
     ts_replay_destroy(r);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
     return rc ? TS_EXIT_BAD : TS_EXIT_OK;
 }

@@ -111,21 +111,21 @@ int ts_cmd_stats(int argc, char **argv)
     stats_args a;
     int prc = parse_args(argc, argv, &a);
     if (prc) return prc > 0 ? TS_EXIT_OK : TS_EXIT_BAD;
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     if (ts_cli_load(argv + optind, argc - optind, a.marker, &t)) return TS_EXIT_BAD;
     ts_error err = {0};
     ts_stats *st = NULL;
     int rc = ts_stats_compute(t, &a.opts, &st, &err);
     if (rc) {
         ts_cli_errorf("%s", err.msg);
-        ts_trace_destroy(t);
+        ts_job_destroy(t);
         return ts_cli_exit_for(rc);
     }
     if (a.out.format != TS_FMT_JSON) ts_report_warnings(stderr, t, NULL, 0, ts_report_warn_all(a.verbose));   /* json carries them inside */
     rc = ts_report_stats(st, t, &a.out, stdout, &err);
     bool nothing = st->n_rows == 0;
     ts_stats_destroy(st);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
     if (rc) { ts_cli_errorf("%s", err.msg); return TS_EXIT_BAD; }
     return nothing ? TS_EXIT_NOTHING : TS_EXIT_OK;
 }

@@ -79,7 +79,7 @@ static int keep_warning(ts_replay_windows *w, const char *msg)
     return TS_OK;
 }
 
-static int keep_ingest(ts_replay_windows *w, const ts_trace *t)
+static int keep_ingest(ts_replay_windows *w, const ts_job *t)
 {
     for (uint32_t i = 0; t && i < t->n_ranks; i++) {
         const ts_rank *r = t->ranks[i];
@@ -119,7 +119,7 @@ static bool same_ranks(const ts_replay_windows *w, const ts_replay_rank_info *rk
     return same;
 }
 
-int ts_replay_windows_add(ts_replay_windows *w, const char *path, const ts_trace *t, const ts_replay *r,
+int ts_replay_windows_add(ts_replay_windows *w, const char *path, const ts_job *t, const ts_replay *r,
                           ts_error *err)
 {
     uint32_t n = ts_replay_n_ranks(r);

@@ -242,7 +242,7 @@ static void json_stragglers(ts_json *j, const ts_stragglers *st)
     ts__json_obj_end(j);
 }
 
-static void print_json(ts_buf *out, const ts_trace *t, const ts_graph *g, const char *why, const ts_breakdown *b,
+static void print_json(ts_buf *out, const ts_job *t, const ts_graph *g, const char *why, const ts_breakdown *b,
                        const ts_stragglers *st)
 {
     ts_json j;
@@ -770,7 +770,7 @@ static const ts_csv_table breakdown_tables[] = {
     {"straggler_iterations", csv_straggler_iterations}, {"straggler_collectives", csv_straggler_collectives},
 };
 
-int ts_report_breakdown(const ts_breakdown *b, const ts_stragglers *st, const ts_trace *t, const ts_graph *g,
+int ts_report_breakdown(const ts_breakdown *b, const ts_stragglers *st, const ts_job *t, const ts_graph *g,
                         const char *note, const ts_report_opts *o, FILE *out, ts_error *err)
 {
     ts__error_clear(err);

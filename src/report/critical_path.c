@@ -79,7 +79,7 @@ static void json_graph(ts_json *j, const ts_graph *g)
     ts__json_obj_end(j);
 }
 
-static void print_json(ts_buf *b, const ts_trace *t, const ts_critical_path *cp, uint32_t top)
+static void print_json(ts_buf *b, const ts_job *t, const ts_critical_path *cp, uint32_t top)
 {
     const ts_graph *g = ts_critical_path_graph(cp);
     ts_json j;
@@ -270,7 +270,7 @@ static const ts_csv_table cp_tables[] = {
     {"path", csv_path}, {"ranks", csv_ranks}, {"edges", csv_edges},
 };
 
-int ts_report_critical_path(const ts_critical_path *cp, const ts_trace *t, const ts_report_opts *o, FILE *out,
+int ts_report_critical_path(const ts_critical_path *cp, const ts_job *t, const ts_report_opts *o, FILE *out,
                             ts_error *err)
 {
     ts__error_clear(err);

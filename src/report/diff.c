@@ -10,7 +10,7 @@
 
 #include <string.h>
 
-static void print_json(ts_buf *b, const ts_diff *d, const ts_trace *ta, const ts_trace *tb)
+static void print_json(ts_buf *b, const ts_diff *d, const ts_job *ta, const ts_job *tb)
 {
     ts_json j;
     ts__json_init(&j, b);
@@ -156,7 +156,7 @@ static int print_table(FILE *out, const ts_diff *d, uint32_t top, int width)
 }
 
 
-int ts_report_diff(const ts_diff *d, const ts_trace *a, const ts_trace *b, const ts_report_opts *o, FILE *out,
+int ts_report_diff(const ts_diff *d, const ts_job *a, const ts_job *b, const ts_report_opts *o, FILE *out,
                    ts_error *err)
 {
     ts__error_clear(err);

@@ -40,15 +40,15 @@ static void rank_counts(const ts_rank *r, uint64_t v[7])
     v[6] = ts_rank_n_warnings(r);
 }
 
-static void print_json(ts_buf *b, const ts_trace *t)
+static void print_json(ts_buf *b, const ts_job *t)
 {
     ts_json j;
     ts__json_init(&j, b);
     ts__json_obj_begin(&j);
     ts__json_key(&j, "ranks");
     ts__json_arr_begin(&j);
-    for (uint32_t i = 0; i < ts_trace_n_ranks(t); i++) {
-        const ts_rank *r = ts_trace_borrow_rank(t, i);
+    for (uint32_t i = 0; i < ts_job_n_ranks(t); i++) {
+        const ts_rank *r = ts_job_borrow_rank(t, i);
         uint64_t v[7];
         rank_counts(r, v);
         ts__json_obj_begin(&j);
@@ -72,12 +72,12 @@ static void print_json(ts_buf *b, const ts_trace *t)
 
 static void csv_ranks(ts_csv *c, const void *res)
 {
-    const ts_trace *t = res;
+    const ts_job *t = res;
     static const char *const head[] = {"rank", "file", "format", "tracks", "slices", "instants", "counters", "flows",
                                        "iterations", "warnings"};
     ts_csv_header(c, head, 10);
-    for (uint32_t i = 0; i < ts_trace_n_ranks(t); i++) {
-        const ts_rank *r = ts_trace_borrow_rank(t, i);
+    for (uint32_t i = 0; i < ts_job_n_ranks(t); i++) {
+        const ts_rank *r = ts_job_borrow_rank(t, i);
         uint64_t v[7];
         rank_counts(r, v);
         ts_csv_i64(c, ts_rank_number(r));
@@ -91,11 +91,11 @@ static void csv_ranks(ts_csv *c, const void *res)
 /* What each reader recorded about its file, one row per key (format included). */
 static void csv_meta(ts_csv *c, const void *res)
 {
-    const ts_trace *t = res;
+    const ts_job *t = res;
     static const char *const head[] = {"rank", "key", "value"};
     ts_csv_header(c, head, 3);
-    for (uint32_t i = 0; i < ts_trace_n_ranks(t); i++) {
-        const ts_rank *r = ts_trace_borrow_rank(t, i);
+    for (uint32_t i = 0; i < ts_job_n_ranks(t); i++) {
+        const ts_rank *r = ts_job_borrow_rank(t, i);
         for (uint32_t k = 0; ts_rank_meta_key(r, k); k++) {
             ts_csv_i64(c, ts_rank_number(r));
             ts_csv_str(c, ts_rank_meta_key(r, k));
@@ -107,12 +107,12 @@ static void csv_meta(ts_csv *c, const void *res)
 
 static const ts_csv_table info_tables[] = {{"ranks", csv_ranks}, {"meta", csv_meta}};
 
-int ts_report_info(const ts_trace *t, const ts_report_opts *o, FILE *out, ts_error *err)
+int ts_report_info(const ts_job *t, const ts_report_opts *o, FILE *out, ts_error *err)
 {
     ts__error_clear(err);
     if (o->format == TS_FMT_CSV) return ts_report_csv("info", info_tables, 2, t, o->table, o->dir, out, err);
     if (o->format == TS_FMT_TABLE) {
-        for (uint32_t i = 0; i < ts_trace_n_ranks(t); i++) print_rank(out, ts_trace_borrow_rank(t, i));
+        for (uint32_t i = 0; i < ts_job_n_ranks(t); i++) print_rank(out, ts_job_borrow_rank(t, i));
         return ferror(out) ? ts__error(err, TS_EIO, "writing the output failed") : TS_OK;
     }
     ts_buf b;

@@ -9,7 +9,7 @@
 
 static int status_of(FILE *out) { return ferror(out) ? TS_EIO : TS_OK; }
 
-int ts_report_optimize_json(FILE *out, const ts_trace *t, const ts_graph *g, const ts_optimize *o)
+int ts_report_optimize_json(FILE *out, const ts_job *t, const ts_graph *g, const ts_optimize *o)
 {
     ts_optimize_summary s;
     ts_optimize_get_summary(o, &s);
@@ -25,7 +25,7 @@ int ts_report_optimize_json(FILE *out, const ts_trace *t, const ts_graph *g, con
     return status_of(out);
 }
 
-int ts_report_optimize_table(FILE *out, FILE *warn, const ts_trace *t, const ts_graph *g, const ts_optimize *o)
+int ts_report_optimize_table(FILE *out, FILE *warn, const ts_job *t, const ts_graph *g, const ts_optimize *o)
 {
     ts_optimize_summary s;
     ts_optimize_get_summary(o, &s);

@@ -10,7 +10,7 @@
 
 static int status_of(FILE *out) { return ferror(out) ? TS_EIO : TS_OK; }
 
-int ts_report_prec_json(FILE *out, const ts_prec_model *m, const ts_prec_prediction *p, const ts_trace *const *traces)
+int ts_report_prec_json(FILE *out, const ts_prec_model *m, const ts_prec_prediction *p, const ts_job *const *traces)
 {
     ts_prec_cast_fit fit;
     ts_prec_model_cast_fit(m, &fit);

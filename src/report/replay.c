@@ -21,7 +21,7 @@ static int write_buf(FILE *out, ts_buf *b)
     return rc;
 }
 
-int ts_report_replay_json(FILE *out, const ts_trace *t, const ts_replay *r)
+int ts_report_replay_json(FILE *out, const ts_job *t, const ts_replay *r)
 {
     ts_buf b;
     ts__buf_init(&b);
@@ -89,7 +89,7 @@ static void spread_print(FILE *out, const ts_replay_spread *sp, const char *what
 }
 
 /* The trace's and the replay's warnings, folded per kind on a terminal. */
-static void replay_warnings(FILE *f, const ts_trace *t, const ts_replay *r, bool verbose)
+static void replay_warnings(FILE *f, const ts_job *t, const ts_replay *r, bool verbose)
 {
     uint32_t n = ts_replay_n_warnings(r);
     const char **lines = malloc(((size_t)n + 1) * sizeof *lines);
@@ -102,14 +102,14 @@ static void replay_warnings(FILE *f, const ts_trace *t, const ts_replay *r, bool
     free(lines);
 }
 
-void ts_report_trace_warnings(FILE *f, const ts_trace *t, bool verbose)
+void ts_report_trace_warnings(FILE *f, const ts_job *t, bool verbose)
 {
     ts__report_warnings_emit(f, t, NULL, 0, ts__report_warn_all(verbose));
 }
 
 /* With a what-if, predicted minus measured is the change the edit makes,
  * not an error of the replay, and the table says so. */
-int ts_report_replay_table(FILE *out, FILE *warn, const ts_trace *t, const ts_replay *r, bool verbose)
+int ts_report_replay_table(FILE *out, FILE *warn, const ts_job *t, const ts_replay *r, bool verbose)
 {
     bool what_if = ts_replay_is_what_if(r);
     const ts_col cols[] = {
@@ -256,7 +256,7 @@ int ts_report_replay_windows_table(FILE *out, FILE *warn, const ts_replay_window
 
 static int csv_status(FILE *out) { return ferror(out) ? TS_EIO : TS_OK; }
 
-int ts_report_replay_csv(FILE *out, FILE *warn, const ts_trace *t, const ts_replay *r, const char *table,
+int ts_report_replay_csv(FILE *out, FILE *warn, const ts_job *t, const ts_replay *r, const char *table,
                          bool verbose, ts_error *err)
 {
     static const char *const tables[] = {"ranks", "iterations"};

@@ -11,7 +11,7 @@
 
 #include <string.h>
 
-static void print_json(ts_buf *b, const ts_trace *t, const ts_stats *st)
+static void print_json(ts_buf *b, const ts_job *t, const ts_stats *st)
 {
     ts_json j;
     ts__json_init(&j, b);
@@ -170,7 +170,7 @@ static int print_table(FILE *out, const ts_stats *st, int width)
 }
 
 
-int ts_report_stats(const ts_stats *st, const ts_trace *t, const ts_report_opts *o, FILE *out, ts_error *err)
+int ts_report_stats(const ts_stats *st, const ts_job *t, const ts_report_opts *o, FILE *out, ts_error *err)
 {
     ts__error_clear(err);
     if (o->format == TS_FMT_CSV && (o->table || o->dir))

@@ -31,7 +31,7 @@ static int64_t cpu_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static int build_best(const ts_trace *t, int repeat, double *best_s, uint32_t *n_nodes, uint32_t *n_edges)
+static int build_best(const ts_job *t, int repeat, double *best_s, uint32_t *n_nodes, uint32_t *n_edges)
 {
     *best_s = 1e30;
     for (int i = 0; i < repeat; i++) {
@@ -49,7 +49,7 @@ static int build_best(const ts_trace *t, int repeat, double *best_s, uint32_t *n
     return 0;
 }
 
-static int job(const ts_trace *t, uint32_t ranks)
+static int job(const ts_job *t, uint32_t ranks)
 {
     ts_graph *g = NULL, *big = NULL;
     ts_critical_path *cp = NULL;
@@ -91,10 +91,10 @@ int main(int argc, char **argv)
         snprintf(path, sizeof path, "%s/kineto/nccl_parser_config/nccl_data.json.gz", data);
         trace = path;
     }
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     ts_error err = {0};
     const char *paths[] = {trace};
-    if (ts_trace_load(paths, 1, NULL, &t, &err)) { fprintf(stderr, "%s\n", err.msg); return 2; }
+    if (ts_job_load(paths, 1, NULL, &t, &err)) { fprintf(stderr, "%s\n", err.msg); return 2; }
     double best;
     uint32_t nn = 0, ne = 0;
     if (build_best(t, repeat, &best, &nn, &ne)) return 1;
@@ -126,6 +126,6 @@ int main(int argc, char **argv)
                    0.58 / cp_best);
     }
     int rc = job(t, ranks);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
     return rc;
 }

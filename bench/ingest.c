@@ -59,7 +59,7 @@ static double cpu_now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* Run ts_trace_load on paths in a child; the child reports its wall time. */
+/* Run ts_job_load on paths in a child; the child reports its wall time. */
 static result run_ours(const char *const *paths, uint32_t n, int threads)
 {
     result r = {0};
@@ -69,10 +69,10 @@ static result run_ours(const char *const *paths, uint32_t n, int threads)
     if (pid == 0) {
         close(fd[0]);
         ts_load_opts o = {sizeof o, threads, NULL, 0};
-        ts_trace *t = NULL;
+        ts_job *t = NULL;
         ts_error err;
         double t0 = now_s(), c0 = cpu_now_s();
-        int rc = ts_trace_load(paths, n, &o, &t, &err);
+        int rc = ts_job_load(paths, n, &o, &t, &err);
         struct rusage self;
         getrusage(RUSAGE_SELF, &self);
         double dt[4] = {now_s() - t0, cpu_now_s() - c0, 0, (double)self.ru_maxrss / 1024.0};
@@ -83,7 +83,7 @@ static result run_ours(const char *const *paths, uint32_t n, int threads)
             fprintf(stderr, "stats: %s\n", err.msg);
         dt[2] = cpu_now_s() - c0;
         ts_stats_destroy(st);
-        ts_trace_destroy(t);
+        ts_job_destroy(t);
         if (write(fd[1], dt, sizeof dt) != sizeof dt) _exit(3);
         _exit(rc ? 2 : 0);
     }
@@ -427,9 +427,9 @@ static double independent_pair_wall_s(const char *const *files, uint32_t n, int 
             if (kid[k] == 0) {
                 uint32_t lo = k ? n / 2 : 0, hi = k ? n : n / 2;
                 ts_load_opts o = {sizeof o, 1, NULL, 0};
-                ts_trace *t = NULL;
-                int rc = ts_trace_load(files + lo, hi - lo, &o, &t, NULL);
-                ts_trace_destroy(t);
+                ts_job *t = NULL;
+                int rc = ts_job_load(files + lo, hi - lo, &o, &t, NULL);
+                ts_job_destroy(t);
                 _exit(rc ? 2 : 0);
             }
         }

@@ -68,7 +68,7 @@ static int parse(int argc, char **argv, bench_args *a)
 }
 
 /* Best wall time of R replays of one candidate; from_trace rebuilds the graph each time. */
-static int64_t best_replay(const ts_trace *t, const ts_graph *g, const ts_replay_options *ro, int repeat,
+static int64_t best_replay(const ts_job *t, const ts_graph *g, const ts_replay_options *ro, int repeat,
                            bool from_trace, double *user)
 {
     int64_t best = INT64_MAX;
@@ -96,12 +96,12 @@ static int cmp_dbl(const void *x, const void *y)
 static int load_samples(const char *path, ts_op_samples *s)
 {
     const char *paths[1] = {path};
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     ts_error err = {0};
-    int rc = ts_trace_load(paths, 1, NULL, &t, &err);
+    int rc = ts_job_load(paths, 1, NULL, &t, &err);
     if (rc == TS_OK) rc = ts__cost_samples(t, s, &err);
     if (rc) fprintf(stderr, "optimize bench: %s\n", err.msg);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
     return rc;
 }
 
@@ -145,10 +145,10 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *paths[1] = {a.trace};
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     ts_graph *g = NULL;
     ts_error err = {0};
-    if (ts_trace_load(paths, 1, NULL, &t, &err) || ts_graph_create(t, NULL, &g, &err)) {
+    if (ts_job_load(paths, 1, NULL, &t, &err) || ts_graph_create(t, NULL, &g, &err)) {
         fprintf(stderr, "optimize bench: %s\n", err.msg);
         return 2;
     }
@@ -186,7 +186,7 @@ int main(int argc, char **argv)
            s.n_old_buckets, s.n_new_buckets);
     ts_optimize_destroy(o);
     ts_graph_destroy(g);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
     cost_model_figures(&a);
     return 0;
 }

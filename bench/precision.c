@@ -30,11 +30,11 @@ static double now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-static ts_trace *load(const char *path)
+static ts_job *load(const char *path)
 {
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     ts_error err;
-    if (ts_trace_load(&path, 1, NULL, &t, &err)) {
+    if (ts_job_load(&path, 1, NULL, &t, &err)) {
         fprintf(stderr, "precision: %s\n", err.msg);
         exit(2);
     }
@@ -50,11 +50,11 @@ static int cmp_d(const void *a, const void *b)
 static int casts(int argc, char **argv)
 {
     if (argc < 5) { fprintf(stderr, "usage: precision casts FP32_RUN BF16_RUN HELD_OUT_RUN...\n"); return 2; }
-    ts_trace *t[TS_PREC_COUNT] = {load(argv[2]), load(argv[3])};
+    ts_job *t[TS_PREC_COUNT] = {load(argv[2]), load(argv[3])};
     const char *paths[TS_PREC_COUNT] = {argv[2], argv[3]};
     ts_prec_model *m;
     ts_error err;
-    if (ts_prec_model_create((const ts_trace *const *)t, paths, &m, &err)) {
+    if (ts_prec_model_create((const ts_job *const *)t, paths, &m, &err)) {
         fprintf(stderr, "precision: %s\n", err.msg);
         return 2;
     }
@@ -67,10 +67,10 @@ static int casts(int argc, char **argv)
     static double e[CAP];
     uint32_t n = 0;
     for (int i = 4; i < argc; i++) {
-        ts_trace *h = load(argv[i]);
+        ts_job *h = load(argv[i]);
         uint32_t k = ts_prec_trace_casts(h, el + n, du + n, CAP - n);
         n += k < CAP - n ? k : CAP - n;
-        ts_trace_destroy(h);
+        ts_job_destroy(h);
     }
     double sum_p = 0, sum_m = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -86,8 +86,8 @@ static int casts(int argc, char **argv)
                100 * (sum_p / sum_m - 1), sum_p / 1e3, sum_m / 1e3);
     else printf("held out: no casts\n");
     ts_prec_model_destroy(m);
-    ts_trace_destroy(t[0]);
-    ts_trace_destroy(t[1]);
+    ts_job_destroy(t[0]);
+    ts_job_destroy(t[1]);
     return 0;
 }
 
@@ -149,12 +149,12 @@ static int speed(int argc, char **argv)
 {
     uint32_t n = argc > 2 ? (uint32_t)strtoul(argv[2], NULL, 10) : 1500;
     char *p32 = synthetic(n, 1.0, 1.0, "/tmp"), *p16 = synthetic(n, 0.5, 0.5, "/tmp");
-    ts_trace *t[TS_PREC_COUNT] = {load(p32), load(p16)};
+    ts_job *t[TS_PREC_COUNT] = {load(p32), load(p16)};
     const char *paths[TS_PREC_COUNT] = {p32, p16};
     ts_prec_model *m;
     ts_error err;
     double t0 = now_s();
-    if (ts_prec_model_create((const ts_trace *const *)t, paths, &m, &err)) {
+    if (ts_prec_model_create((const ts_job *const *)t, paths, &m, &err)) {
         fprintf(stderr, "precision: %s\n", err.msg);
         return 2;
     }
@@ -179,10 +179,10 @@ static int speed(int argc, char **argv)
      * time) with half the memory, and a limit 10% of the activations below
      * the fp32 peak */
     char *q16 = synthetic(n, 1.0, 0.5, "/tmp");
-    ts_trace *tq[TS_PREC_COUNT] = {t[0], load(q16)};
+    ts_job *tq[TS_PREC_COUNT] = {t[0], load(q16)};
     const char *qpaths[TS_PREC_COUNT] = {p32, q16};
     ts_prec_model *mq;
-    if (ts_prec_model_create((const ts_trace *const *)tq, qpaths, &mq, &err)) return 2;
+    if (ts_prec_model_create((const ts_job *const *)tq, qpaths, &mq, &err)) return 2;
     memset(prec, TS_PREC_FP32, n);
     ts_prec_predict(mq, prec, &p);
     int64_t base = ts_prec_model_base_bytes(mq), limit = p.peak_bytes - (p.peak_bytes - base) / 10;
@@ -192,7 +192,7 @@ static int speed(int argc, char **argv)
     int mem_lowered = 0;
     for (uint32_t u = 0; u < n; u++) mem_lowered += prec[u] == TS_PREC_BF16;
     ts_prec_model_destroy(mq);
-    ts_trace_destroy(tq[1]);
+    ts_job_destroy(tq[1]);
     unlink(q16);
     free(q16);
     printf("synthetic %u units (BERT-base scale): model built from the two runs in %.1f ms\n", n, build * 1e3);
@@ -202,8 +202,8 @@ static int speed(int argc, char **argv)
     printf("greedy's memory pass over %u ops (%d lowered to fit a limit 10%% below the peak): %.1f ms, %s\n", n,
            mem_lowered, mem_greedy * 1e3, rc ? "no plan fits" : "fits");
     ts_prec_model_destroy(m);
-    ts_trace_destroy(t[0]);
-    ts_trace_destroy(t[1]);
+    ts_job_destroy(t[0]);
+    ts_job_destroy(t[1]);
     unlink(p32);
     unlink(p16);
     free(p32);

@@ -46,7 +46,7 @@ typedef struct bench_args {
  * runs (bench/graph.sh's best of 2,000), because a few runs rarely meet a
  * quiet moment of the shared cores and warm caches at once. */
 #define MIN_BENCH_S 0.5
-static void throughput(const ts_trace *t, int repeat)
+static void throughput(const ts_job *t, int repeat)
 {
     double best_g = 1e30, best_r = 1e30, best_s = 1e30;
     uint32_t nodes = 0, edges = 0;
@@ -102,7 +102,7 @@ static void print_phase(const char *what, usage a, usage b, uint32_t nodes)
 /* One N-rank job: synthesize, match, align, index, replay. `rerun` prints
  * only the total (the second pass in this process, on memory the VM has
  * already backed). */
-static int job(const ts_trace *t, uint32_t ranks, bool rerun)
+static int job(const ts_job *t, uint32_t ranks, bool rerun)
 {
     ts_graph *g = NULL, *big = NULL;
     ts_replay *r = NULL;
@@ -169,9 +169,9 @@ int main(int argc, char **argv)
     if (a.trace) snprintf(path, sizeof path, "%s", a.trace);
     else snprintf(path, sizeof path, "%s/kineto/nccl_parser_config/nccl_data.json.gz", a.data);
     const char *paths[1] = {path};
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     ts_error err = {0};
-    if (ts_trace_load(paths, 1, NULL, &t, &err)) { fprintf(stderr, "%s\n", err.msg); return 2; }
+    if (ts_job_load(paths, 1, NULL, &t, &err)) { fprintf(stderr, "%s\n", err.msg); return 2; }
     printf("trace: %s\n", path);
     throughput(t, a.repeat);
     int rc = 0;
@@ -179,6 +179,6 @@ int main(int argc, char **argv)
      * this VM a first touch costs ~8 us a page: 546k pages at 1,024 ranks),
      * then again, reusing pages the VM already backs. */
     for (int i = 0; i < a.n_jobs; i++) rc |= job(t, a.ranks[i], false) | job(t, a.ranks[i], true);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
     return rc;
 }

@@ -16,7 +16,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void analyses(const ts_trace *t)
+static void analyses(const ts_job *t)
 {
     for (int by = TS_STATS_BY_NAME; by <= TS_STATS_BY_CATEGORY; by++) {
         ts_stats_opts so = {.size = sizeof so, .by = (ts_stats_by)by, .top = by == TS_STATS_BY_NAME ? 3 : 0};
@@ -49,9 +49,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ts_rank *rank = NULL;
     ts_error err;
     if (ts__ingest_json_buffer("fuzz.json", data, size, NULL, &rank, &err) != TS_OK) return 0;
-    ts_trace *t = NULL;
-    if (ts__trace_create(&rank, 1, &t, &err) != TS_OK) return 0;   /* the trace owns the rank either way */
+    ts_job *t = NULL;
+    if (ts__job_create(&rank, 1, &t, &err) != TS_OK) return 0;   /* the trace owns the rank either way */
     analyses(t);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
     return 0;
 }

@@ -108,8 +108,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size && fwrite(data, 1, size, f) != size) abort();
     if (fclose(f) != 0) abort();
     const char *paths[] = {trace_dir};
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     ts_error err;
-    if (ts_trace_load(paths, 1, NULL, &t, &err) == TS_OK) ts_trace_destroy(t);
+    if (ts_job_load(paths, 1, NULL, &t, &err) == TS_OK) ts_job_destroy(t);
     return 0;
 }

@@ -1,4 +1,4 @@
-/* fuzz_dir.c - libFuzzer target for the directory loader (ts_trace_load on
+/* fuzz_dir.c - libFuzzer target for the directory loader (ts_job_load on
  * a directory of rank files): the input describes a directory's entries,
  * which are made in a fresh temporary directory and loaded. Regular files
  * (named like traces or not, their bytes from the input), dangling links,
@@ -89,12 +89,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     const char *paths[1] = {dir};
     ts_load_opts o = {.size = sizeof o, .n_threads = 1};
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     ts_error err = {0};
-    int rc = ts_trace_load(paths, 1, &o, &t, &err);
-    if (rc == TS_OK) REQUIRE(t != NULL && ts_trace_n_ranks(t) > 0);
+    int rc = ts_job_load(paths, 1, &o, &t, &err);
+    if (rc == TS_OK) REQUIRE(t != NULL && ts_job_n_ranks(t) > 0);
     else REQUIRE(t == NULL && err.msg[0] != 0);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
     remove_all(dir, names, n);
     return 0;
 }

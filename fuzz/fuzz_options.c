@@ -63,7 +63,7 @@ static void check_range(const char *s)
 }
 
 /* Two ProfilerStep iterations of CPU ops on one rank: the what-if target. */
-static ts_trace *scale_trace(void)
+static ts_job *scale_trace(void)
 {
     static const char json[] =
         "[{\"ph\":\"X\",\"name\":\"ProfilerStep#1\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":100},"
@@ -73,15 +73,15 @@ static ts_trace *scale_trace(void)
         "{\"ph\":\"X\",\"name\":\"aten::mm\",\"cat\":\"cpu_op\",\"pid\":1,\"tid\":1,\"ts\":110,\"dur\":60},"
         "{\"ph\":\"X\",\"name\":\"aten::add\",\"cat\":\"cpu_op\",\"pid\":1,\"tid\":1,\"ts\":180,\"dur\":30}]";
     ts_rank *r = NULL;
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     if (ts__ingest_json_buffer("scale.json", json, sizeof json - 1, NULL, &r, NULL) != TS_OK) abort();
-    if (ts__trace_create(&r, 1, &t, NULL) != TS_OK) abort();
+    if (ts__job_create(&r, 1, &t, NULL) != TS_OK) abort();
     return t;
 }
 
 static void check_scale(const char *spec)
 {
-    static ts_trace *t;
+    static ts_job *t;
     if (!t) t = scale_trace();
     const char *scales[1] = {spec};
     ts_replay_options o = {.size = sizeof o, .scales = scales, .n_scales = 1};

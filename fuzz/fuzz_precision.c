@@ -15,10 +15,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int fd = fuzz_memfile(data, size, path, sizeof path);
     if (fd < 0) return 0;
     const char *p = path;
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     ts_error err;
-    if (ts_trace_load(&p, 1, NULL, &t, &err) == TS_OK) {
-        const ts_trace *runs[TS_PREC_COUNT] = {t, t};
+    if (ts_job_load(&p, 1, NULL, &t, &err) == TS_OK) {
+        const ts_job *runs[TS_PREC_COUNT] = {t, t};
         const char *names[TS_PREC_COUNT] = {"fp32", "bf16"};
         ts_prec_model *m = NULL;
         if (ts_prec_model_create(runs, names, &m, &err) == TS_OK) {
@@ -32,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         ts_prec_model_destroy(m);
     }
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
     close(fd);
     return 0;
 }

@@ -96,7 +96,7 @@ static void replay(const ts_graph *g, const ts_replay_options *o)
     ts_replay_destroy(r);
 }
 
-static void analyses(const ts_trace *t, uint8_t pick)
+static void analyses(const ts_job *t, uint8_t pick)
 {
     static const double caps[] = {0.25, 1, 4, 25};
     ts_graph *g = NULL;
@@ -132,9 +132,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ts__rank_destroy(ranks[0]);
         return 0;
     }
-    ts_trace *t = NULL;
-    if (ts__trace_create(ranks, 2, &t, &err) != TS_OK) return 0;   /* the trace owns the ranks either way */
+    ts_job *t = NULL;
+    if (ts__job_create(ranks, 2, &t, &err) != TS_OK) return 0;   /* the trace owns the ranks either way */
     analyses(t, pick);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
     return 0;
 }

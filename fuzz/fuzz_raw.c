@@ -38,13 +38,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (ts__raw_convert(path, out_dir, out, sizeof out, err, sizeof err, NULL) == 0 && out[0]) {
         const char *paths[1] = {out};
         ts_load_opts opts = {sizeof opts, 1, NULL};
-        ts_trace *t = NULL;
+        ts_job *t = NULL;
         ts_error e = {0};
-        if (ts_trace_load(paths, 1, &opts, &t, &e) == TS_EPARSE) {   /* the converter wrote bad JSON */
+        if (ts_job_load(paths, 1, &opts, &t, &e) == TS_EPARSE) {   /* the converter wrote bad JSON */
             fprintf(stderr, "%s\n", e.msg);
             abort();
         }
-        ts_trace_destroy(t);
+        ts_job_destroy(t);
         unlink(out);
     }
     close(fd);

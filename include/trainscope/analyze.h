@@ -92,14 +92,14 @@ typedef struct ts_stats {
 /* Fails with TS_ENODATA (message says why) when opts asks for iterations and
  * no rank has one in that range; TS_ENOMEM on allocation failure. On failure
  * *out is NULL and the trace is unaltered. */
-TS_API TS_NODISCARD int ts_stats_compute(const ts_trace *t, const ts_stats_opts *opts,
+TS_API TS_NODISCARD int ts_stats_compute(const ts_job *t, const ts_stats_opts *opts,
                                          ts_stats **out, ts_error *err);
 TS_API void ts_stats_destroy(ts_stats *s);
 
 /* Re-find every rank's iterations from slices whose name starts with marker
  * (e.g. "ProfilerStep#", the default). Rank tables other than iterations are
  * untouched. */
-TS_API TS_NODISCARD int ts_analyze_set_iteration_marker(ts_trace *t, const char *marker, ts_error *err);
+TS_API TS_NODISCARD int ts_analyze_set_iteration_marker(ts_job *t, const char *marker, ts_error *err);
 
 /* ---- breakdown ---- */
 
@@ -210,7 +210,7 @@ typedef struct ts_breakdown {
  * and no rank has one in the range; then *out is NULL. A rank with neither
  * GPU ops nor thread slices (or none of the asked iterations) gets an
  * all-zero entry (has_gpu false, no threads). */
-TS_API TS_NODISCARD int ts_breakdown_compute(const ts_trace *t, const ts_breakdown_opts *opts,
+TS_API TS_NODISCARD int ts_breakdown_compute(const ts_job *t, const ts_breakdown_opts *opts,
                                              ts_breakdown **out, ts_error *err);
 TS_API void ts_breakdown_destroy(ts_breakdown *b);
 
@@ -255,7 +255,7 @@ typedef struct ts_diff {
 TS_API const char *ts_diff_change_name(ts_diff_change c);   /* "=", "added", "removed", "+", "-" */
 /* TS_ENODATA (nothing compared, *out NULL) when no rank is in both traces or,
  * without `whole`, a rank of both lacks the iteration asked for. */
-TS_API TS_NODISCARD int ts_diff_compute(const ts_trace *a, const ts_trace *b, const ts_diff_opts *opts,
+TS_API TS_NODISCARD int ts_diff_compute(const ts_job *a, const ts_job *b, const ts_diff_opts *opts,
                                         ts_diff **out, ts_error *err);
 TS_API void ts_diff_destroy(ts_diff *d);
 

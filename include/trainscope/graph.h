@@ -32,7 +32,7 @@ typedef struct ts_graph_options {
 
 /* Build the global graph of trace t. opt may be NULL (defaults). On failure
  * *out is NULL and err says why (naming rank and op). */
-TS_API TS_NODISCARD int ts_graph_create(const ts_trace *t, const ts_graph_options *opt,
+TS_API TS_NODISCARD int ts_graph_create(const ts_job *t, const ts_graph_options *opt,
                                         ts_graph **out, ts_error *err);
 TS_API void     ts_graph_destroy(ts_graph *g);
 TS_API uint32_t ts_graph_n_nodes(const ts_graph *g);

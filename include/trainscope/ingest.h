@@ -1,4 +1,4 @@
-/* ingest.h - loading Chrome-trace / Kineto JSON traces into a ts_trace.
+/* ingest.h - loading Chrome-trace / Kineto JSON traces into a ts_job.
  *
  * A path may be one trace file or a directory of per-rank files (*.json,
  * *.json.gz, *.json.zst, *.pt.trace.json[.gz]). Each file becomes one rank;
@@ -6,8 +6,8 @@
  * else from the file name (`rank-3`, `rank3`, `rank_3`), else from the order
  * the files were given (directory entries in name order).
  *
- * Ownership: ts_trace_load() hands back a trace the caller destroys with
- * ts_trace_destroy(). On failure *out is NULL and err says, on one line,
+ * Ownership: ts_job_load() hands back a trace the caller destroys with
+ * ts_job_destroy(). On failure *out is NULL and err says, on one line,
  * `FILE: byte OFFSET: what is wrong`.
  */
 #ifndef TRAINSCOPE_INGEST_H
@@ -35,8 +35,8 @@ typedef struct ts_load_opts {
  * errors (malformed JSON, truncated gzip, empty file, empty directory, a `ts`
  * that is not a number, two files claiming one rank) return TS_EPARSE or
  * TS_EFORMAT and no trace; recoverable oddities are counted as rank warnings. */
-TS_API TS_NODISCARD int ts_trace_load(const char *const *paths, uint32_t n_paths,
-                                      const ts_load_opts *opts, ts_trace **out, ts_error *err);
+TS_API TS_NODISCARD int ts_job_load(const char *const *paths, uint32_t n_paths,
+                                      const ts_load_opts *opts, ts_job **out, ts_error *err);
 
 #ifdef __cplusplus
 }

@@ -87,7 +87,7 @@ TS_API TS_NODISCARD int ts_memgraph_load_times(ts_memgraph *g, const char *path,
 /* Kernel times from a profiled run of the same step (rank 0, CPU ops): each
  * kernel takes the duration of the next "aten::<op>" slice in start order.
  * TS_EFORMAT when a kernel finds no match (not the same graph). */
-TS_API TS_NODISCARD int ts_memgraph_times_from_trace(ts_memgraph *g, const ts_trace *t, ts_error *err);
+TS_API TS_NODISCARD int ts_memgraph_times_from_trace(ts_memgraph *g, const ts_job *t, ts_error *err);
 /* Roofline times: max(flops / peak, bytes / bandwidth) + launch. */
 TS_API void ts_memgraph_estimate_times(ts_memgraph *g, const ts_mem_device *dev);
 /* Named presets "a100", "v100", "h100", "cpu"; NULL when unknown. */
@@ -173,7 +173,7 @@ typedef struct ts_mem_trace_peak {
 } ts_mem_trace_peak;
 /* Fill out[0..cap) with one row per (rank, device) that has memory events;
  * *n = rows found (may exceed cap). TS_ENODATA when there are none. */
-TS_API TS_NODISCARD int ts_mem_trace_peaks(const ts_trace *t, ts_mem_trace_peak *out,
+TS_API TS_NODISCARD int ts_mem_trace_peaks(const ts_job *t, ts_mem_trace_peak *out,
                                            uint32_t cap, uint32_t *n, ts_error *err);
 
 /* ---- measured memory curves and their files (memory --trace -o DIR) ---- */
@@ -187,7 +187,7 @@ typedef struct ts_mem_curve {
 TS_API TS_NODISCARD int ts_mem_timeline_curve(const char *path, ts_mem_curve *out, ts_error *err);
 /* "Total Allocated" after each [memory] event of the (rank, device) of row
  * (a row ts_mem_trace_peaks filled from the same trace). */
-TS_API TS_NODISCARD int ts_mem_trace_curve(const ts_trace *t, const ts_mem_trace_peak *row, ts_mem_curve *out,
+TS_API TS_NODISCARD int ts_mem_trace_curve(const ts_job *t, const ts_mem_trace_peak *row, ts_mem_curve *out,
                                            ts_error *err);
 TS_API void ts_mem_curve_free(ts_mem_curve *c);
 /* Write memory.json (summary_json as given) into dir (created if missing) and,

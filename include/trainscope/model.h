@@ -1,8 +1,8 @@
 /* model.h - the public view of a loaded trace: ranks, tables, counts.
  *
- * A ts_trace holds one ts_rank per input file (one process of a training job).
- * Create one with ts_trace_load() (trainscope/ingest.h); destroy it with
- * ts_trace_destroy(). Ranks are borrowed: they live as long as the trace.
+ * A ts_job holds one ts_rank per input file (one process of a training job).
+ * Create one with ts_job_load() (trainscope/ingest.h); destroy it with
+ * ts_job_destroy(). Ranks are borrowed: they live as long as the trace.
  * The columnar layout itself is internal (src/trace/model.h); programs read a
  * trace through the analyses (stats, breakdown, graph, replay) or these counts.
  */
@@ -15,12 +15,12 @@
 extern "C" {
 #endif
 
-typedef struct ts_trace ts_trace;
+typedef struct ts_job ts_job;
 typedef struct ts_rank ts_rank;
 
-TS_API void     ts_trace_destroy(ts_trace *t);
-TS_API uint32_t ts_trace_n_ranks(const ts_trace *t);
-TS_API const ts_rank *ts_trace_borrow_rank(const ts_trace *t, uint32_t i);
+TS_API void     ts_job_destroy(ts_job *t);
+TS_API uint32_t ts_job_n_ranks(const ts_job *t);
+TS_API const ts_rank *ts_job_borrow_rank(const ts_job *t, uint32_t i);
 
 TS_API int32_t  ts_rank_number(const ts_rank *r);     /* -1 = unknown */
 TS_API const char *ts_rank_path(const ts_rank *r);

@@ -44,7 +44,7 @@ typedef struct ts_prec_model ts_prec_model;
  * must hold iterations (ProfilerStep#N) of the same training step on one CPU
  * thread. Fails with TS_EFORMAT naming the run and the first op that cannot
  * be mapped (another model, another op order). */
-TS_API TS_NODISCARD int ts_prec_model_create(const ts_trace *const traces[TS_PREC_COUNT],
+TS_API TS_NODISCARD int ts_prec_model_create(const ts_job *const traces[TS_PREC_COUNT],
                                              const char *const paths[TS_PREC_COUNT],
                                              ts_prec_model **out, ts_error *err);
 TS_API void ts_prec_model_destroy(ts_prec_model *m);
@@ -63,7 +63,7 @@ TS_API void ts_prec_model_cast_fit(const ts_prec_model *m, ts_prec_cast_fit *out
 /* Casts of any run (e.g. one held out): elements and duration of each
  * top-level aten::to / aten::_to_copy with "Input Dims". Fills up to cap;
  * returns how many there are. */
-TS_API uint32_t ts_prec_trace_casts(const ts_trace *t, int64_t *elems, int64_t *dur_ns, uint32_t cap);
+TS_API uint32_t ts_prec_trace_casts(const ts_job *t, int64_t *elems, int64_t *dur_ns, uint32_t cap);
 
 typedef struct ts_prec_unit_info {
     const char *op;              /* e.g. "aten::linear" (valid while the model lives) */

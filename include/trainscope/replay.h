@@ -161,7 +161,7 @@ typedef struct ts_replay_options {
 /* Build the global graph of t, replay it with the what-if edits of opt (NULL
  * = unmodified) and compare the predicted iteration time with the measured
  * one. On failure *out is NULL and err names the rank and op at fault. */
-TS_API TS_NODISCARD int ts_replay_run(const ts_trace *t, const ts_replay_options *opt,
+TS_API TS_NODISCARD int ts_replay_run(const ts_job *t, const ts_replay_options *opt,
                                       ts_replay **out, ts_error *err);
 /* The same on a graph already built (borrowed: it must outlive the result). */
 TS_API TS_NODISCARD int ts_replay_run_graph(const ts_graph *g, const ts_replay_options *opt,

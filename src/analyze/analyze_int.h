@@ -56,7 +56,7 @@ bool ts__is_profiler_bookkeeping(const ts_rank *r, uint32_t s);
  * for). Returns false when r has no iteration in the window. */
 bool ts__rank_window(const ts_rank *r, const ts_window_sel *w, int64_t *start, int64_t *end, uint32_t *n_iterations);
 /* TS_ENODATA and why, when no rank has an iteration in the window sel. */
-int ts__window_empty_error(const ts_trace *t, const ts_window_sel *sel, ts_error *err);
+int ts__window_empty_error(const ts_job *t, const ts_window_sel *sel, ts_error *err);
 /* "A:B" as the user wrote it, open ends (INT64_MIN / INT64_MAX) left empty. */
 void ts__range_str(int64_t first, int64_t last, char *out, size_t size);
 

@@ -541,7 +541,7 @@ static int breakdown_rank(const ts_rank *r, const ts_breakdown_opts *o, const ts
     return rc;
 }
 
-int ts_breakdown_compute(const ts_trace *t, const ts_breakdown_opts *opts, ts_breakdown **out, ts_error *err)
+int ts_breakdown_compute(const ts_job *t, const ts_breakdown_opts *opts, ts_breakdown **out, ts_error *err)
 {
     ts_breakdown_opts o = opts ? *opts : (ts_breakdown_opts){0};
     ts__error_clear(err);

@@ -166,7 +166,7 @@ static int diff_rank(diff_impl *d, const ts_rank *ra, const ts_rank *rb, const t
     return TS_OK;
 }
 
-static const ts_rank *find_rank(const ts_trace *t, int32_t rank)
+static const ts_rank *find_rank(const ts_job *t, int32_t rank)
 {
     for (uint32_t i = 0; i < t->n_ranks; i++)
         if (t->ranks[i]->rank == rank) return t->ranks[i];
@@ -180,7 +180,7 @@ static int note_alone(int32_t **v, uint32_t *n, uint32_t *cap, int32_t rank)
     return TS_OK;
 }
 
-int ts_diff_compute(const ts_trace *a, const ts_trace *b, const ts_diff_opts *opts, ts_diff **out, ts_error *err)
+int ts_diff_compute(const ts_job *a, const ts_job *b, const ts_diff_opts *opts, ts_diff **out, ts_error *err)
 {
     ts__error_clear(err);
     *out = NULL;

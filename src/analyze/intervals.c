@@ -178,7 +178,7 @@ bool ts__rank_window(const ts_rank *r, const ts_window_sel *w, int64_t *start, i
     return true;
 }
 
-int ts__window_empty_error(const ts_trace *t, const ts_window_sel *sel, ts_error *err)
+int ts__window_empty_error(const ts_job *t, const ts_window_sel *sel, ts_error *err)
 {
     if (t->n_ranks == 0) return ts__error(err, TS_ENODATA, "the trace holds no rank");
     char range[64];

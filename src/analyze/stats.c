@@ -157,7 +157,7 @@ static int cmp_row(const void *a, const void *b)
 }
 
 /* One row from a group and its sorted durations. */
-static ts_stat_row make_row(const ts_trace *t, const ts_stats *st, const ts_stats_opts *o,
+static ts_stat_row make_row(const ts_job *t, const ts_stats *st, const ts_stats_opts *o,
                             const group *gr, const int64_t *durs)
 {
     ts_stat_row row = {0};
@@ -182,7 +182,7 @@ static ts_stat_row make_row(const ts_trace *t, const ts_stats *st, const ts_stat
 }
 
 /* The records grouped into rows; keep `top` per (rank, category). */
-static int build_rows(const ts_trace *t, ts_stats *st, const ts_stats_opts *o, const recs *rs)
+static int build_rows(const ts_job *t, ts_stats *st, const ts_stats_opts *o, const recs *rs)
 {
     groups gs = {0};
     int64_t *durs = ts__malloc((size_t)(rs->n ? rs->n : 1) * sizeof *durs);
@@ -208,7 +208,7 @@ static int build_rows(const ts_trace *t, ts_stats *st, const ts_stats_opts *o, c
     return TS_OK;
 }
 
-int ts_stats_compute(const ts_trace *t, const ts_stats_opts *opts, ts_stats **out, ts_error *err)
+int ts_stats_compute(const ts_job *t, const ts_stats_opts *opts, ts_stats **out, ts_error *err)
 {
     ts_stats_opts o = opts ? *opts : (ts_stats_opts){0};
     ts__error_clear(err);
@@ -255,7 +255,7 @@ void ts_stats_destroy(ts_stats *s)
     ts__free(impl, sizeof *impl);
 }
 
-int ts_analyze_set_iteration_marker(ts_trace *t, const char *marker, ts_error *err)
+int ts_analyze_set_iteration_marker(ts_job *t, const char *marker, ts_error *err)
 {
     for (uint32_t i = 0; i < t->n_ranks; i++)
         if (ts__rank_find_iterations(t->ranks[i], marker))

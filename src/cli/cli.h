@@ -32,8 +32,8 @@ int ts_cli_exit_for(int status);
 /* Load the traces named by paths[0..n) (iteration marker NULL = default).
  * On failure prints "trainscope: <why>" and returns TS_EXIT_BAD with *out
  * NULL; else TS_EXIT_OK. */
-typedef struct ts_trace ts_trace;
-int ts_cli_load(char **paths, int n, const char *iteration_marker, ts_trace **out);
+typedef struct ts_job ts_job;
+int ts_cli_load(char **paths, int n, const char *iteration_marker, ts_job **out);
 
 /* Parse an iteration range "A:B", "A:" (open end), ":B" or "A" (= A:A) into
  * [*a, *b] (INT64_MIN / INT64_MAX for open ends); false unless A <= B. */

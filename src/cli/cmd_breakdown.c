@@ -374,7 +374,7 @@ static void json_stragglers(ts_json *j, const ts_stragglers *st)
     ts__json_obj_end(j);
 }
 
-static void print_json(const ts_trace *t, const ts_graph *g, const char *why, const ts_breakdown *b,
+static void print_json(const ts_job *t, const ts_graph *g, const char *why, const ts_breakdown *b,
                        const ts_stragglers *st)
 {
     ts_buf buf;
@@ -692,10 +692,10 @@ static int print_stragglers(const ts_stragglers *st)
 /* Stragglers of a multi-rank trace, through the global graph (matched
  * collectives, aligned clocks). NULL with one rank, or when the graph cannot
  * be built (then *why says so, a warning; the rest of the breakdown stands). */
-static ts_stragglers *stragglers_of(const ts_trace *t, ts_graph **g, char *why, size_t why_size)
+static ts_stragglers *stragglers_of(const ts_job *t, ts_graph **g, char *why, size_t why_size)
 {
     *g = NULL;
-    if (ts_trace_n_ranks(t) < 2) return NULL;
+    if (ts_job_n_ranks(t) < 2) return NULL;
     ts_stragglers *st = NULL;
     ts_error err = {0};
     if (ts_graph_create(t, NULL, g, &err) || ts_stragglers_compute(*g, &st, &err))
@@ -717,14 +717,14 @@ int ts_cmd_breakdown(int argc, char **argv)
     bd_args a;
     int prc = parse_args(argc, argv, &a);
     if (prc) return prc > 0 ? TS_EXIT_OK : TS_EXIT_BAD;
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     if (ts_cli_load(argv + optind, argc - optind, a.marker, &t)) return TS_EXIT_BAD;
     ts_error err = {0};
     int rc;
     ts_breakdown *b = NULL;
     if ((rc = ts_breakdown_compute(t, &a.opts, &b, &err))) {
         ts_cli_errorf("%s", err.msg);
-        ts_trace_destroy(t);
+        ts_job_destroy(t);
         return ts_cli_exit_for(rc);
     }
     int exit_code = TS_EXIT_OK;
@@ -756,6 +756,6 @@ int ts_cmd_breakdown(int argc, char **argv)
     ts_stragglers_destroy(st);
     ts_graph_destroy(g);
     ts_breakdown_destroy(b);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
     return exit_code;
 }

@@ -213,7 +213,7 @@ static int straggler(const ts_critical_path *cp, int64_t *ns)
     return best;
 }
 
-static void print_json(const ts_trace *t, const ts_graph *g, const ts_critical_path *cp, const top_op *ops,
+static void print_json(const ts_job *t, const ts_graph *g, const ts_critical_path *cp, const top_op *ops,
                        uint32_t n_ops, int top)
 {
     ts_buf b;
@@ -344,7 +344,7 @@ static void print_table(const ts_graph *g, const ts_critical_path *cp, const top
     }
 }
 
-static int run(const cp_args *a, ts_trace *t)
+static int run(const cp_args *a, ts_job *t)
 {
     ts_error err = {0};
     ts_graph_options go = {.size = sizeof go, .leaf_ops = a->leaf_ops, .no_align = a->no_align};
@@ -384,9 +384,9 @@ int ts_cmd_critical_path(int argc, char **argv)
     cp_args a;
     int prc = parse_args(argc, argv, &a);
     if (prc) return prc > 0 ? TS_EXIT_OK : TS_EXIT_BAD;
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     if (ts_cli_load(argv + optind, argc - optind, a.marker, &t) != TS_EXIT_OK) return TS_EXIT_BAD;
     int code = run(&a, t);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
     return code;
 }

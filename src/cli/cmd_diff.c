@@ -103,7 +103,7 @@ static int parse_args(int argc, char **argv, diff_args *a)
     return 0;
 }
 
-static void print_json(const ts_diff *d, const ts_trace *ta, const ts_trace *tb)
+static void print_json(const ts_diff *d, const ts_job *ta, const ts_job *tb)
 {
     ts_buf b;
     ts__buf_init(&b);
@@ -230,9 +230,9 @@ int ts_cmd_diff(int argc, char **argv)
     diff_args a;
     int prc = parse_args(argc, argv, &a);
     if (prc) return prc > 0 ? TS_EXIT_OK : TS_EXIT_BAD;
-    ts_trace *ta = NULL, *tb = NULL;
+    ts_job *ta = NULL, *tb = NULL;
     if (ts_cli_load(argv + optind, 1, a.marker, &ta)) return TS_EXIT_BAD;
-    if (ts_cli_load(argv + optind + 1, 1, a.marker, &tb)) { ts_trace_destroy(ta); return TS_EXIT_BAD; }
+    if (ts_cli_load(argv + optind + 1, 1, a.marker, &tb)) { ts_job_destroy(ta); return TS_EXIT_BAD; }
     ts_error err = {0};
     ts_diff *d = NULL;
     int rc = ts_diff_compute(ta, tb, &a.opts, &d, &err);
@@ -247,8 +247,8 @@ int ts_cmd_diff(int argc, char **argv)
         if (rc) err.msg[0] = 0;
     }
     ts_diff_destroy(d);
-    ts_trace_destroy(ta);
-    ts_trace_destroy(tb);
+    ts_job_destroy(ta);
+    ts_job_destroy(tb);
     if (rc) {
         ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc));
         return ts_cli_exit_for(rc);

@@ -52,10 +52,10 @@ int ts_cmd_info(int argc, char **argv)
         return TS_EXIT_BAD;
     }
     if (ts_cli_need_trace("info", optind, argc)) return TS_EXIT_BAD;
-    ts_trace *t;
+    ts_job *t;
     int rc = ts_cli_load(argv + optind, argc - optind, NULL, &t);
     if (rc) return rc;
-    for (uint32_t i = 0; i < ts_trace_n_ranks(t); i++) print_rank(ts_trace_borrow_rank(t, i));
-    ts_trace_destroy(t);
+    for (uint32_t i = 0; i < ts_job_n_ranks(t); i++) print_rank(ts_job_borrow_rank(t, i));
+    ts_job_destroy(t);
     return fflush(stdout) == 0 ? TS_EXIT_OK : TS_EXIT_BAD;
 }

@@ -148,10 +148,10 @@ static int set_times(ts_memgraph *g, const mem_args *a, ts_error *err)
 {
     if (a->times) return ts_memgraph_load_times(g, a->times, err);
     if (a->times_trace) {
-        ts_trace *t = NULL;
-        int rc = ts_trace_load(&a->times_trace, 1, NULL, &t, err);
+        ts_job *t = NULL;
+        int rc = ts_job_load(&a->times_trace, 1, NULL, &t, err);
         if (!rc) rc = ts_memgraph_times_from_trace(g, t, err);
-        ts_trace_destroy(t);
+        ts_job_destroy(t);
         return rc;
     }
     ts_mem_device own = {"custom", a->peak_tflops, a->bandwidth_gbps, 2.0};
@@ -326,7 +326,7 @@ static void kineto_row(const ts_mem_trace_peak *p, bool json, ts_buf *b)
 
 /* The traces' ingest warnings: a last JSON line {"warnings":[...]} (the
  * shape every command's "warnings" has), or on stderr beside a table. */
-static void trace_warnings(const ts_trace *t, bool json, ts_buf *b)
+static void trace_warnings(const ts_job *t, bool json, ts_buf *b)
 {
     if (!json) {
         ts__report_warnings_emit(stderr, t, NULL, 0, ts__report_warn_all(false));
@@ -343,17 +343,17 @@ static void trace_warnings(const ts_trace *t, bool json, ts_buf *b)
 /* Kineto traces: one row per (rank, device) with memory events. */
 static int kineto_memory(const char *const *paths, uint32_t n_paths, bool json, trace_out *o)
 {
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     ts_error err = {0};
     ts_mem_trace_peak *rows = NULL;
     uint32_t n = 0, cap = 0;
-    int rc = ts_trace_load(paths, n_paths, NULL, &t, &err);
+    int rc = ts_job_load(paths, n_paths, NULL, &t, &err);
     if (!rc) rc = ts_mem_trace_peaks(t, NULL, 0, &n, &err);   /* count the rows, then fill them */
     if (!rc && !(rows = calloc(cap = n, sizeof *rows))) rc = ts__error(&err, TS_ENOMEM, "out of memory");
     if (!rc) rc = ts_mem_trace_peaks(t, rows, cap, &n, &err);
     if (rc) {
         free(rows);
-        ts_trace_destroy(t);
+        ts_job_destroy(t);
         ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc));
         return TS_EXIT_BAD;
     }
@@ -374,7 +374,7 @@ static int kineto_memory(const char *const *paths, uint32_t n_paths, bool json, 
     }
     free(rows);
     if (ex == TS_EXIT_OK) trace_warnings(t, json, &o->json);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
     return ex;
 }
 

@@ -204,7 +204,7 @@ static void progress(void *ud, uint64_t n, int64_t best_ns, double s)
             (double)best_ns / 1e6, s > 0 ? (double)n / s : 0.0);
 }
 
-static void print_result(const ts_trace *t, const ts_graph *g, const ts_optimize *o, bool json)
+static void print_result(const ts_job *t, const ts_graph *g, const ts_optimize *o, bool json)
 {
     ts_optimize_summary s;
     ts_optimize_get_summary(o, &s);
@@ -255,7 +255,7 @@ int ts_cmd_optimize(int argc, char **argv)
     int prc = parse_args(argc, argv, &a);
     if (prc) return prc > 0 ? TS_EXIT_OK : TS_EXIT_BAD;
     if (isatty(STDERR_FILENO)) a.o.progress = progress;
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     if (ts_cli_load(argv + optind, argc - optind, a.marker, &t) != TS_EXIT_OK) return TS_EXIT_BAD;
     ts_error err = {0};
     ts_graph *g = NULL;
@@ -272,6 +272,6 @@ int ts_cmd_optimize(int argc, char **argv)
     }
     ts_optimize_destroy(o);
     ts_graph_destroy(g);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
     return ts_cli_exit_for(rc);
 }

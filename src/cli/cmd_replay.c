@@ -188,7 +188,7 @@ static int parse_args(int argc, char **argv, replay_args *a)
     return 0;
 }
 
-static void print_json(const ts_trace *t, const ts_replay *r)
+static void print_json(const ts_job *t, const ts_replay *r)
 {
     ts_buf b;
     ts__buf_init(&b);
@@ -305,7 +305,7 @@ static void print_spread(const ts_replay *r, bool what_if)
 /* With a what-if, predicted minus measured is the change the edit makes,
  * not an error of the replay, and the table says so. */
 /* The trace's and the replay's warnings on stderr, folded per kind on a terminal. */
-static void print_warnings(const ts_trace *t, const ts_replay *r, bool verbose)
+static void print_warnings(const ts_job *t, const ts_replay *r, bool verbose)
 {
     uint32_t n = ts_replay_n_warnings(r);
     const char **lines = malloc(((size_t)n + 1) * sizeof *lines);
@@ -318,7 +318,7 @@ static void print_warnings(const ts_trace *t, const ts_replay *r, bool verbose)
     free(lines);
 }
 
-static int print_table(const ts_trace *t, const ts_replay *r, bool verbose)
+static int print_table(const ts_job *t, const ts_replay *r, bool verbose)
 {
     bool what_if = ts_replay_is_what_if(r);
     const ts_col cols[] = {
@@ -405,7 +405,7 @@ static void windows_free(windows_run *wr)
 }
 
 /* A copy of t's ingest warnings (for --format json: the table said them on stderr). */
-static int keep_ingest(windows_run *wr, const ts_trace *t)
+static int keep_ingest(windows_run *wr, const ts_job *t)
 {
     for (uint32_t i = 0; i < t->n_ranks; i++) {
         const ts_rank *r = t->ranks[i];
@@ -445,7 +445,7 @@ static int windows_replay(char **paths, uint32_t n, replay_args *a, windows_run 
     for (uint32_t i = 0; i < n; i++) {
         window_result *w = &wr->w[i];
         w->path = paths[i];
-        ts_trace *t = NULL;
+        ts_job *t = NULL;
         if (ts_cli_load(&paths[i], 1, a->marker, &t) != TS_EXIT_OK) return TS_EXIT_BAD;
         ts_error err = {0};
         ts_replay *r = NULL;
@@ -454,7 +454,7 @@ static int windows_replay(char **paths, uint32_t n, replay_args *a, windows_run 
             const char *why = err.msg[0] ? err.msg : ts_strerror(rc);
             if (!strncmp(why, "replay: ", 8)) why += 8;   /* said once, before the window */
             ts_cli_errorf("replay: window %s: %s", paths[i], why);
-            ts_trace_destroy(t);
+            ts_job_destroy(t);
             return ts_cli_exit_for(rc);
         }
         w->n_iterations = ts_replay_n_iterations(r);
@@ -470,7 +470,7 @@ static int windows_replay(char **paths, uint32_t n, replay_args *a, windows_run 
         if (rc == TS_OK && a->format == TS_FMT_JSON) rc = keep_ingest(wr, t);
         else if (rc == TS_OK) ts__report_warnings_emit(stderr, t, NULL, 0, ts__report_warn_all(a->verbose));
         ts_replay_destroy(r);
-        ts_trace_destroy(t);
+        ts_job_destroy(t);
         if (rc) { ts_cli_errorf("replay: out of memory"); return TS_EXIT_BAD; }
         /* The medians per rank need the same ranks in every window. */
         const window_result *w0 = &wr->w[0];
@@ -636,14 +636,14 @@ static int cmd_replay_one(int argc, char **argv, replay_args *ap)
 {
     replay_args a = *ap;
     if (a.windows) return cmd_replay_windows(argv + optind, (uint32_t)(argc - optind), &a);
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     if (ts_cli_load(argv + optind, argc - optind, a.marker, &t) != TS_EXIT_OK) return TS_EXIT_BAD;
     ts_error err = {0};
     ts_replay *r = NULL;
     int rc = ts_replay_run(t, &a.opts, &r, &err);
     if (rc) {
         ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc));
-        ts_trace_destroy(t);
+        ts_job_destroy(t);
         return ts_cli_exit_for(rc);
     }
     if (a.format == TS_FMT_JSON) print_json(t, r);
@@ -655,6 +655,6 @@ static int cmd_replay_one(int argc, char **argv, replay_args *ap)
         ts_cli_errorf("writing the table failed: %s", ts_strerror(rc));
     }
     ts_replay_destroy(r);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
     return rc ? TS_EXIT_BAD : TS_EXIT_OK;
 }

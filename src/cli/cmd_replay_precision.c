@@ -26,7 +26,7 @@ typedef struct prec_args {
     bool        greedy;
     double      budget, limit_gb, overhead_us;
     ts_precision low;
-    const ts_trace *const *traces;     /* the runs loaded, [TS_PREC_COUNT], NULL where none */
+    const ts_job *const *traces;     /* the runs loaded, [TS_PREC_COUNT], NULL where none */
 } prec_args;
 
 static void usage(FILE *f)
@@ -213,20 +213,20 @@ int ts__cli_replay_precision(int argc, char **argv)
     prec_args a = {.format = "table"};
     int rc = parse(argc, argv, &a);
     if (rc) return rc < 0 ? TS_EXIT_OK : rc;
-    ts_trace *t[TS_PREC_COUNT] = {0};
+    ts_job *t[TS_PREC_COUNT] = {0};
     ts_error err = {0};
     for (int p = 0; p < TS_PREC_COUNT && !rc; p++)
-        if (a.runs[p]) rc = ts_trace_load(&a.runs[p], 1, NULL, &t[p], &err);
-    a.traces = (const ts_trace *const *)t;
+        if (a.runs[p]) rc = ts_job_load(&a.runs[p], 1, NULL, &t[p], &err);
+    a.traces = (const ts_job *const *)t;
     bool json = a.plan && !strcmp(a.format, "json");   /* then the JSON carries the runs' warnings */
     for (int p = 0; p < TS_PREC_COUNT && !rc && !json; p++)
         if (t[p]) ts__report_warnings_emit(stderr, t[p], NULL, 0, ts__report_warn_all(false));
     ts_prec_model *m = NULL;
-    if (!rc) rc = ts_prec_model_create((const ts_trace *const *)t, a.runs, &m, &err);
+    if (!rc) rc = ts_prec_model_create((const ts_job *const *)t, a.runs, &m, &err);
     if (!rc) ts_prec_model_set_overhead(m, a.overhead_us * 1e3);
     if (!rc) rc = run(&a, m, &err);
     ts_prec_model_destroy(m);
-    for (int p = 0; p < TS_PREC_COUNT; p++) ts_trace_destroy(t[p]);
+    for (int p = 0; p < TS_PREC_COUNT; p++) ts_job_destroy(t[p]);
     if (rc) ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc));
     return rc ? TS_EXIT_BAD : TS_EXIT_OK;
 }

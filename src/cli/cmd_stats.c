@@ -99,7 +99,7 @@ static int parse_args(int argc, char **argv, stats_args *a)
     return 0;
 }
 
-static void print_json(const ts_trace *t, const ts_stats *st)
+static void print_json(const ts_job *t, const ts_stats *st)
 {
     ts_buf b;
     ts__buf_init(&b);
@@ -222,14 +222,14 @@ int ts_cmd_stats(int argc, char **argv)
     stats_args a;
     int prc = parse_args(argc, argv, &a);
     if (prc) return prc > 0 ? TS_EXIT_OK : TS_EXIT_BAD;
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     if (ts_cli_load(argv + optind, argc - optind, a.marker, &t)) return TS_EXIT_BAD;
     ts_error err = {0};
     ts_stats *st = NULL;
     int rc = ts_stats_compute(t, &a.opts, &st, &err);
     if (rc) {
         ts_cli_errorf("%s", err.msg);
-        ts_trace_destroy(t);
+        ts_job_destroy(t);
         return ts_cli_exit_for(rc);
     }
     if (a.format != TS_FMT_JSON) ts__report_warnings_emit(stderr, t, NULL, 0, ts__report_warn_all(a.verbose));   /* json carries them inside */
@@ -238,7 +238,7 @@ int ts_cmd_stats(int argc, char **argv)
     else rc = print_table(st, a.width);
     bool nothing = st->n_rows == 0;
     ts_stats_destroy(st);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
     if (rc) { ts_cli_errorf("writing the table failed: %s", ts_strerror(rc)); return TS_EXIT_BAD; }
     return nothing ? TS_EXIT_NOTHING : TS_EXIT_OK;
 }

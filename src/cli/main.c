@@ -81,11 +81,11 @@ int ts_cli_opt_common(const char *cmd, int code, const char *arg)
 
 bool ts_cli_window_all(void) { return window_all; }
 
-int ts_cli_load(char **paths, int n, const char *iteration_marker, ts_trace **out)
+int ts_cli_load(char **paths, int n, const char *iteration_marker, ts_job **out)
 {
     ts_load_opts lo = {.size = sizeof lo, .iteration_marker = iteration_marker, .python_depth = python_depth};
     ts_error err = {0};
-    int rc = ts_trace_load((const char *const *)paths, (uint32_t)n, &lo, out, &err);
+    int rc = ts_job_load((const char *const *)paths, (uint32_t)n, &lo, out, &err);
     if (rc == TS_OK) return TS_EXIT_OK;
     ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc));
     return TS_EXIT_BAD;

@@ -18,7 +18,7 @@ typedef struct ts_graph_members {
     uint32_t  n, cap;
 } ts_graph_members;
 
-ts_graph *ts__graph_alloc(const ts_trace *t, uint32_t n_ranks, const ts_graph_options *opt);
+ts_graph *ts__graph_alloc(const ts_job *t, uint32_t n_ranks, const ts_graph_options *opt);
 /* Grow the node and edge columns to hold at least this many rows (appends
  * then never reallocate) and map the new rows' pages now (they are about to
  * be written); TS_ENOMEM leaves the graph as it was. */

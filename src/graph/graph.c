@@ -77,7 +77,7 @@ static void free_cols(const col_ref *cols, size_t n_cols, uint32_t cap)
     for (size_t i = 0; i < n_cols; i++) ts__free(*cols[i].p, cap * cols[i].elem);
 }
 
-ts_graph *ts__graph_alloc(const ts_trace *t, uint32_t n_ranks, const ts_graph_options *opt)
+ts_graph *ts__graph_alloc(const ts_job *t, uint32_t n_ranks, const ts_graph_options *opt)
 {
     ts_graph *g = ts__calloc(1, sizeof *g);
     if (!g) return NULL;
@@ -446,10 +446,10 @@ int ts__graph_finish(ts_graph *g, ts_error *err)
 /* ---- public ---- */
 
 /* Every time of a trace lies within 2^62 ns of its clock's zero and the
- * whole trace within 2^59 ns (ts__trace_create refuses others, for every
+ * whole trace within 2^59 ns (ts__job_create refuses others, for every
  * command alike): the graph, its alignment, the critical path and replay
  * then add points, gaps and offsets within int64. */
-int ts_graph_create(const ts_trace *t, const ts_graph_options *opt, ts_graph **out, ts_error *err)
+int ts_graph_create(const ts_job *t, const ts_graph_options *opt, ts_graph **out, ts_error *err)
 {
     ts__error_clear(err);
     *out = NULL;

@@ -150,7 +150,7 @@ typedef struct ts_rank_align {
 } ts_rank_align;
 
 struct ts_graph {
-    const ts_trace *trace;      /* borrowed; the graph must not outlive it */
+    const ts_job *trace;      /* borrowed; the graph must not outlive it */
     uint32_t        n_ranks;
     uint32_t       *rank_first_node;   /* n_ranks + 1 entries; barrier nodes follow */
     uint32_t       *rank_model;        /* per graph rank: index of the trace rank whose model holds

@@ -779,7 +779,7 @@ static void proc_free(proc *p)
 }
 
 /* Number the ranks, finish them and hand them to a new trace. */
-static int make_trace(reader *R, const ts_load_opts *opts, ts_trace **out, ts_error *err)
+static int make_trace(reader *R, const ts_load_opts *opts, ts_job **out, ts_error *err)
 {
     int32_t next = 0;
     for (uint32_t i = 0; i < R->n_procs; i++)
@@ -818,7 +818,7 @@ static int make_trace(reader *R, const ts_load_opts *opts, ts_trace **out, ts_er
                         "were full: give the channel larger or more sub-buffers)", R->path, what);
     }
     if (rc == TS_OK) {
-        rc = ts__trace_create(ranks, R->n_procs, out, err);
+        rc = ts__job_create(ranks, R->n_procs, out, err);
         for (uint32_t i = 0; i < R->n_procs; i++)
             R->procs[i].rank = NULL;   /* owned by the trace now, or freed by it on failure */
     }
@@ -826,7 +826,7 @@ static int make_trace(reader *R, const ts_load_opts *opts, ts_trace **out, ts_er
     return rc;
 }
 
-int ts__ctf_load(const char *path, const ts_load_opts *opts, ts_trace **out, ts_error *err)
+int ts__ctf_load(const char *path, const ts_load_opts *opts, ts_job **out, ts_error *err)
 {
     reader R;
     memset(&R, 0, sizeof R);
@@ -875,7 +875,7 @@ int ts__ctf_load(const char *path, const ts_load_opts *opts, ts_trace **out, ts_
 
 #else /* built without libbabeltrace2 */
 
-int ts__ctf_load(const char *path, const ts_load_opts *opts, ts_trace **out, ts_error *err)
+int ts__ctf_load(const char *path, const ts_load_opts *opts, ts_job **out, ts_error *err)
 {
     *out = NULL;
     return ts__error(err, TS_EFORMAT, "%s: a CTF trace, but this trainscope was built without libbabeltrace2", path);

@@ -77,7 +77,7 @@ TS_NODISCARD int ts__with_file_bytes(const char *path, size_t limit, int (*fn)(v
  * formats apart; *n may be less than cap for a short file. */
 TS_NODISCARD int ts__sniff_file(const char *path, unsigned char *head, size_t cap, size_t *n, ts_error *err);
 
-/* Parse one source into a new rank (finished, ready for ts__trace_create).
+/* Parse one source into a new rank (finished, ready for ts__job_create).
  * `order` is the rank number used when neither distributedInfo nor the file
  * name gives one. On failure *out is NULL and err holds the message. */
 TS_NODISCARD int ts__ingest_json(ts_src *src, const char *path, int32_t order,
@@ -119,6 +119,6 @@ TS_NODISCARD int ts__xplane_ingest_buffer(const char *name, const void *data, si
  * (ctf.c): a directory with a `metadata` file in or below it is one; it loads
  * as one rank per traced process. */
 bool ts__ctf_is_trace(const char *path);
-TS_NODISCARD int ts__ctf_load(const char *path, const ts_load_opts *opts, ts_trace **out, ts_error *err);
+TS_NODISCARD int ts__ctf_load(const char *path, const ts_load_opts *opts, ts_job **out, ts_error *err);
 
 #endif

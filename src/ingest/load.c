@@ -1,4 +1,4 @@
-/* load.c - ts_trace_load(): expand paths (files, directories of per-rank
+/* load.c - ts_job_load(): expand paths (files, directories of per-rank
  * files), parse each file into a rank on a pool of threads, build the trace.
  *
  * Not for: parsing (chrome_json.c). Ranks share nothing while loading (each
@@ -268,18 +268,18 @@ static int check_unique_ranks(ts_rank **ranks, uint32_t n, ts_error *err)
 }
 
 static int trace_load(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts,
-                      ts_trace **out, ts_error *err);
+                      ts_job **out, ts_error *err);
 
 /* Python functions as the ops of ranks that have no CPU ops (see ingest.h). */
-static void python_as_ops(ts_trace *t, const ts_load_opts *opts)
+static void python_as_ops(ts_job *t, const ts_load_opts *opts)
 {
     uint32_t depth = opts && opts->size >= offsetof(ts_load_opts, python_depth) + sizeof(uint32_t)
                          ? opts->python_depth : 0;
     for (uint32_t i = 0; t && i < t->n_ranks; i++) ts__rank_python_as_ops(t->ranks[i], depth);
 }
 
-int ts_trace_load(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts,
-                  ts_trace **out, ts_error *err)
+int ts_job_load(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts,
+                  ts_job **out, ts_error *err)
 {
     int rc = trace_load(paths, n_paths, opts, out, err);
     if (rc == TS_OK) python_as_ops(*out, opts);
@@ -287,12 +287,12 @@ int ts_trace_load(const char *const *paths, uint32_t n_paths, const ts_load_opts
 }
 
 static int trace_load(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts,
-                      ts_trace **out, ts_error *err)
+                      ts_job **out, ts_error *err)
 {
     if (err) { err->status = TS_OK; err->msg[0] = 0; }
-    if (!out) return ts__error(err, TS_EINVAL, "ts_trace_load: out is NULL");
+    if (!out) return ts__error(err, TS_EINVAL, "ts_job_load: out is NULL");
     *out = NULL;
-    if (!paths || n_paths == 0) return ts__error(err, TS_EINVAL, "ts_trace_load: no paths given");
+    if (!paths || n_paths == 0) return ts__error(err, TS_EINVAL, "ts_job_load: no paths given");
     if (n_paths == 1 && ts__ctf_is_trace(paths[0])) return ts__ctf_load(paths[0], opts, out, err);
     file_list files = {0};
     skip_note sk = {.n = 0};
@@ -307,7 +307,7 @@ static int trace_load(const char *const *paths, uint32_t n_paths, const ts_load_
         for (uint32_t i = 0; i < files.n; i++) ts__rank_destroy(ranks[i]);
     if (rc == TS_OK && sk.n)
         ts__rank_warn(ranks[0], TS_WARN_OTHER, "%s%s (%u in all)", sk.msg, sk.n > 5 ? ", ..." : "", sk.n);
-    if (rc == TS_OK) rc = ts__trace_create(ranks, files.n, out, err);
+    if (rc == TS_OK) rc = ts__job_create(ranks, files.n, out, err);
     if (ranks) ts__free(ranks, files.n * sizeof *ranks);
     list_free(&files);
     return rc;

@@ -58,7 +58,7 @@ static ts_mem_trace_peak *row_for(ts_mem_trace_peak *out, uint32_t cap, uint32_t
     return i < cap ? &out[i] : NULL;
 }
 
-int ts_mem_trace_peaks(const ts_trace *t, ts_mem_trace_peak *out, uint32_t cap, uint32_t *n, ts_error *err)
+int ts_mem_trace_peaks(const ts_job *t, ts_mem_trace_peak *out, uint32_t cap, uint32_t *n, ts_error *err)
 {
     ts__error_clear(err);
     *n = 0;
@@ -120,7 +120,7 @@ static void sort_curve(ts_mem_curve *c)
     ts__free(v, 3 * c->n * sizeof *v);
 }
 
-int ts_mem_trace_curve(const ts_trace *t, const ts_mem_trace_peak *row, ts_mem_curve *out, ts_error *err)
+int ts_mem_trace_curve(const ts_job *t, const ts_mem_trace_peak *row, ts_mem_curve *out, ts_error *err)
 {
     ts__error_clear(err);
     memset(out, 0, sizeof *out);
@@ -160,7 +160,7 @@ static int by_start(const void *a, const void *b, void *ctx)
  * duration of the next "aten::<op>" CPU slice (in start order, every thread)
  * after the previous match; slices nested in a match are skipped, and so are
  * ops outside the graph (the loss, autograd's bookkeeping). */
-int ts_memgraph_times_from_trace(ts_memgraph *g, const ts_trace *t, ts_error *err)
+int ts_memgraph_times_from_trace(ts_memgraph *g, const ts_job *t, ts_error *err)
 {
     ts__error_clear(err);
     if (!t->n_ranks) return ts__error(err, TS_ENODATA, "the trace has no rank");

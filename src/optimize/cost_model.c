@@ -121,11 +121,11 @@ static int rank_samples(const ts_rank *r, ts_op_samples *out)
     return rc;
 }
 
-int ts__cost_samples(const ts_trace *t, ts_op_samples *out, ts_error *err)
+int ts__cost_samples(const ts_job *t, ts_op_samples *out, ts_error *err)
 {
     memset(out, 0, sizeof *out);
-    for (uint32_t k = 0; k < ts_trace_n_ranks(t); k++)
-        if (rank_samples(ts_trace_borrow_rank(t, k), out)) {
+    for (uint32_t k = 0; k < ts_job_n_ranks(t); k++)
+        if (rank_samples(ts_job_borrow_rank(t, k), out)) {
             ts__cost_samples_free(out);
             return ts__error(err, TS_ENOMEM, "cost model: out of memory");
         }

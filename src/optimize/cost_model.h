@@ -18,7 +18,7 @@ typedef struct ts_op_samples { ts_op_sample *v; uint32_t n, cap; } ts_op_samples
 /* Samples of every op of t with "Input Dims": its kernels' time (kernels
  * matched to the op by correlation id through the launch it encloses),
  * else, in a trace without kernels, the op's own duration. */
-TS_NODISCARD int ts__cost_samples(const ts_trace *t, ts_op_samples *out, ts_error *err);
+TS_NODISCARD int ts__cost_samples(const ts_job *t, ts_op_samples *out, ts_error *err);
 void ts__cost_samples_free(ts_op_samples *s);
 /* The work of an op from its name and "Input Dims" JSON text; < 0 when unreadable. */
 double ts__cost_work(const char *name, const char *dims);

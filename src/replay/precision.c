@@ -469,7 +469,7 @@ static void free_build(build *b)
     b->n_its = 0;
 }
 
-static int read_run(build *b, const ts_trace *t, const build *ref)
+static int read_run(build *b, const ts_job *t, const build *ref)
 {
     if (t->n_ranks != 1)
         return ts__error(b->err, TS_EFORMAT, "%s: %u ranks: a precision run is one process's trace", b->path, t->n_ranks);
@@ -530,7 +530,7 @@ static int fit_line(const int64_t *x, const int64_t *y, uint32_t n, double *a, d
     return TS_OK;
 }
 
-uint32_t ts_prec_trace_casts(const ts_trace *t, int64_t *elems, int64_t *dur_ns, uint32_t cap)
+uint32_t ts_prec_trace_casts(const ts_job *t, int64_t *elems, int64_t *dur_ns, uint32_t cap)
 {
     uint32_t n = 0;
     for (uint32_t ri = 0; ri < t->n_ranks; ri++) {
@@ -548,7 +548,7 @@ uint32_t ts_prec_trace_casts(const ts_trace *t, int64_t *elems, int64_t *dur_ns,
     return n;
 }
 
-static int fit_casts(ts_prec_model *m, const ts_trace *const traces[TS_PREC_COUNT])
+static int fit_casts(ts_prec_model *m, const ts_job *const traces[TS_PREC_COUNT])
 {
     uint32_t n = 0;
     for (int p = 0; p < TS_PREC_COUNT; p++)
@@ -588,7 +588,7 @@ void ts_prec_model_destroy(ts_prec_model *m)
     ts__free(m, sizeof *m);
 }
 
-int ts_prec_model_create(const ts_trace *const traces[TS_PREC_COUNT], const char *const paths[TS_PREC_COUNT],
+int ts_prec_model_create(const ts_job *const traces[TS_PREC_COUNT], const char *const paths[TS_PREC_COUNT],
                          ts_prec_model **out, ts_error *err)
 {
     ts__error_clear(err);

@@ -379,7 +379,7 @@ int ts_replay_run_graph(const ts_graph *g, const ts_replay_options *opt, ts_repl
     return TS_OK;
 }
 
-int ts_replay_run(const ts_trace *t, const ts_replay_options *opt, ts_replay **out, ts_error *err)
+int ts_replay_run(const ts_job *t, const ts_replay_options *opt, ts_replay **out, ts_error *err)
 {
     *out = NULL;
     int64_t t0 = ts__now_ns();

@@ -15,12 +15,12 @@ typedef enum ts_format { TS_FMT_TABLE = 0, TS_FMT_JSON, TS_FMT_CSV } ts_format;
 int ts__report_format(const char *s);
 
 /* "warnings": [{"rank", "file", "kind", "count", "first"}, ...]: t's ingest warnings. */
-void ts__report_warnings_json(ts_json *j, const ts_trace *t);
+void ts__report_warnings_json(ts_json *j, const ts_job *t);
 /* The same key and array left open after t's items (t NULL: none), for the
  * analysis's own lines and other traces; close it with ts__json_arr_end. */
-void ts__report_warnings_json_open(ts_json *j, const ts_trace *t);
+void ts__report_warnings_json_open(ts_json *j, const ts_job *t);
 /* t's ingest warnings as items of an open array (t NULL: none). */
-void ts__report_warnings_json_trace(ts_json *j, const ts_trace *t);
+void ts__report_warnings_json_trace(ts_json *j, const ts_job *t);
 /* One item of that shape, from its fields (first NULL: ""). */
 void ts__report_warning_json_item(ts_json *j, int64_t rank, const char *file, const char *kind, uint64_t count,
                                   const char *first);
@@ -29,19 +29,19 @@ void ts__report_warning_json_item(ts_json *j, int64_t rank, const char *file, co
  * "rank N" (-1 when none), file "", count 1, first the line itself. */
 void ts__report_warning_json_line(ts_json *j, const char *kind, const char *line);
 /* One line per (rank, kind) on f: "trainscope: warning: FILE: N kind (first: msg)". */
-void ts__report_warnings_print(FILE *f, const ts_trace *t);
+void ts__report_warnings_print(FILE *f, const ts_job *t);
 /* Whether to print every warning line: asked (--verbose), or stderr is not a
  * terminal (logs and scripts keep the full list). */
 bool ts__report_warn_all(bool verbose);
 /* The ingest warnings of t (NULL: none) and an analysis's own lines on f: with `all`,
  * every line; else one line per kind, summed over files (ingest) and over
  * ranks (lines "rank N: ..." alike but for their numbers). */
-void ts__report_warnings_emit(FILE *f, const ts_trace *t, const char *const *lines, uint32_t n, bool all);
+void ts__report_warnings_emit(FILE *f, const ts_job *t, const char *const *lines, uint32_t n, bool all);
 /* The same with the lines of graph g (NULL: none), for commands that build one. */
-void ts__report_warnings_emit_graph(FILE *f, const ts_trace *t, const ts_graph *g, bool all);
+void ts__report_warnings_emit_graph(FILE *f, const ts_job *t, const ts_graph *g, bool all);
 /* `,"warnings":[...]}\n` on f, closing a JSON object a command printed
  * itself: the ingest warnings of ts[0..n) (NULL entries: none), then g's. */
-void ts__report_warnings_json_close(FILE *f, const ts_trace *const *ts, uint32_t n, const ts_graph *g);
+void ts__report_warnings_json_close(FILE *f, const ts_job *const *ts, uint32_t n, const ts_graph *g);
 /* g's warnings (NULL: none) as items of kind "graph" of an open "warnings" array. */
 void ts__report_warnings_json_graph(ts_json *j, const ts_graph *g);
 

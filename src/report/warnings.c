@@ -23,7 +23,7 @@ void ts__report_warning_json_item(ts_json *j, int64_t rank, const char *file, co
     ts__json_obj_end(j);
 }
 
-void ts__report_warnings_json_trace(ts_json *j, const ts_trace *t)
+void ts__report_warnings_json_trace(ts_json *j, const ts_job *t)
 {
     for (uint32_t i = 0; t && i < t->n_ranks; i++) {
         const ts_rank *r = t->ranks[i];
@@ -42,20 +42,20 @@ void ts__report_warning_json_line(ts_json *j, const char *kind, const char *line
     ts__report_warning_json_item(j, line_rank(line, &rest), "", kind, 1, line);
 }
 
-void ts__report_warnings_json_open(ts_json *j, const ts_trace *t)
+void ts__report_warnings_json_open(ts_json *j, const ts_job *t)
 {
     ts__json_key(j, "warnings");
     ts__json_arr_begin(j);
     ts__report_warnings_json_trace(j, t);
 }
 
-void ts__report_warnings_json(ts_json *j, const ts_trace *t)
+void ts__report_warnings_json(ts_json *j, const ts_job *t)
 {
     ts__report_warnings_json_open(j, t);
     ts__json_arr_end(j);
 }
 
-void ts__report_warnings_print(FILE *f, const ts_trace *t)
+void ts__report_warnings_print(FILE *f, const ts_job *t)
 {
     for (uint32_t i = 0; i < t->n_ranks; i++) {
         const ts_rank *r = t->ranks[i];
@@ -198,7 +198,7 @@ static uint32_t group_kinds(const char *const *lines, uint32_t n, warn_kind *kin
 
 /* Ingest warnings of one kind over every file: the total and the first.
  * Returns the lines it stands for (files with that kind). */
-static uint32_t print_ingest_kind(FILE *f, const ts_trace *t, int k)
+static uint32_t print_ingest_kind(FILE *f, const ts_job *t, int k)
 {
     uint64_t total = 0;
     uint32_t files = 0;
@@ -221,7 +221,7 @@ static uint32_t print_ingest_kind(FILE *f, const ts_trace *t, int k)
 
 bool ts__report_warn_all(bool verbose) { return verbose || !isatty(fileno(stderr)); }
 
-void ts__report_warnings_emit(FILE *f, const ts_trace *t, const char *const *lines, uint32_t n, bool all)
+void ts__report_warnings_emit(FILE *f, const ts_job *t, const char *const *lines, uint32_t n, bool all)
 {
     if (all) {
         if (t) ts__report_warnings_print(f, t);
@@ -258,7 +258,7 @@ void ts__report_warnings_json_graph(ts_json *j, const ts_graph *g)
     for (uint32_t i = 0; g && i < ts_graph_n_warnings(g); i++) ts__report_warning_json_line(j, "graph", ts_graph_warning(g, i));
 }
 
-void ts__report_warnings_json_close(FILE *f, const ts_trace *const *ts, uint32_t n, const ts_graph *g)
+void ts__report_warnings_json_close(FILE *f, const ts_job *const *ts, uint32_t n, const ts_graph *g)
 {
     ts_buf b;
     ts__buf_init(&b);
@@ -274,7 +274,7 @@ void ts__report_warnings_json_close(FILE *f, const ts_trace *const *ts, uint32_t
     ts__buf_free(&b);
 }
 
-void ts__report_warnings_emit_graph(FILE *f, const ts_trace *t, const ts_graph *g, bool all)
+void ts__report_warnings_emit_graph(FILE *f, const ts_job *t, const ts_graph *g, bool all)
 {
     uint32_t n = g ? ts_graph_n_warnings(g) : 0;
     const char **lines = ts__calloc((size_t)n + 1, sizeof *lines);

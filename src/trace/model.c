@@ -798,7 +798,7 @@ static int cmp_rank(const void *a, const void *b)
 
 static bool time_out_of_range(int64_t ts) { return ts <= -TIME_ABS_LIMIT_NS || ts >= TIME_ABS_LIMIT_NS; }
 
-static int check_time_range(const ts_trace *t, ts_error *err)
+static int check_time_range(const ts_job *t, ts_error *err)
 {
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     uint32_t lo_rank = 0, hi_rank = 0;
@@ -830,10 +830,10 @@ static int check_time_range(const ts_trace *t, ts_error *err)
     return TS_OK;
 }
 
-int ts__trace_create(ts_rank **ranks, uint32_t n, ts_trace **out, ts_error *err)
+int ts__job_create(ts_rank **ranks, uint32_t n, ts_job **out, ts_error *err)
 {
     *out = NULL;
-    ts_trace *t = ts__calloc(1, sizeof *t);
+    ts_job *t = ts__calloc(1, sizeof *t);
     if (t) t->ranks = ts__malloc((size_t)(n ? n : 1) * sizeof *t->ranks);
     if (!t || !t->ranks) {
         /* The trace owns the ranks whatever happens: free them here too. */
@@ -848,20 +848,20 @@ int ts__trace_create(ts_rank **ranks, uint32_t n, ts_trace **out, ts_error *err)
         if (t->ranks[i]->rank == t->ranks[i - 1]->rank) {
             int rc = ts__error(err, TS_EFORMAT, "%s: claims rank %d, which %s already claims",
                                t->ranks[i]->path, t->ranks[i]->rank, t->ranks[i - 1]->path);
-            ts_trace_destroy(t);   /* the trace owns the ranks from here on */
+            ts_job_destroy(t);   /* the trace owns the ranks from here on */
             return rc;
         }
     }
     int rc = check_time_range(t, err);
     if (rc != TS_OK) {
-        ts_trace_destroy(t);
+        ts_job_destroy(t);
         return rc;
     }
     *out = t;
     return TS_OK;
 }
 
-void ts_trace_destroy(ts_trace *t)
+void ts_job_destroy(ts_job *t)
 {
     if (!t) return;
     for (uint32_t i = 0; i < t->n_ranks; i++) ts__rank_destroy(t->ranks[i]);
@@ -869,8 +869,8 @@ void ts_trace_destroy(ts_trace *t)
     ts__free(t, sizeof *t);
 }
 
-uint32_t ts_trace_n_ranks(const ts_trace *t) { return t ? t->n_ranks : 0; }
-const ts_rank *ts_trace_borrow_rank(const ts_trace *t, uint32_t i) { return t && i < t->n_ranks ? t->ranks[i] : NULL; }
+uint32_t ts_job_n_ranks(const ts_job *t) { return t ? t->n_ranks : 0; }
+const ts_rank *ts_job_borrow_rank(const ts_job *t, uint32_t i) { return t && i < t->n_ranks ? t->ranks[i] : NULL; }
 int32_t  ts_rank_number(const ts_rank *r) { return r->rank; }
 const char *ts_rank_path(const ts_rank *r) { return r->path; }
 uint32_t ts_rank_n_tracks(const ts_rank *r) { return r->n_tracks; }
@@ -1040,7 +1040,7 @@ static void intersect_steps(int64_t *v, uint32_t *n, int64_t *scratch, const ts_
 }
 
 /* O(ranks x iterations log iterations). */
-int ts__window_sel_init(ts_window_sel *sel, const ts_trace *t)
+int ts__window_sel_init(ts_window_sel *sel, const ts_job *t)
 {
     sel->complete = NULL;
     sel->n_complete = 0;

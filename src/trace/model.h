@@ -1,6 +1,6 @@
 /* model.h - the columnar trace model every analysis reads (internal layout).
  *
- * A ts_trace is a set of ranks; each ts_rank is self-contained (its own string
+ * A ts_job is a set of ranks; each ts_rank is self-contained (its own string
  * pool and tables) so ranks are ingested in parallel without locks and a rank
  * can be freed alone. Within a rank, every table is a set of parallel column
  * arrays indexed by a uint32 row id (Perfetto's trace_processor layout).
@@ -213,7 +213,7 @@ struct ts_rank {
     bool     finished;
 };
 
-struct ts_trace {
+struct ts_job {
     ts_rank **ranks;          /* sorted by rank number */
     uint32_t  n_ranks;
 };
@@ -317,7 +317,7 @@ TS_NODISCARD int ts__rank_finish(ts_rank *r, ts_error *err);
  * them by rank number and rejects two ranks claiming one number (that is an
  * input error, not a warning), and times past 2^62 ns of the clock's zero or
  * a trace spanning 2^59 ns (TS_ERANGE): every command takes one rule. */
-TS_NODISCARD int ts__trace_create(ts_rank **ranks, uint32_t n, ts_trace **out, ts_error *err);
+TS_NODISCARD int ts__job_create(ts_rank **ranks, uint32_t n, ts_job **out, ts_error *err);
 
 /* ---- read helpers ---- */
 /* Arg lookup on a slice by key string; false when absent. "correlation" and
@@ -381,7 +381,7 @@ typedef struct ts_window_sel {
     bool     marked;             /* some rank marks iterations */
 } ts_window_sel;
 /* Fill sel for t (whole, steps, first and last already set); TS_ENOMEM. */
-int  ts__window_sel_init(ts_window_sel *sel, const ts_trace *t);
+int  ts__window_sel_init(ts_window_sel *sel, const ts_job *t);
 void ts__window_sel_free(ts_window_sel *sel);
 /* Whether step is one of the window's iterations. */
 bool ts__window_has_step(const ts_window_sel *sel, int64_t step);

@@ -21,12 +21,12 @@ static void launch(ts_rank *r, uint32_t cpu, uint32_t gpu, int64_t call_ts, int6
 }
 
 /* One finished rank wrapped in a trace. */
-static ts_trace *wrap(ts_rank **ranks, uint32_t n)
+static ts_job *wrap(ts_rank **ranks, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++)
         if (ts__rank_finish(ranks[i], NULL) != TS_OK) return NULL;
-    ts_trace *t = NULL;
-    if (ts__trace_create(ranks, n, &t, NULL) != TS_OK) return NULL;
+    ts_job *t = NULL;
+    if (ts__job_create(ranks, n, &t, NULL) != TS_OK) return NULL;
     return t;
 }
 
@@ -46,7 +46,7 @@ TEST(stats_median_of_odd_count_is_middle_value)
     add(r, t, 0, 10, "aten::mm", "cpu_op", TS_KIND_CPU_OP);
     add(r, t, 100, 30, "aten::mm", "cpu_op", TS_KIND_CPU_OP);
     add(r, t, 200, 20, "aten::mm", "cpu_op", TS_KIND_CPU_OP);
-    ts_trace *tr = wrap(&r, 1);
+    ts_job *tr = wrap(&r, 1);
     ts_stats *st;
     CHECK_EQ_INT(ts_stats_compute(tr, NULL, &st, NULL), TS_OK);
     const ts_stat_row *row = find_row(st, -1, TS_STAT_CPU_OP, "aten::mm");
@@ -61,7 +61,7 @@ TEST(stats_median_of_odd_count_is_middle_value)
     /* no iteration markers: the window is the whole trace, [0, 220) */
     CHECK_NEAR(row->pct_of_window, 100.0 * 60 / 220, 1e-9);
     ts_stats_destroy(st);
-    ts_trace_destroy(tr);
+    ts_job_destroy(tr);
 }
 
 /* Many names and many durations per name, the durations a permutation of
@@ -81,7 +81,7 @@ TEST(stats_medians_of_large_groups)
             add(r, t, at, dur, nm, "cpu_op", TS_KIND_CPU_OP);
             at += dur + 1;
         }
-    ts_trace *tr = wrap(&r, 1);
+    ts_job *tr = wrap(&r, 1);
     ts_stats *st;
     CHECK_EQ_INT(ts_stats_compute(tr, NULL, &st, NULL), TS_OK);
     CHECK_EQ_INT(st->n_rows, NAMES);
@@ -96,7 +96,7 @@ TEST(stats_medians_of_large_groups)
         CHECK_NEAR(row->median_ns, (double)((PER - 1) / 2) * 1000003 + k, 1e-6);
     }
     ts_stats_destroy(st);
-    ts_trace_destroy(tr);
+    ts_job_destroy(tr);
 }
 
 /* Durations 1, 2, 4, 9 (even count): median (2 + 4) / 2 = 3; mean 4;
@@ -107,7 +107,7 @@ TEST(stats_median_of_even_count_is_mean_of_middle_pair)
     uint32_t t = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
     int64_t d[] = {9, 1, 4, 2};
     for (int i = 0; i < 4; i++) add(r, t, i * 100, d[i], "aten::add", "cpu_op", TS_KIND_CPU_OP);
-    ts_trace *tr = wrap(&r, 1);
+    ts_job *tr = wrap(&r, 1);
     ts_stats *st;
     CHECK_EQ_INT(ts_stats_compute(tr, NULL, &st, NULL), TS_OK);
     const ts_stat_row *row = find_row(st, -1, TS_STAT_CPU_OP, "aten::add");
@@ -116,7 +116,7 @@ TEST(stats_median_of_even_count_is_mean_of_middle_pair)
     CHECK_NEAR(row->mean_ns, 4, 1e-9);
     CHECK_NEAR(row->stddev_ns * row->stddev_ns, 38.0 / 3.0, 1e-9);
     ts_stats_destroy(st);
-    ts_trace_destroy(tr);
+    ts_job_destroy(tr);
 }
 
 TEST(stats_single_slice_has_zero_stddev)
@@ -124,14 +124,14 @@ TEST(stats_single_slice_has_zero_stddev)
     ts_rank *r = ts__rank_create("r.json");
     uint32_t t = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
     add(r, t, 0, 7, "aten::relu", "cpu_op", TS_KIND_CPU_OP);
-    ts_trace *tr = wrap(&r, 1);
+    ts_job *tr = wrap(&r, 1);
     ts_stats *st;
     CHECK_EQ_INT(ts_stats_compute(tr, NULL, &st, NULL), TS_OK);
     CHECK_EQ_INT(st->n_rows, 1);
     CHECK_NEAR(st->rows[0].stddev_ns, 0, 0);
     CHECK_NEAR(st->rows[0].median_ns, 7, 0);
     ts_stats_destroy(st);
-    ts_trace_destroy(tr);
+    ts_job_destroy(tr);
 }
 
 /* Steps #1 [0, 1000) and #2 [1000, 3000); an op of 250 in each. Restricted to
@@ -145,7 +145,7 @@ TEST(stats_iteration_range_restricts_slices_and_window)
     add(r, t, 1000, 2000, "ProfilerStep#2", "user_annotation", TS_KIND_USER_ANNOTATION);
     add(r, t, 100, 250, "aten::conv2d", "cpu_op", TS_KIND_CPU_OP);
     add(r, t, 1100, 250, "aten::conv2d", "cpu_op", TS_KIND_CPU_OP);
-    ts_trace *tr = wrap(&r, 1);
+    ts_job *tr = wrap(&r, 1);
     ts_stats_opts o = {.has_iterations = true, .iter_first = 2, .iter_last = 2};
     ts_stats *st;
     CHECK_EQ_INT(ts_stats_compute(tr, &o, &st, NULL), TS_OK);
@@ -159,7 +159,7 @@ TEST(stats_iteration_range_restricts_slices_and_window)
     o.iter_first = o.iter_last = 9;
     CHECK_EQ_INT(ts_stats_compute(tr, &o, &st, &err), TS_ENODATA);
     CHECK(strstr(err.msg, "9:9") != NULL);
-    ts_trace_destroy(tr);
+    ts_job_destroy(tr);
 }
 
 /* A kernel that runs after step #1 ended but was launched inside it belongs
@@ -172,7 +172,7 @@ TEST(stats_place_gpu_ops_at_their_launch_time)
     add(r, cpu, 0, 1000, "ProfilerStep#1", "user_annotation", TS_KIND_USER_ANNOTATION);
     launch(r, cpu, gpu, 900, 1500, 100, "gemm", TS_KIND_KERNEL, 1);
     launch(r, cpu, gpu, 1200, 1700, 100, "gemm", TS_KIND_KERNEL, 2);
-    ts_trace *tr = wrap(&r, 1);
+    ts_job *tr = wrap(&r, 1);
     ts_stats *st;
     CHECK_EQ_INT(ts_stats_compute(tr, NULL, &st, NULL), TS_OK);
     const ts_stat_row *row = find_row(st, -1, TS_STAT_KERNEL, "gemm");
@@ -182,7 +182,7 @@ TEST(stats_place_gpu_ops_at_their_launch_time)
     CHECK(rt != NULL);
     CHECK_EQ_INT(rt->count, 1);
     ts_stats_destroy(st);
-    ts_trace_destroy(tr);
+    ts_job_destroy(tr);
 }
 
 TEST(stats_count_collectives_apart_from_ops_and_kernels)
@@ -194,13 +194,13 @@ TEST(stats_count_collectives_apart_from_ops_and_kernels)
     add(r, cpu, 100, 50, "c10d::allreduce_", "cpu_op", TS_KIND_CPU_OP);
     add(r, cpu, 200, 50, "## forward ##", "user_annotation", TS_KIND_USER_ANNOTATION);
     add(r, gpu, 300, 50, "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*)", "kernel", TS_KIND_KERNEL);
-    ts_trace *tr = wrap(&r, 1);
+    ts_job *tr = wrap(&r, 1);
     ts_stats *st;
     CHECK_EQ_INT(ts_stats_compute(tr, NULL, &st, NULL), TS_OK);
     CHECK_EQ_INT(st->n_rows, 3);   /* the plain annotation is not counted */
     for (uint32_t i = 0; i < st->n_rows; i++) CHECK_EQ_INT(st->rows[i].cat, TS_STAT_COLLECTIVE);
     ts_stats_destroy(st);
-    ts_trace_destroy(tr);
+    ts_job_destroy(tr);
 }
 
 /* --top 2 keeps the two largest totals of each category. */
@@ -212,7 +212,7 @@ TEST(stats_top_keeps_largest_totals_per_category)
     add(r, t, 100, 30, "b", "cpu_op", TS_KIND_CPU_OP);
     add(r, t, 200, 20, "c", "cpu_op", TS_KIND_CPU_OP);
     add(r, t, 300, 5, "cudaMalloc", "cuda_runtime", TS_KIND_CUDA_RUNTIME);
-    ts_trace *tr = wrap(&r, 1);
+    ts_job *tr = wrap(&r, 1);
     ts_stats_opts o = {.top = 2};
     ts_stats *st;
     CHECK_EQ_INT(ts_stats_compute(tr, &o, &st, NULL), TS_OK);
@@ -221,7 +221,7 @@ TEST(stats_top_keeps_largest_totals_per_category)
     CHECK_EQ_STR(st->rows[1].name, "c");
     CHECK_EQ_STR(st->rows[2].name, "cudaMalloc");
     ts_stats_destroy(st);
-    ts_trace_destroy(tr);
+    ts_job_destroy(tr);
 }
 
 /* BY_CATEGORY pools ranks: 3 ops on rank 0, 1 on rank 1, one row of 4. */
@@ -232,7 +232,7 @@ TEST(stats_by_category_pools_all_ranks)
     rk[1]->rank = 1;
     for (int i = 0; i < 3; i++) add(rk[0], ts__rank_track(rk[0], TS_TRACK_THREAD, 1, 1), i * 10, 10, "x", "cpu_op", TS_KIND_CPU_OP);
     add(rk[1], ts__rank_track(rk[1], TS_TRACK_THREAD, 1, 1), 0, 40, "y", "cpu_op", TS_KIND_CPU_OP);
-    ts_trace *tr = wrap(rk, 2);
+    ts_job *tr = wrap(rk, 2);
     ts_stats_opts o = {.by = TS_STATS_BY_CATEGORY};
     ts_stats *st;
     CHECK_EQ_INT(ts_stats_compute(tr, &o, &st, NULL), TS_OK);
@@ -250,7 +250,7 @@ TEST(stats_by_category_pools_all_ranks)
     CHECK_EQ_INT(st->rows[1].rank, 1);
     CHECK(st->rows[1].name == NULL);
     ts_stats_destroy(st);
-    ts_trace_destroy(tr);
+    ts_job_destroy(tr);
 }
 
 TEST(kernel_types_follow_hta_and_newer_nccl_spellings)
@@ -278,7 +278,7 @@ TEST(breakdown_temporal_and_overlap_match_hand_computed)
     launch(r, cpu, s1, 0, 0, 100, "gemm", TS_KIND_KERNEL, 1);
     launch(r, cpu, s2, 1, 50, 100, "ncclKernel_AllReduce", TS_KIND_KERNEL, 2);
     launch(r, cpu, s1, 2, 200, 50, "Memcpy HtoD (Pageable -> Device)", TS_KIND_GPU_MEMCPY, 3);
-    ts_trace *tr = wrap(&r, 1);
+    ts_job *tr = wrap(&r, 1);
     ts_breakdown *b;
     CHECK_EQ_INT(ts_breakdown_compute(tr, NULL, &b, NULL), TS_OK);
     const ts_breakdown_rank *br = &b->ranks[0];
@@ -296,7 +296,7 @@ TEST(breakdown_temporal_and_overlap_match_hand_computed)
     CHECK_NEAR(br->comm_comp_overlap_pct, 50, 1e-9);
     CHECK_EQ_INT(br->n_streams, 2);
     ts_breakdown_destroy(b);
-    ts_trace_destroy(tr);
+    ts_job_destroy(tr);
 }
 
 /* One stream, ops launched (call ts) -> ran:
@@ -316,7 +316,7 @@ TEST(breakdown_idle_categories_queue_and_launch_delay_per_stream)
     launch(r, cpu, gpu, 50, 210, 90, "k2", TS_KIND_KERNEL, 2);
     launch(r, cpu, gpu, 350, 400, 100, "k3", TS_KIND_KERNEL, 3);
     launch(r, cpu, gpu, 60, 600, 100, "k4", TS_KIND_KERNEL, 4);
-    ts_trace *tr = wrap(&r, 1);
+    ts_job *tr = wrap(&r, 1);
     ts_breakdown *b;
     CHECK_EQ_INT(ts_breakdown_compute(tr, NULL, &b, NULL), TS_OK);
     const ts_breakdown_rank *br = &b->ranks[0];
@@ -339,7 +339,7 @@ TEST(breakdown_idle_categories_queue_and_launch_delay_per_stream)
     CHECK_EQ_INT(br->n_runtime_outliers, 0);
     CHECK_EQ_INT(br->n_delay_outliers, 0);
     ts_breakdown_destroy(b);
-    ts_trace_destroy(tr);
+    ts_job_destroy(tr);
 }
 
 /* Steps #1 [0,1000) and #2 [1000,2000): HTA keeps only ops launched before
@@ -353,7 +353,7 @@ TEST(breakdown_drops_gpu_ops_launched_in_the_last_iteration)
     add(r, cpu, 1000, 1000, "ProfilerStep#2", "user_annotation", TS_KIND_USER_ANNOTATION);
     launch(r, cpu, gpu, 100, 200, 300, "gemm", TS_KIND_KERNEL, 1);
     launch(r, cpu, gpu, 1500, 1600, 300, "gemm", TS_KIND_KERNEL, 2);
-    ts_trace *tr = wrap(&r, 1);
+    ts_job *tr = wrap(&r, 1);
     ts_breakdown *b;
     CHECK_EQ_INT(ts_breakdown_compute(tr, NULL, &b, NULL), TS_OK);
     CHECK(b->ranks[0].iterations_filtered);
@@ -362,7 +362,7 @@ TEST(breakdown_drops_gpu_ops_launched_in_the_last_iteration)
     CHECK_EQ_INT(b->ranks[0].n_kernels, 1);
     CHECK_EQ_INT(b->ranks[0].kernels[0].count, 1);
     ts_breakdown_destroy(b);
-    ts_trace_destroy(tr);
+    ts_job_destroy(tr);
 }
 
 /* Memcpy of 1000 bytes in 100 ns = 10 GB/s; memset of 400 bytes in 100 ns. */
@@ -379,7 +379,7 @@ TEST(breakdown_memory_bandwidth_from_bytes_over_duration)
     first = ts__rank_args_mark(r);
     ts__rank_add_arg(r, S(r, "bytes"), TS_ARG_INT, 400);
     ts__rank_slice_set_args(r, 3, first, 1);   /* slice 3 = the memset */
-    ts_trace *tr = wrap(&r, 1);
+    ts_job *tr = wrap(&r, 1);
     ts_breakdown *b;
     CHECK_EQ_INT(ts_breakdown_compute(tr, NULL, &b, NULL), TS_OK);
     const ts_breakdown_rank *br = &b->ranks[0];
@@ -390,7 +390,7 @@ TEST(breakdown_memory_bandwidth_from_bytes_over_duration)
     CHECK_EQ_STR(br->membw[1].kind, "Memset");
     CHECK_NEAR(br->membw[1].gbps, 4, 1e-9);
     ts_breakdown_destroy(b);
-    ts_trace_destroy(tr);
+    ts_job_destroy(tr);
 }
 
 /* CPU-only: step [0,1000); aten op [100,300); gloo:all_reduce [400,600) with
@@ -403,7 +403,7 @@ TEST(breakdown_cpu_only_rank_splits_each_thread)
     add(r, t, 100, 200, "aten::mm", "cpu_op", TS_KIND_CPU_OP);
     add(r, t, 400, 200, "gloo:all_reduce", "user_annotation", TS_KIND_USER_ANNOTATION);
     add(r, t, 450, 100, "c10d::allreduce_", "cpu_op", TS_KIND_CPU_OP);
-    ts_trace *tr = wrap(&r, 1);
+    ts_job *tr = wrap(&r, 1);
     ts_breakdown *b;
     CHECK_EQ_INT(ts_breakdown_compute(tr, NULL, &b, NULL), TS_OK);
     const ts_breakdown_rank *br = &b->ranks[0];
@@ -414,7 +414,7 @@ TEST(breakdown_cpu_only_rank_splits_each_thread)
     CHECK_EQ_INT(br->threads[0].compute_ns, 200);
     CHECK_EQ_INT(br->threads[0].idle_ns, 600);
     ts_breakdown_destroy(b);
-    ts_trace_destroy(tr);
+    ts_job_destroy(tr);
 }
 
 TEST(interval_merge_joins_touching_and_overlapping)
@@ -452,7 +452,7 @@ TEST(analyses_fail_cleanly_when_memory_runs_out)
     add(rk[1], t1, 0, 1000, "ProfilerStep#1", "user_annotation", TS_KIND_USER_ANNOTATION);
     add(rk[1], t1, 10, 100, "aten::mm", "cpu_op", TS_KIND_CPU_OP);
     add(rk[1], t2, 10, 300, "gloo:all_reduce", "user_annotation", TS_KIND_USER_ANNOTATION);
-    ts_trace *tr = wrap(rk, 2);
+    ts_job *tr = wrap(rk, 2);
     int failures = 0;
     for (long budget = 0; budget < 200; budget++) {
         oom_budget = budget;
@@ -468,7 +468,7 @@ TEST(analyses_fail_cleanly_when_memory_runs_out)
         ts_stats_destroy(st);
     }
     CHECK(failures > 0);
-    ts_trace_destroy(tr);
+    ts_job_destroy(tr);
 }
 
 /* A user-named marker replaces ProfilerStep#: two "step" slices make the
@@ -481,7 +481,7 @@ TEST(custom_iteration_marker_sets_the_window)
     add(r, t, 400, 300, "step 2", "user_annotation", TS_KIND_USER_ANNOTATION);
     add(r, t, 50, 10, "aten::mm", "cpu_op", TS_KIND_CPU_OP);
     add(r, t, 150, 60, "aten::mm", "cpu_op", TS_KIND_CPU_OP);
-    ts_trace *tr = wrap(&r, 1);
+    ts_job *tr = wrap(&r, 1);
     CHECK_EQ_INT(ts_analyze_set_iteration_marker(tr, "step ", NULL), TS_OK);
     ts_stats_opts o = {.has_iterations = true, .iter_first = 2, .iter_last = 2};
     ts_stats *st;
@@ -495,7 +495,7 @@ TEST(custom_iteration_marker_sets_the_window)
     CHECK_EQ_INT(st->rows[0].count, 1);
     CHECK_NEAR(st->rows[0].pct_of_window, 10, 1e-9);
     ts_stats_destroy(st);
-    ts_trace_destroy(tr);
+    ts_job_destroy(tr);
 }
 
 /* Kernels a (durations 10, 20), b (31), c (1, 5): top 1 keeps b (31) and
@@ -511,7 +511,7 @@ TEST(breakdown_top_kernels_fold_the_rest_into_others)
     launch(r, cpu, gpu, 2, 300, 31, "b", TS_KIND_KERNEL, 3);
     launch(r, cpu, gpu, 3, 400, 1, "c", TS_KIND_KERNEL, 4);
     launch(r, cpu, gpu, 4, 500, 5, "c", TS_KIND_KERNEL, 5);
-    ts_trace *tr = wrap(&r, 1);
+    ts_job *tr = wrap(&r, 1);
     ts_breakdown_opts o = {.top_kernels = 1};
     ts_breakdown *b;
     CHECK_EQ_INT(ts_breakdown_compute(tr, &o, &b, NULL), TS_OK);
@@ -529,7 +529,7 @@ TEST(breakdown_top_kernels_fold_the_rest_into_others)
     CHECK_NEAR(o2->stddev_ns * o2->stddev_ns, 202.0 / 3.0, 1e-9);
     CHECK_NEAR(o2->pct_of_type, 100.0 * 36 / 67, 1e-9);
     ts_breakdown_destroy(b);
-    ts_trace_destroy(tr);
+    ts_job_destroy(tr);
 }
 
 /* HTA's outlier cutoffs: a 60 us launch call (> 50 us) whose kernel starts
@@ -543,7 +543,7 @@ TEST(breakdown_counts_launch_outliers_with_hta_cutoffs)
     uint32_t k = add(r, gpu, 200000, 1000, "gemm", "kernel", TS_KIND_KERNEL);
     r->slices.corr[c] = r->slices.corr[k] = 1;
     launch(r, cpu, gpu, 300000, 310000, 1000, "gemm", TS_KIND_KERNEL, 2);
-    ts_trace *tr = wrap(&r, 1);
+    ts_job *tr = wrap(&r, 1);
     ts_breakdown *b;
     CHECK_EQ_INT(ts_breakdown_compute(tr, NULL, &b, NULL), TS_OK);
     CHECK_EQ_INT(b->ranks[0].n_launches, 2);
@@ -551,7 +551,7 @@ TEST(breakdown_counts_launch_outliers_with_hta_cutoffs)
     CHECK_EQ_INT(b->ranks[0].n_delay_outliers, 1);
     CHECK_EQ_INT(b->ranks[0].n_gpu_shorter_than_runtime, 1);
     ts_breakdown_destroy(b);
-    ts_trace_destroy(tr);
+    ts_job_destroy(tr);
 }
 
 /* Steps #1 [0,1000), #2 [1000,2000), #3 [2000,3000); a kernel launched in
@@ -568,7 +568,7 @@ TEST(breakdown_iteration_range_selects_ops_by_launch_time)
         add(r, cpu, i * 1000, 1000, step, "user_annotation", TS_KIND_USER_ANNOTATION);
         launch(r, cpu, gpu, i * 1000 + 100, i * 1000 + 500, 200, "gemm", TS_KIND_KERNEL, i + 1);
     }
-    ts_trace *tr = wrap(&r, 1);
+    ts_job *tr = wrap(&r, 1);
     ts_breakdown_opts o = {.has_iterations = true, .iter_first = 2, .iter_last = 3};
     ts_breakdown *b;
     CHECK_EQ_INT(ts_breakdown_compute(tr, &o, &b, NULL), TS_OK);
@@ -582,7 +582,7 @@ TEST(breakdown_iteration_range_selects_ops_by_launch_time)
     CHECK_EQ_INT(ts_breakdown_compute(tr, &o, &b, &err), TS_ENODATA);
     CHECK(b == NULL);
     CHECK(strstr(err.msg, "7:9") != NULL);
-    ts_trace_destroy(tr);
+    ts_job_destroy(tr);
 }
 
 /* HTA 0.6.1's parser rounds a fractional-"ts" file's times: start up, end
@@ -606,7 +606,7 @@ TEST(breakdown_rounds_fractional_json_times_like_hta)
         launch(r, cpu, gpu, 4000, 9000, 1900, "gemm", TS_KIND_KERNEL, 4);
         r->base_time_ns = 500;
         r->us_fractions = fractional;
-        ts_trace *tr = wrap(&r, 1);
+        ts_job *tr = wrap(&r, 1);
         ts_breakdown *b;
         CHECK_EQ_INT(ts_breakdown_compute(tr, NULL, &b, NULL), TS_OK);
         const ts_breakdown_rank *br = &b->ranks[0];
@@ -625,7 +625,7 @@ TEST(breakdown_rounds_fractional_json_times_like_hta)
             CHECK_NEAR(br->launch_delay_median_ns, 4350, 1e-9);   /* 700, 4100, 4600, 5000 */
         }
         ts_breakdown_destroy(b);
-        ts_trace_destroy(tr);
+        ts_job_destroy(tr);
     }
 }
 
@@ -665,7 +665,7 @@ static const ts_diff_row *diff_row(const ts_diff *d, const char *name)
 TEST(diff_compares_one_iteration_per_rank_like_hta)
 {
     ts_rank *ra = diff_rank("a.json", false), *rb = diff_rank("b.json", true);
-    ts_trace *ta = wrap(&ra, 1), *tb = wrap(&rb, 1);
+    ts_job *ta = wrap(&ra, 1), *tb = wrap(&rb, 1);
     ts_diff *d;
     CHECK_EQ_INT(ts_diff_compute(ta, tb, NULL, &d, NULL), TS_OK);
     CHECK_EQ_INT(d->n_ranks, 1);
@@ -698,8 +698,8 @@ TEST(diff_compares_one_iteration_per_rank_like_hta)
     ts_error err = {0};
     CHECK_EQ_INT(ts_diff_compute(ta, tb, &o, &d, &err), TS_ENODATA);
     CHECK(d == NULL && strstr(err.msg, "a.json: rank 0 has no ProfilerStep#3"));
-    ts_trace_destroy(ta);
-    ts_trace_destroy(tb);
+    ts_job_destroy(ta);
+    ts_job_destroy(tb);
 }
 
 /* fuzz_analyze, 26 Nov 2026: HTA's microsecond rounding of a time in the
@@ -715,11 +715,11 @@ TEST(breakdown_rounding_near_the_time_limit_stays_defined)
     uint32_t cpu = ts__rank_track(r, TS_TRACK_THREAD, 1, 1), gpu = ts__rank_track(r, TS_TRACK_GPU_STREAM, 0, 7);
     launch(r, cpu, gpu, edge - 9000, edge - 500, 200, "k", TS_KIND_KERNEL, 1);
     r->us_fractions = true;
-    ts_trace *tr = wrap(&r, 1);
+    ts_job *tr = wrap(&r, 1);
     CHECK(tr != NULL);
     ts_breakdown *b;
     CHECK_EQ_INT(ts_breakdown_compute(tr, NULL, &b, NULL), TS_OK);
     CHECK_EQ_INT(b->ranks[0].n_kernels, 1);
     ts_breakdown_destroy(b);
-    ts_trace_destroy(tr);
+    ts_job_destroy(tr);
 }

@@ -188,9 +188,9 @@ TEST(chakra_reads_the_real_trace)
 {
     const char *path = ts_test_data("chakra/chakra.0.et");
     if (access(path, R_OK)) SKIP("%s missing", path);
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     ts_error err;
-    if (ts_trace_load(&path, 1, NULL, &t, &err)) TS_FAIL_("%s", err.msg);
+    if (ts_job_load(&path, 1, NULL, &t, &err)) TS_FAIL_("%s", err.msg);
     const ts_rank *r = t->ranks[0];
     /* scripts/chakra_totals.py (Google's protobuf module): 3,664 nodes, 3,507
      * with a runtime summing 381,795 us, 21 COMM_COLL nodes of 102,441,032
@@ -222,5 +222,5 @@ TEST(chakra_reads_the_real_trace)
     }
     /* a schedule spans at least its longest chain and busiest lane, at most the sum */
     CHECK(hi - lo >= 292828000LL && hi - lo >= 46140000LL && hi - lo <= 381795000LL);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }

@@ -2,7 +2,7 @@
  *
  * Each test writes a small scenario (one tracepoint per line, known times and
  * fields), turns it into a real CTF trace with babeltrace2's own CTF writer
- * (test/e2e/lttng_ctf_gen.py, python3-bt2), loads it with ts_trace_load and
+ * (test/e2e/lttng_ctf_gen.py, python3-bt2), loads it with ts_job_load and
  * checks the model rows. Tests skip, saying so, when python3-bt2 is missing.
  * The LTTng session path itself is tested end to end by test/e2e/lttng_*.sh.
  */
@@ -55,11 +55,11 @@ static void remove_dir(const char *ctf_dir)
         fprintf(stderr, "could not remove %s\n", ctf_dir);
 }
 
-static ts_trace *load(const char *dir, ts_error *err)
+static ts_job *load(const char *dir, ts_error *err)
 {
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     const char *paths[] = {dir};
-    if (ts_trace_load(paths, 1, NULL, &t, err) != TS_OK)
+    if (ts_job_load(paths, 1, NULL, &t, err) != TS_OK)
         return NULL;
     return t;
 }
@@ -111,11 +111,11 @@ TEST(ctf_push_pop_become_nested_slices_with_exact_times_and_gpu_work_on_its_stre
         L("2000\t10\t11\tpop"));
     CHECK(dir);
     ts_error err;
-    ts_trace *t = load(dir, &err);
+    ts_job *t = load(dir, &err);
     if (!t)
         TS_FAIL_("load failed: %s", err.msg);
-    CHECK_EQ_INT(ts_trace_n_ranks(t), 1);
-    const ts_rank *r = ts_trace_borrow_rank(t, 0);
+    CHECK_EQ_INT(ts_job_n_ranks(t), 1);
+    const ts_rank *r = ts_job_borrow_rank(t, 0);
     CHECK_EQ_INT(r->slices.n, 3);
     uint32_t step = find_slice(r, "ProfilerStep#4"), mm = find_slice(r, "aten::mm"), k = find_slice(r, "sgemm");
     CHECK(step != TS_NONE32 && mm != TS_NONE32 && k != TS_NONE32);
@@ -138,7 +138,7 @@ TEST(ctf_push_pop_become_nested_slices_with_exact_times_and_gpu_work_on_its_stre
     CHECK_EQ_STR(ts__slice_arg_str(r, k, "grid"), "[1, 2, 3]");
     CHECK_EQ_INT(r->n_iterations, 1);
     CHECK_EQ_INT(r->iterations[0].step, 4);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
     remove_dir(dir);
 }
 
@@ -154,18 +154,18 @@ TEST(ctf_processes_become_ranks_numbered_by_their_rank_event)
         L("400\t20\t21\tpop"));
     CHECK(dir);
     ts_error err;
-    ts_trace *t = load(dir, &err);
+    ts_job *t = load(dir, &err);
     if (!t)
         TS_FAIL_("load failed: %s", err.msg);
-    CHECK_EQ_INT(ts_trace_n_ranks(t), 2);
-    const ts_rank *r0 = ts_trace_borrow_rank(t, 0), *r1 = ts_trace_borrow_rank(t, 1);
+    CHECK_EQ_INT(ts_job_n_ranks(t), 2);
+    const ts_rank *r0 = ts_job_borrow_rank(t, 0), *r1 = ts_job_borrow_rank(t, 1);
     CHECK_EQ_INT(r0->rank, 0);
     CHECK_EQ_INT(r0->world_size, 2);
     CHECK(find_slice(r0, "b") != TS_NONE32);
     CHECK_EQ_INT(r1->rank, 1);
     CHECK(find_slice(r1, "a") != TS_NONE32);
     CHECK(strstr(r1->path, "pid 10"));
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
     remove_dir(dir);
 }
 
@@ -185,10 +185,10 @@ TEST(ctf_collective_memcpy_and_memory_events_take_kineto_shapes)
         L("320\t10\t11\tfree\tptr=0x1000\tbytes=512\tdevice=0"));
     CHECK(dir);
     ts_error err;
-    ts_trace *t = load(dir, &err);
+    ts_job *t = load(dir, &err);
     if (!t)
         TS_FAIL_("load failed: %s", err.msg);
-    const ts_rank *r = ts_trace_borrow_rank(t, 0);
+    const ts_rank *r = ts_job_borrow_rank(t, 0);
     uint32_t c = find_slice(r, "ncclAllReduce");
     CHECK(c != TS_NONE32);
     CHECK_EQ_INT(r->slices.ts_ns[c], 90);
@@ -222,7 +222,7 @@ TEST(ctf_collective_memcpy_and_memory_events_take_kineto_shapes)
     }
     CHECK_EQ_INT(bytes, -512);
     CHECK_EQ_INT(total, 256);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
     remove_dir(dir);
 }
 
@@ -239,10 +239,10 @@ TEST(ctf_ranges_end_on_another_thread_and_flows_link_launch_to_kernel)
         L("300\t10\t12\trange_end\tid=7"));
     CHECK(dir);
     ts_error err;
-    ts_trace *t = load(dir, &err);
+    ts_job *t = load(dir, &err);
     if (!t)
         TS_FAIL_("load failed: %s", err.msg);
-    const ts_rank *r = ts_trace_borrow_rank(t, 0);
+    const ts_rank *r = ts_job_borrow_rank(t, 0);
     uint32_t step = find_slice(r, "step"), launch = find_slice(r, "cudaLaunchKernel"), k = find_slice(r, "k");
     CHECK(step != TS_NONE32 && launch != TS_NONE32 && k != TS_NONE32);
     CHECK_EQ_INT(r->slices.dur_ns[step], 200);
@@ -253,7 +253,7 @@ TEST(ctf_ranges_end_on_another_thread_and_flows_link_launch_to_kernel)
     CHECK_EQ_INT(r->flows.from[0], launch);
     CHECK_EQ_INT(r->flows.to[0], k);
     CHECK_EQ_INT(r->flows.kind[0], TS_FLOW_AC2G);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
     remove_dir(dir);
 }
 
@@ -271,10 +271,10 @@ TEST(ctf_flow_events_link_ranges_across_threads_and_threads_get_names)
         L("230\t10\t12\tpop"));
     CHECK(dir);
     ts_error err;
-    ts_trace *t = load(dir, &err);
+    ts_job *t = load(dir, &err);
     if (!t)
         TS_FAIL_("load failed: %s", err.msg);
-    const ts_rank *r = ts_trace_borrow_rank(t, 0);
+    const ts_rank *r = ts_job_borrow_rank(t, 0);
     uint32_t fw = find_slice(r, "forward"), bw = find_slice(r, "backward");
     CHECK(fw != TS_NONE32 && bw != TS_NONE32);
     CHECK_EQ_INT(r->flows.n, 1);
@@ -282,7 +282,7 @@ TEST(ctf_flow_events_link_ranges_across_threads_and_threads_get_names)
     CHECK_EQ_INT(r->flows.to[0], bw);
     CHECK_EQ_INT(r->flows.kind[0], TS_FLOW_FWDBWD);
     CHECK_EQ_STR(ts__rank_str(r, r->tracks[r->slices.track[fw]].name_id), "main");
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
     remove_dir(dir);
 }
 
@@ -296,17 +296,17 @@ TEST(ctf_unmatched_pop_and_unclosed_push_are_warned_not_fatal)
         L("500\t10\t11\tinstant\tcat=cpu_op\tname=mark"));
     CHECK(dir);
     ts_error err;
-    ts_trace *t = load(dir, &err);
+    ts_job *t = load(dir, &err);
     if (!t)
         TS_FAIL_("load failed: %s", err.msg);
-    const ts_rank *r = ts_trace_borrow_rank(t, 0);
+    const ts_rank *r = ts_job_borrow_rank(t, 0);
     CHECK_EQ_INT(r->warn_count[TS_WARN_UNMATCHED_END], 1);
     CHECK_EQ_INT(r->warn_count[TS_WARN_UNMATCHED_BEGIN], 1);
     uint32_t s = find_slice(r, "never_closed");
     CHECK(s != TS_NONE32);
     CHECK_EQ_INT(r->slices.dur_ns[s], 300);   /* closed at the last event */
     CHECK_EQ_INT(r->instants.n, 1);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
     remove_dir(dir);
 }
 
@@ -327,24 +327,24 @@ TEST(ctf_events_the_tracer_discarded_are_warned_once)
         L("400\t10\t11\tpop"));
     CHECK(dir);
     ts_error err;
-    ts_trace *t = load(dir, &err);
+    ts_job *t = load(dir, &err);
     if (!t)
         TS_FAIL_("load failed: %s", err.msg);
-    CHECK_EQ_INT(ts_trace_n_ranks(t), 2);
-    const ts_rank *r0 = ts_trace_borrow_rank(t, 0), *r1 = ts_trace_borrow_rank(t, 1);
+    CHECK_EQ_INT(ts_job_n_ranks(t), 2);
+    const ts_rank *r0 = ts_job_borrow_rank(t, 0), *r1 = ts_job_borrow_rank(t, 1);
     CHECK_EQ_INT(r0->warn_count[TS_WARN_RECORDER_LOSSES] + r1->warn_count[TS_WARN_RECORDER_LOSSES], 42);
     const ts_rank *w = r0->warn_count[TS_WARN_RECORDER_LOSSES] ? r0 : r1;
     CHECK(strstr(w->warn_first[TS_WARN_RECORDER_LOSSES], "discarded 42 events") != NULL);
     CHECK(find_slice(r0, "b") != TS_NONE32 || find_slice(r1, "b") != TS_NONE32);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
     remove_dir(dir);
     dir = make_ctf(L("100\t10\t11\tpush\tcat=cpu_op\tname=a") L("200\t10\t11\tpop"));
     CHECK(dir);
     t = load(dir, &err);
     if (!t)
         TS_FAIL_("load failed: %s", err.msg);
-    CHECK_EQ_INT(ts_trace_borrow_rank(t, 0)->warn_count[TS_WARN_RECORDER_LOSSES], 0);
-    ts_trace_destroy(t);
+    CHECK_EQ_INT(ts_job_borrow_rank(t, 0)->warn_count[TS_WARN_RECORDER_LOSSES], 0);
+    ts_job_destroy(t);
     remove_dir(dir);
 }
 
@@ -370,10 +370,10 @@ TEST(ctf_stream_that_cannot_be_decoded_fails_and_the_next_load_works)
     const char *good = make_ctf(L("100\t10\t11\tpush\tcat=cpu_op\tname=a") L("200\t10\t11\tpop"));
     CHECK(good);
     ts_error err;
-    ts_trace *t = load(good, &err);
+    ts_job *t = load(good, &err);
     if (!t)
         TS_FAIL_("load after a failed one: %s", err.msg);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
     remove_dir(good);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     CHECK_EQ_INT(system(cmd), 0);
@@ -398,10 +398,10 @@ TEST(ctf_other_providers_events_become_slices_and_instants)
         L("400\t10\t11\tother:span_end"));
     CHECK(dir);
     ts_error err;
-    ts_trace *t = load(dir, &err);
+    ts_job *t = load(dir, &err);
     if (!t)
         TS_FAIL_("load failed: %s", err.msg);
-    const ts_rank *r = ts_trace_borrow_rank(t, 0);
+    const ts_rank *r = ts_job_borrow_rank(t, 0);
     CHECK_EQ_INT(r->slices.n, 3);
     uint32_t outer = find_slice(r, "other:call outer"), inner = find_slice(r, "other:call inner");
     uint32_t span = find_slice(r, "other:span file.py");
@@ -418,7 +418,7 @@ TEST(ctf_other_providers_events_become_slices_and_instants)
     CHECK_EQ_STR(ts__rank_str(r, r->instants.name[0]), "other:thing");
     CHECK_EQ_INT(r->warn_count[TS_WARN_UNMATCHED_END], 1);
     CHECK_EQ_INT(r->n_events_read, 8);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
     remove_dir(dir);
 }
 
@@ -432,17 +432,17 @@ TEST(ctf_other_providers_events_are_read_beside_ours)
         L("200\t10\t11\tpop"));
     CHECK(dir);
     ts_error err;
-    ts_trace *t = load(dir, &err);
+    ts_job *t = load(dir, &err);
     if (!t)
         TS_FAIL_("load failed: %s", err.msg);
-    const ts_rank *r = ts_trace_borrow_rank(t, 0);
+    const ts_rank *r = ts_job_borrow_rank(t, 0);
     CHECK_EQ_INT(r->slices.n, 1);
     CHECK_EQ_INT(r->slices.dur_ns[0], 100);
     CHECK_EQ_INT(r->instants.n, 1);
     CHECK_EQ_INT(r->instants.ts_ns[0], 150);
     CHECK_EQ_STR(ts__rank_str(r, r->instants.cat[0]), "other");
     CHECK_EQ_INT(r->n_events_read, 3);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
     remove_dir(dir);
 }
 
@@ -458,15 +458,15 @@ TEST(ctf_events_named_like_ours_with_other_layouts_are_read_with_defaults)
         L("300\t10\t11\ttrainscope:pop"));
     CHECK(dir);
     ts_error err;
-    ts_trace *t = load(dir, &err);
+    ts_job *t = load(dir, &err);
     if (!t)
         TS_FAIL_("load failed: %s", err.msg);
-    const ts_rank *r = ts_trace_borrow_rank(t, 0);
+    const ts_rank *r = ts_job_borrow_rank(t, 0);
     uint32_t s = find_slice(r, "odd");
     CHECK(s != TS_NONE32);
     CHECK_EQ_INT(r->slices.ts_ns[s], 100);   /* no usable ts_ns: the event time */
     CHECK_EQ_INT(r->warn_count[TS_WARN_UNMATCHED_END], 2);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
     remove_dir(dir);
 }
 
@@ -478,7 +478,7 @@ TEST(ctf_garbage_metadata_is_a_parse_error_naming_the_directory)
     snprintf(cmd, sizeof cmd, "printf 'this is not CTF metadata {' > %s/metadata", dir);
     CHECK_EQ_INT(system(cmd), 0);
     ts_error err;
-    ts_trace *t = load(dir, &err);
+    ts_job *t = load(dir, &err);
     CHECK(t == NULL);
     CHECK(err.status < 0);
     CHECK(strncmp(err.msg, dir, strlen(dir)) == 0);
@@ -563,16 +563,16 @@ TEST(ctf_reads_back_a_real_lttng_session_like_the_json_trace)
 
     char path[256];
     snprintf(path, sizeof path, "%s/lttng", dir);
-    ts_trace *ctf = load(path, &err);
+    ts_job *ctf = load(path, &err);
     if (!ctf)
         TS_FAIL_("CTF load failed: %s", err.msg);
     /* The launcher's RANK numbers the process as in its JSON trace; the
      * forked worker gets the next free number. */
-    CHECK_EQ_INT(ts_trace_n_ranks(ctf), 2);
-    const ts_rank *r = ts_trace_borrow_rank(ctf, 0);
+    CHECK_EQ_INT(ts_job_n_ranks(ctf), 2);
+    const ts_rank *r = ts_job_borrow_rank(ctf, 0);
     CHECK_EQ_INT(r->rank, 1);
     CHECK_EQ_INT(r->world_size, 2);
-    const ts_rank *worker = ts_trace_borrow_rank(ctf, 1);
+    const ts_rank *worker = ts_job_borrow_rank(ctf, 1);
     CHECK_EQ_INT(worker->rank, 2);
     CHECK(find_slice(worker, "worker") != TS_NONE32);
     CHECK_EQ_INT(r->slices.n, 7);
@@ -594,18 +594,18 @@ TEST(ctf_reads_back_a_real_lttng_session_like_the_json_trace)
     CHECK(f && fgets(json_path, sizeof json_path, f));
     fclose(f);
     json_path[strcspn(json_path, "\n")] = '\0';
-    ts_trace *js = load(json_path, &err);
+    ts_job *js = load(json_path, &err);
     if (!js)
         TS_FAIL_("JSON load failed: %s", err.msg);
-    const ts_rank *rj = ts_trace_borrow_rank(js, 0);
+    const ts_rank *rj = ts_job_borrow_rank(js, 0);
     CHECK_EQ_INT(rj->slices.n, r->slices.n);
     CHECK_EQ_INT(rj->n_iterations, r->n_iterations);
     CHECK_EQ_INT(rj->instants.n, 1);  /* ts_lttng_alloc exists in LTTng only */
     /* Both clocks are CLOCK_MONOTONIC: the first step starts within 1 ms. */
     int64_t d = rj->iterations[0].start_ns - r->iterations[0].start_ns;
     CHECK(d < 1000000 && d > -1000000);
-    ts_trace_destroy(js);
-    ts_trace_destroy(ctf);
+    ts_job_destroy(js);
+    ts_job_destroy(ctf);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     CHECK_EQ_INT(system(cmd), 0);
 }
@@ -626,13 +626,13 @@ TEST(ctf_reads_a_real_foreign_lttng_trace)
     CHECK_EQ_INT(system(cmd), 0);
     snprintf(path, sizeof path, "%s/ls-ust", dir);
     ts_error err;
-    ts_trace *t = load(path, &err);
+    ts_job *t = load(path, &err);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     CHECK_EQ_INT(system(cmd), 0);
     if (!t)
         TS_FAIL_("load failed: %s", err.msg);
-    CHECK_EQ_INT(ts_trace_n_ranks(t), 1);
-    const ts_rank *r = ts_trace_borrow_rank(t, 0);
+    CHECK_EQ_INT(ts_job_n_ranks(t), 1);
+    const ts_rank *r = ts_job_borrow_rank(t, 0);
     CHECK_EQ_INT(r->n_events_read, 14580);
     uint32_t funcs = 0, deepest = 0, n_malloc = 0, n_calloc = 0;
     for (uint32_t s = 0; s < r->slices.n; s++) {
@@ -651,5 +651,5 @@ TEST(ctf_reads_a_real_foreign_lttng_trace)
     CHECK_EQ_INT(n_calloc, 568);
     CHECK_EQ_INT(r->instants.n, 14580 - 2 * 5915 - 2);   /* all but the pairs and statedump start/end */
     CHECK_EQ_INT(r->warn_count[TS_WARN_UNMATCHED_END] + r->warn_count[TS_WARN_UNMATCHED_BEGIN], 0);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }

@@ -33,11 +33,11 @@ static uint32_t sl(ts_rank *r, uint32_t track, int64_t ts, int64_t dur, const ch
 
 static void int_arg(ts_rank *r, const char *k, int64_t v) { ts__rank_add_arg(r, S(r, k), TS_ARG_INT, (uint64_t)v); }
 
-static ts_graph *build(ts_rank **ranks, uint32_t n, ts_trace **t, int *rc, ts_error *err)
+static ts_graph *build(ts_rank **ranks, uint32_t n, ts_job **t, int *rc, ts_error *err)
 {
     for (uint32_t i = 0; i < n; i++)
         if (ts__rank_finish(ranks[i], err) != TS_OK) { *rc = -100; return NULL; }
-    if (ts__trace_create(ranks, n, t, err) != TS_OK) { *rc = -101; return NULL; }
+    if (ts__job_create(ranks, n, t, err) != TS_OK) { *rc = -101; return NULL; }
     ts_graph *g = NULL;
     *rc = ts_graph_create(*t, NULL, &g, err);
     return g;
@@ -69,7 +69,7 @@ TEST(thread_gets_program_order_nesting_and_measured_gaps)
     sl(r, cpu, 10, 10, "cudaLaunchKernel", TS_KIND_CUDA_RUNTIME, 7);
     sl(r, cpu, 150, 50, "aten::add", TS_KIND_CPU_OP, -1);
     sl(r, gpu, 30, 200, "gemm", TS_KIND_KERNEL, 7);
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     int rc;
     ts_error err = {0};
     ts_graph *g = build(&r, 1, &t, &rc, &err);
@@ -93,7 +93,7 @@ TEST(thread_gets_program_order_nesting_and_measured_gaps)
     CHECK_EQ_INT(g->nodes.kind[launch], TS_NODE_LAUNCH);
     CHECK_EQ_INT(ts__graph_self(g, k), 200);
     ts_graph_destroy(g);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }
 
 TEST(launch_pairs_by_correlation_id_never_by_order)
@@ -105,7 +105,7 @@ TEST(launch_pairs_by_correlation_id_never_by_order)
     sl(r, cpu, 20, 10, "launch_b", TS_KIND_CUDA_RUNTIME, 1);
     sl(r, gpu, 40, 10, "k1", TS_KIND_KERNEL, 1);   /* first on the stream, launched second */
     sl(r, gpu, 60, 10, "k2", TS_KIND_KERNEL, 2);
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     int rc;
     ts_graph *g = build(&r, 1, &t, &rc, NULL);
     CHECK_EQ_INT(rc, TS_OK);
@@ -116,7 +116,7 @@ TEST(launch_pairs_by_correlation_id_never_by_order)
     CHECK(edge(g, a, k1, TS_EDGE_LAUNCH) == TS_NONE32);
     CHECK(edge(g, k1, k2, TS_EDGE_STREAM) != TS_NONE32);
     ts_graph_destroy(g);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }
 
 static bool has_warning(const ts_graph *g, const char *a, const char *b)
@@ -165,7 +165,7 @@ TEST(stream_wait_event_links_the_recorded_op_to_the_next_op_on_the_waiting_strea
     uint32_t s8 = ts__rank_track(r, TS_TRACK_GPU_STREAM, 0, 8);
     sl(r, s8, 5, 3, "before", TS_KIND_KERNEL, -1);
     wait_sync(r, s8, 21, 3, 7, 8, 2);
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     int rc;
     ts_graph *g = build(&r, 1, &t, &rc, NULL);
     CHECK_EQ_INT(rc, TS_OK);
@@ -177,7 +177,7 @@ TEST(stream_wait_event_links_the_recorded_op_to_the_next_op_on_the_waiting_strea
     CHECK_EQ_INT(g->n_stream_waits_followed, 1);
     CHECK(!has_warning(g, "cudaStreamWaitEvent", NULL));
     ts_graph_destroy(g);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }
 
 /* Waits the trace does not describe fully get no edge, only a count:
@@ -192,7 +192,7 @@ TEST(stream_wait_the_trace_does_not_describe_is_counted_and_warned_never_guessed
     for (int c = 0; c < 3; c++) {
         ts_rank *r = record_wait_rank();
         if (c > 0) wait_sync(r, ts__rank_track(r, TS_TRACK_GPU_STREAM, 0, 8), 21, 3, c == 2 ? 7 : 9, 8, -1);
-        ts_trace *t = NULL;
+        ts_job *t = NULL;
         int rc;
         ts_graph *g = build(&r, 1, &t, &rc, NULL);
         CHECK_EQ_INT(rc, TS_OK);
@@ -203,7 +203,7 @@ TEST(stream_wait_the_trace_does_not_describe_is_counted_and_warned_never_guessed
         CHECK(has_warning(g, "1 of 1 cudaStreamWaitEvent calls have no cuda_sync event", NULL) == (c == 0));
         CHECK(has_warning(g, "1 Stream Wait Events name no cudaEventRecord", NULL) == (c == 2));
         ts_graph_destroy(g);
-        ts_trace_destroy(t);
+        ts_job_destroy(t);
     }
 }
 
@@ -214,7 +214,7 @@ TEST(stream_wait_naming_no_recorded_stream_is_warned_not_taken_as_idle)
 {
     ts_rank *r = record_wait_rank();
     wait_sync(r, ts__rank_track(r, TS_TRACK_GPU_STREAM, 0, 8), 21, 3, -1, 8, -1);
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     int rc;
     ts_graph *g = build(&r, 1, &t, &rc, NULL);
     CHECK_EQ_INT(rc, TS_OK);
@@ -223,7 +223,7 @@ TEST(stream_wait_naming_no_recorded_stream_is_warned_not_taken_as_idle)
     CHECK_EQ_INT(g->n_stream_waits_idle, 0);
     CHECK(has_warning(g, "1 Stream Wait Events name no cudaEventRecord", "wait_on_stream -1"));
     ts_graph_destroy(g);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }
 
 TEST(device_synchronize_waits_for_the_last_kernel_launched_before_it)
@@ -234,7 +234,7 @@ TEST(device_synchronize_waits_for_the_last_kernel_launched_before_it)
     sl(r, cpu, 0, 5, "cudaLaunchKernel", TS_KIND_CUDA_RUNTIME, 1);
     sl(r, cpu, 10, 300, "cudaDeviceSynchronize", TS_KIND_CUDA_RUNTIME, 2);
     sl(r, gpu, 20, 280, "k", TS_KIND_KERNEL, 1);
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     int rc;
     ts_graph *g = build(&r, 1, &t, &rc, NULL);
     CHECK_EQ_INT(rc, TS_OK);
@@ -246,7 +246,7 @@ TEST(device_synchronize_waits_for_the_last_kernel_launched_before_it)
     CHECK_EQ_INT(ts__graph_self(g, sync), 0);
     CHECK_EQ_INT(g->nodes.kind[sync], TS_NODE_HOST_SYNC);
     ts_graph_destroy(g);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }
 
 TEST(fwdbwd_flow_becomes_an_edge_between_the_enclosing_nodes)
@@ -259,7 +259,7 @@ TEST(fwdbwd_flow_becomes_an_edge_between_the_enclosing_nodes)
     ts_flow_end f = {.id = 9, .ts_ns = 500, .track = bwd, .cat = S(r, "fwdbwd"), .phase = 'f', .bind_enclosing = true};
     ts__rank_add_flow_end(r, &s);
     ts__rank_add_flow_end(r, &f);
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     int rc;
     ts_graph *g = build(&r, 1, &t, &rc, NULL);
     CHECK_EQ_INT(rc, TS_OK);
@@ -267,7 +267,7 @@ TEST(fwdbwd_flow_becomes_an_edge_between_the_enclosing_nodes)
     CHECK(e != TS_NONE32);
     CHECK_EQ_INT(g->edges.gap_ns[e], 400);
     ts_graph_destroy(g);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }
 
 /* One DDP rank over gloo: the training thread hands the all-reduce to a
@@ -290,7 +290,7 @@ static ts_rank *gloo_rank(const char *path, int32_t rank, int64_t shift, int64_t
 TEST(gloo_call_hands_off_to_its_worker_and_the_next_op_waits_for_it)
 {
     ts_rank *r = gloo_rank("r0.json", 0, 0, 100, 1);
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     int rc;
     ts_graph *g = build(&r, 1, &t, &rc, NULL);
     CHECK_EQ_INT(rc, TS_OK);
@@ -302,14 +302,14 @@ TEST(gloo_call_hands_off_to_its_worker_and_the_next_op_waits_for_it)
     CHECK(e != TS_NONE32);
     CHECK_EQ_INT(g->edges.gap_ns[e], 10);    /* worker ends at 500, copy starts at 510 */
     ts_graph_destroy(g);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }
 
 TEST(alignment_recovers_a_known_clock_offset_from_matched_collectives)
 {
     /* Rank 1's clock reads 1 ms less than rank 0's: its offset must be +1 ms. */
     ts_rank *rs[2] = {gloo_rank("r0.json", 0, 0, 100, 3), gloo_rank("r1.json", 1, -1000000, 100, 3)};
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     int rc;
     ts_graph *g = build(rs, 2, &t, &rc, NULL);
     CHECK_EQ_INT(rc, TS_OK);
@@ -322,7 +322,7 @@ TEST(alignment_recovers_a_known_clock_offset_from_matched_collectives)
         CHECK(g->colls[c].barrier != TS_NONE32);
     }
     ts_graph_destroy(g);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }
 
 /* Worked by hand: rank 1 computes 300 ns before its all-reduce, rank 0 only
@@ -335,7 +335,7 @@ TEST(critical_path_crosses_to_the_straggler_and_charges_the_wait_to_it)
 {
     ts_rank *rs[2] = {gloo_rank("r0.json", 0, 0, 100, 1), gloo_rank("r1.json", 1, 0, 300, 1)};
     rs[0]->slices.dur_ns[rs[0]->slices.n - 1] = 60;   /* rank 0's aten::copy_ ends last, at 570 */
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     int rc;
     ts_graph *g = build(rs, 2, &t, &rc, NULL);
     CHECK_EQ_INT(rc, TS_OK);
@@ -363,13 +363,13 @@ TEST(critical_path_crosses_to_the_straggler_and_charges_the_wait_to_it)
     CHECK_EQ_STR(ts__graph_node_name(g, cp->nodes[cp->n_nodes - 1]), "aten::copy_");
     ts_critical_path_destroy(cp);
     ts_graph_destroy(g);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }
 
 TEST(unmatched_collective_is_a_warning_naming_rank_and_op)
 {
     ts_rank *rs[2] = {gloo_rank("r0.json", 0, 0, 100, 3), gloo_rank("r1.json", 1, 0, 100, 2)};
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     int rc;
     ts_graph *g = build(rs, 2, &t, &rc, NULL);
     CHECK_EQ_INT(rc, TS_OK);
@@ -379,7 +379,7 @@ TEST(unmatched_collective_is_a_warning_naming_rank_and_op)
                  strstr(ts_graph_warning(g, i), "rank 0") && strstr(ts_graph_warning(g, i), "gloo:all_reduce");
     CHECK(found);
     ts_graph_destroy(g);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }
 
 TEST(traces_of_different_jobs_are_rejected)
@@ -387,7 +387,7 @@ TEST(traces_of_different_jobs_are_rejected)
     ts_rank *rs[2] = {gloo_rank("a.json", 0, 0, 100, 1), gloo_rank("b.json", 1, 0, 100, 1)};
     rs[0]->world_size = 2;
     rs[1]->world_size = 8;
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     int rc;
     ts_error err = {0};
     ts_graph *g = build(rs, 2, &t, &rc, &err);
@@ -395,7 +395,7 @@ TEST(traces_of_different_jobs_are_rejected)
     CHECK_EQ_INT(rc, TS_EFORMAT);
     CHECK(strstr(err.msg, "different jobs") != NULL);
     CHECK(strstr(err.msg, "a.json") != NULL && strstr(err.msg, "b.json") != NULL);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }
 
 TEST(cycle_is_an_error_naming_an_op_on_it)
@@ -405,8 +405,8 @@ TEST(cycle_is_an_error_naming_an_op_on_it)
     sl(r, cpu, 0, 10, "a", TS_KIND_CPU_OP, -1);
     sl(r, cpu, 20, 10, "b", TS_KIND_CPU_OP, -1);
     CHECK_EQ_INT(ts__rank_finish(r, NULL), TS_OK);
-    ts_trace *t = NULL;
-    CHECK_EQ_INT(ts__trace_create(&r, 1, &t, NULL), TS_OK);
+    ts_job *t = NULL;
+    CHECK_EQ_INT(ts__job_create(&r, 1, &t, NULL), TS_OK);
     ts_graph *g = ts__graph_alloc(t, 1, NULL);
     uint32_t lane = ts__graph_add_lane(g, 0, false, 0);
     uint32_t a = ts__graph_add_node(g, 0, TS_NODE_CPU_OP, lane, 0, 0, 10);
@@ -419,7 +419,7 @@ TEST(cycle_is_an_error_naming_an_op_on_it)
     CHECK(strstr(err.msg, "cycle") != NULL);
     CHECK(strstr(err.msg, "'a'") != NULL || strstr(err.msg, "'b'") != NULL);
     ts_graph_destroy(g);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }
 
 TEST(leaf_mode_makes_innermost_ops_the_nodes)
@@ -430,8 +430,8 @@ TEST(leaf_mode_makes_innermost_ops_the_nodes)
     sl(r, cpu, 10, 30, "aten::t", TS_KIND_CPU_OP, -1);
     sl(r, cpu, 50, 40, "aten::addmm", TS_KIND_CPU_OP, -1);
     CHECK_EQ_INT(ts__rank_finish(r, NULL), TS_OK);
-    ts_trace *t = NULL;
-    CHECK_EQ_INT(ts__trace_create(&r, 1, &t, NULL), TS_OK);
+    ts_job *t = NULL;
+    CHECK_EQ_INT(ts__job_create(&r, 1, &t, NULL), TS_OK);
     ts_graph_options o = {.size = sizeof o, .leaf_ops = 1};
     ts_graph *g = NULL;
     CHECK_EQ_INT(ts_graph_create(t, &o, &g, NULL), TS_OK);
@@ -441,13 +441,13 @@ TEST(leaf_mode_makes_innermost_ops_the_nodes)
     CHECK(e != TS_NONE32);
     CHECK_EQ_INT(g->edges.gap_ns[e], 10);
     ts_graph_destroy(g);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }
 
 TEST(replicated_job_without_jitter_matches_every_collective_and_keeps_the_path)
 {
     ts_rank *r = gloo_rank("r0.json", 0, 0, 100, 3);
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     int rc;
     ts_graph *g = build(&r, 1, &t, &rc, NULL);
     CHECK_EQ_INT(rc, TS_OK);
@@ -473,13 +473,13 @@ TEST(replicated_job_without_jitter_matches_every_collective_and_keeps_the_path)
     ts_critical_path_destroy(b);
     ts_graph_destroy(big);
     ts_graph_destroy(g);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }
 
 TEST(replicated_job_jitter_is_deterministic_and_bounded)
 {
     ts_rank *r = gloo_rank("r0.json", 0, 0, 100, 2);
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     int rc;
     ts_graph *g = build(&r, 1, &t, &rc, NULL);
     CHECK_EQ_INT(rc, TS_OK);
@@ -499,7 +499,7 @@ TEST(replicated_job_jitter_is_deterministic_and_bounded)
     ts_graph_destroy(x);
     ts_graph_destroy(y);
     ts_graph_destroy(g);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }
 
 TEST(iteration_cut_off_at_the_trace_edge_is_warned)
@@ -512,7 +512,7 @@ TEST(iteration_cut_off_at_the_trace_edge_is_warned)
     sl(r, cpu, 10, 5, "cudaLaunchKernel", TS_KIND_CUDA_RUNTIME, 1);
     sl(r, cpu, 20, 5, "cudaLaunchKernel", TS_KIND_CUDA_RUNTIME, 2);   /* its kernel is past the trace's end */
     sl(r, gpu, 30, 100, "k", TS_KIND_KERNEL, 1);
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     int rc;
     ts_graph *g = build(&r, 1, &t, &rc, NULL);
     CHECK_EQ_INT(rc, TS_OK);
@@ -528,7 +528,7 @@ TEST(iteration_cut_off_at_the_trace_edge_is_warned)
     CHECK_EQ_INT(ts_critical_path_create(g, 8, &cp, &err), TS_EINVAL);   /* no such step */
     CHECK(strstr(err.msg, "no iteration 8") != NULL);
     ts_graph_destroy(g);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }
 
 TEST(alignment_reaches_ranks_outside_the_reference_group_through_shared_ranks)
@@ -556,7 +556,7 @@ TEST(alignment_reaches_ranks_outside_the_reference_group_through_shared_ranks)
                 ts__rank_slice_set_args(r, s, first, ts__rank_args_mark(r) - first);
             }
     }
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     int rc;
     ts_graph *g = build(rs, 3, &t, &rc, NULL);
     CHECK_EQ_INT(rc, TS_OK);
@@ -566,7 +566,7 @@ TEST(alignment_reaches_ranks_outside_the_reference_group_through_shared_ranks)
     CHECK_EQ_INT(ts_graph_rank_offset_ns(g, 2), -7000);
     CHECK_EQ_INT(g->align[2].n_matched, 4);
     ts_graph_destroy(g);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }
 
 TEST(nccl_kernel_hangs_off_the_collective_call_that_launched_it)
@@ -578,7 +578,7 @@ TEST(nccl_kernel_hangs_off_the_collective_call_that_launched_it)
     sl(r, cpu, 10, 80, "record_param_comms", TS_KIND_CPU_OP, -1);   /* inside the call: not a node of its own */
     sl(r, cpu, 20, 10, "cudaLaunchKernel", TS_KIND_CUDA_RUNTIME, 5);
     sl(r, gpu, 40, 500, "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*)", TS_KIND_KERNEL, 5);
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     int rc;
     ts_graph *g = build(&r, 1, &t, &rc, NULL);
     CHECK_EQ_INT(rc, TS_OK);
@@ -593,7 +593,7 @@ TEST(nccl_kernel_hangs_off_the_collective_call_that_launched_it)
     CHECK_EQ_STR(ts__str(&g->strings, g->colls[0].name), "allreduce");
     CHECK(g->colls[0].barrier == TS_NONE32);
     ts_graph_destroy(g);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }
 
 static int budget;
@@ -610,7 +610,7 @@ TEST(out_of_memory_anywhere_in_graph_building_is_reported_never_a_crash)
     /* Each allocation point in turn fails; the sanitizer build also checks
      * that nothing leaks on the way out. */
     ts_rank *rs[2] = {gloo_rank("r0.json", 0, 0, 100, 3), gloo_rank("r1.json", 1, -5000, 300, 3)};
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     int rc;
     ts_graph *g = build(rs, 2, &t, &rc, NULL);
     CHECK_EQ_INT(rc, TS_OK);
@@ -639,7 +639,7 @@ TEST(out_of_memory_anywhere_in_graph_building_is_reported_never_a_crash)
         ts_set_allocator(NULL, NULL);
     }
     CHECK(n_ok > 0);   /* the largest budgets are enough for everything */
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }
 
 TEST(launch_pairs_by_correlation_id_when_ids_are_sparse)
@@ -653,7 +653,7 @@ TEST(launch_pairs_by_correlation_id_when_ids_are_sparse)
     sl(r, gpu, 40, 10, "k1", TS_KIND_KERNEL, 5000000000000LL);
     sl(r, gpu, 60, 10, "k2", TS_KIND_KERNEL, 3);
     sl(r, gpu, 80, 10, "k3", TS_KIND_KERNEL, 4);   /* no launch with this id */
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     int rc;
     ts_graph *g = build(&r, 1, &t, &rc, NULL);
     CHECK_EQ_INT(rc, TS_OK);
@@ -661,7 +661,7 @@ TEST(launch_pairs_by_correlation_id_when_ids_are_sparse)
     CHECK(edge(g, node_named(g, 0, "launch_a"), node_named(g, 0, "k2"), TS_EDGE_LAUNCH) != TS_NONE32);
     CHECK_EQ_INT(g->in_first[node_named(g, 0, "k3") + 1] - g->in_first[node_named(g, 0, "k3")], 1);   /* stream only */
     ts_graph_destroy(g);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }
 
 /* The gaps are the graph's promise to replay: re-timing every real trace's
@@ -678,9 +678,9 @@ TEST(gaps_reproduce_every_measured_time_of_real_traces)
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         const char *path = ts_test_data(files[i]);
         NEED_DATA(path);
-        ts_trace *t = NULL;
+        ts_job *t = NULL;
         ts_error err = {0};
-        CHECK_EQ_INT(ts_trace_load(&path, 1, NULL, &t, &err), TS_OK);
+        CHECK_EQ_INT(ts_job_load(&path, 1, NULL, &t, &err), TS_OK);
         if (!t) continue;
         ts_graph *g = NULL, *again = NULL;
         CHECK_EQ_INT(ts_graph_create(t, NULL, &g, &err), TS_OK);
@@ -695,7 +695,7 @@ TEST(gaps_reproduce_every_measured_time_of_real_traces)
         }
         ts_graph_destroy(again);
         ts_graph_destroy(g);
-        ts_trace_destroy(t);
+        ts_job_destroy(t);
     }
 }
 
@@ -730,7 +730,7 @@ TEST(send_pairs_with_the_peer_receive_and_collectives_match_by_seq)
     uint32_t tb2 = ts__rank_track(b, TS_TRACK_GPU_STREAM, 0, 8);   /* its all-reduce on another stream */
     comm_kernel(b, tb2, 6500, "allreduce", NULL, NULL, "9");
     ts_rank *rs[2] = {a, b};
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     int rc;
     ts_graph *g = build(rs, 2, &t, &rc, NULL);
     CHECK_EQ_INT(rc, TS_OK);
@@ -753,14 +753,14 @@ TEST(send_pairs_with_the_peer_receive_and_collectives_match_by_seq)
     CHECK_EQ_INT(n10, 1);
     CHECK_EQ_INT(nar, 1);
     ts_graph_destroy(g);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }
 
 TEST(ranks_recorded_at_different_times_are_warned_as_different_runs)
 {
     const int64_t t0 = 1700000000LL * 1000000000LL;   /* epoch clocks, one hour apart */
     ts_rank *rs[2] = {gloo_rank("run1/r0.json", 0, t0, 100, 2), gloo_rank("run2/r1.json", 1, t0 + 3600LL * 1000000000LL, 100, 2)};
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     int rc;
     ts_graph *g = build(rs, 2, &t, &rc, NULL);
     CHECK_EQ_INT(rc, TS_OK);
@@ -769,7 +769,7 @@ TEST(ranks_recorded_at_different_times_are_warned_as_different_runs)
         found |= strstr(ts_graph_warning(g, i), "run1/r0.json (rank 0) and run2/r1.json (rank 1) were recorded") != NULL;
     CHECK(found);
     ts_graph_destroy(g);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }
 
 static ts_rank *kernel_rank(const char *path, int32_t rank, const int64_t (*iv)[2], int n)
@@ -792,7 +792,7 @@ TEST(alignment_fixes_a_violation_the_medians_leave_between_two_ranks)
     const int64_t r1[2][2] = {{800, 900}, {2600, 2760}};
     const int64_t r2[2][2] = {{0, 40}, {2000, 2060}};
     ts_rank *rs[3] = {kernel_rank("r0.json", 0, r0, 2), kernel_rank("r1.json", 1, r1, 2), kernel_rank("r2.json", 2, r2, 2)};
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     int rc;
     ts_graph *g = build(rs, 3, &t, &rc, NULL);
     CHECK_EQ_INT(rc, TS_OK);
@@ -801,7 +801,7 @@ TEST(alignment_fixes_a_violation_the_medians_leave_between_two_ranks)
     CHECK_EQ_INT(ts_graph_rank_offset_ns(g, 2), 950);
     for (uint32_t r = 0; r < 3; r++) CHECK_EQ_INT(g->align[r].n_violations, 0);
     ts_graph_destroy(g);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }
 
 TEST(sampled_ranks_are_re_paired_by_time_when_order_pairing_breaks_causality)
@@ -814,7 +814,7 @@ TEST(sampled_ranks_are_re_paired_by_time_when_order_pairing_breaks_causality)
     const int64_t a[3][2] = {{t0, t0 + 100}, {t0 + 1000, t0 + 1100}, {t0 + 5000, t0 + 5100}};
     const int64_t b[3][2] = {{t0 + 1000, t0 + 1100}, {t0 + 5000, t0 + 5100}, {t0 + 6000, t0 + 6100}};
     ts_rank *rs[2] = {kernel_rank("r0.json", 0, a, 3), kernel_rank("r1.json", 1, b, 3)};
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     int rc;
     ts_graph *g = build(rs, 2, &t, &rc, NULL);
     CHECK_EQ_INT(rc, TS_OK);
@@ -839,7 +839,7 @@ TEST(sampled_ranks_are_re_paired_by_time_when_order_pairing_breaks_causality)
     for (uint32_t i = 0; i < ts_graph_n_warnings(g); i++) said |= strstr(ts_graph_warning(g, i), "re-paired") != NULL;
     CHECK(said);
     ts_graph_destroy(g);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }
 
 TEST(out_of_memory_while_re_pairing_by_time_is_reported_never_a_crash)
@@ -848,7 +848,7 @@ TEST(out_of_memory_while_re_pairing_by_time_is_reported_never_a_crash)
     const int64_t a[3][2] = {{t0, t0 + 100}, {t0 + 1000, t0 + 1100}, {t0 + 5000, t0 + 5100}};
     const int64_t b[3][2] = {{t0 + 1000, t0 + 1100}, {t0 + 5000, t0 + 5100}, {t0 + 6000, t0 + 6100}};
     ts_rank *rs[2] = {kernel_rank("r0.json", 0, a, 3), kernel_rank("r1.json", 1, b, 3)};
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     int rc;
     ts_graph *g = build(rs, 2, &t, &rc, NULL);
     CHECK_EQ_INT(rc, TS_OK);
@@ -866,7 +866,7 @@ TEST(out_of_memory_while_re_pairing_by_time_is_reported_never_a_crash)
         ts_graph_destroy(g);
     }
     CHECK(n_ok > 0);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }
 
 /* An MPI call as `trainscope record --mpi` writes it (cat "mpi" is kind
@@ -902,13 +902,13 @@ TEST(parent_op_owns_its_time_between_children_and_cpu_only_ops_are_compute)
     mpi_call(r, th, 100, 100, "MPI_Allreduce", 0, -1);
     mpi_call(r, th, 500, 100, "MPI_Allreduce", 1, -1);
     sl(r, th, 1000, 300, "optimizer_step", TS_KIND_CPU_OP, -1);
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     int rc;
     ts_graph *g = build(&r, 1, &t, &rc, NULL);
     CHECK_EQ_INT(rc, TS_OK);
     ts_critical_path *cp = NULL;
     CHECK_EQ_INT(ts_critical_path_create(g, -1, &cp, NULL), TS_OK);
-    if (!cp) { ts_graph_destroy(g); ts_trace_destroy(t); return; }
+    if (!cp) { ts_graph_destroy(g); ts_job_destroy(t); return; }
     CHECK_EQ_INT(ts_critical_path_length_ns(cp), 1300);
     CHECK_EQ_INT(cp->cat_ns[TS_CP_COMPUTE], 800 + 300);
     CHECK_EQ_INT(cp->cat_ns[TS_CP_COMMUNICATION], 200);
@@ -930,7 +930,7 @@ TEST(parent_op_owns_its_time_between_children_and_cpu_only_ops_are_compute)
     CHECK_EQ_INT(seen, 1);
     ts_critical_path_destroy(cp);
     ts_graph_destroy(g);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }
 
 /* Two ranks: MPI_Iallreduce (request 3), compute, MPI_Wait(3); rank 1
@@ -951,7 +951,7 @@ TEST(nonblocking_mpi_collective_completes_in_the_wait_naming_its_request)
         mpi_call(r, th, 500, 5, "MPI_Iallreduce", 1, 4);
         mpi_call(r, th, 510, 100, "MPI_Waitall", -1, -1);
     }
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     int rc;
     ts_graph *g = build(rs, 2, &t, &rc, NULL);
     CHECK_EQ_INT(rc, TS_OK);
@@ -973,7 +973,7 @@ TEST(nonblocking_mpi_collective_completes_in_the_wait_naming_its_request)
     }
     CHECK(has_warning(g, "1 of 2 nonblocking MPI requests complete in no MPI_Wait", "rank 0"));
     ts_graph_destroy(g);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }
 
 /* An MPI_Wait* or MPI_Test* as `record --mpi` writes it: the handles as a JSON
@@ -1018,7 +1018,7 @@ TEST(nonblocking_mpi_requests_complete_in_the_waitall_waitany_testsome_listing_t
                 mpi_done_call(r, th, 200, 50, "MPI_Waitall", "[3]", -2, NULL, -1);
             }
         }
-        ts_trace *t = NULL;
+        ts_job *t = NULL;
         int rc;
         ts_graph *g = build(rs, 2, &t, &rc, NULL);
         CHECK_EQ_INT(rc, TS_OK);
@@ -1039,7 +1039,7 @@ TEST(nonblocking_mpi_requests_complete_in_the_waitall_waitany_testsome_listing_t
             CHECK(has_warning(g, want, "rank 1"));
         }
         ts_graph_destroy(g);
-        ts_trace_destroy(t);
+        ts_job_destroy(t);
     }
 }
 
@@ -1049,10 +1049,10 @@ TEST(nonblocking_mpi_requests_complete_in_the_waitall_waitany_testsome_listing_t
 TEST(out_of_memory_while_borrowing_or_replicating_is_reported_never_a_crash)
 {
     const char *path = ts_test_data("kineto/critical_path/cuda_event_sync_multi_stream/event_sync_trace.json.gz");
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     ts_error err = {0};
     NEED_DATA(path);
-    if (ts_trace_load(&path, 1, NULL, &t, &err) != TS_OK) TS_FAIL_("%s", err.msg);
+    if (ts_job_load(&path, 1, NULL, &t, &err) != TS_OK) TS_FAIL_("%s", err.msg);
     ts_graph *g = NULL;
     CHECK_EQ_INT(ts_graph_create(t, NULL, &g, &err), TS_OK);
     for (int what = 0; what < 2; what++) {
@@ -1073,7 +1073,7 @@ TEST(out_of_memory_while_borrowing_or_replicating_is_reported_never_a_crash)
         CHECK_EQ_INT(rc, TS_OK);   /* enough allocations: it succeeds */
     }
     ts_graph_destroy(g);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }
 
 /* ts__graph_parent_node (a binary search in the lane's rows, which run in
@@ -1093,8 +1093,8 @@ TEST(parent_node_search_agrees_with_the_slice_tree_on_real_traces)
         FILE *f = path ? fopen(path, "rb") : NULL;
         if (!f) SKIP("real trace missing");
         fclose(f);
-        ts_trace *t = NULL;
-        CHECK_EQ_INT(ts_trace_load(&path, 1, NULL, &t, NULL), TS_OK);
+        ts_job *t = NULL;
+        CHECK_EQ_INT(ts_job_load(&path, 1, NULL, &t, NULL), TS_OK);
         for (int leaf = 0; t && leaf < 2; leaf++) {
             ts_graph_options go = {.size = sizeof go, .leaf_ops = leaf};
             ts_graph *g = NULL;
@@ -1110,7 +1110,7 @@ TEST(parent_node_search_agrees_with_the_slice_tree_on_real_traces)
             ts__graph_slice_nodes_free(g, 0, map);
             ts_graph_destroy(g);
         }
-        ts_trace_destroy(t);
+        ts_job_destroy(t);
     }
     CHECK(found > 100);
 }

@@ -15,12 +15,12 @@
 
 /* The shared-data trace rel, loaded; NULL (having printed why) when it
  * does not load. Callers check NEED_DATA first, so NULL is a failure. */
-static ts_trace *load(const char *rel)
+static ts_job *load(const char *rel)
 {
     const char *path = ts_test_data(rel);
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     ts_error err = {0};
-    if (ts_trace_load(&path, 1, NULL, &t, &err) == TS_OK) return t;
+    if (ts_job_load(&path, 1, NULL, &t, &err) == TS_OK) return t;
     fprintf(stderr, "%s\n", err.msg);
     return NULL;
 }
@@ -50,7 +50,7 @@ TEST(simulating_in_the_graphs_order_equals_kahns_order_on_real_traces)
     };
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         NEED_DATA(ts_test_data(files[i]));
-        ts_trace *t = load(files[i]);
+        ts_job *t = load(files[i]);
         CHECK(t);
         ts_graph *g = NULL;
         ts_replay *r = NULL;
@@ -70,7 +70,7 @@ TEST(simulating_in_the_graphs_order_equals_kahns_order_on_real_traces)
         free(v);
         ts_replay_destroy(r);
         ts_graph_destroy(g);
-        ts_trace_destroy(t);
+        ts_job_destroy(t);
     }
 }
 
@@ -80,7 +80,7 @@ TEST(simulating_in_the_graphs_order_equals_kahns_order_on_real_traces)
 TEST(appending_to_a_replay_copies_the_borrowed_graph_columns_and_leaves_the_graph_alone)
 {
     NEED_DATA(ts_test_data("kineto/nccl_parser_config/nccl_data.json.gz"));
-    ts_trace *t = load("kineto/nccl_parser_config/nccl_data.json.gz");
+    ts_job *t = load("kineto/nccl_parser_config/nccl_data.json.gz");
     CHECK(t);
     ts_graph *g = NULL;
     ts_replay *r = NULL;
@@ -105,7 +105,7 @@ TEST(appending_to_a_replay_copies_the_borrowed_graph_columns_and_leaves_the_grap
     free(v);
     ts_replay_destroy(r);
     ts_graph_destroy(g);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }
 
 /* A two-rank job's sim borrows the graph's starts on each rank's own clock
@@ -115,11 +115,11 @@ TEST(appending_to_a_replay_copies_the_borrowed_graph_columns_and_leaves_the_grap
 TEST(appending_to_a_two_rank_replay_moves_the_clock_offsets_into_the_copies)
 {
     const char *paths[2] = {"examples/ddp_gloo/rank0.json", "examples/ddp_gloo/rank1.json"};
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     ts_graph *g = NULL;
     ts_replay *r = NULL;
     ts_error err = {0};
-    CHECK_EQ_INT(ts_trace_load(paths, 2, NULL, &t, &err), TS_OK);
+    CHECK_EQ_INT(ts_job_load(paths, 2, NULL, &t, &err), TS_OK);
     CHECK_EQ_INT(ts_graph_create(t, NULL, &g, &err), TS_OK);
     CHECK_EQ_INT(ts_replay_run_graph(g, NULL, &r, &err), TS_OK);
     ts_sim *s = &r->sim;
@@ -150,7 +150,7 @@ TEST(appending_to_a_two_rank_replay_moves_the_clock_offsets_into_the_copies)
     free(starts);
     ts_replay_destroy(r);
     ts_graph_destroy(g);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }
 
 /* The bench's synthesized job, small: 16 replicated ranks with jitter
@@ -160,7 +160,7 @@ TEST(appending_to_a_two_rank_replay_moves_the_clock_offsets_into_the_copies)
 TEST(replicated_job_replays_its_own_times_exactly)
 {
     NEED_DATA(ts_test_data("kineto/nccl_parser_config/nccl_data.json.gz"));
-    ts_trace *t = load("kineto/nccl_parser_config/nccl_data.json.gz");
+    ts_job *t = load("kineto/nccl_parser_config/nccl_data.json.gz");
     CHECK(t);
     ts_graph *g = NULL, *big = NULL;
     ts_replay *r = NULL;
@@ -179,7 +179,7 @@ TEST(replicated_job_replays_its_own_times_exactly)
     ts_replay_destroy(r);
     ts_graph_destroy(big);
     ts_graph_destroy(g);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }
 
 /* An unmodified replay borrows the graph's times and leaves each transfer
@@ -189,7 +189,7 @@ TEST(replicated_job_replays_its_own_times_exactly)
 TEST(unmodified_replay_exports_the_same_schedule_as_a_neutral_what_if)
 {
     NEED_DATA(ts_test_data("kineto/nccl_parser_config/nccl_data.json.gz"));
-    ts_trace *t = load("kineto/nccl_parser_config/nccl_data.json.gz");
+    ts_job *t = load("kineto/nccl_parser_config/nccl_data.json.gz");
     CHECK(t);
     ts_graph *g = NULL, *big = NULL;
     ts_error err = {0};
@@ -219,5 +219,5 @@ TEST(unmodified_replay_exports_the_same_schedule_as_a_neutral_what_if)
     free(text[1]);
     ts_graph_destroy(big);
     ts_graph_destroy(g);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }

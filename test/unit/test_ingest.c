@@ -604,7 +604,7 @@ TEST(ingest_reads_events_across_window_boundaries)
     free(json);
 }
 
-/* ---- ts_trace_load: files, directories, ranks ---- */
+/* ---- ts_job_load: files, directories, ranks ---- */
 
 static char *tmpdir_make(void)
 {
@@ -629,16 +629,16 @@ TEST(ingest_loads_a_directory_of_ranks_and_rejects_duplicate_ranks)
     write_file(dir, "rank-1.json", small_trace);
     write_file(dir, "rank-0.json", small_trace);
     write_file(dir, "notes.txt", "not a trace");
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     ts_error err;
     const char *paths[] = {dir};
     ts_load_opts o = {sizeof o, 2, NULL, 0};
-    CHECK_EQ_INT(ts_trace_load(paths, 1, &o, &t, &err), TS_OK);
-    CHECK_EQ_INT(ts_trace_n_ranks(t), 2);
-    CHECK_EQ_INT(ts_rank_number(ts_trace_borrow_rank(t, 1)), 1);
-    ts_trace_destroy(t);
+    CHECK_EQ_INT(ts_job_load(paths, 1, &o, &t, &err), TS_OK);
+    CHECK_EQ_INT(ts_job_n_ranks(t), 2);
+    CHECK_EQ_INT(ts_rank_number(ts_job_borrow_rank(t, 1)), 1);
+    ts_job_destroy(t);
     write_file(dir, "other_rank1.json", small_trace);
-    CHECK_EQ_INT(ts_trace_load(paths, 1, &o, &t, &err), TS_EFORMAT);
+    CHECK_EQ_INT(ts_job_load(paths, 1, &o, &t, &err), TS_EFORMAT);
     CHECK(t == NULL);
     CHECK(strstr(err.msg, "claims rank 1") != NULL);
     char cmd[128];
@@ -650,10 +650,10 @@ TEST(ingest_rejects_directory_without_traces)
 {
     char *dir = tmpdir_make();
     CHECK(dir != NULL);
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     ts_error err;
     const char *paths[] = {dir};
-    CHECK_EQ_INT(ts_trace_load(paths, 1, NULL, &t, &err), TS_ENOENT);
+    CHECK_EQ_INT(ts_job_load(paths, 1, NULL, &t, &err), TS_ENOENT);
     char want[256];
     snprintf(want, sizeof want, "%s: byte 0: directory holds no trace files (*.json, *.json.gz, *.json.zst, *.sqlite, *.xplane.pb, *.et)", dir);
     CHECK_EQ_STR(err.msg, want);
@@ -697,10 +697,10 @@ TEST(ingest_reads_every_real_trace_with_independently_counted_values)
         const struct expect *e = &expect[i];
         const char *path = ts_test_data(e->path);
         NEED_DATA(path);
-        ts_trace *t = NULL;
+        ts_job *t = NULL;
         ts_error err;
-        if (ts_trace_load(&path, 1, NULL, &t, &err) != TS_OK) TS_FAIL_("%s: %s", e->path, err.msg);
-        const ts_rank *r = ts_trace_borrow_rank(t, 0);
+        if (ts_job_load(&path, 1, NULL, &t, &err) != TS_OK) TS_FAIL_("%s: %s", e->path, err.msg);
+        const ts_rank *r = ts_job_borrow_rank(t, 0);
         printf("%s\n", e->path);
         CHECK_EQ_INT(ts_rank_number(r), e->rank);
         CHECK_EQ_INT(ts_rank_n_events_read(r), e->events);
@@ -710,7 +710,7 @@ TEST(ingest_reads_every_real_trace_with_independently_counted_values)
         CHECK_EQ_INT(ts_rank_n_iterations(r), e->iterations);
         /* every unpaired 'f' is counted, never dropped silently */
         CHECK_EQ_INT(r->warn_count[TS_WARN_UNBOUND_FLOW] >= (uint64_t)(e->f_events > e->flows ? e->f_events - e->flows : 0), 1);
-        ts_trace_destroy(t);
+        ts_job_destroy(t);
     }
 }
 
@@ -718,9 +718,9 @@ TEST(ingest_rejects_the_execution_trace_which_is_not_a_chrome_trace)
 {
     const char *path = ts_test_data("kineto/execution_trace/benchmark_simple_add_et.json.gz");
     NEED_DATA(path);
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     ts_error err;
-    CHECK_EQ_INT(ts_trace_load(&path, 1, NULL, &t, &err), TS_EFORMAT);
+    CHECK_EQ_INT(ts_job_load(&path, 1, NULL, &t, &err), TS_EFORMAT);
     CHECK(strstr(err.msg, "not a Chrome trace") != NULL);
     CHECK(strstr(err.msg, "PyTorch execution trace (Chakra ET)") != NULL);
 }
@@ -729,10 +729,10 @@ TEST(ingest_nccl_trace_details_match_the_file)
 {
     const char *path = ts_test_data("kineto/nccl_parser_config/nccl_data.json.gz");
     NEED_DATA(path);
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     ts_error err;
-    if (ts_trace_load(&path, 1, NULL, &t, &err) != TS_OK) TS_FAIL_("%s", err.msg);
-    const ts_rank *r = ts_trace_borrow_rank(t, 0);
+    if (ts_job_load(&path, 1, NULL, &t, &err) != TS_OK) TS_FAIL_("%s", err.msg);
+    const ts_rank *r = ts_job_borrow_rank(t, 0);
     CHECK_EQ_INT(r->world_size, 2);
     CHECK_EQ_INT(r->base_time_ns, 1711964646000000000LL);
     /* python: min(e["ts"] for X events) == 4458676388068.751 ("PyTorch Profiler (0)") */
@@ -746,7 +746,7 @@ TEST(ingest_nccl_trace_details_match_the_file)
     }
     CHECK(n_kernel > 0);
     CHECK_EQ_INT(n_corr, n_kernel);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }
 
 TEST(ingest_finds_iterations_with_a_custom_marker)
@@ -811,16 +811,16 @@ TEST(ingest_loads_several_files_in_parallel_in_rank_order)
         snprintf(paths[i], sizeof paths[i], "%s/%s", dir, name);
         pv[i] = paths[i];
     }
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     ts_error err;
     ts_load_opts o = {sizeof o, 3, NULL, 0};
-    CHECK_EQ_INT(ts_trace_load(pv, 4, &o, &t, &err), TS_OK);
-    CHECK_EQ_INT(ts_trace_n_ranks(t), 4);
+    CHECK_EQ_INT(ts_job_load(pv, 4, &o, &t, &err), TS_OK);
+    CHECK_EQ_INT(ts_job_n_ranks(t), 4);
     for (uint32_t i = 0; i < 4; i++) {
-        CHECK_EQ_INT(ts_rank_number(ts_trace_borrow_rank(t, i)), i);
-        CHECK_EQ_INT(ts_rank_n_slices(ts_trace_borrow_rank(t, i)), 1);
+        CHECK_EQ_INT(ts_rank_number(ts_job_borrow_rank(t, i)), i);
+        CHECK_EQ_INT(ts_rank_n_slices(ts_job_borrow_rank(t, i)), 1);
     }
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     CHECK_EQ_INT(system(cmd), 0);
@@ -898,10 +898,10 @@ TEST(ingest_converts_every_real_timestamp_exactly)
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         const char *path = ts_test_data(cases[c].path);
         NEED_DATA(path);
-        ts_trace *t = NULL;
+        ts_job *t = NULL;
         ts_error err;
-        if (ts_trace_load(&path, 1, NULL, &t, &err) != TS_OK) TS_FAIL_("%s", err.msg);
-        const ts_rank *r = ts_trace_borrow_rank(t, 0);
+        if (ts_job_load(&path, 1, NULL, &t, &err) != TS_OK) TS_FAIL_("%s", err.msg);
+        const ts_rank *r = ts_job_borrow_rank(t, 0);
         int64_t dur = 0;
         uint64_t ts = 0;
         for (uint32_t i = 0; i < r->slices.n; i++) {
@@ -910,7 +910,7 @@ TEST(ingest_converts_every_real_timestamp_exactly)
         }
         CHECK_EQ_INT(dur, cases[c].dur_sum_ns);
         CHECK_EQ_INT(ts, cases[c].ts_sum_mod);
-        ts_trace_destroy(t);
+        ts_job_destroy(t);
     }
 }
 
@@ -1270,9 +1270,9 @@ TEST(ingest_refuses_times_past_2_to_the_62_for_every_command)
     CHECK(write(fd, json, strlen(json)) == (ssize_t)strlen(json));
     close(fd);
     const char *p = path;
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     ts_error err = {0};
-    CHECK_EQ_INT(ts_trace_load(&p, 1, NULL, &t, &err), TS_ERANGE);
+    CHECK_EQ_INT(ts_job_load(&p, 1, NULL, &t, &err), TS_ERANGE);
     CHECK(t == NULL);
     CHECK(strstr(err.msg, "lies past 2^62 ns (146 years) of its clock's zero") != NULL);
     unlink(path);
@@ -1298,10 +1298,10 @@ TEST(ingest_directory_entry_named_like_a_trace_that_cannot_be_read_is_an_error)
         write_file(dir, "rank-0.json", small_trace);
         snprintf(cmd, sizeof cmd, cases[i].make, dir);
         CHECK_EQ_INT(system(cmd), 0);
-        ts_trace *t = NULL;
+        ts_job *t = NULL;
         ts_error err = {0};
         const char *paths[] = {dir};
-        CHECK(ts_trace_load(paths, 1, NULL, &t, &err) != TS_OK);
+        CHECK(ts_job_load(paths, 1, NULL, &t, &err) != TS_OK);
         CHECK(t == NULL);
         if (!strstr(err.msg, cases[i].why)) TS_FAIL_("got '%s', want '%s'", err.msg, cases[i].why);
         snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
@@ -1318,9 +1318,9 @@ TEST(ingest_names_a_link_loop_given_directly)
     CHECK_EQ_INT(system(cmd), 0);
     snprintf(path, sizeof path, "%s/loop.json", dir);
     const char *paths[] = {path};
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     ts_error err = {0};
-    CHECK_EQ_INT(ts_trace_load(paths, 1, NULL, &t, &err), TS_ENOENT);
+    CHECK_EQ_INT(ts_job_load(paths, 1, NULL, &t, &err), TS_ENOENT);
     CHECK(strstr(err.msg, "loop.json: byte 0: a loop of symbolic links") != NULL);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     CHECK_EQ_INT(system(cmd), 0);
@@ -1333,16 +1333,16 @@ TEST(ingest_directory_load_says_which_entries_it_skipped)
     CHECK(dir != NULL);
     write_file(dir, "rank-0.json", small_trace);
     write_file(dir, "notes.txt", "not a trace");
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     ts_error err = {0};
     const char *paths[] = {dir};
-    CHECK_EQ_INT(ts_trace_load(paths, 1, NULL, &t, &err), TS_OK);
-    const ts_rank *r = ts_trace_borrow_rank(t, 0);
+    CHECK_EQ_INT(ts_job_load(paths, 1, NULL, &t, &err), TS_OK);
+    const ts_rank *r = ts_job_borrow_rank(t, 0);
     CHECK(r && r->warn_count[TS_WARN_OTHER] == 1);
     CHECK(r && r->warn_first[TS_WARN_OTHER] &&
           strstr(r->warn_first[TS_WARN_OTHER], "skipped entries not named like a trace (*.json, *.json.gz, *.json.zst): "
                                                "notes.txt (1 in all)"));
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     CHECK_EQ_INT(system(cmd), 0);
 }

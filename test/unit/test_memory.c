@@ -396,9 +396,9 @@ TEST(memory_kineto_trace_peak_per_device_with_enclosing_ops)
         " {\"ph\": \"i\", \"cat\": \"[memory]\", \"name\": \"[memory]\", \"pid\": 1, \"tid\": 1, \"ts\": 1050, \"s\": \"t\","
         "  \"args\": {\"Device Type\": 0, \"Device Id\": -1, \"Bytes\": 512, \"Total Allocated\": 512}}");
     const char *paths[1] = {path};
-    ts_trace *tr = NULL;
+    ts_job *tr = NULL;
     ts_error err = {0};
-    CHECK_EQ_INT(ts_trace_load(paths, 1, NULL, &tr, &err), TS_OK);
+    CHECK_EQ_INT(ts_job_load(paths, 1, NULL, &tr, &err), TS_OK);
     ts_mem_trace_peak rows[4];
     uint32_t n = 0;
     if (tr) CHECK_EQ_INT(ts_mem_trace_peaks(tr, rows, 4, &n, &err), TS_OK);
@@ -411,7 +411,7 @@ TEST(memory_kineto_trace_peak_per_device_with_enclosing_ops)
         CHECK_EQ_STR(gpu->ops[0], "aten::empty");
         CHECK_EQ_STR(gpu->ops[1], "aten::conv2d");
     }
-    ts_trace_destroy(tr);
+    ts_job_destroy(tr);
     unlink(path);
     free(path);
 }
@@ -424,10 +424,10 @@ TEST(memory_times_from_trace_match_aten_ops_in_order_skipping_nested_and_foreign
                              OP("aten::sum", 200, 5) "," OP("aten::convolution_backward", 300, 300));
     char *bad = write_trace(OP("aten::convolution", 10, 100));
     const char *p1[1] = {good}, *p2[1] = {bad};
-    ts_trace *t1 = NULL, *t2 = NULL;
+    ts_job *t1 = NULL, *t2 = NULL;
     CHECK(g != NULL);
-    CHECK_EQ_INT(ts_trace_load(p1, 1, NULL, &t1, &err), TS_OK);
-    CHECK_EQ_INT(ts_trace_load(p2, 1, NULL, &t2, &err), TS_OK);
+    CHECK_EQ_INT(ts_job_load(p1, 1, NULL, &t1, &err), TS_OK);
+    CHECK_EQ_INT(ts_job_load(p2, 1, NULL, &t2, &err), TS_OK);
     if (g && t1 && t2) {
         CHECK_EQ_INT(ts_memgraph_times_from_trace(g, t1, &err), TS_OK);
         CHECK_EQ_INT(g->kernels[0].time_ns, 100000);   /* the nested convolution is skipped */
@@ -435,8 +435,8 @@ TEST(memory_times_from_trace_match_aten_ops_in_order_skipping_nested_and_foreign
         CHECK_EQ_INT(ts_memgraph_times_from_trace(g, t2, &err), TS_EFORMAT);
         CHECK(strstr(err.msg, "kernel 1 (aten::convolution_backward") != NULL);
     }
-    ts_trace_destroy(t1);
-    ts_trace_destroy(t2);
+    ts_job_destroy(t1);
+    ts_job_destroy(t2);
     ts_memgraph_destroy(g);
     unlink(good); unlink(bad);
     free(good); free(bad);
@@ -484,9 +484,9 @@ TEST(memory_trace_peaks_count_every_device_past_the_cap_once)
                  "\"distributedInfo\": {\"rank\": %d, \"world_size\": %d}, \"x\": [", 1000 + i, 10, i, N);
         paths[i] = write_trace(ev);
     }
-    ts_trace *tr = NULL;
+    ts_job *tr = NULL;
     ts_error err = {0};
-    CHECK_EQ_INT(ts_trace_load((const char *const *)paths, N, NULL, &tr, &err), TS_OK);
+    CHECK_EQ_INT(ts_job_load((const char *const *)paths, N, NULL, &tr, &err), TS_OK);
     static ts_mem_trace_peak rows[N];
     uint32_t n = 0;
     if (tr) {
@@ -497,7 +497,7 @@ TEST(memory_trace_peaks_count_every_device_past_the_cap_once)
         CHECK_EQ_INT(rows[N - 1].peak_bytes, 1000 + N - 1);
         CHECK_EQ_INT(rows[N - 1].n_events, 2);
     }
-    ts_trace_destroy(tr);
+    ts_job_destroy(tr);
     for (int i = 0; i < N; i++) { unlink(paths[i]); free(paths[i]); }
 }
 

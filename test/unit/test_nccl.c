@@ -519,11 +519,11 @@ TEST(nccl_events_of_two_rank_processes_match_in_the_graph)
         CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
     }
     const char *paths[] = {dir};
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     ts_error err;
-    if (ts_trace_load(paths, 1, NULL, &t, &err) != TS_OK)
+    if (ts_job_load(paths, 1, NULL, &t, &err) != TS_OK)
         TS_FAIL_("load: %s", err.msg);
-    CHECK_EQ_INT(ts_trace_n_ranks(t), 2);
+    CHECK_EQ_INT(ts_job_n_ranks(t), 2);
     ts_graph *g = NULL;
     if (ts_graph_create(t, NULL, &g, &err) != TS_OK)
         TS_FAIL_("graph: %s", err.msg);
@@ -531,7 +531,7 @@ TEST(nccl_events_of_two_rank_processes_match_in_the_graph)
      * ranks left before the last one entered; matching is what counts.) */
     CHECK_EQ_INT(ts_graph_n_collectives(g), 4);
     ts_graph_destroy(g);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     CHECK_EQ_INT(system(cmd), 0);

@@ -16,11 +16,11 @@
 #include "trace/model.h"
 #include "trainscope/ingest.h"
 
-static ts_trace *load1(const char *path, ts_error *err)
+static ts_job *load1(const char *path, ts_error *err)
 {
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     ts_load_opts o = {.size = sizeof o, .n_threads = 1};
-    return ts_trace_load(&path, 1, &o, &t, err) == TS_OK ? t : NULL;
+    return ts_job_load(&path, 1, &o, &t, err) == TS_OK ? t : NULL;
 }
 
 /* Slices of a category string: count and total duration. */
@@ -44,7 +44,7 @@ TEST(nsys_reads_the_real_export_tables)
     const char *path = ts_test_data("nsys/cloverleaf-cuda.nsys.sqlite");
     if (access(path, R_OK)) SKIP("%s missing", path);
     ts_error err;
-    ts_trace *t = load1(path, &err);
+    ts_job *t = load1(path, &err);
     if (!t) TS_FAIL_("load: %s", err.msg);
     const ts_rank *r = t->ranks[0];
     uint64_t n;
@@ -97,7 +97,7 @@ TEST(nsys_reads_the_real_export_tables)
             paired = tr->kind == TS_TRACK_THREAD && tr->name_id && tr->process_name_id;
         }
     CHECK(paired);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }
 
 /* A hand-made export in nsys 2022's layout: EXPORT_META_DATA, no ENUM_*
@@ -146,7 +146,7 @@ TEST(nsys_reads_an_older_layout_with_nvtx_and_memset_by_column_name)
     close(fd);
     if (make_db(path, hand_made_2022)) TS_FAIL_("cannot write %s", path);
     ts_error err;
-    ts_trace *t = load1(path, &err);
+    ts_job *t = load1(path, &err);
     unlink(path);
     if (!t) TS_FAIL_("load: %s", err.msg);
     const ts_rank *r = t->ranks[0];
@@ -193,7 +193,7 @@ TEST(nsys_reads_an_older_layout_with_nvtx_and_memset_by_column_name)
     CHECK(memset_named);
     CHECK(call_named);
     CHECK(thread_named);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }
 
 TEST(nsys_refuses_other_databases_and_unknown_layouts)
@@ -213,7 +213,7 @@ TEST(nsys_refuses_other_databases_and_unknown_layouts)
         close(fd);
         if (make_db(path, cases[i].sql)) TS_FAIL_("cannot write %s", path);
         ts_error err = {0};
-        ts_trace *t = load1(path, &err);
+        ts_job *t = load1(path, &err);
         unlink(path);
         CHECK(t == NULL);
         CHECK(strstr(err.msg, path) == err.msg);

@@ -214,13 +214,13 @@ TEST(layer_sampling_cuts_every_n_layers)
     CHECK(memcmp(vars, want2, 5) == 0);
 }
 
-static ts_graph *load_mlp(ts_trace **t)
+static ts_graph *load_mlp(ts_job **t)
 {
     const char *paths[2] = {"examples/workloads/traces/mlp_bucket4/round2/rank0.json.zst",
                             "examples/workloads/traces/mlp_bucket4/round2/rank1.json.zst"};
     ts_graph *g = NULL;
-    if (ts_trace_load(paths, 2, NULL, t, NULL)) return NULL;
-    if (ts_graph_create(*t, NULL, &g, NULL)) { ts_trace_destroy(*t); return NULL; }
+    if (ts_job_load(paths, 2, NULL, t, NULL)) return NULL;
+    if (ts_graph_create(*t, NULL, &g, NULL)) { ts_job_destroy(*t); return NULL; }
     return g;
 }
 
@@ -229,7 +229,7 @@ TEST(optimize_on_a_real_ddp_trace_returns_a_plan_it_priced)
     FILE *probe = fopen("examples/workloads/results/mlp_gradients.json", "r");
     if (!probe) SKIP("examples/workloads not here: run from the repository root");
     fclose(probe);
-    ts_trace *t;
+    ts_job *t;
     ts_graph *g = load_mlp(&t);
     CHECK(g != NULL);
     if (!g) return;
@@ -240,7 +240,7 @@ TEST(optimize_on_a_real_ddp_trace_returns_a_plan_it_priced)
     ts_optimize *o = NULL;
     ts_error err = {0};
     CHECK_EQ_INT(ts_optimize_run(g, &oo, &o, &err), TS_OK);
-    if (!o) { fprintf(stderr, "%s\n", err.msg); ts_graph_destroy(g); ts_trace_destroy(t); return; }
+    if (!o) { fprintf(stderr, "%s\n", err.msg); ts_graph_destroy(g); ts_job_destroy(t); return; }
     ts_optimize_summary s;
     ts_optimize_get_summary(o, &s);
     CHECK_EQ_INT(s.n_evals, 40);
@@ -257,7 +257,7 @@ TEST(optimize_on_a_real_ddp_trace_returns_a_plan_it_priced)
     ts_replay_destroy(r);
     ts_optimize_destroy(o);
     ts_graph_destroy(g);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }
 
 TEST(optimize_refuses_options_it_cannot_honour)
@@ -291,11 +291,11 @@ TEST(op_fusion_pairs_are_back_to_back_pointwise_ops_and_only_shorten)
     FILE *probe = fopen("bench/data/optimize_transformer12/gradients.json", "r");
     if (!probe) SKIP("bench/data/optimize_transformer12 not here: run from the repository root");
     fclose(probe);
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     ts_graph *g = NULL;
-    CHECK_EQ_INT(ts_trace_load(paths, 1, NULL, &t, NULL), TS_OK);
+    CHECK_EQ_INT(ts_job_load(paths, 1, NULL, &t, NULL), TS_OK);
     CHECK_EQ_INT(ts_graph_create(t, NULL, &g, NULL), TS_OK);
-    if (!g) { ts_trace_destroy(t); return; }
+    if (!g) { ts_job_destroy(t); return; }
     ts_opf f;
     CHECK_EQ_INT(ts__opf_find(&f, g, NULL), TS_OK);
     CHECK(f.n_vars > 0);
@@ -326,7 +326,7 @@ TEST(op_fusion_pairs_are_back_to_back_pointwise_ops_and_only_shorten)
     free(vars);
     ts__opf_free(&f);
     ts_graph_destroy(g);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }
 
 TEST(cost_model_work_is_read_from_input_dims)
@@ -367,8 +367,8 @@ TEST(cost_model_samples_come_from_a_real_trace_with_shapes)
     FILE *probe = fopen(path, "r");
     if (!probe) SKIP("%s absent", path);
     fclose(probe);
-    ts_trace *t = NULL;
-    CHECK_EQ_INT(ts_trace_load(&path, 1, NULL, &t, NULL), TS_OK);
+    ts_job *t = NULL;
+    CHECK_EQ_INT(ts_job_load(&path, 1, NULL, &t, NULL), TS_OK);
     if (!t) return;
     ts_op_samples s;
     CHECK_EQ_INT(ts__cost_samples(t, &s, NULL), TS_OK);
@@ -380,5 +380,5 @@ TEST(cost_model_samples_come_from_a_real_trace_with_shapes)
     /* 231 aten::mm carry Input Dims (a count of the file); those with kernels give samples */
     CHECK(mm > 100 && mm <= 231);
     ts__cost_samples_free(&s);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }

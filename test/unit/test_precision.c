@@ -119,13 +119,13 @@ static const run_spec BF16 = {.fwd_us = {25, 10, 75, 6}, .bwd_us = {50, 10, 150,
 static ts_prec_model *model_of(const run_spec *f, const run_spec *b, ts_error *err, char **bf16_path)
 {
     char *paths[2] = {write_run(f), b ? write_run(b) : NULL};
-    ts_trace *t[TS_PREC_COUNT] = {0};
+    ts_job *t[TS_PREC_COUNT] = {0};
     const char *names[TS_PREC_COUNT] = {paths[0], paths[1]};
     ts_prec_model *m = NULL;
-    int rc = ts_trace_load((const char *const *)&paths[0], 1, NULL, &t[0], err);
-    if (!rc && b) rc = ts_trace_load((const char *const *)&paths[1], 1, NULL, &t[1], err);
-    if (!rc) rc = ts_prec_model_create((const ts_trace *const *)t, names, &m, err);
-    for (int i = 0; i < 2; i++) ts_trace_destroy(t[i]);
+    int rc = ts_job_load((const char *const *)&paths[0], 1, NULL, &t[0], err);
+    if (!rc && b) rc = ts_job_load((const char *const *)&paths[1], 1, NULL, &t[1], err);
+    if (!rc) rc = ts_prec_model_create((const ts_job *const *)t, names, &m, err);
+    for (int i = 0; i < 2; i++) ts_job_destroy(t[i]);
     unlink(paths[0]);
     free(paths[0]);
     if (paths[1]) unlink(paths[1]);

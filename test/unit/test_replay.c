@@ -440,7 +440,7 @@ static uint32_t S(ts_rank *r, const char *s) { return ts__rank_intern(r, s, strl
 
 /* One thread, two 100 ns iterations, each a 40 ns aten::mm then a 15 ns
  * aten::relu: ProfilerStep#k = [100k, 100k + 100), mm at +10, relu at +55. */
-static ts_trace *two_step_trace(void)
+static ts_job *two_step_trace(void)
 {
     ts_rank *r = ts__rank_create("hand.json");
     uint32_t th = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
@@ -451,14 +451,14 @@ static ts_trace *two_step_trace(void)
         ts__rank_add_slice(r, th, 100 * k + 10, 40, S(r, "aten::mm"), S(r, "cpu_op"), TS_KIND_CPU_OP);
         ts__rank_add_slice(r, th, 100 * k + 55, 15, S(r, "aten::relu"), S(r, "cpu_op"), TS_KIND_CPU_OP);
     }
-    ts_trace *t = NULL;
-    if (ts__rank_finish(r, NULL) != TS_OK || ts__trace_create(&r, 1, &t, NULL) != TS_OK) return NULL;
+    ts_job *t = NULL;
+    if (ts__rank_finish(r, NULL) != TS_OK || ts__job_create(&r, 1, &t, NULL) != TS_OK) return NULL;
     return t;
 }
 
 TEST(replay_reproduces_hand_built_trace_and_scales_by_expected_amount)
 {
-    ts_trace *t = two_step_trace();
+    ts_job *t = two_step_trace();
     CHECK(t != NULL);
     ts_replay *r;
     CHECK_EQ_INT(ts_replay_run(t, NULL, &r, NULL), TS_OK);
@@ -493,7 +493,7 @@ TEST(replay_reproduces_hand_built_trace_and_scales_by_expected_amount)
     scales[0] = "aten::mm";
     CHECK_EQ_INT(ts_replay_run(t, &o, &r, &err), TS_EINVAL);
     CHECK(strstr(err.msg, "expected [kind:]pattern=factor") != NULL);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }
 
 /* Regression (issue 21, 26 Nov 2026): `--scale aten::mm=0.5` matched no node
@@ -504,7 +504,7 @@ TEST(replay_reproduces_hand_built_trace_and_scales_by_expected_amount)
  * Halving aten::mm saves 200 + (50 + 50) / 2 + 25 = 275 ns (the all-reduce
  * keeps its time); halving forward saves half its own 800 ns (900 less the
  * all-reduce it holds) = 400. */
-static ts_trace *nested_mm_trace(void)
+static ts_job *nested_mm_trace(void)
 {
     ts_rank *r = ts__rank_create("nested.json");
     uint32_t th = ts__rank_track(r, TS_TRACK_THREAD, 1, 1);
@@ -521,12 +521,12 @@ static ts_trace *nested_mm_trace(void)
         ts__rank_add_slice(r, th, b + 800, 50, S(r, "aten::mm"), cpu, TS_KIND_CPU_OP);
         ts__rank_add_slice(r, th, b + 900, 100, S(r, "optimizer"), cpu, TS_KIND_CPU_OP);
     }
-    ts_trace *t = NULL;
-    if (ts__rank_finish(r, NULL) != TS_OK || ts__trace_create(&r, 1, &t, NULL) != TS_OK) return NULL;
+    ts_job *t = NULL;
+    if (ts__rank_finish(r, NULL) != TS_OK || ts__job_create(&r, 1, &t, NULL) != TS_OK) return NULL;
     return t;
 }
 
-static int64_t scaled_iteration_ns(ts_trace *t, const char *spec)
+static int64_t scaled_iteration_ns(ts_job *t, const char *spec)
 {
     const char *scales[] = {spec};
     ts_replay_options o = {.size = sizeof o, .scales = scales, .n_scales = 1};
@@ -539,7 +539,7 @@ static int64_t scaled_iteration_ns(ts_trace *t, const char *spec)
 
 TEST(scale_reaches_ops_nested_in_nodes_and_shortens_their_parents)
 {
-    ts_trace *t = nested_mm_trace();
+    ts_job *t = nested_mm_trace();
     CHECK(t != NULL);
     if (!t) return;
     CHECK_EQ_INT(scaled_iteration_ns(t, "forward=1"), 1000);
@@ -547,7 +547,7 @@ TEST(scale_reaches_ops_nested_in_nodes_and_shortens_their_parents)
     CHECK_EQ_INT(scaled_iteration_ns(t, "cpu:aten::mm=0.5"), 1000 - 275);
     CHECK_EQ_INT(scaled_iteration_ns(t, "forward=0.5"), 1000 - 400);
     CHECK_EQ_INT(scaled_iteration_ns(t, "aten::mm=2"), 1000 + 550);   /* doubling adds all 550 */
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }
 
 /* Every multi-iteration trace in the shared data replays to its measured
@@ -568,9 +568,9 @@ TEST(replay_reproduces_unmodified_real_traces)
         uint32_t n = 1;
         if (sets[i][1]) { snprintf(p1, sizeof p1, "%s", ts_test_data(sets[i][1])); paths[1] = p1; n = 2; }
         NEED_DATA(p0);
-        ts_trace *t;
+        ts_job *t;
         ts_error err = {0};
-        CHECK_EQ_INT(ts_trace_load(paths, n, NULL, &t, &err), TS_OK);
+        CHECK_EQ_INT(ts_job_load(paths, n, NULL, &t, &err), TS_OK);
         ts_replay *r;
         CHECK_EQ_INT(ts_replay_run(t, NULL, &r, &err), TS_OK);
         printf("%s: %u iterations, measured %lld ns, predicted %lld ns\n", sets[i][0], ts_replay_n_iterations(r),
@@ -595,7 +595,7 @@ TEST(replay_reproduces_unmodified_real_traces)
             CHECK_EQ_INT(ri.predicted_iteration_ns, ri.measured_iteration_ns);
         }
         ts_replay_destroy(r);
-        ts_trace_destroy(t);
+        ts_job_destroy(t);
     }
 }
 
@@ -605,8 +605,8 @@ TEST(replay_bandwidth_whatif_moves_in_the_expected_direction)
 {
     const char *p = ts_test_data("kineto/nccl_parser_config/nccl_data.json.gz");
     NEED_DATA(p);
-    ts_trace *t;
-    CHECK_EQ_INT(ts_trace_load(&p, 1, NULL, &t, NULL), TS_OK);
+    ts_job *t;
+    CHECK_EQ_INT(ts_job_load(&p, 1, NULL, &t, NULL), TS_OK);
     int64_t prev = 0;
     static const double gbps[] = {1000, 10, 1, 0.1};
     for (size_t i = 0; i < 4; i++) {
@@ -622,7 +622,7 @@ TEST(replay_bandwidth_whatif_moves_in_the_expected_direction)
         ts_replay_destroy(r);
     }
     CHECK(prev > 2 * 222442191LL);   /* at 0.1 GB/s the 26 MB all-reduces dominate */
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }
 
 /* ---- bucket regrouping ---- */
@@ -745,9 +745,9 @@ TEST(bucket_whatif_with_unchanged_partition_reproduces_the_trace)
     fputs("{\"parameters\": [{\"bytes\": 524288}, {\"bytes\": 2048}, {\"bytes\": 1048576},"
           " {\"bytes\": 2048}, {\"bytes\": 20480}, {\"bytes\": 40}]}", f);
     fclose(f);
-    ts_trace *t;
+    ts_job *t;
     ts_error err = {0};
-    CHECK_EQ_INT(ts_trace_load(paths, 2, NULL, &t, &err), TS_OK);
+    CHECK_EQ_INT(ts_job_load(paths, 2, NULL, &t, &err), TS_OK);
     ts_replay_options o = {.size = sizeof o, .bucket_mb = 1, .gradients_json = gpath};
     ts_replay *r;
     CHECK_EQ_INT(ts_replay_run(t, &o, &r, &err), TS_OK);
@@ -763,7 +763,7 @@ TEST(bucket_whatif_with_unchanged_partition_reproduces_the_trace)
     err = (ts_error){0};
     CHECK_EQ_INT(ts_replay_run(t, &o, &r, &err), TS_EINVAL);
     CHECK(strstr(err.msg, "--gradients") != NULL);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
     remove(gpath);
 }
 
@@ -787,9 +787,9 @@ TEST(replay_out_of_memory_is_reported_not_crashed)
     FILE *f = fdopen(mkstemp(gpath), "w");
     fputs("[524288, 2048, 1048576, 2048, 20480, 40]", f);
     fclose(f);
-    ts_trace *t;
+    ts_job *t;
     ts_graph *g;
-    CHECK_EQ_INT(ts_trace_load(paths, 2, NULL, &t, NULL), TS_OK);
+    CHECK_EQ_INT(ts_job_load(paths, 2, NULL, &t, NULL), TS_OK);
     CHECK_EQ_INT(ts_graph_create(t, NULL, &g, NULL), TS_OK);
     const char *scales[] = {"cpu:aten::*=0.9"};
     ts_replay_options o = {.size = sizeof o, .bucket_mb = 0.001, .gradients_json = gpath, .scales = scales, .n_scales = 1};
@@ -810,7 +810,7 @@ TEST(replay_out_of_memory_is_reported_not_crashed)
     }
     CHECK(ok);
     ts_graph_destroy(g);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
     remove(gpath);
 }
 
@@ -844,7 +844,7 @@ static void temp_file(char *tmpl, const char *text)
  * ({start, duration}), times from the step's start. NULL on failure. */
 typedef struct op_row { int64_t ts, dur; const char *name; } op_row;
 
-static ts_trace *gloo_ddp_trace(const op_row *ops, size_t n_ops, const int64_t (*ar)[2], size_t n_ar,
+static ts_job *gloo_ddp_trace(const op_row *ops, size_t n_ops, const int64_t (*ar)[2], size_t n_ar,
                                 int64_t step_ns, int n_steps)
 {
     ts_rank *ranks[2];
@@ -867,11 +867,11 @@ static ts_trace *gloo_ddp_trace(const op_row *ops, size_t n_ops, const int64_t (
         }
         if (ts__rank_finish(r, NULL) != TS_OK) return NULL;
     }
-    ts_trace *t = NULL;
-    return ts__trace_create(ranks, 2, &t, NULL) == TS_OK ? t : NULL;
+    ts_job *t = NULL;
+    return ts__job_create(ranks, 2, &t, NULL) == TS_OK ? t : NULL;
 }
 
-static ts_trace *ddp_step_trace(void)
+static ts_job *ddp_step_trace(void)
 {
     static const op_row ops[] = {
         {0, 100, "bwd_a"}, {100, 10, "c10d::allreduce_"}, {110, 190, "bwd_b"}, {300, 10, "c10d::allreduce_"},
@@ -883,7 +883,7 @@ static ts_trace *ddp_step_trace(void)
 
 TEST(bucket_whatif_merges_buckets_by_the_expected_amount)
 {
-    ts_trace *t = ddp_step_trace();
+    ts_job *t = ddp_step_trace();
     CHECK(t != NULL);
     char gpath[] = "/tmp/ts_grad_XXXXXX";
     temp_file(gpath, "[1572864, 1572864, 2097152]");   /* registration order: C, B, A */
@@ -905,7 +905,7 @@ TEST(bucket_whatif_merges_buckets_by_the_expected_amount)
     err = (ts_error){0};
     CHECK_EQ_INT(ts_replay_run(t, &o, &r, &err), TS_EFORMAT);
     CHECK(strstr(err.msg, "3 gradient all-reduces") != NULL);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
     remove(gpath);
 }
 
@@ -920,7 +920,7 @@ TEST(bucket_whatif_merges_buckets_by_the_expected_amount)
  * after it ends; only opt's is a real wait (DDP waits after the last
  * launch). At a 1 MiB cap B and C merge and run [310, >= 400): bwd_d, which
  * started after C ended, must not wait for the merged bucket. */
-static ts_trace *early_waiter_trace(void)
+static ts_job *early_waiter_trace(void)
 {
     static const op_row ops[] = {
         {0, 100, "bwd_a"}, {100, 10, "c10d::allreduce_"}, {110, 90, "bwd_b"}, {200, 10, "c10d::allreduce_"},
@@ -933,7 +933,7 @@ static ts_trace *early_waiter_trace(void)
 
 TEST(bucket_whatif_does_not_hold_backward_for_a_merged_bucket)
 {
-    ts_trace *t = early_waiter_trace();
+    ts_job *t = early_waiter_trace();
     CHECK(t != NULL);
     char gpath[] = "/tmp/ts_grad_XXXXXX";
     temp_file(gpath, "[524288, 524288, 524288, 1048576]");   /* registration order: D, C, B, A */
@@ -949,7 +949,7 @@ TEST(bucket_whatif_does_not_hold_backward_for_a_merged_bucket)
     CHECK_EQ_INT(ts_replay_measured_iteration_ns(r), 800);
     CHECK_EQ_INT(ts_replay_predicted_iteration_ns(r), 800);
     ts_replay_destroy(r);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
     remove(gpath);
 }
 
@@ -970,7 +970,7 @@ TEST(bucket_whatif_does_not_hold_backward_for_a_merged_bucket)
  * and the step took 1300. */
 /* Predicted iteration of a what-if on t; -1 when the replay fails, -2 when
  * its last warning lacks want (NULL: no check). */
-static int64_t whatif_ns(ts_trace *t, const ts_replay_options *o, const char *want)
+static int64_t whatif_ns(ts_job *t, const ts_replay_options *o, const char *want)
 {
     ts_replay *r;
     ts_error err = {0};
@@ -990,7 +990,7 @@ static int64_t whatif_ns(ts_trace *t, const ts_replay_options *o, const char *wa
 static int64_t split_at_half_mib(const op_row *ops, size_t n_ops, const int64_t (*ar)[2], const char *grads,
                                  const char *want)
 {
-    ts_trace *t = gloo_ddp_trace(ops, n_ops, ar, 2, 1000, 1);
+    ts_job *t = gloo_ddp_trace(ops, n_ops, ar, 2, 1000, 1);
     if (!t) return -4;
     char gpath[] = "/tmp/ts_grad_XXXXXX";
     temp_file(gpath, grads);
@@ -1001,7 +1001,7 @@ static int64_t split_at_half_mib(const op_row *ops, size_t n_ops, const int64_t 
         o.bucket_mb = 0.5;
         ns = whatif_ns(t, &o, want);
     }
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
     remove(gpath);
     return ns;
 }
@@ -1104,7 +1104,7 @@ TEST(calibration_log_sharing_line_sets_the_compute_slowdown)
                            "the training thread idle, 18632.6 us (x1.88) with it running 128x128 matmuls; the matmuls "
                            "run at 500/s alone and 250/s (x0.50) beside them, 1.60 all-reduces running on average\n"),
                1 / 1.6, 1e-9);
-    ts_trace *t = ddp_step_trace();
+    ts_job *t = ddp_step_trace();
     CHECK(t != NULL);
     char gpath[] = "/tmp/ts_grad_XXXXXX";
     temp_file(gpath, "[1572864, 1572864, 2097152]");
@@ -1118,7 +1118,7 @@ TEST(calibration_log_sharing_line_sets_the_compute_slowdown)
                                                        "calibration log)");
     CHECK(said);
     ts_replay_destroy(r);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
     remove(gpath);
     remove(path);
 }
@@ -1130,7 +1130,7 @@ TEST(calibration_log_sharing_line_sets_the_compute_slowdown)
  * B [430, 650). Each op takes the same time in both steps whatever its
  * overlap, so the trace shows no contention: kappa must come out 0, not
  * read the second conv's size as a slowdown. */
-static ts_trace *same_name_layers_trace(void)
+static ts_job *same_name_layers_trace(void)
 {
     static const op_row ops[] = {
         {0, 100, "conv"}, {100, 10, "c10d::allreduce_"}, {110, 300, "conv"}, {410, 10, "c10d::allreduce_"},
@@ -1142,7 +1142,7 @@ static ts_trace *same_name_layers_trace(void)
 
 TEST(contention_kappa_is_not_fitted_on_layers_that_share_an_op_name)
 {
-    ts_trace *t = same_name_layers_trace();
+    ts_job *t = same_name_layers_trace();
     CHECK(t != NULL);
     char gpath[] = "/tmp/ts_grad_XXXXXX";
     temp_file(gpath, "[1048576, 1048576]");
@@ -1157,7 +1157,7 @@ TEST(contention_kappa_is_not_fitted_on_layers_that_share_an_op_name)
     CHECK(strstr(ts_replay_warning(r, ts_replay_n_warnings(r) - 1), "4 gradient all-reduces regrouped into 4"));
     CHECK_EQ_INT(ts_replay_predicted_iteration_ns(r), ts_replay_measured_iteration_ns(r));
     ts_replay_destroy(r);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
     remove(gpath);
 }
 
@@ -1165,7 +1165,7 @@ TEST(contention_kappa_is_not_fitted_on_layers_that_share_an_op_name)
  * nccl_tests_log (an older header) still gets a replay, the newer fields zero. */
 TEST(replay_accepts_options_from_an_older_header)
 {
-    ts_trace *t = two_step_trace();
+    ts_job *t = two_step_trace();
     CHECK(t != NULL);
     ts_replay_options o;
     memset(&o, 0xff, sizeof o);               /* garbage past the old size must be ignored */
@@ -1178,7 +1178,7 @@ TEST(replay_accepts_options_from_an_older_header)
     o.size = 0;
     ts_error err = {0};
     CHECK_EQ_INT(ts_replay_run(t, &o, &r, &err), TS_EINVAL);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }
 
 /* ---- CPU contention (gloo) ---- */
@@ -1317,7 +1317,7 @@ TEST(bucket_whatif_next_step_does_not_wait_for_a_late_recorded_bucket)
         {700, 90, "Optimizer.step#SGD.step"},
     };
     static const int64_t ar[][2] = {{120, 80}, {510, 520}};
-    ts_trace *t = gloo_ddp_trace(ops, 7, ar, 2, 1000, 3);
+    ts_job *t = gloo_ddp_trace(ops, 7, ar, 2, 1000, 3);
     CHECK(t != NULL);
     char gpath[] = "/tmp/ts_grad_XXXXXX";
     temp_file(gpath, "[524288, 524288, 1048576]");   /* registration order: X2, X1, A */
@@ -1327,6 +1327,6 @@ TEST(bucket_whatif_next_step_does_not_wait_for_a_late_recorded_bucket)
     o.bucket_mb = 0.5;
     int64_t ns = whatif_ns(t, &o, "6 gradient all-reduces regrouped into 9");
     CHECK_EQ_INT(ns, 900);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
     remove(gpath);
 }

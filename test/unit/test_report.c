@@ -125,8 +125,8 @@ TEST(durations_fit_six_columns_with_a_unit)
 TEST(warnings_fold_per_rank_lines_summing_counts_only)
 {
     ts_rank *r = ts__rank_create("r0.json");
-    ts_trace *t = NULL;
-    CHECK(r && ts__rank_finish(r, NULL) == TS_OK && ts__trace_create(&r, 1, &t, NULL) == TS_OK);
+    ts_job *t = NULL;
+    CHECK(r && ts__rank_finish(r, NULL) == TS_OK && ts__job_create(&r, 1, &t, NULL) == TS_OK);
     if (!t) return;
     const char *lines[] = {
         "rank 0: 3 of 10 calls have no event (wait_on_stream -1)",
@@ -149,19 +149,19 @@ TEST(warnings_fold_per_rank_lines_summing_counts_only)
         "trainscope: warning: recorded 1.5 s apart\n"
         "trainscope: warning: (7 warning lines folded into these 4; --verbose lists each)\n");
     free(buf);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }
 
 TEST(warnings_json_ingest_and_analysis_items_share_one_shape)
 {
     ts_rank *r = ts__rank_create("r0.json");
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     CHECK(r != NULL);
     if (!r) return;
     r->rank = 3;
     ts__rank_warn(r, TS_WARN_NEGATIVE_DURATION, "\"a\" has negative duration");
     ts__rank_warn(r, TS_WARN_NEGATIVE_DURATION, "\"b\" has negative duration");
-    CHECK(ts__rank_finish(r, NULL) == TS_OK && ts__trace_create(&r, 1, &t, NULL) == TS_OK);
+    CHECK(ts__rank_finish(r, NULL) == TS_OK && ts__job_create(&r, 1, &t, NULL) == TS_OK);
     if (!t) return;
     ts_buf b;
     ts__buf_init(&b);
@@ -179,5 +179,5 @@ TEST(warnings_json_ingest_and_analysis_items_share_one_shape)
         "{\"rank\":12,\"file\":\"\",\"kind\":\"graph\",\"count\":1,\"first\":\"rank 12: 3 of 4 calls have no event\"},"
         "{\"rank\":-1,\"file\":\"\",\"kind\":\"replay\",\"count\":1,\"first\":\"ranks 0-1 straddle\"}]}");
     ts__buf_free(&b);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }

@@ -312,9 +312,9 @@ TEST(two_files_claiming_one_rank_is_an_error)
     CHECK_EQ_INT(ts__rank_finish(a, NULL), TS_OK);
     CHECK_EQ_INT(ts__rank_finish(b, NULL), TS_OK);
     ts_rank *ranks[2] = {a, b};
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     ts_error err = {0};
-    CHECK_EQ_INT(ts__trace_create(ranks, 2, &t, &err), TS_EFORMAT);
+    CHECK_EQ_INT(ts__job_create(ranks, 2, &t, &err), TS_EFORMAT);
     CHECK(t == NULL);
     CHECK(strstr(err.msg, "claims rank 3") != NULL);
 }

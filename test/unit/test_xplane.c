@@ -127,9 +127,9 @@ TEST(xplane_reads_the_real_bert_capture)
 {
     const char *path = ts_test_data("tensorflow/bert-squad-8gpu.xplane.pb.gz");
     if (access(path, R_OK)) SKIP("%s missing", path);
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     ts_error err;
-    if (ts_trace_load(&path, 1, NULL, &t, &err)) TS_FAIL_("%s", err.msg);
+    if (ts_job_load(&path, 1, NULL, &t, &err)) TS_FAIL_("%s", err.msg);
     const ts_rank *r = t->ranks[0];
     /* the protobuf Python module: 23,128 timed events, 1,330 kernels and 226
      * copies on GPU streams, 15,354 host events */
@@ -145,5 +145,5 @@ TEST(xplane_reads_the_real_bert_capture)
     CHECK_EQ_INT(c, 226);
     CHECK_EQ_INT(h, 15354);
     CHECK(with_corr > 0);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }

@@ -31,8 +31,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "capture/lttng.h"
-#include "capture/rawfmt.h"
+#include "capture/lttng/lttng.h"
+#include "capture/common/rawfmt.h"
 #include "cli/cli.h"
 
 typedef struct record_opts {

@@ -15,8 +15,8 @@
 #include <stddef.h>
 #include <unistd.h>
 
-#include "capture/rawfmt.h"
-#include "capture/rt.h"
+#include "capture/common/rawfmt.h"
+#include "capture/runtime/rt.h"
 #include "trainscope/trace.h"
 
 /* A fresh empty directory under /tmp for one test. */

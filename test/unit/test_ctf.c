@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "capture/lttng.h"
+#include "capture/lttng/lttng.h"
 #include "ingest/ingest.h"
 #include "trace/model.h"
 #include "trainscope/ingest.h"

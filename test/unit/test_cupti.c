@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "capture/cupti.h"
+#include "capture/cuda/cupti.h"
 
 /* A converter whose CUPTI clock reads 1,000,000 ns at host time 5,000 ns. */
 static ts__cupti_conv *new_conv(void)

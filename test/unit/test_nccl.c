@@ -18,7 +18,7 @@
 #include "trainscope/graph.h"
 #include "trainscope/ingest.h"
 
-#include "capture/nccl.h"
+#include "capture/nccl/nccl.h"
 
 /* ---- a sink that keeps records ---- */
 #define MAX_RECS 64

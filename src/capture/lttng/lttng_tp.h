@@ -32,7 +32,7 @@
 #define LTTNG_UST_TRACEPOINT_PROVIDER trainscope
 
 #undef LTTNG_UST_TRACEPOINT_INCLUDE
-#define LTTNG_UST_TRACEPOINT_INCLUDE "capture/lttng_tp.h"
+#define LTTNG_UST_TRACEPOINT_INCLUDE "capture/lttng/lttng_tp.h"
 
 #if !defined(TS_CAPTURE_LTTNG_TP_H) || defined(LTTNG_UST_TRACEPOINT_HEADER_MULTI_READ)
 #define TS_CAPTURE_LTTNG_TP_H

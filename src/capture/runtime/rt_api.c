@@ -10,7 +10,7 @@
  * drain rings (writev) and re-raise: nothing there allocates or locks.
  */
 #include "trainscope/trace.h"
-#include "capture/rt.h"
+#include "capture/runtime/rt.h"
 
 #include <dlfcn.h>
 #include <errno.h>

@@ -15,7 +15,7 @@
  * as metadata and the dropped counts under "trainscope". O(n log n) time,
  * memory about 48 bytes per event plus the raw file.
  */
-#include "capture/rawfmt.h"
+#include "capture/common/rawfmt.h"
 
 #include <errno.h>
 #include <fcntl.h>

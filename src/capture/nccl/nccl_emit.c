@@ -4,7 +4,7 @@
  * Not for: interposition (nccl.c) or the record -> event mapping
  * (nccl_event.c). Costs nothing but one relaxed load while tracing is off.
  */
-#include "capture/nccl.h"
+#include "capture/nccl/nccl.h"
 
 #include <stdlib.h>
 

@@ -13,7 +13,7 @@
  * counts pass-through pushes made above them (past MAX_DEPTH or while
  * detached), which pop first because ranges nest.
  */
-#include "capture/cupti.h"
+#include "capture/cuda/cupti.h"
 
 #include <dlfcn.h>
 #include <pthread.h>

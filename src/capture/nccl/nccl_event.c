@@ -4,7 +4,7 @@
  * Not for: interposition (nccl.c) or emitting (nccl_emit.c). Nothing here
  * has state, so tests call it directly.
  */
-#include "capture/nccl.h"
+#include "capture/nccl/nccl.h"
 
 #include <string.h>
 

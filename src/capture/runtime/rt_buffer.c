@@ -11,7 +11,7 @@
  * any ring by taking its `draining` flag with a CAS. A ring left by an exited
  * thread is drained and reused by the next new thread.
  */
-#include "capture/rt.h"
+#include "capture/runtime/rt.h"
 
 #include <errno.h>
 #include <pthread.h>

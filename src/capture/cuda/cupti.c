@@ -21,7 +21,7 @@
  * the exit flush hands out the rest.
  * Invariant: the converter state is only touched under conv_lock.
  */
-#include "capture/cupti.h"
+#include "capture/cuda/cupti.h"
 
 #include <dlfcn.h>
 #include <pthread.h>

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "capture/rt.h"
+#include "capture/runtime/rt.h"
 #include "trainscope/trace.h"
 
 #define EXPORT __attribute__((visibility("default")))

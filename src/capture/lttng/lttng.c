@@ -17,7 +17,7 @@
  */
 #define LTTNG_UST_TRACEPOINT_CREATE_PROBES
 #define LTTNG_UST_TRACEPOINT_DEFINE
-#include "capture/lttng_tp.h"
+#include "capture/lttng/lttng_tp.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture/lttng.h"
+#include "capture/lttng/lttng.h"
 #include "trainscope/trace.h"
 
 #define TS_LIKELY_(x) __builtin_expect(!!(x), 1)

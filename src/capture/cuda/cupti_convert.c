@@ -24,7 +24,7 @@
  *   NVTX range  -> cat "user_annotation" on the calling thread
  *   memory      -> "[memory]" instant (Addr, Bytes +/-, Total Allocated)
  */
-#include "capture/cupti.h"
+#include "capture/cuda/cupti.h"
 
 #include <stdio.h>
 #include <string.h>

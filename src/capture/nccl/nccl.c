@@ -16,7 +16,7 @@
  * rare) and read lock-free (collectives are frequent and may come from many
  * threads).
  */
-#include "capture/nccl.h"
+#include "capture/nccl/nccl.h"
 
 #include <dlfcn.h>
 #include <errno.h>

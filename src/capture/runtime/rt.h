@@ -16,7 +16,7 @@
 #include <sys/types.h>
 #include <time.h>
 
-#include "capture/rawfmt.h"
+#include "capture/common/rawfmt.h"
 #include "trainscope/trace.h"
 
 #define TS__RT_DEFAULT_BUF_BYTES (1u << 20)  /* per thread (PyTorch pools have a thread per core); TRAINSCOPE_BUFFER_KB overrides */

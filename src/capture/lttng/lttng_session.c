@@ -6,7 +6,7 @@
  * command is the documented interface anyway; each step's output is kept in
  * a temporary file so a failure can say what lttng said.
  */
-#include "capture/lttng.h"
+#include "capture/lttng/lttng.h"
 
 #include <errno.h>
 #include <spawn.h>

@@ -45,6 +45,8 @@ typedef struct ts_sqlite_stats {
     uint64_t n_args;
     uint64_t n_warnings;   /* rows of the warning table */
     int64_t  write_ns;     /* wall time from opening the file to its rename */
+    int64_t  write_cpu_ns; /* CPU time of the calling thread over the same stretch (less
+                              disturbed than wall time by other work on the machine) */
 } ts_sqlite_stats;
 
 /* Write in's job and results to a new SQLite database at path, replacing

@@ -129,11 +129,11 @@ static int write_db(const ts_job *job, const ex_args *a, ex_results *r)
         ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc));
         return TS_EXIT_BAD;
     }
-    double s = (double)st.write_ns / 1e9;
+    double s = (double)st.write_ns / 1e9, cpu = (double)st.write_cpu_ns / 1e9;
     printf("%s: %llu rows in %u tables (%llu slices, %llu args, %llu warnings), written in %.3f s"
-           " (%.0f rows/s)\n", a->sqlite, (unsigned long long)st.n_rows, st.n_tables,
+           " (%.0f rows/s; CPU %.3f s, %.0f rows/s)\n", a->sqlite, (unsigned long long)st.n_rows, st.n_tables,
            (unsigned long long)st.n_slices, (unsigned long long)st.n_args, (unsigned long long)st.n_warnings, s,
-           s > 0 ? (double)st.n_rows / s : 0.0);
+           s > 0 ? (double)st.n_rows / s : 0.0, cpu, cpu > 0 ? (double)st.n_rows / cpu : 0.0);
     return TS_EXIT_OK;
 }
 

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- the writer ---- */
@@ -43,38 +44,102 @@ void ts__sq_exec(ts_sq *w, const char *sql)
     if (!strncmp(sql, "CREATE TABLE", 12)) w->n_tables++;
 }
 
-sqlite3_stmt *ts__sq_prepare(ts_sq *w, const char *sql)
+/* Rows are inserted `batch` at a time by one statement
+ *   INSERT INTO t(cols) SELECT column2, ... FROM (VALUES (?,...), ...) WHERE column1 IS NOT NULL
+ * whose first value per row says the row is there: the statement's fixed
+ * cost (cursor, transaction check, halt, reset) is paid once per batch, and
+ * the last, partial batch runs the same statement with its unused rows
+ * left NULL. About 40% fewer instructions per row than one row a step. */
+struct ts_sq_ins {
+    sqlite3_stmt *st;
+    int n_cols;   /* columns of the insert */
+    int batch;    /* rows per statement */
+    int row;      /* rows bound in the current batch */
+};
+
+/* The batched insert's SQL into b (b->oom on failure). */
+static void batch_sql(ts_buf *b, const char *table, int n_cols, int batch)
 {
-    sqlite3_stmt *st = NULL;
+    ts__buf_printf(b, "INSERT INTO %s SELECT ", table);
+    for (int c = 0; c < n_cols; c++) ts__buf_printf(b, "%scolumn%d", c ? "," : "", c + 2);
+    ts__buf_puts(b, " FROM (VALUES");
+    for (int r = 0; r < batch; r++) {
+        ts__buf_puts(b, r ? ",(?" : "(?");
+        for (int c = 0; c < n_cols; c++) ts__buf_puts(b, ",?");
+        ts__buf_puts(b, ")");
+    }
+    ts__buf_puts(b, ") WHERE column1 IS NOT NULL");
+}
+
+ts_sq_ins *ts__sq_open(ts_sq *w, const char *table, int n_cols, int batch)
+{
     if (w->rc != TS_OK) return NULL;
-    if (sqlite3_prepare_v3(w->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK) {
-        sq_fail(w);
+    ts_sq_ins *ins = ts__calloc(1, sizeof *ins);
+    ts_buf sql;
+    ts__buf_init(&sql);
+    if (ins) batch_sql(&sql, table, n_cols, batch);
+    if (!ins || sql.oom) {
+        ts__free(ins, sizeof *ins);
+        ts__buf_free(&sql);
+        w->rc = ts__error(w->err, TS_ENOMEM, "%s: out of memory writing the database", w->path);
         return NULL;
     }
-    return st;
+    ins->n_cols = n_cols;
+    ins->batch = batch;
+    int rc = sqlite3_prepare_v3(w->db, ts__buf_cstr(&sql), -1, SQLITE_PREPARE_PERSISTENT, &ins->st, NULL);
+    ts__buf_free(&sql);
+    if (rc != SQLITE_OK) { sq_fail(w); ts__sq_close(w, ins); return NULL; }
+    return ins;
 }
 
-void ts__sq_step(ts_sq *w, sqlite3_stmt *st)
+static void flush(ts_sq *w, ts_sq_ins *ins)
 {
-    if (w->rc != TS_OK || !st) return;
-    if (sqlite3_step(st) != SQLITE_DONE) sq_fail(w);
-    else w->n_rows++;
-    sqlite3_reset(st);
-    sqlite3_clear_bindings(st);
+    if (w->rc == TS_OK && sqlite3_step(ins->st) != SQLITE_DONE) sq_fail(w);
+    else w->n_rows += (uint64_t)ins->row;
+    sqlite3_reset(ins->st);
+    sqlite3_clear_bindings(ins->st);
+    ins->row = 0;
 }
 
-void ts__sq_finalize(sqlite3_stmt *st) { sqlite3_finalize(st); }
-void ts__sq_i64(sqlite3_stmt *st, int col, int64_t v) { if (st) sqlite3_bind_int64(st, col, v); }
-void ts__sq_real(sqlite3_stmt *st, int col, double v) { if (st) sqlite3_bind_double(st, col, v); }
-
-void ts__sq_i64_or_null(sqlite3_stmt *st, int col, int64_t v, int64_t null_value)
+void ts__sq_step(ts_sq *w, ts_sq_ins *ins)
 {
-    if (st && v != null_value) sqlite3_bind_int64(st, col, v);   /* unbound = NULL */
+    if (!ins) return;
+    sqlite3_bind_int(ins->st, ins->row * (ins->n_cols + 1) + 1, 1);   /* the row is there */
+    if (++ins->row == ins->batch) flush(w, ins);
 }
 
-void ts__sq_text(sqlite3_stmt *st, int col, const char *s)
+void ts__sq_close(ts_sq *w, ts_sq_ins *ins)
 {
-    if (st && s && *s) sqlite3_bind_text(st, col, s, -1, SQLITE_STATIC);
+    if (!ins) return;
+    if (ins->row) flush(w, ins);
+    sqlite3_finalize(ins->st);
+    ts__free(ins, sizeof *ins);
+}
+
+/* Parameter of column col (1-based) of the row being bound. */
+static int param(const ts_sq_ins *ins, int col) { return ins->row * (ins->n_cols + 1) + 1 + col; }
+
+void ts__sq_i64(ts_sq_ins *ins, int col, int64_t v) { if (ins) sqlite3_bind_int64(ins->st, param(ins, col), v); }
+void ts__sq_real(ts_sq_ins *ins, int col, double v) { if (ins) sqlite3_bind_double(ins->st, param(ins, col), v); }
+
+void ts__sq_i64_or_null(ts_sq_ins *ins, int col, int64_t v, int64_t null_value)
+{
+    if (ins && v != null_value) sqlite3_bind_int64(ins->st, param(ins, col), v);   /* unbound = NULL */
+}
+
+void ts__sq_text(ts_sq_ins *ins, int col, const char *s)
+{
+    if (ins && s && *s) sqlite3_bind_text(ins->st, param(ins, col), s, -1, SQLITE_STATIC);
+}
+
+void ts__sq_str(ts_sq_ins *ins, int col, const char *s)
+{
+    if (ins && s) sqlite3_bind_text(ins->st, param(ins, col), s, -1, SQLITE_STATIC);
+}
+
+void ts__sq_text_copy(ts_sq_ins *ins, int col, const char *s)
+{
+    if (ins && s && *s) sqlite3_bind_text(ins->st, param(ins, col), s, -1, SQLITE_TRANSIENT);
 }
 
 /* ---- the schema ---- */
@@ -92,9 +157,9 @@ static const char *const SCHEMA[] = {
     "CREATE TABLE slice(id INTEGER PRIMARY KEY, ts INTEGER, dur INTEGER, track_id INTEGER, category TEXT,"
     " name TEXT, depth INTEGER, parent_id INTEGER, arg_set_id INTEGER, kind TEXT, correlation INTEGER,"
     " external_id INTEGER)",
-    "CREATE TABLE args(id INTEGER NOT NULL, arg_set_id INTEGER NOT NULL, flat_key TEXT, key TEXT,"
-    " int_value INTEGER, string_value TEXT, real_value REAL, value_type TEXT, PRIMARY KEY(arg_set_id, id))"
-    " WITHOUT ROWID",
+    "CREATE TABLE args(id INTEGER NOT NULL, arg_set_id INTEGER NOT NULL, flat_key TEXT GENERATED ALWAYS AS (key)"
+    " VIRTUAL, key TEXT, int_value INTEGER, string_value TEXT, real_value REAL, value_type TEXT,"
+    " PRIMARY KEY(arg_set_id, id)) WITHOUT ROWID",
     "CREATE TABLE flow(id INTEGER PRIMARY KEY, slice_out INTEGER, slice_in INTEGER, trace_id INTEGER,"
     " category TEXT)",
     "CREATE TABLE counter(id INTEGER PRIMARY KEY, ts INTEGER, track_id INTEGER, value REAL)",
@@ -109,7 +174,7 @@ static const char *const SCHEMA[] = {
 /* process rows of rank ri: one per distinct pid; upid_of[t] = track t's upid. */
 static void write_processes(ts_sq *w, const ts_rank *r, uint32_t ri, int64_t *next_upid, int64_t *upid_of)
 {
-    sqlite3_stmt *st = ts__sq_prepare(w, "INSERT INTO process VALUES(?,?,?,?,?,?)");
+    ts_sq_ins *st = ts__sq_open(w, "process", 6, 1);
     for (uint32_t t = 0; t < r->n_tracks; t++) {
         const ts_track *tr = &r->tracks[t];
         uint32_t same = 0;
@@ -130,7 +195,7 @@ static void write_processes(ts_sq *w, const ts_rank *r, uint32_t ri, int64_t *ne
         ts__sq_i64(st, 6, ri);
         ts__sq_step(w, st);
     }
-    ts__sq_finalize(st);
+    ts__sq_close(w, st);
 }
 
 static const char *track_type(uint8_t kind)
@@ -143,7 +208,7 @@ static const char *track_type(uint8_t kind)
     }
 }
 
-typedef struct track_stmts { sqlite3_stmt *track, *thread, *thread_track, *counter_track; } track_stmts;
+typedef struct track_stmts { ts_sq_ins *track, *thread, *thread_track, *counter_track; } track_stmts;
 
 static void write_track(ts_sq *w, const track_stmts *s, const ts_rank *r, uint32_t ri, uint32_t t, int64_t upid,
                         int64_t *next_utid)
@@ -183,10 +248,10 @@ static void write_track(ts_sq *w, const track_stmts *s, const ts_rank *r, uint32
 static void write_tracks(ts_sq *w, const ts_job *job, int64_t *upid_of)
 {
     track_stmts s = {
-        ts__sq_prepare(w, "INSERT INTO track VALUES(?,?,?,?,?)"),
-        ts__sq_prepare(w, "INSERT INTO thread VALUES(?,?,?,?,?)"),
-        ts__sq_prepare(w, "INSERT INTO thread_track VALUES(?,?,?,?,?)"),
-        ts__sq_prepare(w, "INSERT INTO counter_track VALUES(?,?,?)"),
+        ts__sq_open(w, "track", 5, TS_SQ_MANY),
+        ts__sq_open(w, "thread", 5, TS_SQ_MANY),
+        ts__sq_open(w, "thread_track", 5, TS_SQ_MANY),
+        ts__sq_open(w, "counter_track", 3, TS_SQ_MANY),
     };
     int64_t next_upid = 0, next_utid = 0;
     for (uint32_t ri = 0; ri < job->n_ranks && w->rc == TS_OK; ri++) {
@@ -194,15 +259,15 @@ static void write_tracks(ts_sq *w, const ts_job *job, int64_t *upid_of)
         write_processes(w, r, ri, &next_upid, upid_of);
         for (uint32_t t = 0; t < r->n_tracks; t++) write_track(w, &s, r, ri, t, upid_of[t], &next_utid);
     }
-    ts__sq_finalize(s.track);
-    ts__sq_finalize(s.thread);
-    ts__sq_finalize(s.thread_track);
-    ts__sq_finalize(s.counter_track);
+    ts__sq_close(w, s.track);
+    ts__sq_close(w, s.thread);
+    ts__sq_close(w, s.thread_track);
+    ts__sq_close(w, s.counter_track);
 }
 
 static const char *const ARG_TYPE[] = {"null", "bool", "int", "uint", "real", "string", "json"};
 
-static void write_arg(ts_sq *w, sqlite3_stmt *st, const ts_rank *r, uint32_t ri, uint32_t a, uint32_t set_first)
+static void write_arg(ts_sq *w, ts_sq_ins *st, const ts_rank *r, uint32_t ri, uint32_t a, uint32_t set_first)
 {
     uint8_t type = r->args.type[a];
     uint64_t v = r->args.val[a];
@@ -210,22 +275,21 @@ static void write_arg(ts_sq *w, sqlite3_stmt *st, const ts_rank *r, uint32_t ri,
     ts__sq_i64(st, 1, w->arg_base[ri] + a);
     ts__sq_i64(st, 2, w->arg_base[ri] + set_first);
     ts__sq_text(st, 3, key);
-    ts__sq_text(st, 4, key);
     char num[24];
     switch (type) {
-    case TS_ARG_BOOL: case TS_ARG_INT: ts__sq_i64(st, 5, (int64_t)v); break;
+    case TS_ARG_BOOL: case TS_ARG_INT: ts__sq_i64(st, 4, (int64_t)v); break;
     case TS_ARG_UINT:   /* past INT64_MAX ("Comms Id"s) only a string holds it */
-        if (v <= INT64_MAX) ts__sq_i64(st, 5, (int64_t)v);
-        else { snprintf(num, sizeof num, "%llu", (unsigned long long)v); ts__sq_text(st, 6, num); }
+        if (v <= INT64_MAX) ts__sq_i64(st, 4, (int64_t)v);
+        else { snprintf(num, sizeof num, "%llu", (unsigned long long)v); ts__sq_text_copy(st, 5, num); }
         break;
-    case TS_ARG_DOUBLE: ts__sq_real(st, 7, ts__arg_as_double(TS_ARG_DOUBLE, v)); break;
+    case TS_ARG_DOUBLE: ts__sq_real(st, 6, ts__arg_as_double(TS_ARG_DOUBLE, v)); break;
     case TS_ARG_STR: case TS_ARG_JSON:   /* "" stays '' (ts__sq_text would make it NULL) */
-        sqlite3_bind_text(st, 6, ts__rank_str(r, (uint32_t)v), -1, SQLITE_STATIC);
+        ts__sq_str(st, 5, ts__rank_str(r, (uint32_t)v));
         break;
     default: break;
     }
-    ts__sq_text(st, 8, type < sizeof ARG_TYPE / sizeof ARG_TYPE[0] ? ARG_TYPE[type] : "null");
-    ts__sq_step(w, st);   /* before num, bound as static, goes out of scope */
+    ts__sq_text(st, 7, type < sizeof ARG_TYPE / sizeof ARG_TYPE[0] ? ARG_TYPE[type] : "null");
+    ts__sq_step(w, st);
     w->n_arg_rows++;
 }
 
@@ -242,7 +306,7 @@ static void claim(uint32_t *set_of, uint32_t n_rows, uint32_t first, uint32_t n)
 /* Rank ri's arg rows that belong to an event (slice, instant, the file's
  * metadata), in row order: arg_set_id never decreases, so the table's key
  * (arg_set_id, id) grows at its end and needs no index built afterwards. */
-static int write_args(ts_sq *w, sqlite3_stmt *st, const ts_rank *r, uint32_t ri)
+static int write_args(ts_sq *w, ts_sq_ins *st, const ts_rank *r, uint32_t ri)
 {
     uint32_t n = r->args.n;
     uint32_t *set_of = ts__malloc(((size_t)n + 1) * sizeof *set_of);
@@ -263,7 +327,7 @@ static int64_t arg_set_id(const ts_sq *w, const ts_rank *r, uint32_t ri, uint32_
     return first == TS_NONE32 || n == 0 || first >= r->args.n ? -1 : w->arg_base[ri] + first;
 }
 
-static void write_slices(ts_sq *w, sqlite3_stmt *st, const ts_rank *r, uint32_t ri)
+static void write_slices(ts_sq *w, ts_sq_ins *st, const ts_rank *r, uint32_t ri)
 {
     const ts_slices *sl = &r->slices;
     int64_t base = w->slice_base[ri];
@@ -287,7 +351,7 @@ static void write_slices(ts_sq *w, sqlite3_stmt *st, const ts_rank *r, uint32_t 
 }
 
 /* Instants are slices of duration 0 at depth 0, as Perfetto imports them. */
-static void write_instants(ts_sq *w, sqlite3_stmt *st, const ts_rank *r, uint32_t ri)
+static void write_instants(ts_sq *w, ts_sq_ins *st, const ts_rank *r, uint32_t ri)
 {
     const ts_instants *in = &r->instants;
     int64_t base = w->slice_base[ri] + r->slices.n;
@@ -307,7 +371,7 @@ static void write_instants(ts_sq *w, sqlite3_stmt *st, const ts_rank *r, uint32_
     }
 }
 
-static void write_flows_counters(ts_sq *w, sqlite3_stmt *flow, sqlite3_stmt *counter, const ts_rank *r, uint32_t ri)
+static void write_flows_counters(ts_sq *w, ts_sq_ins *flow, ts_sq_ins *counter, const ts_rank *r, uint32_t ri)
 {
     int64_t base = w->slice_base[ri];
     for (uint32_t i = 0; i < r->flows.n && w->rc == TS_OK; i++) {
@@ -326,7 +390,7 @@ static void write_flows_counters(ts_sq *w, sqlite3_stmt *flow, sqlite3_stmt *cou
     }
 }
 
-static void write_iterations(ts_sq *w, sqlite3_stmt *st, const ts_rank *r, uint32_t ri)
+static void write_iterations(ts_sq *w, ts_sq_ins *st, const ts_rank *r, uint32_t ri)
 {
     for (uint32_t i = 0; i < r->n_iterations && w->rc == TS_OK; i++) {
         const ts_iteration *it = &r->iterations[i];
@@ -339,7 +403,7 @@ static void write_iterations(ts_sq *w, sqlite3_stmt *st, const ts_rank *r, uint3
     }
 }
 
-static void write_rank_row(ts_sq *w, sqlite3_stmt *st, const ts_sqlite_input *in, uint32_t ri, int64_t set_id)
+static void write_rank_row(ts_sq *w, ts_sq_ins *st, const ts_sqlite_input *in, uint32_t ri, int64_t set_id)
 {
     const ts_rank *r = in->job->ranks[ri];
     const char *format = ts_rank_meta_str(r, "format");
@@ -358,12 +422,12 @@ static void write_rank_row(ts_sq *w, sqlite3_stmt *st, const ts_sqlite_input *in
 /* Every rank's slices, instants, args, flows, counters, iterations. */
 static void write_rank_tables(ts_sq *w, const ts_sqlite_input *in)
 {
-    sqlite3_stmt *slice = ts__sq_prepare(w, "INSERT INTO slice VALUES(?,?,?,?,?,?,?,?,?,?,?,?)");
-    sqlite3_stmt *args = ts__sq_prepare(w, "INSERT INTO args VALUES(?,?,?,?,?,?,?,?)");
-    sqlite3_stmt *flow = ts__sq_prepare(w, "INSERT INTO flow(slice_out, slice_in, trace_id, category) VALUES(?,?,?,?)");
-    sqlite3_stmt *counter = ts__sq_prepare(w, "INSERT INTO counter(ts, track_id, value) VALUES(?,?,?)");
-    sqlite3_stmt *iter = ts__sq_prepare(w, "INSERT INTO iteration(rank_id, step, ts, dur, slice_id) VALUES(?,?,?,?,?)");
-    sqlite3_stmt *rank = ts__sq_prepare(w, "INSERT INTO rank VALUES(?,?,?,?,?,?,?,?)");
+    ts_sq_ins *slice = ts__sq_open(w, "slice", 12, TS_SQ_MANY);
+    ts_sq_ins *args = ts__sq_open(w, "args(id, arg_set_id, key, int_value, string_value, real_value, value_type)", 7, TS_SQ_MANY);
+    ts_sq_ins *flow = ts__sq_open(w, "flow(slice_out, slice_in, trace_id, category)", 4, TS_SQ_MANY);
+    ts_sq_ins *counter = ts__sq_open(w, "counter(ts, track_id, value)", 3, TS_SQ_MANY);
+    ts_sq_ins *iter = ts__sq_open(w, "iteration(rank_id, step, ts, dur, slice_id)", 5, 1);
+    ts_sq_ins *rank = ts__sq_open(w, "rank", 8, 1);
     for (uint32_t ri = 0; ri < in->job->n_ranks && w->rc == TS_OK; ri++) {
         const ts_rank *r = in->job->ranks[ri];
         write_rank_row(w, rank, in, ri, arg_set_id(w, r, ri, r->meta_args, r->n_meta_args));
@@ -373,12 +437,12 @@ static void write_rank_tables(ts_sq *w, const ts_sqlite_input *in)
         write_flows_counters(w, flow, counter, r, ri);
         write_iterations(w, iter, r, ri);
     }
-    ts__sq_finalize(slice);
-    ts__sq_finalize(args);
-    ts__sq_finalize(flow);
-    ts__sq_finalize(counter);
-    ts__sq_finalize(iter);
-    ts__sq_finalize(rank);
+    ts__sq_close(w, slice);
+    ts__sq_close(w, args);
+    ts__sq_close(w, flow);
+    ts__sq_close(w, counter);
+    ts__sq_close(w, iter);
+    ts__sq_close(w, rank);
 }
 
 /* Ingest warnings: one row per (rank, kind) with its count and first message. */
@@ -395,21 +459,20 @@ static void write_ingest_warnings(ts_sq *w, const ts_job *job)
 void ts__sq_warning(ts_sq *w, int64_t rank_id, const char *source, const char *kind, uint64_t count,
                     const char *message)
 {
-    sqlite3_stmt *st = ts__sq_prepare(w, "INSERT INTO warning(rank_id, source, kind, count, message)"
-                                         " VALUES(?,?,?,?,?)");
+    ts_sq_ins *st = ts__sq_open(w, "warning(rank_id, source, kind, count, message)", 5, 1);
     ts__sq_i64_or_null(st, 1, rank_id, -1);
     ts__sq_text(st, 2, source);
     ts__sq_text(st, 3, kind);
     ts__sq_i64(st, 4, (int64_t)count);
     ts__sq_text(st, 5, message);
     ts__sq_step(w, st);
-    ts__sq_finalize(st);
+    ts__sq_close(w, st);
     w->n_warnings++;
 }
 
 static void write_metadata(ts_sq *w, const ts_job *job)
 {
-    sqlite3_stmt *st = ts__sq_prepare(w, "INSERT INTO metadata VALUES(?,?,?)");
+    ts_sq_ins *st = ts__sq_open(w, "metadata", 3, 1);
     static const char *const names[] = {"trainscope_version", "schema", "time_unit"};
     const char *vals[] = {ts_version(), "trainscope-sqlite 1", "ns"};
     for (int i = 0; i < 3; i++) {
@@ -420,7 +483,7 @@ static void write_metadata(ts_sq *w, const ts_job *job)
     ts__sq_text(st, 1, "n_ranks");
     ts__sq_i64(st, 2, job->n_ranks);
     ts__sq_step(w, st);
-    ts__sq_finalize(st);
+    ts__sq_close(w, st);
 }
 
 /* Global id bases (see the top of this file). */
@@ -489,6 +552,13 @@ static int make_tmp(const char *path, char *tmp, size_t cap, ts_error *err)
     return TS_OK;
 }
 
+static int64_t thread_cpu_ns(void)
+{
+    struct timespec t;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0) return 0;
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
 static const char PRAGMAS[] = "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE;"
                               " PRAGMA temp_store=MEMORY; PRAGMA page_size=16384; PRAGMA cache_size=-65536";
 
@@ -496,7 +566,7 @@ int ts_sqlite_write(const ts_sqlite_input *in, const char *path, ts_sqlite_stats
 {
     ts__error_clear(err);
     if (!in || !in->job || !path) return ts__error(err, TS_EINVAL, "ts_sqlite_write: no job or no path");
-    int64_t t0 = ts__now_ns();
+    int64_t t0 = ts__now_ns(), c0 = thread_cpu_ns();
     char tmp[4096];
     int rc = make_tmp(path, tmp, sizeof tmp, err);
     if (rc != TS_OK) return rc;
@@ -516,6 +586,7 @@ int ts_sqlite_write(const ts_sqlite_input *in, const char *path, ts_sqlite_stats
     free_bases(&w, in->job);
     if (out && w.rc == TS_OK)
         *out = (ts_sqlite_stats){.n_rows = w.n_rows, .n_tables = w.n_tables, .n_slices = w.n_slice_rows,
-                                 .n_args = w.n_arg_rows, .n_warnings = w.n_warnings, .write_ns = ts__now_ns() - t0};
+                                 .n_args = w.n_arg_rows, .n_warnings = w.n_warnings, .write_ns = ts__now_ns() - t0,
+                                 .write_cpu_ns = thread_cpu_ns() - c0};
     return w.rc;
 }

@@ -39,7 +39,7 @@ static const char *const SCHEMA[] = {
 
 /* ---- breakdown ---- */
 
-static void breakdown_rank(ts_sq *w, sqlite3_stmt *st, int64_t rank_id, const ts_breakdown_rank *b)
+static void breakdown_rank(ts_sq *w, ts_sq_ins *st, int64_t rank_id, const ts_breakdown_rank *b)
 {
     int64_t v[] = {b->span_ns, b->idle_ns, b->compute_ns, b->non_compute_ns, b->comm_ns, b->memory_ns,
                    b->type_total_ns[TS_KT_COMPUTATION], b->type_total_ns[TS_KT_COMMUNICATION],
@@ -70,7 +70,7 @@ static void types_name(unsigned m, char *out, size_t cap)
     }
 }
 
-static void breakdown_kernels(ts_sq *w, sqlite3_stmt *ty, sqlite3_stmt *st, int64_t rank_id,
+static void breakdown_kernels(ts_sq *w, ts_sq_ins *ty, ts_sq_ins *st, int64_t rank_id,
                               const ts_breakdown_rank *b)
 {
     for (unsigned m = 1; m < 8; m++) {
@@ -78,7 +78,7 @@ static void breakdown_kernels(ts_sq *w, sqlite3_stmt *ty, sqlite3_stmt *st, int6
         char name[96];
         types_name(m, name, sizeof name);
         ts__sq_i64(ty, 1, rank_id);
-        ts__sq_text(ty, 2, name);
+        ts__sq_text_copy(ty, 2, name);
         ts__sq_i64(ty, 3, b->type_ns[m]);
         ts__sq_step(w, ty);
     }
@@ -98,7 +98,7 @@ static void breakdown_kernels(ts_sq *w, sqlite3_stmt *ty, sqlite3_stmt *st, int6
     }
 }
 
-static void breakdown_streams(ts_sq *w, sqlite3_stmt *st, int64_t rank_id, const ts_breakdown_rank *b)
+static void breakdown_streams(ts_sq *w, ts_sq_ins *st, int64_t rank_id, const ts_breakdown_rank *b)
 {
     for (uint32_t i = 0; i < b->n_streams; i++) {
         const ts_stream_breakdown *s = &b->streams[i];
@@ -111,7 +111,7 @@ static void breakdown_streams(ts_sq *w, sqlite3_stmt *st, int64_t rank_id, const
     }
 }
 
-static void breakdown_bw_threads(ts_sq *w, sqlite3_stmt *bw, sqlite3_stmt *th, int64_t rank_id,
+static void breakdown_bw_threads(ts_sq *w, ts_sq_ins *bw, ts_sq_ins *th, int64_t rank_id,
                                  const ts_breakdown_rank *b)
 {
     for (uint32_t i = 0; i < b->n_membw; i++) {
@@ -137,13 +137,13 @@ static void breakdown_bw_threads(ts_sq *w, sqlite3_stmt *bw, sqlite3_stmt *th, i
  * job's rank order, one entry per rank). */
 static void write_breakdown(ts_sq *w, const ts_breakdown *bd)
 {
-    sqlite3_stmt *st[] = {
-        ts__sq_prepare(w, "INSERT INTO breakdown VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
-        ts__sq_prepare(w, "INSERT INTO breakdown_kernel_type VALUES(?,?,?)"),
-        ts__sq_prepare(w, "INSERT INTO breakdown_kernel VALUES(?,?,?,?,?,?,?,?,?,?)"),
-        ts__sq_prepare(w, "INSERT INTO breakdown_stream VALUES(?,?,?,?,?,?,?,?,?,?)"),
-        ts__sq_prepare(w, "INSERT INTO breakdown_memory_bandwidth VALUES(?,?,?,?,?,?,?)"),
-        ts__sq_prepare(w, "INSERT INTO breakdown_thread VALUES(?,?,?,?,?,?,?)"),
+    ts_sq_ins *st[] = {
+        ts__sq_open(w, "breakdown", 18, 1),
+        ts__sq_open(w, "breakdown_kernel_type", 3, 1),
+        ts__sq_open(w, "breakdown_kernel", 10, TS_SQ_MANY),
+        ts__sq_open(w, "breakdown_stream", 10, 1),
+        ts__sq_open(w, "breakdown_memory_bandwidth", 7, 1),
+        ts__sq_open(w, "breakdown_thread", 7, 1),
     };
     for (uint32_t i = 0; i < bd->n_ranks && w->rc == TS_OK; i++) {
         breakdown_rank(w, st[0], i, &bd->ranks[i]);
@@ -151,21 +151,21 @@ static void write_breakdown(ts_sq *w, const ts_breakdown *bd)
         breakdown_streams(w, st[3], i, &bd->ranks[i]);
         breakdown_bw_threads(w, st[4], st[5], i, &bd->ranks[i]);
     }
-    for (size_t i = 0; i < sizeof st / sizeof st[0]; i++) ts__sq_finalize(st[i]);
+    for (size_t i = 0; i < sizeof st / sizeof st[0]; i++) ts__sq_close(w, st[i]);
 }
 
 /* ---- critical path ---- */
 
 static void meta_i64(ts_sq *w, const char *name, int64_t v)
 {
-    sqlite3_stmt *st = ts__sq_prepare(w, "INSERT INTO metadata(name, int_value) VALUES(?,?)");
+    ts_sq_ins *st = ts__sq_open(w, "metadata(name, int_value)", 2, 1);
     ts__sq_text(st, 1, name);
     ts__sq_i64(st, 2, v);
     ts__sq_step(w, st);
-    ts__sq_finalize(st);
+    ts__sq_close(w, st);
 }
 
-static void cp_segment(ts_sq *w, sqlite3_stmt *st, const ts_graph *g, const ts_cp_segment *sg)
+static void cp_segment(ts_sq *w, ts_sq_ins *st, const ts_graph *g, const ts_cp_segment *sg)
 {
     ts__sq_i64(st, 1, sg->start_ns);
     ts__sq_i64(st, 2, sg->dur_ns);
@@ -187,17 +187,16 @@ static void cp_segment(ts_sq *w, sqlite3_stmt *st, const ts_graph *g, const ts_c
 
 static void write_critical_path(ts_sq *w, const ts_critical_path *cp)
 {
-    sqlite3_stmt *st = ts__sq_prepare(w, "INSERT INTO critical_path(ts, dur, category, slice_id, rank_id,"
-                                         " node_kind, name, via) VALUES(?,?,?,?,?,?,?,?)");
+    ts_sq_ins *st = ts__sq_open(w, "critical_path(ts, dur, category, slice_id, rank_id, node_kind, name, via)", 8, TS_SQ_MANY);
     for (uint32_t i = 0; i < cp->n_segs && w->rc == TS_OK; i++) cp_segment(w, st, cp->g, &cp->segs[i]);
-    ts__sq_finalize(st);
-    st = ts__sq_prepare(w, "INSERT INTO critical_path_category VALUES(?,?)");
+    ts__sq_close(w, st);
+    st = ts__sq_open(w, "critical_path_category", 2, 1);
     for (int c = 0; c < TS_CP_COUNT; c++) {
         ts__sq_text(st, 1, ts_cp_category_name((ts_cp_category)c));
         ts__sq_i64(st, 2, cp->cat_ns[c]);
         ts__sq_step(w, st);
     }
-    ts__sq_finalize(st);
+    ts__sq_close(w, st);
     meta_i64(w, "critical_path_step", cp->step);
     meta_i64(w, "critical_path_length_ns", cp->end_ns - cp->start_ns);
     meta_i64(w, "critical_path_iteration_ns", cp->window_ns);
@@ -208,8 +207,7 @@ static void write_critical_path(ts_sq *w, const ts_critical_path *cp)
 
 static void write_replay(ts_sq *w, const ts_replay *rp, const ts_graph *g)
 {
-    sqlite3_stmt *st = ts__sq_prepare(w, "INSERT INTO replay(step, measured_ns, predicted_ns, error_pct)"
-                                         " VALUES(?,?,?,?)");
+    ts_sq_ins *st = ts__sq_open(w, "replay(step, measured_ns, predicted_ns, error_pct)", 4, 1);
     for (uint32_t k = 0; k < ts_replay_n_iterations(rp) && w->rc == TS_OK; k++) {
         ts_replay_iteration_info it;
         ts_replay_iteration(rp, k, &it);
@@ -221,8 +219,8 @@ static void write_replay(ts_sq *w, const ts_replay *rp, const ts_graph *g)
                                    (double)it.measured_iteration_ns);
         ts__sq_step(w, st);
     }
-    ts__sq_finalize(st);
-    st = ts__sq_prepare(w, "INSERT INTO replay_rank VALUES(?,?,?,?)");
+    ts__sq_close(w, st);
+    st = ts__sq_open(w, "replay_rank", 4, 1);
     for (uint32_t i = 0; i < ts_replay_n_ranks(rp) && w->rc == TS_OK; i++) {
         ts_replay_rank_info ri;
         ts_replay_rank(rp, i, &ri);
@@ -232,7 +230,7 @@ static void write_replay(ts_sq *w, const ts_replay *rp, const ts_graph *g)
         ts__sq_i64(st, 4, ri.clock_offset_ns);
         ts__sq_step(w, st);
     }
-    ts__sq_finalize(st);
+    ts__sq_close(w, st);
     meta_i64(w, "replay_measured_iteration_ns", ts_replay_measured_iteration_ns(rp));
     meta_i64(w, "replay_predicted_iteration_ns", ts_replay_predicted_iteration_ns(rp));
     for (uint32_t i = 0; i < ts_replay_n_warnings(rp); i++) {

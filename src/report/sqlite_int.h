@@ -1,10 +1,10 @@
 /* sqlite_int.h - what sqlite.c (file, trace tables) and sqlite_analyses.c
  * (analysis tables) share: one writer over one open database.
  *
- * Every insert goes through a statement prepared once per table and
- * ts__sq_step(), which counts the row and keeps the first failure: after
- * one, further calls do nothing and the writer's rc stays the failure, so
- * the table writers need no error plumbing of their own.
+ * Every insert goes through a batched statement prepared once per table
+ * (ts__sq_open) that counts rows and keeps the first failure: after one,
+ * further calls do nothing and the writer's rc stays the failure, so the
+ * table writers need no error plumbing of their own.
  */
 #ifndef TS_REPORT_SQLITE_INT_H
 #define TS_REPORT_SQLITE_INT_H
@@ -31,16 +31,26 @@ typedef struct ts_sq {
 
 /* Run sql (DDL, pragmas); counts a CREATE TABLE. */
 void ts__sq_exec(ts_sq *w, const char *sql);
-/* Prepare sql (NULL on failure: the writer's rc says why). */
-sqlite3_stmt *ts__sq_prepare(ts_sq *w, const char *sql);
-/* Step an insert, count its row, reset and clear its bindings. */
-void ts__sq_step(ts_sq *w, sqlite3_stmt *st);
-void ts__sq_finalize(sqlite3_stmt *st);
-/* Binds: NULL for the sentinel values. */
-void ts__sq_i64(sqlite3_stmt *st, int col, int64_t v);
-void ts__sq_i64_or_null(sqlite3_stmt *st, int col, int64_t v, int64_t null_value);
-void ts__sq_text(sqlite3_stmt *st, int col, const char *s);   /* NULL or "" = NULL; borrowed */
-void ts__sq_real(sqlite3_stmt *st, int col, double v);
+/* A batched insert into `table` ("name" or "name(col, ...)") of n_cols
+ * columns; NULL after a failure (the writer's rc says why; every call below
+ * takes NULL and does nothing). Bind a row's columns (1-based; unbound =
+ * NULL), then ts__sq_step; ts__sq_close inserts what is pending. */
+typedef struct ts_sq_ins ts_sq_ins;
+/* batch: rows per statement; TS_SQ_MANY for tables of many rows (the
+ * statement's own cost is paid once per batch), 1 for a few rows (a
+ * statement of 64 rows costs more to prepare than a few rows save). */
+#define TS_SQ_MANY 64
+ts_sq_ins *ts__sq_open(ts_sq *w, const char *table, int n_cols, int batch);
+void ts__sq_step(ts_sq *w, ts_sq_ins *ins);
+void ts__sq_close(ts_sq *w, ts_sq_ins *ins);
+/* Binds; strings are borrowed until ts__sq_close (the rank's and the
+ * results' strings live that long) except with ts__sq_text_copy. */
+void ts__sq_i64(ts_sq_ins *ins, int col, int64_t v);
+void ts__sq_i64_or_null(ts_sq_ins *ins, int col, int64_t v, int64_t null_value);
+void ts__sq_real(ts_sq_ins *ins, int col, double v);
+void ts__sq_text(ts_sq_ins *ins, int col, const char *s);        /* NULL or "" = NULL */
+void ts__sq_str(ts_sq_ins *ins, int col, const char *s);         /* "" stays '' */
+void ts__sq_text_copy(ts_sq_ins *ins, int col, const char *s);   /* a temporary: copied */
 
 /* One row of table warning. */
 void ts__sq_warning(ts_sq *w, int64_t rank_id, const char *source, const char *kind, uint64_t count,

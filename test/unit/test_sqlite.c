@@ -159,7 +159,7 @@ TEST(sqlite_export_out_of_memory_leaves_nothing)
     snprintf(path, sizeof path, "%s/out.db", dir);
     ts_sqlite_input in = {.size = sizeof in, .job = job};
     int failures = 0, rc = TS_ENOMEM;
-    for (long budget = 0; budget < 50 && rc != TS_OK; budget++) {
+    for (long budget = 0; budget < 1000 && rc != TS_OK; budget++) {
         ts_test_oom_budget = budget;
         ts_set_allocator(ts_test_oom_alloc, NULL);
         rc = ts_sqlite_write(&in, path, NULL, NULL);

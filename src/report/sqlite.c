@@ -7,7 +7,7 @@
  * Ids are global over the job: rank i's slices are slice.id
  * slice_base[i] + row (then its instants), its tracks track_base[i] + row,
  * its arg rows arg_base[i] + row, so a rank's rows need no lookup table.
- * Cost: O(rows), one prepared insert per row, no index built afterwards
+ * Cost: O(rows), prepared inserts of 64 rows a statement, no index built afterwards
  * (ids are rowids; args is keyed by (arg_set_id, id) and written in that
  * order); the pragmas (no journal, no sync, exclusive lock) and a
  * connection without mutexes make the file a plain write-once output.
@@ -49,7 +49,8 @@ void ts__sq_exec(ts_sq *w, const char *sql)
  * whose first value per row says the row is there: the statement's fixed
  * cost (cursor, transaction check, halt, reset) is paid once per batch, and
  * the last, partial batch runs the same statement with its unused rows
- * left NULL. About 40% fewer instructions per row than one row a step. */
+ * left NULL. On nccl_data (112,347 rows) 22% fewer instructions in all
+ * than one row a step (callgrind: 810 M -> 633 M). */
 struct ts_sq_ins {
     sqlite3_stmt *st;
     int n_cols;   /* columns of the insert */

@@ -4,7 +4,8 @@
 # file itself through Python's json (exact decimal microseconds -> ns):
 # event counts per category, kernel time per name, GPU time per stream,
 # slices per thread name, args per key, flow pairs per category
-# (an 's' and an 'f' of one id, both inside an 'X' of their thread).
+# (an 's' and an 'f' of one id, both inside an 'X' of their thread); two
+# ranks of another job, slices per rank.
 # Then usage and output errors: exit 2, a message naming the path, nothing
 # left behind, an older file untouched.
 set -e
@@ -108,6 +109,22 @@ print("%d|%d" % (round(r["span_us"] * 1000), round(r["idle_us"] * 1000)))' >"$T/
     fail "breakdown table $(q "SELECT span_ns, idle_ns FROM breakdown") != breakdown --format json $(cat "$T/bd.txt")"
 [ "$(q "SELECT count(*) FROM warning WHERE source = 'ingest' AND kind = 'unbound_flow' AND count = 4878")" -eq 1 ] ||
     fail "the ingest warning is not in table warning"
+
+# Two ranks of a 128-rank job (HTA's trace_filter samples): each rank's
+# slices under its own rank row (counts of 'X' and 'i' events per file, by
+# Python), every parent on its child's track, ids unique over the job.
+R0=$DATA/kineto/trace_filter/sampled_rank-0.json.gz R1=$DATA/kineto/trace_filter/sampled_rank-1.json.gz
+[ -f "$R0" ] && [ -f "$R1" ] || { echo "skip: $R0 or $R1 missing"; exit 77; }
+"$BIN" export "$R0" "$R1" --sqlite "$T/two.db" >/dev/null 2>"$T/err" || fail "two ranks: $(cat "$T/err")"
+got=$(sqlite3 -batch "$T/two.db" "SELECT group_concat(r.rank || ':' || n, ' ') FROM (SELECT t.rank_id, count(*) AS n
+      FROM slice s JOIN track t ON s.track_id = t.id GROUP BY t.rank_id ORDER BY t.rank_id) JOIN rank r ON r.id = rank_id")
+want=$(/usr/bin/python3 -c '
+import gzip, json, sys
+n = [sum(e.get("ph") in ("X", "i") for e in json.load(gzip.open(f))["traceEvents"]) for f in sys.argv[1:]]
+print(" ".join("%d:%d" % (r, c) for r, c in enumerate(n)))' "$R0" "$R1")
+[ "$got" = "$want" ] || fail "two ranks: slices per rank $got, the files have $want"
+[ "$(sqlite3 -batch "$T/two.db" "SELECT count(*) FROM slice s JOIN slice p ON s.parent_id = p.id WHERE s.track_id != p.track_id")" -eq 0 ] ||
+    fail "two ranks: a parent on another track"
 
 # Errors: exit 2, the path named, nothing left, an older file kept.
 echo old >"$T/keep.db"

@@ -32,9 +32,8 @@ static void usage(FILE *f)
           "  --sqlite FILE            the database to write\n"
           "  --iteration-marker NAME  slice-name prefix of iterations (ProfilerStep#)\n"
           TS_CLI_COMMON_HELP
-          "                           (the analyses' window; the trace tables hold\n"
-          "                           every event)\n"
           "  -h, --help               this help\n\n"
+          "--window sets the analyses' window; the trace tables hold every event.\n"
           "exit codes: 0 ok, 2 bad input or usage, or the database could not be written\n", f);
 }
 

@@ -128,6 +128,12 @@ static int write_db(const ts_job *job, const ex_args *a, ex_results *r)
         ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc));
         return TS_EXIT_BAD;
     }
+    for (uint32_t i = 0; i < ts_job_n_ranks(job); i++) {   /* kinds, counts, first messages: in the table */
+        const ts_rank *rk = ts_job_borrow_rank(job, i);
+        if (ts_rank_n_warnings(rk))
+            ts_cli_errorf("warning: %s: %llu input warnings, each kind in table warning of %s", ts_rank_path(rk),
+                          (unsigned long long)ts_rank_n_warnings(rk), a->sqlite);
+    }
     double s = (double)st.write_ns / 1e9, cpu = (double)st.write_cpu_ns / 1e9;
     printf("%s: %llu rows in %u tables (%llu slices, %llu args, %llu warnings), written in %.3f s"
            " (%.0f rows/s; CPU %.3f s, %.0f rows/s)\n", a->sqlite, (unsigned long long)st.n_rows, st.n_tables,

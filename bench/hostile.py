@@ -405,6 +405,12 @@ def cls_outputs(R, tmp, full):
                 T.add("%s --export (%s)" % (cmd[0], label), kind, silent=True, partial=int(left), stderr=se)
                 if left:
                     os.remove(path)
+            db = os.path.join(d, "out.db")   # export --sqlite: written to a temporary beside it, renamed
+            kind, so, se = R.run(["export", "--sqlite", db, TRACE])
+            left = [f for f in os.listdir(d) if f.startswith((".out.db", "out.db"))] if os.path.isdir(d) else []
+            T.add("export --sqlite (%s)" % label, kind, silent=True, partial=int(bool(left)), stderr=se)
+            for f in left:
+                os.remove(os.path.join(d, f))
             outdir = os.path.join(d, "mem")
             kind, so, se = R.run(["memory", "-o", outdir, "--plot", fwd, bwd])
             left = os.path.isdir(outdir) and len(os.listdir(outdir)) > 0

@@ -1,5 +1,5 @@
 /* fuzz_raw.c - libFuzzer target for the capture record converter
- * (src/capture/raw2json.c): the binary stream a traced process writes, which
+ * (src/capture/common/raw2json.c): the binary stream a traced process writes, which
  * `trainscope record` turns into Chrome-trace JSON. A process killed mid-write
  * or a damaged disk leaves such a stream cut or garbled, so the converter
  * must fail cleanly or keep what is sound. The JSON it writes goes to a

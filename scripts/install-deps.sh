@@ -11,6 +11,7 @@
 #   clang libclang-rt-14-dev                libFuzzer targets and sanitizer runtimes
 #   librsvg2-bin                            rsvg-convert: PNG copies of the SVG plots (memory --png)
 #   libsqlite3-dev                          reading Nsight Systems SQLite exports (src/ingest/nsys.c)
+#   sqlite3                                 the sqlite3 shell: test/e2e/export_sqlite.sh reads what export --sqlite wrote (through libsqlite3)
 #   python3-pandas python3-protobuf         bench/readers.sh's Python peers (nsys via sqlite3 + pandas, XPlane)
 #   protobuf-compiler                       protoc: scripts/chakra_totals.py's independent decode (test/e2e/chakra_et.sh)
 #   iproute2                                ip and tc: the namespaces testbed (bench/testbed, run as root)
@@ -23,6 +24,7 @@ PKGS="build-essential pkg-config zlib1g-dev libdeflate-dev libisal-dev libzstd-d
       libopenmpi-dev openmpi-bin python3 python3-torch clang libclang-rt-14-dev librsvg2-bin
       python3-pandas python3-protobuf iproute2
       protobuf-compiler"
+PKGS="$PKGS sqlite3"
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 missing=""

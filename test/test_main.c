@@ -29,6 +29,15 @@ int ts_test_readable(const char *path)
     return path && access(path, R_OK) == 0;
 }
 
+long ts_test_oom_budget;
+void *ts_test_oom_alloc(void *ud, void *p, size_t old_size, size_t new_size)
+{
+    (void)ud; (void)old_size;
+    if (new_size == 0) { free(p); return NULL; }
+    if (ts_test_oom_budget-- <= 0) return NULL;
+    return realloc(p, new_size);
+}
+
 const char *ts_test_cli(void)
 {
     const char *bin = getenv("TS_BIN");

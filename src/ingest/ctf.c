@@ -2,7 +2,7 @@
  * the trace model, through libbabeltrace2.
  *
  * Not for: Chrome-trace JSON (chrome_json.c). trainscope's tracepoints and
- * their fields are defined in src/capture/lttng_tp.h; this file must agree
+ * their fields are defined in src/capture/lttng/lttng_tp.h; this file must agree
  * with it. Events of other providers (lttng_ust_cyg_profile, lttng_ust_libc,
  * ust_php, a CUDA tracer's ...) are read generically: a pair of events whose
  * names differ only in a last word entry/exit, begin/end, start/end or

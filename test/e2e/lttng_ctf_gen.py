@@ -7,7 +7,7 @@ Usage: lttng_ctf_gen.py SCENARIO OUTDIR
 SCENARIO has one event per line, tab-separated:
     TS_NS <tab> VPID <tab> VTID <tab> EVENT <tab> key=value <tab> ...
 EVENT is a trainscope tracepoint name (push, pop, complete, ...); its fields
-and their types mirror src/capture/lttng_tp.h (fields left out are 0 or "").
+and their types mirror src/capture/lttng/lttng_tp.h (fields left out are 0 or "").
 Any other EVENT (e.g. "other:thing") becomes an event of that full name with
 one string field per key=value given, as another provider's would.
 In values, '^' stands for the args unit separator (0x1f) and '~' for the
@@ -23,7 +23,7 @@ import sys
 import bt2
 
 S, S8, S32, S64, U64, D = "s", "s8", "s32", "s64", "u64", "d"
-SCHEMA = {  # mirror of src/capture/lttng_tp.h
+SCHEMA = {  # mirror of src/capture/lttng/lttng_tp.h
     "push": [("cat", S), ("name", S)],
     "pop": [],
     "range_begin": [("id", U64), ("cat", S), ("name", S)],

@@ -4,7 +4,7 @@
 # `trainscope stats DIR/lttng` reads the CTF trace and counts the same
 # operations as `trainscope stats` on the JSON trace of the same run.
 # The session is driven with the lttng command the way `record --lttng` does
-# (src/capture/lttng_session.c, itself tested in test/unit/test_ctf.c).
+# (src/capture/lttng/lttng_session.c, itself tested in test/unit/test_ctf.c).
 # Skips (exit 0, saying so) without lttng-tools or libtrainscope-lttng.so.
 set -eu
 BIN=${TS_BIN:-build/trainscope}

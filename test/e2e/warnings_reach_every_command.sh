@@ -6,8 +6,9 @@
 # command's JSON (stats, breakdown, critical-path, replay, replay --windows,
 # memory --trace, diff, optimize), every item in one shape, and in table mode
 # each command says each kind on stderr. Also: breakdown's own warning (no
-# straggler report for traces of two jobs) joins its list, and replay
-# --precision-plan reports a planted loss in its bf16 run in JSON and table.
+# straggler report for traces of two jobs) joins its list, replay
+# --precision-plan reports a planted loss in its bf16 run in JSON and table,
+# and export --sqlite writes the kinds and counts into its table warning.
 # The expected kinds and counts are the defects written below, not the
 # program's output.
 BIN=${TS_BIN:-build/trainscope}
@@ -81,6 +82,17 @@ for name in ("stats", "breakdown", "critical_path", "replay", "windows", "memory
     assert any("negative duration" in x["first"] for x in w), (name, w)
     assert any("dropped 7 events" in x["first"] for x in w), (name, w)
 P
+
+# export --sqlite: the same kinds and counts as rows of table warning, and a
+# line on stderr naming the file.
+command -v sqlite3 >/dev/null || { echo "skip: the sqlite3 shell is missing (Debian package sqlite3)"; exit 77; }
+"$BIN" export --sqlite "$tmp/t.db" "$tmp/t.json" >/dev/null 2>"$tmp/export.err" || fail "export exited $?"
+got=$(sqlite3 -batch "$tmp/t.db" "SELECT group_concat(kind || '=' || count, ' ') FROM (SELECT kind, count FROM warning
+      WHERE source = 'ingest' AND kind IN ('negative_duration', 'unmatched_end', 'recorder_losses') ORDER BY kind)")
+[ "$got" = "negative_duration=1 recorder_losses=7 unmatched_end=1" ] || fail "export: table warning has $got"
+[ "$(sqlite3 -batch "$tmp/t.db" "SELECT count(*) FROM warning WHERE kind = 'invalid_utf8' AND count >= 1")" = 1 ] ||
+    fail "export: no invalid_utf8 row"
+grep -q "warning: $tmp/t.json: [0-9]* input warnings" "$tmp/export.err" || fail "export: stderr: $(cat "$tmp/export.err")"
 
 # An analysis's own warnings join the same list: breakdown's straggler report
 # needs one job, and rank 1 of another world size makes it two.

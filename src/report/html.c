@@ -147,9 +147,12 @@ static const char style[] =
     "stroke-width:1.2;fill:none}.peak{stroke:#d00;stroke-dasharray:4 3}";
 
 /* Click a header to sort its table (numbers by value, text by collation);
- * a cell's data-v, when present, is its sort key. Hover text is SVG <title>. */
+ * a cell's data-v, when present, is its sort key; each header gets the
+ * tooltip "click to sort" (so a dumped DOM shows the script ran). Hover text
+ * of the charts is SVG <title>. */
 static const char script[] =
-    "document.querySelectorAll('table.sortable th').forEach(function(th){th.addEventListener('click',"
+    "document.querySelectorAll('table.sortable th').forEach(function(th){th.title='click to sort';"
+    "th.addEventListener('click',"
     "function(){var b=th.closest('table').tBodies[0],i=[].indexOf.call(th.parentNode.children,th),"
     "n=th.classList.contains('num'),d=th.dataset.dir==='d'?1:-1;th.parentNode.querySelectorAll('th')"
     ".forEach(function(h){delete h.dataset.dir;});th.dataset.dir=d>0?'a':'d';function k(r){var c=r.cells[i];"

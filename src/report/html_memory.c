@@ -102,7 +102,7 @@ int ts__html_memory(ts_buf *out, const ts_report_html_input *in, const ts_report
         ts__buf_puts(out, "<p class=\"note\">PyTorch profiler [memory] events (profile_memory=True): bytes "
                           "allocated by the caching allocator after each event.</p>\n");
     for (uint32_t i = 0; i < shown && i < MAX_CURVES && rc == TS_OK; i++)
-        rc = one_curve(out, in->trace, &rows[i], i, err);
+        if ((rc = one_curve(out, in->trace, &rows[i], i, err)) == TS_ENODATA) rc = TS_EFORMAT;   /* counted, not found */
     if (rc == TS_OK) {
         if (shown > MAX_CURVES)
             ts__buf_printf(out, "<p class=\"note\">Curves of %u more devices are not drawn.</p>\n", shown - MAX_CURVES);

@@ -136,7 +136,7 @@ static const char style[] =
     "body{font:14px/1.4 system-ui,sans-serif;margin:20px;color:#222;max-width:1400px}"
     "h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid #ccc;margin-top:28px}"
     "table{border-collapse:collapse;margin:8px 0}td,th{padding:2px 8px;border-bottom:1px solid #eee;"
-    "text-align:left}th{background:#f4f4f4;cursor:pointer;user-select:none}td.num,th.num{text-align:right;"
+    "text-align:left}tbody tr:hover{background:#eef4ff}th{background:#f4f4f4;cursor:pointer;user-select:none}td.num,th.num{text-align:right;"
     "font-variant-numeric:tabular-nums}th[data-dir=a]::after{content:' \\25B2'}th[data-dir=d]::after"
     "{content:' \\25BC'}nav a{margin-right:12px}.note{color:#666}.err{color:#a00}svg{display:block;"
     "margin:6px 0}svg text{font-size:11px;fill:#333}.axis path{stroke:#888;fill:none}.axis text"
@@ -144,7 +144,8 @@ static const char style[] =
     "{fill:#f28e2b}.k-idle{fill:#d7d7d7}.k-cpu{fill:#59a14f}.k-rt{fill:#b07aa1}.k-wait{fill:#edc948}"
     ".k-other{fill:#9c9c9c}.k-meas{fill:#76b7b2}.k-pred{fill:#4e79a7}rect:hover{stroke:#000;"
     "stroke-width:1}.cp{fill:#d00}.cpl{stroke:#d00;stroke-width:1.2;fill:none}.curve{stroke:#4e79a7;"
-    "stroke-width:1.2;fill:none}.peak{stroke:#d00;stroke-dasharray:4 3}";
+    "stroke-width:1.2;fill:none}.peak{stroke:#d00;stroke-dasharray:4 3}"
+    "details{margin:8px 0}summary{cursor:pointer;color:#246}";
 
 /* Click a header to sort its table (numbers by value, text by collation);
  * a cell's data-v, when present, is its sort key; each header gets the

@@ -32,6 +32,8 @@
 /* Plot width in pixels of every chart (labels come on top of it). */
 #define TS_HTML_PLOT_W 1100
 #define TS_HTML_LABEL_W 190
+/* Above this many ranks, per-rank tables fold into <details> behind a summary. */
+#define TS_HTML_MANY_RANKS 32
 
 typedef int (*ts_html_section_fn)(ts_buf *out, const ts_report_html_input *in, const ts_report_html_opts *opts,
                                   ts_error *err);

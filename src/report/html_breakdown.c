@@ -8,6 +8,7 @@
  */
 #include "report/html.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define BAR_H 160   /* height of the stacked columns */
@@ -39,7 +40,8 @@ static void parts_of(const temporal *tp, double pct[4])
     pct[3] = ts__html_pct(tp->idle, tp->span);
 }
 
-/* Column c holds ranks [first, first + n): their mean shares. */
+/* Column c holds ranks [first, first + n): their mean shares, one hover
+ * title for the column's parts. */
 static void column(ts_buf *b, const ts_breakdown *bd, uint32_t first, uint32_t n, double x, double w)
 {
     double sum[4] = {0};
@@ -49,17 +51,19 @@ static void column(ts_buf *b, const ts_breakdown *bd, uint32_t first, uint32_t n
         parts_of(&tp, p);
         for (int k = 0; k < 4; k++) sum[k] += p[k] / n;
     }
+    if (n == 1) ts__buf_printf(b, "<g><title>rank %d:", bd->ranks[first].rank);
+    else ts__buf_printf(b, "<g><title>ranks %d to %d (mean):", bd->ranks[first].rank, bd->ranks[first + n - 1].rank);
+    for (int k = 0; k < 4; k++) ts__buf_printf(b, "%s %s %.2f%%", k ? "," : "", part_label[k], sum[k]);
+    ts__buf_puts(b, "</title>");
     double y = 20 + BAR_H;
     for (int k = 0; k < 4; k++) {
         double h = BAR_H * sum[k] / 100;
         if (h <= 0) continue;
         y -= h;
-        ts__buf_printf(b, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" class=\"%s\"><title>", x, y,
-                       w, h, part_class[k]);
-        if (n == 1) ts__buf_printf(b, "rank %d", bd->ranks[first].rank);
-        else ts__buf_printf(b, "ranks %d to %d (mean)", bd->ranks[first].rank, bd->ranks[first + n - 1].rank);
-        ts__buf_printf(b, ": %s %.2f%%</title></rect>", part_label[k], sum[k]);
+        ts__buf_printf(b, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" class=\"%s\"/>", x, y, w, h,
+                       part_class[k]);
     }
+    ts__buf_puts(b, "</g>\n");
 }
 
 static void columns_svg(ts_buf *b, const ts_breakdown *bd)
@@ -117,6 +121,47 @@ static void table_row(ts_buf *b, const ts_breakdown_rank *r)
     ts__buf_puts(b, "</tr>\n");
 }
 
+/* Over many ranks: each figure's lowest, median and highest rank, so the
+ * outliers show without scrolling the full table. */
+static int64_t fig_of(const ts_breakdown_rank *r, int k)
+{
+    temporal tp = rank_temporal(r);
+    const int64_t v[6] = {tp.span, tp.idle, tp.compute, tp.non_compute, tp.comm, tp.memory};
+    return v[k];
+}
+
+typedef struct rank_val { int64_t v; int32_t rank; } rank_val;
+static int by_val(const void *a, const void *b)
+{
+    const rank_val *x = a, *y = b;
+    return x->v != y->v ? (x->v > y->v) - (x->v < y->v) : (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+static int spread_table(ts_buf *b, const ts_breakdown *bd, ts_error *err)
+{
+    static const char *const names[6] = {"span", "idle", "compute", "non-compute", "communication", "memory"};
+    rank_val *v = ts__malloc(bd->n_ranks * sizeof *v);
+    if (!v) return ts__error(err, TS_ENOMEM, "out of memory");
+    static const char *const h[] = {"figure (us)", "#lowest", "#rank", "#median", "#highest", "#rank"};
+    ts__buf_printf(b, "<h3>Spread over the %u ranks</h3>\n", bd->n_ranks);
+    ts__html_table_open(b, "breakdown-spread", h, 6);
+    for (int k = 0; k < 6; k++) {
+        for (uint32_t i = 0; i < bd->n_ranks; i++) v[i] = (rank_val){fig_of(&bd->ranks[i], k), bd->ranks[i].rank};
+        qsort(v, bd->n_ranks, sizeof *v, by_val);
+        const rank_val *lo = &v[0], *mid = &v[bd->n_ranks / 2], *hi = &v[bd->n_ranks - 1];
+        ts__buf_printf(b, "<tr><td>%s</td><td class=\"num\">", names[k]);
+        ts__html_us(b, lo->v);
+        ts__buf_printf(b, "</td><td class=\"num\">%d</td><td class=\"num\">", lo->rank);
+        ts__html_us(b, mid->v);
+        ts__buf_puts(b, "</td><td class=\"num\">");
+        ts__html_us(b, hi->v);
+        ts__buf_printf(b, "</td><td class=\"num\">%d</td></tr>\n", hi->rank);
+    }
+    ts__buf_puts(b, "</tbody></table>\n");
+    ts__free(v, bd->n_ranks * sizeof *v);
+    return TS_OK;
+}
+
 int ts__html_breakdown(ts_buf *out, const ts_report_html_input *in, const ts_report_html_opts *o, ts_error *err)
 {
     const ts_breakdown *bd = in->breakdown;
@@ -125,12 +170,18 @@ int ts__html_breakdown(ts_buf *out, const ts_report_html_input *in, const ts_rep
                       "(CPU-only ranks: their busiest thread); non-compute = communication not hidden by compute "
                       "+ memory hidden by neither. Times in microseconds.</p>\n");
     columns_svg(out, bd);
+    bool many = bd->n_ranks > TS_HTML_MANY_RANKS;
+    if (many) {
+        int rc = spread_table(out, bd, err);
+        if (rc) return rc;
+        ts__buf_printf(out, "<details><summary>every rank (%u rows)</summary>\n", bd->n_ranks);
+    }
     static const char *const h[] = {"#rank", "basis", "#span", "#idle", "#compute", "#non-compute",
                                     "#communication", "#memory", "#idle %", "#compute %", "#non-compute %",
                                     "#comm/comp overlap %"};
     ts__html_table_open(out, "breakdown-table", h, 12);
     for (uint32_t i = 0; i < bd->n_ranks; i++) table_row(out, &bd->ranks[i]);
-    ts__buf_puts(out, "</tbody></table>\n");
+    ts__buf_puts(out, many ? "</tbody></table></details>\n" : "</tbody></table>\n");
     return TS_OK;
 }
 

@@ -75,9 +75,11 @@ static double err_pct(int64_t pred, int64_t meas)
 static void rank_table(ts_buf *b, const ts_replay *r)
 {
     static const char *const h[] = {"#rank", "#measured (us)", "#replayed (us)", "#error %", "#clock offset (us)"};
+    uint32_t n = ts_replay_n_ranks(r);
     ts__buf_puts(b, "<h3>Per rank (medians over the compared iterations)</h3>\n");
+    if (n > TS_HTML_MANY_RANKS) ts__buf_printf(b, "<details><summary>every rank (%u rows)</summary>\n", n);
     ts__html_table_open(b, "replay-ranks", h, 5);
-    for (uint32_t i = 0; i < ts_replay_n_ranks(r); i++) {
+    for (uint32_t i = 0; i < n; i++) {
         ts_replay_rank_info ri;
         ts_replay_rank(r, i, &ri);
         ts__buf_printf(b, "<tr><td class=\"num\">%d</td>", ri.rank);
@@ -87,7 +89,7 @@ static void rank_table(ts_buf *b, const ts_replay *r)
         us_td(b, ri.clock_offset_ns);
         ts__buf_puts(b, "</tr>\n");
     }
-    ts__buf_puts(b, "</tbody></table>\n");
+    ts__buf_puts(b, n > TS_HTML_MANY_RANKS ? "</tbody></table></details>\n" : "</tbody></table>\n");
 }
 
 int ts__html_replay(ts_buf *out, const ts_report_html_input *in, const ts_report_html_opts *o, ts_error *err)

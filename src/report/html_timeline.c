@@ -29,6 +29,7 @@
 #define MAX_ROWS 96
 #define MERGE_PX 1.0
 #define WIDE_PX  3.0
+#define TITLE_CHARS 90
 
 enum { C_CPU, C_RT, C_COMPUTE, C_MEM, C_COMM, C_N };
 static const char *const cls_name[C_N] = {"k-cpu", "k-rt", "k-compute", "k-mem", "k-comm"};
@@ -196,11 +197,10 @@ static void flush(tl *t, uint32_t row, bool cp)
     ts__buf_printf(b, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" class=\"%s\"><title>%s",
                    TS_HTML_LABEL_W + u->x0, y, w, cp ? 4 : ROW_H - 4, cp ? "cp" : cls_name[best],
                    cp ? "critical path: " : "");
-    if (u->n == 1) ts__html_text(b, ts__graph_node_name(t->g, u->big));
-    else {
-        ts__buf_printf(b, "%u %s, mostly %s; longest: ", u->n, cp ? "segments" : "ops", cls_label[best]);
-        ts__html_text(b, ts__graph_node_name(t->g, u->big));
-    }
+    char name[400];   /* kernel names run to hundreds of characters: a title keeps TITLE_CHARS */
+    ts_report_truncate(ts__graph_node_name(t->g, u->big), TITLE_CHARS, name, sizeof name);
+    if (u->n > 1) ts__buf_printf(b, "%u %s, mostly %s; longest: ", u->n, cp ? "segments" : "ops", cls_label[best]);
+    ts__html_text(b, name);
     ts__buf_puts(b, " (");
     ts__html_dur(b, u->big_ns);
     ts__buf_puts(b, ")</title></rect>\n");

@@ -62,5 +62,9 @@ int ts_test_readable(const char *path);
 const char *ts_test_cli(void);
 /* Run a shell command, capture stdout into a malloc'd string; returns exit code. */
 int ts_test_run(const char *cmd, char **out);
+/* An allocation hook (ts_set_allocator) that fails once ts_test_oom_budget
+ * allocations have been served: out-of-memory at every point of a call. */
+extern long ts_test_oom_budget;
+void *ts_test_oom_alloc(void *ud, void *p, size_t old, size_t n);
 
 #endif

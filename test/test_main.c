@@ -52,6 +52,15 @@ int ts_test_run(const char *cmd, char **out)
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
 
+long ts_test_oom_budget;
+void *ts_test_oom_alloc(void *ud, void *p, size_t old, size_t n)
+{
+    (void)ud; (void)old;
+    if (n == 0) { free(p); return NULL; }
+    if (ts_test_oom_budget-- <= 0) return NULL;
+    return realloc(p, n);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {

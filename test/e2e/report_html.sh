@@ -12,6 +12,8 @@
 #   - the memory table's peaks and event counts equal the largest "Total
 #     Allocated" and the number of [memory] events in the raw JSON (python);
 #   - nothing in the file refers to a URL (no http, no src=, only #anchors);
+#   - clicking a header (report_html_click.py, over the DevTools pipe) sorts
+#     the table high to low, then low to high, rows moving whole;
 #   - an output that cannot be written: exit 2, the path named, no file.
 # Inputs: the Kineto GPU traces (nccl_data, the matched trace_filter pair),
 # a CPU-only gloo pair (examples/ddp_gloo), a recorded run with allocator
@@ -135,6 +137,14 @@ check_case nccl "$K/nccl_parser_config/nccl_data.json.gz"
 check_case pair "$K/trace_filter/sampled_rank-0.json.gz" "$K/trace_filter/sampled_rank-1.json.gz"
 check_case gloo examples/ddp_gloo/rank0.json examples/ddp_gloo/rank1.json
 check_case memory examples/ddp_memory/rank-0.json.gz examples/ddp_memory/rank-1.json.gz
+
+# sorting, clicked in the browser (DevTools protocol over a pipe): rows move whole
+here=$(dirname "$0")
+for c in "nccl top-cpu_op 2" "pair breakdown-table 3" "gloo replay-ranks 1"; do
+    set -- $c
+    $NET timeout 120 python3 "$here/report_html_click.py" "$tmp/$1.html" "$tmp/profile-click" "$2" "$3" ||
+        fail "$1: sorting $2 by column $3 in chromium"
+done
 
 # a screenshot for a person to look at (the 2-rank GPU job)
 mkdir -p build

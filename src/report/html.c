@@ -255,12 +255,15 @@ int ts_report_html_write(const ts_report_html_input *in, const ts_report_html_op
                          ts_error *err)
 {
     ts__error_clear(err);
-    int rc = check_input(in, err);
+    /* A caller built against an older, shorter struct: the fields it lacks are NULL. */
+    ts_report_html_input all = {.size = sizeof all};
+    if (in) memcpy(&all, in, in->size && in->size < sizeof all ? in->size : sizeof all);
+    int rc = check_input(in ? &all : NULL, err);
     if (rc) return rc;
     ts_report_html_opts o = resolve_opts(opts);
     ts_buf b;
     ts__buf_init(&b);
-    rc = build(&b, in, &o);
+    rc = build(&b, &all, &o);
     if (rc == TS_OK) rc = ts__write_file(path, &b, err);
     else ts__error(err, rc, "report: out of memory");
     ts__buf_free(&b);

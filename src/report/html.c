@@ -145,7 +145,8 @@ static const char style[] =
     ".k-other{fill:#9c9c9c}.k-meas{fill:#76b7b2}.k-pred{fill:#4e79a7}rect:hover{stroke:#000;"
     "stroke-width:1}.cp{fill:#d00}.cpl{stroke:#d00;stroke-width:1.2;fill:none}.curve{stroke:#4e79a7;"
     "stroke-width:1.2;fill:none}.peak{stroke:#d00;stroke-dasharray:4 3}"
-    "details{margin:8px 0}summary{cursor:pointer;color:#246}";
+    "details{margin:8px 0}summary{cursor:pointer;color:#246}td.name{max-width:640px;overflow:hidden;"
+    "text-overflow:ellipsis;white-space:nowrap}";
 
 /* Click a header to sort its table (numbers by value, text by collation);
  * a cell's data-v, when present, is its sort key; each header gets the

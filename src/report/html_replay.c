@@ -159,7 +159,9 @@ static void op_table(ts_buf *b, const op_agg *a, uint32_t n, uint32_t top, unsig
     snprintf(id, sizeof id, "top-%s", ts_stat_cat_name((ts_stat_cat)cat));
     ts__html_table_open(b, id, h, 7);
     for (uint32_t i = 0; i < n && i < top; i++) {
-        ts__buf_puts(b, "<tr><td>");
+        ts__buf_puts(b, "<tr><td class=\"name\" title=\"");   /* long names cut by the style sheet, whole on hover */
+        ts__html_text(b, a[i].name);
+        ts__buf_puts(b, "\">");
         ts__html_text(b, a[i].name);
         ts__buf_printf(b, "</td><td class=\"num\">%u</td><td class=\"num\">%llu</td>", a[i].n_ranks,
                        (unsigned long long)a[i].count);

@@ -1,17 +1,21 @@
 /* fuzz_analyze.c - libFuzzer target for everything downstream of the
  * Chrome-trace reader: any input the reader accepts goes through stats (by
  * name, rank and category, with --top), breakdown, the dependency graph,
- * the critical path, an unmodified replay and a --scale what-if. None of
+ * the critical path, an unmodified replay and a --scale what-if, and the
+ * HTML report drawing all of them (to /dev/null). None of
  * these may crash, read out of bounds or loop on a trace the reader took;
  * errors (no iteration, a cycle) are fine. The seed corpus is small real
  * excerpts (fuzz/corpus/fuzz_analyze/), so mutations stay trace-shaped.
  *
  * Build: make fuzz (clang, ASan + UBSan + libFuzzer).
  */
+#include <stdlib.h>
+
 #include "ingest/ingest.h"
 #include "trace/model.h"
 #include "trainscope/analyze.h"
 #include "trainscope/graph.h"
+#include "trainscope/html.h"
 #include "trainscope/replay.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -31,6 +35,8 @@ static void analyses(const ts_trace *t)
         ts_diff *d = NULL;
         if (ts_diff_compute(t, t, &dop, &d, NULL) == TS_OK) ts_diff_destroy(d);
     }
+
+    if (ts_report_html_trace(t, NULL, "/dev/null", NULL) != TS_OK) abort();   /* only ENOMEM or a write may fail */
 
     ts_graph *g = NULL;
     if (ts_graph_create(t, NULL, &g, NULL) != TS_OK) return;

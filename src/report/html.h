@@ -50,6 +50,7 @@ extern const uint32_t ts__html_n_sections;
 /* The built-in sections (html_*.c). */
 int ts__html_summary(ts_buf *out, const ts_report_html_input *in, const ts_report_html_opts *o, ts_error *err);
 int ts__html_breakdown(ts_buf *out, const ts_report_html_input *in, const ts_report_html_opts *o, ts_error *err);
+int ts__html_stragglers(ts_buf *out, const ts_report_html_input *in, const ts_report_html_opts *o, ts_error *err);
 int ts__html_shares(ts_buf *out, const ts_report_html_input *in, const ts_report_html_opts *o, ts_error *err);
 int ts__html_timeline(ts_buf *out, const ts_report_html_input *in, const ts_report_html_opts *o, ts_error *err);
 int ts__html_replay(ts_buf *out, const ts_report_html_input *in, const ts_report_html_opts *o, ts_error *err);

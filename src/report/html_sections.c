@@ -7,6 +7,7 @@
 const ts_html_section ts__html_sections[] = {
     {"summary", "Job summary", ts__html_summary},
     {"breakdown", "Temporal breakdown per rank", ts__html_breakdown},
+    {"stragglers", "Stragglers", ts__html_stragglers},
     {"shares", "Kernel types and op categories", ts__html_shares},
     {"timeline", "One iteration, critical path highlighted", ts__html_timeline},
     {"replay", "Replay vs measured", ts__html_replay},

@@ -6,7 +6,8 @@
 #   - every section is there (memory only for traces with [memory] events),
 #     the sorting script ran (each header got its "click to sort" title);
 #   - the breakdown table's numbers equal `breakdown --format json`'s on the
-#     same input, the kernel-type table its kernel_types rows, the critical
+#     same input, the kernel-type table its kernel_types rows, the stragglers
+#     table its stragglers' ranks (jobs of several ranks), the critical
 #     path table `critical-path --format json`'s categories, the replay table
 #     `replay --format json`'s ranks;
 #   - the memory table's peaks and event counts equal the largest "Total
@@ -87,7 +88,8 @@ for p in inputs:
         if e.get("name") == "[memory]" and "Total Allocated" in e.get("args", {}):
             m = mem.setdefault(rank, [0, 0]); m[0] += 1; m[1] = max(m[1], e["args"]["Total Allocated"])
 
-want = ["summary", "breakdown", "shares", "timeline", "replay", "top-ops"] + (["memory"] if mem else []) + ["warnings"]
+strag = bd.get("stragglers") or {}
+want = ["summary", "breakdown"] + (["stragglers"] if strag.get("ranks") else []) + ["shares", "timeline", "replay", "top-ops"] + (["memory"] if mem else []) + ["warnings"]
 assert dom.sections == want, ("sections", dom.sections, want)
 sortable = sum(len(t[0]) for k, t in dom.tables.items() if k != "summary-table")
 assert len(dom.titles) >= sortable and dom.titles.count("click to sort") == sortable, ("the sorting script did not run",
@@ -112,6 +114,13 @@ got = [{k: v for k, v in r if k} for r in dom.tables.get("kernel-types-table", [
 assert len(got) == len(kt), (got, kt)
 for g, w in zip(got, kt):
     assert g["kernel_type"] == w["kernel_type"] and num(g["time_us"]) == w["time_us"] and num(g["pct"]) == w["pct"], (g, w)
+# stragglers per rank, as breakdown's JSON
+if strag.get("ranks"):
+    got = {int(r[0][1]): {k: num(v) for k, v in r if k} for r in dom.tables["stragglers-table"][1:]}
+    for r in strag["ranks"]:
+        g = got[r["rank"]]
+        assert (g["collectives"], g["last"], g["late_us"], g["max_late_us"], g["waited_us"], g["caused_us"]) == \
+            (r["collectives"], r["last"], r["late_us"], r["max_late_us"], r["waited_us"], r["caused_us"]), (g, r)
 # critical path categories
 cat = {r[0][1]: num(r[1][1]) for r in dom.tables["critical-path-table"][1:]}
 for k, v in cp["categories"].items():

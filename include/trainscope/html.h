@@ -39,6 +39,11 @@ typedef struct ts_report_html_opts {
     int64_t     iteration;       /* ProfilerStep of the timeline and critical path; -1 = the last
                                     complete one (ts_critical_path_create's rule) */
     bool        window_all;      /* analyses over the whole trace, not its complete iterations */
+    /* ts_report_html_trace: called with each analysis that could not run and why
+     * ("critical path: rank 0 (a.json) has no iteration 99 ..."), the same lines the
+     * page's warnings list; NULL = none. */
+    void      (*on_note)(void *ud, const char *line);
+    void       *note_ud;
 } ts_report_html_opts;
 
 /* The analyses a report draws, all borrowed; a NULL analysis leaves its

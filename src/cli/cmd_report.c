@@ -85,6 +85,14 @@ static int parse_args(int argc, char **argv, rp_args *a)
     return 0;
 }
 
+/* An analysis that could not run (its section is left out or drawn without
+ * it, as the page's warnings say), said on stderr too. */
+static void note(void *ud, const char *line)
+{
+    (void)ud;
+    fprintf(stderr, "trainscope: warning: report: %s\n", line);
+}
+
 int ts_cmd_report(int argc, char **argv)
 {
     rp_args a;
@@ -94,6 +102,7 @@ int ts_cmd_report(int argc, char **argv)
     int rc = ts_cli_load(argv + optind, argc - optind, a.marker, &t);
     if (rc) return rc;
     ts_error err = {0};
+    a.opts.on_note = note;
     rc = ts_report_html_trace(t, &a.opts, a.output, &err);
     ts_trace_destroy(t);
     if (rc) {

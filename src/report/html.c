@@ -344,6 +344,7 @@ int ts_report_html_trace(const ts_trace *t, const ts_report_html_opts *opts, con
         ts_report_html_input in = {.size = sizeof in, .trace = t, .breakdown = a.bd, .stats_by_name = a.by_name,
                                    .stats_by_category = a.by_cat, .graph = a.g, .critical_path = a.cp,
                                    .replay = a.rp, .notes = a.note_ptr, .n_notes = a.n_notes};
+        for (uint32_t i = 0; o.on_note && i < a.n_notes; i++) o.on_note(o.note_ud, a.notes[i]);
         rc = build(&b, &in, &o);
         if (rc) ts__error(err, rc, "report: out of memory");
     }

@@ -161,6 +161,13 @@ browser --screenshot="$PWD/build/report.png" "$tmp/pair.html" --window-size=1400
     fail "screenshot: chromium exited $?"
 [ -s build/report.png ] || fail "no screenshot written"
 
+# an iteration the trace lacks: the page without its path, the reason on stderr and in the page
+"$BIN" report --iteration 99 examples/ddp_gloo/rank0.json -o "$tmp/it99.html" >/dev/null 2>"$tmp/err" ||
+    fail "--iteration 99: exit $?"
+grep -q "warning: report: critical path: .*no iteration 99" "$tmp/err" || fail "--iteration 99: $(cat "$tmp/err")"
+grep -q '<ul id="analysis-notes"><li>critical path: .*no iteration 99' "$tmp/it99.html" || fail "--iteration 99: no note"
+! grep -q 'class="cp"' "$tmp/it99.html" || fail "--iteration 99: a critical path drawn"
+
 # outputs that cannot be written: exit 2, the path named, nothing left behind
 set +e
 "$BIN" report examples/ddp_gloo/rank0.json -o "$tmp/no/such/dir/r.html" 2>"$tmp/err"; rc=$?

@@ -330,7 +330,11 @@ int ts__html_timeline(ts_buf *out, const ts_report_html_input *in, const ts_repo
         if (t.cp) draw_path(&t);
         ts__buf_puts(out, "</g>");
         ts__html_time_axis(out, TS_HTML_LABEL_W, TS_HTML_PLOT_W, TOP + t.n_rows * ROW_H + 2, t.hi - t.lo);
-        ts__html_legend(out, TS_HTML_LABEL_W, h - 14, cls_name, cls_label, C_N);
+        const char *labels[C_N];   /* a job without GPU work draws its CPU ops as its compute */
+        memcpy(labels, cls_label, sizeof labels);
+        if (t.cpu_only) labels[C_COMPUTE] = "compute (CPU op)";
+        ts__html_legend(out, TS_HTML_LABEL_W, h - 14, cls_name + !!t.cpu_only, labels + !!t.cpu_only,
+                        C_N - !!t.cpu_only);
         ts__buf_puts(out, "</svg>\n");
         if (t.cp) cp_table(out, t.cp);
     }

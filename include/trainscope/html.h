@@ -1,7 +1,8 @@
 /* html.h - the HTML report: one self-contained file (inline SVG and CSS, a
  * few hundred bytes of script to sort tables; nothing fetched from a network)
  * that shows what the analyses found about a job: its summary, per-rank
- * temporal breakdown, kernel-type and op-category shares, a timeline of one
+ * temporal breakdown, stragglers (several ranks), kernel-type and
+ * op-category shares, a timeline of one
  * iteration with the critical path drawn on it, replay against measurement,
  * the top ops, the memory curve (when the trace has [memory] events) and
  * every warning.

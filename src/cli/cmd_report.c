@@ -18,8 +18,9 @@ static void usage(FILE *f)
 {
     fputs("usage: trainscope report [OPTIONS] PATH... -o FILE.html\n\n"
           "One self-contained HTML page (no network needed: inline SVG, a small script\n"
-          "to sort tables) with the job summary, each rank's temporal breakdown, kernel\n"
-          "type and op category shares, a timeline of one iteration (ranks x threads and\n"
+          "to sort tables) with the job summary, each rank's temporal breakdown, the\n"
+          "stragglers at collectives (several ranks), kernel type and op category\n"
+          "shares, a timeline of one iteration (ranks x threads and\n"
           "streams, merged to pixels) with the critical path drawn on it, replay against\n"
           "measurement, the top ops, the memory curve when the trace has [memory] events,\n"
           "and every warning.\n\n"

@@ -203,7 +203,11 @@ static void share_bar(ts_buf *b, const char *id, const char *title, const char *
         ts__buf_printf(b, ": %.2f%%</title></rect>", ts__html_pct(ns[i], all));
         x += w;
     }
-    ts__html_legend(b, TS_HTML_LABEL_W, 38, classes, labels, n);
+    const char *cls[8], *lab[8];   /* the legend names only the parts drawn */
+    int k = 0;
+    for (int i = 0; i < n && k < 8; i++)
+        if (ns[i] > 0) { cls[k] = classes[i]; lab[k++] = labels[i]; }
+    ts__html_legend(b, TS_HTML_LABEL_W, 38, cls, lab, k);
     ts__buf_puts(b, "</svg>\n");
 }
 

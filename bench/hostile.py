@@ -44,7 +44,7 @@ EX = os.path.join(ROOT, "examples")
 TRACE = os.path.join(EX, "ddp_gloo", "rank0.json")
 TRACE1 = os.path.join(EX, "ddp_gloo", "rank1.json")
 FX = os.path.join(EX, "memory", "mlp")
-TRACE_CMDS = [["stats"], ["breakdown"], ["critical-path"], ["replay"]]
+TRACE_CMDS = [["stats"], ["breakdown"], ["critical-path"], ["replay"], ["report", "-o", os.devnull]]
 MEM_LIMIT_MB = 2048
 
 COLS = ["inputs", "runs", "error", "warning", "crash", "hang", "silent", "partial", "unclear"]
@@ -411,6 +411,12 @@ def cls_outputs(R, tmp, full):
             T.add("export --sqlite (%s)" % label, kind, silent=True, partial=int(bool(left)), stderr=se)
             for f in left:
                 os.remove(os.path.join(d, f))
+            path = os.path.join(d, "report.html")
+            kind, so, se = R.run(["report", "-o", path, TRACE, TRACE1])
+            left = os.path.isdir(d) and any(f.startswith((".report.html", "report.html")) for f in os.listdir(d))
+            T.add("report -o (%s)" % label, kind, silent=True, partial=int(left), stderr=se)
+            for f in os.listdir(d) if left else ():
+                if f.startswith((".report.html", "report.html")): os.remove(os.path.join(d, f))
             outdir = os.path.join(d, "mem")
             kind, so, se = R.run(["memory", "-o", outdir, "--plot", fwd, bwd])
             left = os.path.isdir(outdir) and len(os.listdir(outdir)) > 0

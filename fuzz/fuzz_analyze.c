@@ -1,19 +1,23 @@
 /* fuzz_analyze.c - libFuzzer target for everything downstream of the
  * Chrome-trace reader: any input the reader accepts goes through stats (by
  * name, rank and category, with --top), breakdown, the dependency graph,
- * the critical path, an unmodified replay and a --scale what-if, and every
+ * the critical path, an unmodified replay and a --scale what-if, every
  * output of stats, breakdown, diff, info and the critical path (table, JSON,
- * each CSV table; src/report/) into /dev/null. None of
+ * each CSV table; src/report/) and the HTML report drawing all of them, into
+ * /dev/null. None of
  * these may crash, read out of bounds or loop on a trace the reader took;
  * errors (no iteration, a cycle) are fine. The seed corpus is small real
  * excerpts (fuzz/corpus/fuzz_analyze/), so mutations stay trace-shaped.
  *
  * Build: make fuzz (clang, ASan + UBSan + libFuzzer).
  */
+#include <stdlib.h>
+
 #include "ingest/ingest.h"
 #include "trace/model.h"
 #include "trainscope/analyze.h"
 #include "trainscope/graph.h"
+#include "trainscope/html.h"
 #include "trainscope/replay.h"
 #include "trainscope/report.h"
 
@@ -88,6 +92,8 @@ static void analyses(const ts_job *t)
     }
     static const char *const info_names[] = {"ranks", "meta", NULL};
     outputs(out_info, t, t, info_names);
+
+    if (ts_report_html_trace(t, NULL, "/dev/null", NULL) != TS_OK) abort();   /* only ENOMEM or a write may fail */
 
     ts_graph *g = NULL;
     if (ts_graph_create(t, NULL, &g, NULL) != TS_OK) return;

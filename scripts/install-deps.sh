@@ -15,6 +15,7 @@
 #   python3-pandas python3-protobuf         bench/readers.sh's Python peers (nsys via sqlite3 + pandas, XPlane)
 #   protobuf-compiler                       protoc: scripts/chakra_totals.py's independent decode (test/e2e/chakra_et.sh)
 #   iproute2                                ip and tc: the namespaces testbed (bench/testbed, run as root)
+#   chromium                                headless browser: test/e2e/report_html.sh loads the HTML report offline
 # The CUDA toolkit (CUPTI and NCCL headers and libraries) is expected under
 # /usr/local/cuda, as on these machines; without it the GPU collectors are
 # skipped at build time and the rest builds unchanged.
@@ -23,7 +24,8 @@ PKGS="build-essential pkg-config zlib1g-dev libdeflate-dev libisal-dev libzstd-d
       libbabeltrace2-dev babeltrace2 python3-bt2 liblttng-ust-dev lttng-tools
       libopenmpi-dev openmpi-bin python3 python3-torch clang libclang-rt-14-dev librsvg2-bin
       python3-pandas python3-protobuf iproute2
-      protobuf-compiler"
+      protobuf-compiler
+      chromium"
 PKGS="$PKGS sqlite3"
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"

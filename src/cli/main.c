@@ -29,6 +29,7 @@ extern char **environ;
 #pragma weak ts_cmd_diff
 #pragma weak ts_cmd_optimize
 #pragma weak ts_cmd_export
+#pragma weak ts_cmd_report
 
 typedef int (*cmd_fn)(int, char **);
 static const struct { const char *name; cmd_fn fn; const char *help; } commands[] = {
@@ -42,6 +43,7 @@ static const struct { const char *name; cmd_fn fn; const char *help; } commands[
     {"diff", ts_cmd_diff, "two traces compared per rank: ops added, removed, more or less often, time"},
     {"optimize", ts_cmd_optimize, "search a faster bucketing of the gradients and write a plan to apply"},
     {"export", ts_cmd_export, "the trace and its analyses as one SQLite database (--sqlite FILE)"},
+    {"report", ts_cmd_report, "one self-contained HTML page of the analyses (-o report.html)"},
 };
 
 void ts_cli_errorf(const char *fmt, ...)

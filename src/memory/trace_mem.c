@@ -130,7 +130,10 @@ int ts_mem_trace_curve(const ts_job *t, const ts_mem_trace_peak *row, ts_mem_cur
         if ((uint32_t)r->rank != row->rank || !mem_cat) continue;
         for (uint32_t i = 0; i < r->instants.n; i++) {
             int64_t total, type = 0, id = -1;
-            if (r->instants.cat[i] != mem_cat || !instant_arg(r, i, "Total Allocated", &total)) continue;
+            /* the same events ts_mem_trace_peaks counts: "[memory]" as cat or as name */
+            if ((r->instants.cat[i] != mem_cat && r->instants.name[i] != mem_cat) ||
+                !instant_arg(r, i, "Total Allocated", &total))
+                continue;
             instant_arg(r, i, "Device Type", &type);
             instant_arg(r, i, "Device Id", &id);
             if (type != row->device_type || id != row->device_id) continue;

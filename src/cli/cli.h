@@ -23,6 +23,7 @@ int ts_cmd_record(int argc, char **argv);
 int ts_cmd_info(int argc, char **argv);
 int ts_cmd_diff(int argc, char **argv);
 int ts_cmd_optimize(int argc, char **argv);
+int ts_cmd_views(int argc, char **argv);
 
 /* Print "trainscope: <msg>" to stderr. */
 void ts_cli_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -27,6 +27,7 @@ extern char **environ;
 #pragma weak ts_cmd_info
 #pragma weak ts_cmd_diff
 #pragma weak ts_cmd_optimize
+#pragma weak ts_cmd_views
 
 typedef int (*cmd_fn)(int, char **);
 static const struct { const char *name; cmd_fn fn; const char *help; } commands[] = {
@@ -39,6 +40,7 @@ static const struct { const char *name; cmd_fn fn; const char *help; } commands[
     {"info", ts_cmd_info, "what each rank was read from: format, reader notes, row counts"},
     {"diff", ts_cmd_diff, "two traces compared per rank: ops added, removed, more or less often, time"},
     {"optimize", ts_cmd_optimize, "search a faster bucketing of the gradients and write a plan to apply"},
+    {"views", ts_cmd_views, "call stacks, allocator, transfers, stream queues, comm latency (--view NAME)"},
 };
 
 void ts_cli_errorf(const char *fmt, ...)

@@ -225,7 +225,8 @@ TS_API void ts_view_queues_destroy(ts_view_queues *v);
 
 /* ---- comm: communication latency per collective kind and per peer ----
  * Calls: GPU communication kernels (NCCL) on ranks that have them, else CPU
- * ops carrying "Collective name" (MPI calls, gloo's record_param_comms).
+ * ops carrying "Collective name" (MPI calls, gloo's record_param_comms),
+ * else process-group annotations ("gloo:all_reduce").
  * Latency of a call = its duration. Pairs: an MPI send from rank a to b
  * (blocking or not, on MPI_COMM_WORLD) matched with b's receive from a in
  * order per tag; latency = receive end (for MPI_Irecv: the end of the

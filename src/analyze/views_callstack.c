@@ -2,8 +2,8 @@
  * analysis): per CPU thread, its ops nested in time with self times, and the
  * flame graph that merges frames with the same stack path.
  *
- * Not for: GPU streams (their kernels do not nest; see the queues view) or
- * drawing. Reads the finished model: a track's slices are in start order,
+ * Not for: GPU streams and other rows of GPU processes (their kernels do not
+ * nest; see the queues view) or drawing. Reads the finished model: a track's slices are in start order,
  * parents before children, with depth and parent set (trace/model.h).
  * Cost: O(frames) with one hash probe per frame, then a sort of each node's
  * children: O(frames + nodes log nodes).
@@ -177,6 +177,19 @@ static int flatten(build *b)
     return rc;
 }
 
+/* Whether track k is a row of the GPU, not a CPU thread: one of a GPU
+ * process (the pid of one of the rank's streams, as Kineto's device-wide
+ * cuda_sync rows are), or one holding only CUPTI counter ranges of kernels. */
+static bool gpu_row(const ts_rank *r, uint32_t k)
+{
+    for (uint32_t i = 0; i < r->n_tracks; i++)
+        if (r->tracks[i].kind == TS_TRACK_GPU_STREAM && r->tracks[i].pid == r->tracks[k].pid) return true;
+    const ts_track *t = &r->tracks[k];
+    for (uint32_t s = t->first_slice; s < t->first_slice + t->n_slices; s++)
+        if (r->slices.kind[s] != TS_KIND_PROFILER_RANGE) return false;
+    return true;
+}
+
 int ts_view_callstack_create(const ts_trace *t, const ts_views_opts *opt, ts_view_callstack **out, ts_error *err)
 {
     ts__error_clear(err);
@@ -192,7 +205,7 @@ int ts_view_callstack_create(const ts_trace *t, const ts_views_opts *opt, ts_vie
         const ts_rank *r = t->ranks[ri];
         if (!ts__views_rank_ok(&cfg, r)) continue;
         for (uint32_t k = 0; k < r->n_tracks && !rc; k++) {
-            if (r->tracks[k].kind != TS_TRACK_THREAD || r->tracks[k].n_slices == 0) continue;
+            if (r->tracks[k].kind != TS_TRACK_THREAD || r->tracks[k].n_slices == 0 || gpu_row(r, k)) continue;
             uint64_t first = v->pub.n_frames;
             rc = read_thread(&b, r, k);
             if (!rc) add_times(&b, first);

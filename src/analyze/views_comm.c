@@ -15,6 +15,7 @@
 #include <stdlib.h>
 
 #include "analyze/views_int.h"
+#include "trainscope/analyze.h"
 
 typedef struct comm_impl {
     ts_view_comm pub;
@@ -71,10 +72,22 @@ static void kind_of_kernel(const char *name, char *out, size_t cap)
     out[n] = 0;
 }
 
+/* A GPU communication kernel (NCCL, RCCL: classify.c's rule) or one that names its collective. */
 static bool is_comm_kernel(const ts_rank *r, uint32_t s)
 {
     return r->slices.kind[s] == TS_KIND_KERNEL &&
-           (ts__slice_arg_str(r, s, "Collective name") || !strncmp(ts__rank_str(r, r->slices.name[s]), "nccl", 4));
+           (ts__slice_arg_str(r, s, "Collective name") ||
+            ts_kernel_type_of(ts__rank_str(r, r->slices.name[s])) == TS_KT_COMMUNICATION);
+}
+
+/* A process group's annotation on a CPU thread, "gloo:all_reduce": its kind
+ * after the colon; NULL for other names. */
+static const char *annotation_kind(const char *name)
+{
+    static const char *const pre[] = {"gloo:", "nccl:", "mpi:", "rccl:"};
+    for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++)
+        if (!strncmp(name, pre[i], strlen(pre[i])) && name[strlen(pre[i])]) return name + strlen(pre[i]);
+    return NULL;
 }
 
 static uint32_t row_for(ctx *c, int what, const char *kind, int32_t src, int32_t dst)
@@ -121,6 +134,7 @@ static int add_call(ctx *c, const ts_rank *r, uint32_t ri, uint32_t s, bool kern
 {
     char kbuf[64];
     const char *kind = ts__slice_arg_str(r, s, "Collective name");
+    if (!kind && !kernel) kind = annotation_kind(ts__rank_str(r, r->slices.name[s]));
     if (!kind) { kind_of_kernel(ts__rank_str(r, r->slices.name[s]), kbuf, sizeof kbuf); kind = kbuf; }
     int64_t peer = -1;
     bool p2p_kind = !strcmp(kind, "send") || !strcmp(kind, "isend") || !strcmp(kind, "recv") || !strcmp(kind, "irecv");
@@ -133,15 +147,29 @@ static int add_call(ctx *c, const ts_rank *r, uint32_t ri, uint32_t s, bool kern
     return rc;
 }
 
+enum { SRC_KERNELS = 0, SRC_NAMED, SRC_ANNOTATIONS, SRC_NONE };
+
+/* What carries a rank's communication, the first found of: comm kernels,
+ * CPU ops with "Collective name" (record_param_comms, MPI calls), process
+ * group annotations ("gloo:all_reduce"). One source only, since the later
+ * ones enclose the earlier (a record_param_comms launches the kernel). */
+static int source_of(const ts_rank *r, uint32_t s)
+{
+    if (is_comm_kernel(r, s)) return SRC_KERNELS;
+    if (r->tracks[r->slices.track[s]].kind != TS_TRACK_THREAD) return SRC_NONE;
+    if (ts__slice_arg_str(r, s, "Collective name")) return SRC_NAMED;
+    return annotation_kind(ts__rank_str(r, r->slices.name[s])) ? SRC_ANNOTATIONS : SRC_NONE;
+}
+
 static int read_rank(ctx *c, const ts_rank *r, uint32_t ri)
 {
-    bool kernels = false;
-    for (uint32_t s = 0; s < r->slices.n && !kernels; s++) kernels = is_comm_kernel(r, s);
-    for (uint32_t s = 0; s < r->slices.n; s++) {
-        int rc = TS_OK;
-        if (kernels ? is_comm_kernel(r, s)
-                    : r->tracks[r->slices.track[s]].kind == TS_TRACK_THREAD && ts__slice_arg_str(r, s, "Collective name"))
-            rc = add_call(c, r, ri, s, kernels);
+    int src = SRC_NONE;
+    for (uint32_t s = 0; s < r->slices.n && src; s++) {
+        int k = source_of(r, s);
+        if (k < src) src = k;
+    }
+    for (uint32_t s = 0; s < r->slices.n && src != SRC_NONE; s++) {
+        int rc = source_of(r, s) == src ? add_call(c, r, ri, s, src == SRC_KERNELS) : TS_OK;
         if (rc) return rc;
     }
     return TS_OK;

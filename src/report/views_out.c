@@ -46,7 +46,7 @@ static void key_of(const vo_col *c, char *out, size_t cap)
     snprintf(out, cap, "%s%s", c->key, c->type == VO_DUR || c->type == VO_TIME ? "_us" : "");
 }
 
-static int text_table(ts_buf *b, FILE *f, const vo_table *t, const void *view, const void *arg)
+static int text_table(FILE *f, const vo_table *t, const void *view, const void *arg)
 {
     ts_col cols[32];
     int nc = 0, map[32];
@@ -70,7 +70,6 @@ static int text_table(ts_buf *b, FILE *f, const vo_table *t, const void *view, c
         for (int c = 0; c < nc; c++) { cell_text(&t->cols[map[c]], &cells[map[c]], text[c], sizeof text[c]); row[c] = text[c]; }
         rc = ts_table_add_row(tab, row);
     }
-    (void)b;
     if (!rc) {
         fprintf(f, "%s\n", t->heading);
         rc = ts_table_write(tab, f);
@@ -195,8 +194,9 @@ int ts__views_out(FILE *f, const char *name, const vo_table *tables, int n, cons
         return flush_buf(f, &b, err);
     }
     int rc = TS_OK;
-    for (int i = 0; i < n && !rc; i++)
-        if (only == i || (only < 0 && tables[i].in_text)) rc = text_table(&b, f, &tables[i], view, arg);
+    for (int i = 0; i < n && !rc; i++)   /* the usual tables that have rows, or the one asked for */
+        if (only == i || (only < 0 && tables[i].in_text && tables[i].n_rows(view, arg)))
+            rc = text_table(f, &tables[i], view, arg);
     if (!rc && note) fprintf(f, "%s\n", note);
     if (rc == TS_ENOMEM) return ts__error(err, rc, "out of memory");
     return flush_buf(f, &b, err);

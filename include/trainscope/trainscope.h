@@ -11,6 +11,7 @@
 #include "trainscope/memory.h"
 #include "trainscope/precision.h"
 #include "trainscope/optimize.h"
+#include "trainscope/views.h"
 /* trainscope/trace.h, the capture-side tracing API, is separate: programs that
  * emit events link libtrainscope-trace, not the analysis library. */
 #endif

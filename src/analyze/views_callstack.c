@@ -124,7 +124,7 @@ static int link_children(build *b, uint32_t *roots_head)
     if (!order && b->n_nodes) return TS_ENOMEM;
     for (uint32_t i = 0; i < b->n_nodes; i++) order[i] = i;
     g_sort_nodes = b->nodes;
-    qsort(order, b->n_nodes, sizeof *order, by_total_desc);
+    if (b->n_nodes) qsort(order, b->n_nodes, sizeof *order, by_total_desc);
     *roots_head = TS_NONE32;
     uint32_t *tail = ts__malloc((b->n_nodes + 1) * sizeof *tail);   /* last child linked, per parent */
     if (!tail) { ts__free(order, b->n_nodes * sizeof *order); return TS_ENOMEM; }

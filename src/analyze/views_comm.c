@@ -247,7 +247,7 @@ static bool same_channel(const p2p *x, const p2p *y)
 /* The i-th send of each channel with its i-th receive. */
 static int pair_p2p(ctx *c, const ts_trace *t)
 {
-    qsort(c->p, c->n_p, sizeof *c->p, by_channel);
+    if (c->n_p) qsort(c->p, c->n_p, sizeof *c->p, by_channel);   /* c->p is NULL without any */
     for (uint64_t i = 0; i < c->n_p;) {
         uint64_t j = i, ns = 0;
         while (j < c->n_p && same_channel(&c->p[i], &c->p[j])) ns += c->p[j++].send;

@@ -267,7 +267,7 @@ def mpi(argv):
             a = e.get("args", {}); k = a.get("Collective name")
             if not k: continue
             peer = a.get("Dst Rank", a.get("Src Rank", -1)) if k in ("send", "isend", "recv", "irecv") else -1
-            calls[(k, peer)].append(e["dur"])
+            calls[(k, me if k in ("send", "isend", "recv", "irecv") else -1, peer)].append(e["dur"])
             if k not in ("send", "isend", "recv", "irecv"): continue
             end = e["ts"] + e["dur"]
             if k == "irecv":
@@ -290,7 +290,7 @@ def mpi(argv):
         for name, p in (("p50", 50), ("max", 100), ("min", 0)):
             v = lat[0] if p == 0 else pct(lat, p)
             if abs(r.get(name + "_us", -1) - v) > 0.0015: fails.append("%s %s: view %r python %r" % (k, name, r.get(name + "_us"), v))
-    vc = {(r["kind"], r["peer"]): r for r in view["latency"] if r["what"] == "call"}
+    vc = {(r["kind"], r["src"], r["peer"]): r for r in view["latency"] if r["what"] == "call"}
     check("call rows", sorted(vc), sorted(calls))
     for k, d in calls.items(): check("%s count" % (k,), vc.get(k, {}).get("count"), len(d))
     print("mpi: %d pairs in %d channels, %d call kinds checked" % (sum(map(len, pairs.values())), len(pairs), len(calls)))

@@ -237,7 +237,8 @@ typedef struct ts_comm_bin { uint64_t n; int64_t mean_ns, max_ns; } ts_comm_bin;
 typedef struct ts_comm_row {
     int         what;          /* TS_COMM_CALL or TS_COMM_PAIR */
     const char *kind;          /* "allreduce", "send", "recv", ...; "send>recv" for pairs */
-    int32_t     src, dst;      /* pairs: ranks; calls: the peer in dst (send/recv), else -1 */
+    int32_t     src, dst;      /* pairs: sender and receiver; send/recv calls: the caller and its
+                                  peer; collectives: -1, -1 (every rank's calls together) */
     uint64_t    n;
     uint64_t    n_negative;    /* pairs whose receive ended before the send began (clocks) */
     int64_t     bytes;         /* sum of message bytes where known */

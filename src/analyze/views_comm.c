@@ -141,7 +141,8 @@ static int add_call(ctx *c, const ts_rank *r, uint32_t ri, uint32_t s, bool kern
     if (p2p_kind && !ts__slice_arg_i64(r, s, kind[0] == 's' || kind[1] == 's' ? "Dst Rank" : "Src Rank", &peer))
         peer = -1;
     int64_t bytes = msg_bytes(r, s);
-    uint32_t row = row_for(c, TS_COMM_CALL, kind, -1, p2p_kind ? (int32_t)peer : -1);
+    /* point-to-point calls per (caller, peer); collectives per kind over every rank */
+    uint32_t row = p2p_kind ? row_for(c, TS_COMM_CALL, kind, r->rank, (int32_t)peer) : row_for(c, TS_COMM_CALL, kind, -1, -1);
     int rc = add_sample(c, row, r->slices.ts_ns[s], r->slices.dur_ns[s], bytes);
     if (!rc && p2p_kind && !kernel) rc = keep_p2p(c, r, ri, s, kind, peer, bytes);
     return rc;

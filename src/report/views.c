@@ -128,7 +128,7 @@ int ts_views_write_callstack(FILE *f, const ts_view_callstack *v, const ts_views
 
 /* ---- allocator ---- */
 static const vo_col series_cols[] = {
-    {"rank", "rank", VO_INT, false}, {"device", "device", VO_STR, false}, {"allocs", "allocs", VO_INT, false},
+    {"rank", "rank", VO_ID, false}, {"device", "device", VO_STR, false}, {"allocs", "allocs", VO_INT, false},
     {"frees", "frees", VO_INT, false}, {"start_bytes", "start", VO_BYTES, false},
     {"peak_bytes", "peak", VO_BYTES, false}, {"peak_at", "peak at", VO_TIME, true},
     {"peak_reserved_bytes", "reserved", VO_BYTES, false}, {"end_bytes", "end", VO_BYTES, false},
@@ -392,8 +392,8 @@ int ts_views_write_queues(FILE *f, const ts_view_queues *v, const ts_views_out *
 
 /* ---- comm ---- */
 static const vo_col cl_cols[] = {
-    {"what", "what", VO_STR, false}, {"kind", "kind", VO_STR, false}, {"src", "src", VO_INT, false},
-    {"peer", "peer", VO_INT, false}, {"count", "count", VO_INT, false}, {"bytes", "bytes", VO_BYTES, false},
+    {"what", "what", VO_STR, false}, {"kind", "kind", VO_STR, false}, {"src", "src", VO_ID, false},
+    {"peer", "peer", VO_ID, false}, {"count", "count", VO_INT, false}, {"bytes", "bytes", VO_BYTES, false},
     {"total", "total", VO_DUR, false}, {"min", "min", VO_DUR, false}, {"p50", "p50", VO_DUR, false},
     {"p90", "p90", VO_DUR, false}, {"p99", "p99", VO_DUR, false}, {"max", "max", VO_DUR, false},
     {"negative", "negative", VO_INT, true},
@@ -407,8 +407,8 @@ static void cl_row(const void *view, const void *arg, uint64_t i, vo_cell *c, ch
     c[9].i = r->p90_ns, c[10].i = r->p99_ns, c[11].i = r->max_ns, c[12].i = (int64_t)r->n_negative;
 }
 static const vo_col cb_cols[] = {
-    {"what", "what", VO_STR, false}, {"kind", "kind", VO_STR, false}, {"src", "src", VO_INT, false},
-    {"peer", "peer", VO_INT, false}, {"bin", "bin", VO_INT, false}, {"start", "start", VO_TIME, true},
+    {"what", "what", VO_STR, false}, {"kind", "kind", VO_STR, false}, {"src", "src", VO_ID, false},
+    {"peer", "peer", VO_ID, false}, {"bin", "bin", VO_INT, false}, {"start", "start", VO_TIME, true},
     {"offset", "from", VO_DUR, false}, {"count", "count", VO_INT, false}, {"mean", "mean", VO_DUR, false},
     {"max", "max", VO_DUR, false},
 };

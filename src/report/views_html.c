@@ -135,6 +135,7 @@ static void html_table(ts_buf *b, const vo_col *cols, int n_cols, uint64_t n_row
             switch (cols[c].type) {
             case VO_STR: case VO_INDENT: snprintf(text, sizeof text, "%s", v->s ? v->s : ""); break;
             case VO_INT: snprintf(text, sizeof text, "%lld", (long long)v->i); break;
+            case VO_ID: if (v->i < 0) snprintf(text, sizeof text, "-"); else snprintf(text, sizeof text, "%lld", (long long)v->i); break;
             case VO_BYTES: if (v->i < 0) snprintf(text, sizeof text, "-"); else ts__views_bytes_str(v->i, text, sizeof text); break;
             case VO_DUR: dur_str(v->i, text, sizeof text); break;
             case VO_TIME: snprintf(text, sizeof text, "%.3f", (double)v->i / 1e3); break;
@@ -379,8 +380,8 @@ int ts_report_html_view_queues(ts_buf *b, const ts_view_queues *r)
 
 /* ---- comm ---- */
 static const vo_col cl_cols[] = {
-    {"what", "what", VO_STR, false}, {"kind", "kind", VO_STR, false}, {"src", "src", VO_INT, false},
-    {"peer", "peer", VO_INT, false}, {"n", "count", VO_INT, false}, {"min", "min", VO_DUR, false},
+    {"what", "what", VO_STR, false}, {"kind", "kind", VO_STR, false}, {"src", "src", VO_ID, false},
+    {"peer", "peer", VO_ID, false}, {"n", "count", VO_INT, false}, {"min", "min", VO_DUR, false},
     {"p50", "p50", VO_DUR, false}, {"p90", "p90", VO_DUR, false}, {"p99", "p99", VO_DUR, false},
     {"max", "max", VO_DUR, false},
 };

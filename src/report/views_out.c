@@ -25,6 +25,7 @@ static void cell_text(const vo_col *c, const vo_cell *v, char *out, size_t cap)
     case VO_STR: snprintf(out, cap, "%s", v->s ? v->s : ""); break;
     case VO_INDENT: snprintf(out, cap, "%*s%s", (int)(2 * (v->i < 40 ? v->i : 40)), "", v->s ? v->s : ""); break;
     case VO_INT: snprintf(out, cap, "%lld", (long long)v->i); break;
+    case VO_ID: if (v->i < 0) snprintf(out, cap, "-"); else snprintf(out, cap, "%lld", (long long)v->i); break;
     case VO_BYTES: if (v->i < 0) snprintf(out, cap, "-"); else ts__views_bytes_str(v->i, out, cap); break;
     case VO_DUR: ts_report_duration((double)v->i, out, cap); break;
     case VO_TIME: snprintf(out, cap, "%.3f", (double)v->i / 1e3); break;
@@ -35,7 +36,7 @@ static void cell_text(const vo_col *c, const vo_cell *v, char *out, size_t cap)
 /* CSV and JSON: plain values, durations and times as us. */
 static void cell_plain(const vo_col *c, const vo_cell *v, char *out, size_t cap)
 {
-    if (c->type == VO_BYTES) snprintf(out, cap, "%lld", (long long)v->i);
+    if (c->type == VO_BYTES || c->type == VO_ID) snprintf(out, cap, "%lld", (long long)v->i);
     else if (c->type == VO_DUR) snprintf(out, cap, "%.3f", (double)v->i / 1e3);
     else if (c->type == VO_INDENT) snprintf(out, cap, "%s", v->s ? v->s : "");
     else cell_text(c, v, out, cap);
@@ -119,7 +120,7 @@ static void json_table(ts_json *j, const vo_table *t, const void *view, const vo
             ts__json_key(j, key);
             switch (col->type) {
             case VO_STR: case VO_INDENT: ts__json_str(j, cells[c].s ? cells[c].s : ""); break;
-            case VO_INT: case VO_BYTES: ts__json_i64(j, cells[c].i); break;
+            case VO_INT: case VO_ID: case VO_BYTES: ts__json_i64(j, cells[c].i); break;
             case VO_DUR: case VO_TIME: ts__json_us(j, cells[c].i); break;
             case VO_REAL: ts__json_double(j, cells[c].d, 6); break;
             }

@@ -14,6 +14,7 @@ typedef enum vo_type {
     VO_STR = 0,   /* s */
     VO_INDENT,    /* s indented by 2 * i spaces in text tables (a tree's names) */
     VO_INT,       /* i */
+    VO_ID,        /* i: a rank or peer; -1 (none) is "-" in text tables, -1 elsewhere */
     VO_BYTES,     /* i bytes: "12.5 MiB" in text tables, the integer elsewhere */
     VO_DUR,       /* i ns: "1.25ms" in text tables, us with 3 decimals elsewhere */
     VO_TIME,      /* i ns on the trace's clock: us with 3 decimals everywhere */

@@ -51,7 +51,7 @@ static void analyses(const ts_trace *t)
 static void views(const ts_trace *t)
 {
     FILE *devnull = fopen("/dev/null", "w");
-    ts_views_opts o = {.size = sizeof o, .n_bins = 3, .rank = -1};
+    ts_views_opts o = {.size = sizeof o, .n_bins = 3};
     ts_buf b;
     ts__buf_init(&b);
 #define VIEW(NAME)                                                                          \

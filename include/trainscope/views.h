@@ -31,7 +31,8 @@ extern "C" {
 typedef struct ts_views_opts {
     size_t   size;     /* sizeof(ts_views_opts) */
     uint32_t n_bins;   /* time bins of over-time series; 0 = 20 */
-    int32_t  rank;     /* only the rank with this number; -1 (or size 0 opts) = every rank */
+    bool     one_rank; /* only the rank numbered `rank` (false: every rank) */
+    int32_t  rank;
 } ts_views_opts;
 
 #define TS_VIEWS_DEFAULT_BINS 20

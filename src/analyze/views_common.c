@@ -9,7 +9,7 @@ void ts__views_cfg_from(const ts_views_opts *opt, ts__views_cfg *c)
     c->rank = -1;
     if (!opt || opt->size < sizeof *opt) return;
     if (opt->n_bins) c->n_bins = opt->n_bins;
-    c->rank = opt->rank;
+    if (opt->one_rank) c->rank = opt->rank < 0 ? INT32_MAX : opt->rank;   /* a negative number matches none */
 }
 
 void ts__views_bins(int64_t lo, int64_t hi, uint32_t n, int64_t *start_ns, int64_t *bin_ns)

@@ -67,7 +67,7 @@ static int parse_args(int argc, char **argv, views_args *a)
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
     };
     memset(a, 0, sizeof *a);
-    a->opts = (ts_views_opts){.size = sizeof a->opts, .rank = -1};
+    a->opts = (ts_views_opts){.size = sizeof a->opts};
     a->out = (ts_views_out){.size = sizeof a->out};
     optind = 1;
     opterr = 0;
@@ -91,6 +91,7 @@ static int parse_args(int argc, char **argv, views_args *a)
         case 'r':
             if (ts_cli_opt_int("views", "--rank", optarg, 0, INT32_MAX, &x)) return -1;
             a->opts.rank = (int32_t)x;
+            a->opts.one_rank = true;
             break;
         case 'n':
             if (ts_cli_opt_count("views", "--top", optarg, &a->out.top)) return -1;

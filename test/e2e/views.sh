@@ -91,6 +91,7 @@ expect 2 "only --view allocator reads it" -- --view queues "$SNAP"
 expect 2 "--bins" -- --view queues --bins 0 "$N"
 expect 1 "no memory copies" -- --view transfers "$K/call_stack/backward_thread.json"
 expect 1 "no \[memory\] events" -- --view allocator "$N"
+expect 1 "for that rank" -- --view queues --rank 5 "$N"
 head -c 20000 "$SNAP" >"$tmp/cut.pickle.gz"
 expect 2 "cut.pickle.gz" -- --view allocator "$tmp/cut.pickle.gz"
 rc=0; "$BIN" views --view comm "$N" >/dev/full 2>"$tmp/err" || rc=$?

@@ -82,7 +82,7 @@ TEST(queues_count_ops_from_launch_to_end)
     }
     ts_trace *t = wrap(r);
     CHECK(t != NULL);
-    ts_views_opts o = {.size = sizeof o, .n_bins = 7, .rank = -1};
+    ts_views_opts o = {.size = sizeof o, .n_bins = 7};
     ts_view_queues *v;
     CHECK_EQ_INT(ts_view_queues_create(t, &o, &v, NULL), TS_OK);
     CHECK_EQ_INT(v->n_streams, 1);
@@ -120,7 +120,7 @@ TEST(transfers_sum_bytes_per_direction_over_busy_time)
     }
     ts_trace *t = wrap(r);
     CHECK(t != NULL);
-    ts_views_opts o = {.size = sizeof o, .n_bins = 2, .rank = -1};
+    ts_views_opts o = {.size = sizeof o, .n_bins = 2};
     ts_view_transfers *v;
     CHECK_EQ_INT(ts_view_transfers_create(t, &o, &v, NULL), TS_OK);
     CHECK_EQ_INT(v->n_rows, 2);

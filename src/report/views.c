@@ -13,11 +13,11 @@
 
 #define N_COLS(a) ((int)(sizeof(a) / sizeof((a)[0])))
 /* --format html: a page around the view's report section */
-#define HTML_PAGE(NAME)                                                        \
+#define HTML_PAGE(NAME, TITLE)                                                      \
     do {                                                                       \
         ts_buf b_;                                                             \
         ts__buf_init(&b_);                                                     \
-        ts__views_html_begin(&b_, #NAME);                                      \
+        ts__views_html_begin(&b_, #NAME, TITLE);                               \
         int rc_ = ts_report_html_view_##NAME(&b_, v);                          \
         return ts__views_html_end(f, &b_, rc_, err);                           \
     } while (0)
@@ -110,7 +110,7 @@ static uint32_t *top_rows(const ts_view_callstack *v, uint32_t top, uint64_t *n)
 int ts_views_write_callstack(FILE *f, const ts_view_callstack *v, const ts_views_out *o, ts_error *err)
 {
     ts__error_clear(err);
-    if (o->format == TS_VIEWS_HTML) HTML_PAGE(callstack);
+    if (o->format == TS_VIEWS_HTML) HTML_PAGE(callstack, "Call stacks (flame graph)");
     static const vo_table tables[] = {
         {"flame", "Flame graph: ops merged by stack path, heaviest first (total includes children)", flame_cols,
          N_COLS(flame_cols), true, flame_n, flame_row},
@@ -262,7 +262,7 @@ static void point_row(const void *view, const void *arg, uint64_t i, vo_cell *c,
 int ts_views_write_allocator(FILE *f, const ts_view_allocator *v, const ts_views_out *o, ts_error *err)
 {
     ts__error_clear(err);
-    if (o->format == TS_VIEWS_HTML) HTML_PAGE(allocator);
+    if (o->format == TS_VIEWS_HTML) HTML_PAGE(allocator, "Allocator");
     static const vo_table tables[] = {
         {"series", "Allocators: bytes in use (peak, at start and end)", series_cols, N_COLS(series_cols), true,
          series_n, series_row},
@@ -321,7 +321,7 @@ static void xbin_row(const void *view, const void *arg, uint64_t i, vo_cell *c, 
 int ts_views_write_transfers(FILE *f, const ts_view_transfers *v, const ts_views_out *o, ts_error *err)
 {
     ts__error_clear(err);
-    if (o->format == TS_VIEWS_HTML) HTML_PAGE(transfers);
+    if (o->format == TS_VIEWS_HTML) HTML_PAGE(transfers, "Memory transfers");
     static const vo_table tables[] = {
         {"totals", "Memory copies per direction (GB/s = bytes / busy time)", xfer_cols, N_COLS(xfer_cols), true,
          xfer_n, xfer_row},
@@ -381,7 +381,7 @@ static void qp_row(const void *view, const void *arg, uint64_t i, vo_cell *c, ch
 int ts_views_write_queues(FILE *f, const ts_view_queues *v, const ts_views_out *o, ts_error *err)
 {
     ts__error_clear(err);
-    if (o->format == TS_VIEWS_HTML) HTML_PAGE(queues);
+    if (o->format == TS_VIEWS_HTML) HTML_PAGE(queues, "GPU stream queues");
     static const vo_table tables[] = {
         {"streams", "GPU ops queued per stream (launched, not finished)", qs_cols, N_COLS(qs_cols), true, qs_n, qs_row},
         {"bins", "Over time", qb_cols, N_COLS(qb_cols), true, qb_n, qb_row},
@@ -431,7 +431,7 @@ static void cb_row(const void *view, const void *arg, uint64_t i, vo_cell *c, ch
 int ts_views_write_comm(FILE *f, const ts_view_comm *v, const ts_views_out *o, ts_error *err)
 {
     ts__error_clear(err);
-    if (o->format == TS_VIEWS_HTML) HTML_PAGE(comm);
+    if (o->format == TS_VIEWS_HTML) HTML_PAGE(comm, "Communication latency");
     static const vo_table tables[] = {
         {"latency", "Communication latency (calls: duration; pairs: receive end - send start)", cl_cols,
          N_COLS(cl_cols), true, cl_n, cl_row},

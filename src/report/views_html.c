@@ -1,7 +1,8 @@
 /* views_html.c - HTML fragments of the views (views_html.h): inline SVG
  * charts and tables with inline styles, for the HTML report's sections.
  *
- * Not for: the page around them, or script. Sizes stay bounded whatever the
+ * Not for: the page or the <section> and <h2> around them (the report's
+ * html.c, or views_out.c for `views --format html`), or script. Sizes stay bounded whatever the
  * trace: a flame graph draws at most MAX_BOXES boxes (boxes narrower than
  * half a pixel are left out, with their subtrees), step lines are cut to one
  * min/max pair per pixel column, bar charts have one bar per time bin.
@@ -21,14 +22,6 @@
 #define ROW_H 17         /* flame graph row height */
 
 static int done(ts_buf *b) { return b->oom ? TS_ENOMEM : TS_OK; }
-
-static void section_begin(ts_buf *b, const char *view, const char *title)
-{
-    ts__buf_printf(b, "<section class=\"ts-view\" id=\"view-%s\" style=\"margin:1em 0;font:13px sans-serif\">"
-                      "<h2 style=\"font-size:16px\">", view);
-    ts__xml_esc(b, title);
-    ts__buf_puts(b, "</h2>\n");
-}
 
 static void dur_str(int64_t ns, char *out, size_t cap) { ts_report_duration((double)ns, out, cap); }
 
@@ -175,7 +168,6 @@ static void cs_top_row(const void *view, uint64_t i, vo_cell *c, char *buf)
 
 int ts_report_html_view_callstack(ts_buf *b, const ts_view_callstack *r)
 {
-    section_begin(b, "callstack", "Call stacks (flame graph)");
     uint16_t max_depth = 0;
     for (uint32_t i = 0; i < r->n_nodes; i++) if (r->nodes[i].depth > max_depth) max_depth = r->nodes[i].depth;
     if (max_depth > 60) max_depth = 60;
@@ -223,7 +215,6 @@ int ts_report_html_view_callstack(ts_buf *b, const ts_view_callstack *r)
              "narrow to draw. Hover a box for its times.", r->n_threads, tot, boxes, left_out);
     chart_end(b, cap);
     html_table(b, cs_top_cols, 4, r->n_nodes, cs_top_row, r, 30);
-    ts__buf_puts(b, "</section>\n");
     return done(b);
 }
 
@@ -291,13 +282,13 @@ static void alloc_series(ts_buf *b, const ts_view_allocator *r, const ts_alloc_s
 
 int ts_report_html_view_allocator(ts_buf *b, const ts_view_allocator *r)
 {
-    section_begin(b, "allocator", !strcmp(r->source, "snapshot") ? "Allocator (snapshot)" : "Allocator ([memory] events)");
+    ts__buf_puts(b, !strcmp(r->source, "snapshot") ? "<p>From a PyTorch allocator snapshot.</p>\n"
+                                                   : "<p>From the trace's [memory] events.</p>\n");
     for (uint32_t i = 0; i < r->n_series; i++) if (r->series[i].n_points) alloc_series(b, r, &r->series[i]);
     if (r->n_sets) {
         ts__buf_puts(b, "<p>Segment sets (fragmentation = 1 - largest free block / free bytes):</p>\n");
         html_table(b, set_cols, 9, r->n_sets, set_row, r, 100);
     }
-    ts__buf_puts(b, "</section>\n");
     return done(b);
 }
 
@@ -316,7 +307,6 @@ static void xfer_row(const void *view, uint64_t i, vo_cell *c, char *buf)
 int ts_report_html_view_transfers(ts_buf *b, const ts_view_transfers *r)
 {
     static const char *const colors[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#7f7f7f"};
-    section_begin(b, "transfers", "Memory transfers");
     double *v = ts__malloc((size_t)r->n_bins * sizeof *v);
     if (!v) return TS_ENOMEM;
     for (uint32_t i = 0; i < r->n_rows; i++) {
@@ -335,7 +325,6 @@ int ts_report_html_view_transfers(ts_buf *b, const ts_view_transfers *r)
     }
     ts__free(v, (size_t)r->n_bins * sizeof *v);
     html_table(b, xfer_cols, 6, r->n_rows, xfer_row, r, 200);
-    ts__buf_puts(b, "</section>\n");
     return done(b);
 }
 
@@ -361,7 +350,6 @@ static void qs_row(const void *view, uint64_t i, vo_cell *c, char *buf)
 
 int ts_report_html_view_queues(ts_buf *b, const ts_view_queues *r)
 {
-    section_begin(b, "queues", "GPU stream queues");
     for (uint32_t i = 0; i < r->n_streams && i < 64; i++) {
         const ts_queue_stream *s = &r->streams[i];
         const ts_queue_point *p = r->points + s->first_point;
@@ -374,7 +362,6 @@ int ts_report_html_view_queues(ts_buf *b, const ts_view_queues *r)
         chart_end(b, cap);
     }
     html_table(b, qs_cols, 7, r->n_streams, qs_row, r, 200);
-    ts__buf_puts(b, "</section>\n");
     return done(b);
 }
 
@@ -435,7 +422,6 @@ static void comm_boxes(ts_buf *b, const ts_view_comm *r)
 
 int ts_report_html_view_comm(ts_buf *b, const ts_view_comm *r)
 {
-    section_begin(b, "comm", "Communication latency");
     comm_boxes(b, r);
     double *v = ts__malloc((size_t)r->n_bins * sizeof *v);
     if (!v) return TS_ENOMEM;
@@ -454,6 +440,23 @@ int ts_report_html_view_comm(ts_buf *b, const ts_view_comm *r)
     }
     ts__free(v, (size_t)r->n_bins * sizeof *v);
     html_table(b, cl_cols, 10, r->n_rows, cl_row, r, 200);
-    ts__buf_puts(b, "</section>\n");
     return done(b);
 }
+
+/* ---- the views of a trace, for the report ---- */
+#define VIEW_OF(NAME)                                                                          \
+    int ts__html_view_##NAME##_of(ts_buf *out, const ts_trace *t, ts_error *err)               \
+    {                                                                                          \
+        ts_view_##NAME *v;                                                                     \
+        int rc = ts_view_##NAME##_create(t, NULL, &v, err);                                    \
+        if (rc) return rc;                                                                     \
+        rc = ts_report_html_view_##NAME(out, v);                                               \
+        ts_view_##NAME##_destroy(v);                                                           \
+        return rc ? ts__error(err, rc, "out of memory") : TS_OK;                               \
+    }
+VIEW_OF(callstack)
+VIEW_OF(allocator)
+VIEW_OF(transfers)
+VIEW_OF(queues)
+VIEW_OF(comm)
+#undef VIEW_OF

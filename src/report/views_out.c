@@ -151,15 +151,16 @@ static int flush_buf(FILE *f, ts_buf *b, ts_error *err)
     return rc;
 }
 
-void ts__views_html_begin(ts_buf *b, const char *view)
+void ts__views_html_begin(ts_buf *b, const char *view, const char *title)
 {
     ts__buf_printf(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>trainscope views: %s"
-                      "</title></head>\n<body style=\"margin:1em\">\n", view);
+                      "</title></head>\n<body style=\"margin:1em;font:13px sans-serif\">\n<section id=\"view-%s\">"
+                      "<h2 style=\"font-size:16px\">%s</h2>\n", view, view, title);
 }
 
 int ts__views_html_end(FILE *f, ts_buf *b, int rc, ts_error *err)
 {
-    ts__buf_puts(b, "</body></html>\n");
+    ts__buf_puts(b, "</section>\n</body></html>\n");
     if (rc) { ts__buf_free(b); return ts__error(err, rc, "out of memory"); }
     return flush_buf(f, b, err);
 }

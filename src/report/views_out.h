@@ -45,9 +45,10 @@ typedef struct vo_table {
 TS_NODISCARD int ts__views_out(FILE *f, const char *name, const vo_table *tables, int n, const void *view,
                                const void *arg, const ts_views_out *o, const char *note, ts_error *err);
 
-/* --format html: the page head before a view's section, and its end: the
- * page written to f (rc: the section writer's status), b freed. */
-void ts__views_html_begin(ts_buf *b, const char *view);
+/* --format html: the page head and the view's <section id="view-NAME"> and
+ * <h2> before its fragment, and their end: the page written to f (rc: the
+ * fragment writer's status), b freed. */
+void ts__views_html_begin(ts_buf *b, const char *view, const char *title);
 TS_NODISCARD int ts__views_html_end(FILE *f, ts_buf *b, int rc, ts_error *err);
 
 /* "12.5 MiB" */

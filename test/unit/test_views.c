@@ -139,6 +139,15 @@ TEST(transfers_sum_bytes_per_direction_over_busy_time)
     CHECK_EQ_INT(dh->dir, TS_XFER_D2H);
     CHECK_EQ_INT(dh->n_no_bytes, 1);
     ts_view_transfers_destroy(v);
+    /* the report's adapters: a fragment for this trace, TS_ENODATA where there is nothing to show */
+    ts_buf hb;
+    ts__buf_init(&hb);
+    ts_error err;
+    CHECK_EQ_INT(ts__html_view_transfers_of(&hb, t, &err), TS_OK);
+    CHECK(strstr(ts__buf_cstr(&hb), "Rank -1 H2D: 2 copies, 3.91 KiB") != NULL);
+    CHECK_EQ_INT(ts__html_view_allocator_of(&hb, t, &err), TS_ENODATA);
+    CHECK(strstr(err.msg, "no [memory] events") != NULL);
+    ts__buf_free(&hb);
     ts_trace_destroy(t);
 }
 

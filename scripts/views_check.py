@@ -168,7 +168,8 @@ def snapshot(argv):
         if a != b: fails.append("%s: view %r, python %r" % (what, a, b))
     segs = snap["segments"]
     check("segments", len(view["segments"]), len(segs))
-    check("blocks", len(view["blocks"]), sum(len(s["blocks"]) for s in segs))
+    check("blocks", [(b["segment"], b["bytes"], b["state"]) for b in view["blocks"]],
+          [(i, b["size"], b["state"]) for i, s in enumerate(segs) for b in s["blocks"]])
     sets = collections.defaultdict(lambda: {"free": 0, "largest": 0, "n": 0, "reserved": 0})
     for s in segs:
         st = sets[(s["device"], s["segment_type"])]

@@ -237,8 +237,13 @@ static uint64_t block_n(const void *view, const void *arg) { (void)arg; return (
 static void block_row(const void *view, const void *arg, uint64_t i, vo_cell *c, char *buf)
 {
     const ts_view_allocator *v = view;
-    uint32_t s = 0;
-    while (s + 1 < v->n_segments && v->segments[s].first_block + v->segments[s].n_blocks <= i) s++;
+    uint32_t lo = 0, hi = v->n_segments;   /* the last segment whose first block is <= i: O(log segments) */
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (v->segments[mid].first_block <= i) lo = mid;
+        else hi = mid;
+    }
+    uint32_t s = lo;
     const ts_alloc_block *b = &v->blocks[i];
     snprintf(buf, 64, "0x%llx", (unsigned long long)b->addr);
     c[0].i = s, c[1].s = buf, c[2].i = b->bytes, c[3].i = b->requested_bytes, c[4].s = b->state;

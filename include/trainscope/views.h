@@ -33,6 +33,8 @@ typedef struct ts_views_opts {
     uint32_t n_bins;   /* time bins of over-time series; 0 = 20 */
     bool     one_rank; /* only the rank numbered `rank` (false: every rank) */
     int32_t  rank;
+    bool     one_thread; /* callstack: only threads with this tid (false: every thread) */
+    int64_t  tid;
 } ts_views_opts;
 
 #define TS_VIEWS_DEFAULT_BINS 20

@@ -205,7 +205,9 @@ int ts_view_callstack_create(const ts_trace *t, const ts_views_opts *opt, ts_vie
         const ts_rank *r = t->ranks[ri];
         if (!ts__views_rank_ok(&cfg, r)) continue;
         for (uint32_t k = 0; k < r->n_tracks && !rc; k++) {
-            if (r->tracks[k].kind != TS_TRACK_THREAD || r->tracks[k].n_slices == 0 || gpu_row(r, k)) continue;
+            if (r->tracks[k].kind != TS_TRACK_THREAD || r->tracks[k].n_slices == 0 || gpu_row(r, k) ||
+                (cfg.one_thread && r->tracks[k].tid != cfg.tid))
+                continue;
             uint64_t first = v->pub.n_frames;
             rc = read_thread(&b, r, k);
             if (!rc) add_times(&b, first);
@@ -217,7 +219,8 @@ int ts_view_callstack_create(const ts_trace *t, const ts_views_opts *opt, ts_vie
     ts__map64_free(&b.index);
     ts__free(b.nodes, b.cap_nodes * sizeof *b.nodes);
     ts__free(b.node_of, b.cap_node_of * sizeof *b.node_of);
-    if (!rc && v->pub.n_frames == 0) rc = ts__error(err, TS_ENODATA, "no ops on CPU threads%s", cfg.rank >= 0 ? " of that rank" : "");
+    if (!rc && v->pub.n_frames == 0) rc = ts__error(err, TS_ENODATA, "no ops on CPU threads%s%s", cfg.rank >= 0 ? " of that rank" : "",
+                                              cfg.one_thread ? " with that tid" : "");
     else if (rc == TS_ERANGE) ts__error(err, rc, "more than 2^31 distinct stack paths");
     else if (rc && rc != TS_ENODATA) ts__error(err, rc, "out of memory");
     if (rc) { ts_view_callstack_destroy(&v->pub); return rc; }

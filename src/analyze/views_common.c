@@ -7,9 +7,13 @@ void ts__views_cfg_from(const ts_views_opts *opt, ts__views_cfg *c)
 {
     c->n_bins = TS_VIEWS_DEFAULT_BINS;
     c->rank = -1;
+    c->one_thread = false;
+    c->tid = 0;
     if (!opt || opt->size < sizeof *opt) return;
     if (opt->n_bins) c->n_bins = opt->n_bins;
     if (opt->one_rank) c->rank = opt->rank < 0 ? INT32_MAX : opt->rank;   /* a negative number matches none */
+    c->one_thread = opt->one_thread;
+    c->tid = opt->tid;
 }
 
 void ts__views_bins(int64_t lo, int64_t hi, uint32_t n, int64_t *start_ns, int64_t *bin_ns)

@@ -11,7 +11,7 @@
 #include "trainscope/views.h"
 
 /* The options with defaults filled in (opt NULL or of an older size). */
-typedef struct ts__views_cfg { uint32_t n_bins; int32_t rank; } ts__views_cfg;
+typedef struct ts__views_cfg { uint32_t n_bins; int32_t rank; bool one_thread; int64_t tid; } ts__views_cfg;
 void ts__views_cfg_from(const ts_views_opts *opt, ts__views_cfg *c);
 static inline bool ts__views_rank_ok(const ts__views_cfg *c, const ts_rank *r)
 {

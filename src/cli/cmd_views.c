@@ -45,6 +45,7 @@ static void usage(FILE *f)
           "  --bins N                 time bins of over-time tables (default 20)\n"
           "  --rank N                 only the rank with this number\n"
           "  --top N                  callstack: the N heaviest stack paths of the flame graph\n"
+          "  --thread TID             callstack: only the thread(s) with this tid\n"
           "  --iteration-marker NAME  slice-name prefix of iterations (ProfilerStep#)\n"
           "  -v, --verbose            every warning line\n"
           "  -h, --help               this help\n\n"
@@ -62,7 +63,7 @@ static int parse_args(int argc, char **argv, views_args *a)
     static const struct option longopts[] = {
         {"view", required_argument, 0, 'V'}, {"format", required_argument, 0, 'f'},
         {"table", required_argument, 0, 't'}, {"bins", required_argument, 0, 'b'},
-        {"rank", required_argument, 0, 'r'}, {"top", required_argument, 0, 'n'},
+        {"rank", required_argument, 0, 'r'}, {"top", required_argument, 0, 'n'}, {"thread", required_argument, 0, 'T'},
         {"iteration-marker", required_argument, 0, 'm'}, {"verbose", no_argument, 0, 'v'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
     };
@@ -95,6 +96,10 @@ static int parse_args(int argc, char **argv, views_args *a)
             break;
         case 'n':
             if (ts_cli_opt_count("views", "--top", optarg, &a->out.top)) return -1;
+            break;
+        case 'T':
+            if (ts_cli_opt_int("views", "--thread", optarg, INT64_MIN, INT64_MAX, &a->opts.tid)) return -1;
+            a->opts.one_thread = true;
             break;
         case 'm': a->marker = optarg; break;
         case 'v': a->out.verbose = true; break;

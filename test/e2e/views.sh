@@ -68,6 +68,17 @@ assert 955 <= width <= 960.5, width   # the drawn roots (those >= 0.5 px) cover 
 print("html: 5 sections, flame graph roots %.1f px of 960" % width)
 P
 
+# ---- --thread: the flame graph of one thread holds that thread's ops only ----
+"$BIN" views --view callstack --thread 2919752 --format json "$K/nccl_parser_config/nccl_data.json.gz" >"$tmp/th.json" 2>/dev/null
+$PY - "$K/nccl_parser_config/nccl_data.json.gz" "$tmp/th.json" <<'P' || fail "--thread"
+import gzip, json, sys
+ev = json.load(gzip.open(sys.argv[1], "rt"))["traceEvents"]
+n = sum(1 for e in ev if e.get("ph") == "X" and e.get("tid") == 2919752)
+t = json.load(open(sys.argv[2]))["tables"]
+assert [x["tid"] for x in t["threads"]] == [2919752] and t["threads"][0]["frames"] == n, (t["threads"], n)
+assert sum(f["calls"] for f in t["flame"]) == n, n
+P
+
 # ---- CSV: one table, one row per (row, bin) ----
 "$BIN" views --view queues --format csv --table bins --bins 7 "$K/nccl_parser_config/nccl_data.json.gz" >"$tmp/q.csv" 2>/dev/null
 $PY - "$tmp/q.csv" <<'P' || fail "csv"

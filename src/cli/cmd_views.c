@@ -26,7 +26,6 @@ typedef struct views_args {
     const char     *view;
     ts_views_opts   opts;
     ts_views_out    out;
-    const char     *marker;
 } views_args;
 
 static void usage(FILE *f)
@@ -44,9 +43,8 @@ static void usage(FILE *f)
           "  --table NAME             only this table of the view (names: docs/views.md)\n"
           "  --bins N                 time bins of over-time tables (default 20)\n"
           "  --rank N                 only the rank with this number\n"
-          "  --top N                  callstack: the N heaviest stack paths of the flame graph\n"
+          "  --top N                  callstack: the N heaviest stack paths (flame graph)\n"
           "  --thread TID             callstack: only the thread(s) with this tid\n"
-          "  --iteration-marker NAME  slice-name prefix of iterations (ProfilerStep#)\n"
           "  -v, --verbose            every warning line\n"
           "  -h, --help               this help\n\n"
           "exit codes: 0 ok, 1 nothing for the view in the trace, 2 bad input or usage\n", f);
@@ -64,7 +62,7 @@ static int parse_args(int argc, char **argv, views_args *a)
         {"view", required_argument, 0, 'V'}, {"format", required_argument, 0, 'f'},
         {"table", required_argument, 0, 't'}, {"bins", required_argument, 0, 'b'},
         {"rank", required_argument, 0, 'r'}, {"top", required_argument, 0, 'n'}, {"thread", required_argument, 0, 'T'},
-        {"iteration-marker", required_argument, 0, 'm'}, {"verbose", no_argument, 0, 'v'},
+        {"verbose", no_argument, 0, 'v'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
     };
     memset(a, 0, sizeof *a);
@@ -101,7 +99,6 @@ static int parse_args(int argc, char **argv, views_args *a)
             if (ts_cli_opt_int("views", "--thread", optarg, INT64_MIN, INT64_MAX, &a->opts.tid)) return -1;
             a->opts.one_thread = true;
             break;
-        case 'm': a->marker = optarg; break;
         case 'v': a->out.verbose = true; break;
         case 'h': usage(stdout); return 1;
         default: return ts_cli_opt_unknown("views", argv[optind - 1]);
@@ -171,7 +168,7 @@ int ts_cmd_views(int argc, char **argv)
         if (rc == TS_EINVAL && !err.msg[0]) return TS_EXIT_BAD;
     } else {
         ts_trace *t;
-        int e = ts_cli_load(paths, n, a.marker, &t);
+        int e = ts_cli_load(paths, n, NULL, &t);
         if (e) return e;
         rc = run_view(&a, t, &err);
         ts_trace_destroy(t);

@@ -398,7 +398,7 @@ static void comm_boxes(ts_buf *b, const ts_view_comm *r)
         const ts_comm_row *w = &r->rows[i];
         double y = 10 + i * 20;
         char label[96], p50[32];
-        if (w->what == TS_COMM_PAIR) snprintf(label, sizeof label, "%d>%d", w->src, w->dst);
+        if (w->what == TS_COMM_PAIR) snprintf(label, sizeof label, "pairs %d>%d", w->src, w->dst);
         else if (w->dst >= 0) snprintf(label, sizeof label, "%s peer %d", w->kind, w->dst);
         else snprintf(label, sizeof label, "%s", w->kind);
         dur_str(w->p50_ns, p50, sizeof p50);

@@ -14,8 +14,8 @@
  */
 #include <stdlib.h>
 
+#include "analyze/analyze_int.h"
 #include "analyze/views_int.h"
-#include "trainscope/analyze.h"
 
 typedef struct comm_impl {
     ts_view_comm pub;
@@ -72,12 +72,13 @@ static void kind_of_kernel(const char *name, char *out, size_t cap)
     out[n] = 0;
 }
 
-/* A GPU communication kernel (NCCL, RCCL: classify.c's rule) or one that names its collective. */
-static bool is_comm_kernel(const ts_rank *r, uint32_t s)
+/* A GPU communication kernel (NCCL, RCCL: classify.c's rule, once per
+ * distinct name through m) or one that names its collective. */
+static bool is_comm_kernel(ts_names *m, const ts_rank *r, uint32_t s)
 {
     return r->slices.kind[s] == TS_KIND_KERNEL &&
-           (ts__slice_arg_str(r, s, "Collective name") ||
-            ts_kernel_type_of(ts__rank_str(r, r->slices.name[s])) == TS_KT_COMMUNICATION);
+           (ts__names_kernel_type(m, r, r->slices.name[s]) == TS_KT_COMMUNICATION ||
+            ts__slice_arg_str(r, s, "Collective name"));
 }
 
 /* A process group's annotation on a CPU thread, "gloo:all_reduce": its kind
@@ -154,9 +155,9 @@ enum { SRC_KERNELS = 0, SRC_NAMED, SRC_ANNOTATIONS, SRC_NONE };
  * CPU ops with "Collective name" (record_param_comms, MPI calls), process
  * group annotations ("gloo:all_reduce"). One source only, since the later
  * ones enclose the earlier (a record_param_comms launches the kernel). */
-static int source_of(const ts_rank *r, uint32_t s)
+static int source_of(ts_names *m, const ts_rank *r, uint32_t s)
 {
-    if (is_comm_kernel(r, s)) return SRC_KERNELS;
+    if (is_comm_kernel(m, r, s)) return SRC_KERNELS;
     if (r->tracks[r->slices.track[s]].kind != TS_TRACK_THREAD) return SRC_NONE;
     if (ts__slice_arg_str(r, s, "Collective name")) return SRC_NAMED;
     return annotation_kind(ts__rank_str(r, r->slices.name[s])) ? SRC_ANNOTATIONS : SRC_NONE;
@@ -164,16 +165,17 @@ static int source_of(const ts_rank *r, uint32_t s)
 
 static int read_rank(ctx *c, const ts_rank *r, uint32_t ri)
 {
-    int src = SRC_NONE;
+    ts_names m;
+    if (ts__names_init(&m, r)) return TS_ENOMEM;
+    int src = SRC_NONE, rc = TS_OK;
     for (uint32_t s = 0; s < r->slices.n && src; s++) {
-        int k = source_of(r, s);
+        int k = source_of(&m, r, s);
         if (k < src) src = k;
     }
-    for (uint32_t s = 0; s < r->slices.n && src != SRC_NONE; s++) {
-        int rc = source_of(r, s) == src ? add_call(c, r, ri, s, src == SRC_KERNELS) : TS_OK;
-        if (rc) return rc;
-    }
-    return TS_OK;
+    for (uint32_t s = 0; s < r->slices.n && src != SRC_NONE && !rc; s++)
+        if (source_of(&m, r, s) == src) rc = add_call(c, r, ri, s, src == SRC_KERNELS);
+    ts__names_free(&m);
+    return rc;
 }
 
 /* Up to cap integers of a JSON array text "[3,7]"; how many. */
@@ -182,8 +184,9 @@ static uint32_t json_ints(const char *s, int64_t *out, uint32_t cap)
     uint32_t n = 0;
     while (s && *s && n < cap) {
         char *end;
-        if ((*s >= '0' && *s <= '9') || *s == '-') {
-            out[n++] = strtoll(s, &end, 10);
+        long long v = ((*s >= '0' && *s <= '9') || *s == '-') ? strtoll(s, &end, 10) : 0;
+        if (((*s >= '0' && *s <= '9') || *s == '-') && end != s) {   /* a lone '-' converts nothing: skip it */
+            out[n++] = v;
             s = end;
         } else {
             s++;

@@ -202,3 +202,61 @@ TEST(allocator_series_from_memory_events)
     ts_view_allocator_destroy(v);
     ts_trace_destroy(t);
 }
+
+/* One MPI call with its args on rank r's thread. */
+static uint32_t mpi_call(ts_rank *r, uint32_t th, int64_t ts, int64_t dur, const char *name, const char *kind,
+                         int64_t self, const char *peer_key, int64_t peer, int64_t req, const char *reqs)
+{
+    uint32_t first = ts__rank_args_mark(r), n = 0;
+    if (kind) {
+        ts__rank_add_arg(r, S(r, "Collective name"), TS_ARG_STR, S(r, kind));
+        ts__rank_add_arg(r, S(r, "Process Group Name"), TS_ARG_STR, S(r, "mpi_comm_0"));
+        ts__rank_add_arg(r, S(r, "Rank"), TS_ARG_INT, (uint64_t)self);
+        ts__rank_add_arg(r, S(r, peer_key), TS_ARG_INT, (uint64_t)peer);
+        ts__rank_add_arg(r, S(r, "tag"), TS_ARG_INT, 3);
+        ts__rank_add_arg(r, S(r, "In msg nelems"), TS_ARG_INT, 64);
+        ts__rank_add_arg(r, S(r, "dtype"), TS_ARG_STR, S(r, "Byte"));
+        n = 7;
+    }
+    if (req >= 0) { ts__rank_add_arg(r, S(r, "request"), TS_ARG_INT, (uint64_t)req); n++; }
+    if (reqs) { ts__rank_add_arg(r, S(r, "requests"), TS_ARG_STR, S(r, reqs)); n++; }
+    uint32_t s = add(r, th, ts, dur, name, TS_KIND_CPU_OP);
+    ts__rank_slice_set_args(r, s, first, n);
+    return s;
+}
+
+/* Rank 0 sends at 100 (MPI_Send [100,110)) and at 200; rank 1 posts
+ * MPI_Irecv (request 5) at 50 and completes it in an MPI_Waitall [300,400)
+ * whose requests text is "[-, 5]" (a lone '-' is skipped, not looped on),
+ * then a blocking MPI_Recv [150,260)... in start order: Irecv (50) pairs with
+ * the send at 100 -> 400 - 100 = 300; Recv (150) with the send at 200 -> 260
+ * - 200 = 60. Nothing unpaired; 64 bytes each. */
+TEST(comm_pairs_sends_with_receives_in_order_through_waitall)
+{
+    ts_rank *r0 = ts__rank_create("rank-0.json"), *r1 = ts__rank_create("rank-1.json");
+    r0->rank = 0, r1->rank = 1;
+    uint32_t t0 = ts__rank_track(r0, TS_TRACK_THREAD, 1, 1), t1 = ts__rank_track(r1, TS_TRACK_THREAD, 2, 2);
+    mpi_call(r0, t0, 100, 10, "MPI_Send", "send", 0, "Dst Rank", 1, -1, NULL);
+    mpi_call(r0, t0, 200, 10, "MPI_Send", "send", 0, "Dst Rank", 1, -1, NULL);
+    mpi_call(r1, t1, 50, 5, "MPI_Irecv", "irecv", 1, "Src Rank", 0, 5, NULL);
+    mpi_call(r1, t1, 150, 110, "MPI_Recv", "recv", 1, "Src Rank", 0, -1, NULL);
+    mpi_call(r1, t1, 300, 100, "MPI_Waitall", NULL, 1, NULL, 0, -1, "[-, 5]");
+    ts_rank *ranks[2] = {r0, r1};
+    ts_trace *t = NULL;
+    CHECK(ts__rank_finish(r0, NULL) == TS_OK && ts__rank_finish(r1, NULL) == TS_OK);
+    CHECK_EQ_INT(ts__trace_create(ranks, 2, &t, NULL), TS_OK);
+    ts_view_comm *v;
+    CHECK_EQ_INT(ts_view_comm_create(t, NULL, &v, NULL), TS_OK);
+    const ts_comm_row *pair = NULL;
+    for (uint32_t i = 0; i < v->n_rows; i++) if (v->rows[i].what == TS_COMM_PAIR) pair = &v->rows[i];
+    CHECK(pair != NULL);
+    CHECK_EQ_INT(pair->src, 0);
+    CHECK_EQ_INT(pair->dst, 1);
+    CHECK_EQ_INT(pair->n, 2);
+    CHECK_EQ_INT(pair->min_ns, 60);
+    CHECK_EQ_INT(pair->max_ns, 300);
+    CHECK_EQ_INT(pair->bytes, 128);
+    CHECK_EQ_INT(v->n_unpaired, 0);
+    ts_view_comm_destroy(v);
+    ts_trace_destroy(t);
+}

@@ -3,7 +3,8 @@
  * name, rank and category, with --top), breakdown, the dependency graph,
  * the critical path, an unmodified replay and a --scale what-if, every
  * output of stats, breakdown, diff, info and the critical path (table, JSON,
- * each CSV table; src/report/) and the HTML report drawing all of them, into
+ * each CSV table; src/report/), the HTML report drawing all of them, and
+ * every view (trainscope views) with its table, JSON and HTML writers, into
  * /dev/null. None of
  * these may crash, read out of bounds or loop on a trace the reader took;
  * errors (no iteration, a cycle) are fine. The seed corpus is small real
@@ -20,6 +21,8 @@
 #include "trainscope/html.h"
 #include "trainscope/replay.h"
 #include "trainscope/report.h"
+#include "trainscope/views.h"
+#include "report/views_html.h"
 
 #include <stdio.h>
 
@@ -111,6 +114,34 @@ static void analyses(const ts_job *t)
     ts_graph_destroy(g);
 }
 
+/* Each view, written as a table, as JSON and as its HTML section. */
+static void views(const ts_job *t)
+{
+    FILE *devnull = fopen("/dev/null", "w");
+    ts_views_opts o = {.size = sizeof o, .n_bins = 3};
+    ts_buf b;
+    ts__buf_init(&b);
+#define VIEW(NAME)                                                                          \
+    do {                                                                                    \
+        ts_view_##NAME *v = NULL;                                                           \
+        if (ts_view_##NAME##_create(t, &o, &v, NULL) != TS_OK) break;                       \
+        for (int f = TS_VIEWS_TABLE; devnull && f <= TS_VIEWS_JSON; f++) {                  \
+            ts_views_out out = {.size = sizeof out, .format = (ts_views_format)f, .top = 2};  \
+            (void)ts_views_write_##NAME(devnull, v, &out, NULL);                            \
+        }                                                                                   \
+        (void)ts_report_html_view_##NAME(&b, v);                                            \
+        ts_view_##NAME##_destroy(v);                                                        \
+    } while (0)
+    VIEW(callstack);
+    VIEW(allocator);
+    VIEW(transfers);
+    VIEW(queues);
+    VIEW(comm);
+#undef VIEW
+    ts__buf_free(&b);
+    if (devnull) fclose(devnull);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     ts_rank *rank = NULL;
@@ -119,6 +150,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ts_job *t = NULL;
     if (ts__job_create(&rank, 1, &t, &err) != TS_OK) return 0;   /* the trace owns the rank either way */
     analyses(t);
+    views(t);
     ts_job_destroy(t);
     return 0;
 }

@@ -17,6 +17,7 @@
 #include "trainscope/report_record.h"
 #include "trainscope/export.h"
 #include "trainscope/html.h"
+#include "trainscope/views.h"
 /* trainscope/trace.h, the capture-side tracing API, is separate: programs that
  * emit events link libtrainscope-trace, not the analysis library. */
 #endif

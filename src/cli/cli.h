@@ -25,6 +25,7 @@ int ts_cmd_diff(int argc, char **argv);
 int ts_cmd_optimize(int argc, char **argv);
 int ts_cmd_export(int argc, char **argv);
 int ts_cmd_report(int argc, char **argv);
+int ts_cmd_views(int argc, char **argv);
 
 /* Print "trainscope: <msg>" to stderr. */
 void ts_cli_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

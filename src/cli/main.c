@@ -30,6 +30,7 @@ extern char **environ;
 #pragma weak ts_cmd_optimize
 #pragma weak ts_cmd_export
 #pragma weak ts_cmd_report
+#pragma weak ts_cmd_views
 
 typedef int (*cmd_fn)(int, char **);
 static const struct { const char *name; cmd_fn fn; const char *help; } commands[] = {
@@ -44,6 +45,7 @@ static const struct { const char *name; cmd_fn fn; const char *help; } commands[
     {"optimize", ts_cmd_optimize, "search a faster bucketing of the gradients and write a plan to apply"},
     {"export", ts_cmd_export, "the trace and its analyses as one SQLite database (--sqlite FILE)"},
     {"report", ts_cmd_report, "one self-contained HTML page of the analyses (-o report.html)"},
+    {"views", ts_cmd_views, "call stacks, allocator, transfers, stream queues, comm latency (--view NAME)"},
 };
 
 void ts_cli_errorf(const char *fmt, ...)

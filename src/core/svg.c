@@ -12,7 +12,7 @@
 enum { W = 900, ML = 80, MR = 20, MT = 40, MB = 50 };
 enum { ML_ROWS = 150 };  /* the interval chart's wider left margin for row labels */
 
-static void esc(ts_buf *b, const char *s)
+void ts__xml_esc(ts_buf *b, const char *s)
 {
     for (; s && *s; s++) {
         switch (*s) {
@@ -38,12 +38,12 @@ static void frame(ts_buf *b, const ts_svg_axes *ax, int h, int ml, double y_max,
                    "font-family=\"sans-serif\" font-size=\"12\">\n", W, h);
     ts__buf_printf(b, "<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n", W, h);
     ts__buf_printf(b, "<text x=\"%d\" y=\"22\" font-size=\"15\" text-anchor=\"middle\">", W / 2);
-    esc(b, ax->title);
+    ts__xml_esc(b, ax->title);
     ts__buf_printf(b, "</text>\n<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">", (W + ml) / 2, h - 10);
-    esc(b, ax->x_label);
+    ts__xml_esc(b, ax->x_label);
     ts__buf_printf(b, "</text>\n<text x=\"16\" y=\"%d\" text-anchor=\"middle\" transform=\"rotate(-90 16 %d)\">",
                    h / 2, h / 2);
-    esc(b, ax->y_label);
+    ts__xml_esc(b, ax->y_label);
     ts__buf_puts(b, "</text>\n");
     int pw = W - ml - MR, ph = h - MT - MB;
     ts__buf_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#444\"/>\n",
@@ -111,7 +111,7 @@ void ts__svg_interval_chart(ts_buf *b, const ts_svg_axes *ax, const char *const 
     for (uint32_t r = 0; r < n_rows && row_h >= 12; r++) {
         ts__buf_printf(b, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" font-size=\"9\">", ML_ROWS - 4,
                        MT + row_h * r + row_h - 3);
-        esc(b, row_labels ? row_labels[r] : "");
+        ts__xml_esc(b, row_labels ? row_labels[r] : "");
         ts__buf_puts(b, "</text>\n");
     }
     for (size_t i = 0; i < n_bars; i++) {

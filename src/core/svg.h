@@ -22,6 +22,9 @@ typedef struct ts_svg_axes {
     double x_max;        /* right end of the x axis (data units) */
 } ts_svg_axes;
 
+/* Append s with <, >, & and " escaped, for XML/HTML text and attributes. */
+void ts__xml_esc(ts_buf *b, const char *s);
+
 /* Line chart of y over x (n points, x ascending); mark_x >= 0 draws a
  * vertical marker there (the peak). */
 void ts__svg_line_chart(ts_buf *b, const ts_svg_axes *ax, const double *x, const double *y,

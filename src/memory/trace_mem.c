@@ -11,19 +11,6 @@
 #include "memory/memgraph.h"
 #include "trace/model.h"
 
-/* Integer arg `key` of instant i; false when absent or not a number. */
-static bool instant_arg(const ts_rank *r, uint32_t i, const char *key, int64_t *out)
-{
-    uint32_t a = r->instants.args[i];
-    if (a == TS_NONE32) return false;
-    for (uint32_t k = a; k < a + r->instants.n_args[i]; k++) {
-        if (strcmp(ts__rank_str(r, r->args.key[k]), key)) continue;
-        ts_arg_type t = (ts_arg_type)r->args.type[k];
-        return t != TS_ARG_BOOL && ts__arg_as_i64(t, r->args.val[k], out);
-    }
-    return false;
-}
-
 /* Slices of `track` that contain time ns, innermost first. */
 static void ops_around(const ts_rank *r, uint32_t track, int64_t ns, ts_mem_trace_peak *p)
 {
@@ -74,10 +61,10 @@ int ts_mem_trace_peaks(const ts_job *t, ts_mem_trace_peak *out, uint32_t cap, ui
             int64_t total, type = 0, id = -1;
             /* Kineto names them "[memory]" (cat cpu_instant_event); the memory timeline's rows carry it as cat */
             if ((r->instants.cat[i] != mem_cat && r->instants.name[i] != mem_cat) ||
-                !instant_arg(r, i, "Total Allocated", &total))
+                !ts__instant_arg_i64(r, i, "Total Allocated", &total))
                 continue;
-            instant_arg(r, i, "Device Type", &type);
-            instant_arg(r, i, "Device Id", &id);
+            ts__instant_arg_i64(r, i, "Device Type", &type);
+            ts__instant_arg_i64(r, i, "Device Id", &id);
             ts_mem_trace_peak *p = row_for(out, cap, n, &seen, (uint32_t)r->rank, (int32_t)type, (int32_t)id, &oom);
             if (!p) continue;
             int64_t ns = r->instants.ts_ns[i];
@@ -132,10 +119,10 @@ int ts_mem_trace_curve(const ts_job *t, const ts_mem_trace_peak *row, ts_mem_cur
             int64_t total, type = 0, id = -1;
             /* the same events ts_mem_trace_peaks counts: "[memory]" as cat or as name */
             if ((r->instants.cat[i] != mem_cat && r->instants.name[i] != mem_cat) ||
-                !instant_arg(r, i, "Total Allocated", &total))
+                !ts__instant_arg_i64(r, i, "Total Allocated", &total))
                 continue;
-            instant_arg(r, i, "Device Type", &type);
-            instant_arg(r, i, "Device Id", &id);
+            ts__instant_arg_i64(r, i, "Device Type", &type);
+            ts__instant_arg_i64(r, i, "Device Id", &id);
             if (type != row->device_type || id != row->device_id) continue;
             if (ts__mem_curve_push(out, r->instants.ts_ns[i], total)) {
                 ts_mem_curve_free(out);

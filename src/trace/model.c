@@ -1084,3 +1084,16 @@ bool ts__window_has_step(const ts_window_sel *sel, int64_t step)
     if (sel->steps && (step < sel->first || step > sel->last)) return false;
     return sel->complete && bsearch(&step, sel->complete, sel->n_complete, sizeof step, cmp_i64);
 }
+
+/* Integer arg `key` of instant i; false when absent or not a number. */
+bool ts__instant_arg_i64(const ts_rank *r, uint32_t i, const char *key, int64_t *out)
+{
+    uint32_t a = r->instants.args[i];
+    if (a == TS_NONE32) return false;
+    for (uint32_t k = a; k < a + r->instants.n_args[i]; k++) {
+        if (strcmp(ts__rank_str(r, r->args.key[k]), key)) continue;
+        ts_arg_type t = (ts_arg_type)r->args.type[k];
+        return t != TS_ARG_BOOL && ts__arg_as_i64(t, r->args.val[k], out);
+    }
+    return false;
+}

@@ -329,6 +329,8 @@ bool ts__slice_arg(const ts_rank *r, uint32_t slice, const char *key, ts_arg_typ
 bool ts__slice_arg_i64(const ts_rank *r, uint32_t slice, const char *key, int64_t *out);
 bool ts__slice_arg_double(const ts_rank *r, uint32_t slice, const char *key, double *out);
 const char *ts__slice_arg_str(const ts_rank *r, uint32_t slice, const char *key); /* NULL = absent/not string */
+/* Integer arg `key` of instant i; false when absent, a bool, or not a number. */
+bool ts__instant_arg_i64(const ts_rank *r, uint32_t i, const char *key, int64_t *out);
 bool ts__meta_arg(const ts_rank *r, const char *key, ts_arg_type *type, uint64_t *val);
 static inline double ts__arg_as_double(ts_arg_type t, uint64_t v)
 {

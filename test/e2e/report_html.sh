@@ -58,13 +58,18 @@ class Dom(HTMLParser):
         super().__init__()
         self.sections, self.titles, self.tables, self.rects = [], [], {}, {}
         self.table, self.row, self.cell, self.svg = None, None, None, None
+        self.sortable, self.n_sortable_th = False, 0
     def handle_starttag(self, tag, a):
         a = dict(a)
         if tag == "section": self.sections.append(a.get("id"))
-        if tag == "table": self.table = self.tables.setdefault(a.get("id"), [])
+        if tag == "table":
+            self.table = self.tables.setdefault(a.get("id"), [])
+            self.sortable = "sortable" in (a.get("class") or "").split()
         if tag == "tr" and self.table is not None: self.row = []; self.table.append(self.row)
         if tag in ("td", "th") and self.row is not None: self.cell = [a.get("data-k"), ""]; self.row.append(self.cell)
-        if tag == "th" and self.table is not None and self.row is self.table[0]: self.titles.append(a.get("title"))
+        if tag == "th" and self.table is not None and self.row is self.table[0]:
+            self.titles.append(a.get("title"))
+            self.n_sortable_th += self.sortable
         if tag == "svg": self.svg = a.get("id"); self.rects[self.svg] = 0
         if tag == "rect" and self.svg: self.rects[self.svg] += 1
     def handle_endtag(self, tag):
@@ -80,6 +85,10 @@ bd, cp, rp = (json.load(open(base + s)) for s in (".bd.json", ".cp.json", ".rp.j
 
 def opener(p): return gzip.open(p, "rt") if p.endswith(".gz") else open(p)
 mem = {}
+# Which views (docs/views.md) have something to show, from the files' own events:
+# callstack CPU ops, transfers Kineto's Memcpy copies, queues GPU ops, comm
+# NCCL kernels, ops with "Collective name", or gloo:/nccl: annotations.
+has = set()
 for p in inputs:
     d = json.load(opener(p))
     ev = d["traceEvents"] if isinstance(d, dict) else d
@@ -87,11 +96,21 @@ for p in inputs:
     for e in ev:
         if e.get("name") == "[memory]" and "Total Allocated" in e.get("args", {}):
             m = mem.setdefault(rank, [0, 0]); m[0] += 1; m[1] = max(m[1], e["args"]["Total Allocated"])
+        if e.get("ph") != "X": continue
+        cat, name = e.get("cat", ""), e.get("name", "")
+        if cat in ("cpu_op", "user_annotation", "python_function") or not cat: has.add("callstack")
+        if cat == "gpu_memcpy" and name.startswith("Memcpy"): has.add("transfers")
+        if cat in ("kernel", "gpu_memcpy", "gpu_memset"): has.add("queues")
+        if (cat == "kernel" and "nccl" in name.lower()) or "Collective name" in e.get("args", {}) \
+                or name.startswith(("gloo:", "nccl:")):
+            has.add("comm")
+views = ["view-" + v for v in ("callstack", "allocator", "transfers", "queues", "comm")
+         if v in has or (v == "allocator" and mem)]
 
 strag = bd.get("stragglers") or {}
-want = ["summary", "breakdown"] + (["stragglers"] if strag.get("ranks") else []) + ["shares", "timeline", "replay", "top-ops"] + (["memory"] if mem else []) + ["warnings"]
+want = ["summary", "breakdown"] + (["stragglers"] if strag.get("ranks") else []) + ["shares", "timeline", "replay", "top-ops"] + (["memory"] if mem else []) + views + ["warnings"]
 assert dom.sections == want, ("sections", dom.sections, want)
-sortable = sum(len(t[0]) for k, t in dom.tables.items() if k != "summary-table")
+sortable = dom.n_sortable_th
 assert len(dom.titles) >= sortable and dom.titles.count("click to sort") == sortable, ("the sorting script did not run",
                                                                                       dom.titles[:5], sortable)
 

@@ -99,7 +99,7 @@ int ts_cli_dist_begin(const char *cmd, int *argc, char **argv)
  * u32 magic, u32 process, u32 n_files, u64 list hash, i32 status,
  * u32 failed file, string error, f64 ingest s, f64 serialize s, u32 ranks,
  * then per rank: u32 file row, u64 length, the rank's bytes. */
-static void put(ts_buf *b, const void *p, size_t n) { ts__buf_add(b, (const char *)p, n); }
+static void put(ts_buf *b, const void *p, size_t n) { if (n) ts__buf_add(b, (const char *)p, n); }
 static void put_u32(ts_buf *b, uint32_t v) { put(b, &v, 4); }
 static void put_u64(ts_buf *b, uint64_t v) { put(b, &v, 8); }
 static void put_f64(ts_buf *b, double v) { put(b, &v, 8); }

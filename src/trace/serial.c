@@ -17,7 +17,7 @@
 #define SERIAL_MAGIC "TSRANK02"
 
 /* ---- writer ---- */
-static void put(ts_buf *b, const void *p, size_t n) { ts__buf_add(b, (const char *)p, n); }
+static void put(ts_buf *b, const void *p, size_t n) { if (n) ts__buf_add(b, (const char *)p, n); }
 static void put_u8(ts_buf *b, uint8_t v) { put(b, &v, 1); }
 static void put_u16(ts_buf *b, uint16_t v) { put(b, &v, 2); }
 static void put_u32(ts_buf *b, uint32_t v) { put(b, &v, 4); }
@@ -281,6 +281,7 @@ static const char *check_others(const ts_rank *r)
 int ts__rank_deserialize(const void *bytes, size_t n, const char *what, ts_rank **out, ts_error *err)
 {
     *out = NULL;
+    if (err) { err->status = TS_OK; err->msg[0] = 0; }
     rd d = {.p = bytes, .n = n, .what = what, .err = err};
     char magic[8];
     if (!get(&d, magic, 8) || memcmp(magic, SERIAL_MAGIC, 8)) {

@@ -36,6 +36,7 @@ static struct {
     int64_t            t0_ns;     /* start of the load; analysis time counts from its end */
     int64_t            t_loaded_ns;
     bool               times;     /* TS_DIST_TIMES=1: phase timings on stderr (bench/dist.sh) */
+    double             own_s;     /* this process: share loaded, serialized, packed, freed */
 } D;
 
 bool ts_cli_dist_quiet(void) { return D.on && D.me != 0; }
@@ -254,6 +255,8 @@ static void print_times(const msg *m, int np, double wait_s, double gather_s, do
     fprintf(stderr, "dist: processes %d files %u ingest_max_s %.3f serialize_max_s %.3f wait_s %.3f exchange_s %.3f "
             "exchange_mb %.1f rebuild_s %.3f\n", np, m[0].n_files, ing, ser, wait_s, gather_s, (double)bytes / 1e6,
             rebuild_s);
+    fprintf(stderr, "dist: process 0 share_total_s %.3f (ingest, serialize, packing the message, freeing the share)\n",
+            D.own_s);
     for (int i = 0; i < np; i++)
         fprintf(stderr, "dist: process %d ingest_s %.3f serialize_s %.3f ranks %u\n", i, m[i].ingest_s,
                 m[i].serialize_s, m[i].n_ranks);
@@ -297,6 +300,7 @@ int ts_cli_dist_load(char **paths, int n, const ts_load_opts *lo_in, ts_trace **
     ts_buf b;
     ts__buf_init(&b);
     make_msg(paths, n, &lo, &b);
+    D.own_s = (double)(ts__now_ns() - D.t0_ns) / 1e9;
     if (b.oom) {
         ts_cli_errorf("process %d: out of memory packing its ranks", D.me);
         D.ops->abort(TS_EXIT_BAD);

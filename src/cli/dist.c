@@ -18,6 +18,7 @@
  */
 #include <dlfcn.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -96,23 +97,23 @@ int ts_cli_dist_begin(const char *cmd, int *argc, char **argv)
     return TS_EXIT_OK;
 }
 
-/* ---- the message each process sends to process 0 ----
+/* ---- the message each other process sends to process 0 ----
  * u32 magic, u32 process, u32 n_files, u64 list hash, i32 status,
  * u32 failed file, string error, f64 ingest s, f64 serialize s, u32 ranks,
- * then per rank: u32 file row, u64 length, the rank's bytes. */
+ * then per rank: u32 file row, u64 length, the rank's bytes. Process 0 keeps
+ * its own share's ranks as they are. */
 static void put(ts_buf *b, const void *p, size_t n) { if (n) ts__buf_add(b, (const char *)p, n); }
 static void put_u32(ts_buf *b, uint32_t v) { put(b, &v, 4); }
 static void put_u64(ts_buf *b, uint64_t v) { put(b, &v, 8); }
 static void put_f64(ts_buf *b, double v) { put(b, &v, 8); }
 
 typedef struct msg {
-    uint32_t process, n_files, failed, n_ranks;
+    bool     got;
+    uint32_t n_files, failed, n_ranks;
     uint64_t hash;
     int32_t  status;
     char     error[sizeof ((ts_error *)0)->msg];
     double   ingest_s, serialize_s;
-    const uint8_t *ranks;   /* the per-rank records */
-    size_t   ranks_n;
 } msg;
 
 static bool get(const uint8_t *p, size_t n, size_t *at, void *out, size_t k)
@@ -123,33 +124,45 @@ static bool get(const uint8_t *p, size_t n, size_t *at, void *out, size_t k)
     return true;
 }
 
-static bool parse_msg(const uint8_t *p, size_t n, msg *m)
+/* The header into m; *at is then the first rank record. */
+static bool parse_header(const uint8_t *p, size_t n, int from, msg *m, size_t *at)
 {
-    size_t at = 0;
-    uint32_t magic = 0, elen = 0;
-    memset(m, 0, sizeof *m);
-    if (!get(p, n, &at, &magic, 4) || magic != MSG_MAGIC || !get(p, n, &at, &m->process, 4) ||
-        !get(p, n, &at, &m->n_files, 4) || !get(p, n, &at, &m->hash, 8) || !get(p, n, &at, &m->status, 4) ||
-        !get(p, n, &at, &m->failed, 4) || !get(p, n, &at, &elen, 4) || elen >= sizeof m->error ||
-        !get(p, n, &at, m->error, elen) || !get(p, n, &at, &m->ingest_s, 8) || !get(p, n, &at, &m->serialize_s, 8) ||
-        !get(p, n, &at, &m->n_ranks, 4))
+    uint32_t magic = 0, process = 0, elen = 0;
+    *at = 0;
+    if (!get(p, n, at, &magic, 4) || magic != MSG_MAGIC || !get(p, n, at, &process, 4) || process != (uint32_t)from ||
+        !get(p, n, at, &m->n_files, 4) || !get(p, n, at, &m->hash, 8) || !get(p, n, at, &m->status, 4) ||
+        !get(p, n, at, &m->failed, 4) || !get(p, n, at, &elen, 4) || elen >= sizeof m->error ||
+        !get(p, n, at, m->error, elen) || !get(p, n, at, &m->ingest_s, 8) || !get(p, n, at, &m->serialize_s, 8) ||
+        !get(p, n, at, &m->n_ranks, 4))
         return false;
     m->error[elen] = 0;
-    m->ranks = p + at;
-    m->ranks_n = n - at;
     return true;
 }
 
-/* This process's share: loaded, serialized into b. */
-static void make_msg(char **paths, int n, const ts_load_opts *lo, ts_buf *b)
+static int load_share(char **paths, int n, const ts_load_opts *lo, ts_load_share *sh, msg *m)
 {
-    ts_load_share sh;
     ts_error err = {0};
     int64_t t0 = ts__now_ns();
-    int rc = ts__load_share((const char *const *)paths, (uint32_t)n, lo, (uint32_t)D.me, (uint32_t)D.np, &sh, &err);
-    int64_t t1 = ts__now_ns();
+    int rc = ts__load_share((const char *const *)paths, (uint32_t)n, lo, (uint32_t)D.me, (uint32_t)D.np, sh, &err);
+    m->ingest_s = (double)(ts__now_ns() - t0) / 1e9;
+    m->status = rc;
+    m->failed = sh->failed_file;
+    m->n_files = sh->n_files;
+    m->hash = sh->list_hash;
+    snprintf(m->error, sizeof m->error, "%s", rc ? (err.msg[0] ? err.msg : ts_strerror(rc)) : "");
+    m->got = true;
+    return rc;
+}
+
+/* A process other than 0: its share, serialized, to process 0. */
+static void send_share(char **paths, int n, const ts_load_opts *lo)
+{
+    ts_load_share sh;
+    msg m = {0};
+    int rc = load_share(paths, n, lo, &sh, &m);
     const char *die = getenv("TS_DIST_TEST_EXIT_PROCESS");   /* tests only: this process dies here */
-    if (die && atoi(die) == D.me && *die) _exit(3);
+    if (die && *die && atoi(die) == D.me) _exit(3);
+    int64_t t1 = ts__now_ns();
     ts_buf ranks;
     ts__buf_init(&ranks);
     for (uint32_t i = 0; rc == TS_OK && i < sh.n; i++) {
@@ -157,131 +170,194 @@ static void make_msg(char **paths, int n, const ts_load_opts *lo, ts_buf *b)
         size_t at = ranks.len;
         put_u64(&ranks, 0);
         size_t start = ranks.len;
-        rc = ts__rank_serialize(sh.ranks[i], &ranks);
-        if (rc) ts__error(&err, rc, "%s: out of memory serializing the rank", sh.ranks[i]->path);
-        else { uint64_t len = ranks.len - start; memcpy(ranks.s + at, &len, 8); }
+        if ((rc = ts__rank_serialize(sh.ranks[i], &ranks)) != TS_OK) {
+            m.status = rc;
+            m.failed = sh.file[i];
+            snprintf(m.error, sizeof m.error, "%s: out of memory serializing the rank on process %d", sh.ranks[i]->path,
+                     D.me);
+        } else {
+            uint64_t len = ranks.len - start;
+            memcpy(ranks.s + at, &len, 8);
+        }
     }
-    int64_t t2 = ts__now_ns();
-    size_t elen = strnlen(err.msg, sizeof err.msg - 1);
-    put_u32(b, MSG_MAGIC); put_u32(b, (uint32_t)D.me); put_u32(b, sh.n_files); put_u64(b, sh.list_hash);
-    put_u32(b, (uint32_t)rc); put_u32(b, sh.failed_file); put_u32(b, (uint32_t)elen); put(b, err.msg, elen);
-    put_f64(b, (double)(t1 - t0) / 1e9); put_f64(b, (double)(t2 - t1) / 1e9);
-    put_u32(b, rc ? 0 : sh.n);
-    if (!rc) put(b, ranks.s, ranks.len);
-    ts__buf_free(&ranks);
+    uint32_t n_ranks = sh.n;
     ts__load_share_free(&sh);
+    size_t elen = strlen(m.error);
+    ts_buf b;
+    ts__buf_init(&b);
+    put_u32(&b, MSG_MAGIC); put_u32(&b, (uint32_t)D.me); put_u32(&b, m.n_files); put_u64(&b, m.hash);
+    put_u32(&b, (uint32_t)m.status); put_u32(&b, m.failed); put_u32(&b, (uint32_t)elen); put(&b, m.error, elen);
+    put_f64(&b, m.ingest_s); put_f64(&b, (double)(ts__now_ns() - t1) / 1e9);
+    put_u32(&b, m.status ? 0 : n_ranks);
+    if (!m.status) put(&b, ranks.s, ranks.len);
+    ts__buf_free(&ranks);
+    if (b.oom) {   /* process 0 would wait for these bytes: end the job */
+        fprintf(stderr, "trainscope: process %d: out of memory packing its ranks\n", D.me);
+        D.ops->abort(TS_EXIT_BAD);
+    }
+    D.own_s = (double)(ts__now_ns() - D.t0_ns) / 1e9;
+    D.ops->barrier();
+    D.ops->send(b.s, b.len);
+    ts__buf_free(&b);
 }
 
-/* Process 0: the first error in file order, or a disagreement about the file list. */
-static int check_msgs(const msg *m, int np)
+/* ---- process 0 ---- */
+typedef struct root {
+    msg      *m;            /* per process */
+    uint32_t  nf;           /* files in the whole list (process 0's count) */
+    ts_rank **ranks;        /* per file row */
+    int      *from;         /* per file row: the process that sent it */
+    char      fault[sizeof ((ts_error *)0)->msg];   /* the first fault that is not a file's own error */
+    double    rebuild_s;
+    uint64_t  bytes;
+} root;
+
+static void fault(root *R, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fault(root *R, const char *fmt, ...)
+{
+    if (R->fault[0]) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(R->fault, sizeof R->fault, fmt, ap);
+    va_end(ap);
+}
+
+static bool failed(const root *R)
+{
+    if (R->fault[0]) return true;
+    for (int i = 0; i < D.np; i++)
+        if (R->m[i].got && R->m[i].status != TS_OK) return true;
+    return false;
+}
+
+static void take_rank(root *R, uint32_t f, int from, ts_rank *r)
+{
+    if (R->ranks[f]) {
+        fault(R, "%s: byte 0: sent by process %d and by process %d (a rank file assigned twice)", R->ranks[f]->path,
+              R->from[f], from);
+        ts__rank_destroy(r);
+        return;
+    }
+    R->ranks[f] = r;
+    R->from[f] = from;
+}
+
+/* One other process's message: its header, and its ranks rebuilt unless the
+ * run has failed already (then only received, so the sender can end). */
+static void take_msg(root *R, int from, const uint8_t *p, size_t n)
+{
+    msg *m = &R->m[from];
+    size_t at;
+    R->bytes += n;
+    if (from <= 0 || from >= D.np || m->got) { fault(R, "a second message from process %d", from); return; }
+    if (!parse_header(p, n, from, m, &at)) {
+        fault(R, "the message of process %d: byte 0: cut short or damaged (%zu bytes)", from, n);
+        return;
+    }
+    m->got = true;
+    if (m->status != TS_OK) return;
+    if (m->n_files != R->nf || m->hash != R->m[0].hash) {
+        fault(R, "process %d found %u trace files under the paths given, process 0 found %u%s: every process must "
+              "see the same files (a shared file system, or the same paths on every host)", from, m->n_files, R->nf,
+              m->n_files == R->nf ? " with other names" : "");
+        return;
+    }
+    int64_t t0 = ts__now_ns();
+    char what[64];
+    snprintf(what, sizeof what, "the ranks process %d sent", from);
+    for (uint32_t k = 0; k < m->n_ranks && !failed(R); k++) {
+        uint32_t f = UINT32_MAX;
+        uint64_t len = 0;
+        if (!get(p, n, &at, &f, 4) || !get(p, n, &at, &len, 8) || f >= R->nf || len > n - at) {
+            fault(R, "%s: byte %zu: cut short or damaged", what, at);
+            break;
+        }
+        ts_rank *r = NULL;
+        ts_error err = {0};
+        if (ts__rank_deserialize(p + at, (size_t)len, what, &r, &err)) fault(R, "%s", err.msg);
+        else take_rank(R, f, from, r);
+        at += (size_t)len;
+    }
+    R->rebuild_s += (double)(ts__now_ns() - t0) / 1e9;
+}
+
+/* What process 0 says when the run failed: the first failing file in load
+ * order (the message a single process gives), else the first fault. */
+static void report_failure(const root *R)
 {
     int first = -1;
-    for (int i = 0; i < np; i++) {
-        if (m[i].status == TS_OK) continue;
-        if (first < 0 || m[i].failed < m[first].failed) first = i;
-    }
-    if (first >= 0) {
-        ts_cli_errorf("%s", m[first].error[0] ? m[first].error : ts_strerror(m[first].status));
-        return TS_EXIT_BAD;
-    }
-    for (int i = 1; i < np; i++)
-        if (m[i].n_files != m[0].n_files || m[i].hash != m[0].hash) {
-            ts_cli_errorf("process %d found %u trace files under the paths given, process 0 found %u%s: every "
-                          "process must see the same files (a shared file system, or the same paths on every host)",
-                          i, m[i].n_files, m[0].n_files, m[i].n_files == m[0].n_files ? " with other names" : "");
-            return TS_EXIT_BAD;
-        }
-    return TS_EXIT_OK;
+    for (int i = 0; i < D.np; i++)
+        if (R->m[i].got && R->m[i].status != TS_OK && (first < 0 || R->m[i].failed < R->m[first].failed)) first = i;
+    if (first >= 0) ts_cli_errorf("%s", R->m[first].error);
+    else ts_cli_errorf("%s", R->fault);
 }
 
-/* Process 0: every process's ranks, each file exactly once, into a trace. */
-static int rebuild(const msg *m, int np, char **paths, ts_trace **out)
-{
-    uint32_t nf = m[0].n_files;
-    ts_rank **ranks = ts__calloc(nf ? nf : 1, sizeof *ranks);
-    int *from = ts__calloc(nf ? nf : 1, sizeof *from);
-    int ex = ranks && from ? TS_EXIT_OK : TS_EXIT_BAD;
-    if (ex) ts_cli_errorf("out of memory");
-    for (int i = 0; i < np && ex == TS_EXIT_OK; i++) {
-        size_t at = 0;
-        for (uint32_t k = 0; k < m[i].n_ranks && ex == TS_EXIT_OK; k++) {
-            uint32_t f = UINT32_MAX;
-            uint64_t len = 0;
-            char what[96];
-            snprintf(what, sizeof what, "the ranks process %d sent", i);
-            if (!get(m[i].ranks, m[i].ranks_n, &at, &f, 4) || !get(m[i].ranks, m[i].ranks_n, &at, &len, 8) ||
-                f >= nf || len > m[i].ranks_n - at) {
-                ts_cli_errorf("%s: byte %zu: cut short or damaged", what, at);
-                ex = TS_EXIT_BAD;
-                break;
-            }
-            ts_error err = {0};
-            if (ranks[f]) {
-                ts_cli_errorf("%s: byte 0: sent by process %d and by process %d (a rank file assigned twice)",
-                              ranks[f]->path, from[f], i);
-                ex = TS_EXIT_BAD;
-            } else if (ts__rank_deserialize(m[i].ranks + at, (size_t)len, what, &ranks[f], &err)) {
-                ts_cli_errorf("%s", err.msg);
-                ex = TS_EXIT_BAD;
-            }
-            from[f] = i;
-            at += (size_t)len;
-        }
-    }
-    for (uint32_t f = 0; f < nf && ex == TS_EXIT_OK; f++)
-        if (!ranks[f]) {
-            ts_cli_errorf("%s: trace file %u of %u came from no process (each process loads every %d-th file)",
-                          paths[0], f, nf, np);
-            ex = TS_EXIT_BAD;
-        }
-    ts_error err = {0};
-    if (ex == TS_EXIT_OK && ts__trace_from_ranks(ranks, nf, out, &err)) {
-        ts_cli_errorf("%s", err.msg);
-        ex = TS_EXIT_BAD;
-    } else if (ex != TS_EXIT_OK)
-        for (uint32_t f = 0; ranks && f < nf; f++) ts__rank_destroy(ranks[f]);
-    ts__free(ranks, (nf ? nf : 1) * sizeof *ranks);
-    ts__free(from, (nf ? nf : 1) * sizeof *from);
-    return ex;
-}
-
-static void print_times(const msg *m, int np, double wait_s, double gather_s, double rebuild_s, uint64_t bytes)
+static void print_times(const root *R, double wait_s, double exchange_s)
 {
     double ing = 0, ser = 0;
-    for (int i = 0; i < np; i++) {
-        if (m[i].ingest_s > ing) ing = m[i].ingest_s;
-        if (m[i].serialize_s > ser) ser = m[i].serialize_s;
+    for (int i = 0; i < D.np; i++) {
+        if (R->m[i].ingest_s > ing) ing = R->m[i].ingest_s;
+        if (R->m[i].serialize_s > ser) ser = R->m[i].serialize_s;
     }
     fprintf(stderr, "dist: processes %d files %u ingest_max_s %.3f serialize_max_s %.3f wait_s %.3f exchange_s %.3f "
-            "exchange_mb %.1f rebuild_s %.3f\n", np, m[0].n_files, ing, ser, wait_s, gather_s, (double)bytes / 1e6,
-            rebuild_s);
-    fprintf(stderr, "dist: process 0 share_total_s %.3f (ingest, serialize, packing the message, freeing the share)\n",
-            D.own_s);
-    for (int i = 0; i < np; i++)
-        fprintf(stderr, "dist: process %d ingest_s %.3f serialize_s %.3f ranks %u\n", i, m[i].ingest_s,
-                m[i].serialize_s, m[i].n_ranks);
+            "exchange_mb %.1f rebuild_s %.3f\n", D.np, R->nf, ing, ser, wait_s, exchange_s, (double)R->bytes / 1e6,
+            R->rebuild_s);
+    fprintf(stderr, "dist: process 0 share_total_s %.3f (its share loaded; it keeps its ranks as they are)\n", D.own_s);
+    for (int i = 0; i < D.np; i++)
+        fprintf(stderr, "dist: process %d ingest_s %.3f serialize_s %.3f ranks %u\n", i, R->m[i].ingest_s,
+                R->m[i].serialize_s, R->m[i].n_ranks);
 }
 
-/* Process 0 after the gather: the trace, or an error printed. */
-static int root_load(void **all, uint64_t *lens, char **paths, double wait_s, double gather_s, ts_trace **out)
+/* Process 0: its own share, then every other process's message (all of
+ * them, also after a failure: a sender waits until its bytes are taken). */
+static int root_load(char **paths, int n, const ts_load_opts *lo, ts_trace **out)
 {
-    msg *m = ts__calloc((size_t)D.np, sizeof *m);
-    if (!m) { ts_cli_errorf("out of memory"); return TS_EXIT_BAD; }
-    int ex = TS_EXIT_OK;
-    uint64_t bytes = 0;
-    for (int i = 0; i < D.np && ex == TS_EXIT_OK; i++) {
-        bytes += lens[i];
-        if (!parse_msg(all[i], (size_t)lens[i], &m[i]) || m[i].process != (uint32_t)i) {
-            ts_cli_errorf("the message of process %d: byte 0: cut short or damaged (%llu bytes)", i,
-                          (unsigned long long)lens[i]);
-            ex = TS_EXIT_BAD;
-        }
+    root R = {0};
+    R.m = ts__calloc((size_t)D.np, sizeof *R.m);
+    if (!R.m) { ts_cli_errorf("out of memory"); D.ops->abort(TS_EXIT_BAD); }
+    ts_load_share sh;
+    if (load_share(paths, n, lo, &sh, &R.m[0]) == TS_OK) {
+        R.nf = sh.n_files;
+        R.ranks = ts__calloc(R.nf ? R.nf : 1, sizeof *R.ranks);
+        R.from = ts__calloc(R.nf ? R.nf : 1, sizeof *R.from);
+        if (!R.ranks || !R.from) { ts_cli_errorf("out of memory"); D.ops->abort(TS_EXIT_BAD); }
+        for (uint32_t i = 0; i < sh.n; i++) take_rank(&R, sh.file[i], 0, sh.ranks[i]);
+        R.m[0].n_ranks = sh.n;
+        sh.n = 0;   /* the ranks are R's now */
     }
-    if (ex == TS_EXIT_OK) ex = check_msgs(m, D.np);
-    int64_t t0 = ts__now_ns();
-    if (ex == TS_EXIT_OK) ex = rebuild(m, D.np, paths, out);
-    if (ex == TS_EXIT_OK && D.times) print_times(m, D.np, wait_s, gather_s, (double)(ts__now_ns() - t0) / 1e9, bytes);
-    ts__free(m, (size_t)D.np * sizeof *m);
+    ts__load_share_free(&sh);
+    D.own_s = (double)(ts__now_ns() - D.t0_ns) / 1e9;
+    double w0 = D.ops->wtime();
+    D.ops->barrier();
+    double w1 = D.ops->wtime();
+    for (int k = 1; k < D.np; k++) {
+        int from = -1;
+        void *buf = NULL;
+        uint64_t len = 0;
+        char why[256] = "";
+        if (D.ops->recv(&from, &buf, &len, why, sizeof why)) {
+            ts_cli_errorf("process 0: %s", why);
+            D.ops->abort(TS_EXIT_BAD);
+        }
+        if (!failed(&R) || !R.m[from].got) take_msg(&R, from, buf, (size_t)len);
+        free(buf);
+    }
+    double w2 = D.ops->wtime();
+    for (uint32_t f = 0; f < R.nf && !failed(&R); f++)
+        if (!R.ranks[f]) fault(&R, "%s: trace file %u of %u came from no process", paths[0], f, R.nf);
+    int ex = TS_EXIT_OK;
+    if (failed(&R)) {
+        report_failure(&R);
+        for (uint32_t f = 0; R.ranks && f < R.nf; f++) ts__rank_destroy(R.ranks[f]);
+        ex = TS_EXIT_BAD;
+    } else {
+        ts_error err = {0};
+        if (ts__trace_from_ranks(R.ranks, R.nf, out, &err)) { ts_cli_errorf("%s", err.msg); ex = TS_EXIT_BAD; }
+        else if (D.times) print_times(&R, w1 - w0, w2 - w1 - R.rebuild_s);
+    }
+    ts__free(R.ranks, (R.nf ? R.nf : 1) * sizeof *R.ranks);
+    ts__free(R.from, (R.nf ? R.nf : 1) * sizeof *R.from);
+    ts__free(R.m, (size_t)D.np * sizeof *R.m);
     return ex;
 }
 
@@ -297,35 +373,13 @@ int ts_cli_dist_load(char **paths, int n, const ts_load_opts *lo_in, ts_trace **
     D.t0_ns = ts__now_ns();
     ts_load_opts lo = *lo_in;
     lo.n_threads = 1;   /* the processes are the parallelism: one thread each */
-    ts_buf b;
-    ts__buf_init(&b);
-    make_msg(paths, n, &lo, &b);
-    D.own_s = (double)(ts__now_ns() - D.t0_ns) / 1e9;
-    if (b.oom) {
-        ts_cli_errorf("process %d: out of memory packing its ranks", D.me);
-        D.ops->abort(TS_EXIT_BAD);
-    }
-    double w0 = D.ops->wtime();
-    D.ops->barrier();
-    double w1 = D.ops->wtime();
-    void **all = NULL;
-    uint64_t *lens = NULL;
-    char why[256] = "";
-    if (D.ops->gather(b.s, b.len, &all, &lens, why, sizeof why)) {
-        ts_cli_errorf("process %d: %s", D.me, why);
-        D.ops->abort(TS_EXIT_BAD);
-    }
-    double w2 = D.ops->wtime();
-    ts__buf_free(&b);
-    if (D.me != 0) {   /* its part is done: process 0 answers */
+    if (D.me != 0) {    /* its part is done once sent: process 0 answers */
+        send_share(paths, n, &lo);
         fflush(stdout);
         D.ops->finalize();
         exit(TS_EXIT_OK);
     }
-    int ex = root_load(all, lens, paths, w1 - w0, w2 - w1, out);
-    for (int i = 0; i < D.np; i++) free(all[i]);
-    free(all);
-    free(lens);
+    int ex = root_load(paths, n, &lo, out);
     D.t_loaded_ns = ts__now_ns();
     return ex;
 }

@@ -15,8 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TS_DIST_ABI 1
-#define TS_DIST_SYMBOL "ts_dist_ops_v1"
+#define TS_DIST_ABI 2
+#define TS_DIST_SYMBOL "ts_dist_ops_v2"
 #define TS_DIST_LIBRARY "libtrainscope_dist.so"
 
 typedef struct ts_dist_ops {
@@ -24,10 +24,13 @@ typedef struct ts_dist_ops {
     /* MPI_Init; this process's number and the number of processes. 0 ok,
      * else -1 with why filled. */
     int (*init)(int *process, int *n_processes, char *why, size_t why_n);
-    /* Every process gives its bytes; process 0 gets every process's, in
-     * process order: all[i] (malloc'd, free each and the arrays with free())
-     * of lens[i] bytes; the others get NULL. 0 ok, -1 with why filled. */
-    int (*gather)(const void *buf, uint64_t n, void ***all, uint64_t **lens, char *why, size_t why_n);
+    /* A process other than 0: its bytes to process 0 (which must receive
+     * them, or the sender waits). 0 ok. */
+    int (*send)(const void *buf, uint64_t n);
+    /* Process 0: the bytes of the next process that sent, whichever it is:
+     * *from, *buf (malloc'd, free with free()) of *n bytes. 0 ok, -1 with
+     * why filled. */
+    int (*recv)(int *from, void **buf, uint64_t *n, char *why, size_t why_n);
     void (*barrier)(void);
     double (*wtime)(void);
     /* MPI_Abort(MPI_COMM_WORLD, code): every process of the job ends. */

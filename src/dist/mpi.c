@@ -15,7 +15,6 @@
 #include "dist/dist.h"
 
 #define CHUNK ((uint64_t)1 << 30)   /* MPI counts are int: send large buffers in pieces */
-#define TAG 27
 
 static int d_init(int *process, int *n_processes, char *why, size_t why_n)
 {
@@ -30,54 +29,37 @@ static int d_init(int *process, int *n_processes, char *why, size_t why_n)
     return 0;
 }
 
-static void send_all(const char *p, uint64_t n)
+#define TAG_LEN 27
+#define TAG_DATA 28
+
+static int d_send(const void *buf, uint64_t n)
 {
+    const char *p = buf;
+    MPI_Send(&n, 1, MPI_UINT64_T, 0, TAG_LEN, MPI_COMM_WORLD);
     for (uint64_t at = 0; at < n; at += CHUNK) {
         uint64_t k = n - at < CHUNK ? n - at : CHUNK;
-        MPI_Send(p + at, (int)k, MPI_BYTE, 0, TAG, MPI_COMM_WORLD);
+        MPI_Send(p + at, (int)k, MPI_BYTE, 0, TAG_DATA, MPI_COMM_WORLD);
     }
+    return 0;
 }
 
-static void recv_all(char *p, uint64_t n, int from)
+/* Whichever process is ready first: its length, then its bytes. */
+static int d_recv(int *from, void **buf, uint64_t *n, char *why, size_t why_n)
 {
-    for (uint64_t at = 0; at < n; at += CHUNK) {
-        uint64_t k = n - at < CHUNK ? n - at : CHUNK;
-        MPI_Recv(p + at, (int)k, MPI_BYTE, from, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Status st;
+    *buf = NULL;
+    MPI_Recv(n, 1, MPI_UINT64_T, MPI_ANY_SOURCE, TAG_LEN, MPI_COMM_WORLD, &st);
+    *from = st.MPI_SOURCE;
+    char *p = malloc(*n ? (size_t)*n : 1);
+    if (!p) {
+        snprintf(why, why_n, "out of memory for the %llu bytes of process %d", (unsigned long long)*n, *from);
+        return -1;
     }
-}
-
-static int d_gather(const void *buf, uint64_t n, void ***all, uint64_t **lens, char *why, size_t why_n)
-{
-    int me, np;
-    MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    MPI_Comm_size(MPI_COMM_WORLD, &np);
-    *all = NULL;
-    *lens = NULL;
-    uint64_t *l = me == 0 ? calloc((size_t)np, sizeof *l) : NULL;
-    void **v = me == 0 ? calloc((size_t)np, sizeof *v) : NULL;
-    if (me == 0 && (!l || !v)) {
-        /* the others would wait in MPI_Gather for ever: end the job */
-        fprintf(stderr, "trainscope: process 0: out of memory gathering the ranks\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
+    for (uint64_t at = 0; at < *n; at += CHUNK) {
+        uint64_t k = *n - at < CHUNK ? *n - at : CHUNK;
+        MPI_Recv(p + at, (int)k, MPI_BYTE, *from, TAG_DATA, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
-    MPI_Gather(&n, 1, MPI_UINT64_T, l, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-    if (me != 0) {
-        send_all(buf, n);
-        return 0;
-    }
-    for (int i = 0; i < np; i++) {
-        v[i] = malloc(l[i] ? (size_t)l[i] : 1);
-        if (!v[i]) {
-            fprintf(stderr, "trainscope: process 0: out of memory for the %llu bytes of process %d\n",
-                    (unsigned long long)l[i], i);
-            MPI_Abort(MPI_COMM_WORLD, 2);
-        }
-        if (i == 0) memcpy(v[0], buf, (size_t)n);
-        else recv_all(v[i], l[i], i);
-    }
-    *all = v;
-    *lens = l;
-    (void)why; (void)why_n;
+    *buf = p;
     return 0;
 }
 
@@ -91,7 +73,7 @@ static void d_finalize(void)
     if (!fin) MPI_Finalize();
 }
 
-__attribute__((visibility("default"))) const ts_dist_ops ts_dist_ops_v1 = {
-    .abi = TS_DIST_ABI, .init = d_init, .gather = d_gather, .barrier = d_barrier,
+__attribute__((visibility("default"))) const ts_dist_ops ts_dist_ops_v2 = {
+    .abi = TS_DIST_ABI, .init = d_init, .send = d_send, .recv = d_recv, .barrier = d_barrier,
     .wtime = d_wtime, .abort = d_abort, .finalize = d_finalize,
 };

@@ -78,6 +78,10 @@ enum { TS_CLI_OPT_WINDOW = 0x1001, TS_CLI_OPT_PYTHON_DEPTH = 0x1002 };
     "                           whole trace\n" \
     "  --python-depth N         a trace without CPU ops: its python_function ranges\n" \
     "                           at most N calls deep are the ops (default: all)\n"
+/* stats, critical-path, replay: --distributed (main.c takes it out of argv, ts_cli_dist_begin) */
+#define TS_CLI_DIST_HELP \
+    "  --distributed            share the rank files out over MPI's processes; process\n" \
+    "                           0 prints the answer (implied when started by mpirun)\n"
 int ts_cli_opt_common(const char *cmd, int code, const char *arg);
 bool ts_cli_window_all(void);   /* --window all was given */
 /* True when an executable of this name is on PATH. */

@@ -132,6 +132,29 @@ static char *get_str(rd *d, uint32_t *len_out)
 
 static void free_str(char *s) { if (s) ts__free(s, strlen(s) + 1); }
 
+/* A C string (path, warning line): no NUL inside, or it would not read back whole. */
+static char *get_cstr(rd *d)
+{
+    size_t at = d->at;
+    uint32_t len = 0;
+    char *s = get_str(d, &len);
+    if (s && strlen(s) != len) {
+        ts__free(s, (size_t)len + 1);
+        d->at = at;
+        rd_fail(d, TS_EFORMAT, "a path or message with a NUL byte inside");
+        return NULL;
+    }
+    return s;
+}
+
+/* A flag written as 0 or 1. */
+static bool get_flag(rd *d)
+{
+    uint8_t v = get_u8(d);
+    if (v > 1) { d->at--; rd_fail(d, TS_EFORMAT, "a flag that is neither 0 nor 1"); }
+    return v == 1;
+}
+
 /* Columns of n rows, each its own allocation of exactly n rows (cap = n). */
 static uint32_t get_table(rd *d, const scol *c, int n_cols, uint32_t *cap)
 {
@@ -153,10 +176,10 @@ static void read_header(rd *d, ts_rank *r)
 {
     r->rank = get_i32(d);
     r->world_size = get_i32(d);
-    char *path = get_str(d, NULL);
+    char *path = get_cstr(d);
     if (path) { free_str(r->path); r->path = path; }
     r->base_time_ns = get_i64(d);
-    r->us_fractions = get_u8(d) != 0;
+    r->us_fractions = get_flag(d);
     r->meta_args = get_u32(d);
     r->n_meta_args = get_u16(d);
     r->n_events_read = get_u64(d);
@@ -164,13 +187,14 @@ static void read_header(rd *d, ts_rank *r)
     if (get_u32(d) != TS_WARN_COUNT && !d->rc) { rd_fail(d, TS_EFORMAT, "another build's warning kinds"); return; }
     for (int k = 0; k < TS_WARN_COUNT && !d->rc; k++) {
         r->warn_count[k] = get_u64(d);
-        if (get_u8(d)) r->warn_first[k] = get_str(d, NULL);
+        if (get_flag(d)) r->warn_first[k] = get_cstr(d);
     }
 }
 
 static void read_strings(rd *d, ts_rank *r)
 {
     uint32_t n = get_u32(d);
+    if (n == 0 && !d->rc) { d->at -= 4; rd_fail(d, TS_EFORMAT, "a string table without its empty string"); }
     for (uint32_t id = 1; id < n && !d->rc; id++) {
         size_t at = d->at;
         uint32_t len;

@@ -50,25 +50,38 @@ run() {   # run P OUT: wall seconds on stdout; phases in OUT.err
 }
 tmp=$(mktemp -d /tmp/ts_bench_dist.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
+# field VALUE of the phase lines of one run's stderr
+f() { grep '^dist: ' "$1" | tr ' ' '\n' | awk -v k="$2" 'prev == k {print; exit} {prev = $0}'; }
+# the largest value of a per-process field (share_cpu_s) over the processes
+fmax() { grep '^dist: process [0-9]* ingest' "$1" | tr ' ' '\n' | awk -v k="$2" 'prev == k && $0 > m {m = $0} {prev = $0} END {print m + 0}'; }
+med() { sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 "$BIN" replay --format json "$DIR" >"$tmp/plain" 2>/dev/null
-w1=$(run 1 "$tmp/p1")
-w2=$(run 2 "$tmp/p2")
-cmp -s "$tmp/plain" "$tmp/p1" && cmp -s "$tmp/plain" "$tmp/p2" || { echo "dist.sh: the answers differ"; exit 1; }
-echo "answers: P=1 and P=2 print the plain CLI's bytes"
-for p in 1 2; do
-    echo "P=$p phases (process 0's view; ingest and serialize are the slowest process's):"
-    grep '^dist:' "$tmp/p$p.err" | sed 's/^/  /'
+REPEAT=${REPEAT:-3}
+for i in $(seq "$REPEAT"); do   # alternated, so both see the same load
+    for p in 1 2; do
+        w=$(run $p "$tmp/p$p")
+        cmp -s "$tmp/plain" "$tmp/p$p" || { echo "dist.sh: the answer of -np $p differs from the plain CLI's"; exit 1; }
+        echo "$w $(f "$tmp/p$p.err" total_s) $(fmax "$tmp/p$p.err" share_cpu_s) $(f "$tmp/p$p.err" global_analysis_cpu_s) $(f "$tmp/p$p.err" rebuild_s) $(f "$tmp/p$p.err" exchange_s)" >>"$tmp/runs$p"
+        cp "$tmp/p$p.err" "$tmp/last$p.err"
+    done
 done
-# field VALUE of the phase lines of run P
-f() { grep '^dist: ' "$tmp/p$1.err" | tr ' ' '\n' | awk -v k="$2" 'prev == k {print; exit} {prev = $0}'; }
-awk -v w1="$w1" -v w2="$w2" -v i1="$(f 1 share_total_s)" -v x2="$(f 2 exchange_s)" \
-    -v r1="$(f 1 rebuild_s)" -v g1="$(f 1 global_analysis_s)" -v t1="$(f 1 total_s)" -v t2="$(f 2 total_s)" 'BEGIN {
-    printf "wall (mpirun included): 1 process x 1 thread %.2f s, 2 processes x 1 thread %.2f s: speedup %.2fx\n", w1, w2, w1 / w2
-    printf "inside trainscope (load start to answer): %.2f s vs %.2f s: speedup %.2fx\n", t1, t2, t1 / t2
-    par = i1; ser = r1 + g1; rest = t1 - par - ser
-    printf "from P=1 phases: parallel part (share: ingest, serialize, pack) %.2f s, serial part on process 0 (rebuild + global analysis) %.2f s, ", par, ser
-    printf "the rest (exchange, reading and freeing the messages) %.2f s\n", rest
-    printf "scaling stated from them: T(P) ~ %.2f/P + %.2f + exchange(P) s (P=2 exchange %.2f s: it grows with the bytes, not P); ", par, ser, x2
-    printf "P=4: %.2f s, P=8: %.2f s, P=16: %.2f s (plus exchange); the ceiling is %.1fx (serial part and the rest)\n", \
-        par / 4 + ser, par / 8 + ser, par / 16 + ser, (par + ser + rest) / (ser + rest)
+echo "answers: P=1 and P=2 print the plain CLI's bytes in every run ($REPEAT runs each, alternated)"
+for p in 1 2; do
+    echo "P=$p, last run's phases (wall s unless _cpu_s; process 0's view):"
+    grep '^dist:' "$tmp/last$p.err" | sed 's/^/  /'
+done
+col() { cut -d' ' -f"$2" "$tmp/runs$1" | med; }
+awk -v w1="$(col 1 1)" -v w2="$(col 2 1)" -v t1="$(col 1 2)" -v t2="$(col 2 2)" -v c1="$(col 1 3)" -v c2="$(col 2 3)" \
+    -v g1="$(col 1 4)" -v g2="$(col 2 4)" -v r2="$(col 2 5)" -v x2="$(col 2 6)" -v load="$(cut -d' ' -f1-3 /proc/loadavg)" 'BEGIN {
+    printf "medians of %s runs (load average now %s):\n", '"$REPEAT"', load
+    printf "  wall with mpirun: 1 process x 1 thread %.2f s, 2 processes x 1 thread %.2f s: speedup %.2fx\n", w1, w2, w1 / w2
+    printf "  wall inside trainscope (load start to answer): %.2f s vs %.2f s: speedup %.2fx\n", t1, t2, t1 / t2
+    printf "  CPU seconds (less disturbed by the other work): P=1 share %.2f + global analysis %.2f; ", c1, g1
+    printf "P=2 slowest share %.2f, rebuild %.2f (wall), exchange %.2f (wall), global analysis %.2f\n", c2, r2, x2, g2
+    cp1 = c1 + g1; cp2 = c2 + r2 + x2 + g2
+    printf "  critical path from them: P=1 %.2f s, P=2 %.2f s: speedup %.2fx\n", cp1, cp2, cp1 / cp2
+    printf "scaling stated from the phases: T(P) ~ %.2f/P (shares) + %.2f (rebuild + exchange: the bytes of the other P-1 processes, %.2f at P=2) + %.2f (global analysis) s;\n", c1, r2 + x2, r2 + x2, g1
+    ser = 2 * (r2 + x2) + g1
+    printf "  P=4 %.2f s, P=8 %.2f s, P=16 %.2f s (rebuild + exchange taken as the whole job'"'"'s bytes, %.2f s); the ceiling is %.1fx: the serial part on process 0\n", \
+        c1 / 4 + ser, c1 / 8 + ser, c1 / 16 + ser, 2 * (r2 + x2), (c1 + g1) / ser
 }'

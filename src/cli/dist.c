@@ -21,6 +21,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -38,7 +39,24 @@ static struct {
     int64_t            t_loaded_ns;
     bool               times;     /* TS_DIST_TIMES=1: phase timings on stderr (bench/dist.sh) */
     double             own_s;     /* this process: share loaded, serialized, packed, freed */
+    double             cpu_loaded_s;  /* process 0: CPU seconds when the trace was whole */
+    double             cpu0_s;    /* CPU seconds at the start of the load (MPI's start-up is not counted) */
 } D;
+
+/* CPU seconds of this process (all its threads) and its peak RSS in MB:
+ * timings that other work on the machine disturbs less than wall time. */
+static double cpu_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+static double peak_mb(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_maxrss / 1024.0;
+}
 
 bool ts_cli_dist_quiet(void) { return D.on && D.me != 0; }
 bool ts_cli_dist_on(void) { return D.on; }
@@ -113,7 +131,7 @@ typedef struct msg {
     uint64_t hash;
     int32_t  status;
     char     error[sizeof ((ts_error *)0)->msg];
-    double   ingest_s, serialize_s;
+    double   ingest_s, serialize_s, cpu_s, peak_mb;   /* cpu_s: the whole share, CPU time */
 } msg;
 
 static bool get(const uint8_t *p, size_t n, size_t *at, void *out, size_t k)
@@ -133,6 +151,7 @@ static bool parse_header(const uint8_t *p, size_t n, int from, msg *m, size_t *a
         !get(p, n, at, &m->n_files, 4) || !get(p, n, at, &m->hash, 8) || !get(p, n, at, &m->status, 4) ||
         !get(p, n, at, &m->failed, 4) || !get(p, n, at, &elen, 4) || elen >= sizeof m->error ||
         !get(p, n, at, m->error, elen) || !get(p, n, at, &m->ingest_s, 8) || !get(p, n, at, &m->serialize_s, 8) ||
+        !get(p, n, at, &m->cpu_s, 8) || !get(p, n, at, &m->peak_mb, 8) ||
         !get(p, n, at, &m->n_ranks, 4))
         return false;
     m->error[elen] = 0;
@@ -188,6 +207,7 @@ static void send_share(char **paths, int n, const ts_load_opts *lo)
     put_u32(&b, MSG_MAGIC); put_u32(&b, (uint32_t)D.me); put_u32(&b, m.n_files); put_u64(&b, m.hash);
     put_u32(&b, (uint32_t)m.status); put_u32(&b, m.failed); put_u32(&b, (uint32_t)elen); put(&b, m.error, elen);
     put_f64(&b, m.ingest_s); put_f64(&b, (double)(ts__now_ns() - t1) / 1e9);
+    put_f64(&b, cpu_s() - D.cpu0_s); put_f64(&b, peak_mb());
     put_u32(&b, m.status ? 0 : n_ranks);
     if (!m.status) put(&b, ranks.s, ranks.len);
     ts__buf_free(&ranks);
@@ -302,10 +322,11 @@ static void print_times(const root *R, double wait_s, double exchange_s)
     fprintf(stderr, "dist: processes %d files %u ingest_max_s %.3f serialize_max_s %.3f wait_s %.3f exchange_s %.3f "
             "exchange_mb %.1f rebuild_s %.3f\n", D.np, R->nf, ing, ser, wait_s, exchange_s, (double)R->bytes / 1e6,
             R->rebuild_s);
-    fprintf(stderr, "dist: process 0 share_total_s %.3f (its share loaded; it keeps its ranks as they are)\n", D.own_s);
+    fprintf(stderr, "dist: process 0 share_total_s %.3f share_cpu_s %.3f (its share loaded; it keeps its ranks as they are)\n",
+            D.own_s, R->m[0].cpu_s);
     for (int i = 0; i < D.np; i++)
-        fprintf(stderr, "dist: process %d ingest_s %.3f serialize_s %.3f ranks %u\n", i, R->m[i].ingest_s,
-                R->m[i].serialize_s, R->m[i].n_ranks);
+        fprintf(stderr, "dist: process %d ingest_s %.3f serialize_s %.3f share_cpu_s %.3f peak_rss_mb %.0f ranks %u\n", i,
+                R->m[i].ingest_s, R->m[i].serialize_s, R->m[i].cpu_s, R->m[i].peak_mb, R->m[i].n_ranks);
 }
 
 /* Process 0: its own share, then every other process's message (all of
@@ -327,6 +348,8 @@ static int root_load(char **paths, int n, const ts_load_opts *lo, ts_trace **out
     }
     ts__load_share_free(&sh);
     D.own_s = (double)(ts__now_ns() - D.t0_ns) / 1e9;
+    R.m[0].cpu_s = cpu_s() - D.cpu0_s;
+    R.m[0].peak_mb = peak_mb();
     double w0 = D.ops->wtime();
     D.ops->barrier();
     double w1 = D.ops->wtime();
@@ -371,6 +394,7 @@ int ts_cli_dist_load(char **paths, int n, const ts_load_opts *lo_in, ts_trace **
     }
     D.loaded = true;
     D.t0_ns = ts__now_ns();
+    D.cpu0_s = cpu_s();
     ts_load_opts lo = *lo_in;
     lo.n_threads = 1;   /* the processes are the parallelism: one thread each */
     if (D.me != 0) {    /* its part is done once sent: process 0 answers */
@@ -381,6 +405,7 @@ int ts_cli_dist_load(char **paths, int n, const ts_load_opts *lo_in, ts_trace **
     }
     int ex = root_load(paths, n, &lo, out);
     D.t_loaded_ns = ts__now_ns();
+    D.cpu_loaded_s = cpu_s();
     return ex;
 }
 
@@ -388,8 +413,9 @@ int ts_cli_dist_end(int ex)
 {
     if (!D.on) return ex;
     if (D.times && D.me == 0 && D.t_loaded_ns)
-        fprintf(stderr, "dist: global_analysis_s %.3f total_s %.3f\n", (double)(ts__now_ns() - D.t_loaded_ns) / 1e9,
-                (double)(ts__now_ns() - D.t0_ns) / 1e9);
+        fprintf(stderr, "dist: global_analysis_s %.3f global_analysis_cpu_s %.3f total_s %.3f total_cpu_s %.3f "
+                "process0_peak_rss_mb %.0f\n", (double)(ts__now_ns() - D.t_loaded_ns) / 1e9, cpu_s() - D.cpu_loaded_s,
+                (double)(ts__now_ns() - D.t0_ns) / 1e9, cpu_s() - D.cpu0_s, peak_mb());
     D.ops->finalize();
     return ex;
 }

@@ -228,7 +228,7 @@ typedef struct root {
     ts_rank **ranks;        /* per file row */
     int      *from;         /* per file row: the process that sent it */
     char      fault[sizeof ((ts_error *)0)->msg];   /* the first fault that is not a file's own error */
-    double    rebuild_s;
+    double    rebuild_s, rebuild_cpu_s;
     uint64_t  bytes;
 } root;
 
@@ -283,6 +283,7 @@ static void take_msg(root *R, int from, const uint8_t *p, size_t n)
         return;
     }
     int64_t t0 = ts__now_ns();
+    double c0 = cpu_s();
     char what[64];
     snprintf(what, sizeof what, "the ranks process %d sent", from);
     for (uint32_t k = 0; k < m->n_ranks && !failed(R); k++) {
@@ -299,6 +300,7 @@ static void take_msg(root *R, int from, const uint8_t *p, size_t n)
         at += (size_t)len;
     }
     R->rebuild_s += (double)(ts__now_ns() - t0) / 1e9;
+    R->rebuild_cpu_s += cpu_s() - c0;
 }
 
 /* What process 0 says when the run failed: the first failing file in load
@@ -312,7 +314,7 @@ static void report_failure(const root *R)
     else ts_cli_errorf("%s", R->fault);
 }
 
-static void print_times(const root *R, double wait_s, double exchange_s)
+static void print_times(const root *R, double wait_s, double exchange_s, double exchange_cpu_s)
 {
     double ing = 0, ser = 0;
     for (int i = 0; i < D.np; i++) {
@@ -322,6 +324,7 @@ static void print_times(const root *R, double wait_s, double exchange_s)
     fprintf(stderr, "dist: processes %d files %u ingest_max_s %.3f serialize_max_s %.3f wait_s %.3f exchange_s %.3f "
             "exchange_mb %.1f rebuild_s %.3f\n", D.np, R->nf, ing, ser, wait_s, exchange_s, (double)R->bytes / 1e6,
             R->rebuild_s);
+    fprintf(stderr, "dist: process 0 exchange_cpu_s %.3f rebuild_cpu_s %.3f\n", exchange_cpu_s, R->rebuild_cpu_s);
     fprintf(stderr, "dist: process 0 share_total_s %.3f share_cpu_s %.3f (its share loaded; it keeps its ranks as they are)\n",
             D.own_s, R->m[0].cpu_s);
     for (int i = 0; i < D.np; i++)
@@ -352,7 +355,7 @@ static int root_load(char **paths, int n, const ts_load_opts *lo, ts_trace **out
     R.m[0].peak_mb = peak_mb();
     double w0 = D.ops->wtime();
     D.ops->barrier();
-    double w1 = D.ops->wtime();
+    double w1 = D.ops->wtime(), c1 = cpu_s();
     for (int k = 1; k < D.np; k++) {
         int from = -1;
         void *buf = NULL;
@@ -365,7 +368,7 @@ static int root_load(char **paths, int n, const ts_load_opts *lo, ts_trace **out
         if (!failed(&R) || !R.m[from].got) take_msg(&R, from, buf, (size_t)len);
         free(buf);
     }
-    double w2 = D.ops->wtime();
+    double w2 = D.ops->wtime(), c2 = cpu_s();
     for (uint32_t f = 0; f < R.nf && !failed(&R); f++)
         if (!R.ranks[f]) fault(&R, "%s: trace file %u of %u came from no process", paths[0], f, R.nf);
     int ex = TS_EXIT_OK;
@@ -376,7 +379,7 @@ static int root_load(char **paths, int n, const ts_load_opts *lo, ts_trace **out
     } else {
         ts_error err = {0};
         if (ts__trace_from_ranks(R.ranks, R.nf, out, &err)) { ts_cli_errorf("%s", err.msg); ex = TS_EXIT_BAD; }
-        else if (D.times) print_times(&R, w1 - w0, w2 - w1 - R.rebuild_s);
+        else if (D.times) print_times(&R, w1 - w0, w2 - w1 - R.rebuild_s, c2 - c1 - R.rebuild_cpu_s);
     }
     ts__free(R.ranks, (R.nf ? R.nf : 1) * sizeof *R.ranks);
     ts__free(R.from, (R.nf ? R.nf : 1) * sizeof *R.from);

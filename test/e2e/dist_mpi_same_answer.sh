@@ -98,6 +98,13 @@ got=$?
 [ -s "$tmp/p.out" ] && bad "a dead process: an answer was printed"
 grep -q "Exit code: *3" "$tmp/p.err" || bad "a dead process: mpirun did not name it: $(cat "$tmp/p.err")"
 
+# options that load several sets of traces (replay --windows) are refused, not half done
+mpi 2 replay --windows "$PAIR" "$tmp/six" >"$tmp/p.out" 2>"$tmp/p.err"
+got=$?
+[ $got -eq 2 ] || bad "replay --windows under mpirun: exit $got, expected 2"
+[ -s "$tmp/p.out" ] && bad "replay --windows under mpirun printed an answer"
+grep -q "loads one set of traces" "$tmp/p.err" || bad "replay --windows under mpirun: $(cat "$tmp/p.err")"
+
 # the MPI library missing: said, exit 2
 TS_DIST_LIB=$tmp/none.so "$BIN" stats --distributed "$PAIR" >"$tmp/p.out" 2>"$tmp/p.err"
 got=$?

@@ -170,6 +170,8 @@ static int load_share(char **paths, int n, const ts_load_opts *lo, ts_load_share
     m->hash = sh->list_hash;
     snprintf(m->error, sizeof m->error, "%s", rc ? (err.msg[0] ? err.msg : ts_strerror(rc)) : "");
     m->got = true;
+    const char *die = getenv("TS_DIST_TEST_EXIT_PROCESS");   /* tests only: this process dies here */
+    if (die && *die && atoi(die) == D.me) _exit(3);
     return rc;
 }
 
@@ -179,8 +181,6 @@ static void send_share(char **paths, int n, const ts_load_opts *lo)
     ts_load_share sh;
     msg m = {0};
     int rc = load_share(paths, n, lo, &sh, &m);
-    const char *die = getenv("TS_DIST_TEST_EXIT_PROCESS");   /* tests only: this process dies here */
-    if (die && *die && atoi(die) == D.me) _exit(3);
     int64_t t1 = ts__now_ns();
     ts_buf ranks;
     ts__buf_init(&ranks);

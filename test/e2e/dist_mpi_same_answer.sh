@@ -91,12 +91,16 @@ cp "$tmp/six/rank-2.json" "$tmp/twice/rank-2b.json"   # claims rank 2 too (distr
 fault "rank claimed twice" 2 "$tmp/twice" stats
 grep -q "claims rank 2" "$tmp/p.err" || bad "rank claimed twice: $(cat "$tmp/p.err")"
 
-# a process that dies after loading its share: the job ends, no answer
-TS_DIST_TEST_EXIT_PROCESS=1 mpi 2 critical-path "$tmp/six" >"$tmp/p.out" 2>"$tmp/p.err"
-got=$?
-[ $got -ne 0 ] && [ $got -ne 124 ] || bad "a dead process: exit $got (124 = hung)"
-[ -s "$tmp/p.out" ] && bad "a dead process: an answer was printed"
-grep -q "Exit code: *3" "$tmp/p.err" || bad "a dead process: mpirun did not name it: $(cat "$tmp/p.err")"
+# a process that dies after loading its share (process 1 of 2, process 0
+# of 2, process 2 of 4): the job ends, no answer, mpirun names the process
+for k in 1:2 0:2 2:4; do
+    TS_DIST_TEST_EXIT_PROCESS=${k%:*} mpi ${k#*:} critical-path "$tmp/six" >"$tmp/p.out" 2>"$tmp/p.err"
+    got=$?
+    [ $got -ne 0 ] && [ $got -ne 124 ] || bad "process ${k%:*} of ${k#*:} dead: exit $got (124 = hung)"
+    [ -s "$tmp/p.out" ] && bad "process ${k%:*} of ${k#*:} dead: an answer was printed"
+    grep -q "Process name: \[\[[0-9]*,1\],${k%:*}\]" "$tmp/p.err" && grep -q "Exit code: *3" "$tmp/p.err" ||
+        bad "process ${k%:*} of ${k#*:} dead: mpirun did not name it: $(cat "$tmp/p.err")"
+done
 
 # options that load several sets of traces (replay --windows) are refused, not half done
 mpi 2 replay --windows "$PAIR" "$tmp/six" >"$tmp/p.out" 2>"$tmp/p.err"

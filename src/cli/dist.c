@@ -4,9 +4,10 @@
  * For: deciding that a run is distributed (started under MPI, or
  * --distributed), loading build/libtrainscope_dist.so (the MPI transport,
  * dist/dist.h) with dlopen only then, and the load: every process loads its
- * share of the rank files (ts__load_share), serializes its ranks
- * (ts__rank_serialize) and sends them to process 0, which checks that every
- * file came exactly once, rebuilds the ranks and hands the trace to the
+ * share of the rank files (ts__load_share); the others serialize their ranks
+ * (ts__rank_serialize) and send them to process 0, which keeps its own,
+ * takes each message as it arrives, checks that every file came exactly
+ * once, rebuilds the ranks and hands the trace to the
  * command; the command then runs on process 0 as in a single process and
  * prints the same bytes. The other processes print nothing and end after
  * sending. Not for: analysis (the commands run unchanged), MPI calls (dist.so).

@@ -7,6 +7,7 @@
 #   libbabeltrace2-dev babeltrace2 python3-bt2  reading LTTng CTF traces back (python3-bt2 writes test CTF)
 #   liblttng-ust-dev lttng-tools            the LTTng capture backend and its benchmark
 #   libopenmpi-dev openmpi-bin              the MPI collector and its real 2-rank test
+#                                            and distributed analysis (build/libtrainscope_dist.so, mpirun)
 #   python3-torch                           real training runs on CPU (workloads, Python collector tests)
 #   clang libclang-rt-14-dev                libFuzzer targets and sanitizer runtimes
 #   librsvg2-bin                            rsvg-convert: PNG copies of the SVG plots (memory --png)

@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdbool.h>
 #include "trainscope/common.h"
 
 enum { TS_EXIT_OK = 0, TS_EXIT_NOTHING = 1, TS_EXIT_BAD = 2 };
@@ -37,6 +38,18 @@ int ts_cli_exit_for(int status);
  * NULL; else TS_EXIT_OK. */
 typedef struct ts_job ts_job;
 int ts_cli_load(char **paths, int n, const char *iteration_marker, ts_job **out);
+
+/* A distributed run (src/cli/dist.c, docs/distributed.md): begin takes
+ * --distributed out of argv and, when given or started under MPI, loads the
+ * MPI transport (exit code, 0 = go on); ts_cli_load then loads this process's
+ * share and, on process 0, the whole trace (the others end there); end
+ * finalizes. quiet: this process is not process 0 and prints nothing. */
+struct ts_load_opts;
+int  ts_cli_dist_begin(const char *cmd, int *argc, char **argv);
+int  ts_cli_dist_load(char **paths, int n, const struct ts_load_opts *lo, ts_job **out);
+int  ts_cli_dist_end(int exit_code);
+bool ts_cli_dist_on(void);
+bool ts_cli_dist_quiet(void);
 
 /* Parse an iteration range "A:B", "A:" (open end), ":B" or "A" (= A:A) into
  * [*a, *b] (INT64_MIN / INT64_MAX for open ends); false unless A <= B. */
@@ -68,6 +81,10 @@ enum { TS_CLI_OPT_WINDOW = 0x1001, TS_CLI_OPT_PYTHON_DEPTH = 0x1002 };
     "                           whole trace\n" \
     "  --python-depth N         a trace without CPU ops: its python_function ranges\n" \
     "                           at most N calls deep are the ops (default: all)\n"
+/* stats, critical-path, replay: --distributed (main.c takes it out of argv, ts_cli_dist_begin) */
+#define TS_CLI_DIST_HELP \
+    "  --distributed            share the rank files out over MPI's processes; process\n" \
+    "                           0 prints the answer (implied when started by mpirun)\n"
 int ts_cli_opt_common(const char *cmd, int code, const char *arg);
 bool ts_cli_window_all(void);   /* --window all was given */
 /* --table NAME and -o DIR (CSV tables): -1 with a message unless the format

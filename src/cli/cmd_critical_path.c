@@ -48,6 +48,7 @@ static void usage(FILE *f)
           "  --top N                  ops listed (default 10)\n"
           "  --iteration-marker NAME  slice-name prefix of iterations (ProfilerStep#)\n"
           TS_CLI_COMMON_HELP
+          TS_CLI_DIST_HELP
           "                           (--window all: the whole trace, not an iteration)\n"
           "  -v, --verbose            every warning line (on a terminal warnings are\n"
           "                           folded into one line per kind, summed over ranks\n"

@@ -78,6 +78,7 @@ static void usage(FILE *f)
           "                           is replayed alone and the figures are the medians\n"
           "                           over the windows\n"
           TS_CLI_COMMON_HELP
+          TS_CLI_DIST_HELP
           "  -v, --verbose            every warning line (on a terminal they fold into\n"
           "                           one line per kind, summed over ranks)\n"
           "  -h, --help               this help\n\n"

@@ -41,6 +41,7 @@ static void usage(FILE *f)
           TS_CLI_CSV_HELP("rows, windows (times in ns); --format csv\n"
           "                           alone: the rows with times in us")
           TS_CLI_COMMON_HELP
+          TS_CLI_DIST_HELP
           "  -v, --verbose            every warning line (on a terminal: one per kind,\n"
           "                           summed over files)\n"          "  -h, --help               this help\n\n"
           "exit codes: 0 ok, 1 nothing to analyse (no iteration in the window, no op in\n"

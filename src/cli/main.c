@@ -50,6 +50,7 @@ static const struct { const char *name; cmd_fn fn; const char *help; } commands[
 
 void ts_cli_errorf(const char *fmt, ...)
 {
+    if (ts_cli_dist_quiet()) return;   /* process 0 of a distributed run speaks for all */
     va_list ap;
     va_start(ap, fmt);
     fputs("trainscope: ", stderr);
@@ -91,6 +92,7 @@ bool ts_cli_window_all(void) { return window_all; }
 int ts_cli_load(char **paths, int n, const char *iteration_marker, ts_job **out)
 {
     ts_load_opts lo = {.size = sizeof lo, .iteration_marker = iteration_marker, .python_depth = python_depth};
+    if (ts_cli_dist_on()) return ts_cli_dist_load(paths, n, &lo, out);
     ts_error err = {0};
     int rc = ts_job_load((const char *const *)paths, (uint32_t)n, &lo, out, &err);
     if (rc == TS_OK) return TS_EXIT_OK;
@@ -242,8 +244,16 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "--version")) { printf("trainscope %s\n", ts_version()); return stdout_closed(TS_EXIT_OK); }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (commands[i].fn && !strcmp(argv[1], commands[i].name))
+        if (commands[i].fn && !strcmp(argv[1], commands[i].name)) {
+            /* stats, critical-path, replay: distributed under MPI or with --distributed */
+            if (!strcmp(argv[1], "stats") || !strcmp(argv[1], "critical-path") || !strcmp(argv[1], "replay")) {
+                int sub_argc = argc - 1, ex = ts_cli_dist_begin(argv[1], &sub_argc, argv + 1);
+                if (ex) return stdout_closed(ex);
+                if (ts_cli_dist_quiet() && !freopen("/dev/null", "w", stdout)) return TS_EXIT_BAD;
+                return stdout_closed(ts_cli_dist_end(commands[i].fn(sub_argc, argv + 1)));
+            }
             return stdout_closed(commands[i].fn(argc - 1, argv + 1));
+        }
     ts_cli_errorf("unknown command '%s' (see 'trainscope --help')", argv[1]);
     return TS_EXIT_BAD;
 }

@@ -121,4 +121,27 @@ TS_NODISCARD int ts__xplane_ingest_buffer(const char *name, const void *data, si
 bool ts__ctf_is_trace(const char *path);
 TS_NODISCARD int ts__ctf_load(const char *path, const ts_load_opts *opts, ts_job **out, ts_error *err);
 
+/* ---- a distributed load: one process's share of the rank files ----
+ * Every process expands the same paths into the same list and loads the
+ * files f with f % n_parts == part, each keeping its row of the whole list
+ * as its order (so ranks numbered by order number as in a whole load); the
+ * ranks come back finished, with the notes a whole load leaves (directory
+ * entries skipped: on file 0's rank) and python_as_ops applied. On failure
+ * failed_file is the row of the first file of the share that failed (0 when
+ * the paths themselves did) and no rank is kept. See docs/distributed.md. */
+typedef struct ts_load_share {
+    ts_rank **ranks;        /* the share's ranks, n of them (owned) */
+    uint32_t *file;         /* row of each rank's file in the whole list */
+    uint32_t  n, cap;
+    uint32_t  n_files;      /* files in the whole list */
+    uint64_t  list_hash;    /* of the whole list: processes that saw other files disagree */
+    uint32_t  failed_file;
+} ts_load_share;
+TS_NODISCARD int ts__load_share(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts,
+                                uint32_t part, uint32_t n_parts, ts_load_share *out, ts_error *err);
+void ts__load_share_free(ts_load_share *s);
+/* The trace of ranks gathered from every share: two files claiming one rank
+ * is the error a whole load gives; takes the ranks, on failure too. */
+TS_NODISCARD int ts__trace_from_ranks(ts_rank **ranks, uint32_t n, ts_job **out, ts_error *err);
+
 #endif

@@ -181,7 +181,9 @@ int32_t ts__rank_from_filename(const char *path)
 typedef struct job {
     const file_list    *files;
     const ts_load_opts *opts;   /* may be NULL */
-    ts_rank  **ranks;           /* one slot per file, written by the worker that took it */
+    const uint32_t *idx;        /* the files to load: rows of files, NULL = all of them */
+    uint32_t   n;               /* files to load (idx's length, or files->n) */
+    ts_rank  **ranks;           /* one slot per file loaded, written by the worker that took it */
     ts_error  *errs;            /* one per file */
     int       *rcs;             /* one status per file */
     bool       spare_core;      /* fewer workers than cores: compressed files may decode on a thread of their own */
@@ -193,8 +195,9 @@ static void *worker(void *arg)
     job *jb = arg;
     for (;;) {
         uint32_t i = atomic_fetch_add(&jb->next, 1);
-        if (i >= jb->files->n) break;
-        jb->rcs[i] = ingest_file(jb->files->v[i], (int32_t)i, jb->opts, jb->spare_core, &jb->ranks[i], &jb->errs[i]);
+        if (i >= jb->n) break;
+        uint32_t f = jb->idx ? jb->idx[i] : i;   /* the rank's order is its row in the whole list */
+        jb->rcs[i] = ingest_file(jb->files->v[f], (int32_t)f, jb->opts, jb->spare_core, &jb->ranks[i], &jb->errs[i]);
     }
     return NULL;
 }
@@ -208,19 +211,22 @@ static int n_workers(const ts_load_opts *opts, uint32_t n_files)
     return (int)n;
 }
 
-/* Runs the pool; returns the first failure in file order, ranks all freed. */
-static int load_all(const file_list *files, const ts_load_opts *opts, ts_rank **ranks, ts_error *err)
+/* Runs the pool on files idx[0..n) (NULL: all files); returns the first
+ * failure in file order (its position in *failed when not NULL), ranks all
+ * freed. */
+static int load_some(const file_list *files, const uint32_t *idx, uint32_t n, const ts_load_opts *opts,
+                     ts_rank **ranks, uint32_t *failed, ts_error *err)
 {
-    job jb = {.files = files, .opts = opts, .ranks = ranks};
-    jb.errs = ts__calloc(files->n, sizeof *jb.errs);
-    jb.rcs = ts__calloc(files->n, sizeof *jb.rcs);
+    job jb = {.files = files, .idx = idx, .n = n, .opts = opts, .ranks = ranks};
+    jb.errs = ts__calloc(n ? n : 1, sizeof *jb.errs);
+    jb.rcs = ts__calloc(n ? n : 1, sizeof *jb.rcs);
     if (!jb.errs || !jb.rcs) {
-        ts__free(jb.errs, files->n * sizeof *jb.errs);
-        ts__free(jb.rcs, files->n * sizeof *jb.rcs);
+        ts__free(jb.errs, (n ? n : 1) * sizeof *jb.errs);
+        ts__free(jb.rcs, (n ? n : 1) * sizeof *jb.rcs);
         return ts__error(err, TS_ENOMEM, "out of memory");
     }
     atomic_init(&jb.next, 0);
-    int nw = n_workers(opts, files->n);
+    int nw = n ? n_workers(opts, n) : 1;
     jb.spare_core = nw < sysconf(_SC_NPROCESSORS_ONLN);
     pthread_t tids[64];
     if (nw > 64) nw = 64;
@@ -230,16 +236,22 @@ static int load_all(const file_list *files, const ts_load_opts *opts, ts_rank **
     worker(&jb);   /* the calling thread works too */
     for (int i = 0; i < started; i++) pthread_join(tids[i], NULL);
     int rc = TS_OK;
-    for (uint32_t i = 0; i < files->n && rc == TS_OK; i++)
+    for (uint32_t i = 0; i < n && rc == TS_OK; i++)
         if (jb.rcs[i] != TS_OK) {
             rc = jb.rcs[i];
             if (err) *err = jb.errs[i];
+            if (failed) *failed = i;
         }
     if (rc != TS_OK)
-        for (uint32_t i = 0; i < files->n; i++) { ts__rank_destroy(ranks[i]); ranks[i] = NULL; }
-    ts__free(jb.errs, files->n * sizeof *jb.errs);
-    ts__free(jb.rcs, files->n * sizeof *jb.rcs);
+        for (uint32_t i = 0; i < n; i++) { ts__rank_destroy(ranks[i]); ranks[i] = NULL; }
+    ts__free(jb.errs, (n ? n : 1) * sizeof *jb.errs);
+    ts__free(jb.rcs, (n ? n : 1) * sizeof *jb.rcs);
     return rc;
+}
+
+static int load_all(const file_list *files, const ts_load_opts *opts, ts_rank **ranks, ts_error *err)
+{
+    return load_some(files, NULL, files->n, opts, ranks, NULL, err);
 }
 
 static int cmp_rank_ptr(const void *a, const void *b)
@@ -311,4 +323,72 @@ static int trace_load(const char *const *paths, uint32_t n_paths, const ts_load_
     if (ranks) ts__free(ranks, files.n * sizeof *ranks);
     list_free(&files);
     return rc;
+}
+
+/* ---- one process's share of a distributed load (docs/distributed.md) ---- */
+
+static uint64_t list_hash(const file_list *l)
+{
+    uint64_t h = ts__hash_u64(l->n);
+    for (uint32_t i = 0; i < l->n; i++) h = ts__hash_u64(h ^ ts__hash_bytes(l->v[i], strlen(l->v[i])));
+    return h;
+}
+
+void ts__load_share_free(ts_load_share *s)
+{
+    for (uint32_t i = 0; i < s->n; i++) ts__rank_destroy(s->ranks[i]);
+    ts__free(s->ranks, (size_t)(s->cap ? s->cap : 1) * sizeof *s->ranks);
+    ts__free(s->file, (size_t)(s->cap ? s->cap : 1) * sizeof *s->file);
+    memset(s, 0, sizeof *s);
+}
+
+int ts__load_share(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts, uint32_t part,
+                   uint32_t n_parts, ts_load_share *out, ts_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (err) { err->status = TS_OK; err->msg[0] = 0; }
+    if (!paths || n_paths == 0 || n_parts == 0 || part >= n_parts)
+        return ts__error(err, TS_EINVAL, "ts__load_share: no paths or no such part");
+    if (n_paths == 1 && ts__ctf_is_trace(paths[0]))
+        return ts__error(err, TS_EINVAL, "%s: byte 0: a CTF trace is read whole, not shared out by rank file; "
+                         "analyse it in one process", paths[0]);
+    file_list files = {0};
+    skip_note sk = {.n = 0};
+    int rc = expand_paths(&files, paths, n_paths, &sk, err);
+    if (rc == TS_OK) {
+        out->n_files = files.n;
+        out->list_hash = list_hash(&files);
+        out->cap = files.n / n_parts + 1;
+        out->ranks = ts__calloc(out->cap, sizeof *out->ranks);
+        out->file = ts__calloc(out->cap, sizeof *out->file);
+        if (!out->ranks || !out->file) rc = ts__error(err, TS_ENOMEM, "out of memory");
+    }
+    uint32_t n = 0;
+    for (uint32_t f = part; rc == TS_OK && f < files.n; f += n_parts) out->file[n++] = f;
+    uint32_t failed = 0;
+    if (rc == TS_OK && n) rc = load_some(&files, out->file, n, opts, out->ranks, &failed, err);
+    if (rc == TS_OK) {
+        out->n = n;
+        if (sk.n && n && out->file[0] == 0)   /* the note a whole load leaves on its first file's rank */
+            ts__rank_warn(out->ranks[0], TS_WARN_OTHER, "%s%s (%u in all)", sk.msg, sk.n > 5 ? ", ..." : "", sk.n);
+        uint32_t depth = opts && opts->size >= offsetof(ts_load_opts, python_depth) + sizeof(uint32_t)
+                             ? opts->python_depth : 0;
+        for (uint32_t i = 0; i < n; i++) ts__rank_python_as_ops(out->ranks[i], depth);
+    } else {
+        out->failed_file = out->file && n ? out->file[failed] : 0;
+        out->n = 0;
+    }
+    list_free(&files);
+    return rc;
+}
+
+int ts__trace_from_ranks(ts_rank **ranks, uint32_t n, ts_job **out, ts_error *err)
+{
+    *out = NULL;
+    int rc = check_unique_ranks(ranks, n, err);
+    if (rc) {
+        for (uint32_t i = 0; i < n; i++) ts__rank_destroy(ranks[i]);
+        return rc;
+    }
+    return ts__job_create(ranks, n, out, err);
 }

@@ -319,6 +319,15 @@ TS_NODISCARD int ts__rank_finish(ts_rank *r, ts_error *err);
  * a trace spanning 2^59 ns (TS_ERANGE): every command takes one rule. */
 TS_NODISCARD int ts__job_create(ts_rank **ranks, uint32_t n, ts_job **out, ts_error *err);
 
+/* ---- a finished rank as bytes (trace/serial.c) ----
+ * For moving ranks between the processes of one distributed run: the
+ * model's own columns in this build's layout, read back row for row and
+ * string id for string id. Serialize appends to b (TS_ENOMEM when b ran
+ * out, TS_EINVAL for an unfinished rank); deserialize checks every row id
+ * and range and names `what` and the byte in err when the bytes are bad. */
+TS_NODISCARD int ts__rank_serialize(const ts_rank *r, ts_buf *b);
+TS_NODISCARD int ts__rank_deserialize(const void *bytes, size_t n, const char *what, ts_rank **out, ts_error *err);
+
 /* ---- read helpers ---- */
 /* Arg lookup on a slice by key string; false when absent. "correlation" and
  * "External id" are answered from the corr and ext_id columns when no row

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "trace/model.h"
+#include "ingest/ingest.h"
 
 static uint32_t S(ts_rank *r, const char *s) { return ts__rank_intern(r, s, strlen(s)); }
 
@@ -371,4 +372,159 @@ TEST(child_overrunning_parent_by_rounding_is_nested)
     CHECK_EQ_INT(r->n_rounding_overruns, 1);
     CHECK_EQ_INT(r->warn_count[TS_WARN_OVERLAP], 1);   /* 10 us past its parent is real */
     ts__rank_destroy(r);
+}
+
+/* ---- a finished rank as bytes (trace/serial.c), for distributed runs ---- */
+
+static ts_job *load_real(const char *rel)
+{
+    ts_job *t = NULL;
+    ts_error err = {0};
+    const char *p = ts_test_data(rel);
+    if (ts_job_load(&p, 1, NULL, &t, &err)) fprintf(stderr, "load %s: %s\n", p, err.msg);
+    return t;
+}
+
+#define SAME_COL(col, n) CHECK((n) == 0 || memcmp(a->col, b->col, (size_t)(n) * sizeof *a->col) == 0)
+
+/* Every column, string and scalar of b equals a's (the rank it was read from). */
+static void check_same_rank(const ts_rank *a, const ts_rank *b)
+{
+    CHECK_EQ_INT(b->rank, a->rank);
+    CHECK_EQ_INT(b->world_size, a->world_size);
+    CHECK_EQ_STR(b->path, a->path);
+    CHECK_EQ_INT(b->base_time_ns, a->base_time_ns);
+    CHECK_EQ_INT(b->us_fractions, a->us_fractions);
+    CHECK_EQ_INT(b->meta_args, a->meta_args);
+    CHECK_EQ_INT(b->n_events_read, a->n_events_read);
+    for (int k = 0; k < TS_WARN_COUNT; k++) {
+        CHECK_EQ_INT(b->warn_count[k], a->warn_count[k]);
+        CHECK((a->warn_first[k] == NULL) == (b->warn_first[k] == NULL));
+        if (a->warn_first[k] && b->warn_first[k]) CHECK_EQ_STR(b->warn_first[k], a->warn_first[k]);
+    }
+    CHECK_EQ_INT(b->strings.n, a->strings.n);
+    for (uint32_t id = 0; id < a->strings.n && id < b->strings.n; id++)
+        if (strcmp(ts__rank_str(a, id), ts__rank_str(b, id))) TS_FAIL_("string %u differs", id);
+    CHECK_EQ_INT(b->n_tracks, a->n_tracks);
+    for (uint32_t i = 0; i < a->n_tracks && i < b->n_tracks; i++) {
+        const ts_track *x = &a->tracks[i], *y = &b->tracks[i];
+        CHECK(x->pid == y->pid && x->tid == y->tid && x->name_id == y->name_id && x->device == y->device &&
+              x->stream == y->stream && x->kind == y->kind && x->first_slice == y->first_slice &&
+              x->n_slices == y->n_slices && x->process_name_id == y->process_name_id &&
+              x->sort_index == y->sort_index && x->process_label_id == y->process_label_id &&
+              x->process_sort_index == y->process_sort_index);
+    }
+    CHECK_EQ_INT(b->slices.n, a->slices.n);
+    if (b->slices.n != a->slices.n) return;
+    uint32_t n = a->slices.n;
+    SAME_COL(slices.ts_ns, n); SAME_COL(slices.dur_ns, n); SAME_COL(slices.track, n); SAME_COL(slices.name, n);
+    SAME_COL(slices.cat, n); SAME_COL(slices.kind, n); SAME_COL(slices.depth, n); SAME_COL(slices.parent, n);
+    SAME_COL(slices.args, n); SAME_COL(slices.n_args, n); SAME_COL(slices.corr, n); SAME_COL(slices.ext_id, n);
+    CHECK_EQ_INT(b->args.n, a->args.n);
+    SAME_COL(args.key, a->args.n); SAME_COL(args.type, a->args.n); SAME_COL(args.val, a->args.n);
+    CHECK_EQ_INT(b->instants.n, a->instants.n);
+    SAME_COL(instants.ts_ns, a->instants.n); SAME_COL(instants.name, a->instants.n);
+    CHECK_EQ_INT(b->counters.n, a->counters.n);
+    SAME_COL(counters.value, a->counters.n);
+    CHECK_EQ_INT(b->flows.n, a->flows.n);
+    SAME_COL(flows.from, a->flows.n); SAME_COL(flows.to, a->flows.n); SAME_COL(flows.id, a->flows.n);
+    CHECK_EQ_INT(b->n_iterations, a->n_iterations);
+    for (uint32_t i = 0; i < a->n_iterations && i < b->n_iterations; i++)   /* fields: the struct has padding */
+        CHECK(a->iterations[i].step == b->iterations[i].step && a->iterations[i].start_ns == b->iterations[i].start_ns &&
+              a->iterations[i].end_ns == b->iterations[i].end_ns && a->iterations[i].slice == b->iterations[i].slice);
+    CHECK(b->finished);
+}
+
+TEST(serialized_rank_reads_back_row_for_row)
+{
+    const char *rel[] = {"kineto/nccl_parser_config/nccl_data.json.gz", "kineto/trace_filter/sampled_rank-1.json.gz"};
+    for (int f = 0; f < 2; f++) {
+        NEED_DATA(ts_test_data(rel[f]));
+        ts_job *t = load_real(rel[f]);
+        CHECK(t != NULL);
+        if (!t) return;
+        const ts_rank *a = t->ranks[0];
+        CHECK(a->slices.n > 1000 && a->args.n > 0 && a->n_iterations > 0);
+        ts_buf b1, b2;
+        ts__buf_init(&b1);
+        ts__buf_init(&b2);
+        CHECK_EQ_INT(ts__rank_serialize(a, &b1), TS_OK);
+        ts_rank *b = NULL;
+        ts_error err = {0};
+        CHECK_EQ_INT(ts__rank_deserialize(b1.s, b1.len, "test", &b, &err), TS_OK);
+        if (b) {
+            check_same_rank(a, b);
+            CHECK_EQ_INT(ts__rank_serialize(b, &b2), TS_OK);   /* and writes the same bytes again */
+            CHECK(b2.len == b1.len && memcmp(b1.s, b2.s, b1.len) == 0);
+        }
+        ts__rank_destroy(b);
+        ts__buf_free(&b1);
+        ts__buf_free(&b2);
+        ts_job_destroy(t);
+    }
+}
+
+/* Bytes cut anywhere, or an id pointing past its table, are an error naming
+ * the bytes and the offset; never a rank, never a read out of bounds (ASan). */
+TEST(damaged_serialized_rank_is_refused)
+{
+    const char *rel = "kineto/trace_filter/sampled_rank-0.json.gz";
+    NEED_DATA(ts_test_data(rel));
+    ts_job *t = load_real(rel);
+    CHECK(t != NULL);
+    if (!t) return;
+    ts_buf b;
+    ts__buf_init(&b);
+    CHECK_EQ_INT(ts__rank_serialize(t->ranks[0], &b), TS_OK);
+    ts_rank *r = NULL;
+    ts_error err = {0};
+    for (size_t cut = 0; cut < b.len; cut += cut < 4096 ? 1 : 997) {
+        CHECK(ts__rank_deserialize(b.s, cut, "cut", &r, &err) == TS_EFORMAT);
+        CHECK(r == NULL && strncmp(err.msg, "cut: byte ", 10) == 0);
+        ts__rank_destroy(r);
+    }
+    /* the first slice's track: the slices table follows the tracks */
+    const ts_rank *a = t->ranks[0];
+    size_t tracks_end = 0;
+    for (size_t i = 0; i + 8 <= b.len; i++) {   /* the slice table's first ts_ns column starts with slice 0's ts */
+        uint32_t n;
+        memcpy(&n, b.s + i, 4);
+        if (n == a->slices.n && memcmp(b.s + i + 4, &a->slices.ts_ns[0], 8) == 0) { tracks_end = i; break; }
+    }
+    CHECK(tracks_end > 0);
+    size_t track_col = tracks_end + 4 + (size_t)a->slices.n * 16;
+    uint32_t bad = a->n_tracks;
+    memcpy(b.s + track_col, &bad, 4);
+    CHECK(ts__rank_deserialize(b.s, b.len, "flipped", &r, &err) == TS_EFORMAT);
+    if (!strstr(err.msg, "a slice on a track that does not exist")) TS_FAIL_("said: %s", err.msg);
+    ts__rank_destroy(r);
+    ts__buf_free(&b);
+    ts_job_destroy(t);
+}
+
+/* Two shares of the pair's directory: each loads every 2nd file, numbered
+ * as a whole load numbers them, and together they are the whole. */
+TEST(load_shares_split_the_files_without_overlap)
+{
+    const char *dir = ts_test_data("kineto/trace_filter");
+    NEED_DATA(ts_test_data("kineto/trace_filter/sampled_rank-1.json.gz"));
+    ts_load_share s[3];
+    ts_error err = {0};
+    for (uint32_t p = 0; p < 3; p++) CHECK_EQ_INT(ts__load_share(&dir, 1, NULL, p, 3, &s[p], &err), TS_OK);
+    CHECK_EQ_INT(s[0].n, 1);
+    CHECK_EQ_INT(s[1].n, 1);
+    CHECK_EQ_INT(s[2].n, 0);   /* a process with no file: it sends nothing */
+    CHECK_EQ_INT(s[0].n_files, 2);
+    CHECK(s[0].list_hash == s[1].list_hash && s[1].list_hash == s[2].list_hash);
+    if (s[0].n == 1 && s[1].n == 1) {
+        CHECK_EQ_INT(s[0].file[0], 0);
+        CHECK_EQ_INT(s[1].file[0], 1);
+        CHECK(strstr(s[0].ranks[0]->path, "sampled_rank-0") != NULL);
+        CHECK_EQ_INT(s[1].ranks[0]->rank, 1);
+    }
+    for (uint32_t p = 0; p < 3; p++) ts__load_share_free(&s[p]);
+    const char *missing = "/nonexistent/trace_dir";
+    CHECK(ts__load_share(&missing, 1, NULL, 0, 2, &s[0], &err) == TS_ENOENT);
+    CHECK(strstr(err.msg, "/nonexistent/trace_dir: byte 0:") != NULL);
+    ts__load_share_free(&s[0]);
 }

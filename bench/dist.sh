@@ -1,0 +1,87 @@
+#!/bin/sh
+# dist.sh - distributed analysis on Open MPI (issue 27 item 3): the speedup
+# of `mpirun -np 2 trainscope replay DIR` (two processes, one thread each)
+# against one process of one thread, on N rank files renumbered from the real
+# nccl_data (rank 0 of a 2-rank A100 DDP job, 9.8 MB of JSON), and the
+# per-phase timings the scaling to larger P is stated from.
+#
+#   sh bench/dist.sh [N]          (N rank files, default 64; plain JSON, so
+#                                  one thread is one thread: no gzip decoder)
+#
+# Both runs go through mpirun (the 1-process one with -np 1, which loads with
+# one thread as every process of a distributed run does), so the ratio is
+# processes, not threads against processes. Each process prints its phases
+# (TS_DIST_TIMES=1): ingest (parse + build the model), serialize, wait (at
+# the barrier for the slowest process), exchange (ranks to process 0),
+# rebuild (process 0 reads the ranks back), global analysis (graph, replay,
+# output on process 0). The answers are compared byte for byte. Timings on a
+# 2-core machine shared with other work are noisy: quote the ratio of runs
+# taken back to back, and say the load.
+set -e
+N=${1:-64}
+BUILD=${BUILD:-build}
+BIN=$BUILD/trainscope
+DATA=${TS_DATA:-../shared/data}
+SRC="$DATA/kineto/nccl_parser_config/nccl_data.json.gz"
+DIR=/tmp/trainscope_bench_dist_$N
+make -s all >/dev/null
+[ -r "$BUILD/libtrainscope_dist.so" ] || { echo "dist.sh: $BUILD/libtrainscope_dist.so not built (libopenmpi-dev)"; exit 1; }
+if [ "$(ls "$DIR" 2>/dev/null | wc -l)" -ne "$N" ]; then
+    rm -rf "$DIR"; mkdir -p "$DIR"
+    python3 - "$SRC" "$DIR" "$N" <<'PY'
+import gzip, sys
+src, dst, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+text = gzip.open(src, "rt").read()
+old = '"rank": 0, "world_size": 2'
+assert text.count(old) == 1
+for r in range(n):
+    with open("%s/rank-%d.json" % (dst, r), "w") as f:
+        f.write(text.replace(old, '"rank": %d, "world_size": %d' % (r, n)))
+PY
+fi
+MB=$(du -sm "$DIR" | cut -f1)
+echo "dist benchmark: replay on $N rank files ($MB MB of JSON) in $DIR"
+echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) (shared with other work: timings are noisy)"
+run() {   # run P OUT: wall seconds on stdout; phases in OUT.err
+    t0=$(date +%s.%N)
+    TS_DIST_TIMES=1 mpirun --oversubscribe --allow-run-as-root -np "$1" -x TS_DIST_TIMES "$BIN" replay --format json "$DIR" >"$2" 2>"$2.err"
+    t1=$(date +%s.%N)
+    echo "$t0 $t1" | awk '{printf "%.3f", $2 - $1}'
+}
+tmp=$(mktemp -d /tmp/ts_bench_dist.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+# field VALUE of the phase lines of one run's stderr
+f() { grep '^dist: ' "$1" | tr ' ' '\n' | awk -v k="$2" 'prev == k {print; exit} {prev = $0}'; }
+# the largest value of a per-process field (share_cpu_s) over the processes
+fmax() { grep '^dist: process [0-9]* ingest' "$1" | tr ' ' '\n' | awk -v k="$2" 'prev == k && $0 > m {m = $0} {prev = $0} END {print m + 0}'; }
+med() { sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+"$BIN" replay --format json "$DIR" >"$tmp/plain" 2>/dev/null
+REPEAT=${REPEAT:-3}
+for i in $(seq "$REPEAT"); do   # alternated, so both see the same load
+    for p in 1 2; do
+        w=$(run $p "$tmp/p$p")
+        cmp -s "$tmp/plain" "$tmp/p$p" || { echo "dist.sh: the answer of -np $p differs from the plain CLI's"; exit 1; }
+        echo "$w $(f "$tmp/p$p.err" total_s) $(fmax "$tmp/p$p.err" share_cpu_s) $(f "$tmp/p$p.err" global_analysis_cpu_s) $(f "$tmp/p$p.err" rebuild_cpu_s) $(f "$tmp/p$p.err" exchange_cpu_s)" >>"$tmp/runs$p"
+        cp "$tmp/p$p.err" "$tmp/last$p.err"
+    done
+done
+echo "answers: P=1 and P=2 print the plain CLI's bytes in every run ($REPEAT runs each, alternated)"
+for p in 1 2; do
+    echo "P=$p, last run's phases (wall s unless _cpu_s; process 0's view):"
+    grep '^dist:' "$tmp/last$p.err" | sed 's/^/  /'
+done
+col() { cut -d' ' -f"$2" "$tmp/runs$1" | med; }
+awk -v w1="$(col 1 1)" -v w2="$(col 2 1)" -v t1="$(col 1 2)" -v t2="$(col 2 2)" -v c1="$(col 1 3)" -v c2="$(col 2 3)" \
+    -v g1="$(col 1 4)" -v g2="$(col 2 4)" -v r2="$(col 2 5)" -v x2="$(col 2 6)" -v load="$(cut -d' ' -f1-3 /proc/loadavg)" 'BEGIN {
+    printf "medians of %s runs (load average now %s):\n", '"$REPEAT"', load
+    printf "  wall with mpirun: 1 process x 1 thread %.2f s, 2 processes x 1 thread %.2f s: speedup %.2fx\n", w1, w2, w1 / w2
+    printf "  wall inside trainscope (load start to answer): %.2f s vs %.2f s: speedup %.2fx\n", t1, t2, t1 / t2
+    printf "  CPU seconds (less disturbed by the other work): P=1 share %.2f + global analysis %.2f; ", c1, g1
+    printf "P=2 slowest share %.2f, exchange %.2f, rebuild %.2f, global analysis %.2f\n", c2, x2, r2, g2
+    cp1 = c1 + g1; cp2 = c2 + r2 + x2 + g2
+    printf "  critical path from them: P=1 %.2f s, P=2 %.2f s: speedup %.2fx\n", cp1, cp2, cp1 / cp2
+    printf "scaling stated from the phases: T(P) ~ %.2f/P (shares) + %.2f (rebuild + exchange: the bytes of the other P-1 processes, %.2f at P=2) + %.2f (global analysis) s;\n", c1, r2 + x2, r2 + x2, g1
+    ser = 2 * (r2 + x2) + g1
+    printf "  P=4 %.2f s, P=8 %.2f s, P=16 %.2f s (rebuild + exchange taken as the whole job'"'"'s bytes, %.2f s); the ceiling is %.1fx: the serial part on process 0\n", \
+        c1 / 4 + ser, c1 / 8 + ser, c1 / 16 + ser, 2 * (r2 + x2), (c1 + g1) / ser
+}'

@@ -1,0 +1,425 @@
+/* dist.c - the CLI side of a distributed run: `mpirun -np P trainscope
+ * stats|critical-path|replay PATH...` (docs/distributed.md).
+ *
+ * For: deciding that a run is distributed (started under MPI, or
+ * --distributed), loading build/libtrainscope_dist.so (the MPI transport,
+ * dist/dist.h) with dlopen only then, and the load: every process loads its
+ * share of the rank files (ts__load_share); the others serialize their ranks
+ * (ts__rank_serialize) and send them to process 0, which keeps its own,
+ * takes each message as it arrives, checks that every file came exactly
+ * once, rebuilds the ranks and hands the trace to the
+ * command; the command then runs on process 0 as in a single process and
+ * prints the same bytes. The other processes print nothing and end after
+ * sending. Not for: analysis (the commands run unchanged), MPI calls (dist.so).
+ *
+ * Faults: a file that fails on some process is reported by process 0 with
+ * the message a single process gives (the first failing file in load order),
+ * exit 2; a process that dies makes mpirun end the job (its own message names
+ * the process); process 0 failing while others still send calls MPI_Abort.
+ */
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "dist/dist.h"
+#include "ingest/ingest.h"
+
+#define MSG_MAGIC 0x31445354u   /* "TSD1" */
+
+static struct {
+    bool               on;        /* this run is distributed */
+    bool               loaded;    /* the one load has happened */
+    const ts_dist_ops *ops;
+    int                me, np;
+    int64_t            t0_ns;     /* start of the load; analysis time counts from its end */
+    int64_t            t_loaded_ns;
+    bool               times;     /* TS_DIST_TIMES=1: phase timings on stderr (bench/dist.sh) */
+    double             own_s;     /* this process: share loaded, serialized, packed, freed */
+    double             cpu_loaded_s;  /* process 0: CPU seconds when the trace was whole */
+    double             cpu0_s;    /* CPU seconds at the start of the load (MPI's start-up is not counted) */
+} D;
+
+/* CPU seconds of this process (all its threads) and its peak RSS in MB:
+ * timings that other work on the machine disturbs less than wall time. */
+static double cpu_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+static double peak_mb(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_maxrss / 1024.0;
+}
+
+bool ts_cli_dist_quiet(void) { return D.on && D.me != 0; }
+bool ts_cli_dist_on(void) { return D.on; }
+
+static bool under_mpi(void)
+{
+    return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
+}
+
+/* The library beside the executable (build/ or build/san/), or TS_DIST_LIB. */
+static void *open_plugin(char *why, size_t why_n)
+{
+    char path[PATH_MAX];
+    const char *env = getenv("TS_DIST_LIB");
+    if (env && *env) snprintf(path, sizeof path, "%s", env);
+    else {
+        ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+        if (n <= 0) { snprintf(why, why_n, "cannot find the trainscope executable (/proc/self/exe)"); return NULL; }
+        path[n] = 0;
+        char *slash = strrchr(path, '/');
+        size_t at = slash ? (size_t)(slash - path) + 1 : 0;
+        snprintf(path + at, sizeof path - at, "%s", TS_DIST_LIBRARY);
+    }
+    /* RTLD_GLOBAL: Open MPI's own components resolve libmpi's symbols through it */
+    void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+    if (!h) snprintf(why, why_n, "%s", dlerror());
+    return h;
+}
+
+int ts_cli_dist_begin(const char *cmd, int *argc, char **argv)
+{
+    bool flag = false;
+    int k = 1;
+    for (int i = 1; i < *argc; i++) {
+        if (!strcmp(argv[i], "--")) { while (i < *argc) argv[k++] = argv[i++]; break; }
+        if (!strcmp(argv[i], "--distributed")) flag = true;
+        else argv[k++] = argv[i];
+    }
+    *argc = k;
+    argv[k] = NULL;
+    if (!flag && !under_mpi()) return TS_EXIT_OK;
+    char why[512] = "";
+    void *h = open_plugin(why, sizeof why);
+    const ts_dist_ops *ops = h ? dlsym(h, TS_DIST_SYMBOL) : NULL;
+    if (!ops || ops->abi != TS_DIST_ABI) {
+        ts_cli_errorf("%s: a distributed run (%s) needs %s: %s", cmd,
+                      flag ? "--distributed" : "started under MPI", TS_DIST_LIBRARY,
+                      h ? "it is another version" : why);
+        return TS_EXIT_BAD;
+    }
+    if (ops->init(&D.me, &D.np, why, sizeof why)) { ts_cli_errorf("%s: %s", cmd, why); return TS_EXIT_BAD; }
+    D.on = true;
+    D.ops = ops;
+    const char *t = getenv("TS_DIST_TIMES");
+    D.times = t && !strcmp(t, "1");
+    return TS_EXIT_OK;
+}
+
+/* ---- the message each other process sends to process 0 ----
+ * u32 magic, u32 process, u32 n_files, u64 list hash, i32 status,
+ * u32 failed file, string error, f64 ingest s, f64 serialize s, u32 ranks,
+ * then per rank: u32 file row, u64 length, the rank's bytes. Process 0 keeps
+ * its own share's ranks as they are. */
+static void put(ts_buf *b, const void *p, size_t n) { if (n) ts__buf_add(b, (const char *)p, n); }
+static void put_u32(ts_buf *b, uint32_t v) { put(b, &v, 4); }
+static void put_u64(ts_buf *b, uint64_t v) { put(b, &v, 8); }
+static void put_f64(ts_buf *b, double v) { put(b, &v, 8); }
+
+typedef struct msg {
+    bool     got;
+    uint32_t n_files, failed, n_ranks;
+    uint64_t hash;
+    int32_t  status;
+    char     error[sizeof ((ts_error *)0)->msg];
+    double   ingest_s, serialize_s, cpu_s, peak_mb;   /* cpu_s: the whole share, CPU time */
+} msg;
+
+static bool get(const uint8_t *p, size_t n, size_t *at, void *out, size_t k)
+{
+    if (k > n - *at) return false;
+    memcpy(out, p + *at, k);
+    *at += k;
+    return true;
+}
+
+/* The header into m; *at is then the first rank record. */
+static bool parse_header(const uint8_t *p, size_t n, int from, msg *m, size_t *at)
+{
+    uint32_t magic = 0, process = 0, elen = 0;
+    *at = 0;
+    if (!get(p, n, at, &magic, 4) || magic != MSG_MAGIC || !get(p, n, at, &process, 4) || process != (uint32_t)from ||
+        !get(p, n, at, &m->n_files, 4) || !get(p, n, at, &m->hash, 8) || !get(p, n, at, &m->status, 4) ||
+        !get(p, n, at, &m->failed, 4) || !get(p, n, at, &elen, 4) || elen >= sizeof m->error ||
+        !get(p, n, at, m->error, elen) || !get(p, n, at, &m->ingest_s, 8) || !get(p, n, at, &m->serialize_s, 8) ||
+        !get(p, n, at, &m->cpu_s, 8) || !get(p, n, at, &m->peak_mb, 8) ||
+        !get(p, n, at, &m->n_ranks, 4))
+        return false;
+    m->error[elen] = 0;
+    return true;
+}
+
+static int load_share(char **paths, int n, const ts_load_opts *lo, ts_load_share *sh, msg *m)
+{
+    ts_error err = {0};
+    int64_t t0 = ts__now_ns();
+    int rc = ts__load_share((const char *const *)paths, (uint32_t)n, lo, (uint32_t)D.me, (uint32_t)D.np, sh, &err);
+    m->ingest_s = (double)(ts__now_ns() - t0) / 1e9;
+    m->status = rc;
+    m->failed = sh->failed_file;
+    m->n_files = sh->n_files;
+    m->hash = sh->list_hash;
+    snprintf(m->error, sizeof m->error, "%s", rc ? (err.msg[0] ? err.msg : ts_strerror(rc)) : "");
+    m->got = true;
+    const char *die = getenv("TS_DIST_TEST_EXIT_PROCESS");   /* tests only: this process dies here */
+    if (die && *die && atoi(die) == D.me) _exit(3);
+    return rc;
+}
+
+/* A process other than 0: its share, serialized, to process 0. */
+static void send_share(char **paths, int n, const ts_load_opts *lo)
+{
+    ts_load_share sh;
+    msg m = {0};
+    int rc = load_share(paths, n, lo, &sh, &m);
+    int64_t t1 = ts__now_ns();
+    ts_buf ranks;
+    ts__buf_init(&ranks);
+    for (uint32_t i = 0; rc == TS_OK && i < sh.n; i++) {
+        put_u32(&ranks, sh.file[i]);
+        size_t at = ranks.len;
+        put_u64(&ranks, 0);
+        size_t start = ranks.len;
+        if ((rc = ts__rank_serialize(sh.ranks[i], &ranks)) != TS_OK) {
+            m.status = rc;
+            m.failed = sh.file[i];
+            snprintf(m.error, sizeof m.error, "%s: out of memory serializing the rank on process %d", sh.ranks[i]->path,
+                     D.me);
+        } else {
+            uint64_t len = ranks.len - start;
+            memcpy(ranks.s + at, &len, 8);
+        }
+    }
+    uint32_t n_ranks = sh.n;
+    ts__load_share_free(&sh);
+    size_t elen = strlen(m.error);
+    ts_buf b;
+    ts__buf_init(&b);
+    put_u32(&b, MSG_MAGIC); put_u32(&b, (uint32_t)D.me); put_u32(&b, m.n_files); put_u64(&b, m.hash);
+    put_u32(&b, (uint32_t)m.status); put_u32(&b, m.failed); put_u32(&b, (uint32_t)elen); put(&b, m.error, elen);
+    put_f64(&b, m.ingest_s); put_f64(&b, (double)(ts__now_ns() - t1) / 1e9);
+    put_f64(&b, cpu_s() - D.cpu0_s); put_f64(&b, peak_mb());
+    put_u32(&b, m.status ? 0 : n_ranks);
+    if (!m.status) put(&b, ranks.s, ranks.len);
+    ts__buf_free(&ranks);
+    if (b.oom) {   /* process 0 would wait for these bytes: end the job */
+        fprintf(stderr, "trainscope: process %d: out of memory packing its ranks\n", D.me);
+        D.ops->abort(TS_EXIT_BAD);
+    }
+    D.own_s = (double)(ts__now_ns() - D.t0_ns) / 1e9;
+    D.ops->barrier();
+    D.ops->send(b.s, b.len);
+    ts__buf_free(&b);
+}
+
+/* ---- process 0 ---- */
+typedef struct root {
+    msg      *m;            /* per process */
+    uint32_t  nf;           /* files in the whole list (process 0's count) */
+    ts_rank **ranks;        /* per file row */
+    int      *from;         /* per file row: the process that sent it */
+    char      fault[sizeof ((ts_error *)0)->msg];   /* the first fault that is not a file's own error */
+    double    rebuild_s, rebuild_cpu_s;
+    uint64_t  bytes;
+} root;
+
+static void fault(root *R, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fault(root *R, const char *fmt, ...)
+{
+    if (R->fault[0]) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(R->fault, sizeof R->fault, fmt, ap);
+    va_end(ap);
+}
+
+static bool failed(const root *R)
+{
+    if (R->fault[0]) return true;
+    for (int i = 0; i < D.np; i++)
+        if (R->m[i].got && R->m[i].status != TS_OK) return true;
+    return false;
+}
+
+static void take_rank(root *R, uint32_t f, int from, ts_rank *r)
+{
+    if (R->ranks[f]) {
+        fault(R, "%s: byte 0: sent by process %d and by process %d (a rank file assigned twice)", R->ranks[f]->path,
+              R->from[f], from);
+        ts__rank_destroy(r);
+        return;
+    }
+    R->ranks[f] = r;
+    R->from[f] = from;
+}
+
+/* One other process's message: its header, and its ranks rebuilt unless the
+ * run has failed already (then only received, so the sender can end). */
+static void take_msg(root *R, int from, const uint8_t *p, size_t n)
+{
+    msg *m = &R->m[from];
+    size_t at;
+    R->bytes += n;
+    if (from <= 0 || from >= D.np || m->got) { fault(R, "a second message from process %d", from); return; }
+    if (!parse_header(p, n, from, m, &at)) {
+        fault(R, "the message of process %d: byte 0: cut short or damaged (%zu bytes)", from, n);
+        return;
+    }
+    m->got = true;
+    if (m->status != TS_OK) return;
+    if (m->n_files != R->nf || m->hash != R->m[0].hash) {
+        fault(R, "process %d found %u trace files under the paths given, process 0 found %u%s: every process must "
+              "see the same files (a shared file system, or the same paths on every host)", from, m->n_files, R->nf,
+              m->n_files == R->nf ? " with other names" : "");
+        return;
+    }
+    int64_t t0 = ts__now_ns();
+    double c0 = cpu_s();
+    char what[64];
+    snprintf(what, sizeof what, "the ranks process %d sent", from);
+    for (uint32_t k = 0; k < m->n_ranks && !failed(R); k++) {
+        uint32_t f = UINT32_MAX;
+        uint64_t len = 0;
+        if (!get(p, n, &at, &f, 4) || !get(p, n, &at, &len, 8) || f >= R->nf || len > n - at) {
+            fault(R, "%s: byte %zu: cut short or damaged", what, at);
+            break;
+        }
+        ts_rank *r = NULL;
+        ts_error err = {0};
+        if (ts__rank_deserialize(p + at, (size_t)len, what, &r, &err)) fault(R, "%s", err.msg);
+        else take_rank(R, f, from, r);
+        at += (size_t)len;
+    }
+    R->rebuild_s += (double)(ts__now_ns() - t0) / 1e9;
+    R->rebuild_cpu_s += cpu_s() - c0;
+}
+
+/* What process 0 says when the run failed: the first failing file in load
+ * order (the message a single process gives), else the first fault. */
+static void report_failure(const root *R)
+{
+    int first = -1;
+    for (int i = 0; i < D.np; i++)
+        if (R->m[i].got && R->m[i].status != TS_OK && (first < 0 || R->m[i].failed < R->m[first].failed)) first = i;
+    if (first >= 0) ts_cli_errorf("%s", R->m[first].error);
+    else ts_cli_errorf("%s", R->fault);
+}
+
+static void print_times(const root *R, double wait_s, double exchange_s, double exchange_cpu_s)
+{
+    double ing = 0, ser = 0;
+    for (int i = 0; i < D.np; i++) {
+        if (R->m[i].ingest_s > ing) ing = R->m[i].ingest_s;
+        if (R->m[i].serialize_s > ser) ser = R->m[i].serialize_s;
+    }
+    fprintf(stderr, "dist: processes %d files %u ingest_max_s %.3f serialize_max_s %.3f wait_s %.3f exchange_s %.3f "
+            "exchange_mb %.1f rebuild_s %.3f\n", D.np, R->nf, ing, ser, wait_s, exchange_s, (double)R->bytes / 1e6,
+            R->rebuild_s);
+    fprintf(stderr, "dist: process 0 exchange_cpu_s %.3f rebuild_cpu_s %.3f\n", exchange_cpu_s, R->rebuild_cpu_s);
+    fprintf(stderr, "dist: process 0 share_total_s %.3f share_cpu_s %.3f (its share loaded; it keeps its ranks as they are)\n",
+            D.own_s, R->m[0].cpu_s);
+    for (int i = 0; i < D.np; i++)
+        fprintf(stderr, "dist: process %d ingest_s %.3f serialize_s %.3f share_cpu_s %.3f peak_rss_mb %.0f ranks %u\n", i,
+                R->m[i].ingest_s, R->m[i].serialize_s, R->m[i].cpu_s, R->m[i].peak_mb, R->m[i].n_ranks);
+}
+
+/* Process 0: its own share, then every other process's message (all of
+ * them, also after a failure: a sender waits until its bytes are taken). */
+static int root_load(char **paths, int n, const ts_load_opts *lo, ts_job **out)
+{
+    root R = {0};
+    R.m = ts__calloc((size_t)D.np, sizeof *R.m);
+    if (!R.m) { ts_cli_errorf("out of memory"); D.ops->abort(TS_EXIT_BAD); }
+    ts_load_share sh;
+    if (load_share(paths, n, lo, &sh, &R.m[0]) == TS_OK) {
+        R.nf = sh.n_files;
+        R.ranks = ts__calloc(R.nf ? R.nf : 1, sizeof *R.ranks);
+        R.from = ts__calloc(R.nf ? R.nf : 1, sizeof *R.from);
+        if (!R.ranks || !R.from) { ts_cli_errorf("out of memory"); D.ops->abort(TS_EXIT_BAD); }
+        for (uint32_t i = 0; i < sh.n; i++) take_rank(&R, sh.file[i], 0, sh.ranks[i]);
+        R.m[0].n_ranks = sh.n;
+        sh.n = 0;   /* the ranks are R's now */
+    }
+    ts__load_share_free(&sh);
+    D.own_s = (double)(ts__now_ns() - D.t0_ns) / 1e9;
+    R.m[0].cpu_s = cpu_s() - D.cpu0_s;
+    R.m[0].peak_mb = peak_mb();
+    double w0 = D.ops->wtime();
+    D.ops->barrier();
+    double w1 = D.ops->wtime(), c1 = cpu_s();
+    for (int k = 1; k < D.np; k++) {
+        int from = -1;
+        void *buf = NULL;
+        uint64_t len = 0;
+        char why[256] = "";
+        if (D.ops->recv(&from, &buf, &len, why, sizeof why)) {
+            ts_cli_errorf("process 0: %s", why);
+            D.ops->abort(TS_EXIT_BAD);
+        }
+        if (!failed(&R) || !R.m[from].got) take_msg(&R, from, buf, (size_t)len);
+        free(buf);
+    }
+    double w2 = D.ops->wtime(), c2 = cpu_s();
+    for (uint32_t f = 0; f < R.nf && !failed(&R); f++)
+        if (!R.ranks[f]) fault(&R, "%s: trace file %u of %u came from no process", paths[0], f, R.nf);
+    int ex = TS_EXIT_OK;
+    if (failed(&R)) {
+        report_failure(&R);
+        for (uint32_t f = 0; R.ranks && f < R.nf; f++) ts__rank_destroy(R.ranks[f]);
+        ex = TS_EXIT_BAD;
+    } else {
+        ts_error err = {0};
+        if (ts__trace_from_ranks(R.ranks, R.nf, out, &err)) { ts_cli_errorf("%s", err.msg); ex = TS_EXIT_BAD; }
+        else if (D.times) print_times(&R, w1 - w0, w2 - w1 - R.rebuild_s, c2 - c1 - R.rebuild_cpu_s);
+    }
+    ts__free(R.ranks, (R.nf ? R.nf : 1) * sizeof *R.ranks);
+    ts__free(R.from, (R.nf ? R.nf : 1) * sizeof *R.from);
+    ts__free(R.m, (size_t)D.np * sizeof *R.m);
+    return ex;
+}
+
+int ts_cli_dist_load(char **paths, int n, const ts_load_opts *lo_in, ts_job **out)
+{
+    *out = NULL;
+    if (D.loaded) {
+        ts_cli_errorf("a distributed run loads one set of traces; this command and options load several: "
+                      "run it in one process (without mpirun or --distributed)");
+        return TS_EXIT_BAD;
+    }
+    D.loaded = true;
+    D.t0_ns = ts__now_ns();
+    D.cpu0_s = cpu_s();
+    ts_load_opts lo = *lo_in;
+    lo.n_threads = 1;   /* the processes are the parallelism: one thread each */
+    if (D.me != 0) {    /* its part is done once sent: process 0 answers */
+        send_share(paths, n, &lo);
+        fflush(stdout);
+        D.ops->finalize();
+        exit(TS_EXIT_OK);
+    }
+    int ex = root_load(paths, n, &lo, out);
+    D.t_loaded_ns = ts__now_ns();
+    D.cpu_loaded_s = cpu_s();
+    return ex;
+}
+
+int ts_cli_dist_end(int ex)
+{
+    if (!D.on) return ex;
+    if (D.times && D.me == 0 && D.t_loaded_ns)
+        fprintf(stderr, "dist: global_analysis_s %.3f global_analysis_cpu_s %.3f total_s %.3f total_cpu_s %.3f "
+                "process0_peak_rss_mb %.0f\n", (double)(ts__now_ns() - D.t_loaded_ns) / 1e9, cpu_s() - D.cpu_loaded_s,
+                (double)(ts__now_ns() - D.t0_ns) / 1e9, cpu_s() - D.cpu0_s, peak_mb());
+    D.ops->finalize();
+    return ex;
+}

@@ -4,8 +4,11 @@
  *
  * The trace's own grouping (as the bucket what-if infers it) is the start
  * and the baseline, priced by the same replay as every candidate, so the
- * predicted gain compares like with like. Each candidate is one
- * ts_replay_run_graph on the borrowed graph: O(V + E) per evaluation.
+ * predicted gain compares like with like. Each candidate is one replay of
+ * the borrowed graph in an evaluation session (replay.h: gradients.json,
+ * the cost model and the contention model's measured side computed once
+ * per search, each reuse checked against its inputs), so its price is a
+ * full ts_replay_run_graph's: O(V + E) per evaluation.
  * Not for: the search itself (search.c) or files (plan.c).
  */
 #include <stdio.h>
@@ -32,7 +35,7 @@ static int eval_vars(ts_optimize *o, const uint8_t *vars, int64_t *ns, ts_error 
         ro.retime_ns = o->opf.rt_ns;
     }
     ts_replay *r;
-    int rc = ts_replay_run_graph(o->g, &ro, &r, err);
+    int rc = ts__replay_run_session(o->g, &ro, o->session, &r, err);
     if (rc) return rc;
     *ns = ts_replay_predicted_iteration_ns(r);
     ts_replay_destroy(r);
@@ -49,7 +52,7 @@ static int learn_baseline(ts_optimize *o, ts_error *err)
     ro.n_bucket_groups = 0;
     ro.grad_pieces = NULL;
     ts_replay *r;
-    int rc = ts_replay_run_graph(o->g, &ro, &r, err);
+    int rc = ts__replay_run_session(o->g, &ro, o->session, &r, err);
     if (rc == TS_ENODATA && err) {   /* the bucket what-if's words are about --bucket-mb */
         char why[sizeof err->msg];
         const char *m = strstr(err->msg, ": ");
@@ -281,6 +284,7 @@ int ts_optimize_run(const ts_graph *g, const ts_optimize_options *opt, ts_optimi
     o->base = *opt->replay;
     o->base.size = sizeof o->base;
     o->passes = o_opt.passes ? o_opt.passes : TS_PASS_TENSOR_FUSION;
+    if (ts__replay_session_create(g, &o->session)) { ts_optimize_destroy(o); return ts__error(err, TS_ENOMEM, "optimize: out of memory"); }
     bool buckets = o->passes & (TS_PASS_TENSOR_FUSION | TS_PASS_PARTITION);
     if (buckets) rc = ts__opt_grads_load(opt->replay->gradients_json, &o->grads, err);
     if (rc == TS_OK && buckets && o->grads.n < 2)
@@ -301,6 +305,7 @@ int ts_optimize_run(const ts_graph *g, const ts_optimize_options *opt, ts_optimi
 void ts_optimize_destroy(ts_optimize *o)
 {
     if (!o) return;
+    ts__replay_session_destroy(o->session);
     ts__opt_outcome_free(&o->oc, o->n_vars);
     for (uint32_t i = 0; i < o->n_changes; i++) ts__free(o->changes[i], strlen(o->changes[i]) + 1);
     ts__free(o->changes, (size_t)o->cap_changes * sizeof *o->changes);

@@ -7,7 +7,9 @@
  * Figures (one core; the search, the graph and the replays are single-
  * threaded), each replay the best of R runs:
  *   search       ts_optimize_run's MCMC, distinct strategies priced per
- *                second of the search (cache hits not counted);
+ *                second of the search (cache hits not counted), every one
+ *                simulated (a replay in the search's evaluation session,
+ *                replay.h; no candidate is decided by a bound);
  *   full replay  ts_replay_run_graph of one candidate (the trace's own
  *                grouping) on the graph built once;
  *   from trace   ts_replay_run of that candidate (graph build + replay).
@@ -178,6 +180,9 @@ int main(int argc, char **argv)
            (double)whole / 1e6, rate_trace, u_trace * 1e3);
     printf("search (mcmc, %llu evaluations):        %8.3f s   (%7.1f evaluations/s; user %.3f s)\n",
            (unsigned long long)s.n_evals, s.search_s, rate, u_search);
+    printf("  of which simulated: %llu (%.1f/s, each a replay in the search's evaluation session); decided by a "
+           "bound without simulation: 0 (no bound is built: dPRO's heat needs every candidate's exact time)\n",
+           (unsigned long long)s.n_evals, rate);
     printf("evaluations/s: %.1f (target 10,000: %s); %.2fx a full replay per candidate on the same graph "
            "(target 100x: %s), %.2fx a replay from the trace\n", rate, rate >= 10000 ? "met" : "NOT met",
            rate / rate_full, rate / rate_full >= 100 ? "met" : "NOT met", rate / rate_trace);

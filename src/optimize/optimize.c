@@ -18,17 +18,8 @@
 
 static int eval_vars(ts_optimize *o, const uint8_t *vars, int64_t *ns, ts_error *err)
 {
-    uint32_t nt = ts__tf_n_vars(&o->grads);
     ts_replay_options ro = o->base;
-    if (o->grads.n) {
-        ts__part_pieces(&o->grads, o->grads.n_part ? vars + nt : NULL, o->pieces);
-        bool cut = false;
-        for (uint32_t i = 0; i < o->grads.n; i++) cut = cut || o->pieces[i] > 1;
-        ro.bucket_mb = 0;
-        ro.n_bucket_groups = ts__tf_groups(&o->grads, vars, o->pieces, o->units);
-        ro.bucket_group_units = o->units;
-        ro.grad_pieces = cut ? o->pieces : NULL;
-    }
+    if (o->grads.n) ts__part_replay_edits(&o->grads, vars, o->pieces, o->units, &ro);
     if (o->opf.n_vars) {
         ro.n_retime = ts__opf_retimes(&o->opf, vars + ts__opt_opf_first(o));
         ro.retime_nodes = o->opf.rt_nodes;
@@ -335,15 +326,7 @@ void ts_optimize_best_options(const ts_optimize *o, ts_replay_options *out)
 {
     ts_optimize *m = (ts_optimize *)o;   /* the scratch arrays hold the best plan's edits after this */
     *out = o->base;
-    if (o->grads.n) {
-        ts__part_pieces(&m->grads, m->grads.n_part ? m->best + ts__tf_n_vars(&m->grads) : NULL, m->pieces);
-        out->bucket_mb = 0;
-        out->n_bucket_groups = ts__tf_groups(&m->grads, m->best, m->pieces, m->units);
-        out->bucket_group_units = m->units;
-        bool cut = false;
-        for (uint32_t i = 0; i < o->grads.n; i++) cut = cut || m->pieces[i] > 1;
-        out->grad_pieces = cut ? m->pieces : NULL;
-    }
+    if (o->grads.n) ts__part_replay_edits(&m->grads, m->best, m->pieces, m->units, out);
     if (o->opf.n_vars) {
         out->n_retime = ts__opf_retimes(&m->opf, m->best + ts__opt_opf_first(m));
         out->retime_nodes = m->opf.rt_nodes;

@@ -400,13 +400,7 @@ static void random_candidate(ts_opt_grads *gr, uint64_t *rng, uint8_t *vars, uin
     uint32_t nt = ts__tf_n_vars(gr), p_cut = (uint32_t)(rnd_next(rng) % 100);   /* from few to many buckets */
     for (uint32_t i = 0; i < nt; i++) vars[i] = rnd_next(rng) % 100 < p_cut;
     for (uint32_t j = 0; j < gr->n_part; j++) vars[nt + j] = (uint8_t)(rnd_next(rng) % 3 == 0 ? rnd_next(rng) % (gr->part_max[j] + 1u) : 0);
-    ts__part_pieces(gr, vars + nt, pieces);
-    bool cut = false;
-    for (uint32_t i = 0; i < gr->n; i++) cut = cut || pieces[i] > 1;
-    ro->bucket_mb = 0;
-    ro->n_bucket_groups = ts__tf_groups(gr, vars, pieces, units);
-    ro->bucket_group_units = units;
-    ro->grad_pieces = cut ? pieces : NULL;
+    ts__part_replay_edits(gr, vars, pieces, units, ro);
 }
 
 /* The evaluation session (replay.h) keeps what every candidate shares and

@@ -7,10 +7,18 @@
  * Figures (one core; the search, the graph and the replays are single-
  * threaded), each replay the best of R runs:
  *   search       ts_optimize_run's MCMC, distinct strategies priced per
- *                second of the search (cache hits not counted);
+ *                second of the search (cache hits not counted), every one
+ *                simulated (a replay in the search's evaluation session,
+ *                replay.h; no candidate is decided by a bound);
  *   full replay  ts_replay_run_graph of one candidate (the trace's own
  *                grouping) on the graph built once;
  *   from trace   ts_replay_run of that candidate (graph build + replay).
+ *   same candidates  N random groupings and partitions (the optimizer's
+ *                forms) priced twice in one run: by a plain full replay
+ *                each, and in one evaluation session (replay.h); user CPU
+ *                per candidate both ways, their ratio, and how many prices
+ *                were equal (all must be), with and without the calibration
+ *                log (without it the cost model is fitted per replay).
  * The issue's targets (10,000 evaluations/s, 100x a full replay) are
  * printed beside. Then the per-op cost model (optimize/cost_model.c) fitted
  * on one trace with shapes (--cost-train, Kineto "Input Dims") and scored on
@@ -28,6 +36,8 @@
 
 #include "core/core.h"
 #include "optimize/cost_model.h"
+#include "optimize/passes.h"
+#include "replay/replay.h"
 #include "trainscope/graph.h"
 #include "trainscope/ingest.h"
 #include "trainscope/optimize.h"
@@ -105,6 +115,73 @@ static int load_samples(const char *path, ts_op_samples *s)
     return rc;
 }
 
+/* One random candidate in the forms eval_vars (optimize.c) hands the replay. */
+static void random_plan(ts_opt_grads *gr, uint64_t *x, uint8_t *vars, uint32_t *pieces, uint32_t *units,
+                        ts_replay_options *ro)
+{
+    uint32_t nt = ts__tf_n_vars(gr);
+    *x = *x * 6364136223846793005ull + 1442695040888963407ull;
+    uint32_t cut_pct = (uint32_t)(*x >> 57);   /* 0..127: few to many buckets */
+    for (uint32_t i = 0; i < nt; i++) {
+        *x = *x * 6364136223846793005ull + 1442695040888963407ull;
+        vars[i] = (uint32_t)(*x >> 57) < cut_pct;
+    }
+    for (uint32_t j = 0; j < gr->n_part; j++) {
+        *x = *x * 6364136223846793005ull + 1442695040888963407ull;
+        vars[nt + j] = (uint8_t)((*x >> 60) < 5 ? (*x >> 33) % (gr->part_max[j] + 1u) : 0);
+    }
+    ts__part_replay_edits(gr, vars, pieces, units, ro);
+}
+
+/* The same n random candidates priced by full replays and in a session. */
+static int same_candidates(const ts_graph *g, const bench_args *a, const char *log, uint32_t n)
+{
+    ts_opt_grads gr;
+    ts_error err = {0};
+    if (ts__opt_grads_load(a->gradients, &gr, &err) || ts__part_candidates(&gr, 8, 8)) {
+        fprintf(stderr, "optimize bench: %s\n", err.msg);
+        return -1;
+    }
+    uint8_t *vars = malloc(gr.n + gr.n_part + 1);
+    uint32_t *pieces = malloc((gr.n + 1) * sizeof *pieces), *units = malloc((8 * gr.n + 1) * sizeof *units);
+    int64_t *full = malloc((n + 1) * sizeof *full);
+    ts_replay_session *se = NULL;
+    int rc = vars && pieces && units && full && ts__replay_session_create(g, &se) == TS_OK ? 0 : -1;
+    double u_full = 0, u_sess = 0;
+    uint32_t equal = 0;
+    for (int pass = 0; rc == 0 && pass < 2; pass++) {   /* 0: full replays, 1: the session */
+        uint64_t x = 22;
+        double u0 = user_s();
+        for (uint32_t k = 0; k < n && rc == 0; k++) {
+            ts_replay_options ro = {.size = sizeof ro, .gradients_json = a->gradients, .nccl_tests_log = log,
+                                    .trace_bucket_mb = a->trace_cap_mb};
+            random_plan(&gr, &x, vars, pieces, units, &ro);
+            ts_replay *r = NULL;
+            if ((pass ? ts__replay_run_session(g, &ro, se, &r, &err) : ts_replay_run_graph(g, &ro, &r, &err))) {
+                fprintf(stderr, "optimize bench: %s\n", err.msg);
+                rc = -1;
+                break;
+            }
+            int64_t ns = ts_replay_predicted_iteration_ns(r);
+            if (pass == 0) full[k] = ns;
+            else equal += ns == full[k];
+            ts_replay_destroy(r);
+        }
+        *(pass ? &u_sess : &u_full) = (user_s() - u0) / n;
+    }
+    if (rc == 0)
+        printf("same %u random candidates, %s: full replay %.3f ms user each, in a session %.3f ms (%.2fx); "
+               "prices equal: %u of %u\n", n, log ? "calibration log given" : "no calibration log", u_full * 1e3,
+               u_sess * 1e3, u_sess > 0 ? u_full / u_sess : 0, equal, n);
+    ts__replay_session_destroy(se);
+    free(vars);
+    free(pieces);
+    free(units);
+    free(full);
+    ts__opt_grads_free(&gr);
+    return rc == 0 && equal == n ? 0 : -1;
+}
+
 /* The cost model's held-out error: fitted on one trace, scored on another. */
 static void cost_model_figures(const bench_args *a)
 {
@@ -178,6 +255,9 @@ int main(int argc, char **argv)
            (double)whole / 1e6, rate_trace, u_trace * 1e3);
     printf("search (mcmc, %llu evaluations):        %8.3f s   (%7.1f evaluations/s; user %.3f s)\n",
            (unsigned long long)s.n_evals, s.search_s, rate, u_search);
+    printf("  of which simulated: %llu (%.1f/s, each a replay in the search's evaluation session); decided by a "
+           "bound without simulation: 0 (no bound is built: dPRO's heat needs every candidate's exact time)\n",
+           (unsigned long long)s.n_evals, rate);
     printf("evaluations/s: %.1f (target 10,000: %s); %.2fx a full replay per candidate on the same graph "
            "(target 100x: %s), %.2fx a replay from the trace\n", rate, rate >= 10000 ? "met" : "NOT met",
            rate / rate_full, rate / rate_full >= 100 ? "met" : "NOT met", rate / rate_trace);
@@ -185,8 +265,10 @@ int main(int argc, char **argv)
            (double)s.best_ns / 1e6, 100.0 * (double)(s.best_ns - s.baseline_ns) / (double)s.baseline_ns,
            s.n_old_buckets, s.n_new_buckets);
     ts_optimize_destroy(o);
+    int same = same_candidates(g, &a, a.log, 30);
+    if (same == 0) same = same_candidates(g, &a, NULL, 30);
     ts_graph_destroy(g);
     ts_job_destroy(t);
     cost_model_figures(&a);
-    return 0;
+    return same == 0 ? 0 : 1;
 }

@@ -4,8 +4,11 @@
  *
  * The trace's own grouping (as the bucket what-if infers it) is the start
  * and the baseline, priced by the same replay as every candidate, so the
- * predicted gain compares like with like. Each candidate is one
- * ts_replay_run_graph on the borrowed graph: O(V + E) per evaluation.
+ * predicted gain compares like with like. Each candidate is one replay of
+ * the borrowed graph in an evaluation session (replay.h: gradients.json,
+ * the cost model and the contention model's measured side computed once
+ * per search, each reuse checked against its inputs), so its price is a
+ * full ts_replay_run_graph's: O(V + E) per evaluation.
  * Not for: the search itself (search.c) or files (plan.c).
  */
 #include <stdio.h>
@@ -15,24 +18,15 @@
 
 static int eval_vars(ts_optimize *o, const uint8_t *vars, int64_t *ns, ts_error *err)
 {
-    uint32_t nt = ts__tf_n_vars(&o->grads);
     ts_replay_options ro = o->base;
-    if (o->grads.n) {
-        ts__part_pieces(&o->grads, o->grads.n_part ? vars + nt : NULL, o->pieces);
-        bool cut = false;
-        for (uint32_t i = 0; i < o->grads.n; i++) cut = cut || o->pieces[i] > 1;
-        ro.bucket_mb = 0;
-        ro.n_bucket_groups = ts__tf_groups(&o->grads, vars, o->pieces, o->units);
-        ro.bucket_group_units = o->units;
-        ro.grad_pieces = cut ? o->pieces : NULL;
-    }
+    if (o->grads.n) ts__part_replay_edits(&o->grads, vars, o->pieces, o->units, &ro);
     if (o->opf.n_vars) {
         ro.n_retime = ts__opf_retimes(&o->opf, vars + ts__opt_opf_first(o));
         ro.retime_nodes = o->opf.rt_nodes;
         ro.retime_ns = o->opf.rt_ns;
     }
     ts_replay *r;
-    int rc = ts_replay_run_graph(o->g, &ro, &r, err);
+    int rc = ts__replay_run_session(o->g, &ro, o->session, &r, err);
     if (rc) return rc;
     *ns = ts_replay_predicted_iteration_ns(r);
     ts_replay_destroy(r);
@@ -49,7 +43,7 @@ static int learn_baseline(ts_optimize *o, ts_error *err)
     ro.n_bucket_groups = 0;
     ro.grad_pieces = NULL;
     ts_replay *r;
-    int rc = ts_replay_run_graph(o->g, &ro, &r, err);
+    int rc = ts__replay_run_session(o->g, &ro, o->session, &r, err);
     if (rc == TS_ENODATA && err) {   /* the bucket what-if's words are about --bucket-mb */
         char why[sizeof err->msg];
         const char *m = strstr(err->msg, ": ");
@@ -281,6 +275,7 @@ int ts_optimize_run(const ts_graph *g, const ts_optimize_options *opt, ts_optimi
     o->base = *opt->replay;
     o->base.size = sizeof o->base;
     o->passes = o_opt.passes ? o_opt.passes : TS_PASS_TENSOR_FUSION;
+    if (ts__replay_session_create(g, &o->session)) { ts_optimize_destroy(o); return ts__error(err, TS_ENOMEM, "optimize: out of memory"); }
     bool buckets = o->passes & (TS_PASS_TENSOR_FUSION | TS_PASS_PARTITION);
     if (buckets) rc = ts__opt_grads_load(opt->replay->gradients_json, &o->grads, err);
     if (rc == TS_OK && buckets && o->grads.n < 2)
@@ -301,6 +296,7 @@ int ts_optimize_run(const ts_graph *g, const ts_optimize_options *opt, ts_optimi
 void ts_optimize_destroy(ts_optimize *o)
 {
     if (!o) return;
+    ts__replay_session_destroy(o->session);
     ts__opt_outcome_free(&o->oc, o->n_vars);
     for (uint32_t i = 0; i < o->n_changes; i++) ts__free(o->changes[i], strlen(o->changes[i]) + 1);
     ts__free(o->changes, (size_t)o->cap_changes * sizeof *o->changes);
@@ -335,15 +331,7 @@ void ts_optimize_best_options(const ts_optimize *o, ts_replay_options *out)
 {
     ts_optimize *m = (ts_optimize *)o;   /* the scratch arrays hold the best plan's edits after this */
     *out = o->base;
-    if (o->grads.n) {
-        ts__part_pieces(&m->grads, m->grads.n_part ? m->best + ts__tf_n_vars(&m->grads) : NULL, m->pieces);
-        out->bucket_mb = 0;
-        out->n_bucket_groups = ts__tf_groups(&m->grads, m->best, m->pieces, m->units);
-        out->bucket_group_units = m->units;
-        bool cut = false;
-        for (uint32_t i = 0; i < o->grads.n; i++) cut = cut || m->pieces[i] > 1;
-        out->grad_pieces = cut ? m->pieces : NULL;
-    }
+    if (o->grads.n) ts__part_replay_edits(&m->grads, m->best, m->pieces, m->units, out);
     if (o->opf.n_vars) {
         out->n_retime = ts__opf_retimes(&m->opf, m->best + ts__opt_opf_first(m));
         out->retime_nodes = m->opf.rt_nodes;

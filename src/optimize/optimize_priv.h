@@ -12,6 +12,7 @@
 struct ts_optimize {
     const ts_graph   *g;          /* borrowed */
     ts_replay_options base;       /* the user's what-ifs every candidate is priced with (strings borrowed) */
+    ts_replay_session *session;   /* what every candidate's replay shares (replay.h), NULL = none */
     unsigned          passes;
     ts_opt_grads      grads;      /* empty (n = 0) when only op fusion runs */
     ts_opf            opf;        /* op-fusion candidates; n_vars = 0 without that pass */

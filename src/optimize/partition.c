@@ -3,8 +3,9 @@
  * first pieces can start while the last bytes of the bucket before are
  * still in flight, at one more fixed cost per piece. The replay prices the
  * pieces (replay/rebucket.c cuts the gradient into units). Not to be
- * confused with the de-fusion moves of the search. Not for: grouping
- * (tensor_fusion.c).
+ * confused with the de-fusion moves of the search. Also the replay edits
+ * of a strategy's buckets and pieces (ts__part_replay_edits). Not for:
+ * grouping (tensor_fusion.c).
  */
 #include "optimize/passes.h"
 
@@ -38,4 +39,17 @@ void ts__part_pieces(const ts_opt_grads *g, const uint8_t *part_vars, uint32_t *
 {
     for (uint32_t i = 0; i < g->n; i++) pieces[i] = 1;
     for (uint32_t j = 0; part_vars && j < g->n_part; j++) pieces[g->part_grad[j]] = 1u << part_vars[j];
+}
+
+uint32_t ts__part_replay_edits(const ts_opt_grads *g, const uint8_t *vars, uint32_t *pieces, uint32_t *units,
+                               ts_replay_options *ro)
+{
+    ts__part_pieces(g, g->n_part ? vars + ts__tf_n_vars(g) : NULL, pieces);
+    bool cut = false;
+    for (uint32_t i = 0; i < g->n; i++) cut = cut || pieces[i] > 1;
+    ro->bucket_mb = 0;
+    ro->n_bucket_groups = ts__tf_groups(g, vars, pieces, units);
+    ro->bucket_group_units = units;
+    ro->grad_pieces = cut ? pieces : NULL;
+    return ro->n_bucket_groups;
 }

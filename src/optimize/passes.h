@@ -52,5 +52,10 @@ void ts__tf_layers(const ts_opt_grads *g, uint32_t n_layers, uint8_t *vars);
 TS_NODISCARD int ts__part_candidates(ts_opt_grads *g, uint32_t n_max, uint32_t max_pieces);
 /* Pieces of each gradient (reduction order) for the partition vars. */
 void ts__part_pieces(const ts_opt_grads *g, const uint8_t *part_vars, uint32_t *pieces);
+/* The replay's bucket edits (ro's bucket_mb, groups and pieces) for the
+ * tensor-fusion vars followed by the partition vars: pieces and units are
+ * scratch the options point into afterwards. Returns the bucket count. */
+uint32_t ts__part_replay_edits(const ts_opt_grads *g, const uint8_t *vars, uint32_t *pieces, uint32_t *units,
+                               ts_replay_options *ro);
 
 #endif

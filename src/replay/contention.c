@@ -338,6 +338,131 @@ static void retime_ops(const ts_contention *ct, ts_sim *s, double kappa, const i
     }
 }
 
+/* ---- the memo of the measured side (contention.h) ---- */
+
+/* Whether every member of a what-if all-reduce is unmeasured: its
+ * measured sharing is then exactly 1 (sharing() adds 1 per rank), which is
+ * what a reuse fills in for it. */
+static bool new_rows_unmeasured(const ts_contention *ct, const ts_sim *s)
+{
+    for (uint32_t i = 0; i < ct->n_colls; i++)
+        for (uint16_t k = 0; ct->coll_new[i] && k < ct->n_ranks; k++)
+            if (ts__sim_measured(s, ct->coll_member[(size_t)i * ct->n_ranks + k])) return false;
+    return true;
+}
+
+static uint32_t count_meas_members(const ts_contention *ct, const ts_sim *s)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < ct->n_members; i++) n += ts__sim_measured(s, ct->member[i]);
+    return n;
+}
+
+static uint32_t count_old(const ts_contention *ct)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < ct->n_colls; i++) n += !ct->coll_new[i];
+    return n;
+}
+
+/* This call's inputs to the measured side equal the memo's, element for
+ * element: O(ops + members + all-reduces). */
+static bool memo_matches(const ts_contention_memo *m, const ts_contention *ct, const ts_sim *s, const int64_t *meas)
+{
+    if (!m->valid || m->n_ranks != ct->n_ranks || m->n_ops != ct->n_ops || m->n_names != ct->n_names ||
+        m->alpha_ns != ct->alpha_ns || m->kappa_given != ct->kappa_given || count_old(ct) != m->n_old ||
+        count_meas_members(ct, s) != m->n_meas_members || !new_rows_unmeasured(ct, s))
+        return false;
+    if (memcmp(m->op, ct->op, m->n_ops * sizeof *m->op) || memcmp(m->name_of, ct->name_of, m->n_ops * sizeof *m->name_of) ||
+        memcmp(m->meas, meas, m->n_ops * sizeof *m->meas))
+        return false;
+    for (uint32_t i = 0, j = 0; i < ct->n_members; i++)
+        if (ts__sim_measured(s, ct->member[i]) && m->meas_members[j++] != ct->member[i]) return false;
+    for (uint32_t i = 0, j = 0; i < ct->n_colls; i++) {
+        if (ct->coll_new[i]) continue;
+        if (m->old_work_ns[j] != ct->coll_work_ns[i] || m->old_meas_ns[j] != ct->coll_meas_ns[i] ||
+            memcmp(m->old_member + (size_t)j * ct->n_ranks, ct->coll_member + (size_t)i * ct->n_ranks,
+                   ct->n_ranks * sizeof *ct->coll_member))
+            return false;
+        j++;
+    }
+    return true;
+}
+
+/* The memo's results into this call's arrays; returns kappa. */
+static double memo_take(ts_contention_memo *m, ts_contention *ct, double *f_meas, double *g_meas)
+{
+    memcpy(f_meas, m->f_meas, m->n_ops * sizeof *f_meas);
+    for (uint32_t i = 0, j = 0; i < ct->n_colls; i++) g_meas[i] = ct->coll_new[i] ? 1.0 : m->g_meas[j++];
+    ct->load = m->load;
+    m->n_reused++;
+    return m->kappa;
+}
+
+void ts__contention_memo_free(ts_contention_memo *m)
+{
+    ts__free(m->op, (size_t)m->n_ops * sizeof *m->op + 1);
+    ts__free(m->name_of, (size_t)m->n_ops * sizeof *m->name_of + 1);
+    ts__free(m->meas, (size_t)m->n_ops * sizeof *m->meas + 1);
+    ts__free(m->f_meas, (size_t)m->n_ops * sizeof *m->f_meas + 1);
+    ts__free(m->meas_members, (size_t)m->n_meas_members * sizeof *m->meas_members + 1);
+    ts__free(m->old_member, (size_t)m->n_old * m->n_ranks * sizeof *m->old_member + 1);
+    ts__free(m->old_work_ns, (size_t)m->n_old * sizeof *m->old_work_ns + 1);
+    ts__free(m->old_meas_ns, (size_t)m->n_old * sizeof *m->old_meas_ns + 1);
+    ts__free(m->g_meas, (size_t)m->n_old * sizeof *m->g_meas + 1);
+    uint64_t reused = m->n_reused;
+    memset(m, 0, sizeof *m);
+    m->n_reused = reused;
+}
+
+/* Keep this call's measured side and its inputs; false on out-of-memory
+ * (the memo is then left empty). */
+static bool memo_keep(ts_contention_memo *m, const ts_contention *ct, const ts_sim *s, const int64_t *meas,
+                      const double *f_meas, const double *g_meas, double kappa)
+{
+    ts__contention_memo_free(m);
+    if (!new_rows_unmeasured(ct, s)) return true;   /* nothing a reuse could fill in: keep none */
+    m->n_ranks = ct->n_ranks;
+    m->n_ops = ct->n_ops;
+    m->n_names = ct->n_names;
+    m->n_meas_members = count_meas_members(ct, s);
+    m->n_old = count_old(ct);
+    m->alpha_ns = ct->alpha_ns;
+    m->kappa_given = ct->kappa_given;
+    m->op = ts__malloc((size_t)m->n_ops * sizeof *m->op + 1);
+    m->name_of = ts__malloc((size_t)m->n_ops * sizeof *m->name_of + 1);
+    m->meas = ts__malloc((size_t)m->n_ops * sizeof *m->meas + 1);
+    m->f_meas = ts__malloc((size_t)m->n_ops * sizeof *m->f_meas + 1);
+    m->meas_members = ts__malloc((size_t)m->n_meas_members * sizeof *m->meas_members + 1);
+    m->old_member = ts__malloc((size_t)m->n_old * m->n_ranks * sizeof *m->old_member + 1);
+    m->old_work_ns = ts__malloc((size_t)m->n_old * sizeof *m->old_work_ns + 1);
+    m->old_meas_ns = ts__malloc((size_t)m->n_old * sizeof *m->old_meas_ns + 1);
+    m->g_meas = ts__malloc((size_t)m->n_old * sizeof *m->g_meas + 1);
+    if (!m->op || !m->name_of || !m->meas || !m->f_meas || !m->meas_members || !m->old_member || !m->old_work_ns ||
+        !m->old_meas_ns || !m->g_meas) {
+        ts__contention_memo_free(m);
+        return false;
+    }
+    memcpy(m->op, ct->op, m->n_ops * sizeof *m->op);
+    memcpy(m->name_of, ct->name_of, m->n_ops * sizeof *m->name_of);
+    memcpy(m->meas, meas, m->n_ops * sizeof *m->meas);
+    memcpy(m->f_meas, f_meas, m->n_ops * sizeof *m->f_meas);
+    for (uint32_t i = 0, j = 0; i < ct->n_members; i++)
+        if (ts__sim_measured(s, ct->member[i])) m->meas_members[j++] = ct->member[i];
+    for (uint32_t i = 0, j = 0; i < ct->n_colls; i++) {
+        if (ct->coll_new[i]) continue;
+        memcpy(m->old_member + (size_t)j * ct->n_ranks, ct->coll_member + (size_t)i * ct->n_ranks,
+               ct->n_ranks * sizeof *ct->coll_member);
+        m->old_work_ns[j] = ct->coll_work_ns[i];
+        m->old_meas_ns[j] = ct->coll_meas_ns[i];
+        m->g_meas[j++] = g_meas[i];
+    }
+    m->kappa = kappa;
+    m->load = ct->load;
+    m->valid = true;
+    return true;
+}
+
 int ts__contention_apply(ts_contention *ct, ts_sim *s, double *kappa_out, ts_error *err)
 {
     size_t n_ops = ct->n_ops, n_colls = ct->n_colls, n_scratch = (n_ops > ct->n_members ? n_ops : ct->n_members);
@@ -355,10 +480,20 @@ int ts__contention_apply(ts_contention *ct, ts_sim *s, double *kappa_out, ts_err
     bool colls = false;
     if (rc == TS_OK) {
         for (uint32_t k = 0; k < n_ops; k++) meas[k] = s->self_ns[ct->op[k]];
-        overlaps(ct, s, false, scratch, &pm, f_meas);
-        kappa = ct->kappa_given > 0 ? ct->kappa_given : fit_kappa(ct, meas, f_meas, base);
-        sharing(ct, s, false, su, scratch, &pu, &pm, g_meas);
-        ct->load = fit_load(ct, g_meas);
+        ts_contention_memo *hit = NULL;
+        for (uint32_t i = 0; i < ct->n_memo && !hit; i++)
+            if (memo_matches(&ct->memo[i], ct, s, meas)) hit = &ct->memo[i];
+        if (hit) {
+            kappa = memo_take(hit, ct, f_meas, g_meas);
+        } else {
+            overlaps(ct, s, false, scratch, &pm, f_meas);
+            kappa = ct->kappa_given > 0 ? ct->kappa_given : fit_kappa(ct, meas, f_meas, base);
+            sharing(ct, s, false, su, scratch, &pu, &pm, g_meas);
+            ct->load = fit_load(ct, g_meas);
+            ts_contention_memo *slot = ct->n_memo ? &ct->memo[(*ct->memo_next)++ % ct->n_memo] : NULL;
+            if (slot && !memo_keep(slot, ct, s, meas, f_meas, g_meas, kappa))
+                rc = ts__error(err, TS_ENOMEM, "replay: out of memory");
+        }
         for (uint32_t i = 0; i < n_colls; i++) colls = colls || ct->coll_new[i];
     }
     /* A few rounds: re-time from the simulated overlaps, re-simulate. */

@@ -8,6 +8,28 @@
 #include "replay/sim.h"
 #include "trainscope/replay.h"
 
+/* The measured side of the model (kappa, each op's measured overlap, each
+ * measured all-reduce's measured sharing, the load factor) depends only on
+ * measured times, so the candidates of one search share it. A memo keeps
+ * it with the inputs it was computed from (the ops, their measured times
+ * and names, the measured members, the measured all-reduces and their
+ * prices); ts__contention_apply reuses it only when this call's inputs are
+ * the same, element for element, so a reuse never changes a result. */
+typedef struct ts_contention_memo {
+    bool      valid;
+    uint16_t  n_ranks;
+    uint32_t  n_ops, n_names, n_meas_members, n_old;
+    int64_t   alpha_ns;
+    double    kappa_given;
+    uint32_t *op, *name_of, *meas_members, *old_member;   /* old_member: [n_old * n_ranks] */
+    int64_t  *meas, *old_work_ns, *old_meas_ns;
+    double   *f_meas, *g_meas;                             /* [n_ops], [n_old] */
+    double    kappa, load;
+    uint64_t  n_reused;    /* calls that took it */
+} ts_contention_memo;
+
+void ts__contention_memo_free(ts_contention_memo *m);
+
 /* What the model reads; every array is owned by the caller. */
 typedef struct ts_contention {
     uint16_t  n_ranks;
@@ -36,6 +58,9 @@ typedef struct ts_contention {
     double    load;        /* out: the trace's load factor s (measured transfer / model x sharing), 0 = none */
     double    kappa_given; /* > 0: compute slowdown per all-reduce in flight measured by the calibration
                               log (ts__coll_model_cpu_kappa), used instead of fitting kappa on the trace */
+    ts_contention_memo *memo; /* [n_memo] kept measured sides, NULL = none: a matching one is taken, else it
+                                 is computed and kept in slot *memo_next (round robin) */
+    uint32_t  n_memo, *memo_next;
 } ts_contention;
 
 /* gloo's worker threads per process group (ProcessGroupGloo's default): the

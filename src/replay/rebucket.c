@@ -1111,7 +1111,10 @@ static int apply_contention(rb_ctx *c, const rb_ranks *R, uint32_t n_ranks, ts_e
     const ts_graph *g = r->g;
     if (g->lanes[r->sim.lane[R->ob[0][0].member]].on_gpu) return TS_OK;   /* NCCL reduces on the GPU */
     ts_contention ct = {.n_ranks = (uint16_t)n_ranks, .kappa_given = ts__coll_model_cpu_kappa(r->model),
-                        .after_sim = c->n_grp ? rebalance_lanes : NULL, .after_sim_ctx = c};
+                        .after_sim = c->n_grp ? rebalance_lanes : NULL, .after_sim_ctx = c,
+                        .memo = r->session ? r->session->ct : NULL,
+                        .n_memo = r->session ? (uint32_t)(sizeof r->session->ct / sizeof r->session->ct[0]) : 0,
+                        .memo_next = r->session ? &r->session->ct_next : NULL};
     size_t n_base = r->sim.n_base_nodes, n_all = r->sim.n_nodes;
     uint32_t cap_members = (uint32_t)(n_all - n_base);
     for (uint32_t k = 0; k < n_ranks; k++) cap_members += R->n_ob[k];
@@ -1164,6 +1167,26 @@ static int load_grads(const char *path, int64_t **rev, uint32_t *n, ts_error *er
     return TS_OK;
 }
 
+int ts__replay_grads_session(ts_replay *r, const char *path, int64_t **rev, uint32_t *n, bool *owned, ts_error *err)
+{
+    ts_replay_session *se = r->session;
+    *owned = true;
+    if (se && se->grads_path && !strcmp(se->grads_path, path)) {
+        *rev = se->grads_rev;
+        *n = se->n_grads;
+        *owned = false;
+        se->n_grads_reused++;
+        return TS_OK;
+    }
+    int rc = load_grads(path, rev, n, err);
+    if (rc || !se || se->grads_path) return rc;
+    if (!(se->grads_path = ts__strdup(path))) return TS_OK;   /* not kept: the next replay reads the file again */
+    se->grads_rev = *rev;   /* the session keeps them */
+    se->n_grads = *n;
+    *owned = false;
+    return TS_OK;
+}
+
 /* A given grouping or partition needs gradients.json, and its units must
  * be the gradients' pieces, in number. */
 static int check_groups(rb_ctx *c, const ts_replay_options *opt, ts_error *err)
@@ -1201,7 +1224,8 @@ int ts__replay_rebucket(ts_replay *r, const ts_replay_options *opt, ts_error *er
                 .trace_cap = (int64_t)(opt->trace_bucket_mb * 1024.0 * 1024.0)};
     rb_ranks R = {0};
     int64_t *rev = NULL;
-    int rc = opt->gradients_json ? load_grads(opt->gradients_json, &rev, &c.n_grad, err) : TS_OK;
+    bool own_rev = true;
+    int rc = opt->gradients_json ? ts__replay_grads_session(r, opt->gradients_json, &rev, &c.n_grad, &own_rev, err) : TS_OK;
     c.grad = rev;
     if (rc == TS_OK) rc = check_groups(&c, opt, err);
     R.ob = ts__calloc(nr, sizeof *R.ob);
@@ -1227,9 +1251,10 @@ int ts__replay_rebucket(ts_replay *r, const ts_replay_options *opt, ts_error *er
     uint32_t n_skipped = 0;
     if (rc == TS_OK) rc = regroup_all(&c, &R, nr, true, &n_skipped, err);
     if (rc == TS_OK) {
-        ts_coll_model_destroy(r->model);
+        if (!r->model_borrowed) ts_coll_model_destroy(r->model);
         r->model = NULL;
-        rc = ts__replay_fit_model(r, opt, err);
+        r->model_borrowed = false;
+        rc = ts__replay_fit_model_session(r, opt, err);
         int64_t a = r->model ? ts_coll_model_predict_ns(r->model, TS_COLL_ALL_REDUCE, 0, nr) : 0;
         c.alpha_ns = a > 0 ? a : 0;
     }
@@ -1268,7 +1293,7 @@ int ts__replay_rebucket(ts_replay *r, const ts_replay_options *opt, ts_error *er
     ts__free(c.units, c.cap_units * sizeof *c.units);
     ts__free(c.unit_old, c.cap_units * sizeof *c.unit_old);
     ts__free(c.unit_new, c.cap_units * sizeof *c.unit_new);
-    ts__free(rev, (size_t)c.n_grad * sizeof *rev);
+    if (own_rev) ts__free(rev, (size_t)c.n_grad * sizeof *rev);
     ts__free(c.nb_coll, c.cap_nb * sizeof *c.nb_coll);
     ts__free(c.nb_same, c.cap_nb * sizeof *c.nb_same);
     ts__free(c.nb_member, (size_t)c.cap_nb * nr * sizeof *c.nb_member);

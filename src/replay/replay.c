@@ -37,7 +37,7 @@ void ts_replay_destroy(ts_replay *r)
     ts__sim_free(&r->sim);
     ts__free(r->old_group_grads, (size_t)r->n_old_groups * sizeof *r->old_group_grads);
     ts__free(r->colls, (size_t)r->cap_colls * sizeof *r->colls);
-    ts_coll_model_destroy(r->model);
+    if (!r->model_borrowed) ts_coll_model_destroy(r->model);
     ts__free(r->ranks, (size_t)r->n_ranks * sizeof *r->ranks);
     ts__free(r->iters, (size_t)r->n_ranks * r->n_iter_slots * sizeof *r->iters);
     ts__free(r->job_iters, (size_t)r->n_iter_slots * sizeof *r->job_iters);
@@ -348,7 +348,14 @@ static int apply_whatifs(ts_replay *r, const ts_replay_options *opt, ts_error *e
 
 int ts_replay_run_graph(const ts_graph *g, const ts_replay_options *opt, ts_replay **out, ts_error *err)
 {
+    return ts__replay_run_session(g, opt, NULL, out, err);
+}
+
+int ts__replay_run_session(const ts_graph *g, const ts_replay_options *opt, ts_replay_session *session,
+                           ts_replay **out, ts_error *err)
+{
     *out = NULL;
+    if (session && session->g != g) return ts__error(err, TS_EINVAL, "replay: a session is for one graph");
     /* Options grow only at the end: a caller built against an older header
      * passes a smaller size, and the fields it does not know stay zero. */
     ts_replay_options o = {.size = sizeof o};
@@ -362,6 +369,7 @@ int ts_replay_run_graph(const ts_graph *g, const ts_replay_options *opt, ts_repl
     if (!r) return ts__error(err, TS_ENOMEM, "replay: out of memory");
     int64_t t0 = ts__now_ns();
     r->g = g;
+    r->session = session;
     ts__sim_init(&r->sim);
     for (uint32_t i = 0; i < g->n_warnings; i++) ts__replay_warn(r, "%s", g->warnings[i]);
     r->what_if = whatifs_requested(opt);

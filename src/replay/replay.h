@@ -13,6 +13,7 @@
 #define TS_REPLAY_REPLAY_H
 
 #include "graph/graph.h"
+#include "replay/contention.h"
 #include "replay/sim.h"
 #include "trainscope/replay.h"
 
@@ -49,8 +50,48 @@ typedef struct ts_replay_iter {
     int64_t pred_start_ns, pred_dur_ns;
 } ts_replay_iter;
 
+/* An evaluation session: what the candidates of one search share, kept by
+ * the first replay that computes it and reused by the next replays on the
+ * same graph whose inputs to it are the same (each memo keeps its inputs
+ * and is compared element for element before a reuse, so a price made in a
+ * session equals a full replay's). Kept: the gradients' sizes
+ * (gradients.json read once), the cost model fitted on the trace's
+ * collectives and the calibration log (ts__replay_fit_model), and the
+ * measured side of the gloo contention model (contention.h). */
+typedef struct ts_replay_session {
+    const ts_graph *g;
+    char           *grads_path;   /* gradients.json the sizes came from, NULL = none loaded */
+    int64_t        *grads_rev;    /* [n_grads] bytes in reduction (reverse registration) order */
+    uint32_t        n_grads;
+    bool            have_model;   /* model (maybe NULL: nothing to fit) was fitted on model_key */
+    ts_coll_model  *model;
+    bool            model_from_trace;
+    char           *model_log;    /* the calibration log it read, NULL = none */
+    int64_t        *model_key;    /* [n_model_key]: (kind, group, bytes, transfer) of each sample it took */
+    uint32_t        n_model_key;
+    ts_contention_memo ct[4];     /* a few: a partition that zeroes some copies has other ops to slow */
+    uint32_t        ct_next;
+    uint64_t        n_model_reused, n_grads_reused;
+} ts_replay_session;
+
+TS_NODISCARD int ts__replay_session_create(const ts_graph *g, ts_replay_session **out);
+void ts__replay_session_destroy(ts_replay_session *s);
+/* ts_replay_run_graph within a session (NULL = none: a plain replay). */
+TS_NODISCARD int ts__replay_run_session(const ts_graph *g, const ts_replay_options *opt, ts_replay_session *session,
+                                        ts_replay **out, ts_error *err);
+/* The cost model for a rebucket: the session's when fitted on the same
+ * samples and log (then borrowed: r->model_borrowed), else fitted
+ * (ts__replay_fit_model) and, in a session, handed to it (session.c). */
+TS_NODISCARD int ts__replay_fit_model_session(ts_replay *r, const ts_replay_options *opt, ts_error *err);
+/* gradients.json's bytes in reduction order: the session's copy when it
+ * read the same path (*owned false), else read into a new array. */
+TS_NODISCARD int ts__replay_grads_session(ts_replay *r, const char *path, int64_t **rev, uint32_t *n, bool *owned,
+                                          ts_error *err);
+
 struct ts_replay {
     const ts_graph *g;        /* borrowed (or owned_graph) */
+    ts_replay_session *session; /* NULL = none (session.c) */
+    bool            model_borrowed; /* model is the session's: not destroyed with the replay */
     ts_graph       *owned_graph;
     ts_sim          sim;
     ts_replay_coll *colls;

@@ -11,6 +11,7 @@
 #include "optimize/cost_model.h"
 #include "optimize/op_fusion.h"
 #include "optimize/passes.h"
+#include "replay/replay.h"
 #include "trainscope/graph.h"
 #include "trainscope/ingest.h"
 #include "trainscope/optimize.h"
@@ -381,4 +382,85 @@ TEST(cost_model_samples_come_from_a_real_trace_with_shapes)
     CHECK(mm > 100 && mm <= 231);
     ts__cost_samples_free(&s);
     ts_job_destroy(t);
+}
+
+/* A random candidate of the tensor-fusion and partition space, in the
+ * forms the optimizer hands the replay (optimize.c, eval_vars). */
+static uint64_t rnd_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static void random_candidate(ts_opt_grads *gr, uint64_t *rng, uint8_t *vars, uint32_t *pieces, uint32_t *units,
+                             ts_replay_options *ro)
+{
+    uint32_t nt = ts__tf_n_vars(gr), p_cut = (uint32_t)(rnd_next(rng) % 100);   /* from few to many buckets */
+    for (uint32_t i = 0; i < nt; i++) vars[i] = rnd_next(rng) % 100 < p_cut;
+    for (uint32_t j = 0; j < gr->n_part; j++) vars[nt + j] = (uint8_t)(rnd_next(rng) % 3 == 0 ? rnd_next(rng) % (gr->part_max[j] + 1u) : 0);
+    ts__part_replay_edits(gr, vars, pieces, units, ro);
+}
+
+/* The evaluation session (replay.h) keeps what every candidate shares and
+ * reuses it only on the same inputs: on a real 2-rank gloo DDP graph (16.8k
+ * nodes, 147 gradients) each random grouping and partition priced in one
+ * session equals a plain replay of it, to the nanosecond, and the session
+ * did reuse its parts (so the comparison is not of two plain replays). */
+TEST(a_session_prices_random_candidates_as_a_full_replay_does)
+{
+    const char *gj = "bench/data/optimize_transformer12/gradients.json";
+    const char *paths[1] = {"bench/data/optimize_transformer12/trace"};
+    FILE *probe = fopen(gj, "r");
+    if (!probe) SKIP("bench/data/optimize_transformer12 not here: run from the repository root");
+    fclose(probe);
+    ts_trace *t = NULL;
+    ts_graph *g = NULL;
+    ts_error err = {0};
+    CHECK_EQ_INT(ts_trace_load(paths, 1, NULL, &t, &err), TS_OK);
+    if (t) CHECK_EQ_INT(ts_graph_create(t, NULL, &g, &err), TS_OK);
+    ts_opt_grads gr;
+    CHECK_EQ_INT(ts__opt_grads_load(gj, &gr, &err), TS_OK);
+    CHECK_EQ_INT(ts__part_candidates(&gr, 8, 8), TS_OK);
+    CHECK(gr.n_part > 0);
+    ts_replay_session *se = NULL;
+    if (g) CHECK_EQ_INT(ts__replay_session_create(g, &se), TS_OK);
+    uint8_t *vars = malloc(gr.n + gr.n_part + 1);
+    uint32_t *pieces = malloc((gr.n + 1) * sizeof *pieces), *units = malloc((gr.n * 8 + 1) * sizeof *units);
+    uint64_t rng = 22;
+    for (int k = 0; se && k < 24; k++) {
+        ts_replay_options ro = {.size = sizeof ro, .gradients_json = gj,
+                                .nccl_tests_log = "examples/workloads/results/gloo_allreduce_perf.log"};
+        if (k % 8 == 7) ro.nccl_tests_log = NULL;   /* the model fitted on the trace instead: a new key */
+        random_candidate(&gr, &rng, vars, pieces, units, &ro);
+        ts_replay *a = NULL, *b = NULL;
+        CHECK_EQ_INT(ts__replay_run_session(g, &ro, se, &a, &err), TS_OK);
+        CHECK_EQ_INT(ts_replay_run_graph(g, &ro, &b, &err), TS_OK);
+        if (a && b) {
+            CHECK_EQ_INT(ts_replay_predicted_iteration_ns(a), ts_replay_predicted_iteration_ns(b));
+            for (uint32_t i = 0; i < ts_replay_n_iterations(a); i++) {
+                ts_replay_iteration_info x, y;
+                ts_replay_iteration(a, i, &x);
+                ts_replay_iteration(b, i, &y);
+                CHECK_EQ_INT(x.predicted_iteration_ns, y.predicted_iteration_ns);
+            }
+        }
+        ts_replay_destroy(a);
+        ts_replay_destroy(b);
+    }
+    if (se) {
+        CHECK(se->n_model_reused >= 20);     /* all but the first and the trace-fitted ones */
+        CHECK(se->n_grads_reused >= 23);
+        uint64_t ct = 0;
+        for (uint32_t i = 0; i < 4; i++) ct += se->ct[i].n_reused;
+        CHECK(ct >= 18);   /* a memo per kappa (log or trace) and per set of ops (partitions zero some) */
+    }
+    free(vars);
+    free(pieces);
+    free(units);
+    ts__replay_session_destroy(se);
+    ts__opt_grads_free(&gr);
+    ts_graph_destroy(g);
+    ts_trace_destroy(t);
 }

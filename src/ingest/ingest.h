@@ -115,6 +115,15 @@ bool ts__xplane_is_name(const char *path);
 TS_NODISCARD int ts__xplane_ingest(const char *path, int32_t order, ts_rank **out, ts_error *err);
 TS_NODISCARD int ts__xplane_ingest_buffer(const char *name, const void *data, size_t n, ts_rank **out, ts_error *err);
 
+/* PyTorch host execution traces (pytorch_et.c): JSON whose first key is
+ * "schema". They carry no times, so they are not ranks: each is joined onto
+ * the rank (already finished) that holds its process's Kineto trace. */
+bool ts__et_is_host_et(const unsigned char *head, size_t n);
+TS_NODISCARD int ts__et_join(const char *path, ts_rank **ranks, uint32_t n_ranks, ts_error *err);
+/* The same over an ET's bytes in memory (plain JSON; tests, fuzzing). */
+TS_NODISCARD int ts__et_join_buffer(const char *name, const void *data, size_t n, ts_rank **ranks, uint32_t n_ranks,
+                                    ts_error *err);
+
 /* CTF (LTTng) traces of trainscope's tracepoints, read through libbabeltrace2
  * (ctf.c): a directory with a `metadata` file in or below it is one; it loads
  * as one rank per traced process. */

@@ -1368,3 +1368,44 @@ TEST(ingest_rejects_a_pid_or_tid_past_int64)
     CHECK(r != NULL);   /* the ends of the range are ids like any other */
     ts__rank_destroy(r);
 }
+
+/* ---- PyTorch host execution traces joined to Kineto (pytorch_et.c) ---- */
+
+/* The first 8 nodes of chakra's pytorch_host_et_1.0.2-chakra.0.0.4.json
+ * (schema 1.0.2: parent in "ctrl_deps", rf_id in "attrs", inputs as an
+ * object), pid set to 563677, joined to a hand-made Kineto trace of that
+ * process. By hand: 7 ops (the thread root aside); aten::empty_strided's
+ * rf_id 9 has no Kineto op: 6 joined. Tensor (5, 6) goes empty -> to ->
+ * lift_fresh -> {detach_, aten::detach_} (the child reads it as its parent
+ * does, neither enclosing the producer): 4 dependencies. */
+TEST(execution_trace_joins_kineto_by_record_function_id_and_adds_its_data_dependencies)
+{
+    const char *path = "fuzz/corpus/fuzz_pytorch_et/chakra_1.0.2_excerpt_pid_changed.json";
+    if (access(path, R_OK) != 0) SKIP("no seed excerpt (run from the repository root)");
+    ts_error err;
+    ts_rank *r = load_str("{\"traceEvents\":["
+        "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"## process_group:init ##\",\"pid\":563677,\"tid\":1,"
+        "\"ts\":0,\"dur\":5,\"args\":{\"External id\":1}},"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::empty\",\"pid\":563677,\"tid\":1,\"ts\":10,\"dur\":5,\"args\":{\"External id\":2}},"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::to\",\"pid\":563677,\"tid\":1,\"ts\":20,\"dur\":5,\"args\":{\"External id\":3}},"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::lift_fresh\",\"pid\":563677,\"tid\":1,\"ts\":30,\"dur\":5,\"args\":{\"External id\":4}},"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::detach_\",\"pid\":563677,\"tid\":1,\"ts\":40,\"dur\":5,\"args\":{\"External id\":5}},"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"detach_\",\"pid\":563677,\"tid\":1,\"ts\":41,\"dur\":2,\"args\":{\"External id\":6}}"
+        "]}", &err);
+    CHECK(r != NULL);
+    CHECK_EQ_INT(ts__et_join(path, &r, 1, &err), TS_OK);
+    uint32_t deps = 0;
+    for (uint32_t i = 0; i < r->flows.n; i++) deps += r->flows.kind[i] == TS_FLOW_DEP;
+    CHECK_EQ_INT(deps, 4);
+    const char *note = ts_rank_meta_str(r, "execution_trace");
+    CHECK(note && strstr(note, "(schema 1.0.2-chakra.0.0.4): 6 of 7 ops joined by External id, 4 data dependencies"));
+    CHECK_EQ_INT(r->warn_count[TS_WARN_OTHER], 1);
+    /* the same process twice: which one is the run is not guessed */
+    ts_rank *r2 = load_str("{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::empty\",\"pid\":563677,"
+                           "\"tid\":1,\"ts\":10,\"dur\":5,\"args\":{\"External id\":2}}]}", &err);
+    ts_rank *both[2] = {r, r2};
+    CHECK_EQ_INT(ts__et_join(path, both, 2, &err), TS_EPARSE);
+    CHECK(strstr(err.msg, "of process 563677, which 2 of the Kineto traces given ran"));
+    ts__rank_destroy(r);
+    ts__rank_destroy(r2);
+}

@@ -131,6 +131,7 @@ typedef struct parser {
     ts_map64  tid_name;          /* hash(pid, tid) -> thread name id */
     ts_map64  tid_sort;          /* hash(pid, tid) -> thread_sort_index */
     ts_map64  pid_label;         /* pid -> process_labels string id */
+    uint64_t  n_object_events;   /* phases N/O/D (object snapshots), skipped */
     ts_map64  pid_sort;          /* pid -> process_sort_index */
     ts_map64  gpu_track;         /* hash(pid, tid) -> GPU stream track row */
     ts_map64  cat_kind;          /* category id -> ts_kind */
@@ -938,6 +939,7 @@ static void commit_event(parser *P, ev *e)
     case 'C': commit_counter(P, e); break;
     case 'M': commit_metadata(P, e); break;
     case 's': case 't': case 'f': commit_flow(P, e); break;
+    case 'N': case 'O': case 'D': rollback_args(P, e); P->n_object_events++; break;
     default:
         rollback_args(P, e);
         ts__rank_warn(r, TS_WARN_UNKNOWN_PHASE, "%s: event %llu: phase '%c' is not supported; skipped",
@@ -1352,11 +1354,28 @@ static void store_meta(parser *P)
     r->n_meta_args = (uint16_t)(P->n_meta > UINT16_MAX ? UINT16_MAX : P->n_meta);
 }
 
+/* A TensorFlow 1 timeline's devices and streams (tf_timeline.c), and the
+ * object events (phases N, O, D) its Tensors processes hold. */
+static void tf1_timeline(parser *P)
+{
+    ts_rank *r = P->r;
+    char note[256];
+    if (ts__tf1_timeline_map(r, note, sizeof note)) {
+        add_meta(P, ts__rank_intern(r, "format", 6), TS_ARG_STR, ts__rank_intern(r, "tensorflow-timeline", 19));
+        add_meta(P, ts__rank_intern(r, "tf_timeline", 11), TS_ARG_STR, ts__rank_intern(r, note, strlen(note)));
+    }
+    if (P->n_object_events)
+        ts__rank_warn_n(r, TS_WARN_UNKNOWN_PHASE, P->n_object_events, "%s: %llu object events (phases N, O, D: "
+                        "object snapshots, as TensorFlow's tensors) skipped", r->path,
+                        (unsigned long long)P->n_object_events);
+}
+
 static int finish(parser *P, int32_t order, const ts_load_opts *opts, ts_error *err)
 {
     ts_rank *r = P->r;
     warn_unclosed(P);
     name_tracks(P);
+    tf1_timeline(P);
     shift_times(P);
     resolve_flows(P);
     store_meta(P);

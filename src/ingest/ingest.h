@@ -124,6 +124,12 @@ TS_NODISCARD int ts__et_join(const char *path, ts_rank **ranks, uint32_t n_ranks
 TS_NODISCARD int ts__et_join_buffer(const char *name, const void *data, size_t n, ts_rank **ranks, uint32_t n_ranks,
                                     ts_error *err);
 
+/* TensorFlow 1 timelines (tf_timeline.c): after the JSON reader named the
+ * tracks, before finish. True when the process names are timeline.py's
+ * "<device> Compute"; tracks are then mapped to GPU streams and host ops
+ * and `note` says how. */
+bool ts__tf1_timeline_map(ts_rank *r, char *note, size_t cap);
+
 /* CTF (LTTng) traces of trainscope's tracepoints, read through libbabeltrace2
  * (ctf.c): a directory with a `metadata` file in or below it is one; it loads
  * as one rank per traced process. */

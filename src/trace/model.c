@@ -213,6 +213,21 @@ uint32_t ts__rank_add_slice(ts_rank *r, uint32_t track, int64_t ts_ns, int64_t d
     return i;
 }
 
+void ts__rank_drop_slices(ts_rank *r, const bool *drop_track)
+{
+    ts_slices *s = &r->slices;
+    col c[] = SLICE_COLS(s);
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < s->n; i++) {
+        if (drop_track[s->track[i]]) continue;
+        if (k != i)
+            for (int j = 0; j < 12; j++)
+                memcpy((char *)*c[j].p + (size_t)k * c[j].elem, (char *)*c[j].p + (size_t)i * c[j].elem, c[j].elem);
+        k++;
+    }
+    s->n = k;
+}
+
 uint32_t ts__rank_add_arg(ts_rank *r, uint32_t key, ts_arg_type type, uint64_t val)
 {
     ts_args *a = &r->args;
@@ -645,7 +660,7 @@ static uint32_t add_flow(ts_rank *r, uint64_t id, uint32_t cat)
     f->cat[i] = cat;
     const char *cs = ts__rank_str(r, cat);
     f->kind[i] = strcmp(cs, "ac2g") == 0 ? TS_FLOW_AC2G : strcmp(cs, "fwdbwd") == 0 ? TS_FLOW_FWDBWD
-               : strcmp(cs, "chakra_dep") == 0 ? TS_FLOW_DEP : TS_FLOW_OTHER;
+               : strcmp(cs, "chakra_dep") == 0 || strcmp(cs, "data_dep") == 0 ? TS_FLOW_DEP : TS_FLOW_OTHER;
     f->from[i] = f->to[i] = TS_NONE32;
     return i;
 }

@@ -291,6 +291,9 @@ static inline uint32_t ts__rank_push_slice(ts_rank *r, uint32_t track, int64_t t
     return i;
 }
 
+/* Before finish: remove the slices on tracks with drop_track[track] set
+ * (a reader that learns late that a line repeats others: tf_timeline.c). */
+void     ts__rank_drop_slices(ts_rank *r, const bool *drop_track);
 uint32_t ts__rank_add_instant(ts_rank *r, uint32_t track, int64_t ts_ns, uint32_t name,
                               uint32_t cat, ts_kind kind, char scope, uint32_t first_arg, uint32_t n_args);
 uint32_t ts__rank_add_counter(ts_rank *r, uint32_t track, int64_t ts_ns, double value);

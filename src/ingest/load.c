@@ -53,7 +53,8 @@ static bool is_trace_name(const char *name)
             ts__xplane_is_name(name) || ts__chakra_is_name(name));
 }
 
-/* One file into one rank, by what its first bytes say it is: an SQLite
+/* One file into one rank, by what its first bytes say it is (a folder: a
+ * dPRO GPU folder, which expand_paths listed as one): an SQLite
  * database is an Nsight Systems export; a protobuf has no magic, so a
  * `*.xplane.pb` name means a TensorFlow XPlane, `*.et` a Chakra execution
  * trace; anything else JSON. */
@@ -62,6 +63,8 @@ static int ingest_file(const char *path, int32_t order, const ts_load_opts *opts
 {
     unsigned char head[64];
     size_t n = 0;
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return ts__dpro_ingest(path, order, opts, out, err);
     int rc = ts__sniff_file(path, head, sizeof head, &n, err);
     if (rc) { *out = NULL; return rc; }
     if (ts__nsys_is_sqlite(head, n)) return ts__nsys_ingest(path, order, opts, out, err);
@@ -149,12 +152,23 @@ static int expand_dir(file_list *l, const char *dir, skip_note *sk, ts_error *er
     return TS_OK;
 }
 
+static int add_dpro(void *ud, const char *gpu_dir) { return list_add(ud, gpu_dir); }
+
+/* A directory: the GPU folders of a dPRO trace at or below it, one rank
+ * each, or else its trace files. */
+static int expand_tree(file_list *l, const char *dir, skip_note *sk, ts_error *err)
+{
+    int k = ts__dpro_gpu_dirs(dir, add_dpro, l);
+    if (k < 0) return ts__error(err, TS_ENOMEM, "%s: out of memory", dir);
+    return k ? TS_OK : expand_dir(l, dir, sk, err);
+}
+
 static int expand_paths(file_list *l, const char *const *paths, uint32_t n, skip_note *sk, ts_error *err)
 {
     for (uint32_t i = 0; i < n; i++) {
         struct stat st;
         if (stat(paths[i], &st) != 0) return unreadable(paths[i], NULL, errno, err);
-        int rc = S_ISDIR(st.st_mode) ? expand_dir(l, paths[i], sk, err) : list_add(l, paths[i]);
+        int rc = S_ISDIR(st.st_mode) ? expand_tree(l, paths[i], sk, err) : list_add(l, paths[i]);
         if (rc == TS_ENOMEM) return ts__error(err, rc, "%s: out of memory", paths[i]);
         if (rc) return rc;
     }
@@ -281,7 +295,8 @@ static int split_ets(file_list *files, file_list *ets, ts_error *err)
         size_t n = 0;
         const char *p = files->v[i];
         bool et = false;
-        if (rc == TS_OK && !ts__xplane_is_name(p) && !ts__chakra_is_name(p)) {
+        struct stat st;
+        if (rc == TS_OK && !ts__xplane_is_name(p) && !ts__chakra_is_name(p) && !(stat(p, &st) == 0 && S_ISDIR(st.st_mode))) {
             rc = ts__sniff_file(p, head, sizeof head, &n, err);
             et = rc == TS_OK && ts__et_is_host_et(head, n);
         }

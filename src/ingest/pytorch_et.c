@@ -351,19 +351,6 @@ static int add_deps(et *e, uint32_t cat, et_counts *k)
     return rc;
 }
 
-/* The rank's metadata rows again, with one more: "execution_trace". */
-static void note_meta(ts_rank *r, const char *text)
-{
-    uint32_t first = ts__rank_args_mark(r), n_old = r->meta_args == TS_NONE32 ? 0 : r->n_meta_args;
-    for (uint32_t a = 0; a < n_old; a++)
-        ts__rank_add_arg(r, r->args.key[r->meta_args + a], (ts_arg_type)r->args.type[r->meta_args + a],
-                         r->args.val[r->meta_args + a]);
-    ts__rank_add_arg(r, ts__rank_intern(r, "execution_trace", 15), TS_ARG_STR, ts__rank_intern(r, text, strlen(text)));
-    if (r->oom) return;
-    r->meta_args = first;
-    r->n_meta_args = (uint16_t)(n_old + 1);
-}
-
 static int join(et *e, const char *path, ts_error *err)
 {
     ts_map64 by_rf;
@@ -383,7 +370,7 @@ static int join(et *e, const char *path, ts_error *err)
     snprintf(text, sizeof text, "%s (schema %s): %llu of %llu ops joined by %s, %llu data dependencies added",
              path, e->schema, (unsigned long long)k.joined, (unsigned long long)k.ops,
              by_record_fn ? "Record function id" : "External id", (unsigned long long)k.deps);
-    note_meta(e->r, text);
+    ts__rank_add_meta_str(e->r, "execution_trace", text);
     if (k.joined < k.ops)
         ts__rank_warn_n(e->r, TS_WARN_OTHER, k.ops - k.joined, "%s: %llu of its %llu ops found no Kineto op "
                         "(%llu with an id whose Kineto op has another name)", path,

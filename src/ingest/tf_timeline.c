@@ -97,13 +97,13 @@ static uint64_t dataflow_as_deps(ts_rank *r)
     return n;
 }
 
-bool ts__tf1_timeline_map(ts_rank *r, char *note, size_t cap)
+bool ts__tf1_timeline_map(ts_rank *r, uint32_t first_track, char *note, size_t cap)
 {
     uint32_t nt = r->n_tracks;
     tf_dev *dev = ts__calloc(nt ? nt : 1, sizeof *dev);
     bool *drop = ts__calloc(nt ? nt : 1, sizeof *drop);
     bool any = false;
-    for (uint32_t t = 0; dev && drop && t < nt; t++) {
+    for (uint32_t t = first_track; dev && drop && t < nt; t++) {
         const ts_track *tr = &r->tracks[t];
         if (tr->kind != TS_TRACK_THREAD || !tr->process_name_id) continue;
         dev[t] = parse_name(ts__rank_str(r, tr->process_name_id));

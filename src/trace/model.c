@@ -213,6 +213,27 @@ uint32_t ts__rank_add_slice(ts_rank *r, uint32_t track, int64_t ts_ns, int64_t d
     return i;
 }
 
+void ts__rank_add_meta_str(ts_rank *r, const char *key, const char *val)
+{
+    uint32_t k = ts__rank_intern(r, key, strlen(key)), v = ts__rank_intern(r, val, strlen(val));
+    uint32_t n_old = r->meta_args == TS_NONE32 ? 0 : r->n_meta_args;
+    for (uint32_t a = 0; a < n_old; a++)
+        if (r->args.key[r->meta_args + a] == k) {
+            r->args.type[r->meta_args + a] = (uint8_t)TS_ARG_STR;
+            r->args.val[r->meta_args + a] = v;
+            return;
+        }
+    if (n_old >= UINT16_MAX) return;
+    uint32_t first = ts__rank_args_mark(r);
+    for (uint32_t a = 0; a < n_old; a++)
+        ts__rank_add_arg(r, r->args.key[r->meta_args + a], (ts_arg_type)r->args.type[r->meta_args + a],
+                         r->args.val[r->meta_args + a]);
+    ts__rank_add_arg(r, k, TS_ARG_STR, v);
+    if (r->oom) return;
+    r->meta_args = first;
+    r->n_meta_args = (uint16_t)(n_old + 1);
+}
+
 void ts__rank_drop_slices(ts_rank *r, const bool *drop_track)
 {
     ts_slices *s = &r->slices;

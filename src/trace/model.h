@@ -291,6 +291,9 @@ static inline uint32_t ts__rank_push_slice(ts_rank *r, uint32_t track, int64_t t
     return i;
 }
 
+/* Set the rank's metadata string `key` (replaced when present, appended
+ * otherwise); before or after finish. Out of memory sets r->oom. */
+void     ts__rank_add_meta_str(ts_rank *r, const char *key, const char *val);
 /* Before finish: remove the slices on tracks with drop_track[track] set
  * (a reader that learns late that a line repeats others: tf_timeline.c). */
 void     ts__rank_drop_slices(ts_rank *r, const bool *drop_track);

@@ -11,12 +11,7 @@
 # Tensor N/O/D, an Allocators counter). Expected values are computed by
 # Python from the file itself: kernel totals per name over the per-stream
 # lines only, and the GPU's idle time (span minus the union of its ops).
-set -u
-BIN=${TS_BIN:-build/trainscope}
-command -v python3 >/dev/null || { echo "skip: no python3"; exit 77; }
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-fails=0
-fail() { echo "FAIL $*"; fails=$((fails+1)); }
+. "$(dirname "$0")/readers.inc"
 python3 - "$T/timeline.json" <<'PY'
 import json, sys
 P = {0: "Allocators",

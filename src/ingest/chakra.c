@@ -62,6 +62,7 @@ typedef struct ck {
     uint64_t   *ctrl;      /* control dependency ids, then node rows (UINT64_MAX = not followed) */
     uint32_t    n_ctrl, cap_ctrl;
     uint64_t    ctrl_later, ctrl_absent; /* control dependencies on a node not before it in the file / on no node */
+    uint32_t    k_id, k_type;  /* interned "chakra_id", "chakra_type" (0 = not yet) */
     ts_pb       bad;
 } ck;
 
@@ -118,7 +119,7 @@ static void attribute(ck *c, ts_pb a, ck_node *nd)
 
 static int add_id(uint64_t **v, uint32_t *n, uint32_t *cap, uint64_t id)
 {
-    if (ts__grow((void **)v, cap, sizeof **v, (size_t)*n + 1)) return TS_ENOMEM;
+    if (*n == *cap && ts__grow((void **)v, cap, sizeof **v, (size_t)*n + 1)) return TS_ENOMEM;
     (*v)[(*n)++] = id;
     return TS_OK;
 }
@@ -169,8 +170,9 @@ static int one_node(ck *c, ts_pb msg, size_t at)
     }
     note(c, &msg);
     nd = &c->nodes[c->n - 1];
-    ts__rank_add_arg(c->r, intern(c, "chakra_id"), TS_ARG_UINT, nd->id);
-    ts__rank_add_arg(c->r, intern(c, "chakra_type"), TS_ARG_INT, (uint64_t)(int64_t)nd->type);
+    if (!c->k_id) c->k_id = intern(c, "chakra_id"), c->k_type = intern(c, "chakra_type");
+    ts__rank_add_arg(c->r, c->k_id, TS_ARG_UINT, nd->id);
+    ts__rank_add_arg(c->r, c->k_type, TS_ARG_INT, (uint64_t)(int64_t)nd->type);
     if (nd->type == 7) comm_args(c, nd);
     nd->n_deps = c->n_deps - nd->dep0;
     nd->n_ctl = c->n_ctrl - nd->ctl0;
@@ -231,23 +233,60 @@ static void assign_tracks(ck *c)
 }
 
 /* Dependency ids to node rows; an id no node has is counted and dropped. */
+/* Node ids to rows: a table indexed by id when the ids are dense (chakra's
+ * converters number nodes from 0 or 1), else a hash map. */
+typedef struct id_rows {
+    uint32_t *dense;     /* id -> row + 1 (0 = no node), NULL = use map */
+    uint64_t  n_dense;
+    ts_map64  map;
+} id_rows;
+
+static bool id_row(const id_rows *t, uint64_t id, uint64_t *row)
+{
+    if (!t->dense) return ts__map64_get(&t->map, id, row);
+    if (id >= t->n_dense || !t->dense[id]) return false;
+    *row = t->dense[id] - 1;
+    return true;
+}
+
+static int id_rows_build(ck *c, id_rows *t)
+{
+    memset(t, 0, sizeof *t);
+    ts__map64_init(&t->map);
+    uint64_t max = 0;
+    for (uint32_t i = 0; i < c->n; i++) if (c->nodes[i].id > max) max = c->nodes[i].id;
+    if (max < 4 * (uint64_t)c->n + 64) {
+        t->n_dense = max + 1;
+        t->dense = ts__calloc(t->n_dense, sizeof *t->dense);
+        if (!t->dense) return TS_ENOMEM;
+    }
+    for (uint32_t i = 0; i < c->n; i++) {
+        uint64_t id = c->nodes[i].id, old;
+        if (id_row(t, id, &old)) {
+            char buf[96];
+            snprintf(buf, sizeof buf, "two Chakra nodes with id %llu", (unsigned long long)id);
+            return fail_at(c, c->nodes[i].at, buf);
+        }
+        if (t->dense) t->dense[id] = i + 1;
+        else if (ts__map64_put(&t->map, id, i)) return TS_ENOMEM;
+    }
+    return TS_OK;
+}
+
+static void id_rows_free(id_rows *t)
+{
+    ts__free(t->dense, t->n_dense * sizeof *t->dense);
+    ts__map64_free(&t->map);
+}
+
 static int resolve_deps(ck *c)
 {
-    ts_map64 row;
-    ts__map64_init(&row);
-    int rc = TS_OK;
-    for (uint32_t i = 0; !rc && i < c->n; i++) {
-        uint64_t old;
-        if (ts__map64_get(&row, c->nodes[i].id, &old)) {
-            char buf[96];
-            snprintf(buf, sizeof buf, "two Chakra nodes with id %llu", (unsigned long long)c->nodes[i].id);
-            rc = fail_at(c, c->nodes[i].at, buf);
-        } else if (ts__map64_put(&row, c->nodes[i].id, i)) rc = TS_ENOMEM;
-    }
+    id_rows row;
+    int rc = id_rows_build(c, &row);
     uint64_t absent = 0;
     for (uint32_t d = 0; !rc && d < c->n_deps; d++) {
         uint64_t v;
-        if (ts__map64_get(&row, c->deps[d], &v)) c->deps[d] = v;
+        if (id_row(&row, c->deps[d], &v)) c->deps[d] = v;
         else { c->deps[d] = UINT64_MAX; absent++; }
     }
     /* Control dependencies are followed on nodes before the node in the file
@@ -256,11 +295,11 @@ static int resolve_deps(ck *c)
     for (uint32_t i = 0; !rc && i < c->n; i++)
         for (uint32_t d = c->nodes[i].ctl0; d < c->nodes[i].ctl0 + c->nodes[i].n_ctl; d++) {
             uint64_t v;
-            if (!ts__map64_get(&row, c->ctrl[d], &v)) { c->ctrl[d] = UINT64_MAX; c->ctrl_absent++; }
+            if (!id_row(&row, c->ctrl[d], &v)) { c->ctrl[d] = UINT64_MAX; c->ctrl_absent++; }
             else if (v >= i) { c->ctrl[d] = UINT64_MAX; c->ctrl_later++; }
             else c->ctrl[d] = v;
         }
-    ts__map64_free(&row);
+    id_rows_free(&row);
     if (!rc && absent)
         ts__rank_warn_n(c->r, TS_WARN_OTHER, absent, "%s: %llu dependencies on node ids absent from the trace "
                         "dropped", c->path, (unsigned long long)absent);
@@ -447,22 +486,24 @@ static int emit_deps(ck *c, uint32_t cat)
     uint32_t *stack = ts__malloc((size_t)c->n_deps * sizeof *stack + 4);
     int rc = !stamp || !stack || !row ? TS_ENOMEM : TS_OK;
     if (!rc) node_rows(c, row);
+    if (!rc) ts__rank_reserve_flows(c->r, c->n_deps);
     uint64_t id = 0;
     for (uint32_t b = 0; !rc && b < c->n; b++) {
         if (row[b] == TS_NONE32) continue;
-        uint32_t top = 0;
-        const ck_node *to = &c->nodes[b];
-        for (uint32_t d = to->dep0; d < to->dep0 + to->n_deps; d++)
-            if (c->deps[d] != UINT64_MAX && stamp[c->deps[d]] != b + 1) { stamp[c->deps[d]] = b + 1; stack[top++] = (uint32_t)c->deps[d]; }
-        while (top && !rc) {
-            uint32_t a = stack[--top];
-            const ck_node *from = &c->nodes[a];
-            if (from->dur_ns > 0) {
-                if (row[a] != TS_NONE32) rc = ts__rank_add_bound_flow(c->r, row[a], row[b], id++, cat);
-                continue;
+        uint32_t top = 0, from = b;
+        /* b's dependencies, then those of the untimed ones met, once each:
+         * a timed one is a flow, an untimed one is looked through */
+        for (;;) {
+            const ck_node *nd = &c->nodes[from];
+            for (uint32_t d = nd->dep0; d < nd->dep0 + nd->n_deps && !rc; d++) {
+                uint64_t a = c->deps[d];
+                if (a == UINT64_MAX || stamp[a] == b + 1) continue;
+                stamp[a] = b + 1;
+                if (c->nodes[a].dur_ns <= 0) stack[top++] = (uint32_t)a;
+                else if (row[a] != TS_NONE32) rc = ts__rank_push_bound_flow(c->r, row[a], row[b], id++, cat);
             }
-            for (uint32_t d = from->dep0; d < from->dep0 + from->n_deps; d++)
-                if (c->deps[d] != UINT64_MAX && stamp[c->deps[d]] != b + 1) { stamp[c->deps[d]] = b + 1; stack[top++] = (uint32_t)c->deps[d]; }
+            if (!top || rc) break;
+            from = stack[--top];
         }
     }
     ts__free(stamp, ((size_t)c->n + 1) * sizeof *stamp);

@@ -94,6 +94,12 @@ static void reserve_cols(col *cols, int n_cols, uint32_t *cap, uint32_t want)
     *cap = want;
 }
 
+void ts__rank_reserve_flows(ts_rank *r, uint32_t n_flows)
+{
+    col c[] = FLOW_COLS(&r->flows);
+    reserve_cols(c, 5, &r->flows.cap, n_flows);
+}
+
 void ts__rank_reserve(ts_rank *r, uint32_t n_slices, uint32_t n_args, uint32_t n_flow_ends)
 {
     { col c[] = SLICE_COLS(&r->slices); reserve_cols(c, 12, &r->slices.cap, n_slices); }
@@ -679,9 +685,14 @@ static uint32_t add_flow(ts_rank *r, uint64_t id, uint32_t cat)
     uint32_t i = f->n++;
     f->id[i] = id;
     f->cat[i] = cat;
-    const char *cs = ts__rank_str(r, cat);
-    f->kind[i] = strcmp(cs, "ac2g") == 0 ? TS_FLOW_AC2G : strcmp(cs, "fwdbwd") == 0 ? TS_FLOW_FWDBWD
-               : strcmp(cs, "chakra_dep") == 0 || strcmp(cs, "data_dep") == 0 ? TS_FLOW_DEP : TS_FLOW_OTHER;
+    if (cat != r->flow_kind_cat || !r->flow_kind_known) {   /* readers add a million flows of one category */
+        const char *cs = ts__rank_str(r, cat);
+        r->flow_kind = strcmp(cs, "ac2g") == 0 ? TS_FLOW_AC2G : strcmp(cs, "fwdbwd") == 0 ? TS_FLOW_FWDBWD
+                     : strcmp(cs, "chakra_dep") == 0 || strcmp(cs, "data_dep") == 0 ? TS_FLOW_DEP : TS_FLOW_OTHER;
+        r->flow_kind_cat = cat;
+        r->flow_kind_known = true;
+    }
+    f->kind[i] = r->flow_kind;
     f->from[i] = f->to[i] = TS_NONE32;
     return i;
 }

@@ -66,6 +66,13 @@ static inline bool ts__pb_next(ts_pb *c, ts_pb_field *f)
     f->num = key >> 35 ? 0 : (uint32_t)(key >> 3);   /* past 2^29: 0, the slow path's error */
     f->wire = (uint8_t)(key & 7);
     if (f->wire == 0 && f->num != 0) return ts__pb_varint(c, &f->u);
+    /* a submessage or string whose one-byte length fits: no call */
+    if (f->wire == 2 && f->num != 0 && c->p < c->end && *c->p < 0x80 && (size_t)*c->p < (size_t)(c->end - c->p)) {
+        size_t n = *c->p++;
+        f->sub = (ts_pb){c->p, c->p + n, c->base, NULL, 0};
+        c->p += n;
+        return true;
+    }
     return ts__pb_value_slow(c, f, at);
 }
 static inline size_t ts__pb_len(const ts_pb *c) { return (size_t)(c->end - c->p); }

@@ -307,8 +307,8 @@ static int split_ets(file_list *files, file_list *ets, ts_error *err)
     }
     files->n = k;
     if (rc == TS_OK && k == 0 && ets->n)
-        rc = ts__error(err, TS_ENODATA, "%s: byte 0: a PyTorch host execution trace carries no times: give the "
-                       "Kineto trace of the same run beside it", ets->v[0]);
+        rc = ts__error(err, TS_EFORMAT, "%s: byte 0: not a Chrome trace but a PyTorch execution trace (Chakra ET), "
+                       "which has no op times: give the Kineto trace of the same run beside it", ets->v[0]);
     return rc;
 }
 

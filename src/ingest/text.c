@@ -20,7 +20,10 @@ char *ts__read_bounded(const char *path, const char *what, size_t max_bytes, siz
 {
     ts_src src;
     int rc = ts__src_open_file(&src, path, false, err);
-    if (rc) return NULL;
+    if (rc) {
+        if (err) err->status = TS_EIO;   /* a side file that cannot be opened, missing or not, as before */
+        return NULL;
+    }
     size_t n = 0, c = 1 << 16;
     char *buf = ts__malloc(c);
     rc = buf ? TS_OK : ts__error(err, TS_ENOMEM, "%s: out of memory", path);

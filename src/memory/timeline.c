@@ -127,7 +127,7 @@ static int load_raw(const char *path, ts_mem_timeline *out, ts_mem_curve *curve,
     out->peak_ns = -1;
     ts_src src;
     int rc = ts__src_open_file(&src, path, false, err);
-    if (rc) return rc;
+    if (rc) return err ? (err->status = TS_EIO) : TS_EIO;   /* cannot open: TS_EIO, missing or not */
     row_state s = {.curve = curve};
     char buf[1 << 16];
     uint64_t base = 0;

@@ -79,7 +79,7 @@ expect() {
     if [ $rc -ne 2 ] || ! grep -q "$pat" "$T/err" || [ -s "$T/out" ]; then fail "$name (exit $rc): $(cat "$T/err")"
     else echo "ok $name: $(cat "$T/err")"; fi
 }
-expect alone "et.json: byte 0: a PyTorch host execution trace carries no times: give the Kineto trace" "$T/et.json"
+expect alone "et.json: byte 0: not a Chrome trace but a PyTorch execution trace (Chakra ET), which has no op times: give the Kineto trace" "$T/et.json"
 expect other_process "et.json: byte [0-9]*: .* no Kineto trace given is of its process (pid 563677)" \
     "$T/et.json" "$D/nccl_parser_config/nccl_data.json.gz"
 head -c 5000 "$T/et.json" > "$T/cut.json"

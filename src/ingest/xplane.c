@@ -79,6 +79,7 @@ typedef struct xp {
     idtab       ev_name;    /* plane's event metadata id -> rank string id */
     idtab       stat_name;  /* plane's stat metadata id -> rank string id */
     uint64_t    n_aggregated, n_events;
+    uint32_t    k_corr;     /* interned "correlation_id" (stat names share the rank's pool) */
     ts_pb       bad;        /* the first cursor that met damaged bytes (bad.err set) */
 } xp;
 
@@ -151,9 +152,8 @@ static void stat_arg(xp *x, ts_pb st, uint32_t slice)
     }
     note(x, &st);
     if (!key || ty == TS_ARG_NULL) return;
-    ts__rank_add_arg(x->r, key, ty, val);
-    const char *k = ts__rank_str(x->r, key);
-    if ((ty == TS_ARG_INT || ty == TS_ARG_UINT) && !strcmp(k, "correlation_id") && (int64_t)val >= 0)
+    ts__rank_push_arg(x->r, key, ty, val);
+    if (key == x->k_corr && (ty == TS_ARG_INT || ty == TS_ARG_UINT) && (int64_t)val >= 0)
         x->r->slices.corr[slice] = (int64_t)val;
 }
 
@@ -260,6 +260,7 @@ int ts__xplane_ingest_buffer(const char *name, const void *data, size_t n, ts_ra
     idtab_init(&x.stat_name);
     x.r = ts__rank_create(name);
     int rc = x.r ? TS_OK : ts__error(err, TS_ENOMEM, "%s: out of memory", name);
+    if (x.r) x.k_corr = ts__rank_intern(x.r, "correlation_id", 14);
     ts_pb space = ts__pb_open(data, n);
     ts_pb_field f;
     int64_t planes = 0;

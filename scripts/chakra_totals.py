@@ -76,7 +76,7 @@ def main(path):
         finish[n.id] = max([chain(by_id[d]) for d in n.data_deps if d in by_id] or [0]) + n.duration_micros
         return finish[n.id]
     sys.setrecursionlimit(100000)
-    longest = max(chain(n) for n in nodes)
+    longest = max((chain(n) for n in nodes), default=0)
     lanes, cats = {}, {}
     for n in timed:
         a = attrs(n)
@@ -88,6 +88,43 @@ def main(path):
         cpu = a.get('is_cpu_op', not 5 <= n.type <= 7)
         key = (cpu, a.get('tid', 0))
         lanes[key] = lanes.get(key, 0) + n.duration_micros
+    # the replay docs/ingest.md describes (ASTRA-sim's order): ready nodes in
+    # file order, each on its lane once free, after its data dependencies
+    # ended and its control dependencies on earlier nodes started
+    import heapq
+    row = {n.id: i for i, n in enumerate(nodes)}
+    lane_of = lambda n: (attrs(n).get('is_cpu_op', not 5 <= n.type <= 7), attrs(n).get('tid', 0))
+    kids = [[] for _ in nodes]
+    indeg = [0] * len(nodes)
+    ctrl = {'followed': 0, 'later': 0, 'absent': 0}
+    for i, n in enumerate(nodes):
+        for d in n.data_deps:
+            if d in row:
+                indeg[i] += 1
+                kids[row[d]].append((i, 'end'))
+        for d in n.ctrl_deps:
+            k = 'absent' if d not in row else 'later' if row[d] >= i else 'followed'
+            ctrl[k] += 1
+            if k == 'followed':
+                indeg[i] += 1
+                kids[row[d]].append((i, 'start'))
+    ready, lanes_free, heap = [0] * len(nodes), {}, [i for i in range(len(nodes)) if indeg[i] == 0]
+    heapq.heapify(heap)
+    t0, t1 = None, 0
+    while heap:
+        i = heapq.heappop(heap)
+        n = nodes[i]
+        start = max(ready[i], lanes_free.get(lane_of(n), 0))
+        end = start + n.duration_micros
+        if n.duration_micros > 0:
+            lanes_free[lane_of(n)] = end
+            t0 = start if t0 is None else min(t0, start)
+            t1 = max(t1, end)
+        for k, when in kids[i]:
+            ready[k] = max(ready[k], end if when == 'end' else start)
+            indeg[k] -= 1
+            if indeg[k] == 0:
+                heapq.heappush(heap, k)
     print('nodes', len(nodes))
     print('timed', len(timed))
     print('untimed', len(nodes) - len(timed))
@@ -96,7 +133,10 @@ def main(path):
     print('comm_bytes_total', sum(attrs(n).get('comm_size', 0) for n in comm))
     print('dep_edges', edges)
     print('longest_chain_us', longest)
-    print('busiest_lane_us', max(lanes.values()))
+    print('busiest_lane_us', max(lanes.values(), default=0))
+    print('replay_span_us', t1 - t0 if t0 is not None else 0)
+    for k in ('followed', 'later', 'absent'):
+        print('ctrl_' + k, ctrl[k])
     print('lanes', len(lanes))
     for cat in sorted(cats):
         print('category', cat, cats[cat][0], cats[cat][1])

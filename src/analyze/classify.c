@@ -34,6 +34,8 @@ ts_kernel_type ts_kernel_type_of(const char *name)
         return TS_KT_COMMUNICATION;
     /* HTA is_memory_kernel: "Memcpy" or "Memset" in the name, case as written. */
     if (strstr(name, "Memcpy") || strstr(name, "Memset")) return TS_KT_MEMORY;
+    /* TensorFlow's GPU tracer names its copies MEMCPYHtoD, MEMCPYDtoH, ... */
+    if (!strncmp(name, "MEMCPY", 6)) return TS_KT_MEMORY;
     return TS_KT_COMPUTATION;
 }
 

@@ -66,7 +66,9 @@ int ts__error(ts_error *err, int status, const char *fmt, ...)
  * ts__error never keeps a stale message from an earlier call or stack garbage. */
 static inline void ts__error_clear(ts_error *err) { if (err) { err->status = TS_OK; err->msg[0] = 0; } }
 
-/* ---- bounded whole-file reads (side files: fx dumps, logs, tables) ---- */
+/* ---- bounded whole-file reads (side files: fx dumps, logs, tables) ----
+ * Defined in ingest/text.c: they read through the byte source (ts_src), so a
+ * gzip or zstd copy of any side file reads as the file itself. */
 /* Limits on the side files read whole into memory. Real ones are far below
  * (fx dumps 0.1-0.3 MB, nccl-tests logs and time tables under 0.1 MB); the
  * bound turns a wrong file (/dev/zero, a trace for a log) into an error

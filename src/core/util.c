@@ -1,5 +1,5 @@
-/* util.c - hashing, the u64 hash map, the string builder, clocks, bounded
- * file reads, strict number parsing, files written whole or not at all. */
+/* util.c - hashing, the u64 hash map, the string builder, clocks,
+ * strict number parsing, files written whole or not at all. */
 #include "core/core.h"
 
 #include <errno.h>
@@ -303,48 +303,6 @@ int ts__cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Reads at most max_bytes + 1 bytes, so an endless source (/dev/zero, a pipe
- * that never closes its end) costs max_bytes of memory and then an error. */
-char *ts__read_bounded(const char *path, const char *what, size_t max_bytes, size_t *len, size_t *cap,
-                       ts_error *err)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        ts__error(err, TS_EIO, "%s: %s", path, strerror(errno));
-        return NULL;
-    }
-    size_t n = 0, c = 1 << 16;
-    char *buf = ts__malloc(c);
-    int rc = buf ? TS_OK : TS_ENOMEM;
-    while (!rc) {
-        n += fread(buf + n, 1, c - n - 1, f);
-        if (n > max_bytes) rc = TS_ERANGE;
-        else if (n + 1 < c) break;
-        else {
-            size_t nc = c * 2 > max_bytes + 2 ? max_bytes + 2 : c * 2;
-            char *nb = ts__realloc(buf, c, nc);
-            if (!nb) rc = TS_ENOMEM;
-            else buf = nb, c = nc;
-        }
-    }
-    int io_errno = ferror(f) ? errno : 0;
-    fclose(f);
-    if (!rc && io_errno) rc = TS_EIO;
-    if (rc) {
-        ts__free(buf, c);
-        if (rc == TS_ERANGE)
-            ts__error(err, rc, "%s: larger than %zu MiB, the most read for %s (is it the right file?)", path,
-                      max_bytes >> 20, what);
-        else if (rc == TS_EIO) ts__error(err, rc, "%s: %s", path, strerror(io_errno));
-        else ts__error(err, rc, "%s: out of memory", path);
-        return NULL;
-    }
-    buf[n] = 0;
-    *len = n;
-    *cap = c;
-    return buf;
-}
-
 bool ts__parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out)
 {
     char *end;
@@ -410,26 +368,6 @@ int ts__commit_tmp(const char *dir, const char *const *names, int n_written, int
         if (rc) remove(tmp);
         else if (rename(tmp, final) != 0) rc = ts__error(err, TS_EIO, "%s: %s", final, strerror(errno));
     }
-    return rc;
-}
-
-int ts__for_lines(const char *path, const char *what, bool cut_hash, ts__line_fn fn, void *ctx, ts_error *err)
-{
-    size_t len, cap;
-    char *text = ts__read_bounded(path, what, TS__SIDE_FILE_MAX_BYTES, &len, &cap, err);
-    if (!text) return err ? err->status : TS_EIO;
-    int rc = memchr(text, '\0', len) ? ts__error(err, TS_EPARSE, "%s: NUL byte in a text file", path) : TS_OK;
-    unsigned line = 0;
-    for (char *p = text; *p && !rc;) {
-        char *nl = strchr(p, '\n');
-        if (nl) *nl = 0;
-        line++;
-        char *hash = cut_hash ? strchr(p, '#') : NULL;
-        if (hash) *hash = 0;
-        rc = fn(ctx, line, p, err);
-        p = nl ? nl + 1 : p + strlen(p);
-    }
-    ts__free(text, cap);
     return rc;
 }
 

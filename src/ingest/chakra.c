@@ -19,10 +19,12 @@
  * Times: the nodes' own start_time_micros when every timed node has one;
  * otherwise the graph is replayed as ASTRA-sim does: a node starts when all
  * its dependencies ended and its lane is free (ready nodes in file order).
- * ctrl_deps are not followed: PyTorch-converted traces point them at the
- * enclosing op, which may come after the node (the sample has such 2-cycles
- * and 1,277 ids no node has), and ASTRA-sim's feeder and chakra's JSON
- * workload graph follow data_deps only. Data dependencies become
+ * ctrl_deps on a node earlier in the file (the enclosing op, the op that
+ * launched a kernel) are followed in the replay as start-after-start: the
+ * node starts once that one started. PyTorch-converted traces also point
+ * them at later nodes (the sample has 2-cycles through them) and at ids no
+ * node has: those are counted, not followed. A node without an id (proto3
+ * leaves 0 out) is node 0. Data dependencies become
  * "chakra_dep" flows, bound by slice row once the model is finished (no
  * timestamped endpoints to sort), which the graph turns into "dep" edges; a
  * node without runtime is an instant, and edges through it join its
@@ -40,6 +42,7 @@ typedef struct ck_node {
     size_t   at;           /* byte offset of its message */
     uint32_t name, track;
     uint32_t dep0, n_deps; /* into ck.deps */
+    uint32_t ctl0, n_ctl;  /* into ck.ctrl */
     uint32_t arg0, n_args;
     int64_t  dur_ns, start_ns, ready_ns;
     int64_t  tid, comm_type, comm_size;
@@ -56,7 +59,10 @@ typedef struct ck {
     uint32_t    n, cap;
     uint64_t   *deps;      /* dependency ids, then resolved to node rows (UINT64_MAX = absent) */
     uint32_t    n_deps, cap_deps;
-    uint64_t    n_ctrl;    /* nodes with ctrl_deps (kept out of the schedule) */
+    uint64_t   *ctrl;      /* control dependency ids, then node rows (UINT64_MAX = not followed) */
+    uint32_t    n_ctrl, cap_ctrl;
+    uint64_t    ctrl_later, ctrl_absent; /* control dependencies on a node not before it in the file / on no node */
+    uint32_t    k_id, k_type;  /* interned "chakra_id", "chakra_type" (0 = not yet) */
     ts_pb       bad;
 } ck;
 
@@ -111,22 +117,25 @@ static void attribute(ck *c, ts_pb a, ck_node *nd)
     ts__rank_add_arg(c->r, intern_sub(c, &key), ty, val);
 }
 
-static int add_dep(ck *c, uint64_t id)
+static int add_id(uint64_t **v, uint32_t *n, uint32_t *cap, uint64_t id)
 {
-    if (ts__grow((void **)&c->deps, &c->cap_deps, sizeof *c->deps, c->n_deps + 1)) return TS_ENOMEM;
-    c->deps[c->n_deps++] = id;
+    if (*n == *cap && ts__grow((void **)v, cap, sizeof **v, (size_t)*n + 1)) return TS_ENOMEM;
+    (*v)[(*n)++] = id;
     return TS_OK;
 }
 
-/* Packed (or, as older writers did, unpacked) uint64 dependency ids. */
+/* Packed (or, as older writers did, unpacked) uint64 dependency ids: data
+ * dependencies (field 5) into c->deps, control ones (4) into c->ctrl. */
 static int deps_field(ck *c, const ts_pb_field *f)
 {
-    if (f->wire == 0) return add_dep(c, f->u);
+    uint64_t **v = f->num == 5 ? &c->deps : &c->ctrl;
+    uint32_t *n = f->num == 5 ? &c->n_deps : &c->n_ctrl, *cap = f->num == 5 ? &c->cap_deps : &c->cap_ctrl;
+    if (f->wire == 0) return add_id(v, n, cap, f->u);
     if (f->wire != 2) return TS_OK;
     ts_pb p = f->sub;
-    uint64_t v;
+    uint64_t id;
     while (p.p < p.end && !p.err)
-        if (ts__pb_varint(&p, &v) && add_dep(c, v)) return TS_ENOMEM;
+        if (ts__pb_varint(&p, &id) && add_id(v, n, cap, id)) return TS_ENOMEM;
     note(c, &p);
     return TS_OK;
 }
@@ -146,31 +155,31 @@ static int one_node(ck *c, ts_pb msg, size_t at)
 {
     if (ts__grow((void **)&c->nodes, &c->cap, sizeof *c->nodes, c->n + 1)) return TS_ENOMEM;
     ck_node *nd = &c->nodes[c->n++];
-    *nd = (ck_node){.at = at, .dep0 = c->n_deps, .is_cpu = -1, .comm_type = -1, .comm_size = -1};
+    *nd = (ck_node){.at = at, .dep0 = c->n_deps, .ctl0 = c->n_ctrl, .is_cpu = -1, .comm_type = -1, .comm_size = -1};
     nd->arg0 = ts__rank_args_mark(c->r);
-    bool has_id = false;
     ts_pb_field f;
     int rc = TS_OK;
     while (!rc && ts__pb_next(&msg, &f)) {
-        if (f.num == 1 && f.wire == 0) { nd->id = f.u; has_id = true; }
+        if (f.num == 1 && f.wire == 0) nd->id = f.u;   /* absent: 0, which proto3 writers leave out */
         else if (f.num == 2 && f.wire == 2) nd->name = intern_sub(c, &f.sub);
         else if (f.num == 3 && f.wire == 0) nd->type = (int32_t)(f.u > 100 ? 100 : f.u);
-        else if (f.num == 5) rc = deps_field(c, &f);
-        else if (f.num == 4) c->n_ctrl++;
+        else if (f.num == 5 || f.num == 4) rc = deps_field(c, &f);
         else if (f.num == 6 && f.wire == 0) { nd->start_ns = (int64_t)(f.u > (1ULL << 52) ? 1ULL << 52 : f.u) * 1000; nd->has_start = true; }
         else if (f.num == 7 && f.wire == 0) nd->dur_ns = (int64_t)(f.u > (1ULL << 40) ? 1ULL << 40 : f.u) * 1000;
         else if (f.num == 10 && f.wire == 2) attribute(c, f.sub, nd);
     }
     note(c, &msg);
     nd = &c->nodes[c->n - 1];
-    ts__rank_add_arg(c->r, intern(c, "chakra_id"), TS_ARG_UINT, nd->id);
-    ts__rank_add_arg(c->r, intern(c, "chakra_type"), TS_ARG_INT, (uint64_t)(int64_t)nd->type);
+    if (!c->k_id) c->k_id = intern(c, "chakra_id"), c->k_type = intern(c, "chakra_type");
+    ts__rank_add_arg(c->r, c->k_id, TS_ARG_UINT, nd->id);
+    ts__rank_add_arg(c->r, c->k_type, TS_ARG_INT, (uint64_t)(int64_t)nd->type);
     if (nd->type == 7) comm_args(c, nd);
     nd->n_deps = c->n_deps - nd->dep0;
+    nd->n_ctl = c->n_ctrl - nd->ctl0;
     nd->n_args = ts__rank_args_mark(c->r) - nd->arg0;
     if (rc) return rc;
     if (c->bad.err) return fail_at(c, c->bad.err_at, c->bad.err);
-    if (!has_id || !nd->name) return fail_at(c, at, "not a Chakra execution trace (a Node without id or name)");
+    if (!nd->name) return fail_at(c, at, "not a Chakra execution trace (a Node without a name)");
     return TS_OK;
 }
 
@@ -224,26 +233,73 @@ static void assign_tracks(ck *c)
 }
 
 /* Dependency ids to node rows; an id no node has is counted and dropped. */
+/* Node ids to rows: a table indexed by id when the ids are dense (chakra's
+ * converters number nodes from 0 or 1), else a hash map. */
+typedef struct id_rows {
+    uint32_t *dense;     /* id -> row + 1 (0 = no node), NULL = use map */
+    uint64_t  n_dense;
+    ts_map64  map;
+} id_rows;
+
+static bool id_row(const id_rows *t, uint64_t id, uint64_t *row)
+{
+    if (!t->dense) return ts__map64_get(&t->map, id, row);
+    if (id >= t->n_dense || !t->dense[id]) return false;
+    *row = t->dense[id] - 1;
+    return true;
+}
+
+static int id_rows_build(ck *c, id_rows *t)
+{
+    memset(t, 0, sizeof *t);
+    ts__map64_init(&t->map);
+    uint64_t max = 0;
+    for (uint32_t i = 0; i < c->n; i++) if (c->nodes[i].id > max) max = c->nodes[i].id;
+    if (max < 4 * (uint64_t)c->n + 64) {
+        t->n_dense = max + 1;
+        t->dense = ts__calloc(t->n_dense, sizeof *t->dense);
+        if (!t->dense) return TS_ENOMEM;
+    }
+    for (uint32_t i = 0; i < c->n; i++) {
+        uint64_t id = c->nodes[i].id, old;
+        if (id_row(t, id, &old)) {
+            char buf[96];
+            snprintf(buf, sizeof buf, "two Chakra nodes with id %llu", (unsigned long long)id);
+            return fail_at(c, c->nodes[i].at, buf);
+        }
+        if (t->dense) t->dense[id] = i + 1;
+        else if (ts__map64_put(&t->map, id, i)) return TS_ENOMEM;
+    }
+    return TS_OK;
+}
+
+static void id_rows_free(id_rows *t)
+{
+    ts__free(t->dense, t->n_dense * sizeof *t->dense);
+    ts__map64_free(&t->map);
+}
+
 static int resolve_deps(ck *c)
 {
-    ts_map64 row;
-    ts__map64_init(&row);
-    int rc = TS_OK;
-    for (uint32_t i = 0; !rc && i < c->n; i++) {
-        uint64_t old;
-        if (ts__map64_get(&row, c->nodes[i].id, &old)) {
-            char buf[96];
-            snprintf(buf, sizeof buf, "two Chakra nodes with id %llu", (unsigned long long)c->nodes[i].id);
-            rc = fail_at(c, c->nodes[i].at, buf);
-        } else if (ts__map64_put(&row, c->nodes[i].id, i)) rc = TS_ENOMEM;
-    }
+    id_rows row;
+    int rc = id_rows_build(c, &row);
     uint64_t absent = 0;
     for (uint32_t d = 0; !rc && d < c->n_deps; d++) {
         uint64_t v;
-        if (ts__map64_get(&row, c->deps[d], &v)) c->deps[d] = v;
+        if (id_row(&row, c->deps[d], &v)) c->deps[d] = v;
         else { c->deps[d] = UINT64_MAX; absent++; }
     }
-    ts__map64_free(&row);
+    /* Control dependencies are followed on nodes before the node in the file
+     * (its enclosing op, the op that launched it); later ones cannot be
+     * (converted traces have 2-cycles through them). */
+    for (uint32_t i = 0; !rc && i < c->n; i++)
+        for (uint32_t d = c->nodes[i].ctl0; d < c->nodes[i].ctl0 + c->nodes[i].n_ctl; d++) {
+            uint64_t v;
+            if (!id_row(&row, c->ctrl[d], &v)) { c->ctrl[d] = UINT64_MAX; c->ctrl_absent++; }
+            else if (v >= i) { c->ctrl[d] = UINT64_MAX; c->ctrl_later++; }
+            else c->ctrl[d] = v;
+        }
+    id_rows_free(&row);
     if (!rc && absent)
         ts__rank_warn_n(c->r, TS_WARN_OTHER, absent, "%s: %llu dependencies on node ids absent from the trace "
                         "dropped", c->path, (unsigned long long)absent);
@@ -276,7 +332,8 @@ static uint32_t heap_pop(heap *h)
 }
 
 typedef struct sched {
-    uint32_t *indeg, *child0, *child;   /* CSR of dependents */
+    uint32_t *indeg, *child0, *child;   /* CSR of dependents: data ones, then control ones (start after start) */
+    uint32_t *ctl0;                     /* per node: where its control dependents begin in child */
     int64_t  *lane_free;
     heap      ready;
 } sched;
@@ -285,6 +342,7 @@ static void sched_free(sched *s, uint32_t n, uint32_t n_deps, uint32_t n_tracks)
 {
     ts__free(s->indeg, (size_t)n * sizeof *s->indeg + 4);
     ts__free(s->child0, ((size_t)n + 1) * sizeof *s->child0);
+    ts__free(s->ctl0, ((size_t)n + 1) * sizeof *s->ctl0);
     ts__free(s->child, (size_t)n_deps * sizeof *s->child + 4);
     ts__free(s->lane_free, ((size_t)n_tracks + 1) * sizeof *s->lane_free);
     ts__free(s->ready.v, (size_t)n * sizeof *s->ready.v + 4);
@@ -292,24 +350,40 @@ static void sched_free(sched *s, uint32_t n, uint32_t n_deps, uint32_t n_tracks)
 
 static int sched_init(ck *c, sched *s)
 {
-    uint32_t n = c->n;
+    uint32_t n = c->n, n_edges = c->n_deps + c->n_ctrl;
     s->indeg = ts__calloc((size_t)n + 1, sizeof *s->indeg);
     s->child0 = ts__calloc((size_t)n + 1, sizeof *s->child0);
-    s->child = ts__malloc((size_t)c->n_deps * sizeof *s->child + 4);
+    s->ctl0 = ts__calloc((size_t)n + 1, sizeof *s->ctl0);
+    s->child = ts__malloc((size_t)n_edges * sizeof *s->child + 4);
     s->lane_free = ts__calloc((size_t)c->r->n_tracks + 1, sizeof *s->lane_free);
     s->ready.v = ts__malloc((size_t)n * sizeof *s->ready.v + 4);
-    if (!s->indeg || !s->child0 || !s->child || !s->lane_free || !s->ready.v) return TS_ENOMEM;
-    for (uint32_t i = 0; i < n; i++)
-        for (uint32_t d = c->nodes[i].dep0; d < c->nodes[i].dep0 + c->nodes[i].n_deps; d++)
+    if (!s->indeg || !s->child0 || !s->ctl0 || !s->child || !s->lane_free || !s->ready.v) return TS_ENOMEM;
+    uint32_t *n_ctl = s->ready.v;   /* borrowed: control dependents per node */
+    memset(n_ctl, 0, (size_t)n * sizeof *n_ctl);
+    for (uint32_t i = 0; i < n; i++) {
+        const ck_node *nd = &c->nodes[i];
+        for (uint32_t d = nd->dep0; d < nd->dep0 + nd->n_deps; d++)
             if (c->deps[d] != UINT64_MAX) { s->indeg[i]++; s->child0[c->deps[d]]++; }
+        for (uint32_t d = nd->ctl0; d < nd->ctl0 + nd->n_ctl; d++)
+            if (c->ctrl[d] != UINT64_MAX) { s->indeg[i]++; n_ctl[c->ctrl[d]]++; }
+    }
     uint32_t sum = 0;
-    for (uint32_t i = 0; i < n; i++) { uint32_t k = s->child0[i]; s->child0[i] = sum; sum += k; }
-    s->child0[n] = sum;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t k = s->child0[i];
+        s->child0[i] = sum;
+        s->ctl0[i] = sum + k;
+        sum += k + n_ctl[i];
+    }
+    s->child0[n] = s->ctl0[n] = sum;
     uint32_t *fill = s->ready.v;   /* borrowed as the fill cursor before the heap is used */
     for (uint32_t i = 0; i < n; i++) fill[i] = s->child0[i];
     for (uint32_t i = 0; i < n; i++)
         for (uint32_t d = c->nodes[i].dep0; d < c->nodes[i].dep0 + c->nodes[i].n_deps; d++)
             if (c->deps[d] != UINT64_MAX) s->child[fill[c->deps[d]]++] = i;
+    for (uint32_t i = 0; i < n; i++) fill[i] = s->ctl0[i];
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t d = c->nodes[i].ctl0; d < c->nodes[i].ctl0 + c->nodes[i].n_ctl; d++)
+            if (c->ctrl[d] != UINT64_MAX) s->child[fill[c->ctrl[d]]++] = i;
     return TS_OK;
 }
 
@@ -331,8 +405,10 @@ static int schedule(ck *c)
             if (nd->dur_ns > 0) *lane = end;
             uint32_t self = (uint32_t)(nd - c->nodes);
             for (uint32_t k = s.child0[self]; k < s.child0[self + 1]; k++) {
+                /* data dependents wait for the end, control ones for the start */
+                int64_t at = k < s.ctl0[self] ? end : nd->start_ns;
                 ck_node *ch = &c->nodes[s.child[k]];
-                if (ch->ready_ns < end) ch->ready_ns = end;
+                if (ch->ready_ns < at) ch->ready_ns = at;
                 if (--s.indeg[s.child[k]] == 0) heap_push(&s.ready, s.child[k]);
             }
             done++;
@@ -340,7 +416,7 @@ static int schedule(ck *c)
     }
     uint32_t stuck = 0;
     while (!rc && late == TS_NONE32 && done < c->n && stuck < c->n && s.indeg[stuck] == 0) stuck++;
-    sched_free(&s, c->n, c->n_deps, c->r->n_tracks);
+    sched_free(&s, c->n, c->n_deps + c->n_ctrl, c->r->n_tracks);
     if (rc) return ts__error(c->err, TS_ENOMEM, "%s: out of memory", c->path);
     if (late != TS_NONE32) return fail_at(c, c->nodes[late].at, "Chakra replay past 2^62 ns (runtimes too large)");
     if (done < c->n) {
@@ -410,22 +486,24 @@ static int emit_deps(ck *c, uint32_t cat)
     uint32_t *stack = ts__malloc((size_t)c->n_deps * sizeof *stack + 4);
     int rc = !stamp || !stack || !row ? TS_ENOMEM : TS_OK;
     if (!rc) node_rows(c, row);
+    if (!rc) ts__rank_reserve_flows(c->r, c->n_deps);
     uint64_t id = 0;
     for (uint32_t b = 0; !rc && b < c->n; b++) {
         if (row[b] == TS_NONE32) continue;
-        uint32_t top = 0;
-        const ck_node *to = &c->nodes[b];
-        for (uint32_t d = to->dep0; d < to->dep0 + to->n_deps; d++)
-            if (c->deps[d] != UINT64_MAX && stamp[c->deps[d]] != b + 1) { stamp[c->deps[d]] = b + 1; stack[top++] = (uint32_t)c->deps[d]; }
-        while (top && !rc) {
-            uint32_t a = stack[--top];
-            const ck_node *from = &c->nodes[a];
-            if (from->dur_ns > 0) {
-                if (row[a] != TS_NONE32) rc = ts__rank_add_bound_flow(c->r, row[a], row[b], id++, cat);
-                continue;
+        uint32_t top = 0, from = b;
+        /* b's dependencies, then those of the untimed ones met, once each:
+         * a timed one is a flow, an untimed one is looked through */
+        for (;;) {
+            const ck_node *nd = &c->nodes[from];
+            for (uint32_t d = nd->dep0; d < nd->dep0 + nd->n_deps && !rc; d++) {
+                uint64_t a = c->deps[d];
+                if (a == UINT64_MAX || stamp[a] == b + 1) continue;
+                stamp[a] = b + 1;
+                if (c->nodes[a].dur_ns <= 0) stack[top++] = (uint32_t)a;
+                else if (row[a] != TS_NONE32) rc = ts__rank_push_bound_flow(c->r, row[a], row[b], id++, cat);
             }
-            for (uint32_t d = from->dep0; d < from->dep0 + from->n_deps; d++)
-                if (c->deps[d] != UINT64_MAX && stamp[c->deps[d]] != b + 1) { stamp[c->deps[d]] = b + 1; stack[top++] = (uint32_t)c->deps[d]; }
+            if (!top || rc) break;
+            from = stack[--top];
         }
     }
     ts__free(stamp, ((size_t)c->n + 1) * sizeof *stamp);
@@ -454,9 +532,15 @@ static int build(ck *c, const void *data, size_t n)
     c->r->meta_args = ts__rank_args_mark(c->r);
     meta_str(c->r, "format", "chakra-et");
     meta_str(c->r, "chakra_times", own_times ? "recorded (start_time_micros)" : "replayed from runtimes and dependencies");
-    char ctrl[32];
-    snprintf(ctrl, sizeof ctrl, "%llu nodes", (unsigned long long)c->n_ctrl);
-    meta_str(c->r, "ctrl_deps_not_followed", ctrl);
+    char ctrl[200];
+    uint64_t followed = c->n_ctrl - c->ctrl_later - c->ctrl_absent;
+    if (own_times)
+        snprintf(ctrl, sizeof ctrl, "%u, held by the recorded start times", c->n_ctrl);
+    else
+        snprintf(ctrl, sizeof ctrl, "%llu followed (a node starts once they started), %llu on a node later in the "
+                 "file and %llu on absent ids not", (unsigned long long)followed, (unsigned long long)c->ctrl_later,
+                 (unsigned long long)c->ctrl_absent);
+    meta_str(c->r, "ctrl_deps", ctrl);
     c->r->n_meta_args = 3;
     c->r->n_events_read = c->n;
     rc = ts__rank_finish(c->r, c->err);
@@ -471,6 +555,7 @@ int ts__chakra_ingest_buffer(const char *name, const void *data, size_t n, ts_ra
     int rc = c.r ? build(&c, data, n) : ts__error(err, TS_ENOMEM, "%s: out of memory", name);
     ts__free(c.nodes, (size_t)c.cap * sizeof *c.nodes);
     ts__free(c.deps, (size_t)c.cap_deps * sizeof *c.deps);
+    ts__free(c.ctrl, (size_t)c.cap_ctrl * sizeof *c.ctrl);
     if (rc) { ts__rank_destroy(c.r); return rc; }
     *out = c.r;
     return TS_OK;

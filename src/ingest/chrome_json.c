@@ -131,6 +131,9 @@ typedef struct parser {
     ts_map64  tid_name;          /* hash(pid, tid) -> thread name id */
     ts_map64  tid_sort;          /* hash(pid, tid) -> thread_sort_index */
     ts_map64  pid_label;         /* pid -> process_labels string id */
+    uint64_t  n_object_events;   /* phases N/O/D (object snapshots), skipped */
+    int64_t   pid_base;          /* added to every pid: files read into one rank keep their processes apart */
+    uint32_t  first_slice, first_instant, first_counter, first_flow_end, first_track; /* rows this file began at */
     ts_map64  pid_sort;          /* pid -> process_sort_index */
     ts_map64  gpu_track;         /* hash(pid, tid) -> GPU stream track row */
     ts_map64  cat_kind;          /* category id -> ts_kind */
@@ -918,6 +921,7 @@ static void restore_id_rows(parser *P, ev *e)
 static void commit_event(parser *P, ev *e)
 {
     ts_rank *r = P->r;
+    e->pid += P->pid_base;
     if (TS_UNLIKELY(e->corr >= 0 || e->ext_id >= 0) && e->ph != 'X' && e->ph != 'B' && e->ph != 'E' &&
         (e->ph == 'i' || e->ph == 'I' || e->ph == 'R' || e->ph == 'n' || e->ph == 'C'))
         restore_id_rows(P, e);
@@ -938,6 +942,7 @@ static void commit_event(parser *P, ev *e)
     case 'C': commit_counter(P, e); break;
     case 'M': commit_metadata(P, e); break;
     case 's': case 't': case 'f': commit_flow(P, e); break;
+    case 'N': case 'O': case 'D': rollback_args(P, e); P->n_object_events++; break;
     default:
         rollback_args(P, e);
         ts__rank_warn(r, TS_WARN_UNKNOWN_PHASE, "%s: event %llu: phase '%c' is not supported; skipped",
@@ -1099,7 +1104,7 @@ static bool horovod_unclosed_end(parser *P)
     if (!j->eof) longjmp(j->jb, JS_NEED_MORE);
     if (P->first || !ts__horovod_timeline(P->r)) return false;
     ts__rank_warn(P->r, TS_WARN_OTHER, "%s: a Horovod timeline, unclosed as Horovod writes it (no ']' after its "
-                  "last event at byte %llu): read to its end", P->r->path, (unsigned long long)js_off(j, j->p));
+                  "last event at byte %llu): read to its end", j->name, (unsigned long long)js_off(j, j->p));
     j->p = p;
     return true;
 }
@@ -1312,15 +1317,15 @@ static void shift_times(parser *P)
     ts_rank *r = P->r;
     int64_t b = P->base_time_ns;
     r->base_time_ns = b;
-    for (uint32_t i = 0; i < r->slices.n && !r->us_fractions; i++) r->us_fractions = r->slices.ts_ns[i] % 1000 != 0;
+    for (uint32_t i = P->first_slice; i < r->slices.n && !r->us_fractions; i++) r->us_fractions = r->slices.ts_ns[i] % 1000 != 0;
     if (b == 0) return;
-    for (uint32_t i = 0; i < r->slices.n; i++) {
+    for (uint32_t i = P->first_slice; i < r->slices.n; i++) {
         int64_t ts = r->slices.ts_ns[i] = sat_add(r->slices.ts_ns[i], b);
         if (sat_add(ts, r->slices.dur_ns[i]) == INT64_MAX) r->slices.dur_ns[i] = INT64_MAX - ts;
     }
-    for (uint32_t i = 0; i < r->instants.n; i++) r->instants.ts_ns[i] = sat_add(r->instants.ts_ns[i], b);
-    for (uint32_t i = 0; i < r->counters.n; i++) r->counters.ts_ns[i] = sat_add(r->counters.ts_ns[i], b);
-    for (uint32_t i = 0; i < r->n_flow_ends; i++) r->flow_ends[i].ts_ns = sat_add(r->flow_ends[i].ts_ns, b);
+    for (uint32_t i = P->first_instant; i < r->instants.n; i++) r->instants.ts_ns[i] = sat_add(r->instants.ts_ns[i], b);
+    for (uint32_t i = P->first_counter; i < r->counters.n; i++) r->counters.ts_ns[i] = sat_add(r->counters.ts_ns[i], b);
+    for (uint32_t i = P->first_flow_end; i < r->n_flow_ends; i++) r->flow_ends[i].ts_ns = sat_add(r->flow_ends[i].ts_ns, b);
 }
 
 /* Turn each endpoint's place row into its track: the GPU stream when the
@@ -1338,7 +1343,7 @@ static void resolve_flows(parser *P)
         else track[i] = ts__rank_track(r, TS_TRACK_THREAD, pl->pid, pl->tid);
         if (track[i] == TS_NONE32) r->oom = true;
     }
-    for (uint32_t i = 0; i < r->n_flow_ends; i++) r->flow_ends[i].track = track[r->flow_ends[i].track];
+    for (uint32_t i = P->first_flow_end; i < r->n_flow_ends; i++) r->flow_ends[i].track = track[r->flow_ends[i].track];
     ts__free(track, (size_t)P->n_places * sizeof *track);
 }
 
@@ -1352,11 +1357,30 @@ static void store_meta(parser *P)
     r->n_meta_args = (uint16_t)(P->n_meta > UINT16_MAX ? UINT16_MAX : P->n_meta);
 }
 
-static int finish(parser *P, int32_t order, const ts_load_opts *opts, ts_error *err)
+/* A TensorFlow 1 timeline's devices and streams (tf_timeline.c), and the
+ * object events (phases N, O, D) its Tensors processes hold. */
+static void tf1_timeline(parser *P)
+{
+    ts_rank *r = P->r;
+    char note[256];
+    if (ts__tf1_timeline_map(r, P->first_track, note, sizeof note)) {
+        add_meta(P, ts__rank_intern(r, "format", 6), TS_ARG_STR, ts__rank_intern(r, "tensorflow-timeline", 19));
+        add_meta(P, ts__rank_intern(r, "tf_timeline", 11), TS_ARG_STR, ts__rank_intern(r, note, strlen(note)));
+    }
+    if (P->n_object_events)
+        ts__rank_warn_n(r, TS_WARN_UNKNOWN_PHASE, P->n_object_events, "%s: %llu object events (phases N, O, D: "
+                        "object snapshots, as TensorFlow's tensors) skipped", r->path,
+                        (unsigned long long)P->n_object_events);
+}
+
+/* What each file read into a rank leaves: names, times, flows, metadata,
+ * its warnings; fails when it held no trace events. */
+static int finish_file(parser *P, ts_error *err)
 {
     ts_rank *r = P->r;
     warn_unclosed(P);
     name_tracks(P);
+    tf1_timeline(P);
     shift_times(P);
     resolve_flows(P);
     store_meta(P);
@@ -1367,16 +1391,23 @@ static int finish(parser *P, int32_t order, const ts_load_opts *opts, ts_error *
     if (P->s.n_nul)
         ts__rank_warn_n(r, TS_WARN_OTHER, P->s.n_nul, "%s: byte %llu: \\u0000 in a string; replaced by U+FFFD, "
                         "since names cannot hold a NUL", r->path, (unsigned long long)P->s.nul_off);
-    int32_t from_name = ts__rank_from_filename(r->path);
-    r->rank = P->dist_rank >= 0 ? P->dist_rank : from_name >= 0 ? from_name : order;
-    r->world_size = P->world_size;
     /* PyTorch's execution trace (Chakra ET) is the file users most often
      * give by mistake: it lists ops and tensors but no times. */
     if (!P->bare_list && !P->saw_events)
         return ts__error(err, TS_EFORMAT, "%s: byte %llu: not a Chrome trace (the top-level object has no \"traceEvents\")%s",
-                         r->path, (unsigned long long)js_off(&P->s, P->s.end),
+                         P->s.name, (unsigned long long)js_off(&P->s, P->s.end),
                          P->et_keys == 3 ? "; its \"schema\" and \"nodes\" make it a PyTorch execution trace (Chakra ET), "
                                            "which has no op times: give the profiler's trace of the same run" : "");
+    return TS_OK;
+}
+
+/* The rank done: its number, then sorted, nested and bound. */
+static int finish_rank(ts_rank *r, int32_t dist_rank, int32_t world_size, int32_t order, const ts_load_opts *opts,
+                       ts_error *err)
+{
+    int32_t from_name = ts__rank_from_filename(r->path);
+    r->rank = dist_rank >= 0 ? dist_rank : from_name >= 0 ? from_name : order;
+    r->world_size = world_size;
     int rc = ts__rank_finish(r, err);
     if (rc == TS_OK && opts && opts->size >= offsetof(ts_load_opts, iteration_marker) + sizeof(char *) &&
         opts->iteration_marker && ts__rank_find_iterations(r, opts->iteration_marker) != TS_OK)
@@ -1429,6 +1460,11 @@ static int parser_init(parser *P, ts_src *src, ts_rank *r, ts_error *err)
         P->s.p = P->s.end = P->unit = P->s.buf;
     }
     P->dist_rank = P->world_size = -1;
+    P->first_slice = r->slices.n;
+    P->first_track = r->n_tracks;
+    P->first_instant = r->instants.n;
+    P->first_counter = r->counters.n;
+    P->first_flow_end = r->n_flow_ends;
     P->last_track[0].track = P->last_track[1].track = TS_NONE32;
     ts__map64_init(&P->pid_name);
     ts__map64_init(&P->tid_name);
@@ -1457,8 +1493,43 @@ int ts__ingest_json(ts_src *src, const char *path, int32_t order, const ts_load_
     parser P;
     int rc = parser_init(&P, src, r, err);
     if (rc == TS_OK) rc = run(&P);
-    if (rc == TS_OK) rc = finish(&P, order, opts, err);
+    if (rc == TS_OK) rc = finish_file(&P, err);
+    if (rc == TS_OK) rc = finish_rank(r, P.dist_rank, P.world_size, order, opts, err);
     parser_free(&P);
+    if (rc != TS_OK) { ts__rank_destroy(r); return rc; }
+    *out = r;
+    return TS_OK;
+}
+
+/* One file of a multi-file rank, read with its pids moved by pid_base. */
+static int ingest_part(ts_rank *r, const char *path, int64_t pid_base, int32_t *dist_rank, int32_t *world_size,
+                       ts_error *err)
+{
+    ts_src src;
+    int rc = ts__src_open_file(&src, path, false, err);
+    if (rc) return rc;
+    parser P;
+    rc = parser_init(&P, &src, r, err);
+    P.s.name = path;
+    P.pid_base = pid_base;
+    if (rc == TS_OK) rc = run(&P);
+    if (rc == TS_OK) rc = finish_file(&P, err);
+    if (P.dist_rank >= 0 && *dist_rank < 0) *dist_rank = P.dist_rank, *world_size = P.world_size;
+    parser_free(&P);
+    ts__src_close(&src);
+    return rc;
+}
+
+int ts__ingest_json_parts(const char *name, const char *const *paths, uint32_t n, int32_t order,
+                          const ts_load_opts *opts, ts_rank **out, ts_error *err)
+{
+    *out = NULL;
+    ts_rank *r = ts__rank_create(name);
+    if (!r) return ts__error(err, TS_ENOMEM, "%s: out of memory", name);
+    int32_t dist_rank = -1, world_size = -1;
+    int rc = TS_OK;
+    for (uint32_t i = 0; i < n && rc == TS_OK; i++) rc = ingest_part(r, paths[i], (int64_t)i << 40, &dist_rank, &world_size, err);
+    if (rc == TS_OK) rc = finish_rank(r, dist_rank, world_size, order, opts, err);
     if (rc != TS_OK) { ts__rank_destroy(r); return rc; }
     *out = r;
     return TS_OK;

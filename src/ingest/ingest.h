@@ -91,6 +91,13 @@ TS_NODISCARD int ts__ingest_json_path(const char *path, int32_t order, const ts_
 TS_NODISCARD int ts__ingest_json_buffer(const char *name, const void *data, size_t n,
                                         const ts_load_opts *opts, ts_rank **out, ts_error *err);
 
+/* Several JSON files (a dPRO GPU folder's computation, communication and
+ * I/O traces) into one rank named `name`; file i's pids are moved by i << 40
+ * so their processes stay apart (a GPU stream's device is its pid: put the
+ * file with GPU kinds first). */
+TS_NODISCARD int ts__ingest_json_parts(const char *name, const char *const *paths, uint32_t n, int32_t order,
+                                       const ts_load_opts *opts, ts_rank **out, ts_error *err);
+
 /* The rank number a file name carries (`rank-3`, `rank3`, `rank_3`), -1 = none. */
 int32_t ts__rank_from_filename(const char *path);
 
@@ -114,6 +121,32 @@ TS_NODISCARD int ts__chakra_ingest_buffer(const char *name, const void *data, si
 bool ts__xplane_is_name(const char *path);
 TS_NODISCARD int ts__xplane_ingest(const char *path, int32_t order, ts_rank **out, ts_error *err);
 TS_NODISCARD int ts__xplane_ingest_buffer(const char *name, const void *data, size_t n, ts_rank **out, ts_error *err);
+
+/* PyTorch host execution traces (pytorch_et.c): JSON whose first key is
+ * "schema". They carry no times, so they are not ranks: each is joined onto
+ * the rank (already finished) that holds its process's Kineto trace. */
+bool ts__et_is_host_et(const unsigned char *head, size_t n);
+TS_NODISCARD int ts__et_join(const char *path, ts_rank **ranks, uint32_t n_ranks, ts_error *err);
+/* The same over an ET's bytes in memory (plain JSON; tests, fuzzing). */
+TS_NODISCARD int ts__et_join_buffer(const char *name, const void *data, size_t n, ts_rank **ranks, uint32_t n_ranks,
+                                    ts_error *err);
+
+/* TensorFlow 1 timelines (tf_timeline.c): after the JSON reader named the
+ * tracks, before finish. True when the process names are timeline.py's
+ * "<device> Compute"; tracks from first_track on (the file's own) are then
+ * mapped to GPU streams and host ops and `note` says how. */
+bool ts__tf1_timeline_map(ts_rank *r, uint32_t first_track, char *note, size_t cap);
+
+/* dPRO trace folders (dpro.c): a GPU folder (computation trace temp.json
+ * or trace.json.gz, comm.json, io.json...) is one rank. ts__dpro_gpu_dirs
+ * calls add on every GPU folder at dir, below it (a worker's folder) or two
+ * levels below (the trial's root), in order; it returns 1 when it found
+ * any, 0 when dir is no dPRO folder, TS_ENOMEM (add's failure). */
+typedef int (*ts__dpro_add_fn)(void *ud, const char *gpu_dir);
+bool ts__dpro_is_gpu_dir(const char *dir);
+int  ts__dpro_gpu_dirs(const char *dir, ts__dpro_add_fn add, void *ud);
+TS_NODISCARD int ts__dpro_ingest(const char *dir, int32_t order, const ts_load_opts *opts, ts_rank **out,
+                                 ts_error *err);
 
 /* CTF (LTTng) traces of trainscope's tracepoints, read through libbabeltrace2
  * (ctf.c): a directory with a `metadata` file in or below it is one; it loads

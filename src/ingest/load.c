@@ -53,7 +53,8 @@ static bool is_trace_name(const char *name)
             ts__xplane_is_name(name) || ts__chakra_is_name(name));
 }
 
-/* One file into one rank, by what its first bytes say it is: an SQLite
+/* One file into one rank, by what its first bytes say it is (a folder: a
+ * dPRO GPU folder, which expand_paths listed as one): an SQLite
  * database is an Nsight Systems export; a protobuf has no magic, so a
  * `*.xplane.pb` name means a TensorFlow XPlane, `*.et` a Chakra execution
  * trace; anything else JSON. */
@@ -62,6 +63,8 @@ static int ingest_file(const char *path, int32_t order, const ts_load_opts *opts
 {
     unsigned char head[64];
     size_t n = 0;
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return ts__dpro_ingest(path, order, opts, out, err);
     int rc = ts__sniff_file(path, head, sizeof head, &n, err);
     if (rc) { *out = NULL; return rc; }
     if (ts__nsys_is_sqlite(head, n)) return ts__nsys_ingest(path, order, opts, out, err);
@@ -149,12 +152,23 @@ static int expand_dir(file_list *l, const char *dir, skip_note *sk, ts_error *er
     return TS_OK;
 }
 
+static int add_dpro(void *ud, const char *gpu_dir) { return list_add(ud, gpu_dir); }
+
+/* A directory: the GPU folders of a dPRO trace at or below it, one rank
+ * each, or else its trace files. */
+static int expand_tree(file_list *l, const char *dir, skip_note *sk, ts_error *err)
+{
+    int k = ts__dpro_gpu_dirs(dir, add_dpro, l);
+    if (k < 0) return ts__error(err, TS_ENOMEM, "%s: out of memory", dir);
+    return k ? TS_OK : expand_dir(l, dir, sk, err);
+}
+
 static int expand_paths(file_list *l, const char *const *paths, uint32_t n, skip_note *sk, ts_error *err)
 {
     for (uint32_t i = 0; i < n; i++) {
         struct stat st;
         if (stat(paths[i], &st) != 0) return unreadable(paths[i], NULL, errno, err);
-        int rc = S_ISDIR(st.st_mode) ? expand_dir(l, paths[i], sk, err) : list_add(l, paths[i]);
+        int rc = S_ISDIR(st.st_mode) ? expand_tree(l, paths[i], sk, err) : list_add(l, paths[i]);
         if (rc == TS_ENOMEM) return ts__error(err, rc, "%s: out of memory", paths[i]);
         if (rc) return rc;
     }
@@ -282,6 +296,41 @@ static int check_unique_ranks(ts_rank **ranks, uint32_t n, ts_error *err)
 static int trace_load(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts,
                       ts_job **out, ts_error *err);
 
+/* PyTorch host execution traces out of `files` into `ets`: they are no
+ * ranks, but join the ranks once those are read (pytorch_et.c). */
+static int split_ets(file_list *files, file_list *ets, ts_error *err)
+{
+    uint32_t k = 0;
+    int rc = TS_OK;
+    for (uint32_t i = 0; i < files->n; i++) {
+        unsigned char head[64];
+        size_t n = 0;
+        const char *p = files->v[i];
+        bool et = false;
+        struct stat st;
+        if (rc == TS_OK && !ts__xplane_is_name(p) && !ts__chakra_is_name(p) && !(stat(p, &st) == 0 && S_ISDIR(st.st_mode))) {
+            rc = ts__sniff_file(p, head, sizeof head, &n, err);
+            et = rc == TS_OK && ts__et_is_host_et(head, n);
+        }
+        if (et && ets->n == ets->cap && ts__grow((void **)&ets->v, &ets->cap, sizeof *ets->v, (size_t)ets->n + 1))
+            rc = ts__error(err, TS_ENOMEM, "%s: out of memory", p), et = false;
+        if (et) ets->v[ets->n++] = files->v[i];
+        else files->v[k++] = files->v[i];
+    }
+    files->n = k;
+    if (rc == TS_OK && k == 0 && ets->n)
+        rc = ts__error(err, TS_EFORMAT, "%s: byte 0: not a Chrome trace but a PyTorch execution trace (Chakra ET), "
+                       "which has no op times: give the Kineto trace of the same run beside it", ets->v[0]);
+    return rc;
+}
+
+static int join_ets(const file_list *ets, ts_rank **ranks, uint32_t n_ranks, ts_error *err)
+{
+    int rc = TS_OK;
+    for (uint32_t i = 0; i < ets->n && rc == TS_OK; i++) rc = ts__et_join(ets->v[i], ranks, n_ranks, err);
+    return rc;
+}
+
 /* Python functions as the ops of ranks that have no CPU ops (see ingest.h). */
 static void python_as_ops(ts_job *t, const ts_load_opts *opts)
 {
@@ -306,22 +355,25 @@ static int trace_load(const char *const *paths, uint32_t n_paths, const ts_load_
     *out = NULL;
     if (!paths || n_paths == 0) return ts__error(err, TS_EINVAL, "ts_job_load: no paths given");
     if (n_paths == 1 && ts__ctf_is_trace(paths[0])) return ts__ctf_load(paths[0], opts, out, err);
-    file_list files = {0};
+    file_list files = {0}, ets = {0};
     skip_note sk = {.n = 0};
     int rc = expand_paths(&files, paths, n_paths, &sk, err);
+    if (rc == TS_OK) rc = split_ets(&files, &ets, err);
     ts_rank **ranks = NULL;
     if (rc == TS_OK) {
         ranks = ts__calloc(files.n, sizeof *ranks);
         if (!ranks) rc = ts__error(err, TS_ENOMEM, "out of memory");
     }
     if (rc == TS_OK) rc = load_all(&files, opts, ranks, err);
-    if (rc == TS_OK && (rc = check_unique_ranks(ranks, files.n, err)) != TS_OK)
+    if (rc == TS_OK && ((rc = check_unique_ranks(ranks, files.n, err)) != TS_OK ||
+                        (rc = join_ets(&ets, ranks, files.n, err)) != TS_OK))
         for (uint32_t i = 0; i < files.n; i++) ts__rank_destroy(ranks[i]);
     if (rc == TS_OK && sk.n)
         ts__rank_warn(ranks[0], TS_WARN_OTHER, "%s%s (%u in all)", sk.msg, sk.n > 5 ? ", ..." : "", sk.n);
     if (rc == TS_OK) rc = ts__job_create(ranks, files.n, out, err);
     if (ranks) ts__free(ranks, files.n * sizeof *ranks);
     list_free(&files);
+    list_free(&ets);
     return rc;
 }
 

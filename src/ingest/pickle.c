@@ -337,13 +337,13 @@ void ts__pickle_free(ts_pickle *p)
     p->root = NULL;
 }
 
-const ts_pv *ts__pv_get(const ts_pv *d, const char *key)
+const ts_pv *ts__pv_getn(const ts_pv *d, const char *key, size_t kn)
 {
     if (!d || d->kind != TS_PV_DICT) return NULL;
-    size_t kn = strlen(key);
     for (uint32_t i = 0; i < d->n; i++) {
         const ts_pv *k = d->u.v[2 * i];
-        if (k->kind == TS_PV_STR && k->n == kn && !memcmp(k->u.s, key, kn)) return d->u.v[2 * i + 1];
+        if (k->kind == TS_PV_STR && k->n == kn && k->u.s[0] == key[0] && !memcmp(k->u.s, key, kn))
+            return d->u.v[2 * i + 1];
     }
     return NULL;
 }

@@ -42,7 +42,9 @@ TS_NODISCARD int ts__pickle_load(ts_pickle *p, const char *name, const unsigned 
 void ts__pickle_free(ts_pickle *p);
 
 /* Lookups on the tree; NULL / the default when absent or of another kind. */
-const ts_pv *ts__pv_get(const ts_pv *dict, const char *key);
+const ts_pv *ts__pv_getn(const ts_pv *dict, const char *key, size_t n);
+/* Inline so that a literal key's length is known when compiling. */
+static inline const ts_pv *ts__pv_get(const ts_pv *dict, const char *key) { return ts__pv_getn(dict, key, strlen(key)); }
 int64_t      ts__pv_int(const ts_pv *v, int64_t dflt);
 const char  *ts__pv_str(const ts_pv *v);   /* STR only */
 static inline uint32_t ts__pv_len(const ts_pv *v)

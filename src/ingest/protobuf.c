@@ -11,6 +11,21 @@ static bool fail(ts_pb *c, const unsigned char *at, const char *what)
 bool ts__pb_varint_slow(ts_pb *c, uint64_t *out)
 {
     uint64_t v = 0;
+    if (c->end - c->p >= 8) {   /* up to 8 bytes from one load: no bounds check per byte */
+        uint64_t w;
+        __builtin_memcpy(&w, c->p, 8);
+        uint64_t stops = ~w & 0x8080808080808080ULL;
+        if (stops) {
+            unsigned n = (unsigned)__builtin_ctzll(stops) / 8 + 1;
+            if (n < 8) w &= (1ULL << (8 * n)) - 1;   /* the bytes of this varint only */
+            v = (w & 0x7f) | (w & 0x7f00) >> 1 | (w & 0x7f0000) >> 2 | (w & 0x7f000000) >> 3 |
+                (w & 0x7f00000000ULL) >> 4 | (w & 0x7f0000000000ULL) >> 5 | (w & 0x7f000000000000ULL) >> 6 |
+                (w & 0x7f00000000000000ULL) >> 7;
+            c->p += n;
+            *out = v;
+            return true;
+        }
+    }
     for (int shift = 0; shift < 70; shift += 7) {
         if (c->p >= c->end) return fail(c, c->p, "protobuf varint cut short");
         unsigned char b = *c->p++;

@@ -42,6 +42,16 @@ bool ts__pb_value_slow(ts_pb *c, ts_pb_field *f, const unsigned char *at);
 static inline bool ts__pb_varint(ts_pb *c, uint64_t *out)
 {
     if (c->p < c->end && *c->p < 0x80) { *out = *c->p++; return true; }   /* one byte: most keys and small values */
+    if (c->end - c->p >= 2 && c->p[1] < 0x80) {   /* two bytes: ids and sizes below 16384 */
+        *out = (uint64_t)(c->p[0] & 0x7f) | (uint64_t)c->p[1] << 7;
+        c->p += 2;
+        return true;
+    }
+    if (c->end - c->p >= 3 && c->p[2] < 0x80) {   /* three: ids below 2^21 */
+        *out = (uint64_t)(c->p[0] & 0x7f) | (uint64_t)(c->p[1] & 0x7f) << 7 | (uint64_t)c->p[2] << 14;
+        c->p += 3;
+        return true;
+    }
     return ts__pb_varint_slow(c, out);
 }
 
@@ -56,6 +66,13 @@ static inline bool ts__pb_next(ts_pb *c, ts_pb_field *f)
     f->num = key >> 35 ? 0 : (uint32_t)(key >> 3);   /* past 2^29: 0, the slow path's error */
     f->wire = (uint8_t)(key & 7);
     if (f->wire == 0 && f->num != 0) return ts__pb_varint(c, &f->u);
+    /* a submessage or string whose one-byte length fits: no call */
+    if (f->wire == 2 && f->num != 0 && c->p < c->end && *c->p < 0x80 && (size_t)*c->p < (size_t)(c->end - c->p)) {
+        size_t n = *c->p++;
+        f->sub = (ts_pb){c->p, c->p + n, c->base, NULL, 0};
+        c->p += n;
+        return true;
+    }
     return ts__pb_value_slow(c, f, at);
 }
 static inline size_t ts__pb_len(const ts_pb *c) { return (size_t)(c->end - c->p); }

@@ -31,13 +31,55 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Metadata id -> string id (0 = none): a table for ids below 2^20 (XPlane
+ * numbers its metadata from 1), a map above. */
+typedef struct idtab { ts_map64 map; uint32_t *dense; uint32_t cap; } idtab;
+enum { IDTAB_DENSE = 1 << 20 };
+
+static void idtab_init(idtab *t)
+{
+    memset(t, 0, sizeof *t);
+    ts__map64_init(&t->map);
+}
+
+static void idtab_free(idtab *t)
+{
+    ts__map64_free(&t->map);
+    ts__free(t->dense, (size_t)t->cap * sizeof *t->dense);
+    idtab_init(t);
+}
+
+static bool idtab_put(idtab *t, uint64_t id, uint32_t v)
+{
+    if (id >= IDTAB_DENSE) return ts__map64_put(&t->map, id, v) == TS_OK;
+    if (id >= t->cap) {
+        uint32_t nc = t->cap ? t->cap : 256;
+        while (nc <= id) nc *= 2;
+        uint32_t *nd = ts__realloc(t->dense, (size_t)t->cap * sizeof *nd, (size_t)nc * sizeof *nd);
+        if (!nd) return false;
+        memset(nd + t->cap, 0, (size_t)(nc - t->cap) * sizeof *nd);
+        t->dense = nd;
+        t->cap = nc;
+    }
+    t->dense[id] = v;
+    return true;
+}
+
+static uint32_t idtab_get(const idtab *t, uint64_t id)
+{
+    if (id < t->cap) return t->dense[id];
+    uint64_t v;
+    return id >= IDTAB_DENSE && ts__map64_get(&t->map, id, &v) ? (uint32_t)v : 0;
+}
+
 typedef struct xp {
     const char *path;
     ts_rank    *r;
     ts_error   *err;
-    ts_map64    ev_name;    /* plane's event metadata id -> rank string id */
-    ts_map64    stat_name;  /* plane's stat metadata id -> rank string id */
+    idtab       ev_name;    /* plane's event metadata id -> rank string id */
+    idtab       stat_name;  /* plane's stat metadata id -> rank string id */
     uint64_t    n_aggregated, n_events;
+    uint32_t    k_corr;     /* interned "correlation_id" (stat names share the rank's pool) */
     ts_pb       bad;        /* the first cursor that met damaged bytes (bad.err set) */
 } xp;
 
@@ -56,7 +98,7 @@ static uint32_t intern_sub(xp *x, const ts_pb *s) { return ts__rank_intern(x->r,
 
 /* A map<int64, XEventMetadata/XStatMetadata> entry: key 1, value 2 (its
  * name 2, display name 4). */
-static void metadata_entry(xp *x, ts_pb e, ts_map64 *into, bool event)
+static void metadata_entry(xp *x, ts_pb e, idtab *into, bool event)
 {
     ts_pb_field f, g;
     uint64_t key = 0;
@@ -72,7 +114,7 @@ static void metadata_entry(xp *x, ts_pb e, ts_map64 *into, bool event)
     }
     note(x, &e);
     if (key == UINT64_MAX) key = 0;
-    if (ts__map64_put(into, key, display ? display : name)) x->r->oom = true;
+    if (!idtab_put(into, key, display ? display : name)) x->r->oom = true;
 }
 
 /* The plane's metadata maps, read before its lines (fields may come in any order). */
@@ -85,10 +127,9 @@ static void plane_metadata(xp *x, ts_pb plane)
     note(x, &plane);
 }
 
-static uint32_t lookup(const ts_map64 *m, uint64_t id)
+static uint32_t lookup(const idtab *m, uint64_t id)
 {
-    uint64_t v;
-    return ts__map64_get(m, id == UINT64_MAX ? 0 : id, &v) ? (uint32_t)v : 0;
+    return idtab_get(m, id == UINT64_MAX ? 0 : id);
 }
 
 /* One XStat as an arg; the correlation id also into the slice's column. */
@@ -111,9 +152,8 @@ static void stat_arg(xp *x, ts_pb st, uint32_t slice)
     }
     note(x, &st);
     if (!key || ty == TS_ARG_NULL) return;
-    ts__rank_add_arg(x->r, key, ty, val);
-    const char *k = ts__rank_str(x->r, key);
-    if ((ty == TS_ARG_INT || ty == TS_ARG_UINT) && !strcmp(k, "correlation_id") && (int64_t)val >= 0)
+    ts__rank_push_arg(x->r, key, ty, val);
+    if (key == x->k_corr && (ty == TS_ARG_INT || ty == TS_ARG_UINT) && (int64_t)val >= 0)
         x->r->slices.corr[slice] = (int64_t)val;
 }
 
@@ -193,10 +233,8 @@ static void one_line(xp *x, ts_pb line, int64_t plane_idx, int64_t gpu, const ch
 
 static int one_plane(xp *x, ts_pb plane, int64_t idx)
 {
-    ts__map64_free(&x->ev_name);
-    ts__map64_free(&x->stat_name);
-    ts__map64_init(&x->ev_name);
-    ts__map64_init(&x->stat_name);
+    idtab_free(&x->ev_name);
+    idtab_free(&x->stat_name);
     plane_metadata(x, plane);
     if (x->bad.err) return pb_fail(x, &x->bad);
     ts_pb_field f;
@@ -218,10 +256,11 @@ int ts__xplane_ingest_buffer(const char *name, const void *data, size_t n, ts_ra
 {
     *out = NULL;
     xp x = {.path = name, .err = err};
-    ts__map64_init(&x.ev_name);
-    ts__map64_init(&x.stat_name);
+    idtab_init(&x.ev_name);
+    idtab_init(&x.stat_name);
     x.r = ts__rank_create(name);
     int rc = x.r ? TS_OK : ts__error(err, TS_ENOMEM, "%s: out of memory", name);
+    if (x.r) x.k_corr = ts__rank_intern(x.r, "correlation_id", 14);
     ts_pb space = ts__pb_open(data, n);
     ts_pb_field f;
     int64_t planes = 0;
@@ -240,8 +279,8 @@ int ts__xplane_ingest_buffer(const char *name, const void *data, size_t n, ts_ra
         x.r->n_events_read = x.n_events;
         rc = ts__rank_finish(x.r, err);
     }
-    ts__map64_free(&x.ev_name);
-    ts__map64_free(&x.stat_name);
+    idtab_free(&x.ev_name);
+    idtab_free(&x.stat_name);
     if (rc) { ts__rank_destroy(x.r); return rc; }
     *out = x.r;
     return TS_OK;

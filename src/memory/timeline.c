@@ -1,6 +1,6 @@
 /* timeline.c - measured memory from PyTorch's export_memory_timeline_raw
- * output: a JSON list of [t_ns, action, bytes, category] rows (gzip or
- * plain), summed into the bytes alive over time, per category.
+ * output: a JSON list of [t_ns, action, bytes, category] rows (plain, gzip
+ * or zstd, through ingest's byte source), summed into the bytes alive over time, per category.
  *
  * Not a JSON parser: the file is a flat list of 4-number lists, read with a
  * tiny state machine in 64 KiB chunks (bounded memory whatever the size).
@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
+#include "ingest/ingest.h"
 #include "memory/memgraph.h"
 
 const char *ts_mem_category_name(int c)
@@ -125,18 +125,19 @@ static int load_raw(const char *path, ts_mem_timeline *out, ts_mem_curve *curve,
     ts__error_clear(err);
     memset(out, 0, sizeof *out);
     out->peak_ns = -1;
-    gzFile f = gzopen(path, "rb");
-    if (!f) return ts__error(err, TS_EIO, "%s: cannot open", path);
+    ts_src src;
+    int rc = ts__src_open_file(&src, path, false, err);
+    if (rc) return err ? (err->status = TS_EIO) : TS_EIO;   /* cannot open: TS_EIO, missing or not */
     row_state s = {.curve = curve};
     char buf[1 << 16];
     uint64_t base = 0;
-    int rc = TS_OK, got;
-    while (!rc && (got = gzread(f, buf, sizeof buf)) > 0) {
+    long got = 0;
+    while (!rc && (got = ts__src_read(&src, buf, sizeof buf, err)) > 0) {
         rc = feed(&s, out, buf, (size_t)got, base, path, err);
         base += (uint64_t)got;
     }
-    if (!rc && got < 0) rc = ts__error(err, TS_EIO, "%s: read or decompression error", path);
-    gzclose(f);
+    if (!rc && got < 0) rc = (int)got;
+    ts__src_close(&src);
     if (!rc && s.depth != 0) rc = ts__error(err, TS_EPARSE, "%s: byte %llu: truncated list", path, (unsigned long long)base);
     if (!rc && out->n_events == 0) rc = ts__error(err, TS_ENODATA, "%s: no memory events", path);
     out->final_bytes = s.total;

@@ -19,28 +19,12 @@ struct ts_optimize_plan {
     uint32_t *pieces, n_pieces, cap_pieces;  /* gradient_pieces */
 };
 
+/* The whole plan (plain, gzip or zstd), NUL-terminated; *n = bytes to free. */
 static int slurp(const char *path, char **out, size_t *n, ts_error *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return ts__error(err, TS_EIO, "%s: %s", path, strerror(errno));
-    size_t cap = 1 << 16, len = 0;
-    char *buf = ts__malloc(cap + 1);
-    while (buf) {
-        len += fread(buf + len, 1, cap - len, f);
-        if (len < cap || cap >= (1u << 30)) break;
-        char *nb = ts__realloc(buf, cap + 1, 2 * cap + 1);
-        if (!nb) { ts__free(buf, cap + 1); buf = NULL; break; }
-        buf = nb;
-        cap *= 2;
-    }
-    bool bad = ferror(f) || len == cap;
-    fclose(f);
-    if (!buf) return ts__error(err, TS_ENOMEM, "%s: out of memory", path);
-    if (bad) { ts__free(buf, cap + 1); return ts__error(err, TS_EIO, "%s: read error (or over 1 GiB)", path); }
-    buf[len] = 0;
-    *out = buf;
-    *n = cap + 1;
-    return TS_OK;
+    size_t len;
+    *out = ts__read_bounded(path, "a plan", TS__SIDE_FILE_MAX_BYTES, &len, n, err);
+    return *out ? TS_OK : (err ? err->status : TS_EIO);
 }
 
 /* The value of member "key": p after the ':' and blanks; NULL when absent. */

@@ -94,6 +94,12 @@ static void reserve_cols(col *cols, int n_cols, uint32_t *cap, uint32_t want)
     *cap = want;
 }
 
+void ts__rank_reserve_flows(ts_rank *r, uint32_t n_flows)
+{
+    col c[] = FLOW_COLS(&r->flows);
+    reserve_cols(c, 5, &r->flows.cap, n_flows);
+}
+
 void ts__rank_reserve(ts_rank *r, uint32_t n_slices, uint32_t n_args, uint32_t n_flow_ends)
 {
     { col c[] = SLICE_COLS(&r->slices); reserve_cols(c, 12, &r->slices.cap, n_slices); }
@@ -211,6 +217,42 @@ uint32_t ts__rank_add_slice(ts_rank *r, uint32_t track, int64_t ts_ns, int64_t d
     s->corr[i] = -1;
     s->ext_id[i] = -1;
     return i;
+}
+
+void ts__rank_add_meta_str(ts_rank *r, const char *key, const char *val)
+{
+    uint32_t k = ts__rank_intern(r, key, strlen(key)), v = ts__rank_intern(r, val, strlen(val));
+    uint32_t n_old = r->meta_args == TS_NONE32 ? 0 : r->n_meta_args;
+    for (uint32_t a = 0; a < n_old; a++)
+        if (r->args.key[r->meta_args + a] == k) {
+            r->args.type[r->meta_args + a] = (uint8_t)TS_ARG_STR;
+            r->args.val[r->meta_args + a] = v;
+            return;
+        }
+    if (n_old >= UINT16_MAX) return;
+    uint32_t first = ts__rank_args_mark(r);
+    for (uint32_t a = 0; a < n_old; a++)
+        ts__rank_add_arg(r, r->args.key[r->meta_args + a], (ts_arg_type)r->args.type[r->meta_args + a],
+                         r->args.val[r->meta_args + a]);
+    ts__rank_add_arg(r, k, TS_ARG_STR, v);
+    if (r->oom) return;
+    r->meta_args = first;
+    r->n_meta_args = (uint16_t)(n_old + 1);
+}
+
+void ts__rank_drop_slices(ts_rank *r, const bool *drop_track)
+{
+    ts_slices *s = &r->slices;
+    col c[] = SLICE_COLS(s);
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < s->n; i++) {
+        if (drop_track[s->track[i]]) continue;
+        if (k != i)
+            for (int j = 0; j < 12; j++)
+                memcpy((char *)*c[j].p + (size_t)k * c[j].elem, (char *)*c[j].p + (size_t)i * c[j].elem, c[j].elem);
+        k++;
+    }
+    s->n = k;
 }
 
 uint32_t ts__rank_add_arg(ts_rank *r, uint32_t key, ts_arg_type type, uint64_t val)
@@ -643,9 +685,14 @@ static uint32_t add_flow(ts_rank *r, uint64_t id, uint32_t cat)
     uint32_t i = f->n++;
     f->id[i] = id;
     f->cat[i] = cat;
-    const char *cs = ts__rank_str(r, cat);
-    f->kind[i] = strcmp(cs, "ac2g") == 0 ? TS_FLOW_AC2G : strcmp(cs, "fwdbwd") == 0 ? TS_FLOW_FWDBWD
-               : strcmp(cs, "chakra_dep") == 0 ? TS_FLOW_DEP : TS_FLOW_OTHER;
+    if (cat != r->flow_kind_cat || !r->flow_kind_known) {   /* readers add a million flows of one category */
+        const char *cs = ts__rank_str(r, cat);
+        r->flow_kind = strcmp(cs, "ac2g") == 0 ? TS_FLOW_AC2G : strcmp(cs, "fwdbwd") == 0 ? TS_FLOW_FWDBWD
+                     : strcmp(cs, "chakra_dep") == 0 || strcmp(cs, "data_dep") == 0 ? TS_FLOW_DEP : TS_FLOW_OTHER;
+        r->flow_kind_cat = cat;
+        r->flow_kind_known = true;
+    }
+    f->kind[i] = r->flow_kind;
     f->from[i] = f->to[i] = TS_NONE32;
     return i;
 }

@@ -210,6 +210,9 @@ struct ts_rank {
     uint64_t warn_count[TS_WARN_COUNT];
     char    *warn_first[TS_WARN_COUNT];  /* first message of each kind (owned), NULL = none */
     bool     oom;             /* an append failed; finish reports TS_ENOMEM */
+    bool     flow_kind_known; /* the last flow category's kind, memoized (model.c add_flow) */
+    uint8_t  flow_kind;
+    uint32_t flow_kind_cat;
     bool     finished;
 };
 
@@ -244,6 +247,9 @@ uint32_t ts__rank_counter_track(ts_rank *r, int64_t pid, uint32_t name_id);
 void     ts__rank_reserve(ts_rank *r, uint32_t n_slices, uint32_t n_args, uint32_t n_flow_ends);
 uint32_t ts__rank_add_slice(ts_rank *r, uint32_t track, int64_t ts_ns, int64_t dur_ns,
                             uint32_t name, uint32_t cat, ts_kind kind);
+/* The same hint for the flow table (a reader that adds flows by row after
+ * finish, knowing about how many). */
+void     ts__rank_reserve_flows(ts_rank *r, uint32_t n_flows);
 /* Args: call ts__rank_add_arg for each arg, then attach the range
  * [first, ts__rank_args_mark(r)) to the event. */
 static inline uint32_t ts__rank_args_mark(const ts_rank *r) { return r->args.n; }
@@ -291,6 +297,12 @@ static inline uint32_t ts__rank_push_slice(ts_rank *r, uint32_t track, int64_t t
     return i;
 }
 
+/* Set the rank's metadata string `key` (replaced when present, appended
+ * otherwise); before or after finish. Out of memory sets r->oom. */
+void     ts__rank_add_meta_str(ts_rank *r, const char *key, const char *val);
+/* Before finish: remove the slices on tracks with drop_track[track] set
+ * (a reader that learns late that a line repeats others: tf_timeline.c). */
+void     ts__rank_drop_slices(ts_rank *r, const bool *drop_track);
 uint32_t ts__rank_add_instant(ts_rank *r, uint32_t track, int64_t ts_ns, uint32_t name,
                               uint32_t cat, ts_kind kind, char scope, uint32_t first_arg, uint32_t n_args);
 uint32_t ts__rank_add_counter(ts_rank *r, uint32_t track, int64_t ts_ns, double value);
@@ -299,6 +311,21 @@ void     ts__rank_add_flow_end(ts_rank *r, const ts_flow_end *e);
  * `to` (a reader that knows its edges by row skips the endpoints' sort and
  * binding: chakra.c). TS_ENOMEM when the table cannot grow. */
 TS_NODISCARD int ts__rank_add_bound_flow(ts_rank *r, uint32_t from, uint32_t to, uint64_t id, uint32_t cat);
+/* The same inlined for readers that add millions (chakra.c): the call grows
+ * the columns or works out a new category's kind only when needed. */
+static inline int ts__rank_push_bound_flow(ts_rank *r, uint32_t from, uint32_t to, uint64_t id, uint32_t cat)
+{
+    ts_flows *f = &r->flows;
+    if (TS_UNLIKELY(f->n == f->cap || !r->flow_kind_known || cat != r->flow_kind_cat))
+        return ts__rank_add_bound_flow(r, from, to, id, cat);
+    uint32_t i = f->n++;
+    f->id[i] = id;
+    f->cat[i] = cat;
+    f->kind[i] = r->flow_kind;
+    f->from[i] = from;
+    f->to[i] = to;
+    return 0;
+}
 void     ts__rank_warn(ts_rank *r, ts_warn_kind k, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* The same, counting n occurrences at once (n events lost, say). */

@@ -30,7 +30,7 @@ sed '4s/primals_321, primals_1/ghost_1, primals_1/' "$F" > "$T/undef.py"
 expect used_before_defined "$T/undef.py" 4 "'ghost_1' is used before it is defined" "$T/undef.py" "$B"
 V=$D/vit/fx_graph_transformed_backward.py
 expect mismatched_pair "$V" 2 "do not belong together" "$F" "$V"
-expect missing_file "$T/none.py" " No such file" "" "$T/none.py" "$B"
+expect missing_file "$T/none.py" " byte 0: cannot open: No such file" "" "$T/none.py" "$B"
 # a measured timeline whose bytes alive run past int64 (undefined behaviour
 # until fuzz_mem_timeline found it, 25 Nov)
 printf '[[1, 1, 9000000000000000000, 0], [2, 1, 9000000000000000000, 0]]' > "$T/overflow.raw"

@@ -3,7 +3,7 @@
  * NUL byte into a GPU folder's temp.json (the computation trace) and
  * comm.json (Horovod's timeline), written into trial/host0/0 of a fresh
  * temporary tree with a gradient_name_list.json, and loaded with
- * ts_trace_load on the trial's root. The load must succeed or fail with a
+ * ts_job_load on the trial's root. The load must succeed or fail with a
  * message, never crash, hang or leak. Seed (fuzz/corpus/fuzz_dpro/): the
  * hand-made TF1 timeline and unclosed Horovod timeline of
  * test/e2e/dpro_trace_folder.sh's first GPU, joined by a NUL.
@@ -44,9 +44,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     snprintf(p, sizeof p, "%s/gradient_name_list.json", gpu);
     put(p, "{\"gradient_name_list\": [\"w\"]}", 29);
     const char *paths[1] = {root};
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     ts_error err;
-    if (ts_trace_load(paths, 1, NULL, &t, &err) == TS_OK) ts_trace_destroy(t);
+    if (ts_job_load(paths, 1, NULL, &t, &err) == TS_OK) ts_job_destroy(t);
     const char *names[] = {"temp.json", "comm.json", "gradient_name_list.json"};
     for (int i = 0; i < 3; i++) { snprintf(p, sizeof p, "%s/%s", gpu, names[i]); unlink(p); }
     rmdir(gpu);

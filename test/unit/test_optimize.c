@@ -415,10 +415,10 @@ TEST(a_session_prices_random_candidates_as_a_full_replay_does)
     FILE *probe = fopen(gj, "r");
     if (!probe) SKIP("bench/data/optimize_transformer12 not here: run from the repository root");
     fclose(probe);
-    ts_trace *t = NULL;
+    ts_job *t = NULL;
     ts_graph *g = NULL;
     ts_error err = {0};
-    CHECK_EQ_INT(ts_trace_load(paths, 1, NULL, &t, &err), TS_OK);
+    CHECK_EQ_INT(ts_job_load(paths, 1, NULL, &t, &err), TS_OK);
     if (t) CHECK_EQ_INT(ts_graph_create(t, NULL, &g, &err), TS_OK);
     ts_opt_grads gr;
     CHECK_EQ_INT(ts__opt_grads_load(gj, &gr, &err), TS_OK);
@@ -462,5 +462,5 @@ TEST(a_session_prices_random_candidates_as_a_full_replay_does)
     ts__replay_session_destroy(se);
     ts__opt_grads_free(&gr);
     ts_graph_destroy(g);
-    ts_trace_destroy(t);
+    ts_job_destroy(t);
 }

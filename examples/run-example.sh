@@ -15,3 +15,6 @@ echo "== trainscope stats --top 5 $EX"
 echo
 echo "== trainscope breakdown $EX"
 "$BIN" breakdown "$EX"
+echo
+echo "== trainscope report $EX -o build/example-report.html"
+"$BIN" report "$EX" -o build/example-report.html

@@ -28,6 +28,7 @@
 
 #include "core/core.h"
 #include "optimize/cost_model.h"
+#include "optimize_dpro.h"
 #include "trainscope/graph.h"
 #include "trainscope/ingest.h"
 #include "trainscope/optimize.h"
@@ -188,5 +189,6 @@ int main(int argc, char **argv)
     ts_graph_destroy(g);
     ts_trace_destroy(t);
     cost_model_figures(&a);
+    dpro_table_figures();
     return 0;
 }

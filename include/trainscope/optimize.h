@@ -64,6 +64,14 @@ typedef struct ts_optimize_options {
                                         candidate is priced with (bandwidth, calibration log) */
     ts_optimize_progress_fn progress;   /* NULL = none; called at most ~5 times a second */
     void           *progress_ud;
+    const char     *xla_candidates; /* op fusion: only ops this XLA candidate list names (dPRO's
+                                       --xla_candidate_path, TensorFlow op names); every op it lists
+                                       (but those dPRO ignores) must be in the trace; NULL = the
+                                       PyTorch pointwise rule */
+    const char     *op_table;       /* op fusion: a folder with dPRO's name.txt and avg.txt: a fused
+                                       op sheds its fixed cost in the model fitted on them */
+    uint32_t        op_table_dtype; /* 0 = fp32, 1 = fp16 rows of op_table */
+    bool            simulate;       /* op fusion: dPRO's --simulate estimate (docs/optimize.md) */
 } ts_optimize_options;
 
 typedef struct ts_optimize ts_optimize;

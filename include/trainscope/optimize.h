@@ -33,10 +33,11 @@ typedef enum ts_search_kind {
     TS_SEARCH_ANNEAL,        /* simulated annealing */
     TS_SEARCH_GREEDY,        /* best single move until none helps (QSync's greedy) */
     TS_SEARCH_EXHAUSTIVE,    /* every strategy (refused when the space exceeds 2^20) */
-    TS_SEARCH_LAYER_SAMPLE   /* reported only: no search, dPRO's layer-by-layer sample (layer_num_limit) */
+    TS_SEARCH_LAYER_SAMPLE,  /* reported only: no search, dPRO's layer-by-layer sample (layer_num_limit) */
+    TS_SEARCH_FROM_OPFS      /* reported only: no search, the tensor fusion of a cluster_mapping (from_opfs) */
 } ts_search_kind;
 
-/* "auto", "mcmc", "anneal", "greedy", "exhaustive", "layer-sample"; "?" past them. */
+/* "auto", "mcmc", "anneal", "greedy", "exhaustive", "layer-sample", "from-opfs"; "?" past them. */
 TS_API const char *ts_search_kind_name(ts_search_kind k);
 
 /* Progress of a search: evaluations made, the best iteration so far. */
@@ -72,6 +73,8 @@ typedef struct ts_optimize_options {
                                        op sheds its fixed cost in the model fitted on them */
     uint32_t        op_table_dtype; /* 0 = fp32, 1 = fp16 rows of op_table */
     bool            simulate;       /* op fusion: dPRO's --simulate estimate (docs/optimize.md) */
+    const char     *from_opfs;      /* tensor fusion: no search; the grouping matching this dPRO
+                                       cluster_mapping.txt (dPRO's from_opfs2tsfs), priced */
 } ts_optimize_options;
 
 typedef struct ts_optimize ts_optimize;

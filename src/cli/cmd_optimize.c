@@ -54,6 +54,8 @@ static void usage(FILE *f)
           "  --heat-k K               k of dPRO's heat formula (default 1, dPRO's code)\n"
           "  --heat-window N          heat history entries per op (default 5)\n"
           "  --layer-num-limit N      no search: one bucket per N layers (dPRO's sample)\n"
+          "  --from-opfs FILE         no search: the tensor fusion matching the operator\n"
+          "                           fusion of a cluster_mapping.txt (dPRO's from_opfs2tsfs)\n"
           "  --max-pieces N           partition: at most N pieces per gradient (default 8)\n"
           "  -o, --output DIR         write plan.json, tensor_groups.txt, horovod.env and,\n"
           "                           when no bucket_cap_mb gives the plan, ddp_hook.py\n"
@@ -160,6 +162,7 @@ static int parse_option(int c, opt_args *a)
         a->o.op_table_dtype = !strcmp(optarg, "fp16");
         return 0;
     case 'U': a->o.simulate = true; return 0;
+    case 'F': a->o.from_opfs = optarg; return 0;
     case 'h': usage(stdout); return 1;
     default: return -1;
     }
@@ -181,6 +184,7 @@ static int parse_args(int argc, char **argv, opt_args *a)
         {"help", no_argument, 0, 'h'},
         {"xla-candidates", required_argument, 0, 'X'}, {"op-table", required_argument, 0, 'O'},
         {"op-table-dtype", required_argument, 0, 'D'}, {"simulate", no_argument, 0, 'U'},
+        {"from-opfs", required_argument, 0, 'F'},
         {0, 0, 0, 0},
     };
     memset(a, 0, sizeof *a);

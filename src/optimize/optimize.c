@@ -216,6 +216,11 @@ static int check_options(const ts_optimize_options *opt, ts_error *err)
                     (opt->xla_candidates || opt->op_table || opt->simulate);
     if (opf_opts && !(passes & TS_PASS_OP_FUSION))
         return ts__error(err, TS_EINVAL, "optimize: --xla-candidates, --op-table and --simulate are for --passes op-fusion");
+    bool from_opfs = opt->size >= offsetof(ts_optimize_options, from_opfs) + sizeof opt->from_opfs && opt->from_opfs;
+    if (from_opfs && passes != TS_PASS_TENSOR_FUSION)
+        return ts__error(err, TS_EINVAL, "optimize: --from-opfs derives a tensor fusion: --passes tensor-fusion only");
+    if (from_opfs && opt->layer_num_limit)
+        return ts__error(err, TS_EINVAL, "optimize: --from-opfs and --layer-num-limit each choose the strategy: give one");
     return TS_OK;
 }
 
@@ -259,9 +264,16 @@ static int run_search(ts_optimize *o, const ts_optimize_options *opt, ts_error *
                       opt->mcmc_beta > 0 ? opt->mcmc_beta : 10, opt->heat_k > 0 ? opt->heat_k : 1,
                       opt->heat_window ? opt->heat_window : 5, opt->progress, opt->progress_ud};
     if (!cfg.budget_evals && !(cfg.budget_s > 0)) cfg.budget_evals = 200;
-    if (opt->layer_num_limit) {   /* dPRO's layer-by-layer sample: the baseline and one strategy */
+    if (opt->layer_num_limit || opt->from_opfs) {   /* dPRO's layer-by-layer sample or from_opfs2tsfs:
+                                                       the baseline and one strategy */
         memcpy(o->best, o->init, o->n_vars);
-        ts__tf_layers(&o->grads, opt->layer_num_limit, o->best);
+        if (opt->from_opfs) {
+            uint32_t grouped;
+            int rc = ts__opfs_to_tsfs(o->g, &o->grads, opt->from_opfs, o->best, &grouped, err);
+            if (rc) return rc;
+        } else {
+            ts__tf_layers(&o->grads, opt->layer_num_limit, o->best);
+        }
         sp.init = o->best;
         cfg.kind = TS_SEARCH_GREEDY;
         cfg.budget_evals = 1;
@@ -275,13 +287,13 @@ static int run_search(ts_optimize *o, const ts_optimize_options *opt, ts_error *
     return ts__opt_search(&sp, &cfg, &o->oc, err);
 }
 
-static int finish(ts_optimize *o, bool sample, ts_error *err)
+static int finish(ts_optimize *o, ts_search_kind sample, ts_error *err)
 {
     memcpy(o->best, o->oc.best, o->n_vars);
     o->sum.baseline_ns = o->oc.init_ns;
     o->sum.n_evals = o->oc.n_evals;
     o->sum.search_s = o->oc.elapsed_s;
-    o->sum.search = sample ? TS_SEARCH_LAYER_SAMPLE : o->oc.kind;
+    o->sum.search = sample ? sample : o->oc.kind;
     o->sum.n_grads = o->grads.n;
     o->sum.n_old_buckets = o->n_old;
     uint8_t *tmp = ts__malloc((size_t)o->n_vars + 1);
@@ -330,7 +342,8 @@ int ts_optimize_run(const ts_graph *g, const ts_optimize_options *opt, ts_optimi
     if (rc == TS_OK) rc = setup_space(o, &o_opt, err);
     if (rc == TS_OK && !(o->best = ts__malloc((size_t)o->n_vars + 1))) rc = ts__error(err, TS_ENOMEM, "optimize: out of memory");
     if (rc == TS_OK) rc = run_search(o, &o_opt, err);
-    if (rc == TS_OK) rc = finish(o, o_opt.layer_num_limit > 0, err);
+    if (rc == TS_OK)
+        rc = finish(o, o_opt.from_opfs ? TS_SEARCH_FROM_OPFS : o_opt.layer_num_limit ? TS_SEARCH_LAYER_SAMPLE : 0, err);
     if (rc) { ts_optimize_destroy(o); return rc; }
     *out = o;
     return TS_OK;
@@ -358,7 +371,7 @@ void ts_optimize_destroy(ts_optimize *o)
 
 const char *ts_search_kind_name(ts_search_kind k)
 {
-    static const char *const n[] = {"auto", "mcmc", "anneal", "greedy", "exhaustive", "layer-sample"};
+    static const char *const n[] = {"auto", "mcmc", "anneal", "greedy", "exhaustive", "layer-sample", "from-opfs"};
     return (unsigned)k < sizeof n / sizeof *n ? n[k] : "?";
 }
 

@@ -185,6 +185,29 @@ TEST(a_ddp_cap_is_found_only_for_groupings_ddp_makes)
     CHECK(ts__tf_ddp_cap_mb(&g, all) < 0);
 }
 
+TEST(a_horovod_threshold_is_found_only_for_groupings_horovod_makes)
+{
+    /* MiB: {3, 2} {5, 1} {4}: each bucket <= T, each bucket + the next gradient > T:
+     * T in [6 MiB, min(5 + 5, 6 + 4) MiB - 1]: 6 MiB is the roundest */
+    const int64_t M = 1048576;
+    int64_t b[5] = {3 * M, 2 * M, 5 * M, 1 * M, 4 * M};
+    const char *nm[5] = {"a", "b", "c", "d", "e"};
+    ts_opt_grads g = grads_of(b, nm, 5);
+    uint8_t vars[4] = {0, 1, 0, 1};
+    CHECK_EQ_INT(ts__tf_horovod_threshold(&g, vars), 6 * M);
+    /* {3} {2, 5, 1, 4}: Horovod would put b (2 MiB) with a under any T >= 12 MiB */
+    uint8_t first_alone[4] = {1, 0, 0, 0};
+    CHECK(ts__tf_horovod_threshold(&g, first_alone) < 0);
+    /* one bucket of everything: T >= 15 MiB; 64 MiB is the roundest */
+    uint8_t one[4] = {0, 0, 0, 0};
+    CHECK_EQ_INT(ts__tf_horovod_threshold(&g, one), 64 * M);
+    /* a window with no round value: {1000} {10, ...}: T in [1000, 1009] */
+    int64_t c[3] = {1000, 10, 995};
+    ts_opt_grads h = grads_of(c, nm, 3);
+    uint8_t v2[2] = {1, 1};
+    CHECK_EQ_INT(ts__tf_horovod_threshold(&h, v2), 1000);
+}
+
 TEST(cut_gradients_form_buckets_of_their_own_but_at_the_edges)
 {
     int64_t b[4] = {100, 400, 100, 100};

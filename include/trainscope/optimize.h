@@ -6,7 +6,10 @@
  *                   the order they are all-reduced (not only a byte cap);
  *   partition       one gradient's all-reduce cut into k = 2, 4, ... pieces;
  *   op fusion       chains of pointwise ops run as one kernel (PyTorch traces),
- *                   priced with dPRO's estimate (docs/optimize.md).
+ *                   or of the ops an XLA candidate list names (TensorFlow),
+ *                   priced with dPRO's estimate or a model fitted on dPRO's
+ *                   per-op timing tables (docs/optimize.md);
+ *   from-opfs       the tensor fusion that matches a cluster_mapping.txt.
  * Every candidate is priced by replaying the job's graph with the edits
  * (ts_replay_run_graph), and the search (heat-based MCMC as dPRO's, simulated
  * annealing, greedy, or exhaustive when the space is small) keeps the best.

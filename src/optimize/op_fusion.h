@@ -1,5 +1,6 @@
 /* op_fusion.h - the operator-fusion pass (op_fusion.c): candidate pairs of
- * pointwise ops found in a graph, one search var per recurring pair. */
+ * pointwise ops (or of ops an XLA candidate list names, op_fusion_xla.c)
+ * found in a graph, one search var per recurring pair. */
 #ifndef TS_OPTIMIZE_OP_FUSION_H
 #define TS_OPTIMIZE_OP_FUSION_H
 

@@ -51,6 +51,30 @@ assert plan["search"]["kind"] == "from-opfs" and plan["buckets_after"] == len(na
 PY
 grep -q "search: from-opfs" "$TMP/out.txt" || fail "table: $(cat "$TMP/out.txt")"
 
+# horovod.env: Horovod's FuseResponses packing (in order, while the sum stays <= T), run here
+/usr/bin/python3 - "$B/gradients.json" "$TMP/o" <<'PY' || exit 1
+import json, sys
+ps = json.load(open(sys.argv[1]))["parameters"][::-1]
+size = {p["name"]: p["bytes"] for p in ps}
+groups = [l.rstrip("\n").split("+") for l in open(f"{sys.argv[2]}/tensor_groups.txt")]
+env = open(f"{sys.argv[2]}/horovod.env").read()
+T = int(env.split("HOROVOD_FUSION_THRESHOLD=")[1].split()[0])
+assert "HOROVOD_CYCLE_TIME=" in env
+def horovod(T):
+    out, cur, fill = [], [], 0
+    for p in ps:
+        if cur and fill + p["bytes"] > T: out.append(cur); cur, fill = [], 0
+        cur.append(p["name"]); fill += p["bytes"]
+    return out + [cur]
+sums = [sum(size[n] for n in g) for g in groups]
+if "No threshold" in env:
+    assert T == max(sums), (T, max(sums))
+    lo = max(sums); hi = min(sums[j] + size[groups[j + 1][0]] - 1 for j in range(len(groups) - 1))
+    assert lo > hi, "a threshold exists but the file says none"
+else:
+    assert horovod(T) == groups, "the threshold does not give the plan's groups"
+PY
+
 expect() { want=$1; shift; "$@" > "$TMP/out" 2> "$TMP/err"; got=$?
     [ "$got" = "$want" ] || fail "exit $got, wanted $want: $* ($(cat "$TMP/err"))"
     [ "$want" = 0 ] || [ -s "$TMP/err" ] || fail "no message: $*"; }

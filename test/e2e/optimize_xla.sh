@@ -106,6 +106,13 @@ expect 2 "$BIN" optimize "$TMP/tf.json" --passes op-fusion --xla-candidates "$RE
 grep -q "xla_candidates_resnet50.txt: line 1: op 'gradient_tape/resnet50/conv1_conv/Conv2D/Conv2DBackpropFilter" \
     "$TMP/err" || fail "message: $(cat "$TMP/err")"
 [ ! -e "$TMP/bad" ] || fail "partial output for a bad list"
+# the TF2 XPlane capture of BERT (../shared/data/tensorflow) against dPRO's TF1.15 BERT list: other names
+X=../shared/data/tensorflow/bert-squad-8gpu.xplane.pb.gz
+if [ -f "$X" ]; then
+    expect 2 "$BIN" optimize "$X" --passes op-fusion --simulate --xla-candidates ../shared/data/dpro/TF1.15/xla_candidates_bert.txt
+    grep -q "xla_candidates_bert.txt: line 1: op 'bert/encoder/layer_11/attention/self/key/bias/Initializer/zeros' is not in" \
+        "$TMP/err" || fail "message: $(cat "$TMP/err")"
+fi
 # no source of fused times; the options without the pass; a table for another graph; a table of one batch size
 expect 2 "$BIN" optimize "$TMP/tf.json" --passes op-fusion --xla-candidates "$TMP/cand.txt"
 expect 2 "$BIN" optimize "$TMP/tf.json" --gradients /dev/null --xla-candidates "$TMP/cand.txt" --simulate

@@ -132,7 +132,8 @@ static int values_line(const char *file, const char *s, size_t n, uint32_t no, d
         num[k] = 0;
         char *end;
         double x = k ? strtod(num, &end) : NAN;
-        if (!k || *end || !isfinite(x) || x < 0)
+        bool cut = p < e && *p != ',' && *p != ']' && *p != ' ';   /* longer than num holds */
+        if (!k || cut || *end || !isfinite(x) || x < 0)
             return ts__error(err, TS_EPARSE, "%s: line %u: value %u: expected a time in ms >= 0", file, no, *count + 1);
         if (ts__grow((void **)v, cap, sizeof **v, (size_t)*count + 1)) return ts__error(err, TS_ENOMEM, "%s: out of memory", file);
         (*v)[(*count)++] = x;

@@ -501,6 +501,8 @@ TEST(dpro_table_errors_name_the_file_and_line)
     expect_dpt_error(ok_names, "x fp32: --batch_size 2\n\n[-1]\n", "avg.txt: line 3: value 1");
     expect_dpt_error(ok_names, "x fp32: --batch_size 2\n[1, nan]\n", "avg.txt: line 2: value 2");
     expect_dpt_error(ok_names, "x fp32: --batch_size 2\n[1\n", "avg.txt: line 2: no closing");
+    expect_dpt_error(ok_names, "x fp32: --batch_size 2\n[0.0000000000000000000000000000000000000000000000000000000000000000000001]\n",
+                     "avg.txt: line 2: value 1");
     expect_dpt_error(ok_names, "x fp32: --batch_size 2\n[1]\nx fp32: --batch_size 4\n", "avg.txt: line 3: a header with no times");
     expect_dpt_error(ok_names, "x fp16: --batch_size 2\n[1]\n", "no row with a time for every name");
 }

@@ -38,6 +38,7 @@
 #include "optimize/cost_model.h"
 #include "optimize/passes.h"
 #include "replay/replay.h"
+#include "optimize_dpro.h"
 #include "trainscope/graph.h"
 #include "trainscope/ingest.h"
 #include "trainscope/optimize.h"
@@ -270,5 +271,6 @@ int main(int argc, char **argv)
     ts_graph_destroy(g);
     ts_job_destroy(t);
     cost_model_figures(&a);
+    dpro_table_figures();
     return same == 0 ? 0 : 1;
 }

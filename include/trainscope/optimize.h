@@ -6,7 +6,10 @@
  *                   the order they are all-reduced (not only a byte cap);
  *   partition       one gradient's all-reduce cut into k = 2, 4, ... pieces;
  *   op fusion       chains of pointwise ops run as one kernel (PyTorch traces),
- *                   priced with dPRO's estimate (docs/optimize.md).
+ *                   or of the ops an XLA candidate list names (TensorFlow),
+ *                   priced with dPRO's estimate or a model fitted on dPRO's
+ *                   per-op timing tables (docs/optimize.md);
+ *   from-opfs       the tensor fusion that matches a cluster_mapping.txt.
  * Every candidate is priced by replaying the job's graph with the edits
  * (ts_replay_run_graph), and the search (heat-based MCMC as dPRO's, simulated
  * annealing, greedy, or exhaustive when the space is small) keeps the best.
@@ -33,10 +36,11 @@ typedef enum ts_search_kind {
     TS_SEARCH_ANNEAL,        /* simulated annealing */
     TS_SEARCH_GREEDY,        /* best single move until none helps (QSync's greedy) */
     TS_SEARCH_EXHAUSTIVE,    /* every strategy (refused when the space exceeds 2^20) */
-    TS_SEARCH_LAYER_SAMPLE   /* reported only: no search, dPRO's layer-by-layer sample (layer_num_limit) */
+    TS_SEARCH_LAYER_SAMPLE,  /* reported only: no search, dPRO's layer-by-layer sample (layer_num_limit) */
+    TS_SEARCH_FROM_OPFS      /* reported only: no search, the tensor fusion of a cluster_mapping (from_opfs) */
 } ts_search_kind;
 
-/* "auto", "mcmc", "anneal", "greedy", "exhaustive", "layer-sample"; "?" past them. */
+/* "auto", "mcmc", "anneal", "greedy", "exhaustive", "layer-sample", "from-opfs"; "?" past them. */
 TS_API const char *ts_search_kind_name(ts_search_kind k);
 
 /* Progress of a search: evaluations made, the best iteration so far. */
@@ -64,6 +68,16 @@ typedef struct ts_optimize_options {
                                         candidate is priced with (bandwidth, calibration log) */
     ts_optimize_progress_fn progress;   /* NULL = none; called at most ~5 times a second */
     void           *progress_ud;
+    const char     *xla_candidates; /* op fusion: only ops this XLA candidate list names (dPRO's
+                                       --xla_candidate_path, TensorFlow op names); every op it lists
+                                       (but those dPRO ignores) must be in the trace; NULL = the
+                                       PyTorch pointwise rule */
+    const char     *op_table;       /* op fusion: a folder with dPRO's name.txt and avg.txt: a fused
+                                       op sheds its fixed cost in the model fitted on them */
+    uint32_t        op_table_dtype; /* 0 = fp32, 1 = fp16 rows of op_table */
+    bool            simulate;       /* op fusion: dPRO's --simulate estimate (docs/optimize.md) */
+    const char     *from_opfs;      /* tensor fusion: no search; the grouping matching this dPRO
+                                       cluster_mapping.txt (dPRO's from_opfs2tsfs), priced */
 } ts_optimize_options;
 
 typedef struct ts_optimize ts_optimize;

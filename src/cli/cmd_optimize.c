@@ -38,6 +38,12 @@ static void usage(FILE *f)
           "  --passes LIST            tensor-fusion,partition,op-fusion (default tensor-fusion);\n"
           "                           op-fusion: chains of pointwise ops priced with dPRO's\n"
           "                           estimate, written as cluster_mapping.txt\n"
+          "  --xla-candidates FILE    op-fusion: only ops this XLA candidate list names\n"
+          "                           (dPRO's --xla_candidate_path; TensorFlow op names)\n"
+          "  --op-table DIR           op-fusion: fused time from the model fitted on dPRO's\n"
+          "                           timing tables DIR/name.txt, DIR/avg.txt\n"
+          "  --op-table-dtype fp32|fp16  which rows of --op-table (default fp32)\n"
+          "  --simulate               op-fusion: dPRO's --simulate estimate of fused time\n"
           "  --search KIND            auto (default: exhaustive when the space fits the\n"
           "                           budget, else mcmc), mcmc, anneal, greedy, exhaustive\n"
           "  --budget N|Ts            N evaluations (deterministic with --seed) or T seconds\n"
@@ -48,6 +54,8 @@ static void usage(FILE *f)
           "  --heat-k K               k of dPRO's heat formula (default 1, dPRO's code)\n"
           "  --heat-window N          heat history entries per op (default 5)\n"
           "  --layer-num-limit N      no search: one bucket per N layers (dPRO's sample)\n"
+          "  --from-opfs FILE         no search: the tensor fusion matching the operator\n"
+          "                           fusion of a cluster_mapping.txt (dPRO's from_opfs2tsfs)\n"
           "  --max-pieces N           partition: at most N pieces per gradient (default 8)\n"
           "  -o, --output DIR         write plan.json, tensor_groups.txt, horovod.env and,\n"
           "                           when no bucket_cap_mb gives the plan, ddp_hook.py\n"
@@ -144,6 +152,17 @@ static int parse_option(int c, opt_args *a)
     case 'C': a->r.no_contention = 1; return 0;
     case 'i': return ts_cli_opt_count("optimize", "--iterations", optarg, &a->r.max_iterations);
     case 'm': a->marker = optarg; return 0;
+    case 'X': a->o.xla_candidates = optarg; return 0;
+    case 'O': a->o.op_table = optarg; return 0;
+    case 'D':
+        if (strcmp(optarg, "fp32") && strcmp(optarg, "fp16")) {
+            ts_cli_errorf("optimize: --op-table-dtype wants fp32 or fp16, got '%s'", optarg);
+            return -1;
+        }
+        a->o.op_table_dtype = !strcmp(optarg, "fp16");
+        return 0;
+    case 'U': a->o.simulate = true; return 0;
+    case 'F': a->o.from_opfs = optarg; return 0;
     case 'h': usage(stdout); return 1;
     default: return -1;
     }
@@ -162,7 +181,11 @@ static int parse_args(int argc, char **argv, opt_args *a)
         {"nccl-tests", required_argument, 0, 'n'}, {"bandwidth", required_argument, 0, 'B'},
         {"latency-us", required_argument, 0, 'l'}, {"no-contention", no_argument, 0, 'C'},
         {"iterations", required_argument, 0, 'i'}, {"iteration-marker", required_argument, 0, 'm'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+        {"help", no_argument, 0, 'h'},
+        {"xla-candidates", required_argument, 0, 'X'}, {"op-table", required_argument, 0, 'O'},
+        {"op-table-dtype", required_argument, 0, 'D'}, {"simulate", no_argument, 0, 'U'},
+        {"from-opfs", required_argument, 0, 'F'},
+        {0, 0, 0, 0},
     };
     memset(a, 0, sizeof *a);
     a->o.size = sizeof a->o;

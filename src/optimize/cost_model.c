@@ -71,7 +71,7 @@ double ts__cost_work(const char *name, const char *dims)
     return best;
 }
 
-static int push_sample(ts_op_samples *s, const char *name, double work, double t)
+int ts__cost_push_sample(ts_op_samples *s, const char *name, double work, double t)
 {
     if (ts__grow((void **)&s->v, &s->cap, sizeof *s->v, (size_t)s->n + 1)) return TS_ENOMEM;
     char *copy = ts__strdup(name);
@@ -115,7 +115,7 @@ static int rank_samples(const ts_rank *r, ts_op_samples *out)
         if (!dims || s->kind[i] != TS_KIND_CPU_OP) continue;
         const char *name = ts__rank_str(r, s->name[i]);
         double t = any_kernel ? kern[i] : (double)s->dur_ns[i], w = ts__cost_work(name, dims);
-        if (t > 0 && w > 0) rc = push_sample(out, name, w, t);
+        if (t > 0 && w > 0) rc = ts__cost_push_sample(out, name, w, t);
     }
     ts__free(kern, ((size_t)s->n + 1) * sizeof *kern);
     return rc;

@@ -20,6 +20,8 @@ typedef struct ts_op_samples { ts_op_sample *v; uint32_t n, cap; } ts_op_samples
  * else, in a trace without kernels, the op's own duration. */
 TS_NODISCARD int ts__cost_samples(const ts_job *t, ts_op_samples *out, ts_error *err);
 void ts__cost_samples_free(ts_op_samples *s);
+/* Append a sample (name copied). */
+TS_NODISCARD int ts__cost_push_sample(ts_op_samples *s, const char *name, double work, double time_ns);
 /* The work of an op from its name and "Input Dims" JSON text; < 0 when unreadable. */
 double ts__cost_work(const char *name, const char *dims);
 

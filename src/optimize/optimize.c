@@ -13,6 +13,7 @@
  */
 #include <stdio.h>
 
+#include "optimize/dpro_table.h"
 #include "optimize/optimize_priv.h"
 
 
@@ -164,8 +165,8 @@ static int explain(ts_optimize *o, uint8_t *tmp, ts_error *err)
     double gain_ms = (double)(o->sum.baseline_ns - o->sum.best_ns) / 1e6;
     int rc = TS_OK;
     if (o->sum.n_fused)
-        rc = add_change(o, "fuse %u pairs of pointwise ops into kernels (cluster_mapping.txt; estimated as dPRO's "
-                        "--simulate)%s: %+.3f ms per iteration", o->sum.n_fused,
+        rc = add_change(o, "fuse %u pairs of %s into kernels (cluster_mapping.txt; %s)%s: %+.3f ms per iteration",
+                        o->sum.n_fused, o->xla.n ? "XLA candidate ops" : "pointwise ops", o->opf_rule,
                         o->grads.n ? ", with the buckets below" : "", -gain_ms);
     if (!o->grads.n || rc) {
         /* op fusion alone: no bucket setting to make */
@@ -205,7 +206,49 @@ static int check_options(const ts_optimize_options *opt, ts_error *err)
     if (opt->passes & ~(unsigned)(TS_PASS_TENSOR_FUSION | TS_PASS_PARTITION | TS_PASS_OP_FUSION))
         return ts__error(err, TS_EINVAL, "optimize: unknown pass bits 0x%x", opt->passes);
     if (opt->max_pieces > 64) return ts__error(err, TS_EINVAL, "optimize: at most 64 pieces per gradient");
+    bool opf_opts = opt->size >= offsetof(ts_optimize_options, simulate) + sizeof opt->simulate &&
+                    (opt->xla_candidates || opt->op_table || opt->simulate);
+    if (opf_opts && !(passes & TS_PASS_OP_FUSION))
+        return ts__error(err, TS_EINVAL, "optimize: --xla-candidates, --op-table and --simulate are for --passes op-fusion");
+    bool from_opfs = opt->size >= offsetof(ts_optimize_options, from_opfs) + sizeof opt->from_opfs && opt->from_opfs;
+    if (from_opfs && passes != TS_PASS_TENSOR_FUSION)
+        return ts__error(err, TS_EINVAL, "optimize: --from-opfs derives a tensor fusion: --passes tensor-fusion only");
+    if (from_opfs && opt->layer_num_limit)
+        return ts__error(err, TS_EINVAL, "optimize: --from-opfs and --layer-num-limit each choose the strategy: give one");
     return TS_OK;
+}
+
+/* Op-fusion candidates: the PyTorch pointwise rule, or an XLA candidate
+ * list priced by dPRO's --simulate rule or the model fitted on its tables. */
+static int setup_opf(ts_optimize *o, const ts_optimize_options *opt, ts_error *err)
+{
+    ts_opf_cfg cfg = {.rule = opt->simulate ? TS_OPF_SIMULATE : TS_OPF_FLOOR, .table_name = opt->op_table};
+    o->opf_rule = opt->simulate ? "dPRO's --simulate estimate" : opt->op_table ? "fixed costs from the model fitted on dPRO's timing tables"
+                                                                                : "each fused op sheds its floor, dPRO-style estimate";
+    int rc = TS_OK;
+    if (opt->xla_candidates) {
+        if (!opt->simulate && !opt->op_table)
+            return ts__error(err, TS_EINVAL, "optimize: --xla-candidates needs the fused time's source: "
+                                             "--op-table DIR (dPRO's timing tables) or --simulate");
+        if ((rc = ts__xla_load(&o->xla, opt->xla_candidates, err)) || (rc = ts__xla_check(&o->xla, o->g, err))) return rc;
+        cfg.xla = &o->xla;
+    }
+    if (opt->op_table && !opt->simulate) {
+        ts_dpt t;
+        if ((rc = ts__dpt_load(&t, opt->op_table, err))) return rc;
+        uint32_t rows = 0;
+        for (uint32_t r = 0; r < t.n_rows; r++) rows += t.rows[r].dtype == (opt->op_table_dtype & 1);
+        if (rows < 2)
+            rc = ts__error(err, TS_EFORMAT, "%s: %u distinct %s rows; the model of an op's fixed cost needs two batch sizes",
+                           opt->op_table, rows, opt->op_table_dtype ? "fp16" : "fp32");
+        if (rc == TS_OK && ts__dpt_fit(&t, (int)(opt->op_table_dtype & 1), 0, &o->table))
+            rc = ts__error(err, TS_ENOMEM, "optimize: out of memory");
+        ts__dpt_free(&t);
+        if (rc) return rc;
+        cfg.rule = TS_OPF_TABLE;
+        cfg.table = &o->table;
+    }
+    return ts__opf_find(&o->opf, o->g, &cfg, err);
 }
 
 static int run_search(ts_optimize *o, const ts_optimize_options *opt, ts_error *err)
@@ -215,9 +258,16 @@ static int run_search(ts_optimize *o, const ts_optimize_options *opt, ts_error *
                       opt->mcmc_beta > 0 ? opt->mcmc_beta : 10, opt->heat_k > 0 ? opt->heat_k : 1,
                       opt->heat_window ? opt->heat_window : 5, opt->progress, opt->progress_ud};
     if (!cfg.budget_evals && !(cfg.budget_s > 0)) cfg.budget_evals = 200;
-    if (opt->layer_num_limit) {   /* dPRO's layer-by-layer sample: the baseline and one strategy */
+    if (opt->layer_num_limit || opt->from_opfs) {   /* dPRO's layer-by-layer sample or from_opfs2tsfs:
+                                                       the baseline and one strategy */
         memcpy(o->best, o->init, o->n_vars);
-        ts__tf_layers(&o->grads, opt->layer_num_limit, o->best);
+        if (opt->from_opfs) {
+            uint32_t grouped;
+            int rc = ts__opfs_to_tsfs(o->g, &o->grads, opt->from_opfs, o->best, &grouped, err);
+            if (rc) return rc;
+        } else {
+            ts__tf_layers(&o->grads, opt->layer_num_limit, o->best);
+        }
         sp.init = o->best;
         cfg.kind = TS_SEARCH_GREEDY;
         cfg.budget_evals = 1;
@@ -231,13 +281,13 @@ static int run_search(ts_optimize *o, const ts_optimize_options *opt, ts_error *
     return ts__opt_search(&sp, &cfg, &o->oc, err);
 }
 
-static int finish(ts_optimize *o, bool sample, ts_error *err)
+static int finish(ts_optimize *o, ts_search_kind sample, ts_error *err)
 {
     memcpy(o->best, o->oc.best, o->n_vars);
     o->sum.baseline_ns = o->oc.init_ns;
     o->sum.n_evals = o->oc.n_evals;
     o->sum.search_s = o->oc.elapsed_s;
-    o->sum.search = sample ? TS_SEARCH_LAYER_SAMPLE : o->oc.kind;
+    o->sum.search = sample ? sample : o->oc.kind;
     o->sum.n_grads = o->grads.n;
     o->sum.n_old_buckets = o->n_old;
     uint8_t *tmp = ts__malloc((size_t)o->n_vars + 1);
@@ -280,14 +330,15 @@ int ts_optimize_run(const ts_graph *g, const ts_optimize_options *opt, ts_optimi
     if (buckets) rc = ts__opt_grads_load(opt->replay->gradients_json, &o->grads, err);
     if (rc == TS_OK && buckets && o->grads.n < 2)
         rc = ts__error(err, TS_ENODATA, "optimize: %s: one gradient, nothing to group", opt->replay->gradients_json);
-    if (rc == TS_OK && (o->passes & TS_PASS_OP_FUSION)) rc = ts__opf_find(&o->opf, g, err);
+    if (rc == TS_OK && (o->passes & TS_PASS_OP_FUSION)) rc = setup_opf(o, &o_opt, err);
     if (rc == TS_OK && (o->passes & TS_PASS_OP_FUSION) && !o->opf.n_vars && !buckets)
         rc = ts__error(err, TS_ENODATA, "optimize: nothing to optimize: no two pointwise ops run back to back");
     if (rc == TS_OK) rc = buckets ? learn_baseline(o, err) : learn_measured(o, err);
     if (rc == TS_OK) rc = setup_space(o, &o_opt, err);
     if (rc == TS_OK && !(o->best = ts__malloc((size_t)o->n_vars + 1))) rc = ts__error(err, TS_ENOMEM, "optimize: out of memory");
     if (rc == TS_OK) rc = run_search(o, &o_opt, err);
-    if (rc == TS_OK) rc = finish(o, o_opt.layer_num_limit > 0, err);
+    if (rc == TS_OK)
+        rc = finish(o, o_opt.from_opfs ? TS_SEARCH_FROM_OPFS : o_opt.layer_num_limit ? TS_SEARCH_LAYER_SAMPLE : 0, err);
     if (rc) { ts_optimize_destroy(o); return rc; }
     *out = o;
     return TS_OK;
@@ -303,6 +354,8 @@ void ts_optimize_destroy(ts_optimize *o)
     ts__free(o->min, (size_t)o->n_vars + 1);
     ts__free(o->max, (size_t)o->n_vars + 1);
     ts__opf_free(&o->opf);
+    ts__xla_free(&o->xla);
+    ts__cost_model_free(&o->table);
     ts__free(o->init, (size_t)o->n_vars + 1);
     ts__free(o->best, (size_t)o->n_vars + 1);
     ts__free(o->pieces, (size_t)o->grads.n * sizeof *o->pieces + 1);
@@ -314,7 +367,7 @@ void ts_optimize_destroy(ts_optimize *o)
 
 const char *ts_search_kind_name(ts_search_kind k)
 {
-    static const char *const n[] = {"auto", "mcmc", "anneal", "greedy", "exhaustive", "layer-sample"};
+    static const char *const n[] = {"auto", "mcmc", "anneal", "greedy", "exhaustive", "layer-sample", "from-opfs"};
     return (unsigned)k < sizeof n / sizeof *n ? n[k] : "?";
 }
 

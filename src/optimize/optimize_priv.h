@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 
+#include "optimize/cost_model.h"
 #include "optimize/op_fusion.h"
 #include "optimize/passes.h"
 #include "replay/replay.h"
@@ -16,6 +17,9 @@ struct ts_optimize {
     unsigned          passes;
     ts_opt_grads      grads;      /* empty (n = 0) when only op fusion runs */
     ts_opf            opf;        /* op-fusion candidates; n_vars = 0 without that pass */
+    ts_xla            xla;        /* the XLA candidate list (n = 0: none) */
+    ts_cost_model     table;      /* fitted on dPRO's timing tables (n = 0: none) */
+    const char       *opf_rule;   /* how fused times were estimated, in words */
     uint32_t         *old_grads;  /* [n_old]: gradients per bucket in the trace */
     uint32_t          n_old;
     uint32_t          n_vars;

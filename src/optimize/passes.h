@@ -42,6 +42,16 @@ uint32_t ts__tf_groups(const ts_opt_grads *g, const uint8_t *vars, uint32_t *pie
 /* A DDP bucket_cap_mb whose buckets (first one capped at 1 MiB) are
  * exactly the vars' grouping; < 0 when none is (or a gradient is cut). */
 double ts__tf_ddp_cap_mb(const ts_opt_grads *g, const uint8_t *vars);
+/* A HOROVOD_FUSION_THRESHOLD (bytes) whose fusion (the ready gradients in
+ * order, while the sum stays <= it) gives exactly the vars' grouping when
+ * every gradient is ready at once; < 0 when none does. The roundest such
+ * value (a multiple of 64 MiB, 1 MiB, 64 KiB, 4 KiB or 512 when one fits). */
+int64_t ts__tf_horovod_threshold(const ts_opt_grads *g, const uint8_t *vars);
+/* from_opfs.c: the tensor-fusion vars matching the operator fusion of a
+ * cluster_mapping.txt (dPRO's from_opfs2tsfs); *n_grouped gradients share
+ * a group. TS_EFORMAT for a mapping or gradients of another graph. */
+TS_NODISCARD int ts__opfs_to_tsfs(const ts_graph *g, const ts_opt_grads *grads, const char *path, uint8_t *vars,
+                                  uint32_t *n_grouped, ts_error *err);
 /* Every N layers (parameter-name prefixes) in one bucket. */
 void ts__tf_layers(const ts_opt_grads *g, uint32_t n_layers, uint8_t *vars);
 

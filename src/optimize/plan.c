@@ -12,7 +12,9 @@
  *   ddp_hook.py       when no bucket_cap_mb gives the grouping (or a gradient
  *                     is cut): a DDP communication hook that all-reduces the
  *                     plan's groups whatever DDP's own buckets are;
- *   horovod.env       HOROVOD_FUSION_THRESHOLD (the largest bucket's bytes);
+ *   horovod.env       HOROVOD_FUSION_THRESHOLD (one whose fusion gives the
+ *                     plan's buckets, else the largest bucket's bytes) and
+ *                     HOROVOD_CYCLE_TIME;
  *   tensor_groups.txt dPRO's tensor group list: one bucket a line, names
  *                     joined by '+'.
  * Each file is written as DIR/.NAME.tmp and renamed once all are written.
@@ -174,15 +176,31 @@ static void write_groups_txt(ts_buf *b, const ts_optimize *o, const uint32_t *bu
 static void write_env(ts_buf *b, const ts_optimize *o, const uint32_t *bucket_of)
 {
     int64_t biggest = 0, fill = 0;
+    uint32_t n_b = 0;
+    bool cut = false;
     for (uint32_t i = 0; i < o->grads.n; i++) {
         fill += o->grads.bytes[i];
+        cut |= o->pieces[i] > 1;
         if (i + 1 == o->grads.n || bucket_of[i + 1] != bucket_of[i]) {
             if (fill > biggest) biggest = fill;
             fill = 0;
+            n_b++;
         }
     }
-    ts__buf_printf(b, "# Horovod: fuse up to the plan's largest bucket (written by trainscope optimize)\n"
-                      "HOROVOD_FUSION_THRESHOLD=%lld\n", (long long)biggest);
+    int64_t t = cut ? -1 : ts__tf_horovod_threshold(&o->grads, o->best);
+    ts__buf_puts(b, "# Horovod (written by trainscope optimize). Each cycle Horovod fuses the gradients it finds\n"
+                    "# ready, in order, while their sum stays <= HOROVOD_FUSION_THRESHOLD (FuseResponses).\n");
+    if (t > 0)
+        ts__buf_printf(b, "# With a whole backward pass found in one cycle this threshold gives exactly the plan's\n"
+                          "# %u buckets; Horovod rounds it up to a multiple of 512 x local_size bytes, which keeps\n"
+                          "# it for local_size dividing %lld.\n", n_b, (long long)(t / 512));
+    else
+        ts__buf_printf(b, "# No threshold gives the plan's %u buckets (%s);\n# this is its largest bucket.\n", n_b,
+                       cut ? "a gradient is cut in pieces" : "a bucket and the gradient after it fit under a larger one");
+    ts__buf_printf(b, "HOROVOD_FUSION_THRESHOLD=%lld\n", (long long)(t > 0 ? t : biggest));
+    ts__buf_puts(b, "# A short cycle starts each bucket's all-reduce soon after its last gradient is ready, as\n"
+                    "# the plan was priced; a bucket whose gradients straddle a cycle's end is split there.\n"
+                    "HOROVOD_CYCLE_TIME=1\n");
 }
 
 static const char HOOK_BODY[] =

@@ -106,6 +106,29 @@ double ts__tf_ddp_cap_mb(const ts_opt_grads *g, const uint8_t *vars)
     return same ? (double)kib / 1024.0 : -1;
 }
 
+int64_t ts__tf_horovod_threshold(const ts_opt_grads *g, const uint8_t *vars)
+{
+    /* Horovod (controller.cc FuseResponses) fuses ready tensors in order
+     * while the sum stays <= the threshold T: bucket j (sum S_j) needs
+     * S_j <= T and, unless last, S_j + the next gradient > T. */
+    int64_t lo = 0, hi = INT64_MAX, fill = 0;
+    for (uint32_t i = 0; i < g->n; i++) {
+        fill += g->bytes[i];
+        if (i + 1 < g->n && !vars[i]) continue;
+        if (fill > lo) lo = fill;
+        if (i + 1 < g->n && fill + g->bytes[i + 1] - 1 < hi) hi = fill + g->bytes[i + 1] - 1;
+        fill = 0;
+    }
+    if (lo > hi || lo <= 0) return -1;
+    /* a round value: Horovod rounds T up to a multiple of 512 x local_size bytes */
+    static const int64_t grain[] = {64 << 20, 1 << 20, 64 << 10, 4 << 10, 512, 1};
+    for (size_t k = 0; k < sizeof grain / sizeof *grain; k++) {
+        int64_t t = (lo + grain[k] - 1) / grain[k] * grain[k];
+        if (t <= hi) return t;
+    }
+    return lo;
+}
+
 /* The layer of a parameter: its name without the last component
  * ("encoder.layers.0.linear1.weight" -> "encoder.layers.0.linear1"). */
 static size_t layer_len(const char *name)

@@ -33,10 +33,10 @@ int ts_report_optimize_table(FILE *out, FILE *warn, const ts_job *t, const ts_gr
     fprintf(out, "iteration: measured %.3f ms, predicted as traced %.3f ms, with the plan %.3f ms (%+.2f%%)\n",
             (double)s.measured_ns / 1e6, (double)s.baseline_ns / 1e6, (double)s.best_ns / 1e6, -s.gain_pct);
     if (s.n_grads) fprintf(out, "buckets: %u in the trace, %u in the plan\n", s.n_old_buckets, s.n_new_buckets);
-    if (s.n_fusable) fprintf(out, "op fusion: %u of %u candidate pairs of pointwise ops fused\n", s.n_fused, s.n_fusable);
+    if (s.n_fusable) fprintf(out, "op fusion: %u of %u candidate pairs of ops fused\n", s.n_fused, s.n_fusable);
     fprintf(out, "search: %s, %llu evaluations in %.2f s (%.0f/s)\n\n", ts_search_kind_name(s.search),
             (unsigned long long)s.n_evals, s.search_s, s.evals_per_s);
-    if (s.best_ns >= s.baseline_ns) {
+    if (s.best_ns >= s.baseline_ns && s.search != TS_SEARCH_LAYER_SAMPLE && s.search != TS_SEARCH_FROM_OPFS) {
         fprintf(out, "no change found that is faster than the trace as it ran\n");
         return status_of(out);
     }

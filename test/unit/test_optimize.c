@@ -9,6 +9,7 @@
 #include "core/core.h"
 #include "graph/graph.h"
 #include "optimize/cost_model.h"
+#include "optimize/dpro_table.h"
 #include "optimize/op_fusion.h"
 #include "optimize/passes.h"
 #include "replay/replay.h"
@@ -185,6 +186,29 @@ TEST(a_ddp_cap_is_found_only_for_groupings_ddp_makes)
     CHECK(ts__tf_ddp_cap_mb(&g, all) < 0);
 }
 
+TEST(a_horovod_threshold_is_found_only_for_groupings_horovod_makes)
+{
+    /* MiB: {3, 2} {5, 1} {4}: each bucket <= T, each bucket + the next gradient > T:
+     * T in [6 MiB, min(5 + 5, 6 + 4) MiB - 1]: 6 MiB is the roundest */
+    const int64_t M = 1048576;
+    int64_t b[5] = {3 * M, 2 * M, 5 * M, 1 * M, 4 * M};
+    const char *nm[5] = {"a", "b", "c", "d", "e"};
+    ts_opt_grads g = grads_of(b, nm, 5);
+    uint8_t vars[4] = {0, 1, 0, 1};
+    CHECK_EQ_INT(ts__tf_horovod_threshold(&g, vars), 6 * M);
+    /* {3} {2, 5, 1, 4}: Horovod would put b (2 MiB) with a under any T >= 12 MiB */
+    uint8_t first_alone[4] = {1, 0, 0, 0};
+    CHECK(ts__tf_horovod_threshold(&g, first_alone) < 0);
+    /* one bucket of everything: T >= 15 MiB; 64 MiB is the roundest */
+    uint8_t one[4] = {0, 0, 0, 0};
+    CHECK_EQ_INT(ts__tf_horovod_threshold(&g, one), 64 * M);
+    /* a window with no round value: {1000} {10, ...}: T in [1000, 1009] */
+    int64_t c[3] = {1000, 10, 995};
+    ts_opt_grads h = grads_of(c, nm, 3);
+    uint8_t v2[2] = {1, 1};
+    CHECK_EQ_INT(ts__tf_horovod_threshold(&h, v2), 1000);
+}
+
 TEST(cut_gradients_form_buckets_of_their_own_but_at_the_edges)
 {
     int64_t b[4] = {100, 400, 100, 100};
@@ -298,7 +322,7 @@ TEST(op_fusion_pairs_are_back_to_back_pointwise_ops_and_only_shorten)
     CHECK_EQ_INT(ts_graph_create(t, NULL, &g, NULL), TS_OK);
     if (!g) { ts_job_destroy(t); return; }
     ts_opf f;
-    CHECK_EQ_INT(ts__opf_find(&f, g, NULL), TS_OK);
+    CHECK_EQ_INT(ts__opf_find(&f, g, &(ts_opf_cfg){0}, NULL), TS_OK);
     CHECK(f.n_vars > 0);
     CHECK(f.n_inst >= f.n_vars);
     for (uint32_t i = 0; i < f.n_inst; i++) {
@@ -463,4 +487,122 @@ TEST(a_session_prices_random_candidates_as_a_full_replay_does)
     ts__opt_grads_free(&gr);
     ts_graph_destroy(g);
     ts_job_destroy(t);
+}
+
+/* dPRO's v100 table of 31 Jul 2020: counts and values read off the files
+ * (name.txt: 195 fp32 and 354 fp16 names; avg.txt: fp32 rows of 195 values at
+ * batch 1, 196 at 2..256, 355 at 384..1024; fp16 rows of 354 at 1, 355 after,
+ * those from 384 on all equal to one another). */
+TEST(dpro_table_ties_values_to_names_by_position_and_drops_odd_rows)
+{
+    const char *dir = "../shared/data/dpro/data_20200731_resnet50/v100";
+    FILE *probe = fopen("../shared/data/dpro/data_20200731_resnet50/v100/avg.txt", "r");
+    if (!probe) SKIP("../shared/data/dpro not here: run from the repository root");
+    fclose(probe);
+    ts_dpt t;
+    ts_error err = {0};
+    CHECK_EQ_INT(ts__dpt_load(&t, dir, &err), TS_OK);
+    CHECK_EQ_INT(t.n_names[TS_DPT_FP32], 195);
+    CHECK_EQ_INT(t.n_names[TS_DPT_FP16], 354);
+    CHECK_EQ_STR(t.names[TS_DPT_FP32][0], "Adam/mul");
+    CHECK_EQ_STR(t.names[TS_DPT_FP32][194], "network/resblock_3_1/conv_1/conv2d/Conv2D");
+    CHECK_EQ_STR(t.names[TS_DPT_FP16][353], "train_inputs-0-CastToFp16-AutoMixedPrecision");
+    uint32_t rows[2] = {0, 0};
+    const ts_dpt_row *b2 = NULL;
+    for (uint32_t r = 0; r < t.n_rows; r++) {
+        rows[t.rows[r].dtype]++;
+        CHECK(t.rows[r].batch >= 2 && t.rows[r].batch <= 256);
+        if (t.rows[r].dtype == TS_DPT_FP32 && t.rows[r].batch == 2) b2 = &t.rows[r];
+    }
+    CHECK_EQ_INT(rows[TS_DPT_FP32], 8);   /* the 196-value rows, 2..256 */
+    CHECK_EQ_INT(rows[TS_DPT_FP16], 8);   /* 355-value rows 2..256; 384.. repeat one row */
+    CHECK_EQ_INT(t.n_unnamed, 8);         /* fp32 at 1 and 384..1024, fp16 at 1 */
+    CHECK_EQ_INT(t.n_repeated, 6);
+    CHECK(b2 != NULL);
+    if (b2) {
+        CHECK_EQ_INT(b2->count, 196);
+        CHECK_NEAR(b2->ms[0], 0.033364999999999985, 1e-15);
+        CHECK_NEAR(b2->ms[194], 0.025769999999999977, 1e-15);
+    }
+    ts__dpt_free(&t);
+}
+
+TEST(dpro_table_model_recovers_a_known_line_and_scores_held_out_batches)
+{
+    /* op a: 0.01 + 0.001 B ms exactly; op b: 0.02 ms at every batch */
+    const char names[] = "fp32:['a', \"b\"]\n";
+    const char avg[] = "run fp32: --batch_size 1\n[0.011, 0.02]\nrun fp32: --batch_size 4\n[0.014, 0.02]\n"
+                       "run fp32: --batch_size 10\n[0.02, 0.02, 0.5]\n\nrun fp32: --batch_size 20\n[0.03, 0.02]\n";
+    ts_dpt t;
+    ts_error err = {0};
+    CHECK_EQ_INT(ts__dpt_parse(&t, "name.txt", names, sizeof names - 1, "avg.txt", avg, sizeof avg - 1, &err), TS_OK);
+    CHECK_EQ_INT(t.n_rows, 3);      /* the 3-value row is of another count */
+    CHECK_EQ_INT(t.n_unnamed, 1);
+    ts_cost_model m;
+    CHECK_EQ_INT(ts__dpt_fit(&t, TS_DPT_FP32, 0, &m), TS_OK);
+    const ts_cost_fit *a = ts__cost_lookup(&m, "a"), *b = ts__cost_lookup(&m, "b");
+    CHECK(a && b);
+    if (a && b) {
+        CHECK_NEAR(a->alpha_ns, 10000, 1e-3);
+        CHECK_NEAR(a->beta_ns, 1000, 1e-6);
+        CHECK_NEAR(b->alpha_ns, 20000, 1e-3);
+        CHECK_NEAR(b->beta_ns, 0, 1e-9);
+    }
+    ts__cost_model_free(&m);
+    double *em, *eb;
+    size_t n, cap;
+    CHECK_EQ_INT(ts__dpt_holdout(&t, TS_DPT_FP32, &em, &eb, &n, &cap), TS_OK);
+    CHECK_EQ_INT(n, 6);             /* 3 batch sizes x 2 ops */
+    for (size_t i = 0; i < n; i++) CHECK(em[i] < 1e-9);   /* a line is predicted exactly */
+    /* the nearest-batch baseline for a at 4: 0.011 (batch 1) against 0.014 */
+    bool seen = false;
+    for (size_t i = 0; i < n; i++) seen |= fabs(eb[i] - 0.003 / 0.014) < 1e-9;
+    CHECK(seen);
+    ts__free(em, cap * 8 + 8);
+    ts__free(eb, cap * 8 + 8);
+    ts__dpt_free(&t);
+}
+
+static void expect_dpt_error(const char *names, const char *avg, const char *want)
+{
+    ts_dpt t;
+    ts_error err = {0};
+    CHECK(ts__dpt_parse(&t, "name.txt", names, strlen(names), "avg.txt", avg, strlen(avg), &err) != TS_OK);
+    if (!strstr(err.msg, want)) TS_FAIL_("error '%s' lacks '%s'", err.msg, want);
+}
+
+TEST(dpro_table_errors_name_the_file_and_line)
+{
+    const char ok_names[] = "fp32:['a']\n";
+    expect_dpt_error("\nfp64:['a']\n", "", "name.txt: line 2: expected fp32:[...]");
+    expect_dpt_error("fp32:['a', b]\n", "", "name.txt: line 1: expected a quoted op name");
+    expect_dpt_error("fp32:['a\n", "", "name.txt: line 1: unterminated op name");
+    expect_dpt_error("fp32:['a']\nfp32:['b']\n", "", "name.txt: line 2: a second list");
+    expect_dpt_error(ok_names, "x fp32: --batch_size 0\n[1]\n", "avg.txt: line 1: --batch_size is not a positive");
+    expect_dpt_error(ok_names, "x fp32:\n[1]\n", "avg.txt: line 1: expected a header");
+    expect_dpt_error(ok_names, "x fp32: --batch_size 2\n\n[-1]\n", "avg.txt: line 3: value 1");
+    expect_dpt_error(ok_names, "x fp32: --batch_size 2\n[1, nan]\n", "avg.txt: line 2: value 2");
+    expect_dpt_error(ok_names, "x fp32: --batch_size 2\n[1\n", "avg.txt: line 2: no closing");
+    expect_dpt_error(ok_names, "x fp32: --batch_size 2\n[0.0000000000000000000000000000000000000000000000000000000000000000000001]\n",
+                     "avg.txt: line 2: value 1");
+    expect_dpt_error(ok_names, "x fp32: --batch_size 2\n[1]\nx fp32: --batch_size 4\n", "avg.txt: line 3: a header with no times");
+    expect_dpt_error(ok_names, "x fp16: --batch_size 2\n[1]\n", "no row with a time for every name");
+}
+
+TEST(xla_candidate_lists_drop_what_dpro_never_fuses)
+{
+    const char list[] = "a/Relu 12\n  a/Conv2D\n\nb/ReadVariableOp 3\nb/AssignMovingAvg/mul\na/Relu\nc/_Send\n"
+                        "unsafe_resource_deps_\n12 3\n";
+    ts_xla x;
+    ts_error err = {0};
+    CHECK_EQ_INT(ts__xla_parse(&x, "cand.txt", list, sizeof list - 1, &err), TS_OK);
+    CHECK_EQ_INT(x.n, 2);
+    CHECK(ts__xla_has(&x, "a/Relu") && ts__xla_has(&x, "a/Conv2D"));
+    CHECK(!ts__xla_has(&x, "b/ReadVariableOp") && !ts__xla_has(&x, "b/AssignMovingAvg/mul") && !ts__xla_has(&x, "12"));
+    CHECK(!ts__xla_has(&x, "a/Rel"));
+    CHECK_EQ_INT(x.line[1], 2);
+    ts__xla_free(&x);
+    const char none[] = "x/NoOp\ny/Placeholder\n";
+    CHECK(ts__xla_parse(&x, "cand.txt", none, sizeof none - 1, &err) != TS_OK);
+    CHECK(strstr(err.msg, "cand.txt: no op name") != NULL);
 }

@@ -252,7 +252,9 @@ static int cmd_replay_one(int argc, char **argv, replay_args *ap);
 int ts_cmd_replay(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)   /* the precision what-if has options of its own */
-        if (!strncmp(argv[i], "--precision-", 12)) return ts_cmd_replay_precision(argc, argv);
+        if (!strncmp(argv[i], "--precision-", 12) || (!strcmp(argv[i], "--plan") && i + 1 < argc &&
+                                                      ts_optimize_plan_is_precision(argv[i + 1])))
+            return ts_cmd_replay_precision(argc, argv);
     replay_args a;
     int prc = parse_args(argc, argv, &a);
     if (prc) return prc > 0 ? TS_EXIT_OK : TS_EXIT_BAD;

@@ -43,13 +43,5 @@ int ts_report_prec_table(FILE *out, const ts_prec_model *m, const ts_prec_predic
 
 int ts_report_prec_plan(FILE *out, const ts_prec_model *m, const uint8_t *prec)
 {
-    fprintf(out, "# greedy plan: ops in forward order (op:N = the N-th forward op of the fp32 run)\n");
-    for (uint32_t u = 0; u < ts_prec_model_n_units(m); u++) {
-        ts_prec_unit_info ui;
-        ts_prec_model_unit(m, u, &ui);
-        if (prec[u] != TS_PREC_FP32)
-            fprintf(out, "op:%u %s  # %s%s%s\n", u, ts_precision_name((ts_precision)prec[u]), ui.op,
-                    *ui.scope ? " in " : "", ui.scope);
-    }
-    return status_of(out);
+    return ts_prec_plan_write(out, m, prec);
 }

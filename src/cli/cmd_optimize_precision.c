@@ -14,6 +14,7 @@
 
 #include "cli/cli.h"
 #include "trainscope/optimize.h"
+#include "trainscope/report_replay.h"
 
 typedef struct oprec_args {
     ts_optimize_prec_options o;
@@ -100,34 +101,6 @@ static int parse(int argc, char **argv, oprec_args *a)
     return 0;
 }
 
-static void print_table(FILE *out, const ts_prec_model *m, const ts_optimize_prec *p)
-{
-    ts_optimize_prec_summary s;
-    ts_optimize_prec_get_summary(p, &s);
-    fprintf(out, "precision plan: %u of %u ops lowered (%u may change), indicators used %.6g\n", s.n_lowered,
-            s.n_units, s.n_allowed, s.indicator_used);
-    fprintf(out, "predicted iteration %.3f ms -> %.3f ms (%+.2f%%), %u casts (%.3f ms)\n",
-            (double)s.before.iteration_ns / 1e6, (double)s.after.iteration_ns / 1e6,
-            ts_replay_change_pct(s.after.iteration_ns, s.before.iteration_ns), s.after.n_casts,
-            (double)s.after.cast_ns / 1e6);
-    if (s.after.peak_bytes >= 0)
-        fprintf(out, "predicted peak memory %.3f MiB -> %.3f MiB\n", (double)s.before.peak_bytes / 1048576.0,
-                (double)s.after.peak_bytes / 1048576.0);
-    int wrc = ts_prec_plan_write(out, m, ts_optimize_prec_plan(p));
-    (void)wrc;   /* a failed write of stdout: main says so once, naming standard output */
-}
-
-static void print_json(FILE *out, const ts_optimize_prec *p)
-{
-    ts_optimize_prec_summary s;
-    ts_optimize_prec_get_summary(p, &s);
-    fprintf(out, "{\"units\":%u,\"may_change\":%u,\"lowered\":%u,\"indicator_used\":%.6g,"
-            "\"before_iteration_us\":%.3f,\"predicted_iteration_us\":%.3f,\"before_peak_bytes\":%lld,"
-            "\"predicted_peak_bytes\":%lld,\"casts\":%u}\n", s.n_units, s.n_allowed, s.n_lowered, s.indicator_used,
-            (double)s.before.iteration_ns / 1e3, (double)s.after.iteration_ns / 1e3, (long long)s.before.peak_bytes,
-            (long long)s.after.peak_bytes, s.after.n_casts);
-}
-
 int ts_cmd_optimize_precision(int argc, char **argv)
 {
     oprec_args a = {.o = {.size = sizeof a.o}, .format = "table"};
@@ -141,8 +114,9 @@ int ts_cmd_optimize_precision(int argc, char **argv)
     if (!rc) rc = ts_optimize_precision(m, &a.o, &p, &err);
     if (!rc && a.out_dir) rc = ts_optimize_prec_write_plan(p, a.out_dir, &err);
     if (!rc) {
-        if (!strcmp(a.format, "json")) print_json(stdout, p);
-        else print_table(stdout, m, p);
+        int wrc = !strcmp(a.format, "json") ? ts_report_prec_optimize_json(stdout, p)
+                                            : ts_report_prec_optimize_table(stdout, m, p);
+        (void)wrc;   /* a failed write of stdout: main says so once, naming standard output */
     }
     ts_optimize_prec_destroy(p);
     ts_prec_model_destroy(m);

@@ -31,7 +31,10 @@
 #   world N from 2 ranks to 3 (the CPU contention of more ranks on the same
 #     cores is outside the model: reported, not targeted);
 #   scale: compute really changed: twice the batch (--scale 'cpu:*=2') and an
-#     extra matmul per layer (--scale 'cpu:aten::*mm*=1.667', its FLOP ratio).
+#     extra matmul per layer (--scale 'cpu:aten::*mm*=1.667', its FLOP ratio);
+#   grad-prec: the plain setting to its twin run with DDP's fp16/bf16 compress
+#     hook (--grad-precision, casts priced on $TS_CAST_TRACE, default
+#     bench/grad_precision/casts_fp16.json.gz: casts measured apart).
 # No parameter is fitted on these results: factors come from the settings.
 # Needs /usr/bin/python3 for the JSON; the CLI at $TS_BIN.
 set -e
@@ -60,7 +63,7 @@ for f in sorted(glob.glob(os.path.join(TB, "settings", "*.json"))):
 def key(d, **over):
     s = dict(d["setting"], **over)
     return (s["model"], s["world"], float(s["rate"]), float(s["bucket_mb"]), s.get("batch"), s.get("plan"),
-            s.get("shapes"))
+            s.get("shapes"), s.get("hook"))
 
 
 BY = {key(d): n for n, d in S.items()}
@@ -138,7 +141,7 @@ def order_check(what, preds, meas, width):
 
 def plain(d):
     s = d["setting"]
-    return not s.get("batch") and not s.get("plan") and not s.get("shapes") and s["world"] == 2
+    return not s.get("batch") and not s.get("plan") and not s.get("shapes") and not s.get("hook") and s["world"] == 2
 
 
 def sweep(family, n, d, field, opts_for, skip_self=False):
@@ -211,6 +214,18 @@ for n, d in S.items():
             predict("scale", n, m, ["--scale", "cpu:*=1.667"], "matmul: cpu:*=1.667")
 print()
 
+# ---- gradients all-reduced at 16 bits (DDP's compress hooks), from the plain setting ----
+CAST = os.environ.get("TS_CAST_TRACE", "bench/grad_precision/casts_fp16.json.gz")
+for n, d in S.items():
+    if not plain(d):
+        continue
+    for h in ("fp16", "bf16"):
+        m = find(d, hook=h)
+        if m:
+            predict("grad-prec", n, m, ["--gradients", os.path.join(TB, d["gradients"]), "--grad-precision", h,
+                                        "--cast-trace", CAST], "--grad-precision " + h)
+print()
+
 # ---- summary ----
 def line(rows, label):
     sc = [r for r in rows if r[9]]
@@ -263,7 +278,7 @@ if unp:
     e = [abs(r[5]) for r in unp]
     print("with the profiler's cost per op taken off (--profiler-overhead-us, measured apart): |err| median %.2f%%, "
           "worst %.2f%% over %d settings" % (statistics.median(e), max(e), len(unp)))
-for fam in ("bw-rel", "bw-abs", "bucket", "world", "scale"):
+for fam in ("bw-rel", "bw-abs", "bucket", "world", "scale", "grad-prec"):
     line([r for r in ROWS if r[0] == fam], "what-if " + fam + ":")
 targeted = [r for r in ROWS if r[0] in ("bw-rel", "bw-abs", "bucket", "scale")]
 line(targeted, "all targeted what-ifs:")

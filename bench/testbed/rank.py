@@ -168,6 +168,9 @@ def main():
     ap.add_argument("--steps", type=int, default=8)
     ap.add_argument("--profiled-steps", type=int, default=4)
     ap.add_argument("--record-shapes", action="store_true", help="profile with record_shapes")
+    ap.add_argument("--comm-hook", choices=["fp16", "bf16"],
+                    help="DDP's fp16_compress_hook / bf16_compress_hook (default_hooks): gradients all-reduced "
+                         "at 16 bits (gloo in torch 1.13 reduces fp16, not bf16)")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
 
@@ -192,6 +195,11 @@ def main():
         model.register_comm_hook(GroupHook(net, groups, a.world), group_hook)
     else:
         model = DDP(net, bucket_cap_mb=cap)
+    if a.comm_hook:
+        if groups:
+            sys.exit("rank: --comm-hook and a plan's groups are two communication hooks; give one")
+        from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+        model.register_comm_hook(None, getattr(default_hooks, a.comm_hook + "_compress_hook"))
     opt = torch.optim.SGD(model.parameters(), lr=1e-3)
     os.makedirs(os.path.join(a.out, "trace"), exist_ok=True)
     if a.rank == 0:
@@ -208,7 +216,7 @@ def main():
                     os.path.join(a.out, "trace", f"rank{a.rank}.json"), a.record_shapes)
     dist.barrier()
     doc = {"rank": a.rank, "world": a.world, "model": a.model, "batch": batch,
-           "bucket_cap_mb": None if groups else cap, "groups": groups,
+           "bucket_cap_mb": None if groups else cap, "groups": groups, "comm_hook": a.comm_hook,
            "warmup_ms": warm, "unprofiled_ms": unprof, "profiled_ms": prof,
            "buckets": None if groups else ddp_buckets(model),
            "torch_version": torch.__version__, "loadavg_1m": os.getloadavg()[0]}

@@ -220,6 +220,8 @@ def setting_name(s):
         name += f"_d{s['delay_ms']:g}"
     if s.get("shapes"):
         name += "_shapes"
+    if s.get("hook"):
+        name += "_hook-" + s["hook"]
     if s.get("plan"):
         name += "_plan-" + re.sub(r"[^A-Za-z0-9_.-]", "_", os.path.splitext(os.path.basename(s["plan"]))[0])
     return name
@@ -252,11 +254,12 @@ def preset(name):
 
 
 def parse_setting(text):
-    """--setting model=mlp,rate=200[,bucket=25][,world=2][,batch=N][,plan=FILE][,delay=MS][,shapes=1]"""
+    """--setting model=mlp,rate=200[,bucket=25][,world=2][,batch=N][,plan=FILE][,delay=MS][,shapes=1][,hook=fp16|bf16]"""
     s = {"bucket_mb": 25.0, "world": 2}
     keys = {"model": ("model", str), "rate": ("rate", float), "bucket": ("bucket_mb", float),
             "world": ("world", int), "batch": ("batch", int), "plan": ("plan", os.path.abspath),
-            "delay": ("delay_ms", float), "shapes": ("shapes", int)}
+            "delay": ("delay_ms", float), "shapes": ("shapes", int),
+            "hook": ("hook", str)}
     for part in text.split(","):
         k, _, v = part.partition("=")
         if k not in keys or not v:
@@ -269,6 +272,8 @@ def parse_setting(text):
         raise Fail(f"testbed: --setting '{text}': model= and rate= are required")
     if not 2 <= s["world"] <= 4:
         raise Fail(f"testbed: --setting '{text}': world must be 2 to 4")
+    if s.get("hook") not in (None, "fp16", "bf16"):
+        raise Fail(f"testbed: --setting '{text}': hook= takes fp16 or bf16 (DDP's compress hooks)")
     if s.get("plan") and not os.path.isfile(s["plan"]):
         raise Fail(f"testbed: --setting '{text}': no plan file {s['plan']}")
     return s
@@ -293,6 +298,8 @@ def run_setting(net, s, rnd, args, run_dir, port):
             cmd += ["--plan", s["plan"]]
         if s.get("shapes"):
             cmd += ["--record-shapes"]
+        if s.get("hook"):
+            cmd += ["--comm-hook", s["hook"]]
         log = open(os.path.join(run_dir, f"rank{k}.log"), "w")
         procs.append((subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True), log))
     t0 = time.time()
@@ -499,8 +506,8 @@ def main():
     ap.add_argument("--out", required=True, help="results folder (replaced once the run completed)")
     ap.add_argument("--preset", choices=["default", "ci", "none"], default="default")
     ap.add_argument("--setting", action="append", default=[],
-                    help="model=M,rate=MBIT[,bucket=MB][,world=N][,batch=N][,plan=FILE][,delay=MS][,shapes=1] "
-                         "(repeatable; shapes=1 profiles with record_shapes)")
+                    help="model=M,rate=MBIT[,bucket=MB][,world=N][,batch=N][,plan=FILE][,delay=MS][,shapes=1][,hook=fp16|bf16] "
+                         "(repeatable; shapes=1 profiles with record_shapes; hook: DDP's compress hook)")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--steps", type=int, default=8, help="unprofiled steps per run")

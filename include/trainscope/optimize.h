@@ -22,13 +22,14 @@
 #define TRAINSCOPE_OPTIMIZE_H
 
 #include <stdbool.h>
+#include "trainscope/precision.h"
 #include "trainscope/replay.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-enum { TS_PASS_TENSOR_FUSION = 1, TS_PASS_PARTITION = 2, TS_PASS_OP_FUSION = 4 };
+enum { TS_PASS_TENSOR_FUSION = 1, TS_PASS_PARTITION = 2, TS_PASS_OP_FUSION = 4, TS_PASS_PRECISION = 8 };
 
 typedef enum ts_search_kind {
     TS_SEARCH_AUTO = 0,      /* exhaustive when the space fits the budget, else MCMC */
@@ -128,6 +129,64 @@ typedef struct ts_optimize_plan ts_optimize_plan;
 TS_API TS_NODISCARD int ts_optimize_plan_load(const char *path, const ts_replay_options *base,
                                               ts_replay_options *out, ts_optimize_plan **plan, ts_error *err);
 TS_API void ts_optimize_plan_free(ts_optimize_plan *plan);
+
+/* ---- the precision pass (--passes precision): QSync's greedy plan ----
+ * Works on a precision model (precision.h: runs of one model at fp32 and at
+ * a lower precision), not on the job's graph: ts_prec_greedy under the
+ * options' budgets, units outside an allow list pinned at fp32, written as
+ * plan.json (its "precision" section), greedy.plan (the plan file torch users
+ * apply with python/trainscope_precision.py) and dPRO's amp_priorlist.txt and
+ * amp.env. Not for: pricing gradient communication (replay's
+ * grad_bytes_per_elem). */
+typedef struct ts_optimize_prec_options {
+    size_t       size;               /* sizeof(ts_optimize_prec_options) */
+    ts_precision low;                /* the precision to lower to (bf16, fp16, int8) */
+    double       accuracy_budget;    /* cap on the lowered units' summed indicators; <= 0 = none */
+    int64_t      memory_limit_bytes; /* the plan's peak must fit; 0 = no limit */
+    const char  *indicators;         /* "<pattern> <value>" file; NULL = 1 per unit */
+    const char  *allow_list;         /* AMP-style op list (ts_prec_allow_list_load); NULL = every unit */
+    const char  *runs[TS_PREC_COUNT];/* the runs' paths, recorded in plan.json (NULL = none) */
+    double       profiler_overhead_us; /* recorded in plan.json (the model's own setting) */
+} ts_optimize_prec_options;
+
+typedef struct ts_optimize_prec ts_optimize_prec;
+
+/* Run the greedy on m (borrowed: it must outlive the result). TS_EINVAL:
+ * no run at opt->low; TS_ERANGE: a memory limit below the bytes alive at
+ * the step's start, or one no plan within the budget meets (message says
+ * which, naming the fp32 run); errors of the indicator and allow-list files
+ * name FILE:LINE. */
+TS_API TS_NODISCARD int ts_optimize_precision(const ts_prec_model *m, const ts_optimize_prec_options *opt,
+                                              ts_optimize_prec **out, ts_error *err);
+TS_API void ts_optimize_prec_destroy(ts_optimize_prec *p);
+
+typedef struct ts_optimize_prec_summary {
+    ts_prec_prediction before;   /* all fp32 */
+    ts_prec_prediction after;    /* the plan */
+    uint32_t n_units, n_allowed, n_lowered;
+    double   indicator_used;     /* summed indicators of the lowered units */
+} ts_optimize_prec_summary;
+TS_API void ts_optimize_prec_get_summary(const ts_optimize_prec *p, ts_optimize_prec_summary *out);
+/* The plan: one precision per unit (ts_prec_model_n_units rows). */
+TS_API const uint8_t *ts_optimize_prec_plan(const ts_optimize_prec *p);
+
+/* Write DIR/plan.json, DIR/greedy.plan and, when the plan lowers any op,
+ * DIR/amp_priorlist.txt and DIR/amp.env: all or none (temporary names). */
+TS_API TS_NODISCARD int ts_optimize_prec_write_plan(const ts_optimize_prec *p, const char *dir, ts_error *err);
+
+/* Read plan.json's precision section back onto m (replay --plan): prec[]
+ * gets each unit's precision. TS_EFORMAT naming the file and byte when the
+ * plan is for another model (its units' ops differ from m's) or has no
+ * precision section; TS_EINVAL when it plans a precision m has no run at. */
+TS_API TS_NODISCARD int ts_optimize_prec_plan_load(const char *path, const ts_prec_model *m, uint8_t *prec,
+                                                   ts_error *err);
+/* Whether the file at path is a plan of the precision pass (it has a
+ * "precision" section); false when unreadable or another plan. */
+TS_API bool ts_optimize_plan_is_precision(const char *path);
+/* The runs (paths) and profiler cost plan.json records, for a re-prediction
+ * given no runs: runs[p] malloc'ed (caller frees) or NULL. */
+TS_API TS_NODISCARD int ts_optimize_prec_plan_runs(const char *path, char *runs[TS_PREC_COUNT], double *overhead_us,
+                                                   ts_error *err);
 
 #ifdef __cplusplus
 }

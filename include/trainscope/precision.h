@@ -24,6 +24,7 @@
 #define TRAINSCOPE_PRECISION_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include "trainscope/common.h"
 #include "trainscope/model.h"
 
@@ -101,6 +102,29 @@ TS_API TS_NODISCARD int ts_prec_plan_load(const ts_prec_model *m, const char *pa
 TS_API TS_NODISCARD int ts_prec_indicators_load(const ts_prec_model *m, const char *path, double *ind,
                                                 ts_error *err);
 
+/* AMP-style op lists as what may change: a torch autocast op list (op
+ * names such as linear, conv2d, aten::addmm, separated by blanks, commas or
+ * lines) or dPRO's / TensorFlow's auto mixed precision settings (lines
+ * TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_<LIST>_ADD=Op1,Op2 with LIST one of
+ * ALLOWLIST, WHITELIST, PRIORLIST, INFERLIST, GRAYLIST, CLEARLIST: may
+ * change; DENYLIST_ADD, BLACKLIST_ADD and any *_REMOVE: stay fp32;
+ * PRIORLIST_FILE=PATH: that file's ops, one a line, PATH relative to the
+ * list's folder; other TF_AUTO_MIXED_PRECISION_* keys (FORCE, LEVEL) are
+ * taken as read; an "export " prefix is allowed). Names match a unit's op
+ * case-insensitively, with or without "aten::". allowed[u] = 1 for units
+ * that may change (ts_prec_model_n_units() rows); *n_allowed counts them. A
+ * list none of whose ops the fp32 run has, a key of another kind, or an
+ * unreadable PRIORLIST_FILE is an error "FILE:N: what" (TS_EPARSE/TS_ENOENT/
+ * TS_EIO). */
+TS_API TS_NODISCARD int ts_prec_allow_list_load(const ts_prec_model *m, const char *path, uint8_t *allowed,
+                                                uint32_t *n_allowed, ts_error *err);
+
+/* The casting cost fitted on any trace's top-level cast ops (as
+ * ts_prec_model_cast_fit, e.g. a precision run given to price the casts of
+ * another what-if). TS_ENODATA when the trace holds fewer than two casts of
+ * different sizes (no line can be fitted), TS_ENOMEM. */
+TS_API TS_NODISCARD int ts_prec_cast_fit_trace(const ts_job *t, ts_prec_cast_fit *out);
+
 /* The profiler's cost per profiled slice (its record_function, shapes and
  * memory records), measured apart (bench/precision_gt.py measures it on
  * trivial ops): every time the model takes from the runs is reduced by it
@@ -123,7 +147,8 @@ TS_API void ts_prec_predict(const ts_prec_model *m, const uint8_t *prec, ts_prec
 
 /* QSync's greedy search: start from all units at `high`; repeatedly lower
  * to `low` the unit with the most time saved per unit of its indicator
- * (indicator NULL = 1 each; values <= 1e-12 count as 1e-12), while the sum
+ * (indicator NULL = 1 each; values <= 1e-12 count as 1e-12; INFINITY pins
+ * a unit at `high`, as an allow list's outsiders are), while the sum
  * of lowered indicators stays within accuracy_budget; stop when no unit
  * saves time. memory_limit_bytes > 0: if that plan's peak is over the
  * limit, go on lowering the run of adjacent units (1, 2, 4, ... long: the
@@ -134,6 +159,11 @@ TS_API void ts_prec_predict(const ts_prec_model *m, const uint8_t *prec, ts_prec
 TS_API TS_NODISCARD int ts_prec_greedy(const ts_prec_model *m, const double *indicator, double accuracy_budget,
                                        int64_t memory_limit_bytes, ts_precision high, ts_precision low,
                                        uint8_t *prec, ts_prec_prediction *out);
+
+/* A plan as the plan file the greedy prints and python/trainscope_precision.py
+ * apply() reads: a comment line, then "op:N P  # OP in SCOPE" for every unit
+ * not at fp32. TS_EIO when a write to out failed. */
+TS_API TS_NODISCARD int ts_prec_plan_write(FILE *out, const ts_prec_model *m, const uint8_t *prec);
 
 #ifdef __cplusplus
 }

@@ -156,6 +156,16 @@ typedef struct ts_replay_options {
     const uint32_t *retime_nodes;
     const int64_t  *retime_ns;
     uint32_t        n_retime;
+    /* What-if: the gradient all-reduces communicated at this many bytes an element (2:
+     * DDP's bf16_compress_hook / fp16_compress_hook; under autocast alone the gradients
+     * of fp32 master weights stay 4 bytes); 0 = as traced. Their time past the fixed
+     * cost scales with the bytes, plus the hook's three passes over the bucket (to(P),
+     * div_, copy_ back), each cast_alpha_ns_per_byte x (elements x 6) + cast_beta_ns (the
+     * precision model's cast fit: ts_prec_cast_fit_trace). Sizes from the trace or
+     * gradients_json. */
+    uint32_t        grad_bytes_per_elem;
+    double          cast_alpha_ns_per_byte;
+    double          cast_beta_ns;
 } ts_replay_options;
 
 /* Build the global graph of t, replay it with the what-if edits of opt (NULL

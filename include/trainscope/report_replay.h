@@ -64,6 +64,10 @@ TS_API TS_NODISCARD int ts_report_prec_table(FILE *out, const ts_prec_model *m, 
 /* A plan prec[] (one precision per unit) as a plan file: one line per unit
  * lowered, by position ("op:N P  # op in scope"). */
 TS_API TS_NODISCARD int ts_report_prec_plan(FILE *out, const ts_prec_model *m, const uint8_t *prec);
+/* The precision pass (optimize --passes precision): its summary and plan
+ * (table: the figures, then the plan file's lines) or one JSON object. */
+TS_API TS_NODISCARD int ts_report_prec_optimize_table(FILE *out, const ts_prec_model *m, const ts_optimize_prec *p);
+TS_API TS_NODISCARD int ts_report_prec_optimize_json(FILE *out, const ts_optimize_prec *p);
 /* The optimizer's result o on graph g of trace t: its iteration before and
  * after, search, and changes (table; t's and g's warnings on warn first), or
  * one JSON object with them in "warnings". */

@@ -19,6 +19,7 @@ int ts_cmd_breakdown(int argc, char **argv);
 int ts_cmd_critical_path(int argc, char **argv);
 int ts_cmd_replay(int argc, char **argv);
 int ts_cmd_replay_precision(int argc, char **argv);   /* replay --precision-plan / --precision-greedy */
+int ts_cmd_optimize_precision(int argc, char **argv); /* optimize --passes precision */
 int ts_cmd_memory(int argc, char **argv);
 int ts_cmd_record(int argc, char **argv);
 int ts_cmd_info(int argc, char **argv);
@@ -50,6 +51,14 @@ int  ts_cli_dist_load(char **paths, int n, const struct ts_load_opts *lo, ts_job
 int  ts_cli_dist_end(int exit_code);
 bool ts_cli_dist_on(void);
 bool ts_cli_dist_quiet(void);
+
+/* The precision commands (replay --precision-*, optimize --passes precision):
+ * "--precision-trace P=RUN" into runs[P] (and *low when unset), -1 on bad
+ * input; and the runs loaded and their model built (status; err says why). */
+#include "trainscope/precision.h"
+int ts_cli_prec_trace_opt(const char *cmd, const char *arg, const char *runs[TS_PREC_COUNT], ts_precision *low);
+int ts_cli_prec_model(const char *const runs[TS_PREC_COUNT], double overhead_us, bool warnings,
+                      ts_job *t[TS_PREC_COUNT], ts_prec_model **m, ts_error *err);
 
 /* Parse an iteration range "A:B", "A:" (open end), ":B" or "A" (= A:A) into
  * [*a, *b] (INT64_MIN / INT64_MAX for open ends); false unless A <= B. */

@@ -36,6 +36,8 @@ static void usage(FILE *f)
           "                           required for tensor-fusion and partition; default:\n"
           "                           DIR/.gradients.json of a directory `record --torch` wrote\n"
           "  --passes LIST            tensor-fusion,partition,op-fusion (default tensor-fusion);\n"
+          "                           precision: a mixed-precision plan, a pass of its own\n"
+          "                           (see 'trainscope optimize --passes precision --help');\n"
           "                           op-fusion: chains of pointwise ops priced with dPRO's\n"
           "                           estimate, written as cluster_mapping.txt\n"
           "  --xla-candidates FILE    op-fusion: only ops this XLA candidate list names\n"
@@ -242,8 +244,19 @@ static int export_plan(const ts_graph *g, const ts_optimize *o, const char *path
     return rc;
 }
 
+/* Whether argv asks for the precision pass (its input is precision runs). */
+static bool precision_pass(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (!strncmp(argv[i], "--precision-trace", 17) || (!strcmp(argv[i], "--passes") && i + 1 < argc &&
+            strstr(argv[i + 1], "precision")) || (!strncmp(argv[i], "--passes=", 9) && strstr(argv[i], "precision")))
+            return true;
+    return false;
+}
+
 int ts_cmd_optimize(int argc, char **argv)
 {
+    if (precision_pass(argc, argv)) return ts_cmd_optimize_precision(argc, argv);
     opt_args a;
     int prc = parse_args(argc, argv, &a);
     if (prc) return prc > 0 ? TS_EXIT_OK : TS_EXIT_BAD;

@@ -31,6 +31,8 @@ typedef struct replay_args {
     bool         windows;       /* --windows: each PATH is one window of the job */
     bool         verbose;       /* --verbose: every warning line, also on a terminal */
     const char  *plan_path;     /* --plan plan.json, NULL = none */
+    const char  *cast_trace;    /* --cast-trace RUN: the cast fit of --grad-precision */
+    bool         cast_given;    /* --cast-cost A,B given */
 } replay_args;
 
 static void usage(FILE *f)
@@ -59,6 +61,12 @@ static void usage(FILE *f)
           "                           (default: inferred from its bucket count)\n"
 "  --plan FILE              re-predict a plan of `trainscope optimize` (plan.json;\n"
           "                           with --gradients, and any other what-if)\n"
+          "  --grad-precision P       gradient all-reduces at P (bf16, fp16: DDP's compress\n"
+          "                           hooks), with the hook's casts (needs --cast-trace or\n"
+          "                           --cast-cost)\n"
+          "  --cast-trace RUN         fit the cast cost on a trace's cast ops (e.g. a\n"
+          "                           precision run: replay --precision-plan's cast fit)\n"
+          "  --cast-cost A,B          a cast costs A ns/byte x elements x 6 + B ns\n"
           "  --no-contention          with --bucket-mb on a gloo (CPU) job: keep compute\n"
           "                           times as measured instead of re-timing them for\n"
           "                           their new overlap with the reductions\n"
@@ -94,8 +102,62 @@ static void usage(FILE *f)
 #define US_MAX    1e9         /* --latency-us: 1000 s */
 #define WORLD_MAX (1 << 20)   /* --world: ranks */
 enum { OPT_PLAN = 0x2001 };   /* --plan: long only */
+enum { OPT_GRAD_PREC = 0x2003, OPT_CAST_TRACE, OPT_CAST_COST };   /* long only */
 #define FACTOR_MIN 1e-6       /* --bandwidth xF, --latency-us xF */
 #define FACTOR_MAX 1e6
+
+static int grad_precision_opt(const char *arg, replay_args *a)
+{
+    ts_precision p;
+    if (!ts_precision_from_name(arg, &p) || p == TS_PREC_FP32) {
+        ts_cli_errorf("replay: --grad-precision takes bf16, fp16 or int8, not '%s'", arg);
+        return -1;
+    }
+    a->opts.grad_bytes_per_elem = (uint32_t)ts_precision_bytes(p);
+    return 0;
+}
+
+static int cast_cost_opt(const char *arg, replay_args *a)
+{
+    char alpha[64];
+    const char *comma = strchr(arg, ',');
+    snprintf(alpha, sizeof alpha, "%.*s", comma ? (int)(comma - arg < 63 ? comma - arg : 63) : 0, arg);
+    if (!comma || ts_cli_opt_real("replay", "--cast-cost A", alpha, 0, 1e9, &a->opts.cast_alpha_ns_per_byte) ||
+        ts_cli_opt_real("replay", "--cast-cost B", comma + 1, 0, 1e12, &a->opts.cast_beta_ns)) {
+        if (!comma) ts_cli_errorf("replay: --cast-cost wants NS_PER_BYTE,NS, got '%s'", arg);
+        return -1;
+    }
+    a->cast_given = true;
+    return 0;
+}
+
+/* --grad-precision's cast cost: --cast-cost, or the fit on --cast-trace's casts. */
+static int cast_fit(replay_args *a)
+{
+    if (!a->opts.grad_bytes_per_elem) return 0;
+    if (a->cast_given == !!a->cast_trace) {
+        ts_cli_errorf("replay: --grad-precision prices the compress hook's casts: give --cast-trace RUN (a trace "
+                      "with cast ops, such as a precision run) or --cast-cost NS_PER_BYTE,NS (one of them)");
+        return -1;
+    }
+    if (a->cast_given) return 0;
+    ts_job *t = NULL;
+    if (ts_cli_load((char **)&a->cast_trace, 1, NULL, &t) != TS_EXIT_OK) return -1;
+    ts_prec_cast_fit fit;
+    int rc = ts_prec_cast_fit_trace(t, &fit);
+    ts_job_destroy(t);
+    if (rc) {
+        ts_cli_errorf("replay: --cast-trace %s: %s", a->cast_trace, rc == TS_ENODATA ? "fewer than two casts "
+                      "(aten::to / aten::_to_copy with \"Input Dims\") of different sizes: no cost line to fit"
+                      : ts_strerror(rc));
+        return -1;
+    }
+    a->opts.cast_alpha_ns_per_byte = fit.alpha_ns_per_byte;
+    a->opts.cast_beta_ns = fit.beta_ns;
+    fprintf(stderr, "trainscope: replay: cast cost %.4g ns/byte + %.0f ns, fitted on %u casts of %s\n",
+            fit.alpha_ns_per_byte, fit.beta_ns, fit.n_casts, a->cast_trace);
+    return 0;
+}
 
 static int parse_option(int c, replay_args *a)
 {
@@ -150,6 +212,9 @@ static int parse_option(int c, replay_args *a)
     case TS_CLI_OPT_WINDOW: case TS_CLI_OPT_PYTHON_DEPTH: return ts_cli_opt_common("replay", c, optarg);
     case OPT_PLAN: a->plan_path = optarg; return 0;
     case OPT_TABLE: a->table = optarg; return 0;
+    case OPT_GRAD_PREC: return grad_precision_opt(optarg, a);
+    case OPT_CAST_TRACE: a->cast_trace = optarg; return 0;
+    case OPT_CAST_COST: return cast_cost_opt(optarg, a);
     case 'h': usage(stdout); return 1;
     default: return -1;
     }
@@ -166,7 +231,8 @@ static int parse_args(int argc, char **argv, replay_args *a)
         {"latency-us", required_argument, 0, 'l'}, {"nccl-tests", required_argument, 0, 'n'},
         {"iteration-marker", required_argument, 0, 'm'}, {"windows", no_argument, 0, 'W'},
         {"profiler-overhead-us", required_argument, 0, 'P'}, {"plan", required_argument, 0, OPT_PLAN},
-        {"table", required_argument, 0, OPT_TABLE},
+        {"table", required_argument, 0, OPT_TABLE}, {"grad-precision", required_argument, 0, OPT_GRAD_PREC},
+        {"cast-trace", required_argument, 0, OPT_CAST_TRACE}, {"cast-cost", required_argument, 0, OPT_CAST_COST},
         {"verbose", no_argument, 0, 'v'}, TS_CLI_COMMON_LONGOPTS, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
     };
     memset(a, 0, sizeof *a);
@@ -194,6 +260,7 @@ static int parse_args(int argc, char **argv, replay_args *a)
         ts_cli_errorf("replay: --plan sets the buckets; drop --bucket-mb");
         return -1;
     }
+    if (cast_fit(a)) return -1;
     if (a->windows && a->export_path) {
         ts_cli_errorf("replay: --export draws one schedule; give it one window, not --windows");
         return -1;
@@ -253,7 +320,9 @@ static int cmd_replay_one(int argc, char **argv, replay_args *ap);
 int ts_cmd_replay(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)   /* the precision what-if has options of its own */
-        if (!strncmp(argv[i], "--precision-", 12)) return ts_cmd_replay_precision(argc, argv);
+        if (!strncmp(argv[i], "--precision-", 12) || (!strcmp(argv[i], "--plan") && i + 1 < argc &&
+                                                      ts_optimize_plan_is_precision(argv[i + 1])))
+            return ts_cmd_replay_precision(argc, argv);
     replay_args a;
     int prc = parse_args(argc, argv, &a);
     if (prc) return prc > 0 ? TS_EXIT_OK : TS_EXIT_BAD;

@@ -17,12 +17,15 @@
 
 #include "cli/cli.h"
 #include "trainscope/ingest.h"
+#include "trainscope/optimize.h"
 #include "trainscope/precision.h"
 #include "trainscope/report_replay.h"
 
 typedef struct prec_args {
     const char *runs[TS_PREC_COUNT];   /* paths; runs[FP32] is the PATH operand */
     const char *plan, *indicators, *format;
+    const char *plan_json;             /* --plan plan.json of optimize --passes precision */
+    char       *plan_runs[TS_PREC_COUNT];  /* the runs plan.json records (owned), when none are given */
     bool        greedy;
     double      budget, limit_gb, overhead_us;
     ts_precision low;
@@ -32,6 +35,7 @@ typedef struct prec_args {
 static void usage(FILE *f)
 {
     fputs("usage: trainscope replay --precision-plan PLAN [--precision-trace P=RUN]... FP32_RUN\n"
+          "       trainscope replay --plan DIR/plan.json [--precision-trace P=RUN... FP32_RUN]\n"
           "       trainscope replay --precision-greedy [--accuracy-budget X] [--indicators FILE]\n"
           "                         [--memory-limit GB] --precision-trace P=RUN... FP32_RUN\n\n"
           "Predict the iteration time and peak memory of a mixed-precision plan from\n"
@@ -42,6 +46,8 @@ static void usage(FILE *f)
           "  --precision-trace P=RUN  the run at precision P (bf16, fp16, int8)\n"
           "  --precision-plan PLAN    '<op|name:prefix|*> <fp32|bf16|fp16|int8>' per line\n"
           "  --precision-greedy       print the greedy plan (a plan file) and its prediction\n"
+          "  --plan FILE              re-predict plan.json of `optimize --passes precision`\n"
+          "                           (runs: those it records unless given)\n"
           "  --lower P                with --precision-greedy: the precision to lower to\n"
           "                           (default: the one --precision-trace gave)\n"
           "  --accuracy-budget X      cap on the summed indicators of lowered ops (default:\n"
@@ -57,6 +63,23 @@ static void usage(FILE *f)
           "exit codes: 0 ok, 2 bad input or usage\n", f);
 }
 
+/* --plan plan.json given no runs: the runs (and profiler cost) it records. */
+static int runs_of_plan(prec_args *a)
+{
+    ts_error err = {0};
+    double ov;
+    if (ts_optimize_prec_plan_runs(a->plan_json, a->plan_runs, &ov, &err)) {
+        ts_cli_errorf("%s", err.msg);
+        return TS_EXIT_BAD;
+    }
+    for (int p = 0; p < TS_PREC_COUNT; p++) {
+        a->runs[p] = a->plan_runs[p];
+        if (p && a->runs[p] && !a->low) a->low = (ts_precision)p;
+    }
+    if (!(a->overhead_us > 0)) a->overhead_us = ov;
+    return TS_EXIT_OK;
+}
+
 static int parse(int argc, char **argv, prec_args *a)
 {
     static const struct option LONG[] = {
@@ -64,14 +87,11 @@ static int parse(int argc, char **argv, prec_args *a)
         {"precision-greedy", no_argument, 0, 'g'}, {"accuracy-budget", required_argument, 0, 'a'},
         {"indicators", required_argument, 0, 'i'}, {"memory-limit", required_argument, 0, 'm'},
         {"lower", required_argument, 0, 'l'}, {"format", required_argument, 0, 'f'},
-        {"profiler-overhead-us", required_argument, 0, 'o'},
+        {"profiler-overhead-us", required_argument, 0, 'o'}, {"plan", required_argument, 0, 'P'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", LONG, NULL)) != -1) {
-        ts_precision p;
-        char name[16];
-        const char *eq;
         switch (c) {
         case 'p': a->plan = optarg; break;
         case 'g': a->greedy = true; break;
@@ -86,28 +106,21 @@ static int parse(int argc, char **argv, prec_args *a)
                 return TS_EXIT_BAD;
             }
             break;
-        case 't':
-            eq = strchr(optarg, '=');
-            snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - optarg < 15 ? eq - optarg : 15) : 0, optarg);
-            if (!eq || !eq[1] || !ts_precision_from_name(name, &p) || p == TS_PREC_FP32) {
-                ts_cli_errorf("replay: --precision-trace wants P=RUN with P bf16, fp16 or int8, not '%s'", optarg);
-                return TS_EXIT_BAD;
-            }
-            a->runs[p] = eq + 1;
-            if (!a->low) a->low = p;
-            break;
+        case 't': if (ts_cli_prec_trace_opt("replay", optarg, a->runs, &a->low)) return TS_EXIT_BAD; break;
+        case 'P': a->plan_json = optarg; break;
         case 'h': usage(stdout); return -1;
         default: return ts_cli_opt_unknown("replay", argv[optind - 1]) ? TS_EXIT_BAD : TS_EXIT_BAD;
         }
     }
-    if (argc - optind != 1 || (!a->plan == !a->greedy) ||
+    int modes = !!a->plan + !!a->greedy + !!a->plan_json;
+    if ((argc - optind != 1 && !(a->plan_json && argc == optind)) || modes != 1 ||
         (strcmp(a->format, "table") && strcmp(a->format, "json"))) {
-        ts_cli_errorf("replay: expected --precision-plan PLAN or --precision-greedy, and one FP32_RUN "
-                      "(see 'trainscope replay --precision-plan --help')");
+        ts_cli_errorf("replay: expected one of --precision-plan PLAN, --precision-greedy or --plan plan.json, and "
+                      "one FP32_RUN (see 'trainscope replay --precision-plan --help')");
         return TS_EXIT_BAD;
     }
-    a->runs[TS_PREC_FP32] = argv[optind];
-    return TS_EXIT_OK;
+    if (argc > optind) a->runs[TS_PREC_FP32] = argv[optind];
+    return a->plan_json && argc == optind ? runs_of_plan(a) : TS_EXIT_OK;
 }
 
 /* A failure's message into err (the CLI's wording: it names the options). */
@@ -152,7 +165,8 @@ static int run(const prec_args *a, ts_prec_model *m, ts_error *err)
     int rc = prec && ind ? TS_OK : fail(err, TS_ENOMEM, "out of memory");
     ts_prec_prediction p;
     if (!rc && a->plan) rc = ts_prec_plan_load(m, a->plan, prec, err);
-    if (!rc && a->plan) {
+    if (!rc && a->plan_json) rc = ts_optimize_prec_plan_load(a->plan_json, m, prec, err);
+    if (!rc && (a->plan || a->plan_json)) {
         ts_prec_predict(m, prec, &p);
         int wrc = !strcmp(a->format, "json") ? ts_report_prec_json(stdout, m, &p, a->traces)
                                              : ts_report_prec_table(stdout, m, &p, "");
@@ -167,6 +181,34 @@ static int run(const prec_args *a, ts_prec_model *m, ts_error *err)
     return rc;
 }
 
+int ts_cli_prec_trace_opt(const char *cmd, const char *arg, const char *runs[TS_PREC_COUNT], ts_precision *low)
+{
+    const char *eq = strchr(arg, '=');
+    char name[16];
+    ts_precision p;
+    snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - arg < 15 ? eq - arg : 15) : 0, arg);
+    if (!eq || !eq[1] || !ts_precision_from_name(name, &p) || p == TS_PREC_FP32) {
+        ts_cli_errorf("%s: --precision-trace wants P=RUN with P bf16, fp16 or int8, not '%s'", cmd, arg);
+        return -1;
+    }
+    runs[p] = eq + 1;
+    if (!*low) *low = p;
+    return 0;
+}
+
+int ts_cli_prec_model(const char *const runs[TS_PREC_COUNT], double overhead_us, bool warnings,
+                      ts_job *t[TS_PREC_COUNT], ts_prec_model **m, ts_error *err)
+{
+    int rc = TS_OK;
+    for (int p = 0; p < TS_PREC_COUNT && !rc; p++)
+        if (runs[p]) rc = ts_job_load(&runs[p], 1, NULL, &t[p], err);
+    for (int p = 0; p < TS_PREC_COUNT && !rc && warnings; p++)
+        if (t[p]) ts_report_trace_warnings(stderr, t[p], false);
+    if (!rc) rc = ts_prec_model_create((const ts_job *const *)t, runs, m, err);
+    if (!rc) ts_prec_model_set_overhead(*m, overhead_us * 1e3);
+    return rc;
+}
+
 int ts_cmd_replay_precision(int argc, char **argv)
 {
     prec_args a = {.format = "table"};
@@ -174,18 +216,14 @@ int ts_cmd_replay_precision(int argc, char **argv)
     if (rc) return rc < 0 ? TS_EXIT_OK : rc;
     ts_job *t[TS_PREC_COUNT] = {0};
     ts_error err = {0};
-    for (int p = 0; p < TS_PREC_COUNT && !rc; p++)
-        if (a.runs[p]) rc = ts_job_load(&a.runs[p], 1, NULL, &t[p], &err);
     a.traces = (const ts_job *const *)t;
-    bool json = a.plan && !strcmp(a.format, "json");   /* then the JSON carries the runs' warnings */
-    for (int p = 0; p < TS_PREC_COUNT && !rc && !json; p++)
-        if (t[p]) ts_report_trace_warnings(stderr, t[p], false);
+    bool json = (a.plan || a.plan_json) && !strcmp(a.format, "json");   /* then the JSON carries the runs' warnings */
     ts_prec_model *m = NULL;
-    if (!rc) rc = ts_prec_model_create((const ts_job *const *)t, a.runs, &m, &err);
-    if (!rc) ts_prec_model_set_overhead(m, a.overhead_us * 1e3);
+    rc = ts_cli_prec_model(a.runs, a.overhead_us, !json, t, &m, &err);
     if (!rc) rc = run(&a, m, &err);
     ts_prec_model_destroy(m);
     for (int p = 0; p < TS_PREC_COUNT; p++) ts_job_destroy(t[p]);
+    for (int p = 0; p < TS_PREC_COUNT; p++) free(a.plan_runs[p]);
     if (rc) ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc));
     return rc ? TS_EXIT_BAD : TS_EXIT_OK;
 }

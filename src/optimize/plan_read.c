@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "optimize/passes.h"
+#include "optimize/plan_text.h"
 
 struct ts_optimize_plan {
     uint32_t *units, n_units, cap_units;     /* bucket_units */
@@ -20,31 +21,29 @@ struct ts_optimize_plan {
 };
 
 /* The whole plan (plain, gzip or zstd), NUL-terminated; *n = bytes to free. */
-static int slurp(const char *path, char **out, size_t *n, ts_error *err)
+int ts__plan_slurp(const char *path, char **out, size_t *n, ts_error *err)
 {
     size_t len;
     *out = ts__read_bounded(path, "a plan", TS__SIDE_FILE_MAX_BYTES, &len, n, err);
     return *out ? TS_OK : (err ? err->status : TS_EIO);
 }
 
-/* The value of member "key": p after the ':' and blanks; NULL when absent. */
-static const char *member(const char *buf, const char *key)
+const char *ts__plan_member(const char *buf, const char *key)
 {
     char pat[64];
     snprintf(pat, sizeof pat, "\"%s\"", key);
-    const char *p = strstr(buf, pat);
-    if (!p) return NULL;
-    p += strlen(pat);
-    p += strspn(p, " \t\r\n");
-    if (*p != ':') return NULL;
-    p++;
-    return p + strspn(p, " \t\r\n");
+    for (const char *q = strstr(buf, pat); q; q = strstr(q, pat)) {   /* a string value equal to the key is skipped */
+        q += strlen(pat);
+        q += strspn(q, " \t\r\n");
+        if (*q == ':') return q + 1 + strspn(q + 1, " \t\r\n");
+    }
+    return NULL;
 }
 
 static int read_uints(const char *path, const char *buf, const char *key, uint32_t **out, uint32_t *n, uint32_t *cap,
                       ts_error *err)
 {
-    const char *p = member(buf, key);
+    const char *p = ts__plan_member(buf, key);
     if (!p) return ts__error(err, TS_EFORMAT, "%s: byte 0: no \"%s\" (not a trainscope plan?)", path, key);
     if (*p != '[') return ts__error(err, TS_EPARSE, "%s: byte %zu: \"%s\" is not an array", path, (size_t)(p - buf), key);
     *n = 0;
@@ -73,7 +72,7 @@ void ts_optimize_plan_free(ts_optimize_plan *plan)
 
 static int check_fingerprint(const char *path, const char *buf, const ts_opt_grads *g, const char *gpath, ts_error *err)
 {
-    const char *p = member(buf, "gradients_fingerprint");
+    const char *p = ts__plan_member(buf, "gradients_fingerprint");
     if (!p) return ts__error(err, TS_EFORMAT, "%s: byte 0: no \"gradients_fingerprint\" (not a trainscope plan?)", path);
     char want[32];
     snprintf(want, sizeof want, "\"%016llx\"", (unsigned long long)g->fingerprint);
@@ -95,8 +94,8 @@ int ts_optimize_plan_load(const char *path, const ts_replay_options *base, ts_re
     char *buf = NULL;
     size_t buf_n = 0;
     ts_optimize_plan *pl = ts__calloc(1, sizeof *pl);
-    rc = pl ? slurp(path, &buf, &buf_n, err) : ts__error(err, TS_ENOMEM, "optimize: out of memory");
-    const char *opf = rc == TS_OK ? member(buf, "op_fusion_pairs") : NULL;
+    rc = pl ? ts__plan_slurp(path, &buf, &buf_n, err) : ts__error(err, TS_ENOMEM, "optimize: out of memory");
+    const char *opf = rc == TS_OK ? ts__plan_member(buf, "op_fusion_pairs") : NULL;
     if (opf && *opf != '0')
         rc = ts__error(err, TS_EFORMAT, "%s: byte %zu: the plan fuses operators, which replay --plan cannot "
                        "re-predict yet (only its buckets)", path, (size_t)(opf - buf));

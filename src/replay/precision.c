@@ -577,6 +577,29 @@ static int fit_casts(ts_prec_model *m, const ts_job *const traces[TS_PREC_COUNT]
     return TS_OK;
 }
 
+int ts_prec_cast_fit_trace(const ts_job *t, ts_prec_cast_fit *out)
+{
+    *out = (ts_prec_cast_fit){0};
+    uint32_t n = ts_prec_trace_casts(t, NULL, NULL, 0);
+    int64_t *x = n ? ts__malloc((size_t)n * 2 * sizeof *x) : NULL, *y = x ? x + n : NULL;
+    if (n && !x) return TS_ENOMEM;
+    if (x) ts_prec_trace_casts(t, x, y, n);
+    bool two = false;
+    for (uint32_t i = 1; i < n; i++) two |= x[i] != x[0];
+    double a = 0, b = 0;
+    int rc = two ? fit_line(x, y, n, &a, &b) : TS_ENODATA;
+    if (rc == TS_OK) {
+        double e[601];
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < n; i += n > 600 ? (n + 599) / 600 : 1)
+            e[k++] = y[i] > 0 ? fabs(a * (double)x[i] + b - (double)y[i]) / (double)y[i] * 100.0 : 0;
+        qsort(e, k, sizeof *e, cmp_d);
+        *out = (ts_prec_cast_fit){a / 6.0, b, n, k % 2 ? e[k / 2] : (e[k / 2 - 1] + e[k / 2]) / 2};
+    }
+    ts__free(x, (size_t)n * 2 * sizeof *x);
+    return rc;
+}
+
 void ts_prec_model_destroy(ts_prec_model *m)
 {
     if (!m) return;

@@ -85,6 +85,18 @@ static int plan_line(void *ctx, unsigned line, char *p, ts_error *err)
     return TS_OK;
 }
 
+int ts_prec_plan_write(FILE *out, const ts_prec_model *m, const uint8_t *prec)
+{
+    fprintf(out, "# greedy plan: ops in forward order (op:N = the N-th forward op of the fp32 run)\n");
+    for (uint32_t u = 0; u < m->n_units; u++) {
+        const char *scope = m->units[u].scope ? ts__str(&m->names, m->units[u].scope) : "";
+        if (prec[u] != TS_PREC_FP32)
+            fprintf(out, "op:%u %s  # %s%s%s\n", u, ts_precision_name((ts_precision)prec[u]),
+                    ts__str(&m->names, m->units[u].op), *scope ? " in " : "", scope);
+    }
+    return ferror(out) ? TS_EIO : TS_OK;
+}
+
 int ts_prec_plan_load(const ts_prec_model *m, const char *path, uint8_t *prec, ts_error *err)
 {
     ts__error_clear(err);

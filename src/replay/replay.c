@@ -320,7 +320,7 @@ static bool whatifs_requested(const ts_replay_options *opt)
 {
     return opt->n_scales || opt->n_retime || opt->bucket_mb > 0 || opt->n_bucket_groups || opt->world ||
            opt->bandwidth_gbps > 0 || opt->latency_us > 0 || opt->bandwidth_factor > 0 || opt->latency_factor > 0 ||
-           opt->profiler_overhead_us > 0;
+           opt->profiler_overhead_us > 0 || opt->grad_bytes_per_elem;
 }
 
 static int apply_whatifs(ts_replay *r, const ts_replay_options *opt, ts_error *err)
@@ -343,6 +343,7 @@ static int apply_whatifs(ts_replay *r, const ts_replay_options *opt, ts_error *e
     else if (rc == TS_OK && reprice && opt->gradients_json) rc = ts__replay_sizes_from_gradients(r, opt, err);
     if (rc == TS_OK && reprice && !r->model) rc = ts__replay_fit_model(r, opt, err);
     if (rc == TS_OK && reprice) rc = ts__replay_reprice(r, opt, err);
+    if (rc == TS_OK && opt->grad_bytes_per_elem) rc = ts__replay_grad_precision(r, opt, err);
     return rc;
 }
 

@@ -147,6 +147,8 @@ TS_NODISCARD int ts__replay_rebucket(ts_replay *r, const ts_replay_options *opt,
  * gradients.json and DDP's bucket assignment at the trace's cap (given or
  * inferred, as --bucket-mb infers it), so that repricing what-ifs can price
  * them (rebucket.c). */
+/* whatif.c: the gradient all-reduces at opt->grad_bytes_per_elem bytes an element. */
+TS_NODISCARD int ts__replay_grad_precision(ts_replay *r, const ts_replay_options *opt, ts_error *err);
 TS_NODISCARD int ts__replay_sizes_from_gradients(ts_replay *r, const ts_replay_options *opt, ts_error *err);
 
 #endif

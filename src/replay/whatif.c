@@ -733,3 +733,54 @@ int ts__replay_reprice(ts_replay *r, const ts_replay_options *opt, ts_error *err
                                          "needs --gradients gradients.json for its gradient all-reduces)");
     return TS_OK;
 }
+
+/* --grad-precision: every gradient all-reduce of known size communicated at
+ * grad_bytes_per_elem bytes an element instead of 4 (DDP's bf16/fp16
+ * compress hooks; under autocast the gradients of fp32 master weights stay
+ * fp32, so only a hook changes these bytes). Its time past the fixed cost
+ * (a calibration log's, else none: the trace alone cannot split it) scales
+ * with the bytes, and the hook's three passes over the bucket are added to
+ * it, each priced as a cast (elements x 6 bytes in the cast fit's terms):
+ * compress (bucket.to(P), then div_(world) in place at P) before, decompress
+ * (copy_ back into the fp32 bucket) after. Collectives of unknown size keep
+ * their time, and are said. */
+int ts__replay_grad_precision(ts_replay *r, const ts_replay_options *opt, ts_error *err)
+{
+    uint32_t bpe = opt->grad_bytes_per_elem;
+    if (bpe == 0 || bpe > 4) return ts__error(err, TS_EINVAL, "--grad-precision: %u bytes an element", bpe);
+    int rc = TS_OK;
+    bool unsized = false;
+    for (uint32_t i = 0; i < r->n_colls; i++)
+        unsized |= r->colls[i].kind == TS_COLL_ALL_REDUCE && r->colls[i].priced != TS_NONE32 && r->colls[i].bytes < 0;
+    bool regrouped = opt->bucket_mb > 0 || opt->n_bucket_groups;   /* rebucketing sized them */
+    bool resized = opt->world || opt->bandwidth_gbps > 0 || opt->latency_us > 0 || opt->bandwidth_factor > 0 ||
+                   opt->latency_factor > 0;   /* reprice already read gradients.json */
+    if (unsized && opt->gradients_json && !regrouped && !resized) rc = ts__replay_sizes_from_gradients(r, opt, err);
+    if (rc == TS_OK && !r->model && opt->nccl_tests_log) rc = ts__replay_fit_model(r, opt, err);
+    uint32_t n = 0, unknown = 0;
+    double cast_sum = 0;
+    for (uint32_t i = 0; rc == TS_OK && i < r->n_colls; i++) {
+        const ts_replay_coll *c = &r->colls[i];
+        if (c->kind != TS_COLL_ALL_REDUCE || c->priced == TS_NONE32) continue;
+        if (c->bytes < 0) { unknown++; continue; }
+        int64_t t = r->sim.self_ns[c->priced];
+        int64_t a = r->model && !r->model_from_trace ? ts_coll_model_predict_ns(r->model, c->kind, 0, c->group) : 0;
+        a = a < 0 ? 0 : a > t ? t : a;
+        double elems = (double)c->bytes / 4.0;
+        double cast = opt->cast_alpha_ns_per_byte * elems * 6.0 + opt->cast_beta_ns;
+        double v = (double)a + (double)(t - a) * (double)bpe / 4.0 + 3.0 * cast;
+        set_transfer(r, c, v < 0x1p62 ? (int64_t)llround(v) : (int64_t)1 << 62);
+        cast_sum += 3.0 * cast;
+        n++;
+    }
+    if (rc) return rc;
+    if (n == 0)
+        return ts__error(err, TS_ENODATA, "--grad-precision: no gradient all-reduce of known size in the trace%s",
+                         opt->gradients_json ? "" : " (give --gradients gradients.json: the trace lacks their sizes)");
+    ts__replay_warn(r, "--grad-precision: %u gradient all-reduces at %u bytes an element (time past a fixed cost of "
+                    "%s scaled by %u/4), plus the compress hook's 3 passes (to, div_, copy_): %.1f us a bucket on "
+                    "average (%.4g ns/byte + %.0f ns a pass)", n, bpe, r->model && !r->model_from_trace ? "the calibration log's" : "0",
+                    bpe, cast_sum / n / 1e3, opt->cast_alpha_ns_per_byte, opt->cast_beta_ns);
+    if (unknown) ts__replay_warn(r, "--grad-precision: %u all-reduces of unknown size kept their time", unknown);
+    return TS_OK;
+}

@@ -1,6 +1,7 @@
 /* precision.c - the precision what-if's output (replay --precision-plan,
  * --precision-greedy): a prediction as table lines or JSON, and a plan as a
- * plan file (report_replay.h).
+ * plan file (report_replay.h); the precision pass's result (optimize
+ * --passes precision).
  *
  * Not for: predicting or searching (replay/precision*.c); every figure comes
  * from ts_prec_prediction and the model's accessors.
@@ -43,13 +44,34 @@ int ts_report_prec_table(FILE *out, const ts_prec_model *m, const ts_prec_predic
 
 int ts_report_prec_plan(FILE *out, const ts_prec_model *m, const uint8_t *prec)
 {
-    fprintf(out, "# greedy plan: ops in forward order (op:N = the N-th forward op of the fp32 run)\n");
-    for (uint32_t u = 0; u < ts_prec_model_n_units(m); u++) {
-        ts_prec_unit_info ui;
-        ts_prec_model_unit(m, u, &ui);
-        if (prec[u] != TS_PREC_FP32)
-            fprintf(out, "op:%u %s  # %s%s%s\n", u, ts_precision_name((ts_precision)prec[u]), ui.op,
-                    *ui.scope ? " in " : "", ui.scope);
-    }
+    return ts_prec_plan_write(out, m, prec);
+}
+
+int ts_report_prec_optimize_table(FILE *out, const ts_prec_model *m, const ts_optimize_prec *p)
+{
+    ts_optimize_prec_summary s;
+    ts_optimize_prec_get_summary(p, &s);
+    fprintf(out, "precision plan: %u of %u ops lowered (%u may change), indicators used %.6g\n", s.n_lowered,
+            s.n_units, s.n_allowed, s.indicator_used);
+    fprintf(out, "predicted iteration %.3f ms -> %.3f ms (%+.2f%%), %u casts (%.3f ms)\n",
+            (double)s.before.iteration_ns / 1e6, (double)s.after.iteration_ns / 1e6,
+            ts_replay_change_pct(s.after.iteration_ns, s.before.iteration_ns), s.after.n_casts,
+            (double)s.after.cast_ns / 1e6);
+    if (s.after.peak_bytes >= 0)
+        fprintf(out, "predicted peak memory %.3f MiB -> %.3f MiB\n", (double)s.before.peak_bytes / 1048576.0,
+                (double)s.after.peak_bytes / 1048576.0);
+    int rc = ts_prec_plan_write(out, m, ts_optimize_prec_plan(p));
+    return rc ? rc : status_of(out);
+}
+
+int ts_report_prec_optimize_json(FILE *out, const ts_optimize_prec *p)
+{
+    ts_optimize_prec_summary s;
+    ts_optimize_prec_get_summary(p, &s);
+    fprintf(out, "{\"units\":%u,\"may_change\":%u,\"lowered\":%u,\"indicator_used\":%.6g,"
+            "\"before_iteration_us\":%.3f,\"predicted_iteration_us\":%.3f,\"before_peak_bytes\":%lld,"
+            "\"predicted_peak_bytes\":%lld,\"casts\":%u}\n", s.n_units, s.n_allowed, s.n_lowered, s.indicator_used,
+            (double)s.before.iteration_ns / 1e3, (double)s.after.iteration_ns / 1e3, (long long)s.before.peak_bytes,
+            (long long)s.after.peak_bytes, s.after.n_casts);
     return status_of(out);
 }

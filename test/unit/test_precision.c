@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "test.h"
 #include "trainscope/ingest.h"
+#include "trainscope/optimize.h"
 #include "trainscope/precision.h"
 
 enum { NU = 4, NIT = 3 };
@@ -284,24 +285,32 @@ TEST(precision_runs_of_another_model_cannot_be_mapped)
     ts_prec_model_destroy(m);
 }
 
-/* Every plan of n units by brute force: the fastest whose lowered units'
- * indicators sum to at most budget. */
-static int64_t exhaustive_best(const ts_prec_model *m, const double *ind, double budget)
+/* Every plan of n units by brute force: the fastest whose lowered units are
+ * all allowed (allowed NULL = every one) and whose indicators sum to at most
+ * budget. */
+static int64_t exhaustive_best_of(const ts_prec_model *m, const double *ind, double budget, const uint8_t *allowed)
 {
     int64_t best = INT64_MAX;
     uint8_t prec[NU];
     for (unsigned mask = 0; mask < (1u << NU); mask++) {
         double used = 0;
+        bool ok = true;
         for (int u = 0; u < NU; u++) {
             prec[u] = (mask >> u) & 1 ? TS_PREC_BF16 : TS_PREC_FP32;
             used += (mask >> u) & 1 ? ind[u] : 0;
+            ok = ok && (!((mask >> u) & 1) || !allowed || allowed[u]);
         }
-        if (used > budget + 1e-9) continue;
+        if (!ok || used > budget + 1e-9) continue;
         ts_prec_prediction p;
         ts_prec_predict(m, prec, &p);
         if (p.iteration_ns < best) best = p.iteration_ns;
     }
     return best;
+}
+
+static int64_t exhaustive_best(const ts_prec_model *m, const double *ind, double budget)
+{
+    return exhaustive_best_of(m, ind, budget, NULL);
 }
 
 TEST(precision_greedy_matches_the_exhaustive_search_on_equal_indicators_without_casts)
@@ -347,5 +356,146 @@ TEST(precision_greedy_keeps_its_budgets_and_is_never_better_than_exhaustive)
     /* a limit the all-fp32 plan misses by 4 KB: the greedy lowers until it fits */
     CHECK_EQ_INT(ts_prec_greedy(m, NULL, 100, 1000000 + 16004, TS_PREC_FP32, TS_PREC_BF16, prec, &p), TS_OK);
     CHECK(p.peak_bytes <= 1000000 + 16004);
+    ts_prec_model_destroy(m);
+}
+
+/* ---- the optimize pass: allow lists, plan files ---- */
+
+TEST(precision_allow_lists_torch_and_tf_say_which_units_may_change)
+{
+    ts_error err;
+    ts_prec_model *m = model_of(&FP32, &BF16, &err, NULL);
+    if (!m) TS_FAIL_("%s", err.msg);
+    uint8_t allowed[NU];
+    uint32_t n;
+    /* a torch autocast list: names with and without aten::, blanks and commas; OPS = linear relu linear mse_loss */
+    char *list = write_text("# autocast to lower precision\nlinear, addmm  conv2d\n");
+    CHECK_EQ_INT(ts_prec_allow_list_load(m, list, allowed, &n, &err), TS_OK);
+    CHECK_EQ_INT(n, 2);
+    CHECK(allowed[0] && !allowed[1] && allowed[2] && !allowed[3]);
+    unlink(list);
+    free(list);
+    /* dPRO's TF settings: allow Relu and MSE_Loss (case-insensitive), then deny mse_loss */
+    list = write_text("export TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_ALLOWLIST_ADD=Relu,MSE_Loss\n"
+                      "TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_DENYLIST_ADD=\"mse_loss\"\n"
+                      "TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_FORCE=1\n");
+    CHECK_EQ_INT(ts_prec_allow_list_load(m, list, allowed, &n, &err), TS_OK);
+    CHECK_EQ_INT(n, 1);
+    CHECK(!allowed[0] && allowed[1] && !allowed[2] && !allowed[3]);
+    unlink(list);
+    free(list);
+    /* none of the list's ops in the run; an unknown key; a line that is not a list */
+    list = write_text("Conv2D\nBatchMatMul\n");
+    CHECK_EQ_INT(ts_prec_allow_list_load(m, list, allowed, &n, &err), TS_ENOENT);
+    CHECK(strstr(err.msg, list) && strstr(err.msg, "none of its 2 op names"));
+    unlink(list);
+    free(list);
+    list = write_text("linear\nTF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_WHATEVER=1\n");
+    CHECK_EQ_INT(ts_prec_allow_list_load(m, list, allowed, &n, &err), TS_EPARSE);
+    CHECK(strstr(err.msg, ":2: unknown setting"));
+    unlink(list);
+    free(list);
+    list = write_text("FOO=linear\n");
+    CHECK_EQ_INT(ts_prec_allow_list_load(m, list, allowed, &n, &err), TS_EPARSE);
+    CHECK(strstr(err.msg, ":1: 'FOO='"));
+    unlink(list);
+    free(list);
+    ts_prec_model_destroy(m);
+}
+
+TEST(precision_optimize_pass_lowers_only_allowed_units_and_matches_exhaustive)
+{
+    ts_error err;
+    ts_prec_model *m = model_of(&FP32, &BF16, &err, NULL);
+    if (!m) TS_FAIL_("%s", err.msg);
+    const char *lists[] = {"linear\n", "relu\n", "linear relu\n", "mse_loss\n"};
+    const double one[NU] = {1, 1, 1, 1};
+    for (size_t i = 0; i < sizeof lists / sizeof *lists; i++) {
+        char *list = write_text(lists[i]);
+        uint8_t allowed[NU];
+        uint32_t n;
+        CHECK_EQ_INT(ts_prec_allow_list_load(m, list, allowed, &n, &err), TS_OK);
+        ts_optimize_prec_options o = {.size = sizeof o, .low = TS_PREC_BF16, .allow_list = list};
+        ts_optimize_prec *p = NULL;
+        CHECK_EQ_INT(ts_optimize_precision(m, &o, &p, &err), TS_OK);
+        ts_optimize_prec_summary s;
+        ts_optimize_prec_get_summary(p, &s);
+        const uint8_t *plan = ts_optimize_prec_plan(p);
+        for (int u = 0; u < NU; u++) CHECK(allowed[u] || plan[u] == TS_PREC_FP32);
+        /* one allowed unit: two plans, the greedy takes the better; more: never better than brute force */
+        int64_t best = exhaustive_best_of(m, one, 1e300, allowed);
+        if (n == 1) CHECK_EQ_INT(s.after.iteration_ns, best);
+        else CHECK(s.after.iteration_ns >= best);
+        CHECK(s.after.iteration_ns <= s.before.iteration_ns);
+        CHECK_EQ_INT(s.before.iteration_ns, measured_step_ns());
+        ts_optimize_prec_destroy(p);
+        unlink(list);
+        free(list);
+    }
+    ts_prec_model_destroy(m);
+}
+
+static char *slurp_file(const char *dir, const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    return strdup(buf);
+}
+
+TEST(precision_optimize_plan_files_read_back_to_the_same_plan)
+{
+    ts_error err;
+    ts_prec_model *m = model_of(&FP32, &BF16, &err, NULL);
+    if (!m) TS_FAIL_("%s", err.msg);
+    ts_optimize_prec_options o = {.size = sizeof o, .low = TS_PREC_BF16, .accuracy_budget = 2};
+    ts_optimize_prec *p = NULL;
+    CHECK_EQ_INT(ts_optimize_precision(m, &o, &p, &err), TS_OK);
+    const uint8_t *plan = ts_optimize_prec_plan(p);
+    /* budget 2 of equal indicators: the two linears save most (75% of 300+600 and 100+200 us) */
+    CHECK(plan[0] == TS_PREC_BF16 && plan[2] == TS_PREC_BF16 && plan[1] == TS_PREC_FP32 && plan[3] == TS_PREC_FP32);
+    char dir[] = "/tmp/ts_test_precopt_XXXXXX";
+    if (!mkdtemp(dir)) TS_FAIL_("mkdtemp");
+    CHECK_EQ_INT(ts_optimize_prec_write_plan(p, dir, &err), TS_OK);
+    char path[512];
+    snprintf(path, sizeof path, "%s/plan.json", dir);
+    CHECK(ts_optimize_plan_is_precision(path));
+    uint8_t back[NU] = {9, 9, 9, 9}, fromplan[NU];
+    CHECK_EQ_INT(ts_optimize_prec_plan_load(path, m, back, &err), TS_OK);
+    CHECK(!memcmp(back, plan, NU));
+    snprintf(path, sizeof path, "%s/greedy.plan", dir);   /* the plan file torch users apply */
+    CHECK_EQ_INT(ts_prec_plan_load(m, path, fromplan, &err), TS_OK);
+    CHECK(!memcmp(fromplan, plan, NU));
+    char *text = slurp_file(dir, "greedy.plan");
+    CHECK(text && strstr(text, "op:0 bf16  # aten::linear in m0\n") && strstr(text, "op:2 bf16  # aten::linear in m2\n"));
+    free(text);
+    text = slurp_file(dir, "amp_priorlist.txt");   /* the distinct ops lowered */
+    CHECK(text && !strcmp(text, "aten::linear\n"));
+    free(text);
+    text = slurp_file(dir, "amp.env");
+    CHECK(text && strstr(text, "TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_PRIORLIST_FILE=/") &&
+          strstr(text, "/amp_priorlist.txt\nTF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_FORCE=1\n"));
+    free(text);
+    /* the plan on another model (unit 2 a conv2d): refused naming the unit */
+    run_spec f2 = FP32, b2 = BF16;
+    f2.rename = b2.rename = "aten::conv2d";
+    ts_prec_model *other = model_of(&f2, &b2, &err, NULL);
+    if (!other) TS_FAIL_("%s", err.msg);
+    snprintf(path, sizeof path, "%s/plan.json", dir);
+    CHECK_EQ_INT(ts_optimize_prec_plan_load(path, other, back, &err), TS_EFORMAT);
+    CHECK(strstr(err.msg, "unit 2 is aten::linear in the plan, aten::conv2d in the fp32 run"));
+    const char *names[] = {"plan.json", "greedy.plan", "amp_priorlist.txt", "amp.env"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        unlink(path);
+    }
+    rmdir(dir);
+    ts_prec_model_destroy(other);
+    ts_optimize_prec_destroy(p);
     ts_prec_model_destroy(m);
 }

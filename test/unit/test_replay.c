@@ -983,6 +983,33 @@ static int64_t whatif_ns(ts_job *t, const ts_replay_options *o, const char *want
     return ns;
 }
 
+/* --grad-precision on ddp_step_trace (recorded at a 1 MiB cap: [A] [B] [C]
+ * of 200, 150, 150 ns): at 2 bytes an element, with no calibration log (no
+ * fixed cost) each transfer halves, plus the hook's 3 passes at 5 ns each
+ * (--cast-cost 0,5): A [120, 235), B [320, 410), C [510, 600); opt, 10 ns
+ * after the last as measured, runs [610, 710), and the step's 30 ns tail
+ * after opt ends it at 740. At 4 bytes with no cast cost: as measured. */
+TEST(grad_precision_halves_each_bucket_and_adds_the_hooks_passes)
+{
+    ts_job *t = ddp_step_trace();
+    CHECK(t != NULL);
+    char gpath[] = "/tmp/ts_grad_XXXXXX";
+    temp_file(gpath, "[1572864, 1572864, 2097152]");
+    ts_replay_options o = {.size = sizeof o, .gradients_json = gpath, .trace_bucket_mb = 1, .grad_bytes_per_elem = 4};
+    CHECK_EQ_INT(whatif_ns(t, &o, "3 gradient all-reduces at 4 bytes"), 800);
+    o.grad_bytes_per_elem = 2;
+    o.cast_beta_ns = 5;
+    CHECK_EQ_INT(whatif_ns(t, &o, "3 gradient all-reduces at 2 bytes"), 740);
+    /* without gradients.json the trace's all-reduces have no size: refused, saying what to give */
+    o.gradients_json = NULL;
+    ts_replay *r;
+    ts_error err = {0};
+    CHECK_EQ_INT(ts_replay_run(t, &o, &r, &err), TS_ENODATA);
+    CHECK(strstr(err.msg, "give --gradients"));
+    ts_job_destroy(t);
+    remove(gpath);
+}
+
 /* The step of ops[] and ar[] (1000 ns, both ranks alike, gradients.json
  * text grads), recorded with a 25 MiB cap, regrouped at 0.5 MiB without
  * contention: the predicted step; -3 when regrouping at 25 MiB does not

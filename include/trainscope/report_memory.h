@@ -67,7 +67,7 @@ TS_API TS_NODISCARD int ts_report_mem_trace_create(FILE *out, bool json, ts_repo
  * ops innermost first joined by " < ") or "frames" (snapshots: file, device,
  * reserved_bytes, allocated_bytes, peak_bytes, frame, bytes, blocks; a row per
  * allocating frame alive at the peak), printed by ts_report_mem_trace_end.
- * table NULL: the one the inputs filled. Another name: TS_EINVAL with err. */
+ * table NULL: the first one the inputs filled. Another name: TS_EINVAL with err. */
 TS_API TS_NODISCARD int ts_report_mem_trace_create_csv(FILE *out, const char *table, ts_report_mem_trace **rep,
                                                        ts_error *err);
 TS_API void ts_report_mem_trace_destroy(ts_report_mem_trace *rep);   /* frees the curves it was given */

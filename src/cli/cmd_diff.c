@@ -39,10 +39,9 @@ static void usage(FILE *f)
           "  --device cpu|gpu|all     host slices, GPU ops, or both (default)\n"
           "  --iteration-marker NAME  slice-name prefix of iterations (ProfilerStep#)\n"
           "  --top N                  table: the N largest time changes per rank (default 20, 0 = all)\n"
-          "  --format table|json|csv  output format (default table); times in json/csv are us\n"
+          "  --format table|json|csv  output format (default table); times in json are us\n"
           "  --width N                table width in columns (default 80); 0 = never cut names\n"
-          TS_CLI_CSV_HELP("ops, ranks (times in ns); --format csv alone:\n"
-          "                           the ops with times in us")
+          TS_CLI_CSV_HELP("ops, ranks (times in ns; default: the first)")
           "  -h, --help               this help\n\n"
           "exit codes: 0 ok, 1 nothing to compare, 2 bad input or usage\n", f);
 }

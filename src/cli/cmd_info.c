@@ -24,7 +24,7 @@ static void usage(FILE *f)
           "tracks, slices, instants, counters, flows and iterations it holds.\n\n"
           "options:\n"
           "  --format table|json|csv  output format (default table)\n"
-          TS_CLI_CSV_HELP("ranks, meta")
+          TS_CLI_CSV_HELP("ranks, meta (default: the first)")
           "  -h, --help               this help\n\n"
           "exit codes: 0 ok, 2 bad input or usage\n", f);
 }

@@ -36,10 +36,9 @@ static void usage(FILE *f)
           "                           or per category over all ranks\n"
           "  --iterations A:B         only ProfilerStep#A..#B (inclusive); A: or :B open\n"
           "  --iteration-marker NAME  slice-name prefix of iterations (ProfilerStep#)\n"
-          "  --format table|json|csv  output format (default table); times in json/csv are us\n"
+          "  --format table|json|csv  output format (default table); times in json are us\n"
           "  --width N                table width in columns (default 80); 0 = never cut names\n"
-          TS_CLI_CSV_HELP("rows, windows (times in ns); --format csv\n"
-          "                           alone: the rows with times in us")
+          TS_CLI_CSV_HELP("rows, windows (times in ns; default: the first)")
           TS_CLI_COMMON_HELP
           TS_CLI_DIST_HELP
           "  -v, --verbose            every warning line (on a terminal: one per kind,\n"

@@ -266,70 +266,6 @@ static void print_json(ts_buf *out, const ts_job *t, const ts_graph *g, const ch
     ts__buf_add(out, "\n", 1);
 }
 
-/* ---- CSV: every table in one long form (section,rank,key,metric,value; times
- * in us), what `--format csv` alone has always printed ---- */
-static void csv_row(ts_csv *csv_long, const char *section, int32_t rank, const char *key, const char *metric, double value)
-{
-    ts_csv_str(csv_long, section);
-    ts_csv_i64(csv_long, rank);
-    ts_csv_str(csv_long, key);
-    ts_csv_str(csv_long, metric);
-    ts_csv_real(csv_long, value, 3);
-    ts_csv_end_row(csv_long);
-}
-
-static void print_csv(ts_csv *c, const ts_breakdown *b, const ts_stragglers *st)
-{
-    static const char *const head[] = {"section", "rank", "key", "metric", "value"};
-    ts_csv_header(c, head, 5);
-    for (uint32_t i = 0; i < b->n_ranks; i++) {
-        const ts_breakdown_rank *r = &b->ranks[i];
-        ts_breakdown_temporal tp = ts_breakdown_rank_temporal(r);
-        const char *key = r->has_gpu ? "gpu" : "cpu_thread";
-        csv_row(c, "temporal", r->rank, key, "span_us", tp.span_ns / 1e3);
-        csv_row(c, "temporal", r->rank, key, "idle_us", tp.idle_ns / 1e3);
-        csv_row(c, "temporal", r->rank, key, "compute_us", tp.compute_ns / 1e3);
-        csv_row(c, "temporal", r->rank, key, "non_compute_us", tp.non_compute_ns / 1e3);
-        csv_row(c, "temporal", r->rank, key, "communication_us", tp.comm_ns / 1e3);
-        csv_row(c, "temporal", r->rank, key, "memory_us", tp.memory_ns / 1e3);
-        if (r->comm_comp_overlap_pct >= 0) csv_row(c, "temporal", r->rank, key, "comm_comp_overlap_pct", r->comm_comp_overlap_pct);
-        for (int m = 1; m < 8; m++)
-            if (r->type_ns[m]) csv_row(c, "kernel_type", r->rank, ts_kernel_type_combo_name((unsigned)m), "time_us", r->type_ns[m] / 1e3);
-        for (uint32_t k = 0; k < r->n_kernels; k++) {
-            csv_row(c, "kernel", r->rank, r->kernels[k].name, "total_us", r->kernels[k].total_ns / 1e3);
-            csv_row(c, "kernel", r->rank, r->kernels[k].name, "pct_of_type", r->kernels[k].pct_of_type);
-        }
-        for (uint32_t k = 0; k < r->n_streams; k++) {
-            char s[32];
-            snprintf(s, sizeof s, "%lld", (long long)r->streams[k].stream);
-            csv_row(c, "stream", r->rank, s, "host_wait_us", r->streams[k].host_wait_ns / 1e3);
-            csv_row(c, "stream", r->rank, s, "kernel_wait_us", r->streams[k].kernel_wait_ns / 1e3);
-            csv_row(c, "stream", r->rank, s, "other_wait_us", r->streams[k].other_wait_ns / 1e3);
-            csv_row(c, "stream", r->rank, s, "queue_mean", r->streams[k].queue_mean);
-            csv_row(c, "stream", r->rank, s, "queue_max", (double)r->streams[k].queue_max);
-        }
-        if (r->has_gpu) {
-            csv_row(c, "launch", r->rank, "all", "count", (double)r->n_launches);
-            csv_row(c, "launch", r->rank, "all", "launch_delay_mean_us", r->launch_delay_mean_ns / 1e3);
-            csv_row(c, "launch", r->rank, "all", "launch_delay_median_us", r->launch_delay_median_ns / 1e3);
-        }
-        for (uint32_t k = 0; k < r->n_membw; k++) csv_row(c, "memory_bandwidth", r->rank, r->membw[k].kind, "gbps", r->membw[k].gbps);
-        for (uint32_t k = 0; k < r->n_threads; k++) {
-            char s[32];
-            snprintf(s, sizeof s, "%lld", (long long)r->threads[k].tid);
-            csv_row(c, "thread", r->rank, s, "compute_us", r->threads[k].compute_ns / 1e3);
-            csv_row(c, "thread", r->rank, s, "communication_us", r->threads[k].comm_ns / 1e3);
-            csv_row(c, "thread", r->rank, s, "idle_us", r->threads[k].idle_ns / 1e3);
-        }
-    }
-    for (uint32_t i = 0; st && i < st->n_ranks; i++) {
-        csv_row(c, "stragglers", st->ranks[i].rank, "", "waited_us", st->ranks[i].waited_ns / 1e3);
-        csv_row(c, "stragglers", st->ranks[i].rank, "", "caused_us", st->ranks[i].caused_ns / 1e3);
-        csv_row(c, "stragglers", st->ranks[i].rank, "", "late_us", st->ranks[i].late_ns / 1e3);
-        csv_row(c, "stragglers", st->ranks[i].rank, "", "last", st->ranks[i].n_last);
-    }
-}
-
 /* ---- table ---- */
 typedef int (*fill_fn)(ts_table *tb, const ts_breakdown *b);
 
@@ -774,7 +710,7 @@ int ts_report_breakdown(const ts_breakdown *b, const ts_stragglers *st, const ts
                         const char *note, const ts_report_opts *o, FILE *out, ts_error *err)
 {
     ts__error_clear(err);
-    if (o->format == TS_FMT_CSV && (o->table || o->dir)) {
+    if (o->format == TS_FMT_CSV) {
         bd_result res = {b, st};
         return ts_report_csv("breakdown", breakdown_tables, sizeof breakdown_tables / sizeof breakdown_tables[0], &res,
                              o->table, o->dir, out, err);
@@ -786,13 +722,7 @@ int ts_report_breakdown(const ts_breakdown *b, const ts_stragglers *st, const ts
     }
     ts_buf buf;
     ts__buf_init(&buf);
-    if (o->format == TS_FMT_JSON) {
-        print_json(&buf, t, g, note, b, st);
-    } else {
-        ts_csv c;
-        ts__csv_init(&c, &buf, true);
-        print_csv(&c, b, st);
-    }
+    print_json(&buf, t, g, note, b, st);
     int rc = ts__report_flush(&buf, out, err);
     ts__buf_free(&buf);
     return rc;

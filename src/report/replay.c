@@ -8,7 +8,6 @@
  */
 #include <stdlib.h>
 
-#include "report/csv_rows.h"
 #include "report/report_int.h"
 #include "trainscope/report.h"
 #include "trainscope/report_replay.h"
@@ -252,80 +251,88 @@ int ts_report_replay_windows_table(FILE *out, FILE *warn, const ts_replay_window
     return windows_warnings(warn, w, verbose);
 }
 
-/* ---- CSV ---- */
+/* ---- CSV: tables through ts_report_csv (the one CSV writer, report.h) ---- */
 
-static int csv_status(FILE *out) { return ferror(out) ? TS_EIO : TS_OK; }
+static void csv_ranks(ts_csv *c, const void *res)
+{
+    const ts_replay *r = res;
+    TS__CSV_HEAD(c, "rank", "measured_ns", "predicted_ns", "error_pct", "clock_offset_ns");
+    for (uint32_t i = 0; i < ts_replay_n_ranks(r); i++) {
+        ts_replay_rank_info ri;
+        ts_replay_rank(r, i, &ri);
+        ts_csv_i64(c, ri.rank);
+        ts_csv_i64(c, ri.measured_iteration_ns);
+        ts_csv_i64(c, ri.predicted_iteration_ns);
+        ts_csv_real(c, ts_replay_change_pct(ri.predicted_iteration_ns, ri.measured_iteration_ns), 3);
+        ts_csv_i64(c, ri.clock_offset_ns);
+        ts_csv_end_row(c);
+    }
+}
+
+static void csv_iterations(ts_csv *c, const void *res)
+{
+    const ts_replay *r = res;
+    TS__CSV_HEAD(c, "step", "measured_ns", "predicted_ns");
+    for (uint32_t i = 0; i < ts_replay_n_iterations(r); i++) {
+        ts_replay_iteration_info it;
+        ts_replay_iteration(r, i, &it);
+        ts_csv_i64(c, it.step);
+        ts_csv_i64(c, it.measured_iteration_ns);
+        ts_csv_i64(c, it.predicted_iteration_ns);
+        ts_csv_end_row(c);
+    }
+}
+
+static const ts_csv_table replay_tables[] = {{"ranks", csv_ranks}, {"iterations", csv_iterations}};
 
 int ts_report_replay_csv(FILE *out, FILE *warn, const ts_job *t, const ts_replay *r, const char *table,
                          bool verbose, ts_error *err)
 {
-    static const char *const tables[] = {"ranks", "iterations"};
-    int k = ts__csv_rows_pick("replay", tables, 2, table, err);
-    if (k < 0) return TS_EINVAL;
-    ts__csv_rows c = {out, 0};
-    if (k == 0) {
-        static const char *const head[] = {"rank", "measured_ns", "predicted_ns", "error_pct", "clock_offset_ns"};
-        ts__csv_rows_head(&c, head, 5);
-        for (uint32_t i = 0; i < ts_replay_n_ranks(r); i++) {
-            ts_replay_rank_info ri;
-            ts_replay_rank(r, i, &ri);
-            ts__csv_rows_i64(&c, ri.rank);
-            ts__csv_rows_i64(&c, ri.measured_iteration_ns);
-            ts__csv_rows_i64(&c, ri.predicted_iteration_ns);
-            ts__csv_rows_real(&c, ts_replay_change_pct(ri.predicted_iteration_ns, ri.measured_iteration_ns), 3);
-            ts__csv_rows_i64(&c, ri.clock_offset_ns);
-            ts__csv_rows_end(&c);
-        }
-    } else {
-        static const char *const head[] = {"step", "measured_ns", "predicted_ns"};
-        ts__csv_rows_head(&c, head, 3);
-        for (uint32_t i = 0; i < ts_replay_n_iterations(r); i++) {
-            ts_replay_iteration_info it;
-            ts_replay_iteration(r, i, &it);
-            ts__csv_rows_i64(&c, it.step);
-            ts__csv_rows_i64(&c, it.measured_iteration_ns);
-            ts__csv_rows_i64(&c, it.predicted_iteration_ns);
-            ts__csv_rows_end(&c);
-        }
-    }
+    int rc = ts_report_csv("replay", replay_tables, 2, r, table, NULL, out, err);
+    if (rc) return rc;
     fflush(out);   /* the table before its warnings */
     replay_warnings(warn, t, r, verbose);
-    return csv_status(out);
+    return ferror(out) ? TS_EIO : TS_OK;
 }
+
+static void csv_windows(ts_csv *c, const void *res)
+{
+    const ts_replay_windows *w = res;
+    TS__CSV_HEAD(c, "path", "iterations", "measured_ns", "predicted_ns", "error_pct");
+    for (uint32_t i = 0; i < ts_replay_windows_n(w); i++) {
+        ts_replay_window_info x;
+        ts_replay_windows_window(w, i, &x);
+        ts_csv_str(c, x.path);
+        ts_csv_i64(c, x.n_iterations);
+        ts_csv_i64(c, x.measured_iteration_ns);
+        ts_csv_i64(c, x.predicted_iteration_ns);
+        ts_csv_real(c, x.error_pct, 3);
+        ts_csv_end_row(c);
+    }
+}
+
+static void csv_window_ranks(ts_csv *c, const void *res)
+{
+    const ts_replay_windows *w = res;
+    TS__CSV_HEAD(c, "rank", "measured_ns", "predicted_ns");
+    for (uint32_t k = 0; k < ts_replay_windows_n_ranks(w); k++) {
+        ts_replay_rank_info ri;
+        ts_replay_windows_rank(w, k, &ri);
+        ts_csv_i64(c, ri.rank);
+        ts_csv_i64(c, ri.measured_iteration_ns);
+        ts_csv_i64(c, ri.predicted_iteration_ns);
+        ts_csv_end_row(c);
+    }
+}
+
+static const ts_csv_table windows_tables[] = {{"windows", csv_windows}, {"ranks", csv_window_ranks}};
 
 int ts_report_replay_windows_csv(FILE *out, FILE *warn, const ts_replay_windows *w, const char *table, bool verbose,
                                  ts_error *err)
 {
-    static const char *const tables[] = {"windows", "ranks"};
-    int k = ts__csv_rows_pick("replay", tables, 2, table, err);
-    if (k < 0) return TS_EINVAL;
-    ts__csv_rows c = {out, 0};
-    if (k == 0) {
-        static const char *const head[] = {"path", "iterations", "measured_ns", "predicted_ns", "error_pct"};
-        ts__csv_rows_head(&c, head, 5);
-        for (uint32_t i = 0; i < ts_replay_windows_n(w); i++) {
-            ts_replay_window_info x;
-            ts_replay_windows_window(w, i, &x);
-            ts__csv_rows_str(&c, x.path);
-            ts__csv_rows_i64(&c, x.n_iterations);
-            ts__csv_rows_i64(&c, x.measured_iteration_ns);
-            ts__csv_rows_i64(&c, x.predicted_iteration_ns);
-            ts__csv_rows_real(&c, x.error_pct, 3);
-            ts__csv_rows_end(&c);
-        }
-    } else {
-        static const char *const head[] = {"rank", "measured_ns", "predicted_ns"};
-        ts__csv_rows_head(&c, head, 3);
-        for (uint32_t k2 = 0; k2 < ts_replay_windows_n_ranks(w); k2++) {
-            ts_replay_rank_info ri;
-            ts_replay_windows_rank(w, k2, &ri);
-            ts__csv_rows_i64(&c, ri.rank);
-            ts__csv_rows_i64(&c, ri.measured_iteration_ns);
-            ts__csv_rows_i64(&c, ri.predicted_iteration_ns);
-            ts__csv_rows_end(&c);
-        }
-    }
+    int rc = ts_report_csv("replay", windows_tables, 2, w, table, NULL, out, err);
+    if (rc) return rc;
     fflush(out);
-    int rc = windows_warnings(warn, w, verbose);
-    return rc ? rc : csv_status(out);
+    rc = windows_warnings(warn, w, verbose);
+    return rc ? rc : ferror(out) ? TS_EIO : TS_OK;
 }

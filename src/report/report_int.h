@@ -46,14 +46,12 @@ void ts__report_warnings_json_close(FILE *f, const ts_job *const *ts, uint32_t n
 void ts__report_warnings_json_graph(ts_json *j, const ts_graph *g);
 
 /* The CSV record writer behind trainscope/report.h's ts_csv: records go to a
- * buffer; eol is "\r\n" (RFC 4180) or "\n" for the long-standing
- * single-table outputs that scripts already read. */
+ * buffer, each ending in "\r\n" (RFC 4180). */
 struct ts_csv {
     ts_buf     *out;   /* borrowed */
     uint32_t    col;   /* fields written in the current record */
-    const char *eol;
 };
-void ts__csv_init(ts_csv *c, ts_buf *out, bool lf);
+void ts__csv_init(ts_csv *c, ts_buf *out);
 /* The header row from literal column names. */
 #define TS__CSV_HEAD(c, ...) do { \
     static const char *const h_[] = {__VA_ARGS__}; \

@@ -179,7 +179,7 @@ int ts_cmd_replay_precision(int argc, char **argv)
     a.traces = (const ts_job *const *)t;
     bool json = a.plan && !strcmp(a.format, "json");   /* then the JSON carries the runs' warnings */
     for (int p = 0; p < TS_PREC_COUNT && !rc && !json; p++)
-        if (t[p]) ts_report_trace_warnings(stderr, t[p], false);
+        if (t[p]) ts_report_warnings(stderr, t[p], NULL, 0, ts_report_warn_all(false));
     ts_prec_model *m = NULL;
     if (!rc) rc = ts_prec_model_create((const ts_job *const *)t, a.runs, &m, &err);
     if (!rc) ts_prec_model_set_overhead(m, a.overhead_us * 1e3);

@@ -357,7 +357,7 @@ int ts_report_mem_trace_peak(ts_report_mem_trace *rep, const ts_mem_trace_peak *
 int ts_report_mem_trace_warnings(ts_report_mem_trace *rep, FILE *warn, const ts_job *t)
 {
     if (!rep->json) {   /* beside a table or CSV: on warn */
-        ts__report_warnings_emit(warn, t, NULL, 0, ts__report_warn_all(false));
+        ts_report_warnings(warn, t, NULL, 0, ts_report_warn_all(false));
         return TS_OK;
     }
     ts_json j;

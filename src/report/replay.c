@@ -93,7 +93,7 @@ static void replay_warnings(FILE *f, const ts_job *t, const ts_replay *r, bool v
     uint32_t n = ts_replay_n_warnings(r);
     const char **lines = malloc(((size_t)n + 1) * sizeof *lines);
     for (uint32_t i = 0; lines && i < n; i++) lines[i] = ts_replay_warning(r, i);
-    if (lines) ts__report_warnings_emit(f, t, lines, n, ts__report_warn_all(verbose));
+    if (lines) ts_report_warnings(f, t, lines, n, ts_report_warn_all(verbose));
     else {   /* no memory to fold them: every line, as recorded */
         ts__report_warnings_print(f, t);
         for (uint32_t i = 0; i < n; i++) fprintf(f, "trainscope: warning: %s\n", ts_replay_warning(r, i));
@@ -101,10 +101,6 @@ static void replay_warnings(FILE *f, const ts_job *t, const ts_replay *r, bool v
     free(lines);
 }
 
-void ts_report_trace_warnings(FILE *f, const ts_job *t, bool verbose)
-{
-    ts__report_warnings_emit(f, t, NULL, 0, ts__report_warn_all(verbose));
-}
 
 /* With a what-if, predicted minus measured is the change the edit makes,
  * not an error of the replay, and the table says so. */
@@ -207,7 +203,7 @@ static int windows_warnings(FILE *warn, const ts_replay_windows *w, bool verbose
     const char **lines = malloc(((size_t)nw + 1) * sizeof *lines);
     if (!lines) return TS_ENOMEM;
     for (uint32_t i = 0; i < nw; i++) lines[i] = ts_replay_windows_warning(w, i);
-    ts__report_warnings_emit(warn, NULL, lines, nw, ts__report_warn_all(verbose));
+    ts_report_warnings(warn, NULL, lines, nw, ts_report_warn_all(verbose));
     free(lines);
     return TS_OK;
 }

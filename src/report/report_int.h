@@ -30,15 +30,8 @@ void ts__report_warning_json_item(ts_json *j, int64_t rank, const char *file, co
 void ts__report_warning_json_line(ts_json *j, const char *kind, const char *line);
 /* One line per (rank, kind) on f: "trainscope: warning: FILE: N kind (first: msg)". */
 void ts__report_warnings_print(FILE *f, const ts_job *t);
-/* Whether to print every warning line: asked (--verbose), or stderr is not a
- * terminal (logs and scripts keep the full list). */
-bool ts__report_warn_all(bool verbose);
-/* The ingest warnings of t (NULL: none) and an analysis's own lines on f: with `all`,
- * every line; else one line per kind, summed over files (ingest) and over
- * ranks (lines "rank N: ..." alike but for their numbers). */
-void ts__report_warnings_emit(FILE *f, const ts_job *t, const char *const *lines, uint32_t n, bool all);
-/* The same with the lines of graph g (NULL: none), for commands that build one. */
-void ts__report_warnings_emit_graph(FILE *f, const ts_job *t, const ts_graph *g, bool all);
+/* Warnings on a stream: ts_report_warnings, ts_report_warnings_graph and
+ * ts_report_warn_all (trainscope/report.h). */
 /* `,"warnings":[...]}\n` on f, closing a JSON object a command printed
  * itself: the ingest warnings of ts[0..n) (NULL entries: none), then g's. */
 void ts__report_warnings_json_close(FILE *f, const ts_job *const *ts, uint32_t n, const ts_graph *g);

@@ -190,7 +190,7 @@ int ts__views_out(FILE *f, const char *name, const vo_table *tables, int n, cons
         ts__buf_puts(&b, "\n");
         return flush_buf(f, &b, err);
     }
-    if (o->trace) ts__report_warnings_emit(stderr, o->trace, NULL, 0, ts__report_warn_all(o->verbose));
+    if (o->trace) ts_report_warnings(stderr, o->trace, NULL, 0, ts_report_warn_all(o->verbose));
     if (o->format == TS_VIEWS_CSV) {
         csv_table(&b, &tables[only < 0 ? 0 : only], view, arg);
         return flush_buf(f, &b, err);

@@ -140,7 +140,7 @@ TEST(warnings_fold_per_rank_lines_summing_counts_only)
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    ts__report_warnings_emit(f, t, lines, 7, false);
+    ts_report_warnings(f, t, lines, 7, false);
     fclose(f);
     CHECK_EQ_STR(buf,
         "trainscope: warning: ranks 0-1, 3, summed: 12 of 27 calls have no event (wait_on_stream -1)\n"

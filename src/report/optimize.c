@@ -1,7 +1,7 @@
 /* optimize.c - `trainscope optimize`'s output: the search's result as a few
  * table lines or one JSON object (report_replay.h).
  *
- * Not for: the plan's files (optimize/plan.c writes what a user applies) or
+ * Not for: the plan's files (plan.c writes what a user applies) or
  * any figure: they come from ts_optimize_get_summary and the changes.
  */
 #include "report/report_int.h"

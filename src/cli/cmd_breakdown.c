@@ -91,17 +91,9 @@ static int parse_args(int argc, char **argv, bd_args *a)
         case 'w':
             if (ts_cli_opt_width("breakdown", optarg, &a->out.width)) return -1;
             break;
-        case 'f': {
-            int f = ts_report_format_parse(optarg);
-            if (f < 0) {
-                ts_cli_errorf("breakdown: --format wants table, json or csv, got '%s'", optarg);
-                return -1;
-            }
-            a->out.format = (ts_format)f;
+        case 'f': case 'T': case 'o':
+            if (ts_cli_opt_output("breakdown", c, optarg, &a->out) < 0) return -1;
             break;
-        }
-        case 'T': a->out.table = optarg; break;
-        case 'o': a->out.dir = optarg; break;
         case TS_CLI_OPT_WINDOW: case TS_CLI_OPT_PYTHON_DEPTH:
             if (ts_cli_opt_common("breakdown", c, optarg)) return -1;
             break;

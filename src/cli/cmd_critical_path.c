@@ -91,17 +91,9 @@ static int parse_args(int argc, char **argv, cp_args *a)
         case 'i':
             if (ts_cli_opt_int("critical-path", "--iteration", optarg, 0, INT64_MAX, &a->iteration)) return -1;
             break;
-        case 'f': {
-            int f = ts_report_format_parse(optarg);
-            if (f < 0) {
-                ts_cli_errorf("critical-path: --format wants table, json or csv, got '%s'", optarg);
-                return -1;
-            }
-            a->out.format = (ts_format)f;
+        case 'f': case 'T': case 'o':
+            if (ts_cli_opt_output("critical-path", c, optarg, &a->out) < 0) return -1;
             break;
-        }
-        case 'T': a->out.table = optarg; break;
-        case 'o': a->out.dir = optarg; break;
         case 'e': a->export_path = optarg; break;
         case 'l': a->leaf_ops = 1; break;
         case 'n': a->no_align = 1; break;

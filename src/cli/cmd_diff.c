@@ -83,17 +83,9 @@ static int parse_args(int argc, char **argv, diff_args *a)
         case 'm': a->marker = optarg; break;
         case 't': if (ts_cli_opt_count("diff", "--top", optarg, &a->out.top)) return -1; break;
         case 'w': if (ts_cli_opt_width("diff", optarg, &a->out.width)) return -1; break;
-        case 'f': {
-            int f = ts_report_format_parse(optarg);
-            if (f < 0) {
-                ts_cli_errorf("diff: --format wants table, json or csv, got '%s'", optarg);
-                return -1;
-            }
-            a->out.format = (ts_format)f;
+        case 'f': case 'T': case 'o':
+            if (ts_cli_opt_output("diff", c, optarg, &a->out) < 0) return -1;
             break;
-        }
-        case 'T': a->out.table = optarg; break;
-        case 'o': a->out.dir = optarg; break;
         case 'h': usage(stdout); return 1;
         default: return ts_cli_opt_unknown("diff", argv[optind - 1]);
         }

@@ -12,30 +12,38 @@
 #include "report/report_int.h"
 #include "trainscope/analyze.h"
 
+#include <math.h>
 #include <string.h>
 
 static double pct(int64_t part, int64_t whole) { return whole > 0 ? 100.0 * (double)part / (double)whole : 0; }
 
 /* ---- JSON ---- */
-static void json_rank(ts_json *j, const ts_breakdown_rank *r)
+/* A rank's temporal breakdown: JSON's "ranks" items and CSV's temporal rows. */
+static int temporal_fields(const ts_breakdown_rank *r, ts__fld f[TS__FLD_MAX])
 {
     ts_breakdown_temporal tp = ts_breakdown_rank_temporal(r);
-    ts__json_obj_begin(j);
-    ts__json_kv_i64(j, "rank", r->rank);
-    ts__json_kv_str(j, "basis", r->has_gpu ? "gpu" : "cpu_thread");
-    ts__json_kv_us(j, "span_us", tp.span_ns);
-    ts__json_kv_us(j, "idle_us", tp.idle_ns);
-    ts__json_kv_us(j, "compute_us", tp.compute_ns);
-    ts__json_kv_us(j, "non_compute_us", tp.non_compute_ns);
-    ts__json_kv_us(j, "communication_us", tp.comm_ns);
-    ts__json_kv_us(j, "memory_us", tp.memory_ns);
-    ts__json_kv_double(j, "idle_pct", pct(tp.idle_ns, tp.span_ns), 2);
-    ts__json_kv_double(j, "compute_pct", pct(tp.compute_ns, tp.span_ns), 2);
-    ts__json_kv_double(j, "non_compute_pct", pct(tp.non_compute_ns, tp.span_ns), 2);
-    ts__json_key(j, "comm_comp_overlap_pct");
-    if (r->comm_comp_overlap_pct >= 0) ts__json_double(j, r->comm_comp_overlap_pct, 2); else ts__json_null(j);
-    ts__json_kv_bool(j, "iterations_filtered", r->iterations_filtered);
-    ts__json_obj_end(j);
+    int n = 0;
+    f[n++] = (ts__fld){"rank", TS__FLD_INT, .i = r->rank};
+    f[n++] = (ts__fld){"basis", TS__FLD_STR, .s = r->has_gpu ? "gpu" : "cpu_thread"};
+    f[n++] = (ts__fld){"span", TS__FLD_NS, .i = tp.span_ns};
+    f[n++] = (ts__fld){"idle", TS__FLD_NS, .i = tp.idle_ns};
+    f[n++] = (ts__fld){"compute", TS__FLD_NS, .i = tp.compute_ns};
+    f[n++] = (ts__fld){"non_compute", TS__FLD_NS, .i = tp.non_compute_ns};
+    f[n++] = (ts__fld){"communication", TS__FLD_NS, .i = tp.comm_ns};
+    f[n++] = (ts__fld){"memory", TS__FLD_NS, .i = tp.memory_ns};
+    f[n++] = (ts__fld){"idle_pct", TS__FLD_REAL, .d = pct(tp.idle_ns, tp.span_ns), .prec = 2};
+    f[n++] = (ts__fld){"compute_pct", TS__FLD_REAL, .d = pct(tp.compute_ns, tp.span_ns), .prec = 2};
+    f[n++] = (ts__fld){"non_compute_pct", TS__FLD_REAL, .d = pct(tp.non_compute_ns, tp.span_ns), .prec = 2};
+    f[n++] = (ts__fld){"comm_comp_overlap_pct", TS__FLD_REAL,
+                       .d = r->comm_comp_overlap_pct >= 0 ? r->comm_comp_overlap_pct : NAN, .prec = 2};
+    f[n++] = (ts__fld){"iterations_filtered", TS__FLD_BOOL, .i = r->iterations_filtered};
+    return n;
+}
+
+static void json_rank(ts_json *j, const ts_breakdown_rank *r)
+{
+    ts__fld f[TS__FLD_MAX];
+    ts__fld_json(j, f, temporal_fields(r, f));
 }
 
 /* HTA's get_gpu_kernel_breakdown sums the kernel-type times over all ranks;
@@ -506,22 +514,10 @@ typedef struct bd_result { const ts_breakdown *b; const ts_stragglers *st; } bd_
 static void csv_temporal(ts_csv *c, const void *res)
 {
     const ts_breakdown *b = ((const bd_result *)res)->b;
-    TS__CSV_HEAD(c, "rank", "basis", "span_ns", "idle_ns", "compute_ns", "non_compute_ns", "communication_ns", "memory_ns",
-         "idle_pct", "compute_pct", "non_compute_pct", "comm_comp_overlap_pct", "iterations_filtered");
-    for (uint32_t i = 0; i < b->n_ranks; i++) {
-        const ts_breakdown_rank *r = &b->ranks[i];
-        ts_breakdown_temporal tp = ts_breakdown_rank_temporal(r);
-        ts_csv_i64(c, r->rank);
-        ts_csv_str(c, r->has_gpu ? "gpu" : "cpu_thread");
-        int64_t v[] = {tp.span_ns, tp.idle_ns, tp.compute_ns, tp.non_compute_ns, tp.comm_ns, tp.memory_ns};
-        for (int k = 0; k < 6; k++) ts_csv_i64(c, v[k]);
-        ts_csv_real(c, pct(tp.idle_ns, tp.span_ns), 3);
-        ts_csv_real(c, pct(tp.compute_ns, tp.span_ns), 3);
-        ts_csv_real(c, pct(tp.non_compute_ns, tp.span_ns), 3);
-        if (r->comm_comp_overlap_pct >= 0) ts_csv_real(c, r->comm_comp_overlap_pct, 3); else ts_csv_str(c, NULL);
-        ts_csv_i64(c, r->iterations_filtered);
-        ts_csv_end_row(c);
-    }
+    ts__fld f[TS__FLD_MAX];
+    ts_breakdown_rank none = {0};
+    ts__fld_csv_head(c, f, temporal_fields(&none, f));
+    for (uint32_t i = 0; i < b->n_ranks; i++) ts__fld_csv_row(c, f, temporal_fields(&b->ranks[i], f));
 }
 
 static void csv_types_of(ts_csv *c, int32_t rank, const int64_t type_ns[8])

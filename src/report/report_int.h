@@ -50,6 +50,22 @@ void ts__csv_init(ts_csv *c, ts_buf *out);
     static const char *const h_[] = {__VA_ARGS__}; \
     ts_csv_header(c, h_, (uint32_t)(sizeof h_ / sizeof h_[0])); \
 } while (0)
+/* A row's fields listed once for JSON and CSV (fields.c). */
+typedef enum ts__fld_type {
+    TS__FLD_INT = 0,   /* i */
+    TS__FLD_U64,       /* i as uint64_t */
+    TS__FLD_STR,       /* s; NULL: JSON null, an empty CSV field */
+    TS__FLD_OPT_STR,   /* s; NULL: left out of JSON, an empty CSV field */
+    TS__FLD_BOOL,      /* i: JSON true/false, CSV 1/0 */
+    TS__FLD_NS,        /* i ns: JSON "KEY_us" (us, 3 decimals, exact), CSV "KEY_ns" (integer) */
+    TS__FLD_REAL,      /* d: JSON with prec decimals, CSV with 3; NaN: JSON null, CSV empty */
+} ts__fld_type;
+typedef struct ts__fld { const char *key; ts__fld_type type; int64_t i; double d; const char *s; int prec; } ts__fld;
+enum { TS__FLD_MAX = 16 };   /* fields in a row at most */
+void ts__fld_json(ts_json *j, const ts__fld *f, int n);       /* one object */
+void ts__fld_csv_head(ts_csv *c, const ts__fld *f, int n);    /* the header record */
+void ts__fld_csv_row(ts_csv *c, const ts__fld *f, int n);     /* one record */
+
 /* out (stdout) gets b; TS_EIO when the buffer ran out of memory or out failed. */
 int ts__report_flush(const ts_buf *b, FILE *out, ts_error *err);
 

@@ -20,8 +20,18 @@ static int write_buf(FILE *out, ts_buf *b)
     return rc;
 }
 
+/* An iteration's row: JSON's "per_iteration" items and CSV's iterations table. */
+static int iteration_fields(const ts_replay_iteration_info *it, ts__fld f[TS__FLD_MAX])
+{
+    f[0] = (ts__fld){"step", TS__FLD_INT, .i = it->step};
+    f[1] = (ts__fld){"measured", TS__FLD_NS, .i = it->measured_iteration_ns};
+    f[2] = (ts__fld){"predicted", TS__FLD_NS, .i = it->predicted_iteration_ns};
+    return 3;
+}
+
 int ts_report_replay_json(FILE *out, const ts_job *t, const ts_replay *r)
 {
+    ts__fld f[TS__FLD_MAX];
     ts_buf b;
     ts__buf_init(&b);
     ts_json j;
@@ -37,11 +47,7 @@ int ts_report_replay_json(FILE *out, const ts_job *t, const ts_replay *r)
     for (uint32_t k = 0; k < ts_replay_n_iterations(r); k++) {
         ts_replay_iteration_info it;
         ts_replay_iteration(r, k, &it);
-        ts__json_obj_begin(&j);
-        ts__json_kv_i64(&j, "step", it.step);
-        ts__json_kv_us(&j, "measured_us", it.measured_iteration_ns);
-        ts__json_kv_us(&j, "predicted_us", it.predicted_iteration_ns);
-        ts__json_obj_end(&j);
+        ts__fld_json(&j, f, iteration_fields(&it, f));
     }
     ts__json_arr_end(&j);
     ts__json_key(&j, "ranks");
@@ -268,14 +274,13 @@ static void csv_ranks(ts_csv *c, const void *res)
 static void csv_iterations(ts_csv *c, const void *res)
 {
     const ts_replay *r = res;
-    TS__CSV_HEAD(c, "step", "measured_ns", "predicted_ns");
+    ts__fld f[TS__FLD_MAX];
+    ts_replay_iteration_info none = {0};
+    ts__fld_csv_head(c, f, iteration_fields(&none, f));
     for (uint32_t i = 0; i < ts_replay_n_iterations(r); i++) {
         ts_replay_iteration_info it;
         ts_replay_iteration(r, i, &it);
-        ts_csv_i64(c, it.step);
-        ts_csv_i64(c, it.measured_iteration_ns);
-        ts_csv_i64(c, it.predicted_iteration_ns);
-        ts_csv_end_row(c);
+        ts__fld_csv_row(c, f, iteration_fields(&it, f));
     }
 }
 

@@ -42,7 +42,7 @@ static void outputs(report_fn fn, const void *res, const ts_job *t, const char *
         ts_report_opts o = {.size = sizeof o, .format = TS_FMT_CSV, .table = names[i]};
         (void)fn(res, t, &o, out);
     }
-    ts_report_opts o = {.size = sizeof o, .format = TS_FMT_CSV};   /* the long form where a command has one */
+    ts_report_opts o = {.size = sizeof o, .format = TS_FMT_CSV};   /* no table named: the main one (docs/csv.md) */
     (void)fn(res, t, &o, out);
     fclose(out);
 }

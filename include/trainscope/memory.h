@@ -260,10 +260,25 @@ typedef struct ts_mem_snapshot {
     ts_mem_snap_block  *alive;
 } ts_mem_snapshot;
 TS_API TS_NODISCARD int ts_mem_snapshot_load(const char *path, ts_mem_snapshot **out, ts_error *err);
-/* The alloc/free timeline as CSV (device, index, time_us, action, addr, bytes,
- * allocated_bytes after it, frame, user_frame), written to a temporary name
- * and renamed. */
-TS_API TS_NODISCARD int ts_mem_snapshot_write_timeline(const char *snapshot_path, const char *csv_path, ts_error *err);
+/* One entry of a device's alloc/free timeline, in trace order; strings are
+ * valid during the callback only. */
+typedef struct ts_mem_snap_entry {
+    int32_t     device;
+    uint32_t    index;             /* in the device's trace */
+    int64_t     time_us;           /* -1 when not recorded */
+    const char *action;            /* "alloc", "free_requested", ... ("" when none) */
+    uint64_t    addr;
+    int64_t     bytes;
+    int64_t     allocated_bytes;   /* the running total after it */
+    const char *frame;             /* the innermost frame */
+    const char *user_frame;        /* the first frame outside torch */
+} ts_mem_snap_entry;
+typedef void (*ts_mem_snap_entry_fn)(void *ud, const ts_mem_snap_entry *e);
+/* Every device's timeline entries to fn, device by device, without keeping
+ * the snapshot (report_memory.h's ts_mem_snapshot_write_timeline writes them
+ * as CSV). */
+TS_API TS_NODISCARD int ts_mem_snapshot_each_entry(const char *snapshot_path, ts_mem_snap_entry_fn fn, void *ud,
+                                                   ts_error *err);
 TS_API void ts_mem_snapshot_destroy(ts_mem_snapshot *s);
 /* The blocks of device d alive at its peak, grouped by allocating frame (the
  * first outside torch, else the innermost; "(allocated before the trace)" or

@@ -86,8 +86,8 @@ TS_API bool ts_report_warn_all(bool verbose);
  * over ranks. */
 TS_API void ts_report_warnings(FILE *f, const ts_job *t, const char *const *lines, uint32_t n, bool all);
 
-/* ---- CSV tables (RFC 4180) ----
- * A command's result as one or more named tables: a header row, then one
+/* ---- CSV tables (RFC 4180; docs/csv.md) ----
+ * A command's result as one or more named tables, the main one first: a header row, then one
  * record per row; fields quoted only when they hold a comma, quote, CR or LF
  * (quotes doubled); records end in CRLF. Numbers are written plain: times as
  * integer nanoseconds (columns named *_ns), counts as integers, ratios with
@@ -110,7 +110,7 @@ typedef struct ts_csv_table { const char *name; ts_csv_table_fn write; } ts_csv_
  * (DIR made when missing), each written to a temporary and all renamed only
  * when all were written (nothing left behind on failure: TS_EIO); else with
  * `table`, that table to out (TS_EINVAL naming the choices when no table has
- * that name); else the only table when n == 1, or TS_EINVAL saying to pick.
+ * that name); else tables[0], the command's main table (docs/csv.md).
  * `cmd` names the command in messages. TS_EIO when out fails. */
 TS_API TS_NODISCARD int ts_report_csv(const char *cmd, const ts_csv_table *tables, uint32_t n, const void *result,
                                       const char *table, const char *dir, FILE *out, ts_error *err);
@@ -128,17 +128,15 @@ TS_API void ts_report_warnings_graph(FILE *f, const ts_job *t, const ts_graph *g
  * note: one more warning line of kind "breakdown" (NULL: none). CSV tables:
  * temporal, kernel_types, kernels, streams, launches, memory_bandwidth,
  * threads, stragglers, straggler_pairs, straggler_iterations,
- * straggler_collectives; without o->table and o->dir, all in one long-form
- * table (section,rank,key,metric,value; times in us). */
+ * straggler_collectives. */
 TS_API TS_NODISCARD int ts_report_breakdown(const ts_breakdown *b, const ts_stragglers *st, const ts_job *t,
                                             const ts_graph *g, const char *note, const ts_report_opts *o, FILE *out,
                                             ts_error *err);
-/* stats. CSV tables: rows, windows; without o->table and o->dir, the rows
- * with times in us (rank,category,name,count,total_us,...). */
+/* stats. CSV tables: rows, windows. */
 TS_API TS_NODISCARD int ts_report_stats(const ts_stats *st, const ts_job *t, const ts_report_opts *o, FILE *out,
                                         ts_error *err);
 /* diff of traces a and b; the table lists o->top rows per rank. CSV tables:
- * ops, ranks; without o->table and o->dir, the ops with times in us. */
+ * ops, ranks. */
 TS_API TS_NODISCARD int ts_report_diff(const ts_diff *d, const ts_job *a, const ts_job *b, const ts_report_opts *o,
                                        FILE *out, ts_error *err);
 /* info: what each rank was read from and its row counts. CSV tables: ranks, meta. */

@@ -67,7 +67,7 @@ TS_API TS_NODISCARD int ts_report_mem_trace_create(FILE *out, bool json, ts_repo
  * ops innermost first joined by " < ") or "frames" (snapshots: file, device,
  * reserved_bytes, allocated_bytes, peak_bytes, frame, bytes, blocks; a row per
  * allocating frame alive at the peak), printed by ts_report_mem_trace_end.
- * table NULL: the one the inputs filled. Another name: TS_EINVAL with err. */
+ * table NULL: the first one the inputs filled. Another name: TS_EINVAL with err. */
 TS_API TS_NODISCARD int ts_report_mem_trace_create_csv(FILE *out, const char *table, ts_report_mem_trace **rep,
                                                        ts_error *err);
 TS_API void ts_report_mem_trace_destroy(ts_report_mem_trace *rep);   /* frees the curves it was given */
@@ -93,9 +93,12 @@ TS_API uint32_t ts_report_mem_trace_n_curves(const ts_report_mem_trace *rep);
  * curve, "memory_K" for several. */
 TS_API void ts_report_mem_trace_chart_name(const ts_report_mem_trace *rep, uint32_t i, char *out, size_t size);
 /* The JSON lines kept, or the CSV table, on `out` (nothing in table mode).
- * CSV without a table named when the inputs filled several: TS_EINVAL with
- * err naming them, nothing written. */
+ * CSV without a table named: the first one the inputs filled. */
 TS_API TS_NODISCARD int ts_report_mem_trace_end(ts_report_mem_trace *rep, ts_error *err);
+/* An allocator snapshot's alloc/free timeline as CSV at csv_path (device,
+ * index, time_us, action, addr, bytes, allocated_bytes after it, frame,
+ * user_frame; docs/csv.md's records), written whole or not at all. */
+TS_API TS_NODISCARD int ts_mem_snapshot_write_timeline(const char *snapshot_path, const char *csv_path, ts_error *err);
 /* -o DIR: memory.json (the JSON lines as one array) and, with plots, one
  * chart per curve, written whole or not at all (ts_mem_curves_write). */
 TS_API TS_NODISCARD int ts_report_mem_trace_write_dir(const ts_report_mem_trace *rep, const char *dir, bool plots,

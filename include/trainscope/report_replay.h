@@ -21,6 +21,7 @@
 #include "trainscope/optimize.h"
 #include "trainscope/precision.h"
 #include "trainscope/replay.h"
+#include "trainscope/report.h"   /* ts_report_warnings, ts_report_warn_all */
 
 #ifdef __cplusplus
 extern "C" {
@@ -75,8 +76,6 @@ TS_API TS_NODISCARD int ts_report_optimize_table(FILE *out, FILE *warn, const ts
                                                  const ts_optimize *o);
 TS_API TS_NODISCARD int ts_report_optimize_json(FILE *out, const ts_job *t, const ts_graph *g,
                                                 const ts_optimize *o);
-/* t's ingest warnings on f (a window's, said as it is read). */
-TS_API void ts_report_trace_warnings(FILE *f, const ts_job *t, bool verbose);
 
 #ifdef __cplusplus
 }

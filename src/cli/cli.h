@@ -99,6 +99,11 @@ bool ts_cli_window_all(void);   /* --window all was given */
 /* --table NAME and -o DIR (CSV tables): -1 with a message unless the format
  * is csv (TS_FMT_CSV, trainscope/report.h) and at most one is given. */
 int ts_cli_csv_dest(const char *cmd, int format, const char *table, const char *dir);
+/* --format ('f'), --table ('T') and -o DIR ('o') into o: 1 when option code
+ * was one of them, -1 after a --format other than table/json/csv (said), 0
+ * for any other code. */
+struct ts_report_opts;
+int ts_cli_opt_output(const char *cmd, int code, const char *arg, struct ts_report_opts *o);
 #define TS_CLI_CSV_HELP(TABLES) \
     "  --table NAME             csv: print the one table NAME of\n" \
     "                           " TABLES "\n" \

@@ -43,14 +43,13 @@ static void usage(FILE *f)
           "  --iterations A:B          only GPU ops launched in ProfilerStep#A..#B (CPU-only:\n"
           "                            their time) instead of HTA's drop-the-last-step rule\n"
           "  --iteration-marker NAME   slice-name prefix of iterations (ProfilerStep#)\n"
-          "  --format table|json|csv   output format (default table); json/csv times are us\n"
+          "  --format table|json|csv   output format (default table); json times are us\n"
           "  --width N                 table width in columns (default 80); 0 = never cut names\n"
           TS_CLI_CSV_HELP("temporal, kernel_types, kernels, streams,\n"
           "                           launches, memory_bandwidth, threads, stragglers,\n"
           "                           straggler_pairs, straggler_iterations,\n"
-          "                           straggler_collectives (times in ns); --format csv\n"
-          "                           alone: all in one long table section,rank,key,\n"
-          "                           metric,value with times in us")
+          "                           straggler_collectives (times in ns; default:\n"
+          "                           the first)")
           TS_CLI_COMMON_HELP
           "  -v, --verbose            every warning line (on a terminal: one per kind,\n"
           "                           summed over files)\n"          "                           (--window: the CPU-only threads' window; GPU ops\n"
@@ -92,17 +91,9 @@ static int parse_args(int argc, char **argv, bd_args *a)
         case 'w':
             if (ts_cli_opt_width("breakdown", optarg, &a->out.width)) return -1;
             break;
-        case 'f': {
-            int f = ts_report_format_parse(optarg);
-            if (f < 0) {
-                ts_cli_errorf("breakdown: --format wants table, json or csv, got '%s'", optarg);
-                return -1;
-            }
-            a->out.format = (ts_format)f;
+        case 'f': case 'T': case 'o':
+            if (ts_cli_opt_output("breakdown", c, optarg, &a->out) < 0) return -1;
             break;
-        }
-        case 'T': a->out.table = optarg; break;
-        case 'o': a->out.dir = optarg; break;
         case TS_CLI_OPT_WINDOW: case TS_CLI_OPT_PYTHON_DEPTH:
             if (ts_cli_opt_common("breakdown", c, optarg)) return -1;
             break;

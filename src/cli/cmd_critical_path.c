@@ -39,7 +39,7 @@ static void usage(FILE *f)
           "                           the whole trace when there are no iterations)\n"
           "  --format table|json|csv  output format (default table); times in json are us\n"
           TS_CLI_CSV_HELP("categories, wait_on_rank, ops, path, ranks,\n"
-          "                           edges (times in ns); csv needs --table or -o")
+          "                           edges (times in ns; default: the first)")
           "  --export FILE            write a Chrome trace with the path marked\n"
           "                           (args.critical = 1, flow arrows) for Perfetto UI\n"
           "  --leaf-ops               CPU nodes are leaf ops (default: top-level ops)\n"
@@ -91,17 +91,9 @@ static int parse_args(int argc, char **argv, cp_args *a)
         case 'i':
             if (ts_cli_opt_int("critical-path", "--iteration", optarg, 0, INT64_MAX, &a->iteration)) return -1;
             break;
-        case 'f': {
-            int f = ts_report_format_parse(optarg);
-            if (f < 0) {
-                ts_cli_errorf("critical-path: --format wants table, json or csv, got '%s'", optarg);
-                return -1;
-            }
-            a->out.format = (ts_format)f;
+        case 'f': case 'T': case 'o':
+            if (ts_cli_opt_output("critical-path", c, optarg, &a->out) < 0) return -1;
             break;
-        }
-        case 'T': a->out.table = optarg; break;
-        case 'o': a->out.dir = optarg; break;
         case 'e': a->export_path = optarg; break;
         case 'l': a->leaf_ops = 1; break;
         case 'n': a->no_align = 1; break;
@@ -122,10 +114,6 @@ static int parse_args(int argc, char **argv, cp_args *a)
     if (ts_cli_need_trace("critical-path", optind, argc) ||
         ts_cli_csv_dest("critical-path", a->out.format, a->out.table, a->out.dir))
         return -1;
-    if (a->out.format == TS_FMT_CSV && !a->out.table && !a->out.dir) {
-        ts_cli_errorf("critical-path: --format csv writes one table: give --table NAME or -o DIR (see --help)");
-        return -1;
-    }
     if (ts_cli_window_all()) {
         if (a->iteration >= 0) {
             ts_cli_errorf("critical-path: --iteration and --window all ask for different windows; give one");

@@ -39,10 +39,9 @@ static void usage(FILE *f)
           "  --device cpu|gpu|all     host slices, GPU ops, or both (default)\n"
           "  --iteration-marker NAME  slice-name prefix of iterations (ProfilerStep#)\n"
           "  --top N                  table: the N largest time changes per rank (default 20, 0 = all)\n"
-          "  --format table|json|csv  output format (default table); times in json/csv are us\n"
+          "  --format table|json|csv  output format (default table); times in json are us\n"
           "  --width N                table width in columns (default 80); 0 = never cut names\n"
-          TS_CLI_CSV_HELP("ops, ranks (times in ns); --format csv alone:\n"
-          "                           the ops with times in us")
+          TS_CLI_CSV_HELP("ops, ranks (times in ns; default: the first)")
           "  -h, --help               this help\n\n"
           "exit codes: 0 ok, 1 nothing to compare, 2 bad input or usage\n", f);
 }
@@ -84,17 +83,9 @@ static int parse_args(int argc, char **argv, diff_args *a)
         case 'm': a->marker = optarg; break;
         case 't': if (ts_cli_opt_count("diff", "--top", optarg, &a->out.top)) return -1; break;
         case 'w': if (ts_cli_opt_width("diff", optarg, &a->out.width)) return -1; break;
-        case 'f': {
-            int f = ts_report_format_parse(optarg);
-            if (f < 0) {
-                ts_cli_errorf("diff: --format wants table, json or csv, got '%s'", optarg);
-                return -1;
-            }
-            a->out.format = (ts_format)f;
+        case 'f': case 'T': case 'o':
+            if (ts_cli_opt_output("diff", c, optarg, &a->out) < 0) return -1;
             break;
-        }
-        case 'T': a->out.table = optarg; break;
-        case 'o': a->out.dir = optarg; break;
         case 'h': usage(stdout); return 1;
         default: return ts_cli_opt_unknown("diff", argv[optind - 1]);
         }

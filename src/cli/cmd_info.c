@@ -24,7 +24,7 @@ static void usage(FILE *f)
           "tracks, slices, instants, counters, flows and iterations it holds.\n\n"
           "options:\n"
           "  --format table|json|csv  output format (default table)\n"
-          TS_CLI_CSV_HELP("ranks, meta")
+          TS_CLI_CSV_HELP("ranks, meta (default: the first)")
           "  -h, --help               this help\n\n"
           "exit codes: 0 ok, 2 bad input or usage\n", f);
 }
@@ -43,17 +43,9 @@ static int parse_args(int argc, char **argv, ts_report_opts *o)
     int c;
     while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
         switch (c) {
-        case 'f': {
-            int f = ts_report_format_parse(optarg);
-            if (f < 0) {
-                ts_cli_errorf("info: --format wants table, json or csv, got '%s'", optarg);
-                return -1;
-            }
-            o->format = (ts_format)f;
+        case 'f': case 'T': case 'o':
+            if (ts_cli_opt_output("info", c, optarg, o) < 0) return -1;
             break;
-        }
-        case 'T': o->table = optarg; break;
-        case 'o': o->dir = optarg; break;
         case 'h': usage(stdout); return 1;
         default: return ts_cli_opt_unknown("info", argv[optind - 1]);
         }

@@ -76,7 +76,7 @@ static void usage(FILE *f)
           "                           table (bytes and ns as integers)\n"
           "  --table NAME             csv: tensors (alive at the peak, the default) or fit\n"
           "                           (with --memory-limit); --trace: timelines, peaks or\n"
-          "                           frames (the default: the one the inputs fill)\n"
+          "                           frames (the default: the first the inputs fill)\n"
           "  -h, --help               this help\n\n"
           "exit codes: 0 ok, 2 bad input or usage\n", f);
 }
@@ -311,15 +311,6 @@ static int snapshot(const char *path, const mem_args *a, bool json, ts_report_me
     return wrc == TS_ENOMEM ? TS_EXIT_BAD : TS_EXIT_OK;   /* a failed write of stdout: main says so */
 }
 
-/* How many CSV tables the --trace inputs fill: raw timelines, Kineto traces, snapshots. */
-static int csv_tables(int argc, char **argv, int first)
-{
-    bool kind[3] = {false, false, false};
-    for (int i = first; i < argc; i++)
-        kind[is_snapshot(argv[i]) ? 2 : is_raw_timeline(argv[i]) ? 0 : 1] = true;
-    return kind[0] + kind[1] + kind[2];
-}
-
 /* --trace: raw timelines one by one, Kineto traces together (one per rank). */
 static int memory_trace(int argc, char **argv, int first, const mem_args *a)
 {
@@ -328,11 +319,6 @@ static int memory_trace(int argc, char **argv, int first, const mem_args *a)
         return TS_EXIT_BAD;
     }
     bool json = !strcmp(a->format, "json"), csv = !strcmp(a->format, "csv");
-    if (csv && !a->table && csv_tables(argc, argv, first) > 1) {   /* said before anything is read or written */
-        ts_cli_errorf("memory --trace: these inputs fill several CSV tables (timelines: raw timelines, peaks: "
-                      "Kineto traces, frames: snapshots); pick one with --table NAME");
-        return TS_EXIT_BAD;
-    }
     ts_report_mem_trace *rep = NULL;
     ts_error err = {0};
     int rc = csv ? ts_report_mem_trace_create_csv(stdout, a->table, &rep, &err)

@@ -289,7 +289,7 @@ static int windows_replay(char **paths, uint32_t n, const replay_args *a, ts_rep
             return ts_cli_exit_for(rc);
         }
         rc = ts_replay_windows_add(wr, paths[i], a->format == FMT_JSON ? t : NULL, r, &err);
-        if (rc == TS_OK && a->format != FMT_JSON) ts_report_trace_warnings(stderr, t, a->verbose);
+        if (rc == TS_OK && a->format != FMT_JSON) ts_report_warnings(stderr, t, NULL, 0, ts_report_warn_all(a->verbose));
         ts_replay_destroy(r);
         ts_job_destroy(t);
         if (rc) { ts_cli_errorf("%s", err.msg); return TS_EXIT_BAD; }

@@ -203,7 +203,7 @@ int ts_cli_prec_model(const char *const runs[TS_PREC_COUNT], double overhead_us,
     for (int p = 0; p < TS_PREC_COUNT && !rc; p++)
         if (runs[p]) rc = ts_job_load(&runs[p], 1, NULL, &t[p], err);
     for (int p = 0; p < TS_PREC_COUNT && !rc && warnings; p++)
-        if (t[p]) ts_report_trace_warnings(stderr, t[p], false);
+        if (t[p]) ts_report_warnings(stderr, t[p], NULL, 0, ts_report_warn_all(false));
     if (!rc) rc = ts_prec_model_create((const ts_job *const *)t, runs, m, err);
     if (!rc) ts_prec_model_set_overhead(*m, overhead_us * 1e3);
     return rc;

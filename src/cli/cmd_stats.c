@@ -36,10 +36,9 @@ static void usage(FILE *f)
           "                           or per category over all ranks\n"
           "  --iterations A:B         only ProfilerStep#A..#B (inclusive); A: or :B open\n"
           "  --iteration-marker NAME  slice-name prefix of iterations (ProfilerStep#)\n"
-          "  --format table|json|csv  output format (default table); times in json/csv are us\n"
+          "  --format table|json|csv  output format (default table); times in json are us\n"
           "  --width N                table width in columns (default 80); 0 = never cut names\n"
-          TS_CLI_CSV_HELP("rows, windows (times in ns); --format csv\n"
-          "                           alone: the rows with times in us")
+          TS_CLI_CSV_HELP("rows, windows (times in ns; default: the first)")
           TS_CLI_COMMON_HELP
           TS_CLI_DIST_HELP
           "  -v, --verbose            every warning line (on a terminal: one per kind,\n"
@@ -81,17 +80,9 @@ static int parse_args(int argc, char **argv, stats_args *a)
         case 'w':
             if (ts_cli_opt_width("stats", optarg, &a->out.width)) return -1;
             break;
-        case 'f': {
-            int f = ts_report_format_parse(optarg);
-            if (f < 0) {
-                ts_cli_errorf("stats: --format wants table, json or csv, got '%s'", optarg);
-                return -1;
-            }
-            a->out.format = (ts_format)f;
+        case 'f': case 'T': case 'o':
+            if (ts_cli_opt_output("stats", c, optarg, &a->out) < 0) return -1;
             break;
-        }
-        case 'T': a->out.table = optarg; break;
-        case 'o': a->out.dir = optarg; break;
         case TS_CLI_OPT_WINDOW: case TS_CLI_OPT_PYTHON_DEPTH:
             if (ts_cli_opt_common("stats", c, optarg)) return -1;
             break;

@@ -191,6 +191,22 @@ int ts_cli_csv_dest(const char *cmd, int format, const char *table, const char *
     return 0;
 }
 
+int ts_cli_opt_output(const char *cmd, int code, const char *arg, ts_report_opts *o)
+{
+    if (code == 'T') o->table = arg;
+    else if (code == 'o') o->dir = arg;
+    else if (code != 'f') return 0;
+    else {
+        int f = ts_report_format_parse(arg);
+        if (f < 0) {
+            ts_cli_errorf("%s: --format wants table, json or csv, got '%s'", cmd, arg);
+            return -1;
+        }
+        o->format = (ts_format)f;
+    }
+    return 1;
+}
+
 bool ts_cli_parse_range(const char *s, int64_t *a, int64_t *b)
 {
     return ts__parse_range(s, a, b);

@@ -191,8 +191,11 @@ void ts__sort_i64(int64_t *v, size_t n, int64_t *tmp);
  * 8); tmp holds n records. */
 void ts__sort_rec16(void *v, size_t n, size_t key_off, void *tmp);
 
-/* ---- files written whole or not at all ---- */
-/* Write b to DIR/.NAME.tmp (checked: a short write or failed close removes it). */
+/* ---- files written whole or not at all ----
+ * One implementation (util.c): every file goes to a temporary beside it
+ * and is renamed only when every write was good. */
+/* Write b to DIR/.NAME.tmp, the temporary of DIR/NAME in a set, and keep it
+ * for ts__commit_tmp (checked: a short write or failed close removes it). */
 TS_NODISCARD int ts__write_tmp(const char *dir, const char *name, const ts_buf *b, ts_error *err);
 /* The first n_written of names[] were written as temporaries: with rc ==
  * TS_OK rename each to DIR/NAME, else remove them. Returns rc, or the

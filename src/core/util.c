@@ -343,73 +343,81 @@ bool ts__parse_range(const char *s, int64_t *a, int64_t *b)
     return true;
 }
 
-int ts__write_tmp(const char *dir, const char *name, const ts_buf *b, ts_error *err)
+/* The temporary of PATH beside it: DIR/.NAME.PID.tmp for one file,
+ * DIR/.NAME.tmp for a set (ts__write_tmp: its folder is the command's own). */
+static bool tmp_name(const char *path, bool set, char *out, size_t cap)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/.%s.tmp", dir, name);
-    FILE *f = fopen(path, "wb");
-    if (!f) return ts__error(err, TS_EIO, "%s: %s", path, strerror(errno));
-    size_t put = b->len ? fwrite(b->s, 1, b->len, f) : 0;
-    int e = put != b->len ? errno : 0;
-    if ((fclose(f) != 0) | (put != b->len)) {
-        if (!e) e = errno;
-        remove(path);
-        return ts__error(err, TS_EIO, "%s: write failed: %s", path, strerror(e));
-    }
-    return TS_OK;
+    const char *base = strrchr(path, '/');
+    int dir_len = base ? (int)(base - path) + 1 : 0;
+    base = base ? base + 1 : path;
+    if (set) return snprintf(out, cap, "%.*s.%s.tmp", dir_len, path, base) < (int)cap;
+    return snprintf(out, cap, "%.*s.%s.%ld.tmp", dir_len, path, base, (long)getpid()) < (int)cap;
 }
 
-int ts__commit_tmp(const char *dir, const char *const *names, int n_written, int rc, ts_error *err)
-{
-    char tmp[4096], final[4096];
-    for (int i = 0; i < n_written; i++) {
-        snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, names[i]);
-        snprintf(final, sizeof final, "%s/%s", dir, names[i]);
-        if (rc) remove(tmp);
-        else if (rename(tmp, final) != 0) rc = ts__error(err, TS_EIO, "%s: %s", final, strerror(errno));
-    }
-    return rc;
-}
-
-int ts__file_open(ts__file *o, const char *path, ts_error *err)
+/* set: a file of a set (see tmp_name); else a PATH that exists and is not a
+ * regular file (a device, a fifo) is written in place. */
+static int file_open(ts__file *o, const char *path, bool set, ts_error *err)
 {
     struct stat st;
     o->path = path;
     o->e = 0;
-    o->direct = stat(path, &st) == 0 && !S_ISREG(st.st_mode);   /* a device or fifo: not replaced */
-    const char *base = strrchr(path, '/');
-    int dir_len = base ? (int)(base - path) + 1 : 0;
-    base = base ? base + 1 : path;
+    o->direct = !set && stat(path, &st) == 0 && !S_ISREG(st.st_mode);
     if (o->direct) snprintf(o->tmp, sizeof o->tmp, "%s", path);
-    else if (snprintf(o->tmp, sizeof o->tmp, "%.*s.%s.%ld.tmp", dir_len, path, base, (long)getpid()) >=
-             (int)sizeof o->tmp)
-        return ts__error(err, TS_EIO, "%s: %s", path, strerror(ENAMETOOLONG));
+    else if (!tmp_name(path, set, o->tmp, sizeof o->tmp)) return ts__error(err, TS_EIO, "%s: %s", path, strerror(ENAMETOOLONG));
     o->f = fopen(o->tmp, "wb");
     if (!o->f) return ts__error(err, TS_EIO, "%s: cannot write: %s", path, strerror(errno));
     return TS_OK;
 }
 
-int ts__file_close(ts__file *o, bool ok, ts_error *err)
+/* Flush and close; with ok and every write good, rename the temporary to
+ * PATH (or, keep: leave it for ts__commit_tmp); else remove it. */
+static int file_finish(ts__file *o, bool ok, bool keep, ts_error *err)
 {
     errno = 0;
     bool good = fflush(o->f) == 0 && !ferror(o->f);
     int e = errno ? errno : o->e;
     if (fclose(o->f) != 0 && good) { good = false; e = errno; }
     o->f = NULL;
-    if (good && ok && (o->direct || rename(o->tmp, o->path) == 0)) return TS_OK;
+    if (good && ok && (keep || o->direct || rename(o->tmp, o->path) == 0)) return TS_OK;
     if (good && ok) e = errno;   /* the rename failed */
     if (!o->direct) remove(o->tmp);
     if (!ok && good) return TS_EIO;   /* the caller's own failure, already reported */
     return ts__error(err, TS_EIO, "%s: cannot write: %s", o->path, e ? strerror(e) : "write error");
 }
 
-int ts__write_file(const char *path, const ts_buf *b, ts_error *err)
+int ts__file_open(ts__file *o, const char *path, ts_error *err) { return file_open(o, path, false, err); }
+int ts__file_close(ts__file *o, bool ok, ts_error *err) { return file_finish(o, ok, false, err); }
+
+/* set: keep the temporary for ts__commit_tmp. */
+static int write_buf(const char *path, const ts_buf *b, bool set, ts_error *err)
 {
     ts__file o;
-    int rc = ts__file_open(&o, path, err);
+    int rc = file_open(&o, path, set, err);
     if (rc) return rc;
-    if (b->len && fwrite(b->s, 1, b->len, o.f) != b->len) o.e = errno;   /* ts__file_close reports it */
-    return ts__file_close(&o, true, err);
+    if (b->len && fwrite(b->s, 1, b->len, o.f) != b->len) o.e = errno;   /* file_finish reports it */
+    return file_finish(&o, true, set, err);
+}
+
+int ts__write_file(const char *path, const ts_buf *b, ts_error *err) { return write_buf(path, b, false, err); }
+
+int ts__write_tmp(const char *dir, const char *name, const ts_buf *b, ts_error *err)
+{
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
+        return ts__error(err, TS_EIO, "%s/%s: %s", dir, name, strerror(ENAMETOOLONG));
+    return write_buf(path, b, true, err);
+}
+
+int ts__commit_tmp(const char *dir, const char *const *names, int n_written, int rc, ts_error *err)
+{
+    char tmp[4096], final[4096];
+    for (int i = 0; i < n_written; i++) {
+        snprintf(final, sizeof final, "%s/%s", dir, names[i]);
+        if (!tmp_name(final, true, tmp, sizeof tmp)) continue;   /* ts__write_tmp wrote none */
+        if (rc) remove(tmp);
+        else if (rename(tmp, final) != 0) rc = ts__error(err, TS_EIO, "%s: %s", final, strerror(errno));
+    }
+    return rc;
 }
 
 int ts__out_dir(const char *dir, bool parents, bool *made, ts_error *err)

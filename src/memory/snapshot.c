@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "ingest/ingest.h"
 #include "ingest/pickle.h"
@@ -32,8 +31,9 @@ typedef struct snap_ctx {
     const char   *path;
     const ts_pv  *segments;   /* list, may be NULL */
     const ts_pv  *traces;     /* list of lists, may be NULL */
-    snap_impl    *s;          /* NULL when only writing the timeline */
-    FILE         *csv;        /* timeline rows go here when set */
+    snap_impl    *s;          /* NULL when only walking the timeline */
+    ts_mem_snap_entry_fn entry;   /* each timeline entry goes here when set */
+    void         *ud;
     ts_error     *err;
 } snap_ctx;
 
@@ -167,14 +167,7 @@ static int find_start(walk *w)
     return rc;
 }
 
-static void csv_field(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) { if (*s == '"') fputc('"', f); fputc(*s, f); }
-    fputc('"', f);
-}
-
-/* Pass 2: the running total, its peak, and the CSV rows. */
+/* Pass 2: the running total, its peak, and each entry to c->entry. */
 static void run_totals(walk *w, uint32_t *peak_index)
 {
     ts_mem_snap_device *d = w->d;
@@ -193,17 +186,14 @@ static void run_totals(walk *w, uint32_t *peak_index)
             d->peak_us = ts__pv_int(ts__pv_get(e, "time_us"), -1);
             *peak_index = i;
         }
-        if (w->c->csv) {
+        if (w->c->entry) {
             char fr[512], uf[512];
             frame_str(ts__pv_get(e, "frames"), false, fr, sizeof fr);
             frame_str(ts__pv_get(e, "frames"), true, uf, sizeof uf);
             const char *a = ts__pv_str(ts__pv_get(e, "action"));
-            fprintf(w->c->csv, "%d,%u,%lld,%s,%llu,%lld,%lld,", w->dev, i, (long long)ts__pv_int(ts__pv_get(e, "time_us"), -1),
-                    a ? a : "", (unsigned long long)ts__pv_int(ts__pv_get(e, "addr"), 0), (long long)size, (long long)run);
-            csv_field(w->c->csv, fr);
-            fputc(',', w->c->csv);
-            csv_field(w->c->csv, uf);
-            fputc('\n', w->c->csv);
+            ts_mem_snap_entry x = {w->dev, i, ts__pv_int(ts__pv_get(e, "time_us"), -1), a ? a : "",
+                                   (uint64_t)ts__pv_int(ts__pv_get(e, "addr"), 0), size, run, fr, uf};
+            w->c->entry(w->c->ud, &x);
         }
     }
     d->end_bytes = run;
@@ -391,29 +381,21 @@ static int analyze(ts_pickle *pk, snap_ctx *c, ts_mem_snapshot **out)
     return TS_OK;
 }
 
-int ts_mem_snapshot_write_timeline(const char *snapshot_path, const char *csv_path, ts_error *err)
+int ts_mem_snapshot_each_entry(const char *snapshot_path, ts_mem_snap_entry_fn fn, void *ud, ts_error *err)
 {
     ts__error_clear(err);
     ts_pickle pk;
     snap_ctx c = {0};
     int rc = open_snapshot(snapshot_path, &pk, &c, err);
     if (rc) return rc;
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp%ld", csv_path, (long)getpid());
-    c.csv = fopen(tmp, "w");
-    if (!c.csv) { ts__pickle_free(&pk); return ts__error(err, TS_EIO, "%s: cannot write", tmp); }
-    fputs("device,index,time_us,action,addr,bytes,allocated_bytes,frame,user_frame\n", c.csv);
+    c.entry = fn;
+    c.ud = ud;
     uint32_t nd = n_devices(&c);
     for (uint32_t d = 0; d < nd && !rc; d++) {
         ts_mem_snap_device dev;
         rc = one_device(&c, (int32_t)d, &dev);
     }
-    bool bad = ferror(c.csv) != 0;
-    bad |= fclose(c.csv) != 0;
     ts__pickle_free(&pk);
-    if (!rc && bad) rc = ts__error(err, TS_EIO, "%s: write failed", tmp);
-    if (!rc && rename(tmp, csv_path) != 0) rc = ts__error(err, TS_EIO, "%s: cannot rename to %s", tmp, csv_path);
-    if (rc) unlink(tmp);
     return rc;
 }
 

@@ -1,5 +1,5 @@
 /* optimize_priv.h - the ts_optimize result, shared by optimize.c (which
- * fills it) and plan.c (which writes it). Not for: the searches. */
+ * fills it) and report/plan.c (which writes it). Not for: the searches. */
 #ifndef TS_OPTIMIZE_PRIV_H
 #define TS_OPTIMIZE_PRIV_H
 

@@ -12,30 +12,38 @@
 #include "report/report_int.h"
 #include "trainscope/analyze.h"
 
+#include <math.h>
 #include <string.h>
 
 static double pct(int64_t part, int64_t whole) { return whole > 0 ? 100.0 * (double)part / (double)whole : 0; }
 
 /* ---- JSON ---- */
-static void json_rank(ts_json *j, const ts_breakdown_rank *r)
+/* A rank's temporal breakdown: JSON's "ranks" items and CSV's temporal rows. */
+static int temporal_fields(const ts_breakdown_rank *r, ts__fld f[TS__FLD_MAX])
 {
     ts_breakdown_temporal tp = ts_breakdown_rank_temporal(r);
-    ts__json_obj_begin(j);
-    ts__json_kv_i64(j, "rank", r->rank);
-    ts__json_kv_str(j, "basis", r->has_gpu ? "gpu" : "cpu_thread");
-    ts__json_kv_us(j, "span_us", tp.span_ns);
-    ts__json_kv_us(j, "idle_us", tp.idle_ns);
-    ts__json_kv_us(j, "compute_us", tp.compute_ns);
-    ts__json_kv_us(j, "non_compute_us", tp.non_compute_ns);
-    ts__json_kv_us(j, "communication_us", tp.comm_ns);
-    ts__json_kv_us(j, "memory_us", tp.memory_ns);
-    ts__json_kv_double(j, "idle_pct", pct(tp.idle_ns, tp.span_ns), 2);
-    ts__json_kv_double(j, "compute_pct", pct(tp.compute_ns, tp.span_ns), 2);
-    ts__json_kv_double(j, "non_compute_pct", pct(tp.non_compute_ns, tp.span_ns), 2);
-    ts__json_key(j, "comm_comp_overlap_pct");
-    if (r->comm_comp_overlap_pct >= 0) ts__json_double(j, r->comm_comp_overlap_pct, 2); else ts__json_null(j);
-    ts__json_kv_bool(j, "iterations_filtered", r->iterations_filtered);
-    ts__json_obj_end(j);
+    int n = 0;
+    f[n++] = (ts__fld){"rank", TS__FLD_INT, .i = r->rank};
+    f[n++] = (ts__fld){"basis", TS__FLD_STR, .s = r->has_gpu ? "gpu" : "cpu_thread"};
+    f[n++] = (ts__fld){"span", TS__FLD_NS, .i = tp.span_ns};
+    f[n++] = (ts__fld){"idle", TS__FLD_NS, .i = tp.idle_ns};
+    f[n++] = (ts__fld){"compute", TS__FLD_NS, .i = tp.compute_ns};
+    f[n++] = (ts__fld){"non_compute", TS__FLD_NS, .i = tp.non_compute_ns};
+    f[n++] = (ts__fld){"communication", TS__FLD_NS, .i = tp.comm_ns};
+    f[n++] = (ts__fld){"memory", TS__FLD_NS, .i = tp.memory_ns};
+    f[n++] = (ts__fld){"idle_pct", TS__FLD_REAL, .d = pct(tp.idle_ns, tp.span_ns), .prec = 2};
+    f[n++] = (ts__fld){"compute_pct", TS__FLD_REAL, .d = pct(tp.compute_ns, tp.span_ns), .prec = 2};
+    f[n++] = (ts__fld){"non_compute_pct", TS__FLD_REAL, .d = pct(tp.non_compute_ns, tp.span_ns), .prec = 2};
+    f[n++] = (ts__fld){"comm_comp_overlap_pct", TS__FLD_REAL,
+                       .d = r->comm_comp_overlap_pct >= 0 ? r->comm_comp_overlap_pct : NAN, .prec = 2};
+    f[n++] = (ts__fld){"iterations_filtered", TS__FLD_BOOL, .i = r->iterations_filtered};
+    return n;
+}
+
+static void json_rank(ts_json *j, const ts_breakdown_rank *r)
+{
+    ts__fld f[TS__FLD_MAX];
+    ts__fld_json(j, f, temporal_fields(r, f));
 }
 
 /* HTA's get_gpu_kernel_breakdown sums the kernel-type times over all ranks;
@@ -264,70 +272,6 @@ static void print_json(ts_buf *out, const ts_job *t, const ts_graph *g, const ch
     ts__json_arr_end(&j);
     ts__json_obj_end(&j);
     ts__buf_add(out, "\n", 1);
-}
-
-/* ---- CSV: every table in one long form (section,rank,key,metric,value; times
- * in us), what `--format csv` alone has always printed ---- */
-static void csv_row(ts_csv *csv_long, const char *section, int32_t rank, const char *key, const char *metric, double value)
-{
-    ts_csv_str(csv_long, section);
-    ts_csv_i64(csv_long, rank);
-    ts_csv_str(csv_long, key);
-    ts_csv_str(csv_long, metric);
-    ts_csv_real(csv_long, value, 3);
-    ts_csv_end_row(csv_long);
-}
-
-static void print_csv(ts_csv *c, const ts_breakdown *b, const ts_stragglers *st)
-{
-    static const char *const head[] = {"section", "rank", "key", "metric", "value"};
-    ts_csv_header(c, head, 5);
-    for (uint32_t i = 0; i < b->n_ranks; i++) {
-        const ts_breakdown_rank *r = &b->ranks[i];
-        ts_breakdown_temporal tp = ts_breakdown_rank_temporal(r);
-        const char *key = r->has_gpu ? "gpu" : "cpu_thread";
-        csv_row(c, "temporal", r->rank, key, "span_us", tp.span_ns / 1e3);
-        csv_row(c, "temporal", r->rank, key, "idle_us", tp.idle_ns / 1e3);
-        csv_row(c, "temporal", r->rank, key, "compute_us", tp.compute_ns / 1e3);
-        csv_row(c, "temporal", r->rank, key, "non_compute_us", tp.non_compute_ns / 1e3);
-        csv_row(c, "temporal", r->rank, key, "communication_us", tp.comm_ns / 1e3);
-        csv_row(c, "temporal", r->rank, key, "memory_us", tp.memory_ns / 1e3);
-        if (r->comm_comp_overlap_pct >= 0) csv_row(c, "temporal", r->rank, key, "comm_comp_overlap_pct", r->comm_comp_overlap_pct);
-        for (int m = 1; m < 8; m++)
-            if (r->type_ns[m]) csv_row(c, "kernel_type", r->rank, ts_kernel_type_combo_name((unsigned)m), "time_us", r->type_ns[m] / 1e3);
-        for (uint32_t k = 0; k < r->n_kernels; k++) {
-            csv_row(c, "kernel", r->rank, r->kernels[k].name, "total_us", r->kernels[k].total_ns / 1e3);
-            csv_row(c, "kernel", r->rank, r->kernels[k].name, "pct_of_type", r->kernels[k].pct_of_type);
-        }
-        for (uint32_t k = 0; k < r->n_streams; k++) {
-            char s[32];
-            snprintf(s, sizeof s, "%lld", (long long)r->streams[k].stream);
-            csv_row(c, "stream", r->rank, s, "host_wait_us", r->streams[k].host_wait_ns / 1e3);
-            csv_row(c, "stream", r->rank, s, "kernel_wait_us", r->streams[k].kernel_wait_ns / 1e3);
-            csv_row(c, "stream", r->rank, s, "other_wait_us", r->streams[k].other_wait_ns / 1e3);
-            csv_row(c, "stream", r->rank, s, "queue_mean", r->streams[k].queue_mean);
-            csv_row(c, "stream", r->rank, s, "queue_max", (double)r->streams[k].queue_max);
-        }
-        if (r->has_gpu) {
-            csv_row(c, "launch", r->rank, "all", "count", (double)r->n_launches);
-            csv_row(c, "launch", r->rank, "all", "launch_delay_mean_us", r->launch_delay_mean_ns / 1e3);
-            csv_row(c, "launch", r->rank, "all", "launch_delay_median_us", r->launch_delay_median_ns / 1e3);
-        }
-        for (uint32_t k = 0; k < r->n_membw; k++) csv_row(c, "memory_bandwidth", r->rank, r->membw[k].kind, "gbps", r->membw[k].gbps);
-        for (uint32_t k = 0; k < r->n_threads; k++) {
-            char s[32];
-            snprintf(s, sizeof s, "%lld", (long long)r->threads[k].tid);
-            csv_row(c, "thread", r->rank, s, "compute_us", r->threads[k].compute_ns / 1e3);
-            csv_row(c, "thread", r->rank, s, "communication_us", r->threads[k].comm_ns / 1e3);
-            csv_row(c, "thread", r->rank, s, "idle_us", r->threads[k].idle_ns / 1e3);
-        }
-    }
-    for (uint32_t i = 0; st && i < st->n_ranks; i++) {
-        csv_row(c, "stragglers", st->ranks[i].rank, "", "waited_us", st->ranks[i].waited_ns / 1e3);
-        csv_row(c, "stragglers", st->ranks[i].rank, "", "caused_us", st->ranks[i].caused_ns / 1e3);
-        csv_row(c, "stragglers", st->ranks[i].rank, "", "late_us", st->ranks[i].late_ns / 1e3);
-        csv_row(c, "stragglers", st->ranks[i].rank, "", "last", st->ranks[i].n_last);
-    }
 }
 
 /* ---- table ---- */
@@ -570,22 +514,10 @@ typedef struct bd_result { const ts_breakdown *b; const ts_stragglers *st; } bd_
 static void csv_temporal(ts_csv *c, const void *res)
 {
     const ts_breakdown *b = ((const bd_result *)res)->b;
-    TS__CSV_HEAD(c, "rank", "basis", "span_ns", "idle_ns", "compute_ns", "non_compute_ns", "communication_ns", "memory_ns",
-         "idle_pct", "compute_pct", "non_compute_pct", "comm_comp_overlap_pct", "iterations_filtered");
-    for (uint32_t i = 0; i < b->n_ranks; i++) {
-        const ts_breakdown_rank *r = &b->ranks[i];
-        ts_breakdown_temporal tp = ts_breakdown_rank_temporal(r);
-        ts_csv_i64(c, r->rank);
-        ts_csv_str(c, r->has_gpu ? "gpu" : "cpu_thread");
-        int64_t v[] = {tp.span_ns, tp.idle_ns, tp.compute_ns, tp.non_compute_ns, tp.comm_ns, tp.memory_ns};
-        for (int k = 0; k < 6; k++) ts_csv_i64(c, v[k]);
-        ts_csv_real(c, pct(tp.idle_ns, tp.span_ns), 3);
-        ts_csv_real(c, pct(tp.compute_ns, tp.span_ns), 3);
-        ts_csv_real(c, pct(tp.non_compute_ns, tp.span_ns), 3);
-        if (r->comm_comp_overlap_pct >= 0) ts_csv_real(c, r->comm_comp_overlap_pct, 3); else ts_csv_str(c, NULL);
-        ts_csv_i64(c, r->iterations_filtered);
-        ts_csv_end_row(c);
-    }
+    ts__fld f[TS__FLD_MAX];
+    ts_breakdown_rank none = {0};
+    ts__fld_csv_head(c, f, temporal_fields(&none, f));
+    for (uint32_t i = 0; i < b->n_ranks; i++) ts__fld_csv_row(c, f, temporal_fields(&b->ranks[i], f));
 }
 
 static void csv_types_of(ts_csv *c, int32_t rank, const int64_t type_ns[8])
@@ -774,7 +706,7 @@ int ts_report_breakdown(const ts_breakdown *b, const ts_stragglers *st, const ts
                         const char *note, const ts_report_opts *o, FILE *out, ts_error *err)
 {
     ts__error_clear(err);
-    if (o->format == TS_FMT_CSV && (o->table || o->dir)) {
+    if (o->format == TS_FMT_CSV) {
         bd_result res = {b, st};
         return ts_report_csv("breakdown", breakdown_tables, sizeof breakdown_tables / sizeof breakdown_tables[0], &res,
                              o->table, o->dir, out, err);
@@ -786,13 +718,7 @@ int ts_report_breakdown(const ts_breakdown *b, const ts_stragglers *st, const ts
     }
     ts_buf buf;
     ts__buf_init(&buf);
-    if (o->format == TS_FMT_JSON) {
-        print_json(&buf, t, g, note, b, st);
-    } else {
-        ts_csv c;
-        ts__csv_init(&c, &buf, true);
-        print_csv(&c, b, st);
-    }
+    print_json(&buf, t, g, note, b, st);
     int rc = ts__report_flush(&buf, out, err);
     ts__buf_free(&buf);
     return rc;

@@ -14,39 +14,48 @@
 
 #include <string.h>
 
+/* The fields of an op row and of a path node: JSON and CSV write the same list. */
+static int op_fields(const ts_cp_op *op, ts__fld f[TS__FLD_MAX])
+{
+    f[0] = (ts__fld){"rank", TS__FLD_INT, .i = op->rank};
+    f[1] = (ts__fld){"kind", TS__FLD_STR, .s = op->kind};
+    f[2] = (ts__fld){"name", TS__FLD_STR, .s = op->name};
+    f[3] = (ts__fld){"edge", TS__FLD_OPT_STR, .s = op->edge};
+    f[4] = (ts__fld){"count", TS__FLD_U64, .i = (int64_t)op->count};
+    f[5] = (ts__fld){"total", TS__FLD_NS, .i = op->total_ns};
+    return 6;
+}
+
+static int node_fields(const ts_cp_node *n, ts__fld f[TS__FLD_MAX])
+{
+    f[0] = (ts__fld){"rank", TS__FLD_INT, .i = n->rank};
+    f[1] = (ts__fld){"kind", TS__FLD_STR, .s = n->kind};
+    f[2] = (ts__fld){"name", TS__FLD_STR, .s = n->name};
+    f[3] = (ts__fld){"start", TS__FLD_NS, .i = n->start_ns};
+    f[4] = (ts__fld){"dur", TS__FLD_NS, .i = n->dur_ns};
+    f[5] = (ts__fld){"on_path", TS__FLD_NS, .i = n->on_path_ns};
+    return 6;
+}
+
 static void json_ops(ts_json *j, const ts_critical_path *cp, uint32_t top)
 {
+    ts__fld f[TS__FLD_MAX];
     ts__json_key(j, "top_ops");
     ts__json_arr_begin(j);
-    for (uint32_t i = 0; i < ts_critical_path_n_ops(cp) && i < top; i++) {
-        const ts_cp_op *op = ts_critical_path_op(cp, i);
-        ts__json_obj_begin(j);
-        ts__json_kv_i64(j, "rank", op->rank);
-        ts__json_kv_str(j, "kind", op->kind);
-        ts__json_kv_str(j, "name", op->name);
-        if (op->edge) ts__json_kv_str(j, "edge", op->edge);
-        ts__json_kv_u64(j, "count", op->count);
-        ts__json_kv_us(j, "total_us", op->total_ns);
-        ts__json_obj_end(j);
-    }
+    for (uint32_t i = 0; i < ts_critical_path_n_ops(cp) && i < top; i++)
+        ts__fld_json(j, f, op_fields(ts_critical_path_op(cp, i), f));
     ts__json_arr_end(j);
 }
 
 static void json_path(ts_json *j, const ts_critical_path *cp)
 {
+    ts__fld f[TS__FLD_MAX];
     ts__json_key(j, "path");   /* every node on the path in time order (barriers left out) */
     ts__json_arr_begin(j);
     for (uint32_t i = 0; i < ts_critical_path_n_nodes(cp); i++) {
         ts_cp_node n;
         if (ts_critical_path_node(cp, i, &n) || n.barrier) continue;
-        ts__json_obj_begin(j);
-        ts__json_kv_i64(j, "rank", n.rank);
-        ts__json_kv_str(j, "kind", n.kind);
-        ts__json_kv_str(j, "name", n.name);
-        ts__json_kv_us(j, "start_us", n.start_ns);
-        ts__json_kv_us(j, "dur_us", n.dur_ns);
-        ts__json_kv_us(j, "on_path_us", n.on_path_ns);
-        ts__json_obj_end(j);
+        ts__fld_json(j, f, node_fields(&n, f));
     }
     ts__json_arr_end(j);
 }
@@ -205,33 +214,22 @@ static void csv_wait_on_rank(ts_csv *c, const void *res)
 static void csv_ops(ts_csv *c, const void *res)
 {
     const ts_critical_path *cp = res;
-    TS__CSV_HEAD(c, "rank", "kind", "name", "edge", "count", "total_ns");
-    for (uint32_t i = 0; i < ts_critical_path_n_ops(cp); i++) {
-        const ts_cp_op *op = ts_critical_path_op(cp, i);
-        ts_csv_i64(c, op->rank);
-        ts_csv_str(c, op->kind);
-        ts_csv_str(c, op->name);
-        ts_csv_str(c, op->edge);
-        ts_csv_u64(c, op->count);
-        ts_csv_i64(c, op->total_ns);
-        ts_csv_end_row(c);
-    }
+    ts__fld f[TS__FLD_MAX];
+    ts_cp_op none = {0};
+    ts__fld_csv_head(c, f, op_fields(&none, f));
+    for (uint32_t i = 0; i < ts_critical_path_n_ops(cp); i++) ts__fld_csv_row(c, f, op_fields(ts_critical_path_op(cp, i), f));
 }
 
 static void csv_path(ts_csv *c, const void *res)
 {
     const ts_critical_path *cp = res;
-    TS__CSV_HEAD(c, "rank", "kind", "name", "start_ns", "dur_ns", "on_path_ns");
+    ts__fld f[TS__FLD_MAX];
+    ts_cp_node none = {0};
+    ts__fld_csv_head(c, f, node_fields(&none, f));
     for (uint32_t i = 0; i < ts_critical_path_n_nodes(cp); i++) {
         ts_cp_node n;
         if (ts_critical_path_node(cp, i, &n) || n.barrier) continue;
-        ts_csv_i64(c, n.rank);
-        ts_csv_str(c, n.kind);
-        ts_csv_str(c, n.name);
-        ts_csv_i64(c, n.start_ns);
-        ts_csv_i64(c, n.dur_ns);
-        ts_csv_i64(c, n.on_path_ns);
-        ts_csv_end_row(c);
+        ts__fld_csv_row(c, f, node_fields(&n, f));
     }
 }
 

@@ -13,11 +13,10 @@
 #include <string.h>
 #include <unistd.h>
 
-void ts__csv_init(ts_csv *c, ts_buf *out, bool lf)
+void ts__csv_init(ts_csv *c, ts_buf *out)
 {
     c->out = out;
     c->col = 0;
-    c->eol = lf ? "\n" : "\r\n";
 }
 
 static void sep(ts_csv *c)
@@ -51,7 +50,7 @@ void ts_csv_real(ts_csv *c, double v, int decimals)
 
 void ts_csv_end_row(ts_csv *c)
 {
-    ts__buf_puts(c->out, c->eol);
+    ts__buf_puts(c->out, "\r\n");
     c->col = 0;
 }
 
@@ -94,7 +93,7 @@ static int write_dir(const ts_csv_table *tables, uint32_t n, const void *result,
         ts_buf b;
         ts_csv c;
         ts__buf_init(&b);
-        ts__csv_init(&c, &b, false);
+        ts__csv_init(&c, &b);
         tables[i].write(&c, result);
         rc = b.oom ? ts__error(err, TS_ENOMEM, "out of memory") : ts__write_tmp(dir, names[i], &b, err);
         ts__buf_free(&b);
@@ -116,14 +115,11 @@ int ts_report_csv(const char *cmd, const ts_csv_table *tables, uint32_t n, const
     for (uint32_t i = 0; table && i < n; i++)
         if (!strcmp(tables[i].name, table)) t = &tables[i];
     if (table && !t) return ts__error(err, TS_EINVAL, "%s: --table wants one of %s, got '%s'", cmd, list, table);
-    if (!t && n != 1)
-        return ts__error(err, TS_EINVAL, "%s: --format csv writes one table: give --table NAME (%s) or -o DIR for all",
-                         cmd, list);
-    if (!t) t = &tables[0];
+    if (!t) t = &tables[0];   /* the command's main table (docs/export.md) */
     ts_buf b;
     ts_csv c;
     ts__buf_init(&b);
-    ts__csv_init(&c, &b, false);
+    ts__csv_init(&c, &b);
     t->write(&c, result);
     int rc = ts__report_flush(&b, out, err);
     ts__buf_free(&b);

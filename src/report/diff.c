@@ -60,12 +60,11 @@ static void print_json(ts_buf *b, const ts_diff *d, const ts_job *ta, const ts_j
 }
 
 /* ---- CSV ---- */
-/* Every row of every rank: times in us (what `--format csv` alone has always
- * printed) or in ns (table "ops"). */
-static void csv_ops_in(ts_csv *c, const ts_diff *d, bool us)
+/* Every row of every rank (table "ops"). */
+static void csv_ops(ts_csv *c, const void *res)
 {
-    if (us) TS__CSV_HEAD(c, "rank", "name", "a_count", "b_count", "a_total_us", "b_total_us", "diff_count", "diff_us", "change");
-    else TS__CSV_HEAD(c, "rank", "name", "a_count", "b_count", "a_total_ns", "b_total_ns", "diff_count", "diff_ns", "change");
+    const ts_diff *d = res;
+    TS__CSV_HEAD(c, "rank", "name", "a_count", "b_count", "a_total_ns", "b_total_ns", "diff_count", "diff_ns", "change");
     for (uint32_t i = 0; i < d->n_ranks; i++)
         for (uint32_t k = d->ranks[i].first_row; k < d->ranks[i].first_row + d->ranks[i].n_rows; k++) {
             const ts_diff_row *x = &d->rows[k];
@@ -76,14 +75,12 @@ static void csv_ops_in(ts_csv *c, const ts_diff *d, bool us)
             int64_t t[] = {x->a_total_ns, x->b_total_ns, x->b_total_ns - x->a_total_ns};
             for (int n = 0; n < 3; n++) {
                 if (n == 2) ts_csv_i64(c, (int64_t)x->b_count - (int64_t)x->a_count);
-                if (us) ts_csv_real(c, t[n] / 1e3, 3); else ts_csv_i64(c, t[n]);
+                ts_csv_i64(c, t[n]);
             }
             ts_csv_str(c, ts_diff_change_name(x->change));
             ts_csv_end_row(c);
         }
 }
-
-static void csv_ops(ts_csv *c, const void *res) { csv_ops_in(c, res, false); }
 
 /* One row per rank compared: the iterations and the rows per change. */
 static void csv_ranks(ts_csv *c, const void *res)
@@ -160,7 +157,7 @@ int ts_report_diff(const ts_diff *d, const ts_job *a, const ts_job *b, const ts_
                    ts_error *err)
 {
     ts__error_clear(err);
-    if (o->format == TS_FMT_CSV && (o->table || o->dir))
+    if (o->format == TS_FMT_CSV)
         return ts_report_csv("diff", diff_tables, 2, d, o->table, o->dir, out, err);
     if (o->format == TS_FMT_TABLE) {
         int rc = print_table(out, d, o->top, o->width);
@@ -168,13 +165,7 @@ int ts_report_diff(const ts_diff *d, const ts_job *a, const ts_job *b, const ts_
     }
     ts_buf buf;
     ts__buf_init(&buf);
-    if (o->format == TS_FMT_JSON) {
-        print_json(&buf, d, a, b);
-    } else {
-        ts_csv c;
-        ts__csv_init(&c, &buf, true);
-        csv_ops_in(&c, d, true);
-    }
+    print_json(&buf, d, a, b);
     int rc = ts__report_flush(&buf, out, err);
     ts__buf_free(&buf);
     return rc;

@@ -13,31 +13,19 @@
 
 #define BAR_H 160   /* height of the stacked columns */
 
-/* The temporal figures of a rank in one shape, as `breakdown` prints them:
- * a CPU-only rank's are those of its busiest thread (the training loop's). */
-typedef struct temporal { int64_t span, idle, compute, non_compute, comm, memory; } temporal;
-
-static temporal rank_temporal(const ts_breakdown_rank *r)
-{
-    if (r->has_gpu)
-        return (temporal){r->span_ns, r->idle_ns, r->compute_ns, r->non_compute_ns, r->comm_ns, r->memory_ns};
-    const ts_thread_breakdown *best = NULL;
-    for (uint32_t i = 0; i < r->n_threads; i++)
-        if (!best || r->threads[i].idle_ns < best->idle_ns) best = &r->threads[i];
-    if (!best) return (temporal){r->span_ns, r->span_ns, 0, 0, 0, 0};
-    return (temporal){best->span_ns, best->idle_ns, best->compute_ns, best->comm_ns, best->comm_ns, 0};
-}
+/* A rank's temporal figures are ts_breakdown_rank_temporal's (analyze.h), as
+ * `breakdown` prints them: a CPU-only rank's are its busiest thread's. */
 
 /* Parts of a column, bottom up. */
 static const char *const part_class[4] = {"k-compute", "k-comm", "k-mem", "k-idle"};
 static const char *const part_label[4] = {"compute", "communication", "memory", "idle"};
 
-static void parts_of(const temporal *tp, double pct[4])
+static void parts_of(const ts_breakdown_temporal *tp, double pct[4])
 {
-    pct[0] = ts__html_pct(tp->compute, tp->span);
-    pct[1] = ts__html_pct(tp->comm, tp->span);
-    pct[2] = ts__html_pct(tp->memory, tp->span);
-    pct[3] = ts__html_pct(tp->idle, tp->span);
+    pct[0] = ts__html_pct(tp->compute_ns, tp->span_ns);
+    pct[1] = ts__html_pct(tp->comm_ns, tp->span_ns);
+    pct[2] = ts__html_pct(tp->memory_ns, tp->span_ns);
+    pct[3] = ts__html_pct(tp->idle_ns, tp->span_ns);
 }
 
 /* Column c holds ranks [first, first + n): their mean shares, one hover
@@ -46,7 +34,7 @@ static void column(ts_buf *b, const ts_breakdown *bd, uint32_t first, uint32_t n
 {
     double sum[4] = {0};
     for (uint32_t i = first; i < first + n; i++) {
-        temporal tp = rank_temporal(&bd->ranks[i]);
+        ts_breakdown_temporal tp = ts_breakdown_rank_temporal(&bd->ranks[i]);
         double p[4];
         parts_of(&tp, p);
         for (int k = 0; k < 4; k++) sum[k] += p[k] / n;
@@ -104,18 +92,18 @@ static void pct_cell(ts_buf *b, const char *key, double v)
 
 static void table_row(ts_buf *b, const ts_breakdown_rank *r)
 {
-    temporal tp = rank_temporal(r);
+    ts_breakdown_temporal tp = ts_breakdown_rank_temporal(r);
     ts__buf_printf(b, "<tr data-rank=\"%d\"><td class=\"num\" data-k=\"rank\">%d</td><td data-k=\"basis\">%s</td>",
                    r->rank, r->rank, r->has_gpu ? "gpu" : "cpu_thread");
-    us_cell(b, "span_us", tp.span);
-    us_cell(b, "idle_us", tp.idle);
-    us_cell(b, "compute_us", tp.compute);
-    us_cell(b, "non_compute_us", tp.non_compute);
-    us_cell(b, "communication_us", tp.comm);
-    us_cell(b, "memory_us", tp.memory);
-    pct_cell(b, "idle_pct", ts__html_pct(tp.idle, tp.span));
-    pct_cell(b, "compute_pct", ts__html_pct(tp.compute, tp.span));
-    pct_cell(b, "non_compute_pct", ts__html_pct(tp.non_compute, tp.span));
+    us_cell(b, "span_us", tp.span_ns);
+    us_cell(b, "idle_us", tp.idle_ns);
+    us_cell(b, "compute_us", tp.compute_ns);
+    us_cell(b, "non_compute_us", tp.non_compute_ns);
+    us_cell(b, "communication_us", tp.comm_ns);
+    us_cell(b, "memory_us", tp.memory_ns);
+    pct_cell(b, "idle_pct", ts__html_pct(tp.idle_ns, tp.span_ns));
+    pct_cell(b, "compute_pct", ts__html_pct(tp.compute_ns, tp.span_ns));
+    pct_cell(b, "non_compute_pct", ts__html_pct(tp.non_compute_ns, tp.span_ns));
     if (r->comm_comp_overlap_pct >= 0) pct_cell(b, "comm_comp_overlap_pct", r->comm_comp_overlap_pct);
     else ts__buf_puts(b, "<td class=\"num\" data-k=\"comm_comp_overlap_pct\">-</td>");
     ts__buf_puts(b, "</tr>\n");
@@ -125,8 +113,8 @@ static void table_row(ts_buf *b, const ts_breakdown_rank *r)
  * outliers show without scrolling the full table. */
 static int64_t fig_of(const ts_breakdown_rank *r, int k)
 {
-    temporal tp = rank_temporal(r);
-    const int64_t v[6] = {tp.span, tp.idle, tp.compute, tp.non_compute, tp.comm, tp.memory};
+    ts_breakdown_temporal tp = ts_breakdown_rank_temporal(r);
+    const int64_t v[6] = {tp.span_ns, tp.idle_ns, tp.compute_ns, tp.non_compute_ns, tp.comm_ns, tp.memory_ns};
     return v[k];
 }
 
@@ -211,22 +199,15 @@ static void share_bar(ts_buf *b, const char *id, const char *title, const char *
     ts__buf_puts(b, "</svg>\n");
 }
 
-static const char *const combo_names[8] = {
-    "", "COMPUTATION", "COMMUNICATION", "COMPUTATION overlapping COMMUNICATION", "MEMORY",
-    "COMPUTATION overlapping MEMORY", "COMMUNICATION overlapping MEMORY",
-    "COMPUTATION overlapping COMMUNICATION overlapping MEMORY",
-};
-
 /* HTA's kernel-type breakdown summed over ranks: the time spent in each
  * combination of running types (the rank -1 rows of breakdown's JSON), and
  * each type's plain total. */
 static void kernel_types(ts_buf *b, const ts_breakdown *bd)
 {
-    int64_t combo[8] = {0}, type[TS_KT_COUNT] = {0}, all = 0;
-    for (uint32_t i = 0; i < bd->n_ranks; i++) {
-        for (int m = 1; m < 8; m++) combo[m] += bd->ranks[i].type_ns[m];
+    int64_t combo[8], type[TS_KT_COUNT] = {0}, all = 0;
+    ts_breakdown_type_totals(bd, combo);
+    for (uint32_t i = 0; i < bd->n_ranks; i++)
         for (int k = 0; k < TS_KT_COUNT; k++) type[k] += bd->ranks[i].type_total_ns[k];
-    }
     for (int m = 1; m < 8; m++) all += combo[m];
     if (!all) { ts__buf_puts(b, "<p class=\"note\">No GPU kernels.</p>\n"); return; }
     static const char *const cls[TS_KT_COUNT] = {"k-compute", "k-comm", "k-mem"};
@@ -239,7 +220,7 @@ static void kernel_types(ts_buf *b, const ts_breakdown *bd)
     ts__html_table_open(b, "kernel-types-table", h, 3);
     for (int m = 1; m < 8; m++) {
         if (!combo[m]) continue;
-        ts__buf_printf(b, "<tr><td data-k=\"kernel_type\">%s</td><td class=\"num\" data-k=\"time_us\">", combo_names[m]);
+        ts__buf_printf(b, "<tr><td data-k=\"kernel_type\">%s</td><td class=\"num\" data-k=\"time_us\">", ts_kernel_type_combo_name((unsigned)m));
         ts__html_us(b, combo[m]);
         ts__buf_printf(b, "</td><td class=\"num\" data-k=\"pct\">%.2f</td></tr>\n", ts__html_pct(combo[m], all));
     }

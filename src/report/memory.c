@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/csv_rows.h"
 #include "report/report_int.h"
 #include "trainscope/report_memory.h"
 
@@ -93,59 +92,55 @@ int ts_report_memgraph_json(FILE *out, const ts_memgraph *g, const ts_mem_summar
     return status_of(out);
 }
 
-static void csv_tensors(ts__csv_rows *c, const ts_memgraph *g, const ts_mem_summary *s, const uint32_t *rows,
-                        uint32_t n)
+/* ---- CSV: tables through ts_report_csv (the one CSV writer, report.h) ---- */
+typedef struct mem_csv { const ts_memgraph *g; const ts_mem_summary *s; const ts_mem_fit *fit; } mem_csv;
+
+/* The tensors alive at the peak kernel. */
+static void csv_tensors(ts_csv *c, const void *res)
 {
-    static const char *const head[] = {"tensor", "name", "type", "bytes", "global"};
-    ts__csv_rows_head(c, head, 5);
+    const mem_csv *m = res;
+    TS__CSV_HEAD(c, "tensor", "name", "type", "bytes", "global");
+    uint32_t *rows = malloc(((size_t)m->s->n_tensors + 1) * sizeof *rows);
+    if (!rows) { c->out->oom = true; return; }
+    uint32_t n = ts_memgraph_alive_at(m->g, m->s->peak_kernel, rows, m->s->n_tensors);
     for (uint32_t i = 0; i < n; i++) {
         ts_mem_tensor_info t;
-        ts_memgraph_tensor(g, rows[i], &t);
-        ts__csv_rows_i64(c, rows[i]);
-        ts__csv_rows_str(c, t.name);
-        ts__csv_rows_str(c, t.type);
-        ts__csv_rows_i64(c, t.bytes);
-        ts__csv_rows_i64(c, t.is_global);
-        ts__csv_rows_end(c);
+        ts_memgraph_tensor(m->g, rows[i], &t);
+        ts_csv_i64(c, rows[i]);
+        ts_csv_str(c, t.name);
+        ts_csv_str(c, t.type);
+        ts_csv_i64(c, t.bytes);
+        ts_csv_i64(c, t.is_global);
+        ts_csv_end_row(c);
+    }
+    free(rows);
+}
+
+static void csv_fit(ts_csv *c, const void *res)
+{
+    const ts_mem_fit *f = ((const mem_csv *)res)->fit;
+    TS__CSV_HEAD(c, "option", "fits", "peak_bytes", "choices", "added_ns", "bytes_moved");
+    for (int i = 0; i < TS_MEM_FIT_COUNT; i++) {
+        const ts_mem_fit_option *o = &f->option[i];
+        ts_csv_str(c, ts_mem_fit_name(i));
+        ts_csv_i64(c, o->fits);
+        ts_csv_i64(c, o->peak_bytes);
+        ts_csv_i64(c, o->n_choices);
+        ts_csv_i64(c, o->cost_ns);
+        ts_csv_i64(c, o->bytes_moved);
+        ts_csv_end_row(c);
     }
 }
 
-static void csv_fit(ts__csv_rows *c, const ts_mem_fit *f)
-{
-    static const char *const head[] = {"option", "fits", "peak_bytes", "choices", "added_ns", "bytes_moved"};
-    ts__csv_rows_head(c, head, 6);
-    for (int i = 0; i < TS_MEM_FIT_COUNT; i++) {
-        const ts_mem_fit_option *o = &f->option[i];
-        ts__csv_rows_str(c, ts_mem_fit_name(i));
-        ts__csv_rows_i64(c, o->fits);
-        ts__csv_rows_i64(c, o->peak_bytes);
-        ts__csv_rows_i64(c, o->n_choices);
-        ts__csv_rows_i64(c, o->cost_ns);
-        ts__csv_rows_i64(c, o->bytes_moved);
-        ts__csv_rows_end(c);
-    }
-}
+static const ts_csv_table memgraph_tables[] = {{"tensors", csv_tensors}, {"fit", csv_fit}};
 
 int ts_report_memgraph_csv(FILE *out, const ts_memgraph *g, const ts_mem_summary *s, const ts_mem_fit *fit,
                            const char *table, ts_error *err)
 {
-    static const char *const tables[] = {"tensors", "fit"};
-    int k = ts__csv_rows_pick("memory", tables, 2, table, err);
-    if (k < 0) return TS_EINVAL;
-    if (k == 1 && !fit) {
-        snprintf(err->msg, sizeof err->msg, "memory: --table fit needs --memory-limit GB");
-        return err->status = TS_EINVAL;
-    }
-    ts__csv_rows c = {out, 0};
-    if (k == 1) {
-        csv_fit(&c, fit);
-        return status_of(out);
-    }
-    uint32_t *rows = malloc(((size_t)s->n_tensors + 1) * sizeof *rows);
-    if (!rows) return TS_ENOMEM;
-    csv_tensors(&c, g, s, rows, ts_memgraph_alive_at(g, s->peak_kernel, rows, s->n_tensors));
-    free(rows);
-    return status_of(out);
+    if (table && !strcmp(table, "fit") && !fit)
+        return ts__error(err, TS_EINVAL, "memory: --table fit needs --memory-limit GB");
+    mem_csv m = {g, s, fit};
+    return ts_report_csv("memory", memgraph_tables, 2, &m, table, NULL, out, err);
 }
 
 /* s as a JSON string (quoted, escaped); valid until the next call. */
@@ -222,10 +217,9 @@ struct ts_report_mem_trace {
     FILE         *out;
     bool          json;
     bool          csv;
-    int           csv_table;     /* CSV_*, -1 = the one the inputs fill */
-    ts__csv_rows  rows[N_CSV];   /* each table's records, in memory until the end */
-    char         *rows_buf[N_CSV];
-    size_t        rows_len[N_CSV];
+    const char   *csv_table;     /* --table NAME, NULL = the first the inputs fill */
+    ts_buf        rows_buf[N_CSV];   /* each table's records, in memory until the end */
+    ts_csv        rows[N_CSV];
     uint32_t      n_rows[N_CSV];
     ts_buf        lines;         /* one JSON object per line: memory.json's items */
     ts_mem_curve *curves;        /* taken over, freed at destroy */
@@ -245,28 +239,27 @@ int ts_report_mem_trace_create(FILE *out, bool json, ts_report_mem_trace **rep)
 
 int ts_report_mem_trace_create_csv(FILE *out, const char *table, ts_report_mem_trace **rep, ts_error *err)
 {
-    int k = table ? ts__csv_rows_pick("memory --trace", CSV_TABLES, N_CSV, table, err) : -1;
-    if (table && k < 0) return TS_EINVAL;
+    int k = -1;
+    for (int i = 0; table && i < N_CSV; i++)
+        if (!strcmp(CSV_TABLES[i], table)) k = i;
+    if (table && k < 0)
+        return ts__error(err, TS_EINVAL, "memory --trace: --table wants one of timelines, peaks, frames, got '%s'",
+                         table);
     int rc = ts_report_mem_trace_create(out, false, rep);
     if (rc) return rc;
     (*rep)->csv = true;
-    (*rep)->csv_table = k;
+    (*rep)->csv_table = table;
     for (int i = 0; i < N_CSV; i++) {
-        FILE *f = open_memstream(&(*rep)->rows_buf[i], &(*rep)->rows_len[i]);
-        (*rep)->rows[i] = (ts__csv_rows){f, 0};
-        if (!f) rc = TS_ENOMEM;
+        ts__buf_init(&(*rep)->rows_buf[i]);
+        ts__csv_init(&(*rep)->rows[i], &(*rep)->rows_buf[i]);
     }
-    if (rc) { ts_report_mem_trace_destroy(*rep); *rep = NULL; }
-    return rc;
+    return TS_OK;
 }
 
 void ts_report_mem_trace_destroy(ts_report_mem_trace *rep)
 {
     if (!rep) return;
-    for (int i = 0; i < N_CSV; i++) {
-        if (rep->rows[i].out) fclose(rep->rows[i].out);
-        free(rep->rows_buf[i]);
-    }
+    for (int i = 0; i < N_CSV; i++) ts__buf_free(&rep->rows_buf[i]);
     for (uint32_t i = 0; i < rep->n_curves; i++) ts_mem_curve_free(&rep->curves[i]);
     free(rep->curves);
     free(rep->titles);
@@ -284,17 +277,17 @@ int ts_report_mem_trace_timeline(ts_report_mem_trace *rep, const char *path, con
         ts__buf_printf(b, "%s\"%s\":%lld", c ? "," : "", ts_mem_category_name(c), (long long)t->at_peak[c]);
     ts__buf_puts(b, "}}\n");
     if (rep->csv) {
-        ts__csv_rows *c = &rep->rows[CSV_TIMELINES];
+        ts_csv *c = &rep->rows[CSV_TIMELINES];
         for (int k = 0; k < TS_MEM_N_CATEGORIES; k++, rep->n_rows[CSV_TIMELINES]++) {
-            ts__csv_rows_str(c, path);
-            ts__csv_rows_i64(c, (int64_t)t->n_events);
-            ts__csv_rows_i64(c, t->peak_bytes);
-            ts__csv_rows_i64(c, t->peak_ns);
-            ts__csv_rows_i64(c, t->final_bytes);
-            ts__csv_rows_str(c, ts_mem_category_name(k));
-            ts__csv_rows_i64(c, t->at_peak[k]);
-            ts__csv_rows_i64(c, t->max_bytes[k]);
-            ts__csv_rows_end(c);
+            ts_csv_str(c, path);
+            ts_csv_i64(c, (int64_t)t->n_events);
+            ts_csv_i64(c, t->peak_bytes);
+            ts_csv_i64(c, t->peak_ns);
+            ts_csv_i64(c, t->final_bytes);
+            ts_csv_str(c, ts_mem_category_name(k));
+            ts_csv_i64(c, t->at_peak[k]);
+            ts_csv_i64(c, t->max_bytes[k]);
+            ts_csv_end_row(c);
         }
     }
     if (rep->json || rep->csv) return b->oom ? TS_ENOMEM : TS_OK;
@@ -332,22 +325,22 @@ int ts_report_mem_trace_peak(ts_report_mem_trace *rep, const ts_mem_trace_peak *
     for (uint32_t k = 0; k < p->n_ops; k++) ts__buf_printf(b, "%s%s", k ? "," : "", json_quoted(p->ops[k]));
     ts__buf_puts(b, "]}\n");
     if (rep->csv) {
-        ts__csv_rows *c = &rep->rows[CSV_PEAKS];
-        ts__csv_rows_i64(c, p->rank);
-        ts__csv_rows_i64(c, p->device_type);
-        ts__csv_rows_i64(c, p->device_id);
-        ts__csv_rows_i64(c, (int64_t)p->n_events);
-        ts__csv_rows_i64(c, p->peak_bytes);
-        ts__csv_rows_i64(c, p->peak_ns);
-        ts__csv_rows_i64(c, p->first_ns);
-        ts__csv_rows_i64(c, p->last_ns);
+        ts_csv *c = &rep->rows[CSV_PEAKS];
+        ts_csv_i64(c, p->rank);
+        ts_csv_i64(c, p->device_type);
+        ts_csv_i64(c, p->device_id);
+        ts_csv_i64(c, (int64_t)p->n_events);
+        ts_csv_i64(c, p->peak_bytes);
+        ts_csv_i64(c, p->peak_ns);
+        ts_csv_i64(c, p->first_ns);
+        ts_csv_i64(c, p->last_ns);
         char ops[4 * 100] = "";
         for (uint32_t k = 0; k < p->n_ops && k < 4; k++) {
             size_t used = strlen(ops);
             snprintf(ops + used, sizeof ops - used, "%s%s", k ? " < " : "", p->ops[k]);
         }
-        ts__csv_rows_str(c, ops);
-        ts__csv_rows_end(c);
+        ts_csv_str(c, ops);
+        ts_csv_end_row(c);
         rep->n_rows[CSV_PEAKS]++;
     }
     if (rep->json || rep->csv) return b->oom ? TS_ENOMEM : TS_OK;
@@ -364,7 +357,7 @@ int ts_report_mem_trace_peak(ts_report_mem_trace *rep, const ts_mem_trace_peak *
 int ts_report_mem_trace_warnings(ts_report_mem_trace *rep, FILE *warn, const ts_job *t)
 {
     if (!rep->json) {   /* beside a table or CSV: on warn */
-        ts__report_warnings_emit(warn, t, NULL, 0, ts__report_warn_all(false));
+        ts_report_warnings(warn, t, NULL, 0, ts_report_warn_all(false));
         return TS_OK;
     }
     ts_json j;
@@ -420,55 +413,51 @@ void ts_report_mem_trace_chart_name(const ts_report_mem_trace *rep, uint32_t i, 
 int ts_report_mem_trace_snapshot(ts_report_mem_trace *rep, const char *path, const ts_mem_snapshot *s)
 {
     if (!rep->csv) return TS_OK;
-    ts__csv_rows *c = &rep->rows[CSV_FRAMES];
+    ts_csv *c = &rep->rows[CSV_FRAMES];
     for (uint32_t i = 0; i < s->n_devices; i++) {
         const ts_mem_snap_device *d = &s->devices[i];
         ts_mem_frame_group *g = malloc(((size_t)d->n_alive + 1) * sizeof *g);
         if (!g) return TS_ENOMEM;
         uint32_t ng = ts_mem_snapshot_frames(s, d, g);
         for (uint32_t k = 0; k < ng; k++, rep->n_rows[CSV_FRAMES]++) {
-            ts__csv_rows_str(c, path);
-            ts__csv_rows_i64(c, d->device);
-            ts__csv_rows_i64(c, d->reserved_bytes);
-            ts__csv_rows_i64(c, d->allocated_bytes);
-            ts__csv_rows_i64(c, d->peak_bytes);
-            ts__csv_rows_str(c, g[k].frame);
-            ts__csv_rows_i64(c, g[k].bytes);
-            ts__csv_rows_i64(c, g[k].blocks);
-            ts__csv_rows_end(c);
+            ts_csv_str(c, path);
+            ts_csv_i64(c, d->device);
+            ts_csv_i64(c, d->reserved_bytes);
+            ts_csv_i64(c, d->allocated_bytes);
+            ts_csv_i64(c, d->peak_bytes);
+            ts_csv_str(c, g[k].frame);
+            ts_csv_i64(c, g[k].bytes);
+            ts_csv_i64(c, g[k].blocks);
+            ts_csv_end_row(c);
         }
         free(g);
     }
     return TS_OK;
 }
 
-/* The CSV table asked for, or the one the inputs filled: its header, then
- * the records kept. */
+/* A --trace table: its header, then the records kept. */
+#define MEM_TRACE_TABLE(fn, k, ...) static void fn(ts_csv *c, const void *res) { \
+    const ts_buf *rows = &((const ts_report_mem_trace *)res)->rows_buf[k]; \
+    TS__CSV_HEAD(c, __VA_ARGS__); \
+    if (rows->len) ts__buf_add(c->out, rows->s, rows->len); \
+    if (rows->oom) c->out->oom = true; \
+}
+MEM_TRACE_TABLE(csv_timelines, CSV_TIMELINES, "file", "events", "peak_bytes", "peak_ns", "final_bytes", "category",
+                "at_peak_bytes", "max_bytes")
+MEM_TRACE_TABLE(csv_peaks, CSV_PEAKS, "rank", "device_type", "device_id", "events", "peak_bytes", "peak_ns",
+                "first_ns", "last_ns", "ops")
+MEM_TRACE_TABLE(csv_frames, CSV_FRAMES, "file", "device", "reserved_bytes", "allocated_bytes", "peak_bytes", "frame",
+                "bytes", "blocks")
+static const ts_csv_table mem_trace_tables[N_CSV] = {
+    {"timelines", csv_timelines}, {"peaks", csv_peaks}, {"frames", csv_frames}};
+
+/* The table asked for, else the first one the inputs filled (docs/export.md). */
 static int csv_end(ts_report_mem_trace *rep, ts_error *err)
 {
-    static const char *const heads[N_CSV][9] = {
-        {"file", "events", "peak_bytes", "peak_ns", "final_bytes", "category", "at_peak_bytes", "max_bytes"},
-        {"rank", "device_type", "device_id", "events", "peak_bytes", "peak_ns", "first_ns", "last_ns", "ops"},
-        {"file", "device", "reserved_bytes", "allocated_bytes", "peak_bytes", "frame", "bytes", "blocks"},
-    };
-    static const uint32_t n_heads[N_CSV] = {8, 9, 8};
-    int k = rep->csv_table, filled = 0;
-    for (int i = 0; i < N_CSV; i++) {
-        if (fflush(rep->rows[i].out)) return TS_ENOMEM;
-        if (rep->n_rows[i]) { filled++; if (rep->csv_table < 0) k = i; }
-    }
-    if (rep->csv_table < 0 && filled > 1) {
-        snprintf(err->msg, sizeof err->msg, "memory --trace: the inputs fill several CSV tables; pick one with "
-                 "--table %s%s%s%s%s", rep->n_rows[0] ? "timelines" : "", rep->n_rows[0] ? ", " : "",
-                 rep->n_rows[1] ? "peaks" : "", rep->n_rows[1] && rep->n_rows[2] ? ", " : "",
-                 rep->n_rows[2] ? "frames" : "");
-        return err->status = TS_EINVAL;
-    }
-    if (k < 0) k = 0;
-    ts__csv_rows c = {rep->out, 0};
-    ts__csv_rows_head(&c, heads[k], n_heads[k]);
-    if (rep->rows_len[k]) fwrite(rep->rows_buf[k], 1, rep->rows_len[k], rep->out);
-    return status_of(rep->out);
+    const char *table = rep->csv_table;
+    for (int i = N_CSV - 1; !rep->csv_table && i >= 0; i--)
+        if (rep->n_rows[i]) table = CSV_TABLES[i];
+    return ts_report_csv("memory --trace", mem_trace_tables, N_CSV, rep, table, NULL, rep->out, err);
 }
 
 int ts_report_mem_trace_end(ts_report_mem_trace *rep, ts_error *err)

@@ -1,7 +1,7 @@
 /* optimize.c - `trainscope optimize`'s output: the search's result as a few
  * table lines or one JSON object (report_replay.h).
  *
- * Not for: the plan's files (optimize/plan.c writes what a user applies) or
+ * Not for: the plan's files (plan.c writes what a user applies) or
  * any figure: they come from ts_optimize_get_summary and the changes.
  */
 #include "report/report_int.h"
@@ -29,7 +29,7 @@ int ts_report_optimize_table(FILE *out, FILE *warn, const ts_job *t, const ts_gr
 {
     ts_optimize_summary s;
     ts_optimize_get_summary(o, &s);
-    ts__report_warnings_emit_graph(warn, t, g, ts__report_warn_all(false));
+    ts_report_warnings_graph(warn, t, g, NULL, ts_report_warn_all(false));
     fprintf(out, "iteration: measured %.3f ms, predicted as traced %.3f ms, with the plan %.3f ms (%+.2f%%)\n",
             (double)s.measured_ns / 1e6, (double)s.baseline_ns / 1e6, (double)s.best_ns / 1e6, -s.gain_pct);
     if (s.n_grads) fprintf(out, "buckets: %u in the trace, %u in the plan\n", s.n_old_buckets, s.n_new_buckets);

@@ -8,7 +8,6 @@
  */
 #include <stdlib.h>
 
-#include "report/csv_rows.h"
 #include "report/report_int.h"
 #include "trainscope/report.h"
 #include "trainscope/report_replay.h"
@@ -21,8 +20,18 @@ static int write_buf(FILE *out, ts_buf *b)
     return rc;
 }
 
+/* An iteration's row: JSON's "per_iteration" items and CSV's iterations table. */
+static int iteration_fields(const ts_replay_iteration_info *it, ts__fld f[TS__FLD_MAX])
+{
+    f[0] = (ts__fld){"step", TS__FLD_INT, .i = it->step};
+    f[1] = (ts__fld){"measured", TS__FLD_NS, .i = it->measured_iteration_ns};
+    f[2] = (ts__fld){"predicted", TS__FLD_NS, .i = it->predicted_iteration_ns};
+    return 3;
+}
+
 int ts_report_replay_json(FILE *out, const ts_job *t, const ts_replay *r)
 {
+    ts__fld f[TS__FLD_MAX];
     ts_buf b;
     ts__buf_init(&b);
     ts_json j;
@@ -38,11 +47,7 @@ int ts_report_replay_json(FILE *out, const ts_job *t, const ts_replay *r)
     for (uint32_t k = 0; k < ts_replay_n_iterations(r); k++) {
         ts_replay_iteration_info it;
         ts_replay_iteration(r, k, &it);
-        ts__json_obj_begin(&j);
-        ts__json_kv_i64(&j, "step", it.step);
-        ts__json_kv_us(&j, "measured_us", it.measured_iteration_ns);
-        ts__json_kv_us(&j, "predicted_us", it.predicted_iteration_ns);
-        ts__json_obj_end(&j);
+        ts__fld_json(&j, f, iteration_fields(&it, f));
     }
     ts__json_arr_end(&j);
     ts__json_key(&j, "ranks");
@@ -94,7 +99,7 @@ static void replay_warnings(FILE *f, const ts_job *t, const ts_replay *r, bool v
     uint32_t n = ts_replay_n_warnings(r);
     const char **lines = malloc(((size_t)n + 1) * sizeof *lines);
     for (uint32_t i = 0; lines && i < n; i++) lines[i] = ts_replay_warning(r, i);
-    if (lines) ts__report_warnings_emit(f, t, lines, n, ts__report_warn_all(verbose));
+    if (lines) ts_report_warnings(f, t, lines, n, ts_report_warn_all(verbose));
     else {   /* no memory to fold them: every line, as recorded */
         ts__report_warnings_print(f, t);
         for (uint32_t i = 0; i < n; i++) fprintf(f, "trainscope: warning: %s\n", ts_replay_warning(r, i));
@@ -102,10 +107,6 @@ static void replay_warnings(FILE *f, const ts_job *t, const ts_replay *r, bool v
     free(lines);
 }
 
-void ts_report_trace_warnings(FILE *f, const ts_job *t, bool verbose)
-{
-    ts__report_warnings_emit(f, t, NULL, 0, ts__report_warn_all(verbose));
-}
 
 /* With a what-if, predicted minus measured is the change the edit makes,
  * not an error of the replay, and the table says so. */
@@ -208,7 +209,7 @@ static int windows_warnings(FILE *warn, const ts_replay_windows *w, bool verbose
     const char **lines = malloc(((size_t)nw + 1) * sizeof *lines);
     if (!lines) return TS_ENOMEM;
     for (uint32_t i = 0; i < nw; i++) lines[i] = ts_replay_windows_warning(w, i);
-    ts__report_warnings_emit(warn, NULL, lines, nw, ts__report_warn_all(verbose));
+    ts_report_warnings(warn, NULL, lines, nw, ts_report_warn_all(verbose));
     free(lines);
     return TS_OK;
 }
@@ -252,80 +253,87 @@ int ts_report_replay_windows_table(FILE *out, FILE *warn, const ts_replay_window
     return windows_warnings(warn, w, verbose);
 }
 
-/* ---- CSV ---- */
+/* ---- CSV: tables through ts_report_csv (the one CSV writer, report.h) ---- */
 
-static int csv_status(FILE *out) { return ferror(out) ? TS_EIO : TS_OK; }
+static void csv_ranks(ts_csv *c, const void *res)
+{
+    const ts_replay *r = res;
+    TS__CSV_HEAD(c, "rank", "measured_ns", "predicted_ns", "error_pct", "clock_offset_ns");
+    for (uint32_t i = 0; i < ts_replay_n_ranks(r); i++) {
+        ts_replay_rank_info ri;
+        ts_replay_rank(r, i, &ri);
+        ts_csv_i64(c, ri.rank);
+        ts_csv_i64(c, ri.measured_iteration_ns);
+        ts_csv_i64(c, ri.predicted_iteration_ns);
+        ts_csv_real(c, ts_replay_change_pct(ri.predicted_iteration_ns, ri.measured_iteration_ns), 3);
+        ts_csv_i64(c, ri.clock_offset_ns);
+        ts_csv_end_row(c);
+    }
+}
+
+static void csv_iterations(ts_csv *c, const void *res)
+{
+    const ts_replay *r = res;
+    ts__fld f[TS__FLD_MAX];
+    ts_replay_iteration_info none = {0};
+    ts__fld_csv_head(c, f, iteration_fields(&none, f));
+    for (uint32_t i = 0; i < ts_replay_n_iterations(r); i++) {
+        ts_replay_iteration_info it;
+        ts_replay_iteration(r, i, &it);
+        ts__fld_csv_row(c, f, iteration_fields(&it, f));
+    }
+}
+
+static const ts_csv_table replay_tables[] = {{"ranks", csv_ranks}, {"iterations", csv_iterations}};
 
 int ts_report_replay_csv(FILE *out, FILE *warn, const ts_job *t, const ts_replay *r, const char *table,
                          bool verbose, ts_error *err)
 {
-    static const char *const tables[] = {"ranks", "iterations"};
-    int k = ts__csv_rows_pick("replay", tables, 2, table, err);
-    if (k < 0) return TS_EINVAL;
-    ts__csv_rows c = {out, 0};
-    if (k == 0) {
-        static const char *const head[] = {"rank", "measured_ns", "predicted_ns", "error_pct", "clock_offset_ns"};
-        ts__csv_rows_head(&c, head, 5);
-        for (uint32_t i = 0; i < ts_replay_n_ranks(r); i++) {
-            ts_replay_rank_info ri;
-            ts_replay_rank(r, i, &ri);
-            ts__csv_rows_i64(&c, ri.rank);
-            ts__csv_rows_i64(&c, ri.measured_iteration_ns);
-            ts__csv_rows_i64(&c, ri.predicted_iteration_ns);
-            ts__csv_rows_real(&c, ts_replay_change_pct(ri.predicted_iteration_ns, ri.measured_iteration_ns), 3);
-            ts__csv_rows_i64(&c, ri.clock_offset_ns);
-            ts__csv_rows_end(&c);
-        }
-    } else {
-        static const char *const head[] = {"step", "measured_ns", "predicted_ns"};
-        ts__csv_rows_head(&c, head, 3);
-        for (uint32_t i = 0; i < ts_replay_n_iterations(r); i++) {
-            ts_replay_iteration_info it;
-            ts_replay_iteration(r, i, &it);
-            ts__csv_rows_i64(&c, it.step);
-            ts__csv_rows_i64(&c, it.measured_iteration_ns);
-            ts__csv_rows_i64(&c, it.predicted_iteration_ns);
-            ts__csv_rows_end(&c);
-        }
-    }
+    int rc = ts_report_csv("replay", replay_tables, 2, r, table, NULL, out, err);
+    if (rc) return rc;
     fflush(out);   /* the table before its warnings */
     replay_warnings(warn, t, r, verbose);
-    return csv_status(out);
+    return ferror(out) ? TS_EIO : TS_OK;
 }
+
+static void csv_windows(ts_csv *c, const void *res)
+{
+    const ts_replay_windows *w = res;
+    TS__CSV_HEAD(c, "path", "iterations", "measured_ns", "predicted_ns", "error_pct");
+    for (uint32_t i = 0; i < ts_replay_windows_n(w); i++) {
+        ts_replay_window_info x;
+        ts_replay_windows_window(w, i, &x);
+        ts_csv_str(c, x.path);
+        ts_csv_i64(c, x.n_iterations);
+        ts_csv_i64(c, x.measured_iteration_ns);
+        ts_csv_i64(c, x.predicted_iteration_ns);
+        ts_csv_real(c, x.error_pct, 3);
+        ts_csv_end_row(c);
+    }
+}
+
+static void csv_window_ranks(ts_csv *c, const void *res)
+{
+    const ts_replay_windows *w = res;
+    TS__CSV_HEAD(c, "rank", "measured_ns", "predicted_ns");
+    for (uint32_t k = 0; k < ts_replay_windows_n_ranks(w); k++) {
+        ts_replay_rank_info ri;
+        ts_replay_windows_rank(w, k, &ri);
+        ts_csv_i64(c, ri.rank);
+        ts_csv_i64(c, ri.measured_iteration_ns);
+        ts_csv_i64(c, ri.predicted_iteration_ns);
+        ts_csv_end_row(c);
+    }
+}
+
+static const ts_csv_table windows_tables[] = {{"windows", csv_windows}, {"ranks", csv_window_ranks}};
 
 int ts_report_replay_windows_csv(FILE *out, FILE *warn, const ts_replay_windows *w, const char *table, bool verbose,
                                  ts_error *err)
 {
-    static const char *const tables[] = {"windows", "ranks"};
-    int k = ts__csv_rows_pick("replay", tables, 2, table, err);
-    if (k < 0) return TS_EINVAL;
-    ts__csv_rows c = {out, 0};
-    if (k == 0) {
-        static const char *const head[] = {"path", "iterations", "measured_ns", "predicted_ns", "error_pct"};
-        ts__csv_rows_head(&c, head, 5);
-        for (uint32_t i = 0; i < ts_replay_windows_n(w); i++) {
-            ts_replay_window_info x;
-            ts_replay_windows_window(w, i, &x);
-            ts__csv_rows_str(&c, x.path);
-            ts__csv_rows_i64(&c, x.n_iterations);
-            ts__csv_rows_i64(&c, x.measured_iteration_ns);
-            ts__csv_rows_i64(&c, x.predicted_iteration_ns);
-            ts__csv_rows_real(&c, x.error_pct, 3);
-            ts__csv_rows_end(&c);
-        }
-    } else {
-        static const char *const head[] = {"rank", "measured_ns", "predicted_ns"};
-        ts__csv_rows_head(&c, head, 3);
-        for (uint32_t k2 = 0; k2 < ts_replay_windows_n_ranks(w); k2++) {
-            ts_replay_rank_info ri;
-            ts_replay_windows_rank(w, k2, &ri);
-            ts__csv_rows_i64(&c, ri.rank);
-            ts__csv_rows_i64(&c, ri.measured_iteration_ns);
-            ts__csv_rows_i64(&c, ri.predicted_iteration_ns);
-            ts__csv_rows_end(&c);
-        }
-    }
+    int rc = ts_report_csv("replay", windows_tables, 2, w, table, NULL, out, err);
+    if (rc) return rc;
     fflush(out);
-    int rc = windows_warnings(warn, w, verbose);
-    return rc ? rc : csv_status(out);
+    rc = windows_warnings(warn, w, verbose);
+    return rc ? rc : ferror(out) ? TS_EIO : TS_OK;
 }

@@ -30,15 +30,8 @@ void ts__report_warning_json_item(ts_json *j, int64_t rank, const char *file, co
 void ts__report_warning_json_line(ts_json *j, const char *kind, const char *line);
 /* One line per (rank, kind) on f: "trainscope: warning: FILE: N kind (first: msg)". */
 void ts__report_warnings_print(FILE *f, const ts_job *t);
-/* Whether to print every warning line: asked (--verbose), or stderr is not a
- * terminal (logs and scripts keep the full list). */
-bool ts__report_warn_all(bool verbose);
-/* The ingest warnings of t (NULL: none) and an analysis's own lines on f: with `all`,
- * every line; else one line per kind, summed over files (ingest) and over
- * ranks (lines "rank N: ..." alike but for their numbers). */
-void ts__report_warnings_emit(FILE *f, const ts_job *t, const char *const *lines, uint32_t n, bool all);
-/* The same with the lines of graph g (NULL: none), for commands that build one. */
-void ts__report_warnings_emit_graph(FILE *f, const ts_job *t, const ts_graph *g, bool all);
+/* Warnings on a stream: ts_report_warnings, ts_report_warnings_graph and
+ * ts_report_warn_all (trainscope/report.h). */
 /* `,"warnings":[...]}\n` on f, closing a JSON object a command printed
  * itself: the ingest warnings of ts[0..n) (NULL entries: none), then g's. */
 void ts__report_warnings_json_close(FILE *f, const ts_job *const *ts, uint32_t n, const ts_graph *g);
@@ -46,19 +39,33 @@ void ts__report_warnings_json_close(FILE *f, const ts_job *const *ts, uint32_t n
 void ts__report_warnings_json_graph(ts_json *j, const ts_graph *g);
 
 /* The CSV record writer behind trainscope/report.h's ts_csv: records go to a
- * buffer; eol is "\r\n" (RFC 4180) or "\n" for the long-standing
- * single-table outputs that scripts already read. */
+ * buffer, each ending in "\r\n" (RFC 4180). */
 struct ts_csv {
     ts_buf     *out;   /* borrowed */
     uint32_t    col;   /* fields written in the current record */
-    const char *eol;
 };
-void ts__csv_init(ts_csv *c, ts_buf *out, bool lf);
+void ts__csv_init(ts_csv *c, ts_buf *out);
 /* The header row from literal column names. */
 #define TS__CSV_HEAD(c, ...) do { \
     static const char *const h_[] = {__VA_ARGS__}; \
     ts_csv_header(c, h_, (uint32_t)(sizeof h_ / sizeof h_[0])); \
 } while (0)
+/* A row's fields listed once for JSON and CSV (fields.c). */
+typedef enum ts__fld_type {
+    TS__FLD_INT = 0,   /* i */
+    TS__FLD_U64,       /* i as uint64_t */
+    TS__FLD_STR,       /* s; NULL: JSON null, an empty CSV field */
+    TS__FLD_OPT_STR,   /* s; NULL: left out of JSON, an empty CSV field */
+    TS__FLD_BOOL,      /* i: JSON true/false, CSV 1/0 */
+    TS__FLD_NS,        /* i ns: JSON "KEY_us" (us, 3 decimals, exact), CSV "KEY_ns" (integer) */
+    TS__FLD_REAL,      /* d: JSON with prec decimals, CSV with 3; NaN: JSON null, CSV empty */
+} ts__fld_type;
+typedef struct ts__fld { const char *key; ts__fld_type type; int64_t i; double d; const char *s; int prec; } ts__fld;
+enum { TS__FLD_MAX = 16 };   /* fields in a row at most */
+void ts__fld_json(ts_json *j, const ts__fld *f, int n);       /* one object */
+void ts__fld_csv_head(ts_csv *c, const ts__fld *f, int n);    /* the header record */
+void ts__fld_csv_row(ts_csv *c, const ts__fld *f, int n);     /* one record */
+
 /* out (stdout) gets b; TS_EIO when the buffer ran out of memory or out failed. */
 int ts__report_flush(const ts_buf *b, FILE *out, ts_error *err);
 

@@ -53,24 +53,6 @@ static void print_json(ts_buf *b, const ts_job *t, const ts_stats *st)
 }
 
 /* ---- CSV ---- */
-/* The rows with times in us: what `--format csv` alone has always printed. */
-static void csv_rows_us(ts_csv *c, const ts_stats *st)
-{
-    TS__CSV_HEAD(c, "rank", "category", "name", "count", "total_us", "mean_us", "median_us", "min_us", "max_us", "stddev_us",
-         "pct_of_iteration");
-    for (uint32_t i = 0; i < st->n_rows; i++) {
-        const ts_stat_row *r = &st->rows[i];
-        ts_csv_i64(c, r->rank);
-        ts_csv_str(c, ts_stat_cat_name(r->cat));
-        ts_csv_str(c, r->name ? r->name : "");
-        ts_csv_u64(c, r->count);
-        double v[] = {r->total_ns / 1e3, r->mean_ns / 1e3, r->median_ns / 1e3, r->min_ns / 1e3, r->max_ns / 1e3,
-                      r->stddev_ns / 1e3, r->pct_of_window};
-        for (int k = 0; k < 7; k++) ts_csv_real(c, v[k], 3);
-        ts_csv_end_row(c);
-    }
-}
-
 static void csv_rows(ts_csv *c, const void *res)
 {
     const ts_stats *st = res;
@@ -173,7 +155,7 @@ static int print_table(FILE *out, const ts_stats *st, int width)
 int ts_report_stats(const ts_stats *st, const ts_job *t, const ts_report_opts *o, FILE *out, ts_error *err)
 {
     ts__error_clear(err);
-    if (o->format == TS_FMT_CSV && (o->table || o->dir))
+    if (o->format == TS_FMT_CSV)
         return ts_report_csv("stats", stats_tables, 2, st, o->table, o->dir, out, err);
     if (o->format == TS_FMT_TABLE) {
         int rc = print_table(out, st, o->width);
@@ -181,13 +163,7 @@ int ts_report_stats(const ts_stats *st, const ts_job *t, const ts_report_opts *o
     }
     ts_buf b;
     ts__buf_init(&b);
-    if (o->format == TS_FMT_JSON) {
-        print_json(&b, t, st);
-    } else {
-        ts_csv c;
-        ts__csv_init(&c, &b, true);
-        csv_rows_us(&c, st);
-    }
+    print_json(&b, t, st);
     int rc = ts__report_flush(&b, out, err);
     ts__buf_free(&b);
     return rc;

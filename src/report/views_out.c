@@ -80,15 +80,17 @@ static int text_table(FILE *f, const vo_table *t, const void *view, const void *
     return rc;
 }
 
+/* One table through the one CSV record writer (ts_csv, docs/csv.md). */
 static void csv_table(ts_buf *b, const vo_table *t, const void *view, const void *arg)
 {
     char key[128], text[512], buf[512];
+    ts_csv csv;
+    ts__csv_init(&csv, b);
     for (int c = 0; c < t->n_cols; c++) {
         key_of(&t->cols[c], key, sizeof key);
-        if (c) ts__buf_puts(b, ",");
-        ts__buf_csv_field(b, key);
+        ts_csv_str(&csv, key);
     }
-    ts__buf_puts(b, "\n");
+    ts_csv_end_row(&csv);
     vo_cell cells[32];
     uint64_t n = t->n_rows(view, arg);
     for (uint64_t i = 0; i < n; i++) {
@@ -96,10 +98,9 @@ static void csv_table(ts_buf *b, const vo_table *t, const void *view, const void
         t->row(view, arg, i, cells, buf);
         for (int c = 0; c < t->n_cols; c++) {
             cell_plain(&t->cols[c], &cells[c], text, sizeof text);
-            if (c) ts__buf_puts(b, ",");
-            ts__buf_csv_field(b, text);
+            ts_csv_str(&csv, text);
         }
-        ts__buf_puts(b, "\n");
+        ts_csv_end_row(&csv);
     }
 }
 
@@ -190,7 +191,7 @@ int ts__views_out(FILE *f, const char *name, const vo_table *tables, int n, cons
         ts__buf_puts(&b, "\n");
         return flush_buf(f, &b, err);
     }
-    if (o->trace) ts__report_warnings_emit(stderr, o->trace, NULL, 0, ts__report_warn_all(o->verbose));
+    if (o->trace) ts_report_warnings(stderr, o->trace, NULL, 0, ts_report_warn_all(o->verbose));
     if (o->format == TS_VIEWS_CSV) {
         csv_table(&b, &tables[only < 0 ? 0 : only], view, arg);
         return flush_buf(f, &b, err);

@@ -221,15 +221,9 @@ static uint32_t print_ingest_kind(FILE *f, const ts_job *t, int k)
     return files;
 }
 
-bool ts__report_warn_all(bool verbose) { return verbose || !isatty(fileno(stderr)); }
-bool ts_report_warn_all(bool verbose) { return ts__report_warn_all(verbose); }
+bool ts_report_warn_all(bool verbose) { return verbose || !isatty(fileno(stderr)); }
 
 void ts_report_warnings(FILE *f, const ts_job *t, const char *const *lines, uint32_t n, bool all)
-{
-    ts__report_warnings_emit(f, t, lines, n, all);
-}
-
-void ts__report_warnings_emit(FILE *f, const ts_job *t, const char *const *lines, uint32_t n, bool all)
 {
     if (all) {
         if (t) ts__report_warnings_print(f, t);
@@ -282,18 +276,13 @@ void ts__report_warnings_json_close(FILE *f, const ts_job *const *ts, uint32_t n
     ts__buf_free(&b);
 }
 
-void ts__report_warnings_emit_graph(FILE *f, const ts_job *t, const ts_graph *g, bool all)
-{
-    ts_report_warnings_graph(f, t, g, NULL, all);
-}
-
 void ts_report_warnings_graph(FILE *f, const ts_job *t, const ts_graph *g, const ts_critical_path *cp, bool all)
 {
     uint32_t ng = g ? ts_graph_n_warnings(g) : 0, nc = cp ? ts_critical_path_n_warnings(cp) : 0, n = ng + nc;
     const char **lines = ts__calloc((size_t)n + 1, sizeof *lines);
     for (uint32_t i = 0; lines && i < ng; i++) lines[i] = ts_graph_warning(g, i);
     for (uint32_t i = 0; lines && i < nc; i++) lines[ng + i] = ts_critical_path_warning(cp, i);
-    ts__report_warnings_emit(f, t, lines, lines ? n : 0, all || !lines);
+    ts_report_warnings(f, t, lines, lines ? n : 0, all || !lines);
     for (uint32_t i = 0; !lines && i < ng; i++) fprintf(f, "trainscope: warning: %s\n", ts_graph_warning(g, i));
     for (uint32_t i = 0; !lines && i < nc; i++) fprintf(f, "trainscope: warning: %s\n", ts_critical_path_warning(cp, i));
     ts__free(lines, ((size_t)n + 1) * sizeof *lines);

@@ -85,7 +85,11 @@ for cmd in stats breakdown critical-path replay; do
         fail "$cmd far: $(cat "$err")"
 done
 "$BIN" critical-path >/dev/null 2>&1; [ $? -eq 2 ] || fail "no path"
-"$BIN" critical-path --format csv "$K/nccl_parser_config/nccl_data.json.gz" >/dev/null 2>&1; [ $? -eq 2 ] || fail "csv"
+# --format csv alone prints the main table (categories), as --table categories does (docs/export.md)
+"$BIN" critical-path --format csv "$K/nccl_parser_config/nccl_data.json.gz" >"$tmp/main.csv" 2>/dev/null || fail "csv"
+"$BIN" critical-path --format csv --table categories "$K/nccl_parser_config/nccl_data.json.gz" >"$tmp/cat.csv" 2>/dev/null
+[ "$(head -1 "$tmp/main.csv")" = "$(printf 'category,time_ns\r')" ] && cmp -s "$tmp/main.csv" "$tmp/cat.csv" ||
+    fail "csv: not the categories table"
 "$BIN" critical-path --iteration x "$K/nccl_parser_config/nccl_data.json.gz" >/dev/null 2>&1; [ $? -eq 2 ] || fail "bad iteration"
 "$BIN" critical-path /nonexistent/trace.json >/dev/null 2>&1; [ $? -eq 2 ] || fail "missing file"
 "$BIN" critical-path --help | grep -q "usage: trainscope critical-path" || fail "help"

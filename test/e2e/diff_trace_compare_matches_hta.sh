@@ -35,7 +35,7 @@ assert by("removed") == ["nccl:all_reduce"] and by("+") == [] and by("-") == []
 assert by("=") == ["ProfilerStep#1010", "aten::as_strided", "aten::empty", "cudaEventQuery", "cudaLaunchKernel"]
 assert gpu[0]["removed"] == 1 and sum(gpu[0][k] for k in sign) == 1, gpu[0]
 rows = list(csv.DictReader(open(sys.argv[3])))
-assert rows and all(r["change"] == "=" and float(r["diff_us"]) == 0 for r in rows), rows[:2]
+assert rows and all(r["change"] == "=" and int(r["diff_ns"]) == 0 for r in rows), rows[:2]
 PY
 # usage and missing data
 if "$BIN" diff "$D/base" 2>"$T/err"; then exit 1; else [ $? = 2 ]; fi

@@ -7,7 +7,7 @@
 # what their declared types hold (dtype size x dims, counted here) and adding
 # up to the JSON's peak; a --table that does not exist, --table without
 # csv, and --table fit without a limit exit 2 with a message and print
-# nothing on stdout.
+# nothing on stdout; without --table the first table the inputs fill.
 set -u
 BIN=${TS_BIN:-build/trainscope}
 W=examples/workloads/heldout-2026-11-24/traces/deepmlp_bucket1
@@ -112,6 +112,8 @@ expect2 "replay --table nope" replay --format csv --table nope $R
 expect2 "replay --table without csv" replay --table ranks $R
 expect2 "memory --table fit without a limit" memory --format csv --table fit $FXP
 expect2 "memory --table nope" memory --format csv --table nope $FXP
-expect2 "memory --trace csv, several tables" memory --trace --format csv "$RAW" $K
+# inputs that fill several tables: the first of them (timelines), as with one raw timeline (docs/export.md)
+"$BIN" memory --trace --format csv "$RAW" $K > "$T/several.csv" 2>/dev/null || fail "memory --trace csv, several tables"
+cmp -s "$T/several.csv" "$T/timelines.csv" || fail "memory --trace csv, several tables: not the timelines table"
 expect2 "memory --trace --table nope" memory --trace --format csv --table nope "$RAW"
 [ $fails -eq 0 ] || exit 1

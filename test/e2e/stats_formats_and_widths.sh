@@ -23,7 +23,8 @@ for cmd in stats breakdown; do
     [ "$W" -le 80 ] || { echo "$cmd table is $W columns wide"; exit 1; }
 done
 "$BIN" stats --format csv "$F" >"$OUT"
-head -1 "$OUT" | grep -qx 'rank,category,name,count,total_us,mean_us,median_us,min_us,max_us,stddev_us,pct_of_iteration'
+# --format csv alone is the main table, rows (times in integer ns; docs/export.md)
+head -1 "$OUT" | tr -d '\r' | grep -qx 'rank,category,name,count,total_ns,mean_ns,median_ns,min_ns,max_ns,stddev_ns,pct_of_iteration'
 # a kernel name with commas comes back whole through a CSV reader
 /usr/bin/python3 -c '
 import csv, sys

@@ -1,5 +1,7 @@
-/* plan.c - a search's result as files a user applies, and plan.json read
- * back so `trainscope replay --plan` re-predicts it.
+/* plan.c - `trainscope optimize -o DIR`'s plan files: a search's result as
+ * files a user applies (optimize/plan_read.c reads plan.json back so
+ * `trainscope replay --plan` re-predicts it). The output stage's one reader
+ * of optimize/'s internals (optimize_priv.h: the ts_optimize it writes).
  *
  *   plan.json         the edits, the predicted iteration before and after,
  *                     the gain, the search's history; "ddp": {"bucket_cap_mb":
@@ -18,7 +20,7 @@
  *   tensor_groups.txt dPRO's tensor group list: one bucket a line, names
  *                     joined by '+'.
  * Each file is written as DIR/.NAME.tmp and renamed once all are written.
- * Not for: the search (optimize.c).
+ * Not for: the search (optimize/optimize.c) or reading plans back.
  */
 #include <errno.h>
 #include <stdio.h>

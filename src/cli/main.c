@@ -17,6 +17,7 @@
 
 extern char **environ;
 #include "trainscope/ingest.h"
+#include "trainscope/graph.h"
 
 #pragma weak ts_cmd_stats
 #pragma weak ts_cmd_breakdown
@@ -61,8 +62,55 @@ int ts_cli_exit_for(int status)
 static bool window_all;        /* --window all */
 static uint32_t python_depth;   /* --python-depth N, 0 = all */
 
+static double max_rss_gb;       /* --max-rss GB, 0 = the default */
+static double fold_tol;         /* --fold-replicas[=TOL], 0 = off */
+static bool in_memory;          /* --in-memory */
+
+/* The options of issue 27 (cli.h): the budget for every command, the
+ * graph's for replay and critical-path only. */
+static int opt_scale(const char *cmd, int code, const char *arg)
+{
+    if (code == TS_CLI_OPT_MAX_RSS) return ts_cli_opt_real(cmd, "--max-rss", arg, 1e-6, 1e6, &max_rss_gb);
+    if (strcmp(cmd, "replay") && strcmp(cmd, "critical-path")) {
+        ts_cli_errorf("%s: %s applies to replay and critical-path", cmd,
+                      code == TS_CLI_OPT_FOLD ? "--fold-replicas" : "--in-memory");
+        return -1;
+    }
+    if (code == TS_CLI_OPT_IN_MEMORY) { in_memory = true; return 0; }
+    fold_tol = 0.1;
+    return arg ? ts_cli_opt_real(cmd, "--fold-replicas", arg, 1e-9, 1.0, &fold_tol) : 0;
+}
+
+double ts_cli_fold_tolerance(void) { return fold_tol; }
+bool ts_cli_in_memory(void) { return in_memory; }
+
+static void budget_set(void)
+{
+    size_t total = ts__mem_total_bytes();
+    double gb = max_rss_gb > 0 ? max_rss_gb : 0.8 * (double)total / 1e9;
+    ts_set_memory_limit(gb > 0 ? (size_t)(gb * 1e9) : 0);
+}
+
+int ts_cli_budget_exit(int ex)
+{
+    size_t held = 0, asked = 0;
+    const char *phase = NULL;
+    if (!ts_memory_limit_hit(&held, &asked, &phase)) return ex;
+    double gb = max_rss_gb > 0 ? max_rss_gb : 0.8 * (double)ts__mem_total_bytes() / 1e9;
+    if (asked)
+        ts_cli_errorf("stopped: needs more than --max-rss %.3g GB: %.3f GB held while %s, %.1f MB more asked "
+                      "(raise --max-rss%s)", gb, held / 1e9, phase, asked / 1e6,
+                      fold_tol > 0 ? "" : ", or try --fold-replicas");
+    else
+        ts_cli_errorf("stopped: needs more than --max-rss %.3g GB: %.3f GB resident after %s (raise --max-rss%s)",
+                      gb, held / 1e9, phase, fold_tol > 0 ? "" : ", or try --fold-replicas");
+    return TS_EXIT_BAD;
+}
+
 int ts_cli_opt_common(const char *cmd, int code, const char *arg)
 {
+    if (code == TS_CLI_OPT_MAX_RSS || code == TS_CLI_OPT_FOLD || code == TS_CLI_OPT_IN_MEMORY)
+        return opt_scale(cmd, code, arg);
     if (code == TS_CLI_OPT_PYTHON_DEPTH) {
         if (ts_cli_opt_count(cmd, "--python-depth", arg, &python_depth)) return -1;
         if (python_depth == 0) {
@@ -85,10 +133,55 @@ int ts_cli_load(char **paths, int n, const char *iteration_marker, ts_trace **ou
 {
     ts_load_opts lo = {.size = sizeof lo, .iteration_marker = iteration_marker, .python_depth = python_depth};
     ts_error err = {0};
+    budget_set();
     int rc = ts_trace_load((const char *const *)paths, (uint32_t)n, &lo, out, &err);
     if (rc == TS_OK) return TS_EXIT_OK;
     ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc));
     return TS_EXIT_BAD;
+}
+
+/* The replica groups of a folded graph, on stderr: "rank R: N ranks (R, ...)". */
+static void print_groups(const ts_graph *g)
+{
+    uint32_t n = ts_graph_n_ranks(g), n_groups = 0;
+    for (uint32_t r = 0; r < n; r++) n_groups += ts_graph_replica_of(g, r) == r;
+    fprintf(stderr, "trainscope: --fold-replicas: %u ranks in %u group%s (representative: members)\n", n, n_groups,
+            n_groups == 1 ? "" : "s");
+    for (uint32_t r = 0; r < n; r++) {
+        if (ts_graph_replica_of(g, r) != r) continue;
+        uint32_t k = 0;
+        fprintf(stderr, "  rank %d:", ts_graph_rank_number(g, r));
+        for (uint32_t q = r; q < n; q++)
+            if (ts_graph_replica_of(g, q) == r && k++ < 16) fprintf(stderr, " %d", ts_graph_rank_number(g, q));
+        fprintf(stderr, "%s (%u)\n", k > 16 ? " ..." : "", k);
+    }
+}
+
+int ts_cli_load_graph(char **paths, int n, const char *iteration_marker, ts_graph_options *go, ts_trace **t,
+                      ts_graph **g)
+{
+    ts_load_opts lo = {.size = sizeof lo, .iteration_marker = iteration_marker, .python_depth = python_depth};
+    ts_error err = {0};
+    *t = NULL;
+    *g = NULL;
+    go->fold_replicas = fold_tol > 0;
+    go->fold_tolerance = fold_tol;
+    int rc;
+    if (in_memory) {
+        budget_set();
+        if (ts_cli_load(paths, n, iteration_marker, t) != TS_EXIT_OK) return TS_EXIT_BAD;
+        rc = ts_graph_create(*t, go, g, &err);
+        if (rc) { ts_trace_destroy(*t); *t = NULL; }
+    } else {
+        budget_set();
+        rc = ts_graph_load((const char *const *)paths, (uint32_t)n, &lo, go, t, g, &err);
+    }
+    if (rc) {
+        ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc));
+        return ts_cli_exit_for(rc);
+    }
+    if (go->fold_replicas) print_groups(*g);
+    return TS_EXIT_OK;
 }
 
 int ts_cli_opt_int(const char *cmd, const char *opt, const char *arg, int64_t lo, int64_t hi, int64_t *out)
@@ -223,7 +316,7 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "--version")) { printf("trainscope %s\n", ts_version()); return stdout_closed(TS_EXIT_OK); }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (commands[i].fn && !strcmp(argv[1], commands[i].name))
-            return stdout_closed(commands[i].fn(argc - 1, argv + 1));
+            return stdout_closed(ts_cli_budget_exit(commands[i].fn(argc - 1, argv + 1)));
     ts_cli_errorf("unknown command '%s' (see 'trainscope --help')", argv[1]);
     return TS_EXIT_BAD;
 }

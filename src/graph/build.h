@@ -46,5 +46,8 @@ TS_NODISCARD int ts__graph_rematch_by_time(ts_graph *g, ts_graph_members *member
 void ts__graph_align(ts_graph *g);
 void ts__graph_barriers(ts_graph *g);
 TS_NODISCARD int ts__graph_finish(ts_graph *g, ts_error *err);
+/* Every step after the local passes, in order: match, align, re-match by
+ * time where needed, barriers, finish (ts_graph_create and graph/stream.c). */
+TS_NODISCARD int ts__graph_join(ts_graph *g, ts_graph_members *members, ts_error *err);
 
 #endif

@@ -16,7 +16,7 @@ static const char *const node_kind_names[TS_NODE_KIND_COUNT] = {
 };
 static const char *const edge_kind_names[TS_EDGE_KIND_COUNT] = {
     "program", "nest", "launch", "stream", "stream_wait", "host_sync", "fwdbwd",
-    "coll_launch", "worker", "coll_enter", "coll_exit", "mpi_request", "dep",
+    "coll_launch", "worker", "coll_enter", "coll_exit", "mpi_request", "dep", "replica",
 };
 const char *ts__node_kind_name(ts_node_kind k)
 {
@@ -118,6 +118,7 @@ void ts_graph_destroy(ts_graph *g)
     ts__free(g->rank_number, (g->n_ranks + 1) * sizeof *g->rank_number);
     ts__free(g->align, (g->n_ranks + 1) * sizeof *g->align);
     ts__map64_free(&g->mpi_done);
+    if (g->replica_of) ts__free(g->replica_of, (g->n_ranks + 1) * sizeof *g->replica_of);
     for (uint32_t i = 0; i < g->n_warnings; i++) ts__free(g->warnings[i], strlen(g->warnings[i]) + 1);
     ts__free(g->warnings, g->cap_warnings * sizeof *g->warnings);
     ts__strpool_free(&g->strings);
@@ -443,6 +444,23 @@ int ts__graph_finish(ts_graph *g, ts_error *err)
     return rc;
 }
 
+int ts__graph_join(ts_graph *g, ts_graph_members *members, ts_error *err)
+{
+    uint32_t warn_mark = g->n_warnings;
+    ts__mem_phase("matching collectives");
+    int rc = ts__graph_match(g, members, NULL, err);
+    if (rc == TS_OK) {
+        ts__graph_align(g);
+        rc = ts__graph_rematch_by_time(g, members, warn_mark, err);
+    }
+    if (rc == TS_OK) {
+        ts__graph_barriers(g);
+        ts__mem_phase("indexing the graph");
+        rc = ts__graph_finish(g, err);
+    }
+    return rc;
+}
+
 /* ---- public ---- */
 
 /* Every time of a trace lies within 2^62 ns of its clock's zero and the
@@ -455,6 +473,7 @@ int ts_graph_create(const ts_trace *t, const ts_graph_options *opt, ts_graph **o
     *out = NULL;
     if (!t || t->n_ranks == 0) return ts__error(err, TS_ENODATA, "no ranks to build a graph from");
     if (t->n_ranks >= TS_GRAPH_NO_RANK) return ts__error(err, TS_ERANGE, "too many ranks (%u)", t->n_ranks);
+    ts__mem_phase("building the graph");
     ts_graph *g = ts__graph_alloc(t, t->n_ranks, opt);
     ts_graph_members *members = ts__calloc(t->n_ranks, sizeof *members);
     int rc = (!g || !members) ? ts__error(err, TS_ENOMEM, "out of memory") : TS_OK;
@@ -465,16 +484,7 @@ int ts_graph_create(const ts_trace *t, const ts_graph_options *opt, ts_graph **o
         rc = ts__graph_local(g, (uint16_t)r, t->ranks[r], &members[r], err);
         g->rank_first_node[r + 1] = g->nodes.n;
     }
-    uint32_t warn_mark = g ? g->n_warnings : 0;
-    if (rc == TS_OK) rc = ts__graph_match(g, members, NULL, err);
-    if (rc == TS_OK) {
-        ts__graph_align(g);
-        rc = ts__graph_rematch_by_time(g, members, warn_mark, err);
-    }
-    if (rc == TS_OK) {
-        ts__graph_barriers(g);
-        rc = ts__graph_finish(g, err);
-    }
+    if (rc == TS_OK) rc = ts__graph_join(g, members, err);
     for (uint32_t r = 0; members && r < t->n_ranks; r++)
         ts__free(members[r].node, members[r].cap * sizeof *members[r].node);
     ts__free(members, t->n_ranks * sizeof *members);

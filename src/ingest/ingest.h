@@ -121,4 +121,22 @@ TS_NODISCARD int ts__xplane_ingest_buffer(const char *name, const void *data, si
 bool ts__ctf_is_trace(const char *path);
 TS_NODISCARD int ts__ctf_load(const char *path, const ts_load_opts *opts, ts_trace **out, ts_error *err);
 
+/* ---- per-rank streaming (load.c): what ts_trace_load does, one rank at a
+ * time, for callers that keep a summary of each rank instead of the whole
+ * trace (graph/stream.c's bounded path, the MPI plugin's share of ranks).
+ * ts__trace_files expands paths (files, directories of rank files, in name
+ * order) into *files (n owned paths, free with ts__trace_files_free), and
+ * puts in note (cap bytes, "" = none) the warning a directory load leaves on
+ * its first rank about entries it skipped; a missing, unreadable or
+ * non-regular entry named like a trace is an error naming it. ts__load_rank
+ * reads files[i] (order = i, the rank number when nothing else gives one)
+ * into one finished rank, Python functions as ops where it has no CPU ops
+ * (opts->python_depth). A CTF session is not a rank file: callers send a
+ * single CTF path to ts_trace_load. */
+TS_NODISCARD int ts__trace_files(const char *const *paths, uint32_t n_paths, char ***files, uint32_t *n,
+                                 char *note, size_t cap, ts_error *err);
+void ts__trace_files_free(char **files, uint32_t n);
+TS_NODISCARD int ts__load_rank(const char *path, int32_t order, const ts_load_opts *opts, bool spare_core,
+                               ts_rank **out, ts_error *err);
+
 #endif

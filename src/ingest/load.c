@@ -293,6 +293,7 @@ static int trace_load(const char *const *paths, uint32_t n_paths, const ts_load_
     if (!out) return ts__error(err, TS_EINVAL, "ts_trace_load: out is NULL");
     *out = NULL;
     if (!paths || n_paths == 0) return ts__error(err, TS_EINVAL, "ts_trace_load: no paths given");
+    ts__mem_phase("loading rank files");
     if (n_paths == 1 && ts__ctf_is_trace(paths[0])) return ts__ctf_load(paths[0], opts, out, err);
     file_list files = {0};
     skip_note sk = {.n = 0};
@@ -311,4 +312,41 @@ static int trace_load(const char *const *paths, uint32_t n_paths, const ts_load_
     if (ranks) ts__free(ranks, files.n * sizeof *ranks);
     list_free(&files);
     return rc;
+}
+
+/* ---- per-rank streaming (ingest.h) ---- */
+
+int ts__trace_files(const char *const *paths, uint32_t n_paths, char ***files, uint32_t *n, char *note, size_t cap,
+                    ts_error *err)
+{
+    file_list l = {0};
+    skip_note sk = {.n = 0};
+    *files = NULL;
+    *n = 0;
+    if (note && cap) note[0] = 0;
+    int rc = expand_paths(&l, paths, n_paths, &sk, err);
+    if (rc) { list_free(&l); return rc; }
+    if (sk.n && note && cap) snprintf(note, cap, "%s%s (%u in all)", sk.msg, sk.n > 5 ? ", ..." : "", sk.n);
+    *files = l.v;
+    *n = l.n;
+    return TS_OK;
+}
+
+void ts__trace_files_free(char **files, uint32_t n)
+{
+    file_list l = {.v = files, .n = n, .cap = n};
+    /* list_free frees cap slots' worth: the list may have grown past n */
+    for (uint32_t i = 0; i < l.n; i++) ts__free(l.v[i], strlen(l.v[i]) + 1);
+    ts__free(files, (size_t)n * sizeof *files);
+}
+
+int ts__load_rank(const char *path, int32_t order, const ts_load_opts *opts, bool spare_core, ts_rank **out,
+                  ts_error *err)
+{
+    int rc = ingest_file(path, order, opts, spare_core, out, err);
+    if (rc) return rc;
+    uint32_t depth = opts && opts->size >= offsetof(ts_load_opts, python_depth) + sizeof(uint32_t)
+                         ? opts->python_depth : 0;
+    ts__rank_python_as_ops(*out, depth);
+    return TS_OK;
 }

@@ -319,6 +319,15 @@ TS_NODISCARD int ts__rank_finish(ts_rank *r, ts_error *err);
  * a trace spanning 2^59 ns (TS_ERANGE): every command takes one rule. */
 TS_NODISCARD int ts__trace_create(ts_rank **ranks, uint32_t n, ts_trace **out, ts_error *err);
 
+/* A new finished rank holding only full's slices with keep[s] != 0 (every
+ * ancestor of a kept slice must be kept), their args, all tracks, the
+ * iterations, metadata args, warnings and counts, and the strings these
+ * name; no instants, counters or flows (compact.c). map (full->slices.n
+ * entries) receives each slice's new row, TS_NONE32 = dropped. full is
+ * unaltered; TS_ENOMEM names full's file. */
+TS_NODISCARD int ts__rank_compact(const ts_rank *full, const uint8_t *keep, uint32_t *map, ts_rank **out,
+                                  ts_error *err);
+
 /* ---- read helpers ---- */
 /* Arg lookup on a slice by key string; false when absent. "correlation" and
  * "External id" are answered from the corr and ext_id columns when no row

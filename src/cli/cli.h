@@ -87,13 +87,15 @@ enum { TS_CLI_OPT_MAX_RSS = 0x1003, TS_CLI_OPT_FOLD = 0x1004, TS_CLI_OPT_IN_MEMO
 double ts_cli_fold_tolerance(void);
 bool   ts_cli_in_memory(void);
 /* replay and critical-path: load paths into a trace and its graph, by the
- * bounded path (ts_graph_load) unless --in-memory; *go gets the fold options.
+ * bounded path (ts_graph_load) unless --in-memory or `whole` (the command
+ * reads slices the graph does not name: replay --scale, critical-path
+ * --export); *go gets the fold options (refused with either).
  * Prints the error and returns TS_EXIT_BAD on failure; with --fold-replicas
  * prints the replica groups to stderr. */
 typedef struct ts_graph ts_graph;
 typedef struct ts_graph_options ts_graph_options;
-int ts_cli_load_graph(char **paths, int n, const char *iteration_marker, ts_graph_options *go, ts_trace **t,
-                      ts_graph **g);
+int ts_cli_load_graph(char **paths, int n, const char *iteration_marker, bool whole, ts_graph_options *go,
+                      ts_trace **t, ts_graph **g);
 /* After the command: a run stopped by the memory budget says so (one line:
  * the limit, what was held, in which phase) and exits 2. */
 int ts_cli_budget_exit(int ex);

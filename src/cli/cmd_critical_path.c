@@ -384,7 +384,7 @@ int ts_cmd_critical_path(int argc, char **argv)
     ts_trace *t = NULL;
     ts_graph *g = NULL;
     ts_graph_options go = {.size = sizeof go, .leaf_ops = a.leaf_ops, .no_align = a.no_align};
-    int ex = ts_cli_load_graph(argv + optind, argc - optind, a.marker, &go, &t, &g);
+    int ex = ts_cli_load_graph(argv + optind, argc - optind, a.marker, a.export_path != NULL, &go, &t, &g);
     if (ex != TS_EXIT_OK) return ex;
     int code = run(&a, t, g);   /* destroys g */
     ts_trace_destroy(t);

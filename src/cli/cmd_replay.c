@@ -639,7 +639,7 @@ static int cmd_replay_one(int argc, char **argv, replay_args *ap)
     ts_trace *t = NULL;
     ts_graph *g = NULL;
     ts_graph_options go = {.size = sizeof go};
-    int ex = ts_cli_load_graph(argv + optind, argc - optind, a.marker, &go, &t, &g);
+    int ex = ts_cli_load_graph(argv + optind, argc - optind, a.marker, a.opts.n_scales > 0, &go, &t, &g);
     if (ex != TS_EXIT_OK) return ex;
     ts_error err = {0};
     ts_replay *r = NULL;

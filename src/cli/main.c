@@ -157,8 +157,8 @@ static void print_groups(const ts_graph *g)
     }
 }
 
-int ts_cli_load_graph(char **paths, int n, const char *iteration_marker, ts_graph_options *go, ts_trace **t,
-                      ts_graph **g)
+int ts_cli_load_graph(char **paths, int n, const char *iteration_marker, bool whole, ts_graph_options *go,
+                      ts_trace **t, ts_graph **g)
 {
     ts_load_opts lo = {.size = sizeof lo, .iteration_marker = iteration_marker, .python_depth = python_depth};
     ts_error err = {0};
@@ -167,7 +167,12 @@ int ts_cli_load_graph(char **paths, int n, const char *iteration_marker, ts_grap
     go->fold_replicas = fold_tol > 0;
     go->fold_tolerance = fold_tol;
     int rc;
-    if (in_memory) {
+    if ((in_memory || whole) && fold_tol > 0) {
+        ts_cli_errorf("--fold-replicas needs the bounded path: not with %s", in_memory ? "--in-memory"
+                      : "an option that reads every op (replay --scale, critical-path --export)");
+        return TS_EXIT_BAD;
+    }
+    if (in_memory || whole) {
         budget_set();
         if (ts_cli_load(paths, n, iteration_marker, t) != TS_EXIT_OK) return TS_EXIT_BAD;
         rc = ts_graph_create(*t, go, g, &err);

@@ -32,6 +32,9 @@ void      ts__graph_add_edge(ts_graph *g, uint32_t src, uint32_t dst, ts_edge_ki
  * `model`; appends the rank's collective members to *members. */
 TS_NODISCARD int ts__graph_local(ts_graph *g, uint16_t ri, const ts_rank *model,
                                  ts_graph_members *members, ts_error *err);
+/* The slice that carries member slice s's collective args: s, or the
+ * record_param_comms nested right inside a c10d:: call (collective.c). */
+uint32_t ts__graph_args_slice(const ts_rank *r, uint32_t s);
 /* Collective key of a member node: normalized name and process group (graph strings). */
 void ts__graph_coll_key(ts_graph *g, uint32_t node, uint32_t *name, uint32_t *pg, int64_t *seq,
                         int64_t *bytes);
@@ -49,5 +52,8 @@ TS_NODISCARD int ts__graph_finish(ts_graph *g, ts_error *err);
 /* Every step after the local passes, in order: match, align, re-match by
  * time where needed, barriers, finish (ts_graph_create and graph/stream.c). */
 TS_NODISCARD int ts__graph_join(ts_graph *g, ts_graph_members *members, ts_error *err);
+/* Its two halves: match, align and re-match; then barriers and finish. */
+TS_NODISCARD int ts__graph_join_match(ts_graph *g, ts_graph_members *members, ts_error *err);
+TS_NODISCARD int ts__graph_join_finish(ts_graph *g, ts_error *err);
 
 #endif

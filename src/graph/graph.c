@@ -444,7 +444,7 @@ int ts__graph_finish(ts_graph *g, ts_error *err)
     return rc;
 }
 
-int ts__graph_join(ts_graph *g, ts_graph_members *members, ts_error *err)
+int ts__graph_join_match(ts_graph *g, ts_graph_members *members, ts_error *err)
 {
     uint32_t warn_mark = g->n_warnings;
     ts__mem_phase("matching collectives");
@@ -453,12 +453,20 @@ int ts__graph_join(ts_graph *g, ts_graph_members *members, ts_error *err)
         ts__graph_align(g);
         rc = ts__graph_rematch_by_time(g, members, warn_mark, err);
     }
-    if (rc == TS_OK) {
-        ts__graph_barriers(g);
-        ts__mem_phase("indexing the graph");
-        rc = ts__graph_finish(g, err);
-    }
     return rc;
+}
+
+int ts__graph_join_finish(ts_graph *g, ts_error *err)
+{
+    ts__graph_barriers(g);
+    ts__mem_phase("indexing the graph");
+    return ts__graph_finish(g, err);
+}
+
+int ts__graph_join(ts_graph *g, ts_graph_members *members, ts_error *err)
+{
+    int rc = ts__graph_join_match(g, members, err);
+    return rc ? rc : ts__graph_join_finish(g, err);
 }
 
 /* ---- public ---- */

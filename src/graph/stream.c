@@ -80,24 +80,26 @@ void ts__graph_stream_note(ts_graph_stream *s, const char *note)
 
 /* ---- what a compact rank keeps ---- */
 
-/* Slices the graph and its readers name: every node's slice, the rows after a
- * collective member that args_slice (collective.c) may take its args from
- * (up to 16, inside it), iteration marks; then every ancestor of those. */
+/* Slices the graph and its readers name: every node's slice, the slice a
+ * collective member takes its args from (ts__graph_args_slice: itself or a
+ * child), iteration marks. Only collective members and those children keep
+ * their args (2): nothing but matching (collective.c) reads a slice's args
+ * once the local graph is built, and a child found again in the compact rank
+ * is the same one (no other kept row there has args). Dropped ancestors are
+ * skipped (ts__rank_compact links each slice to its nearest kept one), so a
+ * node's enclosing node (ts__graph_parent_node) is found as before. */
 static void mark_keep(const ts_graph *g, uint32_t ri, const ts_rank *r, const ts_graph_members *m, uint8_t *keep)
 {
     for (uint32_t n = g->rank_first_node[ri]; n < g->nodes.n; n++)
         if (g->nodes.slice[n] < r->slices.n) keep[g->nodes.slice[n]] = 1;
-    for (uint32_t k = 0; k < m->n; k++) {
+    for (uint32_t k = 0; k < m->n; k++) {   /* members keep their args: matching reads them */
         uint32_t s = g->nodes.slice[m->node[k]];
         if (s >= r->slices.n) continue;
-        const ts_track *tr = &r->tracks[r->slices.track[s]];
-        uint32_t end = tr->first_slice + tr->n_slices;
-        for (uint32_t c = s + 1; c < end && c <= s + 16 && r->slices.ts_ns[c] < ts__slice_end(r, s); c++) keep[c] = 1;
+        keep[s] = 2;
+        keep[ts__graph_args_slice(r, s)] = 2;
     }
     for (uint32_t i = 0; i < r->n_iterations; i++)
         if (r->iterations[i].slice < r->slices.n) keep[r->iterations[i].slice] = 1;
-    for (uint32_t s = r->slices.n; s-- > 0;)   /* a parent precedes its children: one backward pass */
-        if (keep[s] && r->slices.parent[s] != TS_NONE32) keep[r->slices.parent[s]] = 1;
 }
 
 static int compact(ts_graph_stream *s, uint32_t ri, const ts_rank *full, ts_error *err)
@@ -166,14 +168,14 @@ static uint32_t find_group(const ts_graph_stream *s, const fold_group *f)
 }
 
 /* Rank ri replicates group q's representative: keep only its collective
- * members (on their lanes, with their slices and measured times), each
- * after the representative's member of the same ordinal by a replica edge. */
+ * members (on their lanes, with their slices and measured times); once
+ * matched, each follows the representative's member of its instance
+ * (replica_edges). */
 static int fold_into(ts_graph_stream *s, uint32_t ri, uint32_t edge0, uint32_t lane0, const fold_group *q)
 {
     ts_graph *g = s->g;
     ts_graph_members *m = &s->members[ri];
     uint32_t node0 = g->rank_first_node[ri];
-    ts_graph_members *rm = &s->members[q->rep];
     size_t bytes = (size_t)m->n * (sizeof(uint32_t) * 3 + 1 + 16) + 1;
     uint8_t *buf = ts__malloc(bytes);
     if (!buf) return TS_ENOMEM;
@@ -205,13 +207,41 @@ static int fold_into(ts_graph_stream *s, uint32_t ri, uint32_t edge0, uint32_t l
                                         t[2 * k + 1]);
         if (n == TS_NONE32) break;
         g->nodes.iteration[n] = iter[k];
-        ts__graph_add_edge(g, rm->node[k], n, TS_EDGE_REPLICA, 0);
         m->node[k] = n;
     }
     ts__free(keep_lanes, (size_t)n_lanes * sizeof *keep_lanes + 1);
     ts__free(buf, bytes);
     g->replica_of[ri] = q->rep;
     g->n_folded++;
+    return g->oom ? TS_ENOMEM : TS_OK;
+}
+
+/* After matching: a folded rank's member starts after its representative's
+ * member of the same instance (its measured lag is the edge's gap, set by
+ * finish), so it arrives as late as it did, relative to the representative,
+ * whatever a what-if does to the representative. A member whose
+ * representative has none in its instance stays a source (its measured
+ * start). O(members) with one scratch slot per rank. */
+static int replica_edges(ts_graph *g)
+{
+    uint32_t *rep_member = ts__malloc((size_t)g->n_ranks * sizeof *rep_member + 4);
+    if (!rep_member) return TS_ENOMEM;
+    memset(rep_member, 0xff, (size_t)g->n_ranks * sizeof *rep_member);
+    for (uint32_t c = 0; c < g->n_colls; c++) {
+        const uint32_t *mem = g->coll_members + g->colls[c].first_member;
+        uint32_t n = g->colls[c].n_members;
+        for (uint32_t k = 0; k < n; k++) {
+            uint16_t r = g->nodes.rank[mem[k]];
+            if (g->replica_of[r] == r) rep_member[r] = mem[k];
+        }
+        for (uint32_t k = 0; k < n; k++) {
+            uint16_t r = g->nodes.rank[mem[k]];
+            uint32_t rep = g->replica_of[r];
+            if (rep != r && rep_member[rep] != TS_NONE32) ts__graph_add_edge(g, rep_member[rep], mem[k], TS_EDGE_REPLICA, 0);
+        }
+        for (uint32_t k = 0; k < n; k++) rep_member[g->nodes.rank[mem[k]]] = TS_NONE32;
+    }
+    ts__free(rep_member, (size_t)g->n_ranks * sizeof *rep_member + 4);
     return g->oom ? TS_ENOMEM : TS_OK;
 }
 
@@ -277,8 +307,11 @@ int ts__graph_stream_finish(ts_graph_stream *s, ts_trace **trace, ts_graph **gra
     ts_graph *g = s->g;
     if (rc == TS_OK) {
         g->trace = t;
-        rc = ts__graph_join(g, s->members, err);
+        rc = ts__graph_join_match(g, s->members, err);
     }
+    if (rc == TS_OK && g->replica_of && (rc = replica_edges(g)) != TS_OK)
+        ts__error(err, rc, "out of memory folding replicas");
+    if (rc == TS_OK) rc = ts__graph_join_finish(g, err);
     if (rc == TS_OK) s->g = NULL;
     ts__graph_stream_abort(s);
     if (rc) { ts_trace_destroy(t); return rc; }

@@ -1,12 +1,15 @@
 /* compact.c - a rank reduced to the slices a caller still needs (the bounded
- * path from files, graph/stream.c): the kept slices with every column and
- * their args, all tracks, iterations, metadata args, warnings and counts,
+ * path from files, graph/stream.c): the kept slices with every column (and
+ * their args where asked), all tracks, iterations, metadata args, warnings and counts,
  * and only the strings they name. Instants, counters and flows are dropped.
  *
  * Not for: choosing what to keep (the caller marks it). Invariants: the kept
  * rows stay in their order, so a track's slices are still contiguous and in
- * time order; the caller keeps every ancestor of a kept slice (asserted by
- * the parent remap), so depth and parent stay true. Cost O(slices + args of
+ * time order; ancestors that are not kept are skipped: a kept slice's parent is its
+ * nearest kept ancestor and its depth counts kept ancestors, so nesting
+ * stays true of the kept rows. A slice kept with
+ * keep[s] == 2 keeps its args too; with 1 it has none. The corr and ext_id
+ * columns are dropped (NULL): the local graph that used them is built. Cost O(slices + args of
  * kept slices + bytes of the strings kept).
  */
 #include "trace/model.h"
@@ -40,18 +43,18 @@ static uint32_t copy_args(str_map *m, uint32_t first, uint32_t n)
     return at;
 }
 
-static void copy_slice(str_map *m, uint32_t s, const uint32_t *map)
+static void copy_slice(str_map *m, uint32_t s, const uint32_t *map, uint32_t kept_parent, bool with_args)
 {
     const ts_slices *f = &m->from->slices;
-    uint32_t args = TS_NONE32, n_args = f->args[s] == TS_NONE32 ? 0 : f->n_args[s];
+    uint32_t args = TS_NONE32, n_args = f->args[s] == TS_NONE32 || !with_args ? 0 : f->n_args[s];
     if (n_args) args = copy_args(m, f->args[s], n_args);
     uint32_t i = ts__rank_push_slice(m->to, f->track[s], f->ts_ns[s], f->dur_ns[s], map_str(m, f->name[s]),
                                      map_str(m, f->cat[s]), (ts_kind)f->kind[s], args, n_args, f->corr[s],
                                      f->ext_id[s]);
     if (i == TS_NONE32) return;
-    m->to->slices.depth[i] = f->depth[s];
-    TS_ASSERT(f->parent[s] == TS_NONE32 || map[f->parent[s]] != TS_NONE32);
-    m->to->slices.parent[i] = f->parent[s] == TS_NONE32 ? TS_NONE32 : map[f->parent[s]];
+    uint32_t p = kept_parent == TS_NONE32 ? TS_NONE32 : map[kept_parent];
+    m->to->slices.parent[i] = p;
+    m->to->slices.depth[i] = p == TS_NONE32 ? 0 : (uint16_t)(m->to->slices.depth[p] + 1);
 }
 
 static int copy_tracks(str_map *m, const uint32_t *map)
@@ -109,17 +112,23 @@ int ts__rank_compact(const ts_rank *full, const uint8_t *keep, uint32_t *map, ts
     uint32_t n_keep = 0, n_args = 0;
     for (uint32_t s = 0; s < full->slices.n; s++) {
         map[s] = keep[s] ? n_keep++ : TS_NONE32;
-        if (keep[s] && full->slices.args[s] != TS_NONE32) n_args += full->slices.n_args[s];
+        if (keep[s] == 2 && full->slices.args[s] != TS_NONE32) n_args += full->slices.n_args[s];
     }
     ts_rank *t = ts__rank_create(full->path);
     str_map m = {.from = full, .to = t, .id = ts__calloc((size_t)full->strings.n + 1, sizeof *m.id)};
-    int rc = !t || !m.id ? TS_ENOMEM : TS_OK;
+    /* per slice: its nearest kept ancestor (parents precede children) */
+    uint32_t *up = ts__malloc(((size_t)full->slices.n + 1) * sizeof *up);
+    int rc = !t || !m.id || !up ? TS_ENOMEM : TS_OK;
     if (rc == TS_OK) {
         ts__rank_reserve(t, n_keep ? n_keep : 1, n_args + full->n_meta_args + 1, 0);
-        for (uint32_t s = 0; s < full->slices.n; s++)
-            if (keep[s]) copy_slice(&m, s, map);
+        for (uint32_t s = 0; s < full->slices.n; s++) {
+            uint32_t p = full->slices.parent[s];
+            up[s] = p == TS_NONE32 ? TS_NONE32 : keep[p] ? p : up[p];
+            if (keep[s]) copy_slice(&m, s, map, up[s], keep[s] == 2);
+        }
         rc = copy_tracks(&m, map);
     }
+    if (up) ts__free(up, ((size_t)full->slices.n + 1) * sizeof *up);
     if (rc == TS_OK) rc = copy_rest(&m, map);
     if (rc == TS_OK && (t->oom || ts__strpool_oom(&t->strings))) rc = TS_ENOMEM;
     if (m.id) ts__free(m.id, ((size_t)full->strings.n + 1) * sizeof *m.id);
@@ -127,6 +136,10 @@ int ts__rank_compact(const ts_rank *full, const uint8_t *keep, uint32_t *map, ts
         ts__rank_destroy(t);
         return ts__error(err, rc, "%s: out of memory keeping the rank's summary", full->path ? full->path : "?");
     }
+    /* the launch ids served the local graph, built by now: 16 bytes a slice */
+    ts__free(t->slices.corr, (size_t)t->slices.cap * sizeof *t->slices.corr);
+    ts__free(t->slices.ext_id, (size_t)t->slices.cap * sizeof *t->slices.ext_id);
+    t->slices.corr = t->slices.ext_id = NULL;
     t->finished = true;
     *out = t;
     return TS_OK;

@@ -15,8 +15,9 @@
  * with "ts"/"dur" written as plain numbers (Kineto's are).
  *
  * Usage: build/bench/scale_gen --out DIR --ranks N [--jitter 0.02] [--seed 1]
- *            [--compress none|gz|zst|mix] SOURCE.json[.gz]...
- * Files are DIR/rank-<r>.json[.gz|.zst] (mix: none, gz, zst by r % 3).
+ *            [--compress none|gz|zst|mix] [--names rank|host] SOURCE.json[.gz]...
+ * Files are DIR/rank-<r>.json[.gz|.zst] (mix: none, gz, zst by r % 3), or with
+ * --names host DIR/host_<hash>.pt.trace.json[...] (rank only inside, as Kineto).
  */
 #include <math.h>
 #include <stdint.h>
@@ -52,6 +53,12 @@ static buf read_source(const char *path)
     put(&b, "", 1);
     b.n--;
     return b;
+}
+
+static uint64_t ts_mix(uint64_t x)
+{
+    x ^= x >> 33; x *= 0xff51afd7ed558ccdULL; x ^= x >> 33;
+    return x;
 }
 
 static double unit(uint64_t *s)
@@ -148,7 +155,7 @@ static void write_file(const char *path, const buf *b, const char *how)
 
 int main(int argc, char **argv)
 {
-    const char *out = NULL, *compress = "none", *srcs[16];
+    const char *out = NULL, *compress = "none", *names = "rank", *srcs[16];
     int n = 0, n_src = 0;
     double jitter = 0.02;
     uint64_t seed = 1;
@@ -159,9 +166,10 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--jitter") && v) jitter = atof(argv[++i]);
         else if (!strcmp(argv[i], "--seed") && v) seed = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--compress") && v) compress = argv[++i];
+        else if (!strcmp(argv[i], "--names") && v) names = argv[++i];
         else if (argv[i][0] != '-' && n_src < 16) srcs[n_src++] = argv[i];
         else { fprintf(stderr, "usage: %s --out DIR --ranks N [--jitter J] [--seed S] "
-                       "[--compress none|gz|zst|mix] SOURCE...\n", argv[0]); return 2; }
+                       "[--compress none|gz|zst|mix] [--names rank|host] SOURCE...\n", argv[0]); return 2; }
     }
     if (!out || n <= 0 || n_src == 0) { fprintf(stderr, "scale_gen: --out, --ranks and a SOURCE are needed\n"); return 2; }
     buf src[16];
@@ -178,8 +186,12 @@ int main(int argc, char **argv)
         o.n = 0;
         transform(&src[r % n_src], &o, t0[r % n_src], f, off, r, n);
         char path[4096];
-        snprintf(path, sizeof path, "%s/rank-%d.json%s", out, r,
-                 !strcmp(how, "gz") ? ".gz" : !strcmp(how, "zst") ? ".zst" : "");
+        const char *ext = !strcmp(how, "gz") ? ".gz" : !strcmp(how, "zst") ? ".zst" : "";
+        if (!strcmp(names, "host"))   /* Kineto's way: no rank in the name, names in no rank order */
+            snprintf(path, sizeof path, "%s/host_%08llx.pt.trace.json%s", out,
+                     (unsigned long long)(ts_mix((uint64_t)r + seed) & 0xffffffffu), ext);
+        else
+            snprintf(path, sizeof path, "%s/rank-%d.json%s", out, r, ext);
         write_file(path, &o, how);
     }
     free(o.p);

@@ -47,10 +47,10 @@ TS_API void     ts_graph_destroy(ts_graph *g);
  * so the peak grows with the graph, not with the input. Same answers as
  * ts_trace_load + ts_graph_create (tested). *trace is that summary: read it
  * through the graph only, never hand it to stats or breakdown; destroy the
- * graph, then the trace. Rank files named with their rank (`rank-N`) are
- * read in rank order; otherwise by name, and a set whose ranks then come out
- * of order (their distributedInfo disagrees with the names' order) is
- * TS_EFORMAT naming the file (ts_trace_load takes it). Errors name the file.
+ * graph, then the trace. Files are read in name order (rank files named
+ * `rank-N` in rank order); the graph's ranks are in rank-number order
+ * whatever the names. Errors name the file (two files claiming one rank:
+ * both).
  * With opt->fold_replicas, a rank that replicates an earlier kept rank keeps
  * only its collective members, each following the representative's (so the
  * collectives keep every rank's measured arrival spread);

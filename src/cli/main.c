@@ -151,7 +151,7 @@ static void print_groups(const ts_graph *g)
         if (ts_graph_replica_of(g, r) != r) continue;
         uint32_t k = 0;
         fprintf(stderr, "  rank %d:", ts_graph_rank_number(g, r));
-        for (uint32_t q = r; q < n; q++)
+        for (uint32_t q = 0; q < n; q++)
             if (ts_graph_replica_of(g, q) == r && k++ < 16) fprintf(stderr, " %d", ts_graph_rank_number(g, q));
         fprintf(stderr, "%s (%u)\n", k > 16 ? " ..." : "", k);
     }

@@ -28,6 +28,16 @@ uint32_t  ts__graph_add_node(ts_graph *g, uint16_t rank, ts_node_kind kind, uint
                              uint32_t slice, int64_t start_ns, int64_t dur_ns);
 void      ts__graph_add_edge(ts_graph *g, uint32_t src, uint32_t dst, ts_edge_kind kind, uint8_t flags);
 
+/* The node table's columns (at most 16), for loops over all of them. */
+size_t ts__graph_node_cols(ts_graph_nodes *n, ts_col_ref *c);
+/* Put the graph's ranks, built in another order, in order: old rank r
+ * becomes rank pos[r]. Before matching: moves every rank's node rows and
+ * lanes (lane_first: n_ranks + 1 entries, rank r's lanes are rows
+ * [lane_first[r], lane_first[r + 1])), remaps edges, the members' lists
+ * (permuted too), mpi_done and replica_of. O(nodes + edges); one column's
+ * worth of scratch at a time (reorder.c). */
+TS_NODISCARD int ts__graph_reorder_ranks(ts_graph *g, const uint32_t *pos, const uint32_t *lane_first,
+                                         ts_graph_members *members);
 /* Nodes and local edges of graph rank `ri`, whose slices live in model rank
  * `model`; appends the rank's collective members to *members. */
 TS_NODISCARD int ts__graph_local(ts_graph *g, uint16_t ri, const ts_rank *model,

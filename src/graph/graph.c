@@ -29,9 +29,9 @@ const char *ts__edge_kind_name(ts_edge_kind k)
 
 /* The column arrays of the node and edge tables, so growing and freeing
  * them is one loop each. */
-typedef struct col_ref { void **p; size_t elem; } col_ref;
+typedef ts_col_ref col_ref;
 
-static size_t node_cols(ts_graph_nodes *n, col_ref *c)
+size_t ts__graph_node_cols(ts_graph_nodes *n, col_ref *c)
 {
     col_ref cols[] = {
         {(void **)&n->rank, sizeof *n->rank}, {(void **)&n->kind, sizeof *n->kind},
@@ -104,7 +104,7 @@ void ts_graph_destroy(ts_graph *g)
     ts_graph_nodes *n = &g->nodes;
     ts_graph_edges *e = &g->edges;
     col_ref cols[16];
-    free_cols(cols, node_cols(n, cols), n->cap);
+    free_cols(cols, ts__graph_node_cols(n, cols), n->cap);
     free_cols(cols, edge_cols(e, cols), e->cap);
     ts__free(g->out_first, ((size_t)n->n + 1) * sizeof *g->out_first);
     ts__free(g->in_first, ((size_t)n->n + 1) * sizeof *g->in_first);
@@ -159,7 +159,7 @@ uint32_t ts__graph_add_lane(ts_graph *g, uint16_t rank, bool on_gpu, uint32_t tr
 static int grow_nodes(ts_graph_nodes *n, size_t need)
 {
     col_ref cols[16];
-    return grow_cols(cols, node_cols(n, cols), &n->cap, need, 1024);
+    return grow_cols(cols, ts__graph_node_cols(n, cols), &n->cap, need, 1024);
 }
 
 static int grow_edges(ts_graph_edges *e, size_t need)
@@ -181,7 +181,7 @@ int ts__graph_reserve(ts_graph *g, size_t n_nodes, size_t n_edges)
     if (n_nodes > (1u << 31) || n_edges > (1u << 31)) return TS_ERANGE;   /* capacities double in uint32 */
     if (grow_nodes(&g->nodes, n_nodes) || grow_edges(&g->edges, n_edges)) return TS_ENOMEM;
     col_ref cols[16];
-    prefault_rows(cols, node_cols(&g->nodes, cols), g->nodes.n, n_nodes);
+    prefault_rows(cols, ts__graph_node_cols(&g->nodes, cols), g->nodes.n, n_nodes);
     prefault_rows(cols, edge_cols(&g->edges, cols), g->edges.n, n_edges);
     return TS_OK;
 }

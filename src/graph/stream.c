@@ -28,6 +28,7 @@ struct ts_graph_stream {
     ts_graph         *g;
     ts_graph_members *members;   /* per graph rank */
     ts_rank         **ranks;     /* compact summaries, per graph rank */
+    uint32_t         *lane_first; /* per graph rank + 1: its lanes' first row */
     uint32_t          n_ranks, n_added;
     fold_group       *groups;
     uint32_t          n_groups, cap_groups;
@@ -46,11 +47,12 @@ int ts__graph_stream_begin(uint32_t n_ranks, const ts_graph_options *opt, ts_gra
     s->g = ts__graph_alloc(NULL, n_ranks, opt);
     s->members = ts__calloc(n_ranks, sizeof *s->members);
     s->ranks = ts__calloc(n_ranks, sizeof *s->ranks);
+    s->lane_first = ts__calloc((size_t)n_ranks + 1, sizeof *s->lane_first);
     if (s->g && s->g->opt.fold_replicas) {
         s->fold_tol = s->g->opt.fold_tolerance > 0 ? s->g->opt.fold_tolerance : 0.1;
         s->g->replica_of = ts__calloc(n_ranks + 1, sizeof *s->g->replica_of);
     }
-    if (!s->g || !s->members || !s->ranks || (s->g->opt.fold_replicas && !s->g->replica_of)) {
+    if (!s->g || !s->members || !s->ranks || !s->lane_first || (s->g->opt.fold_replicas && !s->g->replica_of)) {
         ts__graph_stream_abort(s);
         return ts__error(err, TS_ENOMEM, "out of memory");
     }
@@ -66,6 +68,7 @@ void ts__graph_stream_abort(ts_graph_stream *s)
     for (uint32_t r = 0; s->ranks && r < s->n_ranks; r++) ts__rank_destroy(s->ranks[r]);
     ts__free(s->members, s->n_ranks * sizeof *s->members);
     ts__free(s->ranks, s->n_ranks * sizeof *s->ranks);
+    ts__free(s->lane_first, ((size_t)s->n_ranks + 1) * sizeof *s->lane_first);
     ts__free(s->groups, s->cap_groups * sizeof *s->groups);
     if (s->note) ts__free(s->note, strlen(s->note) + 1);
     ts_graph_destroy(s->g);
@@ -268,16 +271,13 @@ int ts__graph_stream_add(ts_graph_stream *s, ts_rank *full, ts_error *err)
     ts_graph *g = s->g;
     uint32_t ri = s->n_added;
     int rc = TS_OK;
-    if (ri >= s->n_ranks) rc = ts__error(err, TS_EINVAL, "%s: more ranks than announced (%u)", full->path, s->n_ranks);
-    else if (ri > 0 && full->rank <= s->ranks[ri - 1]->rank)
-        rc = full->rank == s->ranks[ri - 1]->rank
-                 ? ts__error(err, TS_EFORMAT, "%s: claims rank %d, which %s already claims", full->path, full->rank,
-                             s->ranks[ri - 1]->path)
-                 : ts__error(err, TS_EFORMAT, "%s: byte 0: rank %d comes after rank %d (%s): the bounded path reads "
-                             "ranks in order; name the files rank-N", full->path, full->rank,
-                             s->ranks[ri - 1]->rank, s->ranks[ri - 1]->path);
-    if (rc) { ts__rank_destroy(full); return rc; }
+    if (ri >= s->n_ranks) {
+        rc = ts__error(err, TS_EINVAL, "%s: more ranks than announced (%u)", full->path, s->n_ranks);
+        ts__rank_destroy(full);
+        return rc;
+    }
     uint32_t edge0 = g->edges.n, lane0 = g->n_lanes, mpi0 = g->mpi_done.n;
+    s->lane_first[ri] = lane0;
     g->rank_model[ri] = ri;
     g->rank_number[ri] = full->rank;
     g->rank_first_node[ri] = g->nodes.n;
@@ -285,9 +285,33 @@ int ts__graph_stream_add(ts_graph_stream *s, ts_rank *full, ts_error *err)
     if (rc == TS_OK && g->replica_of) rc = fold(s, ri, full, edge0, lane0, mpi0);
     if (rc == TS_ENOMEM && err && !err->msg[0]) ts__error(err, rc, "%s: out of memory building its graph", full->path);
     g->rank_first_node[ri + 1] = g->nodes.n;
+    s->lane_first[ri + 1] = g->n_lanes;
     if (rc == TS_OK) rc = compact(s, ri, full, err);
     ts__rank_destroy(full);
     if (rc == TS_OK) s->n_added++;
+    return rc;
+}
+
+/* t holds the ranks sorted by number (ts__trace_create); the graph's ranks
+ * are in the order they were added: where that differs (files named
+ * otherwise than by rank), move the graph's ranks to t's order. */
+static int in_rank_order(ts_graph_stream *s, const ts_trace *t)
+{
+    uint32_t n = s->n_ranks, *pos = ts__malloc((size_t)n * sizeof *pos + 1);
+    if (!pos) return TS_ENOMEM;
+    bool moved = false;
+    for (uint32_t r = 0; r < n; r++) {   /* numbers are unique now: a binary search finds each */
+        uint32_t lo = 0, hi = n;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (t->ranks[mid]->rank < s->ranks[r]->rank) lo = mid + 1;
+            else hi = mid;
+        }
+        pos[r] = lo;
+        moved |= lo != r;
+    }
+    int rc = moved ? ts__graph_reorder_ranks(s->g, pos, s->lane_first, s->members) : TS_OK;
+    ts__free(pos, (size_t)n * sizeof *pos + 1);
     return rc;
 }
 
@@ -303,8 +327,10 @@ int ts__graph_stream_finish(ts_graph_stream *s, ts_trace **trace, ts_graph **gra
     if (s->note) ts__rank_warn(s->ranks[0], TS_WARN_OTHER, "%s", s->note);
     ts_trace *t = NULL;
     int rc = ts__trace_create(s->ranks, s->n_ranks, &t, err);   /* owns the ranks from here, on failure too */
-    memset(s->ranks, 0, s->n_ranks * sizeof *s->ranks);
     ts_graph *g = s->g;
+    if (rc == TS_OK) rc = in_rank_order(s, t);
+    memset(s->ranks, 0, s->n_ranks * sizeof *s->ranks);
+    if (rc == TS_ENOMEM) ts__error(err, rc, "out of memory putting %u ranks in order", s->n_ranks);
     if (rc == TS_OK) {
         g->trace = t;
         rc = ts__graph_join_match(g, s->members, err);

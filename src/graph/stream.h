@@ -4,7 +4,8 @@
  * share of ranks).
  *
  * Use: ts__graph_stream_begin(n_ranks) -> ts__graph_stream_add(full rank)
- * for each rank IN ASCENDING RANK NUMBER (the graph's rank order) ->
+ * for each rank, in any order (finish puts the graph's ranks in rank-number
+ * order; adding them in that order spares the move) ->
  * ts__graph_stream_finish -> trace (the ranks' summaries) + graph (borrowing
  * it). add builds the rank's local graph (nodes, lanes, local edges,
  * collective members), keeps a compact copy of the rank (ts__rank_compact:

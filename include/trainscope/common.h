@@ -60,7 +60,8 @@ TS_API void ts_set_allocator(ts_alloc_fn fn, void *ud);
  * machine were out of memory, so the call that needed it returns TS_ENOMEM
  * and leaves no partial result; ts_memory_limit_hit() then says how much was
  * held, how much more was asked and in which phase ("loading rank files",
- * "building the graph", ...), for the message. Allocations through a hook
+ * "building the graph", ...), for the message; setting a limit clears that
+ * record. Allocations through a hook
  * set with ts_set_allocator are not counted. */
 TS_API void   ts_set_memory_limit(size_t bytes);
 TS_API size_t ts_memory_held(void);   /* bytes the default allocator holds now */

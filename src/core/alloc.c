@@ -52,7 +52,11 @@ static void *default_alloc(void *ud, void *ptr, size_t old_size, size_t new_size
     return p;
 }
 
-void ts_set_memory_limit(size_t bytes) { atomic_store(&mem_limit, bytes); }
+void ts_set_memory_limit(size_t bytes)
+{
+    atomic_store(&mem_limit, bytes);
+    atomic_store(&over_phase, NULL);   /* a new budget: no refusal yet */
+}
 size_t ts_memory_held(void) { return atomic_load(&mem_held); }
 void ts__mem_phase(const char *phase) { atomic_store(&mem_phase, phase); }
 

@@ -34,6 +34,9 @@ int ts_cli_exit_for(int status);
  * NULL; else TS_EXIT_OK. */
 typedef struct ts_trace ts_trace;
 int ts_cli_load(char **paths, int n, const char *iteration_marker, ts_trace **out);
+/* ts_cli_load for stats alone: ts_stats_load (bounded: each rank kept as the
+ * slices statistics count), or ts_trace_load with --in-memory. */
+int ts_cli_load_stats(char **paths, int n, const char *iteration_marker, ts_trace **out);
 
 /* Parse an iteration range "A:B", "A:" (open end), ":B" or "A" (= A:A) into
  * [*a, *b] (INT64_MIN / INT64_MAX for open ends); false unless A <= B. */
@@ -59,9 +62,9 @@ int ts_cli_opt_real(const char *cmd, const char *opt, const char *arg, double lo
  * applies it). ts_cli_opt_common parses one; -1 on bad input. */
 enum { TS_CLI_OPT_WINDOW = 0x1001, TS_CLI_OPT_PYTHON_DEPTH = 0x1002 };
 /* Also common (issue 27): --max-rss GB (the memory budget, default 80% of
- * MemTotal), --fold-replicas[=TOL] and --in-memory (replay and
- * critical-path only: fold replica ranks; read every rank whole, the path
- * before the bounded one). */
+ * MemTotal), --fold-replicas[=TOL] (replay and critical-path: fold replica
+ * ranks) and --in-memory (stats too: read every rank whole, the path before
+ * the bounded one). */
 enum { TS_CLI_OPT_MAX_RSS = 0x1003, TS_CLI_OPT_FOLD = 0x1004, TS_CLI_OPT_IN_MEMORY = 0x1005 };
 #define TS_CLI_COMMON_LONGOPTS \
     {"window", required_argument, 0, TS_CLI_OPT_WINDOW}, {"python-depth", required_argument, 0, TS_CLI_OPT_PYTHON_DEPTH}, \
@@ -77,12 +80,14 @@ enum { TS_CLI_OPT_MAX_RSS = 0x1003, TS_CLI_OPT_FOLD = 0x1004, TS_CLI_OPT_IN_MEMO
     "                           at most N calls deep are the ops (default: all)\n" \
     "  --max-rss GB             stop cleanly (exit 2, saying what needed more) rather\n" \
     "                           than hold more than GB (default: 80% of the RAM)\n"
+#define TS_CLI_IN_MEMORY_HELP \
+    "  --in-memory              read every rank whole first (more memory; the\n" \
+    "                           default keeps a summary of each rank as it is read)\n"
 #define TS_CLI_GRAPH_HELP \
     "  --fold-replicas[=TOL]    ranks that replicate another (same ops, edges and\n" \
     "                           collectives, span and busy time within TOL, default\n" \
     "                           0.1) keep only their collectives; groups on stderr\n" \
-    "  --in-memory              read every rank whole first (more memory; the\n" \
-    "                           default keeps a summary of each rank as it is read)\n"
+    TS_CLI_IN_MEMORY_HELP
 /* What the graph commands were asked: --fold-replicas (tolerance, 0 = off) and --in-memory. */
 double ts_cli_fold_tolerance(void);
 bool   ts_cli_in_memory(void);

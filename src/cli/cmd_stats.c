@@ -40,7 +40,7 @@ static void usage(FILE *f)
           "  --iteration-marker NAME  slice-name prefix of iterations (ProfilerStep#)\n"
           "  --format table|json|csv  output format (default table); times in json/csv are us\n"
           "  --width N                table width in columns (default 80); 0 = never cut names\n"
-          TS_CLI_COMMON_HELP
+          TS_CLI_COMMON_HELP TS_CLI_IN_MEMORY_HELP
           "  -v, --verbose            every warning line (on a terminal: one per kind,\n"
           "                           summed over files)\n"          "  -h, --help               this help\n\n"
           "exit codes: 0 ok, 1 nothing to analyse (no iteration in the window, no op in\n"
@@ -223,7 +223,7 @@ int ts_cmd_stats(int argc, char **argv)
     int prc = parse_args(argc, argv, &a);
     if (prc) return prc > 0 ? TS_EXIT_OK : TS_EXIT_BAD;
     ts_trace *t = NULL;
-    if (ts_cli_load(argv + optind, argc - optind, a.marker, &t)) return TS_EXIT_BAD;
+    if (ts_cli_load_stats(argv + optind, argc - optind, a.marker, &t)) return TS_EXIT_BAD;
     ts_error err = {0};
     ts_stats *st = NULL;
     int rc = ts_stats_compute(t, &a.opts, &st, &err);

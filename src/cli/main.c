@@ -18,6 +18,7 @@
 extern char **environ;
 #include "trainscope/ingest.h"
 #include "trainscope/graph.h"
+#include "trainscope/analyze.h"
 
 #pragma weak ts_cmd_stats
 #pragma weak ts_cmd_breakdown
@@ -71,9 +72,10 @@ static bool in_memory;          /* --in-memory */
 static int opt_scale(const char *cmd, int code, const char *arg)
 {
     if (code == TS_CLI_OPT_MAX_RSS) return ts_cli_opt_real(cmd, "--max-rss", arg, 1e-6, 1e6, &max_rss_gb);
+    if (code == TS_CLI_OPT_IN_MEMORY && !strcmp(cmd, "stats")) { in_memory = true; return 0; }
     if (strcmp(cmd, "replay") && strcmp(cmd, "critical-path")) {
-        ts_cli_errorf("%s: %s applies to replay and critical-path", cmd,
-                      code == TS_CLI_OPT_FOLD ? "--fold-replicas" : "--in-memory");
+        ts_cli_errorf("%s: %s applies to %s", cmd, code == TS_CLI_OPT_FOLD ? "--fold-replicas" : "--in-memory",
+                      code == TS_CLI_OPT_FOLD ? "replay and critical-path" : "stats, replay and critical-path");
         return -1;
     }
     if (code == TS_CLI_OPT_IN_MEMORY) { in_memory = true; return 0; }
@@ -187,6 +189,18 @@ int ts_cli_load_graph(char **paths, int n, const char *iteration_marker, bool wh
     }
     if (go->fold_replicas) print_groups(*g);
     return TS_EXIT_OK;
+}
+
+int ts_cli_load_stats(char **paths, int n, const char *iteration_marker, ts_trace **out)
+{
+    if (in_memory) return ts_cli_load(paths, n, iteration_marker, out);
+    ts_load_opts lo = {.size = sizeof lo, .iteration_marker = iteration_marker, .python_depth = python_depth};
+    ts_error err = {0};
+    budget_set();
+    int rc = ts_stats_load((const char *const *)paths, (uint32_t)n, &lo, out, &err);
+    if (rc == TS_OK) return TS_EXIT_OK;
+    ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc));
+    return TS_EXIT_BAD;
 }
 
 int ts_cli_opt_int(const char *cmd, const char *opt, const char *arg, int64_t lo, int64_t hi, int64_t *out)

@@ -114,7 +114,7 @@ static int compact(ts_graph_stream *s, uint32_t ri, const ts_rank *full, ts_erro
     int rc = !keep || !map ? ts__error(err, TS_ENOMEM, "%s: out of memory", full->path) : TS_OK;
     if (rc == TS_OK) {
         mark_keep(g, ri, full, &s->members[ri], keep);
-        rc = ts__rank_compact(full, keep, map, &s->ranks[ri], err);
+        rc = ts__rank_compact(full, keep, map, false, &s->ranks[ri], err);
     }
     for (uint32_t k = g->rank_first_node[ri]; rc == TS_OK && k < g->nodes.n; k++)
         if (g->nodes.slice[k] < full->slices.n) g->nodes.slice[k] = map[g->nodes.slice[k]];

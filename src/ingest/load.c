@@ -185,8 +185,30 @@ typedef struct job {
     ts_error  *errs;            /* one per file */
     int       *rcs;             /* one status per file */
     bool       spare_core;      /* fewer workers than cores: compressed files may decode on a thread of their own */
+    ts_keep_fn keep;            /* summary loads: what each rank keeps (NULL = all) */
+    bool       keep_ids;
     atomic_uint next;           /* next file index to take */
 } job;
+
+/* File i into a rank, reduced at once to what jb->keep marks. */
+static int load_summary(job *jb, uint32_t i)
+{
+    ts_rank *full = NULL;
+    int rc = ts__load_rank(jb->files->v[i], (int32_t)i, jb->opts, jb->spare_core, &full, &jb->errs[i]);
+    if (rc) return rc;
+    size_t n = (size_t)full->slices.n + 1;
+    uint8_t *keep = ts__calloc(n, 1);
+    uint32_t *map = ts__malloc(n * sizeof *map);
+    if (!keep || !map) rc = ts__error(&jb->errs[i], TS_ENOMEM, "%s: out of memory", full->path);
+    if (rc == TS_OK) {
+        jb->keep(full, keep);
+        rc = ts__rank_compact(full, keep, map, jb->keep_ids, &jb->ranks[i], &jb->errs[i]);
+    }
+    ts__free(keep, n);
+    ts__free(map, n * sizeof *map);
+    ts__rank_destroy(full);
+    return rc;
+}
 
 static void *worker(void *arg)
 {
@@ -194,7 +216,10 @@ static void *worker(void *arg)
     for (;;) {
         uint32_t i = atomic_fetch_add(&jb->next, 1);
         if (i >= jb->files->n) break;
-        jb->rcs[i] = ingest_file(jb->files->v[i], (int32_t)i, jb->opts, jb->spare_core, &jb->ranks[i], &jb->errs[i]);
+        if (jb->keep)
+            jb->rcs[i] = load_summary(jb, i);
+        else
+            jb->rcs[i] = ingest_file(jb->files->v[i], (int32_t)i, jb->opts, jb->spare_core, &jb->ranks[i], &jb->errs[i]);
     }
     return NULL;
 }
@@ -209,9 +234,10 @@ static int n_workers(const ts_load_opts *opts, uint32_t n_files)
 }
 
 /* Runs the pool; returns the first failure in file order, ranks all freed. */
-static int load_all(const file_list *files, const ts_load_opts *opts, ts_rank **ranks, ts_error *err)
+static int load_all(const file_list *files, const ts_load_opts *opts, ts_keep_fn keep, bool keep_ids, ts_rank **ranks,
+                    ts_error *err)
 {
-    job jb = {.files = files, .opts = opts, .ranks = ranks};
+    job jb = {.files = files, .opts = opts, .ranks = ranks, .keep = keep, .keep_ids = keep_ids};
     jb.errs = ts__calloc(files->n, sizeof *jb.errs);
     jb.rcs = ts__calloc(files->n, sizeof *jb.rcs);
     if (!jb.errs || !jb.rcs) {
@@ -267,8 +293,8 @@ static int check_unique_ranks(ts_rank **ranks, uint32_t n, ts_error *err)
     return rc;
 }
 
-static int trace_load(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts,
-                      ts_trace **out, ts_error *err);
+static int trace_load(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts, ts_keep_fn keep,
+                      bool keep_ids, ts_trace **out, ts_error *err);
 
 /* Python functions as the ops of ranks that have no CPU ops (see ingest.h). */
 static void python_as_ops(ts_trace *t, const ts_load_opts *opts)
@@ -281,13 +307,20 @@ static void python_as_ops(ts_trace *t, const ts_load_opts *opts)
 int ts_trace_load(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts,
                   ts_trace **out, ts_error *err)
 {
-    int rc = trace_load(paths, n_paths, opts, out, err);
+    int rc = trace_load(paths, n_paths, opts, NULL, false, out, err);
     if (rc == TS_OK) python_as_ops(*out, opts);
     return rc;
 }
 
-static int trace_load(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts,
-                      ts_trace **out, ts_error *err)
+int ts__trace_load_summary(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts, ts_keep_fn keep,
+                           bool keep_ids, ts_trace **out, ts_error *err)
+{
+    if (n_paths == 1 && paths && ts__ctf_is_trace(paths[0])) return ts_trace_load(paths, n_paths, opts, out, err);
+    return trace_load(paths, n_paths, opts, keep, keep_ids, out, err);   /* python_as_ops: per rank, before keep */
+}
+
+static int trace_load(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts, ts_keep_fn keep,
+                      bool keep_ids, ts_trace **out, ts_error *err)
 {
     if (err) { err->status = TS_OK; err->msg[0] = 0; }
     if (!out) return ts__error(err, TS_EINVAL, "ts_trace_load: out is NULL");
@@ -303,7 +336,7 @@ static int trace_load(const char *const *paths, uint32_t n_paths, const ts_load_
         ranks = ts__calloc(files.n, sizeof *ranks);
         if (!ranks) rc = ts__error(err, TS_ENOMEM, "out of memory");
     }
-    if (rc == TS_OK) rc = load_all(&files, opts, ranks, err);
+    if (rc == TS_OK) rc = load_all(&files, opts, keep, keep_ids, ranks, err);
     if (rc == TS_OK && (rc = check_unique_ranks(ranks, files.n, err)) != TS_OK)
         for (uint32_t i = 0; i < files.n; i++) ts__rank_destroy(ranks[i]);
     if (rc == TS_OK && sk.n)

@@ -9,7 +9,7 @@
  * nearest kept ancestor and its depth counts kept ancestors, so nesting
  * stays true of the kept rows. A slice kept with
  * keep[s] == 2 keeps its args too; with 1 it has none. The corr and ext_id
- * columns are dropped (NULL): the local graph that used them is built. Cost O(slices + args of
+ * columns are dropped (NULL) unless keep_ids. Cost O(slices + args of
  * kept slices + bytes of the strings kept).
  */
 #include "trace/model.h"
@@ -106,7 +106,8 @@ static int copy_rest(str_map *m, const uint32_t *map)
     return TS_OK;
 }
 
-int ts__rank_compact(const ts_rank *full, const uint8_t *keep, uint32_t *map, ts_rank **out, ts_error *err)
+int ts__rank_compact(const ts_rank *full, const uint8_t *keep, uint32_t *map, bool keep_ids, ts_rank **out,
+                     ts_error *err)
 {
     *out = NULL;
     uint32_t n_keep = 0, n_args = 0;
@@ -136,10 +137,11 @@ int ts__rank_compact(const ts_rank *full, const uint8_t *keep, uint32_t *map, ts
         ts__rank_destroy(t);
         return ts__error(err, rc, "%s: out of memory keeping the rank's summary", full->path ? full->path : "?");
     }
-    /* the launch ids served the local graph, built by now: 16 bytes a slice */
-    ts__free(t->slices.corr, (size_t)t->slices.cap * sizeof *t->slices.corr);
-    ts__free(t->slices.ext_id, (size_t)t->slices.cap * sizeof *t->slices.ext_id);
-    t->slices.corr = t->slices.ext_id = NULL;
+    if (!keep_ids) {   /* e.g. the launch ids served a local graph, built by now: 16 bytes a slice */
+        ts__free(t->slices.corr, (size_t)t->slices.cap * sizeof *t->slices.corr);
+        ts__free(t->slices.ext_id, (size_t)t->slices.cap * sizeof *t->slices.ext_id);
+        t->slices.corr = t->slices.ext_id = NULL;
+    }
     t->finished = true;
     *out = t;
     return TS_OK;

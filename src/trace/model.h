@@ -323,12 +323,12 @@ TS_NODISCARD int ts__trace_create(ts_rank **ranks, uint32_t n, ts_trace **out, t
 /* A new finished rank holding only full's slices with keep[s] != 0, each
  * linked to its nearest kept ancestor (depth counts kept ancestors); the
  * args of those with keep[s] == 2 (the others have none); no corr/ext_id
- * columns (NULL); all tracks, the iterations, metadata args, warnings and
+ * columns (NULL) unless keep_ids; all tracks, the iterations, metadata args, warnings and
  * counts, and the strings these name; no instants, counters or flows
  * (compact.c). map (full->slices.n entries) receives each slice's new row,
  * TS_NONE32 = dropped. full is unaltered; TS_ENOMEM names full's file. */
-TS_NODISCARD int ts__rank_compact(const ts_rank *full, const uint8_t *keep, uint32_t *map, ts_rank **out,
-                                  ts_error *err);
+TS_NODISCARD int ts__rank_compact(const ts_rank *full, const uint8_t *keep, uint32_t *map, bool keep_ids,
+                                  ts_rank **out, ts_error *err);
 
 /* ---- read helpers ---- */
 /* Arg lookup on a slice by key string; false when absent. "correlation" and

@@ -1,5 +1,5 @@
 #!/bin/sh
-# scale_bounded_path.sh - replay and critical-path from rank files (issue 27):
+# scale_bounded_path.sh - replay, critical-path and stats from rank files (issue 27):
 # the bounded path (the default) prints what --in-memory prints, on the real
 # trace_filter pair and on 12 ranks made here from it (6 jittered copies of
 # each real rank, Kineto-style names in no rank order, plain and gzip);
@@ -54,6 +54,9 @@ for set in "$PAIR" "$tmp/job"; do
     same replay --bandwidth x0.5 --format json "$set"
     same critical-path --format json "$set"
     same critical-path "$set"
+    same stats --format json "$set"
+    same stats --by category --format json "$set"
+    same stats --window all --by rank "$set"
 done
 
 # The copies of real rank 0 (even ranks) and of real rank 1 (odd ranks).

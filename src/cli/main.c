@@ -131,15 +131,22 @@ int ts_cli_opt_common(const char *cmd, int code, const char *arg)
 
 bool ts_cli_window_all(void) { return window_all; }
 
-int ts_cli_load(char **paths, int n, const char *iteration_marker, ts_trace **out)
+typedef int (*load_fn)(const char *const *, uint32_t, const ts_load_opts *, ts_trace **, ts_error *);
+
+static int load_by(load_fn load, char **paths, int n, const char *iteration_marker, ts_trace **out)
 {
     ts_load_opts lo = {.size = sizeof lo, .iteration_marker = iteration_marker, .python_depth = python_depth};
     ts_error err = {0};
     budget_set();
-    int rc = ts_trace_load((const char *const *)paths, (uint32_t)n, &lo, out, &err);
+    int rc = load((const char *const *)paths, (uint32_t)n, &lo, out, &err);
     if (rc == TS_OK) return TS_EXIT_OK;
     ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc));
     return TS_EXIT_BAD;
+}
+
+int ts_cli_load(char **paths, int n, const char *iteration_marker, ts_trace **out)
+{
+    return load_by(ts_trace_load, paths, n, iteration_marker, out);
 }
 
 /* The replica groups of a folded graph, on stderr: "rank R: N ranks (R, ...)". */
@@ -193,14 +200,7 @@ int ts_cli_load_graph(char **paths, int n, const char *iteration_marker, bool wh
 
 int ts_cli_load_stats(char **paths, int n, const char *iteration_marker, ts_trace **out)
 {
-    if (in_memory) return ts_cli_load(paths, n, iteration_marker, out);
-    ts_load_opts lo = {.size = sizeof lo, .iteration_marker = iteration_marker, .python_depth = python_depth};
-    ts_error err = {0};
-    budget_set();
-    int rc = ts_stats_load((const char *const *)paths, (uint32_t)n, &lo, out, &err);
-    if (rc == TS_OK) return TS_EXIT_OK;
-    ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc));
-    return TS_EXIT_BAD;
+    return load_by(in_memory ? ts_trace_load : ts_stats_load, paths, n, iteration_marker, out);
 }
 
 int ts_cli_opt_int(const char *cmd, const char *opt, const char *arg, int64_t lo, int64_t hi, int64_t *out)

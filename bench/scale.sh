@@ -9,7 +9,7 @@
 # from the files: replay (the bounded path), replay --in-memory (every rank
 # read whole first: the path the issue measured at 11.1 s and 5.0 GB for
 # 1,024 ranks, the peer here, in the same run), replay --fold-replicas,
-# critical-path, and a what-if (--bandwidth x0.5) folded and not, whose
+# critical-path, and a what-if (--bandwidth x0.1: a tenth of the links' bandwidth) folded and not, whose
 # predicted iterations give the fold's error. Then 2 x N/2 copies of the two
 # trace_filter ranks (gzip and zstd mixed) for the fold's groups. Each run is
 # one process under /usr/bin/time: wall, user + system CPU, peak RSS.
@@ -98,9 +98,9 @@ for n in $RANKS; do
     run "replay --fold-replicas" $BIN replay --format json --fold-replicas "$set_dir"
     f_rss=$(field 3); f_wall=$(field 1); f_it=$([ "$(field 4)" = 0 ] && iter_us || echo 0)
     run "critical-path (bounded)" $BIN critical-path "$set_dir"
-    run "replay --bandwidth x0.5" $BIN replay --format json --bandwidth x0.5 "$set_dir"
+    run "replay --bandwidth x0.1" $BIN replay --format json --bandwidth x0.1 "$set_dir"
     w_it=$([ "$(field 4)" = 0 ] && iter_us || echo 0)
-    run "replay --bandwidth x0.5 --fold-replicas" $BIN replay --format json --bandwidth x0.5 --fold-replicas "$set_dir"
+    run "replay --bandwidth x0.1 --fold-replicas" $BIN replay --format json --bandwidth x0.1 --fold-replicas "$set_dir"
     wf_it=$([ "$(field 4)" = 0 ] && iter_us || echo 0)
     echo "  fold error against the unfolded replay: unmodified $(awk -v a="$f_it" -v b="$b_it" 'BEGIN { printf "%+.3f%%", b ? 100 * (a - b) / b : 0 }'), what-if $(awk -v a="$wf_it" -v b="$w_it" 'BEGIN { printf "%+.3f%%", b ? 100 * (a - b) / b : 0 }')"
     if [ "$m_rss" != 0 ]; then

@@ -108,8 +108,10 @@ TEST(html_escapes_names_and_names_no_url)
     ts_job_destroy(t);
 }
 
-/* Given only a trace, the page has the summary and the warnings: every other
- * section (and its table-of-contents link) is left out, none half-written. */
+/* Given only a trace, the page has the summary, the views that need only
+ * the trace and find something in it (one CPU op: its call stack) and the
+ * warnings: every other section (and its table-of-contents link) is left
+ * out, none half-written. */
 TEST(html_sections_without_data_are_left_out)
 {
     ts_job *t = one_op("aten::mm");
@@ -120,8 +122,10 @@ TEST(html_sections_without_data_are_left_out)
     CHECK_EQ_INT(ts_report_html_write(&in, NULL, path, NULL), TS_OK);
     char *s = slurp(path);
     CHECK(s != NULL);
-    CHECK_EQ_INT(count(s, NULL, "<section "), 2);
+    CHECK_EQ_INT(count(s, NULL, "<section "), 3);
     CHECK(strstr(s, "<section id=\"summary\">") && strstr(s, "<section id=\"warnings\">"));
+    CHECK(strstr(s, "<section id=\"view-callstack\">") != NULL);
+    CHECK(strstr(s, "<section id=\"view-transfers\">") == NULL && strstr(s, "<section id=\"view-allocator\">") == NULL);
     CHECK(strstr(s, "href=\"#timeline\"") == NULL && strstr(s, "href=\"#warnings\"") != NULL);
     CHECK(strstr(s, "graph: made up for this test") != NULL);
     CHECK(strstr(s, "</html>") != NULL);

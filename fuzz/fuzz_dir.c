@@ -5,7 +5,9 @@
  * link loops, links to other entries, fifos, subdirectories and unreadable
  * files in any mix: the load must end (a fifo is never opened: opening one
  * would block, which the fuzzer reports as a timeout), succeed or fail with
- * a message naming an entry, and never crash or leak.
+ * a message naming an entry, and never crash or leak. The bounded path
+ * (ts_graph_load, folding replicas when the first byte's top bit is set)
+ * must succeed exactly when ts_job_load + ts_graph_create do.
  *
  * Input: up to 8 entries of [kind byte][name byte][length byte][length
  * bytes of content]. Kinds (mod 8): 0 file named like a trace, 1 file named
@@ -22,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "trainscope/graph.h"
 #include "trainscope/ingest.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -94,7 +97,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int rc = ts_job_load(paths, 1, &o, &t, &err);
     if (rc == TS_OK) REQUIRE(t != NULL && ts_job_n_ranks(t) > 0);
     else REQUIRE(t == NULL && err.msg[0] != 0);
+    /* The bounded path (ts_graph_load, folding replicas or not) on the same
+     * directory: it succeeds exactly when the load and the graph do, and on
+     * failure holds nothing and says why. */
+    ts_graph *g = NULL;
+    int grc = rc == TS_OK ? ts_graph_create(t, NULL, &g, &err) : rc;
+    ts_graph_destroy(g);
     ts_job_destroy(t);
+    ts_graph_options go = {.size = sizeof go, .fold_replicas = size > 0 && (data[0] & 0x80)};
+    ts_job *t2 = NULL;
+    ts_error err2 = {0};
+    g = NULL;
+    int rc2 = ts_graph_load(paths, 1, &o, &go, &t2, &g, &err2);
+    REQUIRE((rc2 == TS_OK) == (grc == TS_OK));
+    if (rc2 != TS_OK) REQUIRE(t2 == NULL && g == NULL && err2.msg[0] != 0);
+    ts_graph_destroy(g);
+    ts_job_destroy(t2);
     remove_all(dir, names, n);
     return 0;
 }

@@ -21,6 +21,7 @@
 #define TRAINSCOPE_ANALYZE_H
 
 #include <stdbool.h>
+#include "trainscope/ingest.h"
 #include "trainscope/model.h"
 
 #ifdef __cplusplus
@@ -95,6 +96,15 @@ typedef struct ts_stats {
 TS_API TS_NODISCARD int ts_stats_compute(const ts_job *t, const ts_stats_opts *opts,
                                          ts_stats **out, ts_error *err);
 TS_API void ts_stats_destroy(ts_stats *s);
+/* ts_job_load for ts_stats_compute only, in bounded memory: each rank is
+ * kept, as soon as it is read, as the slices statistics count (with the
+ * runtime calls that place GPU ops in time, iteration marks and the rank's
+ * first and last slice), without args, instants, counters or flows; the
+ * loader's threads hold at most one whole rank each. ts_stats_compute on it
+ * gives what it gives on ts_job_load's trace (tested); other analyses
+ * must not be given it. */
+TS_API TS_NODISCARD int ts_stats_load(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts,
+                                      ts_job **out, ts_error *err);
 
 /* Re-find every rank's iterations from slices whose name starts with marker
  * (e.g. "ProfilerStep#", the default). Rank tables other than iterations are

@@ -55,6 +55,18 @@ typedef struct ts_error {
 typedef void *(*ts_alloc_fn)(void *ud, void *ptr, size_t old_size, size_t new_size);
 TS_API void ts_set_allocator(ts_alloc_fn fn, void *ud);
 
+/* Memory budget of the default allocator (`--max-rss`): bytes it may hold
+ * at once, 0 = no limit (the default). An allocation past it fails as if the
+ * machine were out of memory, so the call that needed it returns TS_ENOMEM
+ * and leaves no partial result; ts_memory_limit_hit() then says how much was
+ * held, how much more was asked and in which phase ("loading rank files",
+ * "building the graph", ...), for the message; setting a limit clears that
+ * record. Allocations through a hook
+ * set with ts_set_allocator are not counted. */
+TS_API void   ts_set_memory_limit(size_t bytes);
+TS_API size_t ts_memory_held(void);   /* bytes the default allocator holds now */
+TS_API bool   ts_memory_limit_hit(size_t *held, size_t *asked, const char **phase);
+
 TS_API const char *ts_version(void);
 
 #ifdef __cplusplus

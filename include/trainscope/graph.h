@@ -14,6 +14,7 @@
 #define TRAINSCOPE_GRAPH_H
 
 #include "trainscope/common.h"
+#include "trainscope/ingest.h"
 #include "trainscope/model.h"
 
 #ifdef __cplusplus
@@ -28,6 +29,9 @@ typedef struct ts_graph_options {
     size_t size;          /* sizeof(ts_graph_options) */
     int    leaf_ops;      /* 1 = CPU nodes are leaf ops; 0 (default) = top-level ops per thread */
     int    no_align;      /* 1 = keep every rank's clock as is (offsets 0) */
+    int    fold_replicas; /* ts_graph_load only: 1 = fold ranks that replicate another (same ops,
+                             edges and collectives; span and busy time within fold_tolerance) */
+    double fold_tolerance; /* relative, e.g. 0.1 = 10%; <= 0 = the default 0.1 */
 } ts_graph_options;
 
 /* Build the global graph of trace t. opt may be NULL (defaults). On failure
@@ -35,6 +39,29 @@ typedef struct ts_graph_options {
 TS_API TS_NODISCARD int ts_graph_create(const ts_job *t, const ts_graph_options *opt,
                                         ts_graph **out, ts_error *err);
 TS_API void     ts_graph_destroy(ts_graph *g);
+
+/* From files to a graph in bounded memory: each rank file is read (lo's
+ * threads read up to that many at once), its local graph built, and the
+ * rank kept only as a summary of the slices the graph names (no instants,
+ * counters or flows; the other slices dropped) before the next one is read,
+ * so the peak grows with the graph, not with the input. Same answers as
+ * ts_job_load + ts_graph_create (tested). *trace is that summary: read it
+ * through the graph only, never hand it to stats or breakdown; destroy the
+ * graph, then the trace. Files are read in name order (rank files named
+ * `rank-N` in rank order); the graph's ranks are in rank-number order
+ * whatever the names. Errors name the file (two files claiming one rank:
+ * both).
+ * With opt->fold_replicas, a rank that replicates an earlier kept rank keeps
+ * only its collective members, each following the representative's (so the
+ * collectives keep every rank's measured arrival spread);
+ * ts_graph_replica_of says which. */
+TS_API TS_NODISCARD int ts_graph_load(const char *const *paths, uint32_t n_paths, const ts_load_opts *lo,
+                                      const ts_graph_options *opt, ts_job **trace, ts_graph **out,
+                                      ts_error *err);
+TS_API uint32_t ts_graph_n_ranks(const ts_graph *g);
+TS_API int32_t  ts_graph_rank_number(const ts_graph *g, uint32_t rank_idx);   /* -1 = unknown */
+/* The rank index rank_idx was folded into, rank_idx itself when kept whole. */
+TS_API uint32_t ts_graph_replica_of(const ts_graph *g, uint32_t rank_idx);
 TS_API uint32_t ts_graph_n_nodes(const ts_graph *g);
 TS_API uint32_t ts_graph_n_edges(const ts_graph *g);
 TS_API uint32_t ts_graph_n_collectives(const ts_graph *g);   /* matched instances */
@@ -74,7 +101,6 @@ TS_API const char *ts_critical_path_warning(const ts_critical_path *cp, uint32_t
 
 
 /* ---- reading a graph and a critical path (for outputs) ---- */
-TS_API uint32_t ts_graph_n_ranks(const ts_graph *g);
 /* One rank of the graph and its clock alignment. */
 typedef struct ts_graph_rank {
     int32_t     rank;             /* the job's rank number, -1 = unknown */

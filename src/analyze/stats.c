@@ -11,6 +11,7 @@
  * iteration may run after that iteration's CPU annotation ends.
  */
 #include "analyze/analyze_int.h"
+#include "ingest/ingest.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,36 @@ static int slice_category(const ts_rank *r, ts_names *names, uint32_t s)
         return ts__names_collective(names, r, name) ? TS_STAT_COLLECTIVE : -1;
     default: return -1;
     }
+}
+
+/* What ts_stats_compute reads of a rank, for ts_stats_load: the counted
+ * slices, every slice carrying a launch's correlation id (where a GPU op is
+ * placed in time), the iteration marks, and the first-starting and the
+ * last-ending slice that is not profiler bookkeeping (the whole-trace window
+ * of a rank without marks is their span). No args. */
+static void stats_keep(const ts_rank *r, uint8_t *keep)
+{
+    ts_names names;
+    if (ts__names_init(&names, r) != TS_OK) {   /* no memory to classify: keep every slice */
+        memset(keep, 1, r->slices.n);
+        return;
+    }
+    uint32_t first = TS_NONE32, last = TS_NONE32;
+    for (uint32_t s = 0; s < r->slices.n; s++) {
+        if (slice_category(r, &names, s) >= 0 || r->slices.corr[s] >= 0) keep[s] = 1;
+        if (ts__is_profiler_bookkeeping(r, s)) continue;
+        if (first == TS_NONE32 || r->slices.ts_ns[s] < r->slices.ts_ns[first]) first = s;
+        if (last == TS_NONE32 || ts__slice_end(r, s) > ts__slice_end(r, last)) last = s;
+    }
+    if (first != TS_NONE32) keep[first] = keep[last] = 1;
+    for (uint32_t i = 0; i < r->n_iterations; i++)
+        if (r->iterations[i].slice < r->slices.n) keep[r->iterations[i].slice] = 1;
+    ts__names_free(&names);
+}
+
+int ts_stats_load(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts, ts_job **out, ts_error *err)
+{
+    return ts__trace_load_summary(paths, n_paths, opts, stats_keep, true, out, err);
 }
 
 /* Window of rank r (ts__rank_window); false when it has no iteration in it. */

@@ -39,6 +39,10 @@ int ts_cli_exit_for(int status);
  * NULL; else TS_EXIT_OK. */
 typedef struct ts_job ts_job;
 int ts_cli_load(char **paths, int n, const char *iteration_marker, ts_job **out);
+/* ts_cli_load for stats alone: ts_stats_load (bounded: each rank kept as the
+ * slices statistics count), or ts_job_load with --in-memory (a distributed
+ * run: whole ranks, as ts_cli_load). */
+int ts_cli_load_stats(char **paths, int n, const char *iteration_marker, ts_job **out);
 
 /* A distributed run (src/cli/dist.c, docs/distributed.md): begin takes
  * --distributed out of argv and, when given or started under MPI, loads the
@@ -83,17 +87,54 @@ int ts_cli_opt_real(const char *cmd, const char *opt, const char *arg, double lo
  * python_function ranges at most N calls deep are the ops; ts_cli_load
  * applies it). ts_cli_opt_common parses one; -1 on bad input. */
 enum { TS_CLI_OPT_WINDOW = 0x1001, TS_CLI_OPT_PYTHON_DEPTH = 0x1002 };
+/* Also common (issue 27): --max-rss GB (the memory budget, default 80% of
+ * MemTotal), --fold-replicas[=TOL] (replay and critical-path: fold replica
+ * ranks) and --in-memory (stats too: read every rank whole, the path before
+ * the bounded one). */
+enum { TS_CLI_OPT_MAX_RSS = 0x1003, TS_CLI_OPT_FOLD = 0x1004, TS_CLI_OPT_IN_MEMORY = 0x1005 };
 #define TS_CLI_COMMON_LONGOPTS \
-    {"window", required_argument, 0, TS_CLI_OPT_WINDOW}, {"python-depth", required_argument, 0, TS_CLI_OPT_PYTHON_DEPTH}
+    {"window", required_argument, 0, TS_CLI_OPT_WINDOW}, {"python-depth", required_argument, 0, TS_CLI_OPT_PYTHON_DEPTH}, \
+    {"max-rss", required_argument, 0, TS_CLI_OPT_MAX_RSS}, {"fold-replicas", optional_argument, 0, TS_CLI_OPT_FOLD}, \
+    {"in-memory", no_argument, 0, TS_CLI_OPT_IN_MEMORY}
+#define TS_CLI_COMMON_CASES \
+    case TS_CLI_OPT_WINDOW: case TS_CLI_OPT_PYTHON_DEPTH: case TS_CLI_OPT_MAX_RSS: case TS_CLI_OPT_FOLD: \
+    case TS_CLI_OPT_IN_MEMORY
 #define TS_CLI_COMMON_HELP \
     "  --window iterations|all  the iterations every rank has (default), or the\n" \
     "                           whole trace\n" \
     "  --python-depth N         a trace without CPU ops: its python_function ranges\n" \
-    "                           at most N calls deep are the ops (default: all)\n"
+    "                           at most N calls deep are the ops (default: all)\n" \
+    "  --max-rss GB             stop cleanly (exit 2, saying what needed more) rather\n" \
+    "                           than hold more than GB (default: 80% of the RAM)\n"
+#define TS_CLI_IN_MEMORY_HELP \
+    "  --in-memory              read every rank whole first (more memory; the\n" \
+    "                           default keeps a summary of each rank as it is read)\n"
+#define TS_CLI_GRAPH_HELP \
+    "  --fold-replicas[=TOL]    ranks that replicate another (same ops, edges and\n" \
+    "                           collectives, span and busy time within TOL, default\n" \
+    "                           0.1) keep only their collectives; groups on stderr\n" \
+    TS_CLI_IN_MEMORY_HELP
 /* stats, critical-path, replay: --distributed (main.c takes it out of argv, ts_cli_dist_begin) */
 #define TS_CLI_DIST_HELP \
     "  --distributed            share the rank files out over MPI's processes; process\n" \
     "                           0 prints the answer (implied when started by mpirun)\n"
+/* What the graph commands were asked: --fold-replicas (tolerance, 0 = off) and --in-memory. */
+double ts_cli_fold_tolerance(void);
+bool   ts_cli_in_memory(void);
+/* replay and critical-path: load paths into a trace and its graph, by the
+ * bounded path (ts_graph_load) unless --in-memory or `whole` (the command
+ * reads slices the graph does not name: replay --scale, critical-path
+ * --export) or a distributed run (process 0 gathers whole ranks);
+ * *go gets the fold options (refused with any of these).
+ * Prints the error and returns TS_EXIT_BAD on failure; with --fold-replicas
+ * prints the replica groups to stderr. */
+typedef struct ts_graph ts_graph;
+typedef struct ts_graph_options ts_graph_options;
+int ts_cli_load_graph(char **paths, int n, const char *iteration_marker, bool whole, ts_graph_options *go,
+                      ts_job **t, ts_graph **g);
+/* After the command: a run stopped by the memory budget says so (one line:
+ * the limit, what was held, in which phase) and exits 2. */
+int ts_cli_budget_exit(int ex);
 int ts_cli_opt_common(const char *cmd, int code, const char *arg);
 bool ts_cli_window_all(void);   /* --window all was given */
 /* --table NAME and -o DIR (CSV tables): -1 with a message unless the format

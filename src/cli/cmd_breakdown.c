@@ -94,7 +94,7 @@ static int parse_args(int argc, char **argv, bd_args *a)
         case 'f': case 'T': case 'o':
             if (ts_cli_opt_output("breakdown", c, optarg, &a->out) < 0) return -1;
             break;
-        case TS_CLI_OPT_WINDOW: case TS_CLI_OPT_PYTHON_DEPTH:
+        TS_CLI_COMMON_CASES:
             if (ts_cli_opt_common("breakdown", c, optarg)) return -1;
             break;
         case 'v': a->verbose = 1; break;

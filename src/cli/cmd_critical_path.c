@@ -47,7 +47,7 @@ static void usage(FILE *f)
           "                           their matched collectives)\n"
           "  --top N                  ops listed (default 10)\n"
           "  --iteration-marker NAME  slice-name prefix of iterations (ProfilerStep#)\n"
-          TS_CLI_COMMON_HELP
+          TS_CLI_COMMON_HELP TS_CLI_GRAPH_HELP
           TS_CLI_DIST_HELP
           "                           (--window all: the whole trace, not an iteration)\n"
           "  -v, --verbose            every warning line (on a terminal warnings are\n"
@@ -103,7 +103,7 @@ static int parse_args(int argc, char **argv, cp_args *a)
             break;
         case 'm': a->marker = optarg; break;
         case 'v': a->verbose = 1; break;
-        case TS_CLI_OPT_WINDOW: case TS_CLI_OPT_PYTHON_DEPTH:
+        TS_CLI_COMMON_CASES:
             if (ts_cli_opt_common("critical-path", c, optarg)) return -1;
             break;
         case 'h': usage(stdout); return 1;
@@ -124,14 +124,11 @@ static int parse_args(int argc, char **argv, cp_args *a)
     return 0;
 }
 
-static int run(const cp_args *a, ts_job *t)
+static int run(const cp_args *a, ts_job *t, ts_graph *g)
 {
     ts_error err = {0};
-    ts_graph_options go = {.size = sizeof go, .leaf_ops = a->leaf_ops, .no_align = a->no_align};
-    ts_graph *g = NULL;
     ts_critical_path *cp = NULL;
-    int rc = ts_graph_create(t, &go, &g, &err);
-    if (rc == TS_OK) rc = ts_critical_path_create(g, a->iteration, &cp, &err);
+    int rc = ts_critical_path_create(g, a->iteration, &cp, &err);
     if (rc == TS_OK && a->export_path) rc = ts_report_critical_path_chrome(cp, a->export_path, &err);
     if (rc == TS_OK) {
         if (a->out.format != TS_FMT_JSON)   /* json carries them inside */
@@ -150,8 +147,11 @@ int ts_cmd_critical_path(int argc, char **argv)
     int prc = parse_args(argc, argv, &a);
     if (prc) return prc > 0 ? TS_EXIT_OK : TS_EXIT_BAD;
     ts_job *t = NULL;
-    if (ts_cli_load(argv + optind, argc - optind, a.marker, &t) != TS_EXIT_OK) return TS_EXIT_BAD;
-    int code = run(&a, t);
+    ts_graph *g = NULL;
+    ts_graph_options go = {.size = sizeof go, .leaf_ops = a.leaf_ops, .no_align = a.no_align};
+    int ex = ts_cli_load_graph(argv + optind, argc - optind, a.marker, a.export_path != NULL, &go, &t, &g);
+    if (ex != TS_EXIT_OK) return ex;
+    int code = run(&a, t, g);   /* destroys g */
     ts_job_destroy(t);
     return code;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "trainscope/graph.h"
 #include "trainscope/ingest.h"
 #include "trainscope/optimize.h"
 #include "trainscope/replay.h"
@@ -85,7 +86,7 @@ static void usage(FILE *f)
           "                           directory of its rank files, or one file): each\n"
           "                           is replayed alone and the figures are the medians\n"
           "                           over the windows\n"
-          TS_CLI_COMMON_HELP
+          TS_CLI_COMMON_HELP TS_CLI_GRAPH_HELP
           TS_CLI_DIST_HELP
           "  -v, --verbose            every warning line (on a terminal they fold into\n"
           "                           one line per kind, summed over ranks)\n"
@@ -209,7 +210,7 @@ static int parse_option(int c, replay_args *a)
     case 'm': a->marker = optarg; return 0;
     case 'W': a->windows = true; return 0;
     case 'v': a->verbose = true; return 0;
-    case TS_CLI_OPT_WINDOW: case TS_CLI_OPT_PYTHON_DEPTH: return ts_cli_opt_common("replay", c, optarg);
+    TS_CLI_COMMON_CASES: return ts_cli_opt_common("replay", c, optarg);
     case OPT_PLAN: a->plan_path = optarg; return 0;
     case OPT_TABLE: a->table = optarg; return 0;
     case OPT_GRAD_PREC: return grad_precision_opt(optarg, a);
@@ -342,12 +343,16 @@ static int cmd_replay_one(int argc, char **argv, replay_args *ap)
     replay_args a = *ap;
     if (a.windows) return cmd_replay_windows(argv + optind, (uint32_t)(argc - optind), &a);
     ts_job *t = NULL;
-    if (ts_cli_load(argv + optind, argc - optind, a.marker, &t) != TS_EXIT_OK) return TS_EXIT_BAD;
+    ts_graph *g = NULL;
+    ts_graph_options go = {.size = sizeof go};
+    int ex = ts_cli_load_graph(argv + optind, argc - optind, a.marker, a.opts.n_scales > 0, &go, &t, &g);
+    if (ex != TS_EXIT_OK) return ex;
     ts_error err = {0};
     ts_replay *r = NULL;
-    int rc = ts_replay_run(t, &a.opts, &r, &err);
+    int rc = ts_replay_run_graph(g, &a.opts, &r, &err);
     if (rc) {
         ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc));
+        ts_graph_destroy(g);
         ts_job_destroy(t);
         return ts_cli_exit_for(rc);
     }
@@ -366,6 +371,7 @@ static int cmd_replay_one(int argc, char **argv, replay_args *ap)
         ts_cli_errorf("writing the table failed: %s", ts_strerror(rc));
     }
     ts_replay_destroy(r);
+    ts_graph_destroy(g);
     ts_job_destroy(t);
     return rc ? TS_EXIT_BAD : TS_EXIT_OK;
 }

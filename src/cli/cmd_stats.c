@@ -39,7 +39,7 @@ static void usage(FILE *f)
           "  --format table|json|csv  output format (default table); times in json are us\n"
           "  --width N                table width in columns (default 80); 0 = never cut names\n"
           TS_CLI_CSV_HELP("rows, windows (times in ns; default: the first)")
-          TS_CLI_COMMON_HELP
+          TS_CLI_COMMON_HELP TS_CLI_IN_MEMORY_HELP
           TS_CLI_DIST_HELP
           "  -v, --verbose            every warning line (on a terminal: one per kind,\n"
           "                           summed over files)\n"          "  -h, --help               this help\n\n"
@@ -83,7 +83,7 @@ static int parse_args(int argc, char **argv, stats_args *a)
         case 'f': case 'T': case 'o':
             if (ts_cli_opt_output("stats", c, optarg, &a->out) < 0) return -1;
             break;
-        case TS_CLI_OPT_WINDOW: case TS_CLI_OPT_PYTHON_DEPTH:
+        TS_CLI_COMMON_CASES:
             if (ts_cli_opt_common("stats", c, optarg)) return -1;
             break;
         case 'v': a->verbose = 1; break;
@@ -104,7 +104,7 @@ int ts_cmd_stats(int argc, char **argv)
     int prc = parse_args(argc, argv, &a);
     if (prc) return prc > 0 ? TS_EXIT_OK : TS_EXIT_BAD;
     ts_job *t = NULL;
-    if (ts_cli_load(argv + optind, argc - optind, a.marker, &t)) return TS_EXIT_BAD;
+    if (ts_cli_load_stats(argv + optind, argc - optind, a.marker, &t)) return TS_EXIT_BAD;
     ts_error err = {0};
     ts_stats *st = NULL;
     int rc = ts_stats_compute(t, &a.opts, &st, &err);

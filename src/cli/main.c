@@ -18,6 +18,8 @@
 
 extern char **environ;
 #include "trainscope/ingest.h"
+#include "trainscope/graph.h"
+#include "trainscope/analyze.h"
 
 #pragma weak ts_cmd_stats
 #pragma weak ts_cmd_breakdown
@@ -69,8 +71,56 @@ int ts_cli_exit_for(int status)
 static bool window_all;        /* --window all */
 static uint32_t python_depth;   /* --python-depth N, 0 = all */
 
+static double max_rss_gb;       /* --max-rss GB, 0 = the default */
+static double fold_tol;         /* --fold-replicas[=TOL], 0 = off */
+static bool in_memory;          /* --in-memory */
+
+/* The options of issue 27 (cli.h): the budget for every command, the
+ * graph's for replay and critical-path only. */
+static int opt_scale(const char *cmd, int code, const char *arg)
+{
+    if (code == TS_CLI_OPT_MAX_RSS) return ts_cli_opt_real(cmd, "--max-rss", arg, 1e-6, 1e6, &max_rss_gb);
+    if (code == TS_CLI_OPT_IN_MEMORY && !strcmp(cmd, "stats")) { in_memory = true; return 0; }
+    if (strcmp(cmd, "replay") && strcmp(cmd, "critical-path")) {
+        ts_cli_errorf("%s: %s applies to %s", cmd, code == TS_CLI_OPT_FOLD ? "--fold-replicas" : "--in-memory",
+                      code == TS_CLI_OPT_FOLD ? "replay and critical-path" : "stats, replay and critical-path");
+        return -1;
+    }
+    if (code == TS_CLI_OPT_IN_MEMORY) { in_memory = true; return 0; }
+    fold_tol = 0.1;
+    return arg ? ts_cli_opt_real(cmd, "--fold-replicas", arg, 1e-9, 1.0, &fold_tol) : 0;
+}
+
+double ts_cli_fold_tolerance(void) { return fold_tol; }
+bool ts_cli_in_memory(void) { return in_memory; }
+
+static void budget_set(void)
+{
+    size_t total = ts__mem_total_bytes();
+    double gb = max_rss_gb > 0 ? max_rss_gb : 0.8 * (double)total / 1e9;
+    ts_set_memory_limit(gb > 0 ? (size_t)(gb * 1e9) : 0);
+}
+
+int ts_cli_budget_exit(int ex)
+{
+    size_t held = 0, asked = 0;
+    const char *phase = NULL;
+    if (!ts_memory_limit_hit(&held, &asked, &phase)) return ex;
+    double gb = max_rss_gb > 0 ? max_rss_gb : 0.8 * (double)ts__mem_total_bytes() / 1e9;
+    if (asked)
+        ts_cli_errorf("stopped: needs more than --max-rss %.3g GB: %.3f GB held while %s, %.1f MB more asked "
+                      "(raise --max-rss%s)", gb, held / 1e9, phase, asked / 1e6,
+                      fold_tol > 0 ? "" : ", or try --fold-replicas");
+    else
+        ts_cli_errorf("stopped: needs more than --max-rss %.3g GB: %.3f GB resident after %s (raise --max-rss%s)",
+                      gb, held / 1e9, phase, fold_tol > 0 ? "" : ", or try --fold-replicas");
+    return TS_EXIT_BAD;
+}
+
 int ts_cli_opt_common(const char *cmd, int code, const char *arg)
 {
+    if (code == TS_CLI_OPT_MAX_RSS || code == TS_CLI_OPT_FOLD || code == TS_CLI_OPT_IN_MEMORY)
+        return opt_scale(cmd, code, arg);
     if (code == TS_CLI_OPT_PYTHON_DEPTH) {
         if (ts_cli_opt_count(cmd, "--python-depth", arg, &python_depth)) return -1;
         if (python_depth == 0) {
@@ -89,15 +139,81 @@ int ts_cli_opt_common(const char *cmd, int code, const char *arg)
 
 bool ts_cli_window_all(void) { return window_all; }
 
-int ts_cli_load(char **paths, int n, const char *iteration_marker, ts_job **out)
+typedef int (*load_fn)(const char *const *, uint32_t, const ts_load_opts *, ts_job **, ts_error *);
+
+/* A distributed run loads whole ranks, each process its share, whatever
+ * `load` is (docs/scale.md, docs/distributed.md); the budget holds in every
+ * process. */
+static int load_by(load_fn load, char **paths, int n, const char *iteration_marker, ts_job **out)
 {
     ts_load_opts lo = {.size = sizeof lo, .iteration_marker = iteration_marker, .python_depth = python_depth};
+    budget_set();
     if (ts_cli_dist_on()) return ts_cli_dist_load(paths, n, &lo, out);
     ts_error err = {0};
-    int rc = ts_job_load((const char *const *)paths, (uint32_t)n, &lo, out, &err);
+    int rc = load((const char *const *)paths, (uint32_t)n, &lo, out, &err);
     if (rc == TS_OK) return TS_EXIT_OK;
     ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc));
     return TS_EXIT_BAD;
+}
+
+int ts_cli_load(char **paths, int n, const char *iteration_marker, ts_job **out)
+{
+    return load_by(ts_job_load, paths, n, iteration_marker, out);
+}
+
+/* The replica groups of a folded graph, on stderr: "rank R: N ranks (R, ...)". */
+static void print_groups(const ts_graph *g)
+{
+    uint32_t n = ts_graph_n_ranks(g), n_groups = 0;
+    for (uint32_t r = 0; r < n; r++) n_groups += ts_graph_replica_of(g, r) == r;
+    fprintf(stderr, "trainscope: --fold-replicas: %u ranks in %u group%s (representative: members)\n", n, n_groups,
+            n_groups == 1 ? "" : "s");
+    for (uint32_t r = 0; r < n; r++) {
+        if (ts_graph_replica_of(g, r) != r) continue;
+        uint32_t k = 0;
+        fprintf(stderr, "  rank %d:", ts_graph_rank_number(g, r));
+        for (uint32_t q = 0; q < n; q++)
+            if (ts_graph_replica_of(g, q) == r && k++ < 16) fprintf(stderr, " %d", ts_graph_rank_number(g, q));
+        fprintf(stderr, "%s (%u)\n", k > 16 ? " ..." : "", k);
+    }
+}
+
+int ts_cli_load_graph(char **paths, int n, const char *iteration_marker, bool whole, ts_graph_options *go,
+                      ts_job **t, ts_graph **g)
+{
+    ts_load_opts lo = {.size = sizeof lo, .iteration_marker = iteration_marker, .python_depth = python_depth};
+    ts_error err = {0};
+    *t = NULL;
+    *g = NULL;
+    go->fold_replicas = fold_tol > 0;
+    go->fold_tolerance = fold_tol;
+    int rc;
+    bool dist = ts_cli_dist_on();   /* a distributed run gathers whole ranks on process 0 */
+    if ((in_memory || whole || dist) && fold_tol > 0) {
+        ts_cli_errorf("--fold-replicas needs the bounded path: not with %s", in_memory ? "--in-memory"
+                      : dist ? "a distributed run (mpirun or --distributed)"
+                      : "an option that reads every op (replay --scale, critical-path --export)");
+        return TS_EXIT_BAD;
+    }
+    if (in_memory || whole || dist) {
+        if (ts_cli_load(paths, n, iteration_marker, t) != TS_EXIT_OK) return TS_EXIT_BAD;
+        rc = ts_graph_create(*t, go, g, &err);
+        if (rc) { ts_job_destroy(*t); *t = NULL; }
+    } else {
+        budget_set();
+        rc = ts_graph_load((const char *const *)paths, (uint32_t)n, &lo, go, t, g, &err);
+    }
+    if (rc) {
+        ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc));
+        return ts_cli_exit_for(rc);
+    }
+    if (go->fold_replicas) print_groups(*g);
+    return TS_EXIT_OK;
+}
+
+int ts_cli_load_stats(char **paths, int n, const char *iteration_marker, ts_job **out)
+{
+    return load_by(in_memory ? ts_job_load : ts_stats_load, paths, n, iteration_marker, out);
 }
 
 int ts_cli_opt_int(const char *cmd, const char *opt, const char *arg, int64_t lo, int64_t hi, int64_t *out)
@@ -266,9 +382,9 @@ int main(int argc, char **argv)
                 int sub_argc = argc - 1, ex = ts_cli_dist_begin(argv[1], &sub_argc, argv + 1);
                 if (ex) return stdout_closed(ex);
                 if (ts_cli_dist_quiet() && !freopen("/dev/null", "w", stdout)) return TS_EXIT_BAD;
-                return stdout_closed(ts_cli_dist_end(commands[i].fn(sub_argc, argv + 1)));
+                return stdout_closed(ts_cli_budget_exit(ts_cli_dist_end(commands[i].fn(sub_argc, argv + 1))));
             }
-            return stdout_closed(commands[i].fn(argc - 1, argv + 1));
+            return stdout_closed(ts_cli_budget_exit(commands[i].fn(argc - 1, argv + 1)));
         }
     ts_cli_errorf("unknown command '%s' (see 'trainscope --help')", argv[1]);
     return TS_EXIT_BAD;

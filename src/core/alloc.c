@@ -4,13 +4,87 @@
 #include "core/core.h"
 
 #include <stdio.h>
+#include <malloc.h>
+#include <stdatomic.h>
 #include <stdlib.h>
+
+/* Memory budget (--max-rss): the default allocator counts the bytes it
+ * holds (malloc_usable_size, so the callers' size hints need not be exact)
+ * and refuses an allocation that would take the count past the limit, as if
+ * the machine were out of memory; every caller already turns a NULL into
+ * TS_ENOMEM and stops cleanly. The first refusal is remembered (how much was
+ * held, how much more was asked, in which phase) for the message the CLI
+ * prints. Relaxed atomics: the loader's threads allocate at once, and the
+ * count may pass the limit by one allocation per thread. */
+static _Atomic size_t mem_held, mem_limit;
+static _Atomic size_t over_held, over_asked;
+static _Atomic(const char *) mem_phase = "starting";
+static _Atomic(const char *) over_phase;
+
+static bool over_budget(size_t old_usable, size_t new_size)
+{
+    size_t lim = atomic_load_explicit(&mem_limit, memory_order_relaxed);
+    if (!lim || new_size <= old_usable) return false;
+    size_t held = atomic_load_explicit(&mem_held, memory_order_relaxed);
+    if (held - old_usable + new_size <= lim) return false;
+    const char *none = NULL;
+    if (atomic_compare_exchange_strong(&over_phase, &none, atomic_load(&mem_phase))) {
+        atomic_store(&over_held, held);
+        atomic_store(&over_asked, new_size - old_usable);
+    }
+    return true;
+}
 
 static void *default_alloc(void *ud, void *ptr, size_t old_size, size_t new_size)
 {
     (void)ud; (void)old_size;
-    if (new_size == 0) { free(ptr); return NULL; }
-    return realloc(ptr, new_size);
+    size_t old_usable = ptr ? malloc_usable_size(ptr) : 0;
+    if (new_size == 0) {
+        free(ptr);
+        atomic_fetch_sub_explicit(&mem_held, old_usable, memory_order_relaxed);
+        return NULL;
+    }
+    if (over_budget(old_usable, new_size)) return NULL;
+    void *p = realloc(ptr, new_size);
+    if (!p) return NULL;
+    atomic_fetch_add_explicit(&mem_held, malloc_usable_size(p), memory_order_relaxed);
+    atomic_fetch_sub_explicit(&mem_held, old_usable, memory_order_relaxed);
+    return p;
+}
+
+void ts_set_memory_limit(size_t bytes)
+{
+    atomic_store(&mem_limit, bytes);
+    atomic_store(&over_phase, NULL);   /* a new budget: no refusal yet */
+}
+size_t ts_memory_held(void) { return atomic_load(&mem_held); }
+void ts__mem_phase(const char *phase) { atomic_store(&mem_phase, phase); }
+
+bool ts_memory_limit_hit(size_t *held, size_t *asked, const char **phase)
+{
+    const char *ph = atomic_load(&over_phase);
+    if (!ph) return false;
+    if (held) *held = atomic_load(&over_held);
+    if (asked) *asked = atomic_load(&over_asked);
+    if (phase) *phase = ph;
+    return true;
+}
+
+/* A phase boundary: the process's resident memory (allocations outside the
+ * hook too: libraries, decompressor windows) against the limit. */
+int ts__mem_check(const char *next_phase)
+{
+    size_t lim = atomic_load(&mem_limit), rss = ts__rss_bytes();
+    if (lim && rss > lim) {
+        const char *none = NULL;
+        if (atomic_compare_exchange_strong(&over_phase, &none, atomic_load(&mem_phase))) {
+            atomic_store(&over_held, rss);
+            atomic_store(&over_asked, 0);
+        }
+        return TS_ENOMEM;
+    }
+    ts__mem_phase(next_phase);
+    return TS_OK;
 }
 
 static ts_alloc_fn alloc_fn = default_alloc;

@@ -172,6 +172,13 @@ const char *ts__buf_cstr(ts_buf *b);
 /* ---- clocks ---- */
 int64_t ts__now_ns(void);        /* CLOCK_MONOTONIC */
 size_t  ts__peak_rss_bytes(void); /* getrusage maxrss */
+size_t  ts__rss_bytes(void);      /* resident now (/proc/self/statm), 0 = unknown */
+size_t  ts__mem_total_bytes(void); /* MemTotal of /proc/meminfo, 0 = unknown */
+/* The memory budget (ts_set_memory_limit): name the phase that follows, so a
+ * refusal says where it came from (a static string); ts__mem_check is a phase
+ * boundary: TS_ENOMEM when the resident memory is already past the limit. */
+void    ts__mem_phase(const char *phase);
+TS_NODISCARD int ts__mem_check(const char *next_phase);
 
 /* ---- small math ---- */
 int ts__cmp_i64(const void *a, const void *b);

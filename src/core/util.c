@@ -170,6 +170,26 @@ int64_t ts__now_ns(void)
     return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
+size_t ts__rss_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long long size = 0, res = 0;
+    int n = f ? fscanf(f, "%llu %llu", &size, &res) : 0;
+    if (f) fclose(f);
+    return n == 2 ? (size_t)res * (size_t)sysconf(_SC_PAGESIZE) : 0;
+}
+
+size_t ts__mem_total_bytes(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    unsigned long long kb = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemTotal: %llu kB", &kb) == 1) break;
+    if (f) fclose(f);
+    return (size_t)kb * 1024;
+}
+
 size_t ts__peak_rss_bytes(void)
 {
     struct rusage ru;

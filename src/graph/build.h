@@ -28,10 +28,23 @@ uint32_t  ts__graph_add_node(ts_graph *g, uint16_t rank, ts_node_kind kind, uint
                              uint32_t slice, int64_t start_ns, int64_t dur_ns);
 void      ts__graph_add_edge(ts_graph *g, uint32_t src, uint32_t dst, ts_edge_kind kind, uint8_t flags);
 
+/* The node table's columns (at most 16), for loops over all of them. */
+size_t ts__graph_node_cols(ts_graph_nodes *n, ts_col_ref *c);
+/* Put the graph's ranks, built in another order, in order: old rank r
+ * becomes rank pos[r]. Before matching: moves every rank's node rows and
+ * lanes (lane_first: n_ranks + 1 entries, rank r's lanes are rows
+ * [lane_first[r], lane_first[r + 1])), remaps edges, the members' lists
+ * (permuted too), mpi_done and replica_of. O(nodes + edges); one column's
+ * worth of scratch at a time (reorder.c). */
+TS_NODISCARD int ts__graph_reorder_ranks(ts_graph *g, const uint32_t *pos, const uint32_t *lane_first,
+                                         ts_graph_members *members);
 /* Nodes and local edges of graph rank `ri`, whose slices live in model rank
  * `model`; appends the rank's collective members to *members. */
 TS_NODISCARD int ts__graph_local(ts_graph *g, uint16_t ri, const ts_rank *model,
                                  ts_graph_members *members, ts_error *err);
+/* The slice that carries member slice s's collective args: s, or the
+ * record_param_comms nested right inside a c10d:: call (collective.c). */
+uint32_t ts__graph_args_slice(const ts_rank *r, uint32_t s);
 /* Collective key of a member node: normalized name and process group (graph strings). */
 void ts__graph_coll_key(ts_graph *g, uint32_t node, uint32_t *name, uint32_t *pg, int64_t *seq,
                         int64_t *bytes);
@@ -46,5 +59,11 @@ TS_NODISCARD int ts__graph_rematch_by_time(ts_graph *g, ts_graph_members *member
 void ts__graph_align(ts_graph *g);
 void ts__graph_barriers(ts_graph *g);
 TS_NODISCARD int ts__graph_finish(ts_graph *g, ts_error *err);
+/* Every step after the local passes, in order: match, align, re-match by
+ * time where needed, barriers, finish (ts_graph_create and graph/stream.c). */
+TS_NODISCARD int ts__graph_join(ts_graph *g, ts_graph_members *members, ts_error *err);
+/* Its two halves: match, align and re-match; then barriers and finish. */
+TS_NODISCARD int ts__graph_join_match(ts_graph *g, ts_graph_members *members, ts_error *err);
+TS_NODISCARD int ts__graph_join_finish(ts_graph *g, ts_error *err);
 
 #endif

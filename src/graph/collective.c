@@ -50,7 +50,7 @@ static int64_t dtype_bytes(const char *dt)
 
 /* The slice that carries a member's collective args: itself, or the
  * record_param_comms nested right inside a c10d:: call. */
-static uint32_t args_slice(const ts_rank *r, uint32_t s)
+uint32_t ts__graph_args_slice(const ts_rank *r, uint32_t s)
 {
     if (ts__slice_arg_str(r, s, "Collective name")) return s;
     uint32_t end = r->tracks[r->slices.track[s]].first_slice + r->tracks[r->slices.track[s]].n_slices;
@@ -86,7 +86,7 @@ static uint32_t p2p_name(ts_graph *g, const ts_rank *r, uint32_t s, uint32_t nam
 void ts__graph_coll_key(ts_graph *g, uint32_t node, uint32_t *name, uint32_t *pg, int64_t *seq, int64_t *bytes)
 {
     const ts_rank *r = ts__graph_rank(g, node);
-    uint32_t s = args_slice(r, g->nodes.slice[node]);
+    uint32_t s = ts__graph_args_slice(r, g->nodes.slice[node]);
     const char *cname = ts__slice_arg_str(r, s, "Collective name");
     *name = norm_name(g, cname ? cname : ts__rank_str(r, r->slices.name[s]));
     const char *pgs = ts__slice_arg_str(r, s, "Process Group Name");

@@ -325,6 +325,7 @@ int ts_critical_path_create(const ts_graph *g, int64_t iteration, ts_critical_pa
 {
     ts__error_clear(err);
     *out = NULL;
+    ts__mem_phase("finding the critical path");
     uint32_t np = g->nodes.n * 2;
     ts_critical_path *cp = ts__calloc(1, sizeof *cp);
     int32_t *idx = ts__malloc((g->n_ranks + 1) * sizeof *idx);

@@ -16,7 +16,7 @@ static const char *const node_kind_names[TS_NODE_KIND_COUNT] = {
 };
 static const char *const edge_kind_names[TS_EDGE_KIND_COUNT] = {
     "program", "nest", "launch", "stream", "stream_wait", "host_sync", "fwdbwd",
-    "coll_launch", "worker", "coll_enter", "coll_exit", "mpi_request", "dep",
+    "coll_launch", "worker", "coll_enter", "coll_exit", "mpi_request", "dep", "replica",
 };
 const char *ts__node_kind_name(ts_node_kind k)
 {
@@ -29,9 +29,9 @@ const char *ts__edge_kind_name(ts_edge_kind k)
 
 /* The column arrays of the node and edge tables, so growing and freeing
  * them is one loop each. */
-typedef struct col_ref { void **p; size_t elem; } col_ref;
+typedef ts_col_ref col_ref;
 
-static size_t node_cols(ts_graph_nodes *n, col_ref *c)
+size_t ts__graph_node_cols(ts_graph_nodes *n, col_ref *c)
 {
     col_ref cols[] = {
         {(void **)&n->rank, sizeof *n->rank}, {(void **)&n->kind, sizeof *n->kind},
@@ -104,7 +104,7 @@ void ts_graph_destroy(ts_graph *g)
     ts_graph_nodes *n = &g->nodes;
     ts_graph_edges *e = &g->edges;
     col_ref cols[16];
-    free_cols(cols, node_cols(n, cols), n->cap);
+    free_cols(cols, ts__graph_node_cols(n, cols), n->cap);
     free_cols(cols, edge_cols(e, cols), e->cap);
     ts__free(g->out_first, ((size_t)n->n + 1) * sizeof *g->out_first);
     ts__free(g->in_first, ((size_t)n->n + 1) * sizeof *g->in_first);
@@ -118,6 +118,7 @@ void ts_graph_destroy(ts_graph *g)
     ts__free(g->rank_number, (g->n_ranks + 1) * sizeof *g->rank_number);
     ts__free(g->align, (g->n_ranks + 1) * sizeof *g->align);
     ts__map64_free(&g->mpi_done);
+    if (g->replica_of) ts__free(g->replica_of, (g->n_ranks + 1) * sizeof *g->replica_of);
     for (uint32_t i = 0; i < g->n_warnings; i++) ts__free(g->warnings[i], strlen(g->warnings[i]) + 1);
     ts__free(g->warnings, g->cap_warnings * sizeof *g->warnings);
     ts__strpool_free(&g->strings);
@@ -158,7 +159,7 @@ uint32_t ts__graph_add_lane(ts_graph *g, uint16_t rank, bool on_gpu, uint32_t tr
 static int grow_nodes(ts_graph_nodes *n, size_t need)
 {
     col_ref cols[16];
-    return grow_cols(cols, node_cols(n, cols), &n->cap, need, 1024);
+    return grow_cols(cols, ts__graph_node_cols(n, cols), &n->cap, need, 1024);
 }
 
 static int grow_edges(ts_graph_edges *e, size_t need)
@@ -180,7 +181,7 @@ int ts__graph_reserve(ts_graph *g, size_t n_nodes, size_t n_edges)
     if (n_nodes > (1u << 31) || n_edges > (1u << 31)) return TS_ERANGE;   /* capacities double in uint32 */
     if (grow_nodes(&g->nodes, n_nodes) || grow_edges(&g->edges, n_edges)) return TS_ENOMEM;
     col_ref cols[16];
-    prefault_rows(cols, node_cols(&g->nodes, cols), g->nodes.n, n_nodes);
+    prefault_rows(cols, ts__graph_node_cols(&g->nodes, cols), g->nodes.n, n_nodes);
     prefault_rows(cols, edge_cols(&g->edges, cols), g->edges.n, n_edges);
     return TS_OK;
 }
@@ -443,6 +444,31 @@ int ts__graph_finish(ts_graph *g, ts_error *err)
     return rc;
 }
 
+int ts__graph_join_match(ts_graph *g, ts_graph_members *members, ts_error *err)
+{
+    uint32_t warn_mark = g->n_warnings;
+    ts__mem_phase("matching collectives");
+    int rc = ts__graph_match(g, members, NULL, err);
+    if (rc == TS_OK) {
+        ts__graph_align(g);
+        rc = ts__graph_rematch_by_time(g, members, warn_mark, err);
+    }
+    return rc;
+}
+
+int ts__graph_join_finish(ts_graph *g, ts_error *err)
+{
+    ts__graph_barriers(g);
+    ts__mem_phase("indexing the graph");
+    return ts__graph_finish(g, err);
+}
+
+int ts__graph_join(ts_graph *g, ts_graph_members *members, ts_error *err)
+{
+    int rc = ts__graph_join_match(g, members, err);
+    return rc ? rc : ts__graph_join_finish(g, err);
+}
+
 /* ---- public ---- */
 
 /* Every time of a trace lies within 2^62 ns of its clock's zero and the
@@ -455,6 +481,7 @@ int ts_graph_create(const ts_job *t, const ts_graph_options *opt, ts_graph **out
     *out = NULL;
     if (!t || t->n_ranks == 0) return ts__error(err, TS_ENODATA, "no ranks to build a graph from");
     if (t->n_ranks >= TS_GRAPH_NO_RANK) return ts__error(err, TS_ERANGE, "too many ranks (%u)", t->n_ranks);
+    ts__mem_phase("building the graph");
     ts_graph *g = ts__graph_alloc(t, t->n_ranks, opt);
     ts_graph_members *members = ts__calloc(t->n_ranks, sizeof *members);
     int rc = (!g || !members) ? ts__error(err, TS_ENOMEM, "out of memory") : TS_OK;
@@ -465,16 +492,7 @@ int ts_graph_create(const ts_job *t, const ts_graph_options *opt, ts_graph **out
         rc = ts__graph_local(g, (uint16_t)r, t->ranks[r], &members[r], err);
         g->rank_first_node[r + 1] = g->nodes.n;
     }
-    uint32_t warn_mark = g ? g->n_warnings : 0;
-    if (rc == TS_OK) rc = ts__graph_match(g, members, NULL, err);
-    if (rc == TS_OK) {
-        ts__graph_align(g);
-        rc = ts__graph_rematch_by_time(g, members, warn_mark, err);
-    }
-    if (rc == TS_OK) {
-        ts__graph_barriers(g);
-        rc = ts__graph_finish(g, err);
-    }
+    if (rc == TS_OK) rc = ts__graph_join(g, members, err);
     for (uint32_t r = 0; members && r < t->n_ranks; r++)
         ts__free(members[r].node, members[r].cap * sizeof *members[r].node);
     ts__free(members, t->n_ranks * sizeof *members);

@@ -85,6 +85,8 @@ typedef enum ts_edge_kind {
                                rank's transfer time */
     TS_EDGE_MPI_REQUEST,    /* nonblocking MPI call.end -> the MPI_Wait/MPI_Test completing its request .end */
     TS_EDGE_DEP,            /* execution-trace dependency (chakra_dep flow): producer.end -> consumer.start */
+    TS_EDGE_REPLICA,        /* --fold-replicas: the representative's collective member.start -> the
+                               folded replica's same member.start, gap = the replica's measured lag */
     TS_EDGE_KIND_COUNT
 } ts_edge_kind;
 const char *ts__edge_kind_name(ts_edge_kind k);
@@ -190,6 +192,13 @@ struct ts_graph {
     ts_map64  mpi_done;         /* nonblocking MPI call node -> the MPI_Wait/MPI_Test node completing
                                    its request (graph/local.c); empty for other traces */
     uint32_t  n_mpi_requests_followed;   /* entries put into mpi_done */
+
+    /* --fold-replicas (graph/stream.c): per graph rank, the graph rank it was
+     * folded into (itself for a representative or a rank kept whole); NULL =
+     * nothing folded. A folded rank keeps only its collective members, each
+     * following its representative's by a TS_EDGE_REPLICA edge. */
+    uint32_t *replica_of;
+    uint32_t  n_folded;        /* ranks folded into another */
 };
 
 /* The node whose end a collective member's completion binds: the member

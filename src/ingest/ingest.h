@@ -177,4 +177,31 @@ void ts__load_share_free(ts_load_share *s);
  * is the error a whole load gives; takes the ranks, on failure too. */
 TS_NODISCARD int ts__trace_from_ranks(ts_rank **ranks, uint32_t n, ts_job **out, ts_error *err);
 
+/* ---- per-rank streaming (load.c): what ts_job_load does, one rank at a
+ * time, for callers that keep a summary of each rank instead of the whole
+ * trace (graph/stream.c's bounded path, the MPI plugin's share of ranks).
+ * ts__trace_files expands paths (files, directories of rank files, in name
+ * order) into *files (n owned paths, free with ts__trace_files_free), and
+ * puts in note (cap bytes, "" = none) the warning a directory load leaves on
+ * its first rank about entries it skipped; a missing, unreadable or
+ * non-regular entry named like a trace is an error naming it. ts__load_rank
+ * reads files[i] (order = i, the rank number when nothing else gives one)
+ * into one finished rank, Python functions as ops where it has no CPU ops
+ * (opts->python_depth). A CTF session is not a rank file: callers send a
+ * single CTF path to ts_job_load. */
+TS_NODISCARD int ts__trace_files(const char *const *paths, uint32_t n_paths, char ***files, uint32_t *n,
+                                 char *note, size_t cap, ts_error *err);
+void ts__trace_files_free(char **files, uint32_t n);
+TS_NODISCARD int ts__load_rank(const char *path, int32_t order, const ts_load_opts *opts, bool spare_core,
+                               ts_rank **out, ts_error *err);
+/* ts_job_load for an analysis that reads only some slices of each rank:
+ * each rank, as soon as its file is read (on the loader's thread, so at most
+ * n_threads full ranks exist at once), is reduced by ts__rank_compact to the
+ * slices keep(r, keep) marks (keep zeroed, one byte per slice: 1 = the
+ * slice, 2 = with its args), corr/ext_id kept when keep_ids. The analysis
+ * must then read only what it marked (analyze/stats.c's ts_stats_load). */
+typedef void (*ts_keep_fn)(const ts_rank *r, uint8_t *keep);
+TS_NODISCARD int ts__trace_load_summary(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts,
+                                        ts_keep_fn keep, bool keep_ids, ts_job **out, ts_error *err);
+
 #endif

@@ -201,8 +201,30 @@ typedef struct job {
     ts_error  *errs;            /* one per file */
     int       *rcs;             /* one status per file */
     bool       spare_core;      /* fewer workers than cores: compressed files may decode on a thread of their own */
+    ts_keep_fn keep;            /* summary loads: what each rank keeps (NULL = all) */
+    bool       keep_ids;
     atomic_uint next;           /* next file index to take */
 } job;
+
+/* File f (slot i) into a rank, reduced at once to what jb->keep marks. */
+static int load_summary(job *jb, uint32_t i, uint32_t f)
+{
+    ts_rank *full = NULL;
+    int rc = ts__load_rank(jb->files->v[f], (int32_t)f, jb->opts, jb->spare_core, &full, &jb->errs[i]);
+    if (rc) return rc;
+    size_t n = (size_t)full->slices.n + 1;
+    uint8_t *keep = ts__calloc(n, 1);
+    uint32_t *map = ts__malloc(n * sizeof *map);
+    if (!keep || !map) rc = ts__error(&jb->errs[i], TS_ENOMEM, "%s: out of memory", full->path);
+    if (rc == TS_OK) {
+        jb->keep(full, keep);
+        rc = ts__rank_compact(full, keep, map, jb->keep_ids, &jb->ranks[i], &jb->errs[i]);
+    }
+    ts__free(keep, n);
+    ts__free(map, n * sizeof *map);
+    ts__rank_destroy(full);
+    return rc;
+}
 
 static void *worker(void *arg)
 {
@@ -211,7 +233,10 @@ static void *worker(void *arg)
         uint32_t i = atomic_fetch_add(&jb->next, 1);
         if (i >= jb->n) break;
         uint32_t f = jb->idx ? jb->idx[i] : i;   /* the rank's order is its row in the whole list */
-        jb->rcs[i] = ingest_file(jb->files->v[f], (int32_t)f, jb->opts, jb->spare_core, &jb->ranks[i], &jb->errs[i]);
+        if (jb->keep)
+            jb->rcs[i] = load_summary(jb, i, f);
+        else
+            jb->rcs[i] = ingest_file(jb->files->v[f], (int32_t)f, jb->opts, jb->spare_core, &jb->ranks[i], &jb->errs[i]);
     }
     return NULL;
 }
@@ -225,13 +250,13 @@ static int n_workers(const ts_load_opts *opts, uint32_t n_files)
     return (int)n;
 }
 
-/* Runs the pool on files idx[0..n) (NULL: all files); returns the first
- * failure in file order (its position in *failed when not NULL), ranks all
- * freed. */
+/* Runs the pool on files idx[0..n) (NULL: all files), each rank reduced to
+ * what keep marks (NULL: kept whole); returns the first failure in file order
+ * (its position in *failed when not NULL), ranks all freed. */
 static int load_some(const file_list *files, const uint32_t *idx, uint32_t n, const ts_load_opts *opts,
-                     ts_rank **ranks, uint32_t *failed, ts_error *err)
+                     ts_keep_fn keep, bool keep_ids, ts_rank **ranks, uint32_t *failed, ts_error *err)
 {
-    job jb = {.files = files, .idx = idx, .n = n, .opts = opts, .ranks = ranks};
+    job jb = {.files = files, .idx = idx, .n = n, .opts = opts, .ranks = ranks, .keep = keep, .keep_ids = keep_ids};
     jb.errs = ts__calloc(n ? n : 1, sizeof *jb.errs);
     jb.rcs = ts__calloc(n ? n : 1, sizeof *jb.rcs);
     if (!jb.errs || !jb.rcs) {
@@ -263,9 +288,10 @@ static int load_some(const file_list *files, const uint32_t *idx, uint32_t n, co
     return rc;
 }
 
-static int load_all(const file_list *files, const ts_load_opts *opts, ts_rank **ranks, ts_error *err)
+static int load_all(const file_list *files, const ts_load_opts *opts, ts_keep_fn keep, bool keep_ids, ts_rank **ranks,
+                    ts_error *err)
 {
-    return load_some(files, NULL, files->n, opts, ranks, NULL, err);
+    return load_some(files, NULL, files->n, opts, keep, keep_ids, ranks, NULL, err);
 }
 
 static int cmp_rank_ptr(const void *a, const void *b)
@@ -293,8 +319,8 @@ static int check_unique_ranks(ts_rank **ranks, uint32_t n, ts_error *err)
     return rc;
 }
 
-static int trace_load(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts,
-                      ts_job **out, ts_error *err);
+static int trace_load(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts, ts_keep_fn keep,
+                      bool keep_ids, ts_job **out, ts_error *err);
 
 /* PyTorch host execution traces out of `files` into `ets`: they are no
  * ranks, but join the ranks once those are read (pytorch_et.c). */
@@ -342,29 +368,38 @@ static void python_as_ops(ts_job *t, const ts_load_opts *opts)
 int ts_job_load(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts,
                   ts_job **out, ts_error *err)
 {
-    int rc = trace_load(paths, n_paths, opts, out, err);
+    int rc = trace_load(paths, n_paths, opts, NULL, false, out, err);
     if (rc == TS_OK) python_as_ops(*out, opts);
     return rc;
 }
 
-static int trace_load(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts,
-                      ts_job **out, ts_error *err)
+int ts__trace_load_summary(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts, ts_keep_fn keep,
+                           bool keep_ids, ts_job **out, ts_error *err)
+{
+    if (n_paths == 1 && paths && ts__ctf_is_trace(paths[0])) return ts_job_load(paths, n_paths, opts, out, err);
+    return trace_load(paths, n_paths, opts, keep, keep_ids, out, err);   /* python_as_ops: per rank, before keep */
+}
+
+static int trace_load(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts, ts_keep_fn keep,
+                      bool keep_ids, ts_job **out, ts_error *err)
 {
     if (err) { err->status = TS_OK; err->msg[0] = 0; }
     if (!out) return ts__error(err, TS_EINVAL, "ts_job_load: out is NULL");
     *out = NULL;
     if (!paths || n_paths == 0) return ts__error(err, TS_EINVAL, "ts_job_load: no paths given");
+    ts__mem_phase("loading rank files");
     if (n_paths == 1 && ts__ctf_is_trace(paths[0])) return ts__ctf_load(paths[0], opts, out, err);
     file_list files = {0}, ets = {0};
     skip_note sk = {.n = 0};
     int rc = expand_paths(&files, paths, n_paths, &sk, err);
     if (rc == TS_OK) rc = split_ets(&files, &ets, err);
+    if (ets.n) keep = NULL;   /* the join reads each op's args: ranks stay whole (ts_stats_load too) */
     ts_rank **ranks = NULL;
     if (rc == TS_OK) {
         ranks = ts__calloc(files.n, sizeof *ranks);
         if (!ranks) rc = ts__error(err, TS_ENOMEM, "out of memory");
     }
-    if (rc == TS_OK) rc = load_all(&files, opts, ranks, err);
+    if (rc == TS_OK) rc = load_all(&files, opts, keep, keep_ids, ranks, err);
     if (rc == TS_OK && ((rc = check_unique_ranks(ranks, files.n, err)) != TS_OK ||
                         (rc = join_ets(&ets, ranks, files.n, err)) != TS_OK))
         for (uint32_t i = 0; i < files.n; i++) ts__rank_destroy(ranks[i]);
@@ -401,6 +436,7 @@ int ts__load_share(const char *const *paths, uint32_t n_paths, const ts_load_opt
     if (err) { err->status = TS_OK; err->msg[0] = 0; }
     if (!paths || n_paths == 0 || n_parts == 0 || part >= n_parts)
         return ts__error(err, TS_EINVAL, "ts__load_share: no paths or no such part");
+    ts__mem_phase("loading rank files");
     if (n_paths == 1 && ts__ctf_is_trace(paths[0]))
         return ts__error(err, TS_EINVAL, "%s: byte 0: a CTF trace is read whole, not shared out by rank file; "
                          "analyse it in one process", paths[0]);
@@ -418,7 +454,7 @@ int ts__load_share(const char *const *paths, uint32_t n_paths, const ts_load_opt
     uint32_t n = 0;
     for (uint32_t f = part; rc == TS_OK && f < files.n; f += n_parts) out->file[n++] = f;
     uint32_t failed = 0;
-    if (rc == TS_OK && n) rc = load_some(&files, out->file, n, opts, out->ranks, &failed, err);
+    if (rc == TS_OK && n) rc = load_some(&files, out->file, n, opts, NULL, false, out->ranks, &failed, err);
     if (rc == TS_OK) {
         out->n = n;
         if (sk.n && n && out->file[0] == 0)   /* the note a whole load leaves on its first file's rank */
@@ -443,4 +479,41 @@ int ts__trace_from_ranks(ts_rank **ranks, uint32_t n, ts_job **out, ts_error *er
         return rc;
     }
     return ts__job_create(ranks, n, out, err);
+}
+
+/* ---- per-rank streaming (ingest.h) ---- */
+
+int ts__trace_files(const char *const *paths, uint32_t n_paths, char ***files, uint32_t *n, char *note, size_t cap,
+                    ts_error *err)
+{
+    file_list l = {0};
+    skip_note sk = {.n = 0};
+    *files = NULL;
+    *n = 0;
+    if (note && cap) note[0] = 0;
+    int rc = expand_paths(&l, paths, n_paths, &sk, err);
+    if (rc) { list_free(&l); return rc; }
+    if (sk.n && note && cap) snprintf(note, cap, "%s%s (%u in all)", sk.msg, sk.n > 5 ? ", ..." : "", sk.n);
+    *files = l.v;
+    *n = l.n;
+    return TS_OK;
+}
+
+void ts__trace_files_free(char **files, uint32_t n)
+{
+    file_list l = {.v = files, .n = n, .cap = n};
+    /* list_free frees cap slots' worth: the list may have grown past n */
+    for (uint32_t i = 0; i < l.n; i++) ts__free(l.v[i], strlen(l.v[i]) + 1);
+    ts__free(files, (size_t)n * sizeof *files);
+}
+
+int ts__load_rank(const char *path, int32_t order, const ts_load_opts *opts, bool spare_core, ts_rank **out,
+                  ts_error *err)
+{
+    int rc = ingest_file(path, order, opts, spare_core, out, err);
+    if (rc) return rc;
+    uint32_t depth = opts && opts->size >= offsetof(ts_load_opts, python_depth) + sizeof(uint32_t)
+                         ? opts->python_depth : 0;
+    ts__rank_python_as_ops(*out, depth);
+    return TS_OK;
 }

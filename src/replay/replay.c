@@ -249,6 +249,17 @@ static ts_replay_iter iter_times(const ts_replay *r, const iter_span *sp, uint32
     return x;
 }
 
+/* A rank folded into a representative (--fold-replicas) keeps only its
+ * collectives: its own measured iteration, moved by what the replay did to
+ * its representative's. */
+static ts_replay_iter as_replica(ts_replay_iter x, ts_replay_iter rep)
+{
+    if (x.meas_dur_ns < 0 || rep.meas_dur_ns < 0) return x;
+    x.pred_start_ns = x.meas_start_ns + (rep.pred_start_ns - rep.meas_start_ns);
+    x.pred_dur_ns = x.meas_dur_ns + (rep.pred_dur_ns - rep.meas_dur_ns);
+    return x;
+}
+
 static int compare_iterations(ts_replay *r, uint32_t max_iter, bool whole)
 {
     const ts_graph *g = r->g;
@@ -287,6 +298,10 @@ static int compare_iterations(ts_replay *r, uint32_t max_iter, bool whole)
         for (uint32_t k = 0; k < n_slots; k++) {
             size_t cell = (size_t)ri * n_slots + k;
             ts_replay_iter x = r->iters[cell] = iter_times(r, &spans[cell], ri, iter_of[cell], n_it);
+            if (g->replica_of && g->replica_of[ri] != ri) {   /* folded: changes as its representative does */
+                size_t rc = (size_t)g->replica_of[ri] * n_slots + k;
+                x = r->iters[cell] = as_replica(x, iter_times(r, &spans[rc], g->replica_of[ri], iter_of[rc], n_it));
+            }
             if (x.meas_dur_ns < 0) continue;
             int64_t m = x.meas_dur_ns, p = x.pred_dur_ns;
             rm[n_ok] = m; rp[n_ok++] = p;
@@ -366,6 +381,7 @@ int ts__replay_run_session(const ts_graph *g, const ts_replay_options *opt, ts_r
         memcpy(&o, opt, opt->size < sizeof o ? opt->size : sizeof o);
     }
     opt = &o;
+    ts__mem_phase("replaying");
     ts_replay *r = ts__calloc(1, sizeof *r);
     if (!r) return ts__error(err, TS_ENOMEM, "replay: out of memory");
     int64_t t0 = ts__now_ns();

@@ -971,7 +971,7 @@ bool ts__slice_arg(const ts_rank *r, uint32_t slice, const char *key, ts_arg_typ
 {
     if (find_arg(r, r->slices.args[slice], r->slices.n_args[slice], key, type, val)) return true;
     /* Readers keep these two only in their columns (see model.h). */
-    int64_t id = !strcmp(key, "correlation") ? r->slices.corr[slice] :
+    int64_t id = !r->slices.corr ? -1 : !strcmp(key, "correlation") ? r->slices.corr[slice] :
                  !strcmp(key, "External id") ? r->slices.ext_id[slice] : -1;
     if (id < 0) return false;
     if (type) *type = TS_ARG_INT;

@@ -94,8 +94,9 @@ typedef struct ts_slices {
     uint32_t *parent;      /* enclosing slice row, TS_NONE32 = none */
     uint32_t *args;        /* first row in args, TS_NONE32 = no args */
     uint16_t *n_args;      /* number of arg rows */
-    int64_t  *corr;        /* "correlation" arg (launch <-> GPU op), -1 = none */
-    int64_t  *ext_id;      /* "External id" arg (cpu_op <-> runtime), -1 = none */
+    int64_t  *corr;        /* "correlation" arg (launch <-> GPU op), -1 = none; NULL in a
+                              compact rank (ts__rank_compact), whose graph is built */
+    int64_t  *ext_id;      /* "External id" arg (cpu_op <-> runtime), -1 = none; NULL as corr */
 } ts_slices;
 
 typedef enum ts_arg_type {
@@ -354,6 +355,16 @@ TS_NODISCARD int ts__job_create(ts_rank **ranks, uint32_t n, ts_job **out, ts_er
  * and range and names `what` and the byte in err when the bytes are bad. */
 TS_NODISCARD int ts__rank_serialize(const ts_rank *r, ts_buf *b);
 TS_NODISCARD int ts__rank_deserialize(const void *bytes, size_t n, const char *what, ts_rank **out, ts_error *err);
+
+/* A new finished rank holding only full's slices with keep[s] != 0, each
+ * linked to its nearest kept ancestor (depth counts kept ancestors); the
+ * args of those with keep[s] == 2 (the others have none); no corr/ext_id
+ * columns (NULL) unless keep_ids; all tracks, the iterations, metadata args, warnings and
+ * counts, and the strings these name; no instants, counters or flows
+ * (compact.c). map (full->slices.n entries) receives each slice's new row,
+ * TS_NONE32 = dropped. full is unaltered; TS_ENOMEM names full's file. */
+TS_NODISCARD int ts__rank_compact(const ts_rank *full, const uint8_t *keep, uint32_t *map, bool keep_ids,
+                                  ts_rank **out, ts_error *err);
 
 /* ---- read helpers ---- */
 /* Arg lookup on a slice by key string; false when absent. "correlation" and

@@ -109,6 +109,29 @@ got=$?
 [ -s "$tmp/p.out" ] && bad "replay --windows under mpirun printed an answer"
 grep -q "loads one set of traces" "$tmp/p.err" || bad "replay --windows under mpirun: $(cat "$tmp/p.err")"
 
+# issue 27's options (docs/scale.md): a distributed run gathers whole ranks,
+# so --in-memory changes nothing; --fold-replicas needs the bounded path and
+# is refused before any load; --max-rss holds in every process
+for cmd in stats replay; do
+    "$BIN" $cmd "$tmp/six" >"$tmp/one.out" 2>/dev/null
+    mpi 2 $cmd --in-memory "$tmp/six" >"$tmp/p.out" 2>"$tmp/p.err" || bad "$cmd --in-memory -np 2: exit $?: $(tail -3 "$tmp/p.err")"
+    cmp -s "$tmp/one.out" "$tmp/p.out" || bad "$cmd --in-memory -np 2: stdout differs from the plain CLI's"
+done
+for cmd in replay critical-path; do
+    mpi 2 $cmd --fold-replicas "$tmp/six" >"$tmp/p.out" 2>"$tmp/p.err"
+    got=$?
+    [ $got -eq 2 ] || bad "$cmd --fold-replicas -np 2: exit $got, expected 2"
+    [ -s "$tmp/p.out" ] && bad "$cmd --fold-replicas -np 2 printed an answer"
+    [ "$(grep -c '^trainscope: ' "$tmp/p.err")" -eq 1 ] && grep -q "^trainscope: --fold-replicas needs the bounded path: not with a distributed run" "$tmp/p.err" ||
+        bad "$cmd --fold-replicas -np 2: $(cat "$tmp/p.err")"
+done
+mpi 2 replay --max-rss 0.002 "$tmp/six" >"$tmp/p.out" 2>"$tmp/p.err"
+got=$?
+[ $got -eq 2 ] || bad "replay --max-rss 0.002 -np 2: exit $got, expected 2"
+[ -s "$tmp/p.out" ] && bad "replay --max-rss 0.002 -np 2 printed an answer"
+grep -q "^trainscope: stopped: needs more than --max-rss 0.002 GB: .* held while loading rank files" "$tmp/p.err" ||
+    bad "replay --max-rss 0.002 -np 2: $(cat "$tmp/p.err")"
+
 # the MPI library missing: said, exit 2
 TS_DIST_LIB=$tmp/none.so "$BIN" stats --distributed "$PAIR" >"$tmp/p.out" 2>"$tmp/p.err"
 got=$?

@@ -1,0 +1,200 @@
+/* load.c - ts_graph_load: rank files to a graph in bounded memory.
+ *
+ * Not for: parsing (ingest/) or graph building (stream.c does it one rank at a
+ * time). Threads: n_threads loaders take files in order, but never more than
+ * `window` (= n_threads) ahead of the rank the calling thread is adding, so at
+ * most n_threads + 1 full ranks exist at once; the calling thread adds ranks
+ * to the stream in file order. The first failure in file order wins, as in
+ * ts_job_load.
+ */
+#include <pthread.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "graph/stream.h"
+#include "ingest/ingest.h"
+
+typedef struct pipe_ {
+    char              **files;
+    uint32_t            n;
+    const ts_load_opts *opts;
+    bool                spare_core;
+    ts_rank           **slot;     /* per file: the loaded rank until the adder takes it */
+    int                *rc;       /* per file */
+    ts_error           *errs;     /* per file */
+    uint8_t            *done;     /* per file: loaded (or failed) */
+    uint32_t            next;     /* next file a loader takes */
+    uint32_t            added;    /* files the adder has taken */
+    uint32_t            window;
+    bool                stop;
+    pthread_mutex_t     mu;
+    pthread_cond_t      cv;
+} pipe_;
+
+static void *loader(void *arg)
+{
+    pipe_ *p = arg;
+    for (;;) {
+        pthread_mutex_lock(&p->mu);
+        while (!p->stop && p->next < p->n && p->next >= p->added + p->window) pthread_cond_wait(&p->cv, &p->mu);
+        if (p->stop || p->next >= p->n) { pthread_mutex_unlock(&p->mu); return NULL; }
+        uint32_t i = p->next++;
+        pthread_mutex_unlock(&p->mu);
+        ts_rank *r = NULL;
+        int rc = ts__load_rank(p->files[i], (int32_t)i, p->opts, p->spare_core, &r, &p->errs[i]);
+        pthread_mutex_lock(&p->mu);
+        p->slot[i] = r;
+        p->rc[i] = rc;
+        p->done[i] = 1;
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+    }
+}
+
+/* The calling thread's part: take file i's rank as soon as it is loaded. */
+static int add_all(pipe_ *p, ts_graph_stream *s, ts_error *err)
+{
+    int rc = TS_OK;
+    for (uint32_t i = 0; i < p->n && rc == TS_OK; i++) {
+        pthread_mutex_lock(&p->mu);
+        while (!p->done[i]) pthread_cond_wait(&p->cv, &p->mu);
+        ts_rank *r = p->slot[i];
+        p->slot[i] = NULL;
+        pthread_mutex_unlock(&p->mu);
+        if (p->rc[i]) {
+            rc = p->rc[i];
+            if (err) *err = p->errs[i];
+        } else {
+            rc = ts__graph_stream_add(s, r, err);
+        }
+        pthread_mutex_lock(&p->mu);
+        p->added = i + 1;
+        if (rc) p->stop = true;
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+    }
+    return rc;
+}
+
+static int n_loaders(const ts_load_opts *opts, uint32_t n_files)
+{
+    long n = opts && opts->size >= offsetof(ts_load_opts, n_threads) + sizeof(int) && opts->n_threads > 0
+                 ? opts->n_threads : sysconf(_SC_NPROCESSORS_ONLN);
+    if (n < 1) n = 1;
+    if (n > 64) n = 64;
+    if ((uint32_t)n > n_files) n = (long)n_files;
+    return (int)n;
+}
+
+static int run_pipe(pipe_ *p, ts_graph_stream *s, ts_error *err)
+{
+    int nl = n_loaders(p->opts, p->n);
+    p->window = (uint32_t)nl;
+    p->spare_core = false;   /* the adder works beside the loaders: no core to spare */
+    pthread_t tids[64];
+    int started = 0;
+    for (int i = 0; i < nl; i++)
+        if (pthread_create(&tids[started], NULL, loader, p) == 0) started++;
+    if (started == 0) return ts__error(err, TS_ENOMEM, "cannot start a loader thread");
+    int rc = add_all(p, s, err);
+    for (int i = 0; i < started; i++) pthread_join(tids[i], NULL);
+    for (uint32_t i = 0; i < p->n; i++) ts__rank_destroy(p->slot[i]);   /* loaded after a failure */
+    return rc;
+}
+
+/* Rank files named with their rank (`rank-N`, every one of them) are added
+ * in rank order, whatever their names' order (rank-10 sorts before rank-2). */
+static int cmp_named_rank(const void *a, const void *b)
+{
+    const char *x = *(char *const *)a, *y = *(char *const *)b;
+    int32_t rx = ts__rank_from_filename(x), ry = ts__rank_from_filename(y);
+    if (rx != ry) return rx < ry ? -1 : 1;
+    return strcmp(x, y);
+}
+
+static void rank_order(char **files, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (ts__rank_from_filename(files[i]) < 0) return;
+    qsort(files, n, sizeof *files, cmp_named_rank);
+}
+
+static int load_files(char **files, uint32_t n, const ts_load_opts *lo, const ts_graph_options *opt,
+                      const char *note, ts_job **trace, ts_graph **out, ts_error *err)
+{
+    ts_graph_stream *s = NULL;
+    int rc = ts__graph_stream_begin(n, opt, &s, err);
+    if (rc) return rc;
+    ts__graph_stream_note(s, note);
+    pipe_ p = {.files = files, .n = n, .opts = lo};
+    p.slot = ts__calloc(n, sizeof *p.slot);
+    p.rc = ts__calloc(n, sizeof *p.rc);
+    p.errs = ts__calloc(n, sizeof *p.errs);
+    p.done = ts__calloc(n, 1);
+    if (!p.slot || !p.rc || !p.errs || !p.done) rc = ts__error(err, TS_ENOMEM, "out of memory");
+    if (rc == TS_OK) {
+        pthread_mutex_init(&p.mu, NULL);
+        pthread_cond_init(&p.cv, NULL);
+        ts__mem_phase("loading rank files");
+        rc = run_pipe(&p, s, err);
+        pthread_mutex_destroy(&p.mu);
+        pthread_cond_destroy(&p.cv);
+    }
+    ts__free(p.slot, n * sizeof *p.slot);
+    ts__free(p.rc, n * sizeof *p.rc);
+    ts__free(p.errs, n * sizeof *p.errs);
+    ts__free(p.done, n);
+    if (rc == TS_OK && (rc = ts__mem_check("matching collectives")) != TS_OK)
+        ts__error(err, rc, "out of memory after loading %u rank files", n);
+    if (rc) { ts__graph_stream_abort(s); return rc; }
+    return ts__graph_stream_finish(s, trace, out, err);
+}
+
+/* Is one of the paths (files given by name, not in directories) a PyTorch
+ * host execution trace? Its ops join the ranks' slices by their args, which
+ * the bounded path drops, so such a load takes the whole-rank path. A file
+ * that cannot be read is left for the loader to name. */
+static bool has_host_et(const char *const *paths, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        unsigned char head[64];
+        size_t got = 0;
+        ts_error e = {0};
+        if (ts__sniff_file(paths[i], head, sizeof head, &got, &e) == TS_OK && ts__et_is_host_et(head, got)) return true;
+    }
+    return false;
+}
+
+int ts_graph_load(const char *const *paths, uint32_t n_paths, const ts_load_opts *lo, const ts_graph_options *opt,
+                  ts_job **trace, ts_graph **out, ts_error *err)
+{
+    ts__error_clear(err);
+    *trace = NULL;
+    *out = NULL;
+    if (!paths || n_paths == 0) return ts__error(err, TS_EINVAL, "ts_graph_load: no paths given");
+    if ((n_paths == 1 && ts__ctf_is_trace(paths[0]))     /* one CTF session: all its ranks in one read */
+        || has_host_et(paths, n_paths)) {                 /* an execution trace joins whole ranks (load.c) */
+        int rc = ts_job_load(paths, n_paths, lo, trace, err);
+        if (rc == TS_OK && (rc = ts_graph_create(*trace, opt, out, err)) != TS_OK) {
+            ts_job_destroy(*trace);
+            *trace = NULL;
+        }
+        return rc;
+    }
+    char **files = NULL, note[480];
+    uint32_t n = 0;
+    int rc = ts__trace_files(paths, n_paths, &files, &n, note, sizeof note, err);
+    if (rc == TS_ENOMEM) ts__error(err, rc, "out of memory listing the rank files");
+    if (rc) return rc;
+    rank_order(files, n);
+    rc = load_files(files, n, lo, opt, note, trace, out, err);
+    ts__trace_files_free(files, n);
+    return rc;
+}
+
+int32_t ts_graph_rank_number(const ts_graph *g, uint32_t ri) { return ri < g->n_ranks ? g->rank_number[ri] : -1; }
+uint32_t ts_graph_replica_of(const ts_graph *g, uint32_t ri)
+{
+    return g->replica_of && ri < g->n_ranks ? g->replica_of[ri] : ri;
+}

@@ -1,0 +1,37 @@
+/* stream.h - PER-RANK STREAMING: building a graph one rank at a time, so a
+ * caller holds one rank's events at once, not all of them (the bounded path
+ * from files, ts_graph_load; the MPI plugin, which feeds each process its
+ * share of ranks).
+ *
+ * Use: ts__graph_stream_begin(n_ranks) -> ts__graph_stream_add(full rank)
+ * for each rank, in any order (finish puts the graph's ranks in rank-number
+ * order; adding them in that order spares the move) ->
+ * ts__graph_stream_finish -> trace (the ranks' summaries) + graph (borrowing
+ * it). add builds the rank's local graph (nodes, lanes, local edges,
+ * collective members), keeps a compact copy of the rank (ts__rank_compact:
+ * only the slices the graph names, their ancestors, the slices that carry a
+ * member's collective args, iteration marks) and destroys the full rank. With
+ * fold_replicas, a rank whose local graph replicates an earlier kept rank's
+ * (same shape, span and busy time within the tolerance) keeps only its
+ * collective members. finish matches, aligns, joins and indexes the graph as
+ * ts_graph_create does. Any failure leaves the stream to abort, which frees
+ * everything it holds. Not thread-safe: one caller adds ranks in order.
+ */
+#ifndef TS_GRAPH_STREAM_H
+#define TS_GRAPH_STREAM_H
+
+#include "graph/graph.h"
+
+typedef struct ts_graph_stream ts_graph_stream;
+
+TS_NODISCARD int ts__graph_stream_begin(uint32_t n_ranks, const ts_graph_options *opt, ts_graph_stream **out,
+                                        ts_error *err);
+/* Takes ownership of full (destroyed on success and on failure). */
+TS_NODISCARD int ts__graph_stream_add(ts_graph_stream *s, ts_rank *full, ts_error *err);
+/* A note (a warning line) for the first rank, as ts_job_load leaves it. */
+void ts__graph_stream_note(ts_graph_stream *s, const char *note);
+/* On success the stream is freed and *trace / *graph are the caller's. */
+TS_NODISCARD int ts__graph_stream_finish(ts_graph_stream *s, ts_job **trace, ts_graph **graph, ts_error *err);
+void ts__graph_stream_abort(ts_graph_stream *s);
+
+#endif

@@ -151,11 +151,11 @@ static int load_files(char **files, uint32_t n, const ts_load_opts *lo, const ts
     return ts__graph_stream_finish(s, trace, out, err);
 }
 
-/* Is one of the paths (files given by name, not in directories) a PyTorch
- * host execution trace? Its ops join the ranks' slices by their args, which
- * the bounded path drops, so such a load takes the whole-rank path. A file
- * that cannot be read is left for the loader to name. */
-static bool has_host_et(const char *const *paths, uint32_t n)
+/* Is one of the rank files (paths given and files of directories alike) a
+ * PyTorch host execution trace? Its ops join the ranks' slices by their
+ * args, which the bounded path drops, so such a load takes the whole-rank
+ * path. A file that cannot be read is left for the loader to name. */
+static bool has_host_et(char *const *paths, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++) {
         unsigned char head[64];
@@ -173,20 +173,25 @@ int ts_graph_load(const char *const *paths, uint32_t n_paths, const ts_load_opts
     *trace = NULL;
     *out = NULL;
     if (!paths || n_paths == 0) return ts__error(err, TS_EINVAL, "ts_graph_load: no paths given");
-    if ((n_paths == 1 && ts__ctf_is_trace(paths[0]))     /* one CTF session: all its ranks in one read */
-        || has_host_et(paths, n_paths)) {                 /* an execution trace joins whole ranks (load.c) */
-        int rc = ts_job_load(paths, n_paths, lo, trace, err);
+    char **files = NULL, note[480];
+    uint32_t n = 0;
+    int rc = TS_OK;
+    bool whole = n_paths == 1 && ts__ctf_is_trace(paths[0]);   /* one CTF session: all its ranks in one read */
+    if (!whole) {
+        rc = ts__trace_files(paths, n_paths, &files, &n, note, sizeof note, err);
+        if (rc == TS_ENOMEM) ts__error(err, rc, "out of memory listing the rank files");
+        if (rc) return rc;
+        whole = has_host_et(files, n);   /* an execution trace joins whole ranks (ingest/load.c) */
+    }
+    if (whole) {
+        ts__trace_files_free(files, n);
+        rc = ts_job_load(paths, n_paths, lo, trace, err);
         if (rc == TS_OK && (rc = ts_graph_create(*trace, opt, out, err)) != TS_OK) {
             ts_job_destroy(*trace);
             *trace = NULL;
         }
         return rc;
     }
-    char **files = NULL, note[480];
-    uint32_t n = 0;
-    int rc = ts__trace_files(paths, n_paths, &files, &n, note, sizeof note, err);
-    if (rc == TS_ENOMEM) ts__error(err, rc, "out of memory listing the rank files");
-    if (rc) return rc;
     rank_order(files, n);
     rc = load_files(files, n, lo, opt, note, trace, out, err);
     ts__trace_files_free(files, n);

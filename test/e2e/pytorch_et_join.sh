@@ -65,6 +65,10 @@ grep -q "execution_trace .*(schema 1.0.1): $want" "$T/info" && echo "ok join: $w
 e1=$("$BIN" critical-path "$KT" 2>/dev/null | sed -n 's/.* graph nodes, \([0-9]*\) edges.*/\1/p')
 e2=$("$BIN" critical-path "$ET" "$KT" 2>/dev/null | sed -n 's/.* graph nodes, \([0-9]*\) edges.*/\1/p')
 [ -n "$e1" ] && [ -n "$e2" ] && [ "$e2" -gt "$e1" ] && echo "ok graph: $e1 -> $e2 edges" || fail "graph edges $e1 -> $e2"
+# the pair in a directory (the bounded loader lists it): the same join, the same edges
+mkdir "$T/dir" && cp "$ET" "$KT" "$T/dir/"
+e3=$("$BIN" critical-path "$T/dir" 2>/dev/null | sed -n 's/.* graph nodes, \([0-9]*\) edges.*/\1/p')
+[ "$e3" = "$e2" ] && echo "ok directory: $e3 edges" || fail "graph edges of the directory: $e3, of the files: $e2"
 
 # compressed copies of the ET: the same join
 gzip -dc "$ET" > "$T/et.json"; zstd -q -c "$T/et.json" > "$T/et.json.zst"

@@ -156,8 +156,10 @@ def _start(run):
     ka = getattr(run.torch.autograd, "kineto_available", None)
     run.kineto = bool(ka and ka())
     acts = [tp.ProfilerActivity.CPU]
-    if run.kineto and run.gpu and run.torch.cuda.is_available():
-        acts.append(tp.ProfilerActivity.CUDA)
+    if run.kineto and run.gpu:
+        _yield_cuda_collector()   # before is_available(), which starts CUDA
+        if run.torch.cuda.is_available():
+            acts.append(tp.ProfilerActivity.CUDA)
     run.prof = tp.profile(activities=acts, schedule=_schedule(run), on_trace_ready=_ready,
                           record_shapes=True, profile_memory=run.memory)
     _hook_optimizer(torch.optim)
@@ -167,6 +169,21 @@ def _start(run):
     os.register_at_fork(after_in_child=_in_child)
     _hook_sigterm()
     _status(state="started", steps=0)
+
+
+def _yield_cuda_collector():
+    """CUPTI's activity API serves one profiler per process, and Kineto takes
+    it over at profiler start (our buffers would go to Kineto, which drops
+    them). Where Kineto records the GPU, trainscope's CUDA collector
+    (`record --cuda`, preloaded) stands aside first: ts_cuda_yield() flushes
+    what it has and never attaches again."""
+    if os.environ.get("TRAINSCOPE_CUDA") != "1":
+        return
+    import ctypes
+    try:
+        ctypes.CDLL(None).ts_cuda_yield()
+    except (AttributeError, OSError):
+        pass   # the collector is not in this process
 
 
 def _hook_ddp(torch):

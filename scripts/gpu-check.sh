@@ -179,6 +179,41 @@ line("host_clock", ok, "%d of %d CUPTI launches inside a torch op of their threa
 P
 while read -r st name detail; do check "${name%:}" "$st" "$detail"; done <"$OUT/content"
 
+# ---- the CUDA collector alone: no torch profiler, so trainscope's CUPTI records the GPU ----
+if [ "$ngpu" -gt 0 ]; then
+    cat >"$OUT/cuda_only.py" <<'P'
+import torch
+x = torch.randn(2048, 2048, device="cuda")
+for i in range(20):
+    y = (x @ x).cpu()      # a GEMM kernel, then a device-to-host copy
+torch.cuda.synchronize()
+print("cuda_only done")
+P
+    rm -rf "$OUT/c"
+    rc=0
+    timeout 120 "$TS" record --cuda -o "$OUT/c" -- $PY "$OUT/cuda_only.py" >"$OUT/cuda_only.out" 2>"$OUT/cuda_only.err" || rc=$?
+    $PY - "$OUT/c" $rc <<'P' >"$OUT/content_cuda"
+import glob, json, statistics, sys
+files, rc = sorted(glob.glob(sys.argv[1] + "/*.json")), int(sys.argv[2])
+ev = [e for f in files for e in json.load(open(f))["traceEvents"]]
+flow = {(e["ph"], e["pid"], e["tid"], e["ts"]): e["id"] for e in ev if e.get("ph") in ("s", "f") and e.get("cat") == "ac2g"}
+launch = {flow[k]: e for e in ev if e.get("ph") == "X" and e.get("cat") in ("cuda_runtime", "cuda_driver")
+          for k in [("s", e["pid"], e["tid"], e["ts"])] if k in flow}
+kern = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "kernel"]
+copies = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "gpu_memcpy" and "DtoH" in e["name"]]
+lags = [k["ts"] - launch[i]["ts"] for k in kern for i in [flow.get(("f", k["pid"], k["tid"], k["ts"]))] if i in launch]
+notes = [e["name"] for e in ev if e.get("cat") == "trainscope" and "cuda collector" in e.get("name", "")]
+ok = rc == 0 and len(kern) >= 20 and len(lags) >= 0.99 * len(kern) and len(copies) >= 20 and min(lags) >= 0 \
+    and statistics.median(lags) < 1e5
+print("%s cuda_collector: exit %d, %d kernels (%d bound to their launch), %d DtoH copies, launch->kernel lag min %.1f us "
+      "median %.1f us%s" % ("PASS" if ok else "FAIL", rc, len(kern), len(lags), len(copies), min(lags or [0]),
+      statistics.median(lags or [0]), "; " + "; ".join(notes) if notes else ""))
+P
+    while read -r st name detail; do check "${name%:}" "$st" "$detail"; done <"$OUT/content_cuda"
+else
+    check cuda_collector SKIP "no GPU"
+fi
+
 # ---- the analyses ----
 for cmd in stats breakdown critical-path; do
     rc=0

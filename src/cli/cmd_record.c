@@ -348,8 +348,10 @@ static int set_env(const record_opts *o, const char *abs_dir)
         setenv("TRAINSCOPE_TORCH", "1", 1);
         setenv("TRAINSCOPE_TORCH_SCHEDULE", sched, 1);
         if (o->torch_memory) setenv("TRAINSCOPE_TORCH_MEMORY", "1", 1);
-        /* CUPTI takes one subscriber: with --cuda ours records the GPU, torch the CPU. */
-        if (o->cuda) setenv("TRAINSCOPE_TORCH_GPU", "0", 1);
+        /* CUPTI serves one profiler per process: where torch has Kineto, Kineto
+         * records the GPU and --cuda's collector stands aside in that process
+         * (python/trainscope_torch.py); TRAINSCOPE_TORCH_GPU=0 keeps ours. */
+        if (o->cuda) setenv("TRAINSCOPE_CUDA", "1", 1);
     }
     /* Ours first so our exec/_exit hooks see the program's calls; the caller's
      * preloads follow in their order. */

@@ -35,6 +35,7 @@ static ts__cupti_conv *conv;      /* NULL until attached */
 static pthread_mutex_t conv_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t attach_once = PTHREAD_ONCE_INIT;
 static uint64_t n_events, n_dropped_records;   /* under conv_lock */
+static int yielded;               /* ts_cuda_yield() was called: never attach again */
 
 /* One (cupti, host) clock pair, the host read on both sides of CUPTI's so
  * the pair is off by at most half the gap. */
@@ -57,6 +58,13 @@ static void emit_event(void *ud, const ts__gpu_event *e)
     (void)ts_trace_emit(&ev);
 }
 
+static void note(const char *text)
+{
+    ts_trace_event ev = {.size = sizeof ev, .phase = 'i', .cat = "trainscope", .name = text,
+                         .ts_ns = ts_trace_now_ns(), .pid = -1, .tid = -1};
+    (void)ts_trace_emit(&ev);
+}
+
 static void say(const char *what, CUptiResult res)
 {
     const char *text = NULL;
@@ -64,9 +72,7 @@ static void say(const char *what, CUptiResult res)
     if (cuptiGetResultString(res, &text) != CUPTI_SUCCESS || !text)
         text = "unknown CUPTI error";
     snprintf(name, sizeof name, "cuda collector %s: %s", what, text);
-    ts_trace_event ev = {.size = sizeof ev, .phase = 'i', .cat = "trainscope", .name = name,
-                         .ts_ns = ts_trace_now_ns(), .pid = -1, .tid = -1};
-    (void)ts_trace_emit(&ev);
+    note(name);
 }
 
 static void CUPTIAPI buffer_requested(uint8_t **buf, size_t *size, size_t *max_records)
@@ -131,6 +137,8 @@ static uint64_t CUPTIAPI host_clock_ns(void)
 
 static void attach(void)
 {
+    if (__atomic_load_n(&yielded, __ATOMIC_ACQUIRE))
+        return;
     ts__cupti_conv *c = malloc(sizeof *c);
     if (!c) {
         say("could not attach", CUPTI_ERROR_OUT_OF_MEMORY);
@@ -172,6 +180,35 @@ static void attach(void)
     __atomic_store_n(&conv, c, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&conv_lock);
     atexit(flush_at_exit);   /* runs before the trace runtime's own exit hook, registered earlier */
+}
+
+/* CUPTI's activity API takes one pair of buffer callbacks per process: a
+ * second profiler that registers its own (torch's Kineto does at profiler
+ * start) is handed our buffers and drops them, and we get nothing. So a
+ * process whose Kineto will record the GPU calls this first (python/
+ * trainscope_torch.py does, under `record --torch --cuda`): what we recorded
+ * is flushed and emitted, our kinds are disabled, and we never attach again.
+ * An instant in the trace says so. Safe to call before CUDA starts (we then
+ * never attach) and more than once. */
+TS_API void ts_cuda_yield(void)
+{
+    if (__atomic_exchange_n(&yielded, 1, __ATOMIC_ACQ_REL))
+        return;
+    pthread_once(&attach_once, attach);    /* a later attach now does nothing */
+    if (!__atomic_load_n(&conv, __ATOMIC_ACQUIRE)) {
+        note("cuda collector yielded CUPTI to the program's own profiler (Kineto)");
+        return;
+    }
+    (void)cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        (void)cuptiActivityDisable(kinds[i]);
+    pthread_mutex_lock(&conv_lock);
+    ts__cupti_conv *c = conv;
+    n_events += ts__cupti_drain(c, 1, emit_event, NULL);
+    __atomic_store_n(&conv, NULL, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&conv_lock);
+    free(c);
+    note("cuda collector yielded CUPTI to the program's own profiler (Kineto)");
 }
 
 int ts__cupti_attached(void)

@@ -178,6 +178,7 @@ void ts__cupti_to_event(const ts__gpu_event *e, ts_trace_arg *args, char (*strs)
 TS_API int  InitializeInjection(void);
 TS_API void ts_cuda_external_push(uint64_t id);
 TS_API void ts_cuda_external_pop(void);
+TS_API void ts_cuda_yield(void);
 /* Non-zero once the collector is attached (cupti.c). */
 int ts__cupti_attached(void);
 

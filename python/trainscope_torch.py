@@ -156,9 +156,9 @@ def _start(run):
     ka = getattr(run.torch.autograd, "kineto_available", None)
     run.kineto = bool(ka and ka())
     acts = [tp.ProfilerActivity.CPU]
-    if run.kineto and run.gpu:
+    if run.kineto:
         _yield_cuda_collector()   # before is_available(), which starts CUDA
-        if run.torch.cuda.is_available():
+        if run.gpu and run.torch.cuda.is_available():
             acts.append(tp.ProfilerActivity.CUDA)
     run.prof = tp.profile(activities=acts, schedule=_schedule(run), on_trace_ready=_ready,
                           record_shapes=True, profile_memory=run.memory)
@@ -176,7 +176,9 @@ def _yield_cuda_collector():
     it over at profiler start (our buffers would go to Kineto, which drops
     them). Where Kineto records the GPU, trainscope's CUDA collector
     (`record --cuda`, preloaded) stands aside first: ts_cuda_yield() flushes
-    what it has and never attaches again."""
+    what it has and never attaches again. Kineto takes CUPTI over even when
+    it records the CPU only (seen with torch 2.11), so this is done whenever
+    Kineto profiles."""
     if os.environ.get("TRAINSCOPE_CUDA") != "1":
         return
     import ctypes

@@ -4,7 +4,9 @@
 # under `record --torch --cuda --nccl` (Kineto recording the GPU), and 20
 # GEMMs under `record --cuda` alone (trainscope's CUPTI collector). stats'
 # kernel, memcpy and memset counts and totals, and critical-path's matched
-# collectives, against Python's own count of the same file's events.
+# collectives (one per NCCL call the collector recorded: torch's own
+# record_param_comms annotations describe 8 of the same calls), against
+# Python's own count of the same file's events.
 set -e
 TS_BIN=${TS_BIN:-build/trainscope}
 D=examples/h200_ddp
@@ -28,7 +30,8 @@ done
 want=$(python3 -c "
 import json, sys
 ev = json.load(open('$tmp/rank-0.json'))['traceEvents']
-print(sum(1 for e in ev if e.get('cat') == 'cpu_op' and 'Collective name' in (e.get('args') or {})))")
+print(sum(1 for e in ev if e.get('cat') == 'cpu_op' and e['name'].startswith('nccl:')
+          and 'Collective name' in (e.get('args') or {})))")
 "$TS_BIN" critical-path "$D/rank-0.json.zst" >"$tmp/cp" 2>/dev/null
 grep -q " $want collectives matched" "$tmp/cp" || { echo "critical-path: want $want collectives matched:"; cat "$tmp/cp"; exit 1; }
 echo ok

@@ -150,22 +150,26 @@ def step(model, plan, x, opt, dev, wait=True):
 def set_full_fp32():
     """TF32 off for matmuls and cuDNN, with the API this torch has (2.9+
     has fp32_precision and deprecates allow_tf32; mixing them is refused)."""
-    if hasattr(torch.backends, "fp32_precision"):
-        torch.backends.fp32_precision = "ieee"
-        torch.backends.cuda.matmul.fp32_precision = "ieee"
-        torch.backends.cudnn.conv.fp32_precision = "ieee"
-        torch.backends.cudnn.rnn.fp32_precision = "ieee"
-    else:
-        torch.backends.cuda.matmul.allow_tf32 = False
-        torch.backends.cudnn.allow_tf32 = False
     torch.backends.cudnn.benchmark = True
+    if hasattr(torch.backends, "fp32_precision"):
+        try:
+            torch.backends.fp32_precision = "ieee"
+            torch.backends.cuda.matmul.fp32_precision = "ieee"
+            torch.backends.cudnn.conv.fp32_precision = "ieee"
+            torch.backends.cudnn.rnn.fp32_precision = "ieee"
+            return "fp32_precision=ieee"
+        except Exception as e:   # noqa: BLE001 (fall back to the legacy flags)
+            say("fp32_precision refused (%s): allow_tf32 = False instead" % e)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    return "allow_tf32=False"
 
 
-def read_flags():
-    out = {}
+def read_flags(api):
+    out = {"tf32_off_by": api}
     names = ["backends.fp32_precision", "backends.cuda.matmul.fp32_precision", "backends.cudnn.conv.fp32_precision",
              "backends.cuda.matmul.allow_tf32", "backends.cudnn.allow_tf32", "backends.cudnn.benchmark"]
-    if hasattr(torch.backends, "fp32_precision"):   # reading the legacy flags after the new API may raise
+    if api.startswith("fp32_precision"):   # reading the legacy flags after the new API may raise
         names = names[:3] + names[5:]
     for n in names:
         obj = torch
@@ -182,7 +186,7 @@ def read_flags():
     return out
 
 
-def machine(dev):
+def machine(dev, api):
     m = {"torch": torch.__version__, "device": dev, "python": sys.version.split()[0],
          "kineto": bool(getattr(torch.autograd, "kineto_available", lambda: False)())}
     if dev == "cuda":
@@ -196,7 +200,7 @@ def machine(dev):
             m["nvidia_smi"] = q.stdout.strip() or q.stderr.strip()
         except Exception as e:   # noqa: BLE001
             m["nvidia_smi"] = "not run: %s" % e
-        m["flags"] = read_flags()
+        m["flags"] = read_flags(api)
     else:
         m["threads"] = torch.get_num_threads()
     return m
@@ -429,12 +433,13 @@ def main():
     faulthandler.dump_traceback_later(a.budget_s + 60, exit=True)
     a.budget_end = T0 + a.budget_s
     os.makedirs(a.out, exist_ok=True)
+    api = None
     if a.device == "cuda":
-        set_full_fp32()
+        api = set_full_fp32()
     else:
         torch.set_num_threads(1)
         say("note: CPU autocast supports bf16 only: the fp16 plan is skipped")
-    mach = machine(a.device)
+    mach = machine(a.device, api)
     say("machine: " + json.dumps(mach))
     write_json(os.path.join(a.out, "machine.json"), mach)
     res = {"machine": mach, "rounds": a.rounds, "steps_per_round": a.steps, "tiny": a.tiny,

@@ -5,11 +5,15 @@
  *
  * Not here: plans, prediction and the greedy search (precision_plan.c).
  * Input: each run's rank 0, the CPU thread that holds its ProfilerStep#N
- * ranges; "[memory]" instants ("Bytes") give memory. Mapping rule (docs/
- * precision.md): the k-th non-cast forward op of an iteration is unit k in
- * every run, and its name must be the same; backward ops join the unit whose
- * op (or anything nested in it) has their "Sequence number".
- * Cost: O(slices + instants) per run, plus a sort of each unit's samples.
+ * ranges, plus the backward ops of its other threads (CUDA's autograd
+ * threads); "[memory]" instants ("Bytes") give memory (only the device's,
+ * "Device Type" 1, on GPU runs). Mapping rule (docs/precision.md): the k-th
+ * non-cast forward op of an iteration is unit k in every run, and its name
+ * must be the same; backward ops join the unit whose op (or anything nested
+ * in it) has their "Sequence number". GPU runs (ops whose runtime calls
+ * share a correlation id with kernels, memcpys or memsets): every op also
+ * gets the GPU time of what it launched.
+ * Cost: O(slices + instants) per run and iteration, plus sorts.
  */
 #include <math.h>
 #include <stdio.h>
@@ -26,6 +30,7 @@ typedef struct top_op {
     uint8_t  cls;      /* CLS_* */
     uint32_t unit;     /* CLS_UNIT / CLS_BWD: its unit; CLS_CAST: the unit it enters; TS_NONE32 = none */
     bool     entry;    /* CLS_BWD: backward of the unit's entry cast */
+    int64_t  gpu_ns;   /* GPU runs: time of the GPU ops it launched */
     ts__blk  mem;
 } top_op;
 
@@ -108,20 +113,22 @@ static uint32_t subtree_end(const ts_rank *r, const ts_track *tr, uint32_t s)
     return e;
 }
 
+static const ts_track *track_of(const ts_rank *r, uint32_t s) { return &r->tracks[r->slices.track[s]]; }
+
 /* Sequence number of s or, failing that, of the first slice under it that has one. */
-static int64_t seq_of(const ts_rank *r, const ts_track *tr, uint32_t s)
+static int64_t seq_of(const ts_rank *r, uint32_t s)
 {
     int64_t v;
-    for (uint32_t c = s, e = subtree_end(r, tr, s); c < e; c++)
+    for (uint32_t c = s, e = subtree_end(r, track_of(r, s), s); c < e; c++)
         if (ts__slice_arg_i64(r, c, "Sequence number", &v) && v >= 0) return v;
     return -1;
 }
 
 /* Map every sequence number inside s's subtree to (unit << 1 | entry). */
-static int index_seqs(const ts_rank *r, const ts_track *tr, uint32_t s, uint32_t unit, bool entry, ts_map64 *seqs)
+static int index_seqs(const ts_rank *r, uint32_t s, uint32_t unit, bool entry, ts_map64 *seqs)
 {
     int64_t v;
-    for (uint32_t c = s, e = subtree_end(r, tr, s); c < e; c++)
+    for (uint32_t c = s, e = subtree_end(r, track_of(r, s), s); c < e; c++)
         if (ts__slice_arg_i64(r, c, "Sequence number", &v) && v >= 0 &&
             ts__map64_put(seqs, (uint64_t)v, ((uint64_t)unit << 1) | entry))
             return TS_ENOMEM;
@@ -140,6 +147,65 @@ static uint32_t train_track(const ts_rank *r)
     return best;
 }
 
+/* GPU runs: time of the kernels, memcpys and memsets of each correlation id
+ * (a launch's); *any = the rank has one. */
+static int gpu_by_corr(const ts_rank *r, ts_map64 *out, bool *any)
+{
+    *any = false;
+    if (!r->slices.corr) return TS_OK;
+    for (uint32_t s = 0; s < r->slices.n; s++) {
+        ts_kind k = (ts_kind)r->slices.kind[s];
+        uint64_t v = 0, c = (uint64_t)r->slices.corr[s];
+        if ((k != TS_KIND_KERNEL && k != TS_KIND_GPU_MEMCPY && k != TS_KIND_GPU_MEMSET) || r->slices.corr[s] < 0) continue;
+        ts__map64_get(out, c, &v);
+        if (ts__map64_put(out, c, v + (uint64_t)r->slices.dur_ns[s])) return TS_ENOMEM;
+        *any = true;
+    }
+    return TS_OK;
+}
+
+/* Time of the GPU ops launched by the runtime calls in s's subtree. */
+static int64_t gpu_ns_of(const ts_rank *r, uint32_t s, const ts_map64 *g)
+{
+    int64_t t = 0;
+    for (uint32_t c = s, e = subtree_end(r, track_of(r, s), s); c < e; c++) {
+        ts_kind k = (ts_kind)r->slices.kind[c];
+        uint64_t v;
+        if ((k == TS_KIND_CUDA_RUNTIME || k == TS_KIND_CUDA_DRIVER) && r->slices.corr[c] >= 0 &&
+            ts__map64_get(g, (uint64_t)r->slices.corr[c], &v))
+            t += (int64_t)v;
+    }
+    return t;
+}
+
+typedef struct cand { int64_t ts; uint32_t s; } cand;
+
+static int cmp_cand(const void *a, const void *b)
+{
+    const cand *x = a, *y = b;
+    return x->ts != y->ts ? (x->ts > y->ts) - (x->ts < y->ts) : (x->s > y->s) - (x->s < y->s);
+}
+
+/* Top-level ops starting in [start, end): all of the training thread's and
+ * the backward ops of the other threads, in time order. */
+static int iter_ops(const ts_rank *r, uint32_t track, int64_t start, int64_t end, cand **v, uint32_t *n, uint32_t *cap)
+{
+    *n = 0;
+    for (uint32_t t = 0; t < r->n_tracks; t++) {
+        const ts_track *tr = &r->tracks[t];
+        if (tr->kind != TS_TRACK_THREAD) continue;
+        for (uint32_t s = tr->first_slice; s < tr->first_slice + tr->n_slices; s++) {
+            int64_t ts = r->slices.ts_ns[s];
+            if (ts < start || ts >= end || !top_level_op(r, s)) continue;
+            if (t != track && !is_bwd(sname(r, s))) continue;
+            if (ts__grow((void **)v, cap, sizeof **v, *n + 1)) return TS_ENOMEM;
+            (*v)[(*n)++] = (cand){ts, s};
+        }
+    }
+    qsort(*v, *n, sizeof **v, cmp_cand);
+    return TS_OK;
+}
+
 static int push_op(run_iter *it, top_op op)
 {
     if (ts__grow((void **)&it->ops, &it->cap_ops, sizeof *it->ops, it->n_ops + 1)) return TS_ENOMEM;
@@ -147,24 +213,25 @@ static int push_op(run_iter *it, top_op op)
     return TS_OK;
 }
 
-/* Classify the top-level ops of [start, end] on the track. */
-static int parse_iter(const ts_rank *r, uint32_t track, int64_t start, int64_t end, run_iter *it)
+/* Classify the top-level ops of [start, end] (iter_ops); gpu: the run's
+ * GPU time by correlation id, NULL on CPU runs. */
+static int parse_iter(const ts_rank *r, uint32_t track, int64_t start, int64_t end, const ts_map64 *gpu, run_iter *it)
 {
-    const ts_track *tr = &r->tracks[track];
     ts_map64 seqs;
     ts__map64_init(&seqs);
     uint32_t pending = TS_NONE32;   /* index in it->ops of a cast awaiting its unit */
-    int rc = TS_OK;
     it->n_ops = it->n_units = 0;
     it->dur_ns = end - start;
-    for (uint32_t s = tr->first_slice; s < tr->first_slice + tr->n_slices && !rc; s++) {
-        int64_t ts = r->slices.ts_ns[s];
-        if (ts < start || ts >= end || !top_level_op(r, s)) continue;
+    cand *cv = NULL;
+    uint32_t nc = 0, cap = 0;
+    int rc = iter_ops(r, track, start, end, &cv, &nc, &cap);
+    for (uint32_t i = 0; i < nc && !rc; i++) {
+        uint32_t s = cv[i].s;
         const char *n = sname(r, s);
-        top_op op = {.slice = s, .cls = CLS_OTHER, .unit = TS_NONE32};
+        top_op op = {.slice = s, .cls = CLS_OTHER, .unit = TS_NONE32, .gpu_ns = gpu ? gpu_ns_of(r, s, gpu) : 0};
         if (is_bwd(n)) {
             uint64_t v;
-            int64_t q = seq_of(r, tr, s);
+            int64_t q = seq_of(r, s);
             if (q >= 0 && ts__map64_get(&seqs, (uint64_t)q, &v)) {
                 op.cls = CLS_BWD;
                 op.unit = (uint32_t)(v >> 1);
@@ -179,15 +246,16 @@ static int parse_iter(const ts_rank *r, uint32_t track, int64_t start, int64_t e
             op.unit = it->n_units++;
             if (pending != TS_NONE32) {
                 it->ops[pending].unit = op.unit;
-                rc = index_seqs(r, tr, it->ops[pending].slice, op.unit, true, &seqs);
+                rc = index_seqs(r, it->ops[pending].slice, op.unit, true, &seqs);
                 pending = TS_NONE32;
             }
-            if (!rc) rc = index_seqs(r, tr, s, op.unit, false, &seqs);
+            if (!rc) rc = index_seqs(r, s, op.unit, false, &seqs);
         }
         if (!rc) rc = push_op(it, op);
     }
     if (pending != TS_NONE32) it->ops[pending].cls = CLS_OTHER;
     ts__map64_free(&seqs);
+    ts__free(cv, (size_t)cap * sizeof *cv);
     return rc;
 }
 
@@ -210,7 +278,8 @@ static bool instant_i64(const ts_rank *r, uint32_t i, const char *key, int64_t *
     return false;
 }
 
-static mem_ev *mem_events(const ts_rank *r, int64_t start, int64_t end, uint32_t *n, uint32_t *cap)
+/* dev: only the instants whose "Device Type" is dev (1: CUDA), -1: all. */
+static mem_ev *mem_events(const ts_rank *r, int64_t start, int64_t end, int dev, uint32_t *n, uint32_t *cap)
 {
     uint32_t cat = ts__str_find(&r->strings, "[memory]", 8), k = 0;
     *n = *cap = 0;
@@ -221,9 +290,9 @@ static mem_ev *mem_events(const ts_rank *r, int64_t start, int64_t end, uint32_t
     if (!ev) return NULL;
     *cap = k;
     for (uint32_t i = 0; i < r->instants.n; i++) {
-        int64_t b, tot = -1;
+        int64_t b, tot = -1, d = -1;
         if (r->instants.cat[i] != cat || r->instants.ts_ns[i] < start || r->instants.ts_ns[i] >= end ||
-            !instant_i64(r, i, "Bytes", &b))
+            !instant_i64(r, i, "Bytes", &b) || (dev >= 0 && (!instant_i64(r, i, "Device Type", &d) || d != dev)))
             continue;
         instant_i64(r, i, "Total Allocated", &tot);
         ev[(*n)++] = (mem_ev){r->instants.ts_ns[i], b, tot};
@@ -310,6 +379,8 @@ typedef struct build {   /* one run while it is read */
     run_iter      *its;
     uint32_t       n_its;
     ts_error      *err;
+    ts_map64       gpu;     /* GPU time by correlation id */
+    bool           on_gpu;  /* the run launches GPU ops */
 } build;
 
 /* fp32: the units; other runs: the same names in the same order, every iteration. */
@@ -361,8 +432,10 @@ static void unit_events(build *b)
         total += b->r->slices.ts_ns[s] >= b->r->iterations[0].start_ns && b->r->slices.ts_ns[s] < b->r->iterations[0].end_ns;
     for (uint32_t i = 0; i < it->n_ops; i++) {
         const top_op *op = &it->ops[i];
+        const ts_track *own = track_of(b->r, op->slice);
+        uint32_t n = subtree_end(b->r, own, op->slice) - op->slice;
+        if (own != tr) total += n;   /* a backward thread's op */
         if (op->unit == TS_NONE32 || op->unit >= m->n_units || op->cls == CLS_OTHER) continue;
-        uint32_t n = subtree_end(b->r, tr, op->slice) - op->slice;
         if (op->cls == CLS_BWD) m->units[op->unit].ev_bwd[b->p] += n;
         else m->units[op->unit].ev_fwd[b->p] += n;
         in_units += n;
@@ -370,39 +443,39 @@ static void unit_events(build *b)
     if (b->p == TS_PREC_FP32) m->fixed_ev = total - in_units;
 }
 
-/* Median over iterations of each unit's four times at precision b->p. */
+/* Median over iterations of each unit's four times at precision b->p (its
+ * op, backward, entry cast, the cast's backward), as CPU and as GPU time. */
 static int unit_times(build *b)
 {
     ts_prec_model *m = b->m;
     uint32_t nu = m->n_units, ni = b->n_its;
-    int64_t *v = ts__calloc((size_t)nu * 4 * ni + ni, sizeof *v), *fixed = v ? v + (size_t)nu * 4 * ni : NULL;
+    size_t nv = (size_t)nu * 8 * ni + ni;
+    int64_t *v = ts__calloc(nv, sizeof *v), *steps = v ? v + (size_t)nu * 8 * ni : NULL;
     if (!v) return TS_ENOMEM;
     for (uint32_t k = 0; k < ni; k++) {
         const run_iter *it = &b->its[k];
-        fixed[k] = it->dur_ns;
+        steps[k] = it->dur_ns;
         for (uint32_t i = 0; i < it->n_ops; i++) {
             const top_op *op = &it->ops[i];
             if (op->unit == TS_NONE32 || op->unit >= nu || op->cls == CLS_OTHER) continue;
             uint32_t f = op->cls == CLS_UNIT ? 0 : op->cls == CLS_CAST ? 2 : op->entry ? 3 : 1;
-            v[((size_t)op->unit * 4 + f) * ni + k] += b->r->slices.dur_ns[op->slice];
-            fixed[k] -= b->r->slices.dur_ns[op->slice];
+            v[((size_t)op->unit * 8 + f) * ni + k] += b->r->slices.dur_ns[op->slice];
+            v[((size_t)op->unit * 8 + 4 + f) * ni + k] += op->gpu_ns;
         }
     }
     for (uint32_t u = 0; u < nu; u++) {
         ts__prec_unit *un = &m->units[u];
-        int64_t *row = v + (size_t)u * 4 * ni;
-        un->fwd[b->p] = median_i64(row, ni);
-        un->bwd[b->p] = median_i64(row + ni, ni);
-        un->entry_fwd[b->p] = median_i64(row + 2 * ni, ni);
-        un->entry_bwd[b->p] = median_i64(row + 3 * ni, ni);
+        int64_t *row = v + (size_t)u * 8 * ni;
+        int64_t *const dst[8] = {&un->fwd[b->p], &un->bwd[b->p], &un->entry_fwd[b->p], &un->entry_bwd[b->p],
+                                 &un->gfwd[b->p], &un->gbwd[b->p], &un->gentry_fwd[b->p], &un->gentry_bwd[b->p]};
+        for (int f = 0; f < 8; f++) *dst[f] = median_i64(row + (size_t)f * ni, ni);
     }
     if (b->p == TS_PREC_FP32) {   /* fixed = the rest of the median step, so the fp32 plan gives it back */
-        for (uint32_t k = 0; k < ni; k++) fixed[k] = b->its[k].dur_ns;
-        m->iter_ns = m->fixed_ns = median_i64(fixed, ni);
-        for (uint32_t u = 0; u < nu; u++)
-            m->fixed_ns -= m->units[u].fwd[0] + m->units[u].bwd[0] + m->units[u].entry_fwd[0] + m->units[u].entry_bwd[0];
+        m->iter_ns = m->fixed_ns = median_i64(steps, ni);
+        for (uint32_t u = 0; u < nu; u++)   /* the overhead is 0 while the model is built */
+            m->fixed_ns -= ts__prec_body_ns(m, &m->units[u], 0) + ts__prec_entry_ns(m, &m->units[u], 0);
     }
-    ts__free(v, ((size_t)nu * 4 * ni + ni) * sizeof *v);
+    ts__free(v, nv * sizeof *v);
     return TS_OK;
 }
 
@@ -413,7 +486,7 @@ static int unit_memory(build *b)
     ts_prec_model *m = b->m;
     const ts_iteration *i0 = &b->r->iterations[0];
     uint32_t n_ev, cap;
-    mem_ev *ev = mem_events(b->r, i0->start_ns, i0->end_ns, &n_ev, &cap);
+    mem_ev *ev = mem_events(b->r, i0->start_ns, i0->end_ns, b->on_gpu ? 1 : -1, &n_ev, &cap);
     if (!n_ev) {   /* a run without memory events: no memory prediction */
         m->have_memory = false;
         ts__free(ev, cap * sizeof *ev);
@@ -461,12 +534,58 @@ static int other_notes(build *b, const build *ref)
     return rc;
 }
 
+static int cmp_span(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b;
+    return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+/* The share of the run's steps in which some GPU op runs (any stream), noted:
+ * near 100% the step is GPU-bound and units cost their kernels' time; far
+ * below, the GPU waits for launches and units cost their CPU time. */
+static int gpu_busy_note(build *b)
+{
+    const ts_rank *r = b->r;
+    uint32_t n = 0;
+    for (uint32_t s = 0; s < r->slices.n; s++) {
+        ts_kind k = (ts_kind)r->slices.kind[s];
+        n += k == TS_KIND_KERNEL || k == TS_KIND_GPU_MEMCPY || k == TS_KIND_GPU_MEMSET;
+    }
+    int64_t *v = ts__malloc((size_t)(n ? n : 1) * 2 * sizeof *v);
+    if (!v) return TS_ENOMEM;
+    uint32_t k = 0;
+    for (uint32_t s = 0; s < r->slices.n; s++) {
+        ts_kind kd = (ts_kind)r->slices.kind[s];
+        if (kd != TS_KIND_KERNEL && kd != TS_KIND_GPU_MEMCPY && kd != TS_KIND_GPU_MEMSET) continue;
+        v[2 * k] = r->slices.ts_ns[s];
+        v[2 * k++ + 1] = r->slices.ts_ns[s] + r->slices.dur_ns[s];
+    }
+    qsort(v, n, 2 * sizeof *v, cmp_span);
+    int64_t busy = 0, total = 0;
+    for (uint32_t i = 0; i < r->n_iterations; i++) {
+        int64_t st = r->iterations[i].start_ns, en = r->iterations[i].end_ns, cur = st;
+        total += en - st;
+        for (uint32_t j = 0; j < n && v[2 * j] < en; j++) {   /* the union of [start, end) clipped to the step */
+            int64_t a = v[2 * j] > cur ? v[2 * j] : cur, e = v[2 * j + 1] < en ? v[2 * j + 1] : en;
+            if (e > a) { busy += e - a; cur = e; }
+        }
+    }
+    ts__free(v, (size_t)(n ? n : 1) * 2 * sizeof *v);
+    b->m->gpu_busy_pct = total > 0 ? 100.0 * (double)busy / (double)total : 0;
+    uint32_t pct = (uint32_t)(b->m->gpu_busy_pct + 0.5);
+    return note(b->m, "%s (%s): GPU ops run in %u%% of its steps; each forward and backward part of a unit costs "
+                "the larger of its CPU time and its kernels' time", b->path,
+                pct >= 80 ? "GPU-bound: kernel time" : pct >= 50 ? "partly launch-bound" : "launch-bound: CPU time",
+                pct, 0);
+}
+
 static void free_build(build *b)
 {
     for (uint32_t k = 0; k < b->n_its; k++) ts__free(b->its[k].ops, (size_t)b->its[k].cap_ops * sizeof(top_op));
     ts__free(b->its, (size_t)b->n_its * sizeof *b->its);
     b->its = NULL;
     b->n_its = 0;
+    ts__map64_free(&b->gpu);
 }
 
 static int read_run(build *b, const ts_job *t, const build *ref)
@@ -479,10 +598,16 @@ static int read_run(build *b, const ts_job *t, const build *ref)
         return ts__error(b->err, TS_ENODATA, "%s: no iterations (ProfilerStep#N ranges) to take op times from", b->path);
     b->n_its = b->r->n_iterations;
     b->its = ts__calloc(b->n_its, sizeof *b->its);
-    if (!b->its) return TS_ENOMEM;
+    if (!b->its || gpu_by_corr(b->r, &b->gpu, &b->on_gpu)) return TS_ENOMEM;
+    if (!ref) b->m->gpu = b->on_gpu;
+    else if (b->on_gpu != ref->on_gpu)
+        return ts__error(b->err, TS_EFORMAT, "%s: %s GPU ops where %s has %s: runs of one model on one device are "
+                         "needed", b->path, b->on_gpu ? "launches" : "launches no", ref->path,
+                         ref->on_gpu ? "them" : "none");
     int rc = TS_OK;
     for (uint32_t k = 0; k < b->n_its && !rc; k++)
-        rc = parse_iter(b->r, track, b->r->iterations[k].start_ns, b->r->iterations[k].end_ns, &b->its[k]);
+        rc = parse_iter(b->r, track, b->r->iterations[k].start_ns, b->r->iterations[k].end_ns,
+                        b->on_gpu ? &b->gpu : NULL, &b->its[k]);
     if (!rc) rc = map_units(b, ref);
     if (!rc && !b->m->n_units)
         rc = ts__error(b->err, TS_ENODATA, "%s: no forward ops (slices named like aten::op) in its iterations", b->path);
@@ -490,6 +615,7 @@ static int read_run(build *b, const ts_job *t, const build *ref)
     if (!rc && b->its[0].n_ops) unit_events(b);
     if (!rc) rc = unit_memory(b);
     if (!rc && ref) rc = other_notes(b, ref);
+    if (!rc && !ref && b->on_gpu) rc = gpu_busy_note(b);
     return rc;
 }
 
@@ -535,15 +661,20 @@ uint32_t ts_prec_trace_casts(const ts_job *t, int64_t *elems, int64_t *dur_ns, u
     uint32_t n = 0;
     for (uint32_t ri = 0; ri < t->n_ranks; ri++) {
         const ts_rank *r = t->ranks[ri];
+        ts_map64 gpu;
+        bool on_gpu = false;
+        ts__map64_init(&gpu);
+        if (cap && gpu_by_corr(r, &gpu, &on_gpu)) on_gpu = false;   /* out of memory: CPU times */
         for (uint32_t s = 0; s < r->slices.n; s++) {
             int64_t e;
             if (!is_cast(sname(r, s)) || !top_level_op(r, s) || (e = first_input_elems(r, s)) < 0) continue;
-            if (n < cap) {
+            if (n < cap) {   /* on GPU runs a cast costs as a unit's part does: max(CPU, GPU time) */
                 elems[n] = e;
-                dur_ns[n] = r->slices.dur_ns[s];
+                dur_ns[n] = on_gpu ? ts__prec_max(r->slices.dur_ns[s], gpu_ns_of(r, s, &gpu)) : r->slices.dur_ns[s];
             }
             n++;
         }
+        ts__map64_free(&gpu);
     }
     return n;
 }
@@ -667,7 +798,10 @@ void ts_prec_model_unit(const ts_prec_model *m, uint32_t i, ts_prec_unit_info *o
     out->input_elems = u->in_elems;
     for (int p = 0; p < TS_PREC_COUNT; p++) {
         bool have = m->have & (1u << p);
-        out->fwd_ns[p] = have ? u->fwd[p] + u->entry_fwd[p] : -1;
-        out->bwd_ns[p] = have ? u->bwd[p] + u->entry_bwd[p] : -1;
+        const bool g = m->gpu;   /* GPU runs: each part the larger of its CPU and its kernels' time */
+        out->fwd_ns[p] = !have ? -1 : g ? ts__prec_max(u->fwd[p], u->gfwd[p]) + ts__prec_max(u->entry_fwd[p], u->gentry_fwd[p])
+                                        : u->fwd[p] + u->entry_fwd[p];
+        out->bwd_ns[p] = !have ? -1 : g ? ts__prec_max(u->bwd[p], u->gbwd[p]) + ts__prec_max(u->entry_bwd[p], u->gentry_bwd[p])
+                                        : u->bwd[p] + u->entry_bwd[p];
     }
 }

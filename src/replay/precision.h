@@ -30,6 +30,8 @@ typedef struct ts__prec_unit {
     int64_t  entry_fwd[TS_PREC_COUNT], entry_bwd[TS_PREC_COUNT]; /* its entry cast, 0 = none */
     uint32_t ev_fwd[TS_PREC_COUNT], ev_bwd[TS_PREC_COUNT];     /* profiled slices in them (first iteration),
                                                                    entry cast included, for the overhead */
+    int64_t  gfwd[TS_PREC_COUNT], gbwd[TS_PREC_COUNT];         /* GPU traces: the same parts' kernel time */
+    int64_t  gentry_fwd[TS_PREC_COUNT], gentry_bwd[TS_PREC_COUNT];
     ts__blk  m_fwd[TS_PREC_COUNT], m_bwd[TS_PREC_COUNT];       /* memory of the op, its backward */
     ts__blk  m_entry_fwd[TS_PREC_COUNT], m_entry_bwd[TS_PREC_COUNT];
 } ts__prec_unit;
@@ -52,11 +54,29 @@ struct ts_prec_model {
     double         overhead_ns;      /* profiler cost per profiled slice, taken off every time; 0 = none */
     int64_t        base_bytes;       /* fp32 run: bytes alive when its first iteration starts, -1 = no memory */
     bool           have_memory;
+    bool           gpu;              /* the runs' ops launch kernels: a part costs max(CPU, GPU time) */
+    double         gpu_busy_pct;     /* fp32 run: share of its steps some GPU op runs in */
     double         alpha_ns_per_elem, beta_ns;
     uint32_t       n_fit;
     double         fit_err_pct;
     char         **notes;   uint32_t n_notes, cap_notes;
 };
+
+/* A unit's forward and backward at p (its op and backward ops, less the
+ * profiler's cost per slice) and its entry cast's; on GPU runs each part
+ * costs the larger of its CPU time and its kernels' time (docs/precision.md). */
+static inline int64_t ts__prec_max(int64_t a, int64_t b) { return a > b ? a : b; }
+static inline int64_t ts__prec_body_ns(const ts_prec_model *m, const ts__prec_unit *u, int p)
+{
+    int64_t f = u->fwd[p] - (int64_t)(m->overhead_ns * u->ev_fwd[p]);
+    int64_t b = u->bwd[p] - (int64_t)(m->overhead_ns * u->ev_bwd[p]);
+    return m->gpu ? ts__prec_max(f, u->gfwd[p]) + ts__prec_max(b, u->gbwd[p]) : f + b;
+}
+static inline int64_t ts__prec_entry_ns(const ts_prec_model *m, const ts__prec_unit *u, int p)
+{
+    return m->gpu ? ts__prec_max(u->entry_fwd[p], u->gentry_fwd[p]) + ts__prec_max(u->entry_bwd[p], u->gentry_bwd[p])
+                  : u->entry_fwd[p] + u->entry_bwd[p];
+}
 
 /* precision_plan.c: cost of a cast of n elements (forward or backward) */
 int64_t ts__prec_cast_ns(const ts_prec_model *m, int64_t elems);

@@ -186,6 +186,22 @@ def read_flags(api):
     return out
 
 
+def fp32_check():
+    """Whether fp32 matmuls and convolutions really run in fp32: their
+    relative error against float64 (TF32 keeps 10 mantissa bits: ~1e-3;
+    fp32: ~1e-6)."""
+    try:
+        g = torch.Generator(device="cuda").manual_seed(0)
+        a, b = (torch.randn(1024, 1024, device="cuda", generator=g) for _ in range(2))
+        x, w = torch.randn(8, 64, 32, 32, device="cuda", generator=g), torch.randn(64, 64, 3, 3, device="cuda", generator=g)
+        rel = lambda y, ref: float((y.double() - ref).norm() / ref.norm())
+        mm = rel(a @ b, a.double() @ b.double())
+        cv = rel(torch.nn.functional.conv2d(x, w, padding=1), torch.nn.functional.conv2d(x.double(), w.double(), padding=1))
+        return {"matmul_rel_err": mm, "conv_rel_err": cv, "fp32": mm < 1e-4 and cv < 1e-4}
+    except Exception as e:   # noqa: BLE001 (recorded, not fatal)
+        return {"error": "%s: %s" % (type(e).__name__, e)}
+
+
 def machine(dev, api):
     m = {"torch": torch.__version__, "device": dev, "python": sys.version.split()[0],
          "kineto": bool(getattr(torch.autograd, "kineto_available", lambda: False)())}
@@ -201,6 +217,7 @@ def machine(dev, api):
         except Exception as e:   # noqa: BLE001
             m["nvidia_smi"] = "not run: %s" % e
         m["flags"] = read_flags(api)
+        m["fp32_check"] = fp32_check()
     else:
         m["threads"] = torch.get_num_threads()
     return m
@@ -441,6 +458,8 @@ def main():
         say("note: CPU autocast supports bf16 only: the fp16 plan is skipped")
     mach = machine(a.device, api)
     say("machine: " + json.dumps(mach))
+    if a.device == "cuda" and not mach.get("fp32_check", {}).get("fp32"):
+        say("WARNING: fp32 matmul or convolution is not plain fp32 here (TF32?): %s" % mach.get("fp32_check"))
     write_json(os.path.join(a.out, "machine.json"), mach)
     res = {"machine": mach, "rounds": a.rounds, "steps_per_round": a.steps, "tiny": a.tiny,
            "budget_s": a.budget_s, "skipped": [], "models_done": [], "cases": {},

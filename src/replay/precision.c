@@ -36,7 +36,8 @@ typedef struct top_op {
 
 typedef struct run_iter {     /* one iteration of one run, parsed */
     top_op  *ops;   uint32_t n_ops, cap_ops;
-    uint32_t n_units;
+    uint32_t n_units;         /* forward ops; op.unit holds their ordinal until map_units */
+    uint32_t *match;          /* per ordinal: the reference ordinal, then the unit (map_units) */
     int64_t  dur_ns;
 } run_iter;
 
@@ -147,35 +148,107 @@ static uint32_t train_track(const ts_rank *r)
     return best;
 }
 
-/* GPU runs: time of the kernels, memcpys and memsets of each correlation id
- * (a launch's); *any = the rank has one. */
-static int gpu_by_corr(const ts_rank *r, ts_map64 *out, bool *any)
+/* GPU runs: the kernels, memcpys and memsets of each correlation id (a
+ * launch's): rows sorted by id, by_corr: id -> first << 32 | count. */
+typedef struct gpu_index { ts_map64 by_corr; uint32_t *rows; uint32_t n; } gpu_index;
+typedef struct corr_row { int64_t corr; uint32_t row; } corr_row;
+
+static bool on_gpu_kind(ts_kind k) { return k == TS_KIND_KERNEL || k == TS_KIND_GPU_MEMCPY || k == TS_KIND_GPU_MEMSET; }
+
+static int cmp_corr_row(const void *a, const void *b)
+{
+    const corr_row *x = a, *y = b;
+    return x->corr != y->corr ? (x->corr > y->corr) - (x->corr < y->corr) : (x->row > y->row) - (x->row < y->row);
+}
+
+static void gpu_index_free(gpu_index *g)
+{
+    ts__map64_free(&g->by_corr);
+    ts__free(g->rows, (size_t)g->n * sizeof *g->rows);
+    g->rows = NULL;
+    g->n = 0;
+}
+
+/* *any = the rank has a GPU op bound to a launch. */
+static int gpu_index_build(const ts_rank *r, gpu_index *g, bool *any)
 {
     *any = false;
     if (!r->slices.corr) return TS_OK;
-    for (uint32_t s = 0; s < r->slices.n; s++) {
-        ts_kind k = (ts_kind)r->slices.kind[s];
-        uint64_t v = 0, c = (uint64_t)r->slices.corr[s];
-        if ((k != TS_KIND_KERNEL && k != TS_KIND_GPU_MEMCPY && k != TS_KIND_GPU_MEMSET) || r->slices.corr[s] < 0) continue;
-        ts__map64_get(out, c, &v);
-        if (ts__map64_put(out, c, v + (uint64_t)r->slices.dur_ns[s])) return TS_ENOMEM;
-        *any = true;
+    uint32_t n = 0;
+    for (uint32_t s = 0; s < r->slices.n; s++) n += on_gpu_kind((ts_kind)r->slices.kind[s]) && r->slices.corr[s] >= 0;
+    if (!n) return TS_OK;
+    corr_row *v = ts__malloc((size_t)n * sizeof *v);
+    g->rows = ts__malloc((size_t)n * sizeof *g->rows);
+    if (!v || !g->rows) {
+        ts__free(v, v ? (size_t)n * sizeof *v : 0);
+        return TS_ENOMEM;
     }
-    return TS_OK;
+    g->n = n;
+    for (uint32_t s = 0, k = 0; s < r->slices.n; s++)
+        if (on_gpu_kind((ts_kind)r->slices.kind[s]) && r->slices.corr[s] >= 0) v[k++] = (corr_row){r->slices.corr[s], s};
+    qsort(v, n, sizeof *v, cmp_corr_row);
+    int rc = TS_OK;
+    for (uint32_t i = 0, j; i < n && !rc; i = j) {
+        for (j = i; j < n && v[j].corr == v[i].corr; j++) g->rows[j] = v[j].row;
+        rc = ts__map64_put(&g->by_corr, (uint64_t)v[i].corr, ((uint64_t)i << 32) | (j - i));
+    }
+    ts__free(v, (size_t)n * sizeof *v);
+    *any = !rc;
+    return rc;
 }
 
-/* Time of the GPU ops launched by the runtime calls in s's subtree. */
-static int64_t gpu_ns_of(const ts_rank *r, uint32_t s, const ts_map64 *g)
+static int cmp_span(const void *a, const void *b)
 {
-    int64_t t = 0;
-    for (uint32_t c = s, e = subtree_end(r, track_of(r, s), s); c < e; c++) {
-        ts_kind k = (ts_kind)r->slices.kind[c];
-        uint64_t v;
-        if ((k == TS_KIND_CUDA_RUNTIME || k == TS_KIND_CUDA_DRIVER) && r->slices.corr[c] >= 0 &&
-            ts__map64_get(g, (uint64_t)r->slices.corr[c], &v))
-            t += (int64_t)v;
+    const int64_t *x = a, *y = b;
+    return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+/* Length of the union of [start, end) spans (pairs, sorted here). */
+static int64_t union_ns(int64_t *v, uint32_t n)
+{
+    qsort(v, n, 2 * sizeof *v, cmp_span);
+    int64_t t = 0, cur = INT64_MIN;
+    for (uint32_t i = 0; i < n; i++) {
+        int64_t a = v[2 * i] > cur ? v[2 * i] : cur, e = v[2 * i + 1];
+        if (e > a) { t += e - a; cur = e; }
     }
     return t;
+}
+
+/* GPU time of what the runtime calls in s's subtree launched: the union of
+ * their GPU ops' spans (cuDNN runs some kernels of one call side by side on
+ * its own streams); their sum if memory for the spans runs out. */
+static int64_t gpu_ns_of(const ts_rank *r, uint32_t s, const gpu_index *g)
+{
+    uint32_t n = 0, end = subtree_end(r, track_of(r, s), s);
+    int64_t sum = 0;
+    uint64_t v;
+    for (int pass = 0; pass < 2; pass++) {
+        int64_t *sp = pass ? ts__malloc((size_t)(n ? n : 1) * 2 * sizeof *sp) : NULL;
+        if (pass && (!sp || n < 2)) {
+            ts__free(sp, sp ? (size_t)(n ? n : 1) * 2 * sizeof *sp : 0);
+            return sum;
+        }
+        uint32_t k = 0;
+        for (uint32_t c = s; c < end; c++) {
+            ts_kind kd = (ts_kind)r->slices.kind[c];
+            if ((kd != TS_KIND_CUDA_RUNTIME && kd != TS_KIND_CUDA_DRIVER) || r->slices.corr[c] < 0 ||
+                !ts__map64_get(&g->by_corr, (uint64_t)r->slices.corr[c], &v))
+                continue;
+            for (uint32_t i = (uint32_t)(v >> 32); i < (uint32_t)(v >> 32) + (uint32_t)v; i++) {
+                uint32_t row = g->rows[i];
+                if (!pass) { n++; sum += r->slices.dur_ns[row]; continue; }
+                sp[2 * k] = r->slices.ts_ns[row];
+                sp[2 * k++ + 1] = r->slices.ts_ns[row] + r->slices.dur_ns[row];
+            }
+        }
+        if (pass) {
+            int64_t t = union_ns(sp, k);
+            ts__free(sp, (size_t)n * 2 * sizeof *sp);
+            return t;
+        }
+    }
+    return sum;
 }
 
 typedef struct cand { int64_t ts; uint32_t s; } cand;
@@ -215,7 +288,7 @@ static int push_op(run_iter *it, top_op op)
 
 /* Classify the top-level ops of [start, end] (iter_ops); gpu: the run's
  * GPU time by correlation id, NULL on CPU runs. */
-static int parse_iter(const ts_rank *r, uint32_t track, int64_t start, int64_t end, const ts_map64 *gpu, run_iter *it)
+static int parse_iter(const ts_rank *r, uint32_t track, int64_t start, int64_t end, const gpu_index *gpu, run_iter *it)
 {
     ts_map64 seqs;
     ts__map64_init(&seqs);
@@ -279,19 +352,26 @@ static bool instant_i64(const ts_rank *r, uint32_t i, const char *key, int64_t *
 }
 
 /* dev: only the instants whose "Device Type" is dev (1: CUDA), -1: all. */
+/* A "[memory]" instant: its category (Kineto before 2.x, the CPU ground
+ * truth's writer) or its name (newer Kineto: cat "cpu_instant_event"). */
+static bool is_mem(const ts_rank *r, uint32_t i, uint32_t id)
+{
+    return r->instants.cat[i] == id || r->instants.name[i] == id;
+}
+
 static mem_ev *mem_events(const ts_rank *r, int64_t start, int64_t end, int dev, uint32_t *n, uint32_t *cap)
 {
-    uint32_t cat = ts__str_find(&r->strings, "[memory]", 8), k = 0;
+    uint32_t id = ts__str_find(&r->strings, "[memory]", 8), k = 0;
     *n = *cap = 0;
-    if (!cat) return NULL;
+    if (!id) return NULL;
     for (uint32_t i = 0; i < r->instants.n; i++)
-        if (r->instants.cat[i] == cat && r->instants.ts_ns[i] >= start && r->instants.ts_ns[i] < end) k++;
+        if (is_mem(r, i, id) && r->instants.ts_ns[i] >= start && r->instants.ts_ns[i] < end) k++;
     mem_ev *ev = k ? ts__malloc(k * sizeof *ev) : NULL;
     if (!ev) return NULL;
     *cap = k;
     for (uint32_t i = 0; i < r->instants.n; i++) {
         int64_t b, tot = -1, d = -1;
-        if (r->instants.cat[i] != cat || r->instants.ts_ns[i] < start || r->instants.ts_ns[i] >= end ||
+        if (!is_mem(r, i, id) || r->instants.ts_ns[i] < start || r->instants.ts_ns[i] >= end ||
             !instant_i64(r, i, "Bytes", &b) || (dev >= 0 && (!instant_i64(r, i, "Device Type", &d) || d != dev)))
             continue;
         instant_i64(r, i, "Total Allocated", &tot);
@@ -322,9 +402,12 @@ static int assign_memory(ts_prec_model *m, const ts_rank *r, run_iter *it, const
 {
     uint32_t e = 0;
     ts__blk head = {0, 0};
+    uint8_t *placed = timeline ? ts__calloc(m->n_units ? m->n_units : 1, 1) : NULL;   /* bit 1: forward, 2: backward */
+    if (timeline && !placed) return TS_ENOMEM;
+    int rc = TS_OK;
     for (; e < n_ev && it->n_ops && ev[e].ts < r->slices.ts_ns[it->ops[0].slice]; e++) blk_add(&head, ev[e].bytes);
-    if (timeline && (head.net || head.peak) && add_item(m, (ts__prec_item){TS__ITEM_FIXED, 0, head})) return TS_ENOMEM;
-    for (uint32_t i = 0; i < it->n_ops; i++) {
+    if (timeline && (head.net || head.peak)) rc = add_item(m, (ts__prec_item){TS__ITEM_FIXED, 0, head});
+    for (uint32_t i = 0; i < it->n_ops && !rc; i++) {
         top_op *op = &it->ops[i];
         int64_t next = i + 1 < it->n_ops ? r->slices.ts_ns[it->ops[i + 1].slice] : INT64_MAX;
         for (; e < n_ev && ev[e].ts < next; e++) blk_add(&op->mem, ev[e].bytes);
@@ -333,16 +416,17 @@ static int assign_memory(ts_prec_model *m, const ts_rank *r, run_iter *it, const
         if (op->cls == CLS_UNIT) item = (ts__prec_item){TS__ITEM_FWD, op->unit, {0, 0}};
         else if (op->cls == CLS_BWD && !op->entry) item = (ts__prec_item){TS__ITEM_BWD, op->unit, {0, 0}};
         else if (op->cls != CLS_OTHER) continue;   /* entry casts and their backward: inside their unit */
-        bool seen = false;   /* a unit's backward is one block, at its first backward op */
-        for (uint32_t k = 0; item.kind == TS__ITEM_BWD && k < m->n_items && !seen; k++)
-            seen = m->items[k].kind == TS__ITEM_BWD && m->items[k].unit == item.unit;
-        if (!seen && add_item(m, item)) return TS_ENOMEM;
+        uint8_t bit = item.kind == TS__ITEM_FWD ? 1 : item.kind == TS__ITEM_BWD ? 2 : 0;
+        if (bit && (placed[item.unit] & bit)) continue;   /* a unit's forward (backward) is one block, at its first op */
+        if (bit) placed[item.unit] |= bit;
+        rc = add_item(m, item);
         if (item.kind == TS__ITEM_BWD) m->units[item.unit].has_bwd = true;
     }
+    ts__free(placed, placed ? (m->n_units ? m->n_units : 1) : 0);
     ts__blk tail = {0, 0};   /* no ops at all */
     for (; e < n_ev; e++) blk_add(&tail, ev[e].bytes);
-    if (timeline && (tail.net || tail.peak) && add_item(m, (ts__prec_item){TS__ITEM_FIXED, 0, tail})) return TS_ENOMEM;
-    return TS_OK;
+    if (!rc && timeline && (tail.net || tail.peak)) rc = add_item(m, (ts__prec_item){TS__ITEM_FIXED, 0, tail});
+    return rc;
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -379,43 +463,167 @@ typedef struct build {   /* one run while it is read */
     run_iter      *its;
     uint32_t       n_its;
     ts_error      *err;
-    ts_map64       gpu;     /* GPU time by correlation id */
+    gpu_index      gpu;     /* GPU ops by correlation id */
     bool           on_gpu;  /* the run launches GPU ops */
 } build;
 
-/* fp32: the units; other runs: the same names in the same order, every iteration. */
-static int map_units(build *b, const build *ref)
+/* Keys (name and scope) and slices of an iteration's forward ops, by ordinal. */
+static int iter_keys(const ts_rank *r, const run_iter *it, uint64_t **keys, uint32_t **slices)
 {
-    ts_prec_model *m = b->m;
+    *keys = ts__malloc((size_t)(it->n_units ? it->n_units : 1) * sizeof **keys);
+    *slices = ts__malloc((size_t)(it->n_units ? it->n_units : 1) * sizeof **slices);
+    if (!*keys || !*slices) return TS_ENOMEM;
+    for (uint32_t i = 0, k = 0; i < it->n_ops; i++)
+        if (it->ops[i].cls == CLS_UNIT) {
+            (*slices)[k] = it->ops[i].slice;
+            (*keys)[k++] = ts__prec_key(sname(r, it->ops[i].slice), scope_of(r, it->ops[i].slice));
+        }
+    return TS_OK;
+}
+
+typedef struct align {   /* the reference (the fp32 run's first iteration) while runs are aligned */
+    uint64_t *keys;   uint32_t *slices;   uint32_t n;
+    uint8_t  *anchored;   /* matched in every iteration of every run */
+    uint32_t *unit;       /* ref ordinal -> unit */
+} align;
+
+/* Pair every iteration's forward ops with the reference's (match[ordinal] =
+ * reference ordinal or TS_NONE32) and clear the reference ops some iteration
+ * lacks. */
+static int align_all(build *bs, align *al)
+{
+    for (int p = 0; p < TS_PREC_COUNT; p++)
+        for (uint32_t k = 0; k < bs[p].n_its; k++) {
+            run_iter *it = &bs[p].its[k];
+            uint64_t *keys;
+            uint32_t *sl;
+            int rc = iter_keys(bs[p].r, it, &keys, &sl);
+            it->match = rc ? NULL : ts__malloc((size_t)(it->n_units ? it->n_units : 1) * sizeof *it->match);
+            if (!rc && !it->match) rc = TS_ENOMEM;
+            if (!rc) rc = ts__prec_align(al->keys, al->n, keys, it->n_units, it->match);
+            ts__free(keys, (size_t)(it->n_units ? it->n_units : 1) * sizeof *keys);
+            ts__free(sl, (size_t)(it->n_units ? it->n_units : 1) * sizeof *sl);
+            if (rc == TS_ERANGE)
+                return ts__error(bs[p].err, TS_ERANGE, "%s: iteration %u: %u forward ops against %u in %s differ too "
+                                 "much to align", bs[p].path, k, it->n_units, al->n, bs[0].path);
+            if (rc) return rc;
+            uint8_t *seen = ts__calloc(al->n, 1);
+            if (!seen) return TS_ENOMEM;
+            for (uint32_t j = 0; j < it->n_units; j++)
+                if (it->match[j] != TS_NONE32) seen[it->match[j]] = 1;
+            for (uint32_t i = 0; i < al->n; i++) al->anchored[i] &= seen[i];
+            ts__free(seen, al->n);
+        }
+    return TS_OK;
+}
+
+/* An iteration whose forward ops are under 90% anchored is of another model. */
+static int check_cover(const build *b, const align *al)
+{
     for (uint32_t k = 0; k < b->n_its; k++) {
         const run_iter *it = &b->its[k];
-        uint32_t u = 0;
-        for (uint32_t i = 0; i < it->n_ops; i++) {
-            const top_op *op = &it->ops[i];
-            if (op->cls != CLS_UNIT) continue;
-            const char *n = sname(b->r, op->slice);
-            if (b->p == TS_PREC_FP32 && k == 0) {
-                if (ts__grow((void **)&m->units, &m->cap_units, sizeof *m->units, m->n_units + 1)) return TS_ENOMEM;
-                const char *sc = scope_of(b->r, op->slice);
-                m->units[m->n_units++] = (ts__prec_unit){
-                    .op = ts__str_intern(&m->names, n, strlen(n)),
-                    .scope = *sc ? ts__str_intern(&m->names, sc, strlen(sc)) : 0,
-                    .in_elems = first_input_elems(b->r, op->slice)};
-                if (ts__strpool_oom(&m->names)) return TS_ENOMEM;
-            } else if (u >= m->n_units || strcmp(n, ts__str(&m->names, m->units[u].op))) {
-                return ts__error(b->err, TS_EFORMAT, "%s: iteration %u, forward op %u is '%s' where %s has %s: "
-                                 "not the same model or not the same op order, so it cannot be mapped",
-                                 b->path, k, u, n, ref ? ref->path : "its first iteration",
-                                 u < m->n_units ? ts__str(&m->names, m->units[u].op) : "no more ops");
-            }
-            u++;
+        uint32_t covered = 0, first = TS_NONE32, o = 0;
+        for (uint32_t j = 0; j < it->n_units; j++) {
+            bool a = it->match[j] != TS_NONE32 && al->anchored[it->match[j]];
+            covered += a;
+            if (!a && first == TS_NONE32) first = j;
         }
-        if (u != m->n_units)
-            return ts__error(b->err, TS_EFORMAT, "%s: iteration %u has %u forward ops where %s has %u: not the "
-                             "same model, so its ops cannot be mapped", b->path, k, u,
-                             ref ? ref->path : "its first iteration", m->n_units);
+        if ((uint64_t)covered * 10 >= (uint64_t)it->n_units * 9 && it->n_units) continue;
+        uint32_t s = TS_NONE32;
+        for (uint32_t i = 0; i < it->n_ops && s == TS_NONE32; i++)
+            if (it->ops[i].cls == CLS_UNIT && o++ == first) s = it->ops[i].slice;
+        const char *sc = s != TS_NONE32 ? scope_of(b->r, s) : "";
+        return ts__error(b->err, TS_EFORMAT, "%s: iteration %u: forward op %u '%s'%s%s has no counterpart in every run, "
+                         "and only %u of its %u forward ops have: not the same model, so its ops cannot be mapped",
+                         b->path, k, first, s != TS_NONE32 ? sname(b->r, s) : "?", *sc ? " in " : "", sc, covered,
+                         it->n_units);
     }
     return TS_OK;
+}
+
+/* Units from the anchored reference ops; every op's ordinal (op.unit) becomes
+ * its unit: an anchored op's own, any other op's the unit before it (before
+ * the first anchor: the first). A note per run on the ops not anchored. */
+static int make_units(build *bs, align *al)
+{
+    ts_prec_model *m = bs[0].m;
+    for (uint32_t i = 0; i < al->n; i++) {
+        al->unit[i] = m->n_units ? m->n_units - 1 : 0;
+        if (!al->anchored[i]) continue;
+        uint32_t s = al->slices[i];
+        const char *n = sname(bs[0].r, s), *sc = scope_of(bs[0].r, s);
+        if (ts__grow((void **)&m->units, &m->cap_units, sizeof *m->units, m->n_units + 1)) return TS_ENOMEM;
+        al->unit[i] = m->n_units;
+        m->units[m->n_units++] = (ts__prec_unit){
+            .op = ts__str_intern(&m->names, n, strlen(n)),
+            .scope = *sc ? ts__str_intern(&m->names, sc, strlen(sc)) : 0,
+            .in_elems = first_input_elems(bs[0].r, s)};
+        if (ts__strpool_oom(&m->names)) return TS_ENOMEM;
+    }
+    for (int p = 0; p < TS_PREC_COUNT; p++)
+        for (uint32_t k = 0; k < bs[p].n_its; k++) {
+            run_iter *it = &bs[p].its[k];
+            uint32_t cur = 0, loose = 0, first = TS_NONE32;
+            for (uint32_t j = 0; j < it->n_units; j++) {   /* ordinal -> unit, in place */
+                bool a = it->match[j] != TS_NONE32 && al->anchored[it->match[j]];
+                if (a) cur = al->unit[it->match[j]];
+                else if (!loose++) first = j;
+                it->match[j] = cur;
+            }
+            for (uint32_t i = 0; i < it->n_ops; i++)
+                if (it->ops[i].unit != TS_NONE32) it->ops[i].unit = it->match[it->ops[i].unit];
+            if (k || !loose) continue;
+            for (uint32_t i = 0, o = 0; i < it->n_ops; i++)
+                if (it->ops[i].cls == CLS_UNIT && o++ == first) {
+                    int rc = note(m, "%s: '%s' and %u other forward ops have no counterpart in every run: each is "
+                                  "timed with the unit before it", bs[p].path, sname(bs[p].r, it->ops[i].slice),
+                                  loose - 1, 0);
+                    if (rc) return rc;
+                    break;
+                }
+        }
+    return TS_OK;
+}
+
+/* The units: the reference's forward ops matched in every iteration of every run. */
+static int map_units(build *bs)
+{
+    ts_prec_model *m = bs[0].m;
+    align al = {0};
+    al.n = bs[0].its[0].n_units;
+    if (!al.n)
+        return ts__error(bs[0].err, TS_ENODATA, "%s: no forward ops (slices named like aten::op) in its iterations",
+                         bs[0].path);
+    int rc = iter_keys(bs[0].r, &bs[0].its[0], &al.keys, &al.slices);
+    al.anchored = rc ? NULL : ts__malloc(al.n);
+    al.unit = al.anchored ? ts__malloc((size_t)al.n * sizeof *al.unit) : NULL;
+    if (!rc && !al.unit) rc = TS_ENOMEM;
+    if (!rc) {
+        memset(al.anchored, 1, al.n);
+        rc = align_all(bs, &al);
+    }
+    for (int p = TS_PREC_COUNT - 1; p >= 0 && !rc; p--) rc = check_cover(&bs[p], &al);   /* the lower runs first */
+    if (!rc) rc = make_units(bs, &al);
+    ts__free(al.keys, (size_t)al.n * sizeof *al.keys);
+    ts__free(al.slices, (size_t)al.n * sizeof *al.slices);
+    ts__free(al.anchored, al.anchored ? al.n : 0);
+    ts__free(al.unit, al.unit ? (size_t)al.n * sizeof *al.unit : 0);
+    (void)m;
+    return rc;
+}
+
+/* Profiled slices of s's subtree; on GPU runs the runtime calls are left
+ * out (the profiler's cost per op, measured on ops that launch a kernel,
+ * covers its launch). */
+static uint32_t slices_in(const build *b, uint32_t s)
+{
+    uint32_t e = subtree_end(b->r, track_of(b->r, s), s), n = 0;
+    if (!b->on_gpu) return e - s;
+    for (uint32_t c = s; c < e; c++) {
+        ts_kind k = (ts_kind)b->r->slices.kind[c];
+        n += k != TS_KIND_CUDA_RUNTIME && k != TS_KIND_CUDA_DRIVER;
+    }
+    return n;
 }
 
 /* Profiled slices per unit (its op, entry cast and backward, subtrees
@@ -428,12 +636,15 @@ static void unit_events(build *b)
                                                            b->r->iterations[0].slice : it->ops[0].slice]];
     uint32_t in_units = 0, total = 0;
     for (uint32_t u = 0; u < m->n_units; u++) m->units[u].ev_fwd[b->p] = m->units[u].ev_bwd[b->p] = 0;
-    for (uint32_t s = tr->first_slice; s < tr->first_slice + tr->n_slices; s++)
-        total += b->r->slices.ts_ns[s] >= b->r->iterations[0].start_ns && b->r->slices.ts_ns[s] < b->r->iterations[0].end_ns;
+    for (uint32_t s = tr->first_slice; s < tr->first_slice + tr->n_slices; s++) {
+        ts_kind k = (ts_kind)b->r->slices.kind[s];
+        total += b->r->slices.ts_ns[s] >= b->r->iterations[0].start_ns && b->r->slices.ts_ns[s] < b->r->iterations[0].end_ns &&
+                 (!b->on_gpu || (k != TS_KIND_CUDA_RUNTIME && k != TS_KIND_CUDA_DRIVER));
+    }
     for (uint32_t i = 0; i < it->n_ops; i++) {
         const top_op *op = &it->ops[i];
         const ts_track *own = track_of(b->r, op->slice);
-        uint32_t n = subtree_end(b->r, own, op->slice) - op->slice;
+        uint32_t n = slices_in(b, op->slice);
         if (own != tr) total += n;   /* a backward thread's op */
         if (op->unit == TS_NONE32 || op->unit >= m->n_units || op->cls == CLS_OTHER) continue;
         if (op->cls == CLS_BWD) m->units[op->unit].ev_bwd[b->p] += n;
@@ -534,12 +745,6 @@ static int other_notes(build *b, const build *ref)
     return rc;
 }
 
-static int cmp_span(const void *a, const void *b)
-{
-    const int64_t *x = a, *y = b;
-    return (x[0] > y[0]) - (x[0] < y[0]);
-}
-
 /* The share of the run's steps in which some GPU op runs (any stream), noted:
  * near 100% the step is GPU-bound and units cost their kernels' time; far
  * below, the GPU waits for launches and units cost their CPU time. */
@@ -581,13 +786,17 @@ static int gpu_busy_note(build *b)
 
 static void free_build(build *b)
 {
-    for (uint32_t k = 0; k < b->n_its; k++) ts__free(b->its[k].ops, (size_t)b->its[k].cap_ops * sizeof(top_op));
+    for (uint32_t k = 0; k < b->n_its; k++) {
+        ts__free(b->its[k].ops, (size_t)b->its[k].cap_ops * sizeof(top_op));
+        ts__free(b->its[k].match, b->its[k].match ? (size_t)(b->its[k].n_units ? b->its[k].n_units : 1) * sizeof(uint32_t) : 0);
+    }
     ts__free(b->its, (size_t)b->n_its * sizeof *b->its);
     b->its = NULL;
     b->n_its = 0;
-    ts__map64_free(&b->gpu);
+    gpu_index_free(&b->gpu);
 }
 
+/* Parse the run's iterations (forward ops by ordinal, not yet units). */
 static int read_run(build *b, const ts_job *t, const build *ref)
 {
     if (t->n_ranks != 1)
@@ -598,7 +807,7 @@ static int read_run(build *b, const ts_job *t, const build *ref)
         return ts__error(b->err, TS_ENODATA, "%s: no iterations (ProfilerStep#N ranges) to take op times from", b->path);
     b->n_its = b->r->n_iterations;
     b->its = ts__calloc(b->n_its, sizeof *b->its);
-    if (!b->its || gpu_by_corr(b->r, &b->gpu, &b->on_gpu)) return TS_ENOMEM;
+    if (!b->its || gpu_index_build(b->r, &b->gpu, &b->on_gpu)) return TS_ENOMEM;
     if (!ref) b->m->gpu = b->on_gpu;
     else if (b->on_gpu != ref->on_gpu)
         return ts__error(b->err, TS_EFORMAT, "%s: %s GPU ops where %s has %s: runs of one model on one device are "
@@ -608,11 +817,49 @@ static int read_run(build *b, const ts_job *t, const build *ref)
     for (uint32_t k = 0; k < b->n_its && !rc; k++)
         rc = parse_iter(b->r, track, b->r->iterations[k].start_ns, b->r->iterations[k].end_ns,
                         b->on_gpu ? &b->gpu : NULL, &b->its[k]);
-    if (!rc) rc = map_units(b, ref);
-    if (!rc && !b->m->n_units)
-        rc = ts__error(b->err, TS_ENODATA, "%s: no forward ops (slices named like aten::op) in its iterations", b->path);
-    if (!rc) rc = unit_times(b);
+    return rc;
+}
+
+/* After map_units: the run's times, slices, memory and notes. */
+/* GPU runs: the fp32 run's first iteration as the simulation's items
+ * (precision_sim.c): a precision-free op is an item with its times; a
+ * unit's forward (its entry cast, op and any ops joined to it) is one item at
+ * its first op, its backward likewise; CPU time between ops is the next
+ * item's gap. */
+static int time_items(build *b)
+{
+    ts_prec_model *m = b->m;
+    const run_iter *it = &b->its[0];
+    const ts_rank *r = b->r;
+    uint8_t *placed = ts__calloc(m->n_units ? m->n_units : 1, 1);   /* bit 1: forward, 2: backward */
+    if (!placed) return TS_ENOMEM;
+    int64_t prev_end = r->iterations[0].start_ns, gap = 0;
+    int rc = TS_OK;
+    for (uint32_t i = 0; i < it->n_ops && !rc; i++) {
+        const top_op *op = &it->ops[i];
+        int64_t ts = r->slices.ts_ns[op->slice], end = ts + r->slices.dur_ns[op->slice];
+        gap += ts > prev_end ? ts - prev_end : 0;
+        if (end > prev_end) prev_end = end;
+        ts__prec_titem ti = {TS__ITEM_FIXED, 0, gap, r->slices.dur_ns[op->slice], op->gpu_ns, slices_in(b, op->slice)};
+        if (op->cls != CLS_OTHER && op->unit < m->n_units) {
+            uint8_t bit = op->cls == CLS_BWD ? 2 : 1;
+            if (placed[op->unit] & bit) continue;   /* inside the part already placed */
+            placed[op->unit] |= bit;
+            ti = (ts__prec_titem){bit == 2 ? TS__ITEM_BWD : TS__ITEM_FWD, op->unit, gap, 0, 0, 0};
+        }
+        gap = 0;
+        if (ts__grow((void **)&m->titems, &m->cap_titems, sizeof *m->titems, m->n_titems + 1)) rc = TS_ENOMEM;
+        else m->titems[m->n_titems++] = ti;
+    }
+    ts__free(placed, m->n_units ? m->n_units : 1);
+    return rc;
+}
+
+static int finish_run(build *b, const build *ref)
+{
+    int rc = unit_times(b);
     if (!rc && b->its[0].n_ops) unit_events(b);
+    if (!rc && !ref && b->on_gpu) rc = time_items(b);
     if (!rc) rc = unit_memory(b);
     if (!rc && ref) rc = other_notes(b, ref);
     if (!rc && !ref && b->on_gpu) rc = gpu_busy_note(b);
@@ -661,20 +908,20 @@ uint32_t ts_prec_trace_casts(const ts_job *t, int64_t *elems, int64_t *dur_ns, u
     uint32_t n = 0;
     for (uint32_t ri = 0; ri < t->n_ranks; ri++) {
         const ts_rank *r = t->ranks[ri];
-        ts_map64 gpu;
+        gpu_index gpu = {0};
         bool on_gpu = false;
-        ts__map64_init(&gpu);
-        if (cap && gpu_by_corr(r, &gpu, &on_gpu)) on_gpu = false;   /* out of memory: CPU times */
+        if (gpu_index_build(r, &gpu, &on_gpu)) on_gpu = false;   /* out of memory: CPU times */
         for (uint32_t s = 0; s < r->slices.n; s++) {
-            int64_t e;
+            int64_t e, g = 0;
             if (!is_cast(sname(r, s)) || !top_level_op(r, s) || (e = first_input_elems(r, s)) < 0) continue;
-            if (n < cap) {   /* on GPU runs a cast costs as a unit's part does: max(CPU, GPU time) */
+            if (on_gpu && (g = gpu_ns_of(r, s, &gpu)) <= 0) continue;   /* to the type it has: no kernel */
+            if (n < cap) {   /* GPU runs: its kernels' time (an inserted cast's launch hides behind them) */
                 elems[n] = e;
-                dur_ns[n] = on_gpu ? ts__prec_max(r->slices.dur_ns[s], gpu_ns_of(r, s, &gpu)) : r->slices.dur_ns[s];
+                dur_ns[n] = on_gpu ? g : r->slices.dur_ns[s];
             }
             n++;
         }
-        ts__map64_free(&gpu);
+        gpu_index_free(&gpu);
     }
     return n;
 }
@@ -737,6 +984,7 @@ void ts_prec_model_destroy(ts_prec_model *m)
     ts__strpool_free(&m->names);
     ts__free(m->units, (size_t)m->cap_units * sizeof *m->units);
     ts__free(m->items, (size_t)m->cap_items * sizeof *m->items);
+    ts__free(m->titems, (size_t)m->cap_titems * sizeof *m->titems);
     for (uint32_t i = 0; i < m->n_notes; i++) ts__free(m->notes[i], strlen(m->notes[i]) + 1);
     ts__free(m->notes, (size_t)m->cap_notes * sizeof *m->notes);
     ts__free(m, sizeof *m);
@@ -754,18 +1002,24 @@ int ts_prec_model_create(const ts_job *const traces[TS_PREC_COUNT], const char *
         return ts__error(err, TS_ENOMEM, "out of memory");
     }
     m->base_bytes = -1;
-    build ref = {.m = m, .path = paths[0], .p = TS_PREC_FP32, .err = err};
-    int rc = read_run(&ref, traces[0], NULL);
-    m->have |= 1u;
-    for (int p = 1; p < TS_PREC_COUNT && !rc; p++) {
+    build bs[TS_PREC_COUNT] = {{0}};
+    int rc = TS_OK;
+    for (int p = 0; p < TS_PREC_COUNT && !rc; p++) {
         if (!traces[p]) continue;
-        for (uint32_t u = 0; u < m->n_units; u++) m->units[u].fwd[p] = -1;
-        build b = {.m = m, .path = paths[p], .p = (ts_precision)p, .err = err};
-        rc = read_run(&b, traces[p], &ref);
-        free_build(&b);
+        bs[p] = (build){.m = m, .path = paths[p], .p = (ts_precision)p, .err = err};
+        rc = read_run(&bs[p], traces[p], p ? &bs[0] : NULL);
         m->have |= 1u << p;
     }
-    free_build(&ref);
+    if (!rc) rc = map_units(bs);
+    for (int p = 0; p < TS_PREC_COUNT && !rc; p++)
+        if (traces[p]) rc = finish_run(&bs[p], p ? &bs[0] : NULL);
+    for (int p = 0; p < TS_PREC_COUNT; p++) free_build(&bs[p]);
+    if (!rc && m->gpu) {   /* the all-fp32 plan simulated (no overhead yet): the offset to the measured step */
+        uint8_t *all = ts__calloc(m->n_units ? m->n_units : 1, 1);
+        if (!all) rc = TS_ENOMEM;
+        else m->sim0_ns = ts__prec_sim_ns(m, all);
+        ts__free(all, m->n_units ? m->n_units : 1);
+    }
     if (!rc) rc = fit_casts(m, traces);
     if (rc == TS_ENOMEM && (!err || !err->msg[0])) ts__error(err, rc, "out of memory");
     if (rc) { ts_prec_model_destroy(m); return rc; }

@@ -173,6 +173,12 @@ void ts_prec_predict(const ts_prec_model *m, const uint8_t *prec, ts_prec_predic
         for (uint32_t u = 0; u < m->n_units; u++)
             out->fp32_iteration_ns += unit_cost(m, u, TS_PREC_FP32, TS_PREC_FP32, NULL);
     }
+    if (m->gpu && m->n_titems) {   /* GPU runs: the simulation's change on the measured step */
+        uint8_t *all = ts__calloc(m->n_units ? m->n_units : 1, 1);
+        out->iteration_ns = m->iter_ns + ts__prec_sim_ns(m, prec) - m->sim0_ns;
+        if (all) out->fp32_iteration_ns = m->iter_ns + ts__prec_sim_ns(m, all) - m->sim0_ns;
+        ts__free(all, m->n_units ? m->n_units : 1);
+    }
     out->n_casts = casts;
     out->cast_ns = cast_ns;
     out->change_pct = out->fp32_iteration_ns > 0

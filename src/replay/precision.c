@@ -518,7 +518,7 @@ static int align_all(build *bs, align *al)
 }
 
 /* An iteration whose forward ops are under 90% anchored is of another model. */
-static int check_cover(const build *b, const align *al)
+static int check_cover(const build *b, const build *ref, const align *al)
 {
     for (uint32_t k = 0; k < b->n_its; k++) {
         const run_iter *it = &b->its[k];
@@ -533,9 +533,10 @@ static int check_cover(const build *b, const align *al)
         for (uint32_t i = 0; i < it->n_ops && s == TS_NONE32; i++)
             if (it->ops[i].cls == CLS_UNIT && o++ == first) s = it->ops[i].slice;
         const char *sc = s != TS_NONE32 ? scope_of(b->r, s) : "";
-        return ts__error(b->err, TS_EFORMAT, "%s: iteration %u: forward op %u '%s'%s%s has no counterpart in every run, "
-                         "and only %u of its %u forward ops have: not the same model, so its ops cannot be mapped",
-                         b->path, k, first, s != TS_NONE32 ? sname(b->r, s) : "?", *sc ? " in " : "", sc, covered,
+        return ts__error(b->err, TS_EFORMAT, "%s: iteration %u: forward op %u '%s'%s%s has no counterpart in %s%s, "
+                         "and only %u of its %u forward ops have one: not the same model, so its ops cannot be mapped",
+                         b->path, k, first, s != TS_NONE32 ? sname(b->r, s) : "?", *sc ? " in " : "", sc,
+                         b == ref ? "every other run" : ref->path, b == ref ? "" : " (or another run)", covered,
                          it->n_units);
     }
     return TS_OK;
@@ -602,7 +603,7 @@ static int map_units(build *bs)
         memset(al.anchored, 1, al.n);
         rc = align_all(bs, &al);
     }
-    for (int p = TS_PREC_COUNT - 1; p >= 0 && !rc; p--) rc = check_cover(&bs[p], &al);   /* the lower runs first */
+    for (int p = TS_PREC_COUNT - 1; p >= 0 && !rc; p--) rc = check_cover(&bs[p], &bs[0], &al);   /* the lower runs first */
     if (!rc) rc = make_units(bs, &al);
     ts__free(al.keys, (size_t)al.n * sizeof *al.keys);
     ts__free(al.slices, (size_t)al.n * sizeof *al.slices);

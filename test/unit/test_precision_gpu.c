@@ -10,16 +10,20 @@
  * (CPU 10 us, an 8 us kernel) and of unit 0 (CPU 10 us, a KB0 us kernel);
  * the step lasts STEP us. Device memory: unit 0's forward allocates 4096
  * bytes (1,000,000 alive before), its backward frees them; the host
- * allocates 10^9 bytes in unit 1, which the device's peak must not count. */
+ * allocates 10^9 bytes in unit 1, which the device's peak must not count.
+ * Device instants are written as torch 2.x's Kineto does (cat
+ * "cpu_instant_event", name "[memory]"), host ones as older Kineto did (cat
+ * "[memory]"). */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "test.h"
 #include "trainscope/ingest.h"
 #include "trainscope/precision.h"
+#include "replay/precision.h"
 
 typedef struct gpu_run { double k0, kb0, step; } gpu_run;
-static const gpu_run FP32 = {500, 1000, 2000}, BF16 = {100, 200, 1000};
+static const gpu_run FP32 = {500, 1000, 2000}, BF16 = {100, 200, 1000}, BF16_FAST = {30, 200, 1000};
 
 static int corr_id;
 
@@ -57,9 +61,9 @@ static void range(char **p, int tid, const char *name, const char *cat, double t
 static void mem(char **p, int device_type, double ts, long long bytes, long long total)
 {
     char e[320];
-    snprintf(e, sizeof e, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"[memory]\",\"name\":\"[memory]\",\"pid\":1,\"tid\":1,"
+    snprintf(e, sizeof e, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"%s\",\"name\":\"[memory]\",\"pid\":1,\"tid\":1,"
              "\"ts\":%.3f,\"args\":{\"Device Type\":%d,\"Device Id\":%d,\"Bytes\":%lld,\"Total Allocated\":%lld}}",
-             ts, device_type, device_type ? 0 : -1, bytes, total);
+             device_type ? "cpu_instant_event" : "[memory]", ts, device_type, device_type ? 0 : -1, bytes, total);
     add(p, e);
 }
 
@@ -92,9 +96,9 @@ static char *write_gpu_run(const gpu_run *g)
     return path;
 }
 
-static ts_prec_model *gpu_model(ts_error *err)
+static ts_prec_model *gpu_model_of(const gpu_run *low, ts_error *err)
 {
-    char *paths[2] = {write_gpu_run(&FP32), write_gpu_run(&BF16)};
+    char *paths[2] = {write_gpu_run(&FP32), write_gpu_run(low)};
     ts_job *t[TS_PREC_COUNT] = {0};
     const char *names[TS_PREC_COUNT] = {paths[0], paths[1]};
     ts_prec_model *m = NULL;
@@ -108,6 +112,8 @@ static ts_prec_model *gpu_model(ts_error *err)
     }
     return rc ? NULL : m;
 }
+
+static ts_prec_model *gpu_model(ts_error *err) { return gpu_model_of(&BF16, err); }
 
 TEST(precision_gpu_units_cost_the_longer_of_launch_and_kernels)
 {
@@ -140,17 +146,22 @@ TEST(precision_gpu_plan_time_and_device_peak_by_hand)
     ts_prec_prediction p;
     ts_prec_predict(m, prec, &p);
     CHECK_EQ_INT(p.iteration_ns, 2000000);
-    /* the rest of the fp32 step: 2000 - (500 + 1000) - (50 + 10) = 440 us */
+    /* the simulation of the fp32 plan (gaps of 10 us before each op; CPU,
+     * GPU clocks): linear 30, 530; relu 90, 535; relu's backward 110, 543;
+     * linear's 130, 1543: 1543 us, against the measured 2000 */
     prec[0] = prec[1] = TS_PREC_BF16;
     ts_prec_predict(m, prec, &p);
-    /* 440 + (100 + 200) + (50 + 10); the runs hold no casts, so the one into
-     * unit 0 costs 0 (a CPU-time model would say 2000 - 30 + 30 = 2000) */
+    /* bf16: 30, 130; 90, 135; 110, 143; 130, 343: 2000 + 343 - 1543 = 800
+     * (the runs hold no casts, so the one into unit 0 costs 0; a CPU-time
+     * model would say 2000 - 30 + 30 = 2000) */
     CHECK_EQ_INT(p.iteration_ns, 800000);
     CHECK_EQ_INT(p.n_casts, 1);
     /* device memory only: 1,000,000 alive, + 4096 in unit 0's forward; the
-     * host's 10^9 bytes are not the device's */
+     * host's 10^9 bytes are not the device's. The bf16 plan adds the cast
+     * it inserts into unit 0: 64 x 64 elements x 2 bytes, alive until the
+     * unit's backward */
     CHECK_EQ_INT(p.fp32_peak_bytes, 1000000 + 4096);
-    CHECK_EQ_INT(p.peak_bytes, 1000000 + 4096);
+    CHECK_EQ_INT(p.peak_bytes, 1000000 + 4096 + 8192);
     ts_prec_model_destroy(m);
 }
 
@@ -178,4 +189,41 @@ TEST(precision_gpu_run_against_a_cpu_run_is_refused)
         unlink(paths[i]);
         free(paths[i]);
     }
+}
+
+TEST(precision_gpu_simulation_hides_launches_behind_kernels)
+{
+    ts_error err;
+    ts_prec_model *m = gpu_model_of(&BF16_FAST, &err);
+    if (!m) TS_FAIL_("%s", err.msg);
+    uint8_t prec[2] = {TS_PREC_BF16, TS_PREC_BF16};
+    ts_prec_prediction p;
+    ts_prec_predict(m, prec, &p);
+    /* unit 0's forward kernel takes 30 us at bf16: relu's 50 us on the CPU
+     * is no longer hidden behind it. Clocks: 30, 60; 90, 95; 110, 118;
+     * 130, 330: 2000 + 330 - 1543 = 787 us; the sum of each part's larger
+     * time would say 440 + (30 + 200) + (50 + 10) = 730 */
+    CHECK_EQ_INT(p.iteration_ns, 787000);
+    ts_prec_model_destroy(m);
+}
+
+TEST(precision_align_pairs_a_longest_common_subsequence)
+{
+    /* ref a b c d e; seq a x b d e y: a-a, b-b, d-d, e-e; x, y, c unpaired */
+    const uint64_t ref[] = {1, 2, 3, 4, 5}, seq[] = {1, 9, 2, 4, 5, 8};
+    uint32_t match[6];
+    CHECK_EQ_INT(ts__prec_align(ref, 5, seq, 6, match), TS_OK);
+    const uint32_t want[6] = {0, TS_NONE32, 1, 3, 4, TS_NONE32};
+    for (int j = 0; j < 6; j++) CHECK_EQ_INT(match[j], want[j]);
+    /* equal sequences pair one to one; a swap keeps the longer side */
+    const uint64_t swapped[] = {1, 3, 2, 4, 5};
+    CHECK_EQ_INT(ts__prec_align(ref, 5, ref, 5, match), TS_OK);
+    for (uint32_t j = 0; j < 5; j++) CHECK_EQ_INT(match[j], j);
+    CHECK_EQ_INT(ts__prec_align(ref, 5, swapped, 5, match), TS_OK);
+    int paired = 0;
+    for (int j = 0; j < 5; j++) paired += match[j] != TS_NONE32;
+    CHECK_EQ_INT(paired, 4);
+    CHECK(match[0] == 0 && match[3] == 3 && match[4] == 4);
+    CHECK(ts__prec_key("aten::linear", "fc1") != ts__prec_key("aten::linear", "fc2"));
+    CHECK(ts__prec_key("aten::linear", "fc1") == ts__prec_key("aten::linear", "fc1"));
 }

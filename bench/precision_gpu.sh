@@ -21,8 +21,9 @@ cd "$(dirname "$0")/.."
 make -s build/trainscope
 G=${1:-${TS_PRECISION_GPU_GT:-bench/precision-gpu}}
 [ -f "$G/measured.json" ] || { echo "precision_gpu.sh: no $G/measured.json (run bench/precision_gt_gpu.py on a GPU)" >&2; exit 2; }
-python3 - "$G" <<'PY'
-import gzip, json, os, statistics, subprocess, sys, tempfile
+PYTHONPATH=bench python3 - "$G" <<'PY'
+import json, os, statistics, subprocess, sys, tempfile
+from kineto_figures import busy, kernel_sum, trace
 g = sys.argv[1]
 meas = json.load(open(g + "/measured.json"))
 mach = meas["machine"]
@@ -36,30 +37,12 @@ tmp = tempfile.mkdtemp()
 
 
 def trace_figures(path):
-    """Median over the trace's ProfilerStep#N ranges of: the step, the sum of
-    its GPU ops' durations (kernels, memcpy, memset starting in it) and the
-    union of their intervals clipped to the step (GPU busy)."""
-    ev = json.load(gzip.open(path, "rt"))["traceEvents"]
-    steps = [e for e in ev if e.get("ph") == "X" and str(e.get("name", "")).startswith("ProfilerStep#")
-             and e.get("cat") in ("user_annotation", "cpu_op")]
-    gpu = sorted((float(e["ts"]), float(e["ts"]) + float(e["dur"])) for e in ev
-                 if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"))
-    dur, ksum, busy = [], [], []
-    for s in steps:
-        a, b = float(s["ts"]), float(s["ts"]) + float(s["dur"])
-        dur.append(b - a)
-        ksum.append(sum(e - t for t, e in gpu if a <= t < b))
-        cur, u = a, 0.0
-        for t, e in gpu:
-            if t >= b:
-                break
-            lo, hi = max(t, cur), min(e, b)
-            if hi > lo:
-                u += hi - lo
-                cur = hi
-        busy.append(u)
-    return {"step_ms": statistics.median(dur) / 1e3 if dur else 0, "kernel_ms": statistics.median(ksum) / 1e3 if ksum else 0,
-            "busy_pct": 100 * sum(busy) / sum(dur) if dur else 0}
+    """Median step, kernel time per step and GPU-busy share, by kineto_figures.py."""
+    steps, gpu, _ = trace(path)
+    dur = [b - a for a, b in steps]
+    return {"step_ms": statistics.median(dur) / 1e3 if dur else 0,
+            "kernel_ms": statistics.median(kernel_sum(steps, gpu)) / 1e3 if dur else 0,
+            "busy_pct": 100 * sum(busy(steps, gpu)) / sum(dur) if dur else 0}
 
 
 def predict(model, low, plan_text):

@@ -30,8 +30,9 @@ for m in mlp cnn tfm; do
         "$G/${m}_fp32.json.gz" > "$T/${m}_note.txt" 2>/dev/null || { echo "FAIL $m note"; fails=$((fails+1)); }
 done
 [ "$fails" = 0 ] || exit 1
-python3 - "$G" "$T" <<'PY'
-import gzip, json, re, statistics, sys
+PYTHONPATH="$(dirname "$0")/../../bench" python3 - "$G" "$T" <<'PY'
+import json, re, statistics, sys
+from kineto_figures import busy, trace
 g, t = sys.argv[1], sys.argv[2]
 meas = json.load(open(g + "/measured.json"))["cases"]
 fails = 0
@@ -41,33 +42,6 @@ def check(ok, what):
     global fails
     print(("ok   " if ok else "FAIL ") + what)
     fails += not ok
-
-
-def trace(path):
-    """Steps (ProfilerStep# user annotations), GPU op spans, device memory instants."""
-    ev = json.load(gzip.open(path, "rt"))["traceEvents"]
-    steps = sorted(((float(e["ts"]), float(e["ts"]) + float(e["dur"])) for e in ev if e.get("ph") == "X"
-                    and str(e.get("name", "")).startswith("ProfilerStep#") and e.get("cat") == "user_annotation"))
-    gpu = sorted((float(e["ts"]), float(e["ts"]) + float(e["dur"])) for e in ev
-                 if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"))
-    mem = sorted((float(e["ts"]), e["args"]["Bytes"], e["args"]["Total Allocated"]) for e in ev
-                 if e.get("name") == "[memory]" and e.get("args", {}).get("Device Type") == 1)
-    return steps, gpu, mem
-
-
-def busy(steps, gpu):
-    """Per step: the union of the GPU spans inside it (us)."""
-    out = []
-    for a, b in steps:
-        cur, u = a, 0.0
-        for s, e in gpu:
-            if s >= b:
-                break
-            lo, hi = max(s, cur), min(e, b)
-            if hi > lo:
-                u, cur = u + hi - lo, hi
-        out.append(u)
-    return out
 
 
 def pred(m, p):

@@ -12,13 +12,14 @@
 #   from fp32+fp16: fp16 (its own trace), mixA, mixB with fp16 standing in
 #     for bf16 (a cross-precision check: the measured plans ran bf16);
 #   the all-bf16 plan from the fp16 run and the all-fp16 plan from the bf16
-#     run (each predicted from the other's trace).
+#     run (each predicted from the other's trace);
+# then the cast fit's error on the mixed runs' casts (held out).
 # Targets (issue 23): time within 5% where the plan's interval is clear of
 # the fp32 plan's, plans ranked right, memory within 3%.
 #   sh bench/precision_gpu.sh [DIR]     DIR defaults to bench/precision-gpu
 set -e
 cd "$(dirname "$0")/.."
-make -s build/trainscope
+make -s build/trainscope build/bench/precision
 G=${1:-${TS_PRECISION_GPU_GT:-bench/precision-gpu}}
 [ -f "$G/measured.json" ] || { echo "precision_gpu.sh: no $G/measured.json (run bench/precision_gt_gpu.py on a GPU)" >&2; exit 2; }
 PYTHONPATH=bench python3 - "$G" <<'PY'
@@ -142,3 +143,8 @@ print("\ntime: %d of %d cases within 5%% of the median; %d of the %d whose inter
           tot["within"], tot["n"], tot["clear_within"], tot["clear"], tot["pairs_ok"], tot["pairs"]))
 print("memory: %d of %d cases within 3%%" % (tot["mem_within"], tot["mem"]))
 PY
+for m in mlp cnn tfm; do
+    [ -f "$G/${m}_mixB.json.gz" ] || continue
+    echo "casts, $m (GPU time; fitted on the fp32 and bf16 runs, scored on the mixed runs' casts):"
+    build/bench/precision casts "$G/${m}_fp32.json.gz" "$G/${m}_bf16.json.gz" "$G/${m}_mixA.json.gz" "$G/${m}_mixB.json.gz" | sed 's/^/  /'
+done

@@ -747,8 +747,8 @@ static int other_notes(build *b, const build *ref)
 }
 
 /* The share of the run's steps in which some GPU op runs (any stream), noted:
- * near 100% the step is GPU-bound and units cost their kernels' time; far
- * below, the GPU waits for launches and units cost their CPU time. */
+ * near 100% the step is GPU-bound (the replay gives units their kernels'
+ * time); far below, the GPU waits for launches (their CPU time). */
 static int gpu_busy_note(build *b)
 {
     const ts_rank *r = b->r;
@@ -779,10 +779,9 @@ static int gpu_busy_note(build *b)
     ts__free(v, (size_t)(n ? n : 1) * 2 * sizeof *v);
     b->m->gpu_busy_pct = total > 0 ? 100.0 * (double)busy / (double)total : 0;
     uint32_t pct = (uint32_t)(b->m->gpu_busy_pct + 0.5);
-    return note(b->m, "%s (%s): GPU ops run in %u%% of its steps; each forward and backward part of a unit costs "
-                "the larger of its CPU time and its kernels' time", b->path,
-                pct >= 80 ? "GPU-bound: kernel time" : pct >= 50 ? "partly launch-bound" : "launch-bound: CPU time",
-                pct, 0);
+    return note(b->m, "%s (%s): GPU ops run in %u%% of its steps; a plan's step is replayed from each op's CPU "
+                "time and its GPU ops' time", b->path,
+                pct >= 80 ? "GPU-bound" : pct >= 50 ? "partly launch-bound" : "launch-bound", pct, 0);
 }
 
 static void free_build(build *b)

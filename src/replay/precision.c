@@ -821,37 +821,74 @@ static int read_run(build *b, const ts_job *t, const build *ref)
 }
 
 /* After map_units: the run's times, slices, memory and notes. */
+/* Start times, sorted, of the profiled slices of [start, end) that lie in
+ * no op (ranges such as module scopes and ProfilerStep#N; runtime calls
+ * left out): the profiler's cost in the gaps between ops. */
+static int64_t *outside_slices(const ts_rank *r, int64_t start, int64_t end, uint32_t *n)
+{
+    *n = 0;
+    int64_t *v = NULL;
+    uint32_t cap = 0;
+    for (uint32_t s = 0; s < r->slices.n; s++) {
+        ts_kind k = (ts_kind)r->slices.kind[s];
+        if (r->tracks[r->slices.track[s]].kind != TS_TRACK_THREAD || k == TS_KIND_CUDA_RUNTIME ||
+            k == TS_KIND_CUDA_DRIVER || r->slices.ts_ns[s] < start || r->slices.ts_ns[s] >= end)
+            continue;
+        bool in_op = false;
+        for (uint32_t p = s; p != TS_NONE32 && !in_op; p = r->slices.parent[p]) in_op = is_op(sname(r, p));
+        if (in_op) continue;
+        if (ts__grow((void **)&v, &cap, sizeof *v, *n + 1)) {
+            ts__free(v, (size_t)cap * sizeof *v);
+            *n = UINT32_MAX;
+            return NULL;
+        }
+        v[(*n)++] = r->slices.ts_ns[s];
+    }
+    if (*n) qsort(v, *n, sizeof *v, cmp_i64);
+    return v;
+}
+
 /* GPU runs: the fp32 run's first iteration as the simulation's items
  * (precision_sim.c): a precision-free op is an item with its times; a
  * unit's forward (its entry cast, op and any ops joined to it) is one item at
  * its first op, its backward likewise; CPU time between ops is the next
- * item's gap. */
+ * item's gap, with the profiled slices that start in it. */
 static int time_items(build *b)
 {
     ts_prec_model *m = b->m;
     const run_iter *it = &b->its[0];
     const ts_rank *r = b->r;
+    uint32_t n_out, o = 0, gap_ev = 0;
+    int64_t *out = outside_slices(r, r->iterations[0].start_ns, r->iterations[0].end_ns, &n_out);
     uint8_t *placed = ts__calloc(m->n_units ? m->n_units : 1, 1);   /* bit 1: forward, 2: backward */
-    if (!placed) return TS_ENOMEM;
+    if (!placed || n_out == UINT32_MAX) {
+        ts__free(placed, placed ? (m->n_units ? m->n_units : 1) : 0);
+        ts__free(out, out ? (size_t)n_out * sizeof *out : 0);
+        return TS_ENOMEM;
+    }
     int64_t prev_end = r->iterations[0].start_ns, gap = 0;
     int rc = TS_OK;
     for (uint32_t i = 0; i < it->n_ops && !rc; i++) {
         const top_op *op = &it->ops[i];
         int64_t ts = r->slices.ts_ns[op->slice], end = ts + r->slices.dur_ns[op->slice];
         gap += ts > prev_end ? ts - prev_end : 0;
+        for (; o < n_out && out[o] < ts; o++) gap_ev++;
         if (end > prev_end) prev_end = end;
-        ts__prec_titem ti = {TS__ITEM_FIXED, 0, gap, r->slices.dur_ns[op->slice], op->gpu_ns, slices_in(b, op->slice)};
+        ts__prec_titem ti = {TS__ITEM_FIXED, 0, gap, gap_ev, r->slices.dur_ns[op->slice], op->gpu_ns,
+                             slices_in(b, op->slice)};
         if (op->cls != CLS_OTHER && op->unit < m->n_units) {
             uint8_t bit = op->cls == CLS_BWD ? 2 : 1;
             if (placed[op->unit] & bit) continue;   /* inside the part already placed */
             placed[op->unit] |= bit;
-            ti = (ts__prec_titem){bit == 2 ? TS__ITEM_BWD : TS__ITEM_FWD, op->unit, gap, 0, 0, 0};
+            ti = (ts__prec_titem){bit == 2 ? TS__ITEM_BWD : TS__ITEM_FWD, op->unit, gap, gap_ev, 0, 0, 0};
         }
         gap = 0;
+        gap_ev = 0;
         if (ts__grow((void **)&m->titems, &m->cap_titems, sizeof *m->titems, m->n_titems + 1)) rc = TS_ENOMEM;
         else m->titems[m->n_titems++] = ti;
     }
     ts__free(placed, m->n_units ? m->n_units : 1);
+    ts__free(out, out ? (size_t)n_out * sizeof *out : 0);
     return rc;
 }
 

@@ -47,6 +47,7 @@ typedef struct ts__prec_titem {   /* GPU runs: one op of the fp32 run's first it
     uint8_t  kind;               /* TS__ITEM_FIXED: a precision-free op; FWD, BWD: the unit's part, at its first op */
     uint32_t unit;
     int64_t  gap_ns;             /* CPU time before it that no op covers (Python, the profiler, waits) */
+    uint32_t gap_ev;             /* profiled slices (ranges) that start in that gap */
     int64_t  cpu_ns, gpu_ns;     /* FIXED: the op's CPU time and its GPU ops' */
     uint32_t ev;                 /* FIXED: profiled slices in it */
 } ts__prec_titem;

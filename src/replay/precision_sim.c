@@ -10,7 +10,7 @@
  * Rules (docs/precision.md): an op's GPU work becomes ready when its CPU part
  * ends; the GPU runs one op's work at a time; an inserted cast adds its
  * fitted GPU time to the unit's part; the profiler's cost per slice comes off
- * the CPU parts. Cost: O(items).
+ * the CPU parts and off the gaps (per range starting in them). Cost: O(items).
  */
 #include "replay/precision.h"
 
@@ -44,7 +44,8 @@ int64_t ts__prec_sim_ns(const ts_prec_model *m, const uint8_t *prec)
         } else {
             part(m, prec, it->unit, it->kind == TS__ITEM_BWD, &cpu, &gpu);
         }
-        tc += it->gap_ns + (cpu > 0 ? cpu : 0);
+        int64_t gap = it->gap_ns - (int64_t)(m->overhead_ns * it->gap_ev);
+        tc += (gap > 0 ? gap : 0) + (cpu > 0 ? cpu : 0);
         if (gpu > 0) tg = (tg > tc ? tg : tc) + gpu;
     }
     return tc > tg ? tc : tg;

@@ -227,3 +227,22 @@ TEST(precision_align_pairs_a_longest_common_subsequence)
     CHECK(ts__prec_key("aten::linear", "fc1") != ts__prec_key("aten::linear", "fc2"));
     CHECK(ts__prec_key("aten::linear", "fc1") == ts__prec_key("aten::linear", "fc1"));
 }
+
+TEST(precision_gpu_profiler_cost_comes_off_cpu_parts_and_gaps)
+{
+    ts_error err;
+    ts_prec_model *m = gpu_model_of(&BF16_FAST, &err);
+    if (!m) TS_FAIL_("%s", err.msg);
+    ts_prec_model_set_overhead(m, 1000);   /* 1 us per profiled slice */
+    uint8_t prec[2] = {TS_PREC_BF16, TS_PREC_BF16};
+    ts_prec_prediction p;
+    ts_prec_predict(m, prec, &p);
+    /* slices (runtime calls not counted): linear 1, relu 1, each backward
+     * 2 (evaluate_function and its node); in the gaps ProfilerStep#0 and m0
+     * before linear, m1 before relu. Gaps 8, 9, 10, 10; CPU parts 19, 49,
+     * 8, 8. fp32: 27, 527; 85, 532; 103, 540; 121, 1540: 2000 + 1540 - 1543.
+     * bf16: 27, 57; 85, 90; 103, 111; 121, 321: 2000 + 321 - 1543 */
+    CHECK_EQ_INT(p.fp32_iteration_ns, 1997000);
+    CHECK_EQ_INT(p.iteration_ns, 778000);
+    ts_prec_model_destroy(m);
+}

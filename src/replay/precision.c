@@ -267,12 +267,17 @@ static int iter_ops(const ts_rank *r, uint32_t track, int64_t start, int64_t end
     for (uint32_t t = 0; t < r->n_tracks; t++) {
         const ts_track *tr = &r->tracks[t];
         if (tr->kind != TS_TRACK_THREAD) continue;
-        for (uint32_t s = tr->first_slice; s < tr->first_slice + tr->n_slices; s++) {
-            int64_t ts = r->slices.ts_ns[s];
-            if (ts < start || ts >= end || !top_level_op(r, s)) continue;
+        uint32_t lo = tr->first_slice, hi = tr->first_slice + tr->n_slices;
+        while (lo < hi) {   /* the track's slices are in time order: the first at or after start */
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (r->slices.ts_ns[mid] < start) lo = mid + 1;
+            else hi = mid;
+        }
+        for (uint32_t s = lo; s < tr->first_slice + tr->n_slices && r->slices.ts_ns[s] < end; s++) {
+            if (!top_level_op(r, s)) continue;
             if (t != track && !is_bwd(sname(r, s))) continue;
             if (ts__grow((void **)v, cap, sizeof **v, *n + 1)) return TS_ENOMEM;
-            (*v)[(*n)++] = (cand){ts, s};
+            (*v)[(*n)++] = (cand){r->slices.ts_ns[s], s};
         }
     }
     qsort(*v, *n, sizeof **v, cmp_cand);

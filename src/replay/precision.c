@@ -690,7 +690,8 @@ static int unit_times(build *b)
     if (b->p == TS_PREC_FP32) {   /* fixed = the rest of the median step, so the fp32 plan gives it back */
         m->iter_ns = m->fixed_ns = median_i64(steps, ni);
         for (uint32_t u = 0; u < nu; u++)   /* the overhead is 0 while the model is built */
-            m->fixed_ns -= ts__prec_body_ns(m, &m->units[u], 0) + ts__prec_entry_ns(m, &m->units[u], 0);
+            m->fixed_ns -= m->gpu ? ts__prec_body_ns(m, &m->units[u], 0) + ts__prec_entry_ns(&m->units[u], 0)
+                                  : m->units[u].fwd[0] + m->units[u].bwd[0] + m->units[u].entry_fwd[0] + m->units[u].entry_bwd[0];
     }
     ts__free(v, nv * sizeof *v);
     return TS_OK;

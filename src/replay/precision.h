@@ -73,20 +73,20 @@ struct ts_prec_model {
     char         **notes;   uint32_t n_notes, cap_notes;
 };
 
-/* A unit's forward and backward at p (its op and backward ops, less the
- * profiler's cost per slice) and its entry cast's; on GPU runs each part
- * costs the larger of its CPU time and its kernels' time (docs/precision.md). */
+/* GPU runs, the greedy's additive price: a unit's forward and backward at p
+ * (its op and backward ops, less the profiler's cost per slice) and its
+ * entry cast's, each part the larger of its CPU time and its kernels' time
+ * (docs/precision.md). CPU runs add the CPU times (precision_plan.c). */
 static inline int64_t ts__prec_max(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t ts__prec_body_ns(const ts_prec_model *m, const ts__prec_unit *u, int p)
 {
     int64_t f = u->fwd[p] - (int64_t)(m->overhead_ns * u->ev_fwd[p]);
     int64_t b = u->bwd[p] - (int64_t)(m->overhead_ns * u->ev_bwd[p]);
-    return m->gpu ? ts__prec_max(f, u->gfwd[p]) + ts__prec_max(b, u->gbwd[p]) : f + b;
+    return ts__prec_max(f, u->gfwd[p]) + ts__prec_max(b, u->gbwd[p]);
 }
-static inline int64_t ts__prec_entry_ns(const ts_prec_model *m, const ts__prec_unit *u, int p)
+static inline int64_t ts__prec_entry_ns(const ts__prec_unit *u, int p)
 {
-    return m->gpu ? ts__prec_max(u->entry_fwd[p], u->gentry_fwd[p]) + ts__prec_max(u->entry_bwd[p], u->gentry_bwd[p])
-                  : u->entry_fwd[p] + u->entry_bwd[p];
+    return ts__prec_max(u->entry_fwd[p], u->gentry_fwd[p]) + ts__prec_max(u->entry_bwd[p], u->gentry_bwd[p]);
 }
 
 /* precision_align.c: a key of an op (its name and scope); the alignment of

@@ -31,12 +31,24 @@ int64_t ts__prec_cast_ns(const ts_prec_model *m, int64_t elems)
     return elems < 0 ? (int64_t)m->beta_ns : (int64_t)(m->alpha_ns_per_elem * (double)elems + m->beta_ns);
 }
 
-/* Time of unit u at precision p after a unit at prev; *casts += casts added. */
-static int64_t unit_cost(const ts_prec_model *m, uint32_t u, int p, int prev, uint32_t *casts)
+/* GPU runs: unit_cost with each part the larger of its CPU and GPU time. */
+static __attribute__((noinline)) int64_t gpu_unit_cost(const ts_prec_model *m, uint32_t u, int p, int prev, uint32_t *casts)
 {
     const ts__prec_unit *un = &m->units[u];
     int64_t t = ts__prec_body_ns(m, un, p);
-    if (p == prev) return t + ts__prec_entry_ns(m, un, p);
+    if (p == prev) return t + ts__prec_entry_ns(un, p);
+    int64_t c = ts__prec_cast_ns(m, un->in_elems);
+    if (casts) *casts += u ? 2 : 1;
+    return t + (u ? 2 * c : c);
+}
+
+/* Time of unit u at precision p after a unit at prev; *casts += casts added. */
+static int64_t unit_cost(const ts_prec_model *m, uint32_t u, int p, int prev, uint32_t *casts)
+{
+    if (TS_UNLIKELY(m->gpu)) return gpu_unit_cost(m, u, p, prev, casts);
+    const ts__prec_unit *un = &m->units[u];
+    int64_t t = un->fwd[p] + un->bwd[p] - (int64_t)(m->overhead_ns * (un->ev_fwd[p] + un->ev_bwd[p]));
+    if (p == prev) return t + un->entry_fwd[p] + un->entry_bwd[p];
     int64_t c = ts__prec_cast_ns(m, un->in_elems);
     if (casts) *casts += u ? 2 : 1;
     return t + (u ? 2 * c : c);   /* the first unit's input (the batch) takes no gradient */

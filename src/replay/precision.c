@@ -181,6 +181,8 @@ static int gpu_index_build(const ts_rank *r, gpu_index *g, bool *any)
     g->rows = ts__malloc((size_t)n * sizeof *g->rows);
     if (!v || !g->rows) {
         ts__free(v, v ? (size_t)n * sizeof *v : 0);
+        ts__free(g->rows, g->rows ? (size_t)n * sizeof *g->rows : 0);
+        g->rows = NULL;
         return TS_ENOMEM;
     }
     g->n = n;
@@ -217,18 +219,16 @@ static int64_t union_ns(int64_t *v, uint32_t n)
 
 /* GPU time of what the runtime calls in s's subtree launched: the union of
  * their GPU ops' spans (cuDNN runs some kernels of one call side by side on
- * its own streams); their sum if memory for the spans runs out. */
+ * its own streams); -1 when memory for the spans runs out. */
 static int64_t gpu_ns_of(const ts_rank *r, uint32_t s, const gpu_index *g)
 {
     uint32_t n = 0, end = subtree_end(r, track_of(r, s), s);
     int64_t sum = 0;
     uint64_t v;
     for (int pass = 0; pass < 2; pass++) {
-        int64_t *sp = pass ? ts__malloc((size_t)(n ? n : 1) * 2 * sizeof *sp) : NULL;
-        if (pass && (!sp || n < 2)) {
-            ts__free(sp, sp ? (size_t)(n ? n : 1) * 2 * sizeof *sp : 0);
-            return sum;
-        }
+        if (pass && n < 2) return sum;   /* one GPU op: its duration */
+        int64_t *sp = pass ? ts__malloc((size_t)n * 2 * sizeof *sp) : NULL;
+        if (pass && !sp) return -1;
         uint32_t k = 0;
         for (uint32_t c = s; c < end; c++) {
             ts_kind kd = (ts_kind)r->slices.kind[c];
@@ -307,6 +307,7 @@ static int parse_iter(const ts_rank *r, uint32_t track, int64_t start, int64_t e
         uint32_t s = cv[i].s;
         const char *n = sname(r, s);
         top_op op = {.slice = s, .cls = CLS_OTHER, .unit = TS_NONE32, .gpu_ns = gpu ? gpu_ns_of(r, s, gpu) : 0};
+        if (op.gpu_ns < 0) { rc = TS_ENOMEM; break; }
         if (is_bwd(n)) {
             uint64_t v;
             int64_t q = seq_of(r, s);
@@ -594,7 +595,6 @@ static int make_units(build *bs, align *al)
 /* The units: the reference's forward ops matched in every iteration of every run. */
 static int map_units(build *bs)
 {
-    ts_prec_model *m = bs[0].m;
     align al = {0};
     al.n = bs[0].its[0].n_units;
     if (!al.n)
@@ -614,7 +614,6 @@ static int map_units(build *bs)
     ts__free(al.slices, (size_t)al.n * sizeof *al.slices);
     ts__free(al.anchored, al.anchored ? al.n : 0);
     ts__free(al.unit, al.unit ? (size_t)al.n * sizeof *al.unit : 0);
-    (void)m;
     return rc;
 }
 
@@ -811,9 +810,10 @@ static int read_run(build *b, const ts_job *t, const build *ref)
     uint32_t track = train_track(b->r);
     if (!b->r->n_iterations || track == TS_NONE32)
         return ts__error(b->err, TS_ENODATA, "%s: no iterations (ProfilerStep#N ranges) to take op times from", b->path);
+    b->its = ts__calloc(b->r->n_iterations, sizeof *b->its);
+    if (!b->its) return TS_ENOMEM;
     b->n_its = b->r->n_iterations;
-    b->its = ts__calloc(b->n_its, sizeof *b->its);
-    if (!b->its || gpu_index_build(b->r, &b->gpu, &b->on_gpu)) return TS_ENOMEM;
+    if (gpu_index_build(b->r, &b->gpu, &b->on_gpu)) return TS_ENOMEM;
     if (!ref) b->m->gpu = b->on_gpu;
     else if (b->on_gpu != ref->on_gpu)
         return ts__error(b->err, TS_EFORMAT, "%s: %s GPU ops where %s has %s: runs of one model on one device are "
@@ -953,11 +953,18 @@ uint32_t ts_prec_trace_casts(const ts_job *t, int64_t *elems, int64_t *dur_ns, u
         const ts_rank *r = t->ranks[ri];
         gpu_index gpu = {0};
         bool on_gpu = false;
-        if (gpu_index_build(r, &gpu, &on_gpu)) on_gpu = false;   /* out of memory: CPU times */
+        if (gpu_index_build(r, &gpu, &on_gpu)) {
+            gpu_index_free(&gpu);
+            return UINT32_MAX;
+        }
         for (uint32_t s = 0; s < r->slices.n; s++) {
             int64_t e, g = 0;
             if (!is_cast(sname(r, s)) || !top_level_op(r, s) || (e = first_input_elems(r, s)) < 0) continue;
-            if (on_gpu && (g = gpu_ns_of(r, s, &gpu)) <= 0) continue;   /* to the type it has: no kernel */
+            if (on_gpu && (g = gpu_ns_of(r, s, &gpu)) < 0) {
+                gpu_index_free(&gpu);
+                return UINT32_MAX;
+            }
+            if (on_gpu && !g) continue;   /* to the type it has: no kernel */
             if (n < cap) {   /* GPU runs: its kernels' time (an inserted cast's launch hides behind them) */
                 elems[n] = e;
                 dur_ns[n] = on_gpu ? g : r->slices.dur_ns[s];
@@ -971,14 +978,23 @@ uint32_t ts_prec_trace_casts(const ts_job *t, int64_t *elems, int64_t *dur_ns, u
 
 static int fit_casts(ts_prec_model *m, const ts_job *const traces[TS_PREC_COUNT])
 {
-    uint32_t n = 0;
-    for (int p = 0; p < TS_PREC_COUNT; p++)
-        if (traces[p]) n += ts_prec_trace_casts(traces[p], NULL, NULL, 0);
+    uint32_t n = 0, c = 0;
+    for (int p = 0; p < TS_PREC_COUNT; p++) {
+        if (!traces[p]) continue;
+        if ((c = ts_prec_trace_casts(traces[p], NULL, NULL, 0)) == UINT32_MAX) return TS_ENOMEM;
+        n += c;
+    }
     int64_t *x = n ? ts__malloc((size_t)n * 2 * sizeof *x) : NULL, *y = x ? x + n : NULL;
     if (n && !x) return TS_ENOMEM;
     uint32_t k = 0;
-    for (int p = 0; p < TS_PREC_COUNT && x; p++)   /* x NULL: no casts (no arithmetic on NULL) */
-        if (traces[p]) k += ts_prec_trace_casts(traces[p], x + k, y + k, n - k);
+    for (int p = 0; p < TS_PREC_COUNT && x; p++) {   /* x NULL: no casts (no arithmetic on NULL) */
+        if (!traces[p]) continue;
+        if ((c = ts_prec_trace_casts(traces[p], x + k, y + k, n - k)) == UINT32_MAX) {
+            ts__free(x, (size_t)n * 2 * sizeof *x);
+            return TS_ENOMEM;
+        }
+        k += c;
+    }
     if (fit_line(x, y, n, &m->alpha_ns_per_elem, &m->beta_ns)) {
         ts__free(x, (size_t)n * 2 * sizeof *x);
         return TS_ENOMEM;
@@ -1002,9 +1018,13 @@ int ts_prec_cast_fit_trace(const ts_job *t, ts_prec_cast_fit *out)
 {
     *out = (ts_prec_cast_fit){0};
     uint32_t n = ts_prec_trace_casts(t, NULL, NULL, 0);
+    if (n == UINT32_MAX) return TS_ENOMEM;
     int64_t *x = n ? ts__malloc((size_t)n * 2 * sizeof *x) : NULL, *y = x ? x + n : NULL;
     if (n && !x) return TS_ENOMEM;
-    if (x) ts_prec_trace_casts(t, x, y, n);
+    if (x && ts_prec_trace_casts(t, x, y, n) == UINT32_MAX) {
+        ts__free(x, (size_t)n * 2 * sizeof *x);
+        return TS_ENOMEM;
+    }
     bool two = false;
     for (uint32_t i = 1; i < n; i++) two |= x[i] != x[0];
     double a = 0, b = 0;

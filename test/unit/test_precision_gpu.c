@@ -246,3 +246,48 @@ TEST(precision_gpu_profiler_cost_comes_off_cpu_parts_and_gaps)
     CHECK_EQ_INT(p.iteration_ns, 778000);
     ts_prec_model_destroy(m);
 }
+
+static long oom_budget;
+static void *oom_alloc(void *ud, void *p, size_t old, size_t n)
+{
+    (void)ud; (void)old;
+    if (n == 0) { free(p); return NULL; }
+    if (oom_budget-- <= 0) return NULL;
+    return realloc(p, n);
+}
+
+TEST(precision_gpu_model_fails_cleanly_when_memory_runs_out)
+{
+    char *paths[2] = {write_gpu_run(&FP32), write_gpu_run(&BF16_FAST)};
+    ts_job *t[TS_PREC_COUNT] = {0};
+    const char *names[TS_PREC_COUNT] = {paths[0], paths[1]};
+    ts_error err;
+    CHECK_EQ_INT(ts_job_load((const char *const *)&paths[0], 1, NULL, &t[0], &err), TS_OK);
+    CHECK_EQ_INT(ts_job_load((const char *const *)&paths[1], 1, NULL, &t[1], &err), TS_OK);
+    int failures = 0, successes = 0;
+    for (long budget = 0; budget < 400; budget++) {
+        oom_budget = budget;
+        ts_set_allocator(oom_alloc, NULL);
+        ts_prec_model *m = NULL;
+        int rc = ts_prec_model_create((const ts_job *const *)t, names, &m, &err);
+        ts_prec_prediction p = {0};
+        uint8_t prec[2] = {TS_PREC_BF16, TS_PREC_BF16};
+        if (rc == TS_OK) ts_prec_predict(m, prec, &p);
+        ts_set_allocator(NULL, NULL);
+        if (rc != TS_OK) {
+            CHECK_EQ_INT(rc, TS_ENOMEM);
+            CHECK(m == NULL);
+            failures++;
+        } else {
+            CHECK_EQ_INT(p.iteration_ns, 787000);   /* as with memory to spare */
+            successes++;
+        }
+        ts_prec_model_destroy(m);
+    }
+    CHECK(failures > 0 && successes > 0);
+    for (int i = 0; i < 2; i++) {
+        ts_job_destroy(t[i]);
+        unlink(paths[i]);
+        free(paths[i]);
+    }
+}

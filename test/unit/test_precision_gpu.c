@@ -247,15 +247,6 @@ TEST(precision_gpu_profiler_cost_comes_off_cpu_parts_and_gaps)
     ts_prec_model_destroy(m);
 }
 
-static long oom_budget;
-static void *oom_alloc(void *ud, void *p, size_t old, size_t n)
-{
-    (void)ud; (void)old;
-    if (n == 0) { free(p); return NULL; }
-    if (oom_budget-- <= 0) return NULL;
-    return realloc(p, n);
-}
-
 TEST(precision_gpu_model_fails_cleanly_when_memory_runs_out)
 {
     char *paths[2] = {write_gpu_run(&FP32), write_gpu_run(&BF16_FAST)};
@@ -266,8 +257,8 @@ TEST(precision_gpu_model_fails_cleanly_when_memory_runs_out)
     CHECK_EQ_INT(ts_job_load((const char *const *)&paths[1], 1, NULL, &t[1], &err), TS_OK);
     int failures = 0, successes = 0;
     for (long budget = 0; budget < 400; budget++) {
-        oom_budget = budget;
-        ts_set_allocator(oom_alloc, NULL);
+        ts_test_oom_budget = budget;
+        ts_set_allocator(ts_test_oom_alloc, NULL);
         ts_prec_model *m = NULL;
         int rc = ts_prec_model_create((const ts_job *const *)t, names, &m, &err);
         ts_prec_prediction p = {0};

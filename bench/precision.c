@@ -69,6 +69,10 @@ static int casts(int argc, char **argv)
     for (int i = 4; i < argc; i++) {
         ts_job *h = load(argv[i]);
         uint32_t k = ts_prec_trace_casts(h, el + n, du + n, CAP - n);
+        if (k == UINT32_MAX) {
+            fprintf(stderr, "precision: out of memory reading the casts of %s\n", argv[i]);
+            exit(1);
+        }
         n += k < CAP - n ? k : CAP - n;
         ts_job_destroy(h);
     }

@@ -45,10 +45,10 @@ import time
 
 import torch
 import torch.nn as nn
-import torch.autograd.profiler_legacy as profiler_legacy
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BF16 = torch.bfloat16
+DTYPES = {"bf16": BF16, "fp16": torch.float16}
 
 
 def models():
@@ -81,13 +81,17 @@ def plans(model):
             "mixA": {n: "bf16" for n in names[:half]}, "mixB": {n: "bf16" for n in names[half:]}}
 
 
-def forward(model, plan, x):
+def forward(model, plan, x, dev="cpu"):
+    """The modules in order, each in its record_function range, a module the
+    plan puts at 16 bits ("bf16", "fp16") under autocast on `dev` with its
+    input cast first, the others with their input cast to fp32."""
     for name, m in model.named_children():
         with torch.autograd.profiler.record_function(name):
-            if plan.get(name) == "bf16":
-                if x.dtype != BF16:
-                    x = x.to(BF16)
-                with torch.autocast("cpu", dtype=BF16):
+            p = plan.get(name)
+            if p:
+                if x.dtype != DTYPES[p]:
+                    x = x.to(DTYPES[p])
+                with torch.autocast(dev, dtype=DTYPES[p]):
                     x = m(x)
             else:
                 if x.dtype != torch.float32:
@@ -126,6 +130,7 @@ def machine():
 
 def grab_records(fn):
     """Run fn under the legacy profiler (shapes, memory); return (events, raw records)."""
+    import torch.autograd.profiler_legacy as profiler_legacy   # here: a torch without it can import the rest
     grabbed = []
     orig = profiler_legacy._disable_profiler_legacy
 
@@ -240,6 +245,7 @@ def profiler_overhead_ns(n=3000, tries=7):
     profile_memory on), measured on trivial ops apart from the models: the
     best of `tries` loops of n `x + 1` (one aten::add, an allocation and a
     free each) profiled, less the best unprofiled, over n."""
+    import torch.autograd.profiler_legacy as profiler_legacy
     x = torch.randn(16)
 
     def loop():

@@ -62,8 +62,10 @@ typedef struct ts_prec_cast_fit {
 } ts_prec_cast_fit;
 TS_API void ts_prec_model_cast_fit(const ts_prec_model *m, ts_prec_cast_fit *out);
 /* Casts of any run (e.g. one held out): elements and duration of each
- * top-level aten::to / aten::_to_copy with "Input Dims". Fills up to cap;
- * returns how many there are. */
+ * top-level aten::to / aten::_to_copy with "Input Dims" (on GPU runs: the
+ * time of the GPU ops it launched; casts that launch none are left out).
+ * Fills up to cap; returns how many there are, UINT32_MAX when memory ran
+ * out. */
 TS_API uint32_t ts_prec_trace_casts(const ts_job *t, int64_t *elems, int64_t *dur_ns, uint32_t cap);
 
 typedef struct ts_prec_unit_info {

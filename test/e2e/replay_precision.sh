@@ -52,7 +52,7 @@ expect() {
         fail "$name (rc $rc): $(cat "$T/err")"
     else echo "ok $name: $(cat "$T/err")"; fi
 }
-expect two_models "cnn_bf16.json.gz: iteration 0, forward op [0-9]* is 'aten::conv2d' where .*mlp_fp32.json.gz has aten::linear" \
+expect two_models "cnn_bf16.json.gz: iteration 0: forward op [0-9]* '[^']*' in conv1 has no counterpart in .*mlp_fp32.json.gz.*cannot be mapped" \
     --precision-plan "$G/mlp_bf16.plan" --precision-trace "bf16=$G/cnn_bf16.json.gz" "$G/mlp_fp32.json.gz"
 printf 'name:fc1 bf16\naten::conv2d bf16\n' > "$T/absent.plan"
 expect absent_op "absent.plan:2: 'aten::conv2d' matches no op" \

@@ -34,6 +34,7 @@
 #include "replay/contention.h"
 #include "replay/edit.h"
 #include "replay/gradients.h"
+#include "replay/linkbound.h"
 #include "replay/replay.h"
 
 typedef struct old_bucket {
@@ -1154,6 +1155,70 @@ static int apply_contention(rb_ctx *c, const rb_ranks *R, uint32_t n_ranks, ts_e
     return rc;
 }
 
+/* Whether the trace's gradient all-reduces are bound by a link rather than
+ * by gloo's CPU work (linkbound.h): as asked (mode 1 yes, -1 no), else
+ * decided from the bus bandwidth they achieved together (rate bytes/ns x
+ * 2(n - 1) / n) against the CPU floor. The loopback ground truths' windows
+ * (gloo on 2 busy cores) achieved 0.175-0.6 GB/s, the testbed's shaped
+ * links 0.005-0.047. A calibration log does not move the floor: beside
+ * compute, gloo's all-reduces on loopback achieved under half of what the
+ * log's reach alone, and such a test took them for link-bound. why: the
+ * reason, for the warning. */
+static bool link_bound(int mode, double rate, uint32_t n_ranks, char *why, size_t n_why)
+{
+    double bus = rate * 2.0 * (n_ranks - 1) / n_ranks;
+    if (mode != 0 || !(rate > 0)) {
+        snprintf(why, n_why, "as asked (--link-bound %s)", mode > 0 ? "yes" : "no");
+        return mode > 0 && rate > 0;
+    }
+    snprintf(why, n_why, "they achieved %.3g GB/s of bus bandwidth together, %s %.2g GB/s, a floor under what gloo's "
+             "CPU work reaches", bus, bus < TS_LINK_CPU_FLOOR_BPNS ? "under" : "not under", TS_LINK_CPU_FLOOR_BPNS);
+    return bus < TS_LINK_CPU_FLOOR_BPNS;
+}
+
+/* CPU-only jobs whose all-reduces a link bounds (linkbound.c): the new
+ * buckets priced on the link, shared by those in flight, compute as
+ * measured. *done = false when the job is not link-bound (the caller then
+ * takes the CPU-sharing model). */
+static int apply_link(rb_ctx *c, const rb_ranks *R, uint32_t n_ranks, int mode, bool *done, ts_error *err)
+{
+    ts_replay *r = c->r;
+    *done = false;
+    if (r->g->lanes[r->sim.lane[R->ob[0][0].member]].on_gpu) return TS_OK;   /* NCCL: not modelled here */
+    ts_contention ct = {.n_ranks = (uint16_t)n_ranks};
+    uint32_t cap = R->n_ob[0] + c->n_nb;
+    int64_t *bytes = ts__malloc((size_t)cap * sizeof *bytes + 1);
+    int rc = bytes ? contention_colls(c, R, &ct) : TS_ENOMEM;
+    if (rc) {
+        ts__free(bytes, (size_t)cap * sizeof *bytes + 1);
+        free_colls(&ct, cap);
+        return ts__error(err, rc, "replay: out of memory");
+    }
+    for (uint32_t i = 0; i < R->n_ob[0]; i++) bytes[i] = r->colls[R->ob[0][i].coll].bytes;
+    for (uint32_t i = 0; i < c->n_nb; i++) bytes[R->n_ob[0] + i] = r->colls[c->nb_coll[i]].bytes;
+    ts_link lk = {.n_ranks = (uint16_t)n_ranks, .n_colls = ct.n_colls, .coll_bar = ct.coll_bar,
+                  .coll_member = ct.coll_member, .coll_bytes = bytes, .coll_meas_ns = ct.coll_meas_ns,
+                  .coll_same = ct.coll_same, .coll_new = ct.coll_new,
+                  .after_sim = c->n_grp ? rebalance_lanes : NULL, .after_sim_ctx = c};
+    uint32_t n_used = 0;
+    double rate = ts__link_rate(&lk, &r->sim, &n_used);
+    char why[256];
+    *done = link_bound(mode, rate, n_ranks, why, sizeof why);
+    if (*done) {
+        rc = ts__link_apply(&lk, &r->sim, rate, err);
+        if (rc == TS_OK)
+            ts__replay_warn(r, "--bucket-mb: link-bound (%s): new all-reduces priced on one link at %.4g MB/s (%.4g "
+                            "Mbit/s), what the trace's %u gradient all-reduces achieved together, shared by those in "
+                            "flight at once; compute kept as measured", why, rate * 1e3, rate * 8e3, n_used);
+    } else if (mode == 0 && rate > 0) {
+        ts__replay_warn(r, "--bucket-mb: not link-bound (%s): new all-reduces priced as gloo's CPU work "
+                        "(--link-bound yes prices them on a link)", why);
+    }
+    ts__free(bytes, (size_t)cap * sizeof *bytes + 1);
+    free_colls(&ct, cap);
+    return rc;
+}
+
 static int load_grads(const char *path, int64_t **rev, uint32_t *n, ts_error *err)
 {
     ts_gradients gr;
@@ -1261,7 +1326,9 @@ int ts__replay_rebucket(ts_replay *r, const ts_replay_options *opt, ts_error *er
     if (rc == TS_OK) rc = regroup_all(&c, &R, nr, false, &n_skipped, err);
     if (rc == TS_OK && c.n_old == 0)
         rc = ts__error(err, TS_ENODATA, "--bucket-mb: no iteration holds the same gradient all-reduces on every rank");
-    if (rc == TS_OK && !opt->no_contention) rc = apply_contention(&c, &R, nr, err);
+    bool priced = false;
+    if (rc == TS_OK) rc = apply_link(&c, &R, nr, opt->link_bound, &priced, err);
+    if (rc == TS_OK && !priced && !opt->no_contention) rc = apply_contention(&c, &R, nr, err);
     if (rc == TS_OK && n_skipped)
         ts__replay_warn(r, "--bucket-mb: %u iterations left as measured: a rank holds another number of gradient "
                         "all-reduces there than usual (cut off at the trace's edge?)", n_skipped);

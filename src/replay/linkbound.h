@@ -13,10 +13,9 @@
  * cannot be what bounds them: gloo's all-reduce over loopback, the CPU
  * alone, reached 0.56-1.06 GB/s of bus bandwidth for 1-16 MiB on the busy
  * 2-core machines of the committed calibration logs (22 and 24 Nov,
- * bench/gloo_allreduce.py), and 0.175-0.6 GB/s together beside backward in
- * the windows of the eleven loopback ground truths. --link-bound auto takes
- * a trace under it as link-bound (the testbed's 50-400 Mbit/s links:
- * 0.005-0.047). Chosen from the loopback measurements, not the testbed's. */
+ * bench/gloo_allreduce.py). --link-bound auto compares it with what the
+ * trace's tail all-reduces achieved (rebucket.c, link_bound). Chosen from
+ * the loopback measurements, not the testbed's. */
 #define TS_LINK_CPU_FLOOR_BPNS 0.1
 
 /* What the model reads; arrays are borrowed from the caller. Collective i
@@ -38,15 +37,26 @@ typedef struct ts_link {
     void           *after_sim_ctx;
 } ts_link;
 
-/* Bytes per ns the measured (old) all-reduces achieved together: their
- * bytes over the time at least one of them was in flight (each from its
- * last member's measured start for its measured transfer). 0 = none of
- * known size. *n_used: how many were counted. */
-double ts__link_rate(const ts_link *lk, const ts_sim *s, uint32_t *n_used);
+/* Only all-reduces of at least this many bytes tell a link from gloo's CPU
+ * work: a small one is mostly its fixed cost (0.4 ms at 4 KiB over
+ * loopback, more beside compute), so one gradient per all-reduce on
+ * loopback achieves under the floor too (bench/data/optimize_transformer12:
+ * 0.065 GB/s over all of its 876). 1 MiB over loopback took 1.1-1.4 ms alone
+ * in the calibration logs. */
+#define TS_LINK_MIN_BYTES (1 << 20)
+
+/* A measured all-reduce: its last rank's measured start, its measured
+ * transfer, its bytes (<= 0 = unknown). */
+typedef struct ts_link_span { int64_t start, dur, bytes; } ts_link_span;
+
+/* Bytes per ns the measured all-reduces of at least min_bytes achieved
+ * together: their bytes over the time at least one of them was in flight.
+ * 0 = none. *n_used: how many were counted. Sorts sp by start. */
+double ts__link_rate(ts_link_span *sp, uint32_t n, int64_t min_bytes, uint32_t *n_used);
 
 /* Re-price every new all-reduce on one link of `rate` bytes per ns shared
- * by those in flight at once (processor sharing, from their simulated
- * starts), re-simulating until the schedule settles; a new one holding an
+ * by those in flight at once (processor sharing, from their average overlap
+ * in the simulated schedule), re-simulating until the schedule settles; a new one holding an
  * old one's gradients scales that one's measured time by the change of its
  * price. The caller simulates once more afterwards. */
 TS_NODISCARD int ts__link_apply(const ts_link *lk, ts_sim *s, double rate, ts_error *err);

@@ -11,6 +11,7 @@
 #include "core/core.h"
 #include "replay/sim.h"
 #include "replay/contention.h"
+#include "replay/linkbound.h"
 #include "trainscope/replay.h"
 
 /* ---- collective cost models ---- */
@@ -56,6 +57,23 @@ TEST(coll_model_recovers_exact_alpha_beta)
     int64_t ag = ts_coll_model_predict_ns(m, TS_COLL_ALL_GATHER, 100u << 20, 8);
     CHECK(ag < p && ag > p / 3);
     ts_coll_model_destroy(m);
+}
+
+/* The rate a link-bound job's all-reduces achieved together: their bytes
+ * over the union of their spans, counted by hand: [0, 15) and [30, 40) are
+ * 25 ns busy for 100 + 100 + 200 bytes = 16 bytes/ns; with a 150-byte
+ * floor only the last counts (200 / 10); unknown sizes, unmeasured starts
+ * and empty spans are left out; none left is 0. */
+TEST(link_rate_is_bytes_over_the_busy_union)
+{
+    ts_link_span sp[] = {{30, 10, 200}, {0, 10, 100}, {5, 10, 100}, {50, 10, -1}, {INT64_MIN, 10, 100}, {60, 0, 100}};
+    uint32_t n = 0;
+    CHECK(fabs(ts__link_rate(sp, 6, 0, &n) - 16.0) < 1e-12);
+    CHECK_EQ_INT(n, 3);
+    CHECK(fabs(ts__link_rate(sp, 6, 150, &n) - 20.0) < 1e-12);
+    CHECK_EQ_INT(n, 1);
+    CHECK(ts__link_rate(sp, 6, 1000, &n) == 0);
+    CHECK_EQ_INT(n, 0);
 }
 
 TEST(coll_model_given_bandwidth_and_latency)

@@ -1,7 +1,8 @@
 #!/bin/sh
 # accuracy.sh - replay accuracy against measured runs (issue 3, "Accuracy").
 #
-#   sh bench/accuracy.sh [WORKLOADS_DIR]     (default examples/workloads)
+#   sh bench/accuracy.sh [WORKLOADS_DIR...]  (default examples/workloads and the
+#                                            held-out sets, restored by bench/heldout.sh)
 #
 # Part 1: every multi-iteration trace in $TS_DATA (../shared/data) and every
 # workload trace, replayed unmodified: predicted vs measured iteration time.
@@ -44,15 +45,23 @@ BIN=${TS_BIN:-build/trainscope}
 DATA=${TS_DATA:-../shared/data}
 [ -x "$BIN" ] || { echo "accuracy: build first (make), no $BIN" >&2; exit 2; }
 # Without an argument: the committed ground truth, then every held-out one
-# (examples/workloads/heldout-*: measured after the model's constants were
-# settled, on another machine; see docs/workloads.md), each scored on its own.
+# (heldout-2026-11-24*: measured after the model's constants were settled, on
+# another machine; see docs/workloads.md), each scored on its own. The
+# held-out sets are out of the tree: bench/heldout.sh restores them from git
+# history into a temporary folder (exit 2 where that history is missing;
+# TS_HELDOUT=none scores the committed set alone).
+HELD=
+POOL=$(mktemp)
+trap 'rm -f "$POOL"; [ -z "$HELD" ] || rm -rf "$HELD"' EXIT
 if [ $# -eq 0 ]; then
     set -- examples/workloads
-    for d in examples/workloads/heldout-*; do [ -d "$d/results" ] && set -- "$@" "$d"; done
+    if [ "${TS_HELDOUT:-}" != none ]; then
+        HELD=$(mktemp -d)
+        sh bench/heldout.sh "$HELD" > "$HELD/sets" || exit 2
+        for d in $(cat "$HELD/sets"); do [ -d "$d/results" ] && set -- "$@" "$d"; done
+    fi
 fi
 PART1=1
-POOL=$(mktemp)
-trap 'rm -f "$POOL"' EXIT
 export POOL
 for WL in "$@"; do
 [ "$PART1" = 1 ] || echo

@@ -32,10 +32,16 @@
 #     cores is outside the model: reported, not targeted);
 #   scale: compute really changed: twice the batch (--scale 'cpu:*=2') and an
 #     extra matmul per layer (--scale 'cpu:aten::*mm*=1.667', its FLOP ratio);
+#   plan: DDP's default (25 MB) to the run of an optimizer plan the harness
+#     applied (replay --plan; issue 22's rerun: predicted vs realized gain, the
+#     default and the best bucket cap measured beside it);
 #   grad-prec: the plain setting to its twin run with DDP's fp16/bf16 compress
 #     hook (--grad-precision, casts priced on $TS_CAST_TRACE, default
 #     bench/grad_precision/casts_fp16.json.gz: casts measured apart).
 # No parameter is fitted on these results: factors come from the settings.
+# A plan setting's plan file: RESULTS_DIR/plans/NAME.json (testbed.py keeps a
+# copy), TS_TESTBED_PLANS=DIR (NAME.json or MODEL_rRATE/BASENAME), or
+# bench/testbed/plans/BASENAME.
 # Needs /usr/bin/python3 for the JSON; the CLI at $TS_BIN.
 set -e
 BIN=${TS_BIN:-build/trainscope}
@@ -226,6 +232,42 @@ for n, d in S.items():
                                         "--cast-trace", CAST], "--grad-precision " + h)
 print()
 
+# ---- plans the harness applied (issue 22's rerun): re-predicted from DDP's default ----
+def plan_file(n, d):
+    """The plan setting n applied: testbed.py's copy ($TB/plans/NAME.json), else under $TS_TESTBED_PLANS
+    (NAME.json, or MODEL_rRATE/BASENAME: `trainscope optimize -o` per setting), else the committed one
+    (bench/testbed/plans/BASENAME); None when none is there or it is not a trainscope plan."""
+    s, more = d["setting"], os.environ.get("TS_TESTBED_PLANS", "")
+    for f in (os.path.join(TB, "plans", n + ".json"),
+              *((os.path.join(more, n + ".json"), os.path.join(more, "%s_r%g" % (s["model"], float(s["rate"])), s["plan"]))
+                if more else ()), os.path.join("bench", "testbed", "plans", s["plan"])):
+        if os.path.isfile(f):
+            return f if '"bucket_units"' in open(f).read() else None
+    return None
+
+
+PLANS = []   # (name, plan file, predicted gain %, realized gain %, plan ms, default ms, grid best ms, its cap, widths)
+for n, d in S.items():
+    if not d["setting"].get("plan"):
+        continue
+    src, f = find(d, plan=None, bucket_mb=25.0), plan_file(n, d)
+    grid = {float(S[m]["setting"]["bucket_mb"]): m for m in S if find(d, plan=None, bucket_mb=S[m]["setting"]["bucket_mb"]) == m}
+    if not src or not f:
+        print("plan %s (%s): measured %.1f ms +-%.1f%%; not re-predicted (%s)" % (
+            d["setting"]["plan"], n, d["unprofiled"]["median_ms"], d["unprofiled"]["interval90_pct"],
+            "no DDP default (25 MB) setting beside it" if not src else "no trainscope plan.json with bucket_units for it"))
+        continue
+    pred = predict("plan", src, n, ["--plan", f, "--gradients", os.path.join(TB, S[src]["gradients"]),
+                                    "--trace-bucket-mb", "25"], "--plan " + os.path.basename(f))
+    if pred is None:
+        continue
+    traced = S[src]["trace_figure"]["median_ms"]
+    best = min(grid, key=lambda b: S[grid[b]]["unprofiled"]["median_ms"])
+    PLANS.append((n, f, 100 * (1 - pred / traced), 100 * (1 - d["unprofiled"]["median_ms"] / S[src]["unprofiled"]["median_ms"]),
+                  d["unprofiled"]["median_ms"], S[src]["unprofiled"]["median_ms"], S[grid[best]]["unprofiled"]["median_ms"], best,
+                  (d["unprofiled"]["interval90_pct"], S[src]["unprofiled"]["interval90_pct"], S[grid[best]]["unprofiled"]["interval90_pct"])))
+print()
+
 # ---- summary ----
 def line(rows, label):
     sc = [r for r in rows if r[9]]
@@ -242,12 +284,18 @@ def line(rows, label):
               statistics.median(rels), max(rels), sum(e <= 5 for e in rels)))
 
 
-for n, d in S.items():   # plans: the harness applied them (measured only; no what-if regroups by plan)
-    if d["setting"].get("plan"):
-        m = find(d, plan=None, bucket_mb=1.0)
-        print("plan %s (%s): measured %.1f ms +-%.1f%%%s" % (
-            d["setting"]["plan"], n, d["unprofiled"]["median_ms"], d["unprofiled"]["interval90_pct"],
-            "; DDP's 1 MB buckets %.1f ms" % S[m]["unprofiled"]["median_ms"] if m else ""))
+# Plans (issue 22: realized gain within 5 points of the predicted; the plan at least as fast as DDP's
+# default and as the best bucket cap measured, within the measurements' intervals).
+for n, f, pg, rg, pm, dm, bm, bc, (wp, wd, wb) in PLANS:
+    print("plan %s: predicted gain %+.1f%%, realized %+.1f%% (%+.1f points); measured %.1f ms +-%.1f%%, DDP's default "
+          "25 MB %.1f ms +-%.1f%%, best cap measured %g MB %.1f ms +-%.1f%%: %s the default, %s the best cap" % (
+              n, pg, rg, rg - pg, pm, wp, dm, wd, bc, bm, wb,
+              "faster than" if pm < dm * (1 - wd / 100) else "slower than" if pm > dm * (1 + wd / 100) else "within the interval of",
+              "faster than" if pm < bm * (1 - wb / 100) else "slower than" if pm > bm * (1 + wb / 100) else "within the interval of"))
+if PLANS:
+    gaps = [abs(p[3] - p[2]) for p in PLANS]
+    print("plans: realized gain within 5 points of the predicted for %d of %d (median gap %.1f points, widest %.1f)"
+          % (sum(g <= 5 for g in gaps), len(gaps), statistics.median(gaps), max(gaps)))
 # Twins: settings that differ only in a bucket cap giving DDP the same buckets. Their
 # gap is what runs of one configuration at other times differ by: a noise floor
 # across runs that no interval over one setting's rounds shows.
@@ -278,7 +326,7 @@ if unp:
     e = [abs(r[5]) for r in unp]
     print("with the profiler's cost per op taken off (--profiler-overhead-us, measured apart): |err| median %.2f%%, "
           "worst %.2f%% over %d settings" % (statistics.median(e), max(e), len(unp)))
-for fam in ("bw-rel", "bw-abs", "bucket", "world", "scale", "grad-prec"):
+for fam in ("bw-rel", "bw-abs", "bucket", "plan", "world", "scale", "grad-prec"):
     line([r for r in ROWS if r[0] == fam], "what-if " + fam + ":")
 targeted = [r for r in ROWS if r[0] in ("bw-rel", "bw-abs", "bucket", "scale")]
 line(targeted, "all targeted what-ifs:")

@@ -476,6 +476,9 @@ def write_out(args, settings, checks, runs, tmp, elapsed, prof_cost):
                              "-o", os.path.join(out, dst)])
                 files.append(dst)
             trace_rounds.append(files)
+        if s.get("plan"):   # the plan as applied, so bench/testbed_accuracy.sh can re-predict it
+            os.makedirs(os.path.join(out, "plans"), exist_ok=True)
+            shutil.copyfile(s["plan"], os.path.join(out, "plans", name + ".json"))
         doc = {"name": name, "setting": {k: (os.path.basename(v) if k == "plan" else v) for k, v in s.items()},
                "batch": rs[0]["batch"], "buckets": rs[0]["buckets"], "gradients": grads,
                "trace_rounds": trace_rounds, **summarize(s, rs),

@@ -166,6 +166,12 @@ typedef struct ts_replay_options {
     uint32_t        grad_bytes_per_elem;
     double          cast_alpha_ns_per_byte;
     double          cast_beta_ns;
+    /* With bucket_mb or a bucket grouping on a CPU-only (gloo) job: whether a network link,
+     * not gloo's CPU work, bounds the gradient all-reduces, so new buckets are priced on
+     * the link (the bandwidth the trace's all-reduces achieved together, shared by those
+     * in flight) with compute as measured: 0 = decided from the trace (what they achieved
+     * against what gloo's CPU work reaches), 1 = yes, -1 = no (the CPU-sharing model). */
+    int             link_bound;
 } ts_replay_options;
 
 /* Build the global graph of t, replay it with the what-if edits of opt (NULL

@@ -68,6 +68,9 @@ static void usage(FILE *f)
           "  --bandwidth GBPS         price collectives at this bus bandwidth\n"
           "  --latency-us US          with --bandwidth: fixed cost per collective\n"
           "  --no-contention          gloo jobs: keep compute times as measured\n"
+          "  --link-bound auto|yes|no gloo jobs: price buckets on a network link (the rate\n"
+          "                           the trace's all-reduces achieved together), not as\n"
+          "                           CPU work; auto (default) decides from the trace\n"
           "  --iterations N           compare only the first N iterations\n"
           "  --iteration-marker NAME  slice-name prefix of iterations (ProfilerStep#)\n"
           "  -h, --help               this help\n\n"
@@ -152,6 +155,11 @@ static int parse_option(int c, opt_args *a)
     case 'B': return parse_num("--bandwidth", optarg, 1e-9, &a->r.bandwidth_gbps);
     case 'l': return parse_num("--latency-us", optarg, 0, &a->r.latency_us);
     case 'C': a->r.no_contention = 1; return 0;
+    case 0x2010:   /* --link-bound */
+        a->r.link_bound = !strcmp(optarg, "yes") ? 1 : !strcmp(optarg, "no") ? -1 : !strcmp(optarg, "auto") ? 0 : 2;
+        if (a->r.link_bound != 2) return 0;
+        ts_cli_errorf("optimize: --link-bound wants auto, yes or no, got '%s'", optarg);
+        return -1;
     case 'i': return ts_cli_opt_count("optimize", "--iterations", optarg, &a->r.max_iterations);
     case 'm': a->marker = optarg; return 0;
     case 'X': a->o.xla_candidates = optarg; return 0;
@@ -187,6 +195,7 @@ static int parse_args(int argc, char **argv, opt_args *a)
         {"xla-candidates", required_argument, 0, 'X'}, {"op-table", required_argument, 0, 'O'},
         {"op-table-dtype", required_argument, 0, 'D'}, {"simulate", no_argument, 0, 'U'},
         {"from-opfs", required_argument, 0, 'F'},
+        {"link-bound", required_argument, 0, 0x2010},
         {0, 0, 0, 0},
     };
     memset(a, 0, sizeof *a);

@@ -71,6 +71,11 @@ static void usage(FILE *f)
           "  --no-contention          with --bucket-mb on a gloo (CPU) job: keep compute\n"
           "                           times as measured instead of re-timing them for\n"
           "                           their new overlap with the reductions\n"
+          "  --link-bound auto|yes|no with --bucket-mb or --plan on a gloo (CPU) job:\n"
+          "                           price new buckets on a network link (the rate the\n"
+          "                           trace's all-reduces achieved together, shared by\n"
+          "                           those in flight) instead of as CPU work; auto\n"
+          "                           (default) decides from the trace\n"
           "  --world N                price collectives for N ranks\n"
           "  --bandwidth GBPS         price collectives at this bus bandwidth (GB/s);\n"
           "                           xF: F times what the trace's collectives achieved\n"
@@ -104,6 +109,7 @@ static void usage(FILE *f)
 #define WORLD_MAX (1 << 20)   /* --world: ranks */
 enum { OPT_PLAN = 0x2001 };   /* --plan: long only */
 enum { OPT_GRAD_PREC = 0x2003, OPT_CAST_TRACE, OPT_CAST_COST };   /* long only */
+enum { OPT_LINK_BOUND = 0x2010 };   /* --link-bound: long only */
 #define FACTOR_MIN 1e-6       /* --bandwidth xF, --latency-us xF */
 #define FACTOR_MAX 1e6
 
@@ -216,6 +222,11 @@ static int parse_option(int c, replay_args *a)
     case OPT_GRAD_PREC: return grad_precision_opt(optarg, a);
     case OPT_CAST_TRACE: a->cast_trace = optarg; return 0;
     case OPT_CAST_COST: return cast_cost_opt(optarg, a);
+    case OPT_LINK_BOUND:
+        a->opts.link_bound = !strcmp(optarg, "yes") ? 1 : !strcmp(optarg, "no") ? -1 : !strcmp(optarg, "auto") ? 0 : 2;
+        if (a->opts.link_bound != 2) return 0;
+        ts_cli_errorf("replay: --link-bound wants auto, yes or no, got '%s'", optarg);
+        return -1;
     case 'h': usage(stdout); return 1;
     default: return -1;
     }
@@ -234,6 +245,7 @@ static int parse_args(int argc, char **argv, replay_args *a)
         {"profiler-overhead-us", required_argument, 0, 'P'}, {"plan", required_argument, 0, OPT_PLAN},
         {"table", required_argument, 0, OPT_TABLE}, {"grad-precision", required_argument, 0, OPT_GRAD_PREC},
         {"cast-trace", required_argument, 0, OPT_CAST_TRACE}, {"cast-cost", required_argument, 0, OPT_CAST_COST},
+        {"link-bound", required_argument, 0, OPT_LINK_BOUND},
         {"verbose", no_argument, 0, 'v'}, TS_CLI_COMMON_LONGOPTS, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
     };
     memset(a, 0, sizeof *a);

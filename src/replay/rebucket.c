@@ -34,6 +34,7 @@
 #include "replay/contention.h"
 #include "replay/edit.h"
 #include "replay/gradients.h"
+#include "replay/linkbound.h"
 #include "replay/replay.h"
 
 typedef struct old_bucket {
@@ -1154,6 +1155,142 @@ static int apply_contention(rb_ctx *c, const rb_ranks *R, uint32_t n_ranks, ts_e
     return rc;
 }
 
+/* Whether the trace's gradient all-reduces are bound by a link rather than
+ * by gloo's CPU work (linkbound.h): as asked (mode 1 yes, -1 no), else
+ * decided from the tail all-reduces (tail_rate: each iteration's last
+ * launched one, of 1 MiB or more, which runs while DDP's finalize waits and
+ * the training threads are idle): link-bound when they achieved under the
+ * CPU floor, in bus bandwidth (x 2(n - 1) / n). Beside backward a loopback
+ * all-reduce of 1 MiB achieved 0.093 GB/s on a loaded machine
+ * (bench/data/optimize_transformer12), so all-reduces beside compute
+ * cannot tell; with the training threads idle gloo's CPU work is what the
+ * calibration logs measure alone (0.56-1.06 GB/s), and a link is its rate
+ * (the testbed's tails: 0.005-0.047 GB/s). A calibration log does not move
+ * the floor. why: the reason, for the warning. */
+static bool link_bound(int mode, double tail, uint32_t n_tail, uint32_t n_ranks, char *why, size_t n_why)
+{
+    double bus = tail * 2.0 * (n_ranks - 1) / n_ranks;
+    if (mode != 0) {
+        snprintf(why, n_why, "as asked (--link-bound %s)", mode > 0 ? "yes" : "no");
+        return mode > 0;
+    }
+    if (!n_tail) {
+        snprintf(why, n_why, "no iteration ends with an all-reduce of 1 MiB or more to tell a link from gloo's "
+                 "CPU work");
+        return false;
+    }
+    snprintf(why, n_why, "the last all-reduce of %u iterations, 1 MiB or more while the training threads wait, "
+             "achieved %.3g GB/s of bus bandwidth (median), %s %.2g GB/s, a floor under what gloo's CPU work "
+             "reaches", n_tail, bus, bus < TS_LINK_CPU_FLOOR_BPNS ? "under" : "not under", TS_LINK_CPU_FLOOR_BPNS);
+    return bus < TS_LINK_CPU_FLOOR_BPNS;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double p = *(const double *)x, q = *(const double *)y;
+    return p < q ? -1 : p > q;
+}
+
+/* The median over iterations of bytes / transfer (bytes per ns) of each
+ * iteration's last launched gradient all-reduce of 1 MiB or more (rank 0's
+ * launches); 0 = none (*n: how many iterations had one). */
+static double tail_rate(const rb_ctx *c, const rb_ranks *R, uint32_t *n, ts_error *err, int *status)
+{
+    const ts_replay *r = c->r;
+    const old_bucket *ob = R->ob[0];
+    double *v = ts__malloc((size_t)R->n_ob[0] * sizeof *v + 1);
+    *n = 0;
+    *status = v ? TS_OK : ts__error(err, TS_ENOMEM, "replay: out of memory");
+    for (uint32_t lo = 0, hi; v && lo < R->n_ob[0]; lo = hi) {
+        hi = group_end(r, ob, R->n_ob[0], lo);
+        uint32_t last = lo;
+        for (uint32_t b = lo + 1; b < hi; b++)
+            if (meas_start(r, ob[b].launch) > meas_start(r, ob[last].launch)) last = b;
+        const ts_replay_coll *col = &r->colls[ob[last].coll];
+        if (col->bytes >= TS_LINK_MIN_BYTES && col->transfer_ns > 0) v[(*n)++] = (double)col->bytes / (double)col->transfer_ns;
+    }
+    double med = 0;
+    if (v && *n) {
+        qsort(v, *n, sizeof *v, cmp_double);
+        med = *n % 2 ? v[*n / 2] : (v[*n / 2 - 1] + v[*n / 2]) / 2;
+    }
+    ts__free(v, (size_t)R->n_ob[0] * sizeof *v + 1);
+    return med;
+}
+
+/* The measured gradient all-reduces (rank 0's old buckets): each from its
+ * last rank's measured start, for its measured transfer. */
+static ts_link_span *old_spans(const rb_ctx *c, const rb_ranks *R)
+{
+    const ts_replay *r = c->r;
+    const ts_graph *g = r->g;
+    ts_link_span *sp = ts__malloc((size_t)R->n_ob[0] * sizeof *sp + 1);
+    for (uint32_t i = 0; sp && i < R->n_ob[0]; i++) {
+        const ts_replay_coll *rc = &r->colls[R->ob[0][i].coll];
+        int64_t start = ts__sim_meas_start(&r->sim, R->ob[0][i].member);
+        if (rc->graph_coll != TS_NONE32) {
+            const ts_coll *gc = &g->colls[rc->graph_coll];
+            for (uint32_t q = 0; q < gc->n_members; q++) {
+                int64_t t = ts__sim_meas_start(&r->sim, g->coll_members[gc->first_member + q]);
+                if (t == INT64_MIN || start == INT64_MIN) { start = INT64_MIN; break; }
+                if (t > start) start = t;
+            }
+        }
+        sp[i] = (ts_link_span){start, rc->transfer_ns, rc->bytes};
+    }
+    return sp;
+}
+
+/* CPU-only jobs whose all-reduces a link bounds (linkbound.c): the new
+ * buckets priced on the link, shared by those in flight, compute as
+ * measured. *done = false when the job is not link-bound (the caller then
+ * takes the CPU-sharing model). */
+static int apply_link(rb_ctx *c, const rb_ranks *R, uint32_t n_ranks, int mode, bool *done, ts_error *err)
+{
+    ts_replay *r = c->r;
+    *done = false;
+    if (mode < 0 || r->g->lanes[r->sim.lane[R->ob[0][0].member]].on_gpu) return TS_OK;   /* NCCL: not modelled here */
+    size_t n_sp = (size_t)R->n_ob[0] * sizeof(ts_link_span) + 1;
+    ts_link_span *sp = old_spans(c, R);
+    if (!sp) return ts__error(err, TS_ENOMEM, "replay: out of memory");
+    uint32_t n_tail = 0, n_used = 0;
+    int rc = TS_OK;
+    double tail = tail_rate(c, R, &n_tail, err, &rc);
+    double rate = ts__link_rate(sp, R->n_ob[0], 0, &n_used);
+    ts__free(sp, n_sp);
+    if (rc) return rc;
+    char why[320];
+    *done = rate > 0 && link_bound(mode, tail, n_tail, n_ranks, why, sizeof why);
+    if (!*done) {
+        if (mode == 0 && rate > 0)
+            ts__replay_warn(r, "--bucket-mb: not link-bound (%s): new all-reduces priced as gloo's CPU work "
+                            "(--link-bound yes prices them on a link)", why);
+        return TS_OK;
+    }
+    ts_contention ct = {.n_ranks = (uint16_t)n_ranks};
+    uint32_t cap = R->n_ob[0] + c->n_nb;
+    int64_t *bytes = ts__malloc((size_t)cap * sizeof *bytes + 1);
+    rc = bytes ? contention_colls(c, R, &ct) : TS_ENOMEM;
+    if (rc == TS_OK) {
+        for (uint32_t i = 0; i < R->n_ob[0]; i++) bytes[i] = r->colls[R->ob[0][i].coll].bytes;
+        for (uint32_t i = 0; i < c->n_nb; i++) bytes[R->n_ob[0] + i] = r->colls[c->nb_coll[i]].bytes;
+        ts_link lk = {.n_ranks = (uint16_t)n_ranks, .n_colls = ct.n_colls, .coll_bar = ct.coll_bar,
+                      .coll_member = ct.coll_member, .coll_bytes = bytes, .coll_meas_ns = ct.coll_meas_ns,
+                      .coll_same = ct.coll_same, .coll_new = ct.coll_new,
+                      .after_sim = c->n_grp ? rebalance_lanes : NULL, .after_sim_ctx = c};
+        rc = ts__link_apply(&lk, &r->sim, rate, err);
+    } else {
+        rc = ts__error(err, rc, "replay: out of memory");
+    }
+    if (rc == TS_OK)
+        ts__replay_warn(r, "--bucket-mb: link-bound (%s): new all-reduces priced on one link at %.4g MB/s (%.4g "
+                        "Mbit/s), what the trace's %u gradient all-reduces achieved together, shared by those in "
+                        "flight at once; compute kept as measured", why, rate * 1e3, rate * 8e3, n_used);
+    ts__free(bytes, (size_t)cap * sizeof *bytes + 1);
+    free_colls(&ct, cap);
+    return rc;
+}
+
 static int load_grads(const char *path, int64_t **rev, uint32_t *n, ts_error *err)
 {
     ts_gradients gr;
@@ -1261,7 +1398,9 @@ int ts__replay_rebucket(ts_replay *r, const ts_replay_options *opt, ts_error *er
     if (rc == TS_OK) rc = regroup_all(&c, &R, nr, false, &n_skipped, err);
     if (rc == TS_OK && c.n_old == 0)
         rc = ts__error(err, TS_ENODATA, "--bucket-mb: no iteration holds the same gradient all-reduces on every rank");
-    if (rc == TS_OK && !opt->no_contention) rc = apply_contention(&c, &R, nr, err);
+    bool priced = false;
+    if (rc == TS_OK) rc = apply_link(&c, &R, nr, opt->link_bound, &priced, err);
+    if (rc == TS_OK && !priced && !opt->no_contention) rc = apply_contention(&c, &R, nr, err);
     if (rc == TS_OK && n_skipped)
         ts__replay_warn(r, "--bucket-mb: %u iterations left as measured: a rank holds another number of gradient "
                         "all-reduces there than usual (cut off at the trace's edge?)", n_skipped);

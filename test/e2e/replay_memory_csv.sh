@@ -10,7 +10,7 @@
 # nothing on stdout; without --table the first table the inputs fill.
 set -u
 BIN=${TS_BIN:-build/trainscope}
-W=examples/workloads/heldout-2026-11-24/traces/deepmlp_bucket1
+W=examples/workloads/traces/deepmlp_bucket1
 FX=${TS_DATA:-../shared/data}/fx/resnet50
 [ -d "$W/round2" ] || { echo "skip: no $W"; exit 77; }
 [ -f "$FX/fx_graph_transformed_forward.py" ] || { echo "skip: no $FX"; exit 77; }

@@ -11,6 +11,7 @@
 #include "core/core.h"
 #include "replay/sim.h"
 #include "replay/contention.h"
+#include "replay/linkbound.h"
 #include "trainscope/replay.h"
 
 /* ---- collective cost models ---- */
@@ -58,6 +59,23 @@ TEST(coll_model_recovers_exact_alpha_beta)
     ts_coll_model_destroy(m);
 }
 
+/* The rate a link-bound job's all-reduces achieved together: their bytes
+ * over the union of their spans, counted by hand: [0, 15) and [30, 40) are
+ * 25 ns busy for 100 + 100 + 200 bytes = 16 bytes/ns; with a 150-byte
+ * floor only the last counts (200 / 10); unknown sizes, unmeasured starts
+ * and empty spans are left out; none left is 0. */
+TEST(link_rate_is_bytes_over_the_busy_union)
+{
+    ts_link_span sp[] = {{30, 10, 200}, {0, 10, 100}, {5, 10, 100}, {50, 10, -1}, {INT64_MIN, 10, 100}, {60, 0, 100}};
+    uint32_t n = 0;
+    CHECK(fabs(ts__link_rate(sp, 6, 0, &n) - 16.0) < 1e-12);
+    CHECK_EQ_INT(n, 3);
+    CHECK(fabs(ts__link_rate(sp, 6, 150, &n) - 20.0) < 1e-12);
+    CHECK_EQ_INT(n, 1);
+    CHECK(ts__link_rate(sp, 6, 1000, &n) == 0);
+    CHECK_EQ_INT(n, 0);
+}
+
 TEST(coll_model_given_bandwidth_and_latency)
 {
     ts_coll_model *m;
@@ -71,7 +89,8 @@ TEST(coll_model_given_bandwidth_and_latency)
     ts_coll_model_destroy(m);
 }
 
-/* A real gloo calibration (examples/workloads/heldout-2026-11-24e: two
+/* A real gloo calibration (that of the held-out set heldout-2026-11-24e, kept
+ * in examples/workloads/calibration/ when the set left the tree: two
  * sweeps of bench/gloo_allreduce.py, 4 KiB-16 MiB), whose smallest rows do
  * not grow with size (~400 us each): the fitted lines must not price an
  * all-reduce below the smallest row far under it. Until 24 Nov 07:15 a
@@ -79,7 +98,7 @@ TEST(coll_model_given_bandwidth_and_latency)
  * and a 1-byte all-reduce came out at 0.1 us. */
 TEST(coll_model_flat_small_rows_keep_their_latency)
 {
-    const char *path = "examples/workloads/heldout-2026-11-24e/results/gloo_allreduce_perf.log";
+    const char *path = "examples/workloads/calibration/heldout-2026-11-24e.log";
     ts_coll_model *m;
     ts_error err = {0};
     CHECK_EQ_INT(ts_coll_model_create(&m), TS_OK);
@@ -1369,7 +1388,7 @@ static int64_t middle_of_3(int64_t a, int64_t b, int64_t c)
 
 TEST(replay_windows_keep_each_window_and_give_the_medians_over_them)
 {
-    const char *dir = "examples/workloads/heldout-2026-11-24/traces/deepmlp_bucket1";
+    const char *dir = "examples/workloads/traces/deepmlp_bucket1";
     char paths[3][256];
     const int rounds[3] = {2, 6, 10};
     for (int i = 0; i < 3; i++) snprintf(paths[i], sizeof paths[i], "%s/round%d", dir, rounds[i]);

@@ -24,7 +24,8 @@
  * on one trace with shapes (--cost-train, Kineto "Input Dims") and scored on
  * another (--cost-test): the median relative error of its predictions on the
  * held-out ops, against the shape-blind per-name median. Usage: build/bench/optimize [--trace DIR] [--gradients FILE]
- * [--trace-bucket-mb X] [--log LOG] [--evals N] [--repeat R]
+ * [--trace-bucket-mb X] [--log LOG] [--evals N] [--repeat R] [--fold-dir DIR]
+ * (--fold-dir: only the search on DIR's rank files, folded; folded_search).
  * Not a test: nothing asserts a speed; a shared machine makes wall time noisy
  * (user CPU is printed too).
  */
@@ -45,7 +46,7 @@
 #include "trainscope/replay.h"
 
 typedef struct bench_args {
-    const char *trace, *gradients, *log, *cost_train, *cost_test;
+    const char *trace, *gradients, *log, *cost_train, *cost_test, *fold_dir;
     double      trace_cap_mb;
     uint64_t    evals;
     int         repeat;
@@ -63,7 +64,7 @@ static int parse(int argc, char **argv, bench_args *a)
     *a = (bench_args){"bench/data/optimize_transformer12/trace", "bench/data/optimize_transformer12/gradients.json",
                       "examples/workloads/results/gloo_allreduce_perf.log",
                       "../shared/data/kineto/trace_filter/sampled_rank-0.json.gz",
-                      "../shared/data/kineto/trace_filter/sampled_rank-1.json.gz", 0.0001, 60, 3};
+                      "../shared/data/kineto/trace_filter/sampled_rank-1.json.gz", NULL, 0.0001, 60, 3};
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--trace")) a->trace = argv[i + 1];
         else if (!strcmp(argv[i], "--gradients")) a->gradients = argv[i + 1];
@@ -73,6 +74,7 @@ static int parse(int argc, char **argv, bench_args *a)
         else if (!strcmp(argv[i], "--trace-bucket-mb")) a->trace_cap_mb = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--evals")) a->evals = strtoull(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "--repeat")) a->repeat = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--fold-dir")) a->fold_dir = argv[i + 1];
         else { fprintf(stderr, "optimize bench: unknown option %s\n", argv[i]); return -1; }
     }
     return a->evals && a->repeat > 0 ? 0 : -1;
@@ -183,6 +185,57 @@ static int same_candidates(const ts_graph *g, const bench_args *a, const char *l
     return rc == 0 && equal == n ? 0 : -1;
 }
 
+/* The search on a job of many rank files (bench/optimize.sh writes 1,024
+ * copies of the trace's two ranks with bench/scale_gen --jitter -1): read
+ * by the bounded path with --fold-replicas (docs/scale.md), so one
+ * representative per group of replica ranks is replayed whole and the
+ * others keep only their collective members; then the same MCMC search as
+ * above. Prints the load and the search apart, wall and user CPU. */
+static int folded_search(const bench_args *a)
+{
+    const char *paths[1] = {a->fold_dir};
+    ts_load_opts lo = {.size = sizeof lo};
+    ts_graph_options go = {.size = sizeof go, .fold_replicas = 1};
+    ts_job *t = NULL;
+    ts_graph *g = NULL;
+    ts_error err = {0};
+    double u0 = user_s();
+    int64_t t0 = ts__now_ns();
+    if (ts_graph_load(paths, 1, &lo, &go, &t, &g, &err)) {
+        fprintf(stderr, "optimize bench: %s\n", err.msg);
+        return -1;
+    }
+    double load_s = (double)(ts__now_ns() - t0) / 1e9, load_u = user_s() - u0;
+    uint32_t n = ts_graph_n_ranks(g), groups = 0;
+    for (uint32_t r = 0; r < n; r++) groups += ts_graph_replica_of(g, r) == r;
+    ts_replay_options ro = {.size = sizeof ro, .gradients_json = a->gradients, .nccl_tests_log = a->log,
+                            .trace_bucket_mb = a->trace_cap_mb};
+    ts_optimize_options oo = {.size = sizeof oo, .search = TS_SEARCH_MCMC, .budget_evals = a->evals, .seed = 1,
+                              .replay = &ro};
+    ts_optimize *o = NULL;
+    u0 = user_s();
+    t0 = ts__now_ns();
+    int rc = ts_optimize_run(g, &oo, &o, &err);
+    double run_s = (double)(ts__now_ns() - t0) / 1e9, run_u = user_s() - u0;
+    if (rc) fprintf(stderr, "optimize bench: %s\n", err.msg);
+    else {
+        ts_optimize_summary s;
+        ts_optimize_get_summary(o, &s);
+        printf("folded job: %s, %u ranks in %u replica groups, %u graph nodes; load (bounded, --fold-replicas) "
+               "%.2f s wall, %.2f s user\n", a->fold_dir, n, groups, ts_graph_n_nodes(g), load_s, load_u);
+        printf("  search (mcmc, %llu evaluations): %.3f s (%.1f evaluations/s; optimize run in all %.2f s wall, "
+               "%.2f s user; target: the search under 60 s: %s)\n", (unsigned long long)s.n_evals, s.search_s,
+               s.evals_per_s, run_s, run_u, s.search_s < 60 ? "met" : "NOT met");
+        printf("  found: %.3f -> %.3f ms per iteration (%+.2f%%), %u -> %u buckets\n", (double)s.baseline_ns / 1e6,
+               (double)s.best_ns / 1e6, 100.0 * (double)(s.best_ns - s.baseline_ns) / (double)s.baseline_ns,
+               s.n_old_buckets, s.n_new_buckets);
+    }
+    ts_optimize_destroy(o);
+    ts_graph_destroy(g);
+    ts_job_destroy(t);
+    return rc ? -1 : 0;
+}
+
 /* The cost model's held-out error: fitted on one trace, scored on another. */
 static void cost_model_figures(const bench_args *a)
 {
@@ -219,9 +272,10 @@ int main(int argc, char **argv)
     bench_args a;
     if (parse(argc, argv, &a)) {
         fprintf(stderr, "usage: optimize [--trace DIR] [--gradients FILE] [--trace-bucket-mb X] [--log LOG] "
-                        "[--evals N] [--repeat R]\n");
+                        "[--evals N] [--repeat R] [--fold-dir DIR]\n");
         return 2;
     }
+    if (a.fold_dir) return folded_search(&a) == 0 ? 0 : 1;   /* that search alone (bench/optimize.sh runs both) */
     const char *paths[1] = {a.trace};
     ts_job *t = NULL;
     ts_graph *g = NULL;

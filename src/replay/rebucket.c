@@ -520,10 +520,11 @@ static int64_t edge_src_value(const ts_sim *s, uint32_t e)
  * between its rounds until the schedule settles. Before 24 Nov 17:00 the
  * lanes stayed in turn: deepmlp 0.5 -> 0.25 MB left one worker idle for the
  * last 5 ms of the queue while the other ran every other bucket. O(buckets
- * x lanes). */
-static void rebalance_lanes(void *ctx, ts_sim *s)
+ * x lanes). Returns whether it moved a bucket or an edge. */
+static bool rebalance_lanes(void *ctx, ts_sim *s)
 {
     rb_ctx *c = ctx;
+    bool changed = false;
     for (uint32_t g = 0; g < c->n_grp; g++) {
         uint16_t rank = c->grp_rank[g];
         uint32_t base = (uint32_t)rank * RB_MAX_SLOTS, n = c->n_slots[rank];
@@ -545,14 +546,18 @@ static void rebalance_lanes(void *ctx, ts_sim *s)
             int64_t dur = s->end_ns[x] - s->start_ns[x];
             free_at[best] = start + (dur > 0 ? dur : 0);
             prev_start = start;
+            changed |= s->lane[x] != c->slot_lane[base + best];
             ts__edit_move_lane(c->r, x, c->slot_lane[base + best]);
-            if (tail[best] != TS_NONE32)
-                ts__edit_reroute(c->r, le, tail[best], TS_SIM_FROM_END, c->pool_pickup[i]);
-            else   /* nothing before it on that worker: its readiness again */
-                ts__edit_reroute(c->r, le, s->esrc[re], s->eflags[re], s->egap_ns[re]);
+            /* nothing before it on that worker: its readiness again */
+            uint32_t src = tail[best] != TS_NONE32 ? tail[best] : s->esrc[re];
+            uint8_t flags = tail[best] != TS_NONE32 ? TS_SIM_FROM_END : s->eflags[re];
+            int64_t gap = tail[best] != TS_NONE32 ? c->pool_pickup[i] : s->egap_ns[re];
+            changed |= s->esrc[le] != src || s->eflags[le] != flags || s->egap_ns[le] != gap;
+            ts__edit_reroute(c->r, le, src, flags, gap);
             tail[best] = x;
         }
     }
+    return changed;
 }
 
 /* The channel slot for a new bucket. An unchanged partition keeps every
@@ -1114,7 +1119,8 @@ static int apply_contention(rb_ctx *c, const rb_ranks *R, uint32_t n_ranks, ts_e
                         .after_sim = c->n_grp ? rebalance_lanes : NULL, .after_sim_ctx = c,
                         .memo = r->session ? r->session->ct : NULL,
                         .n_memo = r->session ? (uint32_t)(sizeof r->session->ct / sizeof r->session->ct[0]) : 0,
-                        .memo_next = r->session ? &r->session->ct_next : NULL};
+                        .memo_next = r->session ? &r->session->ct_next : NULL,
+                        .all_rounds = r->session && r->session->all_rounds};
     size_t n_base = r->sim.n_base_nodes, n_all = r->sim.n_nodes;
     uint32_t cap_members = (uint32_t)(n_all - n_base);
     for (uint32_t k = 0; k < n_ranks; k++) cap_members += R->n_ob[k];
@@ -1125,6 +1131,10 @@ static int apply_contention(rb_ctx *c, const rb_ranks *R, uint32_t n_ranks, ts_e
     double kappa = 0;
     if (rc == TS_OK) rc = ts__contention_apply(&ct, &r->sim, &kappa, err);
     else ts__error(err, rc, "replay: out of memory");
+    if (r->session) {
+        r->session->n_rounds += ct.n_rounds;
+        r->session->n_contended++;
+    }
     if (rc == TS_OK && ct.kappa_given <= 0 && ts__coll_model_cpu_disturbed(r->model) > 0)
         ts__replay_warn(r, "--bucket-mb: the calibration log's sharing test is disturbed (the matmuls ran %.2fx "
                         "faster beside the all-reduces than alone: the machine's load changed while it ran), so "

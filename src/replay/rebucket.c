@@ -113,28 +113,51 @@ static int cmp_old(const void *a, const void *b, void *arg)
     return (x > y) - (x < y);
 }
 
-/* This rank's gradient all-reduce members, in start order. */
-static int rank_buckets(const ts_replay *r, uint16_t rank, old_bucket **out, uint32_t *n_out)
+/* Whether r->colls[ci] is a gradient all-reduce over every rank. */
+static bool grad_allreduce(const ts_replay *r, uint32_t ci)
+{
+    const ts_replay_coll *c = &r->colls[ci];
+    return c->kind == TS_COLL_ALL_REDUCE && c->barrier != TS_NONE32 && c->graph_coll != TS_NONE32 &&
+           c->n_members == r->g->n_ranks;
+}
+
+/* The gradient all-reduce members of ranks 0 .. nr - 1 inside iterations,
+ * each rank's in start order (out[k], n_out[k]; NULL when none): one pass
+ * over the members, so O(members) for any number of ranks (a pass per rank
+ * over every member was 1,024 x 0.9 M reads a candidate at 1,024 ranks).
+ * The sort sees each rank's members in the same order as a pass per rank
+ * would give it (instances in row order, members in instance order). */
+static int rank_buckets(const ts_replay *r, uint32_t nr, old_bucket **out, uint32_t *n_out)
 {
     const ts_graph *g = r->g;
-    uint32_t n = 0, cap = 0;
-    old_bucket *v = NULL;
+    memset(n_out, 0, nr * sizeof *n_out);
     for (uint32_t ci = 0; ci < r->n_colls; ci++) {
-        const ts_replay_coll *c = &r->colls[ci];
-        if (c->kind != TS_COLL_ALL_REDUCE || c->barrier == TS_NONE32 || c->graph_coll == TS_NONE32 ||
-            c->n_members != g->n_ranks) continue;
-        const ts_coll *gc = &g->colls[c->graph_coll];
+        if (!grad_allreduce(r, ci)) continue;
+        const ts_coll *gc = &g->colls[r->colls[ci].graph_coll];
         for (uint32_t k = 0; k < gc->n_members; k++) {
             uint32_t m = g->coll_members[gc->first_member + k];
-            if (g->nodes.rank[m] != rank || g->nodes.iteration[m] < 0) continue;
-            if (ts__grow((void **)&v, &cap, sizeof *v, (size_t)n + 1)) { ts__free(v, cap * sizeof *v); return TS_ENOMEM; }
-            v[n++] = (old_bucket){m, launch_of(g, m), ci, false};
+            if (g->nodes.rank[m] < nr && g->nodes.iteration[m] >= 0) n_out[g->nodes.rank[m]]++;
         }
     }
-    if (n) qsort_r(v, n, sizeof *v, cmp_old, (void *)r);
-    *out = v;
-    *n_out = n;
-    return TS_OK;
+    uint32_t *fill = ts__calloc((size_t)nr + 1, sizeof *fill);
+    bool ok = fill != NULL;
+    for (uint32_t k = 0; k < nr; k++) {
+        out[k] = ok && n_out[k] ? ts__malloc(n_out[k] * sizeof *out[k]) : NULL;
+        if (n_out[k] && !out[k]) { ok = false; n_out[k] = 0; }   /* freed as n_out[k] says */
+    }
+    for (uint32_t ci = 0; ok && ci < r->n_colls; ci++) {
+        if (!grad_allreduce(r, ci)) continue;
+        const ts_coll *gc = &g->colls[r->colls[ci].graph_coll];
+        for (uint32_t k = 0; k < gc->n_members; k++) {
+            uint32_t m = g->coll_members[gc->first_member + k];
+            uint16_t q = g->nodes.rank[m];
+            if (q < nr && g->nodes.iteration[m] >= 0) out[q][fill[q]++] = (old_bucket){m, launch_of(g, m), ci, false};
+        }
+    }
+    for (uint32_t k = 0; ok && k < nr; k++)
+        if (n_out[k]) qsort_r(out[k], n_out[k], sizeof *out[k], cmp_old, (void *)r);
+    ts__free(fill, ((size_t)nr + 1) * sizeof *fill);
+    return ok ? TS_OK : TS_ENOMEM;
 }
 
 /* Old partition of the gradients into `n_old` buckets: DDP's assignment at
@@ -1252,10 +1275,8 @@ int ts__replay_rebucket(ts_replay *r, const ts_replay_options *opt, ts_error *er
     if (rc == TS_OK && (!r->removed || !R.ob || !R.n_ob || !R.cursor || !c.chain || !c.chain_end || !c.slot_lane || !c.n_slots || !c.next_slot ||
                         !c.rank_pooled || !c.grp_last_scratch))
         rc = ts__error(err, TS_ENOMEM, "replay: out of memory");
-    for (uint32_t k = 0; rc == TS_OK && k < nr; k++) {
-        if (rank_buckets(r, (uint16_t)k, &R.ob[k], &R.n_ob[k])) rc = ts__error(err, TS_ENOMEM, "replay: out of memory");
-        else find_slots(&c, k, R.ob[k], R.n_ob[k]);
-    }
+    if (rc == TS_OK && rank_buckets(r, nr, R.ob, R.n_ob)) rc = ts__error(err, TS_ENOMEM, "replay: out of memory");
+    for (uint32_t k = 0; rc == TS_OK && k < nr; k++) find_slots(&c, k, R.ob[k], R.n_ob[k]);
     if (rc == TS_OK && (nr < 2 || R.n_ob[0] == 0))
         rc = ts__error(err, TS_ENODATA, "--bucket-mb: no gradient all-reduce over every rank inside an iteration");
     uint32_t n_skipped = 0;
@@ -1327,7 +1348,7 @@ int ts__replay_sizes_from_gradients(ts_replay *r, const ts_replay_options *opt, 
     c.grad = rev;
     old_bucket *ob = NULL;
     uint32_t n = 0, sized = 0, skipped = 0;
-    if (!grow_units(&c, c.n_grad) || rank_buckets(r, 0, &ob, &n)) rc = ts__error(err, TS_ENOMEM, "replay: out of memory");
+    if (!grow_units(&c, c.n_grad) || rank_buckets(r, 1, &ob, &n)) rc = ts__error(err, TS_ENOMEM, "replay: out of memory");
     for (uint32_t lo = 0, hi; rc == TS_OK && lo < n; lo = hi) {
         hi = group_end(r, ob, n, lo);
         bool unknown = false;

@@ -765,19 +765,28 @@ static double var_per_byte(const rb_ctx *c, const ts_replay_coll *old)
     return old->bytes > 0 ? var / (double)old->bytes : 0;
 }
 
-static int64_t new_transfer(const rb_ctx *c, const old_bucket *ob, uint32_t n_old, uint32_t n_units, uint32_t j,
+/* The iteration's least time per byte over its old buckets. */
+static double least_per_byte(const rb_ctx *c, const old_bucket *ob, uint32_t n_old)
+{
+    double least = INFINITY;
+    for (uint32_t b = 0; b < n_old; b++) {
+        double v = var_per_byte(c, &c->r->colls[ob[b].coll]);
+        if (v < least) least = v;
+    }
+    return least;
+}
+
+/* New bucket j's time. Its units are those of [u0, u1) with unit_new j
+ * (the caller narrows the range to j's run when the buckets are runs of
+ * units, as every grouping in reduction order is); least: least_per_byte. */
+static int64_t new_transfer(const rb_ctx *c, const old_bucket *ob, double least, uint32_t u0, uint32_t u1, uint32_t j,
                             int64_t *bytes, int32_t *same)
 {
     const ts_replay *r = c->r;
     uint32_t first = UINT32_MAX, last = 0;
-    double least = INFINITY;
-    for (uint32_t b = 0; b < n_old; b++) {
-        double v = var_per_byte(c, &r->colls[ob[b].coll]);
-        if (v < least) least = v;
-    }
     double t = (double)c->alpha_ns;
     *bytes = 0;
-    for (uint32_t i = 0; i < n_units; i++) {
+    for (uint32_t i = u0; i < u1; i++) {
         if (c->unit_new[i] != j) continue;
         if (first == UINT32_MAX) first = c->unit_old[i];
         last = c->unit_old[i];
@@ -886,9 +895,14 @@ static int regroup_iteration(rb_ctx *c, rb_ranks *R, uint32_t n_ranks, uint32_t 
         c->n_new += n_new;
         uint32_t members[n_ranks];
         int64_t resid[n_ranks];
-        for (uint32_t j = 0; j < n_new; j++) {
+        double least = least_per_byte(c, ob, n_old);
+        bool runs = true;   /* each new bucket's units a run (then j's are [u0, u1)) */
+        for (uint32_t i = 1; i < n_units; i++) runs = runs && c->unit_new[i] >= c->unit_new[i - 1];
+        for (uint32_t j = 0, u0 = 0, u1 = 0; j < n_new; j++, u0 = u1) {
+            while (u1 < n_units && (!runs || c->unit_new[u1] <= j)) u1++;
+            if (!runs) u0 = 0;
             int32_t same;
-            int64_t bytes, t = new_transfer(c, ob, n_old, n_units, j, &bytes, &same);
+            int64_t bytes, t = new_transfer(c, ob, least, u0, u1, j, &bytes, &same);
             for (uint32_t q = 0; q < n_ranks; q++) {
                 members[q] = R->new_member[(size_t)q * R->cap + j];
                 resid[q] = R->new_resid[(size_t)q * R->cap + j];

@@ -582,6 +582,7 @@ int ts__contention_apply(ts_contention *ct, ts_sim *s, double *kappa_out, ts_err
      * leaves the graph it simulated, so every later round would simulate
      * it again and change nothing: the fixed point, where the rounds stop
      * with the result the remaining rounds would give. */
+    s->keep_order = true;   /* the rounds and the caller's final run simulate these nodes and edges again */
     for (int round = 0; rc == TS_OK && (kappa > 0 || colls) && round < TS_CONTENTION_ROUNDS; round++) {
         rc = ts__sim_run(s, err);
         if (rc) break;

@@ -473,7 +473,7 @@ int ts__sim_run(ts_sim *s, ts_error *err)
      * rank at a time) instead of striding across all ranks. Any pop order
      * gives a topological order. */
     uint32_t top = 0, done = 0;
-    uint32_t *popped = ts__malloc((size_t)np * sizeof *popped + 1);   /* NULL: no order is kept */
+    uint32_t *popped = s->keep_order ? ts__malloc((size_t)np * sizeof *popped + 1) : NULL;   /* NULL: none kept */
     for (uint32_t i = n; i-- > 0;) {    /* pushed in reverse: row 0 pops first */
         s->start_ns[i] = sc.indeg[2 * i] ? INT64_MIN : ts__sim_own_start(s, i);
         s->end_ns[i] = INT64_MIN;

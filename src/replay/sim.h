@@ -91,6 +91,8 @@ typedef struct ts_sim {
     uint32_t *in_first, *in_edge;  /* [2 order_nodes + 1], [order_edges]: edges into each point */
     uint32_t  order_nodes, order_edges, stamp;
     bool      order_stale;         /* an edge changed the point it constrains (edit.h's reroute) */
+    bool      keep_order;          /* set by a caller that will run the sim again (contention.c): only
+                                      then does a Kahn run keep its order (about 40 bytes a node) */
 
     /* Results of the last ts__sim_run; n_nodes entries each. */
     int64_t  *start_ns;

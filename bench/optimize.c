@@ -10,8 +10,10 @@
  *                second of the search (cache hits not counted), every one
  *                simulated (a replay in the search's evaluation session,
  *                replay.h; no candidate is decided by a bound);
- *   full replay  ts_replay_run_graph of one candidate (the trace's own
- *                grouping) on the graph built once;
+ *   full replay  ts_replay_run_graph of one candidate on the graph built
+ *                once: the trace's own grouping (its contention rounds
+ *                settle after one), and DDP's buckets at 1 MB, a regrouped
+ *                candidate like the search's (the ratios use this one);
  *   from trace   ts_replay_run of that candidate (graph build + replay).
  *   same candidates  N random groupings and partitions (the optimizer's
  *                forms) priced twice in one run: by a plain full replay
@@ -289,26 +291,31 @@ int main(int argc, char **argv)
     }
     ts_replay_options ro = {.size = sizeof ro, .gradients_json = a.gradients, .nccl_tests_log = a.log,
                             .trace_bucket_mb = a.trace_cap_mb, .bucket_mb = a.trace_cap_mb};
-    double u_full, u_trace;
+    double u_full, u_trace, u_rg;
     int64_t full = best_replay(t, g, &ro, a.repeat, false, &u_full);
     int64_t whole = best_replay(t, g, &ro, a.repeat, true, &u_trace);
+    ts_replay_options rg = ro;   /* a regrouped candidate: DDP's buckets at 1 MB (the trace's grouping settles in a round) */
+    rg.bucket_mb = 1;
+    int64_t full_rg = best_replay(t, g, &rg, a.repeat, false, &u_rg);
     ts_optimize_options oo = {.size = sizeof oo, .search = TS_SEARCH_MCMC, .budget_evals = a.evals, .seed = 1,
                               .replay = &ro};
     ro.bucket_mb = 0;
     ts_optimize *o = NULL;
     double u0 = user_s();
-    if (full < 0 || whole < 0 || ts_optimize_run(g, &oo, &o, &err)) {
+    if (full < 0 || whole < 0 || full_rg < 0 || ts_optimize_run(g, &oo, &o, &err)) {
         fprintf(stderr, "optimize bench: %s\n", err.msg);
         return 2;
     }
     double u_search = user_s() - u0;
     ts_optimize_summary s;
     ts_optimize_get_summary(o, &s);
-    double rate = (double)s.n_evals / s.search_s, rate_full = 1e9 / (double)full, rate_trace = 1e9 / (double)whole;
+    double rate = (double)s.n_evals / s.search_s, rate_full = 1e9 / (double)full_rg, rate_trace = 1e9 / (double)whole;
     printf("graph: %s, %u nodes, %u edges, %u gradients, %u all-reduces per iteration in the trace\n", a.trace,
            ts_graph_n_nodes(g), ts_graph_n_edges(g), s.n_grads, s.n_old_buckets);
-    printf("full replay per candidate (same graph):  %8.3f ms  (%7.1f candidates/s; user %.3f ms)\n",
-           (double)full / 1e6, rate_full, u_full * 1e3);
+    printf("full replay, the trace's grouping:        %8.3f ms  (%7.1f candidates/s; user %.3f ms)\n",
+           (double)full / 1e6, 1e9 / (double)full, u_full * 1e3);
+    printf("full replay per candidate (same graph; DDP at 1 MB, regrouped): %8.3f ms  (%7.1f candidates/s; user %.3f ms)\n",
+           (double)full_rg / 1e6, rate_full, u_rg * 1e3);
     printf("replay per candidate from the trace:     %8.3f ms  (%7.1f candidates/s; user %.3f ms)\n",
            (double)whole / 1e6, rate_trace, u_trace * 1e3);
     printf("search (mcmc, %llu evaluations):        %8.3f s   (%7.1f evaluations/s; user %.3f s)\n",

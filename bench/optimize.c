@@ -10,8 +10,10 @@
  *                second of the search (cache hits not counted), every one
  *                simulated (a replay in the search's evaluation session,
  *                replay.h; no candidate is decided by a bound);
- *   full replay  ts_replay_run_graph of one candidate (the trace's own
- *                grouping) on the graph built once;
+ *   full replay  ts_replay_run_graph of one candidate on the graph built
+ *                once: the trace's own grouping (its contention rounds
+ *                settle after one), and DDP's buckets at 1 MB, a regrouped
+ *                candidate like the search's (the ratios use this one);
  *   from trace   ts_replay_run of that candidate (graph build + replay).
  *   same candidates  N random groupings and partitions (the optimizer's
  *                forms) priced twice in one run: by a plain full replay
@@ -24,7 +26,8 @@
  * on one trace with shapes (--cost-train, Kineto "Input Dims") and scored on
  * another (--cost-test): the median relative error of its predictions on the
  * held-out ops, against the shape-blind per-name median. Usage: build/bench/optimize [--trace DIR] [--gradients FILE]
- * [--trace-bucket-mb X] [--log LOG] [--evals N] [--repeat R]
+ * [--trace-bucket-mb X] [--log LOG] [--evals N] [--repeat R] [--fold-dir DIR]
+ * (--fold-dir: only the search on DIR's rank files, folded; folded_search).
  * Not a test: nothing asserts a speed; a shared machine makes wall time noisy
  * (user CPU is printed too).
  */
@@ -45,7 +48,7 @@
 #include "trainscope/replay.h"
 
 typedef struct bench_args {
-    const char *trace, *gradients, *log, *cost_train, *cost_test;
+    const char *trace, *gradients, *log, *cost_train, *cost_test, *fold_dir;
     double      trace_cap_mb;
     uint64_t    evals;
     int         repeat;
@@ -63,7 +66,7 @@ static int parse(int argc, char **argv, bench_args *a)
     *a = (bench_args){"bench/data/optimize_transformer12/trace", "bench/data/optimize_transformer12/gradients.json",
                       "examples/workloads/results/gloo_allreduce_perf.log",
                       "../shared/data/kineto/trace_filter/sampled_rank-0.json.gz",
-                      "../shared/data/kineto/trace_filter/sampled_rank-1.json.gz", 0.0001, 60, 3};
+                      "../shared/data/kineto/trace_filter/sampled_rank-1.json.gz", NULL, 0.0001, 60, 3};
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--trace")) a->trace = argv[i + 1];
         else if (!strcmp(argv[i], "--gradients")) a->gradients = argv[i + 1];
@@ -73,6 +76,7 @@ static int parse(int argc, char **argv, bench_args *a)
         else if (!strcmp(argv[i], "--trace-bucket-mb")) a->trace_cap_mb = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--evals")) a->evals = strtoull(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "--repeat")) a->repeat = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--fold-dir")) a->fold_dir = argv[i + 1];
         else { fprintf(stderr, "optimize bench: unknown option %s\n", argv[i]); return -1; }
     }
     return a->evals && a->repeat > 0 ? 0 : -1;
@@ -183,6 +187,60 @@ static int same_candidates(const ts_graph *g, const bench_args *a, const char *l
     return rc == 0 && equal == n ? 0 : -1;
 }
 
+/* The search on a job of many rank files (bench/optimize.sh writes 1,024
+ * copies of the trace's two ranks with bench/scale_gen --jitter -1): read
+ * by the bounded path with --fold-replicas (docs/scale.md), so one
+ * representative per group of replica ranks is replayed whole and the
+ * others keep only their collective members; then the same MCMC search as
+ * above. Prints the load and the search apart, wall and user CPU. */
+static int folded_search(const bench_args *a)
+{
+    const char *paths[1] = {a->fold_dir};
+    ts_load_opts lo = {.size = sizeof lo};
+    ts_graph_options go = {.size = sizeof go, .fold_replicas = 1};
+    ts_job *t = NULL;
+    ts_graph *g = NULL;
+    ts_error err = {0};
+    double u0 = user_s();
+    int64_t t0 = ts__now_ns();
+    if (ts_graph_load(paths, 1, &lo, &go, &t, &g, &err)) {
+        fprintf(stderr, "optimize bench: %s\n", err.msg);
+        return -1;
+    }
+    double load_s = (double)(ts__now_ns() - t0) / 1e9, load_u = user_s() - u0;
+    uint32_t n = ts_graph_n_ranks(g), groups = 0;
+    for (uint32_t r = 0; r < n; r++) groups += ts_graph_replica_of(g, r) == r;
+    ts_replay_options ro = {.size = sizeof ro, .gradients_json = a->gradients, .nccl_tests_log = a->log,
+                            .trace_bucket_mb = a->trace_cap_mb};
+    ts_optimize_options oo = {.size = sizeof oo, .search = TS_SEARCH_MCMC, .budget_evals = a->evals, .seed = 1,
+                              .replay = &ro};
+    ts_optimize *o = NULL;
+    u0 = user_s();
+    t0 = ts__now_ns();
+    int rc = ts_optimize_run(g, &oo, &o, &err);
+    double run_s = (double)(ts__now_ns() - t0) / 1e9, run_u = user_s() - u0;
+    if (rc) fprintf(stderr, "optimize bench: %s\n", err.msg);
+    else {
+        ts_optimize_summary s;
+        ts_optimize_get_summary(o, &s);
+        printf("folded job: %s, %u ranks in %u replica groups, %u graph nodes; load (bounded, --fold-replicas) "
+               "%.2f s wall, %.2f s user\n", a->fold_dir, n, groups, ts_graph_n_nodes(g), load_s, load_u);
+        printf("  search (mcmc, %llu evaluations): %.3f s (%.2f evaluations/s; optimize run in all, with the "
+               "baseline, the best re-priced and the changes' attribution: %.2f s wall, %.2f s user); 60 s holds "
+               "%.0f evaluations at this rate (target: a search of 1,024 ranks in 60 s)\n",
+               (unsigned long long)s.n_evals, s.search_s, s.evals_per_s, run_s, run_u, 60 * s.evals_per_s);
+        printf("  found: %.3f -> %.3f ms per iteration (%+.2f%%), %u -> %u buckets; contention rounds: %.2f "
+               "simulations per evaluation\n", (double)s.baseline_ns / 1e6,
+               (double)s.best_ns / 1e6, 100.0 * (double)(s.best_ns - s.baseline_ns) / (double)s.baseline_ns,
+               s.n_old_buckets, s.n_new_buckets,
+               s.n_contended ? (double)s.n_contention_sims / (double)s.n_contended : 0.0);
+    }
+    ts_optimize_destroy(o);
+    ts_graph_destroy(g);
+    ts_job_destroy(t);
+    return rc ? -1 : 0;
+}
+
 /* The cost model's held-out error: fitted on one trace, scored on another. */
 static void cost_model_figures(const bench_args *a)
 {
@@ -219,9 +277,10 @@ int main(int argc, char **argv)
     bench_args a;
     if (parse(argc, argv, &a)) {
         fprintf(stderr, "usage: optimize [--trace DIR] [--gradients FILE] [--trace-bucket-mb X] [--log LOG] "
-                        "[--evals N] [--repeat R]\n");
+                        "[--evals N] [--repeat R] [--fold-dir DIR]\n");
         return 2;
     }
+    if (a.fold_dir) return folded_search(&a) == 0 ? 0 : 1;   /* that search alone (bench/optimize.sh runs both) */
     const char *paths[1] = {a.trace};
     ts_job *t = NULL;
     ts_graph *g = NULL;
@@ -232,26 +291,31 @@ int main(int argc, char **argv)
     }
     ts_replay_options ro = {.size = sizeof ro, .gradients_json = a.gradients, .nccl_tests_log = a.log,
                             .trace_bucket_mb = a.trace_cap_mb, .bucket_mb = a.trace_cap_mb};
-    double u_full, u_trace;
+    double u_full, u_trace, u_rg;
     int64_t full = best_replay(t, g, &ro, a.repeat, false, &u_full);
     int64_t whole = best_replay(t, g, &ro, a.repeat, true, &u_trace);
+    ts_replay_options rg = ro;   /* a regrouped candidate: DDP's buckets at 1 MB (the trace's grouping settles in a round) */
+    rg.bucket_mb = 1;
+    int64_t full_rg = best_replay(t, g, &rg, a.repeat, false, &u_rg);
     ts_optimize_options oo = {.size = sizeof oo, .search = TS_SEARCH_MCMC, .budget_evals = a.evals, .seed = 1,
                               .replay = &ro};
     ro.bucket_mb = 0;
     ts_optimize *o = NULL;
     double u0 = user_s();
-    if (full < 0 || whole < 0 || ts_optimize_run(g, &oo, &o, &err)) {
+    if (full < 0 || whole < 0 || full_rg < 0 || ts_optimize_run(g, &oo, &o, &err)) {
         fprintf(stderr, "optimize bench: %s\n", err.msg);
         return 2;
     }
     double u_search = user_s() - u0;
     ts_optimize_summary s;
     ts_optimize_get_summary(o, &s);
-    double rate = (double)s.n_evals / s.search_s, rate_full = 1e9 / (double)full, rate_trace = 1e9 / (double)whole;
+    double rate = (double)s.n_evals / s.search_s, rate_full = 1e9 / (double)full_rg, rate_trace = 1e9 / (double)whole;
     printf("graph: %s, %u nodes, %u edges, %u gradients, %u all-reduces per iteration in the trace\n", a.trace,
            ts_graph_n_nodes(g), ts_graph_n_edges(g), s.n_grads, s.n_old_buckets);
-    printf("full replay per candidate (same graph):  %8.3f ms  (%7.1f candidates/s; user %.3f ms)\n",
-           (double)full / 1e6, rate_full, u_full * 1e3);
+    printf("full replay, the trace's grouping:        %8.3f ms  (%7.1f candidates/s; user %.3f ms)\n",
+           (double)full / 1e6, 1e9 / (double)full, u_full * 1e3);
+    printf("full replay per candidate (same graph; DDP at 1 MB, regrouped): %8.3f ms  (%7.1f candidates/s; user %.3f ms)\n",
+           (double)full_rg / 1e6, rate_full, u_rg * 1e3);
     printf("replay per candidate from the trace:     %8.3f ms  (%7.1f candidates/s; user %.3f ms)\n",
            (double)whole / 1e6, rate_trace, u_trace * 1e3);
     printf("search (mcmc, %llu evaluations):        %8.3f s   (%7.1f evaluations/s; user %.3f s)\n",
@@ -259,6 +323,10 @@ int main(int argc, char **argv)
     printf("  of which simulated: %llu (%.1f/s, each a replay in the search's evaluation session); decided by a "
            "bound without simulation: 0 (no bound is built: dPRO's heat needs every candidate's exact time)\n",
            (unsigned long long)s.n_evals, rate);
+    printf("  contention rounds: %.2f simulations per evaluation (%llu in %llu evaluations; at most %d, fewer where "
+           "the rounds reach their fixed point), plus the final simulation of each\n",
+           s.n_contended ? (double)s.n_contention_sims / (double)s.n_contended : 0.0,
+           (unsigned long long)s.n_contention_sims, (unsigned long long)s.n_contended, TS_CONTENTION_ROUNDS);
     printf("evaluations/s: %.1f (target 10,000: %s); %.2fx a full replay per candidate on the same graph "
            "(target 100x: %s), %.2fx a replay from the trace\n", rate, rate >= 10000 ? "met" : "NOT met",
            rate / rate_full, rate / rate_full >= 100 ? "met" : "NOT met", rate / rate_trace);

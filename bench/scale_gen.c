@@ -5,7 +5,9 @@
  * trace_filter ranks alternating) with its clock jittered: every "ts" becomes
  * t0 + (ts - t0) * f_r + o_r and every "dur" dur * f_r, where f_r is uniform in
  * [1 - 0.001 - jitter, 1 - 0.001] and o_r a clock offset uniform in [0, 1000) us,
- * deterministic in the seed. Each event's ends are mapped and rounded (a
+ * deterministic in the seed (--jitter -1: f_r = 1, clock offsets only, so
+ * every copy keeps its source's exact nesting: bench/optimize's folded
+ * 1,024-rank search). Each event's ends are mapped and rounded (a
  * "dur" is taken to follow its event's "ts", as Kineto writes them). Stretching a rank's whole clock keeps its nesting,
  * its order and its collectives (names, sequence numbers, sizes, process
  * groups) as they were, so the job's collectives stay consistent; each rank
@@ -182,6 +184,7 @@ int main(int argc, char **argv)
         /* slower clocks only (f < 1): a child that a whole-us source ends 1 us
          * after its parent (nested by the reader's rounding rule) stays within 1 us */
         double f = 1.0 - 0.001 - jitter * unit(&rng), off = 1000.0 * unit(&rng);
+        if (jitter < 0) f = 1.0;   /* --jitter -1: offsets only, each copy exactly its source's shape */
         const char *how = !strcmp(compress, "mix") ? kinds[r % 3] : compress;
         o.n = 0;
         transform(&src[r % n_src], &o, t0[r % n_src], f, off, r, n);

@@ -104,6 +104,9 @@ typedef struct ts_optimize_summary {
     double   ddp_bucket_cap_mb;/* a cap whose DDP grouping is the plan's, < 0 = none does */
     double   gain_pct;         /* (baseline - best) / baseline * 100; 0 when baseline is 0 */
     double   evals_per_s;      /* n_evals / search_s; 0 when no time was measured */
+    uint64_t n_contended;      /* the search's evaluations that ran the gloo contention rounds */
+    uint64_t n_contention_sims;/* ... and the simulations those rounds ran (at most 6 each; fewer
+                                  where they reached their fixed point) */
 } ts_optimize_summary;
 TS_API void ts_optimize_get_summary(const ts_optimize *o, ts_optimize_summary *out);
 

@@ -336,7 +336,10 @@ int ts_optimize_run(const ts_graph *g, const ts_optimize_options *opt, ts_optimi
     if (rc == TS_OK) rc = buckets ? learn_baseline(o, err) : learn_measured(o, err);
     if (rc == TS_OK) rc = setup_space(o, &o_opt, err);
     if (rc == TS_OK && !(o->best = ts__malloc((size_t)o->n_vars + 1))) rc = ts__error(err, TS_ENOMEM, "optimize: out of memory");
+    uint64_t contended0 = o->session->n_contended, rounds0 = o->session->n_rounds;
     if (rc == TS_OK) rc = run_search(o, &o_opt, err);
+    o->sum.n_contended = o->session->n_contended - contended0;   /* the search's evaluations alone */
+    o->sum.n_contention_sims = o->session->n_rounds - rounds0;
     if (rc == TS_OK)
         rc = finish(o, o_opt.from_opfs ? TS_SEARCH_FROM_OPFS : o_opt.layer_num_limit ? TS_SEARCH_LAYER_SAMPLE : 0, err);
     if (rc) { ts_optimize_destroy(o); return rc; }

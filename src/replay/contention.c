@@ -59,22 +59,67 @@ static int cmp_i64(const void *x, const void *y)
     return (p > q) - (p < q);
 }
 
-/* Spans and ends mostly arrive sorted (ops in program order on one
- * thread): check before paying for a sort. */
+/* Spans and ends mostly arrive sorted or nearly (ops in program order on
+ * one thread; all-reduces on two worker lanes end a few places out of
+ * order): an insertion sort costs O(n + inversions) there, where qsort's
+ * calls through a comparator were a tenth of a candidate's price. Past 8
+ * moves an element on average it hands the rest to qsort (the result is
+ * the same sorted array; only equal keys' order may differ, which nothing
+ * reads: prof_build takes the starts and the ends apart). */
 static void sort_spans(span *sp, uint32_t n)
 {
-    for (uint32_t i = 1; i < n; i++)
-        if (sp[i].a < sp[i - 1].a) { qsort(sp, n, sizeof *sp, cmp_span); return; }
+    uint64_t moves = 0, limit = 8 * (uint64_t)n;
+    for (uint32_t i = 1; i < n; i++) {
+        span x = sp[i];
+        uint32_t j = i;
+        while (j > 0 && sp[j - 1].a > x.a && moves < limit) { sp[j] = sp[j - 1]; j--; moves++; }
+        sp[j] = x;
+        if (moves >= limit) { qsort(sp, n, sizeof *sp, cmp_span); return; }
+    }
 }
 
 static void sort_i64(int64_t *v, uint32_t n)
 {
-    for (uint32_t i = 1; i < n; i++)
-        if (v[i] < v[i - 1]) { qsort(v, n, sizeof *v, cmp_i64); return; }
+    uint64_t moves = 0, limit = 8 * (uint64_t)n;
+    for (uint32_t i = 1; i < n; i++) {
+        int64_t x = v[i];
+        uint32_t j = i;
+        while (j > 0 && v[j - 1] > x && moves < limit) { v[j] = v[j - 1]; j--; moves++; }
+        v[j] = x;
+        if (moves >= limit) { qsort(v, n, sizeof *v, cmp_i64); return; }
+    }
+}
+
+/* The profile of spans sorted by start none of which overlaps the next
+ * (one thread's ops): each adds a step to 1 and back, two entries, with no
+ * ends to sort. false (the profile unfinished) at the first overlap. Any
+ * construction of the same step function gives the same integrals (exact
+ * integers), so prof_at answers as after the general sweep. */
+static bool prof_build_disjoint(prof *pr, const span *sp, uint32_t n)
+{
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        int64_t a = sp[i].a, b = sp[i].b > a ? sp[i].b : a;
+        if (i + 1 < n && b > sp[i + 1].a) return false;
+        if (b == a) continue;   /* no time: the count does not change */
+        if (k && pr->t[k - 1] == a) k--;   /* the last span ended where this one starts: the 1 goes on */
+        else {
+            pr->cum[k] = k ? pr->cum[k - 1] + (int64_t)pr->cnt[k - 1] * (a - pr->t[k - 1]) : 0;
+            pr->t[k] = a;
+            pr->cnt[k++] = 1;
+        }
+        pr->cum[k] = pr->cum[k - 1] + (b - pr->t[k - 1]);
+        pr->t[k] = b;
+        pr->cnt[k++] = 0;
+    }
+    pr->n = k;
+    pr->hint = 0;
+    return true;
 }
 
 static void prof_build(prof *pr, const span *sp, uint32_t n, bool clip)
 {
+    if (prof_build_disjoint(pr, sp, n)) return;
     for (uint32_t i = 0; i < n; i++) pr->ends[i] = sp[i].b > sp[i].a ? sp[i].b : sp[i].a;
     sort_i64(pr->ends, n);
     uint32_t i = 0, j = 0, k = 0;
@@ -145,13 +190,38 @@ static double prof_avg(prof *pr, int64_t a, int64_t b)
     return (double)(prof_at(pr, b) - prof_at(pr, a)) / (double)(b - a);
 }
 
+/* Rows of a list (ct->member or ct->op) grouped by rank, each rank's in
+ * list order: rank k's are idx[first[k] .. first[k + 1]). Built once per
+ * call, so a pass over one rank's rows costs those rows, not the whole
+ * list (at 1,024 ranks the scans per rank were O(ranks x rows) a round). */
+typedef struct by_rank { uint32_t *first, *idx; } by_rank;
+
+static bool by_rank_build(by_rank *b, const ts_sim *s, const uint32_t *rows, uint32_t n, uint16_t n_ranks)
+{
+    b->first = ts__calloc((size_t)n_ranks + 2, sizeof *b->first);
+    b->idx = ts__malloc((size_t)n * sizeof *b->idx + 1);
+    if (!b->first || !b->idx) return false;
+    for (uint32_t i = 0; i < n; i++)
+        if (s->rank[rows[i]] < n_ranks) b->first[s->rank[rows[i]] + 2]++;
+    for (uint32_t k = 0; k < n_ranks; k++) b->first[k + 2] += b->first[k + 1];
+    for (uint32_t i = 0; i < n; i++)   /* first[k + 1] is rank k's fill cursor, ending at its end */
+        if (s->rank[rows[i]] < n_ranks) b->idx[b->first[s->rank[rows[i]] + 1]++] = i;
+    return true;
+}
+
+static void by_rank_free(by_rank *b, uint32_t n, uint16_t n_ranks)
+{
+    ts__free(b->first, ((size_t)n_ranks + 2) * sizeof *b->first);
+    ts__free(b->idx, (size_t)n * sizeof *b->idx + 1);
+}
+
 /* The spans of one rank: measured (old members) or simulated (active ones). */
-static uint32_t collect_spans(const ts_contention *ct, const ts_sim *s, uint16_t rank, bool simulated, span *out)
+static uint32_t collect_spans(const ts_contention *ct, const by_rank *br, const ts_sim *s, uint16_t rank,
+                              bool simulated, span *out)
 {
     uint32_t n = 0;
-    for (uint32_t i = 0; i < ct->n_members; i++) {
-        uint32_t m = ct->member[i];
-        if (s->rank[m] != rank) continue;
+    for (uint32_t j = br->first[rank]; j < br->first[rank + 1]; j++) {
+        uint32_t i = br->idx[j], m = ct->member[i];
         if (simulated && !ct->active[i]) continue;
         if (!simulated && !ts__sim_measured(s, m)) continue;
         span x = simulated ? (span){s->start_ns[m], s->end_ns[m]} : (span){ts__sim_meas_start(s, m), ts__sim_meas_end(s, m)};
@@ -162,13 +232,13 @@ static uint32_t collect_spans(const ts_contention *ct, const ts_sim *s, uint16_t
 }
 
 /* Fill f[] (per op) with each op's average overlap, measured or simulated. */
-static void overlaps(const ts_contention *ct, const ts_sim *s, bool simulated, span *scratch, prof *pm, double *f)
+static void overlaps(const ts_contention *ct, const by_rank *bm, const by_rank *bo, const ts_sim *s, bool simulated,
+                     span *scratch, prof *pm, double *f)
 {
     for (uint16_t rank = 0; rank < ct->n_ranks; rank++) {
-        prof_build(pm, scratch, collect_spans(ct, s, rank, simulated, scratch), false);
-        for (uint32_t k = 0; k < ct->n_ops; k++) {
-            uint32_t op = ct->op[k];
-            if (s->rank[op] != rank) continue;
+        prof_build(pm, scratch, collect_spans(ct, bm, s, rank, simulated, scratch), false);
+        for (uint32_t j = bo->first[rank]; j < bo->first[rank + 1]; j++) {
+            uint32_t k = bo->idx[j], op = ct->op[k];
             f[k] = simulated ? prof_avg(pm, s->start_ns[op], s->start_ns[op] + s->self_ns[op])
                              : prof_avg(pm, ts__sim_meas_start(s, op), ts__sim_meas_end(s, op));
         }
@@ -177,12 +247,12 @@ static void overlaps(const ts_contention *ct, const ts_sim *s, bool simulated, s
 
 /* One rank's compute spans (measured or simulated), sorted by start;
  * returns how many. */
-static uint32_t compute_spans(const ts_contention *ct, const ts_sim *s, uint16_t rank, bool simulated, span *out)
+static uint32_t compute_spans(const ts_contention *ct, const by_rank *bo, const ts_sim *s, uint16_t rank,
+                              bool simulated, span *out)
 {
     uint32_t n = 0;
-    for (uint32_t k = 0; k < ct->n_ops; k++) {
-        uint32_t op = ct->op[k];
-        if (s->rank[op] != rank) continue;
+    for (uint32_t j = bo->first[rank]; j < bo->first[rank + 1]; j++) {
+        uint32_t op = ct->op[bo->idx[j]];
         out[n++] = simulated ? (span){s->start_ns[op], s->end_ns[op]} : (span){ts__sim_meas_start(s, op), ts__sim_meas_end(s, op)};
     }
     sort_spans(out, n);
@@ -225,13 +295,13 @@ static uint32_t compute_spans(const ts_contention *ct, const ts_sim *s, uint16_t
 /* g[i] of every all-reduce: mean over ranks of 1 + w c + (v + w c) o over
  * its member's span there (measured, or simulated). Scratch: su holds n_ops
  * spans, sm n_members; pu and pm are their profiles. */
-static void sharing(const ts_contention *ct, const ts_sim *s, bool simulated, span *su, span *sm, prof *pu, prof *pm,
-                    double *g)
+static void sharing(const ts_contention *ct, const by_rank *bm, const by_rank *bo, const ts_sim *s, bool simulated,
+                    span *su, span *sm, prof *pu, prof *pm, double *g)
 {
     for (uint32_t i = 0; i < ct->n_colls; i++) g[i] = 0;
     for (uint16_t rank = 0; rank < ct->n_ranks; rank++) {
-        prof_build(pu, su, compute_spans(ct, s, rank, simulated, su), true);
-        prof_build(pm, sm, collect_spans(ct, s, rank, simulated, sm), false);
+        prof_build(pu, su, compute_spans(ct, bo, s, rank, simulated, su), true);
+        prof_build(pm, sm, collect_spans(ct, bm, s, rank, simulated, sm), false);
         for (uint32_t i = 0; i < ct->n_colls; i++) {
             uint32_t m = ct->coll_member[(size_t)i * ct->n_ranks + rank];
             int64_t a = simulated ? s->start_ns[m] : ts__sim_meas_start(s, m);
@@ -280,8 +350,10 @@ static double fit_load(const ts_contention *ct, const double *g_meas)
 /* Re-time the new all-reduces for their simulated sharing g_sim: one that
  * holds the gradients of one old instance scales that one's measured time
  * (exactly it when the sharing is as measured), any other takes
- * load x price(g_sim). Returns how many were re-timed. */
-static uint32_t retime_colls(const ts_contention *ct, ts_sim *s, const double *g_meas, const double *g_sim)
+ * load x price(g_sim). Returns how many were re-timed; sets *changed when
+ * a time differs from the one it had. */
+static uint32_t retime_colls(const ts_contention *ct, ts_sim *s, const double *g_meas, const double *g_sim,
+                             bool *changed)
 {
     uint32_t n = 0;
     for (uint32_t i = 0; i < ct->n_colls; i++) {
@@ -295,7 +367,9 @@ static uint32_t retime_colls(const ts_contention *ct, ts_sim *s, const double *g
             t = ct->load * price(ct, i, g_sim[i]);
         else
             continue;
-        s->self_ns[ct->coll_bar[i]] = (int64_t)llround(t);
+        int64_t ns = (int64_t)llround(t);
+        *changed |= s->self_ns[ct->coll_bar[i]] != ns;
+        s->self_ns[ct->coll_bar[i]] = ns;
         n++;
     }
     return n;
@@ -327,15 +401,19 @@ static double fit_kappa(const ts_contention *ct, const int64_t *dur, const doubl
 }
 
 /* Re-time every op from its simulated overlap f_sim; an op whose overlap
- * is as measured keeps its measured time exactly. */
-static void retime_ops(const ts_contention *ct, ts_sim *s, double kappa, const int64_t *meas, const double *f_meas,
+ * is as measured keeps its measured time exactly. Returns whether a time
+ * differs from the one it had. */
+static bool retime_ops(const ts_contention *ct, ts_sim *s, double kappa, const int64_t *meas, const double *f_meas,
                        const double *f_sim)
 {
+    bool changed = false;
     for (uint32_t k = 0; k < ct->n_ops; k++) {
         double g_meas = 1 + kappa * f_meas[k], g_sim = 1 + kappa * f_sim[k];
-        s->self_ns[ct->op[k]] = fabs(f_sim[k] - f_meas[k]) < 1e-9 ? meas[k]
-                                                                  : (int64_t)((double)meas[k] * g_sim / g_meas);
+        int64_t ns = fabs(f_sim[k] - f_meas[k]) < 1e-9 ? meas[k] : (int64_t)((double)meas[k] * g_sim / g_meas);
+        changed |= s->self_ns[ct->op[k]] != ns;
+        s->self_ns[ct->op[k]] = ns;
     }
+    return changed;
 }
 
 /* ---- the memo of the measured side (contention.h) ---- */
@@ -474,6 +552,9 @@ int ts__contention_apply(ts_contention *ct, ts_sim *s, double *kappa_out, ts_err
     span *su = ts__malloc(n_ops * sizeof *su + 1);
     prof pu, pm;
     bool prof_ok = prof_alloc(&pu, n_scratch) & prof_alloc(&pm, n_scratch);
+    by_rank bm = {0}, bo = {0};
+    prof_ok &= by_rank_build(&bm, s, ct->member, ct->n_members, ct->n_ranks) &
+               by_rank_build(&bo, s, ct->op, ct->n_ops, ct->n_ranks);
     int rc = (!f_meas || !f_sim || !base || !g_meas || !g_sim || !meas || !scratch || !su || !prof_ok)
            ? ts__error(err, TS_ENOMEM, "replay: out of memory") : TS_OK;
     double kappa = 0;
@@ -486,9 +567,9 @@ int ts__contention_apply(ts_contention *ct, ts_sim *s, double *kappa_out, ts_err
         if (hit) {
             kappa = memo_take(hit, ct, f_meas, g_meas);
         } else {
-            overlaps(ct, s, false, scratch, &pm, f_meas);
+            overlaps(ct, &bm, &bo, s, false, scratch, &pm, f_meas);
             kappa = ct->kappa_given > 0 ? ct->kappa_given : fit_kappa(ct, meas, f_meas, base);
-            sharing(ct, s, false, su, scratch, &pu, &pm, g_meas);
+            sharing(ct, &bm, &bo, s, false, su, scratch, &pu, &pm, g_meas);
             ct->load = fit_load(ct, g_meas);
             ts_contention_memo *slot = ct->n_memo ? &ct->memo[(*ct->memo_next)++ % ct->n_memo] : NULL;
             if (slot && !memo_keep(slot, ct, s, meas, f_meas, g_meas, kappa))
@@ -496,19 +577,26 @@ int ts__contention_apply(ts_contention *ct, ts_sim *s, double *kappa_out, ts_err
         }
         for (uint32_t i = 0; i < n_colls; i++) colls = colls || ct->coll_new[i];
     }
-    /* A few rounds: re-time from the simulated overlaps, re-simulate. */
-    for (int round = 0; rc == TS_OK && (kappa > 0 || colls) && round < 6; round++) {
+    /* Up to TS_CONTENTION_ROUNDS rounds: re-time from the simulated
+     * overlaps, re-simulate. A round that changed no time and no edge
+     * leaves the graph it simulated, so every later round would simulate
+     * it again and change nothing: the fixed point, where the rounds stop
+     * with the result the remaining rounds would give. */
+    s->keep_order = true;   /* the rounds and the caller's final run simulate these nodes and edges again */
+    for (int round = 0; rc == TS_OK && (kappa > 0 || colls) && round < TS_CONTENTION_ROUNDS; round++) {
         rc = ts__sim_run(s, err);
         if (rc) break;
-        if (ct->after_sim) ct->after_sim(ct->after_sim_ctx, s);
+        ct->n_rounds++;
+        bool changed = ct->after_sim ? ct->after_sim(ct->after_sim_ctx, s) : false;
         if (kappa > 0) {
-            overlaps(ct, s, true, scratch, &pm, f_sim);
-            retime_ops(ct, s, kappa, meas, f_meas, f_sim);
+            overlaps(ct, &bm, &bo, s, true, scratch, &pm, f_sim);
+            changed |= retime_ops(ct, s, kappa, meas, f_meas, f_sim);
         }
         if (colls) {
-            sharing(ct, s, true, su, scratch, &pu, &pm, g_sim);
-            colls = retime_colls(ct, s, g_meas, g_sim) > 0;
+            sharing(ct, &bm, &bo, s, true, su, scratch, &pu, &pm, g_sim);
+            colls = retime_colls(ct, s, g_meas, g_sim, &changed) > 0;
         }
+        if (!changed && !ct->all_rounds) break;
     }
     *kappa_out = kappa;
     ts__free(f_meas, n_ops * sizeof *f_meas + 1);
@@ -521,5 +609,7 @@ int ts__contention_apply(ts_contention *ct, ts_sim *s, double *kappa_out, ts_err
     ts__free(su, n_ops * sizeof *su + 1);
     prof_free(&pu, n_scratch);
     prof_free(&pm, n_scratch);
+    by_rank_free(&bm, ct->n_members, ct->n_ranks);
+    by_rank_free(&bo, ct->n_ops, ct->n_ranks);
     return rc;
 }

@@ -52,8 +52,9 @@ typedef struct ts_contention {
     int64_t   alpha_ns;    /* the cost model's fixed cost of one all-reduce (its time at 0 bytes), 0 = none:
                               sharing slows it twice (contention.c, price()) */
     /* Called after each simulation of the re-timing rounds (may be NULL):
-     * rebucket.c hands the new buckets to gloo's workers there. */
-    void    (*after_sim)(void *ctx, ts_sim *s);
+     * rebucket.c hands the new buckets to gloo's workers there. Returns
+     * whether it changed the graph (a lane or an edge). */
+    bool    (*after_sim)(void *ctx, ts_sim *s);
     void     *after_sim_ctx;
     double    load;        /* out: the trace's load factor s (measured transfer / model x sharing), 0 = none */
     double    kappa_given; /* > 0: compute slowdown per all-reduce in flight measured by the calibration
@@ -61,7 +62,12 @@ typedef struct ts_contention {
     ts_contention_memo *memo; /* [n_memo] kept measured sides, NULL = none: a matching one is taken, else it
                                  is computed and kept in slot *memo_next (round robin) */
     uint32_t  n_memo, *memo_next;
+    uint32_t  n_rounds;    /* out: simulations the re-timing rounds ran (they stop at the fixed point) */
+    bool      all_rounds;  /* run every round, even past the fixed point (tests: the stop changes nothing) */
 } ts_contention;
+
+/* The most re-timing rounds: they stop earlier when a round changes nothing. */
+#define TS_CONTENTION_ROUNDS 6
 
 /* gloo's worker threads per process group (ProcessGroupGloo's default): the
  * all-reduces in flight at once in bench/gloo_allreduce.py's sharing test. */

@@ -37,6 +37,7 @@ static inline bool ts__edit_is_cut(const ts_replay *r, uint32_t e) { return r->s
 /* Edge e now constrains its destination from src's point (flags' FROM_END) plus gap. */
 static inline void ts__edit_reroute(ts_replay *r, uint32_t e, uint32_t src, uint8_t flags, int64_t gap_ns)
 {
+    if ((r->sim.eflags[e] ^ flags) & TS_SIM_TO_END) r->sim.order_stale = true;   /* sim.h: its in-edge index */
     r->sim.esrc[e] = src;
     r->sim.eflags[e] = flags;
     r->sim.egap_ns[e] = gap_ns;

@@ -114,28 +114,51 @@ static int cmp_old(const void *a, const void *b, void *arg)
     return (x > y) - (x < y);
 }
 
-/* This rank's gradient all-reduce members, in start order. */
-static int rank_buckets(const ts_replay *r, uint16_t rank, old_bucket **out, uint32_t *n_out)
+/* Whether r->colls[ci] is a gradient all-reduce over every rank. */
+static bool grad_allreduce(const ts_replay *r, uint32_t ci)
+{
+    const ts_replay_coll *c = &r->colls[ci];
+    return c->kind == TS_COLL_ALL_REDUCE && c->barrier != TS_NONE32 && c->graph_coll != TS_NONE32 &&
+           c->n_members == r->g->n_ranks;
+}
+
+/* The gradient all-reduce members of ranks 0 .. nr - 1 inside iterations,
+ * each rank's in start order (out[k], n_out[k]; NULL when none): one pass
+ * over the members, so O(members) for any number of ranks (a pass per rank
+ * over every member was 1,024 x 0.9 M reads a candidate at 1,024 ranks).
+ * The sort sees each rank's members in the same order as a pass per rank
+ * would give it (instances in row order, members in instance order). */
+static int rank_buckets(const ts_replay *r, uint32_t nr, old_bucket **out, uint32_t *n_out)
 {
     const ts_graph *g = r->g;
-    uint32_t n = 0, cap = 0;
-    old_bucket *v = NULL;
+    memset(n_out, 0, nr * sizeof *n_out);
     for (uint32_t ci = 0; ci < r->n_colls; ci++) {
-        const ts_replay_coll *c = &r->colls[ci];
-        if (c->kind != TS_COLL_ALL_REDUCE || c->barrier == TS_NONE32 || c->graph_coll == TS_NONE32 ||
-            c->n_members != g->n_ranks) continue;
-        const ts_coll *gc = &g->colls[c->graph_coll];
+        if (!grad_allreduce(r, ci)) continue;
+        const ts_coll *gc = &g->colls[r->colls[ci].graph_coll];
         for (uint32_t k = 0; k < gc->n_members; k++) {
             uint32_t m = g->coll_members[gc->first_member + k];
-            if (g->nodes.rank[m] != rank || g->nodes.iteration[m] < 0) continue;
-            if (ts__grow((void **)&v, &cap, sizeof *v, (size_t)n + 1)) { ts__free(v, cap * sizeof *v); return TS_ENOMEM; }
-            v[n++] = (old_bucket){m, launch_of(g, m), ci, false};
+            if (g->nodes.rank[m] < nr && g->nodes.iteration[m] >= 0) n_out[g->nodes.rank[m]]++;
         }
     }
-    if (n) qsort_r(v, n, sizeof *v, cmp_old, (void *)r);
-    *out = v;
-    *n_out = n;
-    return TS_OK;
+    uint32_t *fill = ts__calloc((size_t)nr + 1, sizeof *fill);
+    bool ok = fill != NULL;
+    for (uint32_t k = 0; k < nr; k++) {
+        out[k] = ok && n_out[k] ? ts__malloc(n_out[k] * sizeof *out[k]) : NULL;
+        if (n_out[k] && !out[k]) { ok = false; n_out[k] = 0; }   /* freed as n_out[k] says */
+    }
+    for (uint32_t ci = 0; ok && ci < r->n_colls; ci++) {
+        if (!grad_allreduce(r, ci)) continue;
+        const ts_coll *gc = &g->colls[r->colls[ci].graph_coll];
+        for (uint32_t k = 0; k < gc->n_members; k++) {
+            uint32_t m = g->coll_members[gc->first_member + k];
+            uint16_t q = g->nodes.rank[m];
+            if (q < nr && g->nodes.iteration[m] >= 0) out[q][fill[q]++] = (old_bucket){m, launch_of(g, m), ci, false};
+        }
+    }
+    for (uint32_t k = 0; ok && k < nr; k++)
+        if (n_out[k]) qsort_r(out[k], n_out[k], sizeof *out[k], cmp_old, (void *)r);
+    ts__free(fill, ((size_t)nr + 1) * sizeof *fill);
+    return ok ? TS_OK : TS_ENOMEM;
 }
 
 /* Old partition of the gradients into `n_old` buckets: DDP's assignment at
@@ -521,10 +544,11 @@ static int64_t edge_src_value(const ts_sim *s, uint32_t e)
  * between its rounds until the schedule settles. Before 24 Nov 17:00 the
  * lanes stayed in turn: deepmlp 0.5 -> 0.25 MB left one worker idle for the
  * last 5 ms of the queue while the other ran every other bucket. O(buckets
- * x lanes). */
-static void rebalance_lanes(void *ctx, ts_sim *s)
+ * x lanes). Returns whether it moved a bucket or an edge. */
+static bool rebalance_lanes(void *ctx, ts_sim *s)
 {
     rb_ctx *c = ctx;
+    bool changed = false;
     for (uint32_t g = 0; g < c->n_grp; g++) {
         uint16_t rank = c->grp_rank[g];
         uint32_t base = (uint32_t)rank * RB_MAX_SLOTS, n = c->n_slots[rank];
@@ -546,14 +570,18 @@ static void rebalance_lanes(void *ctx, ts_sim *s)
             int64_t dur = s->end_ns[x] - s->start_ns[x];
             free_at[best] = start + (dur > 0 ? dur : 0);
             prev_start = start;
+            changed |= s->lane[x] != c->slot_lane[base + best];
             ts__edit_move_lane(c->r, x, c->slot_lane[base + best]);
-            if (tail[best] != TS_NONE32)
-                ts__edit_reroute(c->r, le, tail[best], TS_SIM_FROM_END, c->pool_pickup[i]);
-            else   /* nothing before it on that worker: its readiness again */
-                ts__edit_reroute(c->r, le, s->esrc[re], s->eflags[re], s->egap_ns[re]);
+            /* nothing before it on that worker: its readiness again */
+            uint32_t src = tail[best] != TS_NONE32 ? tail[best] : s->esrc[re];
+            uint8_t flags = tail[best] != TS_NONE32 ? TS_SIM_FROM_END : s->eflags[re];
+            int64_t gap = tail[best] != TS_NONE32 ? c->pool_pickup[i] : s->egap_ns[re];
+            changed |= s->esrc[le] != src || s->eflags[le] != flags || s->egap_ns[le] != gap;
+            ts__edit_reroute(c->r, le, src, flags, gap);
             tail[best] = x;
         }
     }
+    return changed;
 }
 
 /* The channel slot for a new bucket. An unchanged partition keeps every
@@ -738,19 +766,28 @@ static double var_per_byte(const rb_ctx *c, const ts_replay_coll *old)
     return old->bytes > 0 ? var / (double)old->bytes : 0;
 }
 
-static int64_t new_transfer(const rb_ctx *c, const old_bucket *ob, uint32_t n_old, uint32_t n_units, uint32_t j,
+/* The iteration's least time per byte over its old buckets. */
+static double least_per_byte(const rb_ctx *c, const old_bucket *ob, uint32_t n_old)
+{
+    double least = INFINITY;
+    for (uint32_t b = 0; b < n_old; b++) {
+        double v = var_per_byte(c, &c->r->colls[ob[b].coll]);
+        if (v < least) least = v;
+    }
+    return least;
+}
+
+/* New bucket j's time. Its units are those of [u0, u1) with unit_new j
+ * (the caller narrows the range to j's run when the buckets are runs of
+ * units, as every grouping in reduction order is); least: least_per_byte. */
+static int64_t new_transfer(const rb_ctx *c, const old_bucket *ob, double least, uint32_t u0, uint32_t u1, uint32_t j,
                             int64_t *bytes, int32_t *same)
 {
     const ts_replay *r = c->r;
     uint32_t first = UINT32_MAX, last = 0;
-    double least = INFINITY;
-    for (uint32_t b = 0; b < n_old; b++) {
-        double v = var_per_byte(c, &r->colls[ob[b].coll]);
-        if (v < least) least = v;
-    }
     double t = (double)c->alpha_ns;
     *bytes = 0;
-    for (uint32_t i = 0; i < n_units; i++) {
+    for (uint32_t i = u0; i < u1; i++) {
         if (c->unit_new[i] != j) continue;
         if (first == UINT32_MAX) first = c->unit_old[i];
         last = c->unit_old[i];
@@ -859,9 +896,14 @@ static int regroup_iteration(rb_ctx *c, rb_ranks *R, uint32_t n_ranks, uint32_t 
         c->n_new += n_new;
         uint32_t members[n_ranks];
         int64_t resid[n_ranks];
-        for (uint32_t j = 0; j < n_new; j++) {
+        double least = least_per_byte(c, ob, n_old);
+        bool runs = true;   /* each new bucket's units a run (then j's are [u0, u1)) */
+        for (uint32_t i = 1; i < n_units; i++) runs = runs && c->unit_new[i] >= c->unit_new[i - 1];
+        for (uint32_t j = 0, u0 = 0, u1 = 0; j < n_new; j++, u0 = u1) {
+            while (u1 < n_units && (!runs || c->unit_new[u1] <= j)) u1++;
+            if (!runs) u0 = 0;
             int32_t same;
-            int64_t bytes, t = new_transfer(c, ob, n_old, n_units, j, &bytes, &same);
+            int64_t bytes, t = new_transfer(c, ob, least, u0, u1, j, &bytes, &same);
             for (uint32_t q = 0; q < n_ranks; q++) {
                 members[q] = R->new_member[(size_t)q * R->cap + j];
                 resid[q] = R->new_resid[(size_t)q * R->cap + j];
@@ -1115,7 +1157,8 @@ static int apply_contention(rb_ctx *c, const rb_ranks *R, uint32_t n_ranks, ts_e
                         .after_sim = c->n_grp ? rebalance_lanes : NULL, .after_sim_ctx = c,
                         .memo = r->session ? r->session->ct : NULL,
                         .n_memo = r->session ? (uint32_t)(sizeof r->session->ct / sizeof r->session->ct[0]) : 0,
-                        .memo_next = r->session ? &r->session->ct_next : NULL};
+                        .memo_next = r->session ? &r->session->ct_next : NULL,
+                        .all_rounds = r->session && r->session->all_rounds};
     size_t n_base = r->sim.n_base_nodes, n_all = r->sim.n_nodes;
     uint32_t cap_members = (uint32_t)(n_all - n_base);
     for (uint32_t k = 0; k < n_ranks; k++) cap_members += R->n_ob[k];
@@ -1126,6 +1169,10 @@ static int apply_contention(rb_ctx *c, const rb_ranks *R, uint32_t n_ranks, ts_e
     double kappa = 0;
     if (rc == TS_OK) rc = ts__contention_apply(&ct, &r->sim, &kappa, err);
     else ts__error(err, rc, "replay: out of memory");
+    if (r->session) {
+        r->session->n_rounds += ct.n_rounds;
+        r->session->n_contended++;
+    }
     if (rc == TS_OK && ct.kappa_given <= 0 && ts__coll_model_cpu_disturbed(r->model) > 0)
         ts__replay_warn(r, "--bucket-mb: the calibration log's sharing test is disturbed (the matmuls ran %.2fx "
                         "faster beside the all-reduces than alone: the machine's load changed while it ran), so "
@@ -1379,10 +1426,8 @@ int ts__replay_rebucket(ts_replay *r, const ts_replay_options *opt, ts_error *er
     if (rc == TS_OK && (!r->removed || !R.ob || !R.n_ob || !R.cursor || !c.chain || !c.chain_end || !c.slot_lane || !c.n_slots || !c.next_slot ||
                         !c.rank_pooled || !c.grp_last_scratch))
         rc = ts__error(err, TS_ENOMEM, "replay: out of memory");
-    for (uint32_t k = 0; rc == TS_OK && k < nr; k++) {
-        if (rank_buckets(r, (uint16_t)k, &R.ob[k], &R.n_ob[k])) rc = ts__error(err, TS_ENOMEM, "replay: out of memory");
-        else find_slots(&c, k, R.ob[k], R.n_ob[k]);
-    }
+    if (rc == TS_OK && rank_buckets(r, nr, R.ob, R.n_ob)) rc = ts__error(err, TS_ENOMEM, "replay: out of memory");
+    for (uint32_t k = 0; rc == TS_OK && k < nr; k++) find_slots(&c, k, R.ob[k], R.n_ob[k]);
     if (rc == TS_OK && (nr < 2 || R.n_ob[0] == 0))
         rc = ts__error(err, TS_ENODATA, "--bucket-mb: no gradient all-reduce over every rank inside an iteration");
     uint32_t n_skipped = 0;
@@ -1456,7 +1501,7 @@ int ts__replay_sizes_from_gradients(ts_replay *r, const ts_replay_options *opt, 
     c.grad = rev;
     old_bucket *ob = NULL;
     uint32_t n = 0, sized = 0, skipped = 0;
-    if (!grow_units(&c, c.n_grad) || rank_buckets(r, 0, &ob, &n)) rc = ts__error(err, TS_ENOMEM, "replay: out of memory");
+    if (!grow_units(&c, c.n_grad) || rank_buckets(r, 1, &ob, &n)) rc = ts__error(err, TS_ENOMEM, "replay: out of memory");
     for (uint32_t lo = 0, hi; rc == TS_OK && lo < n; lo = hi) {
         hi = group_end(r, ob, n, lo);
         bool unknown = false;

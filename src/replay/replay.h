@@ -72,6 +72,8 @@ typedef struct ts_replay_session {
     ts_contention_memo ct[4];     /* a few: a partition that zeroes some copies has other ops to slow */
     uint32_t        ct_next;
     uint64_t        n_model_reused, n_grads_reused;
+    uint64_t        n_contended, n_rounds;   /* contention passes run and their simulations, in all */
+    bool            all_rounds;   /* tests: the contention rounds never stop at their fixed point */
 } ts_replay_session;
 
 TS_NODISCARD int ts__replay_session_create(const ts_graph *g, ts_replay_session **out);

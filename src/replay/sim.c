@@ -12,6 +12,18 @@
 
 void ts__sim_init(ts_sim *s) { memset(s, 0, sizeof *s); }
 
+static void order_free(ts_sim *s)
+{
+    size_t np = 2 * (size_t)s->order_nodes;
+    ts__free(s->order, np * sizeof *s->order + 1);
+    ts__free(s->mark, np * sizeof *s->mark + 1);
+    ts__free(s->dfs, 2 * np * sizeof *s->dfs + 1);
+    ts__free(s->in_first, (np + 1) * sizeof *s->in_first);
+    ts__free(s->in_edge, (size_t)s->order_edges * sizeof *s->in_edge + 1);
+    s->order = s->mark = s->dfs = s->in_first = s->in_edge = NULL;
+    s->order_nodes = s->order_edges = s->stamp = 0;
+}
+
 /* Columns the sim always owns; the others (lendable_cols) may be borrowed. */
 #define SIM_NODE_COLS(X) X(name) X(start_ns) X(end_ns)
 
@@ -54,6 +66,7 @@ void ts__sim_free(ts_sim *s)
             if (!(s->borrowed & (1u << (bit0 + i)))) ts__free(*c[i].p, cap * c[i].elem);
     }
     ts__free(s->meas_offset_ns, s->n_offsets * sizeof *s->meas_offset_ns);
+    order_free(s);
     memset(s, 0, sizeof *s);
 }
 
@@ -355,6 +368,87 @@ static void run_in_base_order(ts_sim *s)
     }
 }
 
+/* Keep the order of a Kahn run that reached every point (popped: the
+ * points as it evaluated them) and index the edges by destination node (a
+ * counting sort), for run_in_kept_order: O(V + E). Out of memory keeps
+ * nothing (the next run is Kahn's again). */
+static void keep_order(ts_sim *s, const uint32_t *popped)
+{
+    order_free(s);
+    size_t n = s->n_nodes, np = 2 * n, ne = s->n_edges;
+    s->order = ts__malloc(np * sizeof *s->order + 1);
+    s->mark = ts__calloc(np + 1, sizeof *s->mark);
+    s->dfs = ts__malloc(2 * np * sizeof *s->dfs + 1);
+    s->in_first = ts__calloc(np + 1, sizeof *s->in_first);
+    s->in_edge = ts__malloc(ne * sizeof *s->in_edge + 1);
+    s->order_nodes = (uint32_t)n;
+    s->order_edges = (uint32_t)ne;
+    if (!s->order || !s->mark || !s->dfs || !s->in_first || !s->in_edge) { order_free(s); return; }
+    memcpy(s->order, popped, np * sizeof *s->order);
+    for (uint32_t e = 0; e < ne; e++) s->in_first[dst_point(s, e) + 1]++;
+    for (size_t p = 0; p < np; p++) s->in_first[p + 1] += s->in_first[p];
+    for (uint32_t e = 0; e < ne; e++) s->in_edge[s->in_first[dst_point(s, e)]++] = e;   /* now point p's end */
+    for (size_t p = np; p > 0; p--) s->in_first[p] = s->in_first[p - 1];
+    s->in_first[0] = 0;
+    s->order_stale = false;
+}
+
+/* Point p's value from its sources, or false (nothing written) when one
+ * is not evaluated in this run (mark != done): *wait is set to it. */
+static inline __attribute__((always_inline)) bool pull_point(ts_sim *s, uint32_t p, uint32_t done, uint32_t *wait)
+{
+    uint32_t n = p >> 1, j0 = s->in_first[p], j1 = s->in_first[p + 1];
+    bool to_end = p & 1;
+    if (to_end && s->mark[p - 1] != done) { *wait = p - 1; return false; }
+    int64_t v = to_end ? add_ck(s, s->start_ns[n], s->self_ns[n]) : INT64_MIN;
+    for (uint32_t j = j0; j < j1; j++) {
+        uint32_t e = s->in_edge[j], a = src_point(s, e);
+        if (s->mark[a] != done) { *wait = a; return false; }
+        int64_t x = add_ck(s, (a & 1) ? s->end_ns[a >> 1] : s->start_ns[a >> 1], s->egap_ns[e]);
+        if (x > v) v = x;
+    }
+    if (to_end) s->end_ns[n] = v;
+    else s->start_ns[n] = j1 > j0 ? v : ts__sim_own_start(s, n);
+    s->mark[p] = done;
+    return true;
+}
+
+/* Evaluate p after every source it waits on, depth first. False on a
+ * cycle (a pending point reached again): the caller runs Kahn's pass,
+ * which reports it. */
+static bool pull_deep(ts_sim *s, uint32_t p, uint32_t done)
+{
+    uint32_t top = 0, wait;
+    s->dfs[top++] = p;
+    s->mark[p] = done - 1;
+    while (top > 0) {
+        uint32_t q = s->dfs[top - 1];
+        if (pull_point(s, q, done, &wait)) { top--; continue; }
+        if (s->mark[wait] == done - 1) return false;
+        s->mark[wait] = done - 1;
+        s->dfs[top++] = wait;   /* each point is pushed once a run: top < 2 n */
+    }
+    return true;
+}
+
+/* Every point in the kept order, a point waiting on a later one taking
+ * that one first (pull_deep). The values are Kahn's: each point is the
+ * max over the same edges, whatever the order. False on a cycle. */
+static bool run_in_kept_order(ts_sim *s)
+{
+    if (s->stamp >= UINT32_MAX / 2 - 1) {   /* marks of old runs could read as this one's */
+        memset(s->mark, 0, 2 * (size_t)s->order_nodes * sizeof *s->mark);
+        s->stamp = 0;
+    }
+    uint32_t done = 2 * ++s->stamp, wait;
+    for (uint32_t k = 0; k < 2 * s->n_nodes; k++) {
+        uint32_t p = s->order[k];
+        if (s->mark[p] == done || pull_point(s, p, done, &wait)) continue;
+        if (!pull_deep(s, p, done)) return false;
+    }
+    return true;
+}
+
 int ts__sim_run(ts_sim *s, ts_error *err)
 {
     if (s->oom) return ts__error(err, TS_ENOMEM, "replay: out of memory building the simulation");
@@ -362,6 +456,11 @@ int ts__sim_run(ts_sim *s, ts_error *err)
     if (s->base_topo && s->base_in_first && s->n_nodes == s->n_base_nodes && s->n_edges == s->n_base_edges) {
         run_in_base_order(s);
         return s->edited || s->overflow ? check_range(s, err) : TS_OK;
+    }
+    if (s->order && !s->order_stale && s->order_nodes == s->n_nodes && s->order_edges == s->n_edges) {
+        if (run_in_kept_order(s)) return s->edited || s->overflow ? check_range(s, err) : TS_OK;
+        s->overflow = false;   /* a cycle: Kahn's pass below reports it */
+        order_free(s);
     }
     uint32_t n = s->n_nodes, np = 2 * n;
     uint32_t first_extra = s->base_out ? s->n_base_edges : 0;
@@ -374,6 +473,7 @@ int ts__sim_run(ts_sim *s, ts_error *err)
      * rank at a time) instead of striding across all ranks. Any pop order
      * gives a topological order. */
     uint32_t top = 0, done = 0;
+    uint32_t *popped = s->keep_order ? ts__malloc((size_t)np * sizeof *popped + 1) : NULL;   /* NULL: none kept */
     for (uint32_t i = n; i-- > 0;) {    /* pushed in reverse: row 0 pops first */
         s->start_ns[i] = sc.indeg[2 * i] ? INT64_MIN : ts__sim_own_start(s, i);
         s->end_ns[i] = INT64_MIN;
@@ -382,6 +482,7 @@ int ts__sim_run(ts_sim *s, ts_error *err)
     }
     while (top > 0) {
         uint32_t p = sc.stack[--top], i = p >> 1;
+        if (popped) popped[done] = p;
         done++;
         int64_t v = (p & 1) ? s->end_ns[i] : s->start_ns[i];
         if (!(p & 1)) {
@@ -398,6 +499,8 @@ int ts__sim_run(ts_sim *s, ts_error *err)
                        stuck, stuck >= s->n_base_nodes && s->name[stuck] ? s->name[stuck] : "?",
                        (unsigned)s->rank[stuck], np - done, np);
     }
+    if (popped && done == np) keep_order(s, popped);
+    ts__free(popped, (size_t)np * sizeof *popped + 1);
     ts__free(sc.block, sc.bytes);
     return rc;
 }

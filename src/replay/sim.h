@@ -76,6 +76,24 @@ typedef struct ts_sim {
     int64_t  *meas_offset_ns;
     uint32_t  n_offsets;
 
+    /* The point order of the first full run on these nodes and edges
+     * (Kahn's pass) and an in-edge index by destination node, owned, for
+     * the runs after it (the contention rounds change self times, gaps and
+     * the sources of a few edges, never the nodes, the edge count or an
+     * edge's destination point): such
+     * a run pulls each point from its in-edges in that order, and a point
+     * whose source is not evaluated yet (a reroute since) first evaluates
+     * that source, depth first. order_nodes/order_edges: the shape it was
+     * made on, 0 = none. */
+    uint32_t *order;               /* [2 order_nodes]: points in evaluation order */
+    uint32_t *mark;                /* [2 order_nodes]: 2 stamp = evaluated in run `stamp`, 2 stamp - 1 = pending */
+    uint32_t *dfs;                 /* [4 order_nodes]: depth-first stack, (point, next in-edge) pairs */
+    uint32_t *in_first, *in_edge;  /* [2 order_nodes + 1], [order_edges]: edges into each point */
+    uint32_t  order_nodes, order_edges, stamp;
+    bool      order_stale;         /* an edge changed the point it constrains (edit.h's reroute) */
+    bool      keep_order;          /* set by a caller that will run the sim again (contention.c): only
+                                      then does a Kahn run keep its order (about 40 bytes a node) */
+
     /* Results of the last ts__sim_run; n_nodes entries each. */
     int64_t  *start_ns;
     int64_t  *end_ns;

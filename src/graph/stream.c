@@ -34,6 +34,8 @@ struct ts_graph_stream {
     uint32_t          n_groups, cap_groups;
     double            fold_tol;
     char             *note;      /* owned, NULL = none */
+    ts_keep_fn        extra_keep; /* also kept, NULL = the graph's slices only (ts__graph_stream_keep) */
+    bool              keep_ids;
 };
 
 int ts__graph_stream_begin(uint32_t n_ranks, const ts_graph_options *opt, ts_graph_stream **out, ts_error *err)
@@ -81,7 +83,15 @@ void ts__graph_stream_note(ts_graph_stream *s, const char *note)
     s->note = ts__strdup(note);
 }
 
+void ts__graph_stream_keep(ts_graph_stream *s, ts_keep_fn keep, bool keep_ids)
+{
+    s->extra_keep = keep;
+    s->keep_ids = keep_ids;
+}
+
 /* ---- what a compact rank keeps ---- */
+
+static void mark(uint8_t *keep, uint32_t s, uint8_t how) { if (keep[s] < how) keep[s] = how; }
 
 /* Slices the graph and its readers name: every node's slice, the slice a
  * collective member takes its args from (ts__graph_args_slice: itself or a
@@ -94,7 +104,7 @@ void ts__graph_stream_note(ts_graph_stream *s, const char *note)
 static void mark_keep(const ts_graph *g, uint32_t ri, const ts_rank *r, const ts_graph_members *m, uint8_t *keep)
 {
     for (uint32_t n = g->rank_first_node[ri]; n < g->nodes.n; n++)
-        if (g->nodes.slice[n] < r->slices.n) keep[g->nodes.slice[n]] = 1;
+        if (g->nodes.slice[n] < r->slices.n) mark(keep, g->nodes.slice[n], 1);
     for (uint32_t k = 0; k < m->n; k++) {   /* members keep their args: matching reads them */
         uint32_t s = g->nodes.slice[m->node[k]];
         if (s >= r->slices.n) continue;
@@ -102,7 +112,7 @@ static void mark_keep(const ts_graph *g, uint32_t ri, const ts_rank *r, const ts
         keep[ts__graph_args_slice(r, s)] = 2;
     }
     for (uint32_t i = 0; i < r->n_iterations; i++)
-        if (r->iterations[i].slice < r->slices.n) keep[r->iterations[i].slice] = 1;
+        if (r->iterations[i].slice < r->slices.n) mark(keep, r->iterations[i].slice, 1);
 }
 
 static int compact(ts_graph_stream *s, uint32_t ri, const ts_rank *full, ts_error *err)
@@ -113,8 +123,9 @@ static int compact(ts_graph_stream *s, uint32_t ri, const ts_rank *full, ts_erro
     uint32_t *map = ts__malloc(n * sizeof *map);
     int rc = !keep || !map ? ts__error(err, TS_ENOMEM, "%s: out of memory", full->path) : TS_OK;
     if (rc == TS_OK) {
+        if (s->extra_keep) s->extra_keep(full, keep);   /* first: mark_keep only raises its marks */
         mark_keep(g, ri, full, &s->members[ri], keep);
-        rc = ts__rank_compact(full, keep, map, false, &s->ranks[ri], err);
+        rc = ts__rank_compact(full, keep, map, s->keep_ids, &s->ranks[ri], err);
     }
     for (uint32_t k = g->rank_first_node[ri]; rc == TS_OK && k < g->nodes.n; k++)
         if (g->nodes.slice[k] < full->slices.n) g->nodes.slice[k] = map[g->nodes.slice[k]];
@@ -317,6 +328,12 @@ static int in_rank_order(ts_graph_stream *s, const ts_job *t)
 
 int ts__graph_stream_finish(ts_graph_stream *s, ts_job **trace, ts_graph **graph, ts_error *err)
 {
+    return ts__graph_stream_finish_soft(s, trace, graph, NULL, err);
+}
+
+int ts__graph_stream_finish_soft(ts_graph_stream *s, ts_job **trace, ts_graph **graph, ts_error *graph_err,
+                                 ts_error *err)
+{
     *trace = NULL;
     *graph = NULL;
     if (s->n_added != s->n_ranks) {
@@ -331,6 +348,7 @@ int ts__graph_stream_finish(ts_graph_stream *s, ts_job **trace, ts_graph **graph
     if (rc == TS_OK) rc = in_rank_order(s, t);
     memset(s->ranks, 0, s->n_ranks * sizeof *s->ranks);
     if (rc == TS_ENOMEM) ts__error(err, rc, "out of memory putting %u ranks in order", s->n_ranks);
+    bool joining = rc == TS_OK;   /* failures from here are the graph's */
     if (rc == TS_OK) {
         g->trace = t;
         rc = ts__graph_join_match(g, s->members, err);
@@ -340,6 +358,13 @@ int ts__graph_stream_finish(ts_graph_stream *s, ts_job **trace, ts_graph **graph
     if (rc == TS_OK) rc = ts__graph_join_finish(g, err);
     if (rc == TS_OK) s->g = NULL;
     ts__graph_stream_abort(s);
+    if (rc && joining && graph_err && rc != TS_ENOMEM) {   /* the trace stands without its graph */
+        if (err) *graph_err = *err;
+        else ts__error(graph_err, rc, "%s", ts_strerror(rc));
+        ts__error_clear(err);
+        *trace = t;
+        return TS_OK;
+    }
     if (rc) { ts_job_destroy(t); return rc; }
     *trace = t;
     *graph = g;

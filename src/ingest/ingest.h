@@ -198,7 +198,7 @@ TS_NODISCARD int ts__load_rank(const char *path, int32_t order, const ts_load_op
  * each rank, as soon as its file is read (on the loader's thread, so at most
  * n_threads full ranks exist at once), is reduced by ts__rank_compact to the
  * slices keep(r, keep) marks (keep zeroed, one byte per slice: 1 = the
- * slice, 2 = with its args), corr/ext_id kept when keep_ids. The analysis
+ * slice, 2 = with its args), corr kept when keep_ids (ext_id never). The analysis
  * must then read only what it marked (analyze/stats.c's ts_stats_load). */
 typedef void (*ts_keep_fn)(const ts_rank *r, uint8_t *keep);
 TS_NODISCARD int ts__trace_load_summary(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts,

@@ -373,6 +373,15 @@ int ts_job_load(const char *const *paths, uint32_t n_paths, const ts_load_opts *
     return rc;
 }
 
+/* info reads no slice (ts_rank_read_counts keeps their counts). */
+static void keep_none(const ts_rank *r, uint8_t *keep) { (void)r; (void)keep; }
+
+int ts_job_load_info(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts, ts_job **out,
+                     ts_error *err)
+{
+    return ts__trace_load_summary(paths, n_paths, opts, keep_none, false, out, err);
+}
+
 int ts__trace_load_summary(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts, ts_keep_fn keep,
                            bool keep_ids, ts_job **out, ts_error *err)
 {

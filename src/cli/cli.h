@@ -57,11 +57,17 @@ int ts_cli_load_breakdown(char **paths, int n, const char *iteration_marker, ts_
 /* A distributed run (src/cli/dist.c, docs/distributed.md): begin takes
  * --distributed out of argv and, when given or started under MPI, loads the
  * MPI transport (exit code, 0 = go on); ts_cli_load then loads this process's
- * share and, on process 0, the whole trace (the others end there); end
- * finalizes. quiet: this process is not process 0 and prints nothing. */
+ * share and, on process 0, the whole trace (the others end there), or with
+ * stats_summary each rank as stats' summary (ts_stats_load's);
+ * ts_cli_dist_load_graph the trace's summaries and its graph, built on
+ * process 0 as the ranks arrive (ts_graph_load's); end finalizes. quiet:
+ * this process is not process 0 and prints nothing. */
 struct ts_load_opts;
+struct ts_graph_options;
 int  ts_cli_dist_begin(const char *cmd, int *argc, char **argv);
-int  ts_cli_dist_load(char **paths, int n, const struct ts_load_opts *lo, ts_job **out);
+int  ts_cli_dist_load(char **paths, int n, const struct ts_load_opts *lo, bool stats_summary, ts_job **out);
+int  ts_cli_dist_load_graph(char **paths, int n, const struct ts_load_opts *lo, const struct ts_graph_options *go,
+                            ts_job **out, struct ts_graph **graph);
 int  ts_cli_dist_end(int exit_code);
 bool ts_cli_dist_on(void);
 bool ts_cli_dist_quiet(void);

@@ -150,7 +150,7 @@ static int load_by(load_fn load, char **paths, int n, const char *iteration_mark
 {
     ts_load_opts lo = {.size = sizeof lo, .iteration_marker = iteration_marker, .python_depth = python_depth};
     budget_set();
-    if (ts_cli_dist_on()) return ts_cli_dist_load(paths, n, &lo, out);
+    if (ts_cli_dist_on()) return ts_cli_dist_load(paths, n, &lo, load == ts_stats_load, out);
     ts_error err = {0};
     int rc = load((const char *const *)paths, (uint32_t)n, &lo, out, &err);
     if (rc == TS_OK) return TS_EXIT_OK;
@@ -190,14 +190,18 @@ int ts_cli_load_graph(char **paths, int n, const char *iteration_marker, bool wh
     go->fold_replicas = fold_tol > 0;
     go->fold_tolerance = fold_tol;
     int rc;
-    bool dist = ts_cli_dist_on();   /* a distributed run gathers whole ranks on process 0 */
+    bool dist = ts_cli_dist_on();   /* a distributed run: process 0 gathers the ranks */
     if ((in_memory || whole || dist) && fold_tol > 0) {
         ts_cli_errorf("--fold-replicas needs the bounded path: not with %s", in_memory ? "--in-memory"
                       : dist ? "a distributed run (mpirun or --distributed)"
                       : "an option that reads every op (replay --scale, critical-path --export)");
         return TS_EXIT_BAD;
     }
-    if (in_memory || whole || dist) {
+    if (dist && !in_memory && !whole) {   /* process 0 builds the graph as the ranks arrive */
+        budget_set();
+        if (ts_cli_dist_load_graph(paths, n, &lo, go, t, g) != TS_EXIT_OK) return TS_EXIT_BAD;
+        rc = TS_OK;
+    } else if (in_memory || whole || dist) {
         if (ts_cli_load(paths, n, iteration_marker, t) != TS_EXIT_OK) return TS_EXIT_BAD;
         rc = ts_graph_create(*t, go, g, &err);
         if (rc) { ts_job_destroy(*t); *t = NULL; }

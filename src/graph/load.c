@@ -120,6 +120,28 @@ static void rank_order(char **files, uint32_t n)
     qsort(files, n, sizeof *files, cmp_named_rank);
 }
 
+int ts__graph_file_order(char *const *files, uint32_t n, uint32_t *pos)
+{
+    for (uint32_t i = 0; i < n; i++) pos[i] = i;
+    for (uint32_t i = 0; i < n; i++)
+        if (ts__rank_from_filename(files[i]) < 0) return TS_OK;   /* name order, as rank_order leaves it */
+    char **by = ts__malloc((size_t)n * sizeof *by + 1);
+    if (!by) return TS_ENOMEM;
+    memcpy(by, files, (size_t)n * sizeof *by);
+    qsort(by, n, sizeof *by, cmp_named_rank);
+    for (uint32_t i = 0; i < n; i++) {   /* (rank, name) orders the unique names totally */
+        uint32_t lo = 0, hi = n;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (cmp_named_rank(&by[mid], &files[i]) < 0) lo = mid + 1;
+            else hi = mid;
+        }
+        pos[i] = lo;
+    }
+    ts__free(by, (size_t)n * sizeof *by + 1);
+    return TS_OK;
+}
+
 /* What a caller keeps beside the graph (ts__graph_load_keep). */
 typedef struct extra {
     ts_keep_fn keep;

@@ -126,8 +126,8 @@ int ts_cli_dist_begin(const char *cmd, int *argc, char **argv)
 
 /* ---- the messages each other process sends to process 0 ----
  * A header: u32 magic, u32 process, u32 n_files, u64 list hash, i32 status,
- * u32 failed file, string error, f64 ingest s, f64 serialize s, f64 CPU s,
- * f64 peak MB, u32 ranks; then one message per rank: u32 RANK_MAGIC, u32
+ * u32 failed file, string error, f64 ingest s, f64 CPU s, f64 peak MB,
+ * u32 ranks; then one message per rank: u32 RANK_MAGIC, u32
  * process, u32 file row, i32 status, string error (status != 0) or the
  * rank's bytes. Messages of one process arrive in the order sent. */
 static void put(ts_buf *b, const void *p, size_t n) { if (n) ts__buf_add(b, (const char *)p, n); }
@@ -141,7 +141,7 @@ typedef struct msg {
     uint64_t hash;
     int32_t  status;
     char     error[sizeof ((ts_error *)0)->msg];
-    double   ingest_s, serialize_s, cpu_s, peak_mb;   /* cpu_s: the whole share, CPU time */
+    double   ingest_s, cpu_s, peak_mb;   /* cpu_s: the whole share, CPU time */
 } msg;
 
 static bool get(const uint8_t *p, size_t n, size_t *at, void *out, size_t k)
@@ -160,7 +160,7 @@ static bool parse_header(const uint8_t *p, size_t n, int from, msg *m, size_t *a
     if (!get(p, n, at, &magic, 4) || magic != MSG_MAGIC || !get(p, n, at, &process, 4) || process != (uint32_t)from ||
         !get(p, n, at, &m->n_files, 4) || !get(p, n, at, &m->hash, 8) || !get(p, n, at, &m->status, 4) ||
         !get(p, n, at, &m->failed, 4) || !get(p, n, at, &elen, 4) || elen >= sizeof m->error ||
-        !get(p, n, at, m->error, elen) || !get(p, n, at, &m->ingest_s, 8) || !get(p, n, at, &m->serialize_s, 8) ||
+        !get(p, n, at, m->error, elen) || !get(p, n, at, &m->ingest_s, 8) ||
         !get(p, n, at, &m->cpu_s, 8) || !get(p, n, at, &m->peak_mb, 8) ||
         !get(p, n, at, &m->n_ranks, 4))
         return false;
@@ -204,9 +204,8 @@ static void send_buf(ts_buf *b)
 
 /* One rank's message: its summary (keep) or whole rank, serialized; a rank
  * that cannot be reduced or serialized is sent as its error. Takes r. */
-static void send_rank(ts_rank *r, uint32_t file, ts_keep_fn keep, msg *m)
+static void send_rank(ts_rank *r, uint32_t file, ts_keep_fn keep)
 {
-    int64_t t0 = ts__now_ns();
     ts_error err = {0};
     ts_buf b;
     ts__buf_init(&b);
@@ -223,7 +222,6 @@ static void send_rank(ts_rank *r, uint32_t file, ts_keep_fn keep, msg *m)
         put_u32(&b, (uint32_t)strlen(err.msg));
         put(&b, err.msg, strlen(err.msg));
     }
-    m->serialize_s += (double)(ts__now_ns() - t0) / 1e9;
     send_buf(&b);
 }
 
@@ -238,14 +236,13 @@ static void send_share(char **paths, int n, const ts_load_opts *lo, ts_keep_fn k
     ts__buf_init(&b);
     put_u32(&b, MSG_MAGIC); put_u32(&b, (uint32_t)D.me); put_u32(&b, m.n_files); put_u64(&b, m.hash);
     put_u32(&b, (uint32_t)m.status); put_u32(&b, m.failed); put_u32(&b, (uint32_t)elen); put(&b, m.error, elen);
-    put_f64(&b, m.ingest_s); put_f64(&b, 0);
-    put_f64(&b, cpu_s() - D.cpu0_s); put_f64(&b, peak_mb());
+    put_f64(&b, m.ingest_s); put_f64(&b, cpu_s() - D.cpu0_s); put_f64(&b, peak_mb());
     put_u32(&b, rc ? 0 : sh.n);
     D.own_s = (double)(ts__now_ns() - D.t0_ns) / 1e9;
     D.ops->barrier();
     send_buf(&b);
     for (uint32_t i = 0; rc == TS_OK && i < sh.n; i++) {
-        send_rank(sh.ranks[i], sh.file[i], keep, &m);
+        send_rank(sh.ranks[i], sh.file[i], keep);
         sh.ranks[i] = NULL;   /* sent and freed: the share shrinks as it goes */
     }
     ts__load_share_free(&sh);
@@ -305,7 +302,8 @@ static void take_rank(root *R, uint32_t f, int from, ts_rank *r)
     }
 }
 
-/* A process's header; false when the run cannot go on reading its ranks. */
+/* A process's header: its share's status and counts (a damaged one ends
+ * the job: how many messages follow is unknown). */
 static void take_header(root *R, int from, const uint8_t *p, size_t n)
 {
     msg *m = &R->m[from];

@@ -11,12 +11,16 @@
 # Both runs go through mpirun (the 1-process one with -np 1, which loads with
 # one thread as every process of a distributed run does), so the ratio is
 # processes, not threads against processes. Each process prints its phases
-# (TS_DIST_TIMES=1): ingest (parse + build the model), serialize, wait (at
-# the barrier for the slowest process), exchange (ranks to process 0),
-# rebuild (process 0 reads the ranks back), global analysis (graph, replay,
-# output on process 0). The answers are compared byte for byte. Timings on a
-# 2-core machine shared with other work are noisy: quote the ratio of runs
-# taken back to back, and say the load.
+# (TS_DIST_TIMES=1): ingest (parse + build the model), wait (at the barrier
+# for the slowest process), exchange (each rank, serialized, to process 0),
+# rebuild (process 0 reads each rank back and adds it to the graph), global
+# analysis (matching, replay, output on process 0). The answers are compared
+# byte for byte. Timings on a 2-core machine shared with other work are
+# noisy: quote the ratio of runs taken back to back, and say the load.
+# Then process 0's peak RSS (it keeps the condensed job: the graph and each
+# rank's summary, plus one rank) against one process's on the bounded path,
+# for replay and stats, and what gathering whole ranks (--in-memory, all a
+# distributed run did before) and one process --in-memory hold.
 set -e
 N=${1:-64}
 BUILD=${BUILD:-build}
@@ -66,6 +70,22 @@ for i in $(seq "$REPEAT"); do   # alternated, so both see the same load
     done
 done
 echo "answers: P=1 and P=2 print the plain CLI's bytes in every run ($REPEAT runs each, alternated)"
+rss() { /usr/bin/time -f %M -o "$tmp/rss" "$@" >/dev/null 2>&1; awk '{printf "%.0f", $1 / 1024}' "$tmp/rss"; }
+p0() {   # process 0's peak RSS in MB, P=2
+    TS_DIST_TIMES=1 mpirun --oversubscribe --allow-run-as-root -np 2 -x TS_DIST_TIMES "$BIN" "$@" >"$tmp/p0" 2>"$tmp/p0.err"
+    f "$tmp/p0.err" process0_peak_rss_mb
+}
+for cmd in replay stats; do
+    "$BIN" $cmd --format json "$DIR" >"$tmp/plain" 2>/dev/null
+    s=$(rss "$BIN" $cmd --format json "$DIR"); m=$(rss "$BIN" $cmd --format json --in-memory "$DIR")
+    d=$(p0 $cmd --format json "$DIR"); cmp -s "$tmp/plain" "$tmp/p0" || { echo "dist.sh: $cmd -np 2 differs from the plain CLI"; exit 1; }
+    x=$(f "$tmp/p0.err" exchange_mb)
+    g=$(p0 $cmd --format json --in-memory "$DIR")
+    awk -v c="$cmd" -v s="$s" -v m="$m" -v d="$d" -v g="$g" -v x="$x" 'BEGIN {
+        printf "%s: process 0 of P=2 peak RSS %d MB = x%.2f of one process on the bounded path (%d MB); %.1f MB exchanged\n", c, d, d / s, s, x
+        printf "  gathering whole ranks (--in-memory, what process 0 did before): %d MB = x%.2f; one process --in-memory: %d MB\n", g, g / s, m
+    }'
+done
 for p in 1 2; do
     echo "P=$p, last run's phases (wall s unless _cpu_s; process 0's view):"
     grep '^dist:' "$tmp/last$p.err" | sed 's/^/  /'

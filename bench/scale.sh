@@ -10,7 +10,9 @@
 # read whole first: the path the issue measured at 11.1 s and 5.0 GB for
 # 1,024 ranks, the peer here, in the same run), replay --fold-replicas,
 # critical-path, and a what-if (--bandwidth x0.1: a tenth of the links' bandwidth) folded and not, whose
-# predicted iterations give the fold's error. Then 2 x N/2 copies of the two
+# predicted iterations give the fold's error; breakdown (bounded: each rank
+# kept as what it reads, the stragglers' graph built rank by rank) and
+# breakdown --in-memory, held to replay's memory target. Then 2 x N/2 copies of the two
 # trace_filter ranks (gzip and zstd mixed) for the fold's groups. Each run is
 # one process under /usr/bin/time: wall, user + system CPU, peak RSS.
 # Ratios are against the issue's targets: 1,024 files to a replay answer in
@@ -98,6 +100,14 @@ for n in $RANKS; do
     run "replay --fold-replicas" $BIN replay --format json --fold-replicas "$set_dir"
     f_rss=$(field 3); f_wall=$(field 1); f_it=$([ "$(field 4)" = 0 ] && iter_us || echo 0)
     run "critical-path (bounded)" $BIN critical-path "$set_dir"
+    run "breakdown (bounded)" $BIN breakdown --format json "$set_dir"
+    k_wall=$(field 1); k_rss=$(field 3); km_wall=0; km_rss=0
+    cp "$DIR/out" "$DIR/out_bounded"
+    if [ "$n" -le 1024 ]; then
+        run "breakdown --in-memory (the old path)" $BIN breakdown --format json --in-memory "$set_dir"
+        km_wall=$(field 1); km_rss=$(field 3)
+        cmp -s "$DIR/out" "$DIR/out_bounded" && echo "  breakdown: the same bytes both ways" || echo "  breakdown: OUTPUTS DIFFER"
+    fi
     run "replay --bandwidth x0.1" $BIN replay --format json --bandwidth x0.1 "$set_dir"
     w_it=$([ "$(field 4)" = 0 ] && iter_us || echo 0)
     run "replay --bandwidth x0.1 --fold-replicas" $BIN replay --format json --bandwidth x0.1 --fold-replicas "$set_dir"
@@ -105,10 +115,13 @@ for n in $RANKS; do
     echo "  fold error against the unfolded replay: unmodified $(awk -v a="$f_it" -v b="$b_it" 'BEGIN { printf "%+.3f%%", b ? 100 * (a - b) / b : 0 }'), what-if $(awk -v a="$wf_it" -v b="$w_it" 'BEGIN { printf "%+.3f%%", b ? 100 * (a - b) / b : 0 }')"
     if [ "$m_rss" != 0 ]; then
         echo "  bounded against --in-memory, same run: peak RSS x$(ratio "$b_rss" "$m_rss"), wall x$(ratio "$b_wall" "$m_wall")"
+        echo "  breakdown bounded against --in-memory, same run: peak RSS x$(ratio "$k_rss" "$km_rss"), wall x$(ratio "$k_wall" "$km_wall")"
     fi
     if [ "$n" = 1024 ]; then
         echo "  targets (1,024 files): peak RSS $b_rss MB = x$(ratio "$b_rss" 2560) of 2.5 GB (issue's old 5.0 GB: x$(ratio "$b_rss" 5120));" \
              "folded $f_rss MB = x$(ratio "$f_rss" 1024) of 1 GB; wall $b_wall s = x$(ratio "$b_wall" 11) of 11 s (folded: x$(ratio "$f_wall" 11))"
+        echo "  breakdown (1,024 files): peak RSS $k_rss MB = x$(ratio "$k_rss" 2560) of 2.5 GB (x$(ratio "$k_rss" "$b_rss") of replay's);" \
+             "wall $k_wall s = x$(ratio "$k_wall" 11) of 11 s"
     fi
     if [ "$n" = 2048 ]; then
         echo "  target (2,048 files): wall $b_wall s = x$(ratio "$b_wall" 60) of 60 s; folded $f_wall s"
@@ -125,4 +138,4 @@ if [ -r "$PAIR/sampled_rank-0.json.gz" ]; then
     grep "groups" "$DIR/err" | sed 's/^trainscope: /  /'
     [ "$KEEP" = 1 ] || rm -rf "$set_dir"
 fi
-rm -f "$DIR/out" "$DIR/err" "$DIR/time" "$DIR/last"
+rm -f "$DIR/out" "$DIR/out_bounded" "$DIR/err" "$DIR/time" "$DIR/last"

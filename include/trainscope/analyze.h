@@ -322,6 +322,27 @@ typedef struct ts_stragglers {
 TS_API TS_NODISCARD int ts_stragglers_compute(const ts_graph *g, ts_stragglers **out, ts_error *err);
 TS_API void ts_stragglers_destroy(ts_stragglers *s);
 
+/* ---- bounded loads for breakdown and diff (src/analyze/bounded.c) ----
+ * ts_job_load for one analysis, in bounded memory (docs/scale.md): each rank
+ * is kept, as soon as it is read, as the slices that analysis reads, with
+ * args only where it reads them, without instants, counters or flows; the
+ * loader's threads hold at most one whole rank each. The analysis on it
+ * gives what it gives on ts_job_load's trace (tested); other analyses must
+ * not be given it. A PyTorch execution trace among the files (its join reads
+ * every op's args) or one CTF session is read whole.
+ * ts_breakdown_load: for ts_breakdown_compute (GPU ops and the runtime
+ * calls that launch them, ProfilerStep annotations, iteration marks, the
+ * rank's first and last slice; every slice of a rank without GPU ops), and
+ * the stragglers' graph beside it, built rank by rank as ts_graph_load builds
+ * it: *graph is what ts_graph_create(trace, NULL) gives on the whole trace,
+ * or NULL when that fails for a reason other than memory (graph_err then
+ * says what ts_graph_create says). Destroy the graph before the trace.
+ * ts_diff_load: for ts_diff_compute (every slice but Kineto's bookkeeping). */
+TS_API TS_NODISCARD int ts_breakdown_load(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts,
+                                          ts_job **trace, ts_graph **graph, ts_error *graph_err, ts_error *err);
+TS_API TS_NODISCARD int ts_diff_load(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts,
+                                     ts_job **out, ts_error *err);
+
 #ifdef __cplusplus
 }
 #endif

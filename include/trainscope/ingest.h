@@ -37,6 +37,12 @@ typedef struct ts_load_opts {
  * TS_EFORMAT and no trace; recoverable oddities are counted as rank warnings. */
 TS_API TS_NODISCARD int ts_job_load(const char *const *paths, uint32_t n_paths,
                                       const ts_load_opts *opts, ts_job **out, ts_error *err);
+/* ts_job_load for `trainscope info` (ts_report_info), in bounded memory:
+ * each rank, as soon as it is read, is kept as its file, metadata, tracks,
+ * iterations, warnings and row counts (ts_rank_read_counts), none of its
+ * events; the loader's threads hold at most one whole rank each. */
+TS_API TS_NODISCARD int ts_job_load_info(const char *const *paths, uint32_t n_paths,
+                                         const ts_load_opts *opts, ts_job **out, ts_error *err);
 
 #ifdef __cplusplus
 }

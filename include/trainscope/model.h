@@ -32,6 +32,10 @@ TS_API uint32_t ts_rank_n_flows(const ts_rank *r);
 TS_API uint32_t ts_rank_n_iterations(const ts_rank *r);
 TS_API uint64_t ts_rank_n_events_read(const ts_rank *r);
 TS_API uint64_t ts_rank_n_warnings(const ts_rank *r);
+/* Slices, instants, counters and flows as the rank was read: the counts
+ * above, or those of the file a bounded load's summary rank was made from
+ * (ts_job_load_info, ts_stats_load, ts_graph_load, ...). */
+TS_API void     ts_rank_read_counts(const ts_rank *r, uint32_t out[4]);
 /* Where the rank came from, as its reader recorded it: "format" (e.g.
  * "nsys-sqlite"; NULL for Chrome JSON) and reader-specific keys such as
  * "nsys_version", "nsys_layout". NULL = absent or not a string. */

@@ -27,6 +27,11 @@ int64_t  ts__ival_overlap(const ts_ival *a, uint32_t na, const ts_ival *b, uint3
  * entries; out[0] gets the gaps inside the overall span. O(total log total). */
 TS_NODISCARD int ts__ival_sweep(const ts_ival *const *lists, const uint32_t *counts, int k, int64_t *out);
 
+/* What ts_stats_compute reads of a rank (stats.c): the keep function of
+ * ts_stats_load, and of a distributed stats run's per-rank summaries (the
+ * processes send them with launch ids). */
+void ts__stats_keep(const ts_rank *r, uint8_t *keep);
+
 /* Grow-by-doubling append of one interval; false on out-of-memory. */
 bool ts__ival_push(ts_ival **v, uint32_t *n, uint32_t *cap, int64_t start_ns, int64_t end_ns);
 void ts__ival_free(ts_ival *v, uint32_t cap);

@@ -61,7 +61,7 @@ static int slice_category(const ts_rank *r, ts_names *names, uint32_t s)
  * placed in time), the iteration marks, and the first-starting and the
  * last-ending slice that is not profiler bookkeeping (the whole-trace window
  * of a rank without marks is their span). No args. */
-static void stats_keep(const ts_rank *r, uint8_t *keep)
+void ts__stats_keep(const ts_rank *r, uint8_t *keep)
 {
     ts_names names;
     if (ts__names_init(&names, r) != TS_OK) {   /* no memory to classify: keep every slice */
@@ -83,7 +83,7 @@ static void stats_keep(const ts_rank *r, uint8_t *keep)
 
 int ts_stats_load(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts, ts_job **out, ts_error *err)
 {
-    return ts__trace_load_summary(paths, n_paths, opts, stats_keep, true, out, err);
+    return ts__trace_load_summary(paths, n_paths, opts, ts__stats_keep, true, out, err);
 }
 
 /* Window of rank r (ts__rank_window); false when it has no iteration in it. */

@@ -43,15 +43,31 @@ int ts_cli_load(char **paths, int n, const char *iteration_marker, ts_job **out)
  * slices statistics count), or ts_job_load with --in-memory (a distributed
  * run: whole ranks, as ts_cli_load). */
 int ts_cli_load_stats(char **paths, int n, const char *iteration_marker, ts_job **out);
+/* The same for info (ts_job_load_info) and diff (ts_diff_load). */
+int ts_cli_load_info(char **paths, int n, ts_job **out);
+int ts_cli_load_diff(char **paths, int n, const char *iteration_marker, ts_job **out);
+/* breakdown: ts_breakdown_load, the trace and the stragglers' graph (*g NULL
+ * and graph_err why when it cannot be built), *with_graph true; with
+ * --in-memory ts_cli_load, *g NULL and *with_graph false (the caller builds
+ * the graph). */
+typedef struct ts_graph ts_graph;
+int ts_cli_load_breakdown(char **paths, int n, const char *iteration_marker, ts_job **t, ts_graph **g,
+                          ts_error *graph_err, bool *with_graph);
 
 /* A distributed run (src/cli/dist.c, docs/distributed.md): begin takes
  * --distributed out of argv and, when given or started under MPI, loads the
  * MPI transport (exit code, 0 = go on); ts_cli_load then loads this process's
- * share and, on process 0, the whole trace (the others end there); end
- * finalizes. quiet: this process is not process 0 and prints nothing. */
+ * share and, on process 0, the whole trace (the others end there), or with
+ * stats_summary each rank as stats' summary (ts_stats_load's);
+ * ts_cli_dist_load_graph the trace's summaries and its graph, built on
+ * process 0 as the ranks arrive (ts_graph_load's); end finalizes. quiet:
+ * this process is not process 0 and prints nothing. */
 struct ts_load_opts;
+struct ts_graph_options;
 int  ts_cli_dist_begin(const char *cmd, int *argc, char **argv);
-int  ts_cli_dist_load(char **paths, int n, const struct ts_load_opts *lo, ts_job **out);
+int  ts_cli_dist_load(char **paths, int n, const struct ts_load_opts *lo, bool stats_summary, ts_job **out);
+int  ts_cli_dist_load_graph(char **paths, int n, const struct ts_load_opts *lo, const struct ts_graph_options *go,
+                            ts_job **out, struct ts_graph **graph);
 int  ts_cli_dist_end(int exit_code);
 bool ts_cli_dist_on(void);
 bool ts_cli_dist_quiet(void);
@@ -104,6 +120,8 @@ enum { TS_CLI_OPT_MAX_RSS = 0x1003, TS_CLI_OPT_FOLD = 0x1004, TS_CLI_OPT_IN_MEMO
     "                           whole trace\n" \
     "  --python-depth N         a trace without CPU ops: its python_function ranges\n" \
     "                           at most N calls deep are the ops (default: all)\n" \
+    TS_CLI_MAX_RSS_HELP
+#define TS_CLI_MAX_RSS_HELP \
     "  --max-rss GB             stop cleanly (exit 2, saying what needed more) rather\n" \
     "                           than hold more than GB (default: 80% of the RAM)\n"
 #define TS_CLI_IN_MEMORY_HELP \

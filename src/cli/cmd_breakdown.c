@@ -4,9 +4,11 @@
  * stream, launch statistics, memcpy/memset bandwidth; per thread for CPU-only
  * ranks.
  *
- * Thin: parse options, load, ts_breakdown_compute (and ts_stragglers_compute
- * on several ranks); ts_report_breakdown (src/report/breakdown.c) writes it
- * as tables, JSON or CSV.
+ * Thin: parse options, load (ts_breakdown_load: each rank kept as what the
+ * breakdown reads, the stragglers' graph built rank by rank; --in-memory:
+ * whole ranks, the graph after), ts_breakdown_compute (and
+ * ts_stragglers_compute on several ranks); ts_report_breakdown
+ * (src/report/breakdown.c) writes it as tables, JSON or CSV.
  * Exit: 0 ok, 1 no GPU op and no CPU slice to analyze, 2 bad input or usage.
  */
 #include <getopt.h>
@@ -50,7 +52,7 @@ static void usage(FILE *f)
           "                           straggler_pairs, straggler_iterations,\n"
           "                           straggler_collectives (times in ns; default:\n"
           "                           the first)")
-          TS_CLI_COMMON_HELP
+          TS_CLI_COMMON_HELP TS_CLI_IN_MEMORY_HELP
           "  -v, --verbose            every warning line (on a terminal: one per kind,\n"
           "                           summed over files)\n"          "                           (--window: the CPU-only threads' window; GPU ops\n"
           "                           follow HTA's filter or --iterations)\n"
@@ -111,15 +113,18 @@ static int parse_args(int argc, char **argv, bd_args *a)
 }
 
 /* Stragglers of a multi-rank trace, through the global graph (matched
- * collectives, aligned clocks). NULL with one rank, or when the graph cannot
- * be built (then *why says so, a warning; the rest of the breakdown stands). */
-static ts_stragglers *stragglers_of(const ts_job *t, ts_graph **g, char *why, size_t why_size)
+ * collectives, aligned clocks): *g as loaded (with_graph; NULL when it could
+ * not be built, gerr says why) or built here. NULL with one rank (and *g
+ * too), or when the graph cannot be built (then *why says so, a warning; the
+ * rest of the breakdown stands). */
+static ts_stragglers *stragglers_of(const ts_job *t, ts_graph **g, bool with_graph, const ts_error *gerr, char *why,
+                                    size_t why_size)
 {
-    *g = NULL;
-    if (ts_job_n_ranks(t) < 2) return NULL;
+    if (ts_job_n_ranks(t) < 2) { ts_graph_destroy(*g); *g = NULL; return NULL; }
     ts_stragglers *st = NULL;
     ts_error err = {0};
-    if (ts_graph_create(t, NULL, g, &err) || ts_stragglers_compute(*g, &st, &err))
+    if (with_graph && !*g) err = *gerr;
+    if ((with_graph ? !*g : ts_graph_create(t, NULL, g, &err) != TS_OK) || ts_stragglers_compute(*g, &st, &err))
         snprintf(why, why_size, "no straggler report: %s", err.msg);
     if (st && st->n_colls == 0) { ts_stragglers_destroy(st); st = NULL; }
     return st;
@@ -139,19 +144,22 @@ int ts_cmd_breakdown(int argc, char **argv)
     int prc = parse_args(argc, argv, &a);
     if (prc) return prc > 0 ? TS_EXIT_OK : TS_EXIT_BAD;
     ts_job *t = NULL;
-    if (ts_cli_load(argv + optind, argc - optind, a.marker, &t)) return TS_EXIT_BAD;
-    ts_error err = {0};
+    ts_graph *g = NULL;   /* lives as long as st, which borrows its names */
+    ts_error err = {0}, gerr = {0};
+    bool with_graph;
+    if (ts_cli_load_breakdown(argv + optind, argc - optind, a.marker, &t, &g, &gerr, &with_graph)) return TS_EXIT_BAD;
     int rc;
     ts_breakdown *b = NULL;
     if ((rc = ts_breakdown_compute(t, &a.opts, &b, &err))) {
         ts_cli_errorf("%s", err.msg);
+        ts_graph_destroy(g);
         ts_job_destroy(t);
         return ts_cli_exit_for(rc);
     }
     int exit_code = TS_EXIT_OK;
-    ts_graph *g = NULL;   /* lives as long as st, which borrows its names */
     char why[sizeof err.msg + 32] = "";   /* the stragglers' warning, "" when none */
-    ts_stragglers *st = empty(b) ? NULL : stragglers_of(t, &g, why, sizeof why);
+    if (empty(b)) { ts_graph_destroy(g); g = NULL; }
+    ts_stragglers *st = empty(b) ? NULL : stragglers_of(t, &g, with_graph, &gerr, why, sizeof why);
     if (why[0] && a.out.format != TS_FMT_JSON) fprintf(stderr, "trainscope: warning: %s\n", why);   /* json carries it inside */
     if (empty(b)) {
         ts_cli_errorf("breakdown: no GPU operation and no CPU slice to analyze");

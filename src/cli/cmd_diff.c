@@ -2,7 +2,8 @@
  * ops and kernels were added, removed, or ran more or less often and for how
  * much longer in B than in A (ts_diff_compute, src/analyze/diff.c).
  *
- * Thin: parse options, load both, compute; ts_report_diff (src/report/diff.c)
+ * Thin: parse options, load both (ts_diff_load: each rank kept as the
+ * slices the diff reads; --in-memory: whole), compute; ts_report_diff (src/report/diff.c)
  * writes it: table rows per rank are the largest time changes first, cut to
  * --top; json and csv give every row.
  * Exit: 0 ok, 1 nothing to compare (no common rank, an iteration missing),
@@ -42,6 +43,7 @@ static void usage(FILE *f)
           "  --format table|json|csv  output format (default table); times in json are us\n"
           "  --width N                table width in columns (default 80); 0 = never cut names\n"
           TS_CLI_CSV_HELP("ops, ranks (times in ns; default: the first)")
+          TS_CLI_MAX_RSS_HELP TS_CLI_IN_MEMORY_HELP
           "  -h, --help               this help\n\n"
           "exit codes: 0 ok, 1 nothing to compare, 2 bad input or usage\n", f);
 }
@@ -53,6 +55,7 @@ static int parse_args(int argc, char **argv, diff_args *a)
         {"device", required_argument, 0, 'd'}, {"iteration-marker", required_argument, 0, 'm'},
         {"top", required_argument, 0, 't'}, {"format", required_argument, 0, 'f'},
         {"width", required_argument, 0, 'w'}, {"table", required_argument, 0, 'T'}, {"help", no_argument, 0, 'h'},
+        {"max-rss", required_argument, 0, TS_CLI_OPT_MAX_RSS}, {"in-memory", no_argument, 0, TS_CLI_OPT_IN_MEMORY},
         {0, 0, 0, 0},
     };
     memset(a, 0, sizeof *a);
@@ -86,6 +89,9 @@ static int parse_args(int argc, char **argv, diff_args *a)
         case 'f': case 'T': case 'o':
             if (ts_cli_opt_output("diff", c, optarg, &a->out) < 0) return -1;
             break;
+        case TS_CLI_OPT_MAX_RSS: case TS_CLI_OPT_IN_MEMORY:
+            if (ts_cli_opt_common("diff", c, optarg)) return -1;
+            break;
         case 'h': usage(stdout); return 1;
         default: return ts_cli_opt_unknown("diff", argv[optind - 1]);
         }
@@ -108,8 +114,8 @@ int ts_cmd_diff(int argc, char **argv)
     int prc = parse_args(argc, argv, &a);
     if (prc) return prc > 0 ? TS_EXIT_OK : TS_EXIT_BAD;
     ts_job *ta = NULL, *tb = NULL;
-    if (ts_cli_load(argv + optind, 1, a.marker, &ta)) return TS_EXIT_BAD;
-    if (ts_cli_load(argv + optind + 1, 1, a.marker, &tb)) { ts_job_destroy(ta); return TS_EXIT_BAD; }
+    if (ts_cli_load_diff(argv + optind, 1, a.marker, &ta)) return TS_EXIT_BAD;
+    if (ts_cli_load_diff(argv + optind + 1, 1, a.marker, &tb)) { ts_job_destroy(ta); return TS_EXIT_BAD; }
     ts_error err = {0};
     ts_diff *d = NULL;
     int rc = ts_diff_compute(ta, tb, &a.opts, &d, &err);

@@ -3,8 +3,9 @@
  * (for an Nsight Systems export: the nsys version, export schema and the
  * table layout found), and the model's row counts.
  *
- * Not for: analysis (stats, breakdown). Thin: parse options, load;
- * ts_report_info (src/report/info.c) writes it.
+ * Not for: analysis (stats, breakdown). Thin: parse options, load
+ * (ts_job_load_info: each rank kept as what info shows, not its events;
+ * --in-memory: whole); ts_report_info (src/report/info.c) writes it.
  * Exit: 0 ok, 2 bad input or usage.
  */
 #include <getopt.h>
@@ -25,6 +26,7 @@ static void usage(FILE *f)
           "options:\n"
           "  --format table|json|csv  output format (default table)\n"
           TS_CLI_CSV_HELP("ranks, meta (default: the first)")
+          TS_CLI_MAX_RSS_HELP TS_CLI_IN_MEMORY_HELP
           "  -h, --help               this help\n\n"
           "exit codes: 0 ok, 2 bad input or usage\n", f);
 }
@@ -34,6 +36,7 @@ static int parse_args(int argc, char **argv, ts_report_opts *o)
 {
     static const struct option longopts[] = {
         {"format", required_argument, 0, 'f'}, {"table", required_argument, 0, 'T'},
+        {"max-rss", required_argument, 0, TS_CLI_OPT_MAX_RSS}, {"in-memory", no_argument, 0, TS_CLI_OPT_IN_MEMORY},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
     };
     memset(o, 0, sizeof *o);
@@ -45,6 +48,9 @@ static int parse_args(int argc, char **argv, ts_report_opts *o)
         switch (c) {
         case 'f': case 'T': case 'o':
             if (ts_cli_opt_output("info", c, optarg, o) < 0) return -1;
+            break;
+        case TS_CLI_OPT_MAX_RSS: case TS_CLI_OPT_IN_MEMORY:
+            if (ts_cli_opt_common("info", c, optarg)) return -1;
             break;
         case 'h': usage(stdout); return 1;
         default: return ts_cli_opt_unknown("info", argv[optind - 1]);
@@ -60,7 +66,7 @@ int ts_cmd_info(int argc, char **argv)
     int prc = parse_args(argc, argv, &o);
     if (prc) return prc > 0 ? TS_EXIT_OK : TS_EXIT_BAD;
     ts_job *t;
-    int rc = ts_cli_load(argv + optind, argc - optind, NULL, &t);
+    int rc = ts_cli_load_info(argv + optind, argc - optind, &t);
     if (rc) return rc;
     ts_error err = {0};
     rc = ts_report_info(t, &o, stdout, &err);

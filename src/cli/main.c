@@ -80,10 +80,12 @@ static bool in_memory;          /* --in-memory */
 static int opt_scale(const char *cmd, int code, const char *arg)
 {
     if (code == TS_CLI_OPT_MAX_RSS) return ts_cli_opt_real(cmd, "--max-rss", arg, 1e-6, 1e6, &max_rss_gb);
-    if (code == TS_CLI_OPT_IN_MEMORY && !strcmp(cmd, "stats")) { in_memory = true; return 0; }
+    bool summary_cmd = !strcmp(cmd, "stats") || !strcmp(cmd, "breakdown") || !strcmp(cmd, "info") || !strcmp(cmd, "diff");
+    if (code == TS_CLI_OPT_IN_MEMORY && summary_cmd) { in_memory = true; return 0; }
     if (strcmp(cmd, "replay") && strcmp(cmd, "critical-path")) {
         ts_cli_errorf("%s: %s applies to %s", cmd, code == TS_CLI_OPT_FOLD ? "--fold-replicas" : "--in-memory",
-                      code == TS_CLI_OPT_FOLD ? "replay and critical-path" : "stats, replay and critical-path");
+                      code == TS_CLI_OPT_FOLD ? "replay and critical-path"
+                                              : "stats, breakdown, info, diff, replay and critical-path");
         return -1;
     }
     if (code == TS_CLI_OPT_IN_MEMORY) { in_memory = true; return 0; }
@@ -148,7 +150,7 @@ static int load_by(load_fn load, char **paths, int n, const char *iteration_mark
 {
     ts_load_opts lo = {.size = sizeof lo, .iteration_marker = iteration_marker, .python_depth = python_depth};
     budget_set();
-    if (ts_cli_dist_on()) return ts_cli_dist_load(paths, n, &lo, out);
+    if (ts_cli_dist_on()) return ts_cli_dist_load(paths, n, &lo, load == ts_stats_load, out);
     ts_error err = {0};
     int rc = load((const char *const *)paths, (uint32_t)n, &lo, out, &err);
     if (rc == TS_OK) return TS_EXIT_OK;
@@ -188,14 +190,18 @@ int ts_cli_load_graph(char **paths, int n, const char *iteration_marker, bool wh
     go->fold_replicas = fold_tol > 0;
     go->fold_tolerance = fold_tol;
     int rc;
-    bool dist = ts_cli_dist_on();   /* a distributed run gathers whole ranks on process 0 */
+    bool dist = ts_cli_dist_on();   /* a distributed run: process 0 gathers the ranks */
     if ((in_memory || whole || dist) && fold_tol > 0) {
         ts_cli_errorf("--fold-replicas needs the bounded path: not with %s", in_memory ? "--in-memory"
                       : dist ? "a distributed run (mpirun or --distributed)"
                       : "an option that reads every op (replay --scale, critical-path --export)");
         return TS_EXIT_BAD;
     }
-    if (in_memory || whole || dist) {
+    if (dist && !in_memory && !whole) {   /* process 0 builds the graph as the ranks arrive */
+        budget_set();
+        if (ts_cli_dist_load_graph(paths, n, &lo, go, t, g) != TS_EXIT_OK) return TS_EXIT_BAD;
+        rc = TS_OK;
+    } else if (in_memory || whole || dist) {
         if (ts_cli_load(paths, n, iteration_marker, t) != TS_EXIT_OK) return TS_EXIT_BAD;
         rc = ts_graph_create(*t, go, g, &err);
         if (rc) { ts_job_destroy(*t); *t = NULL; }
@@ -214,6 +220,31 @@ int ts_cli_load_graph(char **paths, int n, const char *iteration_marker, bool wh
 int ts_cli_load_stats(char **paths, int n, const char *iteration_marker, ts_job **out)
 {
     return load_by(in_memory ? ts_job_load : ts_stats_load, paths, n, iteration_marker, out);
+}
+
+int ts_cli_load_info(char **paths, int n, ts_job **out)
+{
+    return load_by(in_memory ? ts_job_load : ts_job_load_info, paths, n, NULL, out);
+}
+
+int ts_cli_load_diff(char **paths, int n, const char *iteration_marker, ts_job **out)
+{
+    return load_by(in_memory ? ts_job_load : ts_diff_load, paths, n, iteration_marker, out);
+}
+
+int ts_cli_load_breakdown(char **paths, int n, const char *iteration_marker, ts_job **t, ts_graph **g,
+                          ts_error *graph_err, bool *with_graph)
+{
+    *g = NULL;
+    *with_graph = !in_memory && !ts_cli_dist_on();
+    if (!*with_graph) return ts_cli_load(paths, n, iteration_marker, t);
+    ts_load_opts lo = {.size = sizeof lo, .iteration_marker = iteration_marker, .python_depth = python_depth};
+    ts_error err = {0};
+    budget_set();
+    int rc = ts_breakdown_load((const char *const *)paths, (uint32_t)n, &lo, t, g, graph_err, &err);
+    if (rc == TS_OK) return TS_EXIT_OK;
+    ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc));
+    return TS_EXIT_BAD;
 }
 
 int ts_cli_opt_int(const char *cmd, const char *opt, const char *arg, int64_t lo, int64_t hi, int64_t *out)

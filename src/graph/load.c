@@ -120,13 +120,43 @@ static void rank_order(char **files, uint32_t n)
     qsort(files, n, sizeof *files, cmp_named_rank);
 }
 
+int ts__graph_file_order(char *const *files, uint32_t n, uint32_t *pos)
+{
+    for (uint32_t i = 0; i < n; i++) pos[i] = i;
+    for (uint32_t i = 0; i < n; i++)
+        if (ts__rank_from_filename(files[i]) < 0) return TS_OK;   /* name order, as rank_order leaves it */
+    char **by = ts__malloc((size_t)n * sizeof *by + 1);
+    if (!by) return TS_ENOMEM;
+    memcpy(by, files, (size_t)n * sizeof *by);
+    qsort(by, n, sizeof *by, cmp_named_rank);
+    for (uint32_t i = 0; i < n; i++) {   /* (rank, name) orders the unique names totally */
+        uint32_t lo = 0, hi = n;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (cmp_named_rank(&by[mid], &files[i]) < 0) lo = mid + 1;
+            else hi = mid;
+        }
+        pos[i] = lo;
+    }
+    ts__free(by, (size_t)n * sizeof *by + 1);
+    return TS_OK;
+}
+
+/* What a caller keeps beside the graph (ts__graph_load_keep). */
+typedef struct extra {
+    ts_keep_fn keep;
+    bool       keep_ids;
+    ts_error  *graph_err;
+} extra;
+
 static int load_files(char **files, uint32_t n, const ts_load_opts *lo, const ts_graph_options *opt,
-                      const char *note, ts_job **trace, ts_graph **out, ts_error *err)
+                      const char *note, const extra *x, ts_job **trace, ts_graph **out, ts_error *err)
 {
     ts_graph_stream *s = NULL;
     int rc = ts__graph_stream_begin(n, opt, &s, err);
     if (rc) return rc;
     ts__graph_stream_note(s, note);
+    if (x->keep) ts__graph_stream_keep(s, x->keep, x->keep_ids);
     pipe_ p = {.files = files, .n = n, .opts = lo};
     p.slot = ts__calloc(n, sizeof *p.slot);
     p.rc = ts__calloc(n, sizeof *p.rc);
@@ -148,7 +178,7 @@ static int load_files(char **files, uint32_t n, const ts_load_opts *lo, const ts
     if (rc == TS_OK && (rc = ts__mem_check("matching collectives")) != TS_OK)
         ts__error(err, rc, "out of memory after loading %u rank files", n);
     if (rc) { ts__graph_stream_abort(s); return rc; }
-    return ts__graph_stream_finish(s, trace, out, err);
+    return ts__graph_stream_finish_soft(s, trace, out, x->graph_err, err);
 }
 
 /* Is one of the rank files (paths given and files of directories alike) a
@@ -166,10 +196,29 @@ static bool has_host_et(char *const *paths, uint32_t n)
     return false;
 }
 
-int ts_graph_load(const char *const *paths, uint32_t n_paths, const ts_load_opts *lo, const ts_graph_options *opt,
-                  ts_job **trace, ts_graph **out, ts_error *err)
+/* Whole ranks: ts_job_load, then the graph (a failure to build it left in
+ * x->graph_err, but out of memory, when the caller takes one). */
+static int load_whole(const char *const *paths, uint32_t n_paths, const ts_load_opts *lo, const ts_graph_options *opt,
+                      const extra *x, ts_job **trace, ts_graph **out, ts_error *err)
+{
+    int rc = ts_job_load(paths, n_paths, lo, trace, err);
+    if (rc == TS_OK && (rc = ts_graph_create(*trace, opt, out, err)) != TS_OK) {
+        if (x->graph_err && err && rc != TS_ENOMEM) {
+            *x->graph_err = *err;
+            ts__error_clear(err);
+            return TS_OK;
+        }
+        ts_job_destroy(*trace);
+        *trace = NULL;
+    }
+    return rc;
+}
+
+static int graph_load(const char *const *paths, uint32_t n_paths, const ts_load_opts *lo, const ts_graph_options *opt,
+                      const extra *x, ts_job **trace, ts_graph **out, ts_error *err)
 {
     ts__error_clear(err);
+    ts__error_clear(x->graph_err);
     *trace = NULL;
     *out = NULL;
     if (!paths || n_paths == 0) return ts__error(err, TS_EINVAL, "ts_graph_load: no paths given");
@@ -185,17 +234,27 @@ int ts_graph_load(const char *const *paths, uint32_t n_paths, const ts_load_opts
     }
     if (whole) {
         ts__trace_files_free(files, n);
-        rc = ts_job_load(paths, n_paths, lo, trace, err);
-        if (rc == TS_OK && (rc = ts_graph_create(*trace, opt, out, err)) != TS_OK) {
-            ts_job_destroy(*trace);
-            *trace = NULL;
-        }
-        return rc;
+        return load_whole(paths, n_paths, lo, opt, x, trace, out, err);
     }
     rank_order(files, n);
-    rc = load_files(files, n, lo, opt, note, trace, out, err);
+    rc = load_files(files, n, lo, opt, note, x, trace, out, err);
     ts__trace_files_free(files, n);
     return rc;
+}
+
+int ts_graph_load(const char *const *paths, uint32_t n_paths, const ts_load_opts *lo, const ts_graph_options *opt,
+                  ts_job **trace, ts_graph **out, ts_error *err)
+{
+    extra x = {0};
+    return graph_load(paths, n_paths, lo, opt, &x, trace, out, err);
+}
+
+int ts__graph_load_keep(const char *const *paths, uint32_t n_paths, const ts_load_opts *lo,
+                        const ts_graph_options *opt, ts_keep_fn keep, bool keep_ids, ts_job **trace, ts_graph **out,
+                        ts_error *graph_err, ts_error *err)
+{
+    extra x = {.keep = keep, .keep_ids = keep_ids, .graph_err = graph_err};
+    return graph_load(paths, n_paths, lo, opt, &x, trace, out, err);
 }
 
 int32_t ts_graph_rank_number(const ts_graph *g, uint32_t ri) { return ri < g->n_ranks ? g->rank_number[ri] : -1; }

@@ -24,6 +24,14 @@ typedef struct fold_group {
     int64_t  span_ns, busy_ns;
 } fold_group;
 
+/* The lines one rank's local graph warned of, and where the rank stands in
+ * the order of the files (a rank added out of that order warns in it). */
+typedef struct rank_warnings {
+    char   **line;
+    uint32_t n, cap;
+    uint32_t pos;
+} rank_warnings;
+
 struct ts_graph_stream {
     ts_graph         *g;
     ts_graph_members *members;   /* per graph rank */
@@ -34,6 +42,9 @@ struct ts_graph_stream {
     uint32_t          n_groups, cap_groups;
     double            fold_tol;
     char             *note;      /* owned, NULL = none */
+    ts_keep_fn        extra_keep; /* also kept, NULL = the graph's slices only (ts__graph_stream_keep) */
+    bool              keep_ids;
+    rank_warnings    *warn;      /* per graph rank: its local graph's warnings, merged in order at finish */
 };
 
 int ts__graph_stream_begin(uint32_t n_ranks, const ts_graph_options *opt, ts_graph_stream **out, ts_error *err)
@@ -48,11 +59,13 @@ int ts__graph_stream_begin(uint32_t n_ranks, const ts_graph_options *opt, ts_gra
     s->members = ts__calloc(n_ranks, sizeof *s->members);
     s->ranks = ts__calloc(n_ranks, sizeof *s->ranks);
     s->lane_first = ts__calloc((size_t)n_ranks + 1, sizeof *s->lane_first);
+    s->warn = ts__calloc(n_ranks, sizeof *s->warn);
     if (s->g && s->g->opt.fold_replicas) {
         s->fold_tol = s->g->opt.fold_tolerance > 0 ? s->g->opt.fold_tolerance : 0.1;
         s->g->replica_of = ts__calloc(n_ranks + 1, sizeof *s->g->replica_of);
     }
-    if (!s->g || !s->members || !s->ranks || !s->lane_first || (s->g->opt.fold_replicas && !s->g->replica_of)) {
+    if (!s->g || !s->members || !s->ranks || !s->lane_first || !s->warn ||
+        (s->g->opt.fold_replicas && !s->g->replica_of)) {
         ts__graph_stream_abort(s);
         return ts__error(err, TS_ENOMEM, "out of memory");
     }
@@ -69,6 +82,11 @@ void ts__graph_stream_abort(ts_graph_stream *s)
     ts__free(s->members, s->n_ranks * sizeof *s->members);
     ts__free(s->ranks, s->n_ranks * sizeof *s->ranks);
     ts__free(s->lane_first, ((size_t)s->n_ranks + 1) * sizeof *s->lane_first);
+    for (uint32_t r = 0; s->warn && r < s->n_ranks; r++) {
+        for (uint32_t k = 0; k < s->warn[r].n; k++) ts__free(s->warn[r].line[k], strlen(s->warn[r].line[k]) + 1);
+        ts__free(s->warn[r].line, s->warn[r].cap * sizeof *s->warn[r].line);
+    }
+    ts__free(s->warn, s->n_ranks * sizeof *s->warn);
     ts__free(s->groups, s->cap_groups * sizeof *s->groups);
     if (s->note) ts__free(s->note, strlen(s->note) + 1);
     ts_graph_destroy(s->g);
@@ -81,7 +99,15 @@ void ts__graph_stream_note(ts_graph_stream *s, const char *note)
     s->note = ts__strdup(note);
 }
 
+void ts__graph_stream_keep(ts_graph_stream *s, ts_keep_fn keep, bool keep_ids)
+{
+    s->extra_keep = keep;
+    s->keep_ids = keep_ids;
+}
+
 /* ---- what a compact rank keeps ---- */
+
+static void mark(uint8_t *keep, uint32_t s, uint8_t how) { if (keep[s] < how) keep[s] = how; }
 
 /* Slices the graph and its readers name: every node's slice, the slice a
  * collective member takes its args from (ts__graph_args_slice: itself or a
@@ -94,7 +120,7 @@ void ts__graph_stream_note(ts_graph_stream *s, const char *note)
 static void mark_keep(const ts_graph *g, uint32_t ri, const ts_rank *r, const ts_graph_members *m, uint8_t *keep)
 {
     for (uint32_t n = g->rank_first_node[ri]; n < g->nodes.n; n++)
-        if (g->nodes.slice[n] < r->slices.n) keep[g->nodes.slice[n]] = 1;
+        if (g->nodes.slice[n] < r->slices.n) mark(keep, g->nodes.slice[n], 1);
     for (uint32_t k = 0; k < m->n; k++) {   /* members keep their args: matching reads them */
         uint32_t s = g->nodes.slice[m->node[k]];
         if (s >= r->slices.n) continue;
@@ -102,7 +128,7 @@ static void mark_keep(const ts_graph *g, uint32_t ri, const ts_rank *r, const ts
         keep[ts__graph_args_slice(r, s)] = 2;
     }
     for (uint32_t i = 0; i < r->n_iterations; i++)
-        if (r->iterations[i].slice < r->slices.n) keep[r->iterations[i].slice] = 1;
+        if (r->iterations[i].slice < r->slices.n) mark(keep, r->iterations[i].slice, 1);
 }
 
 static int compact(ts_graph_stream *s, uint32_t ri, const ts_rank *full, ts_error *err)
@@ -113,8 +139,9 @@ static int compact(ts_graph_stream *s, uint32_t ri, const ts_rank *full, ts_erro
     uint32_t *map = ts__malloc(n * sizeof *map);
     int rc = !keep || !map ? ts__error(err, TS_ENOMEM, "%s: out of memory", full->path) : TS_OK;
     if (rc == TS_OK) {
+        if (s->extra_keep) s->extra_keep(full, keep);   /* first: mark_keep only raises its marks */
         mark_keep(g, ri, full, &s->members[ri], keep);
-        rc = ts__rank_compact(full, keep, map, false, &s->ranks[ri], err);
+        rc = ts__rank_compact(full, keep, map, s->keep_ids, &s->ranks[ri], err);
     }
     for (uint32_t k = g->rank_first_node[ri]; rc == TS_OK && k < g->nodes.n; k++)
         if (g->nodes.slice[k] < full->slices.n) g->nodes.slice[k] = map[g->nodes.slice[k]];
@@ -264,9 +291,57 @@ static int fold(ts_graph_stream *s, uint32_t ri, const ts_rank *r, uint32_t edge
     return TS_OK;
 }
 
+/* ---- the local graphs' warnings, in the files' order ---- */
+
+/* Rank ri's local pass warns into a list of its own (g's lines set aside). */
+static void warn_begin(ts_graph *g, rank_warnings *held)
+{
+    held->line = g->warnings;
+    held->n = g->n_warnings;
+    held->cap = g->cap_warnings;
+    g->warnings = NULL;
+    g->n_warnings = g->cap_warnings = 0;
+}
+
+static void warn_end(ts_graph *g, rank_warnings *held, rank_warnings *mine, uint32_t pos)
+{
+    mine->line = g->warnings;
+    mine->n = g->n_warnings;
+    mine->cap = g->cap_warnings;
+    mine->pos = pos;
+    g->warnings = held->line;
+    g->n_warnings = held->n;
+    g->cap_warnings = held->cap;
+}
+
+static int cmp_pos(const void *a, const void *b)
+{
+    const rank_warnings *x = *(rank_warnings *const *)a, *y = *(rank_warnings *const *)b;
+    return (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+/* Every rank's lines, ranks in the files' order, through ts__graph_warn (its
+ * bound applies as if they had been written one rank after another). */
+static int warn_merge(ts_graph_stream *s)
+{
+    rank_warnings **by = ts__malloc((size_t)s->n_ranks * sizeof *by + 1);
+    if (!by) return TS_ENOMEM;
+    for (uint32_t r = 0; r < s->n_ranks; r++) by[r] = &s->warn[r];
+    qsort(by, s->n_ranks, sizeof *by, cmp_pos);
+    for (uint32_t r = 0; r < s->n_ranks; r++)
+        for (uint32_t k = 0; k < by[r]->n; k++) ts__graph_warn(s->g, "%s", by[r]->line[k]);
+    ts__free(by, (size_t)s->n_ranks * sizeof *by + 1);
+    return s->g->oom ? TS_ENOMEM : TS_OK;
+}
+
 /* ---- adding ranks ---- */
 
 int ts__graph_stream_add(ts_graph_stream *s, ts_rank *full, ts_error *err)
+{
+    return ts__graph_stream_add_at(s, full, s->n_added, err);
+}
+
+int ts__graph_stream_add_at(ts_graph_stream *s, ts_rank *full, uint32_t pos, ts_error *err)
 {
     ts_graph *g = s->g;
     uint32_t ri = s->n_added;
@@ -281,7 +356,10 @@ int ts__graph_stream_add(ts_graph_stream *s, ts_rank *full, ts_error *err)
     g->rank_model[ri] = ri;
     g->rank_number[ri] = full->rank;
     g->rank_first_node[ri] = g->nodes.n;
+    rank_warnings held;
+    warn_begin(g, &held);
     rc = ts__graph_local(g, (uint16_t)ri, full, &s->members[ri], err);
+    warn_end(g, &held, &s->warn[ri], pos);
     if (rc == TS_OK && g->replica_of) rc = fold(s, ri, full, edge0, lane0, mpi0);
     if (rc == TS_ENOMEM && err && !err->msg[0]) ts__error(err, rc, "%s: out of memory building its graph", full->path);
     g->rank_first_node[ri + 1] = g->nodes.n;
@@ -317,6 +395,12 @@ static int in_rank_order(ts_graph_stream *s, const ts_job *t)
 
 int ts__graph_stream_finish(ts_graph_stream *s, ts_job **trace, ts_graph **graph, ts_error *err)
 {
+    return ts__graph_stream_finish_soft(s, trace, graph, NULL, err);
+}
+
+int ts__graph_stream_finish_soft(ts_graph_stream *s, ts_job **trace, ts_graph **graph, ts_error *graph_err,
+                                 ts_error *err)
+{
     *trace = NULL;
     *graph = NULL;
     if (s->n_added != s->n_ranks) {
@@ -324,13 +408,20 @@ int ts__graph_stream_finish(ts_graph_stream *s, ts_job **trace, ts_graph **graph
         ts__graph_stream_abort(s);
         return rc;
     }
-    if (s->note) ts__rank_warn(s->ranks[0], TS_WARN_OTHER, "%s", s->note);
+    if (s->note) {   /* on the first file's rank, as a whole load leaves it */
+        uint32_t first = 0;
+        for (uint32_t r = 1; r < s->n_ranks; r++)
+            if (s->warn[r].pos < s->warn[first].pos) first = r;
+        ts__rank_warn(s->ranks[first], TS_WARN_OTHER, "%s", s->note);
+    }
     ts_job *t = NULL;
     int rc = ts__job_create(s->ranks, s->n_ranks, &t, err);   /* owns the ranks from here, on failure too */
     ts_graph *g = s->g;
     if (rc == TS_OK) rc = in_rank_order(s, t);
     memset(s->ranks, 0, s->n_ranks * sizeof *s->ranks);
     if (rc == TS_ENOMEM) ts__error(err, rc, "out of memory putting %u ranks in order", s->n_ranks);
+    bool joining = rc == TS_OK;   /* failures from here are the graph's */
+    if (rc == TS_OK && (rc = warn_merge(s)) != TS_OK) ts__error(err, rc, "out of memory");
     if (rc == TS_OK) {
         g->trace = t;
         rc = ts__graph_join_match(g, s->members, err);
@@ -340,6 +431,13 @@ int ts__graph_stream_finish(ts_graph_stream *s, ts_job **trace, ts_graph **graph
     if (rc == TS_OK) rc = ts__graph_join_finish(g, err);
     if (rc == TS_OK) s->g = NULL;
     ts__graph_stream_abort(s);
+    if (rc && joining && graph_err && rc != TS_ENOMEM) {   /* the trace stands without its graph */
+        if (err) *graph_err = *err;
+        else ts__error(graph_err, rc, "%s", ts_strerror(rc));
+        ts__error_clear(err);
+        *trace = t;
+        return TS_OK;
+    }
     if (rc) { ts_job_destroy(t); return rc; }
     *trace = t;
     *graph = g;

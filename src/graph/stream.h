@@ -21,17 +21,46 @@
 #define TS_GRAPH_STREAM_H
 
 #include "graph/graph.h"
+#include "ingest/ingest.h"
 
 typedef struct ts_graph_stream ts_graph_stream;
 
 TS_NODISCARD int ts__graph_stream_begin(uint32_t n_ranks, const ts_graph_options *opt, ts_graph_stream **out,
                                         ts_error *err);
-/* Takes ownership of full (destroyed on success and on failure). */
+/* Takes ownership of full (destroyed on success and on failure). add_at:
+ * the rank is the pos-th in the order of the files (0-based; add: the order
+ * added), which the local graphs' warnings follow, whatever order the ranks
+ * come in (the MPI plugin's process 0 adds them as they arrive). */
 TS_NODISCARD int ts__graph_stream_add(ts_graph_stream *s, ts_rank *full, ts_error *err);
+TS_NODISCARD int ts__graph_stream_add_at(ts_graph_stream *s, ts_rank *full, uint32_t pos, ts_error *err);
 /* A note (a warning line) for the first rank, as ts_job_load leaves it. */
 void ts__graph_stream_note(ts_graph_stream *s, const char *note);
-/* On success the stream is freed and *trace / *graph are the caller's. */
+/* Before the first add: each compact rank also keeps what keep marks
+ * (ts_keep_fn: 1 = the slice, 2 = with its args; the larger mark wins), and
+ * the launch ids when keep_ids: for an analysis that reads the ranks beside
+ * the graph (analyze/breakdown.c's ts_breakdown_load). */
+void ts__graph_stream_keep(ts_graph_stream *s, ts_keep_fn keep, bool keep_ids);
+/* On success the stream is freed and *trace / *graph are the caller's.
+ * With graph_err, a graph that cannot be matched or joined (bad input, not
+ * out of memory) is no failure: *trace is returned, *graph NULL, and
+ * graph_err says why (what ts_graph_create would say). */
 TS_NODISCARD int ts__graph_stream_finish(ts_graph_stream *s, ts_job **trace, ts_graph **graph, ts_error *err);
+TS_NODISCARD int ts__graph_stream_finish_soft(ts_graph_stream *s, ts_job **trace, ts_graph **graph,
+                                              ts_error *graph_err, ts_error *err);
 void ts__graph_stream_abort(ts_graph_stream *s);
+
+/* Where each of files[0..n) (a whole load's list, ts__trace_files) is added
+ * by ts_graph_load: pos[i] (rank files named `rank-N` go in rank order). */
+TS_NODISCARD int ts__graph_file_order(char *const *files, uint32_t n, uint32_t *pos);
+
+/* ts_graph_load (load.c) for an analysis that reads the ranks beside the
+ * graph: each compact rank also keeps what keep marks (and the launch ids
+ * when keep_ids), as ts__graph_stream_keep; graph_err as
+ * ts__graph_stream_finish_soft (NULL: a graph that cannot be built fails the
+ * load). A load of whole ranks (one CTF session, a PyTorch execution trace
+ * among the files) is ts_job_load + ts_graph_create, soft alike. */
+TS_NODISCARD int ts__graph_load_keep(const char *const *paths, uint32_t n_paths, const ts_load_opts *lo,
+                                     const ts_graph_options *opt, ts_keep_fn keep, bool keep_ids, ts_job **trace,
+                                     ts_graph **out, ts_error *graph_err, ts_error *err);
 
 #endif

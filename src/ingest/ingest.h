@@ -169,10 +169,20 @@ typedef struct ts_load_share {
     uint32_t  n_files;      /* files in the whole list */
     uint64_t  list_hash;    /* of the whole list: processes that saw other files disagree */
     uint32_t  failed_file;
+    char      note[480];    /* ts__load_share_each: the skipped entries' note, "" = none (the caller places it) */
 } ts_load_share;
 TS_NODISCARD int ts__load_share(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts,
                                 uint32_t part, uint32_t n_parts, ts_load_share *out, ts_error *err);
 void ts__load_share_free(ts_load_share *s);
+/* The same share one rank at a time, for a process that keeps only what it
+ * reduces each rank to: fn takes each finished rank (file row f) as soon as
+ * it is read; out gets the counts (n: ranks read), hash, failed file and the
+ * note on skipped directory entries (left for the caller to place), no ranks
+ * (set n to 0 before ts__load_share_free). */
+typedef void (*ts_share_fn)(void *ctx, uint32_t f, ts_rank *r);
+TS_NODISCARD int ts__load_share_each(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts,
+                                     uint32_t part, uint32_t n_parts, ts_share_fn fn, void *ctx, ts_load_share *out,
+                                     ts_error *err);
 /* The trace of ranks gathered from every share: two files claiming one rank
  * is the error a whole load gives; takes the ranks, on failure too. */
 TS_NODISCARD int ts__trace_from_ranks(ts_rank **ranks, uint32_t n, ts_job **out, ts_error *err);
@@ -198,10 +208,13 @@ TS_NODISCARD int ts__load_rank(const char *path, int32_t order, const ts_load_op
  * each rank, as soon as its file is read (on the loader's thread, so at most
  * n_threads full ranks exist at once), is reduced by ts__rank_compact to the
  * slices keep(r, keep) marks (keep zeroed, one byte per slice: 1 = the
- * slice, 2 = with its args), corr/ext_id kept when keep_ids. The analysis
+ * slice, 2 = with its args), corr kept when keep_ids (ext_id never). The analysis
  * must then read only what it marked (analyze/stats.c's ts_stats_load). */
 typedef void (*ts_keep_fn)(const ts_rank *r, uint8_t *keep);
 TS_NODISCARD int ts__trace_load_summary(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts,
                                         ts_keep_fn keep, bool keep_ids, ts_job **out, ts_error *err);
+/* One finished rank reduced so (its summary into *out); full is destroyed,
+ * on failure too. */
+TS_NODISCARD int ts__rank_summary(ts_rank *full, ts_keep_fn keep, bool keep_ids, ts_rank **out, ts_error *err);
 
 #endif

@@ -211,14 +211,19 @@ static int load_summary(job *jb, uint32_t i, uint32_t f)
 {
     ts_rank *full = NULL;
     int rc = ts__load_rank(jb->files->v[f], (int32_t)f, jb->opts, jb->spare_core, &full, &jb->errs[i]);
-    if (rc) return rc;
+    return rc ? rc : ts__rank_summary(full, jb->keep, jb->keep_ids, &jb->ranks[i], &jb->errs[i]);
+}
+
+int ts__rank_summary(ts_rank *full, ts_keep_fn keep_fn, bool keep_ids, ts_rank **out, ts_error *err)
+{
+    *out = NULL;
     size_t n = (size_t)full->slices.n + 1;
     uint8_t *keep = ts__calloc(n, 1);
     uint32_t *map = ts__malloc(n * sizeof *map);
-    if (!keep || !map) rc = ts__error(&jb->errs[i], TS_ENOMEM, "%s: out of memory", full->path);
+    int rc = !keep || !map ? ts__error(err, TS_ENOMEM, "%s: out of memory", full->path) : TS_OK;
     if (rc == TS_OK) {
-        jb->keep(full, keep);
-        rc = ts__rank_compact(full, keep, map, jb->keep_ids, &jb->ranks[i], &jb->errs[i]);
+        keep_fn(full, keep);
+        rc = ts__rank_compact(full, keep, map, keep_ids, out, err);
     }
     ts__free(keep, n);
     ts__free(map, n * sizeof *map);
@@ -373,6 +378,15 @@ int ts_job_load(const char *const *paths, uint32_t n_paths, const ts_load_opts *
     return rc;
 }
 
+/* info reads no slice (ts_rank_read_counts keeps their counts). */
+static void keep_none(const ts_rank *r, uint8_t *keep) { (void)r; (void)keep; }
+
+int ts_job_load_info(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts, ts_job **out,
+                     ts_error *err)
+{
+    return ts__trace_load_summary(paths, n_paths, opts, keep_none, false, out, err);
+}
+
 int ts__trace_load_summary(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts, ts_keep_fn keep,
                            bool keep_ids, ts_job **out, ts_error *err)
 {
@@ -429,8 +443,9 @@ void ts__load_share_free(ts_load_share *s)
     memset(s, 0, sizeof *s);
 }
 
-int ts__load_share(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts, uint32_t part,
-                   uint32_t n_parts, ts_load_share *out, ts_error *err)
+/* The whole list every process expands alike, its count and hash in out. */
+static int share_list(const char *const *paths, uint32_t n_paths, uint32_t part, uint32_t n_parts, file_list *files,
+                      skip_note *sk, ts_load_share *out, ts_error *err)
 {
     memset(out, 0, sizeof *out);
     if (err) { err->status = TS_OK; err->msg[0] = 0; }
@@ -440,12 +455,42 @@ int ts__load_share(const char *const *paths, uint32_t n_paths, const ts_load_opt
     if (n_paths == 1 && ts__ctf_is_trace(paths[0]))
         return ts__error(err, TS_EINVAL, "%s: byte 0: a CTF trace is read whole, not shared out by rank file; "
                          "analyse it in one process", paths[0]);
+    int rc = expand_paths(files, paths, n_paths, sk, err);
+    if (rc == TS_OK) {
+        out->n_files = files->n;
+        out->list_hash = list_hash(files);
+    }
+    return rc;
+}
+
+int ts__load_share_each(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts, uint32_t part,
+                        uint32_t n_parts, ts_share_fn fn, void *ctx, ts_load_share *out, ts_error *err)
+{
     file_list files = {0};
     skip_note sk = {.n = 0};
-    int rc = expand_paths(&files, paths, n_paths, &sk, err);
+    int rc = share_list(paths, n_paths, part, n_parts, &files, &sk, out, err);
+    if (rc == TS_OK && sk.n)
+        snprintf(out->note, sizeof out->note, "%s%s (%u in all)", sk.msg, sk.n > 5 ? ", ..." : "", sk.n);
+    for (uint32_t f = part; rc == TS_OK && f < files.n; f += n_parts) {
+        ts_rank *r = NULL;
+        if ((rc = ts__load_rank(files.v[f], (int32_t)f, opts, false, &r, err)) != TS_OK) {
+            out->failed_file = f;
+            break;
+        }
+        out->n++;
+        fn(ctx, f, r);
+    }
+    list_free(&files);
+    return rc;
+}
+
+int ts__load_share(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts, uint32_t part,
+                   uint32_t n_parts, ts_load_share *out, ts_error *err)
+{
+    file_list files = {0};
+    skip_note sk = {.n = 0};
+    int rc = share_list(paths, n_paths, part, n_parts, &files, &sk, out, err);
     if (rc == TS_OK) {
-        out->n_files = files.n;
-        out->list_hash = list_hash(&files);
         out->cap = files.n / n_parts + 1;
         out->ranks = ts__calloc(out->cap, sizeof *out->ranks);
         out->file = ts__calloc(out->cap, sizeof *out->file);

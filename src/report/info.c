@@ -25,18 +25,22 @@ static void print_rank(FILE *out, const ts_rank *r)
         const char *k = ts_rank_meta_key(r, i);
         if (strcmp(k, "format")) fprintf(out, "  %-19s %s\n", k, ts_rank_meta_str(r, k));
     }
+    uint32_t rows[4];   /* as read: a bounded load keeps the counts, not the rows */
+    ts_rank_read_counts(r, rows);
     fprintf(out, "  tracks              %u\n  slices              %u\n  instants            %u\n  counters            %u\n"
             "  flows               %u\n  iterations          %u\n  warnings            %llu\n",
-            ts_rank_n_tracks(r), ts_rank_n_slices(r), ts_rank_n_instants(r), ts_rank_n_counters(r),
-            ts_rank_n_flows(r), ts_rank_n_iterations(r), (unsigned long long)ts_rank_n_warnings(r));
+            ts_rank_n_tracks(r), rows[0], rows[1], rows[2], rows[3], ts_rank_n_iterations(r),
+            (unsigned long long)ts_rank_n_warnings(r));
 }
 
 /* The counts of a rank, in the order of the text and the CSV columns. */
 static const char *const count_names[] = {"tracks", "slices", "instants", "counters", "flows", "iterations", "warnings"};
 static void rank_counts(const ts_rank *r, uint64_t v[7])
 {
-    v[0] = ts_rank_n_tracks(r); v[1] = ts_rank_n_slices(r); v[2] = ts_rank_n_instants(r);
-    v[3] = ts_rank_n_counters(r); v[4] = ts_rank_n_flows(r); v[5] = ts_rank_n_iterations(r);
+    uint32_t rows[4];   /* as read (ts_rank_read_counts) */
+    ts_rank_read_counts(r, rows);
+    v[0] = ts_rank_n_tracks(r); v[1] = rows[0]; v[2] = rows[1];
+    v[3] = rows[2]; v[4] = rows[3]; v[5] = ts_rank_n_iterations(r);
     v[6] = ts_rank_n_warnings(r);
 }
 

@@ -8,8 +8,8 @@
  * time order; ancestors that are not kept are skipped: a kept slice's parent is its
  * nearest kept ancestor and its depth counts kept ancestors, so nesting
  * stays true of the kept rows. A slice kept with
- * keep[s] == 2 keeps its args too; with 1 it has none. The corr and ext_id
- * columns are dropped (NULL) unless keep_ids. Cost O(slices + args of
+ * keep[s] == 2 keeps its args too; with 1 it has none. The ext_id column is
+ * dropped (NULL), the corr column too unless keep_ids. Cost O(slices + args of
  * kept slices + bytes of the strings kept).
  */
 #include "trace/model.h"
@@ -86,6 +86,8 @@ static int copy_rest(str_map *m, const uint32_t *map)
     t->base_time_ns = f->base_time_ns;
     t->us_fractions = f->us_fractions;
     t->n_events_read = f->n_events_read;
+    t->summary = true;
+    ts_rank_read_counts(f, t->read_rows);
     t->n_rounding_overruns = f->n_rounding_overruns;
     if (f->meta_args != TS_NONE32 && f->n_meta_args) {
         t->meta_args = copy_args(m, f->meta_args, f->n_meta_args);
@@ -137,10 +139,14 @@ int ts__rank_compact(const ts_rank *full, const uint8_t *keep, uint32_t *map, bo
         ts__rank_destroy(t);
         return ts__error(err, rc, "%s: out of memory keeping the rank's summary", full->path ? full->path : "?");
     }
-    if (!keep_ids) {   /* e.g. the launch ids served a local graph, built by now: 16 bytes a slice */
+    /* The external ids served a local graph, built by now; the launch ids
+     * too unless keep_ids (an analysis pairs launches with GPU ops): 8 bytes
+     * a slice each. */
+    ts__free(t->slices.ext_id, (size_t)t->slices.cap * sizeof *t->slices.ext_id);
+    t->slices.ext_id = NULL;
+    if (!keep_ids) {
         ts__free(t->slices.corr, (size_t)t->slices.cap * sizeof *t->slices.corr);
-        ts__free(t->slices.ext_id, (size_t)t->slices.cap * sizeof *t->slices.ext_id);
-        t->slices.corr = t->slices.ext_id = NULL;
+        t->slices.corr = NULL;
     }
     t->finished = true;
     *out = t;

@@ -829,7 +829,8 @@ int ts__rank_add_bound_flow(ts_rank *r, uint32_t from, uint32_t to, uint64_t id,
 static int cmp_rank(const void *a, const void *b)
 {
     const ts_rank *x = *(ts_rank *const *)a, *y = *(ts_rank *const *)b;
-    return (x->rank > y->rank) - (x->rank < y->rank);
+    if (x->rank != y->rank) return (x->rank > y->rank) - (x->rank < y->rank);
+    return x->path && y->path ? strcmp(x->path, y->path) : 0;   /* two claiming one rank: named as ingest names them */
 }
 
 /* The graph, its alignment, the critical path and replay add and subtract
@@ -893,7 +894,7 @@ int ts__job_create(ts_rank **ranks, uint32_t n, ts_job **out, ts_error *err)
     qsort(t->ranks, n, sizeof *t->ranks, cmp_rank);
     for (uint32_t i = 1; i < n; i++) {
         if (t->ranks[i]->rank == t->ranks[i - 1]->rank) {
-            int rc = ts__error(err, TS_EFORMAT, "%s: claims rank %d, which %s already claims",
+            int rc = ts__error(err, TS_EFORMAT, "%s: byte 0: claims rank %d, which %s already claims",
                                t->ranks[i]->path, t->ranks[i]->rank, t->ranks[i - 1]->path);
             ts_job_destroy(t);   /* the trace owns the ranks from here on */
             return rc;
@@ -926,6 +927,14 @@ uint32_t ts_rank_n_instants(const ts_rank *r) { return r->instants.n; }
 uint32_t ts_rank_n_counters(const ts_rank *r) { return r->counters.n; }
 uint32_t ts_rank_n_flows(const ts_rank *r) { return r->flows.n; }
 uint32_t ts_rank_n_iterations(const ts_rank *r) { return r->n_iterations; }
+void ts_rank_read_counts(const ts_rank *r, uint32_t out[4])
+{
+    if (r->summary) { memcpy(out, r->read_rows, sizeof r->read_rows); return; }
+    out[0] = r->slices.n;
+    out[1] = r->instants.n;
+    out[2] = r->counters.n;
+    out[3] = r->flows.n;
+}
 uint64_t ts_rank_n_events_read(const ts_rank *r) { return r->n_events_read; }
 uint64_t ts_rank_n_warnings(const ts_rank *r)
 {
@@ -972,7 +981,7 @@ bool ts__slice_arg(const ts_rank *r, uint32_t slice, const char *key, ts_arg_typ
     if (find_arg(r, r->slices.args[slice], r->slices.n_args[slice], key, type, val)) return true;
     /* Readers keep these two only in their columns (see model.h). */
     int64_t id = !r->slices.corr ? -1 : !strcmp(key, "correlation") ? r->slices.corr[slice] :
-                 !strcmp(key, "External id") ? r->slices.ext_id[slice] : -1;
+                 !strcmp(key, "External id") && r->slices.ext_id ? r->slices.ext_id[slice] : -1;
     if (id < 0) return false;
     if (type) *type = TS_ARG_INT;
     if (val) *val = (uint64_t)id;

@@ -96,7 +96,7 @@ typedef struct ts_slices {
     uint16_t *n_args;      /* number of arg rows */
     int64_t  *corr;        /* "correlation" arg (launch <-> GPU op), -1 = none; NULL in a
                               compact rank (ts__rank_compact), whose graph is built */
-    int64_t  *ext_id;      /* "External id" arg (cpu_op <-> runtime), -1 = none; NULL as corr */
+    int64_t  *ext_id;      /* "External id" arg (cpu_op <-> runtime), -1 = none; NULL in a compact rank */
 } ts_slices;
 
 typedef enum ts_arg_type {
@@ -215,6 +215,8 @@ struct ts_rank {
     uint8_t  flow_kind;
     uint32_t flow_kind_cat;
     bool     finished;
+    bool     summary;         /* a compact rank (ts__rank_compact): read_rows are what it was read with */
+    uint32_t read_rows[4];    /* slices, instants, counters, flows as read (summary ranks only) */
 };
 
 struct ts_job {
@@ -358,8 +360,8 @@ TS_NODISCARD int ts__rank_deserialize(const void *bytes, size_t n, const char *w
 
 /* A new finished rank holding only full's slices with keep[s] != 0, each
  * linked to its nearest kept ancestor (depth counts kept ancestors); the
- * args of those with keep[s] == 2 (the others have none); no corr/ext_id
- * columns (NULL) unless keep_ids; all tracks, the iterations, metadata args, warnings and
+ * args of those with keep[s] == 2 (the others have none); no ext_id column
+ * (NULL), no corr column either unless keep_ids; all tracks, the iterations, metadata args, warnings and
  * counts, and the strings these name; no instants, counters or flows
  * (compact.c). map (full->slices.n entries) receives each slice's new row,
  * TS_NONE32 = dropped. full is unaltered; TS_ENOMEM names full's file. */

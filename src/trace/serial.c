@@ -41,10 +41,18 @@ typedef struct scol { void **p; size_t elem; } scol;
 #define S_FLOW_COLS(f) { {(void **)&(f)->id, 8}, {(void **)&(f)->kind, 1}, {(void **)&(f)->cat, 4}, \
     {(void **)&(f)->from, 4}, {(void **)&(f)->to, 4} }
 
+/* A column a compact rank dropped (NULL: its corr and ext_id ids) is sent
+ * as all bytes 0xff, i.e. every id -1 (none). */
 static void put_table(ts_buf *b, uint32_t n, const scol *c, int n_cols)
 {
+    uint8_t none[256];
+    memset(none, 0xff, sizeof none);
     put_u32(b, n);
-    for (int i = 0; i < n_cols; i++) put(b, *c[i].p, (size_t)n * c[i].elem);
+    for (int i = 0; i < n_cols; i++) {
+        size_t bytes = (size_t)n * c[i].elem;
+        if (*c[i].p) { put(b, *c[i].p, bytes); continue; }
+        for (size_t k = 0; k < bytes; k += sizeof none) put(b, none, bytes - k < sizeof none ? bytes - k : sizeof none);
+    }
 }
 
 static void put_track(ts_buf *b, const ts_track *t)

@@ -2,7 +2,7 @@
 # dist_mpi_same_answer.sh - `mpirun -np P trainscope stats|critical-path|replay
 # DIR` (docs/distributed.md) prints, byte for byte, what the plain CLI prints,
 # for P = 1, 2, 4, in table and json, on the real matched 2-rank pair
-# (trace_filter) and on 6 ranks renumbered from it; the plain CLI links no
+# (trace_filter) and on 6 and 12 ranks renumbered from it; the plain CLI links no
 # MPI library; faults end the run with the single process's message, exit 2
 # and nothing on stdout, never a hang: a file that fails to parse on
 # process 1's share, a dangling rank file, two files claiming one rank, a
@@ -31,26 +31,41 @@ mpi() {   # mpi P ARGS...: the CLI on P processes, 120 s at most (a hang is a fa
 
 if ldd "$BIN" | grep -q 'libmpi'; then bad "$BIN links an MPI library: $(ldd "$BIN" | grep mpi)"; fi
 
-# 6 ranks: the pair's files with distributedInfo renumbered 0..5 (world 6)
-mkdir "$tmp/six"
-python3 - "$PAIR" "$tmp/six" <<'PY' || exit 1
+# 6 ranks: the pair's files with distributedInfo renumbered 0..5 (world 6);
+# 12 copies of nccl_data so (each rank's local graph warns: no cuda_sync
+# events), beside a file and a folder a load skips: rank-10 sorts before
+# rank-2 by name, so process 0 (which adds each rank to the graph as it
+# arrives) must give the local graphs' warnings, and the note on the skipped
+# entries, in the single process's order.
+NCCL=$DATA/kineto/nccl_parser_config/nccl_data.json.gz
+[ -r "$NCCL" ] || { echo "skip: $NCCL absent (shared data)"; exit 77; }
+mkdir "$tmp/six" "$tmp/twelve" "$tmp/twelve/notes"
+echo "not a trace" >"$tmp/twelve/README.txt"
+python3 - "$PAIR" "$tmp/six" "$NCCL" "$tmp/twelve" <<'PY' || exit 1
 import gzip, sys
-src, dst = sys.argv[1], sys.argv[2]
-for r in range(6):
-    text = gzip.open("%s/sampled_rank-%d.json.gz" % (src, r % 2), "rt").read()
-    old = '"rank": %d, "world_size": 128' % (r % 2)
+pair, six, nccl, twelve = sys.argv[1:5]
+def write(text, old, new, path):
     assert text.count(old) == 1, old
-    with open("%s/rank-%d.json" % (dst, r), "w") as f:
-        f.write(text.replace(old, '"rank": %d, "world_size": 6' % r))
+    with open(path, "w") as f:
+        f.write(text.replace(old, new))
+for r in range(6):
+    text = gzip.open("%s/sampled_rank-%d.json.gz" % (pair, r % 2), "rt").read()
+    write(text, '"rank": %d, "world_size": 128' % (r % 2), '"rank": %d, "world_size": 6' % r, "%s/rank-%d.json" % (six, r))
+text = gzip.open(nccl, "rt").read()
+for r in range(12):
+    write(text, '"rank": 0, "world_size": 2', '"rank": %d, "world_size": 12' % r, "%s/rank-%d.json" % (twelve, r))
 PY
 
-for dir in "$PAIR" "$tmp/six"; do
+for dir in "$PAIR" "$tmp/six" "$tmp/twelve"; do
+    procs="1 2 4"; [ "$dir" = "$tmp/twelve" ] && procs=3
     for cmd in stats critical-path replay; do
         for fmt in table json; do
             "$BIN" $cmd --format $fmt "$dir" >"$tmp/one.out" 2>"$tmp/one.err"
             want=$?
             [ -s "$tmp/one.out" ] || bad "$cmd --format $fmt $dir: the plain CLI printed nothing"
-            for p in 1 2 4; do
+            [ "$dir" != "$tmp/twelve" ] || [ $fmt = json ] || grep -q "skipped entries .*README.txt" "$tmp/one.err" ||
+                bad "$cmd $dir: no note on the skipped entries: $(cat "$tmp/one.err")"
+            for p in $procs; do
                 mpi $p $cmd --format $fmt "$dir" >"$tmp/p.out" 2>"$tmp/p.err"
                 got=$?
                 [ $got -eq $want ] || bad "$cmd --format $fmt $dir -np $p: exit $got, plain CLI $want: $(tail -3 "$tmp/p.err")"

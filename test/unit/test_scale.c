@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "graph/graph.h"
+#include "graph/stream.h"
 #include "trainscope/graph.h"
 #include "trainscope/ingest.h"
 #include "trainscope/replay.h"
@@ -167,4 +168,22 @@ TEST(bounded_load_names_the_file_a_set_cannot_use)
     CHECK(rc != TS_OK);
     CHECK(t == NULL && g == NULL);
     CHECK(strstr(err.msg, "rank-3.json") != NULL);
+}
+
+/* Where ts_graph_load adds each file (the order a distributed run's process 0
+ * gives the local graphs' warnings in, whatever order the ranks arrive):
+ * files all named rank-N go by N (rank-10 after rank-2, as counted by hand),
+ * any other list keeps its name order. */
+TEST(file_order_is_the_rank_order_of_rank_named_files_else_the_names_order)
+{
+    char *named[4] = {"/d/rank-0.json", "/d/rank-10.json", "/d/rank-11.json", "/d/rank-2.json"};
+    uint32_t pos[4];
+    CHECK_EQ_INT(ts__graph_file_order(named, 4, pos), TS_OK);
+    CHECK_EQ_INT(pos[0], 0);
+    CHECK_EQ_INT(pos[1], 2);
+    CHECK_EQ_INT(pos[2], 3);
+    CHECK_EQ_INT(pos[3], 1);
+    char *mixed[3] = {"/d/a.json", "/d/rank-1.json", "/d/rank-0.json"};
+    CHECK_EQ_INT(ts__graph_file_order(mixed, 3, pos), TS_OK);
+    for (uint32_t i = 0; i < 3; i++) CHECK_EQ_INT(pos[i], i);
 }

@@ -31,6 +31,7 @@
  * predecessors to its successors.
  */
 #include "ingest/ingest.h"
+#include "ingest/icache.h"
 #include "ingest/protobuf.h"
 
 #include <stdio.h>
@@ -63,7 +64,8 @@ typedef struct ck {
     uint32_t    n_ctrl, cap_ctrl;
     uint64_t    ctrl_later, ctrl_absent; /* control dependencies on a node not before it in the file / on no node */
     uint32_t    k_id, k_type;  /* interned "chakra_id", "chakra_type" (0 = not yet) */
-    ts_pb       bad;
+    ts_pb_input in;        /* the input; in.err: the first damaged bytes met */
+    ts_icache  *icache;    /* names, attribute keys and string values */
 } ck;
 
 static const char *const coll_names[] = {"all_reduce", "reduce", "all_gather", "gather", "scatter", "broadcast",
@@ -74,12 +76,7 @@ static int fail_at(ck *c, size_t at, const char *what)
     return ts__error(c->err, TS_EFORMAT, "%s: byte %zu: %s", c->path, at, what);
 }
 
-static void note(ck *c, const ts_pb *p)
-{
-    if (p->err && !c->bad.err) c->bad = *p;
-}
-
-static uint32_t intern_sub(ck *c, const ts_pb *s) { return ts__rank_intern(c->r, (const char *)s->p, ts__pb_len(s)); }
+static uint32_t intern_sub(ck *c, const ts_pb *s) { return ts__icache_intern(c->icache, c->r, (const char *)s->p, ts__pb_len(s)); }
 static uint32_t intern(ck *c, const char *s) { return ts__rank_intern(c->r, s, strlen(s)); }
 
 static bool name_is(const ts_pb *s, const char *want)
@@ -107,7 +104,6 @@ static void attribute(ck *c, ts_pb a, ck_node *nd)
         else if (f.wire == 1 && f.num == 3) { ty = TS_ARG_DOUBLE; val = f.u; }
         else if (f.wire == 2 && f.num == 29) { ty = TS_ARG_STR; val = intern_sub(c, &f.sub); }
     }
-    note(c, &a);
     if (!key.p || ty == TS_ARG_NULL) return;
     bool integral = ty == TS_ARG_INT || ty == TS_ARG_UINT || ty == TS_ARG_BOOL;
     if (integral && name_is(&key, "is_cpu_op")) nd->is_cpu = val != 0;
@@ -132,11 +128,26 @@ static int deps_field(ck *c, const ts_pb_field *f)
     uint32_t *n = f->num == 5 ? &c->n_deps : &c->n_ctrl, *cap = f->num == 5 ? &c->cap_deps : &c->cap_ctrl;
     if (f->wire == 0) return add_id(v, n, cap, f->u);
     if (f->wire != 2) return TS_OK;
+    /* at most one id per byte: room for all, then a loop without checks
+     * but the bytes' end (most ids here take 1-3 bytes) */
     ts_pb p = f->sub;
-    uint64_t id;
-    while (p.p < p.end && !p.err)
-        if (ts__pb_varint(&p, &id) && add_id(v, n, cap, id)) return TS_ENOMEM;
-    note(c, &p);
+    size_t room = ts__pb_len(&p);
+    if ((size_t)*n + room > UINT32_MAX) return TS_ENOMEM;
+    if (*n + room > *cap && ts__grow((void **)v, cap, sizeof **v, (size_t)*n + room)) return TS_ENOMEM;
+    uint64_t *out = *v + *n;
+    const unsigned char *q = p.p, *end = p.end;
+    while (end - q >= 3) {
+        if (q[0] < 0x80) *out++ = *q++;
+        else if (q[1] < 0x80) { *out++ = (uint64_t)(q[0] & 0x7f) | (uint64_t)q[1] << 7; q += 2; }
+        else if (q[2] < 0x80) {
+            *out++ = (uint64_t)(q[0] & 0x7f) | (uint64_t)(q[1] & 0x7f) << 7 | (uint64_t)q[2] << 14;
+            q += 3;
+        } else break;
+    }
+    p.p = q;
+    while (p.p < p.end)   /* the rest (longer ids, the last bytes); a failed cursor jumps to its end */
+        if (ts__pb_varint(&p, out)) out++;
+    *n = (uint32_t)(out - *v);
     return TS_OK;
 }
 
@@ -168,7 +179,6 @@ static int one_node(ck *c, ts_pb msg, size_t at)
         else if (f.num == 7 && f.wire == 0) nd->dur_ns = (int64_t)(f.u > (1ULL << 40) ? 1ULL << 40 : f.u) * 1000;
         else if (f.num == 10 && f.wire == 2) attribute(c, f.sub, nd);
     }
-    note(c, &msg);
     nd = &c->nodes[c->n - 1];
     if (!c->k_id) c->k_id = intern(c, "chakra_id"), c->k_type = intern(c, "chakra_type");
     ts__rank_add_arg(c->r, c->k_id, TS_ARG_UINT, nd->id);
@@ -178,7 +188,7 @@ static int one_node(ck *c, ts_pb msg, size_t at)
     nd->n_ctl = c->n_ctrl - nd->ctl0;
     nd->n_args = ts__rank_args_mark(c->r) - nd->arg0;
     if (rc) return rc;
-    if (c->bad.err) return fail_at(c, c->bad.err_at, c->bad.err);
+    if (c->in.err) return fail_at(c, c->in.err_at, c->in.err);
     if (!nd->name) return fail_at(c, at, "not a Chakra execution trace (a Node without a name)");
     return TS_OK;
 }
@@ -192,20 +202,20 @@ static int global_metadata(ck *c, ts_pb msg, size_t at)
         if (f.wire != 2 || (f.num != 1 && f.num != 2)) break;
         any = true;
     }
-    if (msg.err || msg.p < msg.end || !any)
+    if (c->in.err || msg.p < msg.end || !any)
         return fail_at(c, at, "not a Chakra execution trace (no GlobalMetadata message first)");
     return TS_OK;
 }
 
 static int read_stream(ck *c, const unsigned char *data, size_t n)
 {
-    ts_pb s = ts__pb_open(data, n);
+    ts_pb s = ts__pb_open(&c->in, data, n);
     for (uint32_t k = 0; s.p < s.end; k++) {
-        size_t at = (size_t)(s.p - s.base);
+        size_t at = ts__pb_offset(&s, s.p);
         uint64_t len;
-        if (!ts__pb_varint(&s, &len)) return fail_at(c, s.err_at, s.err);
+        if (!ts__pb_varint(&s, &len)) return fail_at(c, c->in.err_at, c->in.err);
         if (len > ts__pb_len(&s)) return fail_at(c, at, "Chakra message length past the end of the file");
-        ts_pb msg = {s.p, s.p + len, s.base, NULL, 0};
+        ts_pb msg = {s.p, s.p + len, &c->in};
         s.p += len;
         int rc = k == 0 ? global_metadata(c, msg, at) : one_node(c, msg, at);
         if (rc) return rc;
@@ -552,7 +562,9 @@ int ts__chakra_ingest_buffer(const char *name, const void *data, size_t n, ts_ra
     *out = NULL;
     ck c = {.path = name, .err = err};
     c.r = ts__rank_create(name);
-    int rc = c.r ? build(&c, data, n) : ts__error(err, TS_ENOMEM, "%s: out of memory", name);
+    c.icache = ts__calloc(1, sizeof *c.icache);
+    int rc = c.r && c.icache ? build(&c, data, n) : ts__error(err, TS_ENOMEM, "%s: out of memory", name);
+    ts__free(c.icache, sizeof *c.icache);
     ts__free(c.nodes, (size_t)c.cap * sizeof *c.nodes);
     ts__free(c.deps, (size_t)c.cap_deps * sizeof *c.deps);
     ts__free(c.ctrl, (size_t)c.cap_ctrl * sizeof *c.ctrl);

@@ -28,9 +28,11 @@ typedef struct pk {
     ts_pv *slab, *slab_end;  /* values are cut from arena blocks of PK_SLAB */
     ts_pv *none, *bools[2];  /* immutable values made once per pickle */
     ts_pv *small[256];       /* ints 0-255 (BININT1's range), made once each */
+    ts_pv **ints;            /* PK_INTS: the int value last made in each slot (sizes and
+                              * addresses repeat: an allocation's, its free's) */
 } pk;
 
-enum { PK_SLAB = 1024 };
+enum { PK_SLAB = 1024, PK_INTS = 2048 };
 
 static int fail(pk *k, const char *what)
 {
@@ -81,8 +83,13 @@ static inline ts_pv *int_pv(pk *k, int64_t i)
         if ((v = new_pv(k, TS_PV_INT))) { v->u.i = i; k->small[i] = v; }
         return v;
     }
+    ts_pv **slot = k->ints ? &k->ints[(uint64_t)i * 0x9e3779b97f4a7c15ULL >> 53] : NULL;
+    if (slot && *slot && (*slot)->u.i == i) return *slot;
     ts_pv *v = new_pv(k, TS_PV_INT);
-    if (v) v->u.i = i;
+    if (v) {
+        v->u.i = i;
+        if (slot) *slot = v;
+    }
     return v;
 }
 
@@ -386,6 +393,7 @@ int ts__pickle_load(ts_pickle *p, const char *name, const unsigned char *data, s
     memset(p, 0, sizeof *p);
     ts__arena_init(&p->arena);
     pk k = {.p = p, .name = name, .d = data, .n = n, .err = err};
+    k.ints = ts__calloc(PK_INTS, sizeof *k.ints);   /* without it, no sharing beyond 0-255 */
     bool stop = false;
     int rc = TS_OK;
     while (rc == TS_OK && !stop) {
@@ -416,6 +424,7 @@ int ts__pickle_load(ts_pickle *p, const char *name, const unsigned char *data, s
     ts__free(k.stack, (size_t)k.cap_stack * sizeof *k.stack);
     ts__free(k.marks, (size_t)k.cap_marks * sizeof *k.marks);
     ts__free(k.memo, (size_t)k.cap_memo * sizeof *k.memo);
+    ts__free(k.ints, PK_INTS * sizeof *k.ints);
     if (rc) ts__pickle_free(p);
     return rc;
 }
@@ -436,10 +445,3 @@ const ts_pv *ts__pv_getn(const ts_pv *d, const char *key, size_t kn)
     }
     return NULL;
 }
-
-int64_t ts__pv_int(const ts_pv *v, int64_t dflt)
-{
-    return v && (v->kind == TS_PV_INT || v->kind == TS_PV_BOOL) ? v->u.i : dflt;
-}
-
-const char *ts__pv_str(const ts_pv *v) { return v && v->kind == TS_PV_STR ? v->u.s : NULL; }

@@ -69,7 +69,7 @@ static int32_t key_slot(const ts_pv *d, dict_key *k)   /* the value's slot in d-
     return -1;
 }
 
-/* One trace entry's fields, read from its dict once for all passes. */
+/* One trace entry's fields. */
 typedef struct snap_ent {
     uint64_t addr;
     int64_t  size, t;
@@ -84,8 +84,8 @@ enum { SHAPE_MAX = 16 };
  * order make the same first matches) and where its five fields were. */
 typedef struct ent_reader {
     dict_key action, addr, size, time_us, frames;
-    const ts_pv *last_action;   /* the action string last seen, and its code */
-    int last_act;
+    const ts_pv *acts[4];       /* action strings seen (the memo makes each one value), and their codes */
+    int act_code[4];
     const ts_pv *shape[SHAPE_MAX];
     uint32_t n_shape;           /* 0: none yet */
     int32_t  at[5];             /* value slot of action, addr, size, time_us, frames; -1 = absent */
@@ -121,9 +121,16 @@ static void read_entry(ent_reader *r, const ts_pv *e, snap_ent *out)
     entry_fields(r, e, f);
     const ts_pv *a = f[0];
     out->action = ts__pv_str(a);
-    if (!out->action) out->act = ACT_OTHER;
-    else if (a == r->last_action) out->act = r->last_act;
-    else { out->act = r->last_act = action_code(out->action); r->last_action = a; }
+    out->act = ACT_OTHER;
+    if (out->action) {
+        int k = 0;
+        while (k < 4 && r->acts[k] && r->acts[k] != a) k++;
+        if (k < 4 && r->acts[k] == a) out->act = r->act_code[k];
+        else {
+            out->act = action_code(out->action);
+            if (k < 4) { r->acts[k] = a; r->act_code[k] = out->act; }
+        }
+    }
     out->addr = (uint64_t)ts__pv_int(f[1], 0);
     out->size = ts__pv_int(f[2], 0);
     out->t = ts__pv_int(f[3], -1);
@@ -199,10 +206,10 @@ static int each_allocated_block(const snap_ctx *c, int32_t dev, int (*fn)(void *
 typedef struct walk {
     const snap_ctx *c;
     int32_t   dev;
-    const snap_ent *e;        /* this device's entries, read once */
+    const ts_pv *tr;          /* this device's entries */
     uint32_t  n;
-    ts_map64  ever;           /* addr -> 1: allocated somewhere in the trace */
-    ts_map64  live;           /* addr -> entry index + 1 of its alloc, while alive */
+    ent_reader rd;            /* their fields (each pass reads them again: cheaper than keeping them) */
+    ts_map64  live;           /* addr -> 1 while alive, 0 once freed: its keys are the addresses allocated in the trace */
     ts_map64  pre;            /* addr -> entry index of the free of a block allocated before the trace */
     int64_t   throughout;     /* bytes of blocks allocated at the snapshot and never in the trace */
     ts_mem_snap_device *d;
@@ -211,7 +218,7 @@ typedef struct walk {
 static int add_throughout(void *ud, const ts_pv *bl)
 {
     walk *w = ud;
-    if (!ts__map64_get(&w->ever, (uint64_t)ts__pv_int(ts__pv_get(bl, "address"), 0), NULL))
+    if (!ts__map64_get(&w->live, (uint64_t)ts__pv_int(ts__pv_get(bl, "address"), 0), NULL))
         w->throughout += ts__pv_int(ts__pv_get(bl, "size"), 0);
     return TS_OK;
 }
@@ -223,7 +230,9 @@ static int find_start(walk *w)
 {
     ts_mem_snap_device *d = w->d;
     for (uint32_t i = 0; i < w->n; i++) {
-        const snap_ent *e = &w->e[i];
+        snap_ent es;
+        read_entry(&w->rd, ts__pv_at(w->tr, i), &es);
+        const snap_ent *e = &es;
         uint64_t addr = e->addr;
         int act = e->act;
         int64_t t = e->t;
@@ -233,7 +242,7 @@ static int find_start(walk *w)
         if (act == ACT_SEGMENT) d->n_segment_events++;
         if (act == ACT_ALLOC) {
             d->n_alloc++;
-            if (ts__map64_put(&w->ever, addr, 1) || ts__map64_put(&w->live, addr, 1)) return oom(w->c);
+            if (ts__map64_put(&w->live, addr, 1)) return oom(w->c);
         } else if (act == ACT_FREE) {
             d->n_free++;
             uint64_t v;
@@ -259,7 +268,9 @@ static void run_totals(walk *w, uint32_t *peak_index)
     d->peak_us = -1;
     *peak_index = UINT32_MAX;
     for (uint32_t i = 0; i < w->n; i++) {
-        const snap_ent *e = &w->e[i];
+        snap_ent es;
+        read_entry(&w->rd, ts__pv_at(w->tr, i), &es);
+        const snap_ent *e = &es;
         int64_t size = e->size;
         if (e->act == ACT_ALLOC) run += size;
         else if (e->act == ACT_FREE) run -= size;
@@ -298,7 +309,7 @@ static int alive_throughout(void *ud, const ts_pv *bl)
 {
     alive_ctx *a = ud;
     uint64_t addr = (uint64_t)ts__pv_int(ts__pv_get(bl, "address"), 0);
-    if (ts__map64_get(&a->w->ever, addr, NULL)) return TS_OK;
+    if (ts__map64_get(&a->w->live, addr, NULL)) return TS_OK;
     return add_alive(a->w->c->s, addr, ts__pv_int(ts__pv_get(bl, "size"), 0), -1, ts__pv_get(bl, "frames"));
 }
 
@@ -319,20 +330,26 @@ static int alive_at_peak(walk *w, uint32_t peak)
     uint32_t n = peak == UINT32_MAX ? 0 : peak + 1;
     int rc = TS_OK;
     for (uint32_t i = 0; i < n && !rc; i++) {
-        const snap_ent *e = &w->e[i];
+        snap_ent es;
+        read_entry(&w->rd, ts__pv_at(w->tr, i), &es);
+        const snap_ent *e = &es;
         if (e->act == ACT_ALLOC) rc = ts__map64_put(&at, e->addr, (uint64_t)i + 1);
         else if (e->act == ACT_FREE) rc = ts__map64_put(&at, e->addr, 0);
     }
     /* allocs alive at the peak, in trace order (the map has no iteration) */
     for (uint32_t i = 0; i < n && !rc; i++) {
-        const snap_ent *e = &w->e[i];
+        snap_ent es;
+        read_entry(&w->rd, ts__pv_at(w->tr, i), &es);
+        const snap_ent *e = &es;
         uint64_t v;
         if (e->act == ACT_ALLOC && ts__map64_get(&at, e->addr, &v) && v == (uint64_t)i + 1)
             rc = add_alive(s, e->addr, e->size, e->t, e->frames);
     }
     /* allocated before the trace and freed after the peak */
     for (uint32_t i = n; i < w->n && !rc; i++) {
-        const snap_ent *e = &w->e[i];
+        snap_ent es;
+        read_entry(&w->rd, ts__pv_at(w->tr, i), &es);
+        const snap_ent *e = &es;
         uint64_t v;
         if (e->act == ACT_FREE && ts__map64_get(&w->pre, e->addr, &v) && v == i)
             rc = add_alive(s, e->addr, e->size, -1, e->frames);
@@ -354,24 +371,18 @@ static int one_device(const snap_ctx *c, int32_t dev, ts_mem_snap_device *d)
     segment_stats(c, dev, d);
     walk w = {.c = c, .dev = dev, .d = d};
     const ts_pv *tr = ts__pv_at(c->traces, (uint32_t)dev);
+    w.tr = tr;
     w.n = ts__pv_len(tr);
-    snap_ent *ents = w.n ? ts__malloc((size_t)w.n * sizeof *ents) : NULL;
-    if (w.n && !ents) return oom(c);
-    ent_reader er = {DICT_KEY("action"), DICT_KEY("addr"), DICT_KEY("size"), DICT_KEY("time_us"), DICT_KEY("frames"),
-                     NULL, ACT_OTHER, {NULL}, 0, {-1, -1, -1, -1, -1}};
-    for (uint32_t i = 0; i < w.n; i++) read_entry(&er, ts__pv_at(tr, i), &ents[i]);
-    w.e = ents;
-    ts__map64_init(&w.ever);
+    w.rd = (ent_reader){DICT_KEY("action"), DICT_KEY("addr"), DICT_KEY("size"), DICT_KEY("time_us"), DICT_KEY("frames"),
+                        {NULL}, {0}, {NULL}, 0, {-1, -1, -1, -1, -1}};
     ts__map64_init(&w.live);
     ts__map64_init(&w.pre);
     uint32_t peak;
     int rc = find_start(&w);
     if (!rc) run_totals(&w, &peak);
     if (!rc && c->s) rc = alive_at_peak(&w, peak);
-    ts__map64_free(&w.ever);
     ts__map64_free(&w.live);
     ts__map64_free(&w.pre);
-    ts__free(ents, (size_t)w.n * sizeof *ents);
     return rc;
 }
 

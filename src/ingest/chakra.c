@@ -45,7 +45,7 @@ typedef struct ck_node {
     uint32_t dep0, n_deps; /* into ck.deps */
     uint32_t ctl0, n_ctl;  /* into ck.ctrl */
     uint32_t arg0, n_args;
-    int64_t  dur_ns, start_ns, ready_ns;
+    int64_t  dur_ns, start_ns;
     int64_t  tid, comm_type, comm_size;
     int32_t  type;
     int8_t   is_cpu;       /* -1 = no attribute */
@@ -58,11 +58,12 @@ typedef struct ck {
     ts_error   *err;
     ck_node    *nodes;
     uint32_t    n, cap;
-    uint64_t   *deps;      /* dependency ids, then resolved to node rows (UINT64_MAX = absent) */
+    uint64_t   *deps;      /* dependency ids; resolve_deps turns them into node rows in place (drow) */
     uint32_t    n_deps, cap_deps;
-    uint64_t   *ctrl;      /* control dependency ids, then node rows (UINT64_MAX = not followed) */
+    uint64_t   *ctrl;      /* control dependency ids, then node rows in place (crow) */
     uint32_t    n_ctrl, cap_ctrl;
     uint64_t    ctrl_later, ctrl_absent; /* control dependencies on a node not before it in the file / on no node */
+    uint32_t   *drow, *crow;   /* deps / ctrl as node rows (TS_NONE32 = absent, not followed), over their first half */
     uint32_t    k_id, k_type;  /* interned "chakra_id", "chakra_type" (0 = not yet) */
     ts_pb_input in;        /* the input; in.err: the first damaged bytes met */
     ts_icache  *icache;    /* names, attribute keys and string values */
@@ -294,20 +295,31 @@ static int resolve_deps(ck *c)
     id_rows row;
     int rc = id_rows_build(c, &row);
     uint64_t absent = 0;
+    /* Rows are 32-bit: written over the first half of the 64-bit ids, each
+     * at byte 4d after the id at 8d >= 4d was read, so the later passes
+     * read half the bytes and no new memory is touched. */
+    c->drow = (uint32_t *)(void *)c->deps;
+    c->crow = (uint32_t *)(void *)c->ctrl;
     for (uint32_t d = 0; !rc && d < c->n_deps; d++) {
-        uint64_t v;
-        if (id_row(&row, c->deps[d], &v)) c->deps[d] = v;
-        else { c->deps[d] = UINT64_MAX; absent++; }
+        uint64_t v, id;
+        memcpy(&id, c->deps + d, 8);
+        uint32_t r32 = TS_NONE32;
+        if (id_row(&row, id, &v)) r32 = (uint32_t)v;
+        else absent++;
+        memcpy(c->drow + d, &r32, 4);
     }
     /* Control dependencies are followed on nodes before the node in the file
      * (its enclosing op, the op that launched it); later ones cannot be
      * (converted traces have 2-cycles through them). */
     for (uint32_t i = 0; !rc && i < c->n; i++)
         for (uint32_t d = c->nodes[i].ctl0; d < c->nodes[i].ctl0 + c->nodes[i].n_ctl; d++) {
-            uint64_t v;
-            if (!id_row(&row, c->ctrl[d], &v)) { c->ctrl[d] = UINT64_MAX; c->ctrl_absent++; }
-            else if (v >= i) { c->ctrl[d] = UINT64_MAX; c->ctrl_later++; }
-            else c->ctrl[d] = v;
+            uint64_t v, id;
+            memcpy(&id, c->ctrl + d, 8);
+            uint32_t r32 = TS_NONE32;
+            if (!id_row(&row, id, &v)) c->ctrl_absent++;
+            else if (v >= i) c->ctrl_later++;
+            else r32 = (uint32_t)v;
+            memcpy(c->crow + d, &r32, 4);
         }
     id_rows_free(&row);
     if (!rc && absent)
@@ -345,6 +357,7 @@ typedef struct sched {
     uint32_t *indeg, *child0, *child;   /* CSR of dependents: data ones, then control ones (start after start) */
     uint32_t *ctl0;                     /* per node: where its control dependents begin in child */
     int64_t  *lane_free;
+    int64_t  *ready_ns;                 /* per node: when its dependencies allow it to start */
     heap      ready;
 } sched;
 
@@ -356,6 +369,7 @@ static void sched_free(sched *s, uint32_t n, uint32_t n_deps, uint32_t n_tracks)
     ts__free(s->child, (size_t)n_deps * sizeof *s->child + 4);
     ts__free(s->lane_free, ((size_t)n_tracks + 1) * sizeof *s->lane_free);
     ts__free(s->ready.v, (size_t)n * sizeof *s->ready.v + 4);
+    ts__free(s->ready_ns, (size_t)n * sizeof *s->ready_ns + 8);
 }
 
 static int sched_init(ck *c, sched *s)
@@ -367,15 +381,16 @@ static int sched_init(ck *c, sched *s)
     s->child = ts__malloc((size_t)n_edges * sizeof *s->child + 4);
     s->lane_free = ts__calloc((size_t)c->r->n_tracks + 1, sizeof *s->lane_free);
     s->ready.v = ts__malloc((size_t)n * sizeof *s->ready.v + 4);
-    if (!s->indeg || !s->child0 || !s->ctl0 || !s->child || !s->lane_free || !s->ready.v) return TS_ENOMEM;
+    s->ready_ns = ts__calloc((size_t)n + 1, sizeof *s->ready_ns);
+    if (!s->indeg || !s->child0 || !s->ctl0 || !s->child || !s->lane_free || !s->ready.v || !s->ready_ns) return TS_ENOMEM;
     uint32_t *n_ctl = s->ready.v;   /* borrowed: control dependents per node */
     memset(n_ctl, 0, (size_t)n * sizeof *n_ctl);
     for (uint32_t i = 0; i < n; i++) {
         const ck_node *nd = &c->nodes[i];
         for (uint32_t d = nd->dep0; d < nd->dep0 + nd->n_deps; d++)
-            if (c->deps[d] != UINT64_MAX) { s->indeg[i]++; s->child0[c->deps[d]]++; }
+            if (c->drow[d] != TS_NONE32) { s->indeg[i]++; s->child0[c->drow[d]]++; }
         for (uint32_t d = nd->ctl0; d < nd->ctl0 + nd->n_ctl; d++)
-            if (c->ctrl[d] != UINT64_MAX) { s->indeg[i]++; n_ctl[c->ctrl[d]]++; }
+            if (c->crow[d] != TS_NONE32) { s->indeg[i]++; n_ctl[c->crow[d]]++; }
     }
     uint32_t sum = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -389,11 +404,11 @@ static int sched_init(ck *c, sched *s)
     for (uint32_t i = 0; i < n; i++) fill[i] = s->child0[i];
     for (uint32_t i = 0; i < n; i++)
         for (uint32_t d = c->nodes[i].dep0; d < c->nodes[i].dep0 + c->nodes[i].n_deps; d++)
-            if (c->deps[d] != UINT64_MAX) s->child[fill[c->deps[d]]++] = i;
+            if (c->drow[d] != TS_NONE32) s->child[fill[c->drow[d]]++] = i;
     for (uint32_t i = 0; i < n; i++) fill[i] = s->ctl0[i];
     for (uint32_t i = 0; i < n; i++)
         for (uint32_t d = c->nodes[i].ctl0; d < c->nodes[i].ctl0 + c->nodes[i].n_ctl; d++)
-            if (c->ctrl[d] != UINT64_MAX) s->child[fill[c->ctrl[d]]++] = i;
+            if (c->crow[d] != TS_NONE32) s->child[fill[c->crow[d]]++] = i;
     return TS_OK;
 }
 
@@ -407,19 +422,19 @@ static int schedule(ck *c)
     if (!rc) {
         for (uint32_t i = 0; i < c->n; i++) if (!s.indeg[i]) heap_push(&s.ready, i);
         while (s.ready.n) {
-            ck_node *nd = &c->nodes[heap_pop(&s.ready)];
+            uint32_t self = heap_pop(&s.ready);
+            ck_node *nd = &c->nodes[self];
             int64_t *lane = nd->track == TS_NONE32 ? &s.lane_free[c->r->n_tracks] : &s.lane_free[nd->track];
-            nd->start_ns = nd->ready_ns > *lane ? nd->ready_ns : *lane;
-            if (nd->start_ns > ((int64_t)1 << 62) - nd->dur_ns) { late = (uint32_t)(nd - c->nodes); break; }
+            nd->start_ns = s.ready_ns[self] > *lane ? s.ready_ns[self] : *lane;
+            if (nd->start_ns > ((int64_t)1 << 62) - nd->dur_ns) { late = self; break; }
             int64_t end = nd->start_ns + nd->dur_ns;
             if (nd->dur_ns > 0) *lane = end;
-            uint32_t self = (uint32_t)(nd - c->nodes);
-            for (uint32_t k = s.child0[self]; k < s.child0[self + 1]; k++) {
-                /* data dependents wait for the end, control ones for the start */
-                int64_t at = k < s.ctl0[self] ? end : nd->start_ns;
-                ck_node *ch = &c->nodes[s.child[k]];
-                if (ch->ready_ns < at) ch->ready_ns = at;
-                if (--s.indeg[s.child[k]] == 0) heap_push(&s.ready, s.child[k]);
+            /* data dependents wait for the end, control ones for the start */
+            for (uint32_t k = s.child0[self], ctl = s.ctl0[self], stop = s.child0[self + 1]; k < stop; k++) {
+                int64_t at = k < ctl ? end : nd->start_ns;
+                uint32_t ch = s.child[k];
+                if (s.ready_ns[ch] < at) s.ready_ns[ch] = at;
+                if (--s.indeg[ch] == 0) heap_push(&s.ready, ch);
             }
             done++;
         }
@@ -506,11 +521,13 @@ static int emit_deps(ck *c, uint32_t cat)
         for (;;) {
             const ck_node *nd = &c->nodes[from];
             for (uint32_t d = nd->dep0; d < nd->dep0 + nd->n_deps && !rc; d++) {
-                uint64_t a = c->deps[d];
-                if (a == UINT64_MAX || stamp[a] == b + 1) continue;
+                uint32_t a = c->drow[d];
+                if (a == TS_NONE32 || stamp[a] == b + 1) continue;
                 stamp[a] = b + 1;
-                if (c->nodes[a].dur_ns <= 0) stack[top++] = (uint32_t)a;
-                else if (row[a] != TS_NONE32) rc = ts__rank_push_bound_flow(c->r, row[a], row[b], id++, cat);
+                /* a slice row only for a timed node on a track; an untimed
+                 * one (no row) is looked through */
+                if (row[a] != TS_NONE32) rc = ts__rank_push_bound_flow(c->r, row[a], row[b], id++, cat);
+                else if (c->nodes[a].dur_ns <= 0) stack[top++] = a;
             }
             if (!top || rc) break;
             from = stack[--top];

@@ -133,7 +133,28 @@ static void stat_arg(xp *x, ts_pb st, uint32_t slice)
     uint32_t key = 0;
     ts_arg_type ty = TS_ARG_NULL;
     uint64_t val = 0;
-    while (ts__pb_next(&st, &f)) {
+    for (;;) {
+        /* the usual keys (one byte: fields 1-7 with their wire types) read
+         * here; anything else through the cursor, as before */
+        if (st.p >= st.end) break;
+        unsigned k = *st.p;
+        if (k == 0x08 || k == 0x18 || k == 0x20 || k == 0x38) {
+            st.p++;
+            if (!ts__pb_varint(&st, &f.u)) break;
+            if (k == 0x08) key = lookup(&x->stat_name, f.u);
+            else if (k == 0x38) { ty = TS_ARG_STR; val = lookup(&x->stat_name, f.u); }
+            else { ty = k == 0x18 ? TS_ARG_UINT : TS_ARG_INT; val = f.u; }
+            continue;
+        }
+        if ((k == 0x2a || k == 0x32) && st.end - st.p >= 2 && st.p[1] < 0x80 && st.p[1] <= st.end - st.p - 2) {
+            size_t n = st.p[1];
+            ts_pb sub = {st.p + 2, st.p + 2 + n, st.in};
+            st.p += 2 + n;
+            ty = TS_ARG_STR;
+            val = intern_sub(x, &sub);
+            continue;
+        }
+        if (!ts__pb_next(&st, &f)) break;
         switch (f.num) {
         case 1: key = lookup(&x->stat_name, f.u); break;
         case 2: ty = TS_ARG_DOUBLE; val = f.u; break;
@@ -160,7 +181,27 @@ static void one_event(xp *x, ts_pb ev, uint32_t track, int64_t line_ns, ts_kind 
     bool timed = true;   /* proto3 omits a zero offset: only num_occurrences marks an aggregate */
     ts_pb stats[32];
     uint32_t n_stats = 0;
-    while (ts__pb_next(&ev, &f)) {
+    for (;;) {
+        /* the usual keys read here, anything else through the cursor */
+        if (ev.p >= ev.end) break;
+        unsigned k = *ev.p;
+        if (k == 0x08 || k == 0x10 || k == 0x18 || k == 0x28) {
+            ev.p++;
+            uint64_t u;
+            if (!ts__pb_varint(&ev, &u)) break;
+            if (k == 0x08) meta = u;
+            else if (k == 0x10) offset_ps = u;
+            else if (k == 0x18) dur_ps = u;
+            else if (u) timed = false;
+            continue;
+        }
+        if (k == 0x22 && ev.end - ev.p >= 2 && ev.p[1] < 0x80 && ev.p[1] <= ev.end - ev.p - 2) {
+            size_t n = ev.p[1];
+            if (n_stats < 32) stats[n_stats++] = (ts_pb){ev.p + 2, ev.p + 2 + n, ev.in};
+            ev.p += 2 + n;
+            continue;
+        }
+        if (!ts__pb_next(&ev, &f)) break;
         if (f.num == 1 && f.wire == 0) meta = f.u;
         else if (f.num == 2 && f.wire == 0) offset_ps = f.u;
         else if (f.num == 5 && f.wire == 0 && f.u) timed = false;

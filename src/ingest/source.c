@@ -497,6 +497,7 @@ int ts__src_slurp(ts_src *s, const char **data, size_t *n, char **owned, size_t 
     uint64_t isize = gzip_isize(s);
     if (isize && isize < limit) cap = (size_t)isize + 1;   /* room for all: one read past it sees the end */
     char *buf = ts__malloc(cap);
+    if (buf && isize) ts__prefault(buf, cap);   /* all of it will be written: map it in one call */
     if (!buf) return ts__error(err, TS_ENOMEM, "%s: byte 0: out of memory", s->name);
     for (;;) {
         if (len == cap) {

@@ -279,6 +279,29 @@ static int one_plane(xp *x, ts_pb plane, int64_t idx)
     return x->in.err ? pb_fail(x) : TS_OK;
 }
 
+/* Events and their bytes, counted by skipping over them (planes' lines'
+ * field 4), so the model's slice and arg columns are sized once: an event
+ * is a slice, and each of its stats (an arg) takes at least 4 of its
+ * bytes. Damaged bytes end the count early; the parse reports them. */
+static void reserve_model(xp *x, const void *data, size_t n)
+{
+    ts_pb_input in;
+    ts_pb space = ts__pb_open(&in, data, n);
+    ts_pb_field f, g, h;
+    uint64_t events = 0, bytes = 0;
+    while (ts__pb_next(&space, &f)) {
+        if (f.num != 1 || f.wire != 2) continue;
+        for (ts_pb plane = f.sub; ts__pb_next(&plane, &g);) {
+            if (g.num != 3 || g.wire != 2) continue;
+            for (ts_pb line = g.sub; ts__pb_next(&line, &h);)
+                if (h.num == 4 && h.wire == 2) { events++; bytes += ts__pb_len(&h.sub); }
+        }
+    }
+    uint64_t args = bytes / 4 + 1;
+    if (events && events < UINT32_MAX / 2 && args < UINT32_MAX / 2)
+        ts__rank_reserve(x->r, (uint32_t)events, (uint32_t)args + 8, 0);
+}
+
 static void meta_str(ts_rank *r, const char *key, const char *val)
 {
     ts__rank_add_arg(r, ts__rank_intern(r, key, strlen(key)), TS_ARG_STR, ts__rank_intern(r, val, strlen(val)));
@@ -294,6 +317,7 @@ int ts__xplane_ingest_buffer(const char *name, const void *data, size_t n, ts_ra
     x.icache = ts__calloc(1, sizeof *x.icache);
     int rc = x.r && x.icache ? TS_OK : ts__error(err, TS_ENOMEM, "%s: out of memory", name);
     if (x.r) x.k_corr = ts__rank_intern(x.r, "correlation_id", 14);
+    if (!rc) reserve_model(&x, data, n);
     ts_pb space = ts__pb_open(&x.in, data, n);
     ts_pb_field f;
     int64_t planes = 0;

@@ -359,6 +359,7 @@ typedef struct sched {
     int64_t  *lane_free;
     int64_t  *ready_ns;                 /* per node: when its dependencies allow it to start */
     heap      ready;
+    bool      child_borrowed;           /* child lies in the ids' buffer, past the rows (not freed here) */
 } sched;
 
 static void sched_free(sched *s, uint32_t n, uint32_t n_deps, uint32_t n_tracks)
@@ -366,7 +367,7 @@ static void sched_free(sched *s, uint32_t n, uint32_t n_deps, uint32_t n_tracks)
     ts__free(s->indeg, (size_t)n * sizeof *s->indeg + 4);
     ts__free(s->child0, ((size_t)n + 1) * sizeof *s->child0);
     ts__free(s->ctl0, ((size_t)n + 1) * sizeof *s->ctl0);
-    ts__free(s->child, (size_t)n_deps * sizeof *s->child + 4);
+    if (!s->child_borrowed) ts__free(s->child, (size_t)n_deps * sizeof *s->child + 4);
     ts__free(s->lane_free, ((size_t)n_tracks + 1) * sizeof *s->lane_free);
     ts__free(s->ready.v, (size_t)n * sizeof *s->ready.v + 4);
     ts__free(s->ready_ns, (size_t)n * sizeof *s->ready_ns + 8);
@@ -378,7 +379,11 @@ static int sched_init(ck *c, sched *s)
     s->indeg = ts__calloc((size_t)n + 1, sizeof *s->indeg);
     s->child0 = ts__calloc((size_t)n + 1, sizeof *s->child0);
     s->ctl0 = ts__calloc((size_t)n + 1, sizeof *s->ctl0);
-    s->child = ts__malloc((size_t)n_edges * sizeof *s->child + 4);
+    /* The 64-bit ids' buffer holds the 32-bit rows in its first half; the
+     * rest, already mapped, takes the CSR when it fits (no fresh pages) */
+    size_t spare = c->cap_deps ? ((size_t)c->cap_deps * 8 - (size_t)c->n_deps * 4) / 4 : 0;
+    s->child_borrowed = n_edges > 0 && n_edges <= spare;
+    s->child = s->child_borrowed ? c->drow + c->n_deps : ts__malloc((size_t)n_edges * sizeof *s->child + 4);
     s->lane_free = ts__calloc((size_t)c->r->n_tracks + 1, sizeof *s->lane_free);
     s->ready.v = ts__malloc((size_t)n * sizeof *s->ready.v + 4);
     s->ready_ns = ts__calloc((size_t)n + 1, sizeof *s->ready_ns);

@@ -133,6 +133,7 @@ static int deps_field(ck *c, const ts_pb_field *f)
      * but the bytes' end (most ids here take 1-3 bytes) */
     ts_pb p = f->sub;
     size_t room = ts__pb_len(&p);
+    if (room == 0) return TS_OK;
     if ((size_t)*n + room > UINT32_MAX) return TS_ENOMEM;
     if (*n + room > *cap && ts__grow((void **)v, cap, sizeof **v, (size_t)*n + room)) return TS_ENOMEM;
     uint64_t *out = *v + *n;

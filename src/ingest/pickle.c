@@ -132,6 +132,9 @@ static int pop_mark(pk *k, uint32_t *from)
 {
     if (k->n_marks == 0) return fail(k, "pickle opcode needs a MARK and there is none");
     *from = k->marks[--k->n_marks];
+    /* values below the mark were popped since it was set (Python: "unpickling
+     * stack underflow"); taking it would reach past the stack's top */
+    if (*from > k->n_stack) return fail(k, "pickle MARK above the stack's top (values below it were popped)");
     return TS_OK;
 }
 
@@ -140,6 +143,7 @@ static int pop_mark(pk *k, uint32_t *from)
  * its one SETITEMS or APPENDS usually brings all it will hold). */
 static int fill(pk *k, ts_pv *c, uint32_t from)
 {
+    if (from > k->n_stack) return fail(k, "pickle MARK above the stack's top (values below it were popped)");
     uint32_t m = k->n_stack - from;
     if (c->kind == TS_PV_DICT && m % 2) return fail(k, "odd number of items for a dict");
     if (m == 1) {

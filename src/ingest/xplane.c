@@ -281,8 +281,10 @@ static int one_plane(xp *x, ts_pb plane, int64_t idx)
 
 /* Events and their bytes, counted by skipping over them (planes' lines'
  * field 4), so the model's slice and arg columns are sized once: an event
- * is a slice, and each of its stats (an arg) takes at least 4 of its
- * bytes. Damaged bytes end the count early; the parse reports them. */
+ * is a slice; args are estimated at one per 16 bytes of events (the BERT
+ * capture has one per 30; more grow the columns as before), at most the
+ * 32 stats an event keeps. Damaged bytes end the count early; the parse
+ * reports them. */
 static void reserve_model(xp *x, const void *data, size_t n)
 {
     ts_pb_input in;
@@ -297,7 +299,7 @@ static void reserve_model(xp *x, const void *data, size_t n)
                 if (h.num == 4 && h.wire == 2) { events++; bytes += ts__pb_len(&h.sub); }
         }
     }
-    uint64_t args = bytes / 4 + 1;
+    uint64_t args = bytes / 16 < 32 * events ? bytes / 16 : 32 * events;
     if (events && events < UINT32_MAX / 2 && args < UINT32_MAX / 2)
         ts__rank_reserve(x->r, (uint32_t)events, (uint32_t)args + 8, 0);
 }

@@ -18,6 +18,7 @@
 uint64_t ts__hash_bytes(const void *data, size_t n)
 {
     const unsigned char *p = data;
+    size_t total = n;
     uint64_t h = 0x9e3779b97f4a7c15ULL ^ (n * 0xff51afd7ed558ccdULL);
     while (n >= 8) {
         uint64_t w;
@@ -25,8 +26,20 @@ uint64_t ts__hash_bytes(const void *data, size_t n)
         h = (h ^ ts__hash_u64(w)) * 0x9fb21c651e98df25ULL;
         p += 8; n -= 8;
     }
+    /* the last n < 8 bytes as a little-endian word, as memcpy into a zeroed
+     * word would give, without a call: from the 8 bytes ending here when the
+     * input has them, else from 4-, 2- and 1-byte loads */
     uint64_t w = 0;
-    memcpy(&w, p, n);
+    if (n && total >= 8) {
+        memcpy(&w, p + n - 8, 8);
+        w >>= 8 * (8 - n);
+    } else if (n) {
+        uint32_t lo = 0;
+        size_t k = 0;
+        if (n >= 4) { memcpy(&lo, p, 4); w = lo; k = 4; }
+        if (n - k >= 2) { uint16_t m; memcpy(&m, p + k, 2); w |= (uint64_t)m << (8 * k); k += 2; }
+        if (n - k) w |= (uint64_t)p[k] << (8 * k);
+    }
     h = (h ^ ts__hash_u64(w ^ n)) * 0x9fb21c651e98df25ULL;
     return h ^ (h >> 29);
 }

@@ -31,6 +31,7 @@
  * predecessors to its successors.
  */
 #include "ingest/ingest.h"
+#include "ingest/icache.h"
 #include "ingest/protobuf.h"
 
 #include <stdio.h>
@@ -44,7 +45,7 @@ typedef struct ck_node {
     uint32_t dep0, n_deps; /* into ck.deps */
     uint32_t ctl0, n_ctl;  /* into ck.ctrl */
     uint32_t arg0, n_args;
-    int64_t  dur_ns, start_ns, ready_ns;
+    int64_t  dur_ns, start_ns;
     int64_t  tid, comm_type, comm_size;
     int32_t  type;
     int8_t   is_cpu;       /* -1 = no attribute */
@@ -57,13 +58,15 @@ typedef struct ck {
     ts_error   *err;
     ck_node    *nodes;
     uint32_t    n, cap;
-    uint64_t   *deps;      /* dependency ids, then resolved to node rows (UINT64_MAX = absent) */
+    uint64_t   *deps;      /* dependency ids; resolve_deps turns them into node rows in place (drow) */
     uint32_t    n_deps, cap_deps;
-    uint64_t   *ctrl;      /* control dependency ids, then node rows (UINT64_MAX = not followed) */
+    uint64_t   *ctrl;      /* control dependency ids, then node rows in place (crow) */
     uint32_t    n_ctrl, cap_ctrl;
     uint64_t    ctrl_later, ctrl_absent; /* control dependencies on a node not before it in the file / on no node */
+    uint32_t   *drow, *crow;   /* deps / ctrl as node rows (TS_NONE32 = absent, not followed), over their first half */
     uint32_t    k_id, k_type;  /* interned "chakra_id", "chakra_type" (0 = not yet) */
-    ts_pb       bad;
+    ts_pb_input in;        /* the input; in.err: the first damaged bytes met */
+    ts_icache  *icache;    /* names, attribute keys and string values */
 } ck;
 
 static const char *const coll_names[] = {"all_reduce", "reduce", "all_gather", "gather", "scatter", "broadcast",
@@ -74,12 +77,7 @@ static int fail_at(ck *c, size_t at, const char *what)
     return ts__error(c->err, TS_EFORMAT, "%s: byte %zu: %s", c->path, at, what);
 }
 
-static void note(ck *c, const ts_pb *p)
-{
-    if (p->err && !c->bad.err) c->bad = *p;
-}
-
-static uint32_t intern_sub(ck *c, const ts_pb *s) { return ts__rank_intern(c->r, (const char *)s->p, ts__pb_len(s)); }
+static uint32_t intern_sub(ck *c, const ts_pb *s) { return ts__icache_intern(c->icache, c->r, (const char *)s->p, ts__pb_len(s)); }
 static uint32_t intern(ck *c, const char *s) { return ts__rank_intern(c->r, s, strlen(s)); }
 
 static bool name_is(const ts_pb *s, const char *want)
@@ -107,7 +105,6 @@ static void attribute(ck *c, ts_pb a, ck_node *nd)
         else if (f.wire == 1 && f.num == 3) { ty = TS_ARG_DOUBLE; val = f.u; }
         else if (f.wire == 2 && f.num == 29) { ty = TS_ARG_STR; val = intern_sub(c, &f.sub); }
     }
-    note(c, &a);
     if (!key.p || ty == TS_ARG_NULL) return;
     bool integral = ty == TS_ARG_INT || ty == TS_ARG_UINT || ty == TS_ARG_BOOL;
     if (integral && name_is(&key, "is_cpu_op")) nd->is_cpu = val != 0;
@@ -132,11 +129,27 @@ static int deps_field(ck *c, const ts_pb_field *f)
     uint32_t *n = f->num == 5 ? &c->n_deps : &c->n_ctrl, *cap = f->num == 5 ? &c->cap_deps : &c->cap_ctrl;
     if (f->wire == 0) return add_id(v, n, cap, f->u);
     if (f->wire != 2) return TS_OK;
+    /* at most one id per byte: room for all, then a loop without checks
+     * but the bytes' end (most ids here take 1-3 bytes) */
     ts_pb p = f->sub;
-    uint64_t id;
-    while (p.p < p.end && !p.err)
-        if (ts__pb_varint(&p, &id) && add_id(v, n, cap, id)) return TS_ENOMEM;
-    note(c, &p);
+    size_t room = ts__pb_len(&p);
+    if (room == 0) return TS_OK;
+    if ((size_t)*n + room > UINT32_MAX) return TS_ENOMEM;
+    if (*n + room > *cap && ts__grow((void **)v, cap, sizeof **v, (size_t)*n + room)) return TS_ENOMEM;
+    uint64_t *out = *v + *n;
+    const unsigned char *q = p.p, *end = p.end;
+    while (end - q >= 3) {
+        if (q[0] < 0x80) *out++ = *q++;
+        else if (q[1] < 0x80) { *out++ = (uint64_t)(q[0] & 0x7f) | (uint64_t)q[1] << 7; q += 2; }
+        else if (q[2] < 0x80) {
+            *out++ = (uint64_t)(q[0] & 0x7f) | (uint64_t)(q[1] & 0x7f) << 7 | (uint64_t)q[2] << 14;
+            q += 3;
+        } else break;
+    }
+    p.p = q;
+    while (p.p < p.end)   /* the rest (longer ids, the last bytes); a failed cursor jumps to its end */
+        if (ts__pb_varint(&p, out)) out++;
+    *n = (uint32_t)(out - *v);
     return TS_OK;
 }
 
@@ -168,7 +181,6 @@ static int one_node(ck *c, ts_pb msg, size_t at)
         else if (f.num == 7 && f.wire == 0) nd->dur_ns = (int64_t)(f.u > (1ULL << 40) ? 1ULL << 40 : f.u) * 1000;
         else if (f.num == 10 && f.wire == 2) attribute(c, f.sub, nd);
     }
-    note(c, &msg);
     nd = &c->nodes[c->n - 1];
     if (!c->k_id) c->k_id = intern(c, "chakra_id"), c->k_type = intern(c, "chakra_type");
     ts__rank_add_arg(c->r, c->k_id, TS_ARG_UINT, nd->id);
@@ -178,7 +190,7 @@ static int one_node(ck *c, ts_pb msg, size_t at)
     nd->n_ctl = c->n_ctrl - nd->ctl0;
     nd->n_args = ts__rank_args_mark(c->r) - nd->arg0;
     if (rc) return rc;
-    if (c->bad.err) return fail_at(c, c->bad.err_at, c->bad.err);
+    if (c->in.err) return fail_at(c, c->in.err_at, c->in.err);
     if (!nd->name) return fail_at(c, at, "not a Chakra execution trace (a Node without a name)");
     return TS_OK;
 }
@@ -192,20 +204,20 @@ static int global_metadata(ck *c, ts_pb msg, size_t at)
         if (f.wire != 2 || (f.num != 1 && f.num != 2)) break;
         any = true;
     }
-    if (msg.err || msg.p < msg.end || !any)
+    if (c->in.err || msg.p < msg.end || !any)
         return fail_at(c, at, "not a Chakra execution trace (no GlobalMetadata message first)");
     return TS_OK;
 }
 
 static int read_stream(ck *c, const unsigned char *data, size_t n)
 {
-    ts_pb s = ts__pb_open(data, n);
+    ts_pb s = ts__pb_open(&c->in, data, n);
     for (uint32_t k = 0; s.p < s.end; k++) {
-        size_t at = (size_t)(s.p - s.base);
+        size_t at = ts__pb_offset(&s, s.p);
         uint64_t len;
-        if (!ts__pb_varint(&s, &len)) return fail_at(c, s.err_at, s.err);
+        if (!ts__pb_varint(&s, &len)) return fail_at(c, c->in.err_at, c->in.err);
         if (len > ts__pb_len(&s)) return fail_at(c, at, "Chakra message length past the end of the file");
-        ts_pb msg = {s.p, s.p + len, s.base, NULL, 0};
+        ts_pb msg = {s.p, s.p + len, &c->in};
         s.p += len;
         int rc = k == 0 ? global_metadata(c, msg, at) : one_node(c, msg, at);
         if (rc) return rc;
@@ -284,20 +296,31 @@ static int resolve_deps(ck *c)
     id_rows row;
     int rc = id_rows_build(c, &row);
     uint64_t absent = 0;
+    /* Rows are 32-bit: written over the first half of the 64-bit ids, each
+     * at byte 4d after the id at 8d >= 4d was read, so the later passes
+     * read half the bytes and no new memory is touched. */
+    c->drow = (uint32_t *)(void *)c->deps;
+    c->crow = (uint32_t *)(void *)c->ctrl;
     for (uint32_t d = 0; !rc && d < c->n_deps; d++) {
-        uint64_t v;
-        if (id_row(&row, c->deps[d], &v)) c->deps[d] = v;
-        else { c->deps[d] = UINT64_MAX; absent++; }
+        uint64_t v, id;
+        memcpy(&id, c->deps + d, 8);
+        uint32_t r32 = TS_NONE32;
+        if (id_row(&row, id, &v)) r32 = (uint32_t)v;
+        else absent++;
+        memcpy(c->drow + d, &r32, 4);
     }
     /* Control dependencies are followed on nodes before the node in the file
      * (its enclosing op, the op that launched it); later ones cannot be
      * (converted traces have 2-cycles through them). */
     for (uint32_t i = 0; !rc && i < c->n; i++)
         for (uint32_t d = c->nodes[i].ctl0; d < c->nodes[i].ctl0 + c->nodes[i].n_ctl; d++) {
-            uint64_t v;
-            if (!id_row(&row, c->ctrl[d], &v)) { c->ctrl[d] = UINT64_MAX; c->ctrl_absent++; }
-            else if (v >= i) { c->ctrl[d] = UINT64_MAX; c->ctrl_later++; }
-            else c->ctrl[d] = v;
+            uint64_t v, id;
+            memcpy(&id, c->ctrl + d, 8);
+            uint32_t r32 = TS_NONE32;
+            if (!id_row(&row, id, &v)) c->ctrl_absent++;
+            else if (v >= i) c->ctrl_later++;
+            else r32 = (uint32_t)v;
+            memcpy(c->crow + d, &r32, 4);
         }
     id_rows_free(&row);
     if (!rc && absent)
@@ -335,7 +358,9 @@ typedef struct sched {
     uint32_t *indeg, *child0, *child;   /* CSR of dependents: data ones, then control ones (start after start) */
     uint32_t *ctl0;                     /* per node: where its control dependents begin in child */
     int64_t  *lane_free;
+    int64_t  *ready_ns;                 /* per node: when its dependencies allow it to start */
     heap      ready;
+    bool      child_borrowed;           /* child lies in the ids' buffer, past the rows (not freed here) */
 } sched;
 
 static void sched_free(sched *s, uint32_t n, uint32_t n_deps, uint32_t n_tracks)
@@ -343,9 +368,10 @@ static void sched_free(sched *s, uint32_t n, uint32_t n_deps, uint32_t n_tracks)
     ts__free(s->indeg, (size_t)n * sizeof *s->indeg + 4);
     ts__free(s->child0, ((size_t)n + 1) * sizeof *s->child0);
     ts__free(s->ctl0, ((size_t)n + 1) * sizeof *s->ctl0);
-    ts__free(s->child, (size_t)n_deps * sizeof *s->child + 4);
+    if (!s->child_borrowed) ts__free(s->child, (size_t)n_deps * sizeof *s->child + 4);
     ts__free(s->lane_free, ((size_t)n_tracks + 1) * sizeof *s->lane_free);
     ts__free(s->ready.v, (size_t)n * sizeof *s->ready.v + 4);
+    ts__free(s->ready_ns, (size_t)n * sizeof *s->ready_ns + 8);
 }
 
 static int sched_init(ck *c, sched *s)
@@ -354,18 +380,23 @@ static int sched_init(ck *c, sched *s)
     s->indeg = ts__calloc((size_t)n + 1, sizeof *s->indeg);
     s->child0 = ts__calloc((size_t)n + 1, sizeof *s->child0);
     s->ctl0 = ts__calloc((size_t)n + 1, sizeof *s->ctl0);
-    s->child = ts__malloc((size_t)n_edges * sizeof *s->child + 4);
+    /* The 64-bit ids' buffer holds the 32-bit rows in its first half; the
+     * rest, already mapped, takes the CSR when it fits (no fresh pages) */
+    size_t spare = c->cap_deps ? ((size_t)c->cap_deps * 8 - (size_t)c->n_deps * 4) / 4 : 0;
+    s->child_borrowed = n_edges > 0 && n_edges <= spare;
+    s->child = s->child_borrowed ? c->drow + c->n_deps : ts__malloc((size_t)n_edges * sizeof *s->child + 4);
     s->lane_free = ts__calloc((size_t)c->r->n_tracks + 1, sizeof *s->lane_free);
     s->ready.v = ts__malloc((size_t)n * sizeof *s->ready.v + 4);
-    if (!s->indeg || !s->child0 || !s->ctl0 || !s->child || !s->lane_free || !s->ready.v) return TS_ENOMEM;
+    s->ready_ns = ts__calloc((size_t)n + 1, sizeof *s->ready_ns);
+    if (!s->indeg || !s->child0 || !s->ctl0 || !s->child || !s->lane_free || !s->ready.v || !s->ready_ns) return TS_ENOMEM;
     uint32_t *n_ctl = s->ready.v;   /* borrowed: control dependents per node */
     memset(n_ctl, 0, (size_t)n * sizeof *n_ctl);
     for (uint32_t i = 0; i < n; i++) {
         const ck_node *nd = &c->nodes[i];
         for (uint32_t d = nd->dep0; d < nd->dep0 + nd->n_deps; d++)
-            if (c->deps[d] != UINT64_MAX) { s->indeg[i]++; s->child0[c->deps[d]]++; }
+            if (c->drow[d] != TS_NONE32) { s->indeg[i]++; s->child0[c->drow[d]]++; }
         for (uint32_t d = nd->ctl0; d < nd->ctl0 + nd->n_ctl; d++)
-            if (c->ctrl[d] != UINT64_MAX) { s->indeg[i]++; n_ctl[c->ctrl[d]]++; }
+            if (c->crow[d] != TS_NONE32) { s->indeg[i]++; n_ctl[c->crow[d]]++; }
     }
     uint32_t sum = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -379,11 +410,11 @@ static int sched_init(ck *c, sched *s)
     for (uint32_t i = 0; i < n; i++) fill[i] = s->child0[i];
     for (uint32_t i = 0; i < n; i++)
         for (uint32_t d = c->nodes[i].dep0; d < c->nodes[i].dep0 + c->nodes[i].n_deps; d++)
-            if (c->deps[d] != UINT64_MAX) s->child[fill[c->deps[d]]++] = i;
+            if (c->drow[d] != TS_NONE32) s->child[fill[c->drow[d]]++] = i;
     for (uint32_t i = 0; i < n; i++) fill[i] = s->ctl0[i];
     for (uint32_t i = 0; i < n; i++)
         for (uint32_t d = c->nodes[i].ctl0; d < c->nodes[i].ctl0 + c->nodes[i].n_ctl; d++)
-            if (c->ctrl[d] != UINT64_MAX) s->child[fill[c->ctrl[d]]++] = i;
+            if (c->crow[d] != TS_NONE32) s->child[fill[c->crow[d]]++] = i;
     return TS_OK;
 }
 
@@ -397,19 +428,19 @@ static int schedule(ck *c)
     if (!rc) {
         for (uint32_t i = 0; i < c->n; i++) if (!s.indeg[i]) heap_push(&s.ready, i);
         while (s.ready.n) {
-            ck_node *nd = &c->nodes[heap_pop(&s.ready)];
+            uint32_t self = heap_pop(&s.ready);
+            ck_node *nd = &c->nodes[self];
             int64_t *lane = nd->track == TS_NONE32 ? &s.lane_free[c->r->n_tracks] : &s.lane_free[nd->track];
-            nd->start_ns = nd->ready_ns > *lane ? nd->ready_ns : *lane;
-            if (nd->start_ns > ((int64_t)1 << 62) - nd->dur_ns) { late = (uint32_t)(nd - c->nodes); break; }
+            nd->start_ns = s.ready_ns[self] > *lane ? s.ready_ns[self] : *lane;
+            if (nd->start_ns > ((int64_t)1 << 62) - nd->dur_ns) { late = self; break; }
             int64_t end = nd->start_ns + nd->dur_ns;
             if (nd->dur_ns > 0) *lane = end;
-            uint32_t self = (uint32_t)(nd - c->nodes);
-            for (uint32_t k = s.child0[self]; k < s.child0[self + 1]; k++) {
-                /* data dependents wait for the end, control ones for the start */
-                int64_t at = k < s.ctl0[self] ? end : nd->start_ns;
-                ck_node *ch = &c->nodes[s.child[k]];
-                if (ch->ready_ns < at) ch->ready_ns = at;
-                if (--s.indeg[s.child[k]] == 0) heap_push(&s.ready, s.child[k]);
+            /* data dependents wait for the end, control ones for the start */
+            for (uint32_t k = s.child0[self], ctl = s.ctl0[self], stop = s.child0[self + 1]; k < stop; k++) {
+                int64_t at = k < ctl ? end : nd->start_ns;
+                uint32_t ch = s.child[k];
+                if (s.ready_ns[ch] < at) s.ready_ns[ch] = at;
+                if (--s.indeg[ch] == 0) heap_push(&s.ready, ch);
             }
             done++;
         }
@@ -496,11 +527,13 @@ static int emit_deps(ck *c, uint32_t cat)
         for (;;) {
             const ck_node *nd = &c->nodes[from];
             for (uint32_t d = nd->dep0; d < nd->dep0 + nd->n_deps && !rc; d++) {
-                uint64_t a = c->deps[d];
-                if (a == UINT64_MAX || stamp[a] == b + 1) continue;
+                uint32_t a = c->drow[d];
+                if (a == TS_NONE32 || stamp[a] == b + 1) continue;
                 stamp[a] = b + 1;
-                if (c->nodes[a].dur_ns <= 0) stack[top++] = (uint32_t)a;
-                else if (row[a] != TS_NONE32) rc = ts__rank_push_bound_flow(c->r, row[a], row[b], id++, cat);
+                /* a slice row only for a timed node on a track; an untimed
+                 * one (no row) is looked through */
+                if (row[a] != TS_NONE32) rc = ts__rank_push_bound_flow(c->r, row[a], row[b], id++, cat);
+                else if (c->nodes[a].dur_ns <= 0) stack[top++] = a;
             }
             if (!top || rc) break;
             from = stack[--top];
@@ -552,7 +585,9 @@ int ts__chakra_ingest_buffer(const char *name, const void *data, size_t n, ts_ra
     *out = NULL;
     ck c = {.path = name, .err = err};
     c.r = ts__rank_create(name);
-    int rc = c.r ? build(&c, data, n) : ts__error(err, TS_ENOMEM, "%s: out of memory", name);
+    c.icache = ts__calloc(1, sizeof *c.icache);
+    int rc = c.r && c.icache ? build(&c, data, n) : ts__error(err, TS_ENOMEM, "%s: out of memory", name);
+    ts__free(c.icache, sizeof *c.icache);
     ts__free(c.nodes, (size_t)c.cap * sizeof *c.nodes);
     ts__free(c.deps, (size_t)c.cap_deps * sizeof *c.deps);
     ts__free(c.ctrl, (size_t)c.cap_ctrl * sizeof *c.ctrl);

@@ -25,39 +25,85 @@ typedef struct pk {
     ts_pv **memo;
     uint32_t cap_memo, n_memo_set;
     ts_error *err;
+    ts_pv *slab, *slab_end;  /* values are cut from arena blocks of PK_SLAB */
+    ts_pv *none, *bools[2];  /* immutable values made once per pickle */
+    ts_pv *small[256];       /* ints 0-255 (BININT1's range), made once each */
+    ts_pv **ints;            /* PK_INTS: the int value last made in each slot (sizes and
+                              * addresses repeat: an allocation's, its free's) */
 } pk;
+
+enum { PK_SLAB = 1024, PK_INTS = 2048 };
 
 static int fail(pk *k, const char *what)
 {
     return ts__error(k->err, TS_EFORMAT, "%s: byte %zu: %s", k->name, k->op_at, what);
 }
 
-static ts_pv *new_pv(pk *k, ts_pv_kind kind)
+static ts_pv *new_pv_slow(pk *k, ts_pv_kind kind)
 {
-    ts_pv *v = ts__arena_alloc(&k->p->arena, sizeof *v);
-    if (v) { memset(v, 0, sizeof *v); v->kind = (uint8_t)kind; }
+    ts_pv *b = ts__arena_alloc(&k->p->arena, PK_SLAB * sizeof *b);
+    if (!b) return NULL;
+    k->slab = b + 1;
+    k->slab_end = b + PK_SLAB;
+    *b = (ts_pv){.kind = (uint8_t)kind};
+    return b;
+}
+
+static inline ts_pv *new_pv(pk *k, ts_pv_kind kind)
+{
+    if (TS_UNLIKELY(k->slab == k->slab_end)) return new_pv_slow(k, kind);
+    ts_pv *v = k->slab++;
+    *v = (ts_pv){.kind = (uint8_t)kind};
     return v;
 }
 
-static int push(pk *k, ts_pv *v)
+static int push_slow(pk *k, ts_pv *v)
 {
     if (!v) return ts__error(k->err, TS_ENOMEM, "%s: out of memory", k->name);
-    if (k->n_stack == k->cap_stack) {
-        if (k->cap_stack >= PK_MAX_STACK) return fail(k, "pickle stack deeper than 2^26 values");
-        if (ts__grow((void **)&k->stack, &k->cap_stack, sizeof *k->stack, (size_t)k->n_stack + 1))
-            return ts__error(k->err, TS_ENOMEM, "%s: out of memory", k->name);
-    }
+    if (k->cap_stack >= PK_MAX_STACK) return fail(k, "pickle stack deeper than 2^26 values");
+    if (ts__grow((void **)&k->stack, &k->cap_stack, sizeof *k->stack, (size_t)k->n_stack + 1))
+        return ts__error(k->err, TS_ENOMEM, "%s: out of memory", k->name);
     k->stack[k->n_stack++] = v;
     return TS_OK;
 }
 
-static int need(pk *k, size_t bytes)
+static inline int push(pk *k, ts_pv *v)
+{
+    if (TS_UNLIKELY(!v || k->n_stack == k->cap_stack)) return push_slow(k, v);
+    k->stack[k->n_stack++] = v;
+    return TS_OK;
+}
+
+/* An int value: 0-255 shared (they are immutable, as Python's small ints). */
+static inline ts_pv *int_pv(pk *k, int64_t i)
+{
+    if ((uint64_t)i < 256) {
+        ts_pv *v = k->small[i];
+        if (TS_LIKELY(v != NULL)) return v;
+        if ((v = new_pv(k, TS_PV_INT))) { v->u.i = i; k->small[i] = v; }
+        return v;
+    }
+    ts_pv **slot = k->ints ? &k->ints[(uint64_t)i * 0x9e3779b97f4a7c15ULL >> 53] : NULL;
+    if (slot && *slot && (*slot)->u.i == i) return *slot;
+    ts_pv *v = new_pv(k, TS_PV_INT);
+    if (v) {
+        v->u.i = i;
+        if (slot) *slot = v;
+    }
+    return v;
+}
+
+static inline int need(pk *k, size_t bytes)
 {
     return bytes <= k->n - k->pos ? TS_OK : fail(k, "pickle cut short");
 }
 
 static uint64_t le(const unsigned char *b, int n)
 {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (n == 4) { uint32_t w; memcpy(&w, b, 4); return w; }
+    if (n == 8) { uint64_t w; memcpy(&w, b, 8); return w; }
+#endif
     uint64_t v = 0;
     for (int i = n - 1; i >= 0; i--) v = v << 8 | b[i];
     return v;
@@ -86,18 +132,41 @@ static int pop_mark(pk *k, uint32_t *from)
 {
     if (k->n_marks == 0) return fail(k, "pickle opcode needs a MARK and there is none");
     *from = k->marks[--k->n_marks];
+    /* values below the mark were popped since it was set (Python: "unpickling
+     * stack underflow"); taking it would reach past the stack's top */
+    if (*from > k->n_stack) return fail(k, "pickle MARK above the stack's top (values below it were popped)");
     return TS_OK;
 }
 
-/* Items stack[from..] into container c (dict: key/value pairs), popped. */
+/* Items stack[from..] into container c (dict: key/value pairs), popped:
+ * room for all of them at once (an empty container gets exactly that, as
+ * its one SETITEMS or APPENDS usually brings all it will hold). */
 static int fill(pk *k, ts_pv *c, uint32_t from)
 {
+    if (from > k->n_stack) return fail(k, "pickle MARK above the stack's top (values below it were popped)");
     uint32_t m = k->n_stack - from;
     if (c->kind == TS_PV_DICT && m % 2) return fail(k, "odd number of items for a dict");
-    for (uint32_t i = from; i < k->n_stack; i++) {
-        int rc = add_item(k, c, k->stack[i]);
-        if (rc) return rc;
+    if (m == 1) {
+        int rc = add_item(k, c, k->stack[from]);
+        if (!rc) k->n_stack = from;
+        return rc;
     }
+    if (m == 0) return TS_OK;
+    uint64_t need = (uint64_t)c->slots + m;
+    if (need > UINT32_MAX) return fail(k, "container too large");
+    if (need > c->cap) {
+        uint64_t cap = c->cap ? (uint64_t)c->cap * 2 : 0;
+        if (cap < need) cap = need;
+        if (cap > UINT32_MAX) cap = need;
+        ts_pv **v = ts__arena_alloc(&k->p->arena, (size_t)cap * sizeof *v);
+        if (!v) return ts__error(k->err, TS_ENOMEM, "%s: out of memory", k->name);
+        if (c->slots) memcpy(v, c->u.v, c->slots * sizeof *v);
+        c->u.v = v;
+        c->cap = (uint32_t)cap;
+    }
+    memcpy(c->u.v + c->slots, k->stack + from, (size_t)m * sizeof *c->u.v);
+    c->slots += m;
+    c->n = c->kind == TS_PV_DICT ? c->slots / 2 : c->slots;
     k->n_stack = from;
     return TS_OK;
 }
@@ -120,20 +189,18 @@ static int string_op(pk *k, int len_bytes, ts_pv_kind kind)
     return push(k, v);
 }
 
-static int int_op(pk *k, int bytes, bool is_signed)
+static inline int int_op(pk *k, int bytes, bool is_signed)
 {
     int rc = need(k, (size_t)bytes);
     if (rc) return rc;
     uint64_t u = le(k->d + k->pos, bytes);
     k->pos += (size_t)bytes;
-    ts_pv *v = new_pv(k, TS_PV_INT);
-    if (v) v->u.i = is_signed && bytes == 4 ? (int64_t)(int32_t)(uint32_t)u : (int64_t)u;
-    return push(k, v);
+    return push(k, int_pv(k, is_signed && bytes == 4 ? (int64_t)(int32_t)(uint32_t)u : (int64_t)u));
 }
 
 /* LONG1/LONG4: little-endian two's complement of n bytes; past 64 bits only
  * when the extra bytes are sign extension. */
-static int long_op(pk *k, int len_bytes)
+static inline int long_op(pk *k, int len_bytes)
 {
     int rc = need(k, (size_t)len_bytes);
     if (rc) return rc;
@@ -142,15 +209,25 @@ static int long_op(pk *k, int len_bytes)
     if ((rc = need(k, n)) != TS_OK) return rc;
     const unsigned char *b = k->d + k->pos;
     k->pos += (size_t)n;
+    if (n >= 1 && n <= 8) {   /* the usual case: sign-extend n bytes */
+        uint64_t u;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        if ((size_t)(k->d + k->n - b) >= 8) {   /* one load when 8 bytes are there */
+            memcpy(&u, b, 8);
+            if (n < 8) u &= ((uint64_t)1 << (8 * n)) - 1;
+        } else
+#endif
+            u = le(b, (int)n);
+        unsigned sh = (unsigned)(64 - 8 * n);
+        return push(k, int_pv(k, sh ? (int64_t)(u << sh) >> sh : (int64_t)u));
+    }
     bool neg = n && (b[n - 1] & 0x80);
     for (uint64_t i = 8; i < n; i++)
         if (b[i] != (neg ? 0xff : 0x00)) return fail(k, "integer wider than 64 bits");
     uint64_t u = neg ? ~(uint64_t)0 : 0;
     for (uint64_t i = 0; i < n && i < 8; i++) u = (u & ~((uint64_t)0xff << (8 * i))) | (uint64_t)b[i] << (8 * i);
     if (n > 8 && ((u >> 63) != 0) != neg) return fail(k, "integer wider than 64 bits");
-    ts_pv *v = new_pv(k, TS_PV_INT);
-    if (v) v->u.i = (int64_t)u;
-    return push(k, v);
+    return push(k, int_pv(k, (int64_t)u));
 }
 
 static int memo_put(pk *k, uint64_t idx)
@@ -249,8 +326,13 @@ static int one_op(pk *k, unsigned op, bool *stop)
     case '0': /* POP */ if (!k->n_stack) return fail(k, "POP of an empty stack"); k->n_stack--; return TS_OK;
     case '1': /* POP_MARK */ if ((rc = pop_mark(k, &from))) return rc; k->n_stack = from; return TS_OK;
     case '2': /* DUP */ if (!k->n_stack) return fail(k, "DUP of an empty stack"); return push(k, k->stack[k->n_stack - 1]);
-    case 'N': return push(k, new_pv(k, TS_PV_NONE));
-    case 0x88: case 0x89: { ts_pv *v = new_pv(k, TS_PV_BOOL); if (v) v->u.i = op == 0x88; return push(k, v); }
+    case 'N': if (!k->none) k->none = new_pv(k, TS_PV_NONE);
+        return push(k, k->none);
+    case 0x88: case 0x89: {
+        ts_pv **b = &k->bools[op == 0x88];
+        if (!*b && (*b = new_pv(k, TS_PV_BOOL))) (*b)->u.i = op == 0x88;
+        return push(k, *b);
+    }
     case 'J': return int_op(k, 4, true);
     case 'K': return int_op(k, 1, false);
     case 'M': return int_op(k, 2, false);
@@ -315,18 +397,38 @@ int ts__pickle_load(ts_pickle *p, const char *name, const unsigned char *data, s
     memset(p, 0, sizeof *p);
     ts__arena_init(&p->arena);
     pk k = {.p = p, .name = name, .d = data, .n = n, .err = err};
+    k.ints = ts__calloc(PK_INTS, sizeof *k.ints);   /* without it, no sharing beyond 0-255 */
     bool stop = false;
     int rc = TS_OK;
     while (rc == TS_OK && !stop) {
         k.op_at = k.pos;
         if (k.pos >= k.n) { rc = fail(&k, "pickle ends without STOP"); break; }
-        rc = one_op(&k, k.d[k.pos++], &stop);
+        unsigned op = k.d[k.pos++];
+        /* the memo fetches most pickles are made of (an allocator snapshot:
+         * 60% of its opcodes), here without a call */
+        if (op == 'h' && k.pos < k.n) {
+            uint32_t idx = k.d[k.pos];
+            if (idx < k.cap_memo && k.memo[idx] && k.n_stack < k.cap_stack) {
+                k.pos++;
+                k.stack[k.n_stack++] = k.memo[idx];
+                continue;
+            }
+        } else if (op == 'j' && k.n - k.pos >= 4) {
+            uint32_t idx = (uint32_t)le(k.d + k.pos, 4);
+            if (idx < k.cap_memo && k.memo[idx] && k.n_stack < k.cap_stack) {
+                k.pos += 4;
+                k.stack[k.n_stack++] = k.memo[idx];
+                continue;
+            }
+        }
+        rc = one_op(&k, op, &stop);
     }
     if (rc == TS_OK && k.n_stack != 1) rc = fail(&k, "pickle STOP with other than one value on the stack");
     if (rc == TS_OK) p->root = k.stack[0];
     ts__free(k.stack, (size_t)k.cap_stack * sizeof *k.stack);
     ts__free(k.marks, (size_t)k.cap_marks * sizeof *k.marks);
     ts__free(k.memo, (size_t)k.cap_memo * sizeof *k.memo);
+    ts__free(k.ints, PK_INTS * sizeof *k.ints);
     if (rc) ts__pickle_free(p);
     return rc;
 }
@@ -347,10 +449,3 @@ const ts_pv *ts__pv_getn(const ts_pv *d, const char *key, size_t kn)
     }
     return NULL;
 }
-
-int64_t ts__pv_int(const ts_pv *v, int64_t dflt)
-{
-    return v && (v->kind == TS_PV_INT || v->kind == TS_PV_BOOL) ? v->u.i : dflt;
-}
-
-const char *ts__pv_str(const ts_pv *v) { return v && v->kind == TS_PV_STR ? v->u.s : NULL; }

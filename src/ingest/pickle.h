@@ -45,8 +45,11 @@ void ts__pickle_free(ts_pickle *p);
 const ts_pv *ts__pv_getn(const ts_pv *dict, const char *key, size_t n);
 /* Inline so that a literal key's length is known when compiling. */
 static inline const ts_pv *ts__pv_get(const ts_pv *dict, const char *key) { return ts__pv_getn(dict, key, strlen(key)); }
-int64_t      ts__pv_int(const ts_pv *v, int64_t dflt);
-const char  *ts__pv_str(const ts_pv *v);   /* STR only */
+static inline int64_t ts__pv_int(const ts_pv *v, int64_t dflt)
+{
+    return v && (v->kind == TS_PV_INT || v->kind == TS_PV_BOOL) ? v->u.i : dflt;
+}
+static inline const char *ts__pv_str(const ts_pv *v) { return v && v->kind == TS_PV_STR ? v->u.s : NULL; }   /* STR only */
 static inline uint32_t ts__pv_len(const ts_pv *v)
 {
     return v && (v->kind == TS_PV_LIST || v->kind == TS_PV_TUPLE) ? v->n : 0;

@@ -469,6 +469,20 @@ void ts__src_close(ts_src *s)
  * frees with ts__free(*owned, *owned_cap). Binary formats (SQLite, pickle,
  * protobuf) need random access, so they cannot stream like the JSON reader;
  * memory is then the uncompressed size. `limit` bounds it (a gzip bomb). */
+/* A gzip file's uncompressed size as its last member's trailer states it
+ * (ISIZE, modulo 2^32): the whole size for the usual one-member file, a
+ * first guess otherwise; 0 when unknown. Only sizes the buffer: growth
+ * still follows the bytes, so a wrong trailer costs time, never data. */
+static uint64_t gzip_isize(const ts_src *s)
+{
+    struct stat st;
+    unsigned char t[4];
+    if (s->kind != TS_SRC_GZIP || s->fd < 0 || s->pipe || fstat(s->fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+        st.st_size < 18 || pread(s->fd, t, 4, st.st_size - 4) != 4)
+        return 0;
+    return (uint64_t)t[0] | (uint64_t)t[1] << 8 | (uint64_t)t[2] << 16 | (uint64_t)t[3] << 24;
+}
+
 int ts__src_slurp(ts_src *s, const char **data, size_t *n, char **owned, size_t *owned_cap, size_t limit,
                   ts_error *err)
 {
@@ -480,7 +494,10 @@ int ts__src_slurp(ts_src *s, const char **data, size_t *n, char **owned, size_t 
         return TS_OK;
     }
     size_t cap = 1 << 20, len = 0;
+    uint64_t isize = gzip_isize(s);
+    if (isize && isize < limit) cap = (size_t)isize + 1;   /* room for all: one read past it sees the end */
     char *buf = ts__malloc(cap);
+    if (buf && isize) ts__prefault(buf, cap);   /* all of it will be written: map it in one call */
     if (!buf) return ts__error(err, TS_ENOMEM, "%s: byte 0: out of memory", s->name);
     for (;;) {
         if (len == cap) {

@@ -25,6 +25,7 @@
  * duration in ps, both to whole ns (floor).
  */
 #include "ingest/ingest.h"
+#include "ingest/icache.h"
 #include "ingest/protobuf.h"
 
 #include <stdio.h>
@@ -80,21 +81,17 @@ typedef struct xp {
     idtab       stat_name;  /* plane's stat metadata id -> rank string id */
     uint64_t    n_aggregated, n_events;
     uint32_t    k_corr;     /* interned "correlation_id" (stat names share the rank's pool) */
-    ts_pb       bad;        /* the first cursor that met damaged bytes (bad.err set) */
+    ts_pb_input in;         /* the input; in.err: the first damaged bytes met */
+    ts_icache  *icache;     /* names and string stat values */
 } xp;
 
-/* Keep the first wire error met anywhere; the load fails with it. */
-static void note(xp *x, const ts_pb *c)
+/* The first wire error met anywhere (x->in.err); the load fails with it. */
+static int pb_fail(xp *x)
 {
-    if (c->err && !x->bad.err) x->bad = *c;
+    return ts__error(x->err, TS_EFORMAT, "%s: byte %zu: %s", x->path, x->in.err_at, x->in.err);
 }
 
-static int pb_fail(xp *x, const ts_pb *c)
-{
-    return ts__error(x->err, TS_EFORMAT, "%s: byte %zu: %s", x->path, c->err_at, c->err);
-}
-
-static uint32_t intern_sub(xp *x, const ts_pb *s) { return ts__rank_intern(x->r, (const char *)s->p, ts__pb_len(s)); }
+static uint32_t intern_sub(xp *x, const ts_pb *s) { return ts__icache_intern(x->icache, x->r, (const char *)s->p, ts__pb_len(s)); }
 
 /* A map<int64, XEventMetadata/XStatMetadata> entry: key 1, value 2 (its
  * name 2, display name 4). */
@@ -110,9 +107,7 @@ static void metadata_entry(xp *x, ts_pb e, idtab *into, bool event)
         while (ts__pb_next(&v, &g))
             if (g.wire == 2 && g.num == 2) name = intern_sub(x, &g.sub);
             else if (g.wire == 2 && g.num == 4 && event && ts__pb_len(&g.sub)) display = intern_sub(x, &g.sub);
-        note(x, &v);
     }
-    note(x, &e);
     if (key == UINT64_MAX) key = 0;
     if (!idtab_put(into, key, display ? display : name)) x->r->oom = true;
 }
@@ -124,7 +119,6 @@ static void plane_metadata(xp *x, ts_pb plane)
     while (ts__pb_next(&plane, &f))
         if (f.wire == 2 && (f.num == 4 || f.num == 5))
             metadata_entry(x, f.sub, f.num == 4 ? &x->ev_name : &x->stat_name, f.num == 4);
-    note(x, &plane);
 }
 
 static uint32_t lookup(const idtab *m, uint64_t id)
@@ -139,7 +133,28 @@ static void stat_arg(xp *x, ts_pb st, uint32_t slice)
     uint32_t key = 0;
     ts_arg_type ty = TS_ARG_NULL;
     uint64_t val = 0;
-    while (ts__pb_next(&st, &f)) {
+    for (;;) {
+        /* the usual keys (one byte: fields 1-7 with their wire types) read
+         * here; anything else through the cursor, as before */
+        if (st.p >= st.end) break;
+        unsigned k = *st.p;
+        if (k == 0x08 || k == 0x18 || k == 0x20 || k == 0x38) {
+            st.p++;
+            if (!ts__pb_varint(&st, &f.u)) break;
+            if (k == 0x08) key = lookup(&x->stat_name, f.u);
+            else if (k == 0x38) { ty = TS_ARG_STR; val = lookup(&x->stat_name, f.u); }
+            else { ty = k == 0x18 ? TS_ARG_UINT : TS_ARG_INT; val = f.u; }
+            continue;
+        }
+        if ((k == 0x2a || k == 0x32) && st.end - st.p >= 2 && st.p[1] < 0x80 && st.p[1] <= st.end - st.p - 2) {
+            size_t n = st.p[1];
+            ts_pb sub = {st.p + 2, st.p + 2 + n, st.in};
+            st.p += 2 + n;
+            ty = TS_ARG_STR;
+            val = intern_sub(x, &sub);
+            continue;
+        }
+        if (!ts__pb_next(&st, &f)) break;
         switch (f.num) {
         case 1: key = lookup(&x->stat_name, f.u); break;
         case 2: ty = TS_ARG_DOUBLE; val = f.u; break;
@@ -150,7 +165,6 @@ static void stat_arg(xp *x, ts_pb st, uint32_t slice)
         default: break;
         }
     }
-    note(x, &st);
     if (!key || ty == TS_ARG_NULL) return;
     ts__rank_push_arg(x->r, key, ty, val);
     if (key == x->k_corr && (ty == TS_ARG_INT || ty == TS_ARG_UINT) && (int64_t)val >= 0)
@@ -167,14 +181,33 @@ static void one_event(xp *x, ts_pb ev, uint32_t track, int64_t line_ns, ts_kind 
     bool timed = true;   /* proto3 omits a zero offset: only num_occurrences marks an aggregate */
     ts_pb stats[32];
     uint32_t n_stats = 0;
-    while (ts__pb_next(&ev, &f)) {
+    for (;;) {
+        /* the usual keys read here, anything else through the cursor */
+        if (ev.p >= ev.end) break;
+        unsigned k = *ev.p;
+        if (k == 0x08 || k == 0x10 || k == 0x18 || k == 0x28) {
+            ev.p++;
+            uint64_t u;
+            if (!ts__pb_varint(&ev, &u)) break;
+            if (k == 0x08) meta = u;
+            else if (k == 0x10) offset_ps = u;
+            else if (k == 0x18) dur_ps = u;
+            else if (u) timed = false;
+            continue;
+        }
+        if (k == 0x22 && ev.end - ev.p >= 2 && ev.p[1] < 0x80 && ev.p[1] <= ev.end - ev.p - 2) {
+            size_t n = ev.p[1];
+            if (n_stats < 32) stats[n_stats++] = (ts_pb){ev.p + 2, ev.p + 2 + n, ev.in};
+            ev.p += 2 + n;
+            continue;
+        }
+        if (!ts__pb_next(&ev, &f)) break;
         if (f.num == 1 && f.wire == 0) meta = f.u;
         else if (f.num == 2 && f.wire == 0) offset_ps = f.u;
         else if (f.num == 5 && f.wire == 0 && f.u) timed = false;
         else if (f.num == 3 && f.wire == 0) dur_ps = f.u;
         else if (f.num == 4 && f.wire == 2 && n_stats < 32) stats[n_stats++] = f.sub;
     }
-    note(x, &ev);
     x->n_events++;
     if (!timed) { x->n_aggregated++; return; }
     int64_t ts = line_ns + ps_to_ns(offset_ps);
@@ -204,8 +237,7 @@ static void one_line(xp *x, ts_pb line, int64_t plane_idx, int64_t gpu, const ch
         else if (f.num == 11 && f.wire == 2 && ts__pb_len(&f.sub)) display = intern_sub(x, &f.sub);
         else if (f.num == 3 && f.wire == 0) ts_ns = (int64_t)(f.u > (uint64_t)1 << 62 ? (uint64_t)1 << 62 : f.u);
     }
-    note(x, &line);
-    if (x->bad.err) return;
+    if (x->in.err) return;
     const char *lname = ts__rank_str(x->r, display ? display : name);
     const char *stream = strstr(lname, "Stream #");
     uint32_t track;
@@ -236,7 +268,7 @@ static int one_plane(xp *x, ts_pb plane, int64_t idx)
     idtab_free(&x->ev_name);
     idtab_free(&x->stat_name);
     plane_metadata(x, plane);
-    if (x->bad.err) return pb_fail(x, &x->bad);
+    if (x->in.err) return pb_fail(x);
     ts_pb_field f;
     char name[512] = "";
     for (ts_pb c = plane; ts__pb_next(&c, &f);)
@@ -244,7 +276,32 @@ static int one_plane(xp *x, ts_pb plane, int64_t idx)
     int64_t gpu = gpu_of(name);
     for (ts_pb c = plane; ts__pb_next(&c, &f);)
         if (f.num == 3 && f.wire == 2) one_line(x, f.sub, idx, gpu, name);
-    return x->bad.err ? pb_fail(x, &x->bad) : TS_OK;
+    return x->in.err ? pb_fail(x) : TS_OK;
+}
+
+/* Events and their bytes, counted by skipping over them (planes' lines'
+ * field 4), so the model's slice and arg columns are sized once: an event
+ * is a slice; args are estimated at one per 16 bytes of events (the BERT
+ * capture has one per 30; more grow the columns as before), at most the
+ * 32 stats an event keeps. Damaged bytes end the count early; the parse
+ * reports them. */
+static void reserve_model(xp *x, const void *data, size_t n)
+{
+    ts_pb_input in;
+    ts_pb space = ts__pb_open(&in, data, n);
+    ts_pb_field f, g, h;
+    uint64_t events = 0, bytes = 0;
+    while (ts__pb_next(&space, &f)) {
+        if (f.num != 1 || f.wire != 2) continue;
+        for (ts_pb plane = f.sub; ts__pb_next(&plane, &g);) {
+            if (g.num != 3 || g.wire != 2) continue;
+            for (ts_pb line = g.sub; ts__pb_next(&line, &h);)
+                if (h.num == 4 && h.wire == 2) { events++; bytes += ts__pb_len(&h.sub); }
+        }
+    }
+    uint64_t args = bytes / 16 < 32 * events ? bytes / 16 : 32 * events;
+    if (events && events < UINT32_MAX / 2 && args < UINT32_MAX / 2)
+        ts__rank_reserve(x->r, (uint32_t)events, (uint32_t)args + 8, 0);
 }
 
 static void meta_str(ts_rank *r, const char *key, const char *val)
@@ -259,14 +316,16 @@ int ts__xplane_ingest_buffer(const char *name, const void *data, size_t n, ts_ra
     idtab_init(&x.ev_name);
     idtab_init(&x.stat_name);
     x.r = ts__rank_create(name);
-    int rc = x.r ? TS_OK : ts__error(err, TS_ENOMEM, "%s: out of memory", name);
+    x.icache = ts__calloc(1, sizeof *x.icache);
+    int rc = x.r && x.icache ? TS_OK : ts__error(err, TS_ENOMEM, "%s: out of memory", name);
     if (x.r) x.k_corr = ts__rank_intern(x.r, "correlation_id", 14);
-    ts_pb space = ts__pb_open(data, n);
+    if (!rc) reserve_model(&x, data, n);
+    ts_pb space = ts__pb_open(&x.in, data, n);
     ts_pb_field f;
     int64_t planes = 0;
     while (!rc && ts__pb_next(&space, &f))
         if (f.num == 1 && f.wire == 2) rc = one_plane(&x, f.sub, planes++);
-    if (!rc && space.err) rc = pb_fail(&x, &space);
+    if (!rc && x.in.err) rc = pb_fail(&x);
     if (!rc && planes == 0)
         rc = ts__error(err, TS_EFORMAT, "%s: byte 0: not a TensorFlow XSpace (no XPlane in field 1)", name);
     if (!rc) {
@@ -281,6 +340,7 @@ int ts__xplane_ingest_buffer(const char *name, const void *data, size_t n, ts_ra
     }
     idtab_free(&x.ev_name);
     idtab_free(&x.stat_name);
+    ts__free(x.icache, sizeof *x.icache);
     if (rc) { ts__rank_destroy(x.r); return rc; }
     *out = x.r;
     return TS_OK;

@@ -39,9 +39,8 @@ typedef struct snap_ctx {
 
 enum { ACT_OTHER = 0, ACT_ALLOC, ACT_FREE_REQ, ACT_FREE, ACT_SEGMENT };
 
-static int action_of(const ts_pv *e)
+static int action_code(const char *a)
 {
-    const char *a = ts__pv_str(ts__pv_get(e, "action"));
     if (!a) return ACT_OTHER;
     if (!strcmp(a, "alloc")) return ACT_ALLOC;
     if (!strcmp(a, "free_completed")) return ACT_FREE;
@@ -49,6 +48,96 @@ static int action_of(const ts_pv *e)
     if (!strncmp(a, "segment_", 8)) return ACT_SEGMENT;
     return ACT_OTHER;
 }
+
+/* A key looked up in many dicts of one shape (the trace's entries): the
+ * key's value as the last dict held it, compared by pointer first (the
+ * pickle's memo makes every entry's "addr" one value), else by bytes. The
+ * first matching key wins, as in ts__pv_getn. */
+typedef struct dict_key { const char *s; uint32_t n; const ts_pv *seen; } dict_key;
+
+static int32_t key_slot(const ts_pv *d, dict_key *k)   /* the value's slot in d->u.v, -1 = absent */
+{
+    if (!d || d->kind != TS_PV_DICT) return -1;
+    for (uint32_t i = 0; i < d->n; i++) {
+        const ts_pv *kk = d->u.v[2 * i];
+        if (kk == k->seen) return (int32_t)(2 * i + 1);
+        if (kk->kind == TS_PV_STR && kk->n == k->n && kk->u.s[0] == k->s[0] && !memcmp(kk->u.s, k->s, k->n)) {
+            k->seen = kk;
+            return (int32_t)(2 * i + 1);
+        }
+    }
+    return -1;
+}
+
+/* One trace entry's fields. */
+typedef struct snap_ent {
+    uint64_t addr;
+    int64_t  size, t;
+    const ts_pv *frames;
+    const char  *action;   /* NULL: none */
+    int      act;
+} snap_ent;
+
+enum { SHAPE_MAX = 16 };
+
+/* The keys of the entry last read (the same memoized key values in the same
+ * order make the same first matches) and where its five fields were. */
+typedef struct ent_reader {
+    dict_key action, addr, size, time_us, frames;
+    const ts_pv *acts[4];       /* action strings seen (the memo makes each one value), and their codes */
+    int act_code[4];
+    const ts_pv *shape[SHAPE_MAX];
+    uint32_t n_shape;           /* 0: none yet */
+    int32_t  at[5];             /* value slot of action, addr, size, time_us, frames; -1 = absent */
+} ent_reader;
+
+static bool same_shape(const ent_reader *r, const ts_pv *e)
+{
+    if (!r->n_shape || !e || e->kind != TS_PV_DICT || e->n != r->n_shape) return false;
+    for (uint32_t i = 0; i < e->n; i++)
+        if (e->u.v[2 * i] != r->shape[i]) return false;
+    return true;
+}
+
+/* The five fields of entry e: from the slots of the last entry when e has
+ * its shape, else by lookup (and e's shape is kept for the next). */
+static void entry_fields(ent_reader *r, const ts_pv *e, const ts_pv **f)
+{
+    if (!same_shape(r, e)) {
+        dict_key *keys[5] = {&r->action, &r->addr, &r->size, &r->time_us, &r->frames};
+        for (int k = 0; k < 5; k++) r->at[k] = key_slot(e, keys[k]);
+        r->n_shape = 0;
+        if (e && e->kind == TS_PV_DICT && e->n <= SHAPE_MAX) {
+            for (uint32_t i = 0; i < e->n; i++) r->shape[i] = e->u.v[2 * i];
+            r->n_shape = e->n;
+        }
+    }
+    for (int k = 0; k < 5; k++) f[k] = r->at[k] < 0 ? NULL : e->u.v[r->at[k]];
+}
+
+static void read_entry(ent_reader *r, const ts_pv *e, snap_ent *out)
+{
+    const ts_pv *f[5];
+    entry_fields(r, e, f);
+    const ts_pv *a = f[0];
+    out->action = ts__pv_str(a);
+    out->act = ACT_OTHER;
+    if (out->action) {
+        int k = 0;
+        while (k < 4 && r->acts[k] && r->acts[k] != a) k++;
+        if (k < 4 && r->acts[k] == a) out->act = r->act_code[k];
+        else {
+            out->act = action_code(out->action);
+            if (k < 4) { r->acts[k] = a; r->act_code[k] = out->act; }
+        }
+    }
+    out->addr = (uint64_t)ts__pv_int(f[1], 0);
+    out->size = ts__pv_int(f[2], 0);
+    out->t = ts__pv_int(f[3], -1);
+    out->frames = f[4];
+}
+
+#define DICT_KEY(lit) {lit, sizeof lit - 1, NULL}
 
 static bool internal_file(const char *f)
 {
@@ -118,8 +207,9 @@ typedef struct walk {
     const snap_ctx *c;
     int32_t   dev;
     const ts_pv *tr;          /* this device's entries */
-    ts_map64  ever;           /* addr -> 1: allocated somewhere in the trace */
-    ts_map64  live;           /* addr -> entry index + 1 of its alloc, while alive */
+    uint32_t  n;
+    ent_reader rd;            /* their fields (each pass reads them again: cheaper than keeping them) */
+    ts_map64  live;           /* addr -> 1 while alive, 0 once freed: its keys are the addresses allocated in the trace */
     ts_map64  pre;            /* addr -> entry index of the free of a block allocated before the trace */
     int64_t   throughout;     /* bytes of blocks allocated at the snapshot and never in the trace */
     ts_mem_snap_device *d;
@@ -128,7 +218,7 @@ typedef struct walk {
 static int add_throughout(void *ud, const ts_pv *bl)
 {
     walk *w = ud;
-    if (!ts__map64_get(&w->ever, (uint64_t)ts__pv_int(ts__pv_get(bl, "address"), 0), NULL))
+    if (!ts__map64_get(&w->live, (uint64_t)ts__pv_int(ts__pv_get(bl, "address"), 0), NULL))
         w->throughout += ts__pv_int(ts__pv_get(bl, "size"), 0);
     return TS_OK;
 }
@@ -139,25 +229,27 @@ static int oom(const snap_ctx *c) { return ts__error(c->err, TS_ENOMEM, "%s: out
 static int find_start(walk *w)
 {
     ts_mem_snap_device *d = w->d;
-    for (uint32_t i = 0; i < ts__pv_len(w->tr); i++) {
-        const ts_pv *e = ts__pv_at(w->tr, i);
-        uint64_t addr = (uint64_t)ts__pv_int(ts__pv_get(e, "addr"), 0);
-        int act = action_of(e);
-        int64_t t = ts__pv_int(ts__pv_get(e, "time_us"), -1);
+    for (uint32_t i = 0; i < w->n; i++) {
+        snap_ent es;
+        read_entry(&w->rd, ts__pv_at(w->tr, i), &es);
+        const snap_ent *e = &es;
+        uint64_t addr = e->addr;
+        int act = e->act;
+        int64_t t = e->t;
         d->n_trace++;
         if (t >= 0 && (d->first_us < 0 || t < d->first_us)) d->first_us = t;
         if (t > d->last_us) d->last_us = t;
         if (act == ACT_SEGMENT) d->n_segment_events++;
         if (act == ACT_ALLOC) {
             d->n_alloc++;
-            if (ts__map64_put(&w->ever, addr, 1) || ts__map64_put(&w->live, addr, 1)) return oom(w->c);
+            if (ts__map64_put(&w->live, addr, 1)) return oom(w->c);
         } else if (act == ACT_FREE) {
             d->n_free++;
             uint64_t v;
             if (ts__map64_get(&w->live, addr, &v) && v) {
                 if (ts__map64_put(&w->live, addr, 0)) return oom(w->c);
             } else {
-                d->start_bytes += ts__pv_int(ts__pv_get(e, "size"), 0);
+                d->start_bytes += e->size;
                 if (ts__map64_put(&w->pre, addr, i)) return oom(w->c);
             }
         }
@@ -175,24 +267,23 @@ static void run_totals(walk *w, uint32_t *peak_index)
     d->peak_bytes = run;
     d->peak_us = -1;
     *peak_index = UINT32_MAX;
-    for (uint32_t i = 0; i < ts__pv_len(w->tr); i++) {
-        const ts_pv *e = ts__pv_at(w->tr, i);
-        int act = action_of(e);
-        int64_t size = ts__pv_int(ts__pv_get(e, "size"), 0);
-        if (act == ACT_ALLOC) run += size;
-        else if (act == ACT_FREE) run -= size;
+    for (uint32_t i = 0; i < w->n; i++) {
+        snap_ent es;
+        read_entry(&w->rd, ts__pv_at(w->tr, i), &es);
+        const snap_ent *e = &es;
+        int64_t size = e->size;
+        if (e->act == ACT_ALLOC) run += size;
+        else if (e->act == ACT_FREE) run -= size;
         if (run > d->peak_bytes) {
             d->peak_bytes = run;
-            d->peak_us = ts__pv_int(ts__pv_get(e, "time_us"), -1);
+            d->peak_us = e->t;
             *peak_index = i;
         }
         if (w->c->entry) {
             char fr[512], uf[512];
-            frame_str(ts__pv_get(e, "frames"), false, fr, sizeof fr);
-            frame_str(ts__pv_get(e, "frames"), true, uf, sizeof uf);
-            const char *a = ts__pv_str(ts__pv_get(e, "action"));
-            ts_mem_snap_entry x = {w->dev, i, ts__pv_int(ts__pv_get(e, "time_us"), -1), a ? a : "",
-                                   (uint64_t)ts__pv_int(ts__pv_get(e, "addr"), 0), size, run, fr, uf};
+            frame_str(e->frames, false, fr, sizeof fr);
+            frame_str(e->frames, true, uf, sizeof uf);
+            ts_mem_snap_entry x = {w->dev, i, e->t, e->action ? e->action : "", e->addr, size, run, fr, uf};
             w->c->entry(w->c->ud, &x);
         }
     }
@@ -218,7 +309,7 @@ static int alive_throughout(void *ud, const ts_pv *bl)
 {
     alive_ctx *a = ud;
     uint64_t addr = (uint64_t)ts__pv_int(ts__pv_get(bl, "address"), 0);
-    if (ts__map64_get(&a->w->ever, addr, NULL)) return TS_OK;
+    if (ts__map64_get(&a->w->live, addr, NULL)) return TS_OK;
     return add_alive(a->w->c->s, addr, ts__pv_int(ts__pv_get(bl, "size"), 0), -1, ts__pv_get(bl, "frames"));
 }
 
@@ -239,26 +330,29 @@ static int alive_at_peak(walk *w, uint32_t peak)
     uint32_t n = peak == UINT32_MAX ? 0 : peak + 1;
     int rc = TS_OK;
     for (uint32_t i = 0; i < n && !rc; i++) {
-        const ts_pv *e = ts__pv_at(w->tr, i);
-        uint64_t addr = (uint64_t)ts__pv_int(ts__pv_get(e, "addr"), 0);
-        int act = action_of(e);
-        if (act == ACT_ALLOC) rc = ts__map64_put(&at, addr, (uint64_t)i + 1);
-        else if (act == ACT_FREE) rc = ts__map64_put(&at, addr, 0);
+        snap_ent es;
+        read_entry(&w->rd, ts__pv_at(w->tr, i), &es);
+        const snap_ent *e = &es;
+        if (e->act == ACT_ALLOC) rc = ts__map64_put(&at, e->addr, (uint64_t)i + 1);
+        else if (e->act == ACT_FREE) rc = ts__map64_put(&at, e->addr, 0);
     }
     /* allocs alive at the peak, in trace order (the map has no iteration) */
     for (uint32_t i = 0; i < n && !rc; i++) {
-        const ts_pv *e = ts__pv_at(w->tr, i);
-        uint64_t addr = (uint64_t)ts__pv_int(ts__pv_get(e, "addr"), 0), v;
-        if (action_of(e) == ACT_ALLOC && ts__map64_get(&at, addr, &v) && v == (uint64_t)i + 1)
-            rc = add_alive(s, addr, ts__pv_int(ts__pv_get(e, "size"), 0), ts__pv_int(ts__pv_get(e, "time_us"), -1),
-                           ts__pv_get(e, "frames"));
+        snap_ent es;
+        read_entry(&w->rd, ts__pv_at(w->tr, i), &es);
+        const snap_ent *e = &es;
+        uint64_t v;
+        if (e->act == ACT_ALLOC && ts__map64_get(&at, e->addr, &v) && v == (uint64_t)i + 1)
+            rc = add_alive(s, e->addr, e->size, e->t, e->frames);
     }
     /* allocated before the trace and freed after the peak */
-    for (uint32_t i = n; i < ts__pv_len(w->tr) && !rc; i++) {
-        const ts_pv *e = ts__pv_at(w->tr, i);
-        uint64_t addr = (uint64_t)ts__pv_int(ts__pv_get(e, "addr"), 0), v;
-        if (action_of(e) == ACT_FREE && ts__map64_get(&w->pre, addr, &v) && v == i)
-            rc = add_alive(s, addr, ts__pv_int(ts__pv_get(e, "size"), 0), -1, ts__pv_get(e, "frames"));
+    for (uint32_t i = n; i < w->n && !rc; i++) {
+        snap_ent es;
+        read_entry(&w->rd, ts__pv_at(w->tr, i), &es);
+        const snap_ent *e = &es;
+        uint64_t v;
+        if (e->act == ACT_FREE && ts__map64_get(&w->pre, e->addr, &v) && v == i)
+            rc = add_alive(s, e->addr, e->size, -1, e->frames);
     }
     alive_ctx ac = {w, peak};
     if (!rc) rc = each_allocated_block(w->c, w->dev, alive_throughout, &ac);
@@ -275,15 +369,18 @@ static int one_device(const snap_ctx *c, int32_t dev, ts_mem_snap_device *d)
     d->device = dev;
     d->first_us = d->last_us = -1;
     segment_stats(c, dev, d);
-    walk w = {.c = c, .dev = dev, .tr = ts__pv_at(c->traces, (uint32_t)dev), .d = d};
-    ts__map64_init(&w.ever);
+    walk w = {.c = c, .dev = dev, .d = d};
+    const ts_pv *tr = ts__pv_at(c->traces, (uint32_t)dev);
+    w.tr = tr;
+    w.n = ts__pv_len(tr);
+    w.rd = (ent_reader){DICT_KEY("action"), DICT_KEY("addr"), DICT_KEY("size"), DICT_KEY("time_us"), DICT_KEY("frames"),
+                        {NULL}, {0}, {NULL}, 0, {-1, -1, -1, -1, -1}};
     ts__map64_init(&w.live);
     ts__map64_init(&w.pre);
     uint32_t peak;
     int rc = find_start(&w);
     if (!rc) run_totals(&w, &peak);
     if (!rc && c->s) rc = alive_at_peak(&w, peak);
-    ts__map64_free(&w.ever);
     ts__map64_free(&w.live);
     ts__map64_free(&w.pre);
     return rc;

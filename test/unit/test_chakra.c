@@ -182,6 +182,13 @@ TEST(chakra_refuses_what_is_not_chakra)
     err = (ts_error){0};
     CHECK(ts__chakra_ingest_buffer("cy.et", cy.b, cy.n, &r, &err) != TS_OK);
     CHECK(strstr(err.msg, "cy.et: byte ") == err.msg && strstr(err.msg, "dependency cycle through node 1"));
+    /* GlobalMetadata "x", then a node: id 1 (bytes 5-6), name "a" (7-9), an
+     * empty packed data_deps field (10-11), then key 0x02 at byte 12: field
+     * number 0 (fuzz_chakra found the empty field read through a NULL array) */
+    static const char empty_deps[] = "\003\012\001x\012\010\001\022\001a*\000\0028\001";
+    err = (ts_error){0};
+    CHECK(ts__chakra_ingest_buffer("e.et", empty_deps, sizeof empty_deps - 1, &r, &err) != TS_OK);
+    CHECK_EQ_STR(err.msg, "e.et: byte 12: protobuf field number 0 or past 2^29");
 }
 
 TEST(chakra_reads_the_real_trace)

@@ -100,6 +100,11 @@ TEST(pickle_refuses_damage)
     expect_refusal(append_int, sizeof append_int - 1, "APPEND(S)/ADDITEMS on something not a list");
     static const char wide[] = "\x80\x04\x8a\x09\x00\x00\x00\x00\x00\x00\x00\x00\x01.";
     expect_refusal(wide, sizeof wide - 1, "integer wider than 64 bits");
+    /* a list, MARK, POP (of the list, below the mark), APPENDS: Python says
+     * "could not find MARK"; taking the mark would reach past the stack's
+     * top (fuzz_pickle found it: a 2^32-slot container) */
+    static const char popped[] = "\x80\x04](0e.";
+    expect_refusal(popped, sizeof popped - 1, "byte 5: pickle MARK above the stack's top");
 }
 
 TEST(snapshot_of_a_transformer_step_matches_python)

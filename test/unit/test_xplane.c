@@ -117,10 +117,11 @@ TEST(xplane_refuses_damaged_bytes_with_their_offset)
     CHECK(ts__xplane_ingest_buffer("e.xplane.pb", "\x10\x01", 2, &r, &err) != TS_OK);
     CHECK_EQ_STR(err.msg, "e.xplane.pb: byte 0: not a TensorFlow XSpace (no XPlane in field 1)");
     /* an 11-byte varint */
-    ts_pb c = ts__pb_open("\x08\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 12);
+    ts_pb_input in;
+    ts_pb c = ts__pb_open(&in, "\x08\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 12);
     ts_pb_field f;
     CHECK(!ts__pb_next(&c, &f));
-    CHECK_EQ_STR(c.err, "protobuf varint longer than 10 bytes");
+    CHECK_EQ_STR(in.err, "protobuf varint longer than 10 bytes");
 }
 
 TEST(xplane_reads_the_real_bert_capture)

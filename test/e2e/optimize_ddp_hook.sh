@@ -60,4 +60,14 @@ if __name__ == "__main__":
     assert launched == 3 * len(groups), (launched, len(groups))
     print(f"ok: {len(groups)} groups, {launched} all-reduces in 3 steps, same parameters")
 PY
-OMP_NUM_THREADS=1 timeout 300 /usr/bin/python3 "$TMP/check.py" "$TMP/plan" "$(pwd)/$W"
+# The 2-process gloo run has hung now and then under make test's load (26 Nov: killed at the runner's 300
+# s, 3 s alone); a run that hangs is killed at 120 s and tried once more, fresh, and says so.
+rc=0
+OMP_NUM_THREADS=1 timeout 120 /usr/bin/python3 "$TMP/check.py" "$TMP/plan" "$(pwd)/$W" || rc=$?
+if [ $rc = 124 ]; then
+    echo "the gloo run hung (killed at 120 s): once more"
+    rm -f "$TMP/plan/rendezvous"
+    OMP_NUM_THREADS=1 timeout 120 /usr/bin/python3 "$TMP/check.py" "$TMP/plan" "$(pwd)/$W"
+elif [ $rc != 0 ]; then
+    exit $rc
+fi

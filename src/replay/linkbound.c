@@ -56,7 +56,7 @@ static int64_t meas_start(const ts_link *lk, const ts_sim *s, uint32_t i)
 
 double ts__link_rate(ts_link_span *sp, uint32_t n, int64_t min_bytes, uint32_t *n_used)
 {
-    qsort(sp, n, sizeof *sp, cmp_span);
+    if (n > 1) qsort(sp, n, sizeof *sp, cmp_span);
     double bytes = 0;
     int64_t busy = 0, lo = 0, hi = INT64_MIN;
     *n_used = 0;
@@ -100,7 +100,7 @@ static void price_set(const ts_link *lk, const int64_t *start, const int64_t *en
         if ((lk->coll_new[i] != 0) != want_new || lk->coll_bytes[i] <= 0 || start[i] == INT64_MIN) continue;
         it[n++] = (item){.a = start[i], .b = end[i] > start[i] ? end[i] : start[i], .row = i};
     }
-    qsort(it, n, sizeof *it, cmp_item);
+    if (n > 1) qsort(it, n, sizeof *it, cmp_item);
     for (uint32_t q = 0; q < n; q++) {
         double shared = 0;
         for (uint32_t p = 0; p < n && it[p].a < it[q].b; p++) {

@@ -188,7 +188,7 @@ static int gpu_index_build(const ts_rank *r, gpu_index *g, bool *any)
     g->n = n;
     for (uint32_t s = 0, k = 0; s < r->slices.n; s++)
         if (on_gpu_kind((ts_kind)r->slices.kind[s]) && r->slices.corr[s] >= 0) v[k++] = (corr_row){r->slices.corr[s], s};
-    qsort(v, n, sizeof *v, cmp_corr_row);
+    if (n > 1) qsort(v, n, sizeof *v, cmp_corr_row);
     int rc = TS_OK;
     for (uint32_t i = 0, j; i < n && !rc; i = j) {
         for (j = i; j < n && v[j].corr == v[i].corr; j++) g->rows[j] = v[j].row;
@@ -208,7 +208,7 @@ static int cmp_span(const void *a, const void *b)
 /* Length of the union of [start, end) spans (pairs, sorted here). */
 static int64_t union_ns(int64_t *v, uint32_t n)
 {
-    qsort(v, n, 2 * sizeof *v, cmp_span);
+    if (n > 1) qsort(v, n, 2 * sizeof *v, cmp_span);
     int64_t t = 0, cur = INT64_MIN;
     for (uint32_t i = 0; i < n; i++) {
         int64_t a = v[2 * i] > cur ? v[2 * i] : cur, e = v[2 * i + 1];
@@ -280,7 +280,8 @@ static int iter_ops(const ts_rank *r, uint32_t track, int64_t start, int64_t end
             (*v)[(*n)++] = (cand){r->slices.ts_ns[s], s};
         }
     }
-    qsort(*v, *n, sizeof **v, cmp_cand);
+    if (*n > 1)   /* no ops: *v may still be NULL, which qsort must not get (fuzz_precision, 26 Nov) */
+        qsort(*v, *n, sizeof **v, cmp_cand);
     return TS_OK;
 }
 
@@ -383,7 +384,7 @@ static mem_ev *mem_events(const ts_rank *r, int64_t start, int64_t end, int dev,
         instant_i64(r, i, "Total Allocated", &tot);
         ev[(*n)++] = (mem_ev){r->instants.ts_ns[i], b, tot};
     }
-    qsort(ev, *n, sizeof *ev, cmp_mem);
+    if (*n > 1) qsort(ev, *n, sizeof *ev, cmp_mem);
     return ev;
 }
 
@@ -771,7 +772,7 @@ static int gpu_busy_note(build *b)
         v[2 * k] = r->slices.ts_ns[s];
         v[2 * k++ + 1] = r->slices.ts_ns[s] + r->slices.dur_ns[s];
     }
-    qsort(v, n, 2 * sizeof *v, cmp_span);
+    if (n > 1) qsort(v, n, 2 * sizeof *v, cmp_span);
     int64_t busy = 0, total = 0;
     for (uint32_t i = 0; i < r->n_iterations; i++) {
         int64_t st = r->iterations[i].start_ns, en = r->iterations[i].end_ns, cur = st;

@@ -559,6 +559,36 @@ static double in_flight(const ts_replay *r, const ts_replay_coll *c)
     return f >= 1.0 ? f : 1.0;
 }
 
+/* Collective c at a given bus bandwidth on a model fitted on the trace:
+ * its bus bytes (the algorithm's bytes on the wire, ts_coll_bus_factor for
+ * n ranks) at gbps shared by the `shared` collectives in flight with it as
+ * traced, plus the given fixed cost (--latency-us, else none). The fit's
+ * own fixed cost is left out: fitted on a trace, it is time spent on the
+ * link behind the other collectives, not a cost per call (the testbed's cnn
+ * at 1 MB buckets, rerun set of 26 Nov: 0.46 s at 0 bytes over 50 Mbit/s,
+ * 0.10 s over 200, about the 4x of the rates), so a given bandwidth scales
+ * it as well. The relative what-ifs leave it out alike (relative_time). */
+static int64_t wire_time(const ts_replay_options *opt, const ts_replay_coll *c, uint32_t n, double shared)
+{
+    double v = (opt->latency_us > 0 ? opt->latency_us * 1e3 : 0) +
+               (double)c->bytes * ts_coll_bus_factor(c->kind, n) * shared / opt->bandwidth_gbps;
+    return v < 0x1p62 ? (int64_t)llround(v) : (int64_t)1 << 62;   /* past it: refused after the run */
+}
+
+/* What a given bandwidth on a trace's own model left out, said once: the
+ * fitted fixed cost (its largest over the groups repriced, in ns) and a
+ * protocol's efficiency below the nominal rate. */
+static void warn_wire(ts_replay *r, const ts_replay_options *opt, uint32_t n, double shared_sum, int64_t fixed)
+{
+    ts__replay_warn(r, "--bandwidth %g: %u collectives priced as their bus bytes at that rate, shared by those in "
+                    "flight as traced (%.2f on average), plus %s; left out: the trace's fitted fixed cost (up to %.1f "
+                    "ms; on a trace, time queued behind other collectives), the sharing's change as the times change, "
+                    "and what the protocol loses of a nominal rate (gloo over TCP: 81-96%% of a shaped link)",
+                    opt->bandwidth_gbps, n, n ? shared_sum / n : 0.0,
+                    opt->latency_us > 0 ? "--latency-us" : "no fixed cost (give --latency-us for one)",
+                    fixed > 0 ? fixed / 1e6 : 0.0);
+}
+
 /* Whether the job's collectives run on CPU threads (gloo, MPI): no GPU lane
  * holds a collective member. */
 static bool cpu_collectives(const ts_replay *r)
@@ -657,8 +687,9 @@ static int trace_calibration_error(const ts_replay *r, ts_error *err)
 
 /* Reprice every collective of known size: its measured transfer time times
  * predicted(new world, new bandwidth) / predicted(as measured), so the
- * instance's own deviation from the model is kept. Relative
- * what-ifs then scale that (relative_time). */
+ * instance's own deviation from the model is kept; at a given bandwidth
+ * with a model fitted on the trace, its bytes on the wire instead
+ * (wire_time). Relative what-ifs then scale that (relative_time). */
 int ts__replay_reprice(ts_replay *r, const ts_replay_options *opt, ts_error *err)
 {
     bool relative = opt->bandwidth_factor > 0 || opt->latency_factor > 0;
@@ -681,7 +712,10 @@ int ts__replay_reprice(ts_replay *r, const ts_replay_options *opt, ts_error *err
         multi_fit |= span == 1;
         one_server_fit |= span == 0;
     }
-    uint32_t repriced = 0, unknown = 0, beyond = 0;
+    uint32_t repriced = 0, unknown = 0, beyond = 0, wired = 0;
+    double shared_sum = 0;
+    int64_t fixed = 0;
+    bool on_wire = opt->bandwidth_gbps > 0 && r->model_from_trace;
     for (uint32_t i = 0; i < r->n_colls; i++) {
         ts_replay_coll *c = &r->colls[i];
         if (c->priced == TS_NONE32) continue;
@@ -691,16 +725,28 @@ int ts__replay_reprice(ts_replay *r, const ts_replay_options *opt, ts_error *err
         ts_coll_model_set_bandwidth(r->model, 0);
         ts_coll_model_set_latency(r->model, 0);
         int64_t old = ts_coll_model_predict_ns(r->model, c->kind, (uint64_t)c->bytes, c->group);
+        int64_t a0 = on_wire ? ts_coll_model_predict_ns(r->model, c->kind, 0, c->group) : 0;
         ts_coll_model_set_bandwidth(r->model, opt->bandwidth_gbps);
         ts_coll_model_set_latency(r->model, opt->latency_us);
         int64_t now = ts_coll_model_predict_ns(r->model, c->kind, (uint64_t)c->bytes, n_new);
+        if (on_wire) {
+            /* A model fitted on the trace prices the bandwidth each collective
+             * got while sharing its link; a given bandwidth is the link's: the
+             * collectives share it as they did in the trace. Only the bytes
+             * share it: until 27 Nov the whole price, fixed cost included,
+             * was multiplied by the collectives in flight. */
+            double shared = in_flight(r, c);
+            if (a0 > fixed) fixed = a0;
+            now = wire_time(opt, c, n_new, shared);
+            shared_sum += shared;
+            wired++;
+        }
         if (now < 0) { unknown++; continue; }
-        /* A model fitted on the trace prices the bandwidth each collective
-         * got while sharing its link; a given bandwidth is the link's: the
-         * collectives share it as they did in the trace. */
-        if (opt->bandwidth_gbps > 0 && r->model_from_trace) now = (int64_t)llround((double)now * in_flight(r, c));
         int64_t self = r->sim.self_ns[c->priced];
-        double v = old > 0 && self > 0 ? (double)self * (double)now / (double)old : (double)now;
+        /* On the wire a collective is its bytes at the given rate: the
+         * instance's own excess over the trace's fit is, like the fit's
+         * fixed cost, time queued at the traced rate, so it is not kept. */
+        double v = !on_wire && old > 0 && self > 0 ? (double)self * (double)now / (double)old : (double)now;
         self = v < 0x1p62 ? (int64_t)llround(v) : (int64_t)1 << 62;   /* past it: refused after the run */
         if (relative) {
             ts_coll_model_set_bandwidth(r->model, 0);
@@ -724,6 +770,7 @@ int ts__replay_reprice(ts_replay *r, const ts_replay_options *opt, ts_error *err
                            "bandwidth and latency scaled by log2 of the size; a larger job on other links (more "
                            "servers, another network) differs", opt->world, largest);
     if (relative) warn_relative(r, opt, repriced);
+    if (wired) warn_wire(r, opt, wired, shared_sum, fixed);
     if (opt->world && cpu_collectives(r))
         ts__replay_warn(r, "--world %u on a CPU-only (gloo) job: prices the collectives for %u ranks; the compute "
                         "of more ranks sharing the same cores (and gloo's own CPU work) is outside this what-if, "

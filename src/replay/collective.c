@@ -420,7 +420,7 @@ static void fit_group(coll_fit *fit, xt *pts, uint32_t n)
     for (uint32_t k = 2; !narrow && k + 2 <= n; k++) {
         /* Each side needs two sizes to determine a line: over one, fit_line
          * falls back to a flat line through its mean, whose "fixed cost"
-         * is the whole time of that size. Until 27 Nov the ring line of a
+         * is the whole time of that size. Until 26 Nov 23:40 the ring line of a
          * cnn testbed trace at 1 MB buckets (sizes 0.3-8.4 MB, the four
          * largest rows all 8.4 MB) was such a line: 2.3 s at 0 bytes. */
         if (pts[k - 1].x <= 1.1 * pts[0].x || pts[n - 1].x <= 1.1 * pts[k].x) continue;
@@ -590,8 +590,8 @@ int64_t ts_coll_model_predict_ns(const ts_coll_model *m, ts_coll_kind kind, uint
     }
     /* A given bandwidth is a bus bandwidth (nccl-tests' terms: the same
      * bytes-on-the-wire rule, ts_coll_bus_factor, for every algorithm), so
-     * each line moves x bus bytes at it and keeps its fixed cost. Until 27
-     * Nov it replaced the ring line's slope and scaled the tree's by the
+     * each line moves x bus bytes at it and keeps its fixed cost. Until 26
+     * Nov 23:40 it replaced the ring line's slope and scaled the tree's by the
      * same ratio; a flat ring line (slope 1e-12) then scaled the tree's
      * past any use and left the ring line's fixed cost as the price. */
     double best = INFINITY;

@@ -71,10 +71,11 @@ TS_API TS_NODISCARD int ts_coll_model_add_sample(ts_coll_model *m, ts_coll_kind 
 TS_API TS_NODISCARD int ts_coll_model_load_nccl_tests(ts_coll_model *m, const char *path, ts_error *err);
 /* Fit every (kind, n_ranks) group of samples: a tree line for the small-message
  * regime and a ring line for the large one, each by least squares on relative
- * error. TS_ENODATA when there are no samples and nothing was given. */
+ * error over two sizes or more. TS_ENODATA when there are no samples and nothing was given. */
 TS_API TS_NODISCARD int ts_coll_model_fit(ts_coll_model *m, ts_error *err);
 /* User-given figures. Bandwidth is the bus bandwidth in GB/s (1e9 bytes/s):
- * it replaces the fitted ring bandwidth and scales the tree one alike.
+ * every line moves its bus bytes (bytes x ts_coll_bus_factor) at it, keeping
+ * its fitted fixed cost.
  * Latency is the whole fixed cost of one collective. 0 = keep the fit. */
 TS_API void ts_coll_model_set_bandwidth(ts_coll_model *m, double busbw_gbps);
 TS_API void ts_coll_model_set_latency(ts_coll_model *m, double latency_us);

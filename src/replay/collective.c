@@ -418,6 +418,12 @@ static void fit_group(coll_fit *fit, xt *pts, uint32_t n)
     double best_e = rel_err2(pts, n, best_t, best_r);
     uint32_t best_k = 0;
     for (uint32_t k = 2; !narrow && k + 2 <= n; k++) {
+        /* Each side needs two sizes to determine a line: over one, fit_line
+         * falls back to a flat line through its mean, whose "fixed cost"
+         * is the whole time of that size. Until 26 Nov 23:40 the ring line of a
+         * cnn testbed trace at 1 MB buckets (sizes 0.3-8.4 MB, the four
+         * largest rows all 8.4 MB) was such a line: 2.3 s at 0 bytes. */
+        if (pts[k - 1].x <= 1.1 * pts[0].x || pts[n - 1].x <= 1.1 * pts[k].x) continue;
         coll_line t = fit_line(pts, 0, k), r = fit_line(pts, k, n);
         double e = rel_err2(pts, n, t, r);
         if (e < best_e) { best_e = e; best_t = t; best_r = r; best_k = k; }
@@ -582,12 +588,16 @@ int64_t ts_coll_model_predict_ns(const ts_coll_model *m, ts_coll_kind kind, uint
             ns_per_byte[a] = f->line[a].ns_per_byte;
         }
     }
-    /* A given bandwidth replaces the ring line's and scales the tree's alike. */
-    double scale_bw = m->given_busbw_gbps > 0 ? m->given_busbw_gbps * ns_per_byte[TS_ALGO_RING] : 1.0;
+    /* A given bandwidth is a bus bandwidth (nccl-tests' terms: the same
+     * bytes-on-the-wire rule, ts_coll_bus_factor, for every algorithm), so
+     * each line moves x bus bytes at it and keeps its fixed cost. Until 26
+     * Nov 23:40 it replaced the ring line's slope and scaled the tree's by the
+     * same ratio; a flat ring line (slope 1e-12) then scaled the tree's
+     * past any use and left the ring line's fixed cost as the price. */
     double best = INFINITY;
     for (int a = 0; a < TS_ALGO_COUNT; a++) {
         double al = m->given_latency_us > 0 ? m->given_latency_us * 1e3 : alpha[a];
-        double tm = al + x * ns_per_byte[a] / scale_bw;
+        double tm = al + (m->given_busbw_gbps > 0 ? x / m->given_busbw_gbps : x * ns_per_byte[a]);
         if (tm < best) best = tm;
     }
     return ns_saturated(best);

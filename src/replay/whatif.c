@@ -559,6 +559,149 @@ static double in_flight(const ts_replay *r, const ts_replay_coll *c)
     return f >= 1.0 ? f : 1.0;
 }
 
+/* Collective c at a given bus bandwidth on a model fitted on the trace:
+ * its bus bytes (the algorithm's bytes on the wire, ts_coll_bus_factor for
+ * n ranks) at gbps shared by the `shared` collectives in flight with it as
+ * traced, plus the given fixed cost (--latency-us, else none). The fit's
+ * own fixed cost is left out: fitted on a trace, it is time spent on the
+ * link behind the other collectives, not a cost per call (the testbed's cnn
+ * at 1 MB buckets, rerun set of 26 Nov: 0.46 s at 0 bytes over 50 Mbit/s,
+ * 0.10 s over 200, about the 4x of the rates), so a given bandwidth scales
+ * it as well. The relative what-ifs leave it out alike (relative_time). */
+static int64_t wire_time(const ts_replay_options *opt, const ts_replay_coll *c, uint32_t n, double shared)
+{
+    double v = (opt->latency_us > 0 ? opt->latency_us * 1e3 : 0) +
+               (double)c->bytes * ts_coll_bus_factor(c->kind, n) * shared / opt->bandwidth_gbps;
+    return v < 0x1p62 ? (int64_t)llround(v) : (int64_t)1 << 62;   /* past it: refused after the run */
+}
+
+/* Breakpoints of the number of collectives in flight over the simulated
+ * schedule: from pos[k] on, cnt[k] are in flight, and cum[k] is the
+ * integral of that number before pos[k]. */
+typedef struct flight_curve { int64_t *pos; double *cum; int32_t *cnt; uint32_t n; } flight_curve;
+
+typedef struct flight_pt { int64_t t; int32_t d; } flight_pt;
+
+static int cmp_flight_pt(const void *x, const void *y)
+{
+    const flight_pt *p = x, *q = y;
+    return p->t < q->t ? -1 : p->t > q->t;
+}
+
+/* The integral of the number in flight over (-inf, t). O(log n). */
+static double flight_integral(const flight_curve *fc, int64_t t)
+{
+    if (!fc->n || t <= fc->pos[0]) return 0;
+    uint32_t lo = 0, hi = fc->n;   /* the last k with pos[k] <= t */
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (fc->pos[mid] <= t) lo = mid; else hi = mid;
+    }
+    return fc->cum[lo] + (double)fc->cnt[lo] * (double)(t - fc->pos[lo]);
+}
+
+/* Whether collective i is one rank's member alone in a job of several
+ * (unmatched: at a window's edge, say): not a transfer on the job's link. */
+static bool lone(const ts_replay *r, uint32_t i)
+{
+    return r->colls[i].barrier == TS_NONE32 && r->g->n_ranks > 1;
+}
+
+/* The curve of every priced collective's simulated transfer [start, end)
+ * (lone members left out). pt: scratch of 2 n_colls; fc's arrays hold
+ * 2 n_colls. O(n log n). */
+static void flight_build(const ts_replay *r, flight_pt *pt, flight_curve *fc)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < r->n_colls; i++) {
+        uint32_t p = r->colls[i].priced;
+        if (p == TS_NONE32 || lone(r, i) || r->sim.end_ns[p] <= r->sim.start_ns[p]) continue;
+        pt[n++] = (flight_pt){r->sim.start_ns[p], 1};
+        pt[n++] = (flight_pt){r->sim.end_ns[p], -1};
+    }
+    qsort(pt, n, sizeof *pt, cmp_flight_pt);
+    fc->n = 0;
+    int32_t cnt = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (fc->n && fc->pos[fc->n - 1] == pt[i].t) {
+            fc->cnt[fc->n - 1] = cnt += pt[i].d;
+            continue;
+        }
+        double cum = fc->n ? fc->cum[fc->n - 1] + (double)fc->cnt[fc->n - 1] * (double)(pt[i].t - fc->pos[fc->n - 1]) : 0;
+        fc->pos[fc->n] = pt[i].t;
+        fc->cum[fc->n] = cum;
+        fc->cnt[fc->n++] = cnt += pt[i].d;
+    }
+}
+
+/* The rounds of --bandwidth GBPS on a trace's own model: the collectives
+ * priced on the wire (wired[i]) first share the link as traced; that
+ * sharing no longer holds once their times change (the testbed's cnn at 1
+ * MB: the 8.4 MB bucket beside a chain of three small ones on gloo's other
+ * worker, which at the new prices ends early and leaves it the link). So,
+ * as the link-bound bucket model does (linkbound.c), each is priced again
+ * from the collectives in flight beside it in the simulated schedule
+ * (their time-averaged number over its span), and the schedule simulated
+ * again, until no price moves by a microsecond; from the fifth round on
+ * each step goes half way, so a schedule that flips between two sharings
+ * settles between them. At most 12 rounds, O(n log n) each besides the
+ * simulation. */
+static int reshare_on_wire(ts_replay *r, const ts_replay_options *opt, const uint8_t *wired, bool *done,
+                           ts_error *err)
+{
+    /* The link is the job's when each collective repriced is one barrier
+     * over its ranks; a rank's lone member (unmatched) would count beside
+     * other ranks' as if on one link: then the traced sharing stays. */
+    *done = false;
+    for (uint32_t i = 0; i < r->n_colls; i++)
+        if (wired[i] && lone(r, i)) return TS_OK;
+    *done = true;
+    size_t n2 = 2 * (size_t)r->n_colls + 1;
+    flight_pt *pt = ts__malloc(n2 * sizeof *pt);
+    flight_curve fc = {ts__malloc(n2 * sizeof *fc.pos), ts__malloc(n2 * sizeof *fc.cum), ts__malloc(n2 * sizeof *fc.cnt), 0};
+    int rc = pt && fc.pos && fc.cum && fc.cnt ? TS_OK : ts__error(err, TS_ENOMEM, "replay: out of memory");
+    r->sim.keep_order = true;   /* the rounds and the caller's final run simulate the same graph */
+    for (int round = 0; rc == TS_OK && round < 12; round++) {
+        if ((rc = ts__sim_run(&r->sim, err))) break;
+        flight_build(r, pt, &fc);
+        int64_t most = 0;
+        for (uint32_t i = 0; i < r->n_colls; i++) {
+            const ts_replay_coll *c = &r->colls[i];
+            if (!wired[i]) continue;
+            int64_t a = r->sim.start_ns[c->priced], b = r->sim.end_ns[c->priced], was = r->sim.self_ns[c->priced];
+            double shared = b > a ? (flight_integral(&fc, b) - flight_integral(&fc, a)) / (double)(b - a) : 1.0;
+            int64_t t = wire_time(opt, c, opt->world ? opt->world : c->group, shared < 1 ? 1 : shared);
+            if (round >= 4) t = was + (t - was) / 2;
+            if (llabs(t - was) > most) most = llabs(t - was);
+            set_transfer(r, c, t);
+        }
+        if (most < 1000) break;
+    }
+    ts__free(pt, n2 * sizeof *pt);
+    ts__free(fc.pos, n2 * sizeof *fc.pos);
+    ts__free(fc.cum, n2 * sizeof *fc.cum);
+    ts__free(fc.cnt, n2 * sizeof *fc.cnt);
+    return rc;
+}
+
+/* What a given bandwidth on a trace's own model left out, said once: the
+ * fitted fixed cost (its largest over the groups repriced, in ns), the
+ * sharing's change when it was not simulated again, and a protocol's
+ * efficiency below the nominal rate. */
+static void warn_wire(ts_replay *r, const ts_replay_options *opt, uint32_t n, int64_t fixed, bool resimulated)
+{
+    char fit[160] = "";
+    if (fixed > 0)
+        snprintf(fit, sizeof fit, "the trace's fitted fixed cost (up to %.1f ms; on a trace, time queued behind "
+                 "other collectives), ", fixed / 1e6);
+    ts__replay_warn(r, "--bandwidth %g: %u collectives priced as their bus bytes at that rate, shared by those in "
+                    "flight %s, plus %s; left out: %s%swhat the protocol loses of a nominal rate (over TCP on the "
+                    "gloo testbed, 81-96%% of a shaped link)", opt->bandwidth_gbps, n,
+                    resimulated ? "in the simulated schedule" : "as traced",
+                    opt->latency_us > 0 ? "--latency-us" : "no fixed cost (give --latency-us for one)", fit,
+                    resimulated ? "" : "the sharing's change as the times change (unmatched collectives), ");
+}
+
 /* Whether the job's collectives run on CPU threads (gloo, MPI): no GPU lane
  * holds a collective member. */
 static bool cpu_collectives(const ts_replay *r)
@@ -657,8 +800,9 @@ static int trace_calibration_error(const ts_replay *r, ts_error *err)
 
 /* Reprice every collective of known size: its measured transfer time times
  * predicted(new world, new bandwidth) / predicted(as measured), so the
- * instance's own deviation from the model is kept. Relative
- * what-ifs then scale that (relative_time). */
+ * instance's own deviation from the model is kept; at a given bandwidth
+ * with a model fitted on the trace, its bytes on the wire instead
+ * (wire_time). Relative what-ifs then scale that (relative_time). */
 int ts__replay_reprice(ts_replay *r, const ts_replay_options *opt, ts_error *err)
 {
     bool relative = opt->bandwidth_factor > 0 || opt->latency_factor > 0;
@@ -681,7 +825,11 @@ int ts__replay_reprice(ts_replay *r, const ts_replay_options *opt, ts_error *err
         multi_fit |= span == 1;
         one_server_fit |= span == 0;
     }
-    uint32_t repriced = 0, unknown = 0, beyond = 0;
+    uint32_t repriced = 0, unknown = 0, beyond = 0, wired = 0;
+    int64_t fixed = 0;
+    bool on_wire = opt->bandwidth_gbps > 0 && r->model_from_trace;
+    uint8_t *wired_at = on_wire ? ts__calloc((size_t)r->n_colls + 1, 1) : NULL;
+    if (on_wire && !wired_at) return ts__error(err, TS_ENOMEM, "replay: out of memory");
     for (uint32_t i = 0; i < r->n_colls; i++) {
         ts_replay_coll *c = &r->colls[i];
         if (c->priced == TS_NONE32) continue;
@@ -691,16 +839,29 @@ int ts__replay_reprice(ts_replay *r, const ts_replay_options *opt, ts_error *err
         ts_coll_model_set_bandwidth(r->model, 0);
         ts_coll_model_set_latency(r->model, 0);
         int64_t old = ts_coll_model_predict_ns(r->model, c->kind, (uint64_t)c->bytes, c->group);
+        int64_t a0 = on_wire ? ts_coll_model_predict_ns(r->model, c->kind, 0, c->group) : 0;
         ts_coll_model_set_bandwidth(r->model, opt->bandwidth_gbps);
         ts_coll_model_set_latency(r->model, opt->latency_us);
         int64_t now = ts_coll_model_predict_ns(r->model, c->kind, (uint64_t)c->bytes, n_new);
+        if (on_wire) {
+            /* A model fitted on the trace prices the bandwidth each collective
+             * got while sharing its link; a given bandwidth is the link's: the
+             * collectives share it, first as they did in the trace, then as
+             * simulated (reshare_on_wire). Only the bytes share it: until 26 Nov
+             * 23:40 the whole price, fixed cost included, was multiplied by the
+             * collectives in flight as traced, and no more. */
+            double shared = in_flight(r, c);
+            if (a0 > fixed) fixed = a0;
+            now = wire_time(opt, c, n_new, shared);
+            wired++;
+            wired_at[i] = 1;
+        }
         if (now < 0) { unknown++; continue; }
-        /* A model fitted on the trace prices the bandwidth each collective
-         * got while sharing its link; a given bandwidth is the link's: the
-         * collectives share it as they did in the trace. */
-        if (opt->bandwidth_gbps > 0 && r->model_from_trace) now = (int64_t)llround((double)now * in_flight(r, c));
         int64_t self = r->sim.self_ns[c->priced];
-        double v = old > 0 && self > 0 ? (double)self * (double)now / (double)old : (double)now;
+        /* On the wire a collective is its bytes at the given rate: the
+         * instance's own excess over the trace's fit is, like the fit's
+         * fixed cost, time queued at the traced rate, so it is not kept. */
+        double v = !on_wire && old > 0 && self > 0 ? (double)self * (double)now / (double)old : (double)now;
         self = v < 0x1p62 ? (int64_t)llround(v) : (int64_t)1 << 62;   /* past it: refused after the run */
         if (relative) {
             ts_coll_model_set_bandwidth(r->model, 0);
@@ -724,6 +885,11 @@ int ts__replay_reprice(ts_replay *r, const ts_replay_options *opt, ts_error *err
                            "bandwidth and latency scaled by log2 of the size; a larger job on other links (more "
                            "servers, another network) differs", opt->world, largest);
     if (relative) warn_relative(r, opt, repriced);
+    bool resimulated = false;
+    int rc = wired ? reshare_on_wire(r, opt, wired_at, &resimulated, err) : TS_OK;
+    ts__free(wired_at, on_wire ? (size_t)r->n_colls + 1 : 0);
+    if (rc) return rc;
+    if (wired) warn_wire(r, opt, wired, fixed, resimulated);
     if (opt->world && cpu_collectives(r))
         ts__replay_warn(r, "--world %u on a CPU-only (gloo) job: prices the collectives for %u ranks; the compute "
                         "of more ranks sharing the same cores (and gloo's own CPU work) is outside this what-if, "

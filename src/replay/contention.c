@@ -293,14 +293,17 @@ static uint32_t compute_spans(const ts_contention *ct, const by_rank *bo, const 
 #define TS_GLOO_PAIR_WEIGHT 0.5
 
 /* g[i] of every all-reduce: mean over ranks of 1 + w c + (v + w c) o over
- * its member's span there (measured, or simulated). Scratch: su holds n_ops
- * spans, sm n_members; pu and pm are their profiles. */
+ * its member's span there (measured, or simulated). A replica of a folded
+ * graph has no compute of its own (the fold kept its members only): c is
+ * read from its representative's, whose training thread it stands for.
+ * Scratch: su holds n_ops spans, sm n_members; pu and pm are their profiles. */
 static void sharing(const ts_contention *ct, const by_rank *bm, const by_rank *bo, const ts_sim *s, bool simulated,
                     span *su, span *sm, prof *pu, prof *pm, double *g)
 {
     for (uint32_t i = 0; i < ct->n_colls; i++) g[i] = 0;
     for (uint16_t rank = 0; rank < ct->n_ranks; rank++) {
-        prof_build(pu, su, compute_spans(ct, bo, s, rank, simulated, su), true);
+        uint16_t cr = ct->replica_of && ct->replica_of[rank] < ct->n_ranks ? (uint16_t)ct->replica_of[rank] : rank;
+        prof_build(pu, su, compute_spans(ct, bo, s, cr, simulated, su), true);
         prof_build(pm, sm, collect_spans(ct, bm, s, rank, simulated, sm), false);
         for (uint32_t i = 0; i < ct->n_colls; i++) {
             uint32_t m = ct->coll_member[(size_t)i * ct->n_ranks + rank];

@@ -1158,7 +1158,7 @@ static int apply_contention(rb_ctx *c, const rb_ranks *R, uint32_t n_ranks, ts_e
                         .memo = r->session ? r->session->ct : NULL,
                         .n_memo = r->session ? (uint32_t)(sizeof r->session->ct / sizeof r->session->ct[0]) : 0,
                         .memo_next = r->session ? &r->session->ct_next : NULL,
-                        .all_rounds = r->session && r->session->all_rounds};
+                        .all_rounds = r->session && r->session->all_rounds, .replica_of = g->replica_of};
     size_t n_base = r->sim.n_base_nodes, n_all = r->sim.n_nodes;
     uint32_t cap_members = (uint32_t)(n_all - n_base);
     for (uint32_t k = 0; k < n_ranks; k++) cap_members += R->n_ob[k];

@@ -21,13 +21,20 @@
  *                per candidate both ways, their ratio, and how many prices
  *                were equal (all must be), with and without the calibration
  *                log (without it the cost model is fitted per replay).
+ *   first change  for 40 random candidates and a child of each with one
+ *                boundary flipped (an MCMC move), the share of the child's
+ *                simulated nodes that start before the first node whose
+ *                times differ: an upper bound on what re-simulating from a
+ *                candidate's first change could skip (prefix_ceiling).
  * The issue's targets (10,000 evaluations/s, 100x a full replay) are
  * printed beside. Then the per-op cost model (optimize/cost_model.c) fitted
  * on one trace with shapes (--cost-train, Kineto "Input Dims") and scored on
  * another (--cost-test): the median relative error of its predictions on the
  * held-out ops, against the shape-blind per-name median. Usage: build/bench/optimize [--trace DIR] [--gradients FILE]
  * [--trace-bucket-mb X] [--log LOG] [--evals N] [--repeat R] [--fold-dir DIR]
- * (--fold-dir: only the search on DIR's rank files, folded; folded_search).
+ * (--fold-dir: only the search on DIR's rank files, folded; folded_search;
+ * --fold-compare N: then N random candidates priced by a full folded replay
+ * and by the trace's two ranks alone, the representatives).
  * Not a test: nothing asserts a speed; a shared machine makes wall time noisy
  * (user CPU is printed too).
  */

@@ -21,13 +21,20 @@
  *                per candidate both ways, their ratio, and how many prices
  *                were equal (all must be), with and without the calibration
  *                log (without it the cost model is fitted per replay).
+ *   first change  for 40 random candidates and a child of each with one
+ *                boundary flipped (an MCMC move), the share of the child's
+ *                simulated nodes that start before the first node whose
+ *                times differ: an upper bound on what re-simulating from a
+ *                candidate's first change could skip (prefix_ceiling).
  * The issue's targets (10,000 evaluations/s, 100x a full replay) are
  * printed beside. Then the per-op cost model (optimize/cost_model.c) fitted
  * on one trace with shapes (--cost-train, Kineto "Input Dims") and scored on
  * another (--cost-test): the median relative error of its predictions on the
  * held-out ops, against the shape-blind per-name median. Usage: build/bench/optimize [--trace DIR] [--gradients FILE]
  * [--trace-bucket-mb X] [--log LOG] [--evals N] [--repeat R] [--fold-dir DIR]
- * (--fold-dir: only the search on DIR's rank files, folded; folded_search).
+ * (--fold-dir: only the search on DIR's rank files, folded; folded_search;
+ * --fold-compare N: then N random candidates priced by a full folded replay
+ * and by the trace's two ranks alone, the representatives).
  * Not a test: nothing asserts a speed; a shared machine makes wall time noisy
  * (user CPU is printed too).
  */
@@ -52,6 +59,7 @@ typedef struct bench_args {
     double      trace_cap_mb;
     uint64_t    evals;
     int         repeat;
+    uint32_t    fold_compare;   /* --fold-compare N: random candidates priced folded and on the representatives */
 } bench_args;
 
 static double user_s(void)
@@ -61,12 +69,23 @@ static double user_s(void)
     return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
 }
 
+/* The first field of /proc/loadavg ("?" where it cannot be read): wall
+ * times on a shared machine mean little without it. */
+static const char *loadavg(void)
+{
+    static char buf[32];
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (!f || fscanf(f, "%31s", buf) != 1) snprintf(buf, sizeof buf, "?");
+    if (f) fclose(f);
+    return buf;
+}
+
 static int parse(int argc, char **argv, bench_args *a)
 {
     *a = (bench_args){"bench/data/optimize_transformer12/trace", "bench/data/optimize_transformer12/gradients.json",
                       "examples/workloads/results/gloo_allreduce_perf.log",
                       "../shared/data/kineto/trace_filter/sampled_rank-0.json.gz",
-                      "../shared/data/kineto/trace_filter/sampled_rank-1.json.gz", NULL, 0.0001, 60, 3};
+                      "../shared/data/kineto/trace_filter/sampled_rank-1.json.gz", NULL, 0.0001, 60, 3, 0};
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--trace")) a->trace = argv[i + 1];
         else if (!strcmp(argv[i], "--gradients")) a->gradients = argv[i + 1];
@@ -77,6 +96,7 @@ static int parse(int argc, char **argv, bench_args *a)
         else if (!strcmp(argv[i], "--evals")) a->evals = strtoull(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "--repeat")) a->repeat = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--fold-dir")) a->fold_dir = argv[i + 1];
+        else if (!strcmp(argv[i], "--fold-compare")) a->fold_compare = (uint32_t)strtoul(argv[i + 1], NULL, 10);
         else { fprintf(stderr, "optimize bench: unknown option %s\n", argv[i]); return -1; }
     }
     return a->evals && a->repeat > 0 ? 0 : -1;
@@ -187,6 +207,133 @@ static int same_candidates(const ts_graph *g, const bench_args *a, const char *l
     return rc == 0 && equal == n ? 0 : -1;
 }
 
+/* How much of a child candidate's simulation a re-simulation from its first
+ * change could keep: parent = a random candidate, child = the parent with
+ * one bucket boundary flipped (an MCMC move), both replayed in full. tau is
+ * the earliest simulated start of any graph node (the trace's own rows,
+ * which both share) whose start or end differs between the two; every node
+ * of the child that starts before tau is counted as reusable (its own rows
+ * are equal there by tau's definition; the child's added rows before tau
+ * are counted too, so the share is an upper bound). The share bounds what
+ * checkpointing the parent's final simulation could save on that
+ * simulation; the contention rounds before it re-time ops from overlaps over
+ * the whole iteration and are bounded the same way at best. */
+static int prefix_ceiling(const ts_graph *g, const bench_args *a, uint32_t n)
+{
+    ts_opt_grads gr;
+    ts_error err = {0};
+    if (ts__opt_grads_load(a->gradients, &gr, &err) || ts__part_candidates(&gr, 8, 8)) {
+        fprintf(stderr, "optimize bench: %s\n", err.msg);
+        return -1;
+    }
+    uint32_t nt = ts__tf_n_vars(&gr), nv = nt + gr.n_part;
+    uint8_t *vars = malloc(nv + 1);
+    uint32_t *pieces = malloc((gr.n + 1) * sizeof *pieces), *units = malloc((8 * gr.n + 1) * sizeof *units);
+    double *share = malloc((n + 1) * sizeof *share);
+    int rc = vars && pieces && units && share ? 0 : -1;
+    uint64_t x = 77;
+    uint32_t done = 0;
+    for (uint32_t k = 0; rc == 0 && k < n; k++) {
+        ts_replay *r[2] = {NULL, NULL};
+        ts_replay_options ro[2];
+        for (int c = 0; c < 2 && rc == 0; c++) {
+            ro[c] = (ts_replay_options){.size = sizeof ro[c], .gradients_json = a->gradients, .nccl_tests_log = a->log,
+                                        .trace_bucket_mb = a->trace_cap_mb};
+            if (c == 0) random_plan(&gr, &x, vars, pieces, units, &ro[c]);
+            else {
+                x = x * 6364136223846793005ull + 1442695040888963407ull;
+                vars[(x >> 33) % nt] ^= 1;   /* one boundary flipped */
+                ts__part_replay_edits(&gr, vars, pieces + 0, units, &ro[c]);
+            }
+            if (ts_replay_run_graph(g, &ro[c], &r[c], &err)) { fprintf(stderr, "optimize bench: %s\n", err.msg); rc = -1; }
+        }
+        if (rc == 0) {
+            const ts_sim *p = &r[0]->sim, *q = &r[1]->sim;
+            uint32_t nb = p->n_base_nodes < q->n_base_nodes ? p->n_base_nodes : q->n_base_nodes, keep = 0;
+            int64_t tau = INT64_MAX;
+            for (uint32_t i = 0; i < nb; i++)
+                if (p->start_ns[i] != q->start_ns[i] || p->end_ns[i] != q->end_ns[i]) {
+                    int64_t t = p->start_ns[i] < q->start_ns[i] ? p->start_ns[i] : q->start_ns[i];
+                    if (t < tau) tau = t;
+                }
+            for (uint32_t i = 0; i < q->n_nodes; i++) keep += q->start_ns[i] < tau;
+            share[done++] = (double)keep / (double)q->n_nodes;
+        }
+        ts_replay_destroy(r[0]);
+        ts_replay_destroy(r[1]);
+    }
+    if (rc == 0 && done) {
+        qsort(share, done, sizeof *share, cmp_dbl);
+        double mean = 0;
+        for (uint32_t k = 0; k < done; k++) mean += share[k];
+        mean /= done;
+        printf("re-simulation from the first change (%u random candidates, one boundary flipped each): nodes "
+               "starting before the first changed one, of the child's: median %.1f%%, mean %.1f%%, max %.1f%% "
+               "(an upper bound on what it could skip: at most %.2fx fewer simulated nodes on average)\n",
+               done, 100 * share[done / 2], 100 * mean, 100 * share[done - 1], 1 / (1 - mean));
+    }
+    free(vars);
+    free(pieces);
+    free(units);
+    free(share);
+    ts__opt_grads_free(&gr);
+    return rc;
+}
+
+/* One representative per replica group instead of the folded job: the
+ * same n random candidates priced by a full replay of the folded graph g
+ * and of the trace's two ranks (the representatives: scale_gen's copies
+ * keep their source's shape), printed with their difference. */
+static int fold_vs_representatives(const ts_graph *g, const bench_args *a, uint32_t n)
+{
+    const char *paths[1] = {a->trace};
+    ts_job *t = NULL;
+    ts_graph *g2 = NULL;
+    ts_opt_grads gr;
+    ts_error err = {0};
+    if (ts_job_load(paths, 1, NULL, &t, &err) || ts_graph_create(t, NULL, &g2, &err) ||
+        ts__opt_grads_load(a->gradients, &gr, &err) || ts__part_candidates(&gr, 8, 8)) {
+        fprintf(stderr, "optimize bench: %s\n", err.msg);
+        return -1;
+    }
+    uint8_t *vars = malloc(gr.n + gr.n_part + 1);
+    uint32_t *pieces = malloc((gr.n + 1) * sizeof *pieces), *units = malloc((8 * gr.n + 1) * sizeof *units);
+    int rc = vars && pieces && units ? 0 : -1;
+    uint64_t x = 5;
+    double worst = 0;
+    for (uint32_t k = 0; rc == 0 && k < n; k++) {
+        ts_replay_options ro = {.size = sizeof ro, .gradients_json = a->gradients, .nccl_tests_log = a->log,
+                                .trace_bucket_mb = a->trace_cap_mb};
+        random_plan(&gr, &x, vars, pieces, units, &ro);
+        ts_replay *rf = NULL, *rr = NULL;
+        double u0 = user_s();
+        int64_t t0 = ts__now_ns();
+        rc = ts_replay_run_graph(g, &ro, &rf, &err) ? -1 : 0;
+        double f_s = (double)(ts__now_ns() - t0) / 1e9, f_u = user_s() - u0;
+        u0 = user_s();
+        if (rc == 0) rc = ts_replay_run_graph(g2, &ro, &rr, &err) ? -1 : 0;
+        double r_u = user_s() - u0;
+        if (rc) fprintf(stderr, "optimize bench: %s\n", err.msg);
+        else {
+            double pf = (double)ts_replay_predicted_iteration_ns(rf), pr = (double)ts_replay_predicted_iteration_ns(rr);
+            double d = 100 * (pr - pf) / pf;
+            if (fabs(d) > worst) worst = fabs(d);
+            printf("  candidate %u: folded %.3f ms (%.2f s wall, %.2f s user), representatives alone %.3f ms "
+                   "(%.4f s user): %+.3f%%\n", k, pf / 1e6, f_s, f_u, pr / 1e6, r_u, d);
+        }
+        ts_replay_destroy(rf);
+        ts_replay_destroy(rr);
+    }
+    if (rc == 0) printf("  representatives alone against the folded replay: at most %.3f%% apart over %u random candidates\n", worst, n);
+    free(vars);
+    free(pieces);
+    free(units);
+    ts__opt_grads_free(&gr);
+    ts_graph_destroy(g2);
+    ts_job_destroy(t);
+    return rc;
+}
+
 /* The search on a job of many rank files (bench/optimize.sh writes 1,024
  * copies of the trace's two ranks with bench/scale_gen --jitter -1): read
  * by the bounded path with --fold-replicas (docs/scale.md), so one
@@ -236,6 +383,7 @@ static int folded_search(const bench_args *a)
                s.n_contended ? (double)s.n_contention_sims / (double)s.n_contended : 0.0);
     }
     ts_optimize_destroy(o);
+    if (rc == 0 && a->fold_compare) rc = fold_vs_representatives(g, a, a->fold_compare);
     ts_graph_destroy(g);
     ts_job_destroy(t);
     return rc ? -1 : 0;
@@ -277,7 +425,7 @@ int main(int argc, char **argv)
     bench_args a;
     if (parse(argc, argv, &a)) {
         fprintf(stderr, "usage: optimize [--trace DIR] [--gradients FILE] [--trace-bucket-mb X] [--log LOG] "
-                        "[--evals N] [--repeat R] [--fold-dir DIR]\n");
+                        "[--evals N] [--repeat R] [--fold-dir DIR [--fold-compare N]]\n");
         return 2;
     }
     if (a.fold_dir) return folded_search(&a) == 0 ? 0 : 1;   /* that search alone (bench/optimize.sh runs both) */
@@ -327,14 +475,17 @@ int main(int argc, char **argv)
            "the rounds reach their fixed point), plus the final simulation of each\n",
            s.n_contended ? (double)s.n_contention_sims / (double)s.n_contended : 0.0,
            (unsigned long long)s.n_contention_sims, (unsigned long long)s.n_contended, TS_CONTENTION_ROUNDS);
-    printf("evaluations/s: %.1f (target 10,000: %s); %.2fx a full replay per candidate on the same graph "
-           "(target 100x: %s), %.2fx a replay from the trace\n", rate, rate >= 10000 ? "met" : "NOT met",
+    printf("evaluations/s: %.1f wall, %.1f per user CPU second of the whole optimize run (baseline, search, "
+           "re-pricing, attribution; load average %s) (target 10,000: %s); %.2fx a full replay per candidate on the "
+           "same graph (target 100x: %s), %.2fx a replay from the trace\n", rate,
+           u_search > 0 ? (double)s.n_evals / u_search : 0, loadavg(), rate >= 10000 ? "met" : "NOT met",
            rate / rate_full, rate / rate_full >= 100 ? "met" : "NOT met", rate / rate_trace);
     printf("found: %.3f -> %.3f ms per iteration (%+.2f%%), %u -> %u buckets\n", (double)s.baseline_ns / 1e6,
            (double)s.best_ns / 1e6, 100.0 * (double)(s.best_ns - s.baseline_ns) / (double)s.baseline_ns,
            s.n_old_buckets, s.n_new_buckets);
     ts_optimize_destroy(o);
     int same = same_candidates(g, &a, a.log, 30);
+    if (same == 0) same = prefix_ceiling(g, &a, 40);
     if (same == 0) same = same_candidates(g, &a, NULL, 30);
     ts_graph_destroy(g);
     ts_job_destroy(t);

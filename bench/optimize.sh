@@ -7,10 +7,13 @@
 # writes 1,024 copies of the trace's two ranks (clock offsets only, so each
 # copy has its source's exact shape), read by the bounded path with
 # --fold-replicas (2 replica groups: one representative each replayed whole,
-# the others' collective members following theirs). Timings on a shared
-# 2-core machine are noisy; ratios are taken in one run.
+# the others' collective members following theirs), and --fold-compare N
+# random candidates priced by a full folded replay beside the trace's two
+# ranks alone (the representatives). Timings on a shared 2-core machine are
+# noisy; ratios are taken in one run.
 #
-#   sh bench/optimize.sh [--ranks N] [--fold-evals N] [--dir DIR] [--keep] [build/bench/optimize options]
+#   sh bench/optimize.sh [--ranks N] [--fold-evals N] [--fold-compare N] [--dir DIR] [--keep]
+#                        [build/bench/optimize options]
 #
 # --ranks 0 skips the folded search; the rank files (about 300 MB for 1,024,
 # zstd) are written under DIR (default /tmp/trainscope_optimize_fold) and
@@ -19,12 +22,14 @@ set -e
 BUILD=${BUILD:-build}
 RANKS=1024
 FOLD_EVALS=10
+FOLD_COMPARE=2
 DIR=/tmp/trainscope_optimize_fold
 KEEP=0
 while [ $# -gt 0 ]; do
     case $1 in
         --ranks) RANKS=$2; shift 2 ;;
         --fold-evals) FOLD_EVALS=$2; shift 2 ;;
+        --fold-compare) FOLD_COMPARE=$2; shift 2 ;;
         --dir) DIR=$2; shift 2 ;;
         --keep) KEEP=1; shift ;;
         *) break ;;
@@ -43,7 +48,7 @@ if [ ! -s "$DIR/ranks$RANKS/rank-$((RANKS - 1)).json.zst" ]; then
         "$DIR/src/rank0.json" "$DIR/src/rank1.json"
 fi
 set +e
-"$BUILD/bench/optimize" --fold-dir "$DIR/ranks$RANKS" --evals "$FOLD_EVALS"
+"$BUILD/bench/optimize" --fold-dir "$DIR/ranks$RANKS" --evals "$FOLD_EVALS" --fold-compare "$FOLD_COMPARE"
 rc=$?
 [ "$KEEP" = 1 ] || rm -rf "$DIR"
 exit $rc

@@ -292,22 +292,67 @@ static uint32_t compute_spans(const ts_contention *ct, const by_rank *bo, const 
  * measured after. */
 #define TS_GLOO_PAIR_WEIGHT 0.5
 
+/* The compute profiles of the representatives of a folded graph's
+ * replicas (ct->replica_of), each built once per sharing() call and read
+ * for the representative and every replica of it: building it per replica
+ * made each call O(ranks x the representative's ops). prof[r].t is NULL
+ * for a rank no replica follows. */
+typedef struct rep_profs { prof *prof; uint8_t *built; uint32_t *n_spans; } rep_profs;
+
+static bool rep_profs_alloc(rep_profs *rp, const ts_contention *ct, const by_rank *bo)
+{
+    memset(rp, 0, sizeof *rp);
+    if (!ct->replica_of) return true;
+    rp->prof = ts__calloc((size_t)ct->n_ranks + 1, sizeof *rp->prof);
+    rp->built = ts__calloc((size_t)ct->n_ranks + 1, 1);
+    rp->n_spans = ts__calloc((size_t)ct->n_ranks + 1, sizeof *rp->n_spans);
+    if (!rp->prof || !rp->built || !rp->n_spans) return false;
+    for (uint16_t k = 0; k < ct->n_ranks; k++) {
+        uint32_t q = ct->replica_of[k];
+        if (q == k || q >= ct->n_ranks || rp->prof[q].t) continue;
+        rp->n_spans[q] = bo->first[q + 1] - bo->first[q];
+        if (!prof_alloc(&rp->prof[q], rp->n_spans[q])) return false;
+    }
+    return true;
+}
+
+static void rep_profs_free(rep_profs *rp, uint16_t n_ranks)
+{
+    if (rp->prof)
+        for (uint16_t k = 0; k < n_ranks; k++)
+            if (rp->prof[k].t || rp->prof[k].cum || rp->prof[k].cnt || rp->prof[k].ends) prof_free(&rp->prof[k], rp->n_spans[k]);
+    ts__free(rp->prof, ((size_t)n_ranks + 1) * sizeof *rp->prof);
+    ts__free(rp->built, (size_t)n_ranks + 1);
+    ts__free(rp->n_spans, ((size_t)n_ranks + 1) * sizeof *rp->n_spans);
+}
+
 /* g[i] of every all-reduce: mean over ranks of 1 + w c + (v + w c) o over
- * its member's span there (measured, or simulated). Scratch: su holds n_ops
- * spans, sm n_members; pu and pm are their profiles. */
+ * its member's span there (measured, or simulated). A replica of a folded
+ * graph has no compute of its own (the fold kept its members only): c is
+ * read from its representative's, whose training thread it stands for.
+ * Scratch: su holds n_ops spans, sm n_members; pu and pm are their profiles. */
 static void sharing(const ts_contention *ct, const by_rank *bm, const by_rank *bo, const ts_sim *s, bool simulated,
-                    span *su, span *sm, prof *pu, prof *pm, double *g)
+                    span *su, span *sm, prof *pu, prof *pm, rep_profs *rp, double *g)
 {
     for (uint32_t i = 0; i < ct->n_colls; i++) g[i] = 0;
+    if (rp->prof) memset(rp->built, 0, ct->n_ranks);
     for (uint16_t rank = 0; rank < ct->n_ranks; rank++) {
-        prof_build(pu, su, compute_spans(ct, bo, s, rank, simulated, su), true);
+        uint16_t cr = ct->replica_of && ct->replica_of[rank] < ct->n_ranks ? (uint16_t)ct->replica_of[rank] : rank;
+        prof *pc = pu;
+        if (rp->prof && rp->prof[cr].t) {   /* a representative of replicas: its profile built once a call */
+            pc = &rp->prof[cr];
+            if (!rp->built[cr]) prof_build(pc, su, compute_spans(ct, bo, s, cr, simulated, su), true);
+            rp->built[cr] = 1;
+        } else {
+            prof_build(pu, su, compute_spans(ct, bo, s, cr, simulated, su), true);
+        }
         prof_build(pm, sm, collect_spans(ct, bm, s, rank, simulated, sm), false);
         for (uint32_t i = 0; i < ct->n_colls; i++) {
             uint32_t m = ct->coll_member[(size_t)i * ct->n_ranks + rank];
             int64_t a = simulated ? s->start_ns[m] : ts__sim_meas_start(s, m);
             int64_t b = simulated ? s->end_ns[m] : ts__sim_meas_end(s, m);
             if (a == INT64_MIN || b <= a) { g[i] += 1; continue; }
-            double o = prof_avg(pm, a, b) - 1, c = prof_avg(pu, a, b);
+            double o = prof_avg(pm, a, b) - 1, c = prof_avg(pc, a, b);
             if (o < 0) o = 0;
             g[i] += 1 + TS_GLOO_COMPUTE_WEIGHT * c + (TS_GLOO_PAIR_WEIGHT + TS_GLOO_COMPUTE_WEIGHT * c) * o;
         }
@@ -555,6 +600,8 @@ int ts__contention_apply(ts_contention *ct, ts_sim *s, double *kappa_out, ts_err
     by_rank bm = {0}, bo = {0};
     prof_ok &= by_rank_build(&bm, s, ct->member, ct->n_members, ct->n_ranks) &
                by_rank_build(&bo, s, ct->op, ct->n_ops, ct->n_ranks);
+    rep_profs rp = {0};
+    prof_ok = prof_ok && rep_profs_alloc(&rp, ct, &bo);
     int rc = (!f_meas || !f_sim || !base || !g_meas || !g_sim || !meas || !scratch || !su || !prof_ok)
            ? ts__error(err, TS_ENOMEM, "replay: out of memory") : TS_OK;
     double kappa = 0;
@@ -569,7 +616,7 @@ int ts__contention_apply(ts_contention *ct, ts_sim *s, double *kappa_out, ts_err
         } else {
             overlaps(ct, &bm, &bo, s, false, scratch, &pm, f_meas);
             kappa = ct->kappa_given > 0 ? ct->kappa_given : fit_kappa(ct, meas, f_meas, base);
-            sharing(ct, &bm, &bo, s, false, su, scratch, &pu, &pm, g_meas);
+            sharing(ct, &bm, &bo, s, false, su, scratch, &pu, &pm, &rp, g_meas);
             ct->load = fit_load(ct, g_meas);
             ts_contention_memo *slot = ct->n_memo ? &ct->memo[(*ct->memo_next)++ % ct->n_memo] : NULL;
             if (slot && !memo_keep(slot, ct, s, meas, f_meas, g_meas, kappa))
@@ -593,7 +640,7 @@ int ts__contention_apply(ts_contention *ct, ts_sim *s, double *kappa_out, ts_err
             changed |= retime_ops(ct, s, kappa, meas, f_meas, f_sim);
         }
         if (colls) {
-            sharing(ct, &bm, &bo, s, true, su, scratch, &pu, &pm, g_sim);
+            sharing(ct, &bm, &bo, s, true, su, scratch, &pu, &pm, &rp, g_sim);
             colls = retime_colls(ct, s, g_meas, g_sim, &changed) > 0;
         }
         if (!changed && !ct->all_rounds) break;
@@ -611,5 +658,6 @@ int ts__contention_apply(ts_contention *ct, ts_sim *s, double *kappa_out, ts_err
     prof_free(&pm, n_scratch);
     by_rank_free(&bm, ct->n_members, ct->n_ranks);
     by_rank_free(&bo, ct->n_ops, ct->n_ranks);
+    rep_profs_free(&rp, ct->n_ranks);
     return rc;
 }

@@ -62,6 +62,9 @@ typedef struct ts_contention {
     ts_contention_memo *memo; /* [n_memo] kept measured sides, NULL = none: a matching one is taken, else it
                                  is computed and kept in slot *memo_next (round robin) */
     uint32_t  n_memo, *memo_next;
+    const uint32_t *replica_of; /* [n_ranks]: the representative of each rank of a folded graph (--fold-replicas:
+                              a replica keeps only its collective members), NULL = none; a replica's all-reduces
+                              share the core with its representative's compute */
     uint32_t  n_rounds;    /* out: simulations the re-timing rounds ran (they stop at the fixed point) */
     bool      all_rounds;  /* run every round, even past the fixed point (tests: the stop changes nothing) */
 } ts_contention;

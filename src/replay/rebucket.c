@@ -327,14 +327,27 @@ static void ready_points(const rb_ctx *c, const old_bucket *ob, uint32_t n_units
  * result to the next op on the training thread, which mid-backward is no real
  * wait) waits instead for the latest new bucket launched before it, or for
  * none: waiting for a later bucket would be a cycle. */
+/* The old barrier's exit edge into member m (the first by edge row, as a
+ * scan of the barrier's out-edges finds it), TS_NONE32 = none. Read from m's
+ * few in-edges: the barrier's out-edges are one per rank, so scanning them
+ * for every member made the regrouping O(ranks^2) per bucket (at 1,024
+ * ranks most of a candidate's price). */
+static uint32_t exit_edge(const ts_graph *g, uint32_t bar, uint32_t m)
+{
+    uint32_t best = TS_NONE32;
+    for (uint32_t k = g->in_first[m]; k < g->in_first[m + 1]; k++) {
+        uint32_t e = g->in_edge[k];
+        if (g->edges.src[e] == bar && g->edges.kind[e] == TS_EDGE_COLL_EXIT && e < best) best = e;
+    }
+    return best;
+}
+
 /* Gap of the old barrier's exit into member m: this rank's own delay after
  * the collective completed (collect_colls left the smallest one at 0). */
 static int64_t exit_residual(const ts_replay *r, uint32_t bar, uint32_t m)
 {
-    const ts_graph *g = r->g;
-    for (uint32_t e = g->out_first[bar]; e < g->out_first[bar + 1]; e++)
-        if (g->edges.dst[e] == m && g->edges.kind[e] == TS_EDGE_COLL_EXIT) return r->sim.egap_ns[e];
-    return 0;
+    uint32_t e = exit_edge(r->g, bar, m);
+    return e == TS_NONE32 ? 0 : r->sim.egap_ns[e];
 }
 
 /* Zero the positive gaps of the start-edges into `waiter` other than the
@@ -457,9 +470,10 @@ static void retire_old(rb_ctx *c, old_bucket *o, const uint32_t *new_member, con
     o->retired = true;
     ts__edit_remove(r, m);
     ts__edit_remove(r, bar);
-    for (uint32_t e = g->out_first[bar]; e < g->out_first[bar + 1]; e++)   /* only this rank's exit: */
-        if (g->edges.kind[e] == TS_EDGE_COLL_EXIT && g->edges.dst[e] == m)  /* later ranks read theirs */
-            ts__edit_cut(r, e);
+    for (uint32_t k = g->in_first[m]; k < g->in_first[m + 1]; k++) {   /* only this rank's exit: */
+        uint32_t e = g->in_edge[k];                                       /* later ranks read theirs */
+        if (g->edges.kind[e] == TS_EDGE_COLL_EXIT && g->edges.src[e] == bar) ts__edit_cut(r, e);
+    }
     for (uint32_t e = g->out_first[m]; e < g->out_first[m + 1]; e++) {
         if (g->edges.kind[e] != TS_EDGE_WORKER) continue;
         uint32_t waiter = g->edges.dst[e], j = j0 + 1;
@@ -1158,7 +1172,7 @@ static int apply_contention(rb_ctx *c, const rb_ranks *R, uint32_t n_ranks, ts_e
                         .memo = r->session ? r->session->ct : NULL,
                         .n_memo = r->session ? (uint32_t)(sizeof r->session->ct / sizeof r->session->ct[0]) : 0,
                         .memo_next = r->session ? &r->session->ct_next : NULL,
-                        .all_rounds = r->session && r->session->all_rounds};
+                        .all_rounds = r->session && r->session->all_rounds, .replica_of = g->replica_of};
     size_t n_base = r->sim.n_base_nodes, n_all = r->sim.n_nodes;
     uint32_t cap_members = (uint32_t)(n_all - n_base);
     for (uint32_t k = 0; k < n_ranks; k++) cap_members += R->n_ob[k];

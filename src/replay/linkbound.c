@@ -159,7 +159,7 @@ int ts__link_apply(const ts_link *lk, ts_sim *s, double rate, ts_error *err)
     for (int round = 0; rc == TS_OK && round < 12; round++) {
         rc = ts__sim_run(s, err);
         if (rc) break;
-        if (lk->after_sim) lk->after_sim(lk->after_sim_ctx, s);
+        if (lk->after_sim) (void)lk->after_sim(lk->after_sim_ctx, s);
         for (uint32_t i = 0; i < n; i++) {
             start[i] = lk->coll_new[i] ? s->start_ns[lk->coll_bar[i]] : INT64_MIN;
             end[i] = lk->coll_new[i] ? s->end_ns[lk->coll_bar[i]] : INT64_MIN;

@@ -33,7 +33,7 @@ typedef struct ts_link {
     const uint8_t  *coll_new;
     /* Called after each simulation of the re-pricing rounds (may be NULL):
      * rebucket.c hands the new buckets to gloo's workers there. */
-    void          (*after_sim)(void *ctx, ts_sim *s);
+    bool          (*after_sim)(void *ctx, ts_sim *s); /* as contention.h's; its result is not needed here */
     void           *after_sim_ctx;
 } ts_link;
 

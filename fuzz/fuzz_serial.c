@@ -10,8 +10,10 @@
  *
  * Seed corpus (fuzz/corpus/fuzz_serial/): the ranks of real Kineto
  * excerpts (fuzz/corpus/fuzz_json/kineto_excerpt.json, legacy_list.json),
- * serialized whole (.rank) and condensed (.part). Build: make fuzz (clang,
- * ASan + UBSan + libFuzzer).
+ * serialized whole (.rank) and condensed (.part), and rank 1 of the 2-rank
+ * nonblocking MPI job test/e2e/critical_path_mpi_nonblocking.sh records,
+ * condensed (mpi_nonblocking.part: collective members, completions). Build:
+ * make fuzz (clang, ASan + UBSan + libFuzzer).
  */
 #include <stdlib.h>
 #include <string.h>

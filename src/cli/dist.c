@@ -5,11 +5,13 @@
  * --distributed), loading build/libtrainscope_dist.so (the MPI transport,
  * dist/dist.h) with dlopen only then, and the load: every process loads its
  * share of the rank files (ts__load_share); the others send process 0 a
- * header, then each rank in a message of its own (ts__rank_serialize): the
- * summary the command reads (stats: ts__stats_keep's) or, for the graph
- * commands, the whole rank, which process 0 adds to a graph stream
- * (graph/stream.h) as it arrives, keeping the graph and the rank's summary,
- * as one process on the bounded path does; so process 0 holds the condensed
+ * header, then each rank in a message of its own: for stats the summary it
+ * reads (ts__stats_keep's, ts__rank_serialize); for the graph commands the
+ * rank condensed where it was read, as it is read (its local graph and
+ * compact rank, ts__graph_part_build / graph/part.c), which process 0 adds
+ * to its graph stream (graph/stream.h) as it arrives without re-parsing or
+ * rebuilding it; process 0's own ranks go into the stream as it reads them,
+ * as one process on the bounded path does. So process 0 holds the condensed
  * job plus one rank, not every rank. It checks that every file came exactly
  * once and hands the trace (and graph) to the command; the command then runs
  * on process 0 as in a single process and prints the same bytes. The other

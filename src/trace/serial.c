@@ -30,17 +30,16 @@ static void put_str(ts_buf *b, const char *s, size_t n) { put_u32(b, (uint32_t)n
  * and whether it may be absent (a compact rank's corr and ext_id: NULL). */
 typedef struct scol { void **p; size_t elem; bool opt; } scol;
 
-#define S_SLICE_COLS(s) { {(void **)&(s)->ts_ns, 8, false}, {(void **)&(s)->dur_ns, 8, false}, {(void **)&(s)->track, 4, false}, \
-    {(void **)&(s)->name, 4, false}, {(void **)&(s)->cat, 4, false}, {(void **)&(s)->kind, 1, false}, {(void **)&(s)->depth, 2, false},     \
-    {(void **)&(s)->parent, 4, false}, {(void **)&(s)->args, 4, false}, {(void **)&(s)->n_args, 2, false},                           \
-    {(void **)&(s)->corr, 8, true}, {(void **)&(s)->ext_id, 8, true} }
-#define S_ARG_COLS(a) { {(void **)&(a)->key, 4, false}, {(void **)&(a)->type, 1, false}, {(void **)&(a)->val, 8, false} }
-#define S_INSTANT_COLS(s) { {(void **)&(s)->ts_ns, 8, false}, {(void **)&(s)->track, 4, false}, {(void **)&(s)->name, 4, false}, \
-    {(void **)&(s)->cat, 4, false}, {(void **)&(s)->kind, 1, false}, {(void **)&(s)->scope, 1, false}, {(void **)&(s)->args, 4, false},  \
-    {(void **)&(s)->n_args, 2, false} }
-#define S_COUNTER_COLS(c) { {(void **)&(c)->ts_ns, 8, false}, {(void **)&(c)->track, 4, false}, {(void **)&(c)->value, 8, false} }
-#define S_FLOW_COLS(f) { {(void **)&(f)->id, 8, false}, {(void **)&(f)->kind, 1, false}, {(void **)&(f)->cat, 4, false}, \
-    {(void **)&(f)->from, 4, false}, {(void **)&(f)->to, 4, false} }
+#define COL(c, elem) {(void **)&(c), elem, false}
+#define OPT_COL(c, elem) {(void **)&(c), elem, true}
+#define S_SLICE_COLS(s) { COL((s)->ts_ns, 8), COL((s)->dur_ns, 8), COL((s)->track, 4), COL((s)->name, 4),     \
+    COL((s)->cat, 4), COL((s)->kind, 1), COL((s)->depth, 2), COL((s)->parent, 4), COL((s)->args, 4),            \
+    COL((s)->n_args, 2), OPT_COL((s)->corr, 8), OPT_COL((s)->ext_id, 8) }
+#define S_ARG_COLS(a) { COL((a)->key, 4), COL((a)->type, 1), COL((a)->val, 8) }
+#define S_INSTANT_COLS(s) { COL((s)->ts_ns, 8), COL((s)->track, 4), COL((s)->name, 4), COL((s)->cat, 4),      \
+    COL((s)->kind, 1), COL((s)->scope, 1), COL((s)->args, 4), COL((s)->n_args, 2) }
+#define S_COUNTER_COLS(c) { COL((c)->ts_ns, 8), COL((c)->track, 4), COL((c)->value, 8) }
+#define S_FLOW_COLS(f) { COL((f)->id, 8), COL((f)->kind, 1), COL((f)->cat, 4), COL((f)->from, 4), COL((f)->to, 4) }
 
 /* Row count, then each column whole; a column that may be absent is
  * preceded by a byte, 1 = present, 0 = absent (a compact rank's dropped ids:

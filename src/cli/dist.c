@@ -5,11 +5,13 @@
  * --distributed), loading build/libtrainscope_dist.so (the MPI transport,
  * dist/dist.h) with dlopen only then, and the load: every process loads its
  * share of the rank files (ts__load_share); the others send process 0 a
- * header, then each rank in a message of its own (ts__rank_serialize): the
- * summary the command reads (stats: ts__stats_keep's) or, for the graph
- * commands, the whole rank, which process 0 adds to a graph stream
- * (graph/stream.h) as it arrives, keeping the graph and the rank's summary,
- * as one process on the bounded path does; so process 0 holds the condensed
+ * header, then each rank in a message of its own: for stats the summary it
+ * reads (ts__stats_keep's, ts__rank_serialize); for the graph commands the
+ * rank condensed where it was read, as it is read (its local graph and
+ * compact rank, ts__graph_part_build / graph/part.c), which process 0 adds
+ * to its graph stream (graph/stream.h) as it arrives without re-parsing or
+ * rebuilding it; process 0's own ranks go into the stream as it reads them,
+ * as one process on the bounded path does. So process 0 holds the condensed
  * job plus one rank, not every rank. It checks that every file came exactly
  * once and hands the trace (and graph) to the command; the command then runs
  * on process 0 as in a single process and prints the same bytes. The other
@@ -37,7 +39,8 @@
 #include "ingest/ingest.h"
 
 #define MSG_MAGIC 0x32445354u   /* "TSD2": a process's header */
-#define RANK_MAGIC 0x32525354u  /* "TSR2": one of its ranks */
+#define RANK_MAGIC 0x32525354u  /* "TSR2": one of its ranks, whole or its summary (trace/serial.c) */
+#define PART_MAGIC 0x32505354u  /* "TSP2": one of its ranks condensed: local graph + compact rank (graph/part.c) */
 
 static struct {
     bool               on;        /* this run is distributed */
@@ -129,7 +132,8 @@ int ts_cli_dist_begin(const char *cmd, int *argc, char **argv)
  * u32 failed file, string error, f64 ingest s, f64 CPU s, f64 peak MB,
  * u32 ranks; then one message per rank: u32 RANK_MAGIC, u32
  * process, u32 file row, i32 status, string error (status != 0) or the
- * rank's bytes. Messages of one process arrive in the order sent. */
+ * rank's bytes; a condensed rank (PART_MAGIC) the same with the part's
+ * bytes. Messages of one process arrive in the order sent. */
 static void put(ts_buf *b, const void *p, size_t n) { if (n) ts__buf_add(b, (const char *)p, n); }
 static void put_u32(ts_buf *b, uint32_t v) { put(b, &v, 4); }
 static void put_u64(ts_buf *b, uint64_t v) { put(b, &v, 8); }
@@ -202,6 +206,26 @@ static void send_buf(ts_buf *b)
     ts__buf_free(b);
 }
 
+/* A rank message's head: magic, process, file row, and a status of 0 that
+ * msg_error overwrites (at: where the status is). */
+static size_t msg_head(ts_buf *b, uint32_t magic, uint32_t file)
+{
+    put_u32(b, magic); put_u32(b, (uint32_t)D.me); put_u32(b, file);
+    size_t at = b->len;
+    put_u32(b, 0);
+    return at;
+}
+
+/* The rank could not be reduced or serialized: the message is its error. */
+static void msg_error(ts_buf *b, size_t at, int rc, const ts_error *err)
+{
+    b->len = at;
+    b->oom = false;
+    put_u32(b, (uint32_t)rc);
+    put_u32(b, (uint32_t)strlen(err->msg));
+    put(b, err->msg, strlen(err->msg));
+}
+
 /* One rank's message: its summary (keep) or whole rank, serialized; a rank
  * that cannot be reduced or serialized is sent as its error. Takes r. */
 static void send_rank(ts_rank *r, uint32_t file, ts_keep_fn keep)
@@ -209,38 +233,85 @@ static void send_rank(ts_rank *r, uint32_t file, ts_keep_fn keep)
     ts_error err = {0};
     ts_buf b;
     ts__buf_init(&b);
-    put_u32(&b, RANK_MAGIC); put_u32(&b, (uint32_t)D.me); put_u32(&b, file);
-    size_t at = b.len;
-    put_u32(&b, 0);
+    size_t at = msg_head(&b, RANK_MAGIC, file);
     int rc = keep ? ts__rank_summary(r, keep, true, &r, &err) : TS_OK;
     if (rc == TS_OK && (rc = ts__rank_serialize(r, &b)) != TS_OK)
         ts__error(&err, rc, "%s: out of memory serializing the rank on process %d", r->path, D.me);
     ts__rank_destroy(r);
-    if (rc) {
-        b.len = at;
-        put_u32(&b, (uint32_t)rc);
-        put_u32(&b, (uint32_t)strlen(err.msg));
-        put(&b, err.msg, strlen(err.msg));
-    }
+    if (rc) msg_error(&b, at, rc, &err);
     send_buf(&b);
 }
 
-/* A process other than 0: its share's header, then each rank, to process 0. */
-static void send_share(char **paths, int n, const ts_load_opts *lo, ts_keep_fn keep)
+/* The graph commands' messages, packed as the share is read: each rank
+ * condensed (its local graph and compact rank, what process 0's graph
+ * stream keeps of it) and serialized at once, so the process holds bytes,
+ * never its share's ranks. */
+typedef struct outbox {
+    const ts_graph_options *go;
+    ts_buf  *msg;
+    uint32_t n, cap;
+    bool     oom;   /* the list of messages could not grow */
+} outbox;
+
+static void pack_part(void *ctx, uint32_t f, ts_rank *r)
+{
+    outbox *o = ctx;
+    if (o->oom || ts__grow((void **)&o->msg, &o->cap, sizeof *o->msg, o->n + 1)) {
+        o->oom = true;
+        ts__rank_destroy(r);
+        return;
+    }
+    ts_buf *b = &o->msg[o->n++];
+    ts__buf_init(b);
+    size_t at = msg_head(b, PART_MAGIC, f);
+    ts_graph_part *p = NULL;
+    ts_error err = {0};
+    int rc = ts__graph_part_build(r, o->go, &p, &err);
+    if (rc == TS_OK && (rc = ts__graph_part_serialize(p, b)) != TS_OK)
+        ts__error(&err, rc, "%s: %s its condensed rank on process %d", ts__graph_part_path(p),
+                  rc == TS_ENOMEM ? "out of memory serializing" : "a local graph of another form in", D.me);
+    ts__graph_part_free(p);
+    if (rc) msg_error(b, at, rc, &err);
+}
+
+/* TS_DIST_SEND=ranks: the graph commands send whole ranks, which process 0
+ * condenses (what every run did before condensed ranks; bench/dist.sh
+ * compares the two in one run). */
+static bool send_whole_ranks(void)
+{
+    const char *v = getenv("TS_DIST_SEND");
+    return v && !strcmp(v, "ranks");
+}
+
+/* A process other than 0: its share's header, then each rank, to process 0
+ * (go: a graph command, whose ranks go condensed unless send_whole_ranks). */
+static void send_share(char **paths, int n, const ts_load_opts *lo, ts_keep_fn keep, const ts_graph_options *go)
 {
     ts_load_share sh;
     msg m = {0};
-    int rc = load_share(paths, n, lo, NULL, NULL, &sh, &m);
+    outbox o = {.go = go};
+    bool parts = go && !send_whole_ranks();
+    int rc = load_share(paths, n, lo, parts ? pack_part : NULL, &o, &sh, &m);
+    if (o.oom) {
+        fprintf(stderr, "trainscope: process %d: out of memory packing its ranks\n", D.me);
+        D.ops->abort(TS_EXIT_BAD);
+    }
     size_t elen = strlen(m.error);
     ts_buf b;
     ts__buf_init(&b);
     put_u32(&b, MSG_MAGIC); put_u32(&b, (uint32_t)D.me); put_u32(&b, m.n_files); put_u64(&b, m.hash);
     put_u32(&b, (uint32_t)m.status); put_u32(&b, m.failed); put_u32(&b, (uint32_t)elen); put(&b, m.error, elen);
     put_f64(&b, m.ingest_s); put_f64(&b, cpu_s() - D.cpu0_s); put_f64(&b, peak_mb());
-    put_u32(&b, rc ? 0 : sh.n);
+    put_u32(&b, rc ? 0 : parts ? o.n : sh.n);
     D.own_s = (double)(ts__now_ns() - D.t0_ns) / 1e9;
     D.ops->barrier();
     send_buf(&b);
+    for (uint32_t i = 0; i < o.n; i++) {   /* a failed share sends none: the header said 0 */
+        if (rc == TS_OK) send_buf(&o.msg[i]);
+        else ts__buf_free(&o.msg[i]);
+    }
+    ts__free(o.msg, o.cap * sizeof *o.msg);
+    if (parts) sh.n = 0;   /* counted, none held */
     for (uint32_t i = 0; rc == TS_OK && i < sh.n; i++) {
         send_rank(sh.ranks[i], sh.file[i], keep);
         sh.ranks[i] = NULL;   /* sent and freed: the share shrinks as it goes */
@@ -284,22 +355,37 @@ static bool failed(const root *R)
     return false;
 }
 
+/* File f is taken by process `from`, unless another process sent it already. */
+static bool claim(root *R, uint32_t f, int from, const char *path)
+{
+    if (R->from[f] >= 0) {
+        fault(R, "%s: byte 0: sent by process %d and by process %d (a rank file assigned twice)", path, R->from[f],
+              from);
+        return false;
+    }
+    R->from[f] = from;
+    return true;
+}
+
 /* File f's rank, from process `from`: into the stream, or kept by file row. */
 static void take_rank(root *R, uint32_t f, int from, ts_rank *r)
 {
-    if (R->from[f] >= 0) {
-        fault(R, "%s: byte 0: sent by process %d and by process %d (a rank file assigned twice)", r->path,
-              R->from[f], from);
-        ts__rank_destroy(r);
-        return;
-    }
-    R->from[f] = from;
+    if (!claim(R, f, from, r->path)) { ts__rank_destroy(r); return; }
     ts_error err = {0};
     if (R->stream) {
         if (ts__graph_stream_add_at(R->stream, r, R->pos[f], &err)) fault(R, "%s", err.msg[0] ? err.msg : "out of memory");
     } else {
         R->ranks[f] = r;
     }
+}
+
+/* File f's rank condensed on process `from`: into the stream as it is. */
+static void take_part(root *R, uint32_t f, int from, ts_graph_part *q)
+{
+    ts_error err = {0};
+    if (!claim(R, f, from, ts__graph_part_path(q))) ts__graph_part_free(q);
+    else if (ts__graph_stream_add_part_at(R->stream, q, R->pos[f], &err))
+        fault(R, "%s", err.msg[0] ? err.msg : "out of memory");
 }
 
 /* A process's header: its share's status and counts (a damaged one ends
@@ -326,7 +412,7 @@ static void take_rank_msg(root *R, int from, const uint8_t *p, size_t n)
 {
     uint32_t magic = 0, process = 0, f = UINT32_MAX, status = 0, elen = 0;
     size_t at = 0;
-    if (!get(p, n, &at, &magic, 4) || magic != RANK_MAGIC || !get(p, n, &at, &process, 4) ||
+    if (!get(p, n, &at, &magic, 4) || (magic != RANK_MAGIC && magic != PART_MAGIC) || !get(p, n, &at, &process, 4) ||
         process != (uint32_t)from || !get(p, n, &at, &f, 4) || !get(p, n, &at, &status, 4) || f >= R->nf) {
         fault(R, "a rank process %d sent: byte 0: cut short or damaged (%zu bytes)", from, n);
         return;
@@ -341,10 +427,14 @@ static void take_rank_msg(root *R, int from, const uint8_t *p, size_t n)
     int64_t t0 = ts__now_ns();
     double c0 = cpu_s();
     char what[64];
-    snprintf(what, sizeof what, "the rank process %d sent", from);
+    snprintf(what, sizeof what, "the %srank process %d sent", magic == PART_MAGIC ? "condensed " : "", from);
     ts_rank *r = NULL;
+    ts_graph_part *q = NULL;
     ts_error err = {0};
-    if (ts__rank_deserialize(p + at, n - at, what, &r, &err)) fault(R, "%s", err.msg);
+    if (magic == PART_MAGIC && !R->stream) fault(R, "%s: byte 0: a condensed rank, but no graph is built", what);
+    else if (magic == PART_MAGIC && ts__graph_part_deserialize(p + at, n - at, what, &q, &err)) fault(R, "%s", err.msg);
+    else if (magic == PART_MAGIC) take_part(R, f, from, q);
+    else if (ts__rank_deserialize(p + at, n - at, what, &r, &err)) fault(R, "%s", err.msg);
     else take_rank(R, f, from, r);
     R->rebuild_s += (double)(ts__now_ns() - t0) / 1e9;
     R->rebuild_cpu_s += cpu_s() - c0;
@@ -396,7 +486,7 @@ static void receive_all(root *R)
         R->bytes += len;
         uint32_t magic = 0;
         if (len >= 4) memcpy(&magic, buf, 4);
-        if (magic == RANK_MAGIC && ranks > 0) {
+        if ((magic == RANK_MAGIC || magic == PART_MAGIC) && ranks > 0) {
             ranks--;
             take_rank_msg(R, from, buf, (size_t)len);
         } else if (headers > 0) {
@@ -516,7 +606,7 @@ static int dist_load(char **paths, int n, const ts_load_opts *lo_in, ts_keep_fn 
     ts_load_opts lo = *lo_in;
     lo.n_threads = 1;   /* the processes are the parallelism: one thread each */
     if (D.me != 0) {    /* its part is done once sent: process 0 answers */
-        send_share(paths, n, &lo, keep);
+        send_share(paths, n, &lo, keep, go);
         fflush(stdout);
         D.ops->finalize();
         exit(TS_EXIT_OK);

@@ -18,6 +18,16 @@ typedef struct ts_graph_members {
     uint32_t  n, cap;
 } ts_graph_members;
 
+/* One rank condensed where it was read (graph/stream.h's ts_graph_part):
+ * its local graph as a graph of one rank (nodes, lanes, local edges,
+ * mpi_done, the stream-wait counts, the local pass's warnings; slices are
+ * rows of `rank`), its collective members, and its compact rank. */
+struct ts_graph_part {
+    ts_graph        *g;
+    ts_graph_members members;
+    ts_rank         *rank;
+};
+
 ts_graph *ts__graph_alloc(const ts_job *t, uint32_t n_ranks, const ts_graph_options *opt);
 /* Grow the node and edge columns to hold at least this many rows (appends
  * then never reallocate) and map the new rows' pages now (they are about to

@@ -96,7 +96,9 @@ void ts__graph_coll_key(ts_graph *g, uint32_t node, uint32_t *name, uint32_t *pg
     uint32_t p2p = p2p_name(g, r, s, *name, g->rank_number[g->nodes.rank[node]]);
     if (p2p) { *name = p2p; *seq = -1; }   /* p2p sequence numbers count per peer pair: match by order */
     int64_t nel;
-    *bytes = arg_int(r, s, "In msg nelems", &nel) ? nel * dtype_bytes(ts__slice_arg_str(r, s, "dtype")) : -1;
+    if (!arg_int(r, s, "In msg nelems", &nel) ||   /* a size past int64 is no size */
+        __builtin_mul_overflow(nel, (int64_t)dtype_bytes(ts__slice_arg_str(r, s, "dtype")), bytes))
+        *bytes = -1;
 }
 
 static void rank_extent(const ts_rank *m, int64_t *lo, int64_t *hi)

@@ -131,23 +131,31 @@ static void mark_keep(const ts_graph *g, uint32_t ri, const ts_rank *r, const ts
         if (r->iterations[i].slice < r->slices.n) mark(keep, r->iterations[i].slice, 1);
 }
 
-static int compact(ts_graph_stream *s, uint32_t ri, const ts_rank *full, ts_error *err)
+/* full reduced to what a stream keeps of it beside graph rank ri's local
+ * graph (rows from rank_first_node[ri] to the end; m its members): *out, and
+ * those nodes' slices renumbered to its rows. */
+static int compact_rank(ts_graph *g, uint32_t ri, const ts_rank *full, const ts_graph_members *m, ts_keep_fn extra,
+                        bool keep_ids, ts_rank **out, ts_error *err)
 {
-    ts_graph *g = s->g;
     size_t n = (size_t)full->slices.n + 1;
     uint8_t *keep = ts__calloc(n, 1);
     uint32_t *map = ts__malloc(n * sizeof *map);
     int rc = !keep || !map ? ts__error(err, TS_ENOMEM, "%s: out of memory", full->path) : TS_OK;
     if (rc == TS_OK) {
-        if (s->extra_keep) s->extra_keep(full, keep);   /* first: mark_keep only raises its marks */
-        mark_keep(g, ri, full, &s->members[ri], keep);
-        rc = ts__rank_compact(full, keep, map, s->keep_ids, &s->ranks[ri], err);
+        if (extra) extra(full, keep);   /* first: mark_keep only raises its marks */
+        mark_keep(g, ri, full, m, keep);
+        rc = ts__rank_compact(full, keep, map, keep_ids, out, err);
     }
     for (uint32_t k = g->rank_first_node[ri]; rc == TS_OK && k < g->nodes.n; k++)
         if (g->nodes.slice[k] < full->slices.n) g->nodes.slice[k] = map[g->nodes.slice[k]];
     ts__free(keep, n);
     ts__free(map, n * sizeof *map);
     return rc;
+}
+
+static int compact(ts_graph_stream *s, uint32_t ri, const ts_rank *full, ts_error *err)
+{
+    return compact_rank(s->g, ri, full, &s->members[ri], s->extra_keep, s->keep_ids, &s->ranks[ri], err);
 }
 
 /* ---- folding replicas ---- */
@@ -367,6 +375,113 @@ int ts__graph_stream_add_at(ts_graph_stream *s, ts_rank *full, uint32_t pos, ts_
     if (rc == TS_OK) rc = compact(s, ri, full, err);
     ts__rank_destroy(full);
     if (rc == TS_OK) s->n_added++;
+    return rc;
+}
+
+/* ---- ranks condensed elsewhere ---- */
+
+void ts__graph_part_free(ts_graph_part *p)
+{
+    if (!p) return;
+    ts_graph_destroy(p->g);
+    ts__free(p->members.node, p->members.cap * sizeof *p->members.node);
+    ts__rank_destroy(p->rank);
+    ts__free(p, sizeof *p);
+}
+
+const char *ts__graph_part_path(const ts_graph_part *p) { return p->rank ? p->rank->path : "?"; }
+
+/* add_at's local pass and compaction, into a graph of this one rank. */
+int ts__graph_part_build(ts_rank *full, const ts_graph_options *opt, ts_graph_part **out, ts_error *err)
+{
+    *out = NULL;
+    ts_graph_part *p = ts__calloc(1, sizeof *p);
+    int rc = p && (p->g = ts__graph_alloc(NULL, 1, opt)) ? TS_OK : TS_ENOMEM;
+    if (rc == TS_OK) {
+        p->g->rank_number[0] = full->rank;
+        rc = ts__graph_local(p->g, 0, full, &p->members, err);
+        p->g->rank_first_node[1] = p->g->nodes.n;
+    }
+    if (rc == TS_OK) rc = compact_rank(p->g, 0, full, &p->members, NULL, false, &p->rank, err);
+    if (rc == TS_ENOMEM && (!err || !err->msg[0])) ts__error(err, rc, "%s: out of memory building its graph", full->path);
+    ts__rank_destroy(full);
+    if (rc) { ts__graph_part_free(p); return rc; }
+    *out = p;
+    return TS_OK;
+}
+
+/* p's rows after g's, as graph rank ri: lanes, nodes (rank and lane
+ * shifted), edges (ends shifted), completions, counts. */
+static int append_rows(ts_graph *g, uint32_t ri, const ts_graph *q)
+{
+    uint32_t node0 = g->nodes.n, lane0 = g->n_lanes, edge0 = g->edges.n;
+    if (ts__graph_reserve(g, (size_t)node0 + q->nodes.n, (size_t)edge0 + q->edges.n)) return TS_ENOMEM;
+    for (uint32_t l = 0; l < q->n_lanes; l++)
+        if (ts__graph_add_lane(g, (uint16_t)ri, q->lanes[l].on_gpu, q->lanes[l].track) == TS_NONE32) return TS_ENOMEM;
+    ts_col_ref to[16], from[16];
+    size_t nc = ts__graph_node_cols(&g->nodes, to);
+    ts__graph_node_cols((ts_graph_nodes *)&q->nodes, from);
+    for (size_t c = 0; c < nc && q->nodes.n; c++)
+        memcpy((char *)*to[c].p + (size_t)node0 * to[c].elem, *from[c].p, (size_t)q->nodes.n * to[c].elem);
+    for (uint32_t n = node0; n < node0 + q->nodes.n; n++) {
+        g->nodes.rank[n] = (uint16_t)ri;
+        g->nodes.lane[n] += lane0;
+    }
+    g->nodes.n += q->nodes.n;
+    ts_graph_edges *e = &g->edges;
+    for (uint32_t k = 0; k < q->edges.n; k++) {
+        e->src[edge0 + k] = q->edges.src[k] + node0;
+        e->dst[edge0 + k] = q->edges.dst[k] + node0;
+    }
+    if (q->edges.n) {
+        memcpy(e->kind + edge0, q->edges.kind, q->edges.n);
+        memcpy(e->flags + edge0, q->edges.flags, q->edges.n);
+        memcpy(e->gap_ns + edge0, q->edges.gap_ns, (size_t)q->edges.n * sizeof *e->gap_ns);
+    }
+    e->n += q->edges.n;
+    const ts_map64 *md = &q->mpi_done;
+    for (uint32_t i = 0; i < md->n_slots; i++)
+        if (md->keys[i] != UINT64_MAX && ts__map64_put(&g->mpi_done, md->keys[i] + node0, md->vals[i] + node0))
+            return TS_ENOMEM;
+    g->n_stream_waits += q->n_stream_waits;
+    g->n_stream_waits_followed += q->n_stream_waits_followed;
+    g->n_stream_waits_idle += q->n_stream_waits_idle;
+    g->n_mpi_requests_followed += q->n_mpi_requests_followed;
+    return TS_OK;
+}
+
+int ts__graph_stream_add_part_at(ts_graph_stream *s, ts_graph_part *p, uint32_t pos, ts_error *err)
+{
+    ts_graph *g = s->g;
+    uint32_t ri = s->n_added;
+    int rc = TS_OK;
+    if (ri >= s->n_ranks) rc = ts__error(err, TS_EINVAL, "%s: more ranks than announced (%u)", p->rank->path, s->n_ranks);
+    else if (g->replica_of || s->extra_keep || s->keep_ids)
+        rc = ts__error(err, TS_EINVAL, "%s: a rank condensed elsewhere is neither folded nor kept larger", p->rank->path);
+    if (rc == TS_OK) {
+        s->lane_first[ri] = g->n_lanes;
+        g->rank_model[ri] = ri;
+        g->rank_number[ri] = p->rank->rank;
+        g->rank_first_node[ri] = g->nodes.n;
+        if ((rc = append_rows(g, ri, p->g)) != TS_OK)
+            ts__error(err, rc, "%s: out of memory adding its graph", p->rank->path);
+        g->rank_first_node[ri + 1] = g->nodes.n;
+        s->lane_first[ri + 1] = g->n_lanes;
+    }
+    if (rc == TS_OK) {   /* what add_at keeps: the members (shifted), the warnings, the compact rank */
+        ts_graph_members *m = &s->members[ri];
+        *m = p->members;
+        memset(&p->members, 0, sizeof p->members);
+        for (uint32_t k = 0; k < m->n; k++) m->node[k] += g->rank_first_node[ri];
+        s->warn[ri] = (rank_warnings){.line = p->g->warnings, .n = p->g->n_warnings, .cap = p->g->cap_warnings,
+                                      .pos = pos};
+        p->g->warnings = NULL;
+        p->g->n_warnings = p->g->cap_warnings = 0;
+        s->ranks[ri] = p->rank;
+        p->rank = NULL;
+        s->n_added++;
+    }
+    ts__graph_part_free(p);
     return rc;
 }
 

@@ -49,6 +49,31 @@ TS_NODISCARD int ts__graph_stream_finish_soft(ts_graph_stream *s, ts_job **trace
                                               ts_error *graph_err, ts_error *err);
 void ts__graph_stream_abort(ts_graph_stream *s);
 
+/* ---- a rank condensed where it was read (the other processes of a
+ * distributed run, docs/distributed.md) ----
+ * What add keeps of a rank, made without a stream: the rank's local graph
+ * (nodes, lanes, local edges, nonblocking MPI completions, the local pass's
+ * warnings and counts), its collective members and its compact rank, as add
+ * builds and keeps them (the same code); graph/part.c writes it as bytes and
+ * reads it back. add_part_at puts it in a stream where add_at would have
+ * put the full rank, without the full rank: the stream then holds what it
+ * holds after add_at, row for row. Not for a stream that folds replicas or
+ * keeps more (ts__graph_stream_keep): TS_EINVAL. */
+typedef struct ts_graph_part ts_graph_part;
+/* Takes full (destroyed on success and on failure). */
+TS_NODISCARD int ts__graph_part_build(ts_rank *full, const ts_graph_options *opt, ts_graph_part **out, ts_error *err);
+void ts__graph_part_free(ts_graph_part *p);
+const char *ts__graph_part_path(const ts_graph_part *p);
+/* Takes p (freed on success and on failure). */
+TS_NODISCARD int ts__graph_stream_add_part_at(ts_graph_stream *s, ts_graph_part *p, uint32_t pos, ts_error *err);
+/* graph/part.c: the part as bytes appended to b (TS_ENOMEM when b ran out;
+ * TS_EINVAL for a local graph not in the form ts__graph_local makes), and
+ * back: every row id and range is checked, bad bytes are TS_EFORMAT naming
+ * `what` and the byte. Like trace/serial.c, this machine's layout only. */
+TS_NODISCARD int ts__graph_part_serialize(const ts_graph_part *p, ts_buf *b);
+TS_NODISCARD int ts__graph_part_deserialize(const void *bytes, size_t n, const char *what, ts_graph_part **out,
+                                            ts_error *err);
+
 /* Where each of files[0..n) (a whole load's list, ts__trace_files) is added
  * by ts_graph_load: pos[i] (rank files named `rank-N` go in rank order). */
 TS_NODISCARD int ts__graph_file_order(char *const *files, uint32_t n, uint32_t *pos);

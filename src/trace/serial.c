@@ -14,7 +14,7 @@
  */
 #include "trace/model.h"
 
-#define SERIAL_MAGIC "TSRANK02"
+#define SERIAL_MAGIC "TSRANK03"
 
 /* ---- writer ---- */
 static void put(ts_buf *b, const void *p, size_t n) { if (n) ts__buf_add(b, (const char *)p, n); }
@@ -26,23 +26,25 @@ static void put_i32(ts_buf *b, int32_t v) { put(b, &v, 4); }
 static void put_i64(ts_buf *b, int64_t v) { put(b, &v, 8); }
 static void put_str(ts_buf *b, const char *s, size_t n) { put_u32(b, (uint32_t)n); put(b, s, n); }
 
-/* One table's columns: a pointer to each column pointer and its element size. */
-typedef struct scol { void **p; size_t elem; } scol;
+/* One table's columns: a pointer to each column pointer, its element size,
+ * and whether it may be absent (a compact rank's corr and ext_id: NULL). */
+typedef struct scol { void **p; size_t elem; bool opt; } scol;
 
-#define S_SLICE_COLS(s) { {(void **)&(s)->ts_ns, 8}, {(void **)&(s)->dur_ns, 8}, {(void **)&(s)->track, 4}, \
-    {(void **)&(s)->name, 4}, {(void **)&(s)->cat, 4}, {(void **)&(s)->kind, 1}, {(void **)&(s)->depth, 2},     \
-    {(void **)&(s)->parent, 4}, {(void **)&(s)->args, 4}, {(void **)&(s)->n_args, 2},                           \
-    {(void **)&(s)->corr, 8}, {(void **)&(s)->ext_id, 8} }
-#define S_ARG_COLS(a) { {(void **)&(a)->key, 4}, {(void **)&(a)->type, 1}, {(void **)&(a)->val, 8} }
-#define S_INSTANT_COLS(s) { {(void **)&(s)->ts_ns, 8}, {(void **)&(s)->track, 4}, {(void **)&(s)->name, 4}, \
-    {(void **)&(s)->cat, 4}, {(void **)&(s)->kind, 1}, {(void **)&(s)->scope, 1}, {(void **)&(s)->args, 4},  \
-    {(void **)&(s)->n_args, 2} }
-#define S_COUNTER_COLS(c) { {(void **)&(c)->ts_ns, 8}, {(void **)&(c)->track, 4}, {(void **)&(c)->value, 8} }
-#define S_FLOW_COLS(f) { {(void **)&(f)->id, 8}, {(void **)&(f)->kind, 1}, {(void **)&(f)->cat, 4}, \
-    {(void **)&(f)->from, 4}, {(void **)&(f)->to, 4} }
+#define COL(c, elem) {(void **)&(c), elem, false}
+#define OPT_COL(c, elem) {(void **)&(c), elem, true}
+#define S_SLICE_COLS(s) { COL((s)->ts_ns, 8), COL((s)->dur_ns, 8), COL((s)->track, 4), COL((s)->name, 4),     \
+    COL((s)->cat, 4), COL((s)->kind, 1), COL((s)->depth, 2), COL((s)->parent, 4), COL((s)->args, 4),            \
+    COL((s)->n_args, 2), OPT_COL((s)->corr, 8), OPT_COL((s)->ext_id, 8) }
+#define S_ARG_COLS(a) { COL((a)->key, 4), COL((a)->type, 1), COL((a)->val, 8) }
+#define S_INSTANT_COLS(s) { COL((s)->ts_ns, 8), COL((s)->track, 4), COL((s)->name, 4), COL((s)->cat, 4),      \
+    COL((s)->kind, 1), COL((s)->scope, 1), COL((s)->args, 4), COL((s)->n_args, 2) }
+#define S_COUNTER_COLS(c) { COL((c)->ts_ns, 8), COL((c)->track, 4), COL((c)->value, 8) }
+#define S_FLOW_COLS(f) { COL((f)->id, 8), COL((f)->kind, 1), COL((f)->cat, 4), COL((f)->from, 4), COL((f)->to, 4) }
 
-/* A column a compact rank dropped (NULL: its corr and ext_id ids) is sent
- * as all bytes 0xff, i.e. every id -1 (none). */
+/* Row count, then each column whole; a column that may be absent is
+ * preceded by a byte, 1 = present, 0 = absent (a compact rank's dropped ids:
+ * read back as NULL, as it was). An absent column that may not be (an
+ * unfinished table) is sent as all bytes 0xff. */
 static void put_table(ts_buf *b, uint32_t n, const scol *c, int n_cols)
 {
     uint8_t none[256];
@@ -50,7 +52,9 @@ static void put_table(ts_buf *b, uint32_t n, const scol *c, int n_cols)
     put_u32(b, n);
     for (int i = 0; i < n_cols; i++) {
         size_t bytes = (size_t)n * c[i].elem;
+        if (c[i].opt && n) put_u8(b, *c[i].p != NULL);
         if (*c[i].p) { put(b, *c[i].p, bytes); continue; }
+        if (c[i].opt) continue;
         for (size_t k = 0; k < bytes; k += sizeof none) put(b, none, bytes - k < sizeof none ? bytes - k : sizeof none);
     }
 }
@@ -70,6 +74,8 @@ int ts__rank_serialize(const ts_rank *r, ts_buf *b)
     put_i32(b, r->rank); put_i32(b, r->world_size); put_str(b, r->path, strlen(r->path));
     put_i64(b, r->base_time_ns); put_u8(b, r->us_fractions); put_u32(b, r->meta_args); put_u16(b, r->n_meta_args);
     put_u64(b, r->n_events_read); put_u64(b, r->n_rounding_overruns);
+    put_u8(b, r->summary);
+    for (int k = 0; k < 4; k++) put_u32(b, r->summary ? r->read_rows[k] : 0);
     put_u32(b, TS_WARN_COUNT);
     for (int k = 0; k < TS_WARN_COUNT; k++) {
         put_u64(b, r->warn_count[k]);
@@ -163,21 +169,25 @@ static bool get_flag(rd *d)
     return v == 1;
 }
 
-/* Columns of n rows, each its own allocation of exactly n rows (cap = n). */
+/* Columns of n rows, each its own allocation of exactly n rows (cap = n);
+ * an absent optional column stays NULL. Nothing is allocated for bytes
+ * that are not there. */
 static uint32_t get_table(rd *d, const scol *c, int n_cols, uint32_t *cap)
 {
     uint32_t n = get_u32(d);
     if (d->rc || n == 0) return 0;
     size_t row = 0;
-    for (int i = 0; i < n_cols; i++) row += c[i].elem;
+    for (int i = 0; i < n_cols; i++) row += c[i].opt ? 0 : c[i].elem;
     if ((uint64_t)n * row > d->n - d->at) { rd_fail(d, TS_EFORMAT, "a table runs past the end of the rank's data"); return 0; }
-    for (int i = 0; i < n_cols; i++) {
-        *c[i].p = ts__malloc((size_t)n * c[i].elem);
-        if (!*c[i].p) { rd_fail(d, TS_ENOMEM, "out of memory"); return 0; }
+    *cap = n;   /* the rank frees n rows of every column from here on (NULL ones too) */
+    for (int i = 0; i < n_cols && !d->rc; i++) {
+        if (c[i].opt && !get_flag(d)) continue;
+        size_t bytes = (size_t)n * c[i].elem;
+        if (bytes > d->n - d->at) { rd_fail(d, TS_EFORMAT, "a table runs past the end of the rank's data"); break; }
+        if (!(*c[i].p = ts__malloc(bytes))) { rd_fail(d, TS_ENOMEM, "out of memory"); break; }
+        get(d, *c[i].p, bytes);
     }
-    *cap = n;   /* set before the copies: the rank frees n rows of every column from here on */
-    for (int i = 0; i < n_cols; i++) get(d, *c[i].p, (size_t)n * c[i].elem);
-    return n;
+    return d->rc ? 0 : n;
 }
 
 static void read_header(rd *d, ts_rank *r)
@@ -192,6 +202,12 @@ static void read_header(rd *d, ts_rank *r)
     r->n_meta_args = get_u16(d);
     r->n_events_read = get_u64(d);
     r->n_rounding_overruns = get_u64(d);
+    r->summary = get_flag(d);
+    for (int k = 0; k < 4; k++) r->read_rows[k] = get_u32(d);
+    if (!r->summary && (r->read_rows[0] | r->read_rows[1] | r->read_rows[2] | r->read_rows[3]) && !d->rc) {
+        rd_fail(d, TS_EFORMAT, "row counts as read for a rank that is not a summary");
+        return;
+    }
     if (get_u32(d) != TS_WARN_COUNT && !d->rc) { rd_fail(d, TS_EFORMAT, "another build's warning kinds"); return; }
     for (int k = 0; k < TS_WARN_COUNT && !d->rc; k++) {
         r->warn_count[k] = get_u64(d);

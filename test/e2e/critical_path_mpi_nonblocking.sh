@@ -72,4 +72,17 @@ assert d["collectives"] == 15, d["collectives"]
 w = [x["first"] for x in d["warnings"] if x["kind"] == "graph" and "nonblocking MPI requests" in x["first"]]
 assert not w, w
 P
+# distributed (docs/distributed.md): process 1 sends its rank condensed, the
+# nonblocking calls' completions (mpi_done) inside its local graph; process 0
+# prints the plain CLI's bytes
+if [ -r "$(dirname "$BIN")/libtrainscope_dist.so" ]; then
+    for cmd in critical-path replay; do
+        "$BIN" $cmd --format json "$tmp"/t/*.json >"$tmp/one" 2>"$tmp/one.err"
+        ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" timeout 120 mpirun --oversubscribe --allow-run-as-root \
+            -np 2 "$BIN" $cmd --format json "$tmp"/t/*.json >"$tmp/two" 2>"$tmp/two.err" ||
+            { echo "$cmd -np 2 failed"; cat "$tmp/two.err"; exit 1; }
+        cmp -s "$tmp/one" "$tmp/two" && cmp -s "$tmp/one.err" "$tmp/two.err" ||
+            { echo "$cmd -np 2 differs from the plain CLI"; diff "$tmp/one" "$tmp/two" | head; exit 1; }
+    done
+fi
 echo "critical_path_mpi_nonblocking: ok"

@@ -75,6 +75,24 @@ for dir in "$PAIR" "$tmp/six" "$tmp/twelve"; do
         done
     done
 done
+# the graph commands' other processes send condensed ranks (local graph +
+# compact rank); TS_DIST_SEND=ranks sends whole ranks, which process 0
+# condenses (bench/dist.sh's comparison): the same bytes either way, fewer
+# of them exchanged condensed (nccl_data: a local graph with warnings, 3
+# iterations a rank)
+for cmd in critical-path replay; do
+    "$BIN" $cmd --format json "$tmp/twelve" >"$tmp/one.out" 2>"$tmp/one.err"
+    for send in parts ranks; do
+        TS_DIST_SEND=$send TS_DIST_TIMES=1 timeout 120 mpirun --oversubscribe --allow-run-as-root -np 2 -x TS_DIST_SEND \
+            -x TS_DIST_TIMES "$BIN" $cmd --format json "$tmp/twelve" >"$tmp/p.out" 2>"$tmp/p.err" || bad "$cmd TS_DIST_SEND=$send -np 2: exit $?: $(tail -3 "$tmp/p.err")"
+        cmp -s "$tmp/one.out" "$tmp/p.out" || bad "$cmd TS_DIST_SEND=$send -np 2: stdout differs from the plain CLI's"
+        grep -v '^dist: ' "$tmp/p.err" | cmp -s "$tmp/one.err" - || bad "$cmd TS_DIST_SEND=$send -np 2: stderr differs"
+        grep -o 'exchange_mb [0-9.]*' "$tmp/p.err" | cut -d' ' -f2 >"$tmp/mb.$send"
+    done
+    awk -v a="$(cat "$tmp/mb.parts")" -v b="$(cat "$tmp/mb.ranks")" 'BEGIN { exit !(a > 0 && a < b / 2) }' ||
+        bad "$cmd: $(cat "$tmp/mb.parts") MB exchanged condensed, $(cat "$tmp/mb.ranks") MB whole: not under half"
+done
+
 # --distributed without mpirun: one process (MPI's singleton), the same answer
 "$BIN" replay --distributed "$tmp/six" >"$tmp/p.out" 2>"$tmp/p.err" || bad "replay --distributed: exit $?: $(cat "$tmp/p.err")"
 "$BIN" replay "$tmp/six" 2>/dev/null | cmp -s - "$tmp/p.out" || bad "replay --distributed differs from replay"

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "graph/build.h"
 #include "graph/graph.h"
 #include "graph/stream.h"
 #include "trainscope/graph.h"
@@ -66,6 +67,25 @@ static int same_graph(const ts_graph *a, const ts_graph *b)
     return 1;
 }
 
+/* The same replay prediction and critical path (length and every category). */
+static int same_answers(const ts_graph *g1, const ts_graph *g2)
+{
+    ts_error err = {0};
+    ts_replay *r1 = NULL, *r2 = NULL;
+    ts_critical_path *c1 = NULL, *c2 = NULL;
+    int same = ts_replay_run_graph(g1, NULL, &r1, &err) == TS_OK && ts_replay_run_graph(g2, NULL, &r2, &err) == TS_OK &&
+               ts_replay_predicted_iteration_ns(r1) == ts_replay_predicted_iteration_ns(r2) &&
+               ts_critical_path_create(g1, -1, &c1, &err) == TS_OK && ts_critical_path_create(g2, -1, &c2, &err) == TS_OK &&
+               ts_critical_path_length_ns(c1) == ts_critical_path_length_ns(c2);
+    for (int k = 0; same && k < TS_CP_COUNT; k++)
+        same = ts_critical_path_category_ns(c1, (ts_cp_category)k) == ts_critical_path_category_ns(c2, (ts_cp_category)k);
+    ts_critical_path_destroy(c1);
+    ts_critical_path_destroy(c2);
+    ts_replay_destroy(r1);
+    ts_replay_destroy(r2);
+    return same;
+}
+
 TEST(bounded_graph_is_the_in_memory_graph_on_the_real_pair_named_out_of_rank_order)
 {
     NEED_DATA(ts_test_data("kineto/trace_filter/sampled_rank-0.json.gz"));
@@ -84,20 +104,7 @@ TEST(bounded_graph_is_the_in_memory_graph_on_the_real_pair_named_out_of_rank_ord
     CHECK_EQ_INT(rc2, TS_OK);
     CHECK_EQ_INT(g2->rank_number[0], 0);   /* a.json.gz (rank 1) was read first */
     CHECK(same_graph(g1, g2));
-    ts_replay *r1 = NULL, *r2 = NULL;
-    CHECK_EQ_INT(ts_replay_run_graph(g1, NULL, &r1, &err), TS_OK);
-    CHECK_EQ_INT(ts_replay_run_graph(g2, NULL, &r2, &err), TS_OK);
-    CHECK_EQ_INT(ts_replay_predicted_iteration_ns(r1), ts_replay_predicted_iteration_ns(r2));
-    ts_critical_path *c1 = NULL, *c2 = NULL;
-    CHECK_EQ_INT(ts_critical_path_create(g1, -1, &c1, &err), TS_OK);
-    CHECK_EQ_INT(ts_critical_path_create(g2, -1, &c2, &err), TS_OK);
-    CHECK_EQ_INT(ts_critical_path_length_ns(c1), ts_critical_path_length_ns(c2));
-    for (int k = 0; k < TS_CP_COUNT; k++)
-        CHECK_EQ_INT(ts_critical_path_category_ns(c1, (ts_cp_category)k), ts_critical_path_category_ns(c2, (ts_cp_category)k));
-    ts_critical_path_destroy(c1);
-    ts_critical_path_destroy(c2);
-    ts_replay_destroy(r1);
-    ts_replay_destroy(r2);
+    CHECK(same_answers(g1, g2));
     ts_graph_destroy(g1);
     ts_graph_destroy(g2);
     ts_job_destroy(t1);
@@ -186,4 +193,149 @@ TEST(file_order_is_the_rank_order_of_rank_named_files_else_the_names_order)
     char *mixed[3] = {"/d/a.json", "/d/rank-1.json", "/d/rank-0.json"};
     CHECK_EQ_INT(ts__graph_file_order(mixed, 3, pos), TS_OK);
     for (uint32_t i = 0; i < 3; i++) CHECK_EQ_INT(pos[i], i);
+}
+
+/* ---- ranks condensed elsewhere (a distributed run's other processes) ---- */
+
+/* Every rank of paths condensed alone (ts__graph_part_build), written as
+ * bytes, read back (writing the same bytes again) and added to a stream in
+ * reverse order, each at its file's place, as process 0 adds what arrives. */
+static int graph_from_parts(const char *const *paths, ts_job **t, ts_graph **g)
+{
+    ts_load_share sh;
+    ts_error err = {0};
+    char **files = NULL;
+    uint32_t nf = 0, pos[16];
+    ts_graph_options go = {.size = sizeof go};
+    ts_graph_stream *s = NULL;
+    if (ts__load_share(paths, 1, NULL, 0, 1, &sh, &err) || sh.n > 16 ||
+        ts__trace_files(paths, 1, &files, &nf, NULL, 0, &err) || ts__graph_file_order(files, nf, pos) ||
+        ts__graph_stream_begin(sh.n, &go, &s, &err)) {
+        fprintf(stderr, "graph_from_parts: %s\n", err.msg);
+        return TS_EINVAL;
+    }
+    ts__trace_files_free(files, nf);
+    int rc = TS_OK;
+    for (uint32_t i = sh.n; i-- > 0 && rc == TS_OK;) {
+        ts_graph_part *p = NULL, *q = NULL;
+        ts_buf b1, b2;
+        ts__buf_init(&b1);
+        ts__buf_init(&b2);
+        rc = ts__graph_part_build(sh.ranks[i], &go, &p, &err);
+        sh.ranks[i] = NULL;
+        if (rc == TS_OK) rc = ts__graph_part_serialize(p, &b1);
+        if (rc == TS_OK) rc = ts__graph_part_deserialize(b1.s, b1.len, "test", &q, &err);
+        if (rc == TS_OK) rc = ts__graph_part_serialize(q, &b2);
+        if (rc == TS_OK && (b1.len != b2.len || memcmp(b1.s, b2.s, b1.len))) rc = TS_EFORMAT;   /* one spelling */
+        ts__graph_part_free(p);
+        if (rc == TS_OK) rc = ts__graph_stream_add_part_at(s, q, pos[sh.file[i]], &err);
+        else ts__graph_part_free(q);
+        ts__buf_free(&b1);
+        ts__buf_free(&b2);
+    }
+    ts__load_share_free(&sh);
+    if (rc == TS_OK) return ts__graph_stream_finish(s, t, g, &err);
+    ts__graph_stream_abort(s);
+    fprintf(stderr, "graph_from_parts: %s (%d)\n", err.msg, rc);
+    return rc;
+}
+
+/* The same compact ranks, byte for byte as serialized. */
+static int same_ranks(const ts_job *a, const ts_job *b)
+{
+    if (a->n_ranks != b->n_ranks) return 0;
+    int same = 1;
+    for (uint32_t r = 0; r < a->n_ranks && same; r++) {
+        ts_buf x, y;
+        ts__buf_init(&x);
+        ts__buf_init(&y);
+        same = ts__rank_serialize(a->ranks[r], &x) == TS_OK && ts__rank_serialize(b->ranks[r], &y) == TS_OK &&
+               x.len == y.len && memcmp(x.s, y.s, x.len) == 0 && a->ranks[r]->slices.corr == NULL &&
+               b->ranks[r]->slices.corr == NULL && b->ranks[r]->summary;
+        ts__buf_free(&x);
+        ts__buf_free(&y);
+    }
+    return same;
+}
+
+/* On the real pair (named out of rank order) and on nccl_data (whose local
+ * graph warns: no cuda_sync events; 3 iterations), the stream fed
+ * condensed ranks that went through bytes holds what ts_graph_load's holds:
+ * every graph column, the warnings in order, the compact ranks byte for byte,
+ * the same replay and critical path. */
+TEST(condensed_ranks_through_bytes_give_the_bounded_path_graph)
+{
+    NEED_DATA(ts_test_data("kineto/trace_filter/sampled_rank-0.json.gz"));
+    NEED_DATA(ts_test_data("kineto/nccl_parser_config/nccl_data.json.gz"));
+    char dir[64];
+    if (copy_pair(dir, sizeof dir)) TS_FAIL_("cannot copy the pair to /tmp");
+    const char *sets[2] = {dir, ts_test_data("kineto/nccl_parser_config/nccl_data.json.gz")};
+    for (int k = 0; k < 2; k++) {
+        const char *paths[1] = {sets[k]};
+        ts_job *t1 = NULL, *t2 = NULL;
+        ts_graph *g1 = NULL, *g2 = NULL;
+        ts_error err = {0};
+        ts_graph_options go = {.size = sizeof go};
+        CHECK_EQ_INT(ts_graph_load(paths, 1, NULL, &go, &t1, &g1, &err), TS_OK);
+        CHECK_EQ_INT(graph_from_parts(paths, &t2, &g2), TS_OK);
+        if (!g1 || !g2) break;
+        CHECK(same_graph(g1, g2));
+        CHECK(same_ranks(t1, t2));
+        CHECK_EQ_INT(g1->n_warnings, g2->n_warnings);
+        int no_sync = 0;   /* nccl_data has no cuda_sync events (a count of its JSON): its local graph says so */
+        for (uint32_t i = 0; i < g2->n_warnings; i++) no_sync += strstr(g2->warnings[i], "no cuda_sync events") != NULL;
+        CHECK_EQ_INT(no_sync, k == 1);
+        for (uint32_t i = 0; i < g1->n_warnings && i < g2->n_warnings; i++) CHECK_EQ_STR(g1->warnings[i], g2->warnings[i]);
+        CHECK(g1->n_stream_waits == g2->n_stream_waits && g1->n_stream_waits_followed == g2->n_stream_waits_followed &&
+              g1->n_stream_waits_idle == g2->n_stream_waits_idle);
+        CHECK(k == 0 || t2->ranks[0]->n_iterations == 3);   /* its 3 ProfilerStep# events */
+        CHECK(same_answers(g1, g2));
+        ts_graph_destroy(g1);
+        ts_graph_destroy(g2);
+        ts_job_destroy(t1);
+        ts_job_destroy(t2);
+    }
+    remove_pair(dir);
+}
+
+/* A condensed rank cut anywhere, or with a node naming a slice past the
+ * compact rank's, is an error naming the bytes and the offset; never a
+ * part, never a read out of bounds (ASan). */
+TEST(damaged_condensed_rank_is_refused)
+{
+    const char *path = ts_test_data("kineto/trace_filter/sampled_rank-0.json.gz");
+    NEED_DATA(path);
+    ts_load_share sh;
+    ts_error err = {0};
+    const char *paths[1] = {path};
+    ts_graph_options go = {.size = sizeof go};
+    ts_graph_part *p = NULL, *q = NULL;
+    CHECK_EQ_INT(ts__load_share(paths, 1, NULL, 0, 1, &sh, &err), TS_OK);
+    CHECK_EQ_INT(sh.n, 1);
+    if (sh.n != 1) return;
+    CHECK_EQ_INT(ts__graph_part_build(sh.ranks[0], &go, &p, &err), TS_OK);
+    sh.ranks[0] = NULL;
+    ts__load_share_free(&sh);
+    ts_buf b;
+    ts__buf_init(&b);
+    CHECK_EQ_INT(ts__graph_part_serialize(p, &b), TS_OK);
+    for (size_t cut = 0; cut < b.len; cut += cut < 4096 || b.len - cut < 4096 ? 1 : 499) {
+        CHECK(ts__graph_part_deserialize(b.s, cut, "cut", &q, &err) == TS_EFORMAT);
+        CHECK(q == NULL && strncmp(err.msg, "cut", 3) == 0 && strstr(err.msg, "byte ") != NULL);
+    }
+    /* the node table: u32 count, then kinds, then slices; after the rank and the lanes */
+    uint64_t rank_len;
+    memcpy(&rank_len, b.s + 8, 8);
+    size_t nodes = 16 + rank_len + 4 + (size_t)p->g->n_lanes * 9;
+    uint32_t n, bad = p->rank->slices.n;
+    memcpy(&n, b.s + nodes, 4);
+    CHECK_EQ_INT(n, p->g->nodes.n);
+    memcpy(b.s + nodes + 4 + n, &bad, 4);   /* node 0's slice */
+    CHECK(ts__graph_part_deserialize(b.s, b.len, "flipped", &q, &err) == TS_EFORMAT);
+    if (!strstr(err.msg, "a node of no known kind, slice, lane or iteration")) TS_FAIL_("said: %s", err.msg);
+    char at[64];
+    snprintf(at, sizeof at, "flipped: byte %zu:", nodes + 4);   /* names node 0's first byte */
+    CHECK(strncmp(err.msg, at, strlen(at)) == 0);
+    ts__buf_free(&b);
+    ts__graph_part_free(p);
 }

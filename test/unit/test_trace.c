@@ -3,6 +3,7 @@
 #include "test.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include "trace/model.h"
@@ -462,6 +463,51 @@ TEST(serialized_rank_reads_back_row_for_row)
         ts__buf_free(&b2);
         ts_job_destroy(t);
     }
+}
+
+/* A compact rank (what a distributed run's processes send inside a
+ * condensed rank) reads back as compact: its dropped id columns absent
+ * (NULL), not filled with -1; its rows as read kept. Every third slice kept,
+ * the first with its args. */
+TEST(serialized_compact_rank_keeps_its_absent_columns_and_read_counts)
+{
+    const char *rel = "kineto/trace_filter/sampled_rank-1.json.gz";
+    NEED_DATA(ts_test_data(rel));
+    ts_job *t = load_real(rel);
+    CHECK(t != NULL);
+    if (!t) return;
+    const ts_rank *full = t->ranks[0];
+    uint32_t n = full->slices.n, *map = malloc(((size_t)n + 1) * sizeof *map);
+    uint8_t *keep = calloc((size_t)n + 1, 1);
+    for (uint32_t s = 0; s < n; s += 3) keep[s] = s == 0 ? 2 : 1;
+    ts_rank *a = NULL, *b = NULL;
+    ts_error err = {0};
+    CHECK_EQ_INT(ts__rank_compact(full, keep, map, false, &a, &err), TS_OK);
+    ts_buf b1, b2;
+    ts__buf_init(&b1);
+    ts__buf_init(&b2);
+    if (a) {
+        CHECK(a->summary && a->slices.corr == NULL && a->slices.ext_id == NULL);
+        CHECK_EQ_INT(a->slices.n, (n + 2) / 3);
+        CHECK_EQ_INT(ts__rank_serialize(a, &b1), TS_OK);
+        CHECK_EQ_INT(ts__rank_deserialize(b1.s, b1.len, "test", &b, &err), TS_OK);
+    }
+    if (b) {
+        CHECK(b->summary && b->slices.corr == NULL && b->slices.ext_id == NULL);
+        uint32_t rows[4];
+        ts_rank_read_counts(b, rows);
+        CHECK(rows[0] == n && rows[1] == full->instants.n && rows[2] == full->counters.n && rows[3] == full->flows.n);
+        CHECK_EQ_INT(b->slices.n, a->slices.n);
+        CHECK_EQ_INT(ts__rank_serialize(b, &b2), TS_OK);
+        CHECK(b2.len == b1.len && memcmp(b1.s, b2.s, b1.len) == 0);
+    }
+    ts__buf_free(&b1);
+    ts__buf_free(&b2);
+    ts__rank_destroy(a);
+    ts__rank_destroy(b);
+    free(map);
+    free(keep);
+    ts_job_destroy(t);
 }
 
 /* Bytes cut anywhere, or an id pointing past its table, are an error naming

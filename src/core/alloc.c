@@ -237,6 +237,7 @@ struct ts_arena_block {
 };
 
 #define ARENA_BLOCK (1u << 20)
+#define ARENA_BLOCK_MAX (8u << 20)
 
 void ts__arena_init(ts_arena *a) { memset(a, 0, sizeof *a); }
 
@@ -244,7 +245,10 @@ void *ts__arena_alloc(ts_arena *a, size_t n)
 {
     n = (n + 7) & ~(size_t)7;
     if (!a->head || a->used + n > a->head->size) {
-        size_t size = n > ARENA_BLOCK ? n : ARENA_BLOCK;
+        /* blocks grow with the arena (1, 1, 2, 4, 8, 8... MiB): a big one
+         * gets huge pages (default_alloc), a small arena stays small */
+        size_t size = a->total < ARENA_BLOCK ? ARENA_BLOCK : a->total < ARENA_BLOCK_MAX ? a->total : ARENA_BLOCK_MAX;
+        if (size < n) size = n;
         ts_arena_block *b = ts__malloc(sizeof *b + size);
         if (!b) return NULL;
         b->prev = a->head;

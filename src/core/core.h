@@ -97,7 +97,7 @@ bool ts__parse_f64(const char *s, double lo, double hi, double *out);
  * INT64_MAX for open ends); false unless both parse and A <= B. */
 bool ts__parse_range(const char *s, int64_t *a, int64_t *b);
 
-/* ---- arena: bump allocation in 1 MiB+ blocks, freed all at once ---- */
+/* ---- arena: bump allocation in blocks of 1 MiB growing to 8 MiB, freed all at once ---- */
 typedef struct ts_arena_block ts_arena_block;
 typedef struct ts_arena {
     ts_arena_block *head;   /* newest block, NULL when empty */

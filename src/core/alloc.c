@@ -52,7 +52,7 @@ static bool over_budget(size_t old_usable, size_t new_size)
  * mremap (which refuses a range split by advice) instead of copying. Only
  * touched 2 MiB ranges are backed: a block holds at most 2 MiB more than it
  * touches. Elsewhere (another libc, another THP mode) this is only advice. */
-enum { HUGE_MIN = 4 << 20, HUGE_PAGE = 2 << 20, GLIBC_MMAP_OVERHEAD = 24 };
+enum { HUGE_MIN = (4 << 20) - 4096, HUGE_PAGE = 2 << 20, GLIBC_MMAP_OVERHEAD = 24 };   /* a 4 MiB mapping is one */
 
 static size_t huge_request(size_t n)
 {
@@ -240,6 +240,7 @@ struct ts_arena_block {
 #define ARENA_BLOCK_MAX (8u << 20)
 
 void ts__arena_init(ts_arena *a) { memset(a, 0, sizeof *a); }
+void ts__arena_first_block(ts_arena *a, size_t bytes) { a->first = bytes; }
 
 void *ts__arena_alloc(ts_arena *a, size_t n)
 {
@@ -248,6 +249,7 @@ void *ts__arena_alloc(ts_arena *a, size_t n)
         /* blocks grow with the arena (1, 1, 2, 4, 8, 8... MiB): a big one
          * gets huge pages (default_alloc), a small arena stays small */
         size_t size = a->total < ARENA_BLOCK ? ARENA_BLOCK : a->total < ARENA_BLOCK_MAX ? a->total : ARENA_BLOCK_MAX;
+        if (!a->head && a->first) size = a->first;
         if (size < n) size = n;
         ts_arena_block *b = ts__malloc(sizeof *b + size);
         if (!b) return NULL;

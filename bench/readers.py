@@ -3,12 +3,14 @@
 reader of the same file, on the shared sample and on a 10x larger file made
 from it (driven by bench/readers.sh, which builds first).
 
-Whole process: `trainscope info FILE` (load, print the counts) against a
-Python script that reads the same tables into pandas DataFrames (import time
-included: it is part of what a user waits for). Each is run --repeat times;
-the median CPU time (user + system of the child) and wall time are printed,
-and ours / Python as a ratio taken in the same run. Timings move with the
-load of this shared machine; the ratio is the figure to read.
+Whole process: `trainscope info FILE` (load, print the counts; snapshots:
+`memory --trace`) against a Python script that reads the same file as the
+obvious Python reader does (import time included: it is part of what a user
+waits for; nsys: the same tables into pandas DataFrames). Each pair is run
+--repeat times, ours and the peer in turn; the median CPU time (user +
+system of the child) and wall time are printed, and ours / Python as a ratio
+taken in the same run. Timings move with the load of this shared machine;
+the ratio is the figure to read.
 
 How the 10x files are made:
   nsys  every activity table (kernels, memcpy, memset, syncs, runtime,

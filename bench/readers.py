@@ -3,12 +3,14 @@
 reader of the same file, on the shared sample and on a 10x larger file made
 from it (driven by bench/readers.sh, which builds first).
 
-Whole process: `trainscope info FILE` (load, print the counts) against a
-Python script that reads the same tables into pandas DataFrames (import time
-included: it is part of what a user waits for). Each is run --repeat times;
-the median CPU time (user + system of the child) and wall time are printed,
-and ours / Python as a ratio taken in the same run. Timings move with the
-load of this shared machine; the ratio is the figure to read.
+Whole process: `trainscope info FILE` (load, print the counts; snapshots:
+`memory --trace`) against a Python script that reads the same file as the
+obvious Python reader does (import time included: it is part of what a user
+waits for; nsys: the same tables into pandas DataFrames). Each pair is run
+--repeat times, ours and the peer in turn; the median CPU time (user +
+system of the child) and wall time are printed, and ours / Python as a ratio
+taken in the same run. Timings move with the load of this shared machine;
+the ratio is the figure to read.
 
 How the 10x files are made:
   nsys  every activity table (kernels, memcpy, memset, syncs, runtime,
@@ -38,8 +40,32 @@ node's dependency list, the least a reader that replays the graph needs.
 The snapshot's peer is Python's pickle.load (the C unpickler) and the same
 walk `memory --trace` does: sizes at the snapshot, the running total, the
 peak, the blocks alive at it grouped by frame.
+
+  ctf   the sample is ../shared/data/ctf-foreign/ls-ust.tgz unpacked (an
+        LTTng-UST trace of `ls`: cyg_profile entry/exit, libc, statedump).
+        Its 10x is written by babeltrace2's own CTF writer
+        (test/e2e/lttng_ctf_gen.py): every event of the sample ten times,
+        each copy shifted by the trace's span, with its name, vpid, vtid and
+        scalar payload fields (as strings: the writer's foreign events).
+        The peer is babeltrace2's Python bindings (Debian python3-bt2): every
+        event message's name, clock value, vpid and vtid, entry/exit events
+        paired per thread into slices, the others counted as instants, as
+        the reader does.
+
+  tf1, dpro  No real TensorFlow 1 timeline or dPRO trace folder is in
+        ../shared/data (Debian packages neither TensorFlow nor Horovod), so
+        the "sample" is SYNTHETIC, in the layouts of test/e2e/tf1_timeline.sh
+        and dpro_trace_folder.sh (timeline.py's process names and "Op"
+        events, a stream:all copy of every kernel, dataflow arrows; dPRO's
+        host/GPU folders with temp.json and Horovod's unclosed comm.json):
+        2,000 steps of a 10-op model on one GPU (tf1), 2 hosts x 2 GPUs of
+        200 steps (dpro); the 10x file has ten times the steps. The peer is
+        json.load of each file and a walk that names each op's process and
+        sums kernel time per op over the per-stream lines (dpro: and the
+        NCCL time of comm.json), the least a reader of these files does.
 """
 import argparse
+import json
 import os
 import resource
 import shutil
@@ -161,6 +187,185 @@ print(len(nodes), deps)
 '''
 
 
+CTF_PY = r'''
+import sys
+import bt2
+stacks, slices, instants = {}, 0, 0
+for msg in bt2.TraceCollectionMessageIterator(sys.argv[1]):
+    if type(msg) is not bt2._EventMessageConst:
+        continue
+    ev = msg.event
+    name, ts = ev.name, msg.default_clock_snapshot.value
+    ctx = ev.common_context_field
+    key = (int(ctx["vpid"]), int(ctx["vtid"]))
+    sep = max(name.rfind("_"), name.rfind(":"))
+    word, base = name[sep + 1:], name[:sep]
+    st = stacks.setdefault(key, [])
+    if word in ("entry", "begin", "start"):
+        st.append((base, ts))
+    elif word in ("exit", "end", "stop") and st and st[-1][0] == base:
+        st.pop()
+        slices += 1
+    else:
+        instants += 1
+print(slices, instants)
+'''
+
+
+# TF1 timelines and dPRO folders: json.load, process names, kernel time per
+# op over the per-stream lines (dPRO: every GPU folder, and comm.json's NCCL
+# time, Horovod's list left unclosed as it writes it).
+TF1_PY = r'''
+import json, os, re, sys
+def timeline(path):
+    ev = json.load(open(path))["traceEvents"]
+    names = {e["pid"]: e["args"]["name"] for e in ev if e.get("ph") == "M" and e.get("name") == "process_name"}
+    streams = {p for p, n in names.items() if re.search(r"/stream:\d+ Compute$", n)}
+    per_op = {}
+    for e in ev:
+        if e.get("ph") == "X" and e["pid"] in streams:
+            k = e["args"]["name"]
+            per_op[k] = per_op.get(k, 0) + e["dur"]
+    return len(ev), per_op
+def horovod(path):
+    text = open(path).read().rstrip().rstrip(",")
+    ev = json.loads(text + "]" if not text.endswith("]") else text)
+    open_, nccl = {}, 0
+    for e in ev:
+        if e.get("ph") == "B":
+            open_.setdefault(e["pid"], []).append(e)
+        elif e.get("ph") == "E" and open_.get(e["pid"]):
+            b = open_[e["pid"]].pop()
+            if b["name"].startswith("NCCL_"):
+                nccl += e["ts"] - b["ts"]
+    return len(ev), nccl
+root = sys.argv[1]
+if os.path.isfile(root):
+    n, per_op = timeline(root)
+    print(n, len(per_op))
+else:
+    n = 0
+    for w in sorted(os.listdir(root)):
+        for g in sorted(os.listdir(os.path.join(root, w))):
+            d = os.path.join(root, w, g)
+            k, per_op = timeline(os.path.join(d, "temp.json"))
+            c, nccl = horovod(os.path.join(d, "comm.json"))
+            json.load(open(os.path.join(d, "gradient_name_list.json")))
+            n += k + c
+    print(n)
+'''
+
+
+def tf1_events(steps, gpu=0, scale=1):
+    """A SYNTHETIC TF1 timeline in timeline.py's layout (see the docstring)."""
+    dev = f"/job:localhost/replica:0/task:0/device:GPU:{gpu}"
+    P = {0: "Allocators", 1: dev + " Compute", 2: dev + " Tensors", 3: f"/device:GPU:{gpu}/stream:all Compute",
+         5: f"/device:GPU:{gpu}/stream:7 Compute", 7: f"/device:GPU:{gpu}/stream:14 Compute",
+         9: f"/device:GPU:{gpu}/memcpy Compute", 11: "/job:localhost/replica:0/task:0/device:CPU:0 Compute"}
+    ev = [{"name": "process_name", "ph": "M", "pid": p, "args": {"name": n}} for p, n in P.items()]
+    ops = [("MatMul", 40), ("BiasAdd", 8), ("Relu", 6), ("MatMul", 40), ("BiasAdd", 8), ("Softmax", 12),
+           ("Mean", 10), ("MatMul", 40), ("ApplyGradientDescent", 15), ("AddN", 5)]
+    t, fid = 1000, 0
+    for s in range(steps):
+        ev.append({"ph": "X", "cat": "Op", "name": "IteratorGetNext", "pid": 11, "tid": 0, "ts": t, "dur": 30,
+                   "args": {"name": "input/IteratorGetNext", "op": "IteratorGetNext"}})
+        ev.append({"ph": "X", "cat": "Op", "name": "MEMCPYHtoD", "pid": 9, "tid": 0, "ts": t + 30, "dur": 20,
+                   "args": {"name": "edge_1_input/IteratorGetNext", "op": "MEMCPYHtoD"}})
+        t += 50
+        prev = "input/IteratorGetNext"
+        for i, (op, dur) in enumerate(ops):
+            name = f"layer{i}/{op}"
+            ev.append({"ph": "X", "cat": "Op", "name": op, "pid": 1, "tid": 0, "ts": t, "dur": 4,
+                       "args": {"name": name, "op": op, "input0": prev}})
+            pid = 5 if i % 3 else 7
+            for p in (pid, 3):
+                ev.append({"ph": "X", "cat": "Op", "name": op, "pid": p, "tid": 0, "ts": t + 5, "dur": dur * scale,
+                           "args": {"name": name, "op": op}})
+            if i % 4 == 0:
+                ev.append({"ph": "s", "cat": "DataFlow", "name": name, "pid": 1, "tid": 0, "ts": t, "id": fid})
+                ev.append({"ph": "t", "cat": "DataFlow", "name": name, "pid": 1, "tid": 0, "ts": t + 4, "id": fid})
+                fid += 1
+            t += dur * scale + 6
+            prev = name
+        ev.append({"ph": "C", "name": "GPU_0_bfc", "pid": 0, "ts": t, "args": {"GPU_0_bfc": 4096 * (s % 7)}})
+    return ev
+
+
+def make_tf1(steps, dst):
+    if os.path.exists(dst):
+        return
+    with open(dst + ".tmp", "w") as f:
+        json.dump({"traceEvents": tf1_events(steps)}, f)
+    os.replace(dst + ".tmp", dst)
+
+
+def make_dpro(steps, dst):
+    """A SYNTHETIC dPRO trial folder: 2 hosts x 2 GPUs, Horovod timelines unclosed."""
+    if os.path.exists(dst):
+        return
+    tmp = dst + ".tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    for w in ("host0", "host1"):
+        for g in range(2):
+            d = os.path.join(tmp, w, str(g))
+            os.makedirs(d)
+            ev = tf1_events(steps, gpu=g, scale=1 + g)
+            with open(os.path.join(d, "temp.json"), "w") as f:
+                json.dump({"traceEvents": ev}, f)
+            hv = [{"name": "process_name", "ph": "M", "pid": 1, "args": {"name": "horovod_allreduce.0"}}]
+            for s in range(steps):
+                t0 = 1000 + s * 400
+                hv += [{"ph": "B", "name": "NEGOTIATE_ALLREDUCE", "ts": t0, "pid": 1}, {"ph": "E", "ts": t0 + 30, "pid": 1},
+                       {"ph": "B", "name": "ALLREDUCE", "ts": t0 + 30, "pid": 1},
+                       {"ph": "B", "name": "NCCL_ALLREDUCE", "ts": t0 + 35, "pid": 1}, {"ph": "E", "ts": t0 + 135, "pid": 1},
+                       {"ph": "E", "ts": t0 + 140, "pid": 1}]
+            with open(os.path.join(d, "comm.json"), "w") as f:
+                f.write("[\n" + "".join(json.dumps(e) + ",\n" for e in hv))
+            with open(os.path.join(d, "gradient_name_list.json"), "w") as f:
+                json.dump({"gradient_name_list": ["layer0/kernel:0"]}, f)
+    os.replace(tmp, dst)
+
+
+def ctf_sample(tgz):
+    """The foreign LTTng sample, unpacked once under TMP."""
+    import tarfile
+    out = os.path.join(TMP, "ctf")
+    path = os.path.join(out, "ls-ust")
+    if not os.path.isdir(path):
+        os.makedirs(out, exist_ok=True)
+        with tarfile.open(tgz) as t:
+            t.extractall(out)
+    return path
+
+
+def make_ctf_10x(src, dst):
+    import bt2
+    if os.path.isdir(dst):
+        return
+    events = []
+    for msg in bt2.TraceCollectionMessageIterator(src):
+        if type(msg) is not bt2._EventMessageConst:
+            continue
+        ev = msg.event
+        ctx = ev.common_context_field
+        fields = []
+        for k, v in ev.payload_field.items():
+            if isinstance(v, (bt2._IntegerFieldConst, bt2._RealFieldConst, bt2._StringFieldConst)):
+                text = str(v)
+                if not any(c in text for c in "\t\n\x1e\x1f^~"):
+                    fields.append(f"{k}={text}")
+        events.append((msg.default_clock_snapshot.value, int(ctx["vpid"]), int(ctx["vtid"]), ev.name, fields))
+    lo, hi = min(e[0] for e in events), max(e[0] for e in events)
+    scen = os.path.join(TMP, "ctf-10x.scenario")
+    with open(scen, "w") as f:
+        for k in range(10):
+            for ts, pid, tid, name, fields in events:
+                f.write("\t".join([str(ts - lo + k * (hi - lo + 1000)), str(pid), str(tid), name] + fields) + "\n")
+    shutil.rmtree(dst + ".tmp", ignore_errors=True)
+    subprocess.check_call([sys.executable, os.path.join(ROOT, "test", "e2e", "lttng_ctf_gen.py"), scen, dst + ".tmp"])
+    os.replace(dst + ".tmp", dst)
+
+
 def chakra_module_dir():
     """protoc's Python classes for scripts/chakra_totals.py's schema, in TMP."""
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
@@ -275,25 +480,41 @@ def make_nsys_10x(src, dst):
     os.replace(tmp, dst)
 
 
-def run(cmd, repeat):
-    cpu, wall = [], []
+def run_once(cmd):
+    """CPU seconds (user + system of the child) and wall seconds of one run."""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    t1 = time.perf_counter()
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if p.returncode != 0:
+        sys.exit(f"failed ({p.returncode}): {' '.join(cmd)}\n{p.stderr.decode()}")
+    return (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime), t1 - t0
+
+
+def run_pair(ours, peer, repeat):
+    """Medians of ours and the peer, run alternately (one of each per round,
+    so a change in the machine's load falls on both)."""
+    oc, ow, pc, pw = [], [], [], []
     for _ in range(repeat):
-        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        t0 = time.perf_counter()
-        p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        t1 = time.perf_counter()
-        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        if p.returncode != 0:
-            sys.exit(f"failed ({p.returncode}): {' '.join(cmd)}\n{p.stderr.decode()}")
-        cpu.append((r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime))
-        wall.append(t1 - t0)
-    return statistics.median(cpu), statistics.median(wall)
+        c, w = run_once(ours)
+        oc.append(c); ow.append(w)
+        c, w = run_once(peer)
+        pc.append(c); pw.append(w)
+    m = statistics.median
+    return m(oc), m(ow), m(pc), m(pw)
+
+
+def size_mb(path):
+    if os.path.isfile(path):
+        return os.path.getsize(path) / 1e6
+    return sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path) for f in fs) / 1e6
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--only", help="one reader's label (nsys, snapshot, xplane, chakra)")
+    ap.add_argument("--only", help="one reader's label (nsys, snapshot, xplane, chakra, ctf, tf1, dpro)")
     args = ap.parse_args()
     os.makedirs(TMP, exist_ok=True)
     cases = []
@@ -306,13 +527,27 @@ def main():
          "bert-squad-10x.xplane.pb", XPLANE_PY, ["info"], "Python protobuf module"),
         ("chakra", os.path.join(DATA, "chakra", "chakra.0.et"), make_chakra_10x,
          "chakra-10x.0.et", CHAKRA_PY, ["info"], "Python protobuf module"),
+        ("ctf", os.path.join(DATA, "ctf-foreign", "ls-ust.tgz"), make_ctf_10x,
+         "ls-ust-10x", CTF_PY, ["info"], "Python bt2 (babeltrace2)"),
+        ("tf1", None, lambda src, dst: make_tf1(20000, dst), "tf1-synthetic-10x.json", TF1_PY, ["info"],
+         "Python json.load + walk"),
+        ("dpro", None, lambda src, dst: make_dpro(2000, dst), "dpro-synthetic-10x", TF1_PY, ["info"],
+         "Python json.load + walk"),
     )
     for label, sample, make_10x, big_name, script, ours, peer_name in readers:
         if args.only and label != args.only:
             continue
-        if not os.path.exists(sample):
+        if label == "tf1":   # SYNTHETIC (no real TF1 timeline exists in the shared data)
+            sample = os.path.join(TMP, "tf1-synthetic.json")
+            make_tf1(2000, sample)
+        elif label == "dpro":
+            sample = os.path.join(TMP, "dpro-synthetic")
+            make_dpro(200, sample)
+        elif not os.path.exists(sample):
             print(f"{label}: {sample} missing, skipped")
             continue
+        elif label == "ctf":
+            sample = ctf_sample(sample)
         big = os.path.join(TMP, big_name)
         make_10x(sample, big)
         py = os.path.join(TMP, label + "_peer.py")
@@ -324,11 +559,10 @@ def main():
           f"{'peer/ours cpu':>13} {'wall':>6}  peer")
     ok = True
     for label, f, ours, peer, peer_name in cases:
-        oc, ow = run(ours, args.repeat)
-        pc, pw = run(peer, args.repeat)
+        oc, ow, pc, pw = run_pair(ours, peer, args.repeat)
         ratio = pc / oc if oc > 0 else float("inf")
         ok &= ratio >= 10
-        print(f"{label:<14} {os.path.getsize(f) / 1e6:7.1f} {oc:10.3f} {ow:7.3f} {pc:10.3f} {pw:7.3f} "
+        print(f"{label:<14} {size_mb(f):7.1f} {oc:10.3f} {ow:7.3f} {pc:10.3f} {pw:7.3f} "
               f"{ratio:12.1f}x {pw / ow:5.1f}x  {peer_name}")
     print("target (issue 25): >= 10x the Python reader, whole process ->", "met" if ok else "NOT met")
 

@@ -1,8 +1,9 @@
 #!/bin/sh
-# readers.sh - each non-JSON reader's whole-process time against the obvious
-# Python reader of the same file (bench/readers.py says how), on the shared
-# samples and 10x larger files made from them (kept under /tmp).
-# Usage: sh bench/readers.sh [--repeat N] [--only nsys|snapshot|xplane|chakra]
+# readers.sh - each reader's whole-process time (of the JSON ones, TF1
+# timelines and dPRO folders) against the obvious Python reader of the same
+# file (bench/readers.py says how), on the shared samples (synthetic files
+# where there is none) and 10x larger files made from them (under /tmp).
+# Usage: sh bench/readers.sh [--repeat N] [--only nsys|snapshot|xplane|chakra|ctf|tf1|dpro]
 set -e
 cd "$(dirname "$0")/.."
 make -j2 all >/dev/null

@@ -32,7 +32,7 @@
 #include "ingest/ingest.h"
 
 #if defined(__has_include) && __has_include(<babeltrace2/babeltrace.h>)
-#include <babeltrace2/babeltrace.h>
+#include "ingest/bt_api.h"
 
 #define CTF_US '\x1f'   /* lttng_tp.h: TS_LTTNG_US */
 #define CTF_RS '\x1e'   /* lttng_tp.h: TS_LTTNG_RS */
@@ -834,12 +834,14 @@ int ts__ctf_load(const char *path, const ts_load_opts *opts, ts_job **out, ts_er
     ts__map64_init(&R.proc_of_pid);
     ts__map64_init(&R.kind_of_class);
     *out = NULL;
+    int rc = ts__bt_open(path, err);
+    if (rc) return rc;
     /* libbabeltrace2 aborts the process when an API function is called while
      * the thread holds an error; one left by the caller's own babeltrace use
      * must not take this load down with it. */
     bt_current_thread_clear_error();
     bt_graph *g = bt_graph_create(0);
-    int rc = g ? build_graph(g, path, &R, err) : ts__error(err, TS_ENOMEM, "%s: out of memory", path);
+    rc = g ? build_graph(g, path, &R, err) : ts__error(err, TS_ENOMEM, "%s: out of memory", path);
     if (rc == TS_OK) {
         bt_graph_run_status st;
         while ((st = bt_graph_run(g)) == BT_GRAPH_RUN_STATUS_AGAIN)

@@ -39,7 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <sqlite3.h>
+#include "core/sqlite_api.h"
 
 enum { NSYS_MAX_STRING_ID = 1 << 28 };   /* StringIds are dense from 0; past this the file is not sane */
 enum { NSYS_MEM_KINDS = 16 };
@@ -541,6 +541,7 @@ int ts__nsys_ingest_buffer(const char *name, const void *data, size_t n, const t
     if (!ts__nsys_is_sqlite(data, n))
         return ts__error(err, TS_EFORMAT, "%s: byte 0: not an SQLite database", name);
     int rc = check_size(name, data, n, err);
+    if (rc == TS_OK) rc = ts__sqlite_open(name, err);
     if (rc) return rc;
     nsys ns = {.path = name, .err = err};
     ts__map64_init(&ns.thread_name);

@@ -569,7 +569,9 @@ int ts_sqlite_write(const ts_sqlite_input *in, const char *path, ts_sqlite_stats
     if (!in || !in->job || !path) return ts__error(err, TS_EINVAL, "ts_sqlite_write: no job or no path");
     int64_t t0 = ts__now_ns(), c0 = thread_cpu_ns();
     char tmp[4096];
-    int rc = make_tmp(path, tmp, sizeof tmp, err);
+    int rc = ts__sqlite_open(path, err);
+    if (rc != TS_OK) return rc;
+    rc = make_tmp(path, tmp, sizeof tmp, err);
     if (rc != TS_OK) return rc;
     ts_sq w = {.path = path, .err = err};
     if (sqlite3_open_v2(tmp, &w.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {

@@ -9,7 +9,7 @@
 #ifndef TS_REPORT_SQLITE_INT_H
 #define TS_REPORT_SQLITE_INT_H
 
-#include <sqlite3.h>
+#include "core/sqlite_api.h"
 
 #include "trace/model.h"
 #include "trainscope/export.h"

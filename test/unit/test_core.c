@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "core/core.h"
+#include "core/dynlib.h"
 
 TEST(strpool_interns_once_and_keeps_ids_stable)
 {
@@ -212,4 +213,36 @@ TEST(files_are_written_whole_or_not_at_all)
     snprintf(path, sizeof path, "%s/out.json", dir);
     remove(path);
     CHECK(rmdir(dir) == 0);
+}
+
+/* An optional library that is not there, or lacks a function, is a clear
+ * error naming the caller and the library, every time it is asked for; one
+ * that is there fills its table (libm's cos, compared with cos itself). */
+TEST(dynlib_missing_library_or_function_is_a_clear_error)
+{
+    static const char *const none[] = {"cos"};
+    void *fn[1] = {NULL};
+    ts_dynlib absent = {"libtrainscope-no-such-lib.so.9", none, fn, 1, 0, ""};
+    ts_error err = {0};
+    CHECK_EQ_INT(ts__dynlib_open(&absent, "trace.x", &err), TS_EFORMAT);
+    CHECK(strstr(err.msg, "trace.x: needs libtrainscope-no-such-lib.so.9") != NULL);
+    err = (ts_error){0};
+    CHECK_EQ_INT(ts__dynlib_open(&absent, "again.x", &err), TS_EFORMAT);   /* tried once, said every time */
+    CHECK(strstr(err.msg, "again.x: needs libtrainscope-no-such-lib.so.9") != NULL);
+    CHECK(fn[0] == NULL);
+
+    static const char *const bad[] = {"cos", "no_such_function_in_libm"};
+    void *fb[2] = {NULL, NULL};
+    ts_dynlib lacking = {"libm.so.6", bad, fb, 2, 0, ""};
+    err = (ts_error){0};
+    CHECK_EQ_INT(ts__dynlib_open(&lacking, "y", &err), TS_EFORMAT);
+    CHECK(strstr(err.msg, "libm.so.6 has no no_such_function_in_libm") != NULL);
+
+    void *fc[1] = {NULL};
+    ts_dynlib libm = {"libm.so.6", none, fc, 1, 0, ""};
+    err = (ts_error){0};
+    CHECK_EQ_INT(ts__dynlib_open(&libm, "z", &err), TS_OK);
+    double (*c)(double);
+    memcpy(&c, &fc[0], sizeof c);
+    CHECK(c != NULL && c(0.0) == 1.0);
 }

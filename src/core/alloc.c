@@ -46,8 +46,10 @@ static bool over_budget(size_t old_usable, size_t new_size)
  * mapping, so such a block is asked of malloc in a size that makes its
  * mapping a whole number of 2 MiB (glibc maps request + 24 bytes rounded to
  * pages; Linux places a mapping of such a length, and mremap moves one, on a
- * 2 MiB boundary), always mapped on its own (M_MMAP_THRESHOLD fixed below
- * the smallest such block, not raised by glibc as blocks are freed), and
+ * 2 MiB boundary), mapped on its own where the program keeps glibc's
+ * M_MMAP_THRESHOLD below the smallest such block (the CLI fixes it at 2 MiB
+ * in main(); a library does not change its host's malloc settings, so in
+ * another program a block may come from the heap: advice only), and
  * the advice covers the whole mapping, so realloc still moves it with
  * mremap (which refuses a range split by advice) instead of copying. Only
  * touched 2 MiB ranges are backed: a block holds at most 2 MiB more than it
@@ -56,9 +58,7 @@ enum { HUGE_MIN = (4 << 20) - 4096, HUGE_PAGE = 2 << 20, GLIBC_MMAP_OVERHEAD = 2
 
 static size_t huge_request(size_t n)
 {
-    static atomic_bool tuned;
     if (n < HUGE_MIN || n > SIZE_MAX - 2 * HUGE_PAGE) return n;
-    if (!atomic_exchange(&tuned, true)) mallopt(M_MMAP_THRESHOLD, HUGE_PAGE);
     return ((n + GLIBC_MMAP_OVERHEAD + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1)) - GLIBC_MMAP_OVERHEAD;
 }
 

@@ -19,15 +19,22 @@ Run with Debian's torch 1.13: /usr/bin/python3 bench/precision_gt.py [--out DIR]
     profile_memory=True; every CPU allocation and free it records, summed in
     time order (the CPU allocator does not cache), plus what was alive before
     the step (parameters, the input batch, SGD has no state without momentum);
-  * traces: 3 profiled runs of 3 steps per plan (interleaved with the other
-    cases), written here from the profiler's event list as one Chrome trace
-    (the legacy exporter drops shapes):
+  * traces: one profiled step per plan in every timing round, right after
+    its timed steps (the traces and the timings see the same load), written
+    here from the profiler's event list as one Chrome trace (the legacy
+    exporter drops shapes):
     every op with "Input Dims" (record_shapes), "Sequence number", nesting by
     time; ProfilerStep#N ranges; "[memory]" instants with "Bytes" and "Total
     Allocated". The fp32 and bf16 traces are the predictor's inputs; the mixed
     ones only hold casts the cast-cost fit never sees (held out);
   * the profiler's own cost per recorded op, measured on trivial ops between
-    the trace sessions (profiler_overhead_ns), for `--profiler-overhead-us`.
+    the trace sessions (profiler_overhead_ns), for `--profiler-overhead-us`;
+  * greedy: QSync's greedy plan under a memory limit halfway between the
+    lowest and highest measured peak of the four plans, searched by
+    `trainscope replay --precision-greedy` on search traces of the fp32 and
+    bf16 plans (2 sessions of 2 steps before the rounds,
+    <model>_<plan>.search.json.gz) and timed and measured like the others
+    (<model>_greedy.plan: the modules it lowers; .greedy: trainscope's output).
 The machine is recorded (torch's BLAS, oneDNN, CPU model and flags); with a
 committed machine.json in DIR a run on another setup fails (exit 3) unless
 --record rewrites it.
@@ -275,11 +282,16 @@ def percentile(xs, q):
     return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
 
 
-def timed(cases, rounds, steps):
+def timed(cases, rounds, steps, traced, sessions, ratios, overheads):
     """Wall time (perf_counter) and the thread's CPU time (thread_time: one
     intra-op thread, and the CPU autograd engine runs the backward on the
     calling thread) of unprofiled steps; the CPU time leaves out the waits
-    for a core that other users' work causes on a shared machine."""
+    for a core that other users' work causes on a shared machine. Each case
+    in `traced` also runs one profiled step right after its timed ones in
+    every round (appended to sessions[case], its wall / CPU to ratios[case]),
+    so that the traces and the timings see the same spells of load (other
+    users' builds slow this machine's cores by 10-30% for minutes, CPU time
+    included); the profiler's cost per op is measured every 5th round."""
     wall, cpu = collections.defaultdict(list), collections.defaultdict(list)
     opts = {k: torch.optim.SGD(m.parameters(), lr=1e-4) for k, (m, _, _) in cases.items()}
     for r in range(rounds):
@@ -296,6 +308,12 @@ def timed(cases, rounds, steps):
                     cs.append(time.thread_time() - c0)
             wall[k].append(statistics.median(ts) * 1e3)
             cpu[k].append(statistics.median(cs) * 1e3)
+            if k in traced:
+                events, raw, ratio = profiled(m, plan, x, 1, tries=1)
+                sessions[k].append((events, memory_events(raw)))
+                ratios[k].append(round(ratio, 3))
+        if r % 5 == 0:
+            overheads.append(profiler_overhead_ns())
         print("round %d/%d done (load %.1f)" % (r + 1, rounds, os.getloadavg()[0]), file=sys.stderr)
         if r + 1 < rounds and os.getloadavg()[0] > 3:
             time.sleep(2.0)   # let a busy moment pass rather than measure all of it
@@ -324,7 +342,7 @@ def greedy_case(a, name, model, peaks, overhead_ns):
     sys.path.insert(0, os.path.join(HERE, "..", "python"))
     import trainscope_precision as tp
     limit = (min(peaks) + max(peaks)) // 2
-    tr = lambda p: os.path.join(a.out, "%s_%s.json.gz" % (name, p))
+    tr = lambda p: os.path.join(a.out, "%s_%s.search.json.gz" % (name, p))
     cmd = [a.trainscope, "replay", "--precision-greedy", "--memory-limit", "%.12f" % (limit / 2.0 ** 30),
            "--profiler-overhead-us", "%.3f" % (overhead_ns / 1e3), "--precision-trace", "bf16=" + tr("bf16"),
            tr("fp32")]
@@ -397,24 +415,19 @@ def main():
             peak, before = peak_memory(model, plan, x)
             results[key] = {"peak_bytes": peak, "alive_before_step_bytes": before}
             write_plan(os.path.join(a.out, "%s_%s.plan" % (name, pname)), key, plan)
-    # traces: 3 profiled sessions of 3 steps per case, the cases in a new
-    # shuffled order each time, so that a busy moment of the machine does not
-    # make all of one trace; the profiler's own cost is measured between them
-    for r in range(3):
-        order = list(cases)
-        random.Random(100 + r).shuffle(order)
-        for key in order:
+    # search traces: 2 profiled sessions of 2 steps of the fp32 and bf16 plans, the greedy's input only
+    # (<model>_<plan>.search.json.gz); the traces scored are taken in the timing rounds below
+    search = collections.defaultdict(list)
+    for r in range(2):
+        for key in [k for k in cases if k.split("/")[1] in ("fp32", "bf16")]:
             model, plan, x = cases[key]
-            events, raw, ratio = profiled(model, plan, x, 3)
-            sessions[key].append((events, memory_events(raw)))
-            session_ratios[key].append(round(ratio, 3))
+            events, raw, ratio = profiled(model, plan, x, 2, tries=3)
+            search[key].append((events, memory_events(raw)))
         overheads.append(profiler_overhead_ns())
-    for key, (model, plan, x) in cases.items():
+    for key, sess in search.items():
         name, pname = key.split("/")
-        meta = {"model": name, "plan": pname, "modules_bf16": sorted(plan), "machine": mach,
-                "session_wall_over_cpu": session_ratios[key]}
-        results[key]["trace_wall_over_cpu"] = session_ratios[key]
-        write_trace(os.path.join(a.out, "%s_%s.json.gz" % (name, pname)), sessions[key], alive_before(model, x), meta)
+        write_trace(os.path.join(a.out, "%s_%s.search.json.gz" % (name, pname)), sess,
+                    alive_before(cases[key][0], cases[key][2]), {"model": name, "plan": pname, "machine": mach})
     overhead = statistics.median(overheads)
     for name, (model, x) in ms.items():   # the greedy plan under a memory limit, measured like the others
         key = name + "/greedy"
@@ -431,8 +444,17 @@ def main():
         results[key] = {"peak_bytes": peak, "alive_before_step_bytes": before, "memory_limit_bytes": limit,
                         "modules_bf16": sorted(plan)}
         print("%s: greedy under %d B lowers %s" % (name, limit, ", ".join(sorted(plan)) or "nothing"))
-    for k, v in timed(cases, a.rounds, a.steps).items():
+    traced = [k for k in cases if not k.endswith("/greedy")]
+    for k, v in timed(cases, a.rounds, a.steps, traced, sessions, session_ratios, overheads).items():
         results[k].update(v)
+    for key in traced:
+        model, plan, x = cases[key]
+        name, pname = key.split("/")
+        meta = {"model": name, "plan": pname, "modules_bf16": sorted(plan), "machine": mach,
+                "session_wall_over_cpu": session_ratios[key]}
+        results[key]["trace_wall_over_cpu"] = session_ratios[key]
+        write_trace(os.path.join(a.out, "%s_%s.json.gz" % (name, pname)), sessions[key], alive_before(model, x), meta)
+    overhead = statistics.median(overheads)
     print("profiler overhead: %.0f ns per recorded op (%s)" % (overhead, ", ".join("%.0f" % o for o in overheads)))
     res = {"machine": mach, "rounds": a.rounds, "steps_per_round": a.steps,
            "profiler_overhead_ns_per_op": round(overhead, 1),
@@ -444,8 +466,8 @@ def main():
            "time_source": "time.perf_counter (wall) and time.thread_time (CPU) around unprofiled steps; median "
                           "of rounds, 90% interval = 5th-95th percentile of round medians; rounds interleaved in "
                           "shuffled order; wall figures from the rounds whose wall time was within 15% of their "
-                          "CPU time (rounds_used) when there were 5 or more; trace sessions retried up to 8 times "
-                          "until within 15%, the best kept (trace_wall_over_cpu)",
+                          "CPU time (rounds_used) when there were 5 or more; one profiled step per case and round "
+                          "right after its timed steps (trace_wall_over_cpu: each one's wall / CPU)",
            "cases": results}
     with open(os.path.join(a.out, "measured.json"), "w") as f:
         json.dump(res, f, indent=1)

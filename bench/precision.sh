@@ -2,22 +2,29 @@
 # precision.sh - the precision what-if scored against real runs, then its
 # speed. For each model of the ground truth (bench/precision/, made by
 # bench/precision_gt.py with Debian's torch 1.13 on this CPU) and each plan
-# (fp32, bf16, mixA, mixB), `trainscope replay --precision-plan` predicts the
+# (fp32, bf16, mixA, mixB, and greedy: QSync's greedy plan under a memory
+# limit, searched by trainscope on that run's traces and applied by the
+# ground-truth script), `trainscope replay --precision-plan` predicts the
 # step from the model's fp32 and bf16 traces alone (less the profiler's cost
 # per op, measured apart by the ground-truth script) and is compared with the
 # unprofiled step's median (wall and thread CPU time, 90% intervals over
 # interleaved rounds) and peak memory. Targets: time within 5% where the
 # plan's interval is clear of the fp32 plan's, the plans ranked right, memory
-# within 3%. Then the cast fit's error on held-out casts (the mixed plans'
-# traces), and the speed on a BERT-scale synthetic chain.
-#   sh bench/precision.sh             score the committed ground truth
+# within 3%; the greedy plan measured to fit its limit and to be no slower
+# than the fastest measured plan that fits. Then the cast fit's error on
+# held-out casts (the mixed plans' traces), and the speed on a BERT-scale
+# synthetic chain.
+#   sh bench/precision.sh             score the committed held-out ground truth
+#                                     (bench/precision-heldout; TS_PRECISION_GT=DIR
+#                                     for another: bench/precision-design, the set
+#                                     the model was changed on)
 #   sh bench/precision.sh --measure   measure it again first into a temporary
 #                                     folder (fails if BLAS or CPU features
 #                                     differ from bench/precision/machine.json)
 set -e
 cd "$(dirname "$0")/.."
 make -s build/trainscope build/bench/precision
-G=${TS_PRECISION_GT:-bench/precision}
+G=${TS_PRECISION_GT:-bench/precision-heldout}
 if [ "${1:-}" = "--measure" ]; then
     T=$(mktemp -d)
     cp "$G/machine.json" "$T/"
@@ -57,7 +64,9 @@ import json, subprocess, sys
 g, norm = sys.argv[1], sys.argv[2]
 meas = json.load(open(g + "/measured.json"))
 ov_us = meas["profiler_overhead_ns_per_op"] / 1e3
-MODELS, PLANS = ("mlp", "cnn", "attn"), ("fp32", "bf16", "mixA", "mixB")
+MODELS = ("mlp", "cnn", "attn")
+PLANS = ("fp32", "bf16", "mixA", "mixB") + (("greedy",) if all("median_ms" in meas["cases"].get(m + "/greedy", {})
+                                                                for m in MODELS) else ())
 print("ground truth: %s, torch %s, %s, %s; %d rounds x %d steps; profiler %.1f us per op" % (
     meas["machine"]["cpu"], meas["machine"]["torch"], meas["machine"]["blas"],
     ", ".join(k for k, v in meas["machine"]["cpu_features"].items() if v), meas["rounds"],
@@ -106,11 +115,32 @@ def score(traces, med, lo, hi, with_memory):
                     pairs += 1
                     pa, pb = preds[a]["predicted_iteration_us"], preds[b]["predicted_iteration_us"]
                     pairs_ok += (pa < pb) == (ca[med] < cb[med])
+    print("load: %s at the start, %s at the end; %s s wall, %s s CPU" % (
+        meas.get("load_average_at_start"), meas.get("load_average_at_end"), meas.get("run_wall_s"),
+        meas.get("run_cpu_s")) if with_memory else "", end="\n" if with_memory else "")
     print("time: %d of %d cases within 5%% of the median; %d of the %d whose interval is clear of the fp32 plan's "
           "(bf16's for fp32); ranking: %d of %d resolved pairs of plans in the measured order" % (
               within, n, clear_within, clear_n, pairs_ok, pairs))
     if with_memory:
         print("memory: %d of %d cases within 3%%" % (mem_within, n))
+    for model in MODELS:
+        gr = meas["cases"].get(model + "/greedy")
+        if not gr:
+            continue
+        if "greedy_error" in gr:
+            print("greedy %s: no plan: %s" % (model, gr["greedy_error"]))
+            continue
+        limit = gr["memory_limit_bytes"]
+        fit = [p for p in PLANS[:4] if meas["cases"]["%s/%s" % (model, p)]["peak_bytes"] <= limit]
+        best = min(fit, key=lambda p: meas["cases"]["%s/%s" % (model, p)][med]) if fit else None
+        b = meas["cases"]["%s/%s" % (model, best)] if best else None
+        print("greedy %s (%s): limit %d B, measured peak %d B: %s; %.2f ms [%.2f, %.2f] against the fastest of the "
+              "measured plans that fit, %s %.2f ms [%.2f, %.2f]: %s" % (
+                  model, ", ".join(gr["modules_bf16"]) or "nothing lowered", limit, gr["peak_bytes"],
+                  "fits" if gr["peak_bytes"] <= limit else "DOES NOT FIT", gr[med], gr[lo], gr[hi], best,
+                  b[med] if b else 0, b[lo] if b else 0, b[hi] if b else 0,
+                  "no plan fits" if not b else "faster" if gr[hi] < b[lo] else "slower" if gr[lo] > b[hi]
+                  else "intervals overlap (%+.1f%% at the median)" % (100 * (gr[med] / b[med] - 1))))
 
 
 print("%-10s %9s %9s %19s %8s %8s  %12s %12s %7s" % ("case", "pred ms", "wall ms", "wall 90% interval", "err",

@@ -19,15 +19,22 @@ Run with Debian's torch 1.13: /usr/bin/python3 bench/precision_gt.py [--out DIR]
     profile_memory=True; every CPU allocation and free it records, summed in
     time order (the CPU allocator does not cache), plus what was alive before
     the step (parameters, the input batch, SGD has no state without momentum);
-  * traces: 3 profiled runs of 3 steps per plan (interleaved with the other
-    cases), written here from the profiler's event list as one Chrome trace
-    (the legacy exporter drops shapes):
+  * traces: one profiled step per plan in every timing round, right after
+    its timed steps (the traces and the timings see the same load), written
+    here from the profiler's event list as one Chrome trace (the legacy
+    exporter drops shapes):
     every op with "Input Dims" (record_shapes), "Sequence number", nesting by
     time; ProfilerStep#N ranges; "[memory]" instants with "Bytes" and "Total
     Allocated". The fp32 and bf16 traces are the predictor's inputs; the mixed
     ones only hold casts the cast-cost fit never sees (held out);
   * the profiler's own cost per recorded op, measured on trivial ops between
-    the trace sessions (profiler_overhead_ns), for `--profiler-overhead-us`.
+    the trace sessions (profiler_overhead_ns), for `--profiler-overhead-us`;
+  * greedy: QSync's greedy plan under a memory limit halfway between the
+    lowest and highest measured peak of the four plans, searched by
+    `trainscope replay --precision-greedy` on search traces of the fp32 and
+    bf16 plans (2 sessions of 2 steps before the rounds,
+    <model>_<plan>.search.json.gz) and timed and measured like the others
+    (<model>_greedy.plan: the modules it lowers; .greedy: trainscope's output).
 The machine is recorded (torch's BLAS, oneDNN, CPU model and flags); with a
 committed machine.json in DIR a run on another setup fails (exit 3) unless
 --record rewrites it.
@@ -40,6 +47,7 @@ import json
 import os
 import random
 import statistics
+import subprocess
 import sys
 import time
 
@@ -54,24 +62,28 @@ DTYPES = {"bf16": BF16, "fp16": torch.float16}
 def models():
     torch.manual_seed(0)
     od = collections.OrderedDict
-    mlp = nn.Sequential(od(fc1=nn.Linear(512, 512), act1=nn.ReLU(), fc2=nn.Linear(512, 512), act2=nn.ReLU(),
-                           fc3=nn.Linear(512, 512), act3=nn.ReLU(), head=nn.Linear(512, 16)))
+    # sized so that the all-bf16 steps are 20-80 ms (the profiler's cost per op, ~2.6 us over ~600 ops,
+    # a few % of a traced step) while the fp32 steps on the reference BLAS stay under ~0.35 s
+    w = 1024
+    mlp = nn.Sequential(od(fc1=nn.Linear(w, w), act1=nn.ReLU(), fc2=nn.Linear(w, w), act2=nn.ReLU(),
+                           fc3=nn.Linear(w, w), act3=nn.ReLU(), head=nn.Linear(w, 16)))
     cnn = nn.Sequential(od(conv1=nn.Conv2d(3, 32, 3, padding=1), act1=nn.ReLU(),
                            conv2=nn.Conv2d(32, 64, 3, padding=1), act2=nn.ReLU(), pool=nn.MaxPool2d(2),
                            conv3=nn.Conv2d(64, 64, 3, padding=1), act3=nn.ReLU(),
                            gap=nn.AdaptiveAvgPool2d(1), flat=nn.Flatten(), head=nn.Linear(64, 16)))
-    attn = nn.Sequential(od(qkv=nn.Linear(128, 384), attn=SelfAttention(), proj=nn.Linear(128, 128),
-                            gelu=nn.GELU(), up=nn.Linear(128, 512), act=nn.ReLU(), down=nn.Linear(512, 128),
-                            head=nn.Linear(128, 16)))
-    return {"mlp": (mlp, torch.randn(64, 512)), "cnn": (cnn, torch.randn(16, 3, 32, 32)),
-            "attn": (attn, torch.randn(4, 64, 128))}
+    d = 256
+    attn = nn.Sequential(od(qkv=nn.Linear(d, 3 * d), attn=SelfAttention(), proj=nn.Linear(d, d),
+                            gelu=nn.GELU(), up=nn.Linear(d, 4 * d), act=nn.ReLU(), down=nn.Linear(4 * d, d),
+                            head=nn.Linear(d, 16)))
+    return {"mlp": (mlp, torch.randn(64, w)), "cnn": (cnn, torch.randn(32, 3, 32, 32)),
+            "attn": (attn, torch.randn(4, 64, d))}
 
 
 class SelfAttention(nn.Module):
     """softmax(q k^T / sqrt(d)) v over the thirds of its input (no weights)."""
     def forward(self, x):
         q, k, v = x.chunk(3, dim=-1)
-        return torch.softmax(q @ k.transpose(-1, -2) / 8.0, dim=-1) @ v
+        return torch.softmax(q @ k.transpose(-1, -2) / q.shape[-1] ** 0.5, dim=-1) @ v
 
 
 def plans(model):
@@ -270,11 +282,16 @@ def percentile(xs, q):
     return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
 
 
-def timed(cases, rounds, steps):
+def timed(cases, rounds, steps, traced, sessions, ratios, overheads):
     """Wall time (perf_counter) and the thread's CPU time (thread_time: one
     intra-op thread, and the CPU autograd engine runs the backward on the
     calling thread) of unprofiled steps; the CPU time leaves out the waits
-    for a core that other users' work causes on a shared machine."""
+    for a core that other users' work causes on a shared machine. Each case
+    in `traced` also runs one profiled step right after its timed ones in
+    every round (appended to sessions[case], its wall / CPU to ratios[case]),
+    so that the traces and the timings see the same spells of load (other
+    users' builds slow this machine's cores by 10-30% for minutes, CPU time
+    included); the profiler's cost per op is measured every 5th round."""
     wall, cpu = collections.defaultdict(list), collections.defaultdict(list)
     opts = {k: torch.optim.SGD(m.parameters(), lr=1e-4) for k, (m, _, _) in cases.items()}
     for r in range(rounds):
@@ -291,6 +308,12 @@ def timed(cases, rounds, steps):
                     cs.append(time.thread_time() - c0)
             wall[k].append(statistics.median(ts) * 1e3)
             cpu[k].append(statistics.median(cs) * 1e3)
+            if k in traced:
+                events, raw, ratio = profiled(m, plan, x, 1, tries=1)
+                sessions[k].append((events, memory_events(raw)))
+                ratios[k].append(round(ratio, 3))
+        if r % 5 == 0:
+            overheads.append(profiler_overhead_ns())
         print("round %d/%d done (load %.1f)" % (r + 1, rounds, os.getloadavg()[0]), file=sys.stderr)
         if r + 1 < rounds and os.getloadavg()[0] > 3:
             time.sleep(2.0)   # let a busy moment pass rather than measure all of it
@@ -308,13 +331,64 @@ def timed(cases, rounds, steps):
     return out
 
 
+def greedy_case(a, name, model, peaks, overhead_ns):
+    """QSync's greedy plan under a memory limit, searched by trainscope on the
+    fp32 and bf16 traces just written, as the plan torch applies: every
+    module one of its `op:N` lines names (its `# OP in MODULE` comment) under
+    bf16 autocast (python/trainscope_precision.py's reading of the file). The
+    limit is fixed by rule before any prediction: halfway between the lowest
+    and the highest measured peak of the four plans. Returns (module plan,
+    limit bytes, trainscope's output) or raises on a failed search."""
+    sys.path.insert(0, os.path.join(HERE, "..", "python"))
+    import trainscope_precision as tp
+    limit = (min(peaks) + max(peaks)) // 2
+    tr = lambda p: os.path.join(a.out, "%s_%s.search.json.gz" % (name, p))
+    cmd = [a.trainscope, "replay", "--precision-greedy", "--memory-limit", "%.12f" % (limit / 2.0 ** 30),
+           "--profiler-overhead-us", "%.3f" % (overhead_ns / 1e3), "--precision-trace", "bf16=" + tr("bf16"),
+           tr("fp32")]
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    if out.returncode:
+        raise RuntimeError("%s: %s" % (" ".join(cmd), out.stderr.strip()))
+    raw = os.path.join(a.out, "%s_greedy.greedy" % name)
+    with open(raw, "w") as f:
+        f.write("# trainscope %s\n%s" % (" ".join(cmd[1:]).replace(a.out + os.sep, ""), out.stdout))
+    # the lines naming one of the model's modules; ops outside them (the loss, the optimizer,
+    # record_function's own aten::zeros) run as the step runs them whatever the plan says, and the
+    # prediction scored is the module plan's
+    tops = {n for n, _ in model.named_children()}
+    mods = os.path.join(a.out, "%s_greedy.modules" % name)
+    with open(raw) as f, open(mods, "w") as g:
+        g.writelines(l for l in f if l.startswith("op:") and l.partition("#")[2].split(" in ")[-1].strip() in tops
+                     and " in " in l.partition("#")[2])
+    plan = {n: p for n, p in tp.resolve(model, tp.read_plan(mods), mods).items() if p != "fp32"}
+    os.unlink(mods)
+    if set(plan) - tops:
+        raise RuntimeError("%s: the greedy lowers modules inside others (%s)" % (raw, sorted(set(plan) - tops)))
+    return plan, limit, out.stdout
+
+
+def tp_error():
+    sys.path.insert(0, os.path.join(HERE, "..", "python"))
+    import trainscope_precision as tp
+    return tp.PlanError
+
+
+def write_plan(path, key, plan):
+    with open(path, "w") as f:
+        f.write("# %s: modules under bf16 autocast (record_function ranges)\n" % key)
+        for n in sorted(plan):
+            f.write("name:%s bf16\n" % n)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(HERE, "precision"))
-    ap.add_argument("--rounds", type=int, default=25)
-    ap.add_argument("--steps", type=int, default=6)
+    ap.add_argument("--rounds", type=int, default=20)
+    ap.add_argument("--steps", type=int, default=4)
     ap.add_argument("--record", action="store_true", help="rewrite DIR/machine.json")
+    ap.add_argument("--trainscope", default=os.path.join(HERE, "..", "build", "trainscope"))
     a = ap.parse_args()
+    t_start, cpu_start, load_start = time.time(), time.process_time(), os.getloadavg()
     torch.set_num_threads(1)   # a shared 2-core machine: one thread per run is the steadiest
     os.makedirs(a.out, exist_ok=True)
     mach = machine()
@@ -340,47 +414,67 @@ def main():
             cases[key] = (model, plan, x)
             peak, before = peak_memory(model, plan, x)
             results[key] = {"peak_bytes": peak, "alive_before_step_bytes": before}
-            with open(os.path.join(a.out, "%s_%s.plan" % (name, pname)), "w") as f:
-                f.write("# %s: modules under bf16 autocast (record_function ranges)\n" % key)
-                for n in sorted(plan):
-                    f.write("name:%s bf16\n" % n)
-    # traces: 3 profiled sessions of 3 steps per case, the cases in a new
-    # shuffled order each time, so that a busy moment of the machine does not
-    # make all of one trace; the profiler's own cost is measured between them
-    for r in range(3):
-        order = list(cases)
-        random.Random(100 + r).shuffle(order)
-        for key in order:
+            write_plan(os.path.join(a.out, "%s_%s.plan" % (name, pname)), key, plan)
+    # search traces: 2 profiled sessions of 2 steps of the fp32 and bf16 plans, the greedy's input only
+    # (<model>_<plan>.search.json.gz); the traces scored are taken in the timing rounds below
+    search = collections.defaultdict(list)
+    for r in range(2):
+        for key in [k for k in cases if k.split("/")[1] in ("fp32", "bf16")]:
             model, plan, x = cases[key]
-            events, raw, ratio = profiled(model, plan, x, 3)
-            sessions[key].append((events, memory_events(raw)))
-            session_ratios[key].append(round(ratio, 3))
+            events, raw, ratio = profiled(model, plan, x, 2, tries=3)
+            search[key].append((events, memory_events(raw)))
         overheads.append(profiler_overhead_ns())
-    for key, (model, plan, x) in cases.items():
+    for key, sess in search.items():
+        name, pname = key.split("/")
+        write_trace(os.path.join(a.out, "%s_%s.search.json.gz" % (name, pname)), sess,
+                    alive_before(cases[key][0], cases[key][2]), {"model": name, "plan": pname, "machine": mach})
+    overhead = statistics.median(overheads)
+    for name, (model, x) in ms.items():   # the greedy plan under a memory limit, measured like the others
+        key = name + "/greedy"
+        try:
+            plan, limit, text = greedy_case(a, name, model, [results["%s/%s" % (name, p)]["peak_bytes"]
+                                                             for p in plans(model)], overhead)
+        except (RuntimeError, tp_error()) as e:   # recorded, not measured: the others still are
+            results[key] = {"greedy_error": str(e)}
+            print("%s: %s" % (key, e), file=sys.stderr)
+            continue
+        cases[key] = (model, plan, x)
+        write_plan(os.path.join(a.out, "%s_greedy.plan" % name), key, plan)
+        peak, before = peak_memory(model, plan, x)
+        results[key] = {"peak_bytes": peak, "alive_before_step_bytes": before, "memory_limit_bytes": limit,
+                        "modules_bf16": sorted(plan)}
+        print("%s: greedy under %d B lowers %s" % (name, limit, ", ".join(sorted(plan)) or "nothing"))
+    traced = [k for k in cases if not k.endswith("/greedy")]
+    for k, v in timed(cases, a.rounds, a.steps, traced, sessions, session_ratios, overheads).items():
+        results[k].update(v)
+    for key in traced:
+        model, plan, x = cases[key]
         name, pname = key.split("/")
         meta = {"model": name, "plan": pname, "modules_bf16": sorted(plan), "machine": mach,
                 "session_wall_over_cpu": session_ratios[key]}
         results[key]["trace_wall_over_cpu"] = session_ratios[key]
         write_trace(os.path.join(a.out, "%s_%s.json.gz" % (name, pname)), sessions[key], alive_before(model, x), meta)
-    for k, v in timed(cases, a.rounds, a.steps).items():
-        results[k].update(v)
     overhead = statistics.median(overheads)
     print("profiler overhead: %.0f ns per recorded op (%s)" % (overhead, ", ".join("%.0f" % o for o in overheads)))
     res = {"machine": mach, "rounds": a.rounds, "steps_per_round": a.steps,
            "profiler_overhead_ns_per_op": round(overhead, 1),
-           "load_average_at_end": os.getloadavg(),
+           "started_utc": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(t_start)),
+           "run_wall_s": round(time.time() - t_start, 1), "run_cpu_s": round(time.process_time() - cpu_start, 1),
+           "load_average_at_start": load_start, "load_average_at_end": os.getloadavg(),
            "memory_source": "legacy autograd profiler profile_memory=True: CPU allocations summed in time order, "
                             "plus parameters and input alive before the step",
            "time_source": "time.perf_counter (wall) and time.thread_time (CPU) around unprofiled steps; median "
                           "of rounds, 90% interval = 5th-95th percentile of round medians; rounds interleaved in "
                           "shuffled order; wall figures from the rounds whose wall time was within 15% of their "
-                          "CPU time (rounds_used) when there were 5 or more; trace sessions retried up to 8 times "
-                          "until within 15%, the best kept (trace_wall_over_cpu)",
+                          "CPU time (rounds_used) when there were 5 or more; one profiled step per case and round "
+                          "right after its timed steps (trace_wall_over_cpu: each one's wall / CPU)",
            "cases": results}
     with open(os.path.join(a.out, "measured.json"), "w") as f:
         json.dump(res, f, indent=1)
         f.write("\n")
     for k, v in results.items():
+        if "median_ms" not in v:
+            continue
         print("%-10s wall %8.2f ms [%7.2f, %7.2f]  cpu %8.2f ms [%7.2f, %7.2f]  peak %12d B" % (
             k, v["median_ms"], v["p5_ms"], v["p95_ms"], v["cpu_median_ms"], v["cpu_p5_ms"], v["cpu_p95_ms"],
             v["peak_bytes"]))

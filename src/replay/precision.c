@@ -87,11 +87,13 @@ static const char *scope_of(const ts_rank *r, uint32_t s)
     return "";
 }
 
-/* Elements of the first tensor of "Input Dims" ([[64, 512], [512]] -> 32768); -1 = unknown. */
+/* Elements of the first tensor of "Input Dims" ([[64, 512], [512]] -> 32768);
+ * TS__IN_NONE when the first argument is no tensor, TS__IN_UNKNOWN without shapes. */
 static int64_t first_input_elems(const ts_rank *r, uint32_t s)
 {
     const char *d = ts__slice_arg_str(r, s, "Input Dims");
-    if (!d || strncmp(d, "[[", 2)) return -1;
+    if (!d) return TS__IN_UNKNOWN;
+    if (strncmp(d, "[[", 2)) return -1;
     int64_t e = 1;
     const char *p = d + 2;
     if (*p == ']') return -1;   /* a scalar or a non-tensor first argument */
@@ -549,6 +551,39 @@ static int check_cover(const build *b, const build *ref, const align *al)
     return TS_OK;
 }
 
+/* Ops whose backward keeps their output (the formulas in torch's
+ * tools/autograd/derivatives.yaml that use `result`: relu's
+ * threshold_backward(grad, result, 0), sigmoid, tanh, exp, sqrt, rsqrt,
+ * softmax and log_softmax): the output outlives its consumer until the op's
+ * own backward, whatever the consumer does with it. */
+static bool keeps_output(const char *op)
+{
+    static const char *const ops[] = {"relu", "relu_", "sigmoid", "sigmoid_", "tanh", "tanh_", "exp", "exp_",
+                                      "sqrt", "sqrt_", "rsqrt", "rsqrt_", "softmax", "_softmax", "log_softmax",
+                                      "_log_softmax"};
+    if (!strncmp(op, "aten::", 6)) op += 6;
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (!strcmp(op, ops[i])) return true;
+    return false;
+}
+
+/* Each unit's nearest neighbours that take a tensor (ts__prec_prev), and
+ * whether its output outlives its consumer. */
+static void link_inputs(ts_prec_model *m)
+{
+    for (uint32_t u = 0; u < m->n_units; u++) m->units[u].keeps_out = keeps_output(ts__str(&m->names, m->units[u].op));
+    uint32_t last = TS_NONE32;
+    for (uint32_t u = 0; u < m->n_units; u++) {
+        m->units[u].prev_in = last;
+        if (m->units[u].in_elems != TS__IN_NONE) last = u;
+    }
+    last = TS_NONE32;
+    for (uint32_t u = m->n_units; u-- > 0;) {
+        m->units[u].next_in = last;
+        if (m->units[u].in_elems != TS__IN_NONE) last = u;
+    }
+}
+
 /* Units from the anchored reference ops; every op's ordinal (op.unit) becomes
  * its unit: an anchored op's own, any other op's the unit before it (before
  * the first anchor: the first). A note per run on the ops not anchored. */
@@ -611,6 +646,7 @@ static int map_units(build *bs)
     }
     for (int p = TS_PREC_COUNT - 1; p >= 0 && !rc; p--) rc = check_cover(&bs[p], &bs[0], &al);   /* the lower runs first */
     if (!rc) rc = make_units(bs, &al);
+    if (!rc) link_inputs(bs[0].m);
     ts__free(al.keys, (size_t)al.n * sizeof *al.keys);
     ts__free(al.slices, (size_t)al.n * sizeof *al.slices);
     ts__free(al.anchored, al.anchored ? al.n : 0);
@@ -1113,7 +1149,7 @@ void ts_prec_model_unit(const ts_prec_model *m, uint32_t i, ts_prec_unit_info *o
     const ts__prec_unit *u = &m->units[i];
     out->op = ts__str(&m->names, u->op);
     out->scope = u->scope ? ts__str(&m->names, u->scope) : "";
-    out->input_elems = u->in_elems;
+    out->input_elems = u->in_elems < 0 ? -1 : u->in_elems;
     for (int p = 0; p < TS_PREC_COUNT; p++) {
         bool have = m->have & (1u << p);
         const bool g = m->gpu;   /* GPU runs: each part the larger of its CPU and its kernels' time */

@@ -22,10 +22,16 @@ static inline ts__blk ts__blk_cat(ts__blk a, ts__blk b)
     return c;
 }
 
+enum { TS__IN_NONE = -1, TS__IN_UNKNOWN = -2 };
+
 typedef struct ts__prec_unit {
     uint32_t op, scope;              /* strpool ids (scope 0 = none) */
     bool     has_bwd;                /* a backward block in the fp32 timeline */
-    int64_t  in_elems;               /* first input's elements, -1 = unknown */
+    int64_t  in_elems;               /* first input's elements; TS__IN_NONE: its first argument is no tensor
+                                        (record_function's aten::zeros, aten::empty): nothing to cast;
+                                        TS__IN_UNKNOWN: no "Input Dims" (a cast of unknown size) */
+    uint32_t prev_in, next_in;       /* the nearest unit before (after) it that takes a tensor, TS_NONE32 = none */
+    bool     keeps_out;              /* its backward keeps its output (torch's formula uses `result`) */
     int64_t  fwd[TS_PREC_COUNT], bwd[TS_PREC_COUNT];           /* the op and its backward ops */
     int64_t  entry_fwd[TS_PREC_COUNT], entry_bwd[TS_PREC_COUNT]; /* its entry cast, 0 = none */
     uint32_t ev_fwd[TS_PREC_COUNT], ev_bwd[TS_PREC_COUNT];     /* profiled slices in them (first iteration),
@@ -35,6 +41,16 @@ typedef struct ts__prec_unit {
     ts__blk  m_fwd[TS_PREC_COUNT], m_bwd[TS_PREC_COUNT];       /* memory of the op, its backward */
     ts__blk  m_entry_fwd[TS_PREC_COUNT], m_entry_bwd[TS_PREC_COUNT];
 } ts__prec_unit;
+
+/* The precision unit u's input arrives in: that of the nearest unit before
+ * it that takes a tensor (its producer in a chain; the ops between, such as
+ * record_function's aten::zeros, carry no activation), fp32 (the batch) for
+ * the first; a unit that takes no tensor has nothing to cast: its own. */
+static inline int ts__prec_prev(const ts__prec_unit *units, const uint8_t *prec, uint32_t u)
+{
+    if (units[u].in_elems == TS__IN_NONE) return prec[u];
+    return units[u].prev_in == TS_NONE32 ? TS_PREC_FP32 : prec[units[u].prev_in];
+}
 
 enum { TS__ITEM_FIXED = 0, TS__ITEM_FWD, TS__ITEM_BWD };
 typedef struct ts__prec_item {   /* one step of the fp32 run's memory timeline */

@@ -38,8 +38,9 @@ static __attribute__((noinline)) int64_t gpu_unit_cost(const ts_prec_model *m, u
     int64_t t = ts__prec_body_ns(m, un, p);
     if (p == prev) return t + ts__prec_entry_ns(un, p);
     int64_t c = ts__prec_cast_ns(m, un->in_elems);
-    if (casts) *casts += u ? 2 : 1;
-    return t + (u ? 2 * c : c);
+    bool grad = un->prev_in != TS_NONE32;   /* the batch takes no gradient */
+    if (casts) *casts += grad ? 2 : 1;
+    return t + (grad ? 2 * c : c);
 }
 
 /* Time of unit u at precision p after a unit at prev; *casts += casts added. */
@@ -50,8 +51,9 @@ static int64_t unit_cost(const ts_prec_model *m, uint32_t u, int p, int prev, ui
     int64_t t = un->fwd[p] + un->bwd[p] - (int64_t)(m->overhead_ns * (un->ev_fwd[p] + un->ev_bwd[p]));
     if (p == prev) return t + un->entry_fwd[p] + un->entry_bwd[p];
     int64_t c = ts__prec_cast_ns(m, un->in_elems);
-    if (casts) *casts += u ? 2 : 1;
-    return t + (u ? 2 * c : c);   /* the first unit's input (the batch) takes no gradient */
+    bool grad = un->prev_in != TS_NONE32;   /* the first input (the batch) takes no gradient */
+    if (casts) *casts += grad ? 2 : 1;
+    return t + (grad ? 2 * c : c);
 }
 
 bool ts_prec_model_matches(const ts_prec_model *m, uint32_t ui, const char *pat)
@@ -124,12 +126,30 @@ static ts__blk item_blk(const ts_prec_model *m, const uint8_t *prec, uint32_t i)
     const ts__prec_item *it = &m->items[i];
     if (it->kind == TS__ITEM_FIXED) return it->mem;
     const ts__prec_unit *u = &m->units[it->unit];
-    int p = prec[it->unit], prev = it->unit ? prec[it->unit - 1] : TS_PREC_FP32;
-    int64_t cast = u->in_elems > 0 ? u->in_elems * ts_precision_bytes((ts_precision)p) : 0;
-    bool freed_later = it->kind == TS__ITEM_FWD && u->has_bwd;
-    ts__blk c_in = {freed_later ? cast : 0, cast}, c_out = {-cast, 0};
-    if (it->kind == TS__ITEM_FWD) return ts__blk_cat(p == prev ? u->m_entry_fwd[p] : c_in, u->m_fwd[p]);
-    return ts__blk_cat(u->m_bwd[p], p == prev ? u->m_entry_bwd[p] : c_out);
+    int p = prec[it->unit], prev = ts__prec_prev(m->units, prec, it->unit);
+    if (p == prev)
+        return it->kind == TS__ITEM_FWD ? ts__blk_cat(u->m_entry_fwd[p], u->m_fwd[p]) : ts__blk_cat(u->m_bwd[p], u->m_entry_bwd[p]);
+    /* An inserted cast: its output (n elements at p) replaces the input (at
+     * prev) as what the unit takes. The batch (first unit: the run at p cast
+     * it too, and the unit's blocks free that cast's output) stays alive.
+     * Otherwise, where the producer keeps its output for its own backward,
+     * the run at p freed the unit's input in the producer's backward, not in
+     * the unit's blocks: the cast's output is freed in the unit's backward
+     * (after the op if it has none) and the input stays as in the run at
+     * prev. Where it does not, the input is freed at the cast and the unit's
+     * blocks free the output as they freed its input. The cast's backward
+     * turns the input gradient (at p) into one at prev. */
+    int64_t n = u->in_elems > 0 ? u->in_elems : 0, np = n * ts_precision_bytes((ts_precision)p);
+    int64_t nq = n * ts_precision_bytes((ts_precision)prev);
+    ts__blk grad = {nq - np, nq};
+    if (u->prev_in == TS_NONE32)
+        return it->kind == TS__ITEM_FWD ? ts__blk_cat((ts__blk){np, np}, u->m_fwd[p]) : u->m_bwd[p];
+    if (m->units[u->prev_in].keeps_out) {
+        if (it->kind == TS__ITEM_FWD) return ts__blk_cat((ts__blk){u->has_bwd ? np : 0, np}, u->m_fwd[p]);
+        return ts__blk_cat(ts__blk_cat(u->m_bwd[p], (ts__blk){-np, 0}), grad);
+    }
+    if (it->kind == TS__ITEM_FWD) return ts__blk_cat((ts__blk){np - nq, np}, u->m_fwd[p]);
+    return ts__blk_cat(u->m_bwd[p], grad);
 }
 
 static int64_t predict_peak_at(const ts_prec_model *m, const uint8_t *prec, uint32_t *at)
@@ -173,7 +193,7 @@ void ts_prec_predict(const ts_prec_model *m, const uint8_t *prec, ts_prec_predic
     uint32_t casts = 0;
     int64_t cast_ns = 0;
     for (uint32_t u = 0; u < m->n_units; u++) {
-        int prev = u ? prec[u - 1] : TS_PREC_FP32;
+        int prev = ts__prec_prev(m->units, prec, u);
         uint32_t before = casts;
         t += unit_cost(m, u, prec[u], prev, &casts);
         if (casts != before) cast_ns += (int64_t)(casts - before) * ts__prec_cast_ns(m, m->units[u].in_elems);
@@ -207,11 +227,14 @@ void ts_prec_predict(const ts_prec_model *m, const uint8_t *prec, ts_prec_predic
 /* Time saved by moving unit u from its precision to p (negative: slower). */
 static int64_t saving(const ts_prec_model *m, const uint8_t *prec, uint32_t u, int p)
 {
-    int prev = u ? prec[u - 1] : TS_PREC_FP32, old = prec[u];
-    int64_t before = unit_cost(m, u, old, prev, NULL), after = unit_cost(m, u, p, prev, NULL);
-    if (u + 1 < m->n_units) {
-        before += unit_cost(m, u + 1, prec[u + 1], old, NULL);
-        after += unit_cost(m, u + 1, prec[u + 1], p, NULL);
+    int prev = ts__prec_prev(m->units, prec, u), old = prec[u];
+    const ts__prec_unit *un = &m->units[u];
+    int64_t before = unit_cost(m, u, old, un->in_elems == TS__IN_NONE ? old : prev, NULL);
+    int64_t after = unit_cost(m, u, p, un->in_elems == TS__IN_NONE ? p : prev, NULL);
+    uint32_t v = un->next_in;   /* the unit whose input u's output is: its cast changes too */
+    if (un->in_elems != TS__IN_NONE && v != TS_NONE32) {
+        before += unit_cost(m, v, prec[v], old, NULL);
+        after += unit_cost(m, v, prec[v], p, NULL);
     }
     return before - after;
 }
@@ -223,22 +246,36 @@ static double weight(const double *indicator, uint32_t u)
 }
 
 /* Time pass: lower, one at a time, the unit with the most time saved per
- * unit of indicator, within the budget, while one saves time. */
-static void time_pass(const ts_prec_model *m, const double *ind, double budget, double *used, int high, int low,
-                      uint8_t *prec)
+ * unit of indicator, within the budget, while one saves time. With a limit
+ * (limit > 0) that the starting plan meets, a unit whose lowering would take
+ * the plan's peak over it is passed over for good (lowering can add memory:
+ * CPU autocast keeps a 16-bit copy of each weight beside the fp32 one), so
+ * the plan stays the fastest found that fits; one peak walk per lowering. */
+static int time_pass(const ts_prec_model *m, const double *ind, double budget, double *used, int64_t limit,
+                     int high, int low, uint8_t *prec)
 {
+    bool fit = limit > 0 && m->have_memory && predict_peak(m, prec) <= limit;
+    uint8_t *skip = fit ? ts__calloc(m->n_units ? m->n_units : 1, 1) : NULL;
+    if (fit && !skip) return TS_ENOMEM;
     for (;;) {
         uint32_t best = UINT32_MAX;
         double best_ratio = 0;
         for (uint32_t u = 0; u < m->n_units; u++) {
-            if (prec[u] != high || *used + weight(ind, u) > budget + 1e-12) continue;
+            if (prec[u] != high || (skip && skip[u]) || *used + weight(ind, u) > budget + 1e-12) continue;
             double gain = (double)saving(m, prec, u, low);
             if (gain > 0 && gain / weight(ind, u) > best_ratio) { best_ratio = gain / weight(ind, u); best = u; }
         }
-        if (best == UINT32_MAX) return;
+        if (best == UINT32_MAX) break;
         prec[best] = (uint8_t)low;
+        if (fit && predict_peak(m, prec) > limit) {
+            prec[best] = (uint8_t)high;
+            skip[best] = 1;
+            continue;
+        }
         *used += weight(ind, best);
     }
+    ts__free(skip, skip ? (m->n_units ? m->n_units : 1) : 0);
+    return TS_OK;
 }
 
 /* The memory pass's view of the current plan's curve: per timeline item the
@@ -282,13 +319,15 @@ static int cmp_u32(const void *a, const void *b)
 }
 
 /* Peak once units [u, u + w) are lowered (prec already holds the change):
- * the items of those units and of unit u + w (whose entry cast depends on
- * its predecessor) change; between them the old curve shifts by the nets
- * changed so far. */
+ * the items of those units and of the first unit after them that takes a
+ * tensor (whose entry cast depends on its producer) change; between them the
+ * old curve shifts by the nets changed so far. */
 static int64_t window_peak(const ts_prec_model *m, const curve *c, const uint8_t *prec, uint32_t u, uint32_t w)
 {
-    uint32_t pos[2 * 66], k = 0, last = u + w < m->n_units ? u + w : u + w - 1;
-    for (uint32_t x = u; x <= last && k + 2 <= sizeof pos / sizeof pos[0]; x++) {
+    uint32_t pos[2 * 66], k = 0, after = m->units[u + w - 1].next_in;
+    for (uint32_t i = 0; i <= w && k + 2 <= sizeof pos / sizeof pos[0]; i++) {
+        uint32_t x = i < w ? u + i : after;
+        if (x == TS_NONE32) break;
         if (c->fwd_at[x] >= 0) pos[k++] = (uint32_t)c->fwd_at[x];
         if (c->bwd_at[x] >= 0) pos[k++] = (uint32_t)c->bwd_at[x];
     }
@@ -318,6 +357,8 @@ static int64_t window_peak(const ts_prec_model *m, const curve *c, const uint8_t
  * units are tried, the shortest length that saves anything wins (one unit
  * alone may save nothing, since the casts into and out of it take memory
  * too); lengths shorter than the last one that helped are not tried again.
+ * A window may hold units lowered already (by the time pass): they stay low
+ * and cost nothing, so scattered lowerings do not fence off a long run.
  * Cost per step: a curve build, O(items log items), then O(units) windows of
  * O(length) each. */
 static int memory_pass(const ts_prec_model *m, const double *ind, double budget, double *used, int64_t limit,
@@ -339,6 +380,7 @@ static int memory_pass(const ts_prec_model *m, const double *ind, double budget,
         if (m->items[i].kind == TS__ITEM_BWD) c.bwd_at[m->items[i].unit] = (int32_t)i;
     }
     uint32_t w0 = 1;
+    uint8_t keep[64];
     int64_t peak = rc ? limit : predict_peak(m, prec);
     while (peak > limit) {
         curve_build(m, prec, &c);
@@ -347,12 +389,13 @@ static int memory_pass(const ts_prec_model *m, const double *ind, double budget,
         int64_t best_peak = peak;
         for (uint32_t w = w0; w <= m->n_units && w <= 64 && best == UINT32_MAX; w *= 2)
             for (uint32_t u = 0; u + w <= m->n_units; u++) {
-                double cost = 0;
-                for (uint32_t i = u; i < u + w && isfinite(cost); i++) cost = prec[i] == high ? cost + weight(ind, i) : INFINITY;
-                if (!isfinite(cost) || *used + cost > budget + 1e-12) continue;
+                double cost = 0;   /* the window's units still high; those lowered already stay so */
+                for (uint32_t i = u; i < u + w; i++) cost += prec[i] == high ? weight(ind, i) : 0;
+                if (cost == 0 || *used + cost > budget + 1e-12) continue;
+                memcpy(keep, prec + u, w);
                 memset(prec + u, low, w);
                 int64_t np = window_peak(m, &c, prec, u, w);
-                memset(prec + u, high, w);
+                memcpy(prec + u, keep, w);
                 if (np < peak && (double)(peak - np) / cost > best_ratio) {
                     best_ratio = (double)(peak - np) / cost;
                     best = u;
@@ -362,7 +405,7 @@ static int memory_pass(const ts_prec_model *m, const double *ind, double budget,
             }
         if (best == UINT32_MAX) break;
         w0 = best_w;
-        for (uint32_t i = best; i < best + best_w; i++) *used += weight(ind, i);
+        for (uint32_t i = best; i < best + best_w; i++) *used += prec[i] == high ? weight(ind, i) : 0;
         memset(prec + best, low, best_w);
         peak = best_peak;
     }
@@ -380,7 +423,7 @@ int ts_prec_greedy(const ts_prec_model *m, const double *indicator, double budge
     if (!(m->have & (1u << high)) || !(m->have & (1u << low))) return TS_EINVAL;
     memset(prec, high, m->n_units);
     double used = 0;
-    time_pass(m, indicator, budget, &used, high, low, prec);
+    if (time_pass(m, indicator, budget, &used, limit, high, low, prec)) return TS_ENOMEM;
     if (limit > 0 && m->have_memory && memory_pass(m, indicator, budget, &used, limit, high, low, prec))
         return TS_ENOMEM;
     ts_prec_predict(m, prec, out);

@@ -18,7 +18,7 @@
 static void part(const ts_prec_model *m, const uint8_t *prec, uint32_t u, bool bwd, int64_t *cpu, int64_t *gpu)
 {
     const ts__prec_unit *un = &m->units[u];
-    int p = prec[u], prev = u ? prec[u - 1] : TS_PREC_FP32;
+    int p = prec[u], prev = ts__prec_prev(m->units, prec, u);
     if (!bwd) {
         *cpu = un->fwd[p] - (int64_t)(m->overhead_ns * un->ev_fwd[p]);
         *gpu = un->gfwd[p];
@@ -28,7 +28,7 @@ static void part(const ts_prec_model *m, const uint8_t *prec, uint32_t u, bool b
         *cpu = un->bwd[p] - (int64_t)(m->overhead_ns * un->ev_bwd[p]);
         *gpu = un->gbwd[p];
         if (p == prev) { *cpu += un->entry_bwd[p]; *gpu += un->gentry_bwd[p]; }
-        else if (u) *gpu += ts__prec_cast_ns(m, un->in_elems);   /* the batch takes no gradient */
+        else if (un->prev_in != TS_NONE32) *gpu += ts__prec_cast_ns(m, un->in_elems);   /* the batch takes no gradient */
     }
 }
 

@@ -24,7 +24,8 @@ static const int64_t MEM[NU] = {8000, 4000, 8000, 4};
 typedef struct run_spec {
     double fwd_us[NU], bwd_us[NU];   /* iteration k takes (k + 1) x these: medians are iteration 1's */
     double cast_us[NU];              /* entry cast before unit u (0 = none), "Input Dims" [[CAST_ELEMS[u]]] */
-    int    mem_div;                  /* bytes are MEM[u] / mem_div */
+    int    mem_div;                  /* bytes are MEM[u] x mem_mul / mem_div */
+    int    mem_mul;                  /* 0 = 1 */
     const char *rename;              /* unit 2's op name instead of OPS[2] (NULL = same) */
 } run_spec;
 static const int64_t CAST_ELEMS[NU] = {1000, 0, 0, 3000};
@@ -63,14 +64,14 @@ static double iteration(char **p, const run_spec *s, int k, double t, int64_t *t
             t += c + 10;
         }
         ev(p, u == 2 && s->rename ? s->rename : OPS[u], t, d, 10 + u, "[[2000], [7]]");
-        mem(p, t + d / 2, MEM[u] / s->mem_div, total);
+        mem(p, t + d / 2, MEM[u] * (s->mem_mul ? s->mem_mul : 1) / s->mem_div, total);
         t += d + 10;
     }
     for (int u = NU - 1; u >= 0; u--) {
         double d = s->bwd_us[u] * f;
         ev(p, "autograd::engine::evaluate_function: XBackward0", t, d, -1, NULL);
         ev(p, "XBackward0", t + 0.5, d - 1, 10 + u, NULL);
-        mem(p, t + d / 2, -MEM[u] / s->mem_div, total);
+        mem(p, t + d / 2, -MEM[u] * (s->mem_mul ? s->mem_mul : 1) / s->mem_div, total);
         t += d + 10;
     }
     ev(p, "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad", t, 5 * f, -1, NULL);
@@ -217,10 +218,14 @@ TEST(precision_plan_takes_unit_times_and_prices_casts_between_units)
     CHECK_EQ_INT(p.n_casts, 4);
     CHECK_EQ_INT(p.cast_ns, 16000);
     CHECK_EQ_INT(p.iteration_ns, want);
-    /* memory: 8000 + 4000, then unit 2's cast output (2000 x 2 bytes) and
-     * its bf16 block (4000), unit 3's cast adds 2000 x 4 bytes (until its
-     * backward) and its own 4 bytes */
-    CHECK_EQ_INT(p.peak_bytes, 1000000 + 8000 + 4000 + 4000 + 4000 + 8000 + 4);
+    /* memory: 8000 + 4000 (1,012,000); unit 2's cast output (2000 x 2 bytes)
+     * beside its input, which relu (unit 1) keeps for its backward, and its
+     * bf16 block (1,020,000); unit 3's cast output (2000 x 4) peaks at
+     * 1,028,000 and replaces its bf16 input, which the linear does not keep
+     * (-4000 net), its own 4 bytes (1,024,004); in the backward unit 3's
+     * frees its 4 and the cast of its gradient to bf16 allocates 4000 before
+     * the fp32 gradient (8000) goes (1,028,000 again): the peak is 1,028,000 */
+    CHECK_EQ_INT(p.peak_bytes, 1000000 + 8000 + 4000 + 4000 + 4000 + 8000);
     unlink(plan);
     free(plan);
     ts_prec_model_destroy(m);
@@ -356,6 +361,40 @@ TEST(precision_greedy_keeps_its_budgets_and_is_never_better_than_exhaustive)
     /* a limit the all-fp32 plan misses by 4 KB: the greedy lowers until it fits */
     CHECK_EQ_INT(ts_prec_greedy(m, NULL, 100, 1000000 + 16004, TS_PREC_FP32, TS_PREC_BF16, prec, &p), TS_OK);
     CHECK(p.peak_bytes <= 1000000 + 16004);
+    ts_prec_model_destroy(m);
+}
+
+TEST(precision_greedy_under_a_limit_passes_over_lowerings_that_add_memory)
+{
+    /* a bf16 run whose blocks are 3x the fp32 run's (CPU autocast keeps a
+     * 16-bit copy of each weight): the all-bf16 plan is the fastest but does
+     * not fit a limit the all-fp32 plan meets; the greedy's plan must fit and
+     * be no slower than the fastest plan that fits (brute force) allows */
+    run_spec b = BF16;
+    b.mem_div = 1;
+    b.mem_mul = 3;
+    ts_error err;
+    ts_prec_model *m = model_of(&FP32, &b, &err, NULL);
+    if (!m) TS_FAIL_("%s", err.msg);
+    uint8_t prec[NU];
+    ts_prec_prediction p;
+    memset(prec, TS_PREC_BF16, NU);
+    ts_prec_predict(m, prec, &p);
+    const int64_t limit = (p.peak_bytes + p.fp32_peak_bytes) / 2;   /* halfway from all-fp32 to all-bf16 */
+    CHECK(p.peak_bytes > p.fp32_peak_bytes);
+    int64_t best = INT64_MAX, best_any = INT64_MAX;
+    for (unsigned mask = 0; mask < (1u << NU); mask++) {
+        for (int u = 0; u < NU; u++) prec[u] = (mask >> u) & 1 ? TS_PREC_BF16 : TS_PREC_FP32;
+        ts_prec_predict(m, prec, &p);
+        if (p.iteration_ns < best_any) best_any = p.iteration_ns;
+        if (p.peak_bytes <= limit && p.iteration_ns < best) best = p.iteration_ns;
+    }
+    CHECK(best > best_any);   /* the limit binds */
+    CHECK(best < measured_step_ns());   /* and some lowering still fits */
+    CHECK_EQ_INT(ts_prec_greedy(m, NULL, 100, limit, TS_PREC_FP32, TS_PREC_BF16, prec, &p), TS_OK);
+    CHECK(p.peak_bytes <= limit);
+    CHECK(p.iteration_ns >= best);
+    CHECK(p.iteration_ns < measured_step_ns());
     ts_prec_model_destroy(m);
 }
 

@@ -184,6 +184,7 @@ static void settle(ts_optimize *o, bool sample)
         o->sum.best_ns = o->sum.baseline_ns;
     }
     o->sum.no_change = memcmp(o->best, o->init, o->n_vars) == 0;
+    o->same_buckets = memcmp(o->best, o->init, ts__opt_opf_first(o)) == 0;
     if (o->sum.no_change) o->sum.best_ns = o->sum.baseline_ns;
 }
 
@@ -193,7 +194,7 @@ static void ddp_setting(ts_optimize *o)
 {
     bool cut = false;
     for (uint32_t i = 0; i < o->grads.n; i++) cut = cut || o->pieces[i] > 1;
-    o->sum.ddp_default = !cut && o->sum.no_change &&
+    o->sum.ddp_default = !cut && o->same_buckets &&
                          ts__tf_is_ddp_cap(&o->grads, o->best, TS_DDP_DEFAULT_CAP_MB * 1048576ll);
     o->sum.ddp_bucket_cap_mb = o->sum.ddp_default ? TS_DDP_DEFAULT_CAP_MB : cut ? -1 : ts__tf_ddp_cap_mb(&o->grads, o->best);
 }
@@ -208,10 +209,13 @@ static int explain(ts_optimize *o, uint8_t *tmp, ts_error *err)
     if (o->sum.n_fused)
         rc = add_change(o, "fuse %u pairs of %s into kernels (cluster_mapping.txt; %s)%s: %+.3f ms per iteration",
                         o->sum.n_fused, o->xla.n ? "XLA candidate ops" : "pointwise ops", o->opf_rule,
-                        o->grads.n ? ", with the buckets below" : "", delta_ms);
+                        o->grads.n && !o->same_buckets ? ", with the buckets below" : "", delta_ms);
     if (!o->grads.n || rc) {
         /* op fusion alone: no bucket setting to make */
-    } else if (o->sum.ddp_bucket_cap_mb >= 0)
+    } else if (o->same_buckets)   /* op fusion with the trace's buckets: keep them */
+        rc = add_change(o, "keep the trace's %u buckets%s", o->sum.n_old_buckets,
+                        o->sum.ddp_default ? " (DDP's default, bucket_cap_mb=25)" : "");
+    else if (o->sum.ddp_bucket_cap_mb >= 0)
         rc = add_change(o, "set DDP bucket_cap_mb=%g (%u buckets, was %u): %+.3f ms per iteration",
                         o->sum.ddp_bucket_cap_mb, o->sum.n_new_buckets, o->sum.n_old_buckets, delta_ms);
     else

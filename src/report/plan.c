@@ -18,7 +18,7 @@
  *   ddp_hook.py       when no bucket_cap_mb gives the grouping (or a gradient
  *                     is cut) and the plan changes it: a DDP communication hook
  *                     that all-reduces the plan's groups whatever DDP's own
- *                     buckets are (never for a plan of no change: a hook costs
+ *                     buckets are (never for the trace's own buckets: a hook costs
  *                     beside DDP's built-in all-reduce, docs/optimize.md);
  *   horovod.env       HOROVOD_FUSION_THRESHOLD (one whose fusion gives the
  *                     plan's buckets, else the largest bucket's bytes) and
@@ -304,7 +304,7 @@ static bool plan_has(const ts_optimize *o, int i)
     switch (i) {
     case 0: return true;
     case 1: case 2: return o->grads.n > 0;
-    case 3: return o->grads.n > 0 && o->sum.ddp_bucket_cap_mb < 0 && !o->sum.no_change;
+    case 3: return o->grads.n > 0 && o->sum.ddp_bucket_cap_mb < 0 && !o->same_buckets;
     default: return (o->passes & TS_PASS_OP_FUSION) != 0;
     }
 }

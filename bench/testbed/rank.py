@@ -11,9 +11,11 @@ unprofiled and profiled steps and writes, under --out:
                       `trainscope replay` reads), record_shapes off
   gradients.json      (rank 0) parameter names and bytes, registration order
 A plan (--plan plan.json, member "ddp": {"bucket_cap_mb": X or null,
-"groups": [[name, ...], ...]}) sets the bucket cap, or replaces DDP's
-buckets by the listed gradient groups, all-reduced in the listed order by a
-DDP communication hook (flatten a group, all_reduce, unflatten).
+"groups": [[name, ...], ...]}) sets the bucket cap where it has one (the
+groups are then what that cap gives: DDP's own buckets, no hook), else
+replaces DDP's buckets by the listed gradient groups, all-reduced in the
+listed order by a DDP communication hook (flatten a group, all_reduce,
+unflatten).
 What it is not for: setting up namespaces or links (testbed.py does), or
 scoring anything (bench/testbed_accuracy.sh).
 
@@ -187,7 +189,8 @@ def main():
     cap, groups = (a.bucket_mb, None)
     if a.plan:
         pcap, groups = load_plan(a.plan, net)
-        cap = pcap if pcap is not None else cap
+        if pcap is not None:   # a cap gives the plan's groups: DDP's built-in all-reduce, no hook
+            cap, groups = pcap, None
     if groups:
         # One parameter per bucket (the first bucket's 1 MiB cap included), so the hook sees each gradient.
         dist._DEFAULT_FIRST_BUCKET_BYTES = 1

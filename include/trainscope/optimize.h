@@ -107,6 +107,8 @@ typedef struct ts_optimize_summary {
     uint64_t n_contended;      /* the search's evaluations that ran the gloo contention rounds */
     uint64_t n_contention_sims;/* ... and the simulations those rounds ran (at most 6 each; fewer
                                   where they reached their fixed point) */
+    bool     no_change;        /* the plan is the trace's own strategy: nothing to apply (gain 0) */
+    bool     ddp_default;      /* ... and DDP's default bucket_cap_mb (25) gives its buckets */
 } ts_optimize_summary;
 TS_API void ts_optimize_get_summary(const ts_optimize *o, ts_optimize_summary *out);
 

@@ -158,24 +158,69 @@ static int prune(ts_optimize *o, uint8_t *tmp, ts_error *err)
     return TS_OK;
 }
 
+/* A plan that is the trace's own strategy, in words: what to keep. */
+static int say_no_change(ts_optimize *o)
+{
+    const char *ops = o->opf.n_vars ? " and the ops unfused" : "";
+    const char *why = "nothing predicted faster than the trace as it ran";
+    if (!o->grads.n) return add_change(o, "no change: keep the ops unfused: %s", why);
+    if (o->sum.ddp_default)
+        return add_change(o, "no change: keep DDP's default (bucket_cap_mb=%d, %u buckets)%s: %s", TS_DDP_DEFAULT_CAP_MB,
+                          o->sum.n_old_buckets, ops, why);
+    if (o->sum.ddp_bucket_cap_mb >= 0)
+        return add_change(o, "no change: keep the traced buckets (bucket_cap_mb=%g gives them, %u buckets)%s: %s",
+                          o->sum.ddp_bucket_cap_mb, o->sum.n_old_buckets, ops, why);
+    return add_change(o, "no change: keep the trace's %u buckets as they ran%s: %s", o->sum.n_old_buckets, ops, why);
+}
+
+/* A search's plan no faster than the trace is the trace's own strategy
+ * (the prediction is deterministic to the ns: any positive gain is one the
+ * model sees); no_change says the plan changes nothing, and then the DDP
+ * setting named is the one that gives the trace's buckets (25 MB first). */
+static void settle(ts_optimize *o, bool sample)
+{
+    if (!sample && o->sum.best_ns >= o->sum.baseline_ns) {
+        memcpy(o->best, o->init, o->n_vars);
+        o->sum.best_ns = o->sum.baseline_ns;
+    }
+    o->sum.no_change = memcmp(o->best, o->init, o->n_vars) == 0;
+    o->same_buckets = memcmp(o->best, o->init, ts__opt_opf_first(o)) == 0;
+    if (o->sum.no_change) o->sum.best_ns = o->sum.baseline_ns;
+}
+
+/* The DDP bucket_cap_mb that gives the plan's buckets (-1: none does); for
+ * the trace's own buckets DDP's default is named where it gives them. */
+static void ddp_setting(ts_optimize *o)
+{
+    bool cut = false;
+    for (uint32_t i = 0; i < o->grads.n; i++) cut = cut || o->pieces[i] > 1;
+    o->sum.ddp_default = !cut && o->same_buckets &&
+                         ts__tf_is_ddp_cap(&o->grads, o->best, TS_DDP_DEFAULT_CAP_MB * 1048576ll);
+    o->sum.ddp_bucket_cap_mb = o->sum.ddp_default ? TS_DDP_DEFAULT_CAP_MB : cut ? -1 : ts__tf_ddp_cap_mb(&o->grads, o->best);
+}
+
 /* The setting to make, with the whole gain, then each changed var with what
  * it buys: the plan priced once more without that one change. */
 static int explain(ts_optimize *o, uint8_t *tmp, ts_error *err)
 {
-    double gain_ms = (double)(o->sum.baseline_ns - o->sum.best_ns) / 1e6;
+    double delta_ms = (double)(o->sum.best_ns - o->sum.baseline_ns) / 1e6;   /* < 0: the plan is faster */
     int rc = TS_OK;
+    if (o->sum.no_change) return say_no_change(o) ? ts__error(err, TS_ENOMEM, "optimize: out of memory") : TS_OK;
     if (o->sum.n_fused)
         rc = add_change(o, "fuse %u pairs of %s into kernels (cluster_mapping.txt; %s)%s: %+.3f ms per iteration",
                         o->sum.n_fused, o->xla.n ? "XLA candidate ops" : "pointwise ops", o->opf_rule,
-                        o->grads.n ? ", with the buckets below" : "", -gain_ms);
+                        o->grads.n && !o->same_buckets ? ", with the buckets below" : "", delta_ms);
     if (!o->grads.n || rc) {
         /* op fusion alone: no bucket setting to make */
-    } else if (o->sum.ddp_bucket_cap_mb >= 0)
+    } else if (o->same_buckets)   /* op fusion with the trace's buckets: keep them */
+        rc = add_change(o, "keep the trace's %u buckets%s", o->sum.n_old_buckets,
+                        o->sum.ddp_default ? " (DDP's default, bucket_cap_mb=25)" : "");
+    else if (o->sum.ddp_bucket_cap_mb >= 0)
         rc = add_change(o, "set DDP bucket_cap_mb=%g (%u buckets, was %u): %+.3f ms per iteration",
-                        o->sum.ddp_bucket_cap_mb, o->sum.n_new_buckets, o->sum.n_old_buckets, -gain_ms);
+                        o->sum.ddp_bucket_cap_mb, o->sum.n_new_buckets, o->sum.n_old_buckets, delta_ms);
     else
         rc = add_change(o, "register ddp_hook.py (%u buckets, was %u; no bucket_cap_mb gives them): %+.3f ms per iteration",
-                        o->sum.n_new_buckets, o->sum.n_old_buckets, -gain_ms);
+                        o->sum.n_new_buckets, o->sum.n_old_buckets, delta_ms);
     uint32_t shown = 0, more = 0;
     for (uint32_t v = 0; v < o->n_vars && rc == TS_OK; v++) {
         if (o->best[v] == o->init[v]) continue;
@@ -296,13 +341,12 @@ static int finish(ts_optimize *o, ts_search_kind sample, ts_error *err)
     int rc = eval_vars(o, o->best, &o->sum.best_ns, err);
     if (rc == TS_OK && !sample) rc = prune(o, tmp, err);   /* a layer sample is shown as asked */
     if (rc == TS_OK) {
+        settle(o, sample != 0);
         o->sum.ddp_bucket_cap_mb = -1;
         if (o->grads.n) {
             ts__part_pieces(&o->grads, o->grads.n_part ? o->best + ts__tf_n_vars(&o->grads) : NULL, o->pieces);
             o->sum.n_new_buckets = ts__tf_groups(&o->grads, o->best, o->pieces, o->units);
-            bool cut = false;
-            for (uint32_t i = 0; i < o->grads.n; i++) cut = cut || o->pieces[i] > 1;
-            o->sum.ddp_bucket_cap_mb = cut ? -1 : ts__tf_ddp_cap_mb(&o->grads, o->best);
+            ddp_setting(o);
         }
         o->sum.n_fusable = o->opf.n_vars;
         for (uint32_t v = 0; v < o->opf.n_vars; v++) o->sum.n_fused += o->best[ts__opt_opf_first(o) + v] == 0;

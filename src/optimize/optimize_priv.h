@@ -32,6 +32,7 @@ struct ts_optimize {
     ts_optimize_summary sum;
     uint64_t          n_attrib_evals;   /* replays spent pruning changes and saying what each buys */
     uint32_t          n_pruned;         /* changes of the search's best that bought nothing, dropped */
+    bool              same_buckets;     /* the plan's buckets are the trace's: no bucket setting to make */
     char            **changes;    /* owned lines */
     uint32_t          n_changes, cap_changes;
 };

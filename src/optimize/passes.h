@@ -42,6 +42,11 @@ uint32_t ts__tf_groups(const ts_opt_grads *g, const uint8_t *vars, uint32_t *pie
 /* A DDP bucket_cap_mb whose buckets (first one capped at 1 MiB) are
  * exactly the vars' grouping; < 0 when none is (or a gradient is cut). */
 double ts__tf_ddp_cap_mb(const ts_opt_grads *g, const uint8_t *vars);
+/* Whether DDP's buckets at cap bytes (the first at 1 MiB, as
+ * ts__ddp_buckets forms them) are exactly the vars' grouping. */
+bool ts__tf_is_ddp_cap(const ts_opt_grads *g, const uint8_t *vars, int64_t cap);
+/* DDP's default bucket_cap_mb. */
+#define TS_DDP_DEFAULT_CAP_MB 25
 /* A HOROVOD_FUSION_THRESHOLD (bytes) whose fusion (the ready gradients in
  * order, while the sum stays <= it) gives exactly the vars' grouping when
  * every gradient is ready at once; < 0 when none does. The roundest such

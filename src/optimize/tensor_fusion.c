@@ -92,18 +92,26 @@ double ts__tf_ddp_cap_mb(const ts_opt_grads *g, const uint8_t *vars)
         fill = 0;
     }
     if (lo > hi) return -1;
-    int64_t cap = hi == INT64_MAX ? (lo > 25 * 1048576 ? lo : 25 * 1048576) : hi;   /* DDP's 25 MB when free */
+    const int64_t dflt = TS_DDP_DEFAULT_CAP_MB * 1048576ll;
+    int64_t cap = hi == INT64_MAX ? (lo > dflt ? lo : dflt) : hi;   /* DDP's 25 MB when free */
+    int64_t mib = (lo + 1048575) / 1048576 * 1048576;   /* else a whole MiB where one gives it */
+    if (cap != dflt && mib >= lo && mib <= hi) cap = mib;
     /* torch takes int(bucket_cap_mb * 1024 * 1024): a cap of whole KiB prints exactly */
     int64_t kib = (cap + 1023) / 1024;
     if (kib * 1024 > hi || kib * 1024 < lo) kib = cap / 1024;
     if (kib * 1024 > hi || kib * 1024 < lo) return -1;
+    return ts__tf_is_ddp_cap(g, vars, kib * 1024) ? (double)kib / 1024.0 : -1;
+}
+
+bool ts__tf_is_ddp_cap(const ts_opt_grads *g, const uint8_t *vars, int64_t cap)
+{
     uint32_t *b = ts__malloc((size_t)g->n * sizeof *b + 1);
-    if (!b) return -1;
-    ts__ddp_buckets(g->bytes, g->n, TS_DDP_FIRST_BUCKET_BYTES, kib * 1024, b);
+    if (!b) return false;
+    ts__ddp_buckets(g->bytes, g->n, TS_DDP_FIRST_BUCKET_BYTES, cap, b);
     bool same = true;
     for (uint32_t i = 0; i + 1 < g->n && same; i++) same = (b[i + 1] != b[i]) == (vars[i] != 0);
     ts__free(b, (size_t)g->n * sizeof *b + 1);
-    return same ? (double)kib / 1024.0 : -1;
+    return same;
 }
 
 int64_t ts__tf_horovod_threshold(const ts_opt_grads *g, const uint8_t *vars)

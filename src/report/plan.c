@@ -11,9 +11,15 @@
  *                     "bucket_units" and "gradient_pieces" (reduction order)
  *                     are what replay --plan reads, with "gradients_fingerprint"
  *                     naming the gradients the plan is for;
+ *                     "no_change": true when the plan is the trace's own
+ *                     strategy (gain 0, no edits): then "bucket_cap_mb" is the
+ *                     setting that gives the trace's buckets (DDP's default 25
+ *                     where it does), the setting to keep;
  *   ddp_hook.py       when no bucket_cap_mb gives the grouping (or a gradient
- *                     is cut): a DDP communication hook that all-reduces the
- *                     plan's groups whatever DDP's own buckets are;
+ *                     is cut) and the plan changes it: a DDP communication hook
+ *                     that all-reduces the plan's groups whatever DDP's own
+ *                     buckets are (never for the trace's own buckets: a hook costs
+ *                     beside DDP's built-in all-reduce, docs/optimize.md);
  *   horovod.env       HOROVOD_FUSION_THRESHOLD (one whose fusion gives the
  *                     plan's buckets, else the largest bucket's bytes) and
  *                     HOROVOD_CYCLE_TIME;
@@ -67,6 +73,7 @@ static void json_plan_head(ts_json *j, const ts_optimize *o)
     ts__json_kv_us(j, "predicted_iteration_us", s->best_ns);
     ts__json_kv_double(j, "predicted_gain_pct",
                        s->baseline_ns ? 100.0 * (double)(s->baseline_ns - s->best_ns) / (double)s->baseline_ns : 0, 3);
+    ts__json_kv_bool(j, "no_change", s->no_change);
     ts__json_kv_u64(j, "buckets_before", s->n_old_buckets);
     ts__json_kv_u64(j, "buckets_after", s->n_new_buckets);
 }
@@ -297,7 +304,7 @@ static bool plan_has(const ts_optimize *o, int i)
     switch (i) {
     case 0: return true;
     case 1: case 2: return o->grads.n > 0;
-    case 3: return o->grads.n > 0 && o->sum.ddp_bucket_cap_mb < 0;
+    case 3: return o->grads.n > 0 && o->sum.ddp_bucket_cap_mb < 0 && !o->same_buckets;
     default: return (o->passes & TS_PASS_OP_FUSION) != 0;
     }
 }

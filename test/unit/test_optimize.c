@@ -177,6 +177,9 @@ TEST(a_ddp_cap_is_found_only_for_groupings_ddp_makes)
     uint32_t again[8];
     ts__ddp_buckets(b, 8, TS_DDP_FIRST_BUCKET_BYTES, (int64_t)(cap * 1048576), again);
     CHECK(memcmp(bucket, again, sizeof again) == 0);
+    /* the caps that give it: c < cap <= c+d and e+f < cap <= e+f+g, i.e. 300,001 to
+     * 2,300,000 bytes; the least whole MiB among them, 1, is the one named */
+    CHECK(cap == 1.0);
     /* a first bucket DDP would not make (a alone, under 1 MiB) */
     uint8_t odd[7] = {1, 0, 1, 0, 0, 1, 0};
     CHECK(ts__tf_ddp_cap_mb(&g, odd) < 0);

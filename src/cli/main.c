@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <malloc.h>
 #include <sys/wait.h>
 #include <spawn.h>
 
@@ -401,11 +400,6 @@ static int stdout_closed(int ex)
 int main(int argc, char **argv)
 {
     signal(SIGBUS, on_sigbus);
-    /* Blocks of 4 MiB or more are mapped on their own and kept so, where
-     * the library asks for huge pages and grows them with mremap (core/alloc.c);
-     * glibc would otherwise raise its threshold as big blocks are freed. The
-     * process is the CLI's, so the CLI sets it, not the library. */
-    mallopt(M_MMAP_THRESHOLD, 2 << 20);
     if (argc < 2) { usage(stderr); return TS_EXIT_BAD; }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         usage(stdout);

@@ -6,9 +6,7 @@
 #include <stdio.h>
 #include <malloc.h>
 #include <stdatomic.h>
-#include <stdint.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 
 /* Memory budget (--max-rss): the default allocator counts the bytes it
  * holds (malloc_usable_size, so the callers' size hints need not be exact)
@@ -37,52 +35,6 @@ static bool over_budget(size_t old_usable, size_t new_size)
     return true;
 }
 
-/* Blocks of 4 MiB or more (model columns, decompressed inputs, flow tables)
- * ask for transparent huge pages (this machine's THP mode is "madvise":
- * nothing is huge unless asked). A fresh 4 KiB page costs a fault, a zeroing
- * and a memory-cgroup charge; one 2 MiB page replaces 512 of them: touching
- * 32 MiB took 13.5-16.8 ms of CPU in 4 KiB pages and 4.3-5.6 ms in huge ones
- * (26 Nov, 2-vCPU VM). A huge page needs a 2 MiB-aligned range inside one
- * mapping, so such a block is asked of malloc in a size that makes its
- * mapping a whole number of 2 MiB (glibc maps request + 24 bytes rounded to
- * pages; Linux places a mapping of such a length, and mremap moves one, on a
- * 2 MiB boundary), mapped on its own where the program keeps glibc's
- * M_MMAP_THRESHOLD below the smallest such block (the CLI fixes it at 2 MiB
- * in main(); a library does not change its host's malloc settings, so in
- * another program a block may come from the heap: advice only), and
- * the advice covers the whole mapping, so realloc still moves it with
- * mremap (which refuses a range split by advice) instead of copying. Only
- * touched 2 MiB ranges are backed: a block holds at most 2 MiB more than it
- * touches. Elsewhere (another libc, another THP mode) this is only advice. */
-enum { HUGE_MIN = (4 << 20) - 4096, HUGE_PAGE = 2 << 20, GLIBC_MMAP_OVERHEAD = 24 };   /* a 4 MiB mapping is one */
-
-static size_t huge_request(size_t n)
-{
-    if (n < HUGE_MIN || n > SIZE_MAX - 2 * HUGE_PAGE) return n;
-    return ((n + GLIBC_MMAP_OVERHEAD + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1)) - GLIBC_MMAP_OVERHEAD;
-}
-
-/* Advice for block p of n bytes; fresh: malloc has just mapped it and
- * written only its header, whose 4 KiB page keeps the first 2 MiB from being
- * huge unless collapsed into one now (MADV_COLLAPSE, Linux 6.1). */
-#if defined(__linux__) && !defined(MADV_COLLAPSE)
-#define MADV_COLLAPSE 25   /* linux/mman.h's; glibc's headers lack it (EINVAL before Linux 6.1) */
-#endif
-
-static void want_huge_pages(void *p, size_t n, bool fresh)
-{
-#ifdef MADV_HUGEPAGE
-    if (n < HUGE_MIN) return;
-    uintptr_t pg = 4096, a = (uintptr_t)p & ~(pg - 1), e = ((uintptr_t)p + n + pg - 1) & ~(pg - 1);
-    (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
-#ifdef MADV_COLLAPSE
-    if (fresh && (a & (HUGE_PAGE - 1)) == 0) (void)madvise((void *)a, HUGE_PAGE, MADV_COLLAPSE);
-#endif
-#else
-    (void)p; (void)n; (void)fresh;
-#endif
-}
-
 static void *default_alloc(void *ud, void *ptr, size_t old_size, size_t new_size)
 {
     (void)ud; (void)old_size;
@@ -93,19 +45,8 @@ static void *default_alloc(void *ud, void *ptr, size_t old_size, size_t new_size
         return NULL;
     }
     if (over_budget(old_usable, new_size)) return NULL;
-    size_t ask = huge_request(new_size);
-    void *p;
-    if (ask >= HUGE_MIN && old_usable < HUGE_MIN) {   /* a new huge block: advised before the copy touches it */
-        if (!(p = malloc(ask))) return NULL;
-        want_huge_pages(p, ask, true);
-        if (ptr) {
-            memcpy(p, ptr, old_usable < new_size ? old_usable : new_size);
-            free(ptr);
-        }
-    } else {   /* small, or a huge block resized (mremap keeps its advice; the new part is advised again) */
-        if (!(p = realloc(ptr, ask))) return NULL;
-        want_huge_pages(p, ask, false);
-    }
+    void *p = realloc(ptr, new_size);
+    if (!p) return NULL;
     atomic_fetch_add_explicit(&mem_held, malloc_usable_size(p), memory_order_relaxed);
     atomic_fetch_sub_explicit(&mem_held, old_usable, memory_order_relaxed);
     return p;
@@ -240,16 +181,14 @@ struct ts_arena_block {
 #define ARENA_BLOCK_MAX (8u << 20)
 
 void ts__arena_init(ts_arena *a) { memset(a, 0, sizeof *a); }
-void ts__arena_first_block(ts_arena *a, size_t bytes) { a->first = bytes; }
 
 void *ts__arena_alloc(ts_arena *a, size_t n)
 {
     n = (n + 7) & ~(size_t)7;
     if (!a->head || a->used + n > a->head->size) {
-        /* blocks grow with the arena (1, 1, 2, 4, 8, 8... MiB): a big one
-         * gets huge pages (default_alloc), a small arena stays small */
+        /* blocks grow with the arena (1, 1, 2, 4, 8, 8... MiB): a big
+         * arena takes fewer blocks, a small one stays small */
         size_t size = a->total < ARENA_BLOCK ? ARENA_BLOCK : a->total < ARENA_BLOCK_MAX ? a->total : ARENA_BLOCK_MAX;
-        if (!a->head && a->first) size = a->first;
         if (size < n) size = n;
         ts_arena_block *b = ts__malloc(sizeof *b + size);
         if (!b) return NULL;

@@ -103,13 +103,8 @@ typedef struct ts_arena {
     ts_arena_block *head;   /* newest block, NULL when empty */
     size_t used;            /* bytes used in head */
     size_t total;           /* bytes in all blocks, for memory reports */
-    size_t first;           /* size of the first block; 0: 1 MiB */
 } ts_arena;
 void  ts__arena_init(ts_arena *a);
-/* An arena known to grow past a few MiB (a pickle's tree) starts with a
- * block of `bytes`: one of 4 MiB or more is huge pages (ts__malloc), which
- * cost a third of small ones per byte but 2 MiB at a time. */
-void  ts__arena_first_block(ts_arena *a, size_t bytes);
 void *ts__arena_alloc(ts_arena *a, size_t n);     /* 8-byte aligned; NULL on OOM */
 char *ts__arena_strndup(ts_arena *a, const char *s, size_t n);
 void  ts__arena_free(ts_arena *a);

@@ -32,7 +32,7 @@ typedef struct pk {
                               * addresses repeat: an allocation's, its free's) */
 } pk;
 
-enum { PK_SLAB = 1024, PK_INTS = 2048, PK_HUGE_FROM = 384 << 10 };
+enum { PK_SLAB = 1024, PK_INTS = 2048 };
 
 static int fail(pk *k, const char *what)
 {
@@ -396,10 +396,6 @@ int ts__pickle_load(ts_pickle *p, const char *name, const unsigned char *data, s
 {
     memset(p, 0, sizeof *p);
     ts__arena_init(&p->arena);
-    /* the tree takes about 3 bytes per pickle byte (an allocator snapshot:
-     * 1.5 MiB for 490 KB): past 1 MiB of it, start in huge pages (702 ->
-     * 313 page faults on the shared sample) */
-    if (n >= PK_HUGE_FROM) ts__arena_first_block(&p->arena, ((size_t)4 << 20) - 64);   /* one 4 MiB mapping */
     pk k = {.p = p, .name = name, .d = data, .n = n, .err = err};
     k.ints = ts__calloc(PK_INTS, sizeof *k.ints);   /* without it, no sharing beyond 0-255 */
     bool stop = false;

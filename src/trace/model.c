@@ -697,6 +697,28 @@ static uint32_t add_flow(ts_rank *r, uint64_t id, uint32_t cat)
     return i;
 }
 
+/* Kineto (1.x on A100, 2.x on H200 alike) writes an ac2g 'f' with no 's' on
+ * every CUDA runtime call that launched no GPU work (cudaEventRecord,
+ * cudaStreamIsCapturing, ...), at the call itself, with the call's own
+ * correlation id: a mark, not a flow. Such an end is counted (the rank's
+ * "ac2g_runtime_marks" metadata, shown by info) instead of warned about; an
+ * 'f' without a start anywhere else is still an unbound flow. */
+static bool runtime_mark(const ts_rank *r, const ts_flow_end *e, uint32_t slice)
+{
+    if (e->phase != 'f' || slice == TS_NONE32) return false;
+    uint8_t k = r->slices.kind[slice];
+    if (k != TS_KIND_CUDA_RUNTIME && k != TS_KIND_CUDA_DRIVER) return false;
+    return r->tracks[r->slices.track[slice]].kind == TS_TRACK_THREAD && strcmp(ts__rank_str(r, e->cat), "ac2g") == 0;
+}
+
+static void note_runtime_marks(ts_rank *r, uint64_t n)
+{
+    if (n == 0) return;
+    char v[96];
+    snprintf(v, sizeof v, "%llu (ac2g ends on runtime calls that launched nothing; not flows)", (unsigned long long)n);
+    ts__rank_add_meta_str(r, "ac2g_runtime_marks", v);
+}
+
 /* Pair endpoints by (category, id) in time order (order[], from
  * order_flow_ends): an 's' opens a flow, 't' moves it along, 'f' closes it.
  * Ids may be reused after a flow closes. */
@@ -709,6 +731,7 @@ static int bind_flows(ts_rank *r, const uint32_t *order)
     ts_map64 open;
     ts__map64_init(&open);
     int rc = TS_OK;
+    uint64_t marks = 0;
     for (uint32_t i = 0; i < r->n_flow_ends; i++) {
         const ts_flow_end *e = &r->flow_ends[order[i]];
         uint64_t key = ts__hash_u64(e->id ^ ((uint64_t)e->cat << 40)), row;
@@ -722,6 +745,8 @@ static int bind_flows(ts_rank *r, const uint32_t *order)
             if (slice == TS_NONE32)
                 ts__rank_warn(r, TS_WARN_UNBOUND_FLOW, "flow %llu: start at %lld ns lies on no slice",
                               (unsigned long long)e->id, (long long)e->ts_ns);
+        } else if (!have && runtime_mark(r, e, slice)) {
+            marks++;
         } else if (!have) {
             ts__rank_warn(r, TS_WARN_UNBOUND_FLOW, "flow %llu: '%c' at %lld ns has no start",
                           (unsigned long long)e->id, e->phase, (long long)e->ts_ns);
@@ -736,6 +761,7 @@ static int bind_flows(ts_rank *r, const uint32_t *order)
     ts__map64_free(&open);
     ts__free(cursor, (size_t)(r->n_tracks ? r->n_tracks : 1) * sizeof *cursor);
     if (rc) return rc;
+    note_runtime_marks(r, marks);
     ts__free(r->flow_ends, (size_t)r->cap_flow_ends * sizeof *r->flow_ends);
     r->flow_ends = NULL;
     r->n_flow_ends = r->cap_flow_ends = 0;

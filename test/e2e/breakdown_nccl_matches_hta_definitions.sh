@@ -51,7 +51,7 @@ near(l["launch_delay_mean_us"], 36.5282, "launch delay mean", abs_=0.001)
 near(l["launch_delay_median_us"], 12.0, "launch delay median", abs_=0.001)
 k = [x for x in d["kernels"] if x["kernel_type"] == "COMMUNICATION"][0]
 assert k["name"].startswith("ncclKernel_AllReduce"), k
-assert d["warnings"] and d["warnings"][0]["kind"] == "unbound_flow", d["warnings"]
+assert not [w for w in d["warnings"] if w["kind"] == "unbound_flow"], d["warnings"]   # Kineto's runtime marks are not flows
 print("ok")
 PY
 # --iterations 5:5: only GPU ops whose launching call lies in ProfilerStep#5

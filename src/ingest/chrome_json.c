@@ -1025,8 +1025,8 @@ static void read_recorder_counts(parser *P, const char *start)
         "the recorder dropped %llu events (its per-thread buffers were full: record --buffer-kb)",
         "%llu damaged records were skipped", "%llu ranges were still open at the end (closed there, args.unfinished)",
         "%llu ends had no begin",
-        "the recorded stream was cut short at byte %llu (a process killed mid-write, or the disk full): what came "
-        "after is lost"};
+        ("the recorded stream was cut short at byte %llu (a process killed mid-write, or the disk full): what came "
+         "after is lost")};
     uint64_t n[N_KEYS] = {0, 0, 0, 0, 0};
     int bad_key;
     (void)read_uint_members(P, start, keys, N_KEYS, UINT64_MAX, n, &bad_key);   /* a damaged count is no loss to report */

@@ -596,10 +596,13 @@ int ts__contention_apply(ts_contention *ct, ts_sim *s, double *kappa_out, ts_err
     span *scratch = ts__malloc(n_scratch * sizeof *scratch + 1);
     span *su = ts__malloc(n_ops * sizeof *su + 1);
     prof pu, pm;
-    bool prof_ok = prof_alloc(&pu, n_scratch) & prof_alloc(&pm, n_scratch);
+    /* Each allocation is made whether or not the one before it failed, so
+     * the cleanup below frees a known state. */
+    bool pu_ok = prof_alloc(&pu, n_scratch), pm_ok = prof_alloc(&pm, n_scratch);
     by_rank bm = {0}, bo = {0};
-    prof_ok &= by_rank_build(&bm, s, ct->member, ct->n_members, ct->n_ranks) &
-               by_rank_build(&bo, s, ct->op, ct->n_ops, ct->n_ranks);
+    bool bm_ok = by_rank_build(&bm, s, ct->member, ct->n_members, ct->n_ranks);
+    bool bo_ok = by_rank_build(&bo, s, ct->op, ct->n_ops, ct->n_ranks);
+    bool prof_ok = pu_ok && pm_ok && bm_ok && bo_ok;
     rep_profs rp = {0};
     prof_ok = prof_ok && rep_profs_alloc(&rp, ct, &bo);
     int rc = (!f_meas || !f_sim || !base || !g_meas || !g_sim || !meas || !scratch || !su || !prof_ok)

@@ -8,15 +8,12 @@
  * all. babeltrace2 needs a directory, so each input is written to a file in
  * one made at start (tmpfs where there is one). Slow next to the other
  * targets (a babeltrace graph per input).
- * Only streams whose packets tile the input and whose sequence numbers are
- * not all ones are handed over (sound_packets): libbabeltrace2 2.0.4 itself
- * runs away on a packet whose size field is 0 (3.8 GB in 38 s on one
- * 300-byte input, `babeltrace2 DIR` too) and aborts on a packet_seq_num of
- * -1 (an assertion in its ctf plugin, check_emit_msg_discarded_packets)
- * and on a timestamp_begin or timestamp_end of -1 (msg-iter.c:2535,
- * create_msg_packet_beginning: its "unset" value; found by CI, 26 Nov),
- * which are babeltrace's to fix, not the reader's: such a file read by
- * `trainscope` aborts in libbabeltrace2. Build: make fuzz. */
+ * Only streams whose packets tile the input are handed over (sound_packets).
+ * libbabeltrace2 2.0.4 runs away on a packet whose size field is 0 (3.8 GB
+ * in 38 s on one 300-byte input, `babeltrace2 DIR` too) and aborts on a
+ * packet_seq_num, timestamp_begin or timestamp_end of -1 (its "unset" value;
+ * msg-iter.c); the reader refuses those itself (ctf_check.c), so they are
+ * handed over. Build: make fuzz. */
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,21 +81,20 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
  * stream_id u64, stream_instance_id u64 (36 bytes), then the context's
  * packet_size and content_size u64 in bits, timestamp_begin, timestamp_end,
  * events_discarded and packet_seq_num u64. True when every packet's sizes
- * are whole bytes, hold at least both headers, and the packets tile the input. */
+ * are whole bytes, hold at least both headers, and the packets tile the
+ * input, up to a packet whose size is 0 (the reader must refuse that one). */
 static int sound_packets(const uint8_t *d, size_t n)
 {
     enum { HEAD = 36, CONTEXT = 48 };
     size_t off = 0;
     while (off < n) {
-        uint64_t packet, content, seq, tb, te;
+        uint64_t packet, content;
         if (n - off < HEAD + CONTEXT) return 0;
         memcpy(&packet, d + off + HEAD, 8);
         memcpy(&content, d + off + HEAD + 8, 8);
-        memcpy(&seq, d + off + HEAD + 40, 8);
-        memcpy(&tb, d + off + HEAD + 16, 8);
-        memcpy(&te, d + off + HEAD + 24, 8);
+        if (packet == 0) return 1;
         if (packet % 8 || content % 8 || packet / 8 < HEAD + CONTEXT || content > packet || content / 8 < HEAD + CONTEXT ||
-            packet / 8 > n - off || seq == UINT64_MAX || tb == UINT64_MAX || te == UINT64_MAX)
+            packet / 8 > n - off)
             return 0;
         off += packet / 8;
     }

@@ -701,6 +701,14 @@ static void add_input(void *inputs, const char *dir)
     (void)bt_value_array_append_string_element(inputs, dir);
 }
 
+typedef struct check_ctx { ts_error *err; int rc; } check_ctx;
+
+static void check_dir(void *ud, const char *dir)
+{
+    check_ctx *c = ud;
+    if (c->rc == TS_OK) c->rc = ts__ctf_check_packets(dir, c->err);
+}
+
 /* src.ctf.fs -> flt.utils.muxer -> our sink. Ports of the source exist once
  * it is added (one per data stream); the muxer grows an input per connection. */
 static int build_graph(bt_graph *g, const char *path, reader *R, ts_error *err)
@@ -836,6 +844,9 @@ int ts__ctf_load(const char *path, const ts_load_opts *opts, ts_job **out, ts_er
     *out = NULL;
     int rc = ts__bt_open(path, err);
     if (rc) return rc;
+    check_ctx cc = {err, TS_OK};
+    find_trace_dirs(path, 0, check_dir, &cc);   /* what libbabeltrace2 would abort on (ctf_check.c) */
+    if (cc.rc) return cc.rc;
     /* libbabeltrace2 aborts the process when an API function is called while
      * the thread holds an error; one left by the caller's own babeltrace use
      * must not take this load down with it. */

@@ -153,6 +153,15 @@ TS_NODISCARD int ts__dpro_ingest(const char *dir, int32_t order, const ts_load_o
  * as one rank per traced process. */
 bool ts__ctf_is_trace(const char *path);
 TS_NODISCARD int ts__ctf_load(const char *path, const ts_load_opts *opts, ts_job **out, ts_error *err);
+/* ctf_check.c: the packets of the CTF trace in dir (the folder of one
+ * `metadata`) checked, before libbabeltrace2 reads them, for the values it
+ * aborts or loops on: TS_EPARSE "FILE: byte N: what"; TS_OK also when the
+ * metadata's packet layout is not one the check reads.
+ * ts__ctf_check_layout_text: the same metadata parse alone (fuzz, tests):
+ * TS_OK and the header's size in bits, TS_ENODATA when the layout is not
+ * read, TS_ENOMEM. */
+TS_NODISCARD int ts__ctf_check_packets(const char *dir, ts_error *err);
+TS_NODISCARD int ts__ctf_check_layout_text(const char *text, size_t len, uint32_t *header_bits);
 
 /* ---- a distributed load: one process's share of the rank files ----
  * Every process expands the same paths into the same list and loads the

@@ -653,3 +653,121 @@ TEST(ctf_reads_a_real_foreign_lttng_trace)
     CHECK_EQ_INT(r->warn_count[TS_WARN_UNMATCHED_END] + r->warn_count[TS_WARN_UNMATCHED_BEGIN], 0);
     ts_job_destroy(t);
 }
+
+/* ---- ctf_check.c: what libbabeltrace2 aborts or loops on, refused first ---- */
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *s = malloc(1 << 20);
+    *len = s ? fread(s, 1, (1 << 20) - 1, f) : 0;
+    fclose(f);
+    return s;
+}
+
+/* Header sizes counted by hand from each metadata's packet.header: the
+ * babeltrace writer's (fuzz/ctf_metadata.tsdl) magic 4 + uuid 16 + stream_id
+ * 8 + stream_instance_id 8 bytes; LTTng's (ls-ust) 4 + 16 + 4 + 8. A header
+ * holding an enum is not a layout the check reads. */
+TEST(ctf_check_reads_the_packet_layouts_of_written_and_real_metadata)
+{
+    size_t len;
+    uint32_t bits = 0;
+    char *s = slurp("fuzz/ctf_metadata.tsdl", &len);
+    CHECK(s != NULL);
+    int rc0 = ts__ctf_check_layout_text(s, len, &bits);
+    free(s);
+    CHECK_EQ_INT(rc0, TS_OK);
+    CHECK_EQ_INT(bits, 36 * 8);
+    const char *tgz = ts_test_data("ctf-foreign/ls-ust.tgz");
+    if (access(tgz, R_OK))
+        SKIP("%s missing", tgz);
+    char dir[] = "/tmp/ts_ctf_lay_XXXXXX", cmd[512], path[600];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(cmd, sizeof cmd, "tar -xzf %s -C %s", tgz, dir);
+    CHECK_EQ_INT(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/ls-ust/metadata", dir);
+    s = slurp(path, &len);
+    CHECK(s != NULL);
+    int rc = ts__ctf_check_layout_text(s, len, &bits);   /* LTTng's packetized form */
+    free(s);
+    CHECK_EQ_INT(rc, TS_OK);
+    CHECK_EQ_INT(bits, 32 * 8);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK_EQ_INT(system(cmd), 0);
+    static const char odd[] = "typealias integer { size = 8; } := uint8_t;\n"
+                              "trace { byte_order = le; packet.header := struct { enum : uint8_t { A = 0 } k; }; };\n"
+                              "stream { packet.context := struct { uint8_t packet_size; }; };\n";
+    CHECK_EQ_INT(ts__ctf_check_layout_text(odd, sizeof odd - 1, &bits), TS_ENODATA);
+}
+
+/* Rewrite LTTng's packetized metadata file at path as the plain text it
+ * wraps (each packet: a 37-byte header whose bytes 24-27 give the content's
+ * size in bits, then the text, then padding to its packet size, bytes 28-31). */
+static int write_plain(const char *path)
+{
+    size_t len, out = 0;
+    char *s = slurp(path, &len);
+    if (!s) return -1;
+    char *text = malloc(len + 1);
+    for (size_t at = 0; text && at + 37 <= len;) {
+        uint32_t content, packet;
+        memcpy(&content, s + at + 24, 4);
+        memcpy(&packet, s + at + 28, 4);
+        if (packet == 0 || content / 8 < 37 || at + packet / 8 > len) break;
+        memcpy(text + out, s + at + 37, content / 8 - 37);
+        out += content / 8 - 37;
+        at += packet / 8;
+    }
+    FILE *f = text && out ? fopen(path, "wb") : NULL;
+    int rc = f && fwrite(text, 1, out, f) == out ? 0 : -1;
+    if (f && fclose(f) != 0) rc = -1;
+    free(text);
+    free(s);
+    return rc;
+}
+
+/* The real LTTng trace with one field of its first packet overwritten at the
+ * byte LTTng's packet.context puts it (after the 32-byte header):
+ * timestamp_begin 32, timestamp_end 40, packet_size 56, packet_seq_num 64.
+ * libbabeltrace2 2.0.4 aborts the process on the all-ones values and loops
+ * on a packet_size of 0; the load must instead fail naming file and byte,
+ * with the metadata packetized as LTTng wrote it and as plain text. */
+TEST(ctf_damaged_packets_are_refused_naming_the_file_and_byte)
+{
+    const char *tgz = ts_test_data("ctf-foreign/ls-ust.tgz");
+    if (access(tgz, R_OK))
+        SKIP("%s missing", tgz);
+    static const struct { int at; unsigned char byte; const char *what; } cases[] = {
+        {32, 0xff, "packet timestamp_begin has every bit set"}, {40, 0xff, "packet timestamp_end has every bit set"},
+        {56, 0x00, "packet_size is 0"}, {64, 0xff, "packet packet_seq_num has every bit set"}};
+    for (int packetized = 0; packetized < 2; packetized++)
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            char dir[] = "/tmp/ts_ctf_dmg_XXXXXX", cmd[512], path[600], want[700];
+            CHECK(mkdtemp(dir) != NULL);
+            snprintf(cmd, sizeof cmd, "tar -xzf %s -C %s", tgz, dir);
+            CHECK_EQ_INT(system(cmd), 0);
+            snprintf(path, sizeof path, "%s/ls-ust/u_0", dir);
+            FILE *f = fopen(path, "r+b");
+            CHECK(f != NULL);
+            unsigned char v[8];
+            memset(v, cases[c].byte, 8);
+            CHECK(fseek(f, cases[c].at, SEEK_SET) == 0 && fwrite(v, 1, 8, f) == 8);
+            CHECK_EQ_INT(fclose(f), 0);
+            if (!packetized) {
+                snprintf(path, sizeof path, "%s/ls-ust/metadata", dir);
+                CHECK_EQ_INT(write_plain(path), 0);
+            }
+            snprintf(path, sizeof path, "%s/ls-ust", dir);
+            ts_error err;
+            ts_job *t = load(path, &err);
+            CHECK(t == NULL);
+            CHECK_EQ_INT(err.status, TS_EPARSE);
+            snprintf(want, sizeof want, "%s/u_0: byte %d: %s", path, cases[c].at, cases[c].what);
+            if (!strstr(err.msg, want)) TS_FAIL_("want '%s' in '%s'", want, err.msg);
+            ts_job_destroy(t);
+            snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+            CHECK_EQ_INT(system(cmd), 0);
+        }
+}

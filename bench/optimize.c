@@ -363,7 +363,8 @@ static int cond_print(const cond_ref *c, const ts_sim *p, uint32_t n, double mea
         n_cpu += p->kind[i] == TS_NODE_CPU_OP;
         if (c->n_removed[i] == n) { n_drop++; continue; }
         bool var = c->variant[i] || c->n_removed[i];
-        for (int b = 0; b < 3; b++) by[b] += c->variant[i] >> b & 1;
+        for (int b = 1; b < 3; b++) by[b] += c->variant[i] >> b & 1;
+        by[0] += (c->variant[i] & 1) && p->kind[i] == TS_NODE_CPU_OP;
         if (var) n_var++;
         else if (l > max_lane || last[l] == TS_NONE32 || c->variant[last[l]] || c->n_removed[last[l]]) runs++;
         last[l] = i;

@@ -26,6 +26,15 @@
  *                simulated nodes that start before the first node whose
  *                times differ: an upper bound on what re-simulating from a
  *                candidate's first change could skip (prefix_ceiling).
+ *   condensation  for 20 random candidates replayed in full beside the
+ *                trace's grouping, the graph nodes any candidate changes
+ *                (a self time the contention model re-timed, comm nodes,
+ *                an edge moved) and the runs of unchanged nodes per lane:
+ *                an upper bound on how much smaller a candidate-invariant
+ *                condensed graph could be; and how a candidate's change
+ *                of the iteration differs between iterations (whether one
+ *                iteration could stand for the others). With and without
+ *                --no-contention (condensation_bound).
  * The issue's targets (10,000 evaluations/s, 100x a full replay) are
  * printed beside. Then the per-op cost model (optimize/cost_model.c) fitted
  * on one trace with shapes (--cost-train, Kineto "Input Dims") and scored on
@@ -280,6 +289,151 @@ static int prefix_ceiling(const ts_graph *g, const bench_args *a, uint32_t n)
     return rc;
 }
 
+/* How a candidate's change of the predicted iteration (against the trace's
+ * grouping, r0) differs between iterations: max - min over the compared
+ * iterations, in ms, into *spread; |change| of the reported median into *gain. */
+static void iteration_spread(const ts_replay *r0, const ts_replay *r, double *spread, double *gain)
+{
+    double lo = INFINITY, hi = -INFINITY;
+    uint32_t ni = ts_replay_n_iterations(r0) < ts_replay_n_iterations(r) ? ts_replay_n_iterations(r0)
+                                                                             : ts_replay_n_iterations(r);
+    for (uint32_t k = 0; k < ni; k++) {
+        ts_replay_iteration_info a, b;
+        ts_replay_iteration(r0, k, &a);
+        ts_replay_iteration(r, k, &b);
+        double d = (double)(b.predicted_iteration_ns - a.predicted_iteration_ns) / 1e6;
+        if (d < lo) lo = d;
+        if (d > hi) hi = d;
+    }
+    *spread = ni ? hi - lo : 0;
+    *gain = fabs((double)(ts_replay_predicted_iteration_ns(r) - ts_replay_predicted_iteration_ns(r0))) / 1e6;
+}
+
+/* What condensing the candidate-invariant part of the graph could save,
+ * measured: n random candidates (the optimizer's forms) replayed in full
+ * (every replay's rows are the graph's rows first). A base node is dropped
+ * when every candidate removes it (old buckets a regrouping retires: a
+ * purpose-built evaluator would not hold them), variant when candidates
+ * differ on it: its self time (contention.c re-times ops for their
+ * overlap), whether it is removed, an edge into or out of it (ready
+ * points, waits), an edge a candidate adds to it, or it is a comm node or
+ * barrier kept; else invariant. Every maximal run of invariant nodes on
+ * one lane (in row order, dropped nodes skipped) could be one node of a
+ * condensed graph built once, which so holds at least variant + runs + the
+ * nodes a candidate adds; the kept nodes over that is an upper bound on
+ * how many times fewer nodes a condensed evaluation would simulate and
+ * re-time (edges that would keep a run from merging are ignored). Also
+ * how a candidate's change of the iteration (against the trace's
+ * grouping) differs between iterations: whether one could stand for all. */
+typedef struct cond_ref { int64_t *self; uint32_t *esrc; int64_t *egap; uint8_t *eflags, *variant; uint32_t *n_removed; } cond_ref;
+
+static void cond_mark(cond_ref *c, const ts_replay *r, bool first, uint64_t *retimed_ops)
+{
+    const ts_sim *q = &r->sim;
+    for (uint32_t i = 0; i < q->n_base_nodes; i++) {
+        bool removed = r->removed && r->removed[i];
+        c->n_removed[i] += removed;
+        if (q->kind[i] == TS_NODE_COMM_CPU || q->kind[i] == TS_NODE_BARRIER) c->variant[i] |= 2;
+        if (first) c->self[i] = q->self_ns[i];
+        else if (q->self_ns[i] != c->self[i]) c->variant[i] |= 1, *retimed_ops += q->kind[i] == TS_NODE_CPU_OP;
+    }
+    for (uint32_t e = 0; e < q->n_base_edges; e++) {
+        if (first) { c->esrc[e] = q->esrc[e]; c->egap[e] = q->egap_ns[e]; c->eflags[e] = q->eflags[e]; continue; }
+        if (q->esrc[e] != c->esrc[e] || q->egap_ns[e] != c->egap[e] || q->eflags[e] != c->eflags[e])
+            c->variant[q->esrc[e]] |= 4, c->variant[q->edst[e]] |= 4, c->variant[c->esrc[e]] |= 4;
+    }
+    for (uint32_t e = q->n_base_edges; e < q->n_edges; e++) {   /* added edges: their base ends attach */
+        if (q->esrc[e] < q->n_base_nodes) c->variant[q->esrc[e]] |= 4;
+        if (q->edst[e] < q->n_base_nodes) c->variant[q->edst[e]] |= 4;
+    }
+}
+
+/* Print the bound from the marks of n candidates on r0's lanes. */
+static int cond_print(const cond_ref *c, const ts_sim *p, uint32_t n, double mean_added, uint64_t retimed_ops,
+                      int no_contention)
+{
+    uint32_t nb = p->n_base_nodes, n_var = 0, n_drop = 0, runs = 0, max_lane = 0, by[3] = {0, 0, 0}, n_cpu = 0;
+    for (uint32_t i = 0; i < nb; i++)
+        if (p->lane[i] != TS_NONE32 && p->lane[i] > max_lane) max_lane = p->lane[i];
+    uint32_t *last = malloc(((size_t)max_lane + 2) * sizeof *last);
+    if (!last) return -1;
+    for (uint32_t l = 0; l <= max_lane + 1; l++) last[l] = TS_NONE32;
+    for (uint32_t i = 0; i < nb; i++) {
+        uint32_t l = p->lane[i] == TS_NONE32 ? max_lane + 1 : p->lane[i];
+        n_cpu += p->kind[i] == TS_NODE_CPU_OP;
+        if (c->n_removed[i] == n) { n_drop++; continue; }
+        bool var = c->variant[i] || c->n_removed[i];
+        for (int b = 1; b < 3; b++) by[b] += c->variant[i] >> b & 1;
+        by[0] += (c->variant[i] & 1) && p->kind[i] == TS_NODE_CPU_OP;
+        if (var) n_var++;
+        else if (l > max_lane || last[l] == TS_NONE32 || c->variant[last[l]] || c->n_removed[last[l]]) runs++;
+        last[l] = i;
+    }
+    free(last);
+    double kept = (double)(nb - n_drop) + mean_added, cond = n_var + runs + mean_added;
+    printf("condensation bound (%u random candidates%s): of %u graph nodes %u are removed by every candidate, %u "
+           "differ between candidates (re-timed %u of %u CPU ops; comm or barrier %u; an edge moved or added %u) and "
+           "the other %u make %u runs on their lanes; candidates add %.0f nodes: a condensed graph holds >= %.0f "
+           "nodes against %.0f, at most %.2fx fewer; %.1f%% of the CPU ops re-timed otherwise than in the first "
+           "candidate, in an average candidate\n", n, no_contention ? ", --no-contention" : "", nb, n_drop, n_var,
+           by[0], n_cpu, by[1], by[2], nb - n_drop - n_var, runs, mean_added, cond, kept, kept / cond,
+           n > 1 && n_cpu ? 100.0 * (double)retimed_ops / (double)(n - 1) / (double)n_cpu : 0);
+    return 0;
+}
+
+static int condensation_bound(const ts_graph *g, const bench_args *a, uint32_t n, int no_contention)
+{
+    ts_opt_grads gr;
+    ts_error err = {0};
+    if (ts__opt_grads_load(a->gradients, &gr, &err) || ts__part_candidates(&gr, 8, 8)) {
+        fprintf(stderr, "optimize bench: %s\n", err.msg);
+        return -1;
+    }
+    uint32_t nn = ts_graph_n_nodes(g) + 1, ne = ts_graph_n_edges(g) + 1;
+    cond_ref c = {malloc(nn * sizeof *c.self), malloc(ne * sizeof *c.esrc), malloc(ne * sizeof *c.egap), malloc(ne),
+                  calloc(nn, 1), calloc(nn, sizeof *c.n_removed)};
+    uint8_t *vars = malloc(gr.n + gr.n_part + 1);
+    uint32_t *pieces = malloc((gr.n + 1) * sizeof *pieces), *units = malloc((8 * gr.n + 1) * sizeof *units);
+    double *spread = malloc((n + 1) * sizeof *spread), *gain = malloc((n + 1) * sizeof *gain);
+    ts_replay *r0 = NULL;
+    ts_replay_options ro = {.size = sizeof ro, .gradients_json = a->gradients, .nccl_tests_log = a->log,
+                            .trace_bucket_mb = a->trace_cap_mb, .bucket_mb = a->trace_cap_mb,
+                            .no_contention = no_contention};
+    int rc = c.self && c.esrc && c.egap && c.eflags && c.variant && c.n_removed && vars && pieces && units && spread &&
+             gain && ts_replay_run_graph(g, &ro, &r0, &err) == TS_OK ? 0 : -1;
+    uint64_t x = 99, added = 0, retimed_ops = 0;
+    for (uint32_t k = 0; rc == 0 && k < n; k++) {
+        ts_replay_options rk = {.size = sizeof rk, .gradients_json = a->gradients, .nccl_tests_log = a->log,
+                                .trace_bucket_mb = a->trace_cap_mb, .no_contention = no_contention};
+        random_plan(&gr, &x, vars, pieces, units, &rk);
+        ts_replay *r = NULL;
+        if (ts_replay_run_graph(g, &rk, &r, &err)) { rc = -1; break; }
+        cond_mark(&c, r, k == 0, &retimed_ops);
+        added += r->sim.n_nodes - r->sim.n_base_nodes;
+        iteration_spread(r0, r, &spread[k], &gain[k]);
+        ts_replay_destroy(r);
+    }
+    if (rc) fprintf(stderr, "optimize bench: %s\n", err.msg);
+    else rc = cond_print(&c, &r0->sim, n, (double)added / n, retimed_ops, no_contention);
+    if (rc == 0) {
+        qsort(spread, n, sizeof *spread, cmp_dbl);
+        qsort(gain, n, sizeof *gain, cmp_dbl);
+        printf("one iteration for all: a candidate's change of the predicted iteration differs between the %u "
+               "iterations by a median %.3f ms (max %.3f ms) over the candidates, against a median |change| of the "
+               "reported (median) iteration of %.3f ms\n", ts_replay_n_iterations(r0), spread[n / 2], spread[n - 1],
+               gain[n / 2]);
+    }
+    ts_replay_destroy(r0);
+    free(c.self), free(c.esrc), free(c.egap), free(c.eflags), free(c.variant), free(c.n_removed);
+    free(vars);
+    free(pieces);
+    free(units);
+    free(spread);
+    free(gain);
+    ts__opt_grads_free(&gr);
+    return rc;
+}
+
 /* One representative per replica group instead of the folded job: the
  * same n random candidates priced by a full replay of the folded graph g
  * and of the trace's two ranks (the representatives: scale_gen's copies
@@ -486,6 +640,8 @@ int main(int argc, char **argv)
     ts_optimize_destroy(o);
     int same = same_candidates(g, &a, a.log, 30);
     if (same == 0) same = prefix_ceiling(g, &a, 40);
+    if (same == 0) same = condensation_bound(g, &a, 20, 0);
+    if (same == 0) same = condensation_bound(g, &a, 20, 1);
     if (same == 0) same = same_candidates(g, &a, NULL, 30);
     ts_graph_destroy(g);
     ts_job_destroy(t);

@@ -26,7 +26,7 @@
 # What-ifs:
 #   bandwidth x (relative: what the trace's collectives achieved, times F) and
 #   bandwidth GB/s (absolute: the target link's nominal rate as bus bandwidth,
-#     bw-abs, shown; and what the target link carried, bw-probe, targeted: the
+#     bw-abs, targeted; and what the target link carried, bw-probe, shown: the
 #     link check's TCP goodput from summary.json, or $TS_TESTBED_PROBE, a
 #     bench/testbed/link_probe.py file measured apart), from every link rate
 #     of a model to every other;
@@ -349,8 +349,8 @@ if unp:
           "worst %.2f%% over %d settings" % (statistics.median(e), max(e), len(unp)))
 for fam in ("bw-rel", "bw-abs", "bw-probe", "bucket", "plan", "world", "scale", "grad-prec"):
     line([r for r in ROWS if r[0] == fam], "what-if " + fam + ":")
-# The absolute form counts once, at what the link carried (bw-probe); bw-abs (the nominal rate) is shown beside it.
-targeted = [r for r in ROWS if r[0] in ("bw-rel", "bw-probe", "bucket", "scale")]
+# The absolute form counts once, at the nominal rate (bw-abs, as scored since 26 Nov); bw-probe is shown beside it.
+targeted = [r for r in ROWS if r[0] in ("bw-rel", "bw-abs", "bucket", "scale")]
 line(targeted, "all targeted what-ifs:")
 for what, got, want, ok, n in orders:
     print("order %-36s predicted %-26s measured %-26s %s; resolved pairs in order %d of %d" % (

@@ -25,8 +25,11 @@
 # distortion and the sampling of the windows: the noise floor.
 # What-ifs:
 #   bandwidth x (relative: what the trace's collectives achieved, times F) and
-#   bandwidth GB/s (absolute: the target link's nominal rate as bus bandwidth),
-#     from every link rate of a model to every other;
+#   bandwidth GB/s (absolute: the target link's nominal rate as bus bandwidth,
+#     bw-abs, targeted; and what the target link carried, bw-probe, shown: the
+#     link check's TCP goodput from summary.json, or $TS_TESTBED_PROBE, a
+#     bench/testbed/link_probe.py file measured apart), from every link rate
+#     of a model to every other;
 #   bucket-mb M from every bucket cap of a model to every other (--gradients);
 #   world N from 2 ranks to 3 (the CPU contention of more ranks on the same
 #     cores is outside the model: reported, not targeted);
@@ -187,6 +190,24 @@ for n, d in S.items():
         sweep("bw-abs", n, d, "rate", lambda r2: (["--bandwidth", "%g" % (r2 / 8000), "--gradients", g],
                                                  "--bandwidth %g" % (r2 / 8000)))
 print()
+# The same at what the target's link carried: the link check's TCP goodput, measured at the start of
+# the run on the idle link (or in $TS_TESTBED_PROBE, a file of link_probe.py's), apart from every training
+# step scored here; nothing is fitted. A user who states a bandwidth states what the link carries.
+PROBE = {float(c["rate_mbit"]): float(c["carried_mbit"]) for c in summary["link_checks"]}
+PROBE_SRC = "the run's link check"
+if os.environ.get("TS_TESTBED_PROBE"):
+    pf = json.load(open(os.environ["TS_TESTBED_PROBE"]))
+    FIELD = os.environ.get("TS_TESTBED_PROBE_FIELD", "carried_mbit")
+    PROBE = {float(c["rate_mbit"]): float(c[FIELD]) for c in pf["links"]}
+    PROBE_SRC = "%s (%s, made %s)" % (os.environ["TS_TESTBED_PROBE"], FIELD, pf.get("made", "?"))
+print("bw-probe: the target link's goodput from %s: %s\n" % (
+    PROBE_SRC, ", ".join("%g -> %.1f Mbit/s" % (r, PROBE[r]) for r in sorted(PROBE))))
+for n, d in S.items():
+    if plain(d) and all(float(S[m]["setting"]["rate"]) in PROBE for m in S):
+        g = os.path.join(TB, d["gradients"])
+        sweep("bw-probe", n, d, "rate", lambda r2: (["--bandwidth", "%g" % (PROBE[r2] / 8000), "--gradients", g],
+                                                   "--bandwidth %.5g" % (PROBE[r2] / 8000)))
+print()
 
 # ---- bucket cap ----
 for n, d in S.items():
@@ -326,8 +347,9 @@ if unp:
     e = [abs(r[5]) for r in unp]
     print("with the profiler's cost per op taken off (--profiler-overhead-us, measured apart): |err| median %.2f%%, "
           "worst %.2f%% over %d settings" % (statistics.median(e), max(e), len(unp)))
-for fam in ("bw-rel", "bw-abs", "bucket", "plan", "world", "scale", "grad-prec"):
+for fam in ("bw-rel", "bw-abs", "bw-probe", "bucket", "plan", "world", "scale", "grad-prec"):
     line([r for r in ROWS if r[0] == fam], "what-if " + fam + ":")
+# The absolute form counts once, at the nominal rate (bw-abs, as scored since 26 Nov); bw-probe is shown beside it.
 targeted = [r for r in ROWS if r[0] in ("bw-rel", "bw-abs", "bucket", "scale")]
 line(targeted, "all targeted what-ifs:")
 for what, got, want, ok, n in orders:

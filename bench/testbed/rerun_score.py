@@ -25,6 +25,8 @@ Per case:
              from the rerun, where every setting ran round by round in a
              shuffled order; its 90% interval by a two-level bootstrap
              (rounds, then their steps) of both settings together
+  +-%        each median's 90% interval half-width (testbed.py's bootstrap)
+  in90       the predicted gain within 5 pp of the realized gain's interval
   grid       the bucket caps measured in the rerun (1, 5, 25 MB), the best
              of them, and whether the plan is as fast as the default and the
              grid's best within the plan's own 90% interval
@@ -66,10 +68,11 @@ def replay(ts, window, gradients, plan=None):
 
 def main():
     src, rerun, ts = sys.argv[1:4]
-    cases = sorted(f[:-5] for f in os.listdir(os.path.join(rerun, "plans")) if f.endswith(".json"))
-    print("%-16s %9s %8s %9s %-17s %9s %9s %9s %9s %5s %5s %5s" % (
-        "case", "predicted", "search", "realized", "90% interval", "default", "plan", "grid best", "(cap)",
-        "<=5pp", "<=def", "<=grd"))
+    pdir = os.path.join(rerun, "plans")   # a case: MODEL_rRATE.json and MODEL_rRATE/ (beside testbed.py's copies)
+    cases = sorted(f[:-5] for f in os.listdir(pdir) if f.endswith(".json") and os.path.isdir(os.path.join(pdir, f[:-5])))
+    print("%-16s %9s %8s %9s %-17s %13s %13s %13s %6s %5s %5s %5s %5s" % (
+        "case", "predicted", "search", "realized", "90% interval", "default +-%", "plan +-%", "grid best +-%", "(cap)",
+        "<=5pp", "in90", "<=def", "<=grd"))
     rows = []
     for case in cases:
         model, rate = case.rsplit("_r", 1)
@@ -97,15 +100,18 @@ def main():
         ok_pp = abs(realized - predicted) <= 5.0
         ok_def = p_ms * (1 - hw) <= d_ms
         ok_grid = p_ms * (1 - hw) <= best_ms
-        rows.append((ok_pp, ok_def, ok_grid, realized - predicted))
+        in90 = lo - 5.0 <= predicted <= hi + 5.0   # the predicted within 5 pp of the realized's interval
+        rows.append((ok_pp, ok_def, ok_grid, realized - predicted, in90))
         yn = lambda b: "yes" if b else "NO"
-        print("%-16s %8.1f%% %7.1f%% %8.1f%% [%6.1f, %6.1f]%% %7.0fms %7.0fms %7.0fms %6sMB %5s %5s %5s" % (
-            case, predicted, search, realized, lo, hi, d_ms, p_ms, best_ms, best_cap, yn(ok_pp), yn(ok_def),
-            yn(ok_grid)))
+        w = lambda doc: doc["unprofiled"]["interval90_pct"]
+        print("%-16s %8.1f%% %7.1f%% %8.1f%% [%6.1f, %6.1f]%% %6.0fms %4.1f %6.0fms %4.1f %6.0fms %4.1f %4sMB %5s %5s %5s %5s"
+              % (case, predicted, search, realized, lo, hi, d_ms, w(default), p_ms, w(pl), best_ms, w(grid[best_cap]),
+                 best_cap, yn(ok_pp), yn(in90), yn(ok_def), yn(ok_grid)))
     n = len(rows)
-    print("\n%d cases: realized within 5 pp of predicted in %d; plan no slower than the default in %d, than the "
+    print("\n%d cases: realized within 5 pp of predicted in %d (the predicted within 5 pp of the realized's 90%% "
+          "interval: %d); plan no slower than the default in %d, than the "
           "grid's best in %d (within the plan's 90%% interval); realized - predicted: median %+.1f pp, worst %+.1f pp"
-          % (n, sum(r[0] for r in rows), sum(r[1] for r in rows), sum(r[2] for r in rows),
+          % (n, sum(r[0] for r in rows), sum(r[4] for r in rows), sum(r[1] for r in rows), sum(r[2] for r in rows),
              statistics.median([r[3] for r in rows]), max((r[3] for r in rows), key=abs)))
 
 

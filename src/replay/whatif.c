@@ -328,13 +328,32 @@ int ts__replay_fit_model(ts_replay *r, const ts_replay_options *opt, ts_error *e
     return fit_or_drop(r, err);
 }
 
+typedef struct wire_price { double fixed, per_share; } wire_price;   /* see price_ns */
+
+/* A collective on a shared link: fixed + per_share x the collectives in
+ * flight beside it (itself included, at least 1), in ns; per_share < 0: not
+ * on the link (kept as it is). */
+static int64_t price_ns(const wire_price *p, double shared)
+{
+    double v = p->fixed + p->per_share * (shared < 1 ? 1 : shared);
+    return v < 0x1p62 ? (int64_t)llround(v) : (int64_t)1 << 62;   /* past it: refused after the run */
+}
+
+/* n + 1 prices, none on the link yet; NULL when out of memory. */
+static wire_price *new_prices(uint32_t n)
+{
+    wire_price *p = ts__malloc(((size_t)n + 1) * sizeof *p);
+    for (uint32_t i = 0; p && i <= n; i++) p[i] = (wire_price){0, -1};
+    return p;
+}
+
 /* Relative what-ifs ("--bandwidth xF", "--latency-us xF") of one
  * collective's transfer time t: its fixed cost a (the cost model's time at 0
  * bytes for its group, at most t; 0 without a model) times the latency
  * factor, the rest divided by the bandwidth factor: what the trace's own
  * collective achieved, scaled, whatever the link's nominal figures. */
-static int64_t relative_time(const ts_replay *r, const ts_replay_options *opt, const ts_replay_coll *c, uint32_t n,
-                             int64_t t)
+static wire_price relative_price(const ts_replay *r, const ts_replay_options *opt, const ts_replay_coll *c,
+                                 uint32_t n, int64_t t)
 {
     /* A model fitted on the trace alone (a few bucket sizes, often one)
      * cannot tell a fixed cost from a per-byte one: only a calibration
@@ -343,12 +362,18 @@ static int64_t relative_time(const ts_replay *r, const ts_replay_options *opt, c
     a = a < 0 ? 0 : a > t ? t : a;
     double bf = opt->bandwidth_factor > 0 ? opt->bandwidth_factor : 1.0;
     double lf = opt->latency_factor > 0 ? opt->latency_factor : 1.0;
-    double v = (double)a * lf + (double)(t - a) / bf;
-    return v < 0x1p62 ? (int64_t)llround(v) : (int64_t)1 << 62;   /* past it: refused after the run */
+    return (wire_price){(double)a * lf, (double)(t - a) / bf};
+}
+
+static int64_t relative_time(const ts_replay *r, const ts_replay_options *opt, const ts_replay_coll *c, uint32_t n,
+                             int64_t t)
+{
+    wire_price p = relative_price(r, opt, c, n, t);
+    return price_ns(&p, 1);
 }
 
 /* What the relative what-ifs took as fixed cost, said once. */
-static void warn_relative(ts_replay *r, const ts_replay_options *opt, uint32_t n)
+static void warn_relative(ts_replay *r, const ts_replay_options *opt, uint32_t n, bool reshared)
 {
     int64_t a = -1;
     for (uint32_t i = 0; r->model && !r->model_from_trace && i < r->n_colls && a < 0; i++)
@@ -358,7 +383,9 @@ static void warn_relative(ts_replay *r, const ts_replay_options *opt, uint32_t n
                        : opt->nccl_tests_log;
     if (opt->bandwidth_factor > 0)
         ts__replay_warn(r, "--bandwidth x%g: each of %u collectives' time past its fixed cost divided by %g (fixed cost "
-                        "%.1f us, %s)", opt->bandwidth_factor, n, opt->bandwidth_factor, a > 0 ? a / 1e3 : 0.0, from);
+                        "%.1f us, %s)%s", opt->bandwidth_factor, n, opt->bandwidth_factor, a > 0 ? a / 1e3 : 0.0, from,
+                        reshared ? ", per collective in flight beside it as traced, then shared by those in flight in "
+                                   "the simulated schedule" : "");
     if (opt->latency_factor > 0)
         ts__replay_warn(r, "--latency-us x%g: each of %u collectives' fixed cost (%.1f us, %s) times %g%s",
                         opt->latency_factor < 1e-6 ? 0 : opt->latency_factor, n, a > 0 ? a / 1e3 : 0.0, from,
@@ -568,11 +595,10 @@ static double in_flight(const ts_replay *r, const ts_replay_coll *c)
  * at 1 MB buckets, rerun set of 26 Nov: 0.46 s at 0 bytes over 50 Mbit/s,
  * 0.10 s over 200, about the 4x of the rates), so a given bandwidth scales
  * it as well. The relative what-ifs leave it out alike (relative_time). */
-static int64_t wire_time(const ts_replay_options *opt, const ts_replay_coll *c, uint32_t n, double shared)
+static wire_price wire_price_at(const ts_replay_options *opt, const ts_replay_coll *c, uint32_t n)
 {
-    double v = (opt->latency_us > 0 ? opt->latency_us * 1e3 : 0) +
-               (double)c->bytes * ts_coll_bus_factor(c->kind, n) * shared / opt->bandwidth_gbps;
-    return v < 0x1p62 ? (int64_t)llround(v) : (int64_t)1 << 62;   /* past it: refused after the run */
+    return (wire_price){opt->latency_us > 0 ? opt->latency_us * 1e3 : 0,
+                        (double)c->bytes * ts_coll_bus_factor(c->kind, n) / opt->bandwidth_gbps};
 }
 
 /* Breakpoints of the number of collectives in flight over the simulated
@@ -634,8 +660,35 @@ static void flight_build(const ts_replay *r, flight_pt *pt, flight_curve *fc)
     }
 }
 
+/* The collectives in flight on average over node p's simulated span. */
+static double span_shared(const ts_replay *r, const flight_curve *fc, uint32_t p)
+{
+    int64_t a = r->sim.start_ns[p], b = r->sim.end_ns[p];
+    return b > a ? (flight_integral(fc, b) - flight_integral(fc, a)) / (double)(b - a) : 1.0;
+}
+
+/* Flight-curve scratch for n collectives: pt and fc's arrays (2 n + 1 each). */
+typedef struct flight_scratch { flight_pt *pt; flight_curve fc; size_t n2; } flight_scratch;
+
+static int flight_alloc(flight_scratch *f, uint32_t n, ts_error *err)
+{
+    f->n2 = 2 * (size_t)n + 1;
+    f->pt = ts__malloc(f->n2 * sizeof *f->pt);
+    f->fc = (flight_curve){ts__malloc(f->n2 * sizeof *f->fc.pos), ts__malloc(f->n2 * sizeof *f->fc.cum),
+                           ts__malloc(f->n2 * sizeof *f->fc.cnt), 0};
+    return f->pt && f->fc.pos && f->fc.cum && f->fc.cnt ? TS_OK : ts__error(err, TS_ENOMEM, "replay: out of memory");
+}
+
+static void flight_free(flight_scratch *f)
+{
+    ts__free(f->pt, f->n2 * sizeof *f->pt);
+    ts__free(f->fc.pos, f->n2 * sizeof *f->fc.pos);
+    ts__free(f->fc.cum, f->n2 * sizeof *f->fc.cum);
+    ts__free(f->fc.cnt, f->n2 * sizeof *f->fc.cnt);
+}
+
 /* The rounds of --bandwidth GBPS on a trace's own model: the collectives
- * priced on the wire (wired[i]) first share the link as traced; that
+ * priced on the wire (price[i].per_share >= 0) first share the link as traced; that
  * sharing no longer holds once their times change (the testbed's cnn at 1
  * MB: the 8.4 MB bucket beside a chain of three small ones on gloo's other
  * worker, which at the new prices ends early and leaves it the link). So,
@@ -646,41 +699,33 @@ static void flight_build(const ts_replay *r, flight_pt *pt, flight_curve *fc)
  * each step goes half way, so a schedule that flips between two sharings
  * settles between them. At most 12 rounds, O(n log n) each besides the
  * simulation. */
-static int reshare_on_wire(ts_replay *r, const ts_replay_options *opt, const uint8_t *wired, bool *done,
-                           ts_error *err)
+static int reshare_on_wire(ts_replay *r, const wire_price *price, bool *done, ts_error *err)
 {
     /* The link is the job's when each collective repriced is one barrier
      * over its ranks; a rank's lone member (unmatched) would count beside
      * other ranks' as if on one link: then the traced sharing stays. */
     *done = false;
     for (uint32_t i = 0; i < r->n_colls; i++)
-        if (wired[i] && lone(r, i)) return TS_OK;
+        if (price[i].per_share >= 0 && lone(r, i)) return TS_OK;
     *done = true;
-    size_t n2 = 2 * (size_t)r->n_colls + 1;
-    flight_pt *pt = ts__malloc(n2 * sizeof *pt);
-    flight_curve fc = {ts__malloc(n2 * sizeof *fc.pos), ts__malloc(n2 * sizeof *fc.cum), ts__malloc(n2 * sizeof *fc.cnt), 0};
-    int rc = pt && fc.pos && fc.cum && fc.cnt ? TS_OK : ts__error(err, TS_ENOMEM, "replay: out of memory");
+    flight_scratch f;
+    int rc = flight_alloc(&f, r->n_colls, err);
     r->sim.keep_order = true;   /* the rounds and the caller's final run simulate the same graph */
     for (int round = 0; rc == TS_OK && round < 12; round++) {
         if ((rc = ts__sim_run(&r->sim, err))) break;
-        flight_build(r, pt, &fc);
+        flight_build(r, f.pt, &f.fc);
         int64_t most = 0;
         for (uint32_t i = 0; i < r->n_colls; i++) {
             const ts_replay_coll *c = &r->colls[i];
-            if (!wired[i]) continue;
-            int64_t a = r->sim.start_ns[c->priced], b = r->sim.end_ns[c->priced], was = r->sim.self_ns[c->priced];
-            double shared = b > a ? (flight_integral(&fc, b) - flight_integral(&fc, a)) / (double)(b - a) : 1.0;
-            int64_t t = wire_time(opt, c, opt->world ? opt->world : c->group, shared < 1 ? 1 : shared);
+            if (price[i].per_share < 0) continue;
+            int64_t was = r->sim.self_ns[c->priced], t = price_ns(&price[i], span_shared(r, &f.fc, c->priced));
             if (round >= 4) t = was + (t - was) / 2;
             if (llabs(t - was) > most) most = llabs(t - was);
             set_transfer(r, c, t);
         }
         if (most < 1000) break;
     }
-    ts__free(pt, n2 * sizeof *pt);
-    ts__free(fc.pos, n2 * sizeof *fc.pos);
-    ts__free(fc.cum, n2 * sizeof *fc.cum);
-    ts__free(fc.cnt, n2 * sizeof *fc.cnt);
+    flight_free(&f);
     return rc;
 }
 
@@ -718,13 +763,28 @@ static bool cpu_collectives(const ts_replay *r)
 static int reprice_relative(ts_replay *r, const ts_replay_options *opt, ts_error *err)
 {
     uint32_t repriced = 0;
-    for (uint32_t i = 0; i < r->n_colls; i++) {
+    wire_price *price = new_prices(r->n_colls);
+    flight_scratch f = {0};
+    int rc = price ? flight_alloc(&f, r->n_colls, err) : ts__error(err, TS_ENOMEM, "replay: out of memory");
+    if (rc == TS_OK && opt->bandwidth_factor > 0) {   /* the sharing as traced: the unmodified schedule */
+        r->sim.keep_order = true;
+        if ((rc = ts__sim_run(&r->sim, err)) == TS_OK) flight_build(r, f.pt, &f.fc);
+    }
+    for (uint32_t i = 0; rc == TS_OK && i < r->n_colls; i++) {
         const ts_replay_coll *c = &r->colls[i];
         if (c->priced == TS_NONE32 || c->kind >= TS_COLL_COUNT) continue;
-        set_transfer(r, c, relative_time(r, opt, c, c->group, r->sim.self_ns[c->priced]));
+        wire_price p = relative_price(r, opt, c, c->group, r->sim.self_ns[c->priced]);
+        if (opt->bandwidth_factor > 0 && !lone(r, i))   /* its part past the fixed cost per collective beside it */
+            price[i] = (wire_price){p.fixed, p.per_share / span_shared(r, &f.fc, c->priced)};
+        set_transfer(r, c, price_ns(&p, 1));
         repriced++;
     }
-    warn_relative(r, opt, repriced);
+    bool resimulated = false;
+    if (rc == TS_OK && repriced && opt->bandwidth_factor > 0) rc = reshare_on_wire(r, price, &resimulated, err);
+    warn_relative(r, opt, repriced, resimulated);
+    flight_free(&f);
+    ts__free(price, ((size_t)r->n_colls + 1) * sizeof *price);
+    if (rc) return rc;
     if (!repriced) return ts__error(err, TS_ENODATA, "replay: no collective of a known kind to reprice");
     return TS_OK;
 }
@@ -802,7 +862,7 @@ static int trace_calibration_error(const ts_replay *r, ts_error *err)
  * predicted(new world, new bandwidth) / predicted(as measured), so the
  * instance's own deviation from the model is kept; at a given bandwidth
  * with a model fitted on the trace, its bytes on the wire instead
- * (wire_time). Relative what-ifs then scale that (relative_time). */
+ * (wire_price_at). Relative what-ifs then scale that (relative_time). */
 int ts__replay_reprice(ts_replay *r, const ts_replay_options *opt, ts_error *err)
 {
     bool relative = opt->bandwidth_factor > 0 || opt->latency_factor > 0;
@@ -828,8 +888,8 @@ int ts__replay_reprice(ts_replay *r, const ts_replay_options *opt, ts_error *err
     uint32_t repriced = 0, unknown = 0, beyond = 0, wired = 0;
     int64_t fixed = 0;
     bool on_wire = opt->bandwidth_gbps > 0 && r->model_from_trace;
-    uint8_t *wired_at = on_wire ? ts__calloc((size_t)r->n_colls + 1, 1) : NULL;
-    if (on_wire && !wired_at) return ts__error(err, TS_ENOMEM, "replay: out of memory");
+    wire_price *price = on_wire ? new_prices(r->n_colls) : NULL;
+    if (on_wire && !price) return ts__error(err, TS_ENOMEM, "replay: out of memory");
     for (uint32_t i = 0; i < r->n_colls; i++) {
         ts_replay_coll *c = &r->colls[i];
         if (c->priced == TS_NONE32) continue;
@@ -850,11 +910,10 @@ int ts__replay_reprice(ts_replay *r, const ts_replay_options *opt, ts_error *err
              * simulated (reshare_on_wire). Only the bytes share it: until 26 Nov
              * 23:40 the whole price, fixed cost included, was multiplied by the
              * collectives in flight as traced, and no more. */
-            double shared = in_flight(r, c);
             if (a0 > fixed) fixed = a0;
-            now = wire_time(opt, c, n_new, shared);
+            price[i] = wire_price_at(opt, c, n_new);
+            now = price_ns(&price[i], in_flight(r, c));
             wired++;
-            wired_at[i] = 1;
         }
         if (now < 0) { unknown++; continue; }
         int64_t self = r->sim.self_ns[c->priced];
@@ -884,10 +943,10 @@ int ts__replay_reprice(ts_replay *r, const ts_replay_options *opt, ts_error *err
         ts__replay_warn(r, "--world %u is larger than any calibrated group (%u ranks): priced with that group's bus "
                            "bandwidth and latency scaled by log2 of the size; a larger job on other links (more "
                            "servers, another network) differs", opt->world, largest);
-    if (relative) warn_relative(r, opt, repriced);
+    if (relative) warn_relative(r, opt, repriced, false);
     bool resimulated = false;
-    int rc = wired ? reshare_on_wire(r, opt, wired_at, &resimulated, err) : TS_OK;
-    ts__free(wired_at, on_wire ? (size_t)r->n_colls + 1 : 0);
+    int rc = wired ? reshare_on_wire(r, price, &resimulated, err) : TS_OK;
+    ts__free(price, on_wire ? ((size_t)r->n_colls + 1) * sizeof *price : 0);
     if (rc) return rc;
     if (wired) warn_wire(r, opt, wired, fixed, resimulated);
     if (opt->world && cpu_collectives(r))

@@ -4,7 +4,8 @@
 # writes no collective sizes). Expected values come from the trace itself:
 # its gloo all-reduce count (counted here with Python), and identities
 # (x1 changes nothing; x2 halves only the communication, so the step shrinks
-# but stays above half).
+# but stays above half; where the all-reduces overlapped, x1 still changes
+# nothing after the link is shared again as simulated).
 set -e
 BIN=${TS_BIN:-build/trainscope}
 TB=${TS_TESTBED_SET:-examples/testbed}
@@ -42,6 +43,30 @@ set -- $(fig "$TMP/x1.json")
 set -- $(fig "$TMP/x2.json")
 /usr/bin/python3 -c "import sys; m, p = map(float, sys.argv[1:]); assert m / 2 < p < m, (m, p)" "$1" "$2"
 grep -q "divided by 2 (fixed cost 0.0 us" "$TMP/x2.json"
+
+# On a trace whose all-reduces overlapped on the link (mlp at 100 Mbit/s: gloo's two workers;
+# counted here from the raw events), --bandwidth xF prices each per collective in flight beside it
+# as traced and shares the link again as simulated: x1 must still change nothing (the traced
+# sharing is reproduced exactly), and the warning says it was shared again.
+M=$TB/traces/mlp_w2_r100_b25/round0
+if [ -d "$M" ]; then
+    ov=$(/usr/bin/python3 - "$M" <<'PY'
+import json, subprocess, sys
+raw = subprocess.run(["zstd", "-dc", sys.argv[1] + "/rank0.json.zst"], capture_output=True, check=True).stdout
+g = sorted((e["ts"], e["ts"] + e["dur"]) for e in json.loads(raw) if e.get("ph") == "X" and e["name"] == "gloo:all_reduce")
+print(sum(1 for i, a in enumerate(g) for b in g[i + 1:] if b[0] < a[1]))
+PY
+)
+    [ "$ov" -gt 0 ] || { echo "no overlapping all-reduces in $M: the sharing check below would be empty"; exit 1; }
+    "$BIN" replay --format json --bandwidth x1 "$M" > "$TMP/mx1.json"
+    set -- $(fig "$TMP/mx1.json")
+    [ "$1" = "$2" ] || { echo "x1 with the link shared again changed the iteration: $1 -> $2"; exit 1; }
+    "$BIN" replay --format json --bandwidth x4 "$M" > "$TMP/mx4.json"
+    grep -q "per collective in flight beside it as traced, then shared by those in flight in the simulated schedule" \
+        "$TMP/mx4.json" || { echo "x4: the link not shared again"; cat "$TMP/mx4.json"; exit 1; }
+    set -- $(fig "$TMP/mx4.json")
+    /usr/bin/python3 -c "import sys; m, p = map(float, sys.argv[1:]); assert m / 4 < p < m, (m, p)" "$1" "$2"
+fi
 
 # --latency-us x2 without a calibration log knows no fixed cost: no change, and it says so.
 "$BIN" replay --format json --latency-us x2 "$W" > "$TMP/lat.json"

@@ -90,8 +90,8 @@ TEST(coll_model_given_bandwidth_and_latency)
     ts_coll_model_destroy(m);
 }
 
-/* The all-reduces of a real trace (examples/testbed-rerun, cnn_w2_r50_b1,
- * round 0: four 1 MB-cap buckets of 302592-8411176 bytes over 50 Mbit/s, 4
+/* The all-reduces of a real trace (the rerun set of 26 Nov, examples/testbed-rerun
+ * at commit 4504fcb: cnn_w2_r50_b1, round 0: four 1 MB-cap buckets of 302592-8411176 bytes over 50 Mbit/s, 4
  * steps, transfer times in ns as replay reads them). The split between the
  * two lines that fits these best put the four 8411176-byte rows alone on
  * the ring side, where one size cannot place a line: it came out flat,

@@ -173,7 +173,7 @@ static int speed(int argc, char **argv)
         double d = now_s() - t0;
         if (d < best_pred) best_pred = d;
         t0 = now_s();
-        if (ts_prec_greedy(m, NULL, n / 2.0, 0, TS_PREC_FP32, TS_PREC_BF16, prec, &p)) return 1;
+        if (ts_prec_greedy(m, NULL, n / 2.0, 0, TS_PREC_FP32, TS_PREC_BF16, TS_PREC_BY_OP, prec, &p)) return 1;
         d = now_s() - t0;
         if (d < best_greedy) best_greedy = d;
         lowered = 0;
@@ -191,7 +191,7 @@ static int speed(int argc, char **argv)
     ts_prec_predict(mq, prec, &p);
     int64_t base = ts_prec_model_base_bytes(mq), limit = p.peak_bytes - (p.peak_bytes - base) / 10;
     t0 = now_s();
-    int rc = ts_prec_greedy(mq, NULL, n, limit, TS_PREC_FP32, TS_PREC_BF16, prec, &p);
+    int rc = ts_prec_greedy(mq, NULL, n, limit, TS_PREC_FP32, TS_PREC_BF16, TS_PREC_BY_OP, prec, &p);
     double mem_greedy = now_s() - t0;
     int mem_lowered = 0;
     for (uint32_t u = 0; u < n; u++) mem_lowered += prec[u] == TS_PREC_BF16;

@@ -83,5 +83,18 @@ expect below_weights "memory-limit 0.001 GiB is below the 0.00.* GiB that the we
     --precision-greedy --memory-limit 0.001 --precision-trace "bf16=$G/mlp_bf16.json.gz" "$G/mlp_fp32.json.gz"
 expect no_plan_fits "no plan within the accuracy budget fits 0.0058 GiB (the closest plan peaks at 0.006" \
     --precision-greedy --memory-limit 0.0058 --accuracy-budget 1 --precision-trace "bf16=$G/mlp_bf16.json.gz" "$G/mlp_fp32.json.gz"
+# runs without module ranges (the modules' record_function slices dropped here): per module
+# nothing can be lowered, refused naming the way out
+for p in fp32 bf16; do
+    python3 - "$G/mlp_$p.json.gz" "$T/nomod_$p.json.gz" <<'PY'
+import gzip, json, sys
+d = json.load(gzip.open(sys.argv[1], "rt"))
+d["traceEvents"] = [e for e in d["traceEvents"] if "::" in e.get("name", "") or e.get("ph") != "X"
+                    or e["name"].startswith("ProfilerStep#")]
+json.dump(d, gzip.open(sys.argv[2], "wt"))
+PY
+done
+expect no_modules "no op of the fp32 run is inside a module's record_function range.*--granularity op" \
+    --precision-greedy --precision-trace "bf16=$T/nomod_bf16.json.gz" "$T/nomod_fp32.json.gz"
 expect bad_trace_option "precision-trace wants P=RUN" --precision-plan "$T/absent.plan" --precision-trace "fp33=x" "$G/mlp_fp32.json.gz"
 exit $fails

@@ -11,6 +11,11 @@
  *       and bf16, 3 iterations with memory events: the time to predict one
  *       plan (target < 10 ms) and to run the greedy search over every op
  *       (target < 1 s), best of 5, in the same run.
+ *   build/bench/precision modules FP32_RUN BF16_RUN LIMIT_BYTES [OVERHEAD_US [BUDGET]]
+ *       every per-module plan (2^modules, at most 2^16) predicted, the
+ *       fastest whose peak is within LIMIT_BYTES and which lowers at most
+ *       BUDGET modules, beside the per-module greedy's plan: whether the
+ *       greedy found the model's own optimum.
  * Not a test: it asserts nothing; timings depend on the machine's load.
  */
 #include <math.h>
@@ -173,7 +178,7 @@ static int speed(int argc, char **argv)
         double d = now_s() - t0;
         if (d < best_pred) best_pred = d;
         t0 = now_s();
-        if (ts_prec_greedy(m, NULL, n / 2.0, 0, TS_PREC_FP32, TS_PREC_BF16, prec, &p)) return 1;
+        if (ts_prec_greedy(m, NULL, n / 2.0, 0, TS_PREC_FP32, TS_PREC_BF16, TS_PREC_BY_OP, prec, &p)) return 1;
         d = now_s() - t0;
         if (d < best_greedy) best_greedy = d;
         lowered = 0;
@@ -191,7 +196,7 @@ static int speed(int argc, char **argv)
     ts_prec_predict(mq, prec, &p);
     int64_t base = ts_prec_model_base_bytes(mq), limit = p.peak_bytes - (p.peak_bytes - base) / 10;
     t0 = now_s();
-    int rc = ts_prec_greedy(mq, NULL, n, limit, TS_PREC_FP32, TS_PREC_BF16, prec, &p);
+    int rc = ts_prec_greedy(mq, NULL, n, limit, TS_PREC_FP32, TS_PREC_BF16, TS_PREC_BY_OP, prec, &p);
     double mem_greedy = now_s() - t0;
     int mem_lowered = 0;
     for (uint32_t u = 0; u < n; u++) mem_lowered += prec[u] == TS_PREC_BF16;
@@ -216,8 +221,75 @@ static int speed(int argc, char **argv)
     return 0;
 }
 
+static void print_modules(const ts_prec_model *m, const uint8_t *prec)
+{
+    const char *last = NULL;
+    for (uint32_t u = 0; u < ts_prec_model_n_units(m); u++) {
+        const char *mod = ts_prec_model_unit_module(m, u);
+        if (prec[u] != TS_PREC_FP32 && mod && (!last || strcmp(last, mod))) printf(" %s", mod);
+        if (prec[u] != TS_PREC_FP32 && mod) last = mod;
+    }
+}
+
+/* Every per-module plan against the greedy (see the header). */
+static int modules(int argc, char **argv)
+{
+    if (argc < 5) return 2;
+    ts_job *t[TS_PREC_COUNT] = {load(argv[2]), load(argv[3])};
+    const char *paths[TS_PREC_COUNT] = {argv[2], argv[3]};
+    ts_prec_model *m;
+    ts_error err;
+    if (ts_prec_model_create((const ts_job *const *)t, paths, &m, &err)) {
+        fprintf(stderr, "precision: %s\n", err.msg);
+        return 2;
+    }
+    int64_t limit = strtoll(argv[4], NULL, 10);
+    if (argc > 5) ts_prec_model_set_overhead(m, atof(argv[5]) * 1e3);
+    double budget = argc > 6 ? atof(argv[6]) : 1e300;
+    uint32_t n = ts_prec_model_n_units(m), nm = 0, *mod_of = calloc(n + 1, sizeof *mod_of);
+    const char *names[16];
+    for (uint32_t u = 0; u < n; u++) {
+        const char *mod = ts_prec_model_unit_module(m, u);
+        mod_of[u] = UINT32_MAX;
+        for (uint32_t k = 0; mod && k < nm && mod_of[u] == UINT32_MAX; k++)
+            if (!strcmp(names[k], mod)) mod_of[u] = k;
+        if (mod && mod_of[u] == UINT32_MAX) {
+            if (nm == 16) { fprintf(stderr, "precision modules: over 16 modules\n"); return 2; }
+            names[nm] = mod;
+            mod_of[u] = nm++;
+        }
+    }
+    uint8_t *prec = calloc(n + 1, 1), *best = calloc(n + 1, 1);
+    ts_prec_prediction p, bp = {.iteration_ns = INT64_MAX};
+    for (uint32_t mask = 0; mask < (1u << nm); mask++) {
+        if (__builtin_popcount(mask) > budget + 1e-9) continue;
+        for (uint32_t u = 0; u < n; u++)
+            prec[u] = mod_of[u] != UINT32_MAX && (mask >> mod_of[u]) & 1 ? TS_PREC_BF16 : TS_PREC_FP32;
+        ts_prec_predict(m, prec, &p);
+        if (p.peak_bytes <= limit && p.iteration_ns < bp.iteration_ns) { bp = p; memcpy(best, prec, n); }
+    }
+    printf("%u modules, %u plans: fastest within %lld B:", nm, 1u << nm, (long long)limit);
+    if (bp.iteration_ns == INT64_MAX) printf(" none\n");
+    else {
+        print_modules(m, best);
+        printf(" (%.3f ms, peak %lld B)\n", bp.iteration_ns / 1e6, (long long)bp.peak_bytes);
+    }
+    int rc = ts_prec_greedy(m, NULL, budget, limit, TS_PREC_FP32, TS_PREC_BF16, TS_PREC_BY_MODULE, prec, &p);
+    printf("greedy (rc %d):", rc);
+    print_modules(m, prec);
+    printf(" (%.3f ms, peak %lld B)%s\n", p.iteration_ns / 1e6, (long long)p.peak_bytes,
+           bp.iteration_ns != INT64_MAX && p.iteration_ns == bp.iteration_ns ? ": the optimum" : "");
+    free(prec);
+    free(best);
+    free(mod_of);
+    ts_prec_model_destroy(m);
+    for (int i = 0; i < 2; i++) ts_job_destroy(t[i]);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 2 && !strcmp(argv[1], "modules")) return modules(argc, argv);
     if (argc >= 2 && !strcmp(argv[1], "casts")) return casts(argc, argv);
     if (argc >= 2 && !strcmp(argv[1], "speed")) return speed(argc, argv);
     fprintf(stderr, "usage: precision casts FP32_RUN BF16_RUN HELD_OUT_RUN... | precision speed [UNITS]\n");

@@ -59,7 +59,7 @@ def main():
         s, d = os.path.join(src, name), os.path.join(dst, name)
         if name.endswith(".json.gz"):
             trim(s, d)
-        elif name.endswith((".json", ".plan", ".txt", ".log")):
+        elif name.endswith((".json", ".plan", ".greedy", ".txt", ".log")):
             shutil.copy(s, d)
         else:
             continue

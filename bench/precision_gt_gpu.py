@@ -43,7 +43,22 @@ Run on a GPU machine: python3 bench/precision_gt_gpu.py --out DIR
     exported with export_chrome_trace and gzipped to DIR/<model>_<plan>.json.gz.
     Without Kineto (Debian's torch 1.13 on CPU) the trace is written from
     the legacy profiler's events by precision_gt.py's writer;
-  * machine.json: GPU, driver, torch, CUDA, cuDNN, TF32 flags.
+  * machine.json: GPU, driver, torch, CUDA, cuDNN, TF32 flags;
+  * greedy (with --greedy-trainscope BIN): QSync's greedy plan, searched by
+    `BIN optimize --passes precision` (per module, the default) on search
+    traces of the fp32 and bf16 plans recorded apart
+    (<model>_<plan>.search.json.gz: separate profiler sessions, after the
+    other plans' peaks and traces, before any timing), under two budgets
+    fixed by rule before the search: an accuracy budget of
+    len(modules) - len(modules) // 2 modules (indicators 1 each: the size of
+    mixB, so that both measured mixed plans are within it) and a memory limit
+    of the lower of mixA's and mixB's measured peaks (so that at least one
+    measured plan within the budget fits). The plan is applied per module
+    (the modules its `op:N ... # OP in MODULE` lines name, bf16 autocast, as
+    the other plans), then its peak, a trace and its timing taken like the
+    others' (<model>_greedy.plan; .greedy: greedy.plan as trainscope wrote
+    it; .opt.txt: trainscope's output). --profiler-overhead-us (3.918: the
+    cost per op bench/precision-gpu measured) is passed to the search.
 measured.json is rewritten after every model, so a killed run leaves the
 models done. --budget-s: past it the remaining cases are skipped and listed
 under "skipped"; each model's timing rounds stop at its share of the budget.
@@ -382,14 +397,81 @@ def write_json(path, obj):
     os.replace(tmp, path)
 
 
+def greedy_limits(name, model, res):
+    """(memory limit bytes, accuracy budget): the rule in the header, from the
+    peaks measured before any search."""
+    names = [n for n, _ in model.named_children()]
+    peaks = [res["cases"]["%s/%s" % (name, p)]["peak_bytes"] for p in ("mixA", "mixB")]
+    return min(peaks), len(names) - len(names) // 2
+
+
+def greedy_search(name, model, x, a, res, opts_by_plan):
+    """Search traces of the fp32 and bf16 plans, then the greedy plan from
+    them: (module plan, record) or raises RuntimeError."""
+    sys.path.insert(0, os.path.join(HERE, "..", "python"))
+    import trainscope_precision as tp
+    tr = lambda p: os.path.join(a.out, "%s_%s.search.json.gz" % (name, p))
+    mach = res["machine"]
+    for p in ("fp32", "bf16"):
+        plan, opt = opts_by_plan[p]
+        meta = {"model": name, "plan": p, "modules": plan, "batch_shape": list(x.shape), "search": True}
+        (kineto_trace if mach["kineto"] else legacy_trace)(model, plan, x, opt, a.device, tr(p), meta)
+    limit, budget = greedy_limits(name, model, res)
+    odir = os.path.join(a.out, "%s_greedy.opt" % name)
+    cmd = [a.greedy_trainscope, "optimize", "--passes", "precision", "--memory-limit", "%.12f" % (limit / 2.0 ** 30),
+           "--accuracy-budget", str(budget), "--profiler-overhead-us", "%.3f" % a.profiler_overhead_us,
+           "--precision-trace", "bf16=" + tr("bf16"), tr("fp32"), "-o", odir]
+    t0 = time.monotonic()
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    rec = {"memory_limit_bytes": limit, "accuracy_budget_modules": budget,
+           "greedy_cmd": " ".join(cmd).replace(a.out + os.sep, ""), "greedy_s": round(time.monotonic() - t0, 2),
+           "greedy_rc": out.returncode}
+    with open(os.path.join(a.out, "%s_greedy.opt.txt" % name), "w") as f:
+        f.write("# %s\n# rc %d\n%s%s" % (rec["greedy_cmd"], out.returncode, out.stdout, out.stderr[-4000:]))
+    if out.returncode:
+        raise RuntimeError("%s: rc %d: %s" % (rec["greedy_cmd"], out.returncode, out.stderr.strip()[-600:]))
+    with open(os.path.join(odir, "plan.json")) as f:
+        pj = json.load(f)["precision"]
+    rec["predicted_iteration_us"] = pj["after"]["iteration_us"]
+    rec["predicted_peak_bytes"] = pj["after"]["peak_bytes"]
+    gp = os.path.join(a.out, "%s_greedy.greedy" % name)
+    os.replace(os.path.join(odir, "greedy.plan"), gp)
+    for f in os.listdir(odir):   # plan.json names this machine's paths; amp files are dPRO's: not kept
+        os.remove(os.path.join(odir, f))
+    os.rmdir(odir)
+    tops = {n for n, _ in model.named_children()}
+    mods = tp.resolve(model, tp.read_plan(gp), gp)
+    plan = {n: ("bf16" if p != "fp32" else None) for n, p in mods.items()}
+    plan = {n: p for n, p in plan.items() if p}
+    if set(plan) - tops:
+        raise RuntimeError("%s: the greedy lowers modules inside others (%s)" % (gp, sorted(set(plan) - tops)))
+    rec["modules_bf16"] = sorted(plan)
+    return plan, rec
+
+
 def run_model(name, a, mach, res, deadline):
     """Peak, trace and timing of every plan of one model into res['cases']."""
     model, x = build(name, a.tiny, a.device)
     cases, opts = {}, {}
-    for pname, plan in plans(model, a.device).items():
+    todo = list(plans(model, a.device).items())
+    if a.greedy_trainscope:
+        todo.append(("greedy", None))
+    for pname, plan in todo:
         if time.monotonic() > a.budget_end:
             res["skipped"].append("%s/%s: budget spent before its trace" % (name, pname))
             continue
+        if pname == "greedy":
+            try:
+                plan, rec = greedy_search(name, model, x, a, res, {p: (cases["%s/%s" % (name, p)][1],
+                                                                       opts["%s/%s" % (name, p)]) for p in ("fp32", "bf16")})
+            except (RuntimeError, KeyError, OSError, ValueError, subprocess.TimeoutExpired) as e:
+                res["skipped"].append("%s/greedy: %s: %s" % (name, type(e).__name__, e))
+                res["cases"][name + "/greedy"] = {"greedy_error": "%s: %s" % (type(e).__name__, e)}
+                say("%s/greedy failed: %s: %s" % (name, type(e).__name__, e))
+                continue
+            say("%s/greedy: under %d B and %d modules lowers %s (predicted %.3f ms, peak %d B; search %.1f s)" % (
+                name, rec["memory_limit_bytes"], rec["accuracy_budget_modules"], ", ".join(rec["modules_bf16"]) or
+                "nothing", rec["predicted_iteration_us"] / 1e3, rec["predicted_peak_bytes"], rec["greedy_s"]))
         key = "%s/%s" % (name, pname)
         opt = torch.optim.SGD(model.parameters(), lr=1e-4)
         for _ in range(3):   # warm-up: CUDA context, cuBLAS handles, cuDNN autotuning at this shape and type
@@ -408,6 +490,8 @@ def run_model(name, a, mach, res, deadline):
             r["trace_bytes"] = 0
             res["skipped"].append("%s: trace failed: %s: %s" % (key, type(e).__name__, e))
             say("%s: trace failed: %s: %s" % (key, type(e).__name__, e))
+        if pname == "greedy":
+            r.update(rec)
         res["cases"][key] = r
         cases[key], opts[key] = (model, plan, x), opt
         say("%s: peak %.1f MiB (alive before %.1f MiB), trace %d KiB" % (
@@ -436,7 +520,15 @@ def main():
     ap.add_argument("--tiny", action="store_true", help="tiny models and 1 round (a CPU rehearsal)")
     ap.add_argument("--budget-s", type=float, default=220.0)
     ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--greedy-trainscope", metavar="BIN", help="add the greedy case, searched by BIN (trainscope)")
+    ap.add_argument("--profiler-overhead-us", type=float, default=3.918,
+                    help="the profiler's cost per op given to the greedy search (default: bench/precision-gpu's)")
     a = ap.parse_args()
+    if a.greedy_trainscope:
+        a.greedy_trainscope = os.path.abspath(a.greedy_trainscope)
+        if not os.access(a.greedy_trainscope, os.X_OK):
+            print("precision_gt_gpu: --greedy-trainscope %s is not an executable" % a.greedy_trainscope, file=sys.stderr)
+            return 2
     if a.tiny:
         a.rounds = 1
     if a.device == "cuda" and not torch.cuda.is_available():

@@ -152,6 +152,8 @@ typedef struct ts_optimize_prec_options {
     const char  *allow_list;         /* AMP-style op list (ts_prec_allow_list_load); NULL = every unit */
     const char  *runs[TS_PREC_COUNT];/* the runs' paths, recorded in plan.json (NULL = none) */
     double       profiler_overhead_us; /* recorded in plan.json (the model's own setting) */
+    ts_prec_granularity granularity; /* what the greedy changes at a time: a module (the default: greedy.plan
+                                        is applied per module) or an op */
 } ts_optimize_prec_options;
 
 typedef struct ts_optimize_prec ts_optimize_prec;

@@ -147,20 +147,41 @@ typedef struct ts_prec_prediction {
 /* Predict a plan (prec[] as ts_prec_plan_load fills it). */
 TS_API void ts_prec_predict(const ts_prec_model *m, const uint8_t *prec, ts_prec_prediction *out);
 
-/* QSync's greedy search: start from all units at `high`; repeatedly lower
- * to `low` the unit with the most time saved per unit of its indicator
- * (indicator NULL = 1 each; values <= 1e-12 count as 1e-12; INFINITY pins
- * a unit at `high`, as an allow list's outsiders are), while the sum
- * of lowered indicators stays within accuracy_budget; stop when no unit
- * saves time. memory_limit_bytes > 0: if that plan's peak is over the
- * limit, go on lowering the run of adjacent units (1, 2, 4, ... long: the
- * shortest that saves anything) with the most peak bytes saved per unit of
- * indicator until it fits. Fills prec[] and *out; returns TS_OK, TS_ERANGE
- * when no plan within the budget fits (prec[] is the closest found), or
- * TS_EINVAL when the model lacks a run at `high` or `low`. */
+/* What the greedy search changes at a time. TS_PREC_BY_MODULE (the
+ * default): a module, as a per-module autocast plan applies it
+ * (python/trainscope_precision.py apply(), the greedy.plan of `optimize
+ * --passes precision`): the units whose scope (innermost record_function
+ * range) is a module's qualified name (letters, digits, '_' and '.': not
+ * ProfilerStep#N nor Optimizer.step#...) are lowered together, priced
+ * together and their memory counted together; units in no module stay at
+ * `high` (a per-module plan cannot reach them). TS_PREC_BY_OP: every unit on
+ * its own, for plans applied per op (a `replay --precision-plan` what-if,
+ * frameworks that set each op's type). */
+typedef enum ts_prec_granularity { TS_PREC_BY_MODULE = 0, TS_PREC_BY_OP = 1 } ts_prec_granularity;
+/* The module of unit u for per-module plans: its scope when that is a
+ * module's qualified name, else NULL (valid while the model lives). */
+TS_API const char *ts_prec_model_unit_module(const ts_prec_model *m, uint32_t u);
+
+/* QSync's greedy search over groups (`by`: a module's units, or one unit):
+ * start from all units at `high`; repeatedly lower to `low` the group with
+ * the most time saved per unit of its indicator (indicator NULL = 1 each;
+ * values <= 1e-12 count as 1e-12; INFINITY pins a unit at `high`, as an allow
+ * list's outsiders are; a module's indicator is the largest of its units'
+ * that take a tensor, counted once), while the sum of lowered indicators
+ * stays within accuracy_budget; stop when no group saves time.
+ * memory_limit_bytes > 0: a lowering that takes a fitting plan over the
+ * limit is passed over; if the plan's peak is over the limit, go on lowering
+ * runs of adjacent groups, the one losing the least time per peak byte
+ * saved (the cheapest that fits on its own when it costs no more), until it
+ * fits; then raise back, best first, any lowered group whose raising saves
+ * time and keeps the plan within the limit. Fills prec[] and *out; returns
+ * TS_OK, TS_ERANGE when no plan within the budget fits (prec[] is the
+ * closest found), TS_ENOENT when `by` is TS_PREC_BY_MODULE and no unit is in
+ * a module, TS_EINVAL when the model lacks a run at `high` or `low`,
+ * TS_ENOMEM. */
 TS_API TS_NODISCARD int ts_prec_greedy(const ts_prec_model *m, const double *indicator, double accuracy_budget,
                                        int64_t memory_limit_bytes, ts_precision high, ts_precision low,
-                                       uint8_t *prec, ts_prec_prediction *out);
+                                       ts_prec_granularity by, uint8_t *prec, ts_prec_prediction *out);
 
 /* A plan as the plan file the greedy prints and python/trainscope_precision.py
  * apply() reads: a comment line, then "op:N P  # OP in SCOPE" for every unit

@@ -77,6 +77,10 @@ bool ts_cli_dist_quiet(void);
  * input; and the runs loaded and their model built (status; err says why). */
 #include "trainscope/precision.h"
 int ts_cli_prec_trace_opt(const char *cmd, const char *arg, const char *runs[TS_PREC_COUNT], ts_precision *low);
+/* "--granularity module|op" into *out, -1 on bad input (message printed). */
+int ts_cli_prec_granularity_opt(const char *cmd, const char *arg, ts_prec_granularity *out);
+/* The greedy's failure as the CLI words it (err filled, status returned). */
+int ts_cli_prec_greedy_error(int rc, double limit_gb, int64_t closest_peak, ts_error *err);
 int ts_cli_prec_model(const char *const runs[TS_PREC_COUNT], double overhead_us, bool warnings,
                       ts_job *t[TS_PREC_COUNT], ts_prec_model **m, ts_error *err);
 

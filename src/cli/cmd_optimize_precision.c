@@ -7,6 +7,7 @@
  * Not the job-graph passes (cmd_optimize.c). Exit: 0 ok, 2 bad input or
  * usage (unmappable runs, a budget or limit no plan meets, bad lists).
  */
+#include <math.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +43,9 @@ static void usage(FILE *f)
           "                           dPRO's TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_*\n"
           "                           lists; the others stay fp32 (default: all may)\n"
           "  --memory-limit GB        the plan's peak must fit this much memory (GiB)\n"
+          "  --granularity module|op  what the greedy changes at a time: a module's ops\n"
+          "                           together, as greedy.plan is applied (default), or\n"
+          "                           each op on its own\n"
           "  --profiler-overhead-us X the profiler's cost per profiled op\n"
           "  -o, --output DIR         write plan.json, greedy.plan, amp_priorlist.txt and\n"
           "                           amp.env\n"
@@ -67,7 +71,7 @@ static int parse(int argc, char **argv, oprec_args *a)
         {"indicators", required_argument, 0, 'i'}, {"allow-list", required_argument, 0, 'A'},
         {"memory-limit", required_argument, 0, 'm'}, {"profiler-overhead-us", required_argument, 0, 'O'},
         {"output", required_argument, 0, 'o'}, {"format", required_argument, 0, 'f'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"granularity", required_argument, 0, 'G'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
     int c, bad = 0;
@@ -87,6 +91,7 @@ static int parse(int argc, char **argv, oprec_args *a)
         case 'm': bad = ts_cli_opt_real("optimize", "--memory-limit", optarg, 1e-6, 1e6, &a->limit_gb); break;
         case 'O': bad = ts_cli_opt_real("optimize", "--profiler-overhead-us", optarg, 0, 1e6, &a->o.profiler_overhead_us); break;
         case 'o': a->out_dir = optarg; break;
+        case 'G': bad = ts_cli_prec_granularity_opt("optimize", optarg, &a->o.granularity); break;
         case 'f': a->format = optarg; break;
         case 'h': usage(stdout); return 1;
         default: return ts_cli_opt_unknown("optimize", argv[optind - 1]);
@@ -99,7 +104,7 @@ static int parse(int argc, char **argv, oprec_args *a)
         return -1;
     }
     a->o.runs[TS_PREC_FP32] = argv[optind];
-    a->o.memory_limit_bytes = (int64_t)(a->limit_gb * 1073741824.0);
+    a->o.memory_limit_bytes = llround(a->limit_gb * 1073741824.0);   /* GiB printed to 12 decimals gives its bytes back */
     return 0;
 }
 

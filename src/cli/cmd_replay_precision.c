@@ -9,6 +9,7 @@
  * Exit: 0 ok, 2 bad input or usage (unmappable ops, a plan naming ops the
  * run lacks, a budget no plan meets).
  */
+#include <math.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -27,6 +28,7 @@ typedef struct prec_args {
     const char *plan_json;             /* --plan plan.json of optimize --passes precision */
     char       *plan_runs[TS_PREC_COUNT];  /* the runs plan.json records (owned), when none are given */
     bool        greedy;
+    ts_prec_granularity by;
     double      budget, limit_gb, overhead_us;
     ts_precision low;
     const ts_job *const *traces;     /* the runs loaded, [TS_PREC_COUNT], NULL where none */
@@ -37,7 +39,8 @@ static void usage(FILE *f)
     fputs("usage: trainscope replay --precision-plan PLAN [--precision-trace P=RUN]... FP32_RUN\n"
           "       trainscope replay --plan DIR/plan.json [--precision-trace P=RUN... FP32_RUN]\n"
           "       trainscope replay --precision-greedy [--accuracy-budget X] [--indicators FILE]\n"
-          "                         [--memory-limit GB] --precision-trace P=RUN... FP32_RUN\n\n"
+          "                         [--memory-limit GB] [--granularity module|op]\n"
+          "                         --precision-trace P=RUN... FP32_RUN\n\n"
           "Predict the iteration time and peak memory of a mixed-precision plan from\n"
           "profiled runs of the same model at fp32 and at lower precisions (each a trace\n"
           "with ProfilerStep#N ranges, ops with \"Input Dims\" and \"Sequence number\",\n"
@@ -55,6 +58,9 @@ static void usage(FILE *f)
           "  --indicators FILE        '<op|name:prefix|*> <indicator>' per line, later lines\n"
           "                           win (default 1 per op)\n"
           "  --memory-limit GB        the plan must fit this much memory (GiB)\n"
+          "  --granularity module|op  what the greedy changes at a time: a module's ops\n"
+          "                           together, as a per-module autocast plan applies them\n"
+          "                           (default), or each op on its own\n"
           "  --profiler-overhead-us X the profiler's cost per profiled op, measured apart:\n"
           "                           taken off every op and gap so the prediction is for\n"
           "                           the step unprofiled (default 0: the runs' times)\n"
@@ -88,7 +94,7 @@ static int parse(int argc, char **argv, prec_args *a)
         {"indicators", required_argument, 0, 'i'}, {"memory-limit", required_argument, 0, 'm'},
         {"lower", required_argument, 0, 'l'}, {"format", required_argument, 0, 'f'},
         {"profiler-overhead-us", required_argument, 0, 'o'}, {"plan", required_argument, 0, 'P'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"granularity", required_argument, 0, 'G'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", LONG, NULL)) != -1) {
@@ -108,6 +114,7 @@ static int parse(int argc, char **argv, prec_args *a)
             break;
         case 't': if (ts_cli_prec_trace_opt("replay", optarg, a->runs, &a->low)) return TS_EXIT_BAD; break;
         case 'P': a->plan_json = optarg; break;
+        case 'G': if (ts_cli_prec_granularity_opt("replay", optarg, &a->by)) return TS_EXIT_BAD; break;
         case 'h': usage(stdout); return -1;
         default: return ts_cli_opt_unknown("replay", argv[optind - 1]) ? TS_EXIT_BAD : TS_EXIT_BAD;
         }
@@ -141,17 +148,17 @@ static int greedy(const prec_args *a, const ts_prec_model *m, uint8_t *prec, dou
     int rc = ts_prec_indicators_load(m, a->indicators, ind, err);
     if (rc) return rc;
     ts_prec_prediction p;
-    int64_t limit = (int64_t)(a->limit_gb * 1073741824.0), base = ts_prec_model_base_bytes(m);
+    int64_t limit = llround(a->limit_gb * 1073741824.0), base = ts_prec_model_base_bytes(m);
     if (limit > 0 && base < 0)
         rc = fail(err, TS_EINVAL, "%s: --memory-limit needs [memory] events in the runs", a->runs[0]);
     else if (limit > 0 && limit < base)
         rc = fail(err, TS_ERANGE, "--memory-limit %.4g GiB is below the %.4g GiB that the weights, buffers "
                   "and batch take alone (%s)", a->limit_gb, (double)base / 1073741824.0, a->runs[0]);
-    else rc = ts_prec_greedy(m, ind, a->budget > 0 ? a->budget : 1e300, limit, TS_PREC_FP32, a->low, prec, &p);
-    if (rc == TS_ERANGE && !err->msg[0])
-        fail(err, rc, "no plan within the accuracy budget fits %.4g GiB (the closest plan peaks at %.4g GiB)",
-             a->limit_gb, (double)p.peak_bytes / 1073741824.0);
-    else if (rc == TS_EINVAL && !err->msg[0]) fail(err, rc, "--precision-greedy needs a --precision-trace run to lower to");
+    else {
+        p.peak_bytes = -1;
+        rc = ts_prec_greedy(m, ind, a->budget > 0 ? a->budget : 1e300, limit, TS_PREC_FP32, a->low, a->by, prec, &p);
+        if (rc) ts_cli_prec_greedy_error(rc, a->limit_gb, p.peak_bytes, err);
+    }
     if (!rc) rc = ts_report_prec_plan(stdout, m, prec);
     if (!rc) rc = ts_report_prec_table(stdout, m, &p, "# ");
     return rc;
@@ -179,6 +186,29 @@ static int run(const prec_args *a, ts_prec_model *m, ts_error *err)
     free(prec);
     free(ind);
     return rc;
+}
+
+int ts_cli_prec_granularity_opt(const char *cmd, const char *arg, ts_prec_granularity *out)
+{
+    if (!strcmp(arg, "module")) *out = TS_PREC_BY_MODULE;
+    else if (!strcmp(arg, "op")) *out = TS_PREC_BY_OP;
+    else {
+        ts_cli_errorf("%s: --granularity takes module or op, not '%s'", cmd, arg);
+        return -1;
+    }
+    return 0;
+}
+
+int ts_cli_prec_greedy_error(int rc, double limit_gb, int64_t closest_peak, ts_error *err)
+{
+    if (rc == TS_ERANGE)
+        return fail(err, rc, "no plan within the accuracy budget fits %.4g GiB (the closest plan peaks at %.4g GiB)",
+                    limit_gb, (double)closest_peak / 1073741824.0);
+    if (rc == TS_EINVAL) return fail(err, rc, "the greedy needs a --precision-trace run to lower to");
+    if (rc == TS_ENOENT)
+        return fail(err, rc, "no op of the fp32 run is inside a module's record_function range (a scope named "
+                    "like fc1 or layer1.0), so no per-module plan can lower any; --granularity op plans op by op");
+    return fail(err, rc, "out of memory");
 }
 
 int ts_cli_prec_trace_opt(const char *cmd, const char *arg, const char *runs[TS_PREC_COUNT], ts_precision *low)

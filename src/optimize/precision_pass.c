@@ -57,7 +57,8 @@ static int search(ts_optimize_prec *p, ts_error *err)
                          "and batch take alone (%s)", (double)o->memory_limit_bytes / 1073741824.0,
                          (double)base / 1073741824.0, fp32);
     double budget = o->accuracy_budget > 0 ? o->accuracy_budget : 1e300;
-    int rc = ts_prec_greedy(p->m, p->ind, budget, o->memory_limit_bytes, TS_PREC_FP32, o->low, p->prec, &p->sum.after);
+    int rc = ts_prec_greedy(p->m, p->ind, budget, o->memory_limit_bytes, TS_PREC_FP32, o->low, o->granularity, p->prec,
+                            &p->sum.after);
     if (rc == TS_EINVAL)
         return ts__error(err, rc, "optimize: no run at %s to lower to (give --precision-trace %s=RUN)",
                          ts_precision_name(o->low), ts_precision_name(o->low));
@@ -65,8 +66,34 @@ static int search(ts_optimize_prec *p, ts_error *err)
         return ts__error(err, rc, "optimize: no plan within the accuracy budget%s fits %.4g GiB (the closest found "
                          "peaks at %.4g GiB)", o->allow_list ? " and the allow list" : "",
                          (double)o->memory_limit_bytes / 1073741824.0, (double)p->sum.after.peak_bytes / 1073741824.0);
+    if (rc == TS_ENOENT)
+        return ts__error(err, rc, "optimize: no op of %s is inside a module's record_function range (a scope named "
+                         "like fc1 or layer1.0), so no per-module plan can lower any; --granularity op plans op by op",
+                         fp32);
     if (rc) return ts__error(err, rc, "optimize: out of memory");
     return TS_OK;
+}
+
+/* Units lowered and the indicators used: per op each unit's, per module each
+ * module's once (the largest of its lowered units'). */
+static void count_lowered(ts_optimize_prec *p)
+{
+    uint32_t n = p->sum.n_units;
+    for (uint32_t u = 0; u < n; u++) {
+        if (p->prec[u] == TS_PREC_FP32) continue;
+        p->sum.n_lowered++;
+        const char *mod = ts_prec_model_unit_module(p->m, u);
+        if (p->opt.granularity == TS_PREC_BY_OP || !mod) { p->sum.indicator_used += p->ind[u]; continue; }
+        bool first = true;
+        double w = 0;
+        for (uint32_t v = 0; v < n; v++) {
+            const char *mv = ts_prec_model_unit_module(p->m, v);
+            if (p->prec[v] == TS_PREC_FP32 || !mv || strcmp(mv, mod)) continue;
+            if (v < u) first = false;
+            if (p->ind[v] > w) w = p->ind[v];
+        }
+        if (first) p->sum.indicator_used += w;
+    }
 }
 
 int ts_optimize_precision(const ts_prec_model *m, const ts_optimize_prec_options *opt, ts_optimize_prec **out,
@@ -95,8 +122,7 @@ int ts_optimize_precision(const ts_prec_model *m, const ts_optimize_prec_options
         ts_prec_predict(m, p->prec, &p->sum.before);   /* prec[] is all fp32 (calloc) */
         rc = search(p, err);
     }
-    for (uint32_t u = 0; !rc && u < n; u++)
-        if (p->prec[u] != TS_PREC_FP32) { p->sum.n_lowered++; p->sum.indicator_used += p->ind[u]; }
+    if (!rc) count_lowered(p);
     if (rc) { ts_optimize_prec_destroy(p); return rc; }
     *out = p;
     return TS_OK;
@@ -171,6 +197,7 @@ static void write_json(ts_buf *b, const ts_optimize_prec *p)
     ts__json_key(&j, "precision");
     ts__json_obj_begin(&j);
     ts__json_kv_str(&j, "lower", ts_precision_name(o->low));
+    ts__json_kv_str(&j, "granularity", o->granularity == TS_PREC_BY_OP ? "op" : "module");
     ts__json_kv_double(&j, "accuracy_budget", o->accuracy_budget > 0 ? o->accuracy_budget : NAN, 6);
     ts__json_kv_i64(&j, "memory_limit_bytes", o->memory_limit_bytes);
     ts__json_kv_str(&j, "indicators", o->indicators);

@@ -119,7 +119,13 @@ TS_NODISCARD int ts__prec_align(const uint64_t *ref, uint32_t n, const uint64_t 
  * part ends and the GPU is free; the step ends when both are done. */
 int64_t ts__prec_sim_ns(const ts_prec_model *m, const uint8_t *prec);
 
-/* precision_plan.c: cost of a cast of n elements (forward or backward) */
+/* precision_plan.c: cost of a cast of n elements (forward or backward);
+ * unit u's time at precision p after a unit at prev (*casts += the casts it
+ * adds; casts may be NULL); a timeline item's memory block under plan prec;
+ * the plan's peak (-1 without memory events). */
 int64_t ts__prec_cast_ns(const ts_prec_model *m, int64_t elems);
+int64_t ts__prec_unit_cost(const ts_prec_model *m, uint32_t u, int p, int prev, uint32_t *casts);
+ts__blk ts__prec_item_blk(const ts_prec_model *m, const uint8_t *prec, uint32_t i);
+int64_t ts__prec_peak(const ts_prec_model *m, const uint8_t *prec);
 
 #endif

@@ -1,8 +1,9 @@
 /* precision_plan.c - precision plans on a precision model: reading a plan
- * file, predicting its iteration time and peak memory, and QSync's greedy
- * search for a plan.
+ * file and an indicator file, predicting a plan's iteration time and peak
+ * memory.
  *
- * Not here: building the model from traces (precision.c).
+ * Not here: building the model from traces (precision.c), the greedy search
+ * (precision_greedy.c).
  * The time of a plan (docs/precision.md):
  *   T = fixed + sum over units u of cost(u, p(u), p(u-1)), where
  *   cost(u, p, prev) = fwd_p + bwd_p + (p == prev ? the entry cast of u in the
@@ -44,7 +45,7 @@ static __attribute__((noinline)) int64_t gpu_unit_cost(const ts_prec_model *m, u
 }
 
 /* Time of unit u at precision p after a unit at prev; *casts += casts added. */
-static int64_t unit_cost(const ts_prec_model *m, uint32_t u, int p, int prev, uint32_t *casts)
+int64_t ts__prec_unit_cost(const ts_prec_model *m, uint32_t u, int p, int prev, uint32_t *casts)
 {
     if (TS_UNLIKELY(m->gpu)) return gpu_unit_cost(m, u, p, prev, casts);
     const ts__prec_unit *un = &m->units[u];
@@ -121,7 +122,7 @@ int ts_prec_plan_load(const ts_prec_model *m, const char *path, uint8_t *prec, t
 
 /* The plan's peak; *at = the timeline item where it is reached. */
 /* Memory block of timeline item i under the plan. */
-static ts__blk item_blk(const ts_prec_model *m, const uint8_t *prec, uint32_t i)
+ts__blk ts__prec_item_blk(const ts_prec_model *m, const uint8_t *prec, uint32_t i)
 {
     const ts__prec_item *it = &m->items[i];
     if (it->kind == TS__ITEM_FIXED) return it->mem;
@@ -158,7 +159,7 @@ static int64_t predict_peak_at(const ts_prec_model *m, const uint8_t *prec, uint
     if (!m->have_memory) return -1;
     int64_t run = m->base_bytes, peak = m->base_bytes;
     for (uint32_t i = 0; i < m->n_items; i++) {
-        ts__blk b = item_blk(m, prec, i);
+        ts__blk b = ts__prec_item_blk(m, prec, i);
         if (run + b.peak > peak) {
             peak = run + b.peak;
             *at = i;
@@ -168,7 +169,7 @@ static int64_t predict_peak_at(const ts_prec_model *m, const uint8_t *prec, uint
     return peak;
 }
 
-static int64_t predict_peak(const ts_prec_model *m, const uint8_t *prec)
+int64_t ts__prec_peak(const ts_prec_model *m, const uint8_t *prec)
 {
     uint32_t at;
     return predict_peak_at(m, prec, &at);
@@ -195,7 +196,7 @@ void ts_prec_predict(const ts_prec_model *m, const uint8_t *prec, ts_prec_predic
     for (uint32_t u = 0; u < m->n_units; u++) {
         int prev = ts__prec_prev(m->units, prec, u);
         uint32_t before = casts;
-        t += unit_cost(m, u, prec[u], prev, &casts);
+        t += ts__prec_unit_cost(m, u, prec[u], prev, &casts);
         if (casts != before) cast_ns += (int64_t)(casts - before) * ts__prec_cast_ns(m, m->units[u].in_elems);
     }
     out->iteration_ns = t;
@@ -203,7 +204,7 @@ void ts_prec_predict(const ts_prec_model *m, const uint8_t *prec, ts_prec_predic
     if (m->overhead_ns > 0) {   /* the fp32 run as it would run unprofiled */
         out->fp32_iteration_ns = fixed_part(m);
         for (uint32_t u = 0; u < m->n_units; u++)
-            out->fp32_iteration_ns += unit_cost(m, u, TS_PREC_FP32, TS_PREC_FP32, NULL);
+            out->fp32_iteration_ns += ts__prec_unit_cost(m, u, TS_PREC_FP32, TS_PREC_FP32, NULL);
     }
     if (m->gpu && m->n_titems) {   /* GPU runs: the simulation's change on the measured step */
         uint8_t *all = ts__calloc(m->n_units ? m->n_units : 1, 1);
@@ -215,219 +216,13 @@ void ts_prec_predict(const ts_prec_model *m, const uint8_t *prec, ts_prec_predic
     out->cast_ns = cast_ns;
     out->change_pct = out->fp32_iteration_ns > 0
                     ? 100.0 * ((double)out->iteration_ns / (double)out->fp32_iteration_ns - 1) : 0;
-    out->peak_bytes = predict_peak(m, prec);
+    out->peak_bytes = ts__prec_peak(m, prec);
     out->fp32_peak_bytes = -1;
     if (m->have_memory) {
         uint8_t *all = ts__calloc(m->n_units ? m->n_units : 1, 1);
-        if (all) out->fp32_peak_bytes = predict_peak(m, all);
+        if (all) out->fp32_peak_bytes = ts__prec_peak(m, all);
         ts__free(all, m->n_units ? m->n_units : 1);
     }
-}
-
-/* Time saved by moving unit u from its precision to p (negative: slower). */
-static int64_t saving(const ts_prec_model *m, const uint8_t *prec, uint32_t u, int p)
-{
-    int prev = ts__prec_prev(m->units, prec, u), old = prec[u];
-    const ts__prec_unit *un = &m->units[u];
-    int64_t before = unit_cost(m, u, old, un->in_elems == TS__IN_NONE ? old : prev, NULL);
-    int64_t after = unit_cost(m, u, p, un->in_elems == TS__IN_NONE ? p : prev, NULL);
-    uint32_t v = un->next_in;   /* the unit whose input u's output is: its cast changes too */
-    if (un->in_elems != TS__IN_NONE && v != TS_NONE32) {
-        before += unit_cost(m, v, prec[v], old, NULL);
-        after += unit_cost(m, v, prec[v], p, NULL);
-    }
-    return before - after;
-}
-
-static double weight(const double *indicator, uint32_t u)
-{
-    double w = indicator ? indicator[u] : 1.0;
-    return w > 1e-12 ? w : 1e-12;   /* a free unit still costs a little, so ratios stay finite */
-}
-
-/* Time pass: lower, one at a time, the unit with the most time saved per
- * unit of indicator, within the budget, while one saves time. With a limit
- * (limit > 0) that the starting plan meets, a unit whose lowering would take
- * the plan's peak over it is passed over for good (lowering can add memory:
- * CPU autocast keeps a 16-bit copy of each weight beside the fp32 one), so
- * the plan stays the fastest found that fits; one peak walk per lowering. */
-static int time_pass(const ts_prec_model *m, const double *ind, double budget, double *used, int64_t limit,
-                     int high, int low, uint8_t *prec)
-{
-    bool fit = limit > 0 && m->have_memory && predict_peak(m, prec) <= limit;
-    uint8_t *skip = fit ? ts__calloc(m->n_units ? m->n_units : 1, 1) : NULL;
-    if (fit && !skip) return TS_ENOMEM;
-    for (;;) {
-        uint32_t best = UINT32_MAX;
-        double best_ratio = 0;
-        for (uint32_t u = 0; u < m->n_units; u++) {
-            if (prec[u] != high || (skip && skip[u]) || *used + weight(ind, u) > budget + 1e-12) continue;
-            double gain = (double)saving(m, prec, u, low);
-            if (gain > 0 && gain / weight(ind, u) > best_ratio) { best_ratio = gain / weight(ind, u); best = u; }
-        }
-        if (best == UINT32_MAX) break;
-        prec[best] = (uint8_t)low;
-        if (fit && predict_peak(m, prec) > limit) {
-            prec[best] = (uint8_t)high;
-            skip[best] = 1;
-            continue;
-        }
-        *used += weight(ind, best);
-    }
-    ts__free(skip, skip ? (m->n_units ? m->n_units : 1) : 0);
-    return TS_OK;
-}
-
-/* The memory pass's view of the current plan's curve: per timeline item the
- * running total before it (run) and its net; a sparse table of range maxima
- * of run + block peak, so that a change to a few units' items is priced in
- * O(changed items) instead of a walk of the whole timeline. */
-typedef struct curve {
-    uint32_t n, levels;
-    int64_t *run, *net, *top;   /* top[l * n + i] = max of run + peak over items i .. i + 2^l - 1 */
-    int32_t *fwd_at, *bwd_at;   /* per unit: its forward / backward item, -1 = none */
-} curve;
-
-static int64_t range_max(const curve *c, uint32_t a, uint32_t b)   /* a <= b */
-{
-    uint32_t l = 31 - (uint32_t)__builtin_clz(b - a + 1);
-    int64_t x = c->top[(size_t)l * c->n + a], y = c->top[(size_t)l * c->n + b + 1 - (1u << l)];
-    return x > y ? x : y;
-}
-
-static void curve_build(const ts_prec_model *m, const uint8_t *prec, curve *c)
-{
-    int64_t run = m->base_bytes;
-    for (uint32_t i = 0; i < c->n; i++) {
-        ts__blk b = item_blk(m, prec, i);
-        c->run[i] = run;
-        c->net[i] = b.net;
-        c->top[i] = run + b.peak;
-        run += b.net;
-    }
-    for (uint32_t l = 1; l < c->levels; l++)
-        for (uint32_t i = 0; i + (1u << l) <= c->n; i++) {
-            int64_t x = c->top[(size_t)(l - 1) * c->n + i], y = c->top[(size_t)(l - 1) * c->n + i + (1u << (l - 1))];
-            c->top[(size_t)l * c->n + i] = x > y ? x : y;
-        }
-}
-
-static int cmp_u32(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* Peak once units [u, u + w) are lowered (prec already holds the change):
- * the items of those units and of the first unit after them that takes a
- * tensor (whose entry cast depends on its producer) change; between them the
- * old curve shifts by the nets changed so far. */
-static int64_t window_peak(const ts_prec_model *m, const curve *c, const uint8_t *prec, uint32_t u, uint32_t w)
-{
-    uint32_t pos[2 * 66], k = 0, after = m->units[u + w - 1].next_in;
-    for (uint32_t i = 0; i <= w && k + 2 <= sizeof pos / sizeof pos[0]; i++) {
-        uint32_t x = i < w ? u + i : after;
-        if (x == TS_NONE32) break;
-        if (c->fwd_at[x] >= 0) pos[k++] = (uint32_t)c->fwd_at[x];
-        if (c->bwd_at[x] >= 0) pos[k++] = (uint32_t)c->bwd_at[x];
-    }
-    qsort(pos, k, sizeof *pos, cmp_u32);
-    int64_t peak = m->base_bytes, shift = 0;
-    uint32_t next = 0;   /* first item not yet accounted */
-    for (uint32_t t = 0; t < k; t++) {
-        uint32_t j = pos[t];
-        if (j > next) {
-            int64_t v = range_max(c, next, j - 1) + shift;
-            if (v > peak) peak = v;
-        }
-        ts__blk b = item_blk(m, prec, j);
-        if (c->run[j] + shift + b.peak > peak) peak = c->run[j] + shift + b.peak;
-        shift += b.net - c->net[j];
-        next = j + 1;
-    }
-    if (next < c->n) {
-        int64_t v = range_max(c, next, c->n - 1) + shift;
-        if (v > peak) peak = v;
-    }
-    return peak;
-}
-
-/* Memory pass: while over the limit, lower the run of adjacent units with
- * the most peak bytes saved per unit of indicator. Runs of 1, 2, 4, ... 64
- * units are tried, the shortest length that saves anything wins (one unit
- * alone may save nothing, since the casts into and out of it take memory
- * too); lengths shorter than the last one that helped are not tried again.
- * A window may hold units lowered already (by the time pass): they stay low
- * and cost nothing, so scattered lowerings do not fence off a long run.
- * Cost per step: a curve build, O(items log items), then O(units) windows of
- * O(length) each. */
-static int memory_pass(const ts_prec_model *m, const double *ind, double budget, double *used, int64_t limit,
-                       int high, int low, uint8_t *prec)
-{
-    curve c = {.n = m->n_items};
-    if (!c.n) return TS_OK;
-    c.levels = 32 - (uint32_t)__builtin_clz(c.n);
-    size_t top_n = (size_t)c.levels * c.n;
-    c.run = ts__malloc(c.n * sizeof *c.run);
-    c.net = ts__malloc(c.n * sizeof *c.net);
-    c.top = ts__malloc(top_n * sizeof *c.top);
-    c.fwd_at = ts__malloc((m->n_units + 1) * sizeof *c.fwd_at);
-    c.bwd_at = ts__malloc((m->n_units + 1) * sizeof *c.bwd_at);
-    int rc = c.run && c.net && c.top && c.fwd_at && c.bwd_at ? TS_OK : TS_ENOMEM;
-    for (uint32_t x = 0; !rc && x < m->n_units; x++) c.fwd_at[x] = c.bwd_at[x] = -1;
-    for (uint32_t i = 0; !rc && i < m->n_items; i++) {
-        if (m->items[i].kind == TS__ITEM_FWD) c.fwd_at[m->items[i].unit] = (int32_t)i;
-        if (m->items[i].kind == TS__ITEM_BWD) c.bwd_at[m->items[i].unit] = (int32_t)i;
-    }
-    uint32_t w0 = 1;
-    uint8_t keep[64];
-    int64_t peak = rc ? limit : predict_peak(m, prec);
-    while (peak > limit) {
-        curve_build(m, prec, &c);
-        uint32_t best = UINT32_MAX, best_w = 0;
-        double best_ratio = 0;
-        int64_t best_peak = peak;
-        for (uint32_t w = w0; w <= m->n_units && w <= 64 && best == UINT32_MAX; w *= 2)
-            for (uint32_t u = 0; u + w <= m->n_units; u++) {
-                double cost = 0;   /* the window's units still high; those lowered already stay so */
-                for (uint32_t i = u; i < u + w; i++) cost += prec[i] == high ? weight(ind, i) : 0;
-                if (cost == 0 || *used + cost > budget + 1e-12) continue;
-                memcpy(keep, prec + u, w);
-                memset(prec + u, low, w);
-                int64_t np = window_peak(m, &c, prec, u, w);
-                memcpy(prec + u, keep, w);
-                if (np < peak && (double)(peak - np) / cost > best_ratio) {
-                    best_ratio = (double)(peak - np) / cost;
-                    best = u;
-                    best_w = w;
-                    best_peak = np;
-                }
-            }
-        if (best == UINT32_MAX) break;
-        w0 = best_w;
-        for (uint32_t i = best; i < best + best_w; i++) *used += prec[i] == high ? weight(ind, i) : 0;
-        memset(prec + best, low, best_w);
-        peak = best_peak;
-    }
-    ts__free(c.run, c.n * sizeof *c.run);
-    ts__free(c.net, c.n * sizeof *c.net);
-    ts__free(c.top, top_n * sizeof *c.top);
-    ts__free(c.fwd_at, (m->n_units + 1) * sizeof *c.fwd_at);
-    ts__free(c.bwd_at, (m->n_units + 1) * sizeof *c.bwd_at);
-    return rc;
-}
-
-int ts_prec_greedy(const ts_prec_model *m, const double *indicator, double budget, int64_t limit,
-                   ts_precision high, ts_precision low, uint8_t *prec, ts_prec_prediction *out)
-{
-    if (!(m->have & (1u << high)) || !(m->have & (1u << low))) return TS_EINVAL;
-    memset(prec, high, m->n_units);
-    double used = 0;
-    if (time_pass(m, indicator, budget, &used, limit, high, low, prec)) return TS_ENOMEM;
-    if (limit > 0 && m->have_memory && memory_pass(m, indicator, budget, &used, limit, high, low, prec))
-        return TS_ENOMEM;
-    ts_prec_predict(m, prec, out);
-    return limit > 0 && out->peak_bytes > limit ? TS_ERANGE : TS_OK;
 }
 
 typedef struct ind_ctx { const ts_prec_model *m; const char *path; double *ind; } ind_ctx;

@@ -23,7 +23,7 @@ T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
 fails=0
 fail() { echo "FAIL $*"; fails=$((fails+1)); }
 
-"$BIN" optimize --passes precision --accuracy-budget 4 --precision-trace "bf16=$G/attn_bf16.json.gz" \
+"$BIN" optimize --passes precision --granularity op --accuracy-budget 4 --precision-trace "bf16=$G/attn_bf16.json.gz" \
     "$G/attn_fp32.json.gz" -o "$T/plan" > "$T/opt.txt" || fail "optimize (rc $?)"
 python3 - "$G" "$T/plan/plan.json" <<'PY' || fails=$((fails+1))
 import gzip, json, statistics, sys
@@ -38,7 +38,7 @@ print(("ok" if ok else "FAIL") + " plan.json: before %.3f us (median step %.3f),
       % (p["before"]["iteration_us"], want, len(low), p["after"]["iteration_us"]))
 sys.exit(0 if ok else 1)
 PY
-"$BIN" replay --precision-greedy --accuracy-budget 4 --precision-trace "bf16=$G/attn_bf16.json.gz" \
+"$BIN" replay --precision-greedy --granularity op --accuracy-budget 4 --precision-trace "bf16=$G/attn_bf16.json.gz" \
     "$G/attn_fp32.json.gz" | grep -v '^#' > "$T/greedy_replay.txt"
 grep -v '^#' "$T/plan/greedy.plan" | cmp -s - "$T/greedy_replay.txt" && echo "ok greedy.plan is replay --precision-greedy's plan" ||
     fail "greedy.plan differs from replay --precision-greedy's"
@@ -48,7 +48,7 @@ got=$(sed -n 's/^predicted iteration \([0-9.]*\) ms.*/\1/p' "$T/back.txt")
 [ -n "$want" ] && [ "$want" = "$got" ] && echo "ok replay --plan re-predicts $got ms" || fail "replay --plan: $got ms, optimize $want ms"
 
 printf '# torch autocast: ops that may run in lower precision\nmatmul\n' > "$T/allow.txt"
-"$BIN" optimize --passes precision --allow-list "$T/allow.txt" --precision-trace "bf16=$G/attn_bf16.json.gz" \
+"$BIN" optimize --passes precision --granularity op --allow-list "$T/allow.txt" --precision-trace "bf16=$G/attn_bf16.json.gz" \
     "$G/attn_fp32.json.gz" -o "$T/allow" > /dev/null || fail "optimize --allow-list (rc $?)"
 python3 - "$T/allow" <<'PY' || fails=$((fails+1))
 import json, sys
@@ -74,6 +74,8 @@ printf 'Conv2D\nBatchMatMulV2\n' > "$T/tf.txt"
 expect list_names_nothing "tf.txt: none of its 2 op names is an op of the fp32 run" optimize --passes precision \
     --allow-list "$T/tf.txt" --precision-trace "bf16=$G/attn_bf16.json.gz" "$G/attn_fp32.json.gz" -o "$T/none"
 [ -e "$T/none" ] && fail "a refused plan left $T/none"
+expect bad_granularity "granularity takes module or op, not 'layer'" optimize --passes precision \
+    --granularity layer --precision-trace "bf16=$G/attn_bf16.json.gz" "$G/attn_fp32.json.gz"
 expect mixed_passes "passes precision runs alone" optimize --passes precision,tensor-fusion \
     --precision-trace "bf16=$G/attn_bf16.json.gz" "$G/attn_fp32.json.gz"
 expect other_model "plan.json: byte [0-9]*: unit [0-9]* is aten::.* in the plan, aten::.* in the fp32 run" replay \

@@ -35,7 +35,7 @@ print(("ok" if ok else "FAIL") + " fp32 plan: %.3f us (median step %.3f), peak %
 sys.exit(0 if ok else 1)
 PY
 
-"$BIN" replay --precision-greedy --accuracy-budget 4 --precision-trace "bf16=$G/attn_bf16.json.gz" \
+"$BIN" replay --precision-greedy --granularity op --accuracy-budget 4 --precision-trace "bf16=$G/attn_bf16.json.gz" \
     "$G/attn_fp32.json.gz" > "$T/greedy.txt" || fail "greedy (rc $?)"
 cp "$T/greedy.txt" "$T/greedy.plan"   # the greedy's whole output is a plan file
 [ "$(grep -c ' bf16 ' "$T/greedy.plan")" -eq 4 ] || fail "greedy lowered $(grep -c ' bf16 ' "$T/greedy.plan") ops, budget 4"
@@ -43,6 +43,25 @@ cp "$T/greedy.txt" "$T/greedy.plan"   # the greedy's whole output is a plan file
     "$G/attn_fp32.json.gz" > "$T/back.txt" || fail "greedy plan read back (rc $?)"
 [ "$(sed -n 's/^# predicted iteration/predicted iteration/p' "$T/greedy.txt")" = "$(grep '^predicted iteration' "$T/back.txt")" ] &&
     echo "ok greedy plan read back: $(grep '^predicted iteration' "$T/back.txt")" || fail "greedy plan predicts differently"
+
+# per module (the default): budget 4 lowers 4 of attn's 8 modules whole (every op the fp32 run has
+# in them, counted here from plan.json's units), nothing outside a module
+"$BIN" optimize --passes precision --accuracy-budget 4 --precision-trace "bf16=$G/attn_bf16.json.gz" \
+    "$G/attn_fp32.json.gz" -o "$T/bymod" > /dev/null || fail "optimize per module (rc $?)"
+"$BIN" replay --precision-greedy --accuracy-budget 4 --precision-trace "bf16=$G/attn_bf16.json.gz" \
+    "$G/attn_fp32.json.gz" > "$T/bymod.plan" || fail "greedy per module (rc $?)"
+python3 - "$T/bymod/plan.json" "$T/bymod.plan" <<'PY' || fails=$((fails+1))
+import json, re, sys
+units = json.load(open(sys.argv[1]))["precision"]["units"]
+mods = {u["scope"] for u in units if re.fullmatch(r"[A-Za-z0-9_.]+", u["scope"] or "")}
+low = {int(m.group(1)) for m in re.finditer(r"^op:(\d+) bf16", open(sys.argv[2]).read(), re.M)}
+low_mods = {units[i]["scope"] for i in low}
+whole = all((i in low) == (u["scope"] in low_mods) for i, u in enumerate(units))
+ok = len(mods) == 8 and len(low_mods) == 4 and low_mods <= mods and whole
+print(("ok" if ok else "FAIL") + " per module: %d ops of modules %s lowered, whole: %s (of %d modules)" % (
+    len(low), sorted(low_mods), whole, len(mods)))
+sys.exit(0 if ok else 1)
+PY
 
 # expect NAME PATTERN ARGS...: exit 2, one stderr line matching PATTERN, nothing on stdout
 expect() {
@@ -64,5 +83,18 @@ expect below_weights "memory-limit 0.001 GiB is below the 0.00.* GiB that the we
     --precision-greedy --memory-limit 0.001 --precision-trace "bf16=$G/mlp_bf16.json.gz" "$G/mlp_fp32.json.gz"
 expect no_plan_fits "no plan within the accuracy budget fits 0.0058 GiB (the closest plan peaks at 0.006" \
     --precision-greedy --memory-limit 0.0058 --accuracy-budget 1 --precision-trace "bf16=$G/mlp_bf16.json.gz" "$G/mlp_fp32.json.gz"
+# runs without module ranges (the modules' record_function slices dropped here): per module
+# nothing can be lowered, refused naming the way out
+for p in fp32 bf16; do
+    python3 - "$G/mlp_$p.json.gz" "$T/nomod_$p.json.gz" <<'PY'
+import gzip, json, sys
+d = json.load(gzip.open(sys.argv[1], "rt"))
+d["traceEvents"] = [e for e in d["traceEvents"] if "::" in e.get("name", "") or e.get("ph") != "X"
+                    or e["name"].startswith("ProfilerStep#")]
+json.dump(d, gzip.open(sys.argv[2], "wt"))
+PY
+done
+expect no_modules "no op of the fp32 run is inside a module's record_function range.*--granularity op" \
+    --precision-greedy --precision-trace "bf16=$T/nomod_bf16.json.gz" "$T/nomod_fp32.json.gz"
 expect bad_trace_option "precision-trace wants P=RUN" --precision-plan "$T/absent.plan" --precision-trace "fp33=x" "$G/mlp_fp32.json.gz"
 exit $fails

@@ -27,6 +27,7 @@ typedef struct run_spec {
     int    mem_div;                  /* bytes are MEM[u] x mem_mul / mem_div */
     int    mem_mul;                  /* 0 = 1 */
     const char *rename;              /* unit 2's op name instead of OPS[2] (NULL = same) */
+    const char *const *scopes;       /* each unit's range name (NULL = "m<u>") */
 } run_spec;
 static const int64_t CAST_ELEMS[NU] = {1000, 0, 0, 3000};
 
@@ -54,7 +55,8 @@ static double iteration(char **p, const run_spec *s, int k, double t, int64_t *t
     t += 10;
     for (int u = 0; u < NU; u++) {
         char scope[16], dims[32];
-        snprintf(scope, sizeof scope, "m%d", u);
+        snprintf(scope, sizeof scope, "%s", s->scopes ? s->scopes[u] : "m");
+        if (!s->scopes) snprintf(scope, sizeof scope, "m%d", u);
         double c = s->cast_us[u] * f, d = s->fwd_us[u] * f;
         ev(p, scope, t, c + d + 12, -1, NULL);
         t += 1;
@@ -331,7 +333,7 @@ TEST(precision_greedy_matches_the_exhaustive_search_on_equal_indicators_without_
     for (int k = 0; k <= NU; k++) {
         uint8_t prec[NU];
         ts_prec_prediction p;
-        CHECK_EQ_INT(ts_prec_greedy(m, ind, k, 0, TS_PREC_FP32, TS_PREC_BF16, prec, &p), TS_OK);
+        CHECK_EQ_INT(ts_prec_greedy(m, ind, k, 0, TS_PREC_FP32, TS_PREC_BF16, TS_PREC_BY_OP, prec, &p), TS_OK);
         CHECK_EQ_INT(p.iteration_ns, exhaustive_best(m, ind, k));
     }
     ts_prec_model_destroy(m);
@@ -347,7 +349,7 @@ TEST(precision_greedy_keeps_its_budgets_and_is_never_better_than_exhaustive)
         for (double budget = 0.5; budget <= 6; budget += 0.5) {
             uint8_t prec[NU];
             ts_prec_prediction p;
-            CHECK_EQ_INT(ts_prec_greedy(m, inds[i], budget, 0, TS_PREC_FP32, TS_PREC_BF16, prec, &p), TS_OK);
+            CHECK_EQ_INT(ts_prec_greedy(m, inds[i], budget, 0, TS_PREC_FP32, TS_PREC_BF16, TS_PREC_BY_OP, prec, &p), TS_OK);
             double used = 0;
             for (int u = 0; u < NU; u++) used += prec[u] == TS_PREC_BF16 ? (inds[i][u] > 1e-12 ? inds[i][u] : 1e-12) : 0;
             CHECK(used <= budget + 1e-9);
@@ -357,9 +359,9 @@ TEST(precision_greedy_keeps_its_budgets_and_is_never_better_than_exhaustive)
     /* a memory limit below every plan's peak: refused */
     uint8_t prec[NU];
     ts_prec_prediction p;
-    CHECK_EQ_INT(ts_prec_greedy(m, NULL, 100, 1000, TS_PREC_FP32, TS_PREC_BF16, prec, &p), TS_ERANGE);
+    CHECK_EQ_INT(ts_prec_greedy(m, NULL, 100, 1000, TS_PREC_FP32, TS_PREC_BF16, TS_PREC_BY_OP, prec, &p), TS_ERANGE);
     /* a limit the all-fp32 plan misses by 4 KB: the greedy lowers until it fits */
-    CHECK_EQ_INT(ts_prec_greedy(m, NULL, 100, 1000000 + 16004, TS_PREC_FP32, TS_PREC_BF16, prec, &p), TS_OK);
+    CHECK_EQ_INT(ts_prec_greedy(m, NULL, 100, 1000000 + 16004, TS_PREC_FP32, TS_PREC_BF16, TS_PREC_BY_OP, prec, &p), TS_OK);
     CHECK(p.peak_bytes <= 1000000 + 16004);
     ts_prec_model_destroy(m);
 }
@@ -391,10 +393,161 @@ TEST(precision_greedy_under_a_limit_passes_over_lowerings_that_add_memory)
     }
     CHECK(best > best_any);   /* the limit binds */
     CHECK(best < measured_step_ns());   /* and some lowering still fits */
-    CHECK_EQ_INT(ts_prec_greedy(m, NULL, 100, limit, TS_PREC_FP32, TS_PREC_BF16, prec, &p), TS_OK);
+    CHECK_EQ_INT(ts_prec_greedy(m, NULL, 100, limit, TS_PREC_FP32, TS_PREC_BF16, TS_PREC_BY_OP, prec, &p), TS_OK);
     CHECK(p.peak_bytes <= limit);
     CHECK(p.iteration_ns >= best);
     CHECK(p.iteration_ns < measured_step_ns());
+    ts_prec_model_destroy(m);
+}
+
+/* ---- per module: a module's units change together ---- */
+
+/* units 0 and 1 in module blk, unit 2 in module head, unit 3 (the loss) in
+ * a range that is no module (torch's own ranges have a '#') */
+static const char *const MODS[NU] = {"blk", "blk", "head", "Loss#1"};
+
+TEST(precision_units_know_their_module)
+{
+    run_spec f = FP32, b = BF16;
+    f.scopes = b.scopes = MODS;
+    ts_error err;
+    ts_prec_model *m = model_of(&f, &b, &err, NULL);
+    if (!m) TS_FAIL_("%s", err.msg);
+    CHECK_EQ_STR(ts_prec_model_unit_module(m, 0), "blk");
+    CHECK_EQ_STR(ts_prec_model_unit_module(m, 1), "blk");
+    CHECK_EQ_STR(ts_prec_model_unit_module(m, 2), "head");
+    CHECK(ts_prec_model_unit_module(m, 3) == NULL);
+    ts_prec_model_destroy(m);
+}
+
+TEST(precision_greedy_by_module_lowers_whole_modules_by_hand)
+{
+    /* no casts (the fit is 0: casts cost no time), the loss 2x faster in
+     * bf16. Medians (iteration 1, 2x): fp32 unit costs 600, 80, 1800, 28 us;
+     * bf16 150, 40, 450, 22 us: savings 450, 40, 1350, 6 us. Indicators 1,
+     * 5, 2, 1. */
+    run_spec f = FP32, b = BF16;
+    f.scopes = b.scopes = MODS;
+    memset(b.cast_us, 0, sizeof b.cast_us);
+    b.fwd_us[3] = 3;
+    ts_error err;
+    ts_prec_model *m = model_of(&f, &b, &err, NULL);
+    if (!m) TS_FAIL_("%s", err.msg);
+    const double ind[NU] = {1, 5, 2, 1};
+    uint8_t prec[NU];
+    ts_prec_prediction p;
+    const int64_t step = measured_step_ns();
+    /* per op, budget 4: ratios 450, 8, 675, 6 per unit of indicator: head's
+     * linear (2), blk's linear (3), the loss (4); the relu (5) is over */
+    CHECK_EQ_INT(ts_prec_greedy(m, ind, 4, 0, TS_PREC_FP32, TS_PREC_BF16, TS_PREC_BY_OP, prec, &p), TS_OK);
+    CHECK(prec[0] == TS_PREC_BF16 && prec[1] == TS_PREC_FP32 && prec[2] == TS_PREC_BF16 && prec[3] == TS_PREC_BF16);
+    CHECK_EQ_INT(p.iteration_ns, step - (450 + 1350 + 6) * 1000);
+    /* per module, budget 4: blk counts 5 (its units' largest), head 2: head
+     * alone; blk cannot be split, the loss is in no module */
+    CHECK_EQ_INT(ts_prec_greedy(m, ind, 4, 0, TS_PREC_FP32, TS_PREC_BF16, TS_PREC_BY_MODULE, prec, &p), TS_OK);
+    CHECK(prec[0] == TS_PREC_FP32 && prec[1] == TS_PREC_FP32 && prec[2] == TS_PREC_BF16 && prec[3] == TS_PREC_FP32);
+    CHECK_EQ_INT(p.iteration_ns, step - 1350 * 1000);
+    /* budget 7: head (675 per unit), then blk (490 / 5): both, the loss still fp32 */
+    CHECK_EQ_INT(ts_prec_greedy(m, ind, 7, 0, TS_PREC_FP32, TS_PREC_BF16, TS_PREC_BY_MODULE, prec, &p), TS_OK);
+    CHECK(prec[0] == TS_PREC_BF16 && prec[1] == TS_PREC_BF16 && prec[2] == TS_PREC_BF16 && prec[3] == TS_PREC_FP32);
+    CHECK_EQ_INT(p.iteration_ns, step - (450 + 40 + 1350) * 1000);
+    /* a run whose ops are in no module: nothing a per-module plan can lower */
+    ts_prec_model_destroy(m);
+    static const char *const NONE[NU] = {"Loss#1", "Loss#1", "Loss#1", "Loss#1"};
+    f.scopes = b.scopes = NONE;
+    m = model_of(&f, &b, &err, NULL);
+    if (!m) TS_FAIL_("%s", err.msg);
+    CHECK_EQ_INT(ts_prec_greedy(m, ind, 7, 0, TS_PREC_FP32, TS_PREC_BF16, TS_PREC_BY_MODULE, prec, &p), TS_ENOENT);
+    ts_prec_model_destroy(m);
+}
+
+/* The fastest per-module plan (blk, head; the loss fp32) within the limit,
+ * by brute force; INT64_MAX when none fits. */
+static int64_t module_plans_best(const ts_prec_model *m, int64_t limit)
+{
+    int64_t best = INT64_MAX;
+    for (unsigned mask = 0; mask < 4; mask++) {
+        uint8_t prec[NU] = {mask & 1 ? TS_PREC_BF16 : TS_PREC_FP32, mask & 1 ? TS_PREC_BF16 : TS_PREC_FP32,
+                            mask & 2 ? TS_PREC_BF16 : TS_PREC_FP32, TS_PREC_FP32};
+        ts_prec_prediction p;
+        ts_prec_predict(m, prec, &p);
+        if (p.peak_bytes <= limit && p.iteration_ns < best) best = p.iteration_ns;
+    }
+    return best;
+}
+
+TEST(precision_greedy_by_module_under_a_limit_matches_exhaustive)
+{
+    /* bf16 blocks 3x (lowering adds memory, as CPU autocast's weight copies
+     * do) and 1/2 (it saves memory); every limit between the lowest and the
+     * highest module plan's peak: the greedy's plan fits, lowers modules
+     * whole, and is the fastest module plan that fits */
+    const int muls[2][2] = {{1, 3}, {2, 1}};   /* mem_div, mem_mul */
+    for (int k = 0; k < 2; k++) {
+        run_spec f = FP32, b = BF16;
+        f.scopes = b.scopes = MODS;
+        b.mem_div = muls[k][0];
+        b.mem_mul = muls[k][1];
+        ts_error err;
+        ts_prec_model *m = model_of(&f, &b, &err, NULL);
+        if (!m) TS_FAIL_("%s", err.msg);
+        int64_t lo = INT64_MAX, hi = 0;
+        for (unsigned mask = 0; mask < 4; mask++) {
+            uint8_t prec[NU] = {mask & 1 ? TS_PREC_BF16 : 0, mask & 1 ? TS_PREC_BF16 : 0, mask & 2 ? TS_PREC_BF16 : 0, 0};
+            ts_prec_prediction p;
+            ts_prec_predict(m, prec, &p);
+            if (p.peak_bytes < lo) lo = p.peak_bytes;
+            if (p.peak_bytes > hi) hi = p.peak_bytes;
+        }
+        CHECK(hi > lo);
+        for (int64_t limit = lo; limit <= hi; limit += (hi - lo) / 8 + 1) {
+            uint8_t prec[NU];
+            ts_prec_prediction p;
+            CHECK_EQ_INT(ts_prec_greedy(m, NULL, 100, limit, TS_PREC_FP32, TS_PREC_BF16, TS_PREC_BY_MODULE, prec, &p),
+                         TS_OK);
+            CHECK(p.peak_bytes <= limit);
+            CHECK(prec[0] == prec[1] && prec[3] == TS_PREC_FP32);
+            CHECK_EQ_INT(p.iteration_ns, module_plans_best(m, limit));
+        }
+        ts_prec_model_destroy(m);
+    }
+}
+
+TEST(precision_greedy_memory_pass_loses_the_least_time_per_byte)
+{
+    /* bf16 slower than fp32 for every unit (nothing saves time) and half
+     * the memory; a limit the fp32 plan misses: the lowering that fits
+     * must be the cheapest in time that fits, which brute force over every
+     * plan finds (one unit per module: per op and per module agree) */
+    run_spec b = BF16;
+    const double fwd[NU] = {150, 30, 310, 6}, bwd[NU] = {250, 30, 620, 8};
+    memcpy(b.fwd_us, fwd, sizeof fwd);
+    memcpy(b.bwd_us, bwd, sizeof bwd);
+    memset(b.cast_us, 0, sizeof b.cast_us);
+    ts_error err;
+    ts_prec_model *m = model_of(&FP32, &b, &err, NULL);
+    if (!m) TS_FAIL_("%s", err.msg);
+    uint8_t prec[NU] = {0};
+    ts_prec_prediction p;
+    ts_prec_predict(m, prec, &p);
+    for (int64_t cut = 1000; cut <= 9000; cut += 2000) {
+        int64_t limit = p.fp32_peak_bytes - cut, best = INT64_MAX;
+        for (unsigned mask = 0; mask < (1u << NU); mask++) {
+            uint8_t q[NU];
+            ts_prec_prediction e;
+            for (int u = 0; u < NU; u++) q[u] = (mask >> u) & 1 ? TS_PREC_BF16 : TS_PREC_FP32;
+            ts_prec_predict(m, q, &e);
+            if (e.peak_bytes <= limit && e.iteration_ns < best) best = e.iteration_ns;
+        }
+        for (int by = 0; by < 2; by++) {
+            ts_prec_prediction g;
+            int rc = ts_prec_greedy(m, NULL, 100, limit, TS_PREC_FP32, TS_PREC_BF16, (ts_prec_granularity)by, prec, &g);
+            if (best == INT64_MAX) { CHECK_EQ_INT(rc, TS_ERANGE); continue; }
+            CHECK_EQ_INT(rc, TS_OK);
+            CHECK(g.peak_bytes <= limit);
+            CHECK_EQ_INT(g.iteration_ns, best);
+        }
+    }
     ts_prec_model_destroy(m);
 }
 

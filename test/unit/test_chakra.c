@@ -106,7 +106,7 @@ TEST(chakra_replays_a_hand_made_graph)
     bool a_to_k = false;
     for (uint32_t f = 0; f < r->flows.n; f++) {
         CHECK(r->flows.from[f] != TS_NONE32 && r->flows.to[f] != TS_NONE32);
-        CHECK_EQ_INT(r->flows.kind[f], TS_FLOW_DEP);
+        CHECK_EQ_INT(ts__flow_kind(&r->flows, f), TS_FLOW_DEP);
         a_to_k |= r->flows.from[f] == a && r->flows.to[f] == k;
     }
     CHECK(a_to_k);

@@ -77,6 +77,7 @@ typedef struct ck {
     uint32_t    k_id, k_type;  /* interned "chakra_id", "chakra_type" (0 = not yet) */
     ts_pb_input in;        /* the input; in.err: the first damaged bytes met */
     ts_icache  *icache;    /* names, attribute keys and string values */
+    bool        summary;   /* a summary load: flows counted, not stored (ts__chakra_ingest) */
 } ck;
 
 static const char *const coll_names[] = {"all_reduce", "reduce", "all_gather", "gather", "scatter", "broadcast",
@@ -570,7 +571,7 @@ static int emit_deps(ck *c, uint32_t cat)
     uint32_t *stack = ts__malloc((size_t)c->n_deps * sizeof *stack + 4);
     int rc = !stamp || !stack || !row ? TS_ENOMEM : TS_OK;
     if (!rc) node_rows(c, row);
-    if (!rc) ts__rank_reserve_numbered_flows(c->r, c->n_deps, cat);
+    if (!rc && !c->summary) ts__rank_reserve_numbered_flows(c->r, c->n_deps, cat);
     uint64_t id = 0;
     for (uint32_t b = 0; !rc && b < c->n; b++) {
         if (row[b] == TS_NONE32) continue;
@@ -585,7 +586,8 @@ static int emit_deps(ck *c, uint32_t cat)
                 stamp[a] = b + 1;
                 /* a slice row only for a timed node on a track; an untimed
                  * one (no row) is looked through */
-                if (row[a] != TS_NONE32) rc = ts__rank_push_bound_flow(c->r, row[a], row[b], id++, cat);
+                if (row[a] != TS_NONE32 && c->summary) c->r->flows.n_counted++;
+                else if (row[a] != TS_NONE32) rc = ts__rank_push_bound_flow(c->r, row[a], row[b], id++, cat);
                 else if (c->nodes[a].dur_ns <= 0) stack[top++] = a;
             }
             if (!top || rc) break;
@@ -633,10 +635,10 @@ static int build(ck *c, const void *data, size_t n)
     return rc ? rc : emit_deps(c, dep_cat);
 }
 
-int ts__chakra_ingest_buffer(const char *name, const void *data, size_t n, ts_rank **out, ts_error *err)
+static int ingest_buffer(const char *name, const void *data, size_t n, bool summary, ts_rank **out, ts_error *err)
 {
     *out = NULL;
-    ck c = {.path = name, .err = err};
+    ck c = {.path = name, .err = err, .summary = summary};
     c.r = ts__rank_create(name);
     c.icache = ts__calloc(1, sizeof *c.icache);
     int rc = c.r && c.icache ? build(&c, data, n) : ts__error(err, TS_ENOMEM, "%s: out of memory", name);
@@ -664,17 +666,22 @@ static int32_t rank_from_et_name(const char *path)
     return (int32_t)strtol(p, NULL, 10);
 }
 
-typedef struct ck_call { const char *path; ts_rank **out; ts_error *err; } ck_call;
+int ts__chakra_ingest_buffer(const char *name, const void *data, size_t n, ts_rank **out, ts_error *err)
+{
+    return ingest_buffer(name, data, n, false, out, err);
+}
+
+typedef struct ck_call { const char *path; bool summary; ts_rank **out; ts_error *err; } ck_call;
 
 static int ck_bytes(void *ud, const char *data, size_t n)
 {
     ck_call *c = ud;
-    return ts__chakra_ingest_buffer(c->path, data, n, c->out, c->err);
+    return ingest_buffer(c->path, data, n, c->summary, c->out, c->err);
 }
 
-int ts__chakra_ingest(const char *path, int32_t order, ts_rank **out, ts_error *err)
+int ts__chakra_ingest(const char *path, int32_t order, bool summary, ts_rank **out, ts_error *err)
 {
-    ck_call c = {path, out, err};
+    ck_call c = {path, summary, out, err};
     int rc = ts__with_file_bytes(path, (size_t)16 << 30, ck_bytes, &c, err);
     if (!rc) {
         int32_t from_name = ts__rank_from_filename(path);

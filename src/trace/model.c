@@ -979,7 +979,7 @@ void ts_rank_read_counts(const ts_rank *r, uint32_t out[4])
     out[0] = r->slices.n;
     out[1] = r->instants.n;
     out[2] = r->counters.n;
-    out[3] = r->flows.n;
+    out[3] = r->flows.n + r->flows.n_counted;
 }
 uint64_t ts_rank_n_events_read(const ts_rank *r) { return r->n_events_read; }
 uint64_t ts_rank_n_warnings(const ts_rank *r)

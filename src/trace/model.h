@@ -147,6 +147,7 @@ typedef struct ts_flows {
     bool      numbered;
     uint8_t   kind_all;
     uint32_t  cat_all;
+    uint32_t  n_counted;   /* flows a summary load counted without storing them (chakra.c); not rows */
 } ts_flows;
 
 static inline uint64_t ts__flow_id(const ts_flows *f, uint32_t i) { return f->numbered ? i : f->id[i]; }

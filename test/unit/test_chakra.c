@@ -231,3 +231,21 @@ TEST(chakra_reads_the_real_trace)
     CHECK(hi - lo >= 292828000LL && hi - lo >= 46140000LL && hi - lo <= 381795000LL);
     ts_job_destroy(t);
 }
+
+/* info's load (ts_job_load_info) counts the dependency flows without
+ * storing them: the same 181,407 (scripts/chakra_totals.py), no rows. */
+TEST(chakra_info_load_counts_the_flows)
+{
+    const char *path = ts_test_data("chakra/chakra.0.et");
+    if (access(path, R_OK)) SKIP("%s missing", path);
+    ts_job *t = NULL;
+    ts_error err;
+    if (ts_job_load_info(&path, 1, NULL, &t, &err)) TS_FAIL_("%s", err.msg);
+    uint32_t rows[4];
+    ts_rank_read_counts(t->ranks[0], rows);
+    CHECK_EQ_INT(rows[0], 3507);
+    CHECK_EQ_INT(rows[1], 157);
+    CHECK_EQ_INT(rows[3], 181407);
+    CHECK_EQ_INT(t->ranks[0]->flows.n, 0);
+    ts_job_destroy(t);
+}

@@ -26,7 +26,9 @@
  * node has: those are counted, not followed. A node without an id (proto3
  * leaves 0 out) is node 0. Data dependencies become
  * "chakra_dep" flows, bound by slice row once the model is finished (no
- * timestamped endpoints to sort), which the graph turns into "dep" edges; a
+ * timestamped endpoints to sort; numbered, so only their ends are stored;
+ * info's summary loads only count them), which the graph turns into "dep"
+ * edges; a
  * node without runtime is an instant, and edges through it join its
  * predecessors to its successors.
  */

@@ -113,6 +113,31 @@ TEST(chakra_replays_a_hand_made_graph)
     ts__rank_destroy(r);
 }
 
+/* One CPU lane, file order X (after Y, listed later), Y, W: Y starts first;
+ * once it is done X is ready and comes before W in file order, so X runs
+ * next: Y 0-2 us, X 2-5, W 5-9 (by hand; starting W first would give
+ * W 2-6, X 6-9). */
+TEST(chakra_replay_starts_a_woken_node_in_file_order)
+{
+    wb w = {0};
+    put_header(&w);
+    uint64_t x_deps[] = {2};
+    put_node(&w, 1, "X", 4, x_deps, 1, 3, 1, 1);
+    put_node(&w, 2, "Y", 4, NULL, 0, 2, 1, 1);
+    put_node(&w, 3, "W", 4, NULL, 0, 4, 1, 1);
+    ts_rank *r;
+    ts_error err = {0};
+    if (ts__chakra_ingest_buffer("w.0.et", w.b, w.n, &r, &err)) TS_FAIL_("%s", err.msg);
+    const char *names[] = {"Y", "X", "W"};
+    int64_t start[] = {0, 2000, 5000};
+    for (int i = 0; i < 3; i++) {
+        uint32_t s = slice_named(r, names[i]);
+        if (s == TS_NONE32) TS_FAIL_("%s missing", names[i]);
+        CHECK_EQ_INT(r->slices.ts_ns[s], start[i]);
+    }
+    ts__rank_destroy(r);
+}
+
 /* Nodes with start_time_micros keep their own times (no replay): B at 100 us
  * though it depends on nothing, A at 7 us. */
 TEST(chakra_keeps_recorded_start_times)

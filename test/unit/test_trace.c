@@ -477,6 +477,37 @@ TEST(serialized_rank_reads_back_row_for_row)
     }
 }
 
+/* Dropping a track's slices moves the others up with every column: six
+ * slices alternating over tracks a and b, b dropped: a's three remain in
+ * order with their times, names, args and ids. */
+TEST(dropped_track_slices_leave_the_others_whole)
+{
+    ts_rank *r = ts__rank_create("d.json");
+    uint32_t ta = ts__rank_track(r, TS_TRACK_THREAD, 1, 1), tb = ts__rank_track(r, TS_TRACK_THREAD, 1, 2);
+    for (int i = 0; i < 6; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "s%d", i);
+        uint32_t sl = ts__rank_add_slice(r, i % 2 ? tb : ta, 100 * i, 10 + i, S(r, name), S(r, "cpu_op"), TS_KIND_CPU_OP);
+        ts__rank_slice_set_args(r, sl, ts__rank_add_arg(r, S(r, "k"), TS_ARG_INT, (uint64_t)i), 1);
+        r->slices.corr[sl] = 1000 + i;
+    }
+    bool drop[2] = {false, true};
+    ts__rank_drop_slices(r, drop);
+    CHECK_EQ_INT(r->slices.n, 3);
+    for (uint32_t k = 0; k < 3 && r->slices.n == 3; k++) {
+        char name[16];
+        snprintf(name, sizeof name, "s%u", 2 * k);
+        CHECK_EQ_STR(ts__rank_str(r, r->slices.name[k]), name);
+        CHECK_EQ_INT(r->slices.track[k], ta);
+        CHECK_EQ_INT(r->slices.ts_ns[k], 200 * k);
+        CHECK_EQ_INT(r->slices.dur_ns[k], 10 + 2 * k);
+        CHECK_EQ_INT(r->slices.corr[k], 1000 + 2 * k);
+        CHECK_EQ_INT(r->slices.n_args[k], 1);
+        CHECK_EQ_INT(r->args.val[r->slices.args[k]], 2 * k);
+    }
+    ts__rank_destroy(r);
+}
+
 /* Flows numbered 0, 1, 2 in one category keep only their ends; they read
  * back through the accessors, serialize as the full table would, and a
  * flow that breaks the numbering gives the table its columns. */

@@ -281,11 +281,9 @@ void ts__rank_drop_slices(ts_rank *r, const bool *drop_track)
 {
     ts_slices *s = &r->slices;
     col c[] = SLICE_COLS(s);
-    uint32_t k = s->n;
     for (int j = 0; j < 12; j++)   /* the track column last: the others read it */
-        if (*c[j].p && (void *)*c[j].p != (void *)s->track) k = keep_rows(*c[j].p, c[j].elem, s->track, drop_track, s->n);
-    k = keep_rows(s->track, 4, s->track, drop_track, s->n);
-    s->n = k;
+        if (*c[j].p && (void *)*c[j].p != (void *)s->track) (void)keep_rows(*c[j].p, c[j].elem, s->track, drop_track, s->n);
+    s->n = keep_rows(s->track, 4, s->track, drop_track, s->n);
 }
 
 uint32_t ts__rank_add_arg(ts_rank *r, uint32_t key, ts_arg_type type, uint64_t val)

@@ -56,10 +56,39 @@ static int resize_slots(ts_strpool *p)
     return TS_OK;
 }
 
+/* The pool's own hash (slots only: never stored outside the pool, never
+ * printed). Strings of 16 bytes or more, the long kernel names, HLO text and
+ * stat values the binary readers intern, take 16 bytes a step through one
+ * 64x64->128-bit multiply (as wyhash does) instead of ts__hash_bytes'
+ * finalizer per 8 bytes; shorter ones go to ts__hash_bytes. */
+static inline uint64_t mum(uint64_t a, uint64_t b)
+{
+    unsigned __int128 r = (unsigned __int128)a * b;
+    return (uint64_t)r ^ (uint64_t)(r >> 64);
+}
+
+static uint32_t pool_hash(const char *s, size_t n)
+{
+    if (n < 16) return (uint32_t)ts__hash_bytes(s, n);
+    const uint64_t k0 = 0xa0761d6478bd642fULL, k1 = 0xe7037ed1a0b428dbULL, k2 = 0x8ebc6af09c88c6e3ULL;
+    uint64_t seed = (uint64_t)n * k0, a, b;
+    const char *p = s, *end = s + n;
+    while (end - p > 16) {
+        memcpy(&a, p, 8);
+        memcpy(&b, p + 8, 8);
+        seed = mum(a ^ k1, b ^ seed);
+        p += 16;
+    }
+    memcpy(&a, end - 16, 8);   /* the last 16 bytes (they may overlap the ones before) */
+    memcpy(&b, end - 8, 8);
+    uint64_t h = mum(mum(a ^ k1, b ^ seed) ^ k2, (uint64_t)n ^ k0);
+    return (uint32_t)(h ^ (h >> 32));
+}
+
 uint32_t ts__str_find(const ts_strpool *p, const char *s, size_t n)
 {
     if (n == 0) return 0;
-    uint32_t h = (uint32_t)ts__hash_bytes(s, n);
+    uint32_t h = pool_hash(s, n);
     for (uint32_t i = h & (p->n_slots - 1);; i = (i + 1) & (p->n_slots - 1)) {
         uint32_t id = p->slots[i];
         if (!id) return 0;
@@ -71,7 +100,7 @@ uint32_t ts__str_find(const ts_strpool *p, const char *s, size_t n)
 uint32_t ts__str_intern(ts_strpool *p, const char *s, size_t n)
 {
     if (n == 0 || !p->slots) return 0;
-    uint32_t h = (uint32_t)ts__hash_bytes(s, n);
+    uint32_t h = pool_hash(s, n);
     uint32_t i = h & (p->n_slots - 1);
     for (;; i = (i + 1) & (p->n_slots - 1)) {
         uint32_t id = p->slots[i];

@@ -322,7 +322,7 @@ static int gpu_track(local_ctx *c, uint32_t t)
 static bool has_dep_flows(const ts_rank *r)
 {
     for (uint32_t i = 0; i < r->flows.n; i++)
-        if (r->flows.kind[i] == TS_FLOW_DEP) return true;
+        if (ts__flow_kind(&r->flows, i) == TS_FLOW_DEP) return true;
     return false;
 }
 
@@ -506,12 +506,13 @@ static void fwdbwd_flows(local_ctx *c)
     const ts_flows *f = &c->r->flows;
     ts_graph *g = c->g;
     for (uint32_t i = 0; i < f->n; i++) {
-        if ((f->kind[i] != TS_FLOW_FWDBWD && f->kind[i] != TS_FLOW_DEP) || f->from[i] == TS_NONE32 || f->to[i] == TS_NONE32) continue;
+        uint8_t kind = ts__flow_kind(f, i);
+        if ((kind != TS_FLOW_FWDBWD && kind != TS_FLOW_DEP) || f->from[i] == TS_NONE32 || f->to[i] == TS_NONE32) continue;
         uint32_t a = c->node_of[f->from[i]], b = c->node_of[f->to[i]];
         if (a == TS_NONE32 || b == TS_NONE32 || a == b) continue;
         /* A flow pointing back in time would make a cycle; it says nothing causal. */
         if (g->nodes.start_ns[a] + g->nodes.dur_ns[a] > g->nodes.start_ns[b]) continue;
-        ts__graph_add_edge(g, a, b, f->kind[i] == TS_FLOW_DEP ? TS_EDGE_DEP : TS_EDGE_FWDBWD, TS_EDGE_FROM_END);
+        ts__graph_add_edge(g, a, b, kind == TS_FLOW_DEP ? TS_EDGE_DEP : TS_EDGE_FWDBWD, TS_EDGE_FROM_END);
     }
 }
 

@@ -26,7 +26,9 @@
  * node has: those are counted, not followed. A node without an id (proto3
  * leaves 0 out) is node 0. Data dependencies become
  * "chakra_dep" flows, bound by slice row once the model is finished (no
- * timestamped endpoints to sort), which the graph turns into "dep" edges; a
+ * timestamped endpoints to sort; numbered, so only their ends are stored;
+ * info's summary loads only count them), which the graph turns into "dep"
+ * edges; a
  * node without runtime is an instant, and edges through it join its
  * predecessors to its successors.
  */
@@ -52,21 +54,32 @@ typedef struct ck_node {
     bool     has_start;
 } ck_node;
 
+/* Dependency ids as read: 32 bits each (the ids converters write), an id of
+ * 2^32 - 1 or more as WIDE_ID with the id itself next in `wide`. */
+typedef struct ck_ids {
+    uint32_t *v;
+    uint32_t  n, cap;
+    uint64_t *wide;
+    uint32_t  n_wide, cap_wide;
+} ck_ids;
+
+#define WIDE_ID UINT32_MAX
+
 typedef struct ck {
     const char *path;
     ts_rank    *r;
     ts_error   *err;
     ck_node    *nodes;
     uint32_t    n, cap;
-    uint64_t   *deps;      /* dependency ids; resolve_deps turns them into node rows in place (drow) */
-    uint32_t    n_deps, cap_deps;
-    uint64_t   *ctrl;      /* control dependency ids, then node rows in place (crow) */
-    uint32_t    n_ctrl, cap_ctrl;
+    ck_ids      deps;      /* data dependency ids; resolve_deps turns them into node rows in place (drow) */
+    ck_ids      ctrl;      /* control dependency ids, then node rows in place (crow) */
+    uint32_t    n_deps, n_ctrl;   /* deps.n, ctrl.n */
     uint64_t    ctrl_later, ctrl_absent; /* control dependencies on a node not before it in the file / on no node */
-    uint32_t   *drow, *crow;   /* deps / ctrl as node rows (TS_NONE32 = absent, not followed), over their first half */
+    uint32_t   *drow, *crow;   /* deps / ctrl as node rows (TS_NONE32 = absent, not followed): their buffers */
     uint32_t    k_id, k_type;  /* interned "chakra_id", "chakra_type" (0 = not yet) */
     ts_pb_input in;        /* the input; in.err: the first damaged bytes met */
     ts_icache  *icache;    /* names, attribute keys and string values */
+    bool        summary;   /* a summary load: flows counted, not stored (ts__chakra_ingest) */
 } ck;
 
 static const char *const coll_names[] = {"all_reduce", "reduce", "all_gather", "gather", "scatter", "broadcast",
@@ -114,10 +127,14 @@ static void attribute(ck *c, ts_pb a, ck_node *nd)
     ts__rank_add_arg(c->r, intern_sub(c, &key), ty, val);
 }
 
-static int add_id(uint64_t **v, uint32_t *n, uint32_t *cap, uint64_t id)
+static int add_id(ck_ids *v, uint64_t id)
 {
-    if (*n == *cap && ts__grow((void **)v, cap, sizeof **v, (size_t)*n + 1)) return TS_ENOMEM;
-    (*v)[(*n)++] = id;
+    if (v->n == v->cap && ts__grow((void **)&v->v, &v->cap, sizeof *v->v, (size_t)v->n + 1)) return TS_ENOMEM;
+    v->v[v->n++] = id < WIDE_ID ? (uint32_t)id : WIDE_ID;
+    if (id < WIDE_ID) return TS_OK;
+    if (v->n_wide == v->cap_wide && ts__grow((void **)&v->wide, &v->cap_wide, sizeof *v->wide, (size_t)v->n_wide + 1))
+        return TS_ENOMEM;
+    v->wide[v->n_wide++] = id;
     return TS_OK;
 }
 
@@ -125,32 +142,33 @@ static int add_id(uint64_t **v, uint32_t *n, uint32_t *cap, uint64_t id)
  * dependencies (field 5) into c->deps, control ones (4) into c->ctrl. */
 static int deps_field(ck *c, const ts_pb_field *f)
 {
-    uint64_t **v = f->num == 5 ? &c->deps : &c->ctrl;
-    uint32_t *n = f->num == 5 ? &c->n_deps : &c->n_ctrl, *cap = f->num == 5 ? &c->cap_deps : &c->cap_ctrl;
-    if (f->wire == 0) return add_id(v, n, cap, f->u);
-    if (f->wire != 2) return TS_OK;
+    ck_ids *v = f->num == 5 ? &c->deps : &c->ctrl;
+    int rc = TS_OK;
+    if (f->wire == 0) rc = add_id(v, f->u);
+    if (f->wire != 2 || rc) return rc;
     /* at most one id per byte: room for all, then a loop without checks
      * but the bytes' end (most ids here take 1-3 bytes) */
     ts_pb p = f->sub;
     size_t room = ts__pb_len(&p);
     if (room == 0) return TS_OK;
-    if ((size_t)*n + room > UINT32_MAX) return TS_ENOMEM;
-    if (*n + room > *cap && ts__grow((void **)v, cap, sizeof **v, (size_t)*n + room)) return TS_ENOMEM;
-    uint64_t *out = *v + *n;
+    if ((size_t)v->n + room > UINT32_MAX - 1) return TS_ENOMEM;
+    if (v->n + room > v->cap && ts__grow((void **)&v->v, &v->cap, sizeof *v->v, (size_t)v->n + room)) return TS_ENOMEM;
+    uint32_t *out = v->v + v->n;
     const unsigned char *q = p.p, *end = p.end;
     while (end - q >= 3) {
         if (q[0] < 0x80) *out++ = *q++;
-        else if (q[1] < 0x80) { *out++ = (uint64_t)(q[0] & 0x7f) | (uint64_t)q[1] << 7; q += 2; }
+        else if (q[1] < 0x80) { *out++ = (uint32_t)(q[0] & 0x7f) | (uint32_t)q[1] << 7; q += 2; }
         else if (q[2] < 0x80) {
-            *out++ = (uint64_t)(q[0] & 0x7f) | (uint64_t)(q[1] & 0x7f) << 7 | (uint64_t)q[2] << 14;
+            *out++ = (uint32_t)(q[0] & 0x7f) | (uint32_t)(q[1] & 0x7f) << 7 | (uint32_t)q[2] << 14;
             q += 3;
         } else break;
     }
     p.p = q;
-    while (p.p < p.end)   /* the rest (longer ids, the last bytes); a failed cursor jumps to its end */
-        if (ts__pb_varint(&p, out)) out++;
-    *n = (uint32_t)(out - *v);
-    return TS_OK;
+    v->n = (uint32_t)(out - v->v);
+    uint64_t id;
+    while (!rc && p.p < p.end)   /* the rest (longer ids, the last bytes); a failed cursor jumps to its end */
+        if (ts__pb_varint(&p, &id)) rc = add_id(v, id);
+    return rc;
 }
 
 static void comm_args(ck *c, const ck_node *nd)
@@ -168,7 +186,7 @@ static int one_node(ck *c, ts_pb msg, size_t at)
 {
     if (ts__grow((void **)&c->nodes, &c->cap, sizeof *c->nodes, c->n + 1)) return TS_ENOMEM;
     ck_node *nd = &c->nodes[c->n++];
-    *nd = (ck_node){.at = at, .dep0 = c->n_deps, .ctl0 = c->n_ctrl, .is_cpu = -1, .comm_type = -1, .comm_size = -1};
+    *nd = (ck_node){.at = at, .dep0 = c->deps.n, .ctl0 = c->ctrl.n, .is_cpu = -1, .comm_type = -1, .comm_size = -1};
     nd->arg0 = ts__rank_args_mark(c->r);
     ts_pb_field f;
     int rc = TS_OK;
@@ -186,6 +204,8 @@ static int one_node(ck *c, ts_pb msg, size_t at)
     ts__rank_add_arg(c->r, c->k_id, TS_ARG_UINT, nd->id);
     ts__rank_add_arg(c->r, c->k_type, TS_ARG_INT, (uint64_t)(int64_t)nd->type);
     if (nd->type == 7) comm_args(c, nd);
+    c->n_deps = c->deps.n;
+    c->n_ctrl = c->ctrl.n;
     nd->n_deps = c->n_deps - nd->dep0;
     nd->n_ctl = c->n_ctrl - nd->ctl0;
     nd->n_args = ts__rank_args_mark(c->r) - nd->arg0;
@@ -296,31 +316,31 @@ static int resolve_deps(ck *c)
     id_rows row;
     int rc = id_rows_build(c, &row);
     uint64_t absent = 0;
-    /* Rows are 32-bit: written over the first half of the 64-bit ids, each
-     * at byte 4d after the id at 8d >= 4d was read, so the later passes
-     * read half the bytes and no new memory is touched. */
-    c->drow = (uint32_t *)(void *)c->deps;
-    c->crow = (uint32_t *)(void *)c->ctrl;
+    /* Rows are written over the ids, so no new memory is touched. */
+    c->drow = c->deps.v;
+    c->crow = c->ctrl.v;
+    uint32_t wide = 0;
     for (uint32_t d = 0; !rc && d < c->n_deps; d++) {
-        uint64_t v, id;
-        memcpy(&id, c->deps + d, 8);
+        uint64_t v, id = c->deps.v[d];
+        if (id == WIDE_ID) id = c->deps.wide[wide++];
         uint32_t r32 = TS_NONE32;
         if (id_row(&row, id, &v)) r32 = (uint32_t)v;
         else absent++;
-        memcpy(c->drow + d, &r32, 4);
+        c->drow[d] = r32;
     }
+    wide = 0;
     /* Control dependencies are followed on nodes before the node in the file
      * (its enclosing op, the op that launched it); later ones cannot be
      * (converted traces have 2-cycles through them). */
     for (uint32_t i = 0; !rc && i < c->n; i++)
         for (uint32_t d = c->nodes[i].ctl0; d < c->nodes[i].ctl0 + c->nodes[i].n_ctl; d++) {
-            uint64_t v, id;
-            memcpy(&id, c->ctrl + d, 8);
+            uint64_t v, id = c->ctrl.v[d];
+            if (id == WIDE_ID) id = c->ctrl.wide[wide++];
             uint32_t r32 = TS_NONE32;
             if (!id_row(&row, id, &v)) c->ctrl_absent++;
             else if (v >= i) c->ctrl_later++;
             else r32 = (uint32_t)v;
-            memcpy(c->crow + d, &r32, 4);
+            c->crow[d] = r32;
         }
     id_rows_free(&row);
     if (!rc && absent)
@@ -354,67 +374,110 @@ static uint32_t heap_pop(heap *h)
     return top;
 }
 
+/* The replay walks the nodes in file order and reads each one's own
+ * dependency lists (no table of dependents): a node whose dependencies all
+ * ended is the next to start unless a node woken earlier, smaller in file
+ * order, is ready (the heap). A node with a dependency not yet done waits on
+ * that one's list and is checked again when it is done. The order is the one
+ * a heap of all ready nodes gives; converted traces point nearly all data
+ * dependencies backwards, so few nodes ever wait. */
 typedef struct sched {
-    uint32_t *indeg, *child0, *child;   /* CSR of dependents: data ones, then control ones (start after start) */
-    uint32_t *ctl0;                     /* per node: where its control dependents begin in child */
+    bool     *done;
+    uint32_t *wait_head, *wait_next;   /* per node: the nodes waiting on it / the next one on the same list */
+    uint32_t *pos;                     /* per node: its dependencies found done so far (data, then control) */
+    int64_t  *ready_ns;                /* per node: when those allow it to start */
     int64_t  *lane_free;
-    int64_t  *ready_ns;                 /* per node: when its dependencies allow it to start */
-    heap      ready;
-    bool      child_borrowed;           /* child lies in the ids' buffer, past the rows (not freed here) */
+    heap      woken;
+    uint32_t  cand;                    /* the scan's next ready node (TS_NONE32: none found yet) */
 } sched;
 
-static void sched_free(sched *s, uint32_t n, uint32_t n_deps, uint32_t n_tracks)
+static void sched_free(sched *s, uint32_t n, uint32_t n_tracks)
 {
-    ts__free(s->indeg, (size_t)n * sizeof *s->indeg + 4);
-    ts__free(s->child0, ((size_t)n + 1) * sizeof *s->child0);
-    ts__free(s->ctl0, ((size_t)n + 1) * sizeof *s->ctl0);
-    if (!s->child_borrowed) ts__free(s->child, (size_t)n_deps * sizeof *s->child + 4);
+    ts__free(s->done, (size_t)n + 1);
+    ts__free(s->wait_head, ((size_t)n + 1) * sizeof *s->wait_head);
+    ts__free(s->wait_next, ((size_t)n + 1) * sizeof *s->wait_next);
+    ts__free(s->pos, ((size_t)n + 1) * sizeof *s->pos);
+    ts__free(s->ready_ns, ((size_t)n + 1) * sizeof *s->ready_ns);
     ts__free(s->lane_free, ((size_t)n_tracks + 1) * sizeof *s->lane_free);
-    ts__free(s->ready.v, (size_t)n * sizeof *s->ready.v + 4);
-    ts__free(s->ready_ns, (size_t)n * sizeof *s->ready_ns + 8);
+    ts__free(s->woken.v, (size_t)n * sizeof *s->woken.v + 4);
+}
+
+/* Whether all of node i's followed dependencies are done, going on from
+ * the ones found done before (so each is looked at once while done); the
+ * ready time takes data ones at their end, control ones at their start.
+ * Else *blocker is one not done. */
+static bool deps_done(const ck *c, sched *s, uint32_t i, uint32_t *blocker)
+{
+    const ck_node *nd = &c->nodes[i];
+    uint32_t k = s->pos[i];
+    int64_t at = s->ready_ns[i];
+    bool ok = true;
+    for (; k < nd->n_deps; k++) {
+        uint32_t a = c->drow[nd->dep0 + k];
+        if (a == TS_NONE32) continue;
+        if (!s->done[a]) { *blocker = a; ok = false; break; }
+        int64_t end = c->nodes[a].start_ns + c->nodes[a].dur_ns;
+        if (end > at) at = end;
+    }
+    for (; ok && k < nd->n_deps + nd->n_ctl; k++) {
+        uint32_t a = c->crow[nd->ctl0 + k - nd->n_deps];
+        if (a == TS_NONE32) continue;
+        if (!s->done[a]) { *blocker = a; ok = false; break; }
+        if (c->nodes[a].start_ns > at) at = c->nodes[a].start_ns;
+    }
+    s->pos[i] = k;
+    s->ready_ns[i] = at;
+    return ok;
+}
+
+static void wait_on(sched *s, uint32_t i, uint32_t blocker)
+{
+    s->wait_next[i] = s->wait_head[blocker];
+    s->wait_head[blocker] = i;
+}
+
+/* Node `self` is done: the nodes waiting on it are checked again. */
+static void wake(const ck *c, sched *s, uint32_t self)
+{
+    uint32_t i = s->wait_head[self];
+    s->wait_head[self] = TS_NONE32;
+    while (i != TS_NONE32) {
+        uint32_t next = s->wait_next[i], blocker;
+        if (deps_done(c, s, i, &blocker)) heap_push(&s->woken, i);
+        else wait_on(s, i, blocker);
+        i = next;
+    }
+}
+
+/* The next node to start, TS_NONE32 when none is ready; *scan moves past
+ * the nodes it finds not ready (they wait). */
+static uint32_t next_node(const ck *c, sched *s, uint32_t *scan)
+{
+    while (s->cand == TS_NONE32 && *scan < c->n) {
+        uint32_t i = (*scan)++, blocker;
+        if (deps_done(c, s, i, &blocker)) s->cand = i;
+        else wait_on(s, i, blocker);
+    }
+    if (s->woken.n && (s->cand == TS_NONE32 || s->woken.v[0] < s->cand)) return heap_pop(&s->woken);
+    uint32_t i = s->cand;
+    s->cand = TS_NONE32;
+    return i;
 }
 
 static int sched_init(ck *c, sched *s)
 {
-    uint32_t n = c->n, n_edges = c->n_deps + c->n_ctrl;
-    s->indeg = ts__calloc((size_t)n + 1, sizeof *s->indeg);
-    s->child0 = ts__calloc((size_t)n + 1, sizeof *s->child0);
-    s->ctl0 = ts__calloc((size_t)n + 1, sizeof *s->ctl0);
-    /* The 64-bit ids' buffer holds the 32-bit rows in its first half; the
-     * rest, already mapped, takes the CSR when it fits (no fresh pages) */
-    size_t spare = c->cap_deps ? ((size_t)c->cap_deps * 8 - (size_t)c->n_deps * 4) / 4 : 0;
-    s->child_borrowed = n_edges > 0 && n_edges <= spare;
-    s->child = s->child_borrowed ? c->drow + c->n_deps : ts__malloc((size_t)n_edges * sizeof *s->child + 4);
+    uint32_t n = c->n;
+    s->done = ts__calloc((size_t)n + 1, 1);
+    s->wait_head = ts__malloc(((size_t)n + 1) * sizeof *s->wait_head);
+    s->wait_next = ts__malloc(((size_t)n + 1) * sizeof *s->wait_next);
     s->lane_free = ts__calloc((size_t)c->r->n_tracks + 1, sizeof *s->lane_free);
-    s->ready.v = ts__malloc((size_t)n * sizeof *s->ready.v + 4);
+    s->woken.v = ts__malloc((size_t)n * sizeof *s->woken.v + 4);
+    s->pos = ts__calloc((size_t)n + 1, sizeof *s->pos);
     s->ready_ns = ts__calloc((size_t)n + 1, sizeof *s->ready_ns);
-    if (!s->indeg || !s->child0 || !s->ctl0 || !s->child || !s->lane_free || !s->ready.v || !s->ready_ns) return TS_ENOMEM;
-    uint32_t *n_ctl = s->ready.v;   /* borrowed: control dependents per node */
-    memset(n_ctl, 0, (size_t)n * sizeof *n_ctl);
-    for (uint32_t i = 0; i < n; i++) {
-        const ck_node *nd = &c->nodes[i];
-        for (uint32_t d = nd->dep0; d < nd->dep0 + nd->n_deps; d++)
-            if (c->drow[d] != TS_NONE32) { s->indeg[i]++; s->child0[c->drow[d]]++; }
-        for (uint32_t d = nd->ctl0; d < nd->ctl0 + nd->n_ctl; d++)
-            if (c->crow[d] != TS_NONE32) { s->indeg[i]++; n_ctl[c->crow[d]]++; }
-    }
-    uint32_t sum = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t k = s->child0[i];
-        s->child0[i] = sum;
-        s->ctl0[i] = sum + k;
-        sum += k + n_ctl[i];
-    }
-    s->child0[n] = s->ctl0[n] = sum;
-    uint32_t *fill = s->ready.v;   /* borrowed as the fill cursor before the heap is used */
-    for (uint32_t i = 0; i < n; i++) fill[i] = s->child0[i];
-    for (uint32_t i = 0; i < n; i++)
-        for (uint32_t d = c->nodes[i].dep0; d < c->nodes[i].dep0 + c->nodes[i].n_deps; d++)
-            if (c->drow[d] != TS_NONE32) s->child[fill[c->drow[d]]++] = i;
-    for (uint32_t i = 0; i < n; i++) fill[i] = s->ctl0[i];
-    for (uint32_t i = 0; i < n; i++)
-        for (uint32_t d = c->nodes[i].ctl0; d < c->nodes[i].ctl0 + c->nodes[i].n_ctl; d++)
-            if (c->crow[d] != TS_NONE32) s->child[fill[c->crow[d]]++] = i;
+    s->cand = TS_NONE32;
+    if (!s->done || !s->wait_head || !s->wait_next || !s->lane_free || !s->woken.v || !s->pos || !s->ready_ns)
+        return TS_ENOMEM;
+    memset(s->wait_head, 0xff, ((size_t)n + 1) * sizeof *s->wait_head);
     return TS_OK;
 }
 
@@ -424,30 +487,23 @@ static int schedule(ck *c)
 {
     sched s = {0};
     int rc = sched_init(c, &s);
-    uint32_t done = 0, late = TS_NONE32;
-    if (!rc) {
-        for (uint32_t i = 0; i < c->n; i++) if (!s.indeg[i]) heap_push(&s.ready, i);
-        while (s.ready.n) {
-            uint32_t self = heap_pop(&s.ready);
-            ck_node *nd = &c->nodes[self];
-            int64_t *lane = nd->track == TS_NONE32 ? &s.lane_free[c->r->n_tracks] : &s.lane_free[nd->track];
-            nd->start_ns = s.ready_ns[self] > *lane ? s.ready_ns[self] : *lane;
-            if (nd->start_ns > ((int64_t)1 << 62) - nd->dur_ns) { late = self; break; }
-            int64_t end = nd->start_ns + nd->dur_ns;
-            if (nd->dur_ns > 0) *lane = end;
-            /* data dependents wait for the end, control ones for the start */
-            for (uint32_t k = s.child0[self], ctl = s.ctl0[self], stop = s.child0[self + 1]; k < stop; k++) {
-                int64_t at = k < ctl ? end : nd->start_ns;
-                uint32_t ch = s.child[k];
-                if (s.ready_ns[ch] < at) s.ready_ns[ch] = at;
-                if (--s.indeg[ch] == 0) heap_push(&s.ready, ch);
-            }
-            done++;
-        }
+    uint32_t done = 0, late = TS_NONE32, scan = 0;
+    while (!rc) {
+        uint32_t self = next_node(c, &s, &scan);
+        if (self == TS_NONE32) break;
+        int64_t ready = s.ready_ns[self];
+        ck_node *nd = &c->nodes[self];
+        int64_t *lane = nd->track == TS_NONE32 ? &s.lane_free[c->r->n_tracks] : &s.lane_free[nd->track];
+        nd->start_ns = ready > *lane ? ready : *lane;
+        if (nd->start_ns > ((int64_t)1 << 62) - nd->dur_ns) { late = self; break; }
+        if (nd->dur_ns > 0) *lane = nd->start_ns + nd->dur_ns;
+        s.done[self] = true;
+        done++;
+        wake(c, &s, self);
     }
     uint32_t stuck = 0;
-    while (!rc && late == TS_NONE32 && done < c->n && stuck < c->n && s.indeg[stuck] == 0) stuck++;
-    sched_free(&s, c->n, c->n_deps + c->n_ctrl, c->r->n_tracks);
+    while (!rc && late == TS_NONE32 && done < c->n && stuck < c->n && s.done[stuck]) stuck++;
+    sched_free(&s, c->n, c->r->n_tracks);
     if (rc) return ts__error(c->err, TS_ENOMEM, "%s: out of memory", c->path);
     if (late != TS_NONE32) return fail_at(c, c->nodes[late].at, "Chakra replay past 2^62 ns (runtimes too large)");
     if (done < c->n) {
@@ -517,7 +573,7 @@ static int emit_deps(ck *c, uint32_t cat)
     uint32_t *stack = ts__malloc((size_t)c->n_deps * sizeof *stack + 4);
     int rc = !stamp || !stack || !row ? TS_ENOMEM : TS_OK;
     if (!rc) node_rows(c, row);
-    if (!rc) ts__rank_reserve_flows(c->r, c->n_deps);
+    if (!rc && !c->summary) ts__rank_reserve_numbered_flows(c->r, c->n_deps, cat);
     uint64_t id = 0;
     for (uint32_t b = 0; !rc && b < c->n; b++) {
         if (row[b] == TS_NONE32) continue;
@@ -532,7 +588,8 @@ static int emit_deps(ck *c, uint32_t cat)
                 stamp[a] = b + 1;
                 /* a slice row only for a timed node on a track; an untimed
                  * one (no row) is looked through */
-                if (row[a] != TS_NONE32) rc = ts__rank_push_bound_flow(c->r, row[a], row[b], id++, cat);
+                if (row[a] != TS_NONE32 && c->summary) c->r->flows.n_counted++;
+                else if (row[a] != TS_NONE32) rc = ts__rank_push_bound_flow(c->r, row[a], row[b], id++, cat);
                 else if (c->nodes[a].dur_ns <= 0) stack[top++] = a;
             }
             if (!top || rc) break;
@@ -580,17 +637,20 @@ static int build(ck *c, const void *data, size_t n)
     return rc ? rc : emit_deps(c, dep_cat);
 }
 
-int ts__chakra_ingest_buffer(const char *name, const void *data, size_t n, ts_rank **out, ts_error *err)
+static int ingest_buffer(const char *name, const void *data, size_t n, bool summary, ts_rank **out, ts_error *err)
 {
     *out = NULL;
-    ck c = {.path = name, .err = err};
+    ck c = {.path = name, .err = err, .summary = summary};
     c.r = ts__rank_create(name);
     c.icache = ts__calloc(1, sizeof *c.icache);
     int rc = c.r && c.icache ? build(&c, data, n) : ts__error(err, TS_ENOMEM, "%s: out of memory", name);
     ts__free(c.icache, sizeof *c.icache);
     ts__free(c.nodes, (size_t)c.cap * sizeof *c.nodes);
-    ts__free(c.deps, (size_t)c.cap_deps * sizeof *c.deps);
-    ts__free(c.ctrl, (size_t)c.cap_ctrl * sizeof *c.ctrl);
+    ck_ids *ids[] = {&c.deps, &c.ctrl};
+    for (int i = 0; i < 2; i++) {
+        ts__free(ids[i]->v, (size_t)ids[i]->cap * sizeof *ids[i]->v);
+        ts__free(ids[i]->wide, (size_t)ids[i]->cap_wide * sizeof *ids[i]->wide);
+    }
     if (rc) { ts__rank_destroy(c.r); return rc; }
     *out = c.r;
     return TS_OK;
@@ -608,17 +668,22 @@ static int32_t rank_from_et_name(const char *path)
     return (int32_t)strtol(p, NULL, 10);
 }
 
-typedef struct ck_call { const char *path; ts_rank **out; ts_error *err; } ck_call;
+int ts__chakra_ingest_buffer(const char *name, const void *data, size_t n, ts_rank **out, ts_error *err)
+{
+    return ingest_buffer(name, data, n, false, out, err);
+}
+
+typedef struct ck_call { const char *path; bool summary; ts_rank **out; ts_error *err; } ck_call;
 
 static int ck_bytes(void *ud, const char *data, size_t n)
 {
     ck_call *c = ud;
-    return ts__chakra_ingest_buffer(c->path, data, n, c->out, c->err);
+    return ingest_buffer(c->path, data, n, c->summary, c->out, c->err);
 }
 
-int ts__chakra_ingest(const char *path, int32_t order, ts_rank **out, ts_error *err)
+int ts__chakra_ingest(const char *path, int32_t order, bool summary, ts_rank **out, ts_error *err)
 {
-    ck_call c = {path, out, err};
+    ck_call c = {path, summary, out, err};
     int rc = ts__with_file_bytes(path, (size_t)16 << 30, ck_bytes, &c, err);
     if (!rc) {
         int32_t from_name = ts__rank_from_filename(path);

@@ -114,7 +114,9 @@ TS_NODISCARD int ts__nsys_ingest_buffer(const char *name, const void *data, size
 /* MLCommons Chakra execution traces (chakra.c): `*.et` by name (protobuf
  * has no magic). */
 bool ts__chakra_is_name(const char *path);
-TS_NODISCARD int ts__chakra_ingest(const char *path, int32_t order, ts_rank **out, ts_error *err);
+/* summary: the rank only goes to ts__rank_summary (info's loads), so its
+ * dependency flows are counted (ts_flows.n_counted), not stored. */
+TS_NODISCARD int ts__chakra_ingest(const char *path, int32_t order, bool summary, ts_rank **out, ts_error *err);
 TS_NODISCARD int ts__chakra_ingest_buffer(const char *name, const void *data, size_t n, ts_rank **out, ts_error *err);
 /* TensorFlow 2 profiler XPlane captures (xplane.c): `*.xplane.pb` by name
  * (protobuf has no magic bytes), plain or compressed; one file, one rank. */

@@ -58,8 +58,8 @@ static bool is_trace_name(const char *name)
  * database is an Nsight Systems export; a protobuf has no magic, so a
  * `*.xplane.pb` name means a TensorFlow XPlane, `*.et` a Chakra execution
  * trace; anything else JSON. */
-static int ingest_file(const char *path, int32_t order, const ts_load_opts *opts, bool spare_core, ts_rank **out,
-                       ts_error *err)
+static int ingest_file(const char *path, int32_t order, const ts_load_opts *opts, bool spare_core, bool summary,
+                       ts_rank **out, ts_error *err)
 {
     unsigned char head[64];
     size_t n = 0;
@@ -69,7 +69,7 @@ static int ingest_file(const char *path, int32_t order, const ts_load_opts *opts
     if (rc) { *out = NULL; return rc; }
     if (ts__nsys_is_sqlite(head, n)) return ts__nsys_ingest(path, order, opts, out, err);
     if (ts__xplane_is_name(path)) return ts__xplane_ingest(path, order, out, err);
-    if (ts__chakra_is_name(path)) return ts__chakra_ingest(path, order, out, err);
+    if (ts__chakra_is_name(path)) return ts__chakra_ingest(path, order, summary, out, err);
     return ts__ingest_json_path(path, order, opts, spare_core, out, err);
 }
 
@@ -206,11 +206,14 @@ typedef struct job {
     atomic_uint next;           /* next file index to take */
 } job;
 
+static int load_rank(const char *path, int32_t order, const ts_load_opts *opts, bool spare_core, bool summary,
+                     ts_rank **out, ts_error *err);
+
 /* File f (slot i) into a rank, reduced at once to what jb->keep marks. */
 static int load_summary(job *jb, uint32_t i, uint32_t f)
 {
     ts_rank *full = NULL;
-    int rc = ts__load_rank(jb->files->v[f], (int32_t)f, jb->opts, jb->spare_core, &full, &jb->errs[i]);
+    int rc = load_rank(jb->files->v[f], (int32_t)f, jb->opts, jb->spare_core, true, &full, &jb->errs[i]);
     return rc ? rc : ts__rank_summary(full, jb->keep, jb->keep_ids, &jb->ranks[i], &jb->errs[i]);
 }
 
@@ -241,7 +244,8 @@ static void *worker(void *arg)
         if (jb->keep)
             jb->rcs[i] = load_summary(jb, i, f);
         else
-            jb->rcs[i] = ingest_file(jb->files->v[f], (int32_t)f, jb->opts, jb->spare_core, &jb->ranks[i], &jb->errs[i]);
+            jb->rcs[i] = ingest_file(jb->files->v[f], (int32_t)f, jb->opts, jb->spare_core, false, &jb->ranks[i],
+                                     &jb->errs[i]);
     }
     return NULL;
 }
@@ -552,13 +556,19 @@ void ts__trace_files_free(char **files, uint32_t n)
     ts__free(files, (size_t)n * sizeof *files);
 }
 
-int ts__load_rank(const char *path, int32_t order, const ts_load_opts *opts, bool spare_core, ts_rank **out,
-                  ts_error *err)
+static int load_rank(const char *path, int32_t order, const ts_load_opts *opts, bool spare_core, bool summary,
+                     ts_rank **out, ts_error *err)
 {
-    int rc = ingest_file(path, order, opts, spare_core, out, err);
+    int rc = ingest_file(path, order, opts, spare_core, summary, out, err);
     if (rc) return rc;
     uint32_t depth = opts && opts->size >= offsetof(ts_load_opts, python_depth) + sizeof(uint32_t)
                          ? opts->python_depth : 0;
     ts__rank_python_as_ops(*out, depth);
     return TS_OK;
+}
+
+int ts__load_rank(const char *path, int32_t order, const ts_load_opts *opts, bool spare_core, ts_rank **out,
+                  ts_error *err)
+{
+    return load_rank(path, order, opts, spare_core, false, out, err);
 }

@@ -379,8 +379,9 @@ static void write_flows_counters(ts_sq *w, ts_sq_ins *flow, ts_sq_ins *counter, 
         if (r->flows.from[i] == TS_NONE32 || r->flows.to[i] == TS_NONE32) continue;   /* unbound: warned at load */
         ts__sq_i64(flow, 1, base + r->flows.from[i]);
         ts__sq_i64(flow, 2, base + r->flows.to[i]);
-        ts__sq_i64(flow, 3, (int64_t)r->flows.id[i]);
-        ts__sq_text(flow, 4, r->flows.cat[i] ? ts__rank_str(r, r->flows.cat[i]) : NULL);
+        uint32_t cat = ts__flow_cat(&r->flows, i);
+        ts__sq_i64(flow, 3, (int64_t)ts__flow_id(&r->flows, i));
+        ts__sq_text(flow, 4, cat ? ts__rank_str(r, cat) : NULL);
         ts__sq_step(w, flow);
     }
     for (uint32_t i = 0; i < r->counters.n && w->rc == TS_OK; i++) {

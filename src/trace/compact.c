@@ -119,12 +119,13 @@ int ts__rank_compact(const ts_rank *full, const uint8_t *keep, uint32_t *map, bo
     }
     ts_rank *t = ts__rank_create(full->path);
     str_map m = {.from = full, .to = t, .id = ts__calloc((size_t)full->strings.n + 1, sizeof *m.id)};
-    /* per slice: its nearest kept ancestor (parents precede children) */
-    uint32_t *up = ts__malloc(((size_t)full->slices.n + 1) * sizeof *up);
-    int rc = !t || !m.id || !up ? TS_ENOMEM : TS_OK;
+    /* per slice: its nearest kept ancestor (parents precede children); not
+     * needed when none is kept (info's summary) */
+    uint32_t *up = n_keep ? ts__malloc(((size_t)full->slices.n + 1) * sizeof *up) : NULL;
+    int rc = !t || !m.id || (n_keep && !up) ? TS_ENOMEM : TS_OK;
     if (rc == TS_OK) {
         ts__rank_reserve(t, n_keep ? n_keep : 1, n_args + full->n_meta_args + 1, 0);
-        for (uint32_t s = 0; s < full->slices.n; s++) {
+        for (uint32_t s = 0; n_keep && s < full->slices.n; s++) {
             uint32_t p = full->slices.parent[s];
             up[s] = p == TS_NONE32 ? TS_NONE32 : keep[p] ? p : up[p];
             if (keep[s]) copy_slice(&m, s, map, up[s], keep[s] == 2);

@@ -100,6 +100,26 @@ void ts__rank_reserve_flows(ts_rank *r, uint32_t n_flows)
     reserve_cols(c, 5, &r->flows.cap, n_flows);
 }
 
+static uint8_t flow_kind_of(const ts_rank *r, uint32_t cat)
+{
+    const char *cs = ts__rank_str(r, cat);
+    return strcmp(cs, "ac2g") == 0 ? TS_FLOW_AC2G : strcmp(cs, "fwdbwd") == 0 ? TS_FLOW_FWDBWD
+         : strcmp(cs, "chakra_dep") == 0 || strcmp(cs, "data_dep") == 0 ? TS_FLOW_DEP : TS_FLOW_OTHER;
+}
+
+void ts__rank_reserve_numbered_flows(ts_rank *r, uint32_t n_flows, uint32_t cat)
+{
+    ts_flows *f = &r->flows;
+    if (f->cap != 0 || n_flows == 0) return;
+    col c[] = { {(void **)&f->from, 4}, {(void **)&f->to, 4} };
+    reserve_cols(c, 2, &f->cap, n_flows);
+    if (!f->cap) return;
+    f->numbered = true;
+    f->cat_all = cat;
+    f->kind_all = flow_kind_of(r, cat);
+    r->flow_kind = f->kind_all, r->flow_kind_cat = cat, r->flow_kind_known = true;   /* held while numbered */
+}
+
 void ts__rank_reserve(ts_rank *r, uint32_t n_slices, uint32_t n_args, uint32_t n_flow_ends)
 {
     { col c[] = SLICE_COLS(&r->slices); reserve_cols(c, 12, &r->slices.cap, n_slices); }
@@ -240,19 +260,30 @@ void ts__rank_add_meta_str(ts_rank *r, const char *key, const char *val)
     r->n_meta_args = (uint16_t)(n_old + 1);
 }
 
+/* One column's kept rows moved up in place, by element size (a loop the
+ * compiler sees through, not a memcpy call per cell). */
+#define KEEP_ROWS(T) do { T *v = cells; \
+        for (uint32_t i = 0; i < n; i++) if (!drop_track[track[i]]) v[k++] = v[i]; } while (0)
+
+static uint32_t keep_rows(void *cells, size_t elem, const uint32_t *track, const bool *drop_track, uint32_t n)
+{
+    uint32_t k = 0;
+    switch (elem) {
+    case 8: KEEP_ROWS(uint64_t); break;
+    case 4: KEEP_ROWS(uint32_t); break;
+    case 2: KEEP_ROWS(uint16_t); break;
+    default: KEEP_ROWS(uint8_t); break;
+    }
+    return k;
+}
+
 void ts__rank_drop_slices(ts_rank *r, const bool *drop_track)
 {
     ts_slices *s = &r->slices;
     col c[] = SLICE_COLS(s);
-    uint32_t k = 0;
-    for (uint32_t i = 0; i < s->n; i++) {
-        if (drop_track[s->track[i]]) continue;
-        if (k != i)
-            for (int j = 0; j < 12; j++)
-                memcpy((char *)*c[j].p + (size_t)k * c[j].elem, (char *)*c[j].p + (size_t)i * c[j].elem, c[j].elem);
-        k++;
-    }
-    s->n = k;
+    for (int j = 0; j < 12; j++)   /* the track column last: the others read it */
+        if (*c[j].p && (void *)*c[j].p != (void *)s->track) (void)keep_rows(*c[j].p, c[j].elem, s->track, drop_track, s->n);
+    s->n = keep_rows(s->track, 4, s->track, drop_track, s->n);
 }
 
 uint32_t ts__rank_add_arg(ts_rank *r, uint32_t key, ts_arg_type type, uint64_t val)
@@ -675,9 +706,37 @@ static int order_flow_ends(const ts_rank *r, uint32_t *order, void *work)
     return TS_OK;
 }
 
+/* A numbered table (ts_flows.numbered) given its id, kind and cat columns. */
+static bool flows_number_out(ts_flows *f)
+{
+    col c[] = { {(void **)&f->id, 8}, {(void **)&f->kind, 1}, {(void **)&f->cat, 4} };
+    void *blk[3];
+    for (int i = 0; i < 3; i++) {
+        blk[i] = ts__malloc((size_t)f->cap * c[i].elem);
+        if (!blk[i]) {
+            while (i-- > 0) ts__free(blk[i], (size_t)f->cap * c[i].elem);
+            return false;
+        }
+    }
+    uint64_t *id = blk[0];
+    uint8_t *kind = blk[1];
+    uint32_t *cat = blk[2];
+    for (uint32_t i = 0; i < f->n; i++) { id[i] = i; kind[i] = f->kind_all; cat[i] = f->cat_all; }
+    f->id = id; f->kind = kind; f->cat = cat;
+    f->numbered = false;
+    return true;
+}
+
 static uint32_t add_flow(ts_rank *r, uint64_t id, uint32_t cat)
 {
     ts_flows *f = &r->flows;
+    if (f->numbered && f->n < f->cap && id == f->n && cat == f->cat_all) {
+        r->flow_kind = f->kind_all, r->flow_kind_cat = cat, r->flow_kind_known = true;
+        uint32_t i = f->n++;
+        f->from[i] = f->to[i] = TS_NONE32;
+        return i;
+    }
+    if (f->numbered && !flows_number_out(f)) return TS_NONE32;
     if (f->n == f->cap) {
         col c[] = FLOW_COLS(f);
         if (!grow_cols(r, c, 5, &f->cap, f->n + 1)) return TS_NONE32;
@@ -686,9 +745,7 @@ static uint32_t add_flow(ts_rank *r, uint64_t id, uint32_t cat)
     f->id[i] = id;
     f->cat[i] = cat;
     if (cat != r->flow_kind_cat || !r->flow_kind_known) {   /* readers add a million flows of one category */
-        const char *cs = ts__rank_str(r, cat);
-        r->flow_kind = strcmp(cs, "ac2g") == 0 ? TS_FLOW_AC2G : strcmp(cs, "fwdbwd") == 0 ? TS_FLOW_FWDBWD
-                     : strcmp(cs, "chakra_dep") == 0 || strcmp(cs, "data_dep") == 0 ? TS_FLOW_DEP : TS_FLOW_OTHER;
+        r->flow_kind = flow_kind_of(r, cat);
         r->flow_kind_cat = cat;
         r->flow_kind_known = true;
     }
@@ -959,7 +1016,7 @@ void ts_rank_read_counts(const ts_rank *r, uint32_t out[4])
     out[0] = r->slices.n;
     out[1] = r->instants.n;
     out[2] = r->counters.n;
-    out[3] = r->flows.n;
+    out[3] = r->flows.n + r->flows.n_counted;
 }
 uint64_t ts_rank_n_events_read(const ts_rank *r) { return r->n_events_read; }
 uint64_t ts_rank_n_warnings(const ts_rank *r)

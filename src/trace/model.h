@@ -141,7 +141,18 @@ typedef struct ts_flows {
     uint32_t *cat;      /* category string id */
     uint32_t *from;     /* slice row of the 's' end, TS_NONE32 = unbound */
     uint32_t *to;       /* slice row of the 'f' (or last 't') end, TS_NONE32 = unbound */
+    /* numbered: id, kind and cat are NULL; row i has id i, kind_all and
+     * cat_all (a reader's million dependencies of one category, chakra.c:
+     * 8 bytes a flow instead of 21). Read them through ts__flow_id/kind/cat. */
+    bool      numbered;
+    uint8_t   kind_all;
+    uint32_t  cat_all;
+    uint32_t  n_counted;   /* flows a summary load counted without storing them (chakra.c); not rows */
 } ts_flows;
+
+static inline uint64_t ts__flow_id(const ts_flows *f, uint32_t i) { return f->numbered ? i : f->id[i]; }
+static inline uint8_t  ts__flow_kind(const ts_flows *f, uint32_t i) { return f->numbered ? f->kind_all : f->kind[i]; }
+static inline uint32_t ts__flow_cat(const ts_flows *f, uint32_t i) { return f->numbered ? f->cat_all : f->cat[i]; }
 
 typedef struct ts_iteration {
     int64_t  step;      /* N of ProfilerStep#N, or the ordinal when unnumbered */
@@ -253,6 +264,10 @@ uint32_t ts__rank_add_slice(ts_rank *r, uint32_t track, int64_t ts_ns, int64_t d
 /* The same hint for the flow table (a reader that adds flows by row after
  * finish, knowing about how many). */
 void     ts__rank_reserve_flows(ts_rank *r, uint32_t n_flows);
+/* The same for flows numbered 0, 1, 2... in one category `cat`: only their
+ * ends are stored (ts_flows.numbered) until a flow that breaks the rule
+ * arrives, which gives the table its id, kind and cat columns. */
+void     ts__rank_reserve_numbered_flows(ts_rank *r, uint32_t n_flows, uint32_t cat);
 /* Args: call ts__rank_add_arg for each arg, then attach the range
  * [first, ts__rank_args_mark(r)) to the event. */
 static inline uint32_t ts__rank_args_mark(const ts_rank *r) { return r->args.n; }
@@ -319,12 +334,15 @@ TS_NODISCARD int ts__rank_add_bound_flow(ts_rank *r, uint32_t from, uint32_t to,
 static inline int ts__rank_push_bound_flow(ts_rank *r, uint32_t from, uint32_t to, uint64_t id, uint32_t cat)
 {
     ts_flows *f = &r->flows;
-    if (TS_UNLIKELY(f->n == f->cap || !r->flow_kind_known || cat != r->flow_kind_cat))
+    if (TS_UNLIKELY(f->n == f->cap || !r->flow_kind_known || cat != r->flow_kind_cat ||
+                    (f->numbered && id != f->n)))
         return ts__rank_add_bound_flow(r, from, to, id, cat);
     uint32_t i = f->n++;
-    f->id[i] = id;
-    f->cat[i] = cat;
-    f->kind[i] = r->flow_kind;
+    if (!f->numbered) {
+        f->id[i] = id;
+        f->cat[i] = cat;
+        f->kind[i] = r->flow_kind;
+    }
     f->from[i] = from;
     f->to[i] = to;
     return 0;

@@ -59,6 +59,28 @@ static void put_table(ts_buf *b, uint32_t n, const scol *c, int n_cols)
     }
 }
 
+/* A numbered flow table (model.h) written as put_table writes the full one. */
+static void put_numbered_flows(ts_buf *b, const ts_flows *f)
+{
+    uint64_t v[256];
+    put_u32(b, f->n);
+    for (int col = 0; col < 3; col++)
+        for (uint32_t i = 0; i < f->n; i += 256) {
+            uint32_t k = f->n - i < 256 ? f->n - i : 256;
+            for (uint32_t j = 0; j < k; j++)
+                v[j] = col == 0 ? (uint64_t)(i + j) : col == 1 ? f->kind_all : f->cat_all;
+            if (col == 0) { put(b, v, (size_t)k * 8); continue; }
+            unsigned char out[256 * 4];
+            for (uint32_t j = 0; j < k; j++) {
+                if (col == 1) out[j] = (uint8_t)v[j];
+                else { uint32_t c32 = (uint32_t)v[j]; memcpy(out + 4 * j, &c32, 4); }
+            }
+            put(b, out, (size_t)k * (col == 1 ? 1 : 4));
+        }
+    put(b, f->from, (size_t)f->n * 4);
+    put(b, f->to, (size_t)f->n * 4);
+}
+
 static void put_track(ts_buf *b, const ts_track *t)
 {
     put_i64(b, t->pid); put_i64(b, t->tid); put_u32(b, t->name_id); put_u32(b, t->process_name_id);
@@ -90,7 +112,8 @@ int ts__rank_serialize(const ts_rank *r, ts_buf *b)
     { scol c[] = S_ARG_COLS(&m->args); put_table(b, r->args.n, c, 3); }
     { scol c[] = S_INSTANT_COLS(&m->instants); put_table(b, r->instants.n, c, 8); }
     { scol c[] = S_COUNTER_COLS(&m->counters); put_table(b, r->counters.n, c, 3); }
-    { scol c[] = S_FLOW_COLS(&m->flows); put_table(b, r->flows.n, c, 5); }
+    if (r->flows.numbered) put_numbered_flows(b, &r->flows);
+    else { scol c[] = S_FLOW_COLS(&m->flows); put_table(b, r->flows.n, c, 5); }
     put_u32(b, r->n_iterations);
     for (uint32_t i = 0; i < r->n_iterations; i++) {
         const ts_iteration *it = &r->iterations[i];
@@ -318,7 +341,7 @@ static const char *check_others(const ts_rank *r)
         if (r->counters.track[i] >= r->n_tracks) return "a counter on a track that does not exist";
     const ts_flows *f = &r->flows;
     for (uint32_t i = 0; i < f->n; i++)
-        if (f->kind[i] > TS_FLOW_DEP || f->cat[i] >= ns || !row_or_none(f->from[i], r->slices.n) ||
+        if (ts__flow_kind(f, i) > TS_FLOW_DEP || ts__flow_cat(f, i) >= ns || !row_or_none(f->from[i], r->slices.n) ||
             !row_or_none(f->to[i], r->slices.n))
             return "a flow whose ends do not exist";
     for (uint32_t i = 0; i < r->n_iterations; i++)

@@ -28,6 +28,39 @@ TEST(strpool_interns_once_and_keeps_ids_stable)
     ts__strpool_free(&p);
 }
 
+/* Strings of 16 bytes and more (hashed 16 bytes a step): lengths around the
+ * step, strings that differ in one byte anywhere, each its own id, found
+ * again after the table grew. */
+TEST(strpool_tells_long_strings_apart)
+{
+    ts_strpool p;
+    CHECK_EQ_INT(ts__strpool_init(&p), TS_OK);
+    static const size_t lens[] = {15, 16, 17, 31, 32, 33, 100};
+    char buf[128];
+    uint32_t ids[7][101];
+    for (int k = 0; k < 7; k++) {
+        size_t n = lens[k];
+        for (size_t at = 0; at <= n; at++) {   /* at == n: the unchanged string */
+            memset(buf, 'a', n);
+            if (at < n) buf[at] = 'b';
+            ids[k][at] = ts__str_intern(&p, buf, n);
+            CHECK(ids[k][at] != 0);
+        }
+    }
+    for (int k = 0; k < 7; k++) {
+        size_t n = lens[k];
+        for (size_t at = 0; at <= n; at++) {
+            memset(buf, 'a', n);
+            if (at < n) buf[at] = 'b';
+            CHECK_EQ_INT(ts__str_find(&p, buf, n), ids[k][at]);
+            CHECK_EQ_INT(ts__str_intern(&p, buf, n), ids[k][at]);
+            CHECK(memcmp(ts__str(&p, ids[k][at]), buf, n) == 0 && ts__str_len(&p, ids[k][at]) == n);
+        }
+    }
+    CHECK_EQ_INT(p.n, 1 + 16 + 17 + 18 + 32 + 33 + 34 + 101);   /* id 0 and each string once */
+    ts__strpool_free(&p);
+}
+
 TEST(map64_put_get_overwrite_and_grow)
 {
     ts_map64 m;

@@ -1425,7 +1425,7 @@ TEST(execution_trace_joins_kineto_by_record_function_id_and_adds_its_data_depend
     ts_rank *r = et_joined(false);
     CHECK(r != NULL);
     uint32_t deps = 0;
-    for (uint32_t i = 0; i < r->flows.n; i++) deps += r->flows.kind[i] == TS_FLOW_DEP;
+    for (uint32_t i = 0; i < r->flows.n; i++) deps += ts__flow_kind(&r->flows, i) == TS_FLOW_DEP;
     CHECK_EQ_INT(deps, 4);
     const char *note = ts_rank_meta_str(r, "execution_trace");
     CHECK(note && strstr(note, "(schema 1.0.2-chakra.0.0.4): 6 of 7 ops joined by External id, 4 data dependencies"));

@@ -223,7 +223,7 @@ TEST(flow_endpoints_spanning_the_whole_time_range_pair_in_order)
     CHECK_EQ_INT(r->warn_count[TS_WARN_UNBOUND_FLOW], 0);
     for (uint32_t k = 0; k < r->flows.n; k++) {
         const char *from = ts__rank_str(r, r->slices.name[r->flows.from[k]]);
-        CHECK_EQ_STR(from, r->flows.id[k] == 1 ? "b" : "a");
+        CHECK_EQ_STR(from, ts__flow_id(&r->flows, k) == 1 ? "b" : "a");
         CHECK_EQ_STR(ts__rank_str(r, r->slices.name[r->flows.to[k]]), "c");
     }
     ts__rank_destroy(r);
@@ -428,12 +428,28 @@ static void check_same_rank(const ts_rank *a, const ts_rank *b)
     CHECK_EQ_INT(b->counters.n, a->counters.n);
     SAME_COL(counters.value, a->counters.n);
     CHECK_EQ_INT(b->flows.n, a->flows.n);
-    SAME_COL(flows.from, a->flows.n); SAME_COL(flows.to, a->flows.n); SAME_COL(flows.id, a->flows.n);
+    SAME_COL(flows.from, a->flows.n); SAME_COL(flows.to, a->flows.n);
+    for (uint32_t i = 0; i < a->flows.n && b->flows.n == a->flows.n; i++)
+        if (ts__flow_id(&a->flows, i) != ts__flow_id(&b->flows, i) || ts__flow_cat(&a->flows, i) != ts__flow_cat(&b->flows, i) ||
+            ts__flow_kind(&a->flows, i) != ts__flow_kind(&b->flows, i)) { TS_FAIL_("flow %u differs", i); break; }
     CHECK_EQ_INT(b->n_iterations, a->n_iterations);
     for (uint32_t i = 0; i < a->n_iterations && i < b->n_iterations; i++)   /* fields: the struct has padding */
         CHECK(a->iterations[i].step == b->iterations[i].step && a->iterations[i].start_ns == b->iterations[i].start_ns &&
               a->iterations[i].end_ns == b->iterations[i].end_ns && a->iterations[i].slice == b->iterations[i].slice);
     CHECK(b->finished);
+}
+
+/* a serialized into b1 (initialized here) and read back (NULL on failure). */
+static ts_rank *round_trip(const ts_rank *a, ts_buf *b1)
+{
+    ts__buf_init(b1);
+    ts_rank *b = NULL;
+    ts_error err = {0};
+    if (ts__rank_serialize(a, b1) != TS_OK || ts__rank_deserialize(b1->s, b1->len, "test", &b, &err) != TS_OK) {
+        fprintf(stderr, "round trip failed: %s\n", err.msg);
+        ts_test_failures++;
+    }
+    return b;
 }
 
 TEST(serialized_rank_reads_back_row_for_row)
@@ -447,12 +463,8 @@ TEST(serialized_rank_reads_back_row_for_row)
         const ts_rank *a = t->ranks[0];
         CHECK(a->slices.n > 1000 && a->args.n > 0 && a->n_iterations > 0);
         ts_buf b1, b2;
-        ts__buf_init(&b1);
         ts__buf_init(&b2);
-        CHECK_EQ_INT(ts__rank_serialize(a, &b1), TS_OK);
-        ts_rank *b = NULL;
-        ts_error err = {0};
-        CHECK_EQ_INT(ts__rank_deserialize(b1.s, b1.len, "test", &b, &err), TS_OK);
+        ts_rank *b = round_trip(a, &b1);
         if (b) {
             check_same_rank(a, b);
             CHECK_EQ_INT(ts__rank_serialize(b, &b2), TS_OK);   /* and writes the same bytes again */
@@ -463,6 +475,77 @@ TEST(serialized_rank_reads_back_row_for_row)
         ts__buf_free(&b2);
         ts_job_destroy(t);
     }
+}
+
+/* Dropping a track's slices moves the others up with every column: six
+ * slices alternating over tracks a and b, b dropped: a's three remain in
+ * order with their times, names, args and ids. */
+TEST(dropped_track_slices_leave_the_others_whole)
+{
+    ts_rank *r = ts__rank_create("d.json");
+    uint32_t ta = ts__rank_track(r, TS_TRACK_THREAD, 1, 1), tb = ts__rank_track(r, TS_TRACK_THREAD, 1, 2);
+    for (int i = 0; i < 6; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "s%d", i);
+        uint32_t sl = ts__rank_add_slice(r, i % 2 ? tb : ta, 100 * i, 10 + i, S(r, name), S(r, "cpu_op"), TS_KIND_CPU_OP);
+        ts__rank_slice_set_args(r, sl, ts__rank_add_arg(r, S(r, "k"), TS_ARG_INT, (uint64_t)i), 1);
+        r->slices.corr[sl] = 1000 + i;
+    }
+    bool drop[2] = {false, true};
+    ts__rank_drop_slices(r, drop);
+    CHECK_EQ_INT(r->slices.n, 3);
+    for (uint32_t k = 0; k < 3 && r->slices.n == 3; k++) {
+        char name[16];
+        snprintf(name, sizeof name, "s%u", 2 * k);
+        CHECK_EQ_STR(ts__rank_str(r, r->slices.name[k]), name);
+        CHECK_EQ_INT(r->slices.track[k], ta);
+        CHECK_EQ_INT(r->slices.ts_ns[k], 200 * k);
+        CHECK_EQ_INT(r->slices.dur_ns[k], 10 + 2 * k);
+        CHECK_EQ_INT(r->slices.corr[k], 1000 + 2 * k);
+        CHECK_EQ_INT(r->slices.n_args[k], 1);
+        CHECK_EQ_INT(r->args.val[r->slices.args[k]], 2 * k);
+    }
+    ts__rank_destroy(r);
+}
+
+/* Flows numbered 0, 1, 2 in one category keep only their ends; they read
+ * back through the accessors, serialize as the full table would, and a
+ * flow that breaks the numbering gives the table its columns. */
+TEST(numbered_flows_store_their_ends_and_read_back_whole)
+{
+    ts_rank *r = ts__rank_create("n.et");
+    uint32_t cpu = ts__rank_track(r, TS_TRACK_THREAD, 0, 1);
+    for (int k = 0; k < 3; k++) ts__rank_add_slice(r, cpu, 1000 * k, 500, S(r, "op"), S(r, "cpu_op"), TS_KIND_CPU_OP);
+    CHECK_EQ_INT(ts__rank_finish(r, NULL), TS_OK);
+    uint32_t dep = S(r, "chakra_dep");
+    ts__rank_reserve_numbered_flows(r, 4, dep);
+    CHECK_EQ_INT(ts__rank_push_bound_flow(r, 0, 1, 0, dep), TS_OK);
+    CHECK_EQ_INT(ts__rank_push_bound_flow(r, 1, 2, 1, dep), TS_OK);
+    CHECK_EQ_INT(ts__rank_push_bound_flow(r, 0, 2, 2, dep), TS_OK);
+    CHECK(r->flows.numbered && r->flows.id == NULL && r->flows.cat == NULL && r->flows.kind == NULL);
+    for (uint32_t i = 0; i < 3; i++) {
+        CHECK_EQ_INT(ts__flow_id(&r->flows, i), i);
+        CHECK_EQ_INT(ts__flow_cat(&r->flows, i), dep);
+        CHECK_EQ_INT(ts__flow_kind(&r->flows, i), TS_FLOW_DEP);
+    }
+    ts_buf b1;
+    ts_rank *b = round_trip(r, &b1);
+    if (b) {
+        CHECK(!b->flows.numbered && b->flows.n == 3);
+        check_same_rank(r, b);
+    }
+    ts__rank_destroy(b);
+    ts__buf_free(&b1);
+    CHECK_EQ_INT(ts__rank_push_bound_flow(r, 2, 0, 7, dep), TS_OK);   /* id 7, not 3: numbered no more */
+    CHECK(!r->flows.numbered && r->flows.n == 4);
+    uint64_t want[] = {0, 1, 2, 7};
+    for (uint32_t i = 0; i < 4; i++) {
+        CHECK_EQ_INT(r->flows.id[i], want[i]);
+        CHECK_EQ_INT(r->flows.cat[i], dep);
+        CHECK_EQ_INT(r->flows.kind[i], TS_FLOW_DEP);
+    }
+    CHECK(r->flows.from[3] == 2 && r->flows.to[3] == 0 && r->flows.from[1] == 1 && r->flows.to[1] == 2);
+    ts__rank_destroy(r);
 }
 
 /* A compact rank (what a distributed run's processes send inside a

@@ -235,6 +235,10 @@ static int parse_args(int argc, char **argv, opt_args *a)
         ts_cli_errorf("optimize: --gradients gradients.json is needed (the gradients' names and sizes)");
         return -1;
     }
+    if (a->o.top_k && !(ts_cli_fold_tolerance() > 0)) {
+        ts_cli_errorf("optimize: --top-k applies with --fold-replicas (the strategies re-priced folded)");
+        return -1;
+    }
     if (a->o.max_pieces > 64) { ts_cli_errorf("optimize: --max-pieces is at most 64"); return -1; }
     if (a->o.heat_window > 1000) { ts_cli_errorf("optimize: --heat-window is at most 1000"); return -1; }
     return 0;

@@ -65,4 +65,9 @@ done
 # unfolded: one stage, as before
 "$BIN" optimize "$SRC/trace" $opt --budget 5 --format json >"$tmp/plain.json" 2>/dev/null
 if grep -q "evaluations_on" "$tmp/plain.json"; then echo "FAIL: an unfolded job was searched in two stages"; exit 1; fi
+set +e
+"$BIN" optimize "$SRC/trace" $opt --top-k 2 >/dev/null 2>"$tmp/err"
+rc=$?
+set -e
+[ "$rc" = 2 ] && grep -q "top-k applies with --fold-replicas" "$tmp/err" || { echo "FAIL: --top-k alone: exit $rc"; cat "$tmp/err"; exit 1; }
 echo "ok"

@@ -8,7 +8,10 @@
  * the borrowed graph in an evaluation session (replay.h: gradients.json,
  * the cost model and the contention model's measured side computed once
  * per search, each reuse checked against its inputs), so its price is a
- * full ts_replay_run_graph's: O(V + E) per evaluation.
+ * full ts_replay_run_graph's: O(V + E) per evaluation. A folded job given
+ * with its representatives (options.representatives) is searched in two
+ * stages: candidates priced on the representatives, the best top_k and the
+ * trace's own re-priced on the folded graph (reprice).
  * Not for: the search itself (search.c) or files (plan.c).
  */
 #include <stdio.h>

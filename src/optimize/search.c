@@ -8,7 +8,9 @@
  * a 64-bit hash of their values, so a revisit costs no replay and budgets
  * count distinct strategies. The only randomness is a splitmix64 stream
  * from the seed, so a search is deterministic for a seed and an evaluation
- * budget (a time budget stops wherever the clock says). Not for: what the
+ * budget (a time budget stops wherever the clock says). With cfg->keep_top
+ * the best few distinct strategies priced are kept too (a second stage
+ * re-prices them). Not for: what the
  * values mean (the passes) or pricing (replay/).
  */
 #include <math.h>

@@ -42,6 +42,10 @@ assert pred <= base + 0.0015, "the plan is slower than the trace's own strategy"
 assert p["no_change"] == (abs(pred - base) < 0.0015), "a plan at the trace's price must be no change"
 assert min(r["folded_iteration_us"] for r in rp) == pred, "the plan is not the fastest re-priced strategy"
 assert sum(r["chosen"] for r in rp) == 1
+reps = [r["representatives_iteration_us"] for r in rp[1:]]   # the search's best few, by its own prices
+assert reps == sorted(reps), reps
+best_seen = s["history"][-1]["best_iteration_us"]
+assert abs(min(reps + [rp[0]["representatives_iteration_us"]]) - best_seen) < 0.0015, "the best priced is not re-priced"
 for r in rp:
     e = 100 * (r["representatives_iteration_us"] - r["folded_iteration_us"]) / r["folded_iteration_us"]
     assert abs(e - r["error_pct"]) < 1e-3, r

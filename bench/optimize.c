@@ -40,8 +40,9 @@
  * on one trace with shapes (--cost-train, Kineto "Input Dims") and scored on
  * another (--cost-test): the median relative error of its predictions on the
  * held-out ops, against the shape-blind per-name median. Usage: build/bench/optimize [--trace DIR] [--gradients FILE]
- * [--trace-bucket-mb X] [--log LOG] [--evals N] [--repeat R] [--fold-dir DIR]
- * (--fold-dir: only the search on DIR's rank files, folded; folded_search;
+ * [--trace-bucket-mb X] [--log LOG] [--evals N] [--repeat R] [--fold-dir DIR [--top-k K]]
+ * (--fold-dir: only the search on DIR's rank files, folded, in two stages: on the
+ * representatives, then the top K re-priced folded; folded_search;
  * --fold-compare N: then N random candidates priced by a full folded replay
  * and by the trace's two ranks alone, the representatives).
  * Not a test: nothing asserts a speed; a shared machine makes wall time noisy
@@ -69,6 +70,7 @@ typedef struct bench_args {
     uint64_t    evals;
     int         repeat;
     uint32_t    fold_compare;   /* --fold-compare N: random candidates priced folded and on the representatives */
+    uint32_t    top_k;          /* --top-k K: the folded search's re-priced candidates (0 = the default, 3) */
 } bench_args;
 
 static double user_s(void)
@@ -94,7 +96,7 @@ static int parse(int argc, char **argv, bench_args *a)
     *a = (bench_args){"bench/data/optimize_transformer12/trace", "bench/data/optimize_transformer12/gradients.json",
                       "examples/workloads/results/gloo_allreduce_perf.log",
                       "../shared/data/kineto/trace_filter/sampled_rank-0.json.gz",
-                      "../shared/data/kineto/trace_filter/sampled_rank-1.json.gz", NULL, 0.0001, 60, 3, 0};
+                      "../shared/data/kineto/trace_filter/sampled_rank-1.json.gz", NULL, 0.0001, 60, 3, 0, 0};
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--trace")) a->trace = argv[i + 1];
         else if (!strcmp(argv[i], "--gradients")) a->gradients = argv[i + 1];
@@ -105,6 +107,7 @@ static int parse(int argc, char **argv, bench_args *a)
         else if (!strcmp(argv[i], "--evals")) a->evals = strtoull(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "--repeat")) a->repeat = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--fold-dir")) a->fold_dir = argv[i + 1];
+        else if (!strcmp(argv[i], "--top-k")) a->top_k = (uint32_t)strtoul(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "--fold-compare")) a->fold_compare = (uint32_t)strtoul(argv[i + 1], NULL, 10);
         else { fprintf(stderr, "optimize bench: unknown option %s\n", argv[i]); return -1; }
     }
@@ -511,10 +514,21 @@ static int folded_search(const bench_args *a)
     double load_s = (double)(ts__now_ns() - t0) / 1e9, load_u = user_s() - u0;
     uint32_t n = ts_graph_n_ranks(g), groups = 0;
     for (uint32_t r = 0; r < n; r++) groups += ts_graph_replica_of(g, r) == r;
+    ts_job *rt = NULL;
+    ts_graph *rg = NULL;
+    u0 = user_s();
+    t0 = ts__now_ns();
+    if (ts_graph_load_representatives(g, &lo, NULL, &rt, &rg, &err)) {
+        fprintf(stderr, "optimize bench: %s\n", err.msg);
+        ts_graph_destroy(g);
+        ts_job_destroy(t);
+        return -1;
+    }
+    double rep_s = (double)(ts__now_ns() - t0) / 1e9, rep_u = user_s() - u0;
     ts_replay_options ro = {.size = sizeof ro, .gradients_json = a->gradients, .nccl_tests_log = a->log,
                             .trace_bucket_mb = a->trace_cap_mb};
     ts_optimize_options oo = {.size = sizeof oo, .search = TS_SEARCH_MCMC, .budget_evals = a->evals, .seed = 1,
-                              .replay = &ro};
+                              .replay = &ro, .representatives = rg, .top_k = a->top_k};
     ts_optimize *o = NULL;
     u0 = user_s();
     t0 = ts__now_ns();
@@ -525,18 +539,23 @@ static int folded_search(const bench_args *a)
         ts_optimize_summary s;
         ts_optimize_get_summary(o, &s);
         printf("folded job: %s, %u ranks in %u replica groups, %u graph nodes; load (bounded, --fold-replicas) "
-               "%.2f s wall, %.2f s user\n", a->fold_dir, n, groups, ts_graph_n_nodes(g), load_s, load_u);
-        printf("  search (mcmc, %llu evaluations): %.3f s (%.2f evaluations/s; optimize run in all, with the "
-               "baseline, the best re-priced and the changes' attribution: %.2f s wall, %.2f s user); 60 s holds "
-               "%.0f evaluations at this rate (target: a search of 1,024 ranks in 60 s)\n",
-               (unsigned long long)s.n_evals, s.search_s, s.evals_per_s, run_s, run_u, 60 * s.evals_per_s);
-        printf("  found: %.3f -> %.3f ms per iteration (%+.2f%%), %u -> %u buckets; contention rounds: %.2f "
-               "simulations per evaluation\n", (double)s.baseline_ns / 1e6,
-               (double)s.best_ns / 1e6, 100.0 * (double)(s.best_ns - s.baseline_ns) / (double)s.baseline_ns,
-               s.n_old_buckets, s.n_new_buckets,
-               s.n_contended ? (double)s.n_contention_sims / (double)s.n_contended : 0.0);
+               "%.2f s wall, %.2f s user; the representatives read again %.2f s wall, %.2f s user\n", a->fold_dir, n,
+               groups, ts_graph_n_nodes(g), load_s, load_u, rep_s, rep_u);
+        printf("  two stages: search (mcmc, %llu evaluations on the %u representatives) %.3f s (%.1f evaluations/s); "
+               "%u strategies re-priced by the folded replay (top %u and the trace's own), representatives %+.3f%% to "
+               "%+.3f%% off them; optimize run in all (baseline, search, re-pricing, attribution) %.2f s wall, %.2f s "
+               "user; with the loads %.2f s wall, %.2f s user (target: a search of 1,024 ranks in 60 s)\n",
+               (unsigned long long)s.n_evals, s.n_rep_ranks, s.search_s, s.evals_per_s, s.n_repriced,
+               a->top_k ? a->top_k : 3, s.rep_err_min_pct, s.rep_err_max_pct, run_s, run_u,
+               load_s + rep_s + run_s, load_u + rep_u + run_u);
+        printf("  found: %.3f -> %.3f ms per iteration (%+.2f%%, folded replay), %u -> %u buckets%s\n",
+               (double)s.baseline_ns / 1e6, (double)s.best_ns / 1e6,
+               100.0 * (double)(s.best_ns - s.baseline_ns) / (double)s.baseline_ns, s.n_old_buckets, s.n_new_buckets,
+               s.no_change ? " (no change)" : "");
     }
     ts_optimize_destroy(o);
+    ts_graph_destroy(rg);
+    ts_job_destroy(rt);
     if (rc == 0 && a->fold_compare) rc = fold_vs_representatives(g, a, a->fold_compare);
     ts_graph_destroy(g);
     ts_job_destroy(t);

@@ -21,7 +21,7 @@
 set -e
 BUILD=${BUILD:-build}
 RANKS=1024
-FOLD_EVALS=10
+FOLD_EVALS=1000
 FOLD_COMPARE=2
 DIR=/tmp/trainscope_optimize_fold
 KEEP=0

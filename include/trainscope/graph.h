@@ -62,6 +62,13 @@ TS_API uint32_t ts_graph_n_ranks(const ts_graph *g);
 TS_API int32_t  ts_graph_rank_number(const ts_graph *g, uint32_t rank_idx);   /* -1 = unknown */
 /* The rank index rank_idx was folded into, rank_idx itself when kept whole. */
 TS_API uint32_t ts_graph_replica_of(const ts_graph *g, uint32_t rank_idx);
+/* A folded graph's representatives alone (each replica group's kept rank,
+ * read again from its file, opt's fold_replicas ignored): a job of as many
+ * ranks as groups, for pricing what touches every replica alike. Release
+ * like ts_graph_load's. TS_EINVAL when no representative names a file. */
+TS_API TS_NODISCARD int ts_graph_load_representatives(const ts_graph *g, const ts_load_opts *lo,
+                                                      const ts_graph_options *opt, ts_job **trace,
+                                                      ts_graph **out, ts_error *err);
 TS_API uint32_t ts_graph_n_nodes(const ts_graph *g);
 TS_API uint32_t ts_graph_n_edges(const ts_graph *g);
 TS_API uint32_t ts_graph_n_collectives(const ts_graph *g);   /* matched instances */

@@ -79,6 +79,12 @@ typedef struct ts_optimize_options {
     bool            simulate;       /* op fusion: dPRO's --simulate estimate (docs/optimize.md) */
     const char     *from_opfs;      /* tensor fusion: no search; the grouping matching this dPRO
                                        cluster_mapping.txt (dPRO's from_opfs2tsfs), priced */
+    const ts_graph *representatives; /* g folded (--fold-replicas): its representatives alone
+                                        (ts_graph_load_representatives); non-NULL = two stages: the
+                                        search prices on them, then its top_k best and the trace's
+                                        strategy are re-priced on g and the fastest there is the plan.
+                                        Bucket passes only (op fusion names g's nodes): NULL = one stage */
+    uint32_t        top_k;          /* two stages: candidates re-priced on g; 0 = 3 */
 } ts_optimize_options;
 
 typedef struct ts_optimize ts_optimize;
@@ -109,6 +115,12 @@ typedef struct ts_optimize_summary {
                                   where they reached their fixed point) */
     bool     no_change;        /* the plan is the trace's own strategy: nothing to apply (gain 0) */
     bool     ddp_default;      /* ... and DDP's default bucket_cap_mb (25) gives its buckets */
+    /* two stages (options.representatives): n_evals priced on the representatives, then */
+    bool     two_stage;
+    uint32_t n_rep_ranks;      /* ranks of the representatives' job */
+    uint32_t n_repriced;       /* strategies re-priced on the folded graph, the trace's own included;
+                                  baseline_ns and best_ns are those prices */
+    double   rep_err_min_pct, rep_err_max_pct;   /* (representatives - folded) / folded of those, % */
 } ts_optimize_summary;
 TS_API void ts_optimize_get_summary(const ts_optimize *o, ts_optimize_summary *out);
 

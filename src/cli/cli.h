@@ -154,6 +154,9 @@ typedef struct ts_graph ts_graph;
 typedef struct ts_graph_options ts_graph_options;
 int ts_cli_load_graph(char **paths, int n, const char *iteration_marker, bool whole, ts_graph_options *go,
                       ts_job **t, ts_graph **g);
+/* optimize --fold-replicas: the folded graph's representatives alone, read
+ * again with the load options of ts_cli_load_graph (prints the error). */
+int ts_cli_load_representatives(const ts_graph *g, const char *iteration_marker, ts_job **t, ts_graph **rep);
 /* After the command: a run stopped by the memory budget says so (one line:
  * the limit, what was held, in which phase) and exits 2. */
 int ts_cli_budget_exit(int ex);

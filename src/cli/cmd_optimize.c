@@ -59,6 +59,12 @@ static void usage(FILE *f)
           "  --from-opfs FILE         no search: the tensor fusion matching the operator\n"
           "                           fusion of a cluster_mapping.txt (dPRO's from_opfs2tsfs)\n"
           "  --max-pieces N           partition: at most N pieces per gradient (default 8)\n"
+          "  --fold-replicas[=TOL]    read the ranks as replay --fold-replicas does, search\n"
+          "                           on the replica groups' representatives alone, then\n"
+          "                           re-price the best --top-k (default 3) and the trace's\n"
+          "                           own strategy by the folded replay: the plan is the\n"
+          "                           fastest there (tensor-fusion and partition)\n"
+          "  --top-k K                with --fold-replicas: strategies re-priced folded\n"
           "  -o, --output DIR         write plan.json, tensor_groups.txt, horovod.env and,\n"
           "                           when no bucket_cap_mb gives the plan, ddp_hook.py\n"
           "  --export FILE            the predicted timeline of the plan as a Chrome trace\n"
@@ -173,6 +179,8 @@ static int parse_option(int c, opt_args *a)
         return 0;
     case 'U': a->o.simulate = true; return 0;
     case 'F': a->o.from_opfs = optarg; return 0;
+    case TS_CLI_OPT_FOLD: return ts_cli_opt_common("optimize", c, optarg);
+    case 0x2011: return ts_cli_opt_count("optimize", "--top-k", optarg, &a->o.top_k);
     case 'h': usage(stdout); return 1;
     default: return -1;
     }
@@ -196,6 +204,7 @@ static int parse_args(int argc, char **argv, opt_args *a)
         {"op-table-dtype", required_argument, 0, 'D'}, {"simulate", no_argument, 0, 'U'},
         {"from-opfs", required_argument, 0, 'F'},
         {"link-bound", required_argument, 0, 0x2010},
+        {"fold-replicas", optional_argument, 0, TS_CLI_OPT_FOLD}, {"top-k", required_argument, 0, 0x2011},
         {0, 0, 0, 0},
     };
     memset(a, 0, sizeof *a);
@@ -224,6 +233,10 @@ static int parse_args(int argc, char **argv, opt_args *a)
     }
     if (!a->r.gradients_json && (!a->o.passes || (a->o.passes & (TS_PASS_TENSOR_FUSION | TS_PASS_PARTITION)))) {
         ts_cli_errorf("optimize: --gradients gradients.json is needed (the gradients' names and sizes)");
+        return -1;
+    }
+    if (a->o.top_k && !(ts_cli_fold_tolerance() > 0)) {
+        ts_cli_errorf("optimize: --top-k applies with --fold-replicas (the strategies re-priced folded)");
         return -1;
     }
     if (a->o.max_pieces > 64) { ts_cli_errorf("optimize: --max-pieces is at most 64"); return -1; }
@@ -270,12 +283,21 @@ int ts_cmd_optimize(int argc, char **argv)
     int prc = parse_args(argc, argv, &a);
     if (prc) return prc > 0 ? TS_EXIT_OK : TS_EXIT_BAD;
     if (isatty(STDERR_FILENO)) a.o.progress = progress;
-    ts_job *t = NULL;
-    if (ts_cli_load(argv + optind, argc - optind, a.marker, &t) != TS_EXIT_OK) return TS_EXIT_BAD;
+    ts_job *t = NULL, *rt = NULL;
     ts_error err = {0};
-    ts_graph *g = NULL;
+    ts_graph *g = NULL, *rg = NULL;
     ts_optimize *o = NULL;
-    int rc = ts_graph_create(t, NULL, &g, &err);
+    int rc = TS_OK;
+    if (ts_cli_fold_tolerance() > 0) {   /* the bounded path, folded; the representatives apart */
+        ts_graph_options go = {.size = sizeof go};
+        int ex = ts_cli_load_graph(argv + optind, argc - optind, a.marker, false, &go, &t, &g);
+        if (ex == TS_EXIT_OK) ex = ts_cli_load_representatives(g, a.marker, &rt, &rg);
+        if (ex != TS_EXIT_OK) { ts_graph_destroy(g); ts_job_destroy(t); return ex; }
+        a.o.representatives = rg;
+    } else {
+        if (ts_cli_load(argv + optind, argc - optind, a.marker, &t) != TS_EXIT_OK) return TS_EXIT_BAD;
+        rc = ts_graph_create(t, NULL, &g, &err);
+    }
     if (rc == TS_OK) rc = ts_optimize_run(g, &a.o, &o, &err);
     if (a.o.progress) fputc('\n', stderr);
     if (rc == TS_OK) {
@@ -287,6 +309,8 @@ int ts_cmd_optimize(int argc, char **argv)
         ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc));
     }
     ts_optimize_destroy(o);
+    ts_graph_destroy(rg);
+    ts_job_destroy(rt);
     ts_graph_destroy(g);
     ts_job_destroy(t);
     return ts_cli_exit_for(rc);

@@ -82,9 +82,10 @@ static int opt_scale(const char *cmd, int code, const char *arg)
     if (code == TS_CLI_OPT_MAX_RSS) return ts_cli_opt_real(cmd, "--max-rss", arg, 1e-6, 1e6, &max_rss_gb);
     bool summary_cmd = !strcmp(cmd, "stats") || !strcmp(cmd, "breakdown") || !strcmp(cmd, "info") || !strcmp(cmd, "diff");
     if (code == TS_CLI_OPT_IN_MEMORY && summary_cmd) { in_memory = true; return 0; }
-    if (strcmp(cmd, "replay") && strcmp(cmd, "critical-path")) {
+    bool fold_cmd = !strcmp(cmd, "optimize") && code == TS_CLI_OPT_FOLD;   /* optimize: folding alone */
+    if (strcmp(cmd, "replay") && strcmp(cmd, "critical-path") && !fold_cmd) {
         ts_cli_errorf("%s: %s applies to %s", cmd, code == TS_CLI_OPT_FOLD ? "--fold-replicas" : "--in-memory",
-                      code == TS_CLI_OPT_FOLD ? "replay and critical-path"
+                      code == TS_CLI_OPT_FOLD ? "replay, critical-path and optimize"
                                               : "stats, breakdown, info, diff, replay and critical-path");
         return -1;
     }
@@ -215,6 +216,15 @@ int ts_cli_load_graph(char **paths, int n, const char *iteration_marker, bool wh
     }
     if (go->fold_replicas) print_groups(*g);
     return TS_EXIT_OK;
+}
+
+int ts_cli_load_representatives(const ts_graph *g, const char *iteration_marker, ts_job **t, ts_graph **rep)
+{
+    ts_load_opts lo = {.size = sizeof lo, .iteration_marker = iteration_marker, .python_depth = python_depth};
+    ts_error err = {0};
+    int rc = ts_graph_load_representatives(g, &lo, NULL, t, rep, &err);
+    if (rc) ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc));
+    return rc ? ts_cli_exit_for(rc) : TS_EXIT_OK;
 }
 
 int ts_cli_load_stats(char **paths, int n, const char *iteration_marker, ts_job **out)

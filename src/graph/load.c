@@ -257,6 +257,32 @@ int ts__graph_load_keep(const char *const *paths, uint32_t n_paths, const ts_loa
     return graph_load(paths, n_paths, lo, opt, &x, trace, out, err);
 }
 
+/* The representatives of a folded graph (one rank per replica group) read
+ * again from their files, unfolded: the job as the replica groups' first
+ * members alone. */
+int ts_graph_load_representatives(const ts_graph *g, const ts_load_opts *lo, const ts_graph_options *opt,
+                                  ts_job **trace, ts_graph **out, ts_error *err)
+{
+    *trace = NULL;
+    *out = NULL;
+    const char **paths = ts__malloc(((size_t)g->n_ranks + 1) * sizeof *paths);
+    if (!paths) return ts__error(err, TS_ENOMEM, "graph: out of memory");
+    uint32_t n = 0;
+    for (uint32_t r = 0; r < g->n_ranks; r++) {
+        ts_graph_rank ri;
+        if (ts_graph_replica_of(g, r) != r || ts_graph_rank_info(g, r, &ri) || !ri.file) continue;
+        paths[n++] = ri.file;
+    }
+    ts_graph_options go = {.size = sizeof go};
+    if (opt) memcpy(&go, opt, opt->size < sizeof go ? opt->size : sizeof go);
+    go.size = sizeof go;
+    go.fold_replicas = 0;
+    int rc = n ? ts_graph_load(paths, n, lo, &go, trace, out, err)
+               : ts__error(err, TS_EINVAL, "graph: no representative rank names its file");
+    ts__free(paths, ((size_t)g->n_ranks + 1) * sizeof *paths);
+    return rc;
+}
+
 int32_t ts_graph_rank_number(const ts_graph *g, uint32_t ri) { return ri < g->n_ranks ? g->rank_number[ri] : -1; }
 uint32_t ts_graph_replica_of(const ts_graph *g, uint32_t ri)
 {

@@ -8,7 +8,10 @@
  * the borrowed graph in an evaluation session (replay.h: gradients.json,
  * the cost model and the contention model's measured side computed once
  * per search, each reuse checked against its inputs), so its price is a
- * full ts_replay_run_graph's: O(V + E) per evaluation.
+ * full ts_replay_run_graph's: O(V + E) per evaluation. A folded job given
+ * with its representatives (options.representatives) is searched in two
+ * stages: candidates priced on the representatives, the best top_k and the
+ * trace's own re-priced on the folded graph (reprice).
  * Not for: the search itself (search.c) or files (plan.c).
  */
 #include <stdio.h>
@@ -27,7 +30,7 @@ static int eval_vars(ts_optimize *o, const uint8_t *vars, int64_t *ns, ts_error 
         ro.retime_ns = o->opf.rt_ns;
     }
     ts_replay *r;
-    int rc = ts__replay_run_session(o->g, &ro, o->session, &r, err);
+    int rc = ts__replay_run_session(o->eval_g, &ro, o->eval_session, &r, err);
     if (rc) return rc;
     *ns = ts_replay_predicted_iteration_ns(r);
     ts_replay_destroy(r);
@@ -203,6 +206,8 @@ static void ddp_setting(ts_optimize *o)
  * it buys: the plan priced once more without that one change. */
 static int explain(ts_optimize *o, uint8_t *tmp, ts_error *err)
 {
+    int64_t ref = o->rep ? o->st_rep[o->st_chosen] : o->sum.best_ns;   /* priced where eval_vars prices */
+    const char *where = o->rep ? ", on the representatives" : "";
     double delta_ms = (double)(o->sum.best_ns - o->sum.baseline_ns) / 1e6;   /* < 0: the plan is faster */
     int rc = TS_OK;
     if (o->sum.no_change) return say_no_change(o) ? ts__error(err, TS_ENOMEM, "optimize: out of memory") : TS_OK;
@@ -232,8 +237,8 @@ static int explain(ts_optimize *o, uint8_t *tmp, ts_error *err)
         o->n_attrib_evals++;
         char what[400];
         describe(o, v, what, sizeof what);
-        if (rc == TS_OK) rc = add_change(o, "  %s: %+.3f ms (the plan without it: %+.3f ms)", what,
-                                         (double)(o->sum.best_ns - ns) / 1e6, (double)(ns - o->sum.best_ns) / 1e6);
+        if (rc == TS_OK) rc = add_change(o, "  %s: %+.3f ms (the plan without it: %+.3f ms%s)", what,
+                                         (double)(ref - ns) / 1e6, (double)(ns - ref) / 1e6, where);
         shown++;
     }
     if (rc == TS_OK && more) rc = add_change(o, "  ... and %u more changes (plan.json lists every edit)", more);
@@ -301,7 +306,7 @@ static int run_search(ts_optimize *o, const ts_optimize_options *opt, ts_error *
     ts_opt_space sp = {o->n_vars, o->min, o->max, o->init, eval_cb, o};
     ts_opt_cfg cfg = {opt->search, opt->budget_evals, opt->budget_s, opt->seed,
                       opt->mcmc_beta > 0 ? opt->mcmc_beta : 10, opt->heat_k > 0 ? opt->heat_k : 1,
-                      opt->heat_window ? opt->heat_window : 5, opt->progress, opt->progress_ud};
+                      opt->heat_window ? opt->heat_window : 5, opt->progress, opt->progress_ud, o->top_k};
     if (!cfg.budget_evals && !(cfg.budget_s > 0)) cfg.budget_evals = 200;
     if (opt->layer_num_limit || opt->from_opfs) {   /* dPRO's layer-by-layer sample or from_opfs2tsfs:
                                                        the baseline and one strategy */
@@ -337,9 +342,13 @@ static int finish(ts_optimize *o, ts_search_kind sample, ts_error *err)
     o->sum.n_old_buckets = o->n_old;
     uint8_t *tmp = ts__malloc((size_t)o->n_vars + 1);
     if (!tmp) return ts__error(err, TS_ENOMEM, "optimize: out of memory");
-    /* the plan is priced afresh, not taken from the search's cache */
-    int rc = eval_vars(o, o->best, &o->sum.best_ns, err);
-    if (rc == TS_OK && !sample) rc = prune(o, tmp, err);   /* a layer sample is shown as asked */
+    /* the plan is priced afresh, not taken from the search's cache (two
+       stages: the re-pricing on the folded graph was that; pruning there
+       would cost a folded replay per change, so changes stay as found) */
+    int rc = TS_OK;
+    if (o->rep) o->sum.best_ns = o->oc.best_ns;
+    else rc = eval_vars(o, o->best, &o->sum.best_ns, err);
+    if (rc == TS_OK && !sample && !o->rep) rc = prune(o, tmp, err);   /* a layer sample is shown as asked */
     if (rc == TS_OK) {
         settle(o, sample != 0);
         o->sum.ddp_bucket_cap_mb = -1;
@@ -356,6 +365,65 @@ static int finish(ts_optimize *o, ts_search_kind sample, ts_error *err)
     return rc;
 }
 
+/* The second stage: the trace's strategy and the search's top_k best (by
+ * the representatives' price) re-priced by a replay of the folded graph;
+ * the fastest there is the plan, the trace's own unless one is faster.
+ * eval_vars prices on the representatives again afterwards (what each
+ * change buys is said on them). */
+static int reprice(ts_optimize *o, ts_error *err)
+{
+    uint32_t k = o->oc.n_top;
+    o->st_rep = ts__malloc(((size_t)o->top_k + 1) * sizeof *o->st_rep);
+    o->st_full = ts__malloc(((size_t)o->top_k + 1) * sizeof *o->st_full);
+    if (!o->st_rep || !o->st_full) return ts__error(err, TS_ENOMEM, "optimize: out of memory");
+    o->eval_g = o->g;
+    o->eval_session = o->session;
+    o->st_rep[0] = o->oc.init_ns;
+    int rc = eval_vars(o, o->init, &o->st_full[0], err);
+    o->n_st = 1;
+    o->st_chosen = 0;
+    for (uint32_t i = 0; i < k && rc == TS_OK; i++) {
+        const uint8_t *v = o->oc.top + (size_t)i * o->n_vars;
+        if (!memcmp(v, o->init, o->n_vars)) continue;   /* the trace's own: priced first */
+        rc = eval_vars(o, v, &o->st_full[o->n_st], err);
+        o->st_rep[o->n_st] = o->oc.top_ns[i];
+        if (rc == TS_OK && o->st_full[o->n_st] < o->st_full[o->st_chosen]) {
+            o->st_chosen = (int32_t)o->n_st;
+            memcpy(o->oc.best, v, o->n_vars);
+        }
+        o->n_st++;
+    }
+    if (o->st_chosen == 0) memcpy(o->oc.best, o->init, o->n_vars);
+    o->oc.init_ns = o->st_full[0];
+    o->oc.best_ns = o->st_full[o->st_chosen];
+    o->sum.two_stage = true;
+    o->sum.n_rep_ranks = ts_graph_n_ranks(o->rep);
+    o->sum.n_repriced = o->n_st;
+    o->sum.rep_err_min_pct = o->sum.rep_err_max_pct = 0;
+    for (uint32_t i = 0; i < o->n_st; i++) {
+        double e = 100.0 * (double)(o->st_rep[i] - o->st_full[i]) / (double)(o->st_full[i] ? o->st_full[i] : 1);
+        if (i == 0 || e < o->sum.rep_err_min_pct) o->sum.rep_err_min_pct = e;
+        if (i == 0 || e > o->sum.rep_err_max_pct) o->sum.rep_err_max_pct = e;
+    }
+    o->eval_g = o->rep;
+    o->eval_session = o->rep_session;
+    return rc;
+}
+
+/* Two stages when the caller gave a folded job's representatives and the
+ * search is over buckets alone (an op-fusion var names nodes of g). */
+static int setup_stages(ts_optimize *o, const ts_optimize_options *opt, ts_error *err)
+{
+    bool given = opt->size >= offsetof(ts_optimize_options, top_k) + sizeof opt->top_k && opt->representatives;
+    if (!given || (o->passes & TS_PASS_OP_FUSION) || opt->layer_num_limit || opt->from_opfs) return TS_OK;
+    o->rep = opt->representatives;
+    o->top_k = opt->top_k ? opt->top_k : 3;
+    if (ts__replay_session_create(o->rep, &o->rep_session)) return ts__error(err, TS_ENOMEM, "optimize: out of memory");
+    o->eval_g = o->rep;
+    o->eval_session = o->rep_session;
+    return TS_OK;
+}
+
 int ts_optimize_run(const ts_graph *g, const ts_optimize_options *opt, ts_optimize **out, ts_error *err)
 {
     *out = NULL;
@@ -365,11 +433,12 @@ int ts_optimize_run(const ts_graph *g, const ts_optimize_options *opt, ts_optimi
     memcpy(&o_opt, opt, opt->size < sizeof o_opt ? opt->size : sizeof o_opt);
     ts_optimize *o = ts__calloc(1, sizeof *o);
     if (!o) return ts__error(err, TS_ENOMEM, "optimize: out of memory");
-    o->g = g;
+    o->g = o->eval_g = g;
     o->base = *opt->replay;
     o->base.size = sizeof o->base;
     o->passes = o_opt.passes ? o_opt.passes : TS_PASS_TENSOR_FUSION;
     if (ts__replay_session_create(g, &o->session)) { ts_optimize_destroy(o); return ts__error(err, TS_ENOMEM, "optimize: out of memory"); }
+    o->eval_session = o->session;
     bool buckets = o->passes & (TS_PASS_TENSOR_FUSION | TS_PASS_PARTITION);
     if (buckets) rc = ts__opt_grads_load(opt->replay->gradients_json, &o->grads, err);
     if (rc == TS_OK && buckets && o->grads.n < 2)
@@ -380,10 +449,12 @@ int ts_optimize_run(const ts_graph *g, const ts_optimize_options *opt, ts_optimi
     if (rc == TS_OK) rc = buckets ? learn_baseline(o, err) : learn_measured(o, err);
     if (rc == TS_OK) rc = setup_space(o, &o_opt, err);
     if (rc == TS_OK && !(o->best = ts__malloc((size_t)o->n_vars + 1))) rc = ts__error(err, TS_ENOMEM, "optimize: out of memory");
-    uint64_t contended0 = o->session->n_contended, rounds0 = o->session->n_rounds;
+    if (rc == TS_OK) rc = setup_stages(o, &o_opt, err);
+    uint64_t contended0 = o->eval_session->n_contended, rounds0 = o->eval_session->n_rounds;
     if (rc == TS_OK) rc = run_search(o, &o_opt, err);
-    o->sum.n_contended = o->session->n_contended - contended0;   /* the search's evaluations alone */
-    o->sum.n_contention_sims = o->session->n_rounds - rounds0;
+    o->sum.n_contended = o->eval_session->n_contended - contended0;   /* the search's evaluations alone */
+    o->sum.n_contention_sims = o->eval_session->n_rounds - rounds0;
+    if (rc == TS_OK && o->rep) rc = reprice(o, err);
     if (rc == TS_OK)
         rc = finish(o, o_opt.from_opfs ? TS_SEARCH_FROM_OPFS : o_opt.layer_num_limit ? TS_SEARCH_LAYER_SAMPLE : 0, err);
     if (rc) { ts_optimize_destroy(o); return rc; }
@@ -395,6 +466,9 @@ void ts_optimize_destroy(ts_optimize *o)
 {
     if (!o) return;
     ts__replay_session_destroy(o->session);
+    ts__replay_session_destroy(o->rep_session);
+    ts__free(o->st_rep, ((size_t)o->top_k + 1) * sizeof *o->st_rep);
+    ts__free(o->st_full, ((size_t)o->top_k + 1) * sizeof *o->st_full);
     ts__opt_outcome_free(&o->oc, o->n_vars);
     for (uint32_t i = 0; i < o->n_changes; i++) ts__free(o->changes[i], strlen(o->changes[i]) + 1);
     ts__free(o->changes, (size_t)o->cap_changes * sizeof *o->changes);

@@ -34,6 +34,7 @@ typedef struct ts_opt_cfg {
     uint32_t       heat_window;
     ts_optimize_progress_fn progress;
     void          *progress_ud;
+    uint32_t       keep_top;       /* > 0: keep the best this many distinct strategies priced (top, below) */
 } ts_opt_cfg;
 
 /* Where the best strategy improved: after eval-th evaluation, best_ns. */
@@ -47,6 +48,10 @@ typedef struct ts_opt_outcome {
     double         elapsed_s;
     ts_opt_hist   *hist;
     uint32_t       n_hist, cap_hist;
+    uint8_t       *top;       /* [keep_top * n_vars]: the best distinct strategies priced, fastest first
+                                 (ties: the one priced first), NULL without keep_top */
+    int64_t       *top_ns;    /* [keep_top]: their prices */
+    uint32_t       n_top, cap_top;
 } ts_opt_outcome;
 
 /* Run the search cfg->kind over sp from sp->init. Deterministic for a seed

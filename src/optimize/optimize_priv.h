@@ -33,6 +33,15 @@ struct ts_optimize {
     uint64_t          n_attrib_evals;   /* replays spent pruning changes and saying what each buys */
     uint32_t          n_pruned;         /* changes of the search's best that bought nothing, dropped */
     bool              same_buckets;     /* the plan's buckets are the trace's: no bucket setting to make */
+    const ts_graph   *eval_g;     /* where eval_vars prices: g, or rep during a two-stage search */
+    ts_replay_session *eval_session;
+    const ts_graph   *rep;        /* two stages: the folded job's representatives (borrowed), NULL = one */
+    ts_replay_session *rep_session;
+    uint32_t          top_k;
+    int64_t          *st_rep, *st_full;   /* [n_st]: re-priced strategies (the trace's first, then the
+                                             search's best by representatives' price): both prices */
+    int32_t           st_chosen;  /* index into st_*: the plan (0 = the trace's own) */
+    uint32_t          n_st;
     char            **changes;    /* owned lines */
     uint32_t          n_changes, cap_changes;
 };

@@ -8,7 +8,9 @@
  * a 64-bit hash of their values, so a revisit costs no replay and budgets
  * count distinct strategies. The only randomness is a splitmix64 stream
  * from the seed, so a search is deterministic for a seed and an evaluation
- * budget (a time budget stops wherever the clock says). Not for: what the
+ * budget (a time budget stops wherever the clock says). With cfg->keep_top
+ * the best few distinct strategies priced are kept too (a second stage
+ * re-prices them). Not for: what the
  * values mean (the passes) or pricing (replay/).
  */
 #include <math.h>
@@ -83,6 +85,23 @@ static int note_best(srch *s, const uint8_t *v, int64_t ns)
     return TS_OK;
 }
 
+/* Keep v among the best cfg->keep_top distinct strategies (every strategy
+ * reaches here once: the cache answers repeats). */
+static void note_top(srch *s, const uint8_t *v, int64_t ns)
+{
+    ts_opt_outcome *o = s->out;
+    uint32_t k = s->cfg->keep_top, nv = s->sp->n_vars, at = o->n_top;
+    if (!k || !o->top) return;
+    while (at > 0 && o->top_ns[at - 1] > ns) at--;
+    if (at >= k) return;
+    uint32_t last = o->n_top < k ? o->n_top : k - 1;   /* the slot the list grows into or drops */
+    memmove(o->top + (size_t)(at + 1) * nv, o->top + (size_t)at * nv, (size_t)(last - at) * nv);
+    memmove(o->top_ns + at + 1, o->top_ns + at, (size_t)(last - at) * sizeof *o->top_ns);
+    memcpy(o->top + (size_t)at * nv, v, nv);
+    o->top_ns[at] = ns;
+    if (o->n_top < k) o->n_top++;
+}
+
 /* Price v: from the cache, else by a replay (false when the budget is
  * spent first, or on failure: s->stop and the error are set). */
 static bool price(srch *s, const uint8_t *v, int64_t *ns, int *rc)
@@ -96,6 +115,7 @@ static bool price(srch *s, const uint8_t *v, int64_t *ns, int *rc)
         *rc = ts__map64_put(&s->cache, h, (uint64_t)*ns);
     }
     if (*rc == TS_OK) *rc = note_best(s, v, *ns);
+    if (*rc == TS_OK) note_top(s, v, *ns);
     if (*rc) { s->stop = true; return false; }
     int64_t now = ts__now_ns();
     if (s->cfg->progress && now - s->last_progress_ns > 200000000) {
@@ -249,6 +269,8 @@ void ts__opt_outcome_free(ts_opt_outcome *o, uint32_t n_vars)
 {
     ts__free(o->best, (size_t)n_vars + 1);
     ts__free(o->hist, (size_t)o->cap_hist * sizeof *o->hist);
+    ts__free(o->top, (size_t)o->cap_top * n_vars + 1);
+    ts__free(o->top_ns, (size_t)o->cap_top * sizeof *o->top_ns + 1);
     memset(o, 0, sizeof *o);
 }
 
@@ -269,6 +291,12 @@ int ts__opt_search(const ts_opt_space *sp, const ts_opt_cfg *cfg, ts_opt_outcome
     uint8_t *cur = ts__malloc((size_t)sp->n_vars + 1);
     ts_heat heat = {0};
     int rc = out->best && cur ? TS_OK : TS_ENOMEM;
+    if (rc == TS_OK && cfg->keep_top) {
+        out->cap_top = cfg->keep_top;
+        out->top = ts__malloc((size_t)out->cap_top * sp->n_vars + 1);
+        out->top_ns = ts__malloc((size_t)out->cap_top * sizeof *out->top_ns + 1);
+        if (!out->top || !out->top_ns) rc = TS_ENOMEM;
+    }
     if (rc == TS_OK && out->kind == TS_SEARCH_MCMC) rc = ts__heat_init(&heat, sp->n_vars, cfg->heat_window, cfg->heat_k);
     if (rc) ts__error(err, rc, "optimize: out of memory");
     int64_t ns = 0;

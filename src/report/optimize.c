@@ -15,10 +15,15 @@ int ts_report_optimize_json(FILE *out, const ts_job *t, const ts_graph *g, const
     ts_optimize_get_summary(o, &s);
     fprintf(out, "{\"measured_iteration_us\":%.3f,\"baseline_iteration_us\":%.3f,\"predicted_iteration_us\":%.3f,"
             "\"predicted_gain_pct\":%.3f,\"evaluations\":%llu,\"search\":\"%s\",\"seconds\":%.3f,"
-            "\"buckets_before\":%u,\"buckets_after\":%u,\"op_fusion_pairs\":%u,\"no_change\":%s,\"ddp_bucket_cap_mb\":",
+            "\"buckets_before\":%u,\"buckets_after\":%u,\"op_fusion_pairs\":%u,\"no_change\":%s,",
             (double)s.measured_ns / 1e3, (double)s.baseline_ns / 1e3, (double)s.best_ns / 1e3, s.gain_pct,
             (unsigned long long)s.n_evals, ts_search_kind_name(s.search), s.search_s, s.n_old_buckets,
             s.n_new_buckets, s.n_fused, s.no_change ? "true" : "false");
+    if (s.two_stage)   /* which stage priced what: the evaluations on the representatives, the iterations folded */
+        fprintf(out, "\"evaluations_on\":\"representatives\",\"representative_ranks\":%u,\"repriced_folded\":%u,"
+                "\"representatives_error_pct\":[%.4f,%.4f],", s.n_rep_ranks, s.n_repriced, s.rep_err_min_pct,
+                s.rep_err_max_pct);
+    fprintf(out, "\"ddp_bucket_cap_mb\":");
     if (s.ddp_bucket_cap_mb >= 0) fprintf(out, "%.6f", s.ddp_bucket_cap_mb);
     else fprintf(out, "null");
     ts__report_warnings_json_close(out, &t, 1, g);
@@ -34,8 +39,14 @@ int ts_report_optimize_table(FILE *out, FILE *warn, const ts_job *t, const ts_gr
             (double)s.measured_ns / 1e6, (double)s.baseline_ns / 1e6, (double)s.best_ns / 1e6, 0.0 - s.gain_pct);   /* 0 - x: no "-0.00" for no gain */
     if (s.n_grads) fprintf(out, "buckets: %u in the trace, %u in the plan\n", s.n_old_buckets, s.n_new_buckets);
     if (s.n_fusable) fprintf(out, "op fusion: %u of %u candidate pairs of ops fused\n", s.n_fused, s.n_fusable);
-    fprintf(out, "search: %s, %llu evaluations in %.2f s (%.0f/s)\n\n", ts_search_kind_name(s.search),
-            (unsigned long long)s.n_evals, s.search_s, s.evals_per_s);
+    fprintf(out, "search: %s, %llu evaluations in %.2f s (%.0f/s)%s\n", ts_search_kind_name(s.search),
+            (unsigned long long)s.n_evals, s.search_s, s.evals_per_s, s.two_stage ? ", on the representatives" : "");
+    if (s.two_stage)
+        fprintf(out, "two stages: searched on the %u representatives of the folded job; %u strategies (the trace's "
+                "included) re-priced by the folded replay, which gives both iterations above; the representatives' "
+                "prices of those were %+.3f%% to %+.3f%% off\n", s.n_rep_ranks, s.n_repriced, s.rep_err_min_pct,
+                s.rep_err_max_pct);
+    fprintf(out, "\n");
     for (uint32_t i = 0; i < ts_optimize_n_changes(o); i++) fprintf(out, "%s\n", ts_optimize_change(o, i));
     return status_of(out);
 }

@@ -78,6 +78,27 @@ static void json_plan_head(ts_json *j, const ts_optimize *o)
     ts__json_kv_u64(j, "buckets_after", s->n_new_buckets);
 }
 
+/* Two stages: the search (and its history, and what each change buys)
+ * priced on the representatives; each re-priced strategy both ways. */
+static void json_stages(ts_json *j, const ts_optimize *o)
+{
+    ts__json_kv_str(j, "priced_on", "representatives");
+    ts__json_kv_u64(j, "representative_ranks", o->sum.n_rep_ranks);
+    ts__json_kv_u64(j, "top_k", o->top_k);
+    ts__json_key(j, "repriced_folded");   /* the trace's strategy first, then by representatives' price */
+    ts__json_arr_begin(j);
+    for (uint32_t i = 0; i < o->n_st; i++) {
+        ts__json_obj_begin(j);
+        ts__json_kv_bool(j, "trace_strategy", i == 0);
+        ts__json_kv_bool(j, "chosen", (int32_t)i == o->st_chosen);
+        ts__json_kv_us(j, "representatives_iteration_us", o->st_rep[i]);
+        ts__json_kv_us(j, "folded_iteration_us", o->st_full[i]);
+        ts__json_kv_double(j, "error_pct", 100.0 * (double)(o->st_rep[i] - o->st_full[i]) / (double)o->st_full[i], 4);
+        ts__json_obj_end(j);
+    }
+    ts__json_arr_end(j);
+}
+
 static void json_search(ts_json *j, const ts_optimize *o)
 {
     ts__json_key(j, "search");
@@ -87,6 +108,7 @@ static void json_search(ts_json *j, const ts_optimize *o)
     ts__json_kv_u64(j, "attribution_evaluations", o->n_attrib_evals);   /* pruning and what each change buys */
     ts__json_kv_u64(j, "pruned_changes", o->n_pruned);
     ts__json_kv_double(j, "seconds", o->sum.search_s, 3);
+    if (o->rep) json_stages(j, o);
     ts__json_key(j, "history");   /* each time the best improved */
     ts__json_arr_begin(j);
     for (uint32_t i = 0; i < o->oc.n_hist; i++) {

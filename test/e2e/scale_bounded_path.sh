@@ -105,5 +105,5 @@ grep -q "claims rank 1" "$tmp/e" || { echo "duplicate rank not said:"; cat "$tmp
 set +e
 "$BIN" stats --fold-replicas "$PAIR" >/dev/null 2>"$tmp/e"; rc=$?
 set -e
-[ $rc = 2 ] && grep -q "applies to replay and critical-path" "$tmp/e" || { echo "stats --fold-replicas not refused"; exit 1; }
+[ $rc = 2 ] && grep -q "applies to replay, critical-path and optimize" "$tmp/e" || { echo "stats --fold-replicas not refused"; exit 1; }
 echo "scale_bounded_path: ok"

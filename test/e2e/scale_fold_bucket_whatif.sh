@@ -15,25 +15,8 @@ set -e
 BIN=${TS_BIN:-build/trainscope}
 SRC=bench/data/optimize_transformer12
 LOG=examples/workloads/results/gloo_allreduce_perf.log
-[ -r "$SRC/trace/rank0.json.zst" ] || { echo "skip: $SRC absent"; exit 77; }
-command -v zstd >/dev/null || { echo "skip: zstd not found (Debian package zstd)"; exit 77; }
-command -v python3 >/dev/null || { echo "skip: python3 not found"; exit 77; }
-tmp=$(mktemp -d /tmp/ts_e2e_foldbucket.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-mkdir "$tmp/job"
-for i in 0 1; do zstd -qdc "$SRC/trace/rank$i.json.zst" >"$tmp/src$i.json"; done
-python3 - "$tmp" <<'PY'
-import json, sys
-tmp = sys.argv[1]
-src = [json.load(open(f"{tmp}/src{i}.json")) for i in (0, 1)]
-for k in range(8):
-    off = 1000 * k + 137   # microseconds: a clock offset, nothing else
-    d = [dict(e) for e in src[k % 2]]
-    for e in d:
-        if "ts" in e:
-            e["ts"] = e["ts"] + off
-    json.dump(d, open(f"{tmp}/job/rank{k}.json", "w"))
-PY
+. test/fold_job.sh
+fold_job foldbucket 8
 for mb in 1 5; do
     opt="--gradients $SRC/gradients.json --trace-bucket-mb 0.0001 --nccl-tests $LOG --bucket-mb $mb --format json"
     "$BIN" replay "$tmp/job" $opt >"$tmp/plain.json" 2>"$tmp/plain.err"

@@ -27,7 +27,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             ts_prec_prediction pr;
             for (uint32_t u = 0; u < n; u++) prec[u] = u % 2 ? TS_PREC_BF16 : TS_PREC_FP32;
             ts_prec_predict(m, prec, &pr);
-            (void)ts_prec_greedy(m, NULL, 3, 1 << 20, TS_PREC_FP32, TS_PREC_BF16, prec, &pr);
+            (void)ts_prec_greedy(m, NULL, 3, 1 << 20, TS_PREC_FP32, TS_PREC_BF16, TS_PREC_BY_OP, prec, &pr);
+            (void)ts_prec_greedy(m, NULL, 3, 1 << 20, TS_PREC_FP32, TS_PREC_BF16, TS_PREC_BY_MODULE, prec, &pr);
             free(prec);
         }
         ts_prec_model_destroy(m);

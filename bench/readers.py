@@ -281,11 +281,12 @@ def tf1_events(steps, gpu=0, scale=1):
             for p in (pid, 3):
                 ev.append({"ph": "X", "cat": "Op", "name": op, "pid": p, "tid": 0, "ts": t + 5, "dur": dur * scale,
                            "args": {"name": name, "op": op}})
-            if i % 4 == 0:
-                ev.append({"ph": "s", "cat": "DataFlow", "name": name, "pid": 1, "tid": 0, "ts": t, "id": fid})
-                ev.append({"ph": "t", "cat": "DataFlow", "name": name, "pid": 1, "tid": 0, "ts": t + 4, "id": fid})
+            nxt = t + dur * scale + 6
+            if i % 4 == 0 and i + 1 < len(ops):   # timeline.py: s at the producer's end, t at the consumer's start
+                ev.append({"ph": "s", "cat": "DataFlow", "name": name, "pid": 1, "tid": 0, "ts": t + 4, "id": fid})
+                ev.append({"ph": "t", "cat": "DataFlow", "name": name, "pid": 1, "tid": 0, "ts": nxt, "id": fid})
                 fid += 1
-            t += dur * scale + 6
+            t = nxt
             prev = name
         ev.append({"ph": "C", "name": "GPU_0_bfc", "pid": 0, "ts": t, "args": {"GPU_0_bfc": 4096 * (s % 7)}})
     return ev

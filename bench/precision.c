@@ -46,6 +46,21 @@ static ts_job *load(const char *path)
     return t;
 }
 
+/* The model of the runs at fp32 and bf16 (t[] gets the loaded runs, for the
+ * caller to destroy); exits 2 with the reason when it cannot be built. */
+static ts_prec_model *model_of(ts_job *t[TS_PREC_COUNT], const char *fp32, const char *bf16)
+{
+    t[0] = load(fp32), t[1] = load(bf16);
+    const char *paths[TS_PREC_COUNT] = {fp32, bf16};
+    ts_prec_model *m;
+    ts_error err;
+    if (ts_prec_model_create((const ts_job *const *)t, paths, &m, &err)) {
+        fprintf(stderr, "precision: %s\n", err.msg);
+        exit(2);
+    }
+    return m;
+}
+
 static int cmp_d(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -55,14 +70,8 @@ static int cmp_d(const void *a, const void *b)
 static int casts(int argc, char **argv)
 {
     if (argc < 5) { fprintf(stderr, "usage: precision casts FP32_RUN BF16_RUN HELD_OUT_RUN...\n"); return 2; }
-    ts_job *t[TS_PREC_COUNT] = {load(argv[2]), load(argv[3])};
-    const char *paths[TS_PREC_COUNT] = {argv[2], argv[3]};
-    ts_prec_model *m;
-    ts_error err;
-    if (ts_prec_model_create((const ts_job *const *)t, paths, &m, &err)) {
-        fprintf(stderr, "precision: %s\n", err.msg);
-        return 2;
-    }
+    ts_job *t[TS_PREC_COUNT];
+    ts_prec_model *m = model_of(t, argv[2], argv[3]);
     ts_prec_cast_fit fit;
     ts_prec_model_cast_fit(m, &fit);
     printf("fit on %u casts of %s and %s: %.4g ns/byte + %.0f ns (in-sample median error %.1f%%)\n", fit.n_casts,
@@ -235,14 +244,8 @@ static void print_modules(const ts_prec_model *m, const uint8_t *prec)
 static int modules(int argc, char **argv)
 {
     if (argc < 5) return 2;
-    ts_job *t[TS_PREC_COUNT] = {load(argv[2]), load(argv[3])};
-    const char *paths[TS_PREC_COUNT] = {argv[2], argv[3]};
-    ts_prec_model *m;
-    ts_error err;
-    if (ts_prec_model_create((const ts_job *const *)t, paths, &m, &err)) {
-        fprintf(stderr, "precision: %s\n", err.msg);
-        return 2;
-    }
+    ts_job *t[TS_PREC_COUNT];
+    ts_prec_model *m = model_of(t, argv[2], argv[3]);
     int64_t limit = strtoll(argv[4], NULL, 10);
     if (argc > 5) ts_prec_model_set_overhead(m, atof(argv[5]) * 1e3);
     double budget = argc > 6 ? atof(argv[6]) : 1e300;

@@ -37,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     out[0] = 0;
     if (ts__raw_convert(path, out_dir, out, sizeof out, err, sizeof err, NULL) == 0 && out[0]) {
         const char *paths[1] = {out};
-        ts_load_opts opts = {sizeof opts, 1, NULL};
+        ts_load_opts opts = {.size = sizeof opts, .n_threads = 1};
         ts_job *t = NULL;
         ts_error e = {0};
         if (ts_job_load(paths, 1, &opts, &t, &e) == TS_EPARSE) {   /* the converter wrote bad JSON */

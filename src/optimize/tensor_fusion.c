@@ -168,7 +168,9 @@ static int cmp_i64(const void *a, const void *b)
 /* DDP's grouping changes only where the cap crosses the bytes of a run of
  * consecutive gradients (a bucket closes once it holds >= the cap), so the
  * sums of such runs and one byte past them give every grouping a cap makes;
- * a grouping holds over one interval of caps, so neighbours are compared. */
+ * a grouping holds over one interval of caps, so neighbours are compared.
+ * Kept: those ts__tf_ddp_cap_mb names a cap for (a whole KiB), the plan's
+ * setting. */
 uint32_t ts__tf_cap_groupings(const ts_opt_grads *g, uint8_t *out, uint32_t max)
 {
     uint32_t n = g->n, nt = ts__tf_n_vars(g), n_out = 0;
@@ -198,6 +200,7 @@ uint32_t ts__tf_cap_groupings(const ts_opt_grads *g, uint8_t *out, uint32_t max)
         for (uint32_t i = 0; i < nt; i++) cur[i] = b[i + 1] != b[i];
         if (n_all && !memcmp(cur, prev, nt)) continue;
         memcpy(prev, cur, nt);
+        if (ts__tf_ddp_cap_mb(g, cur) < 0) continue;   /* only between caps of whole KiB: none to write */
         if (ts__grow((void **)&all, &cap_all, (size_t)nt, (size_t)n_all + 1)) break;
         memcpy(all + (size_t)n_all * nt, cur, nt);
         n_all++;

@@ -144,3 +144,31 @@ assert "set DDP bucket_cap_mb=%g" % cap in text and "needing ddp_hook.py was pre
 print("ok: transformer at a hook cost of %.3f ms: bucket_cap_mb=%g (%.1f ms) over the hook plan (%.1f ms + the cost)"
       % (cost, cap, got / 1000, hook / 1000))
 PY
+
+# ---- 147 gradients, one all-reduce each (bench/data/optimize_transformer12), hooks at the default ----
+# a search's hook plan of a hundred-odd buckets costs more than its few ms of gain: whatever is
+# chosen, a plan that costs nothing to apply and changes the buckets must be a cap DDP makes
+B=bench/data/optimize_transformer12
+"$BIN" optimize "$B/trace" --gradients "$B/gradients.json" --trace-bucket-mb 0.0001 --budget 30 --seed 0 \
+    -o "$TMP/t12" > "$TMP/t12.txt" 2>"$TMP/t12.err" || fail "t12: exit $? ($(cat "$TMP/t12.err"))"
+/usr/bin/python3 - "$TMP/t12/plan.json" "$B/gradients.json" "$TMP/t12.txt" <<'PY' || exit 1
+import json, os, sys
+import torch, torch.distributed as dist
+p, params, text = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))["parameters"][::-1], open(sys.argv[3]).read()
+c = p["apply_cost"]
+assert c["hook_cost_us"] == 3930 and c["hook_group_cost_us"] == 470, c   # the documented default
+hook = os.path.exists(os.path.join(os.path.dirname(sys.argv[1]), "ddp_hook.py"))
+if p["no_change"]:
+    assert not hook
+elif c["plan_cost_us"] == 0:   # a cap plan: torch's buckets at that cap are the plan's groups
+    cap = p["ddp"]["bucket_cap_mb"]
+    assert cap is not None and not hook and "set DDP bucket_cap_mb=%g" % cap in text, (cap, text[:400])
+    ts = [torch.empty(q["bytes"] // 4) for q in params]
+    idx, _ = dist._compute_bucket_assignment_by_size(ts, [dist._DEFAULT_FIRST_BUCKET_BYTES, int(cap * 1048576)])
+    assert p["ddp"]["groups"] == [[params[i]["name"] for i in b] for b in idx], "torch's groups at the cap differ"
+else:   # a hook plan: its cost is the default's for its groups
+    n = len(p["ddp"]["groups"])
+    assert hook and abs(c["plan_cost_us"] - (3930 + 470 * n)) < 0.01, (c, n)
+print("ok: 147 gradients at the default hook cost: %s" % (
+    "no change" if p["no_change"] else "bucket_cap_mb=%g" % p["ddp"]["bucket_cap_mb"] if c["plan_cost_us"] == 0 else "hook"))
+PY

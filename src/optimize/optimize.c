@@ -1,5 +1,7 @@
 /* optimize.c - ts_optimize_run: set up the passes' search space on a
- * job's graph, search it, re-evaluate the best strategy and say what each
+ * job's graph, search it, re-evaluate the best strategy, prune the changes
+ * that buy nothing, weigh what applying it costs (a bucket_cap_mb setting
+ * nothing, a DDP comm hook its measured cost: price_form) and say what each
  * change buys.
  *
  * The trace's own grouping (as the bucket what-if infers it) is the start
@@ -11,7 +13,8 @@
  * full ts_replay_run_graph's: O(V + E) per evaluation. A folded job given
  * with its representatives (options.representatives) is searched in two
  * stages: candidates priced on the representatives, the best top_k and the
- * trace's own re-priced on the folded graph (reprice).
+ * trace's own re-priced on the folded graph (reprice), the plan then pruned
+ * and its form priced there too, at a bounded count of folded replays.
  * Not for: the search itself (search.c) or files (plan.c).
  */
 #include <math.h>

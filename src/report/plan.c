@@ -11,6 +11,8 @@
  *                     "bucket_units" and "gradient_pieces" (reduction order)
  *                     are what replay --plan reads, with "gradients_fingerprint"
  *                     naming the gradients the plan is for;
+ *                     "apply_cost": what a hook was priced at and the plan's own
+ *                     cost, and a hook plan declined for it ("declined");
  *                     "no_change": true when the plan is the trace's own
  *                     strategy (gain 0, no edits): then "bucket_cap_mb" is the
  *                     setting that gives the trace's buckets (DDP's default 25
@@ -18,8 +20,9 @@
  *   ddp_hook.py       when no bucket_cap_mb gives the grouping (or a gradient
  *                     is cut) and the plan changes it: a DDP communication hook
  *                     that all-reduces the plan's groups whatever DDP's own
- *                     buckets are (never for the trace's own buckets: a hook costs
- *                     beside DDP's built-in all-reduce, docs/optimize.md);
+ *                     buckets are (never for the trace's own buckets, nor for a
+ *                     plan whose gain was below a hook's cost: such a plan is not
+ *                     taken, optimize.c's price_form; docs/optimize.md);
  *   horovod.env       HOROVOD_FUSION_THRESHOLD (one whose fusion gives the
  *                     plan's buckets, else the largest bucket's bytes) and
  *                     HOROVOD_CYCLE_TIME;

@@ -85,7 +85,23 @@ typedef struct ts_optimize_options {
                                         strategy are re-priced on g and the fastest there is the plan.
                                         Bucket passes only (op fusion names g's nodes): NULL = one stage */
     uint32_t        top_k;          /* two stages: candidates re-priced on g; 0 = 3 */
+    double          hook_cost_ms;   /* what applying a plan through a DDP communication hook costs per
+                                       step (ms), priced against its predicted gain, plus hook_group_ms
+                                       per group the hook all-reduces; a bucket_cap_mb setting costs
+                                       nothing. 0 = TS_DDP_HOOK_COST_MS and TS_DDP_HOOK_GROUP_MS
+                                       (hook_group_ms ignored), < 0 = free */
+    double          hook_group_ms;  /* with hook_cost_ms > 0: ms per group the hook all-reduces */
+    uint32_t        prune_folded;   /* two stages: folded replays the pruning of the plan's changes may
+                                       spend (each a replay of the whole folded job); 0 = 2 */
 } ts_optimize_options;
+
+/* The CPU a DDP communication hook (the ddp_hook.py of -o) adds per step
+ * beside DDP's built-in all-reduce, ms: a part per step and a part per group
+ * it all-reduces, measured by bench/ddp_hook_cost.sh (docs/optimize.md,
+ * "What a comm hook costs": 4.87 ms at DDP's own 2 buckets, 0.47 ms per
+ * further group). */
+#define TS_DDP_HOOK_COST_MS 3.93
+#define TS_DDP_HOOK_GROUP_MS 0.47
 
 typedef struct ts_optimize ts_optimize;
 
@@ -121,6 +137,21 @@ typedef struct ts_optimize_summary {
     uint32_t n_repriced;       /* strategies re-priced on the folded graph, the trace's own included;
                                   baseline_ns and best_ns are those prices */
     double   rep_err_min_pct, rep_err_max_pct;   /* (representatives - folded) / folded of those, % */
+    /* what applying the plan costs (options.hook_cost_ms), priced on top of best_ns: */
+    int64_t  apply_cost_ns;    /* the plan's: the hook's cost when it needs one, else 0 */
+    int64_t  hook_cost_ns;     /* what a hook was priced at a step (0: free) */
+    int64_t  hook_group_ns;    /* ... and per group it all-reduces */
+    int64_t  declined_ns;      /* > 0: the best plan that needed a hook, predicted this much faster
+                                  than the trace (before its cost), was not taken: its gain did not
+                                  exceed its cost (net of the cost, no strategy beat the plan) */
+    int64_t  declined_cost_ns; /* ... that cost */
+    int64_t  declined_best_ns; /* ... its predicted iteration */
+    uint32_t declined_buckets; /* ... its bucket count */
+    uint32_t n_pruned;         /* changes of the search's best dropped for buying nothing (priced
+                                  where the plan is: two stages, folded) */
+    uint32_t n_prune_evals;    /* the replays the pruning spent (two stages: folded ones) */
+    uint32_t n_cap_evals;      /* groupings a cap gives priced beside a hook plan (two stages: on
+                                  the representatives, the best of them then folded) */
 } ts_optimize_summary;
 TS_API void ts_optimize_get_summary(const ts_optimize *o, ts_optimize_summary *out);
 

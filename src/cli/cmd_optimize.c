@@ -65,6 +65,13 @@ static void usage(FILE *f)
           "                           own strategy by the folded replay: the plan is the\n"
           "                           fastest there (tensor-fusion and partition)\n"
           "  --top-k K                with --fold-replicas: strategies re-priced folded\n"
+          "  --prune-folded N         with --fold-replicas: folded replays spent dropping\n"
+          "                           the plan's changes that buy nothing (default 2)\n"
+          "  --hook-cost-ms STEP[,GROUP]  what applying a plan through ddp_hook.py costs,\n"
+          "                           ms a step and per group it all-reduces, priced\n"
+          "                           against its gain (default 3.93,0.47, measured by\n"
+          "                           bench/ddp_hook_cost.sh; 0: free); a bucket_cap_mb\n"
+          "                           setting costs nothing\n"
           "  -o, --output DIR         write plan.json, tensor_groups.txt, horovod.env and,\n"
           "                           when no bucket_cap_mb gives the plan, ddp_hook.py\n"
           "  --export FILE            the predicted timeline of the plan as a Chrome trace\n"
@@ -133,6 +140,26 @@ static int parse_num(const char *opt, const char *s, double lo, double *out)
     return 0;
 }
 
+/* --hook-cost-ms STEP[,GROUP]: ms a step and per group the hook all-reduces
+ * (GROUP 0 when not given); 0 = hooks are free (the API's 0 is the default). */
+static int parse_hook_cost(const char *s, ts_optimize_options *o)
+{
+    char *end;
+    double step = strtod(s, &end), group = 0;
+    if (end != s && *end == ',') {
+        const char *g = end + 1;
+        group = strtod(g, &end);
+        if (end == g) end = (char *)s;   /* "X," : refused below */
+    }
+    if (end == s || *end || !isfinite(step) || !isfinite(group) || step < 0 || group < 0) {
+        ts_cli_errorf("optimize: --hook-cost-ms wants STEP[,GROUP] in ms >= 0 (such as 3.93,0.47), got '%s'", s);
+        return -1;
+    }
+    o->hook_cost_ms = step > 0 || group > 0 ? (step > 0 ? step : 1e-9) : -1;
+    o->hook_group_ms = group;
+    return 0;
+}
+
 static int parse_option(int c, opt_args *a)
 {
     double v;
@@ -181,6 +208,8 @@ static int parse_option(int c, opt_args *a)
     case 'F': a->o.from_opfs = optarg; return 0;
     case TS_CLI_OPT_FOLD: return ts_cli_opt_common("optimize", c, optarg);
     case 0x2011: return ts_cli_opt_count("optimize", "--top-k", optarg, &a->o.top_k);
+    case 0x2012: return ts_cli_opt_count("optimize", "--prune-folded", optarg, &a->o.prune_folded);
+    case 0x2013: return parse_hook_cost(optarg, &a->o);
     case 'h': usage(stdout); return 1;
     default: return -1;
     }
@@ -205,6 +234,7 @@ static int parse_args(int argc, char **argv, opt_args *a)
         {"from-opfs", required_argument, 0, 'F'},
         {"link-bound", required_argument, 0, 0x2010},
         {"fold-replicas", optional_argument, 0, TS_CLI_OPT_FOLD}, {"top-k", required_argument, 0, 0x2011},
+        {"prune-folded", required_argument, 0, 0x2012}, {"hook-cost-ms", required_argument, 0, 0x2013},
         {0, 0, 0, 0},
     };
     memset(a, 0, sizeof *a);
@@ -237,6 +267,10 @@ static int parse_args(int argc, char **argv, opt_args *a)
     }
     if (a->o.top_k && !(ts_cli_fold_tolerance() > 0)) {
         ts_cli_errorf("optimize: --top-k applies with --fold-replicas (the strategies re-priced folded)");
+        return -1;
+    }
+    if (a->o.prune_folded && !(ts_cli_fold_tolerance() > 0)) {
+        ts_cli_errorf("optimize: --prune-folded applies with --fold-replicas (folded replays spent pruning)");
         return -1;
     }
     if (a->o.max_pieces > 64) { ts_cli_errorf("optimize: --max-pieces is at most 64"); return -1; }

@@ -1,5 +1,7 @@
 /* optimize.c - ts_optimize_run: set up the passes' search space on a
- * job's graph, search it, re-evaluate the best strategy and say what each
+ * job's graph, search it, re-evaluate the best strategy, prune the changes
+ * that buy nothing, weigh what applying it costs (a bucket_cap_mb setting
+ * nothing, a DDP comm hook its measured cost: price_form) and say what each
  * change buys.
  *
  * The trace's own grouping (as the bucket what-if infers it) is the start
@@ -11,10 +13,13 @@
  * full ts_replay_run_graph's: O(V + E) per evaluation. A folded job given
  * with its representatives (options.representatives) is searched in two
  * stages: candidates priced on the representatives, the best top_k and the
- * trace's own re-priced on the folded graph (reprice).
+ * trace's own re-priced on the folded graph (reprice), the plan then pruned
+ * and its form priced there too, at a bounded count of folded replays.
  * Not for: the search itself (search.c) or files (plan.c).
  */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "optimize/dpro_table.h"
 #include "optimize/optimize_priv.h"
@@ -37,7 +42,35 @@ static int eval_vars(ts_optimize *o, const uint8_t *vars, int64_t *ns, ts_error 
     return TS_OK;
 }
 
-static int eval_cb(void *ud, const uint8_t *vars, int64_t *ns, ts_error *err) { return eval_vars(ud, vars, ns, err); }
+/* What applying vars costs a step: nothing for the trace's own buckets or a
+ * grouping a bucket_cap_mb gives (DDP's own assignment at that cap); the
+ * hook's cost for any other grouping or a cut gradient (ddp_hook.py applies
+ * those). Op fusion is not priced here (torch on CPU cannot apply it). */
+static int64_t apply_cost(const ts_optimize *o, const uint8_t *vars)
+{
+    uint32_t nt = ts__tf_n_vars(&o->grads);
+    bool cut = false;
+    if ((!o->hook_cost_ns && !o->hook_group_ns) || !o->grads.n || !memcmp(vars, o->init, ts__opt_opf_first(o))) return 0;
+    for (uint32_t p = 0; p < o->grads.n_part; p++) cut |= vars[nt + p] != 0;
+    if (!cut && ts__tf_ddp_cap_mb(&o->grads, vars) >= 0) return 0;
+    ts_optimize *m = (ts_optimize *)o;   /* scratch arrays only */
+    ts__part_pieces(&m->grads, m->grads.n_part ? vars + nt : NULL, m->pieces);
+    return o->hook_cost_ns + o->hook_group_ns * ts__tf_groups(&m->grads, vars, m->pieces, m->units);
+}
+
+/* A search's evaluation; with hooks priced, the fastest strategy a cap
+ * gives (other than the trace's) is kept aside for price_form. */
+static int eval_cb(void *ud, const uint8_t *vars, int64_t *ns, ts_error *err)
+{
+    ts_optimize *o = ud;
+    int rc = eval_vars(o, vars, ns, err);
+    if (rc == TS_OK && o->cap_best && *ns < o->cap_best_ns && memcmp(vars, o->init, ts__opt_opf_first(o)) &&
+        !apply_cost(o, vars)) {
+        o->cap_best_ns = *ns;
+        memcpy(o->cap_best, vars, o->n_vars);
+    }
+    return rc;
+}
 
 /* The trace's grouping and measured iteration, from one bucket what-if. */
 static int learn_baseline(ts_optimize *o, ts_error *err)
@@ -120,12 +153,12 @@ static int add_change(ts_optimize *o, const char *fmt, ...)
     return TS_OK;
 }
 
-/* One var's change in words. */
-static void describe(const ts_optimize *o, uint32_t v, char *buf, size_t n)
+/* One var's change to value val in words. */
+static void describe_val(const ts_optimize *o, uint32_t v, uint8_t val, char *buf, size_t n)
 {
     uint32_t nt = ts__tf_n_vars(&o->grads);
     if (v < nt) {
-        snprintf(buf, n, "%s '%s' | '%s'", o->best[v] ? "cut the bucket between" : "fuse into one bucket",
+        snprintf(buf, n, "%s '%s' | '%s'", val ? "cut the bucket between" : "fuse into one bucket",
                  o->grads.name[v], o->grads.name[v + 1]);
         return;
     }
@@ -137,17 +170,36 @@ static void describe(const ts_optimize *o, uint32_t v, char *buf, size_t n)
     }
     uint32_t gi = o->grads.part_grad[v - nt];
     snprintf(buf, n, "all-reduce '%s' (%.2f MiB) in %u pieces", o->grads.name[gi],
-             (double)o->grads.bytes[gi] / 1048576.0, 1u << o->best[v]);
+             (double)o->grads.bytes[gi] / 1048576.0, 1u << val);
 }
 
-/* Drop the changes that buy nothing: the plan priced without each changed
- * var in turn (at most 64 of them, so a plan of hundreds of changes stays
- * cheap); where it is no slower, that change goes. The plan stays one that
- * was priced: best_ns is the last accepted pricing. */
-static int prune(ts_optimize *o, uint8_t *tmp, ts_error *err)
+static void describe(const ts_optimize *o, uint32_t v, char *buf, size_t n) { describe_val(o, v, o->best[v], buf, n); }
+
+/* Record a dropped change: what it was and the plan's price without it
+ * against with it (<= 0: it bought nothing). */
+static int note_pruned(ts_optimize *o, uint32_t v, int64_t delta_ns)
+{
+    char what[400], line[512];
+    describe_val(o, v, o->best[v], what, sizeof what);
+    snprintf(line, sizeof line, "%s (the plan without it: %+.3f ms%s)", what, (double)delta_ns / 1e6,
+             o->rep ? ", folded" : "");
+    if (ts__grow((void **)&o->pruned, &o->cap_pruned, sizeof *o->pruned, (size_t)o->n_pruned + 1)) return TS_ENOMEM;
+    if (!(o->pruned[o->n_pruned] = ts__strdup(line))) return TS_ENOMEM;
+    o->n_pruned++;
+    return TS_OK;
+}
+
+/* Drop the changes that buy nothing, greedily: the plan priced without
+ * each changed var in turn (the n vars of order, or every var by index when
+ * order is NULL), at most max pricings (a plan of hundreds of changes stays
+ * cheap); where it is no slower, that change goes. Replay prices alone:
+ * what applying the plan costs is weighed after (price_form). The plan
+ * stays one that was priced: best_ns is the last accepted pricing. */
+static int prune(ts_optimize *o, uint8_t *tmp, const uint32_t *order, uint32_t n, uint32_t max, ts_error *err)
 {
     uint32_t tried = 0;
-    for (uint32_t v = 0; v < o->n_vars && tried < 64; v++) {
+    for (uint32_t k = 0; k < n && tried < max; k++) {
+        uint32_t v = order ? order[k] : k;
         if (o->best[v] == o->init[v]) continue;
         memcpy(tmp, o->best, o->n_vars);
         tmp[v] = o->init[v];
@@ -155,8 +207,125 @@ static int prune(ts_optimize *o, uint8_t *tmp, ts_error *err)
         int rc = eval_vars(o, tmp, &ns, err);
         if (rc) return rc;
         o->n_attrib_evals++;
+        o->sum.n_prune_evals++;
         tried++;
-        if (ns <= o->sum.best_ns) { o->best[v] = o->init[v]; o->sum.best_ns = ns; o->n_pruned++; }
+        if (ns > o->sum.best_ns) continue;
+        if (note_pruned(o, v, ns - o->sum.best_ns)) return ts__error(err, TS_ENOMEM, "optimize: out of memory");
+        o->best[v] = o->init[v];
+        o->sum.best_ns = ns;
+    }
+    return TS_OK;
+}
+
+typedef struct ranked { int64_t ns; uint32_t v; } ranked;
+static int by_price(const void *a, const void *b)
+{
+    const ranked *x = a, *y = b;
+    return x->ns != y->ns ? (x->ns < y->ns ? -1 : 1) : (x->v > y->v) - (x->v < y->v);
+}
+
+/* Two stages: the plan's changes (the first 64) ranked by the
+ * representatives' price of the plan without each, least first (the
+ * likeliest to buy nothing), then pruned by the folded replay, at most
+ * prune_max folded pricings. Leaves eval_vars pricing folded. */
+static int prune_folded(ts_optimize *o, uint8_t *tmp, ts_error *err)
+{
+    ranked *rk = ts__malloc(64 * sizeof *rk);
+    uint32_t *order = ts__malloc(64 * sizeof *order), n = 0;
+    int rc = rk && order ? TS_OK : ts__error(err, TS_ENOMEM, "optimize: out of memory");
+    o->eval_g = o->rep;
+    o->eval_session = o->rep_session;
+    for (uint32_t v = 0; v < o->n_vars && n < 64 && rc == TS_OK; v++) {
+        if (o->best[v] == o->init[v]) continue;
+        memcpy(tmp, o->best, o->n_vars);
+        tmp[v] = o->init[v];
+        rc = eval_vars(o, tmp, &rk[n].ns, err);
+        rk[n++].v = v;
+        o->n_attrib_evals++;
+    }
+    o->eval_g = o->g;
+    o->eval_session = o->session;
+    if (rc == TS_OK) {
+        qsort(rk, n, sizeof *rk, by_price);
+        for (uint32_t i = 0; i < n; i++) order[i] = rk[i].v;
+        rc = prune(o, tmp, order, n, o->prune_max, err);
+    }
+    ts__free(rk, 64 * sizeof *rk);
+    ts__free(order, 64 * sizeof *order);
+    return rc;
+}
+
+/* Every grouping a bucket_cap_mb gives (up to 64, taken evenly),
+ * with the plan's op fusion, priced where the search priced (two stages:
+ * the representatives) into cap_best: a hook plan is weighed against the
+ * best cap plan even where the search priced none. */
+static int price_caps(ts_optimize *o, ts_error *err)
+{
+    enum { MAX_CAPS = 64 };
+    uint32_t nt = ts__tf_n_vars(&o->grads), first_opf = ts__opt_opf_first(o);
+    uint8_t *gv = ts__malloc((size_t)MAX_CAPS * nt + 1), *v = ts__malloc((size_t)o->n_vars + 1);
+    int rc = gv && v ? TS_OK : ts__error(err, TS_ENOMEM, "optimize: out of memory");
+    const ts_graph *g0 = o->eval_g;
+    ts_replay_session *s0 = o->eval_session;
+    if (o->rep) {
+        o->eval_g = o->rep;
+        o->eval_session = o->rep_session;
+    }
+    uint32_t k = rc == TS_OK ? ts__tf_cap_groupings(&o->grads, gv, MAX_CAPS) : 0;
+    for (uint32_t i = 0; i < k && rc == TS_OK; i++) {
+        memcpy(v, o->best, o->n_vars);
+        memcpy(v, gv + (size_t)i * nt, nt);
+        memset(v + nt, 0, first_opf - nt);   /* no gradient cut */
+        if (!memcmp(v, o->init, first_opf)) continue;   /* the trace's own: the baseline */
+        int64_t ns;
+        rc = eval_vars(o, v, &ns, err);
+        o->n_attrib_evals++;
+        o->sum.n_cap_evals++;
+        if (rc == TS_OK && ns < o->cap_best_ns) {
+            o->cap_best_ns = ns;
+            memcpy(o->cap_best, v, o->n_vars);
+        }
+    }
+    o->eval_g = g0;
+    o->eval_session = s0;
+    ts__free(gv, (size_t)MAX_CAPS * nt + 1);
+    ts__free(v, (size_t)o->n_vars + 1);
+    return rc;
+}
+
+/* What applying the plan costs, priced: a bucket_cap_mb setting nothing, a
+ * hook hook_cost_ns a step. The plan stands only if, with that cost, it is
+ * faster than the trace's own strategy (nothing to apply) and than the
+ * fastest strategy a cap gives that the search priced; else the faster of
+ * those two is the plan and the declined one is said (sum.declined_*).
+ * Decided on predicted prices alone (two stages: folded ones). */
+static int price_form(ts_optimize *o, ts_error *err)
+{
+    int64_t cost = apply_cost(o, o->best), cap_ns = INT64_MAX;
+    o->sum.hook_cost_ns = o->hook_cost_ns;
+    o->sum.hook_group_ns = o->hook_group_ns;
+    o->sum.apply_cost_ns = cost;
+    if (!cost || o->sum.best_ns >= o->sum.baseline_ns) return TS_OK;   /* no hook, or no change anyway */
+    int rc0 = price_caps(o, err);
+    if (rc0) return rc0;
+    if (o->cap_best_ns < INT64_MAX) {
+        int rc = eval_vars(o, o->cap_best, &cap_ns, err);   /* afresh (two stages: folded) */
+        if (rc) return rc;
+        o->n_attrib_evals++;
+    }
+    if (o->sum.best_ns + cost < o->sum.baseline_ns && o->sum.best_ns + cost < cap_ns) return TS_OK;
+    o->sum.declined_ns = o->sum.baseline_ns - o->sum.best_ns;
+    o->sum.declined_best_ns = o->sum.best_ns;
+    o->sum.declined_cost_ns = cost;
+    ts__part_pieces(&o->grads, o->grads.n_part ? o->best + ts__tf_n_vars(&o->grads) : NULL, o->pieces);
+    o->sum.declined_buckets = ts__tf_groups(&o->grads, o->best, o->pieces, o->units);
+    o->sum.apply_cost_ns = 0;
+    if (cap_ns < o->sum.baseline_ns) {
+        memcpy(o->best, o->cap_best, o->n_vars);
+        o->sum.best_ns = cap_ns;
+    } else {
+        memcpy(o->best, o->init, o->n_vars);
+        o->sum.best_ns = o->sum.baseline_ns;
     }
     return TS_OK;
 }
@@ -167,6 +336,13 @@ static int say_no_change(ts_optimize *o)
     const char *ops = o->opf.n_vars ? " and the ops unfused" : "";
     const char *why = "nothing predicted faster than the trace as it ran";
     if (!o->grads.n) return add_change(o, "no change: keep the ops unfused: %s", why);
+    if (o->sum.declined_ns > 0 &&
+        add_change(o, "no change: best predicted gain %.3f ms (%.2f%%) below the cost of applying it, %.3f ms a step "
+                   "(its %u buckets need ddp_hook.py, which no bucket_cap_mb replaces; --hook-cost-ms)",
+                   (double)o->sum.declined_ns / 1e6, 100.0 * (double)o->sum.declined_ns / (double)o->sum.baseline_ns,
+                   (double)o->sum.declined_cost_ns / 1e6, o->sum.declined_buckets))
+        return TS_ENOMEM;
+    if (o->sum.declined_ns > 0) why = "nothing predicted faster, net of what applying it costs";
     if (o->sum.ddp_default)
         return add_change(o, "no change: keep DDP's default (bucket_cap_mb=%d, %u buckets)%s: %s", TS_DDP_DEFAULT_CAP_MB,
                           o->sum.n_old_buckets, ops, why);
@@ -206,11 +382,13 @@ static void ddp_setting(ts_optimize *o)
  * it buys: the plan priced once more without that one change. */
 static int explain(ts_optimize *o, uint8_t *tmp, ts_error *err)
 {
-    int64_t ref = o->rep ? o->st_rep[o->st_chosen] : o->sum.best_ns;   /* priced where eval_vars prices */
+    int64_t ref = o->sum.best_ns;   /* priced where eval_vars prices (two stages: the representatives) */
     const char *where = o->rep ? ", on the representatives" : "";
     double delta_ms = (double)(o->sum.best_ns - o->sum.baseline_ns) / 1e6;   /* < 0: the plan is faster */
     int rc = TS_OK;
     if (o->sum.no_change) return say_no_change(o) ? ts__error(err, TS_ENOMEM, "optimize: out of memory") : TS_OK;
+    if (o->rep && (rc = eval_vars(o, o->best, &ref, err))) return rc;
+    o->n_attrib_evals += o->rep != NULL;
     if (o->sum.n_fused)
         rc = add_change(o, "fuse %u pairs of %s into kernels (cluster_mapping.txt; %s)%s: %+.3f ms per iteration",
                         o->sum.n_fused, o->xla.n ? "XLA candidate ops" : "pointwise ops", o->opf_rule,
@@ -223,9 +401,18 @@ static int explain(ts_optimize *o, uint8_t *tmp, ts_error *err)
     else if (o->sum.ddp_bucket_cap_mb >= 0)
         rc = add_change(o, "set DDP bucket_cap_mb=%g (%u buckets, was %u): %+.3f ms per iteration",
                         o->sum.ddp_bucket_cap_mb, o->sum.n_new_buckets, o->sum.n_old_buckets, delta_ms);
-    else
+    else if (!o->sum.apply_cost_ns)
         rc = add_change(o, "register ddp_hook.py (%u buckets, was %u; no bucket_cap_mb gives them): %+.3f ms per iteration",
                         o->sum.n_new_buckets, o->sum.n_old_buckets, delta_ms);
+    else
+        rc = add_change(o, "register ddp_hook.py (%u buckets, was %u; no bucket_cap_mb gives them): %+.3f ms per iteration, "
+                        "%+.3f ms net of the hook's cost (%.3f ms a step, --hook-cost-ms)", o->sum.n_new_buckets,
+                        o->sum.n_old_buckets, delta_ms, delta_ms + (double)o->sum.apply_cost_ns / 1e6,
+                        (double)o->sum.apply_cost_ns / 1e6);
+    if (rc == TS_OK && o->sum.declined_ns > 0)
+        rc = add_change(o, "  (a plan of %u buckets needing ddp_hook.py was predicted %.3f ms faster than the trace, "
+                        "less than this one net of the hook's cost, %.3f ms a step: not taken)", o->sum.declined_buckets,
+                        (double)o->sum.declined_ns / 1e6, (double)o->sum.declined_cost_ns / 1e6);
     uint32_t shown = 0, more = 0;
     for (uint32_t v = 0; v < o->n_vars && rc == TS_OK; v++) {
         if (o->best[v] == o->init[v]) continue;
@@ -242,6 +429,11 @@ static int explain(ts_optimize *o, uint8_t *tmp, ts_error *err)
         shown++;
     }
     if (rc == TS_OK && more) rc = add_change(o, "  ... and %u more changes (plan.json lists every edit)", more);
+    if (rc == TS_OK && o->n_pruned)
+        rc = add_change(o, "pruned %u change%s of the search's best that bought nothing (the plan without each no slower%s):",
+                        o->n_pruned, o->n_pruned == 1 ? "" : "s", o->rep ? " by the folded replay" : "");
+    for (uint32_t i = 0; i < o->n_pruned && i < 16 && rc == TS_OK; i++) rc = add_change(o, "  %s", o->pruned[i]);
+    if (rc == TS_OK && o->n_pruned > 16) rc = add_change(o, "  ... and %u more (plan.json lists them)", o->n_pruned - 16);
     if (rc == TS_ENOMEM) ts__error(err, rc, "optimize: out of memory");
     return rc;
 }
@@ -343,12 +535,18 @@ static int finish(ts_optimize *o, ts_search_kind sample, ts_error *err)
     uint8_t *tmp = ts__malloc((size_t)o->n_vars + 1);
     if (!tmp) return ts__error(err, TS_ENOMEM, "optimize: out of memory");
     /* the plan is priced afresh, not taken from the search's cache (two
-       stages: the re-pricing on the folded graph was that; pruning there
-       would cost a folded replay per change, so changes stay as found) */
+       stages: the re-pricing on the folded graph was that, and pruning and
+       the form's price are folded too) */
     int rc = TS_OK;
     if (o->rep) o->sum.best_ns = o->oc.best_ns;
     else rc = eval_vars(o, o->best, &o->sum.best_ns, err);
-    if (rc == TS_OK && !sample && !o->rep) rc = prune(o, tmp, err);   /* a layer sample is shown as asked */
+    if (rc == TS_OK && !sample)   /* a layer sample is shown as asked */
+        rc = o->rep ? prune_folded(o, tmp, err) : prune(o, tmp, NULL, o->n_vars, o->prune_max, err);
+    if (rc == TS_OK && !sample) rc = price_form(o, err);
+    if (o->rep) {   /* what each change buys is said on the representatives */
+        o->eval_g = o->rep;
+        o->eval_session = o->rep_session;
+    }
     if (rc == TS_OK) {
         settle(o, sample != 0);
         o->sum.ddp_bucket_cap_mb = -1;
@@ -368,8 +566,8 @@ static int finish(ts_optimize *o, ts_search_kind sample, ts_error *err)
 /* The second stage: the trace's strategy and the search's top_k best (by
  * the representatives' price) re-priced by a replay of the folded graph;
  * the fastest there is the plan, the trace's own unless one is faster.
- * eval_vars prices on the representatives again afterwards (what each
- * change buys is said on them). */
+ * eval_vars prices folded afterwards (pruning, the form's price); finish
+ * turns it back to the representatives to say what each change buys. */
 static int reprice(ts_optimize *o, ts_error *err)
 {
     uint32_t k = o->oc.n_top;
@@ -405,8 +603,6 @@ static int reprice(ts_optimize *o, ts_error *err)
         if (i == 0 || e < o->sum.rep_err_min_pct) o->sum.rep_err_min_pct = e;
         if (i == 0 || e > o->sum.rep_err_max_pct) o->sum.rep_err_max_pct = e;
     }
-    o->eval_g = o->rep;
-    o->eval_session = o->rep_session;
     return rc;
 }
 
@@ -418,6 +614,7 @@ static int setup_stages(ts_optimize *o, const ts_optimize_options *opt, ts_error
     if (!given || (o->passes & TS_PASS_OP_FUSION) || opt->layer_num_limit || opt->from_opfs) return TS_OK;
     o->rep = opt->representatives;
     o->top_k = opt->top_k ? opt->top_k : 3;
+    o->prune_max = opt->prune_folded ? opt->prune_folded : 2;
     if (ts__replay_session_create(o->rep, &o->rep_session)) return ts__error(err, TS_ENOMEM, "optimize: out of memory");
     o->eval_g = o->rep;
     o->eval_session = o->rep_session;
@@ -449,6 +646,14 @@ int ts_optimize_run(const ts_graph *g, const ts_optimize_options *opt, ts_optimi
     if (rc == TS_OK) rc = buckets ? learn_baseline(o, err) : learn_measured(o, err);
     if (rc == TS_OK) rc = setup_space(o, &o_opt, err);
     if (rc == TS_OK && !(o->best = ts__malloc((size_t)o->n_vars + 1))) rc = ts__error(err, TS_ENOMEM, "optimize: out of memory");
+    o->prune_max = 64;
+    bool dflt = o_opt.hook_cost_ms == 0, free = o_opt.hook_cost_ms < 0;
+    o->hook_cost_ns = free ? 0 : (int64_t)llround((dflt ? TS_DDP_HOOK_COST_MS : o_opt.hook_cost_ms) * 1e6);
+    o->hook_group_ns = free || (!dflt && !(o_opt.hook_group_ms > 0)) ? 0
+                       : (int64_t)llround((dflt ? TS_DDP_HOOK_GROUP_MS : o_opt.hook_group_ms) * 1e6);
+    o->cap_best_ns = INT64_MAX;
+    if (rc == TS_OK && (o->hook_cost_ns || o->hook_group_ns) && buckets && !(o->cap_best = ts__malloc((size_t)o->n_vars + 1)))
+        rc = ts__error(err, TS_ENOMEM, "optimize: out of memory");
     if (rc == TS_OK) rc = setup_stages(o, &o_opt, err);
     uint64_t contended0 = o->eval_session->n_contended, rounds0 = o->eval_session->n_rounds;
     if (rc == TS_OK) rc = run_search(o, &o_opt, err);
@@ -472,6 +677,9 @@ void ts_optimize_destroy(ts_optimize *o)
     ts__opt_outcome_free(&o->oc, o->n_vars);
     for (uint32_t i = 0; i < o->n_changes; i++) ts__free(o->changes[i], strlen(o->changes[i]) + 1);
     ts__free(o->changes, (size_t)o->cap_changes * sizeof *o->changes);
+    for (uint32_t i = 0; i < o->n_pruned; i++) ts__free(o->pruned[i], strlen(o->pruned[i]) + 1);
+    ts__free(o->pruned, (size_t)o->cap_pruned * sizeof *o->pruned);
+    if (o->cap_best) ts__free(o->cap_best, (size_t)o->n_vars + 1);
     ts__free(o->min, (size_t)o->n_vars + 1);
     ts__free(o->max, (size_t)o->n_vars + 1);
     ts__opf_free(&o->opf);
@@ -495,6 +703,7 @@ const char *ts_search_kind_name(ts_search_kind k)
 void ts_optimize_get_summary(const ts_optimize *o, ts_optimize_summary *out)
 {
     *out = o->sum;
+    out->n_pruned = o->n_pruned;
     out->gain_pct = out->baseline_ns ? 100.0 * (double)(out->baseline_ns - out->best_ns) / (double)out->baseline_ns : 0;
     out->evals_per_s = out->search_s > 0 ? (double)out->n_evals / out->search_s : 0.0;
 }

@@ -32,6 +32,14 @@ struct ts_optimize {
     ts_optimize_summary sum;
     uint64_t          n_attrib_evals;   /* replays spent pruning changes and saying what each buys */
     uint32_t          n_pruned;         /* changes of the search's best that bought nothing, dropped */
+    char            **pruned;           /* [n_pruned] owned lines: each dropped change and its price */
+    uint32_t          cap_pruned;
+    uint32_t          prune_max;        /* pricings the pruning may spend (two stages: folded replays) */
+    int64_t           hook_cost_ns;     /* what a plan applied by ddp_hook.py costs a step; 0 = free */
+    int64_t           hook_group_ns;    /* ... plus this per group it all-reduces */
+    uint8_t          *cap_best;         /* [n_vars]: the fastest strategy the search priced that a
+                                           bucket_cap_mb gives (NULL when hooks are free) */
+    int64_t           cap_best_ns;      /* ... its price (INT64_MAX: none priced) */
     bool              same_buckets;     /* the plan's buckets are the trace's: no bucket setting to make */
     const ts_graph   *eval_g;     /* where eval_vars prices: g, or rep during a two-stage search */
     ts_replay_session *eval_session;

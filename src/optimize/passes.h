@@ -45,6 +45,12 @@ double ts__tf_ddp_cap_mb(const ts_opt_grads *g, const uint8_t *vars);
 /* Whether DDP's buckets at cap bytes (the first at 1 MiB, as
  * ts__ddp_buckets forms them) are exactly the vars' grouping. */
 bool ts__tf_is_ddp_cap(const ts_opt_grads *g, const uint8_t *vars, int64_t cap);
+/* Up to max distinct groupings DDP makes at some bucket_cap_mb (first
+ * bucket at 1 MiB) that ts__tf_ddp_cap_mb names a cap for (a whole KiB),
+ * as tensor-fusion vars, nt = n - 1 bytes each, into out
+ * (room for max of them); fewest-cap first, taken evenly when there are
+ * more. Returns how many. */
+uint32_t ts__tf_cap_groupings(const ts_opt_grads *g, uint8_t *out, uint32_t max);
 /* DDP's default bucket_cap_mb. */
 #define TS_DDP_DEFAULT_CAP_MB 25
 /* A HOROVOD_FUSION_THRESHOLD (bytes) whose fusion (the ready gradients in

@@ -7,6 +7,7 @@
  * Not for: timing buckets (replay/) or writing files (plan.c).
  */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "optimize/passes.h"
 
@@ -156,4 +157,62 @@ void ts__tf_layers(const ts_opt_grads *g, uint32_t n_layers, uint8_t *vars)
         if (seen == n_layers) { vars[i] = 1; seen = 1; }
         else seen++;
     }
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* DDP's grouping changes only where the cap crosses the bytes of a run of
+ * consecutive gradients (a bucket closes once it holds >= the cap), so the
+ * sums of such runs and one byte past them give every grouping a cap makes;
+ * a grouping holds over one interval of caps, so neighbours are compared.
+ * Kept: those ts__tf_ddp_cap_mb names a cap for (a whole KiB), the plan's
+ * setting. */
+uint32_t ts__tf_cap_groupings(const ts_opt_grads *g, uint8_t *out, uint32_t max)
+{
+    uint32_t n = g->n, nt = ts__tf_n_vars(g), n_out = 0;
+    size_t n_caps = 0, cap_caps = (size_t)n * (n + 1) + 1;   /* two per run of gradients */
+    if (n < 2 || !max) return 0;
+    if (cap_caps > 2 * 4096) cap_caps = 2 * 4096;
+    int64_t *caps = ts__malloc(cap_caps * sizeof *caps);
+    uint32_t *b = ts__malloc((size_t)n * sizeof *b);
+    uint8_t *prev = ts__malloc((size_t)nt + 1), *cur = ts__malloc((size_t)nt + 1);
+    if (!caps || !b || !prev || !cur) goto done;
+    size_t stride = ((size_t)n * (n + 1) + cap_caps - 1) / cap_caps;   /* > 1: runs sampled evenly */
+    for (uint32_t i = 0, k = 0; i < n; i++) {
+        int64_t sum = 0;
+        for (uint32_t j = i; j < n; j++, k++) {
+            sum += g->bytes[j];
+            if (k % stride == 0 && n_caps + 2 <= cap_caps) { caps[n_caps++] = sum; caps[n_caps++] = sum + 1; }
+        }
+    }
+    qsort(caps, n_caps, sizeof *caps, cmp_i64);
+    /* every distinct grouping, then at most max of them taken evenly */
+    uint8_t *all = NULL;
+    uint32_t cap_all = 0;
+    uint32_t n_all = 0;
+    for (size_t c = 0; c < n_caps; c++) {
+        if (c && caps[c] == caps[c - 1]) continue;
+        ts__ddp_buckets(g->bytes, n, TS_DDP_FIRST_BUCKET_BYTES, caps[c], b);
+        for (uint32_t i = 0; i < nt; i++) cur[i] = b[i + 1] != b[i];
+        if (n_all && !memcmp(cur, prev, nt)) continue;
+        memcpy(prev, cur, nt);
+        if (ts__tf_ddp_cap_mb(g, cur) < 0) continue;   /* only between caps of whole KiB: none to write */
+        if (ts__grow((void **)&all, &cap_all, (size_t)nt, (size_t)n_all + 1)) break;
+        memcpy(all + (size_t)n_all * nt, cur, nt);
+        n_all++;
+    }
+    n_out = n_all < max ? n_all : max;
+    for (uint32_t k = 0; k < n_out; k++)
+        memcpy(out + (size_t)k * nt, all + (size_t)((uint64_t)k * n_all / n_out) * nt, nt);
+    ts__free(all, (size_t)cap_all * nt);
+done:
+    ts__free(caps, cap_caps * sizeof *caps);
+    ts__free(b, (size_t)n * sizeof *b);
+    ts__free(prev, (size_t)nt + 1);
+    ts__free(cur, (size_t)nt + 1);
+    return n_out;
 }

@@ -19,6 +19,11 @@ int ts_report_optimize_json(FILE *out, const ts_job *t, const ts_graph *g, const
             (double)s.measured_ns / 1e3, (double)s.baseline_ns / 1e3, (double)s.best_ns / 1e3, s.gain_pct,
             (unsigned long long)s.n_evals, ts_search_kind_name(s.search), s.search_s, s.n_old_buckets,
             s.n_new_buckets, s.n_fused, s.no_change ? "true" : "false");
+    fprintf(out, "\"hook_cost_us\":%.3f,\"hook_group_cost_us\":%.3f,\"plan_cost_us\":%.3f,\"pruned_changes\":%u,",
+            (double)s.hook_cost_ns / 1e3, (double)s.hook_group_ns / 1e3, (double)s.apply_cost_ns / 1e3, s.n_pruned);
+    if (s.declined_ns > 0)
+        fprintf(out, "\"declined\":{\"form\":\"ddp_hook\",\"buckets\":%u,\"predicted_gain_us\":%.3f,\"cost_us\":%.3f},",
+                s.declined_buckets, (double)s.declined_ns / 1e3, (double)s.declined_cost_ns / 1e3);
     if (s.two_stage)   /* which stage priced what: the evaluations on the representatives, the iterations folded */
         fprintf(out, "\"evaluations_on\":\"representatives\",\"representative_ranks\":%u,\"repriced_folded\":%u,"
                 "\"representatives_error_pct\":[%.4f,%.4f],", s.n_rep_ranks, s.n_repriced, s.rep_err_min_pct,

@@ -11,6 +11,8 @@
  *                     "bucket_units" and "gradient_pieces" (reduction order)
  *                     are what replay --plan reads, with "gradients_fingerprint"
  *                     naming the gradients the plan is for;
+ *                     "apply_cost": what a hook was priced at and the plan's own
+ *                     cost, and a hook plan declined for it ("declined");
  *                     "no_change": true when the plan is the trace's own
  *                     strategy (gain 0, no edits): then "bucket_cap_mb" is the
  *                     setting that gives the trace's buckets (DDP's default 25
@@ -18,8 +20,9 @@
  *   ddp_hook.py       when no bucket_cap_mb gives the grouping (or a gradient
  *                     is cut) and the plan changes it: a DDP communication hook
  *                     that all-reduces the plan's groups whatever DDP's own
- *                     buckets are (never for the trace's own buckets: a hook costs
- *                     beside DDP's built-in all-reduce, docs/optimize.md);
+ *                     buckets are (never for the trace's own buckets, nor for a
+ *                     plan whose gain was below a hook's cost: such a plan is not
+ *                     taken, optimize.c's price_form; docs/optimize.md);
  *   horovod.env       HOROVOD_FUSION_THRESHOLD (one whose fusion gives the
  *                     plan's buckets, else the largest bucket's bytes) and
  *                     HOROVOD_CYCLE_TIME;
@@ -76,6 +79,28 @@ static void json_plan_head(ts_json *j, const ts_optimize *o)
     ts__json_kv_bool(j, "no_change", s->no_change);
     ts__json_kv_u64(j, "buckets_before", s->n_old_buckets);
     ts__json_kv_u64(j, "buckets_after", s->n_new_buckets);
+    /* what applying it costs (a bucket_cap_mb setting nothing, ddp_hook.py hook_cost a step), and a
+       plan not taken because its gain was not above that cost */
+    ts__json_key(j, "apply_cost");
+    ts__json_obj_begin(j);
+    ts__json_kv_us(j, "hook_cost_us", s->hook_cost_ns);
+    ts__json_kv_us(j, "hook_group_cost_us", s->hook_group_ns);
+    ts__json_kv_us(j, "plan_cost_us", s->apply_cost_ns);
+    ts__json_kv_us(j, "predicted_iteration_with_cost_us", s->best_ns + s->apply_cost_ns);
+    ts__json_key(j, "declined");
+    if (s->declined_ns > 0) {
+        ts__json_obj_begin(j);
+        ts__json_kv_str(j, "form", "ddp_hook");
+        ts__json_kv_u64(j, "buckets", s->declined_buckets);
+        ts__json_kv_us(j, "predicted_iteration_us", s->declined_best_ns);
+        ts__json_kv_us(j, "predicted_gain_us", s->declined_ns);
+        ts__json_kv_double(j, "predicted_gain_pct", 100.0 * (double)s->declined_ns / (double)s->baseline_ns, 3);
+        ts__json_kv_us(j, "cost_us", s->declined_cost_ns);
+        ts__json_obj_end(j);
+    } else {
+        ts__json_null(j);
+    }
+    ts__json_obj_end(j);
 }
 
 /* Two stages: the search (and its history, and what each change buys)
@@ -107,6 +132,12 @@ static void json_search(ts_json *j, const ts_optimize *o)
     ts__json_kv_u64(j, "evaluations", o->sum.n_evals);
     ts__json_kv_u64(j, "attribution_evaluations", o->n_attrib_evals);   /* pruning and what each change buys */
     ts__json_kv_u64(j, "pruned_changes", o->n_pruned);
+    ts__json_key(j, "pruned");   /* each change dropped, with the plan's price without it against with it */
+    ts__json_arr_begin(j);
+    for (uint32_t i = 0; i < o->n_pruned; i++) ts__json_str(j, o->pruned[i]);
+    ts__json_arr_end(j);
+    ts__json_kv_str(j, "pruned_on", o->rep ? "folded" : "graph");
+    ts__json_kv_u64(j, "pruning_evaluations", o->sum.n_prune_evals);
     ts__json_kv_double(j, "seconds", o->sum.search_s, 3);
     if (o->rep) json_stages(j, o);
     ts__json_key(j, "history");   /* each time the best improved */

@@ -87,6 +87,10 @@ expect 2 "$BIN" optimize "$T" --gradients "$G" --budget 0s
 expect 2 "$BIN" optimize "$T" --gradients "$G" --budget lots
 [ -n "$expect_opf" ] && expect 2 "$BIN" replay "$B/trace" --gradients "$G" --plan "$TMP/o/plan.json"
 expect 2 "$BIN" optimize "$T" --gradients "$G" --passes nonsense
+for c in -1 x "1," "1,-2" ""; do   # a hook's cost: STEP[,GROUP] ms, each >= 0
+    expect 2 "$BIN" optimize "$T" --gradients "$G" --hook-cost-ms "$c"
+    grep -q "hook-cost-ms wants STEP" "$TMP/err" || fail "--hook-cost-ms '$c': $(cat "$TMP/err")"
+done
 expect 2 "$BIN" optimize "$T"
 expect 2 "$BIN" replay "$T" --gradients $W/results/mlp_gradients.json --plan "$TMP/a/plan.json"
 grep -q "other gradients" "$TMP/err" || fail "plan for another model: $(cat "$TMP/err")"

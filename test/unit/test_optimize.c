@@ -189,6 +189,42 @@ TEST(a_ddp_cap_is_found_only_for_groupings_ddp_makes)
     CHECK(ts__tf_ddp_cap_mb(&g, all) < 0);
 }
 
+/* Groupings worked out by hand from DDP's rule (a bucket closes once it
+ * holds >= its cap; the first one's cap is 1 MiB whatever bucket_cap_mb is). */
+TEST(every_grouping_a_cap_gives_is_listed_once_fewest_cap_first)
+{
+    const int64_t K = 1024;
+    /* a, b, c of 512 KiB, d of 2 MiB: the first bucket is {a, b} (1 MiB); then c and d
+     * apart for a cap <= 512 KiB, together for any larger cap (c + d closes at the end) */
+    int64_t b[4] = {512 * K, 512 * K, 512 * K, 2048 * K};
+    const char *nm[4] = {"a", "b", "c", "d"};
+    ts_opt_grads g = grads_of(b, nm, 4);
+    uint8_t out[3 * 8];
+    CHECK_EQ_INT(ts__tf_cap_groupings(&g, out, 8), 2);
+    const uint8_t apart[3] = {0, 1, 1}, together[3] = {0, 1, 0};
+    CHECK(memcmp(out, apart, 3) == 0);
+    CHECK(memcmp(out + 3, together, 3) == 0);
+    CHECK_EQ_INT(ts__tf_cap_groupings(&g, out, 1), 1);   /* at most max */
+    CHECK(memcmp(out, apart, 3) == 0);
+    /* three of 1 MiB: a alone (the first bucket is full), then b and c apart for a cap
+     * <= 1 MiB, together above */
+    int64_t c[3] = {1024 * K, 1024 * K, 1024 * K};
+    ts_opt_grads h = grads_of(c, nm, 3);
+    CHECK_EQ_INT(ts__tf_cap_groupings(&h, out, 8), 2);
+    const uint8_t h1[2] = {1, 1}, h2[2] = {1, 0};
+    CHECK(memcmp(out, h1, 2) == 0 && memcmp(out + 2, h2, 2) == 0);
+    /* each listed grouping is one a cap gives (ts__tf_ddp_cap_mb finds the cap) */
+    int64_t d[8] = {600000, 600000, 300000, 2000000, 100000, 100000, 3000000, 50000};
+    ts_opt_grads e = grads_of(d, nm, 8);
+    uint8_t many[7 * 64];
+    uint32_t n = ts__tf_cap_groupings(&e, many, 64);
+    CHECK(n >= 3);
+    for (uint32_t i = 0; i < n; i++) {
+        CHECK(ts__tf_ddp_cap_mb(&e, many + 7 * i) >= 0);
+        for (uint32_t j = 0; j < i; j++) CHECK(memcmp(many + 7 * i, many + 7 * j, 7) != 0);
+    }
+}
+
 TEST(a_horovod_threshold_is_found_only_for_groupings_horovod_makes)
 {
     /* MiB: {3, 2} {5, 1} {4}: each bucket <= T, each bucket + the next gradient > T:
@@ -549,7 +585,8 @@ TEST(searches_find_the_plans_the_build_before_the_speed_ups_found)
         ts_replay_options ro = {.size = sizeof ro, .gradients_json = gj,
                                 .nccl_tests_log = want[k].log ? "examples/workloads/results/gloo_allreduce_perf.log" : NULL};
         ts_optimize_options oo = {.size = sizeof oo, .passes = want[k].passes, .search = want[k].kind,
-                                  .budget_evals = want[k].budget, .seed = want[k].seed, .replay = &ro};
+                                  .budget_evals = want[k].budget, .seed = want[k].seed, .replay = &ro,
+                                  .hook_cost_ms = -1};   /* the search alone, as then: hooks free */
         ts_optimize *o = NULL;
         CHECK_EQ_INT(ts_optimize_run(g, &oo, &o, &err), TS_OK);
         if (!o) continue;

@@ -4,98 +4,89 @@
  * except that nothing names code: every opcode that would look up a global or
  * call one is an error. One pass, O(bytes); every length and index is checked
  * against the bytes left, the stack and the memo before it is used.
+ *
+ * Cost: the loop keeps its position and stack depth in locals and writes
+ * them back only around the calls of the rarer opcodes; values are words
+ * (pickle.h), so the memo fetches and small ints that most of a snapshot's
+ * opcodes are (an allocator snapshot: 60% memo fetches) are a load and a
+ * store. A 10x Transformer snapshot (1.07 M opcodes, 4.1 MB) takes about 13 M
+ * instructions here.
  */
 #include "ingest/pickle.h"
 
 #include <stdio.h>
 #include <string.h>
 
-enum { PK_MAX_STACK = 1 << 26, PK_MAX_MEMO = 1 << 26 };
+enum { PK_MAX_STACK = 1 << 26, PK_MAX_MEMO = 1 << 26, PK_SLAB = 1024 };
 
 typedef struct pk {
     ts_pickle *p;
     const char *name;
     const unsigned char *d;
-    size_t n, pos;          /* bytes, next byte */
-    size_t op_at;           /* offset of the opcode being run (errors) */
-    ts_pv **stack;
-    uint32_t n_stack, cap_stack;
+    size_t n, pos;           /* bytes, next byte (written back around calls) */
+    size_t op_at;            /* offset of the opcode being run (errors) */
+    ts_pv *stack;
+    uint32_t n_stack, cap_stack;   /* n_stack: written back around calls */
     uint32_t *marks;
     uint32_t n_marks, cap_marks;
-    ts_pv **memo;
+    ts_pv *memo;             /* 0 = index never stored */
     uint32_t cap_memo, n_memo_set;
     ts_error *err;
-    ts_pv *slab, *slab_end;  /* values are cut from arena blocks of PK_SLAB */
-    ts_pv *none, *bools[2];  /* immutable values made once per pickle */
-    ts_pv *small[256];       /* ints 0-255 (BININT1's range), made once each */
-    ts_pv **ints;            /* PK_INTS: the int value last made in each slot (sizes and
-                              * addresses repeat: an allocation's, its free's) */
+    ts_pv_obj *slab, *slab_end;   /* objects are cut from arena blocks of PK_SLAB */
+    const ts_pv *shape;      /* keys of the dict filled last (shared by the next dict of the same keys) */
+    uint32_t shape_n;        /* its pairs; 0 = none */
 } pk;
-
-enum { PK_SLAB = 1024, PK_INTS = 2048 };
 
 static int fail(pk *k, const char *what)
 {
     return ts__error(k->err, TS_EFORMAT, "%s: byte %zu: %s", k->name, k->op_at, what);
 }
 
-static ts_pv *new_pv_slow(pk *k, ts_pv_kind kind)
+static int oom(pk *k) { return ts__error(k->err, TS_ENOMEM, "%s: out of memory", k->name); }
+
+static ts_pv_obj *new_obj_slow(pk *k)
 {
-    ts_pv *b = ts__arena_alloc(&k->p->arena, PK_SLAB * sizeof *b);
+    ts_pv_obj *b = ts__arena_alloc(&k->p->arena, PK_SLAB * sizeof *b);
     if (!b) return NULL;
     k->slab = b + 1;
     k->slab_end = b + PK_SLAB;
-    *b = (ts_pv){.kind = (uint8_t)kind};
     return b;
 }
 
-static inline ts_pv *new_pv(pk *k, ts_pv_kind kind)
+/* A new object (8-byte aligned: its address is a word with tag 00); NULL = out of memory. */
+static inline ts_pv_obj *new_obj(pk *k, ts_pv_kind kind)
 {
-    if (TS_UNLIKELY(k->slab == k->slab_end)) return new_pv_slow(k, kind);
-    ts_pv *v = k->slab++;
-    *v = (ts_pv){.kind = (uint8_t)kind};
-    return v;
+    ts_pv_obj *o = TS_LIKELY(k->slab != k->slab_end) ? k->slab++ : new_obj_slow(k);
+    if (o) *o = (ts_pv_obj){.kind = (uint8_t)kind};
+    return o;
 }
 
-static int push_slow(pk *k, ts_pv *v)
+static inline ts_pv word_of(const ts_pv_obj *o) { return (ts_pv)(uintptr_t)o; }
+static inline ts_pv_obj *obj_of(ts_pv v) { return (ts_pv_obj *)(uintptr_t)ts__pv_obj(v); }
+
+/* An int as a value: a word when it fits 62 bits, else an object; 0 = out of memory. */
+static inline ts_pv int_pv(pk *k, int64_t i)
 {
-    if (!v) return ts__error(k->err, TS_ENOMEM, "%s: out of memory", k->name);
+    if (TS_LIKELY(i >= TS_PV_INT_MIN && i <= TS_PV_INT_MAX)) return (ts_pv)i << 2 | TS_PV_TAG_INT;
+    ts_pv_obj *o = new_obj(k, TS_PV_INT);
+    if (!o) return 0;
+    o->u.i = i;
+    return word_of(o);
+}
+
+static int grow_stack(pk *k)
+{
     if (k->cap_stack >= PK_MAX_STACK) return fail(k, "pickle stack deeper than 2^26 values");
-    if (ts__grow((void **)&k->stack, &k->cap_stack, sizeof *k->stack, (size_t)k->n_stack + 1))
-        return ts__error(k->err, TS_ENOMEM, "%s: out of memory", k->name);
-    k->stack[k->n_stack++] = v;
+    if (ts__grow((void **)&k->stack, &k->cap_stack, sizeof *k->stack, (size_t)k->n_stack + 1)) return oom(k);
     return TS_OK;
 }
 
-static inline int push(pk *k, ts_pv *v)
+/* Room for one more is made at the top of every opcode (none pushes more than one). */
+static inline int push(pk *k, ts_pv v)
 {
-    if (TS_UNLIKELY(!v || k->n_stack == k->cap_stack)) return push_slow(k, v);
+    if (!v) return oom(k);
     k->stack[k->n_stack++] = v;
     return TS_OK;
-}
-
-/* An int value: 0-255 shared (they are immutable, as Python's small ints). */
-static inline ts_pv *int_pv(pk *k, int64_t i)
-{
-    if ((uint64_t)i < 256) {
-        ts_pv *v = k->small[i];
-        if (TS_LIKELY(v != NULL)) return v;
-        if ((v = new_pv(k, TS_PV_INT))) { v->u.i = i; k->small[i] = v; }
-        return v;
-    }
-    ts_pv **slot = k->ints ? &k->ints[(uint64_t)i * 0x9e3779b97f4a7c15ULL >> 53] : NULL;
-    if (slot && *slot && (*slot)->u.i == i) return *slot;
-    ts_pv *v = new_pv(k, TS_PV_INT);
-    if (v) {
-        v->u.i = i;
-        if (slot) *slot = v;
-    }
-    return v;
-}
-
-static inline int need(pk *k, size_t bytes)
-{
-    return bytes <= k->n - k->pos ? TS_OK : fail(k, "pickle cut short");
 }
 
 static uint64_t le(const unsigned char *b, int n)
@@ -109,25 +100,6 @@ static uint64_t le(const unsigned char *b, int n)
     return v;
 }
 
-/* Append to a container being built, growing its arena array by doubling. */
-static int add_item(pk *k, ts_pv *c, ts_pv *item)
-{
-    uint32_t slots = c->slots;
-    if (slots == c->cap) {
-        uint32_t cap = c->cap ? c->cap * 2 : 8;
-        if (cap < c->cap) return fail(k, "container too large");
-        ts_pv **v = ts__arena_alloc(&k->p->arena, (size_t)cap * sizeof *v);
-        if (!v) return ts__error(k->err, TS_ENOMEM, "%s: out of memory", k->name);
-        if (slots) memcpy(v, c->u.v, slots * sizeof *v);
-        c->u.v = v;
-        c->cap = cap;
-    }
-    c->u.v[slots] = item;
-    c->slots = slots + 1;
-    c->n = c->kind == TS_PV_DICT ? c->slots / 2 : c->slots;
-    return TS_OK;
-}
-
 static int pop_mark(pk *k, uint32_t *from)
 {
     if (k->n_marks == 0) return fail(k, "pickle opcode needs a MARK and there is none");
@@ -138,88 +110,110 @@ static int pop_mark(pk *k, uint32_t *from)
     return TS_OK;
 }
 
-/* Items stack[from..] into container c (dict: key/value pairs), popped:
- * room for all of them at once (an empty container gets exactly that, as
- * its one SETITEMS or APPENDS usually brings all it will hold). */
-static int fill(pk *k, ts_pv *c, uint32_t from)
+/* Room for `more` slots in c (its keys too when a dict): doubling, or
+ * exactly what is asked when empty (its one SETITEMS or APPENDS usually
+ * brings all it will hold); a dict's shared keys become its own copy. */
+static int reserve(pk *k, ts_pv_obj *c, uint32_t more)
+{
+    uint64_t need = (uint64_t)c->n + more;
+    if (need > UINT32_MAX) return fail(k, "container too large");
+    if (need <= c->cap) return TS_OK;
+    uint64_t cap = (uint64_t)c->cap * 2;
+    if (cap < need) cap = need;
+    if (cap > UINT32_MAX) cap = need;
+    bool dict = c->kind == TS_PV_DICT;
+    ts_pv *v = ts__arena_alloc(&k->p->arena, (size_t)cap * sizeof *v * (dict ? 2 : 1));
+    if (!v) return oom(k);
+    if (c->n) memcpy(v, c->u.v, c->n * sizeof *v);
+    if (dict && c->n) memcpy(v + cap, c->keys, c->n * sizeof *v);
+    c->u.v = v;
+    if (dict) { c->keys = v + cap; c->own_keys = 1; }
+    c->cap = (uint32_t)cap;
+    return TS_OK;
+}
+
+/* Pairs s[0..2*pairs) into the empty dict c under the keys of the dict
+ * filled last, when they are the same words: values only. */
+static bool fill_shaped(pk *k, ts_pv_obj *c, const ts_pv *s, uint32_t pairs)
+{
+    if (c->n || pairs != k->shape_n) return false;
+    for (uint32_t i = 0; i < pairs; i++)
+        if (s[2 * i] != k->shape[i]) return false;
+    ts_pv *v = ts__arena_alloc(&k->p->arena, (size_t)pairs * sizeof *v);
+    if (!v) return false;   /* the general path tries again and says so */
+    for (uint32_t i = 0; i < pairs; i++) v[i] = s[2 * i + 1];
+    *c = (ts_pv_obj){.kind = TS_PV_DICT, .n = pairs, .cap = pairs, .u.v = v, .keys = k->shape};
+    return true;
+}
+
+/* Items stack[from..] into container c (a dict: key/value pairs), popped. */
+static int fill(pk *k, ts_pv_obj *c, uint32_t from)
 {
     if (from > k->n_stack) return fail(k, "pickle MARK above the stack's top (values below it were popped)");
     uint32_t m = k->n_stack - from;
-    if (c->kind == TS_PV_DICT && m % 2) return fail(k, "odd number of items for a dict");
-    if (m == 1) {
-        int rc = add_item(k, c, k->stack[from]);
-        if (!rc) k->n_stack = from;
-        return rc;
+    const ts_pv *s = k->stack + from;
+    if (c->kind != TS_PV_DICT) {
+        int rc = reserve(k, c, m);
+        if (rc) return rc;
+        if (m) memcpy(c->u.v + c->n, s, (size_t)m * sizeof *s);
+        c->n += m;
+    } else if (m % 2) {
+        return fail(k, "odd number of items for a dict");
+    } else if (m && !fill_shaped(k, c, s, m / 2)) {
+        bool first = c->n == 0;
+        int rc = reserve(k, c, m / 2);
+        if (rc) return rc;
+        ts_pv *keys = (ts_pv *)(uintptr_t)c->keys;
+        for (uint32_t i = 0; i < m / 2; i++) {
+            keys[c->n + i] = s[2 * i];
+            c->u.v[c->n + i] = s[2 * i + 1];
+        }
+        c->n += m / 2;
+        if (first) { k->shape = c->keys; k->shape_n = c->n; }
     }
-    if (m == 0) return TS_OK;
-    uint64_t need = (uint64_t)c->slots + m;
-    if (need > UINT32_MAX) return fail(k, "container too large");
-    if (need > c->cap) {
-        uint64_t cap = c->cap ? (uint64_t)c->cap * 2 : 0;
-        if (cap < need) cap = need;
-        if (cap > UINT32_MAX) cap = need;
-        ts_pv **v = ts__arena_alloc(&k->p->arena, (size_t)cap * sizeof *v);
-        if (!v) return ts__error(k->err, TS_ENOMEM, "%s: out of memory", k->name);
-        if (c->slots) memcpy(v, c->u.v, c->slots * sizeof *v);
-        c->u.v = v;
-        c->cap = (uint32_t)cap;
-    }
-    memcpy(c->u.v + c->slots, k->stack + from, (size_t)m * sizeof *c->u.v);
-    c->slots += m;
-    c->n = c->kind == TS_PV_DICT ? c->slots / 2 : c->slots;
     k->n_stack = from;
     return TS_OK;
 }
 
 static int string_op(pk *k, int len_bytes, ts_pv_kind kind)
 {
-    int rc = need(k, (size_t)len_bytes);
-    if (rc) return rc;
+    if ((size_t)len_bytes > k->n - k->pos) return fail(k, "pickle cut short");
     uint64_t len = le(k->d + k->pos, len_bytes);
     k->pos += (size_t)len_bytes;
-    if ((rc = need(k, len)) != TS_OK) return rc;
+    if (len > k->n - k->pos) return fail(k, "pickle cut short");
     if (len > UINT32_MAX) return fail(k, "string longer than 4 GiB");
-    ts_pv *v = new_pv(k, kind);
-    if (v) {
-        v->n = (uint32_t)len;
-        v->u.s = ts__arena_strndup(&k->p->arena, (const char *)k->d + k->pos, (size_t)len);
-        if (!v->u.s) v = NULL;
-    }
+    ts_pv_obj *o = new_obj(k, kind);
+    if (!o) return oom(k);
+    o->n = (uint32_t)len;
+    o->u.s = ts__arena_strndup(&k->p->arena, (const char *)k->d + k->pos, (size_t)len);
+    if (!o->u.s) return oom(k);
     k->pos += (size_t)len;
-    return push(k, v);
+    return push(k, word_of(o));
 }
 
-static inline int int_op(pk *k, int bytes, bool is_signed)
+/* n (1-8) bytes at b, avail of them readable: little-endian two's
+ * complement, sign-extended (one load when 8 bytes are there: the shift
+ * drops the bytes past n). */
+static inline int64_t sext(const unsigned char *b, unsigned n, size_t avail)
 {
-    int rc = need(k, (size_t)bytes);
-    if (rc) return rc;
-    uint64_t u = le(k->d + k->pos, bytes);
-    k->pos += (size_t)bytes;
-    return push(k, int_pv(k, is_signed && bytes == 4 ? (int64_t)(int32_t)(uint32_t)u : (int64_t)u));
-}
-
-/* LONG1/LONG4: little-endian two's complement of n bytes; past 64 bits only
- * when the extra bytes are sign extension. */
-static inline int long_op(pk *k, int len_bytes)
-{
-    int rc = need(k, (size_t)len_bytes);
-    if (rc) return rc;
-    uint64_t n = le(k->d + k->pos, len_bytes);
-    k->pos += (size_t)len_bytes;
-    if ((rc = need(k, n)) != TS_OK) return rc;
-    const unsigned char *b = k->d + k->pos;
-    k->pos += (size_t)n;
-    if (n >= 1 && n <= 8) {   /* the usual case: sign-extend n bytes */
-        uint64_t u;
+    uint64_t u;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-        if ((size_t)(k->d + k->n - b) >= 8) {   /* one load when 8 bytes are there */
-            memcpy(&u, b, 8);
-            if (n < 8) u &= ((uint64_t)1 << (8 * n)) - 1;
-        } else
+    if (avail >= 8) memcpy(&u, b, 8);
+    else
 #endif
-            u = le(b, (int)n);
-        unsigned sh = (unsigned)(64 - 8 * n);
-        return push(k, int_pv(k, sh ? (int64_t)(u << sh) >> sh : (int64_t)u));
+        u = le(b, (int)n);
+    (void)avail;
+    unsigned sh = 64 - 8 * n;
+    return (int64_t)(u << sh) >> sh;
+}
+
+/* LONG1/LONG4's n bytes at b: past 64 bits only when the extra bytes are
+ * sign extension. */
+static int long_bytes(pk *k, const unsigned char *b, uint64_t n, int64_t *out)
+{
+    if (n >= 1 && n <= 8) {
+        *out = sext(b, (unsigned)n, (size_t)(k->d + k->n - b));
+        return TS_OK;
     }
     bool neg = n && (b[n - 1] & 0x80);
     for (uint64_t i = 8; i < n; i++)
@@ -227,28 +221,33 @@ static inline int long_op(pk *k, int len_bytes)
     uint64_t u = neg ? ~(uint64_t)0 : 0;
     for (uint64_t i = 0; i < n && i < 8; i++) u = (u & ~((uint64_t)0xff << (8 * i))) | (uint64_t)b[i] << (8 * i);
     if (n > 8 && ((u >> 63) != 0) != neg) return fail(k, "integer wider than 64 bits");
-    return push(k, int_pv(k, (int64_t)u));
-}
-
-static int memo_put(pk *k, uint64_t idx)
-{
-    if (k->n_stack == 0) return fail(k, "memo store with an empty stack");
-    if (idx >= PK_MAX_MEMO) return fail(k, "memo index past 2^26");
-    if (idx >= k->cap_memo) {
-        uint32_t old = k->cap_memo;
-        if (ts__grow((void **)&k->memo, &k->cap_memo, sizeof *k->memo, (size_t)idx + 1))
-            return ts__error(k->err, TS_ENOMEM, "%s: out of memory", k->name);
-        memset(k->memo + old, 0, (k->cap_memo - old) * sizeof *k->memo);
-    }
-    if (!k->memo[idx]) k->n_memo_set++;
-    k->memo[idx] = k->stack[k->n_stack - 1];
+    *out = (int64_t)u;
     return TS_OK;
 }
 
-static int memo_get(pk *k, uint64_t idx)
+static int long_op(pk *k, int len_bytes)
 {
-    if (idx >= k->cap_memo || !k->memo[idx]) return fail(k, "memo fetch of an index never stored");
-    return push(k, k->memo[idx]);
+    if ((size_t)len_bytes > k->n - k->pos) return fail(k, "pickle cut short");
+    uint64_t n = le(k->d + k->pos, len_bytes);
+    k->pos += (size_t)len_bytes;
+    if (n > k->n - k->pos) return fail(k, "pickle cut short");
+    int64_t i = 0;
+    int rc = long_bytes(k, k->d + k->pos, n, &i);
+    k->pos += (size_t)n;
+    return rc ? rc : push(k, int_pv(k, i));
+}
+
+static int memo_put(pk *k, uint64_t idx, ts_pv top)
+{
+    if (idx >= PK_MAX_MEMO) return fail(k, "memo index past 2^26");
+    if (idx >= k->cap_memo) {
+        uint32_t old = k->cap_memo;
+        if (ts__grow((void **)&k->memo, &k->cap_memo, sizeof *k->memo, (size_t)idx + 1)) return oom(k);
+        memset(k->memo + old, 0, (k->cap_memo - old) * sizeof *k->memo);
+    }
+    if (!k->memo[idx]) k->n_memo_set++;
+    k->memo[idx] = top;
+    return TS_OK;
 }
 
 /* Read a newline-terminated text argument (GLOBAL's module and name). */
@@ -274,8 +273,8 @@ static int op_global(pk *k, bool stacked)
 {
     if (stacked) {
         if (k->n_stack < 2) return fail(k, "STACK_GLOBAL with fewer than two values");
-        const ts_pv *m = k->stack[k->n_stack - 2], *nm = k->stack[k->n_stack - 1];
-        if (m->kind != TS_PV_STR || nm->kind != TS_PV_STR) return fail(k, "STACK_GLOBAL of non-strings");
+        const ts_pv_obj *m = ts__pv_obj(k->stack[k->n_stack - 2]), *nm = ts__pv_obj(k->stack[k->n_stack - 1]);
+        if (!m || !nm || m->kind != TS_PV_STR || nm->kind != TS_PV_STR) return fail(k, "STACK_GLOBAL of non-strings");
         return refuse_global(k, m->u.s, m->n, nm->u.s, nm->n);
     }
     size_t mn, nn;
@@ -284,99 +283,59 @@ static int op_global(pk *k, bool stacked)
     return refuse_global(k, mod, mn, name, nn);
 }
 
-static int make_tuple(pk *k, uint32_t from)
+/* A container of stack[from..] (popped), pushed. */
+static int make_from(pk *k, ts_pv_kind kind, uint32_t from)
 {
-    ts_pv *t = new_pv(k, TS_PV_TUPLE);
-    if (!t) return push(k, NULL);
-    int rc = fill(k, t, from);
-    return rc ? rc : push(k, t);
+    ts_pv_obj *c = new_obj(k, kind);
+    if (!c) return oom(k);
+    int rc = fill(k, c, from);
+    return rc ? rc : push(k, word_of(c));
 }
 
 static int tuple_n(pk *k, uint32_t m)
 {
     if (k->n_stack < m) return fail(k, "tuple of more values than the stack holds");
-    return make_tuple(k, k->n_stack - m);
+    return make_from(k, TS_PV_TUPLE, k->n_stack - m);
 }
 
 /* APPEND/APPENDS/SETITEM/SETITEMS/ADDITEMS: stack[from..] into the container below. */
 static int into_below(pk *k, uint32_t from, ts_pv_kind want)
 {
     if (from == 0) return fail(k, "no container below the items");
-    ts_pv *c = k->stack[from - 1];
-    if (c->kind != want) return fail(k, want == TS_PV_DICT ? "SETITEM(S) on something not a dict"
-                                                           : "APPEND(S)/ADDITEMS on something not a list or set");
+    ts_pv_obj *c = obj_of(k->stack[from - 1]);
+    if (!c || c->kind != want) return fail(k, want == TS_PV_DICT ? "SETITEM(S) on something not a dict"
+                                                                 : "APPEND(S)/ADDITEMS on something not a list or set");
     return fill(k, c, from);
 }
 
-static int one_op(pk *k, unsigned op, bool *stop)
+static int from_mark(pk *k, ts_pv_kind kind, bool into)
 {
     uint32_t from = 0;
-    int rc;
+    int rc = pop_mark(k, &from);
+    if (rc) return rc;
+    return into ? into_below(k, from, kind) : make_from(k, kind, from);
+}
+
+static int binfloat(pk *k)   /* big-endian double */
+{
+    if (8 > k->n - k->pos) return fail(k, "pickle cut short");
+    uint64_t u = 0;
+    for (int i = 0; i < 8; i++) u = u << 8 | k->d[k->pos + i];
+    k->pos += 8;
+    ts_pv_obj *o = new_obj(k, TS_PV_FLOAT);
+    if (o) memcpy(&o->u.d, &u, 8);
+    return push(k, word_of(o));
+}
+
+static int grow_marks(pk *k)
+{
+    if (ts__grow((void **)&k->marks, &k->cap_marks, sizeof *k->marks, (size_t)k->n_marks + 1)) return oom(k);
+    return TS_OK;
+}
+
+static int refuse_op(pk *k, unsigned op)
+{
     switch (op) {
-    case 0x80: /* PROTO */ if ((rc = need(k, 1))) return rc;
-        if (k->d[k->pos] > 5) return fail(k, "pickle protocol newer than 5");
-        k->pos++; return TS_OK;
-    case 0x95: /* FRAME */ if ((rc = need(k, 8))) return rc; k->pos += 8; return TS_OK;
-    case '.': *stop = true; return TS_OK;
-    case '(': /* MARK */
-        if (k->n_marks == k->cap_marks && ts__grow((void **)&k->marks, &k->cap_marks, sizeof *k->marks, (size_t)k->n_marks + 1))
-            return ts__error(k->err, TS_ENOMEM, "%s: out of memory", k->name);
-        k->marks[k->n_marks++] = k->n_stack;
-        return TS_OK;
-    case '0': /* POP */ if (!k->n_stack) return fail(k, "POP of an empty stack"); k->n_stack--; return TS_OK;
-    case '1': /* POP_MARK */ if ((rc = pop_mark(k, &from))) return rc; k->n_stack = from; return TS_OK;
-    case '2': /* DUP */ if (!k->n_stack) return fail(k, "DUP of an empty stack"); return push(k, k->stack[k->n_stack - 1]);
-    case 'N': if (!k->none) k->none = new_pv(k, TS_PV_NONE);
-        return push(k, k->none);
-    case 0x88: case 0x89: {
-        ts_pv **b = &k->bools[op == 0x88];
-        if (!*b && (*b = new_pv(k, TS_PV_BOOL))) (*b)->u.i = op == 0x88;
-        return push(k, *b);
-    }
-    case 'J': return int_op(k, 4, true);
-    case 'K': return int_op(k, 1, false);
-    case 'M': return int_op(k, 2, false);
-    case 0x8a: return long_op(k, 1);
-    case 0x8b: return long_op(k, 4);
-    case 'G': { /* BINFLOAT: big-endian double */
-        if ((rc = need(k, 8))) return rc;
-        uint64_t u = 0;
-        for (int i = 0; i < 8; i++) u = u << 8 | k->d[k->pos + i];
-        k->pos += 8;
-        ts_pv *v = new_pv(k, TS_PV_FLOAT);
-        if (v) memcpy(&v->u.d, &u, 8);
-        return push(k, v);
-    }
-    case 0x8c: return string_op(k, 1, TS_PV_STR);    /* SHORT_BINUNICODE */
-    case 'X': return string_op(k, 4, TS_PV_STR);     /* BINUNICODE */
-    case 0x8d: return string_op(k, 8, TS_PV_STR);    /* BINUNICODE8 */
-    case 'U': return string_op(k, 1, TS_PV_STR);     /* SHORT_BINSTRING (Python 2 str) */
-    case 'T': return string_op(k, 4, TS_PV_STR);     /* BINSTRING */
-    case 'C': return string_op(k, 1, TS_PV_BYTES);   /* SHORT_BINBYTES */
-    case 'B': return string_op(k, 4, TS_PV_BYTES);   /* BINBYTES */
-    case 0x8e: case 0x96: return string_op(k, 8, TS_PV_BYTES);   /* BINBYTES8, BYTEARRAY8 */
-    case '}': return push(k, new_pv(k, TS_PV_DICT));
-    case ']': case 0x8f: return push(k, new_pv(k, TS_PV_LIST));   /* EMPTY_LIST, EMPTY_SET */
-    case ')': return push(k, new_pv(k, TS_PV_TUPLE));
-    case 'd': case 'l': case 0x91: { /* DICT, LIST, FROZENSET: from the mark */
-        if ((rc = pop_mark(k, &from))) return rc;
-        ts_pv *c = new_pv(k, op == 'd' ? TS_PV_DICT : TS_PV_LIST);
-        if (!c) return push(k, NULL);
-        return (rc = fill(k, c, from)) ? rc : push(k, c);
-    }
-    case 't': return (rc = pop_mark(k, &from)) ? rc : make_tuple(k, from);
-    case 0x85: return tuple_n(k, 1);
-    case 0x86: return tuple_n(k, 2);
-    case 0x87: return tuple_n(k, 3);
-    case 'a': return k->n_stack < 2 ? fail(k, "APPEND with fewer than two values") : into_below(k, k->n_stack - 1, TS_PV_LIST);
-    case 's': return k->n_stack < 3 ? fail(k, "SETITEM with fewer than three values") : into_below(k, k->n_stack - 2, TS_PV_DICT);
-    case 'e': case 0x90: return (rc = pop_mark(k, &from)) ? rc : into_below(k, from, TS_PV_LIST);   /* APPENDS, ADDITEMS */
-    case 'u': return (rc = pop_mark(k, &from)) ? rc : into_below(k, from, TS_PV_DICT);
-    case 'q': if ((rc = need(k, 1))) return rc; k->pos += 1; return memo_put(k, k->d[k->pos - 1]);
-    case 'r': if ((rc = need(k, 4))) return rc; k->pos += 4; return memo_put(k, le(k->d + k->pos - 4, 4));
-    case 0x94: return memo_put(k, k->n_memo_set);   /* MEMOIZE: the next index, len(memo) */
-    case 'h': if ((rc = need(k, 1))) return rc; k->pos += 1; return memo_get(k, k->d[k->pos - 1]);
-    case 'j': if ((rc = need(k, 4))) return rc; k->pos += 4; return memo_get(k, le(k->d + k->pos - 4, 4));
     case 'c': return op_global(k, false);
     case 0x93: return op_global(k, true);
     case 'R': case 'b': case 0x81: case 0x92: case 'i': case 'o':
@@ -392,43 +351,166 @@ static int one_op(pk *k, unsigned op, bool *stop)
     }
 }
 
+/* Every opcode but the hot ones run() does itself; k->pos and k->n_stack are current. */
+static int one_op(pk *k, unsigned op)
+{
+    uint32_t from = 0;
+    int rc;
+    switch (op) {
+    case 0x80: /* PROTO */
+        if (k->pos >= k->n) return fail(k, "pickle cut short");
+        if (k->d[k->pos] > 5) return fail(k, "pickle protocol newer than 5");
+        k->pos++;
+        return TS_OK;
+    case '0': /* POP */ if (!k->n_stack) return fail(k, "POP of an empty stack"); k->n_stack--; return TS_OK;
+    case '1': /* POP_MARK */ if ((rc = pop_mark(k, &from))) return rc; k->n_stack = from; return TS_OK;
+    case '2': /* DUP */ if (!k->n_stack) return fail(k, "DUP of an empty stack"); return push(k, k->stack[k->n_stack - 1]);
+    case 'N': return push(k, TS_PV_NONE_WORD);
+    case 0x88: return push(k, TS_PV_TRUE_WORD);
+    case 0x89: return push(k, TS_PV_FALSE_WORD);
+    case 0x8b: return long_op(k, 4);
+    case 'G': return binfloat(k);
+    case 'X': return string_op(k, 4, TS_PV_STR);     /* BINUNICODE */
+    case 0x8d: return string_op(k, 8, TS_PV_STR);    /* BINUNICODE8 */
+    case 'U': return string_op(k, 1, TS_PV_STR);     /* SHORT_BINSTRING (Python 2 str) */
+    case 'T': return string_op(k, 4, TS_PV_STR);     /* BINSTRING */
+    case 'C': return string_op(k, 1, TS_PV_BYTES);   /* SHORT_BINBYTES */
+    case 'B': return string_op(k, 4, TS_PV_BYTES);   /* BINBYTES */
+    case 0x8e: case 0x96: return string_op(k, 8, TS_PV_BYTES);   /* BINBYTES8, BYTEARRAY8 */
+    case 0x8f: return make_from(k, TS_PV_LIST, k->n_stack);     /* EMPTY_SET */
+    case ')': return make_from(k, TS_PV_TUPLE, k->n_stack);
+    case 'd': return from_mark(k, TS_PV_DICT, false);
+    case 'l': case 0x91: return from_mark(k, TS_PV_LIST, false);   /* LIST, FROZENSET */
+    case 't': return from_mark(k, TS_PV_TUPLE, false);
+    case 0x85: return tuple_n(k, 1);
+    case 0x86: return tuple_n(k, 2);
+    case 0x87: return tuple_n(k, 3);
+    case 'a': return k->n_stack < 2 ? fail(k, "APPEND with fewer than two values") : into_below(k, k->n_stack - 1, TS_PV_LIST);
+    case 's': return k->n_stack < 3 ? fail(k, "SETITEM with fewer than three values") : into_below(k, k->n_stack - 2, TS_PV_DICT);
+    case 0x90: return from_mark(k, TS_PV_LIST, true);   /* ADDITEMS */
+    case 'q': case 'r': {   /* BINPUT, LONG_BINPUT */
+        int w = op == 'q' ? 1 : 4;
+        if ((size_t)w > k->n - k->pos) return fail(k, "pickle cut short");
+        if (!k->n_stack) return fail(k, "memo store with an empty stack");
+        k->pos += (size_t)w;
+        return memo_put(k, le(k->d + k->pos - w, w), k->stack[k->n_stack - 1]);
+    }
+    default: return refuse_op(k, op);
+    }
+}
+
+/* Write back the loop's locals, run `call`, reload them. */
+#define CALL(call)                                                     \
+    do {                                                               \
+        k->op_at = (size_t)(at - d);                                   \
+        k->pos = (size_t)(p - d);                                      \
+        k->n_stack = sp;                                               \
+        int rc_ = (call);                                              \
+        if (rc_) return rc_;                                           \
+        p = d + k->pos;                                                \
+        sp = k->n_stack;                                               \
+        st = k->stack;                                                 \
+        cap = k->cap_stack;                                            \
+    } while (0)
+#define FAIL(what) return (k->op_at = (size_t)(at - d), fail(k, what))
+#define NEED(bytes) do { if (TS_UNLIKELY(left < (bytes))) FAIL("pickle cut short"); } while (0)
+
+/* The opcode loop: the hot opcodes here, the others through one_op. Its
+ * position, stack and depth live in locals (k's copies are current only
+ * inside CALL), which is most of its speed. */
+static int run(pk *k)
+{
+    const unsigned char *d = k->d, *p = d, *end = d + k->n;
+    ts_pv *st = k->stack;
+    uint32_t sp = 0, cap = k->cap_stack;
+    for (;;) {
+        const unsigned char *at = p;
+        size_t left = (size_t)(end - p);
+        if (TS_UNLIKELY(!left)) FAIL("pickle ends without STOP");
+        if (TS_UNLIKELY(sp == cap)) CALL(grow_stack(k));
+        unsigned op = *p++;
+        left--;
+        uint32_t idx;
+        switch (op) {
+        case 'h': /* BINGET */
+            NEED(1);
+            idx = *p++;
+            goto get;
+        case 'j': /* LONG_BINGET */
+            NEED(4);
+            idx = (uint32_t)le(p, 4);
+            p += 4;
+        get:
+            if (TS_UNLIKELY(idx >= k->cap_memo || !k->memo[idx])) FAIL("memo fetch of an index never stored");
+            st[sp++] = k->memo[idx];
+            continue;
+        case 0x94: /* MEMOIZE: the next index, len(memo) */
+            if (TS_UNLIKELY(!sp)) FAIL("memo store with an empty stack");
+            if (TS_LIKELY(k->n_memo_set < k->cap_memo && !k->memo[k->n_memo_set]))
+                k->memo[k->n_memo_set++] = st[sp - 1];
+            else
+                CALL(memo_put(k, k->n_memo_set, st[sp - 1]));
+            continue;
+        case 'K': /* BININT1 */
+            NEED(1);
+            st[sp++] = (ts_pv)*p++ << 2 | TS_PV_TAG_INT;
+            continue;
+        case 'M': /* BININT2 */
+            NEED(2);
+            st[sp++] = (ts_pv)(p[0] | p[1] << 8) << 2 | TS_PV_TAG_INT;
+            p += 2;
+            continue;
+        case 'J': /* BININT: signed 32 bits */
+            NEED(4);
+            st[sp++] = (ts_pv)(int64_t)(int32_t)(uint32_t)le(p, 4) << 2 | TS_PV_TAG_INT;
+            p += 4;
+            continue;
+        case 0x8a: /* LONG1 */
+            if (TS_UNLIKELY(left < 1 || p[0] >= left || !p[0] || p[0] > 8)) { CALL(long_op(k, 1)); continue; }
+            if (TS_UNLIKELY(!(st[sp] = int_pv(k, sext(p + 1, p[0], left - 1))))) return oom(k);
+            sp++;
+            p += 1 + p[0];
+            continue;
+        case '(': /* MARK */
+            if (TS_UNLIKELY(k->n_marks == k->cap_marks)) CALL(grow_marks(k));
+            k->marks[k->n_marks++] = sp;
+            continue;
+        case '}': case ']': { /* EMPTY_DICT, EMPTY_LIST */
+            ts_pv_obj *c = new_obj(k, op == '}' ? TS_PV_DICT : TS_PV_LIST);
+            if (TS_UNLIKELY(!c)) return oom(k);
+            st[sp++] = word_of(c);
+            continue;
+        }
+        case 'u': CALL(from_mark(k, TS_PV_DICT, true)); continue;  /* SETITEMS */
+        case 'e': CALL(from_mark(k, TS_PV_LIST, true)); continue;  /* APPENDS */
+        case 0x8c: CALL(string_op(k, 1, TS_PV_STR)); continue;     /* SHORT_BINUNICODE */
+        case 0x95: /* FRAME */
+            NEED(8);
+            p += 8;
+            continue;
+        case '.': /* STOP */
+            k->n_stack = sp;
+            k->op_at = (size_t)(at - d);
+            return TS_OK;
+        default: CALL(one_op(k, op)); continue;
+        }
+    }
+}
+#undef CALL
+#undef FAIL
+#undef NEED
+
 int ts__pickle_load(ts_pickle *p, const char *name, const unsigned char *data, size_t n, ts_error *err)
 {
     memset(p, 0, sizeof *p);
     ts__arena_init(&p->arena);
     pk k = {.p = p, .name = name, .d = data, .n = n, .err = err};
-    k.ints = ts__calloc(PK_INTS, sizeof *k.ints);   /* without it, no sharing beyond 0-255 */
-    bool stop = false;
-    int rc = TS_OK;
-    while (rc == TS_OK && !stop) {
-        k.op_at = k.pos;
-        if (k.pos >= k.n) { rc = fail(&k, "pickle ends without STOP"); break; }
-        unsigned op = k.d[k.pos++];
-        /* the memo fetches most pickles are made of (an allocator snapshot:
-         * 60% of its opcodes), here without a call */
-        if (op == 'h' && k.pos < k.n) {
-            uint32_t idx = k.d[k.pos];
-            if (idx < k.cap_memo && k.memo[idx] && k.n_stack < k.cap_stack) {
-                k.pos++;
-                k.stack[k.n_stack++] = k.memo[idx];
-                continue;
-            }
-        } else if (op == 'j' && k.n - k.pos >= 4) {
-            uint32_t idx = (uint32_t)le(k.d + k.pos, 4);
-            if (idx < k.cap_memo && k.memo[idx] && k.n_stack < k.cap_stack) {
-                k.pos += 4;
-                k.stack[k.n_stack++] = k.memo[idx];
-                continue;
-            }
-        }
-        rc = one_op(&k, op, &stop);
-    }
+    int rc = run(&k);
     if (rc == TS_OK && k.n_stack != 1) rc = fail(&k, "pickle STOP with other than one value on the stack");
     if (rc == TS_OK) p->root = k.stack[0];
     ts__free(k.stack, (size_t)k.cap_stack * sizeof *k.stack);
     ts__free(k.marks, (size_t)k.cap_marks * sizeof *k.marks);
     ts__free(k.memo, (size_t)k.cap_memo * sizeof *k.memo);
-    ts__free(k.ints, PK_INTS * sizeof *k.ints);
     if (rc) ts__pickle_free(p);
     return rc;
 }
@@ -436,16 +518,23 @@ int ts__pickle_load(ts_pickle *p, const char *name, const unsigned char *data, s
 void ts__pickle_free(ts_pickle *p)
 {
     ts__arena_free(&p->arena);
-    p->root = NULL;
+    p->root = 0;
 }
 
-const ts_pv *ts__pv_getn(const ts_pv *d, const char *key, size_t kn)
+int32_t ts__pv_key_index(const ts_pv *keys, uint32_t n, const char *key, size_t kn)
 {
-    if (!d || d->kind != TS_PV_DICT) return NULL;
-    for (uint32_t i = 0; i < d->n; i++) {
-        const ts_pv *k = d->u.v[2 * i];
-        if (k->kind == TS_PV_STR && k->n == kn && k->u.s[0] == key[0] && !memcmp(k->u.s, key, kn))
-            return d->u.v[2 * i + 1];
+    for (uint32_t i = 0; i < n; i++) {
+        const ts_pv_obj *o = ts__pv_obj(keys[i]);
+        if (o && o->kind == TS_PV_STR && o->n == kn && o->u.s[0] == key[0] && !memcmp(o->u.s, key, kn))
+            return (int32_t)i;
     }
-    return NULL;
+    return -1;
+}
+
+ts_pv ts__pv_getn(ts_pv d, const char *key, size_t kn)
+{
+    uint32_t n;
+    const ts_pv *keys = ts__pv_dict_keys(d, &n);
+    int32_t i = keys ? ts__pv_key_index(keys, n, key, kn) : -1;
+    return i < 0 ? 0 : ts__pv_obj(d)->u.v[i];
 }

@@ -295,11 +295,10 @@ static int snap_device(snap_ctx *c, ts_pv tr, int32_t d, al_ev **ev, uint64_t *c
     return fill_series(c->v, s, *ev, n, c->nb);
 }
 
-static int snap_bytes(void *ud, const char *data, size_t n)
+static int snap_file(snap_ctx *c)
 {
-    snap_ctx *c = ud;
     ts_pickle pk;
-    int rc = ts__pickle_load(&pk, c->path, (const unsigned char *)data, n, c->err);
+    int rc = ts__pickle_load_file(&pk, c->path, (uint64_t)16 << 30, NULL, NULL, c->err);
     if (rc) return rc;
     ts_pv root = pk.root, segs = ts__pv_kind(root) == TS_PV_LIST ? root : ts__pv_get(root, "segments");
     ts_pv traces = ts__pv_kind(root) == TS_PV_LIST ? 0 : ts__pv_get(root, "device_traces");
@@ -330,7 +329,7 @@ int ts_view_allocator_from_snapshot(const char *path, const ts_views_opts *opt, 
     if (!v) { ts_mem_snapshot_destroy(ms); return ts__error(err, TS_ENOMEM, "out of memory"); }
     v->pub.n_bins = cfg.n_bins;
     snap_ctx c = {v, path, cfg.n_bins, ms, err};
-    rc = ts__with_file_bytes(path, (size_t)16 << 30, snap_bytes, &c, err);
+    rc = snap_file(&c);
     ts_mem_snapshot_destroy(ms);
     if (!rc && !v->pub.n_series && !v->pub.n_segments)
         rc = ts__error(err, TS_ENODATA, "%s: the snapshot has no segments and no alloc/free trace", path);

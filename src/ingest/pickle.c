@@ -14,17 +14,41 @@
  */
 #include "ingest/pickle.h"
 
+#include "ingest/ingest.h"
+
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 
-enum { PK_MAX_STACK = 1 << 26, PK_MAX_MEMO = 1 << 26, PK_SLAB = 1024 };
+enum {
+    PK_MAX_STACK = 1 << 26, PK_MAX_MEMO = 1 << 26,
+    PK_WINDOW = 256 << 10,   /* a file's uncompressed bytes are read through a window this large */
+    PK_AHEAD = 16,           /* bytes the loop keeps in the window ahead of an opcode (the longest fixed one: 9) */
+};
+
+/* The tree's memory: blocks of 4 MiB doubling to 64 MiB, their data aligned
+ * to 2 MiB and asked for transparent huge pages, because a snapshot's tree
+ * is written once, front to back, and faulting it in 4 KiB pages cost more
+ * than building it (2,000 faults for a 7 MB tree). Only the 2 MiB pages
+ * touched are ever backed, so a small pickle costs one. */
+enum { PK_HUGE = 2 << 20, PK_BLOCK_MIN = 4 << 20, PK_BLOCK_MAX = 64 << 20 };
+struct ts_pickle_block {
+    ts_pickle_block *prev;
+    size_t bytes;            /* the whole allocation, this header included */
+};
 
 typedef struct pk {
     ts_pickle *p;
     const char *name;
-    const unsigned char *d;
-    size_t n, pos;           /* bytes, next byte (written back around calls) */
-    size_t op_at;            /* offset of the opcode being run (errors) */
+    const unsigned char *d;  /* the bytes in hand: all of them, or a file's window */
+    size_t n, pos;           /* bytes in d, next byte (pos: written back around calls) */
+    uint64_t base;           /* offset in the pickle of d[0] */
+    uint64_t op_at;          /* offset in the pickle of the opcode being run (errors) */
+    ts_src *src;             /* the file read through win; NULL: d holds the whole pickle */
+    unsigned char *win;
+    size_t win_cap;
+    uint64_t limit;          /* most bytes a file may hold (a gzip bomb) */
+    bool eof;                /* nothing more to read after d[n - 1] */
     ts_pv *stack;
     uint32_t n_stack, cap_stack;   /* n_stack: written back around calls */
     uint32_t *marks;
@@ -32,31 +56,94 @@ typedef struct pk {
     ts_pv *memo;             /* 0 = index never stored */
     uint32_t cap_memo, n_memo_set;
     ts_error *err;
-    ts_pv_obj *slab, *slab_end;   /* objects are cut from arena blocks of PK_SLAB */
+    unsigned char *cur, *end;     /* the free part of the newest block */
+    size_t next_block;            /* bytes of the next block */
     const ts_pv *shape;      /* keys of the dict filled last (shared by the next dict of the same keys) */
     uint32_t shape_n;        /* its pairs; 0 = none */
 } pk;
 
 static int fail(pk *k, const char *what)
 {
-    return ts__error(k->err, TS_EFORMAT, "%s: byte %zu: %s", k->name, k->op_at, what);
+    return ts__error(k->err, TS_EFORMAT, "%s: byte %llu: %s", k->name, (unsigned long long)k->op_at, what);
 }
 
 static int oom(pk *k) { return ts__error(k->err, TS_ENOMEM, "%s: out of memory", k->name); }
 
-static ts_pv_obj *new_obj_slow(pk *k)
+/* The window refilled from the file: the unread bytes moved to its front,
+ * grown when `want` bytes would not fit, then filled. */
+static int refill(pk *k, size_t want)
 {
-    ts_pv_obj *b = ts__arena_alloc(&k->p->arena, PK_SLAB * sizeof *b);
-    if (!b) return NULL;
-    k->slab = b + 1;
-    k->slab_end = b + PK_SLAB;
-    return b;
+    if (k->eof) return TS_OK;
+    size_t keep = k->n - k->pos;
+    memmove(k->win, k->win + k->pos, keep);
+    k->base += k->pos;
+    k->pos = 0;
+    k->n = keep;
+    if (want > k->win_cap) {
+        size_t cap = want > 2 * k->win_cap ? want : 2 * k->win_cap;
+        unsigned char *w = ts__realloc(k->win, k->win_cap, cap);
+        if (!w) return oom(k);
+        k->win = w;
+        k->win_cap = cap;
+    }
+    k->d = k->win;
+    while (k->n < k->win_cap && !k->eof) {
+        long got = ts__src_read(k->src, (char *)k->win + k->n, k->win_cap - k->n, k->err);
+        if (got < 0) return (int)got;
+        if (got == 0) k->eof = true;
+        k->n += (size_t)got;
+    }
+    if (k->base + k->n > k->limit)
+        return ts__error(k->err, TS_EFORMAT, "%s: byte %llu: larger than %llu MiB uncompressed", k->name,
+                         (unsigned long long)k->limit, (unsigned long long)(k->limit >> 20));
+    return TS_OK;
+}
+
+/* `bytes` after pos in the window, else "cut short". */
+static int ensure(pk *k, size_t bytes)
+{
+    if (bytes <= k->n - k->pos) return TS_OK;
+    int rc = refill(k, bytes);
+    if (rc) return rc;
+    return bytes <= k->n - k->pos ? TS_OK : fail(k, "pickle cut short");
+}
+
+static void *alloc_slow(pk *k, size_t n)
+{
+    size_t want = n + sizeof(ts_pickle_block) + PK_HUGE;
+    size_t bytes = k->next_block > want ? k->next_block : want;
+    unsigned char *raw = ts__malloc(bytes);
+    if (!raw) return NULL;
+    ts_pickle_block *b = (ts_pickle_block *)raw;
+    *b = (ts_pickle_block){k->p->blocks, bytes};
+    k->p->blocks = b;
+    uintptr_t lo = ((uintptr_t)(b + 1) + PK_HUGE - 1) & ~(uintptr_t)(PK_HUGE - 1);
+    uintptr_t hi = ((uintptr_t)raw + bytes) & ~(uintptr_t)(PK_HUGE - 1);
+#ifdef MADV_HUGEPAGE
+    if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);   /* a hint: without it, 4 KiB pages */
+#endif
+    k->cur = (unsigned char *)lo;
+    k->end = raw + bytes;
+    if (k->next_block < PK_BLOCK_MAX) k->next_block *= 2;
+    void *r = k->cur;
+    k->cur += n;
+    return r;
+}
+
+/* n bytes of the tree, 8-byte aligned; NULL = out of memory. */
+static inline void *pk_alloc(pk *k, size_t n)
+{
+    n = (n + 7) & ~(size_t)7;
+    if (TS_UNLIKELY((size_t)(k->end - k->cur) < n)) return alloc_slow(k, n);
+    void *r = k->cur;
+    k->cur += n;
+    return r;
 }
 
 /* A new object (8-byte aligned: its address is a word with tag 00); NULL = out of memory. */
 static inline ts_pv_obj *new_obj(pk *k, ts_pv_kind kind)
 {
-    ts_pv_obj *o = TS_LIKELY(k->slab != k->slab_end) ? k->slab++ : new_obj_slow(k);
+    ts_pv_obj *o = pk_alloc(k, sizeof *o);
     if (o) *o = (ts_pv_obj){.kind = (uint8_t)kind};
     return o;
 }
@@ -122,7 +209,7 @@ static int reserve(pk *k, ts_pv_obj *c, uint32_t more)
     if (cap < need) cap = need;
     if (cap > UINT32_MAX) cap = need;
     bool dict = c->kind == TS_PV_DICT;
-    ts_pv *v = ts__arena_alloc(&k->p->arena, (size_t)cap * sizeof *v * (dict ? 2 : 1));
+    ts_pv *v = pk_alloc(k, (size_t)cap * sizeof *v * (dict ? 2 : 1));
     if (!v) return oom(k);
     if (c->n) memcpy(v, c->u.v, c->n * sizeof *v);
     if (dict && c->n) memcpy(v + cap, c->keys, c->n * sizeof *v);
@@ -139,7 +226,7 @@ static bool fill_shaped(pk *k, ts_pv_obj *c, const ts_pv *s, uint32_t pairs)
     if (c->n || pairs != k->shape_n) return false;
     for (uint32_t i = 0; i < pairs; i++)
         if (s[2 * i] != k->shape[i]) return false;
-    ts_pv *v = ts__arena_alloc(&k->p->arena, (size_t)pairs * sizeof *v);
+    ts_pv *v = pk_alloc(k, (size_t)pairs * sizeof *v);
     if (!v) return false;   /* the general path tries again and says so */
     for (uint32_t i = 0; i < pairs; i++) v[i] = s[2 * i + 1];
     *c = (ts_pv_obj){.kind = TS_PV_DICT, .n = pairs, .cap = pairs, .u.v = v, .keys = k->shape};
@@ -177,16 +264,20 @@ static int fill(pk *k, ts_pv_obj *c, uint32_t from)
 
 static int string_op(pk *k, int len_bytes, ts_pv_kind kind)
 {
-    if ((size_t)len_bytes > k->n - k->pos) return fail(k, "pickle cut short");
+    int rc = ensure(k, (size_t)len_bytes);
+    if (rc) return rc;
     uint64_t len = le(k->d + k->pos, len_bytes);
     k->pos += (size_t)len_bytes;
-    if (len > k->n - k->pos) return fail(k, "pickle cut short");
     if (len > UINT32_MAX) return fail(k, "string longer than 4 GiB");
+    if ((rc = ensure(k, (size_t)len))) return rc;
     ts_pv_obj *o = new_obj(k, kind);
     if (!o) return oom(k);
     o->n = (uint32_t)len;
-    o->u.s = ts__arena_strndup(&k->p->arena, (const char *)k->d + k->pos, (size_t)len);
-    if (!o->u.s) return oom(k);
+    char *str = pk_alloc(k, (size_t)len + 1);
+    if (!str) return oom(k);
+    memcpy(str, k->d + k->pos, (size_t)len);
+    str[len] = 0;
+    o->u.s = str;
     k->pos += (size_t)len;
     return push(k, word_of(o));
 }
@@ -227,12 +318,14 @@ static int long_bytes(pk *k, const unsigned char *b, uint64_t n, int64_t *out)
 
 static int long_op(pk *k, int len_bytes)
 {
-    if ((size_t)len_bytes > k->n - k->pos) return fail(k, "pickle cut short");
+    int rc = ensure(k, (size_t)len_bytes);
+    if (rc) return rc;
     uint64_t n = le(k->d + k->pos, len_bytes);
     k->pos += (size_t)len_bytes;
-    if (n > k->n - k->pos) return fail(k, "pickle cut short");
+    if (n > SIZE_MAX / 2) return fail(k, "pickle cut short");
+    if ((rc = ensure(k, (size_t)n))) return rc;
     int64_t i = 0;
-    int rc = long_bytes(k, k->d + k->pos, n, &i);
+    rc = long_bytes(k, k->d + k->pos, n, &i);
     k->pos += (size_t)n;
     return rc ? rc : push(k, int_pv(k, i));
 }
@@ -250,15 +343,28 @@ static int memo_put(pk *k, uint64_t idx, ts_pv top)
     return TS_OK;
 }
 
-/* Read a newline-terminated text argument (GLOBAL's module and name). */
-static const char *text_line(pk *k, size_t *len)
+/* GLOBAL's two newline-terminated lines, module and name, into the
+ * window (read on until both are there); *mod = NULL when the pickle ends
+ * first. */
+static int text_lines(pk *k, const char **mod, size_t *mn, size_t *nn)
 {
-    const unsigned char *nl = memchr(k->d + k->pos, '\n', k->n - k->pos);
-    if (!nl) return NULL;
-    const char *s = (const char *)k->d + k->pos;
-    *len = (size_t)(nl - (k->d + k->pos));
-    k->pos += *len + 1;
-    return s;
+    *mod = NULL;
+    for (;;) {
+        const unsigned char *s = k->d + k->pos, *e = k->d + k->n;
+        const unsigned char *nl1 = memchr(s, '\n', (size_t)(e - s));
+        const unsigned char *nl2 = nl1 ? memchr(nl1 + 1, '\n', (size_t)(e - nl1 - 1)) : NULL;
+        if (nl2) {
+            *mod = (const char *)s;
+            *mn = (size_t)(nl1 - s);
+            *nn = (size_t)(nl2 - nl1 - 1);
+            k->pos = (size_t)(nl2 + 1 - k->d);
+            return TS_OK;
+        }
+        size_t have = k->n - k->pos;
+        if (k->eof) return TS_OK;
+        int rc = refill(k, have + PK_WINDOW);
+        if (rc) return rc;
+    }
 }
 
 static int refuse_global(pk *k, const char *mod, size_t mn, const char *name, size_t nn)
@@ -277,10 +383,12 @@ static int op_global(pk *k, bool stacked)
         if (!m || !nm || m->kind != TS_PV_STR || nm->kind != TS_PV_STR) return fail(k, "STACK_GLOBAL of non-strings");
         return refuse_global(k, m->u.s, m->n, nm->u.s, nm->n);
     }
-    size_t mn, nn;
-    const char *mod = text_line(k, &mn), *name = mod ? text_line(k, &nn) : NULL;
-    if (!name) return fail(k, "GLOBAL without its module and name lines");
-    return refuse_global(k, mod, mn, name, nn);
+    size_t mn = 0, nn = 0;
+    const char *mod;
+    int rc = text_lines(k, &mod, &mn, &nn);
+    if (rc) return rc;
+    if (!mod) return fail(k, "GLOBAL without its module and name lines");
+    return refuse_global(k, mod, mn, mod + mn + 1, nn);
 }
 
 /* A container of stack[from..] (popped), pushed. */
@@ -318,7 +426,8 @@ static int from_mark(pk *k, ts_pv_kind kind, bool into)
 
 static int binfloat(pk *k)   /* big-endian double */
 {
-    if (8 > k->n - k->pos) return fail(k, "pickle cut short");
+    int rc = ensure(k, 8);
+    if (rc) return rc;
     uint64_t u = 0;
     for (int i = 0; i < 8; i++) u = u << 8 | k->d[k->pos + i];
     k->pos += 8;
@@ -358,7 +467,7 @@ static int one_op(pk *k, unsigned op)
     int rc;
     switch (op) {
     case 0x80: /* PROTO */
-        if (k->pos >= k->n) return fail(k, "pickle cut short");
+        if ((rc = ensure(k, 1))) return rc;
         if (k->d[k->pos] > 5) return fail(k, "pickle protocol newer than 5");
         k->pos++;
         return TS_OK;
@@ -390,7 +499,7 @@ static int one_op(pk *k, unsigned op)
     case 0x90: return from_mark(k, TS_PV_LIST, true);   /* ADDITEMS */
     case 'q': case 'r': {   /* BINPUT, LONG_BINPUT */
         int w = op == 'q' ? 1 : 4;
-        if ((size_t)w > k->n - k->pos) return fail(k, "pickle cut short");
+        if ((rc = ensure(k, (size_t)w))) return rc;
         if (!k->n_stack) return fail(k, "memo store with an empty stack");
         k->pos += (size_t)w;
         return memo_put(k, le(k->d + k->pos - w, w), k->stack[k->n_stack - 1]);
@@ -402,122 +511,200 @@ static int one_op(pk *k, unsigned op)
 /* Write back the loop's locals, run `call`, reload them. */
 #define CALL(call)                                                     \
     do {                                                               \
-        k->op_at = (size_t)(at - d);                                   \
+        k->op_at = k->base + (uint64_t)(at - d);                       \
         k->pos = (size_t)(p - d);                                      \
         k->n_stack = sp;                                               \
         int rc_ = (call);                                              \
         if (rc_) return rc_;                                           \
+        d = k->d;                                                      \
         p = d + k->pos;                                                \
+        end = d + k->n;                                                \
+        lim = k->eof ? end : k->n > PK_AHEAD ? end - PK_AHEAD : d;     \
         sp = k->n_stack;                                               \
         st = k->stack;                                                 \
         cap = k->cap_stack;                                            \
     } while (0)
-#define FAIL(what) return (k->op_at = (size_t)(at - d), fail(k, what))
-#define NEED(bytes) do { if (TS_UNLIKELY(left < (bytes))) FAIL("pickle cut short"); } while (0)
+#define FAIL(what) return (k->op_at = k->base + (uint64_t)(at - d), fail(k, what))
+#define NEED(bytes) do { if (TS_UNLIKELY((size_t)(end - p) < (bytes))) FAIL("pickle cut short"); } while (0)
+/* To the next opcode's handler; the window's end and a full stack go by `slow`. */
+#define NEXT()                                                         \
+    do {                                                               \
+        at = p;                                                        \
+        if (TS_UNLIKELY(p >= lim || sp == cap)) goto slow;             \
+        goto *handler[*p++];                                           \
+    } while (0)
 
-/* The opcode loop: the hot opcodes here, the others through one_op. Its
- * position, stack and depth live in locals (k's copies are current only
- * inside CALL), which is most of its speed. */
+/* The opcode loop: the hot opcodes here, the others through one_op. Each
+ * handler jumps to the next one's itself (GNU C's labels as values: one
+ * indirect jump an opcode, each predicted on its own); the position, stack
+ * and depth live in locals (k's copies are current only inside CALL). This
+ * is most of the reader's speed: a snapshot is a million opcodes, 60% of
+ * them memo fetches. */
 static int run(pk *k)
 {
-    const unsigned char *d = k->d, *p = d, *end = d + k->n;
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Woverride-init"   /* the range's default, then the opcodes handled here */
+    static const void *const handler[256] = {
+        [0 ... 255] = &&other, ['h'] = &&binget, ['j'] = &&long_binget, [0x94] = &&memoize, ['K'] = &&binint1,
+        ['M'] = &&binint2, ['J'] = &&binint, [0x8a] = &&long1, ['('] = &&mark, ['}'] = &&empty_dict,
+        [']'] = &&empty_list, ['u'] = &&setitems, ['e'] = &&appends, [0x8c] = &&short_binunicode,
+        [0x95] = &&frame, ['.'] = &&stop,
+    };
+#pragma GCC diagnostic pop
+    const unsigned char *d = k->d, *p = d, *end = d + k->n, *at = p, *lim = d;
     ts_pv *st = k->stack;
-    uint32_t sp = 0, cap = k->cap_stack;
-    for (;;) {
-        const unsigned char *at = p;
-        size_t left = (size_t)(end - p);
-        if (TS_UNLIKELY(!left)) FAIL("pickle ends without STOP");
-        if (TS_UNLIKELY(sp == cap)) CALL(grow_stack(k));
-        unsigned op = *p++;
-        left--;
-        uint32_t idx;
-        switch (op) {
-        case 'h': /* BINGET */
-            NEED(1);
-            idx = *p++;
-            goto get;
-        case 'j': /* LONG_BINGET */
-            NEED(4);
-            idx = (uint32_t)le(p, 4);
-            p += 4;
-        get:
-            if (TS_UNLIKELY(idx >= k->cap_memo || !k->memo[idx])) FAIL("memo fetch of an index never stored");
-            st[sp++] = k->memo[idx];
-            continue;
-        case 0x94: /* MEMOIZE: the next index, len(memo) */
-            if (TS_UNLIKELY(!sp)) FAIL("memo store with an empty stack");
-            if (TS_LIKELY(k->n_memo_set < k->cap_memo && !k->memo[k->n_memo_set]))
-                k->memo[k->n_memo_set++] = st[sp - 1];
-            else
-                CALL(memo_put(k, k->n_memo_set, st[sp - 1]));
-            continue;
-        case 'K': /* BININT1 */
-            NEED(1);
-            st[sp++] = (ts_pv)*p++ << 2 | TS_PV_TAG_INT;
-            continue;
-        case 'M': /* BININT2 */
-            NEED(2);
-            st[sp++] = (ts_pv)(p[0] | p[1] << 8) << 2 | TS_PV_TAG_INT;
-            p += 2;
-            continue;
-        case 'J': /* BININT: signed 32 bits */
-            NEED(4);
-            st[sp++] = (ts_pv)(int64_t)(int32_t)(uint32_t)le(p, 4) << 2 | TS_PV_TAG_INT;
-            p += 4;
-            continue;
-        case 0x8a: /* LONG1 */
-            if (TS_UNLIKELY(left < 1 || p[0] >= left || !p[0] || p[0] > 8)) { CALL(long_op(k, 1)); continue; }
-            if (TS_UNLIKELY(!(st[sp] = int_pv(k, sext(p + 1, p[0], left - 1))))) return oom(k);
-            sp++;
-            p += 1 + p[0];
-            continue;
-        case '(': /* MARK */
-            if (TS_UNLIKELY(k->n_marks == k->cap_marks)) CALL(grow_marks(k));
-            k->marks[k->n_marks++] = sp;
-            continue;
-        case '}': case ']': { /* EMPTY_DICT, EMPTY_LIST */
-            ts_pv_obj *c = new_obj(k, op == '}' ? TS_PV_DICT : TS_PV_LIST);
-            if (TS_UNLIKELY(!c)) return oom(k);
-            st[sp++] = word_of(c);
-            continue;
-        }
-        case 'u': CALL(from_mark(k, TS_PV_DICT, true)); continue;  /* SETITEMS */
-        case 'e': CALL(from_mark(k, TS_PV_LIST, true)); continue;  /* APPENDS */
-        case 0x8c: CALL(string_op(k, 1, TS_PV_STR)); continue;     /* SHORT_BINUNICODE */
-        case 0x95: /* FRAME */
-            NEED(8);
-            p += 8;
-            continue;
-        case '.': /* STOP */
-            k->n_stack = sp;
-            k->op_at = (size_t)(at - d);
-            return TS_OK;
-        default: CALL(one_op(k, op)); continue;
-        }
+    uint32_t sp = 0, cap = k->cap_stack, idx;
+    ts_pv_obj *c;
+    NEXT();
+slow:   /* p == at: refill the window, grow the stack, or the pickle ended */
+    if ((size_t)(end - p) < PK_AHEAD && !k->eof) CALL(refill(k, PK_AHEAD));
+    if (sp == cap) CALL(grow_stack(k));
+    lim = k->eof ? end : k->n > PK_AHEAD ? end - PK_AHEAD : d;
+    if (p == end) FAIL("pickle ends without STOP");
+    goto *handler[*p++];
+binget:
+    NEED(1);
+    idx = *p++;
+    goto get;
+long_binget:
+    NEED(4);
+    idx = (uint32_t)le(p, 4);
+    p += 4;
+get:
+    if (TS_UNLIKELY(idx >= k->cap_memo || !k->memo[idx])) FAIL("memo fetch of an index never stored");
+    st[sp++] = k->memo[idx];
+    NEXT();
+memoize: /* the next index, len(memo) */
+    if (TS_UNLIKELY(!sp)) FAIL("memo store with an empty stack");
+    if (TS_LIKELY(k->n_memo_set < k->cap_memo && !k->memo[k->n_memo_set]))
+        k->memo[k->n_memo_set++] = st[sp - 1];
+    else
+        CALL(memo_put(k, k->n_memo_set, st[sp - 1]));
+    NEXT();
+binint1:
+    NEED(1);
+    st[sp++] = (ts_pv)*p++ << 2 | TS_PV_TAG_INT;
+    NEXT();
+binint2:
+    NEED(2);
+    st[sp++] = (ts_pv)(p[0] | p[1] << 8) << 2 | TS_PV_TAG_INT;
+    p += 2;
+    NEXT();
+binint: /* signed 32 bits */
+    NEED(4);
+    st[sp++] = (ts_pv)(int64_t)(int32_t)(uint32_t)le(p, 4) << 2 | TS_PV_TAG_INT;
+    p += 4;
+    NEXT();
+long1:
+    if (TS_UNLIKELY(p == end || p[0] >= (size_t)(end - p) || !p[0] || p[0] > 8)) {
+        CALL(long_op(k, 1));
+        NEXT();
     }
+    if (TS_UNLIKELY(!(st[sp] = int_pv(k, sext(p + 1, p[0], (size_t)(end - p) - 1))))) return oom(k);
+    sp++;
+    p += 1 + p[0];
+    NEXT();
+mark:
+    if (TS_UNLIKELY(k->n_marks == k->cap_marks)) CALL(grow_marks(k));
+    k->marks[k->n_marks++] = sp;
+    NEXT();
+empty_dict:
+    if (TS_UNLIKELY(!(c = new_obj(k, TS_PV_DICT)))) return oom(k);
+    st[sp++] = word_of(c);
+    NEXT();
+empty_list:
+    if (TS_UNLIKELY(!(c = new_obj(k, TS_PV_LIST)))) return oom(k);
+    st[sp++] = word_of(c);
+    NEXT();
+setitems:
+    CALL(from_mark(k, TS_PV_DICT, true));
+    NEXT();
+appends:
+    CALL(from_mark(k, TS_PV_LIST, true));
+    NEXT();
+short_binunicode:
+    CALL(string_op(k, 1, TS_PV_STR));
+    NEXT();
+frame:
+    NEED(8);
+    p += 8;
+    NEXT();
+other:
+    CALL(one_op(k, p[-1]));
+    NEXT();
+stop:
+    k->n_stack = sp;
+    k->op_at = k->base + (uint64_t)(at - d);
+    return TS_OK;
 }
 #undef CALL
 #undef FAIL
 #undef NEED
+#undef NEXT
+
+/* Run k's pickle into p (freed on failure). */
+static int load(pk *k, ts_pickle *p)
+{
+    int rc = run(k);
+    if (rc == TS_OK && k->n_stack != 1) rc = fail(k, "pickle STOP with other than one value on the stack");
+    if (rc == TS_OK) p->root = k->stack[0];
+    ts__free(k->stack, (size_t)k->cap_stack * sizeof *k->stack);
+    ts__free(k->marks, (size_t)k->cap_marks * sizeof *k->marks);
+    ts__free(k->memo, (size_t)k->cap_memo * sizeof *k->memo);
+    if (rc) ts__pickle_free(p);
+    return rc;
+}
 
 int ts__pickle_load(ts_pickle *p, const char *name, const unsigned char *data, size_t n, ts_error *err)
 {
     memset(p, 0, sizeof *p);
-    ts__arena_init(&p->arena);
-    pk k = {.p = p, .name = name, .d = data, .n = n, .err = err};
-    int rc = run(&k);
-    if (rc == TS_OK && k.n_stack != 1) rc = fail(&k, "pickle STOP with other than one value on the stack");
-    if (rc == TS_OK) p->root = k.stack[0];
-    ts__free(k.stack, (size_t)k.cap_stack * sizeof *k.stack);
-    ts__free(k.marks, (size_t)k.cap_marks * sizeof *k.marks);
-    ts__free(k.memo, (size_t)k.cap_memo * sizeof *k.memo);
-    if (rc) ts__pickle_free(p);
+    pk k = {.p = p, .name = name, .d = data, .n = n, .eof = true, .err = err, .next_block = PK_BLOCK_MIN};
+    return load(&k, p);
+}
+
+int ts__pickle_load_src(ts_pickle *p, ts_src *src, size_t window, uint64_t limit, ts__pickle_head_fn head, void *ud,
+                        ts_error *err)
+{
+    memset(p, 0, sizeof *p);
+    pk k = {.p = p, .name = src->name, .src = src, .limit = limit, .err = err, .next_block = PK_BLOCK_MIN};
+    int rc = TS_OK;
+    if (src->kind == TS_SRC_MAP) {   /* a plain file: read in place */
+        char *owned;   /* NULL: a mapped file is handed out in place */
+        const char *data;
+        rc = ts__src_slurp(src, &data, &k.n, &owned, &k.win_cap, (size_t)limit, err);
+        k.d = (const unsigned char *)data;
+        k.win = (unsigned char *)owned;
+        k.eof = true;
+    } else {
+        k.win_cap = window > PK_AHEAD ? window : PK_AHEAD;
+        if (!(k.win = ts__malloc(k.win_cap))) rc = oom(&k);
+        if (!rc) rc = refill(&k, 2);
+    }
+    if (!rc && head) rc = head(ud, k.d, k.n);
+    if (!rc) rc = load(&k, p);
+    ts__free(k.win, k.win_cap);
+    return rc;
+}
+
+int ts__pickle_load_file(ts_pickle *p, const char *path, uint64_t limit, ts__pickle_head_fn head, void *ud,
+                         ts_error *err)
+{
+    ts_src src;
+    memset(p, 0, sizeof *p);
+    int rc = ts__src_open_file(&src, path, false, err);
+    if (rc) return rc;
+    rc = ts__pickle_load_src(p, &src, PK_WINDOW, limit, head, ud, err);
+    ts__src_close(&src);
     return rc;
 }
 
 void ts__pickle_free(ts_pickle *p)
 {
-    ts__arena_free(&p->arena);
+    for (ts_pickle_block *b = p->blocks, *prev; b; b = prev) {
+        prev = b->prev;
+        ts__free(b, b->bytes);
+    }
+    p->blocks = NULL;
     p->root = 0;
 }
 

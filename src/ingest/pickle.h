@@ -7,10 +7,10 @@
  * byte offset and the global's name ("pickle global 'os.system' is not one
  * this reader knows"). What a plain pickle of dicts, lists, tuples, sets,
  * strings, bytes, ints (up to 64 bits), floats, bools and None holds is
- * read; sets become lists. Values live in one arena freed with the tree.
+ * read; sets become lists. Values live in blocks freed with the tree.
  *
  * A value (ts_pv) is one 64-bit word, low two bits its tag:
- *   00  pointer to a ts_pv_obj in the arena (0: no value, what lookups
+ *   00  pointer to a ts_pv_obj in the tree (0: no value, what lookups
  *       return when a key is absent)
  *   01  int of 62 bits, value = word >> 2 (arithmetic); wider ints are objects
  *   10  None (2), False (6), True (10)
@@ -54,13 +54,27 @@ typedef struct ts_pv_obj {
     const ts_pv *keys;       /* DICT: keys[i] goes with u.v[i]; NULL when empty */
 } ts_pv_obj;
 
+typedef struct ts_pickle_block ts_pickle_block;
 typedef struct ts_pickle {
-    ts_arena arena;     /* every ts_pv_obj and its arrays */
+    ts_pickle_block *blocks;   /* every ts_pv_obj, its arrays and strings (newest first) */
     ts_pv    root;
 } ts_pickle;
 
 /* Decode data[0..n); name is used in errors ("NAME: byte N: ..."). */
 TS_NODISCARD int ts__pickle_load(ts_pickle *p, const char *name, const unsigned char *data, size_t n, ts_error *err);
+/* The pickle in file path (plain, gzip or zstd; at most limit bytes
+ * uncompressed). A compressed file is read through a window of 256 KiB, never
+ * whole: the tree is all that is kept. head, when not NULL, sees the first
+ * bytes (at least 2 unless the file is shorter) before any is run, and may
+ * refuse the file (its status is returned). */
+typedef int (*ts__pickle_head_fn)(void *ud, const unsigned char *head, size_t n);
+TS_NODISCARD int ts__pickle_load_file(ts_pickle *p, const char *path, uint64_t limit, ts__pickle_head_fn head,
+                                      void *ud, ts_error *err);
+/* As ts__pickle_load_file on an open source, read through a window of
+ * `window` bytes (fuzzing makes it small, so that opcodes straddle refills). */
+typedef struct ts_src ts_src;
+TS_NODISCARD int ts__pickle_load_src(ts_pickle *p, ts_src *src, size_t window, uint64_t limit,
+                                     ts__pickle_head_fn head, void *ud, ts_error *err);
 void ts__pickle_free(ts_pickle *p);
 
 static inline const ts_pv_obj *ts__pv_obj(ts_pv v)

@@ -383,17 +383,20 @@ static int one_device(const snap_ctx *c, int32_t dev, ts_mem_snap_device *d)
     return rc;
 }
 
-/* Decode the pickle in data[0..n); fill c's segments and traces. */
-static int open_bytes(const char *path, const char *data, size_t n, ts_pickle *pk, snap_ctx *c, ts_error *err)
+/* A snapshot is dumped with protocol 2 or later: it starts with PROTO. */
+static int check_head(void *ud, const unsigned char *head, size_t n)
 {
-    if (n < 2 || (unsigned char)data[0] != 0x80)
-        return ts__error(err, TS_EFORMAT, "%s: byte 0: not a pickle of protocol 2 or later "
-                         "(torch.cuda.memory._snapshot() dumped with pickle.dump)", path);
-    int rc = ts__pickle_load(pk, path, (const unsigned char *)data, n, err);
-    if (rc) return rc;
+    const snap_ctx *c = ud;
+    if (n < 2 || head[0] != 0x80)
+        return ts__error(c->err, TS_EFORMAT, "%s: byte 0: not a pickle of protocol 2 or later "
+                         "(torch.cuda.memory._snapshot() dumped with pickle.dump)", c->path);
+    return TS_OK;
+}
+
+/* c's segments and traces from the decoded pickle (freed when it is not a snapshot). */
+static int find_lists(ts_pickle *pk, snap_ctx *c)
+{
     ts_pv root = pk->root;
-    c->path = path;
-    c->err = err;
     if (ts__pv_kind(root) == TS_PV_LIST) {
         c->segments = root;   /* torch.cuda.memory_snapshot(): segments only */
     } else {
@@ -402,25 +405,29 @@ static int open_bytes(const char *path, const char *data, size_t n, ts_pickle *p
     }
     if (ts__pv_kind(c->segments) != TS_PV_LIST && ts__pv_kind(c->traces) != TS_PV_LIST) {
         ts__pickle_free(pk);
-        return ts__error(err, TS_EFORMAT, "%s: byte 0: a pickle, but not a PyTorch allocator snapshot "
-                         "(no \"segments\" or \"device_traces\" list)", path);
+        return ts__error(c->err, TS_EFORMAT, "%s: byte 0: a pickle, but not a PyTorch allocator snapshot "
+                         "(no \"segments\" or \"device_traces\" list)", c->path);
     }
     return TS_OK;
 }
 
-typedef struct open_call { const char *path; ts_pickle *pk; snap_ctx *c; ts_error *err; } open_call;
-
-static int open_call_bytes(void *ud, const char *data, size_t n)
+/* Decode the pickle in data[0..n); fill c's segments and traces. */
+static int open_bytes(const char *path, const char *data, size_t n, ts_pickle *pk, snap_ctx *c, ts_error *err)
 {
-    open_call *o = ud;
-    return open_bytes(o->path, data, n, o->pk, o->c, o->err);
+    c->path = path;
+    c->err = err;
+    int rc = check_head(c, (const unsigned char *)data, n);
+    if (!rc) rc = ts__pickle_load(pk, path, (const unsigned char *)data, n, err);
+    return rc ? rc : find_lists(pk, c);
 }
 
-/* The file (plain, gzip or zstd) through the byte source, then open_bytes. */
+/* The file (plain, gzip or zstd), decoded as it is read; then as open_bytes. */
 static int open_snapshot(const char *path, ts_pickle *pk, snap_ctx *c, ts_error *err)
 {
-    open_call o = {path, pk, c, err};
-    return ts__with_file_bytes(path, (size_t)16 << 30, open_call_bytes, &o, err);
+    c->path = path;
+    c->err = err;
+    int rc = ts__pickle_load_file(pk, path, (uint64_t)16 << 30, check_head, c, err);
+    return rc ? rc : find_lists(pk, c);
 }
 
 static uint32_t n_devices(const snap_ctx *c)

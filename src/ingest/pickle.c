@@ -24,6 +24,7 @@ enum {
     PK_MAX_STACK = 1 << 26, PK_MAX_MEMO = 1 << 26,
     PK_WINDOW = 256 << 10,   /* a file's uncompressed bytes are read through a window this large */
     PK_AHEAD = 16,           /* bytes the loop keeps in the window ahead of an opcode (the longest fixed one: 9) */
+    PK_SHAPES = 4,           /* keys arrays remembered for sharing (records nest: a trace entry holds frames) */
 };
 
 /* The tree's memory: blocks of 4 MiB doubling to 64 MiB, their data aligned
@@ -58,8 +59,9 @@ typedef struct pk {
     ts_error *err;
     unsigned char *cur, *end;     /* the free part of the newest block */
     size_t next_block;            /* bytes of the next block */
-    const ts_pv *shape;      /* keys of the dict filled last (shared by the next dict of the same keys) */
-    uint32_t shape_n;        /* its pairs; 0 = none */
+    const ts_pv *shape[PK_SHAPES];   /* keys of the last dicts filled with keys of their own, */
+    uint32_t shape_n[PK_SHAPES];     /* shared by later dicts of the same keys; pairs (0 = none) */
+    uint32_t next_shape;             /* the slot the next new keys take (round robin) */
 } pk;
 
 static int fail(pk *k, const char *what)
@@ -99,13 +101,18 @@ static int refill(pk *k, size_t want)
     return TS_OK;
 }
 
-/* `bytes` after pos in the window, else "cut short". */
+/* `bytes` after pos in the window, else "cut short". The window grows by
+ * doubling as the bytes arrive, never to what a length field claims: a
+ * 4 GiB string in a 100-byte file costs no 4 GiB. */
 static int ensure(pk *k, size_t bytes)
 {
-    if (bytes <= k->n - k->pos) return TS_OK;
-    int rc = refill(k, bytes);
-    if (rc) return rc;
-    return bytes <= k->n - k->pos ? TS_OK : fail(k, "pickle cut short");
+    while (bytes > k->n - k->pos) {
+        if (k->eof) return fail(k, "pickle cut short");
+        size_t step = 2 * k->win_cap;
+        int rc = refill(k, bytes < step ? bytes : step);
+        if (rc) return rc;
+    }
+    return TS_OK;
 }
 
 static void *alloc_slow(pk *k, size_t n)
@@ -221,16 +228,25 @@ static int reserve(pk *k, ts_pv_obj *c, uint32_t more)
 
 /* Pairs s[0..2*pairs) into the empty dict c under the keys of the dict
  * filled last, when they are the same words: values only. */
-static bool fill_shaped(pk *k, ts_pv_obj *c, const ts_pv *s, uint32_t pairs)
+/* Pairs s[0..2*pairs) into the empty dict c under the keys of one of the
+ * last dicts filled, when they are the same words: values only (copied as
+ * the keys are compared; the copy is given back when they differ). */
+static bool fill_shaped(pk *k, ts_pv_obj *c, const ts_pv *restrict s, uint32_t pairs)
 {
-    if (c->n || pairs != k->shape_n) return false;
-    for (uint32_t i = 0; i < pairs; i++)
-        if (s[2 * i] != k->shape[i]) return false;
-    ts_pv *v = pk_alloc(k, (size_t)pairs * sizeof *v);
-    if (!v) return false;   /* the general path tries again and says so */
-    for (uint32_t i = 0; i < pairs; i++) v[i] = s[2 * i + 1];
-    *c = (ts_pv_obj){.kind = TS_PV_DICT, .n = pairs, .cap = pairs, .u.v = v, .keys = k->shape};
-    return true;
+    if (c->n) return false;
+    ts_pv *restrict v = NULL;
+    for (int h = 0; h < PK_SHAPES; h++) {
+        const ts_pv *restrict keys = k->shape[h];
+        if (k->shape_n[h] != pairs || keys[0] != s[0]) continue;
+        if (!v && !(v = pk_alloc(k, (size_t)pairs * sizeof *v))) return false;   /* the general path says so */
+        uint32_t i = 0;
+        for (; i < pairs && s[2 * i] == keys[i]; i++) v[i] = s[2 * i + 1];
+        if (i < pairs) continue;
+        *c = (ts_pv_obj){.kind = TS_PV_DICT, .n = pairs, .cap = pairs, .u.v = v, .keys = keys};
+        return true;
+    }
+    if (v) k->cur = (unsigned char *)v;   /* the last allocation: given back */
+    return false;
 }
 
 /* Items stack[from..] into container c (a dict: key/value pairs), popped. */
@@ -256,7 +272,11 @@ static int fill(pk *k, ts_pv_obj *c, uint32_t from)
             c->u.v[c->n + i] = s[2 * i + 1];
         }
         c->n += m / 2;
-        if (first) { k->shape = c->keys; k->shape_n = c->n; }
+        if (first) {
+            k->shape[k->next_shape] = c->keys;
+            k->shape_n[k->next_shape] = c->n;
+            k->next_shape = (k->next_shape + 1) % PK_SHAPES;
+        }
     }
     k->n_stack = from;
     return TS_OK;
@@ -360,9 +380,8 @@ static int text_lines(pk *k, const char **mod, size_t *mn, size_t *nn)
             k->pos = (size_t)(nl2 + 1 - k->d);
             return TS_OK;
         }
-        size_t have = k->n - k->pos;
         if (k->eof) return TS_OK;
-        int rc = refill(k, have + PK_WINDOW);
+        int rc = refill(k, k->n - k->pos + 1);   /* grows the window when it is full */
         if (rc) return rc;
     }
 }
@@ -519,10 +538,12 @@ static int one_op(pk *k, unsigned op)
         d = k->d;                                                      \
         p = d + k->pos;                                                \
         end = d + k->n;                                                \
-        lim = k->eof ? end : k->n > PK_AHEAD ? end - PK_AHEAD : d;     \
         sp = k->n_stack;                                               \
         st = k->stack;                                                 \
         cap = k->cap_stack;                                            \
+        memo = k->memo;                                                \
+        cap_memo = k->cap_memo;                                        \
+        lim = limit(k, p, sp);                                         \
     } while (0)
 #define FAIL(what) return (k->op_at = k->base + (uint64_t)(at - d), fail(k, what))
 #define NEED(bytes) do { if (TS_UNLIKELY((size_t)(end - p) < (bytes))) FAIL("pickle cut short"); } while (0)
@@ -530,9 +551,22 @@ static int one_op(pk *k, unsigned op)
 #define NEXT()                                                         \
     do {                                                               \
         at = p;                                                        \
-        if (TS_UNLIKELY(p >= lim || sp == cap)) goto slow;             \
+        if (TS_UNLIKELY(p >= lim)) goto slow;                          \
         goto *handler[*p++];                                           \
     } while (0)
+
+/* Where the loop must stop and go by `slow`: PK_AHEAD before the window's
+ * end (its end once the file is all read), and no further than the stack
+ * has room for: an opcode reads at least one byte and pushes at most one
+ * value, so until then every push fits, unchecked. */
+static inline const unsigned char *limit(const pk *k, const unsigned char *p, uint32_t sp)
+{
+    const unsigned char *end = k->d + k->n;
+    const unsigned char *lim = k->eof ? end : k->n > PK_AHEAD ? end - PK_AHEAD : k->d;
+    size_t room = k->cap_stack - sp;
+    if (lim > p && (size_t)(lim - p) > room) lim = p + room;
+    return lim;
+}
 
 /* The opcode loop: the hot opcodes here, the others through one_op. Each
  * handler jumps to the next one's itself (GNU C's labels as values: one
@@ -552,14 +586,15 @@ static int run(pk *k)
     };
 #pragma GCC diagnostic pop
     const unsigned char *d = k->d, *p = d, *end = d + k->n, *at = p, *lim = d;
-    ts_pv *st = k->stack;
-    uint32_t sp = 0, cap = k->cap_stack, idx;
+    ts_pv *st = k->stack, *memo = k->memo;
+    uint32_t sp = 0, cap = k->cap_stack, cap_memo = k->cap_memo, idx;
     ts_pv_obj *c;
     NEXT();
 slow:   /* p == at: refill the window, grow the stack, or the pickle ended */
     if ((size_t)(end - p) < PK_AHEAD && !k->eof) CALL(refill(k, PK_AHEAD));
     if (sp == cap) CALL(grow_stack(k));
-    lim = k->eof ? end : k->n > PK_AHEAD ? end - PK_AHEAD : d;
+    lim = limit(k, p, sp);
+    at = p;   /* the refill moved the window */
     if (p == end) FAIL("pickle ends without STOP");
     goto *handler[*p++];
 binget:
@@ -571,13 +606,13 @@ long_binget:
     idx = (uint32_t)le(p, 4);
     p += 4;
 get:
-    if (TS_UNLIKELY(idx >= k->cap_memo || !k->memo[idx])) FAIL("memo fetch of an index never stored");
-    st[sp++] = k->memo[idx];
+    if (TS_UNLIKELY(idx >= cap_memo || !memo[idx])) FAIL("memo fetch of an index never stored");
+    st[sp++] = memo[idx];
     NEXT();
 memoize: /* the next index, len(memo) */
     if (TS_UNLIKELY(!sp)) FAIL("memo store with an empty stack");
-    if (TS_LIKELY(k->n_memo_set < k->cap_memo && !k->memo[k->n_memo_set]))
-        k->memo[k->n_memo_set++] = st[sp - 1];
+    if (TS_LIKELY(k->n_memo_set < cap_memo && !memo[k->n_memo_set]))
+        memo[k->n_memo_set++] = st[sp - 1];
     else
         CALL(memo_put(k, k->n_memo_set, st[sp - 1]));
     NEXT();

@@ -125,5 +125,28 @@ static inline const ts_pv *ts__pv_dict_keys(ts_pv d, uint32_t *n)
 }
 /* Index of key in keys[0..n) (the first match, as ts__pv_getn), -1 = absent. */
 int32_t ts__pv_key_index(const ts_pv *keys, uint32_t n, const char *key, size_t kn);
+/* A key looked up in many dicts of one pickle: its slot is found once per
+ * keys array. Valid for one tree (a freed tree's arrays may come back at the
+ * same addresses): start from TS_PV_KEY for each. */
+typedef struct ts_pv_key {
+    const char  *key;
+    uint32_t     len;
+    uint32_t     n;          /* pairs of `keys` */
+    const ts_pv *keys;       /* the keys array `at` is for; NULL = none yet */
+    int32_t      at;         /* slot of key in it, -1 = absent */
+} ts_pv_key;
+#define TS_PV_KEY(lit) ((ts_pv_key){lit, sizeof lit - 1, 0, NULL, -1})
+static inline ts_pv ts__pv_get_key(ts_pv dict, ts_pv_key *k)
+{
+    uint32_t n = 0;
+    const ts_pv *keys = ts__pv_dict_keys(dict, &n);
+    if (!keys) return 0;
+    if (TS_UNLIKELY(keys != k->keys || n != k->n)) {
+        k->at = ts__pv_key_index(keys, n, k->key, k->len);
+        k->keys = keys;
+        k->n = n;
+    }
+    return k->at < 0 ? 0 : ts__pv_obj(dict)->u.v[k->at];
+}
 
 #endif

@@ -27,8 +27,17 @@ typedef struct snap_impl {
     uint32_t        cap_devices; /* entries allocated in pub.devices */
 } snap_impl;
 
+/* The keys snapshot.c reads from segments, blocks and frames (slots cached per keys array). */
+typedef struct snap_keys {
+    ts_pv_key device, total_size, allocated_size, requested_size, blocks;   /* segment */
+    ts_pv_key address, size, state, frames;                                 /* block */
+    ts_pv_key name, filename, line;                                         /* frame */
+} snap_keys;
+
 typedef struct snap_ctx {
     const char   *path;
+    snap_keys    *keys;       /* &key_store (read through const snap_ctx pointers) */
+    snap_keys     key_store;
     ts_pv         segments;   /* list, 0 = none */
     ts_pv         traces;     /* list of lists, 0 = none */
     snap_impl    *s;          /* NULL when only walking the timeline */
@@ -130,16 +139,35 @@ static bool internal_file(const char *f)
     return strstr(f, "site-packages") || strstr(f, "/torch/") || strstr(f, "\\torch\\") || strstr(f, "dist-packages");
 }
 
-/* "name file:line" of the innermost frame (user: the first outside torch). */
-static void frame_str(ts_pv frames, bool user, char *out, size_t cap)
+/* "name file:line" into out (snprintf's truncation to cap - 1). */
+static void put_frame(const char *name, const char *file, int64_t line, char *out, size_t cap)
 {
-    out[0] = 0;
-    for (uint32_t i = 0; i < ts__pv_len(frames); i++) {
+    char num[24];
+    snprintf(num, sizeof num, "%lld", (long long)line);
+    const char *parts[5] = {name ? name : "?", " ", file, ":", num};
+    size_t at = 0;
+    for (int i = 0; i < 5 && at + 1 < cap; i++) {
+        size_t len = strlen(parts[i]);
+        if (len > cap - 1 - at) len = cap - 1 - at;
+        memcpy(out + at, parts[i], len);
+        at += len;
+    }
+    out[at] = 0;
+}
+
+/* "name file:line" of the innermost frame (fr) and of the first outside
+ * torch (uf), "" when none. */
+static void frame_strs(snap_keys *ky, ts_pv frames, char *fr, char *uf, size_t cap)
+{
+    fr[0] = uf[0] = 0;
+    for (uint32_t i = 0; i < ts__pv_len(frames) && !uf[0]; i++) {
         ts_pv f = ts__pv_at(frames, i);
-        const char *file = ts__pv_str(ts__pv_get(f, "filename")), *name = ts__pv_str(ts__pv_get(f, "name"));
-        if (!file || (user && internal_file(file))) continue;
-        snprintf(out, cap, "%s %s:%lld", name ? name : "?", file, (long long)ts__pv_int(ts__pv_get(f, "line"), 0));
-        return;
+        const char *file = ts__pv_str(ts__pv_get_key(f, &ky->filename));
+        if (!file) continue;
+        const char *name = ts__pv_str(ts__pv_get_key(f, &ky->name));
+        int64_t line = ts__pv_int(ts__pv_get_key(f, &ky->line), 0);
+        if (!fr[0]) put_frame(name, file, line, fr, cap);
+        if (!internal_file(file)) put_frame(name, file, line, uf, cap);
     }
 }
 
@@ -154,17 +182,18 @@ static void segment_stats(const snap_ctx *c, int32_t dev, ts_mem_snap_device *d)
 {
     for (uint32_t i = 0; i < ts__pv_len(c->segments); i++) {
         ts_pv sg = ts__pv_at(c->segments, i);
-        if (ts__pv_int(ts__pv_get(sg, "device"), 0) != dev) continue;
+        snap_keys *ky = c->keys;
+        if (ts__pv_int(ts__pv_get_key(sg, &ky->device), 0) != dev) continue;
         d->n_segments++;
-        d->reserved_bytes += ts__pv_int(ts__pv_get(sg, "total_size"), 0);
-        d->allocated_bytes += ts__pv_int(ts__pv_get(sg, "allocated_size"), 0);
-        d->requested_bytes += ts__pv_int(ts__pv_get(sg, "requested_size"), 0);
-        ts_pv blocks = ts__pv_get(sg, "blocks");
+        d->reserved_bytes += ts__pv_int(ts__pv_get_key(sg, &ky->total_size), 0);
+        d->allocated_bytes += ts__pv_int(ts__pv_get_key(sg, &ky->allocated_size), 0);
+        d->requested_bytes += ts__pv_int(ts__pv_get_key(sg, &ky->requested_size), 0);
+        ts_pv blocks = ts__pv_get_key(sg, &ky->blocks);
         for (uint32_t b = 0; b < ts__pv_len(blocks); b++) {
             ts_pv bl = ts__pv_at(blocks, b);
             d->n_blocks++;
-            const char *state = ts__pv_str(ts__pv_get(bl, "state"));
-            int64_t size = ts__pv_int(ts__pv_get(bl, "size"), 0);
+            const char *state = ts__pv_str(ts__pv_get_key(bl, &ky->state));
+            int64_t size = ts__pv_int(ts__pv_get_key(bl, &ky->size), 0);
             if (state && !strcmp(state, "inactive") && size > d->largest_free_bytes) d->largest_free_bytes = size;
         }
     }
@@ -176,11 +205,12 @@ static int each_allocated_block(const snap_ctx *c, int32_t dev, int (*fn)(void *
 {
     for (uint32_t i = 0; i < ts__pv_len(c->segments); i++) {
         ts_pv sg = ts__pv_at(c->segments, i);
-        if (ts__pv_int(ts__pv_get(sg, "device"), 0) != dev) continue;
-        ts_pv blocks = ts__pv_get(sg, "blocks");
+        snap_keys *ky = c->keys;
+        if (ts__pv_int(ts__pv_get_key(sg, &ky->device), 0) != dev) continue;
+        ts_pv blocks = ts__pv_get_key(sg, &ky->blocks);
         for (uint32_t b = 0; b < ts__pv_len(blocks); b++) {
             ts_pv bl = ts__pv_at(blocks, b);
-            const char *state = ts__pv_str(ts__pv_get(bl, "state"));
+            const char *state = ts__pv_str(ts__pv_get_key(bl, &ky->state));
             int rc;
             if (state && !strcmp(state, "active_allocated") && (rc = fn(ud, bl))) return rc;
         }
@@ -212,8 +242,9 @@ typedef struct walk {
 static int add_throughout(void *ud, ts_pv bl)
 {
     walk *w = ud;
-    if (!ts__map64_get(&w->live, (uint64_t)ts__pv_int(ts__pv_get(bl, "address"), 0), NULL))
-        w->throughout += ts__pv_int(ts__pv_get(bl, "size"), 0);
+    snap_keys *ky = w->c->keys;
+    if (!ts__map64_get(&w->live, (uint64_t)ts__pv_int(ts__pv_get_key(bl, &ky->address), 0), NULL))
+        w->throughout += ts__pv_int(ts__pv_get_key(bl, &ky->size), 0);
     return TS_OK;
 }
 
@@ -294,21 +325,20 @@ static void emit_entries(walk *w)
         if (e.act == ACT_ALLOC) run += e.size;
         else if (e.act == ACT_FREE) run -= e.size;
         char fr[512], uf[512];
-        frame_str(e.frames, false, fr, sizeof fr);
-        frame_str(e.frames, true, uf, sizeof uf);
+        frame_strs(w->c->keys, e.frames, fr, uf, sizeof fr);
         ts_mem_snap_entry x = {w->dev, i, e.t, e.action ? e.action : "", e.addr, e.size, run, fr, uf};
         w->c->entry(w->c->ud, &x);
     }
 }
 
-static int add_alive(snap_impl *s, uint64_t addr, int64_t bytes, int64_t t, ts_pv frames)
+static int add_alive(const snap_ctx *c, uint64_t addr, int64_t bytes, int64_t t, ts_pv frames)
 {
+    snap_impl *s = c->s;
     if (s->pub.n_alive == s->cap_alive &&
         ts__grow((void **)&s->pub.alive, &s->cap_alive, sizeof *s->pub.alive, (size_t)s->pub.n_alive + 1))
         return TS_ENOMEM;
     char fr[512], uf[512];
-    frame_str(frames, false, fr, sizeof fr);
-    frame_str(frames, true, uf, sizeof uf);
+    frame_strs(c->keys, frames, fr, uf, sizeof fr);
     s->pub.alive[s->pub.n_alive++] = (ts_mem_snap_block){addr, bytes, t, keep_str(s, fr), keep_str(s, uf)};
     return TS_OK;
 }
@@ -317,9 +347,10 @@ static int add_alive(snap_impl *s, uint64_t addr, int64_t bytes, int64_t t, ts_p
 static int alive_throughout(void *ud, ts_pv bl)
 {
     walk *w = ud;
-    uint64_t addr = (uint64_t)ts__pv_int(ts__pv_get(bl, "address"), 0);
+    snap_keys *ky = w->c->keys;
+    uint64_t addr = (uint64_t)ts__pv_int(ts__pv_get_key(bl, &ky->address), 0);
     if (ts__map64_get(&w->live, addr, NULL)) return TS_OK;
-    return add_alive(w->c->s, addr, ts__pv_int(ts__pv_get(bl, "size"), 0), -1, ts__pv_get(bl, "frames"));
+    return add_alive(w->c, addr, ts__pv_int(ts__pv_get_key(bl, &ky->size), 0), -1, ts__pv_get_key(bl, &ky->frames));
 }
 
 static int cmp_alive(const void *a, const void *b)
@@ -342,7 +373,7 @@ static int alive_at_peak(walk *w)
         if (w->next[i] <= w->peak) continue;   /* not an alloc (0), or ended by the peak */
         snap_ent e;
         read_entry_all(&w->rd, ts__pv_at(w->tr, i), &e);
-        rc = add_alive(s, e.addr, e.size, e.t, e.frames);
+        rc = add_alive(w->c, e.addr, e.size, e.t, e.frames);
     }
     for (uint32_t k = 0; k < w->n_pre && !rc; k++) {
         uint64_t v;
@@ -350,7 +381,7 @@ static int alive_at_peak(walk *w)
         if (f->i < n || !ts__map64_get(&w->pre, f->addr, &v) || v != f->i) continue;
         snap_ent e;
         read_entry_all(&w->rd, ts__pv_at(w->tr, f->i), &e);
-        rc = add_alive(s, e.addr, e.size, -1, e.frames);
+        rc = add_alive(w->c, e.addr, e.size, -1, e.frames);
     }
     if (!rc) rc = each_allocated_block(w->c, w->dev, alive_throughout, w);
     if (rc) return oom(w->c);
@@ -381,6 +412,18 @@ static int one_device(const snap_ctx *c, int32_t dev, ts_mem_snap_device *d)
     ts__map64_free(&w.live);
     ts__map64_free(&w.pre);
     return rc;
+}
+
+static void start_ctx(snap_ctx *c, const char *path, ts_error *err)
+{
+    c->path = path;
+    c->err = err;
+    c->keys = &c->key_store;
+    c->key_store = (snap_keys){
+        TS_PV_KEY("device"), TS_PV_KEY("total_size"), TS_PV_KEY("allocated_size"), TS_PV_KEY("requested_size"),
+        TS_PV_KEY("blocks"), TS_PV_KEY("address"), TS_PV_KEY("size"), TS_PV_KEY("state"), TS_PV_KEY("frames"),
+        TS_PV_KEY("name"), TS_PV_KEY("filename"), TS_PV_KEY("line"),
+    };
 }
 
 /* A snapshot is dumped with protocol 2 or later: it starts with PROTO. */
@@ -414,8 +457,7 @@ static int find_lists(ts_pickle *pk, snap_ctx *c)
 /* Decode the pickle in data[0..n); fill c's segments and traces. */
 static int open_bytes(const char *path, const char *data, size_t n, ts_pickle *pk, snap_ctx *c, ts_error *err)
 {
-    c->path = path;
-    c->err = err;
+    start_ctx(c, path, err);
     int rc = check_head(c, (const unsigned char *)data, n);
     if (!rc) rc = ts__pickle_load(pk, path, (const unsigned char *)data, n, err);
     return rc ? rc : find_lists(pk, c);
@@ -424,8 +466,7 @@ static int open_bytes(const char *path, const char *data, size_t n, ts_pickle *p
 /* The file (plain, gzip or zstd), decoded as it is read; then as open_bytes. */
 static int open_snapshot(const char *path, ts_pickle *pk, snap_ctx *c, ts_error *err)
 {
-    c->path = path;
-    c->err = err;
+    start_ctx(c, path, err);
     int rc = ts__pickle_load_file(pk, path, (uint64_t)16 << 30, check_head, c, err);
     return rc ? rc : find_lists(pk, c);
 }

@@ -166,6 +166,22 @@ TEST(pickle_read_through_a_window_matches_the_whole)
     free(b);
 }
 
+/* fuzz_pickle, 27 Nov 2026: an opcode read right after the window was
+ * refilled was reported at its offset in the old window (byte 4 for 2). */
+TEST(pickle_error_offsets_do_not_depend_on_the_window)
+{
+    static const char b[] = "\x80\x00\x00\x00\x00\x00\x04\x95\x1f\x00\x00\x00\x00\x00\x00\x00\x8c\x02os\x94.";
+    for (size_t w = 16; w < 80; w++) {
+        ts_src src;
+        ts_pickle p;
+        ts_error err = {0};
+        if (ts__src_open_mem(&src, "w.pickle", b, sizeof b - 1, &err)) TS_FAIL_("%s", err.msg);
+        CHECK(ts__pickle_load_src(&p, &src, w, (uint64_t)1 << 30, NULL, NULL, &err) != TS_OK);
+        ts__src_close(&src);
+        CHECK_EQ_STR(err.msg, "w.pickle: byte 2: pickle opcode 0x00 is not one this reader knows");
+    }
+}
+
 TEST(snapshot_of_a_transformer_step_matches_python)
 {
     const char *path = ts_test_data("memory-snapshots/transformer-lm-step.pickle.gz");

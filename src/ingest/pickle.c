@@ -9,8 +9,9 @@
  * them back only around the calls of the rarer opcodes; values are words
  * (pickle.h), so the memo fetches and small ints that most of a snapshot's
  * opcodes are (an allocator snapshot: 60% memo fetches) are a load and a
- * store. A 10x Transformer snapshot (1.07 M opcodes, 4.1 MB) takes about 13 M
- * instructions here.
+ * store. The 10x Transformer snapshot of bench/readers.py (1.07 M opcodes,
+ * 4.1 MB) takes 37 M instructions here, dict fills included, and 21 M more
+ * to inflate. Memory: the tree (about 1.5x the pickle) and a 256 KiB window.
  */
 #include "ingest/pickle.h"
 

@@ -77,6 +77,7 @@ typedef struct ent_reader {
     const ts_pv *keys;          /* the keys array the slots are for; NULL: none or not a dict */
     uint32_t n_keys;
     int32_t  at[N_FIELDS];      /* value slot of each field; -1 = absent */
+    bool     all;               /* action, addr, size and time_us are all there */
     ts_pv    acts[4];
     int      act_code[4];
 } ent_reader;
@@ -94,6 +95,7 @@ static inline const ts_pv *entry_values(ent_reader *r, ts_pv e)
             r->at[k] = keys ? ts__pv_key_index(keys, n, field_key[k], strlen(field_key[k])) : -1;
         r->keys = keys;
         r->n_keys = n;
+        r->all = r->at[F_ACTION] >= 0 && r->at[F_ADDR] >= 0 && r->at[F_SIZE] >= 0 && r->at[F_TIME] >= 0;
     }
     return keys ? ts__pv_obj(e)->u.v : NULL;
 }
@@ -109,20 +111,28 @@ static int action_of(ent_reader *r, ts_pv a, const char *s)
     return code;
 }
 
-/* Entry e's fields but its frames (ts_pv_int, inlined for the int words). */
+/* Entry e's fields but its frames: the usual entry (all four fields, ints
+ * in words, an action seen before) in a few loads, any other the long way. */
 static inline void read_entry(ent_reader *r, ts_pv e, snap_ent *out)
 {
     const ts_pv *v = entry_values(r, e);
-    ts_pv a = v ? field(v, r->at[F_ACTION]) : 0;
-    out->act = a && a == r->acts[0] ? r->act_code[0] : a && a == r->acts[1] ? r->act_code[1]
-                                                     : action_of(r, a, ts__pv_str(a));
     out->action = NULL;
     out->frames = 0;
-    ts_pv addr = v ? field(v, r->at[F_ADDR]) : 0, size = v ? field(v, r->at[F_SIZE]) : 0;
-    ts_pv t = v ? field(v, r->at[F_TIME]) : 0;
-    out->addr = (addr & 3) == TS_PV_TAG_INT ? (uint64_t)((int64_t)addr >> 2) : (uint64_t)ts__pv_int(addr, 0);
-    out->size = (size & 3) == TS_PV_TAG_INT ? (int64_t)size >> 2 : ts__pv_int(size, 0);
-    out->t = (t & 3) == TS_PV_TAG_INT ? (int64_t)t >> 2 : ts__pv_int(t, -1);
+    if (TS_LIKELY(v && r->all)) {
+        ts_pv a = v[r->at[F_ACTION]], addr = v[r->at[F_ADDR]], size = v[r->at[F_SIZE]], t = v[r->at[F_TIME]];
+        if (TS_LIKELY((addr & size & t & 1) && !((addr | size | t) & 2) && (a == r->acts[0] || a == r->acts[1]))) {
+            out->act = a == r->acts[0] ? r->act_code[0] : r->act_code[1];
+            out->addr = (uint64_t)((int64_t)addr >> 2);
+            out->size = (int64_t)size >> 2;
+            out->t = (int64_t)t >> 2;
+            return;
+        }
+    }
+    ts_pv a = v ? field(v, r->at[F_ACTION]) : 0;
+    out->act = action_of(r, a, ts__pv_str(a));
+    out->addr = (uint64_t)ts__pv_int(v ? field(v, r->at[F_ADDR]) : 0, 0);
+    out->size = ts__pv_int(v ? field(v, r->at[F_SIZE]) : 0, 0);
+    out->t = ts__pv_int(v ? field(v, r->at[F_TIME]) : 0, -1);
 }
 
 /* All of entry e, with its action string and frames. */
@@ -258,10 +268,11 @@ static void end_alloc(walk *w, uint64_t alive, uint32_t i)
 
 static int on_free(walk *w, const snap_ent *e, uint32_t i)
 {
-    uint64_t v;
-    if (ts__map64_get(&w->live, e->addr, &v) && v) {
-        end_alloc(w, v, i);
-        return ts__map64_put(&w->live, e->addr, 0);
+    uint64_t *v = ts__map64_find(&w->live, e->addr);
+    if (v && *v) {
+        end_alloc(w, *v, i);
+        *v = 0;
+        return TS_OK;
     }
     w->d->start_bytes += e->size;   /* allocated before the trace */
     if (w->n_pre == w->cap_pre &&
@@ -290,12 +301,14 @@ static int scan(walk *w)
         if (e.t > d->last_us) d->last_us = e.t;
         if (w->next) w->next[i] = 0;
         if (e.act == ACT_ALLOC) {
-            uint64_t v;
+            bool added;
             d->n_alloc++;
             run += e.size;
-            if (ts__map64_get(&w->live, e.addr, &v)) end_alloc(w, v, i);
+            uint64_t *v = ts__map64_slot(&w->live, e.addr, &added);
+            if (!v) { rc = TS_ENOMEM; break; }
+            end_alloc(w, *v, i);   /* an alloc alive there (no free between) ends here */
+            *v = (uint64_t)i + 1;
             if (w->next) w->next[i] = UINT32_MAX;
-            rc = ts__map64_put(&w->live, e.addr, (uint64_t)i + 1);
         } else if (e.act == ACT_FREE) {
             d->n_free++;
             run -= e.size;
@@ -399,7 +412,7 @@ static int one_device(const snap_ctx *c, int32_t dev, ts_mem_snap_device *d)
     walk w = {.c = c, .dev = dev, .d = d};
     w.tr = ts__pv_at(c->traces, (uint32_t)dev);
     w.n = ts__pv_len(w.tr);
-    w.rd = (ent_reader){NULL, 0, {-1, -1, -1, -1, -1}, {0}, {0}};
+    w.rd = (ent_reader){NULL, 0, {-1, -1, -1, -1, -1}, false, {0}, {0}};
     ts__map64_init(&w.live);
     ts__map64_init(&w.pre);
     int rc = TS_OK;

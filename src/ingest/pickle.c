@@ -25,7 +25,6 @@ enum {
     PK_MAX_STACK = 1 << 26, PK_MAX_MEMO = 1 << 26,
     PK_WINDOW = 256 << 10,   /* a file's uncompressed bytes are read through a window this large */
     PK_AHEAD = 16,           /* bytes the loop keeps in the window ahead of an opcode (the longest fixed one: 9) */
-    PK_BIG = 64 << 10,       /* lists' items this large get an allocation of their own */
     PK_SHAPES = 4,           /* keys arrays remembered for sharing (records nest: a trace entry holds frames) */
 };
 
@@ -209,33 +208,6 @@ static int pop_mark(pk *k, uint32_t *from)
 /* Room for `more` slots in c (its keys too when a dict): doubling, or
  * exactly what is asked when empty (its one SETITEMS or APPENDS usually
  * brings all it will hold); a dict's shared keys become its own copy. */
-/* A long list's items (PK_BIG bytes or more) in an allocation of its own,
- * grown by realloc: the allocator moves its pages instead of copying them,
- * and no outgrown copy stays in the tree. */
-static int reserve_big(pk *k, ts_pv_obj *c, uint64_t cap)
-{
-    ts_pickle *p = k->p;
-    size_t bytes = (size_t)cap * sizeof(ts_pv);
-    uint32_t i = 0;
-    while (c->own_keys && i < p->n_big && p->big[i].p != c->u.v) i++;
-    if (!c->own_keys || i == p->n_big) {   /* first time long: moved out of the tree's blocks */
-        if (p->n_big == p->cap_big && ts__grow((void **)&p->big, &p->cap_big, sizeof *p->big, (size_t)p->n_big + 1))
-            return oom(k);
-        ts_pv *v = ts__malloc(bytes);
-        if (!v) return oom(k);
-        if (c->n) memcpy(v, c->u.v, c->n * sizeof *v);
-        p->big[i = p->n_big++] = (ts_pickle_big){v, bytes};
-    } else {
-        void *v = ts__realloc(p->big[i].p, p->big[i].bytes, bytes);
-        if (!v) return oom(k);
-        p->big[i] = (ts_pickle_big){v, bytes};
-    }
-    c->u.v = p->big[i].p;
-    c->own_keys = 1;
-    c->cap = (uint32_t)cap;
-    return TS_OK;
-}
-
 static int reserve(pk *k, ts_pv_obj *c, uint32_t more)
 {
     uint64_t need = (uint64_t)c->n + more;
@@ -245,7 +217,6 @@ static int reserve(pk *k, ts_pv_obj *c, uint32_t more)
     if (cap < need) cap = need;
     if (cap > UINT32_MAX) cap = need;
     bool dict = c->kind == TS_PV_DICT;
-    if (!dict && cap * sizeof(ts_pv) >= PK_BIG) return reserve_big(k, c, cap);
     ts_pv *v = pk_alloc(k, (size_t)cap * sizeof *v * (dict ? 2 : 1));
     if (!v) return oom(k);
     if (c->n) memcpy(v, c->u.v, c->n * sizeof *v);
@@ -776,10 +747,6 @@ void ts__pickle_free(ts_pickle *p)
         ts__free(b, b->bytes);
     }
     p->blocks = NULL;
-    for (uint32_t i = 0; i < p->n_big; i++) ts__free(p->big[i].p, p->big[i].bytes);
-    ts__free(p->big, (size_t)p->cap_big * sizeof *p->big);
-    p->big = NULL;
-    p->n_big = p->cap_big = 0;
     p->root = 0;
 }
 

@@ -42,8 +42,7 @@ enum { TS_PV_TAG_OBJ = 0, TS_PV_TAG_INT = 1, TS_PV_TAG_SPECIAL = 2 };
 /* What a tagged pointer points to. */
 typedef struct ts_pv_obj {
     uint8_t      kind;       /* ts_pv_kind: INT (wide), FLOAT, STR, BYTES, LIST, TUPLE, DICT */
-    uint8_t      own_keys;   /* DICT: keys is this dict's own (may grow), else shared, read-only;
-                              * LIST/TUPLE: u.v is an allocation of its own (ts_pickle.big) */
+    uint8_t      own_keys;   /* DICT: keys is this dict's own (may grow); else shared, read-only */
     uint32_t     n;          /* STR/BYTES: bytes; LIST/TUPLE: items; DICT: key/value pairs */
     uint32_t     cap;        /* containers: slots allocated in v (DICT: in v and in an owned keys) */
     union {
@@ -56,11 +55,8 @@ typedef struct ts_pv_obj {
 } ts_pv_obj;
 
 typedef struct ts_pickle_block ts_pickle_block;
-typedef struct ts_pickle_big { void *p; size_t bytes; } ts_pickle_big;
 typedef struct ts_pickle {
     ts_pickle_block *blocks;   /* every ts_pv_obj, its arrays and strings (newest first) */
-    ts_pickle_big   *big;      /* the items of long lists, each grown in place by realloc */
-    uint32_t         n_big, cap_big;
     ts_pv    root;
 } ts_pickle;
 

@@ -10,7 +10,7 @@
  * (pickle.h), so the memo fetches and small ints that most of a snapshot's
  * opcodes are (an allocator snapshot: 60% memo fetches) are a load and a
  * store. The 10x Transformer snapshot of bench/readers.py (1.07 M opcodes,
- * 4.1 MB) takes 37 M instructions here, dict fills included, and 21 M more
+ * 4.1 MB) takes 36 M instructions here, dict fills included, and 21 M more
  * to inflate. Memory: the tree (about 1.5x the pickle) and a 256 KiB window.
  */
 #include "ingest/pickle.h"

@@ -229,7 +229,7 @@ static ts_alloc_set *set_for(al_impl *v, int32_t dev, const char *pool)
     return s;
 }
 
-static int one_segment(al_impl *v, const ts_pv *sg)
+static int one_segment(al_impl *v, ts_pv sg)
 {
     if (v->pub.n_segments == v->cap_segments &&
         ts__grow((void **)&v->pub.segments, &v->cap_segments, sizeof *v->pub.segments, (size_t)v->pub.n_segments + 1))
@@ -247,9 +247,9 @@ static int one_segment(al_impl *v, const ts_pv *sg)
     set->n_segments++;
     set->reserved_bytes += g->total_bytes;
     set->allocated_bytes += g->allocated_bytes;
-    const ts_pv *blocks = ts__pv_get(sg, "blocks");
+    ts_pv blocks = ts__pv_get(sg, "blocks");
     for (uint32_t b = 0; b < ts__pv_len(blocks); b++) {
-        const ts_pv *bl = ts__pv_at(blocks, b);
+        ts_pv bl = ts__pv_at(blocks, b);
         if (v->pub.n_blocks == v->cap_blocks &&
             ts__grow((void **)&v->pub.blocks, &v->cap_blocks, sizeof *v->pub.blocks, (size_t)v->pub.n_blocks + 1))
             return TS_ENOMEM;
@@ -269,11 +269,11 @@ static int one_segment(al_impl *v, const ts_pv *sg)
 }
 
 /* Device d's trace: alloc adds its size, free_completed removes it. */
-static int snap_device(snap_ctx *c, const ts_pv *tr, int32_t d, al_ev **ev, uint64_t *cap)
+static int snap_device(snap_ctx *c, ts_pv tr, int32_t d, al_ev **ev, uint64_t *cap)
 {
     uint64_t n = 0;
     for (uint32_t i = 0; i < ts__pv_len(tr); i++) {
-        const ts_pv *e = ts__pv_at(tr, i);
+        ts_pv e = ts__pv_at(tr, i);
         const char *a = ts__pv_str(ts__pv_get(e, "action"));
         int64_t size = ts__pv_int(ts__pv_get(e, "size"), 0), us = ts__pv_int(ts__pv_get(e, "time_us"), 0);
         bool alloc = a && !strcmp(a, "alloc"), freed = a && !strcmp(a, "free_completed");
@@ -295,14 +295,13 @@ static int snap_device(snap_ctx *c, const ts_pv *tr, int32_t d, al_ev **ev, uint
     return fill_series(c->v, s, *ev, n, c->nb);
 }
 
-static int snap_bytes(void *ud, const char *data, size_t n)
+static int snap_file(snap_ctx *c)
 {
-    snap_ctx *c = ud;
     ts_pickle pk;
-    int rc = ts__pickle_load(&pk, c->path, (const unsigned char *)data, n, c->err);
+    int rc = ts__pickle_load_file(&pk, c->path, (uint64_t)16 << 30, NULL, NULL, c->err);
     if (rc) return rc;
-    const ts_pv *root = pk.root, *segs = root->kind == TS_PV_LIST ? root : ts__pv_get(root, "segments");
-    const ts_pv *traces = root->kind == TS_PV_LIST ? NULL : ts__pv_get(root, "device_traces");
+    ts_pv root = pk.root, segs = ts__pv_kind(root) == TS_PV_LIST ? root : ts__pv_get(root, "segments");
+    ts_pv traces = ts__pv_kind(root) == TS_PV_LIST ? 0 : ts__pv_get(root, "device_traces");
     for (uint32_t i = 0; i < ts__pv_len(segs) && !rc; i++) rc = one_segment(c->v, ts__pv_at(segs, i));
     al_ev *ev = NULL;
     uint64_t cap = 0;
@@ -330,7 +329,7 @@ int ts_view_allocator_from_snapshot(const char *path, const ts_views_opts *opt, 
     if (!v) { ts_mem_snapshot_destroy(ms); return ts__error(err, TS_ENOMEM, "out of memory"); }
     v->pub.n_bins = cfg.n_bins;
     snap_ctx c = {v, path, cfg.n_bins, ms, err};
-    rc = ts__with_file_bytes(path, (size_t)16 << 30, snap_bytes, &c, err);
+    rc = snap_file(&c);
     ts_mem_snapshot_destroy(ms);
     if (!rc && !v->pub.n_series && !v->pub.n_segments)
         rc = ts__error(err, TS_ENODATA, "%s: the snapshot has no segments and no alloc/free trace", path);

@@ -154,6 +154,12 @@ void ts__map64_free(ts_map64 *m);
 TS_NODISCARD int ts__map64_put(ts_map64 *m, uint64_t key, uint64_t val);
 /* Returns true and sets *val when present. */
 bool ts__map64_get(const ts_map64 *m, uint64_t key, uint64_t *val);
+/* key's value, to read or write in place; NULL when absent. Valid until the next insertion. */
+uint64_t *ts__map64_find(const ts_map64 *m, uint64_t key);
+/* key's value, inserted as 0 when absent (*added: whether it was); NULL when
+ * out of memory or key is UINT64_MAX. One probe where get + put take two.
+ * Valid until the next insertion. */
+uint64_t *ts__map64_slot(ts_map64 *m, uint64_t key, bool *added);
 
 /* ---- string builder for reports ---- */
 typedef struct ts_buf {

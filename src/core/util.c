@@ -74,30 +74,47 @@ static int map64_resize(ts_map64 *m, uint32_t n_slots)
     return TS_OK;
 }
 
+uint64_t *ts__map64_slot(ts_map64 *m, uint64_t key, bool *added)
+{
+    if (key == MAP_EMPTY) return NULL;
+    if ((m->n + 1) * 2 > m->n_slots && map64_resize(m, m->n_slots ? m->n_slots * 2 : 64)) return NULL;
+    uint32_t j = (uint32_t)ts__hash_u64(key) & (m->n_slots - 1);
+    while (m->keys[j] != MAP_EMPTY && m->keys[j] != key) j = (j + 1) & (m->n_slots - 1);
+    *added = m->keys[j] == MAP_EMPTY;
+    if (*added) {
+        m->n++;
+        m->keys[j] = key;
+        m->vals[j] = 0;
+    }
+    return &m->vals[j];
+}
+
 int ts__map64_put(ts_map64 *m, uint64_t key, uint64_t val)
 {
     if (key == MAP_EMPTY) return TS_EINVAL;
-    if ((m->n + 1) * 2 > m->n_slots) {
-        int rc = map64_resize(m, m->n_slots ? m->n_slots * 2 : 64);
-        if (rc) return rc;
-    }
-    uint32_t j = (uint32_t)ts__hash_u64(key) & (m->n_slots - 1);
-    while (m->keys[j] != MAP_EMPTY && m->keys[j] != key) j = (j + 1) & (m->n_slots - 1);
-    if (m->keys[j] == MAP_EMPTY) m->n++;
-    m->keys[j] = key;
-    m->vals[j] = val;
+    bool added;
+    uint64_t *v = ts__map64_slot(m, key, &added);
+    if (!v) return TS_ENOMEM;
+    *v = val;
     return TS_OK;
+}
+
+uint64_t *ts__map64_find(const ts_map64 *m, uint64_t key)
+{
+    if (!m->n_slots || key == MAP_EMPTY) return NULL;
+    uint32_t j = (uint32_t)ts__hash_u64(key) & (m->n_slots - 1);
+    while (m->keys[j] != MAP_EMPTY) {
+        if (m->keys[j] == key) return &m->vals[j];
+        j = (j + 1) & (m->n_slots - 1);
+    }
+    return NULL;
 }
 
 bool ts__map64_get(const ts_map64 *m, uint64_t key, uint64_t *val)
 {
-    if (!m->n_slots || key == MAP_EMPTY) return false;
-    uint32_t j = (uint32_t)ts__hash_u64(key) & (m->n_slots - 1);
-    while (m->keys[j] != MAP_EMPTY) {
-        if (m->keys[j] == key) { if (val) *val = m->vals[j]; return true; }
-        j = (j + 1) & (m->n_slots - 1);
-    }
-    return false;
+    const uint64_t *v = ts__map64_find(m, key);
+    if (v && val) *val = *v;
+    return v != NULL;
 }
 
 /* ---- string builder ---- */

@@ -4,98 +4,184 @@
  * except that nothing names code: every opcode that would look up a global or
  * call one is an error. One pass, O(bytes); every length and index is checked
  * against the bytes left, the stack and the memo before it is used.
+ *
+ * Cost: the loop keeps its position and stack depth in locals and writes
+ * them back only around the calls of the rarer opcodes; values are words
+ * (pickle.h), so the memo fetches and small ints that most of a snapshot's
+ * opcodes are (an allocator snapshot: 60% memo fetches) are a load and a
+ * store. The 10x Transformer snapshot of bench/readers.py (1.07 M opcodes,
+ * 4.1 MB) takes 36 M instructions here, dict fills included, and 21 M more
+ * to inflate. Memory: the tree (about 1.5x the pickle) and a 256 KiB window.
  */
 #include "ingest/pickle.h"
 
+#include "ingest/ingest.h"
+
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 
-enum { PK_MAX_STACK = 1 << 26, PK_MAX_MEMO = 1 << 26 };
+enum {
+    PK_MAX_STACK = 1 << 26, PK_MAX_MEMO = 1 << 26,
+    PK_WINDOW = 256 << 10,   /* a file's uncompressed bytes are read through a window this large */
+    PK_AHEAD = 16,           /* bytes the loop keeps in the window ahead of an opcode (the longest fixed one: 9) */
+    PK_SHAPES = 4,           /* keys arrays remembered for sharing (records nest: a trace entry holds frames) */
+};
+
+/* The tree's memory: blocks of 4 MiB doubling to 64 MiB, their data aligned
+ * to 2 MiB and asked for transparent huge pages, because a snapshot's tree
+ * is written once, front to back, and faulting it in 4 KiB pages cost more
+ * than building it (2,000 faults for a 7 MB tree). Only the 2 MiB pages
+ * touched are ever backed, so a small pickle costs one. */
+enum { PK_HUGE = 2 << 20, PK_BLOCK_MIN = 4 << 20, PK_BLOCK_MAX = 64 << 20 };
+struct ts_pickle_block {
+    ts_pickle_block *prev;
+    size_t bytes;            /* the whole allocation, this header included */
+};
 
 typedef struct pk {
     ts_pickle *p;
     const char *name;
-    const unsigned char *d;
-    size_t n, pos;          /* bytes, next byte */
-    size_t op_at;           /* offset of the opcode being run (errors) */
-    ts_pv **stack;
-    uint32_t n_stack, cap_stack;
+    const unsigned char *d;  /* the bytes in hand: all of them, or a file's window */
+    size_t n, pos;           /* bytes in d, next byte (pos: written back around calls) */
+    uint64_t base;           /* offset in the pickle of d[0] */
+    uint64_t op_at;          /* offset in the pickle of the opcode being run (errors) */
+    ts_src *src;             /* the file read through win; NULL: d holds the whole pickle */
+    unsigned char *win;
+    size_t win_cap;
+    uint64_t limit;          /* most bytes a file may hold (a gzip bomb) */
+    bool eof;                /* nothing more to read after d[n - 1] */
+    ts_pv *stack;
+    uint32_t n_stack, cap_stack;   /* n_stack: written back around calls */
     uint32_t *marks;
     uint32_t n_marks, cap_marks;
-    ts_pv **memo;
+    ts_pv *memo;             /* 0 = index never stored */
     uint32_t cap_memo, n_memo_set;
     ts_error *err;
-    ts_pv *slab, *slab_end;  /* values are cut from arena blocks of PK_SLAB */
-    ts_pv *none, *bools[2];  /* immutable values made once per pickle */
-    ts_pv *small[256];       /* ints 0-255 (BININT1's range), made once each */
-    ts_pv **ints;            /* PK_INTS: the int value last made in each slot (sizes and
-                              * addresses repeat: an allocation's, its free's) */
+    unsigned char *cur, *end;     /* the free part of the newest block */
+    size_t next_block;            /* bytes of the next block */
+    const ts_pv *shape[PK_SHAPES];   /* keys of the last dicts filled with keys of their own, */
+    uint32_t shape_n[PK_SHAPES];     /* shared by later dicts of the same keys; pairs (0 = none) */
+    uint32_t next_shape;             /* the slot the next new keys take (round robin) */
 } pk;
-
-enum { PK_SLAB = 1024, PK_INTS = 2048 };
 
 static int fail(pk *k, const char *what)
 {
-    return ts__error(k->err, TS_EFORMAT, "%s: byte %zu: %s", k->name, k->op_at, what);
+    return ts__error(k->err, TS_EFORMAT, "%s: byte %llu: %s", k->name, (unsigned long long)k->op_at, what);
 }
 
-static ts_pv *new_pv_slow(pk *k, ts_pv_kind kind)
+static int oom(pk *k) { return ts__error(k->err, TS_ENOMEM, "%s: out of memory", k->name); }
+
+/* The window refilled from the file: the unread bytes moved to its front,
+ * grown when `want` bytes would not fit, then filled. */
+static int refill(pk *k, size_t want)
 {
-    ts_pv *b = ts__arena_alloc(&k->p->arena, PK_SLAB * sizeof *b);
-    if (!b) return NULL;
-    k->slab = b + 1;
-    k->slab_end = b + PK_SLAB;
-    *b = (ts_pv){.kind = (uint8_t)kind};
-    return b;
+    if (k->eof) return TS_OK;
+    size_t keep = k->n - k->pos;
+    memmove(k->win, k->win + k->pos, keep);
+    k->base += k->pos;
+    k->pos = 0;
+    k->n = keep;
+    if (want > k->win_cap) {
+        size_t cap = want > 2 * k->win_cap ? want : 2 * k->win_cap;
+        unsigned char *w = ts__realloc(k->win, k->win_cap, cap);
+        if (!w) return oom(k);
+        k->win = w;
+        k->win_cap = cap;
+    }
+    k->d = k->win;
+    while (k->n < k->win_cap && !k->eof) {
+        long got = ts__src_read(k->src, (char *)k->win + k->n, k->win_cap - k->n, k->err);
+        if (got < 0) return (int)got;
+        if (got == 0) k->eof = true;
+        k->n += (size_t)got;
+    }
+    if (k->base + k->n > k->limit)
+        return ts__error(k->err, TS_EFORMAT, "%s: byte %llu: larger than %llu MiB uncompressed", k->name,
+                         (unsigned long long)k->limit, (unsigned long long)(k->limit >> 20));
+    return TS_OK;
 }
 
-static inline ts_pv *new_pv(pk *k, ts_pv_kind kind)
+/* `bytes` after pos in the window, else "cut short". The window grows by
+ * doubling as the bytes arrive, never to what a length field claims: a
+ * 4 GiB string in a 100-byte file costs no 4 GiB. */
+static int ensure(pk *k, size_t bytes)
 {
-    if (TS_UNLIKELY(k->slab == k->slab_end)) return new_pv_slow(k, kind);
-    ts_pv *v = k->slab++;
-    *v = (ts_pv){.kind = (uint8_t)kind};
-    return v;
+    while (bytes > k->n - k->pos) {
+        if (k->eof) return fail(k, "pickle cut short");
+        size_t step = 2 * k->win_cap;
+        int rc = refill(k, bytes < step ? bytes : step);
+        if (rc) return rc;
+    }
+    return TS_OK;
 }
 
-static int push_slow(pk *k, ts_pv *v)
+static void *alloc_slow(pk *k, size_t n)
 {
-    if (!v) return ts__error(k->err, TS_ENOMEM, "%s: out of memory", k->name);
+    size_t want = n + sizeof(ts_pickle_block) + PK_HUGE;
+    size_t bytes = k->next_block > want ? k->next_block : want;
+    unsigned char *raw = ts__malloc(bytes);
+    if (!raw) return NULL;
+    ts_pickle_block *b = (ts_pickle_block *)raw;
+    *b = (ts_pickle_block){k->p->blocks, bytes};
+    k->p->blocks = b;
+    uintptr_t lo = ((uintptr_t)(b + 1) + PK_HUGE - 1) & ~(uintptr_t)(PK_HUGE - 1);
+    uintptr_t hi = ((uintptr_t)raw + bytes) & ~(uintptr_t)(PK_HUGE - 1);
+#ifdef MADV_HUGEPAGE
+    if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);   /* a hint: without it, 4 KiB pages */
+#endif
+    k->cur = (unsigned char *)lo;
+    k->end = raw + bytes;
+    if (k->next_block < PK_BLOCK_MAX) k->next_block *= 2;
+    void *r = k->cur;
+    k->cur += n;
+    return r;
+}
+
+/* n bytes of the tree, 8-byte aligned; NULL = out of memory. */
+static inline void *pk_alloc(pk *k, size_t n)
+{
+    n = (n + 7) & ~(size_t)7;
+    if (TS_UNLIKELY((size_t)(k->end - k->cur) < n)) return alloc_slow(k, n);
+    void *r = k->cur;
+    k->cur += n;
+    return r;
+}
+
+/* A new object (8-byte aligned: its address is a word with tag 00); NULL = out of memory. */
+static inline ts_pv_obj *new_obj(pk *k, ts_pv_kind kind)
+{
+    ts_pv_obj *o = pk_alloc(k, sizeof *o);
+    if (o) *o = (ts_pv_obj){.kind = (uint8_t)kind};
+    return o;
+}
+
+static inline ts_pv word_of(const ts_pv_obj *o) { return (ts_pv)(uintptr_t)o; }
+static inline ts_pv_obj *obj_of(ts_pv v) { return (ts_pv_obj *)(uintptr_t)ts__pv_obj(v); }
+
+/* An int as a value: a word when it fits 62 bits, else an object; 0 = out of memory. */
+static inline ts_pv int_pv(pk *k, int64_t i)
+{
+    if (TS_LIKELY(i >= TS_PV_INT_MIN && i <= TS_PV_INT_MAX)) return (ts_pv)i << 2 | TS_PV_TAG_INT;
+    ts_pv_obj *o = new_obj(k, TS_PV_INT);
+    if (!o) return 0;
+    o->u.i = i;
+    return word_of(o);
+}
+
+static int grow_stack(pk *k)
+{
     if (k->cap_stack >= PK_MAX_STACK) return fail(k, "pickle stack deeper than 2^26 values");
-    if (ts__grow((void **)&k->stack, &k->cap_stack, sizeof *k->stack, (size_t)k->n_stack + 1))
-        return ts__error(k->err, TS_ENOMEM, "%s: out of memory", k->name);
-    k->stack[k->n_stack++] = v;
+    if (ts__grow((void **)&k->stack, &k->cap_stack, sizeof *k->stack, (size_t)k->n_stack + 1)) return oom(k);
     return TS_OK;
 }
 
-static inline int push(pk *k, ts_pv *v)
+/* Room for one more is made at the top of every opcode (none pushes more than one). */
+static inline int push(pk *k, ts_pv v)
 {
-    if (TS_UNLIKELY(!v || k->n_stack == k->cap_stack)) return push_slow(k, v);
+    if (!v) return oom(k);
     k->stack[k->n_stack++] = v;
     return TS_OK;
-}
-
-/* An int value: 0-255 shared (they are immutable, as Python's small ints). */
-static inline ts_pv *int_pv(pk *k, int64_t i)
-{
-    if ((uint64_t)i < 256) {
-        ts_pv *v = k->small[i];
-        if (TS_LIKELY(v != NULL)) return v;
-        if ((v = new_pv(k, TS_PV_INT))) { v->u.i = i; k->small[i] = v; }
-        return v;
-    }
-    ts_pv **slot = k->ints ? &k->ints[(uint64_t)i * 0x9e3779b97f4a7c15ULL >> 53] : NULL;
-    if (slot && *slot && (*slot)->u.i == i) return *slot;
-    ts_pv *v = new_pv(k, TS_PV_INT);
-    if (v) {
-        v->u.i = i;
-        if (slot) *slot = v;
-    }
-    return v;
-}
-
-static inline int need(pk *k, size_t bytes)
-{
-    return bytes <= k->n - k->pos ? TS_OK : fail(k, "pickle cut short");
 }
 
 static uint64_t le(const unsigned char *b, int n)
@@ -109,25 +195,6 @@ static uint64_t le(const unsigned char *b, int n)
     return v;
 }
 
-/* Append to a container being built, growing its arena array by doubling. */
-static int add_item(pk *k, ts_pv *c, ts_pv *item)
-{
-    uint32_t slots = c->slots;
-    if (slots == c->cap) {
-        uint32_t cap = c->cap ? c->cap * 2 : 8;
-        if (cap < c->cap) return fail(k, "container too large");
-        ts_pv **v = ts__arena_alloc(&k->p->arena, (size_t)cap * sizeof *v);
-        if (!v) return ts__error(k->err, TS_ENOMEM, "%s: out of memory", k->name);
-        if (slots) memcpy(v, c->u.v, slots * sizeof *v);
-        c->u.v = v;
-        c->cap = cap;
-    }
-    c->u.v[slots] = item;
-    c->slots = slots + 1;
-    c->n = c->kind == TS_PV_DICT ? c->slots / 2 : c->slots;
-    return TS_OK;
-}
-
 static int pop_mark(pk *k, uint32_t *from)
 {
     if (k->n_marks == 0) return fail(k, "pickle opcode needs a MARK and there is none");
@@ -138,88 +205,127 @@ static int pop_mark(pk *k, uint32_t *from)
     return TS_OK;
 }
 
-/* Items stack[from..] into container c (dict: key/value pairs), popped:
- * room for all of them at once (an empty container gets exactly that, as
- * its one SETITEMS or APPENDS usually brings all it will hold). */
-static int fill(pk *k, ts_pv *c, uint32_t from)
+/* Room for `more` slots in c (its keys too when a dict): doubling, or
+ * exactly what is asked when empty (its one SETITEMS or APPENDS usually
+ * brings all it will hold); a dict's shared keys become its own copy. */
+static int reserve(pk *k, ts_pv_obj *c, uint32_t more)
+{
+    uint64_t need = (uint64_t)c->n + more;
+    if (need > UINT32_MAX) return fail(k, "container too large");
+    if (need <= c->cap) return TS_OK;
+    uint64_t cap = (uint64_t)c->cap * 2;
+    if (cap < need) cap = need;
+    if (cap > UINT32_MAX) cap = need;
+    bool dict = c->kind == TS_PV_DICT;
+    ts_pv *v = pk_alloc(k, (size_t)cap * sizeof *v * (dict ? 2 : 1));
+    if (!v) return oom(k);
+    if (c->n) memcpy(v, c->u.v, c->n * sizeof *v);
+    if (dict && c->n) memcpy(v + cap, c->keys, c->n * sizeof *v);
+    c->u.v = v;
+    if (dict) { c->keys = v + cap; c->own_keys = 1; }
+    c->cap = (uint32_t)cap;
+    return TS_OK;
+}
+
+/* Pairs s[0..2*pairs) into the empty dict c under the keys of the dict
+ * filled last, when they are the same words: values only. */
+/* Pairs s[0..2*pairs) into the empty dict c under the keys of one of the
+ * last dicts filled, when they are the same words: values only (copied as
+ * the keys are compared; the copy is given back when they differ). */
+static bool fill_shaped(pk *k, ts_pv_obj *c, const ts_pv *restrict s, uint32_t pairs)
+{
+    if (c->n) return false;
+    ts_pv *restrict v = NULL;
+    for (int h = 0; h < PK_SHAPES; h++) {
+        const ts_pv *restrict keys = k->shape[h];
+        if (k->shape_n[h] != pairs || keys[0] != s[0]) continue;
+        if (!v && !(v = pk_alloc(k, (size_t)pairs * sizeof *v))) return false;   /* the general path says so */
+        uint32_t i = 0;
+        for (; i < pairs && s[2 * i] == keys[i]; i++) v[i] = s[2 * i + 1];
+        if (i < pairs) continue;
+        *c = (ts_pv_obj){.kind = TS_PV_DICT, .n = pairs, .cap = pairs, .u.v = v, .keys = keys};
+        return true;
+    }
+    if (v) k->cur = (unsigned char *)v;   /* the last allocation: given back */
+    return false;
+}
+
+/* Items stack[from..] into container c (a dict: key/value pairs), popped. */
+static int fill(pk *k, ts_pv_obj *c, uint32_t from)
 {
     if (from > k->n_stack) return fail(k, "pickle MARK above the stack's top (values below it were popped)");
     uint32_t m = k->n_stack - from;
-    if (c->kind == TS_PV_DICT && m % 2) return fail(k, "odd number of items for a dict");
-    if (m == 1) {
-        int rc = add_item(k, c, k->stack[from]);
-        if (!rc) k->n_stack = from;
-        return rc;
+    const ts_pv *s = k->stack + from;
+    if (c->kind != TS_PV_DICT) {
+        int rc = reserve(k, c, m);
+        if (rc) return rc;
+        if (m) memcpy(c->u.v + c->n, s, (size_t)m * sizeof *s);
+        c->n += m;
+    } else if (m % 2) {
+        return fail(k, "odd number of items for a dict");
+    } else if (m && !fill_shaped(k, c, s, m / 2)) {
+        bool first = c->n == 0;
+        int rc = reserve(k, c, m / 2);
+        if (rc) return rc;
+        ts_pv *keys = (ts_pv *)(uintptr_t)c->keys;
+        for (uint32_t i = 0; i < m / 2; i++) {
+            keys[c->n + i] = s[2 * i];
+            c->u.v[c->n + i] = s[2 * i + 1];
+        }
+        c->n += m / 2;
+        if (first) {
+            k->shape[k->next_shape] = c->keys;
+            k->shape_n[k->next_shape] = c->n;
+            k->next_shape = (k->next_shape + 1) % PK_SHAPES;
+        }
     }
-    if (m == 0) return TS_OK;
-    uint64_t need = (uint64_t)c->slots + m;
-    if (need > UINT32_MAX) return fail(k, "container too large");
-    if (need > c->cap) {
-        uint64_t cap = c->cap ? (uint64_t)c->cap * 2 : 0;
-        if (cap < need) cap = need;
-        if (cap > UINT32_MAX) cap = need;
-        ts_pv **v = ts__arena_alloc(&k->p->arena, (size_t)cap * sizeof *v);
-        if (!v) return ts__error(k->err, TS_ENOMEM, "%s: out of memory", k->name);
-        if (c->slots) memcpy(v, c->u.v, c->slots * sizeof *v);
-        c->u.v = v;
-        c->cap = (uint32_t)cap;
-    }
-    memcpy(c->u.v + c->slots, k->stack + from, (size_t)m * sizeof *c->u.v);
-    c->slots += m;
-    c->n = c->kind == TS_PV_DICT ? c->slots / 2 : c->slots;
     k->n_stack = from;
     return TS_OK;
 }
 
 static int string_op(pk *k, int len_bytes, ts_pv_kind kind)
 {
-    int rc = need(k, (size_t)len_bytes);
+    int rc = ensure(k, (size_t)len_bytes);
     if (rc) return rc;
     uint64_t len = le(k->d + k->pos, len_bytes);
     k->pos += (size_t)len_bytes;
-    if ((rc = need(k, len)) != TS_OK) return rc;
     if (len > UINT32_MAX) return fail(k, "string longer than 4 GiB");
-    ts_pv *v = new_pv(k, kind);
-    if (v) {
-        v->n = (uint32_t)len;
-        v->u.s = ts__arena_strndup(&k->p->arena, (const char *)k->d + k->pos, (size_t)len);
-        if (!v->u.s) v = NULL;
-    }
+    if ((rc = ensure(k, (size_t)len))) return rc;
+    ts_pv_obj *o = new_obj(k, kind);
+    if (!o) return oom(k);
+    o->n = (uint32_t)len;
+    char *str = pk_alloc(k, (size_t)len + 1);
+    if (!str) return oom(k);
+    memcpy(str, k->d + k->pos, (size_t)len);
+    str[len] = 0;
+    o->u.s = str;
     k->pos += (size_t)len;
-    return push(k, v);
+    return push(k, word_of(o));
 }
 
-static inline int int_op(pk *k, int bytes, bool is_signed)
+/* n (1-8) bytes at b, avail of them readable: little-endian two's
+ * complement, sign-extended (one load when 8 bytes are there: the shift
+ * drops the bytes past n). */
+static inline int64_t sext(const unsigned char *b, unsigned n, size_t avail)
 {
-    int rc = need(k, (size_t)bytes);
-    if (rc) return rc;
-    uint64_t u = le(k->d + k->pos, bytes);
-    k->pos += (size_t)bytes;
-    return push(k, int_pv(k, is_signed && bytes == 4 ? (int64_t)(int32_t)(uint32_t)u : (int64_t)u));
-}
-
-/* LONG1/LONG4: little-endian two's complement of n bytes; past 64 bits only
- * when the extra bytes are sign extension. */
-static inline int long_op(pk *k, int len_bytes)
-{
-    int rc = need(k, (size_t)len_bytes);
-    if (rc) return rc;
-    uint64_t n = le(k->d + k->pos, len_bytes);
-    k->pos += (size_t)len_bytes;
-    if ((rc = need(k, n)) != TS_OK) return rc;
-    const unsigned char *b = k->d + k->pos;
-    k->pos += (size_t)n;
-    if (n >= 1 && n <= 8) {   /* the usual case: sign-extend n bytes */
-        uint64_t u;
+    uint64_t u;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-        if ((size_t)(k->d + k->n - b) >= 8) {   /* one load when 8 bytes are there */
-            memcpy(&u, b, 8);
-            if (n < 8) u &= ((uint64_t)1 << (8 * n)) - 1;
-        } else
+    if (avail >= 8) memcpy(&u, b, 8);
+    else
 #endif
-            u = le(b, (int)n);
-        unsigned sh = (unsigned)(64 - 8 * n);
-        return push(k, int_pv(k, sh ? (int64_t)(u << sh) >> sh : (int64_t)u));
+        u = le(b, (int)n);
+    (void)avail;
+    unsigned sh = 64 - 8 * n;
+    return (int64_t)(u << sh) >> sh;
+}
+
+/* LONG1/LONG4's n bytes at b: past 64 bits only when the extra bytes are
+ * sign extension. */
+static int long_bytes(pk *k, const unsigned char *b, uint64_t n, int64_t *out)
+{
+    if (n >= 1 && n <= 8) {
+        *out = sext(b, (unsigned)n, (size_t)(k->d + k->n - b));
+        return TS_OK;
     }
     bool neg = n && (b[n - 1] & 0x80);
     for (uint64_t i = 8; i < n; i++)
@@ -227,39 +333,58 @@ static inline int long_op(pk *k, int len_bytes)
     uint64_t u = neg ? ~(uint64_t)0 : 0;
     for (uint64_t i = 0; i < n && i < 8; i++) u = (u & ~((uint64_t)0xff << (8 * i))) | (uint64_t)b[i] << (8 * i);
     if (n > 8 && ((u >> 63) != 0) != neg) return fail(k, "integer wider than 64 bits");
-    return push(k, int_pv(k, (int64_t)u));
-}
-
-static int memo_put(pk *k, uint64_t idx)
-{
-    if (k->n_stack == 0) return fail(k, "memo store with an empty stack");
-    if (idx >= PK_MAX_MEMO) return fail(k, "memo index past 2^26");
-    if (idx >= k->cap_memo) {
-        uint32_t old = k->cap_memo;
-        if (ts__grow((void **)&k->memo, &k->cap_memo, sizeof *k->memo, (size_t)idx + 1))
-            return ts__error(k->err, TS_ENOMEM, "%s: out of memory", k->name);
-        memset(k->memo + old, 0, (k->cap_memo - old) * sizeof *k->memo);
-    }
-    if (!k->memo[idx]) k->n_memo_set++;
-    k->memo[idx] = k->stack[k->n_stack - 1];
+    *out = (int64_t)u;
     return TS_OK;
 }
 
-static int memo_get(pk *k, uint64_t idx)
+static int long_op(pk *k, int len_bytes)
 {
-    if (idx >= k->cap_memo || !k->memo[idx]) return fail(k, "memo fetch of an index never stored");
-    return push(k, k->memo[idx]);
+    int rc = ensure(k, (size_t)len_bytes);
+    if (rc) return rc;
+    uint64_t n = le(k->d + k->pos, len_bytes);
+    k->pos += (size_t)len_bytes;
+    if (n > SIZE_MAX / 2) return fail(k, "pickle cut short");
+    if ((rc = ensure(k, (size_t)n))) return rc;
+    int64_t i = 0;
+    rc = long_bytes(k, k->d + k->pos, n, &i);
+    k->pos += (size_t)n;
+    return rc ? rc : push(k, int_pv(k, i));
 }
 
-/* Read a newline-terminated text argument (GLOBAL's module and name). */
-static const char *text_line(pk *k, size_t *len)
+static int memo_put(pk *k, uint64_t idx, ts_pv top)
 {
-    const unsigned char *nl = memchr(k->d + k->pos, '\n', k->n - k->pos);
-    if (!nl) return NULL;
-    const char *s = (const char *)k->d + k->pos;
-    *len = (size_t)(nl - (k->d + k->pos));
-    k->pos += *len + 1;
-    return s;
+    if (idx >= PK_MAX_MEMO) return fail(k, "memo index past 2^26");
+    if (idx >= k->cap_memo) {
+        uint32_t old = k->cap_memo;
+        if (ts__grow((void **)&k->memo, &k->cap_memo, sizeof *k->memo, (size_t)idx + 1)) return oom(k);
+        memset(k->memo + old, 0, (k->cap_memo - old) * sizeof *k->memo);
+    }
+    if (!k->memo[idx]) k->n_memo_set++;
+    k->memo[idx] = top;
+    return TS_OK;
+}
+
+/* GLOBAL's two newline-terminated lines, module and name, into the
+ * window (read on until both are there); *mod = NULL when the pickle ends
+ * first. */
+static int text_lines(pk *k, const char **mod, size_t *mn, size_t *nn)
+{
+    *mod = NULL;
+    for (;;) {
+        const unsigned char *s = k->d + k->pos, *e = k->d + k->n;
+        const unsigned char *nl1 = memchr(s, '\n', (size_t)(e - s));
+        const unsigned char *nl2 = nl1 ? memchr(nl1 + 1, '\n', (size_t)(e - nl1 - 1)) : NULL;
+        if (nl2) {
+            *mod = (const char *)s;
+            *mn = (size_t)(nl1 - s);
+            *nn = (size_t)(nl2 - nl1 - 1);
+            k->pos = (size_t)(nl2 + 1 - k->d);
+            return TS_OK;
+        }
+        if (k->eof) return TS_OK;
+        int rc = refill(k, k->n - k->pos + 1);   /* grows the window when it is full */
+        if (rc) return rc;
+    }
 }
 
 static int refuse_global(pk *k, const char *mod, size_t mn, const char *name, size_t nn)
@@ -274,109 +399,72 @@ static int op_global(pk *k, bool stacked)
 {
     if (stacked) {
         if (k->n_stack < 2) return fail(k, "STACK_GLOBAL with fewer than two values");
-        const ts_pv *m = k->stack[k->n_stack - 2], *nm = k->stack[k->n_stack - 1];
-        if (m->kind != TS_PV_STR || nm->kind != TS_PV_STR) return fail(k, "STACK_GLOBAL of non-strings");
+        const ts_pv_obj *m = ts__pv_obj(k->stack[k->n_stack - 2]), *nm = ts__pv_obj(k->stack[k->n_stack - 1]);
+        if (!m || !nm || m->kind != TS_PV_STR || nm->kind != TS_PV_STR) return fail(k, "STACK_GLOBAL of non-strings");
         return refuse_global(k, m->u.s, m->n, nm->u.s, nm->n);
     }
-    size_t mn, nn;
-    const char *mod = text_line(k, &mn), *name = mod ? text_line(k, &nn) : NULL;
-    if (!name) return fail(k, "GLOBAL without its module and name lines");
-    return refuse_global(k, mod, mn, name, nn);
+    size_t mn = 0, nn = 0;
+    const char *mod;
+    int rc = text_lines(k, &mod, &mn, &nn);
+    if (rc) return rc;
+    if (!mod) return fail(k, "GLOBAL without its module and name lines");
+    return refuse_global(k, mod, mn, mod + mn + 1, nn);
 }
 
-static int make_tuple(pk *k, uint32_t from)
+/* A container of stack[from..] (popped), pushed. */
+static int make_from(pk *k, ts_pv_kind kind, uint32_t from)
 {
-    ts_pv *t = new_pv(k, TS_PV_TUPLE);
-    if (!t) return push(k, NULL);
-    int rc = fill(k, t, from);
-    return rc ? rc : push(k, t);
+    ts_pv_obj *c = new_obj(k, kind);
+    if (!c) return oom(k);
+    int rc = fill(k, c, from);
+    return rc ? rc : push(k, word_of(c));
 }
 
 static int tuple_n(pk *k, uint32_t m)
 {
     if (k->n_stack < m) return fail(k, "tuple of more values than the stack holds");
-    return make_tuple(k, k->n_stack - m);
+    return make_from(k, TS_PV_TUPLE, k->n_stack - m);
 }
 
 /* APPEND/APPENDS/SETITEM/SETITEMS/ADDITEMS: stack[from..] into the container below. */
 static int into_below(pk *k, uint32_t from, ts_pv_kind want)
 {
     if (from == 0) return fail(k, "no container below the items");
-    ts_pv *c = k->stack[from - 1];
-    if (c->kind != want) return fail(k, want == TS_PV_DICT ? "SETITEM(S) on something not a dict"
-                                                           : "APPEND(S)/ADDITEMS on something not a list or set");
+    ts_pv_obj *c = obj_of(k->stack[from - 1]);
+    if (!c || c->kind != want) return fail(k, want == TS_PV_DICT ? "SETITEM(S) on something not a dict"
+                                                                 : "APPEND(S)/ADDITEMS on something not a list or set");
     return fill(k, c, from);
 }
 
-static int one_op(pk *k, unsigned op, bool *stop)
+static int from_mark(pk *k, ts_pv_kind kind, bool into)
 {
     uint32_t from = 0;
-    int rc;
+    int rc = pop_mark(k, &from);
+    if (rc) return rc;
+    return into ? into_below(k, from, kind) : make_from(k, kind, from);
+}
+
+static int binfloat(pk *k)   /* big-endian double */
+{
+    int rc = ensure(k, 8);
+    if (rc) return rc;
+    uint64_t u = 0;
+    for (int i = 0; i < 8; i++) u = u << 8 | k->d[k->pos + i];
+    k->pos += 8;
+    ts_pv_obj *o = new_obj(k, TS_PV_FLOAT);
+    if (o) memcpy(&o->u.d, &u, 8);
+    return push(k, word_of(o));
+}
+
+static int grow_marks(pk *k)
+{
+    if (ts__grow((void **)&k->marks, &k->cap_marks, sizeof *k->marks, (size_t)k->n_marks + 1)) return oom(k);
+    return TS_OK;
+}
+
+static int refuse_op(pk *k, unsigned op)
+{
     switch (op) {
-    case 0x80: /* PROTO */ if ((rc = need(k, 1))) return rc;
-        if (k->d[k->pos] > 5) return fail(k, "pickle protocol newer than 5");
-        k->pos++; return TS_OK;
-    case 0x95: /* FRAME */ if ((rc = need(k, 8))) return rc; k->pos += 8; return TS_OK;
-    case '.': *stop = true; return TS_OK;
-    case '(': /* MARK */
-        if (k->n_marks == k->cap_marks && ts__grow((void **)&k->marks, &k->cap_marks, sizeof *k->marks, (size_t)k->n_marks + 1))
-            return ts__error(k->err, TS_ENOMEM, "%s: out of memory", k->name);
-        k->marks[k->n_marks++] = k->n_stack;
-        return TS_OK;
-    case '0': /* POP */ if (!k->n_stack) return fail(k, "POP of an empty stack"); k->n_stack--; return TS_OK;
-    case '1': /* POP_MARK */ if ((rc = pop_mark(k, &from))) return rc; k->n_stack = from; return TS_OK;
-    case '2': /* DUP */ if (!k->n_stack) return fail(k, "DUP of an empty stack"); return push(k, k->stack[k->n_stack - 1]);
-    case 'N': if (!k->none) k->none = new_pv(k, TS_PV_NONE);
-        return push(k, k->none);
-    case 0x88: case 0x89: {
-        ts_pv **b = &k->bools[op == 0x88];
-        if (!*b && (*b = new_pv(k, TS_PV_BOOL))) (*b)->u.i = op == 0x88;
-        return push(k, *b);
-    }
-    case 'J': return int_op(k, 4, true);
-    case 'K': return int_op(k, 1, false);
-    case 'M': return int_op(k, 2, false);
-    case 0x8a: return long_op(k, 1);
-    case 0x8b: return long_op(k, 4);
-    case 'G': { /* BINFLOAT: big-endian double */
-        if ((rc = need(k, 8))) return rc;
-        uint64_t u = 0;
-        for (int i = 0; i < 8; i++) u = u << 8 | k->d[k->pos + i];
-        k->pos += 8;
-        ts_pv *v = new_pv(k, TS_PV_FLOAT);
-        if (v) memcpy(&v->u.d, &u, 8);
-        return push(k, v);
-    }
-    case 0x8c: return string_op(k, 1, TS_PV_STR);    /* SHORT_BINUNICODE */
-    case 'X': return string_op(k, 4, TS_PV_STR);     /* BINUNICODE */
-    case 0x8d: return string_op(k, 8, TS_PV_STR);    /* BINUNICODE8 */
-    case 'U': return string_op(k, 1, TS_PV_STR);     /* SHORT_BINSTRING (Python 2 str) */
-    case 'T': return string_op(k, 4, TS_PV_STR);     /* BINSTRING */
-    case 'C': return string_op(k, 1, TS_PV_BYTES);   /* SHORT_BINBYTES */
-    case 'B': return string_op(k, 4, TS_PV_BYTES);   /* BINBYTES */
-    case 0x8e: case 0x96: return string_op(k, 8, TS_PV_BYTES);   /* BINBYTES8, BYTEARRAY8 */
-    case '}': return push(k, new_pv(k, TS_PV_DICT));
-    case ']': case 0x8f: return push(k, new_pv(k, TS_PV_LIST));   /* EMPTY_LIST, EMPTY_SET */
-    case ')': return push(k, new_pv(k, TS_PV_TUPLE));
-    case 'd': case 'l': case 0x91: { /* DICT, LIST, FROZENSET: from the mark */
-        if ((rc = pop_mark(k, &from))) return rc;
-        ts_pv *c = new_pv(k, op == 'd' ? TS_PV_DICT : TS_PV_LIST);
-        if (!c) return push(k, NULL);
-        return (rc = fill(k, c, from)) ? rc : push(k, c);
-    }
-    case 't': return (rc = pop_mark(k, &from)) ? rc : make_tuple(k, from);
-    case 0x85: return tuple_n(k, 1);
-    case 0x86: return tuple_n(k, 2);
-    case 0x87: return tuple_n(k, 3);
-    case 'a': return k->n_stack < 2 ? fail(k, "APPEND with fewer than two values") : into_below(k, k->n_stack - 1, TS_PV_LIST);
-    case 's': return k->n_stack < 3 ? fail(k, "SETITEM with fewer than three values") : into_below(k, k->n_stack - 2, TS_PV_DICT);
-    case 'e': case 0x90: return (rc = pop_mark(k, &from)) ? rc : into_below(k, from, TS_PV_LIST);   /* APPENDS, ADDITEMS */
-    case 'u': return (rc = pop_mark(k, &from)) ? rc : into_below(k, from, TS_PV_DICT);
-    case 'q': if ((rc = need(k, 1))) return rc; k->pos += 1; return memo_put(k, k->d[k->pos - 1]);
-    case 'r': if ((rc = need(k, 4))) return rc; k->pos += 4; return memo_put(k, le(k->d + k->pos - 4, 4));
-    case 0x94: return memo_put(k, k->n_memo_set);   /* MEMOIZE: the next index, len(memo) */
-    case 'h': if ((rc = need(k, 1))) return rc; k->pos += 1; return memo_get(k, k->d[k->pos - 1]);
-    case 'j': if ((rc = need(k, 4))) return rc; k->pos += 4; return memo_get(k, le(k->d + k->pos - 4, 4));
     case 'c': return op_global(k, false);
     case 0x93: return op_global(k, true);
     case 'R': case 'b': case 0x81: case 0x92: case 'i': case 'o':
@@ -392,60 +480,290 @@ static int one_op(pk *k, unsigned op, bool *stop)
     }
 }
 
+/* Every opcode but the hot ones run() does itself; k->pos and k->n_stack are current. */
+static int one_op(pk *k, unsigned op)
+{
+    uint32_t from = 0;
+    int rc;
+    switch (op) {
+    case 0x80: /* PROTO */
+        if ((rc = ensure(k, 1))) return rc;
+        if (k->d[k->pos] > 5) return fail(k, "pickle protocol newer than 5");
+        k->pos++;
+        return TS_OK;
+    case '0': /* POP */ if (!k->n_stack) return fail(k, "POP of an empty stack"); k->n_stack--; return TS_OK;
+    case '1': /* POP_MARK */ if ((rc = pop_mark(k, &from))) return rc; k->n_stack = from; return TS_OK;
+    case '2': /* DUP */ if (!k->n_stack) return fail(k, "DUP of an empty stack"); return push(k, k->stack[k->n_stack - 1]);
+    case 'N': return push(k, TS_PV_NONE_WORD);
+    case 0x88: return push(k, TS_PV_TRUE_WORD);
+    case 0x89: return push(k, TS_PV_FALSE_WORD);
+    case 0x8b: return long_op(k, 4);
+    case 'G': return binfloat(k);
+    case 'X': return string_op(k, 4, TS_PV_STR);     /* BINUNICODE */
+    case 0x8d: return string_op(k, 8, TS_PV_STR);    /* BINUNICODE8 */
+    case 'U': return string_op(k, 1, TS_PV_STR);     /* SHORT_BINSTRING (Python 2 str) */
+    case 'T': return string_op(k, 4, TS_PV_STR);     /* BINSTRING */
+    case 'C': return string_op(k, 1, TS_PV_BYTES);   /* SHORT_BINBYTES */
+    case 'B': return string_op(k, 4, TS_PV_BYTES);   /* BINBYTES */
+    case 0x8e: case 0x96: return string_op(k, 8, TS_PV_BYTES);   /* BINBYTES8, BYTEARRAY8 */
+    case 0x8f: return make_from(k, TS_PV_LIST, k->n_stack);     /* EMPTY_SET */
+    case ')': return make_from(k, TS_PV_TUPLE, k->n_stack);
+    case 'd': return from_mark(k, TS_PV_DICT, false);
+    case 'l': case 0x91: return from_mark(k, TS_PV_LIST, false);   /* LIST, FROZENSET */
+    case 't': return from_mark(k, TS_PV_TUPLE, false);
+    case 0x85: return tuple_n(k, 1);
+    case 0x86: return tuple_n(k, 2);
+    case 0x87: return tuple_n(k, 3);
+    case 'a': return k->n_stack < 2 ? fail(k, "APPEND with fewer than two values") : into_below(k, k->n_stack - 1, TS_PV_LIST);
+    case 's': return k->n_stack < 3 ? fail(k, "SETITEM with fewer than three values") : into_below(k, k->n_stack - 2, TS_PV_DICT);
+    case 0x90: return from_mark(k, TS_PV_LIST, true);   /* ADDITEMS */
+    case 'q': case 'r': {   /* BINPUT, LONG_BINPUT */
+        int w = op == 'q' ? 1 : 4;
+        if ((rc = ensure(k, (size_t)w))) return rc;
+        if (!k->n_stack) return fail(k, "memo store with an empty stack");
+        k->pos += (size_t)w;
+        return memo_put(k, le(k->d + k->pos - w, w), k->stack[k->n_stack - 1]);
+    }
+    default: return refuse_op(k, op);
+    }
+}
+
+/* Write back the loop's locals, run `call`, reload them. */
+#define CALL(call)                                                     \
+    do {                                                               \
+        k->op_at = k->base + (uint64_t)(at - d);                       \
+        k->pos = (size_t)(p - d);                                      \
+        k->n_stack = sp;                                               \
+        int rc_ = (call);                                              \
+        if (rc_) return rc_;                                           \
+        d = k->d;                                                      \
+        p = d + k->pos;                                                \
+        end = d + k->n;                                                \
+        sp = k->n_stack;                                               \
+        st = k->stack;                                                 \
+        cap = k->cap_stack;                                            \
+        memo = k->memo;                                                \
+        cap_memo = k->cap_memo;                                        \
+        lim = limit(k, p, sp);                                         \
+    } while (0)
+#define FAIL(what) return (k->op_at = k->base + (uint64_t)(at - d), fail(k, what))
+#define NEED(bytes) do { if (TS_UNLIKELY((size_t)(end - p) < (bytes))) FAIL("pickle cut short"); } while (0)
+/* To the next opcode's handler; the window's end and a full stack go by `slow`. */
+#define NEXT()                                                         \
+    do {                                                               \
+        at = p;                                                        \
+        if (TS_UNLIKELY(p >= lim)) goto slow;                          \
+        goto *handler[*p++];                                           \
+    } while (0)
+
+/* Where the loop must stop and go by `slow`: PK_AHEAD before the window's
+ * end (its end once the file is all read), and no further than the stack
+ * has room for: an opcode reads at least one byte and pushes at most one
+ * value, so until then every push fits, unchecked. */
+static inline const unsigned char *limit(const pk *k, const unsigned char *p, uint32_t sp)
+{
+    const unsigned char *end = k->d + k->n;
+    const unsigned char *lim = k->eof ? end : k->n > PK_AHEAD ? end - PK_AHEAD : k->d;
+    size_t room = k->cap_stack - sp;
+    if (lim > p && (size_t)(lim - p) > room) lim = p + room;
+    return lim;
+}
+
+/* The opcode loop: the hot opcodes here, the others through one_op. Each
+ * handler jumps to the next one's itself (GNU C's labels as values: one
+ * indirect jump an opcode, each predicted on its own); the position, stack
+ * and depth live in locals (k's copies are current only inside CALL). This
+ * is most of the reader's speed: a snapshot is a million opcodes, 60% of
+ * them memo fetches. */
+static int run(pk *k)
+{
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Woverride-init"   /* the range's default, then the opcodes handled here */
+    static const void *const handler[256] = {
+        [0 ... 255] = &&other, ['h'] = &&binget, ['j'] = &&long_binget, [0x94] = &&memoize, ['K'] = &&binint1,
+        ['M'] = &&binint2, ['J'] = &&binint, [0x8a] = &&long1, ['('] = &&mark, ['}'] = &&empty_dict,
+        [']'] = &&empty_list, ['u'] = &&setitems, ['e'] = &&appends, [0x8c] = &&short_binunicode,
+        [0x95] = &&frame, ['.'] = &&stop,
+    };
+#pragma GCC diagnostic pop
+    const unsigned char *d = k->d, *p = d, *end = d + k->n, *at = p, *lim = d;
+    ts_pv *st = k->stack, *memo = k->memo;
+    uint32_t sp = 0, cap = k->cap_stack, cap_memo = k->cap_memo, idx;
+    ts_pv_obj *c;
+    NEXT();
+slow:   /* p == at: refill the window, grow the stack, or the pickle ended */
+    if ((size_t)(end - p) < PK_AHEAD && !k->eof) CALL(refill(k, PK_AHEAD));
+    if (sp == cap) CALL(grow_stack(k));
+    lim = limit(k, p, sp);
+    at = p;   /* the refill moved the window */
+    if (p == end) FAIL("pickle ends without STOP");
+    goto *handler[*p++];
+binget:
+    NEED(1);
+    idx = *p++;
+    goto get;
+long_binget:
+    NEED(4);
+    idx = (uint32_t)le(p, 4);
+    p += 4;
+get:
+    if (TS_UNLIKELY(idx >= cap_memo || !memo[idx])) FAIL("memo fetch of an index never stored");
+    st[sp++] = memo[idx];
+    NEXT();
+memoize: /* the next index, len(memo) */
+    if (TS_UNLIKELY(!sp)) FAIL("memo store with an empty stack");
+    if (TS_LIKELY(k->n_memo_set < cap_memo && !memo[k->n_memo_set]))
+        memo[k->n_memo_set++] = st[sp - 1];
+    else
+        CALL(memo_put(k, k->n_memo_set, st[sp - 1]));
+    NEXT();
+binint1:
+    NEED(1);
+    st[sp++] = (ts_pv)*p++ << 2 | TS_PV_TAG_INT;
+    NEXT();
+binint2:
+    NEED(2);
+    st[sp++] = (ts_pv)(p[0] | p[1] << 8) << 2 | TS_PV_TAG_INT;
+    p += 2;
+    NEXT();
+binint: /* signed 32 bits */
+    NEED(4);
+    st[sp++] = (ts_pv)(int64_t)(int32_t)(uint32_t)le(p, 4) << 2 | TS_PV_TAG_INT;
+    p += 4;
+    NEXT();
+long1:
+    if (TS_UNLIKELY(p == end || p[0] >= (size_t)(end - p) || !p[0] || p[0] > 8)) {
+        CALL(long_op(k, 1));
+        NEXT();
+    }
+    if (TS_UNLIKELY(!(st[sp] = int_pv(k, sext(p + 1, p[0], (size_t)(end - p) - 1))))) return oom(k);
+    sp++;
+    p += 1 + p[0];
+    NEXT();
+mark:
+    if (TS_UNLIKELY(k->n_marks == k->cap_marks)) CALL(grow_marks(k));
+    k->marks[k->n_marks++] = sp;
+    NEXT();
+empty_dict:
+    if (TS_UNLIKELY(!(c = new_obj(k, TS_PV_DICT)))) return oom(k);
+    st[sp++] = word_of(c);
+    NEXT();
+empty_list:
+    if (TS_UNLIKELY(!(c = new_obj(k, TS_PV_LIST)))) return oom(k);
+    st[sp++] = word_of(c);
+    NEXT();
+setitems:   /* a record's one SETITEMS into its empty dict, under keys seen before: here */
+    if (k->n_marks && (idx = k->marks[k->n_marks - 1]) > 0 && idx < sp && !((sp - idx) & 1) &&
+        (c = obj_of(st[idx - 1])) && c->kind == TS_PV_DICT && fill_shaped(k, c, st + idx, (sp - idx) / 2)) {
+        k->n_marks--;
+        sp = idx;
+        NEXT();
+    }
+    CALL(from_mark(k, TS_PV_DICT, true));
+    NEXT();
+appends:
+    CALL(from_mark(k, TS_PV_LIST, true));
+    NEXT();
+short_binunicode:
+    CALL(string_op(k, 1, TS_PV_STR));
+    NEXT();
+frame:
+    NEED(8);
+    p += 8;
+    NEXT();
+other:
+    CALL(one_op(k, p[-1]));
+    NEXT();
+stop:
+    k->n_stack = sp;
+    k->op_at = k->base + (uint64_t)(at - d);
+    return TS_OK;
+}
+#undef CALL
+#undef FAIL
+#undef NEED
+#undef NEXT
+
+/* Run k's pickle into p (freed on failure). */
+static int load(pk *k, ts_pickle *p)
+{
+    int rc = run(k);
+    if (rc == TS_OK && k->n_stack != 1) rc = fail(k, "pickle STOP with other than one value on the stack");
+    if (rc == TS_OK) p->root = k->stack[0];
+    ts__free(k->stack, (size_t)k->cap_stack * sizeof *k->stack);
+    ts__free(k->marks, (size_t)k->cap_marks * sizeof *k->marks);
+    ts__free(k->memo, (size_t)k->cap_memo * sizeof *k->memo);
+    if (rc) ts__pickle_free(p);
+    return rc;
+}
+
 int ts__pickle_load(ts_pickle *p, const char *name, const unsigned char *data, size_t n, ts_error *err)
 {
     memset(p, 0, sizeof *p);
-    ts__arena_init(&p->arena);
-    pk k = {.p = p, .name = name, .d = data, .n = n, .err = err};
-    k.ints = ts__calloc(PK_INTS, sizeof *k.ints);   /* without it, no sharing beyond 0-255 */
-    bool stop = false;
+    pk k = {.p = p, .name = name, .d = data, .n = n, .eof = true, .err = err, .next_block = PK_BLOCK_MIN};
+    return load(&k, p);
+}
+
+int ts__pickle_load_src(ts_pickle *p, ts_src *src, size_t window, uint64_t limit, ts__pickle_head_fn head, void *ud,
+                        ts_error *err)
+{
+    memset(p, 0, sizeof *p);
+    pk k = {.p = p, .name = src->name, .src = src, .limit = limit, .err = err, .next_block = PK_BLOCK_MIN};
     int rc = TS_OK;
-    while (rc == TS_OK && !stop) {
-        k.op_at = k.pos;
-        if (k.pos >= k.n) { rc = fail(&k, "pickle ends without STOP"); break; }
-        unsigned op = k.d[k.pos++];
-        /* the memo fetches most pickles are made of (an allocator snapshot:
-         * 60% of its opcodes), here without a call */
-        if (op == 'h' && k.pos < k.n) {
-            uint32_t idx = k.d[k.pos];
-            if (idx < k.cap_memo && k.memo[idx] && k.n_stack < k.cap_stack) {
-                k.pos++;
-                k.stack[k.n_stack++] = k.memo[idx];
-                continue;
-            }
-        } else if (op == 'j' && k.n - k.pos >= 4) {
-            uint32_t idx = (uint32_t)le(k.d + k.pos, 4);
-            if (idx < k.cap_memo && k.memo[idx] && k.n_stack < k.cap_stack) {
-                k.pos += 4;
-                k.stack[k.n_stack++] = k.memo[idx];
-                continue;
-            }
-        }
-        rc = one_op(&k, op, &stop);
+    if (src->kind == TS_SRC_MAP) {   /* a plain file: read in place */
+        char *owned;   /* NULL: a mapped file is handed out in place */
+        const char *data;
+        rc = ts__src_slurp(src, &data, &k.n, &owned, &k.win_cap, (size_t)limit, err);
+        k.d = (const unsigned char *)data;
+        k.win = (unsigned char *)owned;
+        k.eof = true;
+    } else {
+        k.win_cap = window > PK_AHEAD ? window : PK_AHEAD;
+        if (!(k.win = ts__malloc(k.win_cap))) rc = oom(&k);
+        if (!rc) rc = refill(&k, 2);
     }
-    if (rc == TS_OK && k.n_stack != 1) rc = fail(&k, "pickle STOP with other than one value on the stack");
-    if (rc == TS_OK) p->root = k.stack[0];
-    ts__free(k.stack, (size_t)k.cap_stack * sizeof *k.stack);
-    ts__free(k.marks, (size_t)k.cap_marks * sizeof *k.marks);
-    ts__free(k.memo, (size_t)k.cap_memo * sizeof *k.memo);
-    ts__free(k.ints, PK_INTS * sizeof *k.ints);
-    if (rc) ts__pickle_free(p);
+    if (!rc && head) rc = head(ud, k.d, k.n);
+    if (!rc) rc = load(&k, p);
+    ts__free(k.win, k.win_cap);
+    return rc;
+}
+
+int ts__pickle_load_file(ts_pickle *p, const char *path, uint64_t limit, ts__pickle_head_fn head, void *ud,
+                         ts_error *err)
+{
+    ts_src src;
+    memset(p, 0, sizeof *p);
+    int rc = ts__src_open_file(&src, path, false, err);
+    if (rc) return rc;
+    rc = ts__pickle_load_src(p, &src, PK_WINDOW, limit, head, ud, err);
+    ts__src_close(&src);
     return rc;
 }
 
 void ts__pickle_free(ts_pickle *p)
 {
-    ts__arena_free(&p->arena);
-    p->root = NULL;
+    for (ts_pickle_block *b = p->blocks, *prev; b; b = prev) {
+        prev = b->prev;
+        ts__free(b, b->bytes);
+    }
+    p->blocks = NULL;
+    p->root = 0;
 }
 
-const ts_pv *ts__pv_getn(const ts_pv *d, const char *key, size_t kn)
+int32_t ts__pv_key_index(const ts_pv *keys, uint32_t n, const char *key, size_t kn)
 {
-    if (!d || d->kind != TS_PV_DICT) return NULL;
-    for (uint32_t i = 0; i < d->n; i++) {
-        const ts_pv *k = d->u.v[2 * i];
-        if (k->kind == TS_PV_STR && k->n == kn && k->u.s[0] == key[0] && !memcmp(k->u.s, key, kn))
-            return d->u.v[2 * i + 1];
+    for (uint32_t i = 0; i < n; i++) {
+        const ts_pv_obj *o = ts__pv_obj(keys[i]);
+        if (o && o->kind == TS_PV_STR && o->n == kn && o->u.s[0] == key[0] && !memcmp(o->u.s, key, kn))
+            return (int32_t)i;
     }
-    return NULL;
+    return -1;
+}
+
+ts_pv ts__pv_getn(ts_pv d, const char *key, size_t kn)
+{
+    uint32_t n;
+    const ts_pv *keys = ts__pv_dict_keys(d, &n);
+    int32_t i = keys ? ts__pv_key_index(keys, n, key, kn) : -1;
+    return i < 0 ? 0 : ts__pv_obj(d)->u.v[i];
 }

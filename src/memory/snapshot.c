@@ -27,10 +27,19 @@ typedef struct snap_impl {
     uint32_t        cap_devices; /* entries allocated in pub.devices */
 } snap_impl;
 
+/* The keys snapshot.c reads from segments, blocks and frames (slots cached per keys array). */
+typedef struct snap_keys {
+    ts_pv_key device, total_size, allocated_size, requested_size, blocks;   /* segment */
+    ts_pv_key address, size, state, frames;                                 /* block */
+    ts_pv_key name, filename, line;                                         /* frame */
+} snap_keys;
+
 typedef struct snap_ctx {
     const char   *path;
-    const ts_pv  *segments;   /* list, may be NULL */
-    const ts_pv  *traces;     /* list of lists, may be NULL */
+    snap_keys    *keys;       /* &key_store (read through const snap_ctx pointers) */
+    snap_keys     key_store;
+    ts_pv         segments;   /* list, 0 = none */
+    ts_pv         traces;     /* list of lists, 0 = none */
     snap_impl    *s;          /* NULL when only walking the timeline */
     ts_mem_snap_entry_fn entry;   /* each timeline entry goes here when set */
     void         *ud;
@@ -49,111 +58,126 @@ static int action_code(const char *a)
     return ACT_OTHER;
 }
 
-/* A key looked up in many dicts of one shape (the trace's entries): the
- * key's value as the last dict held it, compared by pointer first (the
- * pickle's memo makes every entry's "addr" one value), else by bytes. The
- * first matching key wins, as in ts__pv_getn. */
-typedef struct dict_key { const char *s; uint32_t n; const ts_pv *seen; } dict_key;
-
-static int32_t key_slot(const ts_pv *d, dict_key *k)   /* the value's slot in d->u.v, -1 = absent */
-{
-    if (!d || d->kind != TS_PV_DICT) return -1;
-    for (uint32_t i = 0; i < d->n; i++) {
-        const ts_pv *kk = d->u.v[2 * i];
-        if (kk == k->seen) return (int32_t)(2 * i + 1);
-        if (kk->kind == TS_PV_STR && kk->n == k->n && kk->u.s[0] == k->s[0] && !memcmp(kk->u.s, k->s, k->n)) {
-            k->seen = kk;
-            return (int32_t)(2 * i + 1);
-        }
-    }
-    return -1;
-}
-
 /* One trace entry's fields. */
 typedef struct snap_ent {
     uint64_t addr;
     int64_t  size, t;
-    const ts_pv *frames;
+    ts_pv    frames;
     const char  *action;   /* NULL: none */
     int      act;
 } snap_ent;
 
-enum { SHAPE_MAX = 16 };
+enum { F_ACTION, F_ADDR, F_SIZE, F_TIME, F_FRAMES, N_FIELDS };
+static const char *const field_key[N_FIELDS] = {"action", "addr", "size", "time_us", "frames"};
 
-/* The keys of the entry last read (the same memoized key values in the same
- * order make the same first matches) and where its five fields were. */
+/* Where the five fields are in the entries' values: found once per keys
+ * array (the pickle reader gives dicts of the same keys one array), and the
+ * action strings seen (the memo makes each one value) with their codes. */
 typedef struct ent_reader {
-    dict_key action, addr, size, time_us, frames;
-    const ts_pv *acts[4];       /* action strings seen (the memo makes each one value), and their codes */
-    int act_code[4];
-    const ts_pv *shape[SHAPE_MAX];
-    uint32_t n_shape;           /* 0: none yet */
-    int32_t  at[5];             /* value slot of action, addr, size, time_us, frames; -1 = absent */
+    const ts_pv *keys;          /* the keys array the slots are for; NULL: none or not a dict */
+    uint32_t n_keys;
+    int32_t  at[N_FIELDS];      /* value slot of each field; -1 = absent */
+    bool     all;               /* action, addr, size and time_us are all there */
+    ts_pv    acts[4];
+    int      act_code[4];
 } ent_reader;
 
-static bool same_shape(const ent_reader *r, const ts_pv *e)
+static inline ts_pv field(const ts_pv *v, int32_t at) { return at < 0 ? 0 : v[at]; }
+
+/* Entry e's values (NULL when not a dict), its keys' slots looked up when
+ * they are another keys array than the last entry's. */
+static inline const ts_pv *entry_values(ent_reader *r, ts_pv e)
 {
-    if (!r->n_shape || !e || e->kind != TS_PV_DICT || e->n != r->n_shape) return false;
-    for (uint32_t i = 0; i < e->n; i++)
-        if (e->u.v[2 * i] != r->shape[i]) return false;
-    return true;
+    uint32_t n = 0;
+    const ts_pv *keys = ts__pv_dict_keys(e, &n);
+    if (TS_UNLIKELY(keys != r->keys || n != r->n_keys)) {
+        for (int k = 0; k < N_FIELDS; k++)
+            r->at[k] = keys ? ts__pv_key_index(keys, n, field_key[k], strlen(field_key[k])) : -1;
+        r->keys = keys;
+        r->n_keys = n;
+        r->all = r->at[F_ACTION] >= 0 && r->at[F_ADDR] >= 0 && r->at[F_SIZE] >= 0 && r->at[F_TIME] >= 0;
+    }
+    return keys ? ts__pv_obj(e)->u.v : NULL;
 }
 
-/* The five fields of entry e: from the slots of the last entry when e has
- * its shape, else by lookup (and e's shape is kept for the next). */
-static void entry_fields(ent_reader *r, const ts_pv *e, const ts_pv **f)
+static int action_of(ent_reader *r, ts_pv a, const char *s)
 {
-    if (!same_shape(r, e)) {
-        dict_key *keys[5] = {&r->action, &r->addr, &r->size, &r->time_us, &r->frames};
-        for (int k = 0; k < 5; k++) r->at[k] = key_slot(e, keys[k]);
-        r->n_shape = 0;
-        if (e && e->kind == TS_PV_DICT && e->n <= SHAPE_MAX) {
-            for (uint32_t i = 0; i < e->n; i++) r->shape[i] = e->u.v[2 * i];
-            r->n_shape = e->n;
+    if (!s) return ACT_OTHER;
+    int k = 0;
+    while (k < 4 && r->acts[k] && r->acts[k] != a) k++;
+    if (k < 4 && r->acts[k] == a) return r->act_code[k];
+    int code = action_code(s);
+    if (k < 4) { r->acts[k] = a; r->act_code[k] = code; }
+    return code;
+}
+
+/* Entry e's fields but its frames: the usual entry (all four fields, ints
+ * in words, an action seen before) in a few loads, any other the long way. */
+static inline void read_entry(ent_reader *r, ts_pv e, snap_ent *out)
+{
+    const ts_pv *v = entry_values(r, e);
+    out->action = NULL;
+    out->frames = 0;
+    if (TS_LIKELY(v && r->all)) {
+        ts_pv a = v[r->at[F_ACTION]], addr = v[r->at[F_ADDR]], size = v[r->at[F_SIZE]], t = v[r->at[F_TIME]];
+        if (TS_LIKELY((addr & size & t & 1) && !((addr | size | t) & 2) && (a == r->acts[0] || a == r->acts[1]))) {
+            out->act = a == r->acts[0] ? r->act_code[0] : r->act_code[1];
+            out->addr = (uint64_t)((int64_t)addr >> 2);
+            out->size = (int64_t)size >> 2;
+            out->t = (int64_t)t >> 2;
+            return;
         }
     }
-    for (int k = 0; k < 5; k++) f[k] = r->at[k] < 0 ? NULL : e->u.v[r->at[k]];
+    ts_pv a = v ? field(v, r->at[F_ACTION]) : 0;
+    out->act = action_of(r, a, ts__pv_str(a));
+    out->addr = (uint64_t)ts__pv_int(v ? field(v, r->at[F_ADDR]) : 0, 0);
+    out->size = ts__pv_int(v ? field(v, r->at[F_SIZE]) : 0, 0);
+    out->t = ts__pv_int(v ? field(v, r->at[F_TIME]) : 0, -1);
 }
 
-static void read_entry(ent_reader *r, const ts_pv *e, snap_ent *out)
+/* All of entry e, with its action string and frames. */
+static void read_entry_all(ent_reader *r, ts_pv e, snap_ent *out)
 {
-    const ts_pv *f[5];
-    entry_fields(r, e, f);
-    const ts_pv *a = f[0];
-    out->action = ts__pv_str(a);
-    out->act = ACT_OTHER;
-    if (out->action) {
-        int k = 0;
-        while (k < 4 && r->acts[k] && r->acts[k] != a) k++;
-        if (k < 4 && r->acts[k] == a) out->act = r->act_code[k];
-        else {
-            out->act = action_code(out->action);
-            if (k < 4) { r->acts[k] = a; r->act_code[k] = out->act; }
-        }
-    }
-    out->addr = (uint64_t)ts__pv_int(f[1], 0);
-    out->size = ts__pv_int(f[2], 0);
-    out->t = ts__pv_int(f[3], -1);
-    out->frames = f[4];
+    read_entry(r, e, out);
+    const ts_pv *v = entry_values(r, e);
+    out->action = v ? ts__pv_str(field(v, r->at[F_ACTION])) : NULL;
+    out->frames = v ? field(v, r->at[F_FRAMES]) : 0;
 }
-
-#define DICT_KEY(lit) {lit, sizeof lit - 1, NULL}
 
 static bool internal_file(const char *f)
 {
     return strstr(f, "site-packages") || strstr(f, "/torch/") || strstr(f, "\\torch\\") || strstr(f, "dist-packages");
 }
 
-/* "name file:line" of the innermost frame (user: the first outside torch). */
-static void frame_str(const ts_pv *frames, bool user, char *out, size_t cap)
+/* "name file:line" into out (snprintf's truncation to cap - 1). */
+static void put_frame(const char *name, const char *file, int64_t line, char *out, size_t cap)
 {
-    out[0] = 0;
-    for (uint32_t i = 0; i < ts__pv_len(frames); i++) {
-        const ts_pv *f = ts__pv_at(frames, i);
-        const char *file = ts__pv_str(ts__pv_get(f, "filename")), *name = ts__pv_str(ts__pv_get(f, "name"));
-        if (!file || (user && internal_file(file))) continue;
-        snprintf(out, cap, "%s %s:%lld", name ? name : "?", file, (long long)ts__pv_int(ts__pv_get(f, "line"), 0));
-        return;
+    char num[24];
+    snprintf(num, sizeof num, "%lld", (long long)line);
+    const char *parts[5] = {name ? name : "?", " ", file, ":", num};
+    size_t at = 0;
+    for (int i = 0; i < 5 && at + 1 < cap; i++) {
+        size_t len = strlen(parts[i]);
+        if (len > cap - 1 - at) len = cap - 1 - at;
+        memcpy(out + at, parts[i], len);
+        at += len;
+    }
+    out[at] = 0;
+}
+
+/* "name file:line" of the innermost frame (fr) and of the first outside
+ * torch (uf), "" when none. */
+static void frame_strs(snap_keys *ky, ts_pv frames, char *fr, char *uf, size_t cap)
+{
+    fr[0] = uf[0] = 0;
+    for (uint32_t i = 0; i < ts__pv_len(frames) && !uf[0]; i++) {
+        ts_pv f = ts__pv_at(frames, i);
+        const char *file = ts__pv_str(ts__pv_get_key(f, &ky->filename));
+        if (!file) continue;
+        const char *name = ts__pv_str(ts__pv_get_key(f, &ky->name));
+        int64_t line = ts__pv_int(ts__pv_get_key(f, &ky->line), 0);
+        if (!fr[0]) put_frame(name, file, line, fr, cap);
+        if (!internal_file(file)) put_frame(name, file, line, uf, cap);
     }
 }
 
@@ -167,18 +191,19 @@ static const char *keep_str(snap_impl *s, const char *str)
 static void segment_stats(const snap_ctx *c, int32_t dev, ts_mem_snap_device *d)
 {
     for (uint32_t i = 0; i < ts__pv_len(c->segments); i++) {
-        const ts_pv *sg = ts__pv_at(c->segments, i);
-        if (ts__pv_int(ts__pv_get(sg, "device"), 0) != dev) continue;
+        ts_pv sg = ts__pv_at(c->segments, i);
+        snap_keys *ky = c->keys;
+        if (ts__pv_int(ts__pv_get_key(sg, &ky->device), 0) != dev) continue;
         d->n_segments++;
-        d->reserved_bytes += ts__pv_int(ts__pv_get(sg, "total_size"), 0);
-        d->allocated_bytes += ts__pv_int(ts__pv_get(sg, "allocated_size"), 0);
-        d->requested_bytes += ts__pv_int(ts__pv_get(sg, "requested_size"), 0);
-        const ts_pv *blocks = ts__pv_get(sg, "blocks");
+        d->reserved_bytes += ts__pv_int(ts__pv_get_key(sg, &ky->total_size), 0);
+        d->allocated_bytes += ts__pv_int(ts__pv_get_key(sg, &ky->allocated_size), 0);
+        d->requested_bytes += ts__pv_int(ts__pv_get_key(sg, &ky->requested_size), 0);
+        ts_pv blocks = ts__pv_get_key(sg, &ky->blocks);
         for (uint32_t b = 0; b < ts__pv_len(blocks); b++) {
-            const ts_pv *bl = ts__pv_at(blocks, b);
+            ts_pv bl = ts__pv_at(blocks, b);
             d->n_blocks++;
-            const char *state = ts__pv_str(ts__pv_get(bl, "state"));
-            int64_t size = ts__pv_int(ts__pv_get(bl, "size"), 0);
+            const char *state = ts__pv_str(ts__pv_get_key(bl, &ky->state));
+            int64_t size = ts__pv_int(ts__pv_get_key(bl, &ky->size), 0);
             if (state && !strcmp(state, "inactive") && size > d->largest_free_bytes) d->largest_free_bytes = size;
         }
     }
@@ -186,15 +211,16 @@ static void segment_stats(const snap_ctx *c, int32_t dev, ts_mem_snap_device *d)
 }
 
 /* Calls fn on every block of device dev allocated at the snapshot. */
-static int each_allocated_block(const snap_ctx *c, int32_t dev, int (*fn)(void *, const ts_pv *), void *ud)
+static int each_allocated_block(const snap_ctx *c, int32_t dev, int (*fn)(void *, ts_pv), void *ud)
 {
     for (uint32_t i = 0; i < ts__pv_len(c->segments); i++) {
-        const ts_pv *sg = ts__pv_at(c->segments, i);
-        if (ts__pv_int(ts__pv_get(sg, "device"), 0) != dev) continue;
-        const ts_pv *blocks = ts__pv_get(sg, "blocks");
+        ts_pv sg = ts__pv_at(c->segments, i);
+        snap_keys *ky = c->keys;
+        if (ts__pv_int(ts__pv_get_key(sg, &ky->device), 0) != dev) continue;
+        ts_pv blocks = ts__pv_get_key(sg, &ky->blocks);
         for (uint32_t b = 0; b < ts__pv_len(blocks); b++) {
-            const ts_pv *bl = ts__pv_at(blocks, b);
-            const char *state = ts__pv_str(ts__pv_get(bl, "state"));
+            ts_pv bl = ts__pv_at(blocks, b);
+            const char *state = ts__pv_str(ts__pv_get_key(bl, &ky->state));
             int rc;
             if (state && !strcmp(state, "active_allocated") && (rc = fn(ud, bl))) return rc;
         }
@@ -203,114 +229,141 @@ static int each_allocated_block(const snap_ctx *c, int32_t dev, int (*fn)(void *
 }
 
 /* ---- the trace ---- */
+typedef struct pre_free { uint32_t i; uint64_t addr; } pre_free;
+
 typedef struct walk {
     const snap_ctx *c;
     int32_t   dev;
-    const ts_pv *tr;          /* this device's entries */
+    ts_pv     tr;             /* this device's entries */
     uint32_t  n;
-    ent_reader rd;            /* their fields (each pass reads them again: cheaper than keeping them) */
-    ts_map64  live;           /* addr -> 1 while alive, 0 once freed: its keys are the addresses allocated in the trace */
-    ts_map64  pre;            /* addr -> entry index of the free of a block allocated before the trace */
+    ent_reader rd;            /* their fields */
+    ts_map64  live;           /* addr -> index + 1 of the alloc alive there, 0 once freed: its keys are
+                               * the addresses allocated in the trace */
+    ts_map64  pre;            /* addr -> entry index of the last free of a block allocated before the trace */
+    pre_free *pre_list;       /* those frees in trace order (an address's earlier ones too) */
+    uint32_t  n_pre, cap_pre;
+    uint32_t *next;           /* alloc entry -> index of the next alloc or free at its address
+                               * (UINT32_MAX: none); 0 for other entries; NULL when not wanted */
     int64_t   throughout;     /* bytes of blocks allocated at the snapshot and never in the trace */
+    uint32_t  peak;           /* entry index of the peak, UINT32_MAX = the start */
     ts_mem_snap_device *d;
 } walk;
 
-static int add_throughout(void *ud, const ts_pv *bl)
+static int add_throughout(void *ud, ts_pv bl)
 {
     walk *w = ud;
-    if (!ts__map64_get(&w->live, (uint64_t)ts__pv_int(ts__pv_get(bl, "address"), 0), NULL))
-        w->throughout += ts__pv_int(ts__pv_get(bl, "size"), 0);
+    snap_keys *ky = w->c->keys;
+    if (!ts__map64_get(&w->live, (uint64_t)ts__pv_int(ts__pv_get_key(bl, &ky->address), 0), NULL))
+        w->throughout += ts__pv_int(ts__pv_get_key(bl, &ky->size), 0);
     return TS_OK;
 }
 
 static int oom(const snap_ctx *c) { return ts__error(c->err, TS_ENOMEM, "%s: out of memory", c->path); }
 
-/* Pass 1: what was allocated before the trace began. */
-static int find_start(walk *w)
+/* The alloc entry alive at addr (if any) ends at entry i. */
+static void end_alloc(walk *w, uint64_t alive, uint32_t i)
 {
-    ts_mem_snap_device *d = w->d;
-    for (uint32_t i = 0; i < w->n; i++) {
-        snap_ent es;
-        read_entry(&w->rd, ts__pv_at(w->tr, i), &es);
-        const snap_ent *e = &es;
-        uint64_t addr = e->addr;
-        int act = e->act;
-        int64_t t = e->t;
-        d->n_trace++;
-        if (t >= 0 && (d->first_us < 0 || t < d->first_us)) d->first_us = t;
-        if (t > d->last_us) d->last_us = t;
-        if (act == ACT_SEGMENT) d->n_segment_events++;
-        if (act == ACT_ALLOC) {
-            d->n_alloc++;
-            if (ts__map64_put(&w->live, addr, 1)) return oom(w->c);
-        } else if (act == ACT_FREE) {
-            d->n_free++;
-            uint64_t v;
-            if (ts__map64_get(&w->live, addr, &v) && v) {
-                if (ts__map64_put(&w->live, addr, 0)) return oom(w->c);
-            } else {
-                d->start_bytes += e->size;
-                if (ts__map64_put(&w->pre, addr, i)) return oom(w->c);
-            }
-        }
-    }
-    int rc = each_allocated_block(w->c, w->dev, add_throughout, w);
-    d->start_bytes += w->throughout;
-    return rc;
+    if (alive && w->next) w->next[alive - 1] = i;
 }
 
-/* Pass 2: the running total, its peak, and each entry to c->entry. */
-static void run_totals(walk *w, uint32_t *peak_index)
+static int on_free(walk *w, const snap_ent *e, uint32_t i)
+{
+    uint64_t *v = ts__map64_find(&w->live, e->addr);
+    if (v && *v) {
+        end_alloc(w, *v, i);
+        *v = 0;
+        return TS_OK;
+    }
+    w->d->start_bytes += e->size;   /* allocated before the trace */
+    if (w->n_pre == w->cap_pre &&
+        ts__grow((void **)&w->pre_list, &w->cap_pre, sizeof *w->pre_list, (size_t)w->n_pre + 1))
+        return TS_ENOMEM;
+    w->pre_list[w->n_pre++] = (pre_free){i, e->addr};
+    return ts__map64_put(&w->pre, e->addr, i);
+}
+
+/* The one pass over the entries: counts and span, what was allocated before
+ * the trace, the running total relative to the start and its peak (the
+ * start adds the same to every point, so the peak is at the same entry),
+ * and each alloc's end for the blocks alive at the peak. */
+static int scan(walk *w)
 {
     ts_mem_snap_device *d = w->d;
-    int64_t run = d->start_bytes;
-    d->peak_bytes = run;
+    int64_t run = 0, peak = 0;
+    w->peak = UINT32_MAX;
     d->peak_us = -1;
-    *peak_index = UINT32_MAX;
-    for (uint32_t i = 0; i < w->n; i++) {
-        snap_ent es;
-        read_entry(&w->rd, ts__pv_at(w->tr, i), &es);
-        const snap_ent *e = &es;
-        int64_t size = e->size;
-        if (e->act == ACT_ALLOC) run += size;
-        else if (e->act == ACT_FREE) run -= size;
-        if (run > d->peak_bytes) {
-            d->peak_bytes = run;
-            d->peak_us = e->t;
-            *peak_index = i;
+    const ts_pv_obj *tr = ts__pv_obj(w->tr);
+    int rc = TS_OK;
+    for (uint32_t i = 0; i < w->n && !rc; i++) {
+        snap_ent e;
+        read_entry(&w->rd, tr->u.v[i], &e);
+        if (e.t >= 0 && (d->first_us < 0 || e.t < d->first_us)) d->first_us = e.t;
+        if (e.t > d->last_us) d->last_us = e.t;
+        if (w->next) w->next[i] = 0;
+        if (e.act == ACT_ALLOC) {
+            bool added;
+            d->n_alloc++;
+            run += e.size;
+            uint64_t *v = ts__map64_slot(&w->live, e.addr, &added);
+            if (!v) { rc = TS_ENOMEM; break; }
+            end_alloc(w, *v, i);   /* an alloc alive there (no free between) ends here */
+            *v = (uint64_t)i + 1;
+            if (w->next) w->next[i] = UINT32_MAX;
+        } else if (e.act == ACT_FREE) {
+            d->n_free++;
+            run -= e.size;
+            rc = on_free(w, &e, i);
+        } else if (e.act == ACT_SEGMENT) {
+            d->n_segment_events++;
         }
-        if (w->c->entry) {
-            char fr[512], uf[512];
-            frame_str(e->frames, false, fr, sizeof fr);
-            frame_str(e->frames, true, uf, sizeof uf);
-            ts_mem_snap_entry x = {w->dev, i, e->t, e->action ? e->action : "", e->addr, size, run, fr, uf};
-            w->c->entry(w->c->ud, &x);
-        }
+        if (run > peak) { peak = run; d->peak_us = e.t; w->peak = i; }
     }
-    d->end_bytes = run;
+    d->n_trace = w->n;
+    if (rc) return oom(w->c);
+    if ((rc = each_allocated_block(w->c, w->dev, add_throughout, w))) return rc;
+    d->start_bytes += w->throughout;
+    d->peak_bytes = d->start_bytes + peak;
+    d->end_bytes = d->start_bytes + run;
+    return TS_OK;
 }
 
-static int add_alive(snap_impl *s, uint64_t addr, int64_t bytes, int64_t t, const ts_pv *frames)
+/* Each entry to c->entry with the running total after it (a second pass:
+ * the total starts from what the first found). */
+static void emit_entries(walk *w)
 {
+    int64_t run = w->d->start_bytes;
+    for (uint32_t i = 0; i < w->n; i++) {
+        snap_ent e;
+        read_entry_all(&w->rd, ts__pv_at(w->tr, i), &e);
+        if (e.act == ACT_ALLOC) run += e.size;
+        else if (e.act == ACT_FREE) run -= e.size;
+        char fr[512], uf[512];
+        frame_strs(w->c->keys, e.frames, fr, uf, sizeof fr);
+        ts_mem_snap_entry x = {w->dev, i, e.t, e.action ? e.action : "", e.addr, e.size, run, fr, uf};
+        w->c->entry(w->c->ud, &x);
+    }
+}
+
+static int add_alive(const snap_ctx *c, uint64_t addr, int64_t bytes, int64_t t, ts_pv frames)
+{
+    snap_impl *s = c->s;
     if (s->pub.n_alive == s->cap_alive &&
         ts__grow((void **)&s->pub.alive, &s->cap_alive, sizeof *s->pub.alive, (size_t)s->pub.n_alive + 1))
         return TS_ENOMEM;
     char fr[512], uf[512];
-    frame_str(frames, false, fr, sizeof fr);
-    frame_str(frames, true, uf, sizeof uf);
+    frame_strs(c->keys, frames, fr, uf, sizeof fr);
     s->pub.alive[s->pub.n_alive++] = (ts_mem_snap_block){addr, bytes, t, keep_str(s, fr), keep_str(s, uf)};
     return TS_OK;
 }
 
-typedef struct alive_ctx { walk *w; uint32_t peak; } alive_ctx;
-
 /* Blocks allocated at the snapshot, never in the trace: alive at any peak. */
-static int alive_throughout(void *ud, const ts_pv *bl)
+static int alive_throughout(void *ud, ts_pv bl)
 {
-    alive_ctx *a = ud;
-    uint64_t addr = (uint64_t)ts__pv_int(ts__pv_get(bl, "address"), 0);
-    if (ts__map64_get(&a->w->live, addr, NULL)) return TS_OK;
-    return add_alive(a->w->c->s, addr, ts__pv_int(ts__pv_get(bl, "size"), 0), -1, ts__pv_get(bl, "frames"));
+    walk *w = ud;
+    snap_keys *ky = w->c->keys;
+    uint64_t addr = (uint64_t)ts__pv_int(ts__pv_get_key(bl, &ky->address), 0);
+    if (ts__map64_get(&w->live, addr, NULL)) return TS_OK;
+    return add_alive(w->c, addr, ts__pv_int(ts__pv_get_key(bl, &ky->size), 0), -1, ts__pv_get_key(bl, &ky->frames));
 }
 
 static int cmp_alive(const void *a, const void *b)
@@ -320,43 +373,30 @@ static int cmp_alive(const void *a, const void *b)
     return (x->addr > y->addr) - (x->addr < y->addr);
 }
 
-/* Pass 3: the blocks alive at the peak entry. */
-static int alive_at_peak(walk *w, uint32_t peak)
+/* The blocks alive at the peak entry: allocs up to it not ended by it (in
+ * trace order), blocks allocated before the trace whose last free is after
+ * it, and those allocated throughout; largest first. */
+static int alive_at_peak(walk *w)
 {
     snap_impl *s = w->c->s;
     w->d->first_alive = s->pub.n_alive;
-    ts_map64 at;   /* addr -> alloc entry index + 1 */
-    ts__map64_init(&at);
-    uint32_t n = peak == UINT32_MAX ? 0 : peak + 1;
+    uint32_t n = w->peak == UINT32_MAX ? 0 : w->peak + 1;
     int rc = TS_OK;
     for (uint32_t i = 0; i < n && !rc; i++) {
-        snap_ent es;
-        read_entry(&w->rd, ts__pv_at(w->tr, i), &es);
-        const snap_ent *e = &es;
-        if (e->act == ACT_ALLOC) rc = ts__map64_put(&at, e->addr, (uint64_t)i + 1);
-        else if (e->act == ACT_FREE) rc = ts__map64_put(&at, e->addr, 0);
+        if (w->next[i] <= w->peak) continue;   /* not an alloc (0), or ended by the peak */
+        snap_ent e;
+        read_entry_all(&w->rd, ts__pv_at(w->tr, i), &e);
+        rc = add_alive(w->c, e.addr, e.size, e.t, e.frames);
     }
-    /* allocs alive at the peak, in trace order (the map has no iteration) */
-    for (uint32_t i = 0; i < n && !rc; i++) {
-        snap_ent es;
-        read_entry(&w->rd, ts__pv_at(w->tr, i), &es);
-        const snap_ent *e = &es;
+    for (uint32_t k = 0; k < w->n_pre && !rc; k++) {
         uint64_t v;
-        if (e->act == ACT_ALLOC && ts__map64_get(&at, e->addr, &v) && v == (uint64_t)i + 1)
-            rc = add_alive(s, e->addr, e->size, e->t, e->frames);
+        const pre_free *f = &w->pre_list[k];
+        if (f->i < n || !ts__map64_get(&w->pre, f->addr, &v) || v != f->i) continue;
+        snap_ent e;
+        read_entry_all(&w->rd, ts__pv_at(w->tr, f->i), &e);
+        rc = add_alive(w->c, e.addr, e.size, -1, e.frames);
     }
-    /* allocated before the trace and freed after the peak */
-    for (uint32_t i = n; i < w->n && !rc; i++) {
-        snap_ent es;
-        read_entry(&w->rd, ts__pv_at(w->tr, i), &es);
-        const snap_ent *e = &es;
-        uint64_t v;
-        if (e->act == ACT_FREE && ts__map64_get(&w->pre, e->addr, &v) && v == i)
-            rc = add_alive(s, e->addr, e->size, -1, e->frames);
-    }
-    alive_ctx ac = {w, peak};
-    if (!rc) rc = each_allocated_block(w->c, w->dev, alive_throughout, &ac);
-    ts__map64_free(&at);
+    if (!rc) rc = each_allocated_block(w->c, w->dev, alive_throughout, w);
     if (rc) return oom(w->c);
     w->d->n_alive = s->pub.n_alive - w->d->first_alive;
     if (w->d->n_alive) qsort(s->pub.alive + w->d->first_alive, w->d->n_alive, sizeof *s->pub.alive, cmp_alive);
@@ -370,60 +410,78 @@ static int one_device(const snap_ctx *c, int32_t dev, ts_mem_snap_device *d)
     d->first_us = d->last_us = -1;
     segment_stats(c, dev, d);
     walk w = {.c = c, .dev = dev, .d = d};
-    const ts_pv *tr = ts__pv_at(c->traces, (uint32_t)dev);
-    w.tr = tr;
-    w.n = ts__pv_len(tr);
-    w.rd = (ent_reader){DICT_KEY("action"), DICT_KEY("addr"), DICT_KEY("size"), DICT_KEY("time_us"), DICT_KEY("frames"),
-                        {NULL}, {0}, {NULL}, 0, {-1, -1, -1, -1, -1}};
+    w.tr = ts__pv_at(c->traces, (uint32_t)dev);
+    w.n = ts__pv_len(w.tr);
+    w.rd = (ent_reader){NULL, 0, {-1, -1, -1, -1, -1}, false, {0}, {0}};
     ts__map64_init(&w.live);
     ts__map64_init(&w.pre);
-    uint32_t peak;
-    int rc = find_start(&w);
-    if (!rc) run_totals(&w, &peak);
-    if (!rc && c->s) rc = alive_at_peak(&w, peak);
+    int rc = TS_OK;
+    if (c->s && w.n && !(w.next = ts__malloc((size_t)w.n * sizeof *w.next))) rc = oom(c);
+    if (!rc) rc = scan(&w);
+    if (!rc && c->entry) emit_entries(&w);
+    if (!rc && c->s) rc = alive_at_peak(&w);
+    ts__free(w.next, w.next ? (size_t)w.n * sizeof *w.next : 0);
+    ts__free(w.pre_list, (size_t)w.cap_pre * sizeof *w.pre_list);
     ts__map64_free(&w.live);
     ts__map64_free(&w.pre);
     return rc;
 }
 
-/* Decode the pickle in data[0..n); fill c's segments and traces. */
-static int open_bytes(const char *path, const char *data, size_t n, ts_pickle *pk, snap_ctx *c, ts_error *err)
+static void start_ctx(snap_ctx *c, const char *path, ts_error *err)
 {
-    if (n < 2 || (unsigned char)data[0] != 0x80)
-        return ts__error(err, TS_EFORMAT, "%s: byte 0: not a pickle of protocol 2 or later "
-                         "(torch.cuda.memory._snapshot() dumped with pickle.dump)", path);
-    int rc = ts__pickle_load(pk, path, (const unsigned char *)data, n, err);
-    if (rc) return rc;
-    const ts_pv *root = pk->root;
     c->path = path;
     c->err = err;
-    if (root->kind == TS_PV_LIST) {
+    c->keys = &c->key_store;
+    c->key_store = (snap_keys){
+        TS_PV_KEY("device"), TS_PV_KEY("total_size"), TS_PV_KEY("allocated_size"), TS_PV_KEY("requested_size"),
+        TS_PV_KEY("blocks"), TS_PV_KEY("address"), TS_PV_KEY("size"), TS_PV_KEY("state"), TS_PV_KEY("frames"),
+        TS_PV_KEY("name"), TS_PV_KEY("filename"), TS_PV_KEY("line"),
+    };
+}
+
+/* A snapshot is dumped with protocol 2 or later: it starts with PROTO. */
+static int check_head(void *ud, const unsigned char *head, size_t n)
+{
+    const snap_ctx *c = ud;
+    if (n < 2 || head[0] != 0x80)
+        return ts__error(c->err, TS_EFORMAT, "%s: byte 0: not a pickle of protocol 2 or later "
+                         "(torch.cuda.memory._snapshot() dumped with pickle.dump)", c->path);
+    return TS_OK;
+}
+
+/* c's segments and traces from the decoded pickle (freed when it is not a snapshot). */
+static int find_lists(ts_pickle *pk, snap_ctx *c)
+{
+    ts_pv root = pk->root;
+    if (ts__pv_kind(root) == TS_PV_LIST) {
         c->segments = root;   /* torch.cuda.memory_snapshot(): segments only */
     } else {
         c->segments = ts__pv_get(root, "segments");
         c->traces = ts__pv_get(root, "device_traces");
     }
-    if ((!c->segments || c->segments->kind != TS_PV_LIST) && (!c->traces || c->traces->kind != TS_PV_LIST)) {
+    if (ts__pv_kind(c->segments) != TS_PV_LIST && ts__pv_kind(c->traces) != TS_PV_LIST) {
         ts__pickle_free(pk);
-        return ts__error(err, TS_EFORMAT, "%s: byte 0: a pickle, but not a PyTorch allocator snapshot "
-                         "(no \"segments\" or \"device_traces\" list)", path);
+        return ts__error(c->err, TS_EFORMAT, "%s: byte 0: a pickle, but not a PyTorch allocator snapshot "
+                         "(no \"segments\" or \"device_traces\" list)", c->path);
     }
     return TS_OK;
 }
 
-typedef struct open_call { const char *path; ts_pickle *pk; snap_ctx *c; ts_error *err; } open_call;
-
-static int open_call_bytes(void *ud, const char *data, size_t n)
+/* Decode the pickle in data[0..n); fill c's segments and traces. */
+static int open_bytes(const char *path, const char *data, size_t n, ts_pickle *pk, snap_ctx *c, ts_error *err)
 {
-    open_call *o = ud;
-    return open_bytes(o->path, data, n, o->pk, o->c, o->err);
+    start_ctx(c, path, err);
+    int rc = check_head(c, (const unsigned char *)data, n);
+    if (!rc) rc = ts__pickle_load(pk, path, (const unsigned char *)data, n, err);
+    return rc ? rc : find_lists(pk, c);
 }
 
-/* The file (plain, gzip or zstd) through the byte source, then open_bytes. */
+/* The file (plain, gzip or zstd), decoded as it is read; then as open_bytes. */
 static int open_snapshot(const char *path, ts_pickle *pk, snap_ctx *c, ts_error *err)
 {
-    open_call o = {path, pk, c, err};
-    return ts__with_file_bytes(path, (size_t)16 << 30, open_call_bytes, &o, err);
+    start_ctx(c, path, err);
+    int rc = ts__pickle_load_file(pk, path, (uint64_t)16 << 30, check_head, c, err);
+    return rc ? rc : find_lists(pk, c);
 }
 
 static uint32_t n_devices(const snap_ctx *c)

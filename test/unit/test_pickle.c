@@ -12,6 +12,7 @@
 
 #include <unistd.h>
 
+#include "ingest/ingest.h"
 #include "ingest/pickle.h"
 #include "memory/snapshot.h"
 #include "trainscope/memory.h"
@@ -28,20 +29,21 @@ TEST(pickle_reads_plain_values_of_protocol_4)
     ts_pickle p;
     ts_error err = {0};
     if (ts__pickle_load(&p, "p4", (const unsigned char *)p4, sizeof p4 - 1, &err)) TS_FAIL_("%s", err.msg);
-    const ts_pv *a = ts__pv_get(p.root, "a");
+    ts_pv a = ts__pv_get(p.root, "a");
     CHECK_EQ_INT(ts__pv_len(a), 8);
     CHECK_EQ_INT(ts__pv_int(ts__pv_at(a, 0), 0), 1);
     CHECK_EQ_INT(ts__pv_int(ts__pv_at(a, 1), 0), -2);
-    CHECK_EQ_INT(ts__pv_at(a, 2)->kind, TS_PV_FLOAT);
-    CHECK_NEAR(ts__pv_at(a, 2)->u.d, 3.5, 0);
+    CHECK_EQ_INT(ts__pv_kind(ts__pv_at(a, 2)), TS_PV_FLOAT);
+    CHECK_NEAR(ts__pv_float(ts__pv_at(a, 2), 0), 3.5, 0);
     CHECK_EQ_STR(ts__pv_str(ts__pv_at(a, 3)), "x\xc3\xa9");
-    CHECK_EQ_INT(ts__pv_at(a, 4)->kind, TS_PV_BYTES);
-    CHECK_EQ_INT(ts__pv_at(a, 5)->kind, TS_PV_NONE);
-    CHECK_EQ_INT(ts__pv_at(a, 6)->kind, TS_PV_BOOL);
+    CHECK_EQ_INT(ts__pv_kind(ts__pv_at(a, 4)), TS_PV_BYTES);
+    CHECK_EQ_INT(ts__pv_kind(ts__pv_at(a, 5)), TS_PV_NONE);
+    CHECK_EQ_INT(ts__pv_kind(ts__pv_at(a, 6)), TS_PV_BOOL);
+    CHECK_EQ_INT(ts__pv_int(ts__pv_at(a, 6), 0), 1);
     CHECK_EQ_INT(ts__pv_len(ts__pv_at(a, 7)), 2);
     CHECK_EQ_INT(ts__pv_int(ts__pv_get(p.root, "big"), 0), 1099511627776LL);
     CHECK_EQ_INT(ts__pv_int(ts__pv_get(p.root, "neg"), 0), INT64_MIN);
-    const ts_pv *set = ts__pv_get(p.root, "s");
+    ts_pv set = ts__pv_get(p.root, "s");
     CHECK_EQ_INT(ts__pv_len(set), 1);
     CHECK_EQ_INT(ts__pv_int(ts__pv_at(set, 0), 0), 7);
     ts__pickle_free(&p);
@@ -105,6 +107,79 @@ TEST(pickle_refuses_damage)
      * top (fuzz_pickle found it: a 2^32-slot container) */
     static const char popped[] = "\x80\x04](0e.";
     expect_refusal(popped, sizeof popped - 1, "byte 5: pickle MARK above the stack's top");
+}
+
+/* [0, 1, ..., 255, 0, 1, ...] (100,000 BININT1), a 5,000-byte string, then
+ * `tail` at byte 4 + 200,000 + 5 + 5,000 + 1 = 205,010 (Python's pickle
+ * reads the same bytes as that list and string), written
+ * by the test itself; read through small windows, every opcode and the
+ * string straddle refills. */
+static unsigned char *long_pickle(const char *tail, size_t *n)
+{
+    size_t cap = 2 + 1 + 1 + 200000 + 5 + 5000 + 1 + 8;
+    unsigned char *b = malloc(cap), *q = b;
+    *q++ = 0x80; *q++ = 4; *q++ = ']'; *q++ = '(';
+    for (int i = 0; i < 100000; i++) { *q++ = 'K'; *q++ = (unsigned char)(i % 256); }
+    *q++ = 'X'; *q++ = 0x88; *q++ = 0x13; *q++ = 0; *q++ = 0;   /* BINUNICODE of 5,000 bytes */
+    for (int i = 0; i < 5000; i++) *q++ = (unsigned char)('a' + i % 26);
+    *q++ = 'e';
+    size_t t = strlen(tail);
+    memcpy(q, tail, t);
+    *n = (size_t)(q - b) + t;
+    return b;
+}
+
+TEST(pickle_read_through_a_window_matches_the_whole)
+{
+    size_t n;
+    unsigned char *b = long_pickle(".", &n);
+    size_t windows[] = {16, 37, 1000, 1 << 20};
+    for (size_t w = 0; w < sizeof windows / sizeof *windows; w++) {
+        ts_src src;
+        ts_pickle p;
+        ts_error err = {0};
+        if (ts__src_open_mem(&src, "long.pickle", b, n, &err)) TS_FAIL_("%s", err.msg);
+        if (ts__pickle_load_src(&p, &src, windows[w], (uint64_t)1 << 30, NULL, NULL, &err)) TS_FAIL_("%s", err.msg);
+        ts__src_close(&src);
+        CHECK_EQ_INT(ts__pv_len(p.root), 100001);
+        CHECK_EQ_INT(ts__pv_int(ts__pv_at(p.root, 99999), -1), 99999 % 256);
+        const char *str = ts__pv_str(ts__pv_at(p.root, 100000));
+        CHECK(str && strlen(str) == 5000 && str[0] == 'a' && str[4999] == 'a' + 4999 % 26);
+        ts__pickle_free(&p);
+    }
+    free(b);
+    /* the offset of a bad opcode is the pickle's, not the window's */
+    b = long_pickle("\xff.", &n);
+    ts_src src;
+    ts_pickle p;
+    ts_error err = {0};
+    if (ts__src_open_mem(&src, "bad.pickle", b, n, &err)) TS_FAIL_("%s", err.msg);
+    CHECK(ts__pickle_load_src(&p, &src, 37, (uint64_t)1 << 30, NULL, NULL, &err) != TS_OK);
+    ts__src_close(&src);
+    CHECK_EQ_STR(err.msg, "bad.pickle: byte 205010: pickle opcode 0xff is not one this reader knows");
+    /* cut short inside the string, whose opcode is at 4 + 200,000 */
+    err = (ts_error){0};
+    if (ts__src_open_mem(&src, "cut.pickle", b, 200010, &err)) TS_FAIL_("%s", err.msg);
+    CHECK(ts__pickle_load_src(&p, &src, 37, (uint64_t)1 << 30, NULL, NULL, &err) != TS_OK);
+    ts__src_close(&src);
+    CHECK_EQ_STR(err.msg, "cut.pickle: byte 200004: pickle cut short");
+    free(b);
+}
+
+/* fuzz_pickle, 27 Nov 2026: an opcode read right after the window was
+ * refilled was reported at its offset in the old window (byte 4 for 2). */
+TEST(pickle_error_offsets_do_not_depend_on_the_window)
+{
+    static const char b[] = "\x80\x00\x00\x00\x00\x00\x04\x95\x1f\x00\x00\x00\x00\x00\x00\x00\x8c\x02os\x94.";
+    for (size_t w = 16; w < 80; w++) {
+        ts_src src;
+        ts_pickle p;
+        ts_error err = {0};
+        if (ts__src_open_mem(&src, "w.pickle", b, sizeof b - 1, &err)) TS_FAIL_("%s", err.msg);
+        CHECK(ts__pickle_load_src(&p, &src, w, (uint64_t)1 << 30, NULL, NULL, &err) != TS_OK);
+        ts__src_close(&src);
+        CHECK_EQ_STR(err.msg, "w.pickle: byte 2: pickle opcode 0x00 is not one this reader knows");
+    }
 }
 
 TEST(snapshot_of_a_transformer_step_matches_python)

@@ -107,7 +107,22 @@ typedef struct num_memo {
 typedef struct track_memo {
     int64_t  pid, tid;
     uint32_t track;                     /* track row, TS_NONE32 = empty */
+    bool     gpu;                       /* looked up as a GPU stream */
+    bool     named;                     /* looked up with a string pid or tid (its names remembered) */
 } track_memo;
+/* Slots of track_for's memo: TF1 timelines and Kineto traces alternate
+ * between a few (pid, tid) pairs event by event (an op's launch, its
+ * kernel on a stream, the stream:all copy), which one slot missed every
+ * time; 16 hold a trace's busy pairs. */
+/* The last counter series' track: a counter event names the same series
+ * as the one before it most of the time, and building "event.series" to
+ * intern it cost a formatted print per event. */
+typedef struct series_memo {
+    int64_t  pid;
+    uint32_t name, key;                 /* event name and arg key ids */
+    uint32_t track;                     /* counter track row, TS_NONE32 = empty */
+} series_memo;
+enum { TRACK_MEMO_BITS = 4, TRACK_MEMO_SLOTS = 1 << TRACK_MEMO_BITS };
 
 typedef struct parser {
     js        s;                 /* scanner state (window, position) */
@@ -149,8 +164,9 @@ typedef struct parser {
     int32_t   dist_rank, world_size;   /* from distributedInfo, -1 = none */
     uint32_t  last_cat;          /* memo of kind_of: category id, 0 = none */
     ts_kind   last_kind;
-    track_memo last_track[2];    /* memo of track_for: [0] thread, [1] GPU stream */
+    track_memo last_track[TRACK_MEMO_SLOTS];   /* memo of track_for, by (pid, tid, gpu) */
     num_memo  last_num[2];       /* [0] pid, [1] tid */
+    series_memo last_series;     /* memo of series_track */
     icache_ent icache[ICACHE_SLOTS];   /* recent strings -> id; n 0 = empty */
     key_pred  kpred[1 << KPRED_BITS];  /* arg key -> the key that followed it */
 } parser;
@@ -677,6 +693,11 @@ static void remember_names(parser *P, const ev *e)
     if (e->tid_str && !ts__map64_get(&P->tid_name, pair_key(e->pid, e->tid), &v)) map_put(P, &P->tid_name, pair_key(e->pid, e->tid), e->tid_str);
 }
 
+static void forget_tracks(parser *P)
+{
+    for (uint32_t i = 0; i < TRACK_MEMO_SLOTS; i++) P->last_track[i].track = TS_NONE32;
+}
+
 /* GPU kinds go on a stream track (pid = device, tid = stream); anything else
  * on a (pid, tid) already known as a stream joins it; the rest are threads. */
 static uint32_t track_lookup(parser *P, const ev *e, bool gpu)
@@ -689,7 +710,7 @@ static uint32_t track_lookup(parser *P, const ev *e, bool gpu)
         if (t == TS_NONE32) oom(P);
         if (!ts__map64_get(&P->gpu_track, key, &v)) {
             map_put(P, &P->gpu_track, key, t);
-            P->last_track[0].track = TS_NONE32;   /* the thread memo may name this (pid, tid) */
+            forget_tracks(P);   /* a thread slot of the memo may name this (pid, tid) */
         }
         return t;
     }
@@ -702,15 +723,18 @@ static uint32_t track_lookup(parser *P, const ev *e, bool gpu)
 static uint32_t track_for(parser *P, const ev *e, ts_kind kind)
 {
     bool gpu = ts__kind_on_gpu(kind);
-    track_memo *m = &P->last_track[gpu];
-    if (m->track != TS_NONE32 && m->pid == e->pid && m->tid == e->tid) return m->track;
+    uint64_t h = ((uint64_t)e->pid * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)e->tid * 0xc2b2ae3d27d4eb4fULL) ^ gpu;
+    track_memo *m = &P->last_track[(h * 0xff51afd7ed558ccdULL) >> (64 - TRACK_MEMO_BITS)];
+    bool named = e->pid_str || e->tid_str;
+    if (m->track != TS_NONE32 && m->pid == e->pid && m->tid == e->tid && m->gpu == gpu && m->named >= named)
+        return m->track;
     uint32_t t = track_lookup(P, e, gpu);
-    /* The thread memo stays right while GPU streams appear: track_lookup
-     * clears it whenever a (pid, tid) becomes a stream, and a lookup for a
-     * known stream returns the stream, which the memo may then hold. Why it
-     * matters: Kineto traces always have streams, and without the memo every
-     * CPU event paid two hash lookups. */
-    *m = (track_memo){e->pid, e->tid, t};
+    /* The memo's thread slots stay right while GPU streams appear:
+     * track_lookup empties the memo whenever a (pid, tid) becomes a stream,
+     * and a lookup for a known stream returns the stream, which a slot may
+     * then hold. Why it matters: Kineto traces always have streams, and
+     * without the memo every CPU event paid two hash lookups. */
+    *m = (track_memo){e->pid, e->tid, t, gpu, named};
     return t;
 }
 
@@ -805,20 +829,28 @@ static void end_open(parser *P, uint32_t track, const ev *e)
     add_slice(P, track, o.ts_ns, sat_add(e->ts_ns, o.ts_ns == INT64_MIN ? INT64_MAX : -o.ts_ns), &o);
 }
 
+/* The counter track of series "event.series" of e's process. */
+static uint32_t series_track(parser *P, const ev *e, uint32_t key)
+{
+    ts_rank *r = P->r;
+    series_memo *m = &P->last_series;
+    if (m->track != TS_NONE32 && m->name == e->name && m->key == key && m->pid == e->pid) return m->track;
+    char buf[512];
+    int k = snprintf(buf, sizeof buf, "%.*s.%s", (int)ts__str_len(&r->strings, e->name), ts__rank_str(r, e->name),
+                     ts__rank_str(r, key));
+    if (k < 0 || (size_t)k >= sizeof buf) k = (int)sizeof buf - 1;
+    uint32_t track = ts__rank_counter_track(r, e->pid, ts__rank_intern(r, buf, (size_t)k));
+    *m = (series_memo){e->pid, e->name, key, track};
+    return track;
+}
+
 static void commit_counter(parser *P, const ev *e)
 {
     ts_rank *r = P->r;
-    size_t nn = ts__str_len(&r->strings, e->name);
     for (uint32_t a = e->args; a < e->args + e->n_args; a++) {
-        const char *nm = ts__rank_str(r, e->name);   /* re-read: interning below may move the pool */
         ts_arg_type t = (ts_arg_type)r->args.type[a];
         if (t != TS_ARG_INT && t != TS_ARG_UINT && t != TS_ARG_DOUBLE && t != TS_ARG_BOOL) continue;
-        /* series track "event.series" */
-        char buf[512];
-        int k = snprintf(buf, sizeof buf, "%.*s.%s", (int)nn, nm, ts__rank_str(r, r->args.key[a]));
-        if (k < 0 || (size_t)k >= sizeof buf) k = (int)sizeof buf - 1;
-        uint32_t sid = ts__rank_intern(r, buf, (size_t)k);
-        uint32_t track = ts__rank_counter_track(r, e->pid, sid);
+        uint32_t track = series_track(P, e, r->args.key[a]);
         if (track == TS_NONE32 || ts__rank_add_counter(r, track, e->ts_ns, ts__arg_as_double(t, r->args.val[a])) == TS_NONE32)
             oom(P);
     }
@@ -1317,7 +1349,8 @@ static void shift_times(parser *P)
     ts_rank *r = P->r;
     int64_t b = P->base_time_ns;
     r->base_time_ns = b;
-    for (uint32_t i = P->first_slice; i < r->slices.n && !r->us_fractions; i++) r->us_fractions = r->slices.ts_ns[i] % 1000 != 0;
+    for (uint32_t i = P->first_slice; i < r->slices.n && !r->us_fractions; i++)   /* rows to be dropped do not count */
+        r->us_fractions = r->slices.ts_ns[i] % 1000 != 0 && !(r->dropped_tracks && r->tracks[r->slices.track[i]].dropped);
     if (b == 0) return;
     for (uint32_t i = P->first_slice; i < r->slices.n; i++) {
         int64_t ts = r->slices.ts_ns[i] = sat_add(r->slices.ts_ns[i], b);
@@ -1465,7 +1498,8 @@ static int parser_init(parser *P, ts_src *src, ts_rank *r, ts_error *err)
     P->first_instant = r->instants.n;
     P->first_counter = r->counters.n;
     P->first_flow_end = r->n_flow_ends;
-    P->last_track[0].track = P->last_track[1].track = TS_NONE32;
+    forget_tracks(P);
+    P->last_series.track = TS_NONE32;
     ts__map64_init(&P->pid_name);
     ts__map64_init(&P->tid_name);
     ts__map64_init(&P->tid_sort);

@@ -22,6 +22,7 @@
 
 #include <stddef.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,17 +89,22 @@ typedef struct icache_ent {
     uint32_t n, id;                     /* length (0 = empty slot), string id */
 } icache_ent;
 /* The arg key that followed `prev` last time, with its bytes (and the
- * closing quote) kept inline so a prediction is checked with word compares. */
+ * closing quote) kept inline so a prediction is checked with word compares;
+ * when they fit, the bytes run from the end of the previous value (or the
+ * args' '{') through the separator, so a hit skips that too. */
 enum { KPRED_BITS = 8, KPRED_BYTES = 32 };
+#define KPRED_FIRST UINT32_MAX          /* `prev` of the first key (no key id) */
 typedef struct key_pred {
     uint32_t prev, next;                /* key ids; next 0 = empty slot */
-    uint32_t n;                         /* bytes matched (key, quote, colon[, blank]), < KPRED_BYTES */
+    uint32_t n;                         /* bytes matched ([separator,] key, quote, colon[, blank]), <= KPRED_BYTES */
+    bool     with_sep;                  /* the bytes start at the separator ('{' or ',' and blanks), not after the opening quote */
     uint32_t words;                     /* 8-byte words holding those bytes */
     uint64_t last_mask;                 /* bytes of the last word that belong to them */
     uint64_t w[KPRED_BYTES / 8];        /* those bytes, zero padding */
 } key_pred;
 /* The last numeric pid or tid as written: its bytes up to and including the
  * byte after the number, so equal words mean the same number. */
+enum { NUM_MEMO_SLOTS = 8 };
 typedef struct num_memo {
     uint64_t word, mask;                /* masked bytes; mask 0 = empty */
     unsigned len;                       /* digits */
@@ -179,7 +185,7 @@ typedef struct parser {
     uint32_t  last_cat;          /* memo of kind_of: category id, 0 = none */
     ts_kind   last_kind;
     track_memo last_track[TRACK_MEMO_SLOTS];   /* memo of track_for, by (pid, tid, gpu) */
-    num_memo  last_num[2];       /* [0] pid, [1] tid */
+    num_memo  last_num[2][NUM_MEMO_SLOTS];   /* [0] pid, [1] tid: by first byte */
     series_memo last_series;     /* memo of series_track */
     icache_ent icache[ICACHE_SLOTS];   /* recent strings -> id; n 0 = empty */
     key_pred  kpred[1 << KPRED_BITS];  /* arg key -> the key that followed it */
@@ -244,9 +250,20 @@ static inline bool same_middle(const char *a, const char *b, size_t n)
     return true;
 }
 
-static uint32_t intern_raw(parser *P, const char *s, size_t n)
+/* A string the cache did not hold: interned, and it takes slot c. */
+static __attribute__((noinline)) uint32_t intern_miss(parser *P, icache_ent *c, const char *s, size_t n, uint64_t head,
+                                                      uint64_t tail)
 {
-    if (n == 0 || n > 1024) return ts__rank_intern(P->r, s, n);   /* long kernel names too: comparing beats hashing */
+    uint32_t id = ts__rank_intern(P->r, s, n);
+    *c = (icache_ent){head, tail, (uint32_t)n, id};
+    return id;
+}
+
+/* Inlined: the hit, a few loads and compares, was cheaper than the call
+ * and register saves around it. */
+static inline __attribute__((always_inline)) uint32_t intern_raw(parser *P, const char *s, size_t n)
+{
+    if (TS_UNLIKELY(n == 0 || n > 1024)) return ts__rank_intern(P->r, s, n);   /* long kernel names too: comparing beats hashing */
     uint64_t head, tail;
     memcpy(&head, s, 8);
     memcpy(&tail, s + (n >= 8 ? n - 8 : 0), 8);
@@ -258,9 +275,7 @@ static uint32_t intern_raw(parser *P, const char *s, size_t n)
     icache_ent *c = &P->icache[h >> (64 - ICACHE_BITS)];
     if (c->n == n && c->head == head && c->tail == tail && (n <= 16 || same_middle(ts__rank_str(P->r, c->id), s, n)))
         return c->id;
-    uint32_t id = ts__rank_intern(P->r, s, n);
-    *c = (icache_ent){head, tail, (uint32_t)n, id};
-    return id;
+    return intern_miss(P, c, s, n, head, tail);
 }
 
 static uint32_t intern_str(parser *P, js_str s)
@@ -360,19 +375,11 @@ static inline __attribute__((always_inline)) void add_arg(parser *P, ev *e, uint
     e->n_args++;
 }
 
-/* p at a key's opening quote: if the key is the one that followed `prev`
- * last time, move p past its colon (and the blank after it when it was
- * there last time) and return its id, else 0.
- * Why: an event's arg keys come in the same order every time its kind
- * recurs ("External id", "Record function id", "Sequence number", ...), and
- * checking the guess costs a few word compares where scanning and interning
- * the key cost about ninety instructions. The window's zero padding makes
- * the KPRED_BYTES read safe. */
-static inline uint32_t predicted_key(parser *P, uint32_t prev)
+/* Whether the bytes at q are slot k's (for key prev, of the given form):
+ * then p moves past them and the key id is returned, else 0. */
+static inline uint32_t key_match(js *j, const key_pred *k, uint32_t prev, bool with_sep, const char *q)
 {
-    const key_pred *k = &P->kpred[(prev * 0x9e3779b1u) >> (32 - KPRED_BITS)];
-    if (k->prev != prev || k->next == 0) return 0;
-    const char *q = P->s.p + 1;
+    if (k->prev != prev || k->next == 0 || k->with_sep != with_sep) return 0;
     uint32_t last = k->words - 1;
     for (uint32_t i = 0; i < last; i++) {
         uint64_t x;
@@ -382,26 +389,54 @@ static inline uint32_t predicted_key(parser *P, uint32_t prev)
     uint64_t x;
     memcpy(&x, q + 8 * last, 8);
     if ((x & k->last_mask) != k->w[last]) return 0;
-    P->s.p = q + k->n;
+    j->p = q + k->n;
     return k->next;
 }
 
-/* k was just read and p is past the colon after it: remember the key with
- * its closing quote, the colon and a blank after it when the bytes run so
- * (then a hit skips the colon and the value's peek as well). */
-static void learn_key(parser *P, uint32_t prev, uint32_t next, js_str k)
+static inline key_pred *kpred_slot(parser *P, uint32_t prev)
+{
+    return &P->kpred[(prev * 0x9e3779b1u) >> (32 - KPRED_BITS)];
+}
+
+/* If the key is the one that followed `prev` last time, move p past its
+ * colon (and the blank after it when it was there last time) and return
+ * its id, else 0. with_sep: p is just after the previous value (or at the
+ * '{'), and the separator's bytes must match too; else p is at the key's
+ * opening quote.
+ * Why: an event's arg keys come in the same order every time its kind
+ * recurs ("External id", "Record function id", "Sequence number", ...), and
+ * checking the guess costs a few word compares where scanning and interning
+ * the key cost about ninety instructions. The window's zero padding makes
+ * the KPRED_BYTES read safe; the bytes learnt hold no NUL, so a match never
+ * runs into it. */
+static inline uint32_t predicted_key(parser *P, uint32_t prev, bool with_sep)
+{
+    return key_match(&P->s, kpred_slot(P, prev), prev, with_sep, with_sep ? P->s.p : P->s.p + 1);
+}
+
+/* k was just read from `from` on (the separator's first byte) and p is
+ * past the colon after it: remember the bytes from the separator on when
+ * they fit, else the key with its closing quote, the colon and a blank
+ * after it when the bytes run so (then a hit skips the colon and the
+ * value's peek as well). */
+static void learn_key(parser *P, uint32_t prev, uint32_t next, js_str k, const char *from)
 {
     const char *after = k.s + k.n + 1;   /* the byte after the closing quote */
-    if (!k.clean || k.n + 3 >= KPRED_BYTES || P->s.p != after + 1 || *after != ':') return;
-    key_pred *e = &P->kpred[(prev * 0x9e3779b1u) >> (32 - KPRED_BITS)];
+    if (!k.clean || P->s.p != after + 1 || *after != ':') return;
+    const char *end = after + 1 + (after[1] == ' ');   /* key, quote, colon[, blank] */
+    bool with_sep = end - from <= KPRED_BYTES;
+    const char *start = with_sep ? from : k.s;
+    size_t m = (size_t)(end - start);
+    if (m > KPRED_BYTES) return;
+    key_pred *e = kpred_slot(P, prev);
     memset(e, 0, sizeof *e);
     e->prev = prev;
     e->next = next;
-    size_t m = k.n + 2 + (after[1] == ' ');   /* key, quote, colon[, blank] */
+    e->with_sep = with_sep;
     e->n = (uint32_t)m;
     e->words = (uint32_t)((m + 7) / 8);
     e->last_mask = m % 8 ? (1ULL << (8 * (m % 8))) - 1 : UINT64_MAX;
-    memcpy(e->w, k.s, m);
+    memcpy(e->w, start, m);
 }
 
 /* p at '{' of "args": every member becomes an arg row. */
@@ -409,31 +444,41 @@ static void parse_args(parser *P, ev *e)
 {
     js *j = &P->s;
     if (js_peek(j) != '{') { add_arg(P, e, ts__rank_intern(P->r, "args", 4)); return; }
-    j->p++;
-    if (js_peek(j) == '}') { j->p++; return; }
-    uint32_t prev = 0;   /* the previous key's id, 0 at the first */
+    uint32_t prev = KPRED_FIRST;   /* the previous key's id */
     for (;;) {
-        if (js_peek(j) != '"') js_fail(j, j->p, "expected a key in \"args\"");
-        uint32_t key = predicted_key(P, prev);   /* a hit moves p past the colon */
+        /* p at the '{' or just after a value */
+        uint32_t key = predicted_key(P, prev, true);   /* a hit moves p past the colon */
         if (!key) {
-            js_str k = js_string(j);
-            key = intern_str(P, k);
-            js_expect(j, ':', "':' after a key");
-            learn_key(P, prev, key, k);
+            const char *from = j->p;
+            if (prev == KPRED_FIRST) {
+                j->p++;   /* past the '{' */
+                if (js_peek(j) == '}') { j->p++; return; }
+            } else {
+                char c = js_peek(j);
+                j->p++;
+                if (c == '}') return;
+                if (c != ',') js_fail(j, j->p - 1, "expected ',' or '}' in \"args\"");
+            }
+            if (js_peek(j) != '"') js_fail(j, j->p, "expected a key in \"args\"");
+            key = predicted_key(P, prev, false);
+            if (!key) {
+                js_str k = js_string(j);
+                key = intern_str(P, k);
+                js_expect(j, ':', "':' after a key");
+                learn_key(P, prev, key, k, from);
+            }
         }
         add_arg(P, e, key);
         prev = key;
-        char c = js_peek(j);
-        j->p++;
-        if (c == '}') return;
-        if (c != ',') js_fail(j, j->p - 1, "expected ',' or '}' in \"args\"");
     }
 }
 
 /* pid/tid: a number (possibly fractional in some writers) or a string.
- * `memo` remembers the last short integer read here: a trace repeats the
- * same few pids and tids, so one masked compare usually answers. */
-static void parse_pid(parser *P, num_memo *memo, int64_t *id, uint32_t *sid)
+ * `memos` remember short integers read here, one per slot of their first
+ * digit: a trace repeats the same few pids and tids (a TF1 timeline
+ * alternates among its launch, stream and stream:all pids), so one masked
+ * compare usually answers. */
+static void parse_pid(parser *P, num_memo *memos, int64_t *id, uint32_t *sid)
 {
     js *j = &P->s;
     if (js_peek(j) == '"') {
@@ -443,6 +488,7 @@ static void parse_pid(parser *P, num_memo *memo, int64_t *id, uint32_t *sid)
     }
     uint64_t w;
     memcpy(&w, j->p, 8);
+    num_memo *memo = &memos[w % NUM_MEMO_SLOTS];
     if (memo->mask && (w & memo->mask) == memo->word) { *id = memo->val; j->p += memo->len; return; }
     if (*j->p != '-' && (*j->p < '0' || *j->p > '9')) js_fail(j, j->p, "event %llu: \"pid\"/\"tid\" is not a number or string", (unsigned long long)P->n_events);
     uint64_t u;
@@ -619,8 +665,8 @@ static inline __attribute__((always_inline)) void parse_member(parser *P, ev *e,
     case K_TS: parse_time_field(P, &e->ts_ns, "ts"); e->has_ts = true; return;
     case K_ID: case K_ID2: e->id = parse_id(P); e->has_id = true; return;
     case K_BP: e->bind_enclosing = parse_char_field(P) == 'e'; return;
-    case K_PID: parse_pid(P, &P->last_num[0], &e->pid, &e->pid_str); return;
-    case K_TID: parse_pid(P, &P->last_num[1], &e->tid, &e->tid_str); return;
+    case K_PID: parse_pid(P, P->last_num[0], &e->pid, &e->pid_str); return;
+    case K_TID: parse_pid(P, P->last_num[1], &e->tid, &e->tid_str); return;
     case K_DUR: parse_time_field(P, &e->dur_ns, "dur"); e->has_dur = true; return;
     case K_CAT:
         if (js_peek(&P->s) != '"') break;   /* a null or numeric category is kept as an arg */
@@ -1261,15 +1307,19 @@ static void step(parser *P)
  * (see ts__rank_reserve). Kineto traces run about 360 bytes of JSON per
  * slice, 80 per arg and 700 per flow endpoint; the estimate takes about half
  * of each so it rarely falls short, and pages it over-reserves are never
- * touched. Small inputs (tests) skip it. */
+ * touched. TF1 timelines run 130-180 bytes per slice (timeline.py's compact
+ * and spaced output), so slices get one per 128 bytes: a table that falls
+ * short is copied to grow. The prefault steps keep the Kineto estimate.
+ * Small inputs (tests) skip it. */
 static void reserve_tables(parser *P, uint64_t json_bytes)
 {
     if (json_bytes < (1u << 20)) return;
-    uint64_t n_slices = json_bytes / 180, n_args = json_bytes / 40, n_flows = json_bytes / 256;
+    uint64_t n_slices = json_bytes / 128, n_args = json_bytes / 40, n_flows = json_bytes / 256;
     if (n_args > UINT32_MAX / 2) n_args = UINT32_MAX / 2;
     if (n_slices > UINT32_MAX / 2) n_slices = UINT32_MAX / 2;
     if (n_flows > UINT32_MAX / 2) n_flows = UINT32_MAX / 2;
     ts__rank_reserve(P->r, (uint32_t)n_slices, (uint32_t)n_args, (uint32_t)n_flows);
+    n_slices = json_bytes / 180;
     P->slices_step = (uint32_t)(n_slices / 32 > 4096 ? n_slices / 32 : 4096);
     P->args_step = (uint32_t)(n_args / 32 > 4096 ? n_args / 32 : 4096);
     P->flows_step = (uint32_t)(n_flows / 32 > 4096 ? n_flows / 32 : 4096);
@@ -1524,7 +1574,9 @@ static void parser_free(parser *P)
     ts__free(P->meta, P->cap_meta * sizeof *P->meta);
 }
 
-static int parser_init(parser *P, ts_src *src, ts_rank *r, ts_error *err)
+/* more_bytes: the JSON of the rank's later files (the tables are sized for
+ * them too, by the first file). */
+static int parser_init(parser *P, ts_src *src, ts_rank *r, uint64_t more_bytes, ts_error *err)
 {
     memset(P, 0, sizeof *P);
     P->src = src;
@@ -1567,7 +1619,7 @@ static int parser_init(parser *P, ts_src *src, ts_rank *r, ts_error *err)
     ts__map64_init(&P->cat_kind);
     ts__map64_init(&P->place_index);
     P->last_place = TS_NONE32;
-    reserve_tables(P, ts__src_size_hint(src));
+    reserve_tables(P, ts__src_size_hint(src) + more_bytes);
     P->k_name = ts__rank_intern(r, "name", 4);
     P->k_sort_index = ts__rank_intern(r, "sort_index", 10);
     P->k_labels = ts__rank_intern(r, "labels", 6);
@@ -1583,7 +1635,7 @@ int ts__ingest_json(ts_src *src, const char *path, int32_t order, const ts_load_
     ts_rank *r = ts__rank_create(path);
     if (!r) return ts__error(err, TS_ENOMEM, "%s: out of memory", path);
     parser P;
-    int rc = parser_init(&P, src, r, err);
+    int rc = parser_init(&P, src, r, 0, err);
     if (rc == TS_OK) rc = run(&P);
     if (rc == TS_OK) rc = finish_file(&P, err);
     if (rc == TS_OK) rc = finish_rank(r, P.dist_rank, P.world_size, order, opts, err);
@@ -1593,15 +1645,16 @@ int ts__ingest_json(ts_src *src, const char *path, int32_t order, const ts_load_
     return TS_OK;
 }
 
-/* One file of a multi-file rank, read with its pids moved by pid_base. */
-static int ingest_part(ts_rank *r, const char *path, int64_t pid_base, int32_t *dist_rank, int32_t *world_size,
-                       ts_error *err)
+/* One file of a multi-file rank, read with its pids moved by pid_base;
+ * more_bytes as parser_init's. */
+static int ingest_part(ts_rank *r, const char *path, int64_t pid_base, uint64_t more_bytes, int32_t *dist_rank,
+                       int32_t *world_size, ts_error *err)
 {
     ts_src src;
     int rc = ts__src_open_file(&src, path, false, err);
     if (rc) return rc;
     parser P;
-    rc = parser_init(&P, &src, r, err);
+    rc = parser_init(&P, &src, r, more_bytes, err);
     P.s.name = path;
     P.pid_base = pid_base;
     if (rc == TS_OK) rc = run(&P);
@@ -1620,7 +1673,13 @@ int ts__ingest_json_parts(const char *name, const char *const *paths, uint32_t n
     if (!r) return ts__error(err, TS_ENOMEM, "%s: out of memory", name);
     int32_t dist_rank = -1, world_size = -1;
     int rc = TS_OK;
-    for (uint32_t i = 0; i < n && rc == TS_OK; i++) rc = ingest_part(r, paths[i], (int64_t)i << 40, &dist_rank, &world_size, err);
+    uint64_t more_bytes = 0;   /* the later files' bytes, for the first file's table sizes */
+    for (uint32_t i = 1; i < n; i++) {
+        struct stat st;
+        if (stat(paths[i], &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) more_bytes += (uint64_t)st.st_size;
+    }
+    for (uint32_t i = 0; i < n && rc == TS_OK; i++)
+        rc = ingest_part(r, paths[i], (int64_t)i << 40, i == 0 ? more_bytes : 0, &dist_rank, &world_size, err);
     if (rc == TS_OK) rc = finish_rank(r, dist_rank, world_size, order, opts, err);
     if (rc != TS_OK) { ts__rank_destroy(r); return rc; }
     *out = r;

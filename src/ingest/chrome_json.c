@@ -375,6 +375,33 @@ static inline __attribute__((always_inline)) void add_arg(parser *P, ev *e, uint
     e->n_args++;
 }
 
+/* What was expected at p in an event or its "args": a separator (',' or
+ * '}') or a key. */
+static _Noreturn __attribute__((noinline, cold)) void member_fail(parser *P, const char *at, bool key, bool in_args)
+{
+    if (in_args) js_fail(&P->s, at, key ? "expected a key in \"args\"" : "expected ',' or '}' in \"args\"");
+    js_fail(&P->s, at, key ? "expected a key in event %llu" : "expected ',' or '}' in event %llu",
+            (unsigned long long)P->n_events);
+}
+
+/* p at an object's '{' (first) or just after a member's value: moves to
+ * the next key's opening quote, or past the object's '}' and returns false. */
+static inline bool to_next_key(parser *P, bool first, bool in_args)
+{
+    js *j = &P->s;
+    if (first) {
+        j->p++;   /* past the '{' */
+        if (js_peek(j) == '}') { j->p++; return false; }
+    } else {
+        char c = js_peek(j);
+        j->p++;
+        if (c == '}') return false;
+        if (c != ',') member_fail(P, j->p - 1, false, in_args);
+    }
+    if (js_peek(j) != '"') member_fail(P, j->p, true, in_args);
+    return true;
+}
+
 /* Whether the bytes at q are slot k's (for key prev, of the given form):
  * then p moves past them and the key id is returned, else 0. */
 static inline uint32_t key_match(js *j, const key_pred *k, uint32_t prev, bool with_sep, const char *q)
@@ -450,16 +477,7 @@ static void parse_args(parser *P, ev *e)
         uint32_t key = predicted_key(P, prev, true);   /* a hit moves p past the colon */
         if (!key) {
             const char *from = j->p;
-            if (prev == KPRED_FIRST) {
-                j->p++;   /* past the '{' */
-                if (js_peek(j) == '}') { j->p++; return; }
-            } else {
-                char c = js_peek(j);
-                j->p++;
-                if (c == '}') return;
-                if (c != ',') js_fail(j, j->p - 1, "expected ',' or '}' in \"args\"");
-            }
-            if (js_peek(j) != '"') js_fail(j, j->p, "expected a key in \"args\"");
+            if (!to_next_key(P, prev == KPRED_FIRST, true)) return;
             key = predicted_key(P, prev, false);
             if (!key) {
                 js_str k = js_string(j);
@@ -750,16 +768,7 @@ static void parse_event(parser *P, ev *e)
         event_key key = predicted_member(P, e, prev);
         if (key == K_OTHER) {
             const char *from = j->p;
-            if (prev == K_START) {
-                j->p++;   /* past the '{' */
-                if (js_peek(j) == '}') { j->p++; return; }
-            } else {
-                char c = js_peek(j);
-                j->p++;
-                if (c == '}') return;
-                if (c != ',') js_fail(j, j->p - 1, "expected ',' or '}' in event %llu", (unsigned long long)P->n_events);
-            }
-            if (js_peek(j) != '"') js_fail(j, j->p, "expected a key in event %llu", (unsigned long long)P->n_events);
+            if (!to_next_key(P, prev == K_START, false)) return;
             key = fast_key(j);
             learn_member(P, e, prev, from, key);
         }

@@ -329,7 +329,7 @@ static int check_unique_ranks(ts_rank **ranks, uint32_t n, ts_error *err)
 }
 
 static int trace_load(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts, ts_keep_fn keep,
-                      bool keep_ids, ts_job **out, ts_error *err);
+                      bool keep_ids, bool not_ctf, ts_job **out, ts_error *err);
 
 /* PyTorch host execution traces out of `files` into `ets`: they are no
  * ranks, but join the ranks once those are read (pytorch_et.c). */
@@ -377,7 +377,7 @@ static void python_as_ops(ts_job *t, const ts_load_opts *opts)
 int ts_job_load(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts,
                   ts_job **out, ts_error *err)
 {
-    int rc = trace_load(paths, n_paths, opts, NULL, false, out, err);
+    int rc = trace_load(paths, n_paths, opts, NULL, false, false, out, err);
     if (rc == TS_OK) python_as_ops(*out, opts);
     return rc;
 }
@@ -395,18 +395,20 @@ int ts__trace_load_summary(const char *const *paths, uint32_t n_paths, const ts_
                            bool keep_ids, ts_job **out, ts_error *err)
 {
     if (n_paths == 1 && paths && ts__ctf_is_trace(paths[0])) return ts_job_load(paths, n_paths, opts, out, err);
-    return trace_load(paths, n_paths, opts, keep, keep_ids, out, err);   /* python_as_ops: per rank, before keep */
+    /* not_ctf: the walk of a folder for CTF metadata is not done twice */
+    return trace_load(paths, n_paths, opts, keep, keep_ids, true, out, err);   /* python_as_ops: per rank, before keep */
 }
 
+/* not_ctf: the caller found that paths is no CTF trace. */
 static int trace_load(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts, ts_keep_fn keep,
-                      bool keep_ids, ts_job **out, ts_error *err)
+                      bool keep_ids, bool not_ctf, ts_job **out, ts_error *err)
 {
     if (err) { err->status = TS_OK; err->msg[0] = 0; }
     if (!out) return ts__error(err, TS_EINVAL, "ts_job_load: out is NULL");
     *out = NULL;
     if (!paths || n_paths == 0) return ts__error(err, TS_EINVAL, "ts_job_load: no paths given");
     ts__mem_phase("loading rank files");
-    if (n_paths == 1 && ts__ctf_is_trace(paths[0])) return ts__ctf_load(paths[0], opts, out, err);
+    if (!not_ctf && n_paths == 1 && ts__ctf_is_trace(paths[0])) return ts__ctf_load(paths[0], opts, out, err);
     file_list files = {0}, ets = {0};
     skip_note sk = {.n = 0};
     int rc = expand_paths(&files, paths, n_paths, &sk, err);

@@ -168,6 +168,7 @@ typedef struct parser {
     ts_map64  pid_label;         /* pid -> process_labels string id */
     uint64_t  n_object_events;   /* phases N/O/D (object snapshots), skipped */
     int64_t   pid_base;          /* added to every pid: files read into one rank keep their processes apart */
+    bool      counts_only;       /* slices' arg rows are not kept (ts__ingest_json_path) */
     uint32_t  first_slice, first_instant, first_counter, first_flow_end, first_track; /* rows this file began at */
     ts_map64  pid_sort;          /* pid -> process_sort_index */
     ts_map64  gpu_track;         /* hash(pid, tid) -> GPU stream track row */
@@ -867,6 +868,17 @@ static slice_stack *stack_of(parser *P, uint32_t track)
 
 static void rollback_args(parser *P, const ev *e) { P->r->args.n = e->args; }
 
+/* A counts-only load keeps no slice's args: rows [first, first + n), the
+ * last of the table, are given back (the next event writes over them).
+ * Not when they are not the last rows, nor past what a slice can hold
+ * (that warning is counted as in a whole load). */
+static bool drop_arg_rows(parser *P, uint32_t first, uint32_t n)
+{
+    if (!P->counts_only || n == 0 || n > UINT16_MAX || first + n != P->r->args.n) return false;
+    P->r->args.n = first;
+    return true;
+}
+
 static uint32_t add_slice(parser *P, uint32_t track, int64_t ts, int64_t dur, const open_slice *o)
 {
     ts_rank *r = P->r;
@@ -876,7 +888,9 @@ static uint32_t add_slice(parser *P, uint32_t track, int64_t ts, int64_t dur, co
         dur = 0;
     }
     if (sat_add(ts, dur) == INT64_MAX) dur = INT64_MAX - ts;   /* keeps ts + dur representable */
-    uint32_t s = ts__rank_push_slice(r, track, ts, dur, o->name, o->cat, (ts_kind)o->kind, o->args, o->n_args,
+    uint32_t n_args = o->n_args;
+    if (drop_arg_rows(P, o->args, n_args)) n_args = 0;
+    uint32_t s = ts__rank_push_slice(r, track, ts, dur, o->name, o->cat, (ts_kind)o->kind, o->args, n_args,
                                      o->corr, o->ext_id);
     if (s == TS_NONE32) oom(P);
     return s;
@@ -1078,11 +1092,21 @@ static void commit_event(parser *P, ev *e)
         add_slice(P, track_for(P, e, (ts_kind)o.kind), e->ts_ns, e->has_dur ? e->dur_ns : 0, &o);
         break;
     }
-    case 'B': { open_slice o = open_of(P, e); push_open(P, track_for(P, e, (ts_kind)o.kind), &o); break; }
+    case 'B': {
+        open_slice o = open_of(P, e);
+        if (drop_arg_rows(P, o.args, o.n_args)) o.n_args = 0;
+        push_open(P, track_for(P, e, (ts_kind)o.kind), &o);
+        break;
+    }
     case 'E': end_open(P, track_for(P, e, kind_of(P, e)), e); break;
     case 'i': case 'I': case 'R': commit_instant(P, e, track_for(P, e, TS_KIND_OTHER)); break;
     case 'n': commit_instant(P, e, async_track(P, e)); break;
-    case 'b': { open_slice o = open_of(P, e); push_open(P, async_track(P, e), &o); break; }
+    case 'b': {
+        open_slice o = open_of(P, e);
+        if (drop_arg_rows(P, o.args, o.n_args)) o.n_args = 0;
+        push_open(P, async_track(P, e), &o);
+        break;
+    }
     case 'e': end_open(P, async_track(P, e), e); break;
     case 'C': commit_counter(P, e); break;
     case 'M': commit_metadata(P, e); break;
@@ -1585,7 +1609,7 @@ static void parser_free(parser *P)
 
 /* more_bytes: the JSON of the rank's later files (the tables are sized for
  * them too, by the first file). */
-static int parser_init(parser *P, ts_src *src, ts_rank *r, uint64_t more_bytes, ts_error *err)
+static int parser_init(parser *P, ts_src *src, ts_rank *r, uint64_t more_bytes, bool counts_only, ts_error *err)
 {
     memset(P, 0, sizeof *P);
     P->src = src;
@@ -1612,6 +1636,7 @@ static int parser_init(parser *P, ts_src *src, ts_rank *r, uint64_t more_bytes, 
         P->s.p = P->s.end = P->unit = P->s.buf;
     }
     P->dist_rank = P->world_size = -1;
+    P->counts_only = counts_only;
     P->first_slice = r->slices.n;
     P->first_track = r->n_tracks;
     P->first_instant = r->instants.n;
@@ -1637,14 +1662,14 @@ static int parser_init(parser *P, ts_src *src, ts_rank *r, uint64_t more_bytes, 
     return TS_OK;
 }
 
-int ts__ingest_json(ts_src *src, const char *path, int32_t order, const ts_load_opts *opts,
-                    ts_rank **out, ts_error *err)
+static int ingest_src(ts_src *src, const char *path, int32_t order, const ts_load_opts *opts, bool counts_only,
+                      ts_rank **out, ts_error *err)
 {
     *out = NULL;
     ts_rank *r = ts__rank_create(path);
     if (!r) return ts__error(err, TS_ENOMEM, "%s: out of memory", path);
     parser P;
-    int rc = parser_init(&P, src, r, 0, err);
+    int rc = parser_init(&P, src, r, 0, counts_only, err);
     if (rc == TS_OK) rc = run(&P);
     if (rc == TS_OK) rc = finish_file(&P, err);
     if (rc == TS_OK) rc = finish_rank(r, P.dist_rank, P.world_size, order, opts, err);
@@ -1654,16 +1679,22 @@ int ts__ingest_json(ts_src *src, const char *path, int32_t order, const ts_load_
     return TS_OK;
 }
 
+int ts__ingest_json(ts_src *src, const char *path, int32_t order, const ts_load_opts *opts,
+                    ts_rank **out, ts_error *err)
+{
+    return ingest_src(src, path, order, opts, false, out, err);
+}
+
 /* One file of a multi-file rank, read with its pids moved by pid_base;
  * more_bytes as parser_init's. */
-static int ingest_part(ts_rank *r, const char *path, int64_t pid_base, uint64_t more_bytes, int32_t *dist_rank,
-                       int32_t *world_size, ts_error *err)
+static int ingest_part(ts_rank *r, const char *path, int64_t pid_base, uint64_t more_bytes, bool counts_only,
+                       int32_t *dist_rank, int32_t *world_size, ts_error *err)
 {
     ts_src src;
     int rc = ts__src_open_file(&src, path, false, err);
     if (rc) return rc;
     parser P;
-    rc = parser_init(&P, &src, r, more_bytes, err);
+    rc = parser_init(&P, &src, r, more_bytes, counts_only, err);
     P.s.name = path;
     P.pid_base = pid_base;
     if (rc == TS_OK) rc = run(&P);
@@ -1675,7 +1706,7 @@ static int ingest_part(ts_rank *r, const char *path, int64_t pid_base, uint64_t 
 }
 
 int ts__ingest_json_parts(const char *name, const char *const *paths, uint32_t n, int32_t order,
-                          const ts_load_opts *opts, ts_rank **out, ts_error *err)
+                          const ts_load_opts *opts, bool counts_only, ts_rank **out, ts_error *err)
 {
     *out = NULL;
     ts_rank *r = ts__rank_create(name);
@@ -1688,7 +1719,8 @@ int ts__ingest_json_parts(const char *name, const char *const *paths, uint32_t n
         if (stat(paths[i], &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) more_bytes += (uint64_t)st.st_size;
     }
     for (uint32_t i = 0; i < n && rc == TS_OK; i++)
-        rc = ingest_part(r, paths[i], (int64_t)i << 40, i == 0 ? more_bytes : 0, &dist_rank, &world_size, err);
+        rc = ingest_part(r, paths[i], (int64_t)i << 40, i == 0 ? more_bytes : 0, counts_only, &dist_rank, &world_size,
+                         err);
     if (rc == TS_OK) rc = finish_rank(r, dist_rank, world_size, order, opts, err);
     if (rc != TS_OK) { ts__rank_destroy(r); return rc; }
     *out = r;
@@ -1697,18 +1729,18 @@ int ts__ingest_json_parts(const char *name, const char *const *paths, uint32_t n
 
 int ts__ingest_json_file(const char *path, int32_t order, const ts_load_opts *opts, ts_rank **out, ts_error *err)
 {
-    return ts__ingest_json_path(path, order, opts, true, out, err);
+    return ts__ingest_json_path(path, order, opts, true, false, out, err);
 }
 
 int ts__ingest_json_path(const char *path, int32_t order, const ts_load_opts *opts, bool spare_core,
-                         ts_rank **out, ts_error *err)
+                         bool counts_only, ts_rank **out, ts_error *err)
 {
     if (err) { err->status = TS_OK; err->msg[0] = 0; }
     ts_src src;
     *out = NULL;
     int rc = ts__src_open_file(&src, path, spare_core, err);
     if (rc) return rc;
-    rc = ts__ingest_json(&src, path, order, opts, out, err);
+    rc = ingest_src(&src, path, order, opts, counts_only, out, err);
     ts__src_close(&src);
     return rc;
 }

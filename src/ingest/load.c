@@ -53,24 +53,30 @@ static bool is_trace_name(const char *name)
             ts__xplane_is_name(name) || ts__chakra_is_name(name));
 }
 
+/* What a rank is read for: kept whole; reduced by ts__rank_summary to what
+ * its keep function marks (flows counted, not stored); or to nothing but
+ * its counts (info: slices' args not kept either). */
+typedef enum load_mode { LOAD_WHOLE, LOAD_SUMMARY, LOAD_COUNTS } load_mode;
+
 /* One file into one rank, by what its first bytes say it is (a folder: a
  * dPRO GPU folder, which expand_paths listed as one): an SQLite
  * database is an Nsight Systems export; a protobuf has no magic, so a
  * `*.xplane.pb` name means a TensorFlow XPlane, `*.et` a Chakra execution
  * trace; anything else JSON. */
-static int ingest_file(const char *path, int32_t order, const ts_load_opts *opts, bool spare_core, bool summary,
+static int ingest_file(const char *path, int32_t order, const ts_load_opts *opts, bool spare_core, load_mode mode,
                        ts_rank **out, ts_error *err)
 {
+    bool summary = mode != LOAD_WHOLE, counts = mode == LOAD_COUNTS;
     unsigned char head[64];
     size_t n = 0;
     struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return ts__dpro_ingest(path, order, opts, out, err);
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return ts__dpro_ingest(path, order, opts, counts, out, err);
     int rc = ts__sniff_file(path, head, sizeof head, &n, err);
     if (rc) { *out = NULL; return rc; }
     if (ts__nsys_is_sqlite(head, n)) return ts__nsys_ingest(path, order, opts, out, err);
     if (ts__xplane_is_name(path)) return ts__xplane_ingest(path, order, out, err);
     if (ts__chakra_is_name(path)) return ts__chakra_ingest(path, order, summary, out, err);
-    return ts__ingest_json_path(path, order, opts, spare_core, out, err);
+    return ts__ingest_json_path(path, order, opts, spare_core, counts, out, err);
 }
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
@@ -206,14 +212,16 @@ typedef struct job {
     atomic_uint next;           /* next file index to take */
 } job;
 
-static int load_rank(const char *path, int32_t order, const ts_load_opts *opts, bool spare_core, bool summary,
+static int load_rank(const char *path, int32_t order, const ts_load_opts *opts, bool spare_core, load_mode mode,
                      ts_rank **out, ts_error *err);
+static void keep_none(const ts_rank *r, uint8_t *keep);
 
 /* File f (slot i) into a rank, reduced at once to what jb->keep marks. */
 static int load_summary(job *jb, uint32_t i, uint32_t f)
 {
     ts_rank *full = NULL;
-    int rc = load_rank(jb->files->v[f], (int32_t)f, jb->opts, jb->spare_core, true, &full, &jb->errs[i]);
+    load_mode mode = jb->keep == keep_none ? LOAD_COUNTS : LOAD_SUMMARY;
+    int rc = load_rank(jb->files->v[f], (int32_t)f, jb->opts, jb->spare_core, mode, &full, &jb->errs[i]);
     return rc ? rc : ts__rank_summary(full, jb->keep, jb->keep_ids, &jb->ranks[i], &jb->errs[i]);
 }
 
@@ -244,7 +252,7 @@ static void *worker(void *arg)
         if (jb->keep)
             jb->rcs[i] = load_summary(jb, i, f);
         else
-            jb->rcs[i] = ingest_file(jb->files->v[f], (int32_t)f, jb->opts, jb->spare_core, false, &jb->ranks[i],
+            jb->rcs[i] = ingest_file(jb->files->v[f], (int32_t)f, jb->opts, jb->spare_core, LOAD_WHOLE, &jb->ranks[i],
                                      &jb->errs[i]);
     }
     return NULL;
@@ -558,10 +566,10 @@ void ts__trace_files_free(char **files, uint32_t n)
     ts__free(files, (size_t)n * sizeof *files);
 }
 
-static int load_rank(const char *path, int32_t order, const ts_load_opts *opts, bool spare_core, bool summary,
+static int load_rank(const char *path, int32_t order, const ts_load_opts *opts, bool spare_core, load_mode mode,
                      ts_rank **out, ts_error *err)
 {
-    int rc = ingest_file(path, order, opts, spare_core, summary, out, err);
+    int rc = ingest_file(path, order, opts, spare_core, mode, out, err);
     if (rc) return rc;
     uint32_t depth = opts && opts->size >= offsetof(ts_load_opts, python_depth) + sizeof(uint32_t)
                          ? opts->python_depth : 0;
@@ -572,5 +580,5 @@ static int load_rank(const char *path, int32_t order, const ts_load_opts *opts, 
 int ts__load_rank(const char *path, int32_t order, const ts_load_opts *opts, bool spare_core, ts_rank **out,
                   ts_error *err)
 {
-    return load_rank(path, order, opts, spare_core, false, out, err);
+    return load_rank(path, order, opts, spare_core, LOAD_WHOLE, out, err);
 }

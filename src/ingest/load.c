@@ -258,12 +258,54 @@ static void *worker(void *arg)
     return NULL;
 }
 
-static int n_workers(const ts_load_opts *opts, uint32_t n_files)
+/* Input bytes a worker should have before another one starts. Why: a
+ * second thread's start, its own malloc arena and the two threads'
+ * contention cost more CPU time than the few milliseconds of wall time it
+ * saves on a small load (a 4.7 MB dPRO folder of 4 ranks: 7.1 ms of CPU
+ * on one thread, 9.9 ms on two, for 9.1 and 9.4 ms of wall time on a
+ * loaded 2-core machine; docs/ingest.md). */
+enum { BYTES_PER_WORKER = 8 << 20 };
+
+/* About how much trace a path holds, up to `enough`: a file's size (a
+ * compressed one counted 8 times), a folder's (a dPRO GPU folder) the sum
+ * of the files in it. */
+static uint64_t input_bytes(const char *path, uint64_t enough)
 {
-    long n = opts && opts->size >= offsetof(ts_load_opts, n_threads) + sizeof(int) && opts->n_threads > 0
-                 ? opts->n_threads : sysconf(_SC_NPROCESSORS_ONLN);
+    struct stat st;
+    if (stat(path, &st) != 0) return 0;
+    if (S_ISREG(st.st_mode)) {
+        uint64_t n = (uint64_t)(st.st_size > 0 ? st.st_size : 0);
+        return ends_with(path, ".gz") || ends_with(path, ".zst") ? n * 8 : n;
+    }
+    if (!S_ISDIR(st.st_mode)) return 0;
+    DIR *d = opendir(path);
+    uint64_t sum = 0;
+    struct dirent *de;
+    while (d && sum < enough && (de = readdir(d))) {
+        if (de->d_name[0] == '.') continue;
+        char p[4096];
+        snprintf(p, sizeof p, "%s/%s", path, de->d_name);
+        if (stat(p, &st) == 0 && S_ISREG(st.st_mode)) sum += input_bytes(p, enough);
+    }
+    if (d) closedir(d);
+    return sum;
+}
+
+/* Threads for files idx[0..n) (NULL: the first n): n_threads when set,
+ * else the online cores, no more than the files, and one per
+ * BYTES_PER_WORKER of input. */
+static int n_workers(const ts_load_opts *opts, const file_list *files, const uint32_t *idx, uint32_t n_files)
+{
+    bool asked = opts && opts->size >= offsetof(ts_load_opts, n_threads) + sizeof(int) && opts->n_threads > 0;
+    long n = asked ? opts->n_threads : sysconf(_SC_NPROCESSORS_ONLN);
     if (n < 1) n = 1;
     if ((uint32_t)n > n_files) n = (long)n_files;
+    if (!asked && n > 1) {
+        uint64_t enough = (uint64_t)n * BYTES_PER_WORKER, bytes = 0;
+        for (uint32_t i = 0; i < n_files && bytes < enough; i++)
+            bytes += input_bytes(files->v[idx ? idx[i] : i], enough);
+        if (bytes < enough) n = bytes / BYTES_PER_WORKER > 1 ? (long)(bytes / BYTES_PER_WORKER) : 1;
+    }
     return (int)n;
 }
 
@@ -282,7 +324,7 @@ static int load_some(const file_list *files, const uint32_t *idx, uint32_t n, co
         return ts__error(err, TS_ENOMEM, "out of memory");
     }
     atomic_init(&jb.next, 0);
-    int nw = n ? n_workers(opts, n) : 1;
+    int nw = n ? n_workers(opts, files, idx, n) : 1;
     jb.spare_core = nw < sysconf(_SC_NPROCESSORS_ONLN);
     pthread_t tids[64];
     if (nw > 64) nw = 64;

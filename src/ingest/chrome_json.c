@@ -188,6 +188,8 @@ typedef struct parser {
     track_memo last_track[TRACK_MEMO_SLOTS];   /* memo of track_for, by (pid, tid, gpu) */
     num_memo  last_num[2][NUM_MEMO_SLOTS];   /* [0] pid, [1] tid: by first byte */
     series_memo last_series;     /* memo of series_track */
+    /* The caches last (from icache on): they hold string ids of the rank,
+     * so the files of one rank share them (parser_init's keep_caches). */
     icache_ent icache[ICACHE_SLOTS];   /* recent strings -> id; n 0 = empty */
     key_pred  kpred[1 << KPRED_BITS];  /* arg key -> the key that followed it */
     member_pred mpred[MPRED_PHASES][MPRED_KEYS];   /* (phase & 31, previous key) -> the next key's bytes */
@@ -1608,10 +1610,12 @@ static void parser_free(parser *P)
 }
 
 /* more_bytes: the JSON of the rank's later files (the tables are sized for
- * them too, by the first file). */
-static int parser_init(parser *P, ts_src *src, ts_rank *r, uint64_t more_bytes, bool counts_only, ts_error *err)
+ * them too, by the first file). keep_caches: P read an earlier file of the
+ * same rank, whose string caches stay (130 KB not cleared per file). */
+static int parser_init(parser *P, ts_src *src, ts_rank *r, uint64_t more_bytes, bool counts_only, bool keep_caches,
+                       ts_error *err)
 {
-    memset(P, 0, sizeof *P);
+    memset(P, 0, keep_caches ? offsetof(parser, icache) : sizeof *P);
     P->src = src;
     P->r = r;
     P->s.name = r->path;
@@ -1669,7 +1673,7 @@ static int ingest_src(ts_src *src, const char *path, int32_t order, const ts_loa
     ts_rank *r = ts__rank_create(path);
     if (!r) return ts__error(err, TS_ENOMEM, "%s: out of memory", path);
     parser P;
-    int rc = parser_init(&P, src, r, 0, counts_only, err);
+    int rc = parser_init(&P, src, r, 0, counts_only, false, err);
     if (rc == TS_OK) rc = run(&P);
     if (rc == TS_OK) rc = finish_file(&P, err);
     if (rc == TS_OK) rc = finish_rank(r, P.dist_rank, P.world_size, order, opts, err);
@@ -1687,20 +1691,19 @@ int ts__ingest_json(ts_src *src, const char *path, int32_t order, const ts_load_
 
 /* One file of a multi-file rank, read with its pids moved by pid_base;
  * more_bytes as parser_init's. */
-static int ingest_part(ts_rank *r, const char *path, int64_t pid_base, uint64_t more_bytes, bool counts_only,
-                       int32_t *dist_rank, int32_t *world_size, ts_error *err)
+static int ingest_part(parser *P, ts_rank *r, const char *path, int64_t pid_base, uint64_t more_bytes,
+                       bool counts_only, bool keep_caches, int32_t *dist_rank, int32_t *world_size, ts_error *err)
 {
     ts_src src;
     int rc = ts__src_open_file(&src, path, false, err);
     if (rc) return rc;
-    parser P;
-    rc = parser_init(&P, &src, r, more_bytes, counts_only, err);
-    P.s.name = path;
-    P.pid_base = pid_base;
-    if (rc == TS_OK) rc = run(&P);
-    if (rc == TS_OK) rc = finish_file(&P, err);
-    if (P.dist_rank >= 0 && *dist_rank < 0) *dist_rank = P.dist_rank, *world_size = P.world_size;
-    parser_free(&P);
+    rc = parser_init(P, &src, r, more_bytes, counts_only, keep_caches, err);
+    P->s.name = path;
+    P->pid_base = pid_base;
+    if (rc == TS_OK) rc = run(P);
+    if (rc == TS_OK) rc = finish_file(P, err);
+    if (P->dist_rank >= 0 && *dist_rank < 0) *dist_rank = P->dist_rank, *world_size = P->world_size;
+    parser_free(P);
     ts__src_close(&src);
     return rc;
 }
@@ -1713,14 +1716,15 @@ int ts__ingest_json_parts(const char *name, const char *const *paths, uint32_t n
     if (!r) return ts__error(err, TS_ENOMEM, "%s: out of memory", name);
     int32_t dist_rank = -1, world_size = -1;
     int rc = TS_OK;
+    parser P;                  /* one for all the files: their string caches carry over */
     uint64_t more_bytes = 0;   /* the later files' bytes, for the first file's table sizes */
     for (uint32_t i = 1; i < n; i++) {
         struct stat st;
         if (stat(paths[i], &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) more_bytes += (uint64_t)st.st_size;
     }
     for (uint32_t i = 0; i < n && rc == TS_OK; i++)
-        rc = ingest_part(r, paths[i], (int64_t)i << 40, i == 0 ? more_bytes : 0, counts_only, &dist_rank, &world_size,
-                         err);
+        rc = ingest_part(&P, r, paths[i], (int64_t)i << 40, i == 0 ? more_bytes : 0, counts_only, i > 0, &dist_rank,
+                         &world_size, err);
     if (rc == TS_OK) rc = finish_rank(r, dist_rank, world_size, order, opts, err);
     if (rc != TS_OK) { ts__rank_destroy(r); return rc; }
     *out = r;

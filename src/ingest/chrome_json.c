@@ -281,16 +281,20 @@ static inline __attribute__((always_inline)) uint32_t intern_raw(parser *P, cons
     return intern_miss(P, c, s, n, head, tail);
 }
 
-static uint32_t intern_str(parser *P, js_str s)
+static __attribute__((noinline)) uint32_t intern_decoded(parser *P, js_str s)
 {
-    if (s.clean) return intern_raw(P, s.s, s.n);
     size_t n;
     const char *d = js_decode(&P->s, s, &n);
     return ts__rank_intern(P->r, d, n);
 }
 
-/* p at a string value; interned. */
-static uint32_t read_str(parser *P)
+static inline __attribute__((always_inline)) uint32_t intern_str(parser *P, js_str s)
+{
+    return s.clean ? intern_raw(P, s.s, s.n) : intern_decoded(P, s);
+}
+
+/* p at a string value; interned. Inlined, as intern_raw. */
+static inline __attribute__((always_inline)) uint32_t read_str(parser *P)
 {
     return intern_str(P, js_string(&P->s));
 }
@@ -499,7 +503,7 @@ static void parse_args(parser *P, ev *e)
  * digit: a trace repeats the same few pids and tids (a TF1 timeline
  * alternates among its launch, stream and stream:all pids), so one masked
  * compare usually answers. */
-static void parse_pid(parser *P, num_memo *memos, int64_t *id, uint32_t *sid)
+static inline __attribute__((always_inline)) void parse_pid(parser *P, num_memo *memos, int64_t *id, uint32_t *sid)
 {
     js *j = &P->s;
     if (js_peek(j) == '"') {
@@ -571,7 +575,7 @@ static uint64_t parse_id(parser *P)
     js_fail(j, j->p, "event %llu: \"id\" is not a number or string", (unsigned long long)P->n_events);
 }
 
-static void parse_time_field(parser *P, int64_t *out, const char *field)
+static inline __attribute__((always_inline)) void parse_time_field(parser *P, int64_t *out, const char *field)
 {
     js *j = &P->s;
     js_peek(j);

@@ -786,7 +786,7 @@ static void parse_event(parser *P, ev *e)
 }
 
 /* ---- committing events to the model ---- */
-static ts_kind kind_of(parser *P, const ev *e)
+static inline __attribute__((always_inline)) ts_kind kind_of(parser *P, const ev *e)
 {
     if (!e->has_cat) {
         /* Legacy PyTorch traces have no "cat": ProfilerStep#N marks steps,
@@ -840,7 +840,7 @@ static uint32_t track_lookup(parser *P, const ev *e, bool gpu)
     return t;
 }
 
-static uint32_t track_for(parser *P, const ev *e, ts_kind kind)
+static inline __attribute__((always_inline)) uint32_t track_for(parser *P, const ev *e, ts_kind kind)
 {
     bool gpu = ts__kind_on_gpu(kind);
     uint64_t h = ((uint64_t)e->pid * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)e->tid * 0xc2b2ae3d27d4eb4fULL) ^ gpu;
@@ -885,7 +885,7 @@ static bool drop_arg_rows(parser *P, uint32_t first, uint32_t n)
     return true;
 }
 
-static uint32_t add_slice(parser *P, uint32_t track, int64_t ts, int64_t dur, const open_slice *o)
+static inline __attribute__((always_inline)) uint32_t add_slice(parser *P, uint32_t track, int64_t ts, int64_t dur, const open_slice *o)
 {
     ts_rank *r = P->r;
     if (dur < 0) {

@@ -23,7 +23,7 @@ extern "C" {
 /* Options; a NULL pointer means all defaults. Grows only at the end. */
 typedef struct ts_load_opts {
     size_t      size;             /* sizeof(ts_load_opts), set by the caller */
-    int         n_threads;        /* ranks loaded at once; <= 0 = online cores */
+    int         n_threads;        /* ranks loaded at once; <= 0 = online cores, one per 8 MB of input */
     const char *iteration_marker; /* iteration slice-name prefix; NULL = "ProfilerStep#" */
     uint32_t    python_depth;     /* ranks without CPU ops: their python_function ranges at most this
                                      many Python calls deep are CPU ops (1 = outermost); 0 = all */

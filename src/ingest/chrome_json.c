@@ -22,6 +22,7 @@
 
 #include <stddef.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,17 +89,22 @@ typedef struct icache_ent {
     uint32_t n, id;                     /* length (0 = empty slot), string id */
 } icache_ent;
 /* The arg key that followed `prev` last time, with its bytes (and the
- * closing quote) kept inline so a prediction is checked with word compares. */
+ * closing quote) kept inline so a prediction is checked with word compares;
+ * when they fit, the bytes run from the end of the previous value (or the
+ * args' '{') through the separator, so a hit skips that too. */
 enum { KPRED_BITS = 8, KPRED_BYTES = 32 };
+#define KPRED_FIRST UINT32_MAX          /* `prev` of the first key (no key id) */
 typedef struct key_pred {
     uint32_t prev, next;                /* key ids; next 0 = empty slot */
-    uint32_t n;                         /* bytes matched (key, quote, colon[, blank]), < KPRED_BYTES */
+    uint32_t n;                         /* bytes matched ([separator,] key, quote, colon[, blank]), <= KPRED_BYTES */
+    bool     with_sep;                  /* the bytes start at the separator ('{' or ',' and blanks), not after the opening quote */
     uint32_t words;                     /* 8-byte words holding those bytes */
     uint64_t last_mask;                 /* bytes of the last word that belong to them */
     uint64_t w[KPRED_BYTES / 8];        /* those bytes, zero padding */
 } key_pred;
 /* The last numeric pid or tid as written: its bytes up to and including the
  * byte after the number, so equal words mean the same number. */
+enum { NUM_MEMO_SLOTS = 8 };
 typedef struct num_memo {
     uint64_t word, mask;                /* masked bytes; mask 0 = empty */
     unsigned len;                       /* digits */
@@ -107,7 +113,36 @@ typedef struct num_memo {
 typedef struct track_memo {
     int64_t  pid, tid;
     uint32_t track;                     /* track row, TS_NONE32 = empty */
+    bool     gpu;                       /* looked up as a GPU stream */
+    bool     named;                     /* looked up with a string pid or tid (its names remembered) */
 } track_memo;
+/* Slots of track_for's memo: TF1 timelines and Kineto traces alternate
+ * between a few (pid, tid) pairs event by event (an op's launch, its
+ * kernel on a stream, the stream:all copy), which one slot missed every
+ * time; 16 hold a trace's busy pairs. */
+/* The last counter series' track: a counter event names the same series
+ * as the one before it most of the time, and building "event.series" to
+ * intern it cost a formatted print per event. */
+typedef struct series_memo {
+    int64_t  pid;
+    uint32_t name, key;                 /* event name and arg key ids */
+    uint32_t track;                     /* counter track row, TS_NONE32 = empty */
+} series_memo;
+enum { TRACK_MEMO_BITS = 4, TRACK_MEMO_SLOTS = 1 << TRACK_MEMO_BITS };
+
+/* The bytes that came between a member's value and the next key last time
+ * (the comma, blanks, the key with its quotes and colon, the blank after
+ * it: `, "cat": `), per phase and previous key. Why: a trace writes its
+ * events' members in the same order with the same spacing, and one masked
+ * two-word compare replaces the separator's peek, the key's peek and
+ * fast_key's dispatch (about thirty instructions a member). */
+enum { MPRED_PHASES = 32, MPRED_KEYS = 14, MPRED_BYTES = 16 };
+typedef struct member_pred {
+    uint64_t w[2];                      /* those bytes, zero beyond len */
+    uint64_t mask[2];                   /* the bytes of w that count */
+    uint8_t  len;                       /* 1..MPRED_BYTES, 0 = empty slot */
+    uint8_t  key;                       /* the event_key those bytes name */
+} member_pred;
 
 typedef struct parser {
     js        s;                 /* scanner state (window, position) */
@@ -133,6 +168,7 @@ typedef struct parser {
     ts_map64  pid_label;         /* pid -> process_labels string id */
     uint64_t  n_object_events;   /* phases N/O/D (object snapshots), skipped */
     int64_t   pid_base;          /* added to every pid: files read into one rank keep their processes apart */
+    bool      counts_only;       /* slices' arg rows are not kept (ts__ingest_json_path) */
     uint32_t  first_slice, first_instant, first_counter, first_flow_end, first_track; /* rows this file began at */
     ts_map64  pid_sort;          /* pid -> process_sort_index */
     ts_map64  gpu_track;         /* hash(pid, tid) -> GPU stream track row */
@@ -149,10 +185,14 @@ typedef struct parser {
     int32_t   dist_rank, world_size;   /* from distributedInfo, -1 = none */
     uint32_t  last_cat;          /* memo of kind_of: category id, 0 = none */
     ts_kind   last_kind;
-    track_memo last_track[2];    /* memo of track_for: [0] thread, [1] GPU stream */
-    num_memo  last_num[2];       /* [0] pid, [1] tid */
+    track_memo last_track[TRACK_MEMO_SLOTS];   /* memo of track_for, by (pid, tid, gpu) */
+    num_memo  last_num[2][NUM_MEMO_SLOTS];   /* [0] pid, [1] tid: by first byte */
+    series_memo last_series;     /* memo of series_track */
+    /* The caches last (from icache on): they hold string ids of the rank,
+     * so the files of one rank share them (parser_init's keep_caches). */
     icache_ent icache[ICACHE_SLOTS];   /* recent strings -> id; n 0 = empty */
     key_pred  kpred[1 << KPRED_BITS];  /* arg key -> the key that followed it */
+    member_pred mpred[MPRED_PHASES][MPRED_KEYS];   /* (phase & 31, previous key) -> the next key's bytes */
 } parser;
 
 static _Noreturn void oom(parser *P)
@@ -213,9 +253,20 @@ static inline bool same_middle(const char *a, const char *b, size_t n)
     return true;
 }
 
-static uint32_t intern_raw(parser *P, const char *s, size_t n)
+/* A string the cache did not hold: interned, and it takes slot c. */
+static __attribute__((noinline)) uint32_t intern_miss(parser *P, icache_ent *c, const char *s, size_t n, uint64_t head,
+                                                      uint64_t tail)
 {
-    if (n == 0 || n > 1024) return ts__rank_intern(P->r, s, n);   /* long kernel names too: comparing beats hashing */
+    uint32_t id = ts__rank_intern(P->r, s, n);
+    *c = (icache_ent){head, tail, (uint32_t)n, id};
+    return id;
+}
+
+/* Inlined: the hit, a few loads and compares, was cheaper than the call
+ * and register saves around it. */
+static inline __attribute__((always_inline)) uint32_t intern_raw(parser *P, const char *s, size_t n)
+{
+    if (TS_UNLIKELY(n == 0 || n > 1024)) return ts__rank_intern(P->r, s, n);   /* long kernel names too: comparing beats hashing */
     uint64_t head, tail;
     memcpy(&head, s, 8);
     memcpy(&tail, s + (n >= 8 ? n - 8 : 0), 8);
@@ -227,21 +278,23 @@ static uint32_t intern_raw(parser *P, const char *s, size_t n)
     icache_ent *c = &P->icache[h >> (64 - ICACHE_BITS)];
     if (c->n == n && c->head == head && c->tail == tail && (n <= 16 || same_middle(ts__rank_str(P->r, c->id), s, n)))
         return c->id;
-    uint32_t id = ts__rank_intern(P->r, s, n);
-    *c = (icache_ent){head, tail, (uint32_t)n, id};
-    return id;
+    return intern_miss(P, c, s, n, head, tail);
 }
 
-static uint32_t intern_str(parser *P, js_str s)
+static __attribute__((noinline)) uint32_t intern_decoded(parser *P, js_str s)
 {
-    if (s.clean) return intern_raw(P, s.s, s.n);
     size_t n;
     const char *d = js_decode(&P->s, s, &n);
     return ts__rank_intern(P->r, d, n);
 }
 
-/* p at a string value; interned. */
-static uint32_t read_str(parser *P)
+static inline __attribute__((always_inline)) uint32_t intern_str(parser *P, js_str s)
+{
+    return s.clean ? intern_raw(P, s.s, s.n) : intern_decoded(P, s);
+}
+
+/* p at a string value; interned. Inlined, as intern_raw. */
+static inline __attribute__((always_inline)) uint32_t read_str(parser *P)
 {
     return intern_str(P, js_string(&P->s));
 }
@@ -329,19 +382,38 @@ static inline __attribute__((always_inline)) void add_arg(parser *P, ev *e, uint
     e->n_args++;
 }
 
-/* p at a key's opening quote: if the key is the one that followed `prev`
- * last time, move p past its colon (and the blank after it when it was
- * there last time) and return its id, else 0.
- * Why: an event's arg keys come in the same order every time its kind
- * recurs ("External id", "Record function id", "Sequence number", ...), and
- * checking the guess costs a few word compares where scanning and interning
- * the key cost about ninety instructions. The window's zero padding makes
- * the KPRED_BYTES read safe. */
-static inline uint32_t predicted_key(parser *P, uint32_t prev)
+/* What was expected at p in an event or its "args": a separator (',' or
+ * '}') or a key. */
+static _Noreturn __attribute__((noinline, cold)) void member_fail(parser *P, const char *at, bool key, bool in_args)
 {
-    const key_pred *k = &P->kpred[(prev * 0x9e3779b1u) >> (32 - KPRED_BITS)];
-    if (k->prev != prev || k->next == 0) return 0;
-    const char *q = P->s.p + 1;
+    if (in_args) js_fail(&P->s, at, key ? "expected a key in \"args\"" : "expected ',' or '}' in \"args\"");
+    js_fail(&P->s, at, key ? "expected a key in event %llu" : "expected ',' or '}' in event %llu",
+            (unsigned long long)P->n_events);
+}
+
+/* p at an object's '{' (first) or just after a member's value: moves to
+ * the next key's opening quote, or past the object's '}' and returns false. */
+static inline bool to_next_key(parser *P, bool first, bool in_args)
+{
+    js *j = &P->s;
+    if (first) {
+        j->p++;   /* past the '{' */
+        if (js_peek(j) == '}') { j->p++; return false; }
+    } else {
+        char c = js_peek(j);
+        j->p++;
+        if (c == '}') return false;
+        if (c != ',') member_fail(P, j->p - 1, false, in_args);
+    }
+    if (js_peek(j) != '"') member_fail(P, j->p, true, in_args);
+    return true;
+}
+
+/* Whether the bytes at q are slot k's (for key prev, of the given form):
+ * then p moves past them and the key id is returned, else 0. */
+static inline uint32_t key_match(js *j, const key_pred *k, uint32_t prev, bool with_sep, const char *q)
+{
+    if (k->prev != prev || k->next == 0 || k->with_sep != with_sep) return 0;
     uint32_t last = k->words - 1;
     for (uint32_t i = 0; i < last; i++) {
         uint64_t x;
@@ -351,26 +423,54 @@ static inline uint32_t predicted_key(parser *P, uint32_t prev)
     uint64_t x;
     memcpy(&x, q + 8 * last, 8);
     if ((x & k->last_mask) != k->w[last]) return 0;
-    P->s.p = q + k->n;
+    j->p = q + k->n;
     return k->next;
 }
 
-/* k was just read and p is past the colon after it: remember the key with
- * its closing quote, the colon and a blank after it when the bytes run so
- * (then a hit skips the colon and the value's peek as well). */
-static void learn_key(parser *P, uint32_t prev, uint32_t next, js_str k)
+static inline key_pred *kpred_slot(parser *P, uint32_t prev)
+{
+    return &P->kpred[(prev * 0x9e3779b1u) >> (32 - KPRED_BITS)];
+}
+
+/* If the key is the one that followed `prev` last time, move p past its
+ * colon (and the blank after it when it was there last time) and return
+ * its id, else 0. with_sep: p is just after the previous value (or at the
+ * '{'), and the separator's bytes must match too; else p is at the key's
+ * opening quote.
+ * Why: an event's arg keys come in the same order every time its kind
+ * recurs ("External id", "Record function id", "Sequence number", ...), and
+ * checking the guess costs a few word compares where scanning and interning
+ * the key cost about ninety instructions. The window's zero padding makes
+ * the KPRED_BYTES read safe; the bytes learnt hold no NUL, so a match never
+ * runs into it. */
+static inline uint32_t predicted_key(parser *P, uint32_t prev, bool with_sep)
+{
+    return key_match(&P->s, kpred_slot(P, prev), prev, with_sep, with_sep ? P->s.p : P->s.p + 1);
+}
+
+/* k was just read from `from` on (the separator's first byte) and p is
+ * past the colon after it: remember the bytes from the separator on when
+ * they fit, else the key with its closing quote, the colon and a blank
+ * after it when the bytes run so (then a hit skips the colon and the
+ * value's peek as well). */
+static void learn_key(parser *P, uint32_t prev, uint32_t next, js_str k, const char *from)
 {
     const char *after = k.s + k.n + 1;   /* the byte after the closing quote */
-    if (!k.clean || k.n + 3 >= KPRED_BYTES || P->s.p != after + 1 || *after != ':') return;
-    key_pred *e = &P->kpred[(prev * 0x9e3779b1u) >> (32 - KPRED_BITS)];
+    if (!k.clean || P->s.p != after + 1 || *after != ':') return;
+    const char *end = after + 1 + (after[1] == ' ');   /* key, quote, colon[, blank] */
+    bool with_sep = end - from <= KPRED_BYTES;
+    const char *start = with_sep ? from : k.s;
+    size_t m = (size_t)(end - start);
+    if (m > KPRED_BYTES) return;
+    key_pred *e = kpred_slot(P, prev);
     memset(e, 0, sizeof *e);
     e->prev = prev;
     e->next = next;
-    size_t m = k.n + 2 + (after[1] == ' ');   /* key, quote, colon[, blank] */
+    e->with_sep = with_sep;
     e->n = (uint32_t)m;
     e->words = (uint32_t)((m + 7) / 8);
     e->last_mask = m % 8 ? (1ULL << (8 * (m % 8))) - 1 : UINT64_MAX;
-    memcpy(e->w, k.s, m);
+    memcpy(e->w, start, m);
 }
 
 /* p at '{' of "args": every member becomes an arg row. */
@@ -378,31 +478,32 @@ static void parse_args(parser *P, ev *e)
 {
     js *j = &P->s;
     if (js_peek(j) != '{') { add_arg(P, e, ts__rank_intern(P->r, "args", 4)); return; }
-    j->p++;
-    if (js_peek(j) == '}') { j->p++; return; }
-    uint32_t prev = 0;   /* the previous key's id, 0 at the first */
+    uint32_t prev = KPRED_FIRST;   /* the previous key's id */
     for (;;) {
-        if (js_peek(j) != '"') js_fail(j, j->p, "expected a key in \"args\"");
-        uint32_t key = predicted_key(P, prev);   /* a hit moves p past the colon */
+        /* p at the '{' or just after a value */
+        uint32_t key = predicted_key(P, prev, true);   /* a hit moves p past the colon */
         if (!key) {
-            js_str k = js_string(j);
-            key = intern_str(P, k);
-            js_expect(j, ':', "':' after a key");
-            learn_key(P, prev, key, k);
+            const char *from = j->p;
+            if (!to_next_key(P, prev == KPRED_FIRST, true)) return;
+            key = predicted_key(P, prev, false);
+            if (!key) {
+                js_str k = js_string(j);
+                key = intern_str(P, k);
+                js_expect(j, ':', "':' after a key");
+                learn_key(P, prev, key, k, from);
+            }
         }
         add_arg(P, e, key);
         prev = key;
-        char c = js_peek(j);
-        j->p++;
-        if (c == '}') return;
-        if (c != ',') js_fail(j, j->p - 1, "expected ',' or '}' in \"args\"");
     }
 }
 
 /* pid/tid: a number (possibly fractional in some writers) or a string.
- * `memo` remembers the last short integer read here: a trace repeats the
- * same few pids and tids, so one masked compare usually answers. */
-static void parse_pid(parser *P, num_memo *memo, int64_t *id, uint32_t *sid)
+ * `memos` remember short integers read here, one per slot of their first
+ * digit: a trace repeats the same few pids and tids (a TF1 timeline
+ * alternates among its launch, stream and stream:all pids), so one masked
+ * compare usually answers. */
+static inline __attribute__((always_inline)) void parse_pid(parser *P, num_memo *memos, int64_t *id, uint32_t *sid)
 {
     js *j = &P->s;
     if (js_peek(j) == '"') {
@@ -412,6 +513,7 @@ static void parse_pid(parser *P, num_memo *memo, int64_t *id, uint32_t *sid)
     }
     uint64_t w;
     memcpy(&w, j->p, 8);
+    num_memo *memo = &memos[w % NUM_MEMO_SLOTS];
     if (memo->mask && (w & memo->mask) == memo->word) { *id = memo->val; j->p += memo->len; return; }
     if (*j->p != '-' && (*j->p < '0' || *j->p > '9')) js_fail(j, j->p, "event %llu: \"pid\"/\"tid\" is not a number or string", (unsigned long long)P->n_events);
     uint64_t u;
@@ -473,7 +575,7 @@ static uint64_t parse_id(parser *P)
     js_fail(j, j->p, "event %llu: \"id\" is not a number or string", (unsigned long long)P->n_events);
 }
 
-static void parse_time_field(parser *P, int64_t *out, const char *field)
+static inline __attribute__((always_inline)) void parse_time_field(parser *P, int64_t *out, const char *field)
 {
     js *j = &P->s;
     js_peek(j);
@@ -492,6 +594,7 @@ static char parse_char_field(parser *P)
 /* The event keys the model has columns for. */
 typedef enum {
     K_OTHER, K_PH, K_TS, K_ID, K_BP, K_S, K_PID, K_TID, K_DUR, K_CAT, K_ID2, K_NAME, K_ARGS,
+    K_START,   /* no member yet: the event's '{' (a member_pred row only) */
 } event_key;
 
 static event_key key_of(const char *k, size_t n)
@@ -587,8 +690,8 @@ static inline __attribute__((always_inline)) void parse_member(parser *P, ev *e,
     case K_TS: parse_time_field(P, &e->ts_ns, "ts"); e->has_ts = true; return;
     case K_ID: case K_ID2: e->id = parse_id(P); e->has_id = true; return;
     case K_BP: e->bind_enclosing = parse_char_field(P) == 'e'; return;
-    case K_PID: parse_pid(P, &P->last_num[0], &e->pid, &e->pid_str); return;
-    case K_TID: parse_pid(P, &P->last_num[1], &e->tid, &e->tid_str); return;
+    case K_PID: parse_pid(P, P->last_num[0], &e->pid, &e->pid_str); return;
+    case K_TID: parse_pid(P, P->last_num[1], &e->tid, &e->tid_str); return;
     case K_DUR: parse_time_field(P, &e->dur_ns, "dur"); e->has_dur = true; return;
     case K_CAT:
         if (js_peek(&P->s) != '"') break;   /* a null or numeric category is kept as an arg */
@@ -600,7 +703,7 @@ static inline __attribute__((always_inline)) void parse_member(parser *P, ev *e,
         e->name = read_str(P);
         return;
     case K_ARGS: parse_args(P, e); return;
-    case K_OTHER: break;
+    case K_OTHER: case K_START: break;
     }
     add_unmodelled(P, e, key, k, n);
 }
@@ -626,6 +729,37 @@ static __attribute__((noinline)) void parse_member_slow(parser *P, ev *e)
     else parse_member(P, e, key, ks, kn);
 }
 
+/* The member after `prev` when the bytes at q are the ones that led to
+ * it last time (see member_pred): p moves past its key, colon and blank;
+ * else K_OTHER. The window's zero padding makes the 16-byte read safe,
+ * and never matches (the bytes learnt hold no NUL). */
+static inline event_key predicted_member(parser *P, const ev *e, unsigned prev)
+{
+    const member_pred *m = &P->mpred[(unsigned char)e->ph % MPRED_PHASES][prev];
+    uint64_t a, b;
+    memcpy(&a, P->s.p, 8);
+    memcpy(&b, P->s.p + 8, 8);
+    if (m->len == 0 || ((a & m->mask[0]) ^ m->w[0]) | ((b & m->mask[1]) ^ m->w[1])) return K_OTHER;
+    P->s.p += m->len;
+    return (event_key)m->key;
+}
+
+/* The bytes [from, p) led from member `prev` to key `key`: remember them. */
+static inline void learn_member(parser *P, const ev *e, unsigned prev, const char *from, event_key key)
+{
+    size_t n = (size_t)(P->s.p - from);
+    if (key == K_OTHER || n > MPRED_BYTES) return;
+    member_pred *m = &P->mpred[(unsigned char)e->ph % MPRED_PHASES][prev];
+    uint64_t w[2];
+    memcpy(w, from, 16);
+    m->mask[0] = n >= 8 ? UINT64_MAX : (1ULL << (8 * n)) - 1;
+    m->mask[1] = n >= 16 ? UINT64_MAX : n <= 8 ? 0 : (1ULL << (8 * (n - 8))) - 1;
+    m->w[0] = w[0] & m->mask[0];
+    m->w[1] = w[1] & m->mask[1];
+    m->len = (uint8_t)n;
+    m->key = (uint8_t)key;
+}
+
 /* p at the event's '{'. */
 static void parse_event(parser *P, ev *e)
 {
@@ -635,22 +769,24 @@ static void parse_event(parser *P, ev *e)
     e->args = P->r->args.n;
     e->start = j->p;
     if (js_peek(j) != '{') js_fail(j, j->p, "event %llu is not an object", (unsigned long long)P->n_events);
-    j->p++;
-    if (js_peek(j) == '}') { j->p++; return; }
+    unsigned prev = K_START;
     for (;;) {
-        if (js_peek(j) != '"') js_fail(j, j->p, "expected a key in event %llu", (unsigned long long)P->n_events);
-        event_key key = fast_key(j);
+        /* p at the '{' or just after a member's value */
+        event_key key = predicted_member(P, e, prev);
+        if (key == K_OTHER) {
+            const char *from = j->p;
+            if (!to_next_key(P, prev == K_START, false)) return;
+            key = fast_key(j);
+            learn_member(P, e, prev, from, key);
+        }
         if (TS_LIKELY(key != K_OTHER)) parse_member(P, e, key, NULL, 0);
         else parse_member_slow(P, e);
-        char c = js_peek(j);
-        j->p++;
-        if (c == '}') return;
-        if (c != ',') js_fail(j, j->p - 1, "expected ',' or '}' in event %llu", (unsigned long long)P->n_events);
+        prev = key;
     }
 }
 
 /* ---- committing events to the model ---- */
-static ts_kind kind_of(parser *P, const ev *e)
+static inline __attribute__((always_inline)) ts_kind kind_of(parser *P, const ev *e)
 {
     if (!e->has_cat) {
         /* Legacy PyTorch traces have no "cat": ProfilerStep#N marks steps,
@@ -677,6 +813,11 @@ static void remember_names(parser *P, const ev *e)
     if (e->tid_str && !ts__map64_get(&P->tid_name, pair_key(e->pid, e->tid), &v)) map_put(P, &P->tid_name, pair_key(e->pid, e->tid), e->tid_str);
 }
 
+static void forget_tracks(parser *P)
+{
+    for (uint32_t i = 0; i < TRACK_MEMO_SLOTS; i++) P->last_track[i].track = TS_NONE32;
+}
+
 /* GPU kinds go on a stream track (pid = device, tid = stream); anything else
  * on a (pid, tid) already known as a stream joins it; the rest are threads. */
 static uint32_t track_lookup(parser *P, const ev *e, bool gpu)
@@ -689,7 +830,7 @@ static uint32_t track_lookup(parser *P, const ev *e, bool gpu)
         if (t == TS_NONE32) oom(P);
         if (!ts__map64_get(&P->gpu_track, key, &v)) {
             map_put(P, &P->gpu_track, key, t);
-            P->last_track[0].track = TS_NONE32;   /* the thread memo may name this (pid, tid) */
+            forget_tracks(P);   /* a thread slot of the memo may name this (pid, tid) */
         }
         return t;
     }
@@ -699,18 +840,21 @@ static uint32_t track_lookup(parser *P, const ev *e, bool gpu)
     return t;
 }
 
-static uint32_t track_for(parser *P, const ev *e, ts_kind kind)
+static inline __attribute__((always_inline)) uint32_t track_for(parser *P, const ev *e, ts_kind kind)
 {
     bool gpu = ts__kind_on_gpu(kind);
-    track_memo *m = &P->last_track[gpu];
-    if (m->track != TS_NONE32 && m->pid == e->pid && m->tid == e->tid) return m->track;
+    uint64_t h = ((uint64_t)e->pid * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)e->tid * 0xc2b2ae3d27d4eb4fULL) ^ gpu;
+    track_memo *m = &P->last_track[(h * 0xff51afd7ed558ccdULL) >> (64 - TRACK_MEMO_BITS)];
+    bool named = e->pid_str || e->tid_str;
+    if (m->track != TS_NONE32 && m->pid == e->pid && m->tid == e->tid && m->gpu == gpu && m->named >= named)
+        return m->track;
     uint32_t t = track_lookup(P, e, gpu);
-    /* The thread memo stays right while GPU streams appear: track_lookup
-     * clears it whenever a (pid, tid) becomes a stream, and a lookup for a
-     * known stream returns the stream, which the memo may then hold. Why it
-     * matters: Kineto traces always have streams, and without the memo every
-     * CPU event paid two hash lookups. */
-    *m = (track_memo){e->pid, e->tid, t};
+    /* The memo's thread slots stay right while GPU streams appear:
+     * track_lookup empties the memo whenever a (pid, tid) becomes a stream,
+     * and a lookup for a known stream returns the stream, which a slot may
+     * then hold. Why it matters: Kineto traces always have streams, and
+     * without the memo every CPU event paid two hash lookups. */
+    *m = (track_memo){e->pid, e->tid, t, gpu, named};
     return t;
 }
 
@@ -730,7 +874,18 @@ static slice_stack *stack_of(parser *P, uint32_t track)
 
 static void rollback_args(parser *P, const ev *e) { P->r->args.n = e->args; }
 
-static uint32_t add_slice(parser *P, uint32_t track, int64_t ts, int64_t dur, const open_slice *o)
+/* A counts-only load keeps no slice's args: rows [first, first + n), the
+ * last of the table, are given back (the next event writes over them).
+ * Not when they are not the last rows, nor past what a slice can hold
+ * (that warning is counted as in a whole load). */
+static bool drop_arg_rows(parser *P, uint32_t first, uint32_t n)
+{
+    if (!P->counts_only || n == 0 || n > UINT16_MAX || first + n != P->r->args.n) return false;
+    P->r->args.n = first;
+    return true;
+}
+
+static inline __attribute__((always_inline)) uint32_t add_slice(parser *P, uint32_t track, int64_t ts, int64_t dur, const open_slice *o)
 {
     ts_rank *r = P->r;
     if (dur < 0) {
@@ -739,7 +894,9 @@ static uint32_t add_slice(parser *P, uint32_t track, int64_t ts, int64_t dur, co
         dur = 0;
     }
     if (sat_add(ts, dur) == INT64_MAX) dur = INT64_MAX - ts;   /* keeps ts + dur representable */
-    uint32_t s = ts__rank_push_slice(r, track, ts, dur, o->name, o->cat, (ts_kind)o->kind, o->args, o->n_args,
+    uint32_t n_args = o->n_args;
+    if (drop_arg_rows(P, o->args, n_args)) n_args = 0;
+    uint32_t s = ts__rank_push_slice(r, track, ts, dur, o->name, o->cat, (ts_kind)o->kind, o->args, n_args,
                                      o->corr, o->ext_id);
     if (s == TS_NONE32) oom(P);
     return s;
@@ -805,20 +962,28 @@ static void end_open(parser *P, uint32_t track, const ev *e)
     add_slice(P, track, o.ts_ns, sat_add(e->ts_ns, o.ts_ns == INT64_MIN ? INT64_MAX : -o.ts_ns), &o);
 }
 
+/* The counter track of series "event.series" of e's process. */
+static uint32_t series_track(parser *P, const ev *e, uint32_t key)
+{
+    ts_rank *r = P->r;
+    series_memo *m = &P->last_series;
+    if (m->track != TS_NONE32 && m->name == e->name && m->key == key && m->pid == e->pid) return m->track;
+    char buf[512];
+    int k = snprintf(buf, sizeof buf, "%.*s.%s", (int)ts__str_len(&r->strings, e->name), ts__rank_str(r, e->name),
+                     ts__rank_str(r, key));
+    if (k < 0 || (size_t)k >= sizeof buf) k = (int)sizeof buf - 1;
+    uint32_t track = ts__rank_counter_track(r, e->pid, ts__rank_intern(r, buf, (size_t)k));
+    *m = (series_memo){e->pid, e->name, key, track};
+    return track;
+}
+
 static void commit_counter(parser *P, const ev *e)
 {
     ts_rank *r = P->r;
-    size_t nn = ts__str_len(&r->strings, e->name);
     for (uint32_t a = e->args; a < e->args + e->n_args; a++) {
-        const char *nm = ts__rank_str(r, e->name);   /* re-read: interning below may move the pool */
         ts_arg_type t = (ts_arg_type)r->args.type[a];
         if (t != TS_ARG_INT && t != TS_ARG_UINT && t != TS_ARG_DOUBLE && t != TS_ARG_BOOL) continue;
-        /* series track "event.series" */
-        char buf[512];
-        int k = snprintf(buf, sizeof buf, "%.*s.%s", (int)nn, nm, ts__rank_str(r, r->args.key[a]));
-        if (k < 0 || (size_t)k >= sizeof buf) k = (int)sizeof buf - 1;
-        uint32_t sid = ts__rank_intern(r, buf, (size_t)k);
-        uint32_t track = ts__rank_counter_track(r, e->pid, sid);
+        uint32_t track = series_track(P, e, r->args.key[a]);
         if (track == TS_NONE32 || ts__rank_add_counter(r, track, e->ts_ns, ts__arg_as_double(t, r->args.val[a])) == TS_NONE32)
             oom(P);
     }
@@ -933,11 +1098,21 @@ static void commit_event(parser *P, ev *e)
         add_slice(P, track_for(P, e, (ts_kind)o.kind), e->ts_ns, e->has_dur ? e->dur_ns : 0, &o);
         break;
     }
-    case 'B': { open_slice o = open_of(P, e); push_open(P, track_for(P, e, (ts_kind)o.kind), &o); break; }
+    case 'B': {
+        open_slice o = open_of(P, e);
+        if (drop_arg_rows(P, o.args, o.n_args)) o.n_args = 0;
+        push_open(P, track_for(P, e, (ts_kind)o.kind), &o);
+        break;
+    }
     case 'E': end_open(P, track_for(P, e, kind_of(P, e)), e); break;
     case 'i': case 'I': case 'R': commit_instant(P, e, track_for(P, e, TS_KIND_OTHER)); break;
     case 'n': commit_instant(P, e, async_track(P, e)); break;
-    case 'b': { open_slice o = open_of(P, e); push_open(P, async_track(P, e), &o); break; }
+    case 'b': {
+        open_slice o = open_of(P, e);
+        if (drop_arg_rows(P, o.args, o.n_args)) o.n_args = 0;
+        push_open(P, async_track(P, e), &o);
+        break;
+    }
     case 'e': end_open(P, async_track(P, e), e); break;
     case 'C': commit_counter(P, e); break;
     case 'M': commit_metadata(P, e); break;
@@ -1171,15 +1346,19 @@ static void step(parser *P)
  * (see ts__rank_reserve). Kineto traces run about 360 bytes of JSON per
  * slice, 80 per arg and 700 per flow endpoint; the estimate takes about half
  * of each so it rarely falls short, and pages it over-reserves are never
- * touched. Small inputs (tests) skip it. */
+ * touched. TF1 timelines run 130-180 bytes per slice (timeline.py's compact
+ * and spaced output), so slices get one per 128 bytes: a table that falls
+ * short is copied to grow. The prefault steps keep the Kineto estimate.
+ * Small inputs (tests) skip it. */
 static void reserve_tables(parser *P, uint64_t json_bytes)
 {
     if (json_bytes < (1u << 20)) return;
-    uint64_t n_slices = json_bytes / 180, n_args = json_bytes / 40, n_flows = json_bytes / 256;
+    uint64_t n_slices = json_bytes / 128, n_args = json_bytes / 40, n_flows = json_bytes / 256;
     if (n_args > UINT32_MAX / 2) n_args = UINT32_MAX / 2;
     if (n_slices > UINT32_MAX / 2) n_slices = UINT32_MAX / 2;
     if (n_flows > UINT32_MAX / 2) n_flows = UINT32_MAX / 2;
     ts__rank_reserve(P->r, (uint32_t)n_slices, (uint32_t)n_args, (uint32_t)n_flows);
+    n_slices = json_bytes / 180;
     P->slices_step = (uint32_t)(n_slices / 32 > 4096 ? n_slices / 32 : 4096);
     P->args_step = (uint32_t)(n_args / 32 > 4096 ? n_args / 32 : 4096);
     P->flows_step = (uint32_t)(n_flows / 32 > 4096 ? n_flows / 32 : 4096);
@@ -1317,7 +1496,8 @@ static void shift_times(parser *P)
     ts_rank *r = P->r;
     int64_t b = P->base_time_ns;
     r->base_time_ns = b;
-    for (uint32_t i = P->first_slice; i < r->slices.n && !r->us_fractions; i++) r->us_fractions = r->slices.ts_ns[i] % 1000 != 0;
+    for (uint32_t i = P->first_slice; i < r->slices.n && !r->us_fractions; i++)   /* rows to be dropped do not count */
+        r->us_fractions = r->slices.ts_ns[i] % 1000 != 0 && !(r->dropped_tracks && r->tracks[r->slices.track[i]].dropped);
     if (b == 0) return;
     for (uint32_t i = P->first_slice; i < r->slices.n; i++) {
         int64_t ts = r->slices.ts_ns[i] = sat_add(r->slices.ts_ns[i], b);
@@ -1433,9 +1613,13 @@ static void parser_free(parser *P)
     ts__free(P->meta, P->cap_meta * sizeof *P->meta);
 }
 
-static int parser_init(parser *P, ts_src *src, ts_rank *r, ts_error *err)
+/* more_bytes: the JSON of the rank's later files (the tables are sized for
+ * them too, by the first file). keep_caches: P read an earlier file of the
+ * same rank, whose string caches stay (130 KB not cleared per file). */
+static int parser_init(parser *P, ts_src *src, ts_rank *r, uint64_t more_bytes, bool counts_only, bool keep_caches,
+                       ts_error *err)
 {
-    memset(P, 0, sizeof *P);
+    memset(P, 0, keep_caches ? offsetof(parser, icache) : sizeof *P);
     P->src = src;
     P->r = r;
     P->s.name = r->path;
@@ -1460,12 +1644,14 @@ static int parser_init(parser *P, ts_src *src, ts_rank *r, ts_error *err)
         P->s.p = P->s.end = P->unit = P->s.buf;
     }
     P->dist_rank = P->world_size = -1;
+    P->counts_only = counts_only;
     P->first_slice = r->slices.n;
     P->first_track = r->n_tracks;
     P->first_instant = r->instants.n;
     P->first_counter = r->counters.n;
     P->first_flow_end = r->n_flow_ends;
-    P->last_track[0].track = P->last_track[1].track = TS_NONE32;
+    forget_tracks(P);
+    P->last_series.track = TS_NONE32;
     ts__map64_init(&P->pid_name);
     ts__map64_init(&P->tid_name);
     ts__map64_init(&P->tid_sort);
@@ -1475,7 +1661,7 @@ static int parser_init(parser *P, ts_src *src, ts_rank *r, ts_error *err)
     ts__map64_init(&P->cat_kind);
     ts__map64_init(&P->place_index);
     P->last_place = TS_NONE32;
-    reserve_tables(P, ts__src_size_hint(src));
+    reserve_tables(P, ts__src_size_hint(src) + more_bytes);
     P->k_name = ts__rank_intern(r, "name", 4);
     P->k_sort_index = ts__rank_intern(r, "sort_index", 10);
     P->k_labels = ts__rank_intern(r, "labels", 6);
@@ -1484,14 +1670,14 @@ static int parser_init(parser *P, ts_src *src, ts_rank *r, ts_error *err)
     return TS_OK;
 }
 
-int ts__ingest_json(ts_src *src, const char *path, int32_t order, const ts_load_opts *opts,
-                    ts_rank **out, ts_error *err)
+static int ingest_src(ts_src *src, const char *path, int32_t order, const ts_load_opts *opts, bool counts_only,
+                      ts_rank **out, ts_error *err)
 {
     *out = NULL;
     ts_rank *r = ts__rank_create(path);
     if (!r) return ts__error(err, TS_ENOMEM, "%s: out of memory", path);
     parser P;
-    int rc = parser_init(&P, src, r, err);
+    int rc = parser_init(&P, src, r, 0, counts_only, false, err);
     if (rc == TS_OK) rc = run(&P);
     if (rc == TS_OK) rc = finish_file(&P, err);
     if (rc == TS_OK) rc = finish_rank(r, P.dist_rank, P.world_size, order, opts, err);
@@ -1501,34 +1687,48 @@ int ts__ingest_json(ts_src *src, const char *path, int32_t order, const ts_load_
     return TS_OK;
 }
 
-/* One file of a multi-file rank, read with its pids moved by pid_base. */
-static int ingest_part(ts_rank *r, const char *path, int64_t pid_base, int32_t *dist_rank, int32_t *world_size,
-                       ts_error *err)
+int ts__ingest_json(ts_src *src, const char *path, int32_t order, const ts_load_opts *opts,
+                    ts_rank **out, ts_error *err)
+{
+    return ingest_src(src, path, order, opts, false, out, err);
+}
+
+/* One file of a multi-file rank, read with its pids moved by pid_base;
+ * more_bytes as parser_init's. */
+static int ingest_part(parser *P, ts_rank *r, const char *path, int64_t pid_base, uint64_t more_bytes,
+                       bool counts_only, bool keep_caches, int32_t *dist_rank, int32_t *world_size, ts_error *err)
 {
     ts_src src;
     int rc = ts__src_open_file(&src, path, false, err);
     if (rc) return rc;
-    parser P;
-    rc = parser_init(&P, &src, r, err);
-    P.s.name = path;
-    P.pid_base = pid_base;
-    if (rc == TS_OK) rc = run(&P);
-    if (rc == TS_OK) rc = finish_file(&P, err);
-    if (P.dist_rank >= 0 && *dist_rank < 0) *dist_rank = P.dist_rank, *world_size = P.world_size;
-    parser_free(&P);
+    rc = parser_init(P, &src, r, more_bytes, counts_only, keep_caches, err);
+    P->s.name = path;
+    P->pid_base = pid_base;
+    if (rc == TS_OK) rc = run(P);
+    if (rc == TS_OK) rc = finish_file(P, err);
+    if (P->dist_rank >= 0 && *dist_rank < 0) *dist_rank = P->dist_rank, *world_size = P->world_size;
+    parser_free(P);
     ts__src_close(&src);
     return rc;
 }
 
 int ts__ingest_json_parts(const char *name, const char *const *paths, uint32_t n, int32_t order,
-                          const ts_load_opts *opts, ts_rank **out, ts_error *err)
+                          const ts_load_opts *opts, bool counts_only, ts_rank **out, ts_error *err)
 {
     *out = NULL;
     ts_rank *r = ts__rank_create(name);
     if (!r) return ts__error(err, TS_ENOMEM, "%s: out of memory", name);
     int32_t dist_rank = -1, world_size = -1;
     int rc = TS_OK;
-    for (uint32_t i = 0; i < n && rc == TS_OK; i++) rc = ingest_part(r, paths[i], (int64_t)i << 40, &dist_rank, &world_size, err);
+    parser P;                  /* one for all the files: their string caches carry over */
+    uint64_t more_bytes = 0;   /* the later files' bytes, for the first file's table sizes */
+    for (uint32_t i = 1; i < n; i++) {
+        struct stat st;
+        if (stat(paths[i], &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) more_bytes += (uint64_t)st.st_size;
+    }
+    for (uint32_t i = 0; i < n && rc == TS_OK; i++)
+        rc = ingest_part(&P, r, paths[i], (int64_t)i << 40, i == 0 ? more_bytes : 0, counts_only, i > 0, &dist_rank,
+                         &world_size, err);
     if (rc == TS_OK) rc = finish_rank(r, dist_rank, world_size, order, opts, err);
     if (rc != TS_OK) { ts__rank_destroy(r); return rc; }
     *out = r;
@@ -1537,18 +1737,18 @@ int ts__ingest_json_parts(const char *name, const char *const *paths, uint32_t n
 
 int ts__ingest_json_file(const char *path, int32_t order, const ts_load_opts *opts, ts_rank **out, ts_error *err)
 {
-    return ts__ingest_json_path(path, order, opts, true, out, err);
+    return ts__ingest_json_path(path, order, opts, true, false, out, err);
 }
 
 int ts__ingest_json_path(const char *path, int32_t order, const ts_load_opts *opts, bool spare_core,
-                         ts_rank **out, ts_error *err)
+                         bool counts_only, ts_rank **out, ts_error *err)
 {
     if (err) { err->status = TS_OK; err->msg[0] = 0; }
     ts_src src;
     *out = NULL;
     int rc = ts__src_open_file(&src, path, spare_core, err);
     if (rc) return rc;
-    rc = ts__ingest_json(&src, path, order, opts, out, err);
+    rc = ingest_src(&src, path, order, opts, counts_only, out, err);
     ts__src_close(&src);
     return rc;
 }

@@ -124,7 +124,8 @@ static long gradient_names(const char *dir)
     return n;
 }
 
-int ts__dpro_ingest(const char *dir, int32_t order, const ts_load_opts *opts, ts_rank **out, ts_error *err)
+int ts__dpro_ingest(const char *dir, int32_t order, const ts_load_opts *opts, bool counts_only, ts_rank **out,
+                    ts_error *err)
 {
     char bufs[5][4096];
     const char *paths[5];
@@ -141,7 +142,7 @@ int ts__dpro_ingest(const char *dir, int32_t order, const ts_load_opts *opts, ts
             size_t k = strlen(used);
             snprintf(used + k, sizeof used - k, "%s%s", k ? ", " : "", PARTS[i]);
         }
-    int rc = ts__ingest_json_parts(dir, paths, n, order, opts, out, err);
+    int rc = ts__ingest_json_parts(dir, paths, n, order, opts, counts_only, out, err);
     if (rc) return rc;
     long names = gradient_names(dir);
     char note[400];

@@ -82,12 +82,15 @@ TS_NODISCARD int ts__sniff_file(const char *path, unsigned char *head, size_t ca
  * name gives one. On failure *out is NULL and err holds the message. */
 TS_NODISCARD int ts__ingest_json(ts_src *src, const char *path, int32_t order,
                                  const ts_load_opts *opts, ts_rank **out, ts_error *err);
+/* counts_only: the rank goes to a summary that keeps no slice (info's
+ * loads), so its slices' arg rows are not kept (n_args 0); everything info
+ * counts (rows, warnings, flows, iterations) is as in a whole load. */
 /* Convenience wrappers over ts__ingest_json. */
 TS_NODISCARD int ts__ingest_json_file(const char *path, int32_t order, const ts_load_opts *opts,
                                       ts_rank **out, ts_error *err);
 /* ts__ingest_json_file with the source's `spare_core` choice (see ts__src_open_file). */
 TS_NODISCARD int ts__ingest_json_path(const char *path, int32_t order, const ts_load_opts *opts, bool spare_core,
-                                      ts_rank **out, ts_error *err);
+                                      bool counts_only, ts_rank **out, ts_error *err);
 TS_NODISCARD int ts__ingest_json_buffer(const char *name, const void *data, size_t n,
                                         const ts_load_opts *opts, ts_rank **out, ts_error *err);
 
@@ -96,7 +99,7 @@ TS_NODISCARD int ts__ingest_json_buffer(const char *name, const void *data, size
  * so their processes stay apart (a GPU stream's device is its pid: put the
  * file with GPU kinds first). */
 TS_NODISCARD int ts__ingest_json_parts(const char *name, const char *const *paths, uint32_t n, int32_t order,
-                                       const ts_load_opts *opts, ts_rank **out, ts_error *err);
+                                       const ts_load_opts *opts, bool counts_only, ts_rank **out, ts_error *err);
 
 /* The rank number a file name carries (`rank-3`, `rank3`, `rank_3`), -1 = none. */
 int32_t ts__rank_from_filename(const char *path);
@@ -147,8 +150,8 @@ bool ts__tf1_timeline_map(ts_rank *r, uint32_t first_track, char *note, size_t c
 typedef int (*ts__dpro_add_fn)(void *ud, const char *gpu_dir);
 bool ts__dpro_is_gpu_dir(const char *dir);
 int  ts__dpro_gpu_dirs(const char *dir, ts__dpro_add_fn add, void *ud);
-TS_NODISCARD int ts__dpro_ingest(const char *dir, int32_t order, const ts_load_opts *opts, ts_rank **out,
-                                 ts_error *err);
+TS_NODISCARD int ts__dpro_ingest(const char *dir, int32_t order, const ts_load_opts *opts, bool counts_only,
+                                 ts_rank **out, ts_error *err);
 
 /* CTF (LTTng) traces of trainscope's tracepoints, read through libbabeltrace2
  * (ctf.c): a directory with a `metadata` file in or below it is one; it loads

@@ -53,24 +53,30 @@ static bool is_trace_name(const char *name)
             ts__xplane_is_name(name) || ts__chakra_is_name(name));
 }
 
+/* What a rank is read for: kept whole; reduced by ts__rank_summary to what
+ * its keep function marks (flows counted, not stored); or to nothing but
+ * its counts (info: slices' args not kept either). */
+typedef enum load_mode { LOAD_WHOLE, LOAD_SUMMARY, LOAD_COUNTS } load_mode;
+
 /* One file into one rank, by what its first bytes say it is (a folder: a
  * dPRO GPU folder, which expand_paths listed as one): an SQLite
  * database is an Nsight Systems export; a protobuf has no magic, so a
  * `*.xplane.pb` name means a TensorFlow XPlane, `*.et` a Chakra execution
  * trace; anything else JSON. */
-static int ingest_file(const char *path, int32_t order, const ts_load_opts *opts, bool spare_core, bool summary,
+static int ingest_file(const char *path, int32_t order, const ts_load_opts *opts, bool spare_core, load_mode mode,
                        ts_rank **out, ts_error *err)
 {
+    bool summary = mode != LOAD_WHOLE, counts = mode == LOAD_COUNTS;
     unsigned char head[64];
     size_t n = 0;
     struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return ts__dpro_ingest(path, order, opts, out, err);
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return ts__dpro_ingest(path, order, opts, counts, out, err);
     int rc = ts__sniff_file(path, head, sizeof head, &n, err);
     if (rc) { *out = NULL; return rc; }
     if (ts__nsys_is_sqlite(head, n)) return ts__nsys_ingest(path, order, opts, out, err);
     if (ts__xplane_is_name(path)) return ts__xplane_ingest(path, order, out, err);
     if (ts__chakra_is_name(path)) return ts__chakra_ingest(path, order, summary, out, err);
-    return ts__ingest_json_path(path, order, opts, spare_core, out, err);
+    return ts__ingest_json_path(path, order, opts, spare_core, counts, out, err);
 }
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
@@ -206,14 +212,16 @@ typedef struct job {
     atomic_uint next;           /* next file index to take */
 } job;
 
-static int load_rank(const char *path, int32_t order, const ts_load_opts *opts, bool spare_core, bool summary,
+static int load_rank(const char *path, int32_t order, const ts_load_opts *opts, bool spare_core, load_mode mode,
                      ts_rank **out, ts_error *err);
+static void keep_none(const ts_rank *r, uint8_t *keep);
 
 /* File f (slot i) into a rank, reduced at once to what jb->keep marks. */
 static int load_summary(job *jb, uint32_t i, uint32_t f)
 {
     ts_rank *full = NULL;
-    int rc = load_rank(jb->files->v[f], (int32_t)f, jb->opts, jb->spare_core, true, &full, &jb->errs[i]);
+    load_mode mode = jb->keep == keep_none ? LOAD_COUNTS : LOAD_SUMMARY;
+    int rc = load_rank(jb->files->v[f], (int32_t)f, jb->opts, jb->spare_core, mode, &full, &jb->errs[i]);
     return rc ? rc : ts__rank_summary(full, jb->keep, jb->keep_ids, &jb->ranks[i], &jb->errs[i]);
 }
 
@@ -244,18 +252,60 @@ static void *worker(void *arg)
         if (jb->keep)
             jb->rcs[i] = load_summary(jb, i, f);
         else
-            jb->rcs[i] = ingest_file(jb->files->v[f], (int32_t)f, jb->opts, jb->spare_core, false, &jb->ranks[i],
+            jb->rcs[i] = ingest_file(jb->files->v[f], (int32_t)f, jb->opts, jb->spare_core, LOAD_WHOLE, &jb->ranks[i],
                                      &jb->errs[i]);
     }
     return NULL;
 }
 
-static int n_workers(const ts_load_opts *opts, uint32_t n_files)
+/* Input bytes a worker should have before another one starts. Why: a
+ * second thread's start, its own malloc arena and the two threads'
+ * contention cost more CPU time than the few milliseconds of wall time it
+ * saves on a small load (a 4.7 MB dPRO folder of 4 ranks: 7.1 ms of CPU
+ * on one thread, 9.9 ms on two, for 9.1 and 9.4 ms of wall time on a
+ * loaded 2-core machine; docs/ingest.md). */
+enum { BYTES_PER_WORKER = 8 << 20 };
+
+/* About how much trace a path holds, up to `enough`: a file's size (a
+ * compressed one counted 8 times), a folder's (a dPRO GPU folder) the sum
+ * of the files in it. */
+static uint64_t input_bytes(const char *path, uint64_t enough)
 {
-    long n = opts && opts->size >= offsetof(ts_load_opts, n_threads) + sizeof(int) && opts->n_threads > 0
-                 ? opts->n_threads : sysconf(_SC_NPROCESSORS_ONLN);
+    struct stat st;
+    if (stat(path, &st) != 0) return 0;
+    if (S_ISREG(st.st_mode)) {
+        uint64_t n = (uint64_t)(st.st_size > 0 ? st.st_size : 0);
+        return ends_with(path, ".gz") || ends_with(path, ".zst") ? n * 8 : n;
+    }
+    if (!S_ISDIR(st.st_mode)) return 0;
+    DIR *d = opendir(path);
+    uint64_t sum = 0;
+    struct dirent *de;
+    while (d && sum < enough && (de = readdir(d))) {
+        if (de->d_name[0] == '.') continue;
+        char p[4096];
+        snprintf(p, sizeof p, "%s/%s", path, de->d_name);
+        if (stat(p, &st) == 0 && S_ISREG(st.st_mode)) sum += input_bytes(p, enough);
+    }
+    if (d) closedir(d);
+    return sum;
+}
+
+/* Threads for files idx[0..n) (NULL: the first n): n_threads when set,
+ * else the online cores, no more than the files, and one per
+ * BYTES_PER_WORKER of input. */
+static int n_workers(const ts_load_opts *opts, const file_list *files, const uint32_t *idx, uint32_t n_files)
+{
+    bool asked = opts && opts->size >= offsetof(ts_load_opts, n_threads) + sizeof(int) && opts->n_threads > 0;
+    long n = asked ? opts->n_threads : sysconf(_SC_NPROCESSORS_ONLN);
     if (n < 1) n = 1;
     if ((uint32_t)n > n_files) n = (long)n_files;
+    if (!asked && n > 1) {
+        uint64_t enough = (uint64_t)n * BYTES_PER_WORKER, bytes = 0;
+        for (uint32_t i = 0; i < n_files && bytes < enough; i++)
+            bytes += input_bytes(files->v[idx ? idx[i] : i], enough);
+        if (bytes < enough) n = bytes / BYTES_PER_WORKER > 1 ? (long)(bytes / BYTES_PER_WORKER) : 1;
+    }
     return (int)n;
 }
 
@@ -274,7 +324,7 @@ static int load_some(const file_list *files, const uint32_t *idx, uint32_t n, co
         return ts__error(err, TS_ENOMEM, "out of memory");
     }
     atomic_init(&jb.next, 0);
-    int nw = n ? n_workers(opts, n) : 1;
+    int nw = n ? n_workers(opts, files, idx, n) : 1;
     jb.spare_core = nw < sysconf(_SC_NPROCESSORS_ONLN);
     pthread_t tids[64];
     if (nw > 64) nw = 64;
@@ -329,7 +379,7 @@ static int check_unique_ranks(ts_rank **ranks, uint32_t n, ts_error *err)
 }
 
 static int trace_load(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts, ts_keep_fn keep,
-                      bool keep_ids, ts_job **out, ts_error *err);
+                      bool keep_ids, bool not_ctf, ts_job **out, ts_error *err);
 
 /* PyTorch host execution traces out of `files` into `ets`: they are no
  * ranks, but join the ranks once those are read (pytorch_et.c). */
@@ -377,7 +427,7 @@ static void python_as_ops(ts_job *t, const ts_load_opts *opts)
 int ts_job_load(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts,
                   ts_job **out, ts_error *err)
 {
-    int rc = trace_load(paths, n_paths, opts, NULL, false, out, err);
+    int rc = trace_load(paths, n_paths, opts, NULL, false, false, out, err);
     if (rc == TS_OK) python_as_ops(*out, opts);
     return rc;
 }
@@ -395,18 +445,20 @@ int ts__trace_load_summary(const char *const *paths, uint32_t n_paths, const ts_
                            bool keep_ids, ts_job **out, ts_error *err)
 {
     if (n_paths == 1 && paths && ts__ctf_is_trace(paths[0])) return ts_job_load(paths, n_paths, opts, out, err);
-    return trace_load(paths, n_paths, opts, keep, keep_ids, out, err);   /* python_as_ops: per rank, before keep */
+    /* not_ctf: the walk of a folder for CTF metadata is not done twice */
+    return trace_load(paths, n_paths, opts, keep, keep_ids, true, out, err);   /* python_as_ops: per rank, before keep */
 }
 
+/* not_ctf: the caller found that paths is no CTF trace. */
 static int trace_load(const char *const *paths, uint32_t n_paths, const ts_load_opts *opts, ts_keep_fn keep,
-                      bool keep_ids, ts_job **out, ts_error *err)
+                      bool keep_ids, bool not_ctf, ts_job **out, ts_error *err)
 {
     if (err) { err->status = TS_OK; err->msg[0] = 0; }
     if (!out) return ts__error(err, TS_EINVAL, "ts_job_load: out is NULL");
     *out = NULL;
     if (!paths || n_paths == 0) return ts__error(err, TS_EINVAL, "ts_job_load: no paths given");
     ts__mem_phase("loading rank files");
-    if (n_paths == 1 && ts__ctf_is_trace(paths[0])) return ts__ctf_load(paths[0], opts, out, err);
+    if (!not_ctf && n_paths == 1 && ts__ctf_is_trace(paths[0])) return ts__ctf_load(paths[0], opts, out, err);
     file_list files = {0}, ets = {0};
     skip_note sk = {.n = 0};
     int rc = expand_paths(&files, paths, n_paths, &sk, err);
@@ -556,10 +608,10 @@ void ts__trace_files_free(char **files, uint32_t n)
     ts__free(files, (size_t)n * sizeof *files);
 }
 
-static int load_rank(const char *path, int32_t order, const ts_load_opts *opts, bool spare_core, bool summary,
+static int load_rank(const char *path, int32_t order, const ts_load_opts *opts, bool spare_core, load_mode mode,
                      ts_rank **out, ts_error *err)
 {
-    int rc = ingest_file(path, order, opts, spare_core, summary, out, err);
+    int rc = ingest_file(path, order, opts, spare_core, mode, out, err);
     if (rc) return rc;
     uint32_t depth = opts && opts->size >= offsetof(ts_load_opts, python_depth) + sizeof(uint32_t)
                          ? opts->python_depth : 0;
@@ -570,5 +622,5 @@ static int load_rank(const char *path, int32_t order, const ts_load_opts *opts, 
 int ts__load_rank(const char *path, int32_t order, const ts_load_opts *opts, bool spare_core, ts_rank **out,
                   ts_error *err)
 {
-    return load_rank(path, order, opts, spare_core, false, out, err);
+    return load_rank(path, order, opts, spare_core, LOAD_WHOLE, out, err);
 }

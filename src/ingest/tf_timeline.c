@@ -73,10 +73,20 @@ static tf_dev parse_name(const char *s)
     return d;
 }
 
-static void set_kind(ts_rank *r, uint32_t track, ts_kind kind)
+/* One pass over the slices: each takes its track's kind (TS_KIND_COUNT =
+ * left as read), and the rows on dropped tracks are counted. Why one pass:
+ * a pass per line was most of this mapping's cost on long timelines. */
+static uint64_t set_kinds(ts_rank *r, const uint8_t *kind, const bool *drop)
 {
-    for (uint32_t s = 0; s < r->slices.n; s++)
-        if (r->slices.track[s] == track) r->slices.kind[s] = (uint8_t)kind;
+    uint64_t n_dropped = 0;
+    const uint32_t *track = r->slices.track;
+    uint8_t *k = r->slices.kind;
+    for (uint32_t s = 0; s < r->slices.n; s++) {
+        uint32_t t = track[s];
+        if (kind[t] != TS_KIND_COUNT) k[s] = kind[t];
+        n_dropped += drop[t];
+    }
+    return n_dropped;
 }
 
 /* timeline.py's dataflow arrows ("DataFlow" s at the producer's end, t at
@@ -122,17 +132,21 @@ bool ts__tf1_timeline_map(ts_rank *r, uint32_t first_track, char *note, size_t c
             if ((dev[u].line == TF_STREAM || dev[u].line == TF_MEMCPY) && dev[u].device == dev[t].device) drop[t] = true;
         n_all_dropped += drop[t];
     }
-    for (uint32_t s = 0; s < r->slices.n; s++) n_dropped += drop[r->slices.track[s]];
-    for (uint32_t t = 0; t < nt; t++) {
+    uint8_t *kind = ts__malloc(nt ? nt : 1);
+    if (!kind) r->oom = true;
+    for (uint32_t t = 0; kind && t < nt; t++) {
         ts_track *tr = &r->tracks[t];
+        kind[t] = TS_KIND_COUNT;
         if (dev[t].line == TF_NONE || drop[t]) continue;
-        if (dev[t].line == TF_HOST) { set_kind(r, t, TS_KIND_CPU_OP); n_host++; continue; }
+        if (dev[t].line == TF_HOST) { kind[t] = TS_KIND_CPU_OP; n_host++; continue; }
         tr->kind = TS_TRACK_GPU_STREAM;
         tr->device = dev[t].device;
         tr->stream = dev[t].stream;
-        set_kind(r, t, dev[t].line == TF_MEMCPY ? TS_KIND_GPU_MEMCPY : TS_KIND_KERNEL);
+        kind[t] = dev[t].line == TF_MEMCPY ? TS_KIND_GPU_MEMCPY : TS_KIND_KERNEL;
         n_streams++;
     }
+    if (kind) n_dropped = set_kinds(r, kind, drop);
+    ts__free(kind, nt ? nt : 1);
     if (n_dropped) ts__rank_drop_slices(r, drop);
     uint64_t n_deps = dataflow_as_deps(r);
     snprintf(note, cap, "%u GPU stream lines, %u host op lines; %u stream:all lines dropped (%llu ops seen again "

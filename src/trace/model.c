@@ -260,30 +260,10 @@ void ts__rank_add_meta_str(ts_rank *r, const char *key, const char *val)
     r->n_meta_args = (uint16_t)(n_old + 1);
 }
 
-/* One column's kept rows moved up in place, by element size (a loop the
- * compiler sees through, not a memcpy call per cell). */
-#define KEEP_ROWS(T) do { T *v = cells; \
-        for (uint32_t i = 0; i < n; i++) if (!drop_track[track[i]]) v[k++] = v[i]; } while (0)
-
-static uint32_t keep_rows(void *cells, size_t elem, const uint32_t *track, const bool *drop_track, uint32_t n)
-{
-    uint32_t k = 0;
-    switch (elem) {
-    case 8: KEEP_ROWS(uint64_t); break;
-    case 4: KEEP_ROWS(uint32_t); break;
-    case 2: KEEP_ROWS(uint16_t); break;
-    default: KEEP_ROWS(uint8_t); break;
-    }
-    return k;
-}
-
 void ts__rank_drop_slices(ts_rank *r, const bool *drop_track)
 {
-    ts_slices *s = &r->slices;
-    col c[] = SLICE_COLS(s);
-    for (int j = 0; j < 12; j++)   /* the track column last: the others read it */
-        if (*c[j].p && (void *)*c[j].p != (void *)s->track) (void)keep_rows(*c[j].p, c[j].elem, s->track, drop_track, s->n);
-    s->n = keep_rows(s->track, 4, s->track, drop_track, s->n);
+    for (uint32_t t = 0; t < r->n_tracks; t++)
+        if (drop_track[t]) r->tracks[t].dropped = r->dropped_tracks = true;
 }
 
 uint32_t ts__rank_add_arg(ts_rank *r, uint32_t key, ts_arg_type type, uint64_t val)
@@ -504,7 +484,7 @@ static int sort_slices(ts_rank *r, const spare_block *spare)
     ts_slices *s = &r->slices;
     uint32_t n = s->n, nt = r->n_tracks;
     for (uint32_t t = 0; t < nt; t++) { r->tracks[t].first_slice = 0; r->tracks[t].n_slices = 0; }
-    if (n == 0) return TS_OK;
+    if (n == 0) return TS_OK;   /* nothing to drop either (the marks are read here only) */
     /* perm and the merge scratch (n words each) live in the spare block
      * when it is large enough, else in blocks of their own. */
     bool in_spare = spare->p && spare->bytes >= (size_t)n * 8;
@@ -516,12 +496,19 @@ static int sort_slices(ts_rank *r, const spare_block *spare)
         return TS_ENOMEM;
     }
     for (uint32_t i = 0; i < n; i++) start[s->track[i] + 1]++;
+    uint32_t kept = n;   /* rows after those of dropped tracks leave */
     for (uint32_t t = 0; t < nt; t++) {
+        if (r->tracks[t].dropped) kept -= start[t + 1], start[t + 1] = 0;
         r->tracks[t].first_slice = start[t];
         r->tracks[t].n_slices = start[t + 1];
         start[t + 1] += start[t];
     }
-    for (uint32_t i = 0; i < n; i++) perm[start[s->track[i]]++] = i;
+    if (kept == n) {
+        for (uint32_t i = 0; i < n; i++) perm[start[s->track[i]]++] = i;
+    } else {
+        for (uint32_t i = 0; i < n; i++)
+            if (!r->tracks[s->track[i]].dropped) perm[start[s->track[i]]++] = i;
+    }
     ts__free(start, ((size_t)nt + 1) * 4);
 
     sort_ctx ctx = {s->ts_ns, s->dur_ns};
@@ -540,16 +527,19 @@ static int sort_slices(ts_rank *r, const spare_block *spare)
         sort_nearly_sorted(seg, m, scratch, &ctx);
     }
     if (scratch_n) ts__free(scratch, scratch_n * sizeof *scratch);
-    bool identity = true;
+    bool identity = kept == n;
     for (uint32_t i = 0; i < n && identity; i++) identity = perm[i] == i;
     int rc = TS_OK;
     if (!identity) {
         col c[] = SLICE_COLS(s);
         void *gather = ts__malloc((size_t)s->cap * 8);
         if (!gather) rc = TS_ENOMEM;
-        for (int k = 0; k < 12 && gather; k++) permute(c[k].p, c[k].elem, perm, n, &gather);
+        for (int k = 0; k < 12 && gather; k++) permute(c[k].p, c[k].elem, perm, kept, &gather);
         ts__free(gather, (size_t)s->cap * 8);
+        if (gather) s->n = kept;
     }
+    for (uint32_t t = 0; t < nt; t++) r->tracks[t].dropped = false;
+    r->dropped_tracks = false;
     if (!in_spare) ts__free(perm, (size_t)n * 4);
     return rc;
 }

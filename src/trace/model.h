@@ -78,6 +78,7 @@ typedef struct ts_track {
     uint32_t process_label_id; /* process_labels metadata ("CPU", "GPU 0"), 0 = none */
     int64_t  process_sort_index; /* process_sort_index metadata, 0 = none */
     uint8_t  kind;             /* ts_track_kind */
+    bool     dropped;          /* before finish: its slices leave at finish (ts__rank_drop_slices) */
     uint32_t first_slice;      /* after finish: first slice row of this track */
     uint32_t n_slices;         /* after finish: number of slices on this track */
 } ts_track;
@@ -226,6 +227,7 @@ struct ts_rank {
     uint8_t  flow_kind;
     uint32_t flow_kind_cat;
     bool     finished;
+    bool     dropped_tracks;  /* before finish: some track is marked dropped (ts__rank_drop_slices) */
     bool     summary;         /* a compact rank (ts__rank_compact): read_rows are what it was read with */
     uint32_t read_rows[4];    /* slices, instants, counters, flows as read (summary ranks only) */
 };
@@ -319,7 +321,10 @@ static inline uint32_t ts__rank_push_slice(ts_rank *r, uint32_t track, int64_t t
  * otherwise); before or after finish. Out of memory sets r->oom. */
 void     ts__rank_add_meta_str(ts_rank *r, const char *key, const char *val);
 /* Before finish: remove the slices on tracks with drop_track[track] set
- * (a reader that learns late that a line repeats others: tf_timeline.c). */
+ * (a reader that learns late that a line repeats others: tf_timeline.c).
+ * The tracks are marked (ts_track.dropped) and their rows left out when
+ * finish sorts the slices, which moves every row anyway, instead of a pass
+ * of their own; until then slices.n still counts them. */
 void     ts__rank_drop_slices(ts_rank *r, const bool *drop_track);
 uint32_t ts__rank_add_instant(ts_rank *r, uint32_t track, int64_t ts_ns, uint32_t name,
                               uint32_t cat, ts_kind kind, char scope, uint32_t first_arg, uint32_t n_args);

@@ -153,9 +153,10 @@ static int add_change(ts_optimize *o, const char *fmt, ...)
     return TS_OK;
 }
 
-/* One var's change to value val in words. */
-static void describe_val(const ts_optimize *o, uint32_t v, uint8_t val, char *buf, size_t n)
+/* One var's change in words. */
+static void describe(const ts_optimize *o, uint32_t v, char *buf, size_t n)
 {
+    uint8_t val = o->best[v];
     uint32_t nt = ts__tf_n_vars(&o->grads);
     if (v < nt) {
         snprintf(buf, n, "%s '%s' | '%s'", val ? "cut the bucket between" : "fuse into one bucket",
@@ -173,14 +174,12 @@ static void describe_val(const ts_optimize *o, uint32_t v, uint8_t val, char *bu
              (double)o->grads.bytes[gi] / 1048576.0, 1u << val);
 }
 
-static void describe(const ts_optimize *o, uint32_t v, char *buf, size_t n) { describe_val(o, v, o->best[v], buf, n); }
-
 /* Record a dropped change: what it was and the plan's price without it
  * against with it (<= 0: it bought nothing). */
 static int note_pruned(ts_optimize *o, uint32_t v, int64_t delta_ns)
 {
     char what[400], line[512];
-    describe_val(o, v, o->best[v], what, sizeof what);
+    describe(o, v, what, sizeof what);
     snprintf(line, sizeof line, "%s (the plan without it: %+.3f ms%s)", what, (double)delta_ns / 1e6,
              o->rep ? ", folded" : "");
     if (ts__grow((void **)&o->pruned, &o->cap_pruned, sizeof *o->pruned, (size_t)o->n_pruned + 1)) return TS_ENOMEM;

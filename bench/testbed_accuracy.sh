@@ -199,8 +199,12 @@ def sweep(family, n, d, field, opts_for, skip_self=False):
             preds[label] = p
     same = {frozenset((a, b)) for a in names for b in names if is_twin(names[a], names[b])}
     if len(preds) == len(values):
-        order_check("%s %s from %s" % (family, d["setting"]["model"], "%g" % d["setting"][field]), preds, meas, width,
-                    same)
+        # the sweep's fixed settings (bucket cap, world, rate, plan...) name the line: a set with
+        # several caps per rate has one bandwidth sweep per cap
+        fixed = ",".join("%s=%s" % (k, "%g" % v if isinstance(v, (int, float)) else v)
+                         for k, v in sorted(d["setting"].items()) if k not in ("model", field))
+        order_check("%s %s from %s (%s)" % (family, d["setting"]["model"], "%g" % d["setting"][field], fixed),
+                    preds, meas, width, same)
 
 
 # ---- link rate: relative and absolute ----
@@ -383,6 +387,6 @@ for fam in ("bw-rel", "bw-abs", "bw-probe", "bucket", "plan", "world", "scale", 
 targeted = [r for r in ROWS if r[0] in ("bw-rel", "bw-abs", "bucket", "scale")]
 line(targeted, "all targeted what-ifs:")
 for what, got, want, ok, n, right in orders:
-    print("order %-36s predicted %-26s measured %-26s %s; resolved pairs in order %d of %d" % (
+    print("order %-52s predicted %-26s measured %-26s %s; resolved pairs in order %d of %d" % (
         what, " < ".join(got), " < ".join(want), right, ok, n))
 PY

@@ -24,7 +24,6 @@
 #include "optimize/dpro_table.h"
 #include "optimize/optimize_priv.h"
 
-#define OPT_MAX_CAPS 64   /* cap groupings kept (ts__tf_cap_groupings takes them evenly when more) */
 
 
 static int eval_vars(ts_optimize *o, const uint8_t *vars, int64_t *ns, ts_error *err)
@@ -539,14 +538,14 @@ static int setup_opf(ts_optimize *o, const ts_optimize_options *opt, ts_error *e
 static int setup_caps(ts_optimize *o, const ts_optimize_options *opt, ts_error *err)
 {
     uint32_t nt = ts__tf_n_vars(&o->grads), first_opf = ts__opt_opf_first(o);
-    uint8_t *gv = ts__malloc((size_t)OPT_MAX_CAPS * nt + 1);
-    o->caps = ts__malloc((size_t)OPT_MAX_CAPS * o->n_vars + 1);
+    uint8_t *gv = ts__malloc((size_t)TS_OPT_MAX_CAPS * nt + 1);
+    o->caps = ts__malloc((size_t)TS_OPT_MAX_CAPS * o->n_vars + 1);
     o->cap_best = ts__malloc((size_t)o->n_vars + 1);
     if (!gv || !o->caps || !o->cap_best) {
-        ts__free(gv, (size_t)OPT_MAX_CAPS * nt + 1);
+        ts__free(gv, (size_t)TS_OPT_MAX_CAPS * nt + 1);
         return ts__error(err, TS_ENOMEM, "optimize: out of memory");
     }
-    uint32_t k = ts__tf_cap_groupings(&o->grads, gv, OPT_MAX_CAPS);
+    uint32_t k = ts__tf_cap_groupings(&o->grads, gv, TS_OPT_MAX_CAPS);
     for (uint32_t i = 0; i < k; i++) {
         uint8_t *v = o->caps + (size_t)o->n_caps * o->n_vars;
         memcpy(v, o->init, o->n_vars);
@@ -554,7 +553,7 @@ static int setup_caps(ts_optimize *o, const ts_optimize_options *opt, ts_error *
         memset(v + nt, 0, first_opf - nt);   /* no gradient cut */
         if (memcmp(v, o->init, first_opf)) o->n_caps++;   /* the trace's own: the baseline */
     }
-    ts__free(gv, (size_t)OPT_MAX_CAPS * nt + 1);
+    ts__free(gv, (size_t)TS_OPT_MAX_CAPS * nt + 1);
     bool search = !opt->layer_num_limit && !opt->from_opfs;
     if (opt->no_cap_proposals || !search || !(o->passes & TS_PASS_TENSOR_FUSION) || !o->n_caps) return TS_OK;
     uint64_t budget = opt->budget_evals ? opt->budget_evals : opt->budget_s > 0 ? 0 : 200;   /* run_search's default */
@@ -775,7 +774,7 @@ void ts_optimize_destroy(ts_optimize *o)
     for (uint32_t i = 0; i < o->n_pruned; i++) ts__free(o->pruned[i], strlen(o->pruned[i]) + 1);
     ts__free(o->pruned, (size_t)o->cap_pruned * sizeof *o->pruned);
     if (o->cap_best) ts__free(o->cap_best, (size_t)o->n_vars + 1);
-    if (o->caps) ts__free(o->caps, (size_t)OPT_MAX_CAPS * o->n_vars + 1);
+    if (o->caps) ts__free(o->caps, (size_t)TS_OPT_MAX_CAPS * o->n_vars + 1);
     if (o->proposals) ts__free(o->proposals, (size_t)o->n_proposals * o->n_vars + 1);
     ts__free(o->min, (size_t)o->n_vars + 1);
     ts__free(o->max, (size_t)o->n_vars + 1);

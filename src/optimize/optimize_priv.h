@@ -10,6 +10,9 @@
 #include "optimize/passes.h"
 #include "replay/replay.h"
 
+/* Cap groupings kept (ts__tf_cap_groupings takes them evenly when more). */
+#define TS_OPT_MAX_CAPS 64
+
 struct ts_optimize {
     const ts_graph   *g;          /* borrowed */
     ts_replay_options base;       /* the user's what-ifs every candidate is priced with (strings borrowed) */
@@ -41,7 +44,7 @@ struct ts_optimize {
                                            gives (up to 64) but the trace's, as strategies (no gradient
                                            cut, the ops as the trace ran them) */
     uint32_t          n_caps;
-    bool              cap_proposed[64]; /* [n_caps]: the search priced it as a proposal */
+    bool              cap_proposed[TS_OPT_MAX_CAPS]; /* [n_caps]: the search priced it as a proposal */
     uint8_t          *proposals;        /* [n_proposals * n_vars]: those the search prices first (all,
                                            or half the evaluation budget's worth taken evenly) */
     uint32_t          n_proposals;

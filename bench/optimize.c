@@ -542,7 +542,8 @@ static int folded_search(const bench_args *a)
                "%.2f s wall, %.2f s user; the representatives read again %.2f s wall, %.2f s user\n", a->fold_dir, n,
                groups, ts_graph_n_nodes(g), load_s, load_u, rep_s, rep_u);
         printf("  two stages: search (mcmc, %llu evaluations on the %u representatives) %.3f s (%.1f evaluations/s); "
-               "%u strategies re-priced by the folded replay (top %u and the trace's own), representatives %+.3f%% to "
+               "%u strategies re-priced by the folded replay (top %u, the trace's own and the best cap grouping where the "
+               "top lack it), representatives %+.3f%% to "
                "%+.3f%% off them; optimize run in all (baseline, search, re-pricing, attribution) %.2f s wall, %.2f s "
                "user; with the loads %.2f s wall, %.2f s user (target: a search of 1,024 ranks in 60 s)\n",
                (unsigned long long)s.n_evals, s.n_rep_ranks, s.search_s, s.evals_per_s, s.n_repriced,

@@ -93,6 +93,10 @@ typedef struct ts_optimize_options {
     double          hook_group_ms;  /* with hook_cost_ms > 0: ms per group the hook all-reduces */
     uint32_t        prune_folded;   /* two stages: folded replays the pruning of the plan's changes may
                                        spend (each a replay of the whole folded job); 0 = 2 */
+    bool            no_cap_proposals; /* tensor fusion: do not propose the groupings a bucket_cap_mb
+                                         gives to the search (the walk alone, as dPRO's); by default
+                                         they are priced first, as candidates of the search, and the
+                                         plan is never predicted slower than the best of them */
 } ts_optimize_options;
 
 /* The CPU a DDP communication hook (the ddp_hook.py of -o) adds per step
@@ -150,8 +154,15 @@ typedef struct ts_optimize_summary {
     uint32_t n_pruned;         /* changes of the search's best dropped for buying nothing (priced
                                   where the plan is: two stages, folded) */
     uint32_t n_prune_evals;    /* the replays the pruning spent (two stages: folded ones) */
-    uint32_t n_cap_evals;      /* groupings a cap gives priced beside a hook plan (two stages: on
-                                  the representatives, the best of them then folded) */
+    uint32_t n_cap_evals;      /* groupings a cap gives priced after the search, beside its plan
+                                  (two stages: on the representatives, the best of them then folded):
+                                  those not proposed to it, or with the plan's op fusion */
+    uint32_t n_cap_groupings;  /* distinct groupings a whole-KiB bucket_cap_mb gives (up to 64), the
+                                  trace's own left out */
+    uint32_t n_cap_proposals;  /* ... of which the search priced first, as its candidates (its
+                                  evaluations 2 .. n + 1) */
+    int64_t  outpriced_ns;     /* > 0: the search's best (this predicted iteration, no hook) was
+                                  slower than a grouping a cap gives priced after it, now the plan */
 } ts_optimize_summary;
 TS_API void ts_optimize_get_summary(const ts_optimize *o, ts_optimize_summary *out);
 

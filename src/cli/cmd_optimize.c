@@ -72,6 +72,10 @@ static void usage(FILE *f)
           "                           against its gain (default 3.93,0.47, measured by\n"
           "                           bench/ddp_hook_cost.sh; 0: free); a bucket_cap_mb\n"
           "                           setting costs nothing\n"
+          "  --no-cap-proposals       tensor-fusion: do not propose the groupings a\n"
+          "                           bucket_cap_mb gives to the search (priced first by\n"
+          "                           default, so the plan is never predicted slower than\n"
+          "                           the best of them): the walk alone, for comparisons\n"
           "  -o, --output DIR         write plan.json, tensor_groups.txt, horovod.env and,\n"
           "                           when no bucket_cap_mb gives the plan, ddp_hook.py\n"
           "  --export FILE            the predicted timeline of the plan as a Chrome trace\n"
@@ -210,6 +214,7 @@ static int parse_option(int c, opt_args *a)
     case 0x2011: return ts_cli_opt_count("optimize", "--top-k", optarg, &a->o.top_k);
     case 0x2012: return ts_cli_opt_count("optimize", "--prune-folded", optarg, &a->o.prune_folded);
     case 0x2013: return parse_hook_cost(optarg, &a->o);
+    case 0x2014: a->o.no_cap_proposals = true; return 0;
     case 'h': usage(stdout); return 1;
     default: return -1;
     }
@@ -235,6 +240,7 @@ static int parse_args(int argc, char **argv, opt_args *a)
         {"link-bound", required_argument, 0, 0x2010},
         {"fold-replicas", optional_argument, 0, TS_CLI_OPT_FOLD}, {"top-k", required_argument, 0, 0x2011},
         {"prune-folded", required_argument, 0, 0x2012}, {"hook-cost-ms", required_argument, 0, 0x2013},
+        {"no-cap-proposals", no_argument, 0, 0x2014},
         {0, 0, 0, 0},
     };
     memset(a, 0, sizeof *a);

@@ -25,6 +25,7 @@
 #include "optimize/optimize_priv.h"
 
 
+
 static int eval_vars(ts_optimize *o, const uint8_t *vars, int64_t *ns, ts_error *err)
 {
     ts_replay_options ro = o->base;
@@ -42,30 +43,39 @@ static int eval_vars(ts_optimize *o, const uint8_t *vars, int64_t *ns, ts_error 
     return TS_OK;
 }
 
-/* What applying vars costs a step: nothing for the trace's own buckets or a
- * grouping a bucket_cap_mb gives (DDP's own assignment at that cap); the
- * hook's cost for any other grouping or a cut gradient (ddp_hook.py applies
- * those). Op fusion is not priced here (torch on CPU cannot apply it). */
-static int64_t apply_cost(const ts_optimize *o, const uint8_t *vars)
+/* Whether vars' buckets need ddp_hook.py: a gradient cut, or a grouping
+ * no bucket_cap_mb gives (DDP's own assignment at that cap); not the
+ * trace's own buckets. */
+static bool needs_hook(const ts_optimize *o, const uint8_t *vars)
 {
     uint32_t nt = ts__tf_n_vars(&o->grads);
     bool cut = false;
-    if ((!o->hook_cost_ns && !o->hook_group_ns) || !o->grads.n || !memcmp(vars, o->init, ts__opt_opf_first(o))) return 0;
+    if (!o->grads.n || !memcmp(vars, o->init, ts__opt_opf_first(o))) return false;
     for (uint32_t p = 0; p < o->grads.n_part; p++) cut |= vars[nt + p] != 0;
-    if (!cut && ts__tf_ddp_cap_mb(&o->grads, vars) >= 0) return 0;
+    return cut || ts__tf_ddp_cap_mb(&o->grads, vars) < 0;
+}
+
+/* What applying vars costs a step: nothing for the trace's own buckets or a
+ * grouping a bucket_cap_mb gives; the hook's cost for any other grouping or
+ * a cut gradient (ddp_hook.py applies those). Op fusion is not priced here
+ * (torch on CPU cannot apply it). */
+static int64_t apply_cost(const ts_optimize *o, const uint8_t *vars)
+{
+    uint32_t nt = ts__tf_n_vars(&o->grads);
+    if ((!o->hook_cost_ns && !o->hook_group_ns) || !needs_hook(o, vars)) return 0;
     ts_optimize *m = (ts_optimize *)o;   /* scratch arrays only */
     ts__part_pieces(&m->grads, m->grads.n_part ? vars + nt : NULL, m->pieces);
     return o->hook_cost_ns + o->hook_group_ns * ts__tf_groups(&m->grads, vars, m->pieces, m->units);
 }
 
-/* A search's evaluation; with hooks priced, the fastest strategy a cap
- * gives (other than the trace's) is kept aside for price_form. */
+/* A search's evaluation; the fastest strategy a cap gives (other than the
+ * trace's buckets) is kept aside for price_form. */
 static int eval_cb(void *ud, const uint8_t *vars, int64_t *ns, ts_error *err)
 {
     ts_optimize *o = ud;
     int rc = eval_vars(o, vars, ns, err);
     if (rc == TS_OK && o->cap_best && *ns < o->cap_best_ns && memcmp(vars, o->init, ts__opt_opf_first(o)) &&
-        !apply_cost(o, vars)) {
+        !needs_hook(o, vars)) {
         o->cap_best_ns = *ns;
         memcpy(o->cap_best, vars, o->n_vars);
     }
@@ -216,6 +226,22 @@ static int prune(ts_optimize *o, uint8_t *tmp, const uint32_t *order, uint32_t n
     return TS_OK;
 }
 
+/* Where eval_vars prices: price_at points it at g and session and returns
+ * where it priced before (to put back with price_at); on_reps points it at
+ * the representatives in two stages (else leaves it). */
+typedef struct pricing { const ts_graph *g; ts_replay_session *s; } pricing;
+static pricing price_at(ts_optimize *o, const ts_graph *g, ts_replay_session *s)
+{
+    pricing was = {o->eval_g, o->eval_session};
+    o->eval_g = g;
+    o->eval_session = s;
+    return was;
+}
+static pricing on_reps(ts_optimize *o)
+{
+    return o->rep ? price_at(o, o->rep, o->rep_session) : price_at(o, o->eval_g, o->eval_session);
+}
+
 typedef struct ranked { int64_t ns; uint32_t v; } ranked;
 static int by_price(const void *a, const void *b)
 {
@@ -232,8 +258,7 @@ static int prune_folded(ts_optimize *o, uint8_t *tmp, ts_error *err)
     ranked *rk = ts__malloc(64 * sizeof *rk);
     uint32_t *order = ts__malloc(64 * sizeof *order), n = 0;
     int rc = rk && order ? TS_OK : ts__error(err, TS_ENOMEM, "optimize: out of memory");
-    o->eval_g = o->rep;
-    o->eval_session = o->rep_session;
+    pricing was = on_reps(o);
     for (uint32_t v = 0; v < o->n_vars && n < 64 && rc == TS_OK; v++) {
         if (o->best[v] == o->init[v]) continue;
         memcpy(tmp, o->best, o->n_vars);
@@ -242,8 +267,7 @@ static int prune_folded(ts_optimize *o, uint8_t *tmp, ts_error *err)
         rk[n++].v = v;
         o->n_attrib_evals++;
     }
-    o->eval_g = o->g;
-    o->eval_session = o->session;
+    price_at(o, was.g, was.s);
     if (rc == TS_OK) {
         qsort(rk, n, sizeof *rk, by_price);
         for (uint32_t i = 0; i < n; i++) order[i] = rk[i].v;
@@ -254,28 +278,20 @@ static int prune_folded(ts_optimize *o, uint8_t *tmp, ts_error *err)
     return rc;
 }
 
-/* Every grouping a bucket_cap_mb gives (up to 64, taken evenly),
- * with the plan's op fusion, priced where the search priced (two stages:
- * the representatives) into cap_best: a hook plan is weighed against the
- * best cap plan even where the search priced none. */
-static int price_caps(ts_optimize *o, ts_error *err)
+/* The groupings a bucket_cap_mb gives (o->caps) priced where the search
+ * priced (two stages: the representatives) into cap_best: with the plan's
+ * op fusion, every one (with_plan_ops); else as proposed (the ops as the
+ * trace ran them), those the search did not price. */
+static int price_caps(ts_optimize *o, bool with_plan_ops, ts_error *err)
 {
-    enum { MAX_CAPS = 64 };
-    uint32_t nt = ts__tf_n_vars(&o->grads), first_opf = ts__opt_opf_first(o);
-    uint8_t *gv = ts__malloc((size_t)MAX_CAPS * nt + 1), *v = ts__malloc((size_t)o->n_vars + 1);
-    int rc = gv && v ? TS_OK : ts__error(err, TS_ENOMEM, "optimize: out of memory");
-    const ts_graph *g0 = o->eval_g;
-    ts_replay_session *s0 = o->eval_session;
-    if (o->rep) {
-        o->eval_g = o->rep;
-        o->eval_session = o->rep_session;
-    }
-    uint32_t k = rc == TS_OK ? ts__tf_cap_groupings(&o->grads, gv, MAX_CAPS) : 0;
-    for (uint32_t i = 0; i < k && rc == TS_OK; i++) {
-        memcpy(v, o->best, o->n_vars);
-        memcpy(v, gv + (size_t)i * nt, nt);
-        memset(v + nt, 0, first_opf - nt);   /* no gradient cut */
-        if (!memcmp(v, o->init, first_opf)) continue;   /* the trace's own: the baseline */
+    uint32_t first_opf = ts__opt_opf_first(o);
+    uint8_t *v = ts__malloc((size_t)o->n_vars + 1);
+    int rc = v ? TS_OK : ts__error(err, TS_ENOMEM, "optimize: out of memory");
+    pricing was = on_reps(o);
+    for (uint32_t i = 0; i < o->n_caps && rc == TS_OK; i++) {
+        if (!with_plan_ops && o->cap_proposed[i]) continue;
+        memcpy(v, with_plan_ops ? o->best : o->init, o->n_vars);
+        memcpy(v, o->caps + (size_t)i * o->n_vars, first_opf);
         int64_t ns;
         rc = eval_vars(o, v, &ns, err);
         o->n_attrib_evals++;
@@ -285,19 +301,36 @@ static int price_caps(ts_optimize *o, ts_error *err)
             memcpy(o->cap_best, v, o->n_vars);
         }
     }
-    o->eval_g = g0;
-    o->eval_session = s0;
-    ts__free(gv, (size_t)MAX_CAPS * nt + 1);
+    price_at(o, was.g, was.s);
     ts__free(v, (size_t)o->n_vars + 1);
     return rc;
+}
+
+/* After a search whose budget held only some of the cap groupings as
+ * proposals: the rest priced beside it (outside the budget), so that the
+ * plan is never predicted slower than the best of them. One stage: that
+ * best, if faster than the search's, becomes the search's result
+ * (sum.outpriced_ns says so); two stages: reprice weighs it folded. */
+static int complete_caps(ts_optimize *o, ts_error *err)
+{
+    if (!o->n_proposals || o->n_proposals == o->n_caps) return TS_OK;
+    int rc = price_caps(o, false, err);
+    if (rc || o->rep || o->cap_best_ns >= o->oc.best_ns) return rc;
+    o->sum.outpriced_ns = o->oc.best_ns;
+    o->oc.best_ns = o->cap_best_ns;
+    memcpy(o->oc.best, o->cap_best, o->n_vars);
+    return TS_OK;
 }
 
 /* What applying the plan costs, priced: a bucket_cap_mb setting nothing, a
  * hook hook_cost_ns a step. The plan stands only if, with that cost, it is
  * faster than the trace's own strategy (nothing to apply) and than the
- * fastest strategy a cap gives that the search priced; else the faster of
- * those two is the plan and the declined one is said (sum.declined_*).
- * Decided on predicted prices alone (two stages: folded ones). */
+ * fastest strategy a cap gives (the search's proposals and the rest priced
+ * after it, or without proposals every cap grouping priced here with the
+ * plan's op fusion); else the faster of those two is the plan and the
+ * declined one is said (sum.declined_*). A plan without a hook is already
+ * no slower than that cap grouping (complete_caps, reprice). Decided on
+ * predicted prices alone (two stages: folded ones). */
 static int price_form(ts_optimize *o, ts_error *err)
 {
     int64_t cost = apply_cost(o, o->best), cap_ns = INT64_MAX;
@@ -305,8 +338,10 @@ static int price_form(ts_optimize *o, ts_error *err)
     o->sum.hook_group_ns = o->hook_group_ns;
     o->sum.apply_cost_ns = cost;
     if (!cost || o->sum.best_ns >= o->sum.baseline_ns) return TS_OK;   /* no hook, or no change anyway */
-    int rc0 = price_caps(o, err);
-    if (rc0) return rc0;
+    if (!o->n_proposals || o->opf.n_vars) {
+        int rc = price_caps(o, true, err);
+        if (rc) return rc;
+    }
     if (o->cap_best_ns < INT64_MAX) {
         int rc = eval_vars(o, o->cap_best, &cap_ns, err);   /* afresh (two stages: folded) */
         if (rc) return rc;
@@ -412,6 +447,10 @@ static int explain(ts_optimize *o, uint8_t *tmp, ts_error *err)
         rc = add_change(o, "  (a plan of %u buckets needing ddp_hook.py was predicted %.3f ms faster than the trace, "
                         "less than this one net of the hook's cost, %.3f ms a step: not taken)", o->sum.declined_buckets,
                         (double)o->sum.declined_ns / 1e6, (double)o->sum.declined_cost_ns / 1e6);
+    if (rc == TS_OK && o->sum.outpriced_ns > 0)
+        rc = add_change(o, "  (the search's best, %.3f ms, was slower than this grouping a cap gives, priced after the search: "
+                        "%u of the %u cap groupings were proposed to it, --budget)", (double)o->sum.outpriced_ns / 1e6,
+                        o->n_proposals, o->n_caps);
     uint32_t shown = 0, more = 0;
     for (uint32_t v = 0; v < o->n_vars && rc == TS_OK; v++) {
         if (o->best[v] == o->init[v]) continue;
@@ -492,9 +531,46 @@ static int setup_opf(ts_optimize *o, const ts_optimize_options *opt, ts_error *e
     return ts__opf_find(&o->opf, o->g, &cfg, err);
 }
 
+/* Every grouping a whole-KiB bucket_cap_mb gives (up to 64) but the
+ * trace's, as strategies; with the tensor-fusion pass and a search, the
+ * proposals: all of them, or when they are more than half an evaluation
+ * budget, that many taken evenly (the walk keeps the other half). */
+static int setup_caps(ts_optimize *o, const ts_optimize_options *opt, ts_error *err)
+{
+    uint32_t nt = ts__tf_n_vars(&o->grads), first_opf = ts__opt_opf_first(o);
+    uint8_t *gv = ts__malloc((size_t)TS_OPT_MAX_CAPS * nt + 1);
+    o->caps = ts__malloc((size_t)TS_OPT_MAX_CAPS * o->n_vars + 1);
+    o->cap_best = ts__malloc((size_t)o->n_vars + 1);
+    if (!gv || !o->caps || !o->cap_best) {
+        ts__free(gv, (size_t)TS_OPT_MAX_CAPS * nt + 1);
+        return ts__error(err, TS_ENOMEM, "optimize: out of memory");
+    }
+    uint32_t k = ts__tf_cap_groupings(&o->grads, gv, TS_OPT_MAX_CAPS);
+    for (uint32_t i = 0; i < k; i++) {
+        uint8_t *v = o->caps + (size_t)o->n_caps * o->n_vars;
+        memcpy(v, o->init, o->n_vars);
+        memcpy(v, gv + (size_t)i * nt, nt);
+        memset(v + nt, 0, first_opf - nt);   /* no gradient cut */
+        if (memcmp(v, o->init, first_opf)) o->n_caps++;   /* the trace's own: the baseline */
+    }
+    ts__free(gv, (size_t)TS_OPT_MAX_CAPS * nt + 1);
+    bool search = !opt->layer_num_limit && !opt->from_opfs;
+    if (opt->no_cap_proposals || !search || !(o->passes & TS_PASS_TENSOR_FUSION) || !o->n_caps) return TS_OK;
+    uint64_t budget = opt->budget_evals ? opt->budget_evals : opt->budget_s > 0 ? 0 : 200;   /* run_search's default */
+    o->n_proposals = budget && budget / 2 < o->n_caps ? (uint32_t)(budget / 2) : o->n_caps;
+    if (!(o->proposals = ts__malloc((size_t)o->n_proposals * o->n_vars + 1)))
+        return ts__error(err, TS_ENOMEM, "optimize: out of memory");
+    for (uint32_t i = 0; i < o->n_proposals; i++) {
+        uint32_t c = (uint32_t)((uint64_t)i * o->n_caps / o->n_proposals);
+        memcpy(o->proposals + (size_t)i * o->n_vars, o->caps + (size_t)c * o->n_vars, o->n_vars);
+        o->cap_proposed[c] = true;
+    }
+    return TS_OK;
+}
+
 static int run_search(ts_optimize *o, const ts_optimize_options *opt, ts_error *err)
 {
-    ts_opt_space sp = {o->n_vars, o->min, o->max, o->init, eval_cb, o};
+    ts_opt_space sp = {o->n_vars, o->min, o->max, o->init, eval_cb, o, o->proposals, o->n_proposals};
     ts_opt_cfg cfg = {opt->search, opt->budget_evals, opt->budget_s, opt->seed,
                       opt->mcmc_beta > 0 ? opt->mcmc_beta : 10, opt->heat_k > 0 ? opt->heat_k : 1,
                       opt->heat_window ? opt->heat_window : 5, opt->progress, opt->progress_ud, o->top_k};
@@ -510,6 +586,7 @@ static int run_search(ts_optimize *o, const ts_optimize_options *opt, ts_error *
             ts__tf_layers(&o->grads, opt->layer_num_limit, o->best);
         }
         sp.init = o->best;
+        sp.n_proposals = 0;
         cfg.kind = TS_SEARCH_GREEDY;
         cfg.budget_evals = 1;
         cfg.budget_s = 0;
@@ -531,6 +608,8 @@ static int finish(ts_optimize *o, ts_search_kind sample, ts_error *err)
     o->sum.search = sample ? sample : o->oc.kind;
     o->sum.n_grads = o->grads.n;
     o->sum.n_old_buckets = o->n_old;
+    o->sum.n_cap_groupings = o->n_caps;
+    o->sum.n_cap_proposals = o->n_proposals;
     uint8_t *tmp = ts__malloc((size_t)o->n_vars + 1);
     if (!tmp) return ts__error(err, TS_ENOMEM, "optimize: out of memory");
     /* the plan is priced afresh, not taken from the search's cache (two
@@ -542,10 +621,7 @@ static int finish(ts_optimize *o, ts_search_kind sample, ts_error *err)
     if (rc == TS_OK && !sample)   /* a layer sample is shown as asked */
         rc = o->rep ? prune_folded(o, tmp, err) : prune(o, tmp, NULL, o->n_vars, o->prune_max, err);
     if (rc == TS_OK && !sample) rc = price_form(o, err);
-    if (o->rep) {   /* what each change buys is said on the representatives */
-        o->eval_g = o->rep;
-        o->eval_session = o->rep_session;
-    }
+    on_reps(o);   /* what each change buys is said on the representatives */
     if (rc == TS_OK) {
         settle(o, sample != 0);
         o->sum.ddp_bucket_cap_mb = -1;
@@ -562,33 +638,53 @@ static int finish(ts_optimize *o, ts_search_kind sample, ts_error *err)
     return rc;
 }
 
-/* The second stage: the trace's strategy and the search's top_k best (by
- * the representatives' price) re-priced by a replay of the folded graph;
- * the fastest there is the plan, the trace's own unless one is faster.
- * eval_vars prices folded afterwards (pruning, the form's price); finish
- * turns it back to the representatives to say what each change buys. */
+/* Re-price v (the representatives priced it at rep_ns) on the folded
+ * graph into the next st_* slot; the fastest so far is the chosen. */
+static int reprice_one(ts_optimize *o, const uint8_t *v, int64_t rep_ns, ts_error *err)
+{
+    int rc = eval_vars(o, v, &o->st_full[o->n_st], err);
+    o->st_rep[o->n_st] = rep_ns;
+    if (rc == TS_OK && o->st_full[o->n_st] < o->st_full[o->st_chosen]) {
+        o->st_chosen = (int32_t)o->n_st;
+        memcpy(o->oc.best, v, o->n_vars);
+    }
+    o->n_st++;
+    return rc;
+}
+
+/* Whether the search's top strategies hold v. */
+static bool in_top(const ts_optimize *o, const uint8_t *v)
+{
+    for (uint32_t i = 0; i < o->oc.n_top; i++)
+        if (!memcmp(o->oc.top + (size_t)i * o->n_vars, v, o->n_vars)) return true;
+    return false;
+}
+
+/* The second stage: the trace's strategy, the search's top_k best (by
+ * the representatives' price) and, with cap proposals, the fastest cap
+ * grouping there where those lack it, re-priced by a replay of the folded
+ * graph; the fastest there is the plan, the trace's own unless one is
+ * faster. eval_vars prices folded afterwards (pruning, the form's price);
+ * finish turns it back to the representatives to say what each change buys. */
 static int reprice(ts_optimize *o, ts_error *err)
 {
     uint32_t k = o->oc.n_top;
-    o->st_rep = ts__malloc(((size_t)o->top_k + 1) * sizeof *o->st_rep);
-    o->st_full = ts__malloc(((size_t)o->top_k + 1) * sizeof *o->st_full);
+    o->st_rep = ts__malloc(((size_t)o->top_k + 2) * sizeof *o->st_rep);
+    o->st_full = ts__malloc(((size_t)o->top_k + 2) * sizeof *o->st_full);
     if (!o->st_rep || !o->st_full) return ts__error(err, TS_ENOMEM, "optimize: out of memory");
-    o->eval_g = o->g;
-    o->eval_session = o->session;
+    price_at(o, o->g, o->session);
     o->st_rep[0] = o->oc.init_ns;
     int rc = eval_vars(o, o->init, &o->st_full[0], err);
     o->n_st = 1;
     o->st_chosen = 0;
+    o->st_cap = -1;
     for (uint32_t i = 0; i < k && rc == TS_OK; i++) {
         const uint8_t *v = o->oc.top + (size_t)i * o->n_vars;
-        if (!memcmp(v, o->init, o->n_vars)) continue;   /* the trace's own: priced first */
-        rc = eval_vars(o, v, &o->st_full[o->n_st], err);
-        o->st_rep[o->n_st] = o->oc.top_ns[i];
-        if (rc == TS_OK && o->st_full[o->n_st] < o->st_full[o->st_chosen]) {
-            o->st_chosen = (int32_t)o->n_st;
-            memcpy(o->oc.best, v, o->n_vars);
-        }
-        o->n_st++;
+        if (memcmp(v, o->init, o->n_vars)) rc = reprice_one(o, v, o->oc.top_ns[i], err);   /* the trace's own: priced first */
+    }
+    if (rc == TS_OK && o->n_proposals && o->cap_best_ns < INT64_MAX && !in_top(o, o->cap_best)) {
+        o->st_cap = (int32_t)o->n_st;
+        rc = reprice_one(o, o->cap_best, o->cap_best_ns, err);
     }
     if (o->st_chosen == 0) memcpy(o->oc.best, o->init, o->n_vars);
     o->oc.init_ns = o->st_full[0];
@@ -615,8 +711,7 @@ static int setup_stages(ts_optimize *o, const ts_optimize_options *opt, ts_error
     o->top_k = opt->top_k ? opt->top_k : 3;
     o->prune_max = opt->prune_folded ? opt->prune_folded : 2;
     if (ts__replay_session_create(o->rep, &o->rep_session)) return ts__error(err, TS_ENOMEM, "optimize: out of memory");
-    o->eval_g = o->rep;
-    o->eval_session = o->rep_session;
+    on_reps(o);
     return TS_OK;
 }
 
@@ -651,13 +746,13 @@ int ts_optimize_run(const ts_graph *g, const ts_optimize_options *opt, ts_optimi
     o->hook_group_ns = free || (!dflt && !(o_opt.hook_group_ms > 0)) ? 0
                        : (int64_t)llround((dflt ? TS_DDP_HOOK_GROUP_MS : o_opt.hook_group_ms) * 1e6);
     o->cap_best_ns = INT64_MAX;
-    if (rc == TS_OK && (o->hook_cost_ns || o->hook_group_ns) && buckets && !(o->cap_best = ts__malloc((size_t)o->n_vars + 1)))
-        rc = ts__error(err, TS_ENOMEM, "optimize: out of memory");
+    if (rc == TS_OK && buckets) rc = setup_caps(o, &o_opt, err);
     if (rc == TS_OK) rc = setup_stages(o, &o_opt, err);
     uint64_t contended0 = o->eval_session->n_contended, rounds0 = o->eval_session->n_rounds;
     if (rc == TS_OK) rc = run_search(o, &o_opt, err);
     o->sum.n_contended = o->eval_session->n_contended - contended0;   /* the search's evaluations alone */
     o->sum.n_contention_sims = o->eval_session->n_rounds - rounds0;
+    if (rc == TS_OK) rc = complete_caps(o, err);
     if (rc == TS_OK && o->rep) rc = reprice(o, err);
     if (rc == TS_OK)
         rc = finish(o, o_opt.from_opfs ? TS_SEARCH_FROM_OPFS : o_opt.layer_num_limit ? TS_SEARCH_LAYER_SAMPLE : 0, err);
@@ -671,14 +766,16 @@ void ts_optimize_destroy(ts_optimize *o)
     if (!o) return;
     ts__replay_session_destroy(o->session);
     ts__replay_session_destroy(o->rep_session);
-    ts__free(o->st_rep, ((size_t)o->top_k + 1) * sizeof *o->st_rep);
-    ts__free(o->st_full, ((size_t)o->top_k + 1) * sizeof *o->st_full);
+    ts__free(o->st_rep, ((size_t)o->top_k + 2) * sizeof *o->st_rep);
+    ts__free(o->st_full, ((size_t)o->top_k + 2) * sizeof *o->st_full);
     ts__opt_outcome_free(&o->oc, o->n_vars);
     for (uint32_t i = 0; i < o->n_changes; i++) ts__free(o->changes[i], strlen(o->changes[i]) + 1);
     ts__free(o->changes, (size_t)o->cap_changes * sizeof *o->changes);
     for (uint32_t i = 0; i < o->n_pruned; i++) ts__free(o->pruned[i], strlen(o->pruned[i]) + 1);
     ts__free(o->pruned, (size_t)o->cap_pruned * sizeof *o->pruned);
     if (o->cap_best) ts__free(o->cap_best, (size_t)o->n_vars + 1);
+    if (o->caps) ts__free(o->caps, (size_t)TS_OPT_MAX_CAPS * o->n_vars + 1);
+    if (o->proposals) ts__free(o->proposals, (size_t)o->n_proposals * o->n_vars + 1);
     ts__free(o->min, (size_t)o->n_vars + 1);
     ts__free(o->max, (size_t)o->n_vars + 1);
     ts__opf_free(&o->opf);

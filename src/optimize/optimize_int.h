@@ -22,6 +22,13 @@ typedef struct ts_opt_space {
     /* Price a strategy: its predicted iteration in *ns. A failure ends the search. */
     int          (*eval)(void *ud, const uint8_t *state, int64_t *ns, ts_error *err);
     void          *ud;
+    /* Proposals priced right after init, in order, each counted in the
+     * budget and the history like any candidate (those outside the space
+     * are skipped); every search then starts from the best priced (init or
+     * a proposal; exhaustive search still counts through the whole space).
+     * NULL = none. optimize.c proposes the groupings a DDP cap gives. */
+    const uint8_t *proposals; /* [n_proposals * n_vars] */
+    uint32_t       n_proposals;
 } ts_opt_space;
 
 typedef struct ts_opt_cfg {

@@ -10,6 +10,9 @@
 #include "optimize/passes.h"
 #include "replay/replay.h"
 
+/* Cap groupings kept (ts__tf_cap_groupings takes them evenly when more). */
+#define TS_OPT_MAX_CAPS 64
+
 struct ts_optimize {
     const ts_graph   *g;          /* borrowed */
     ts_replay_options base;       /* the user's what-ifs every candidate is priced with (strings borrowed) */
@@ -37,8 +40,16 @@ struct ts_optimize {
     uint32_t          prune_max;        /* pricings the pruning may spend (two stages: folded replays) */
     int64_t           hook_cost_ns;     /* what a plan applied by ddp_hook.py costs a step; 0 = free */
     int64_t           hook_group_ns;    /* ... plus this per group it all-reduces */
-    uint8_t          *cap_best;         /* [n_vars]: the fastest strategy the search priced that a
-                                           bucket_cap_mb gives (NULL when hooks are free) */
+    uint8_t          *caps;             /* [n_caps * n_vars]: every grouping a whole-KiB bucket_cap_mb
+                                           gives (up to 64) but the trace's, as strategies (no gradient
+                                           cut, the ops as the trace ran them) */
+    uint32_t          n_caps;
+    bool              cap_proposed[TS_OPT_MAX_CAPS]; /* [n_caps]: the search priced it as a proposal */
+    uint8_t          *proposals;        /* [n_proposals * n_vars]: those the search prices first (all,
+                                           or half the evaluation budget's worth taken evenly) */
+    uint32_t          n_proposals;
+    uint8_t          *cap_best;         /* [n_vars]: the fastest strategy priced that a bucket_cap_mb
+                                           gives (NULL without the bucket passes) */
     int64_t           cap_best_ns;      /* ... its price (INT64_MAX: none priced) */
     bool              same_buckets;     /* the plan's buckets are the trace's: no bucket setting to make */
     const ts_graph   *eval_g;     /* where eval_vars prices: g, or rep during a two-stage search */
@@ -47,8 +58,11 @@ struct ts_optimize {
     ts_replay_session *rep_session;
     uint32_t          top_k;
     int64_t          *st_rep, *st_full;   /* [n_st]: re-priced strategies (the trace's first, then the
-                                             search's best by representatives' price): both prices */
+                                             search's best by representatives' price, then st_cap):
+                                             both prices */
     int32_t           st_chosen;  /* index into st_*: the plan (0 = the trace's own) */
+    int32_t           st_cap;     /* index into st_*: the fastest cap grouping, re-priced since the
+                                     search's best lacked it (-1: none) */
     uint32_t          n_st;
     char            **changes;    /* owned lines */
     uint32_t          n_changes, cap_changes;

@@ -2,9 +2,11 @@
  * heat-based MCMC, simulated annealing, a greedy descent (QSync's method)
  * and exhaustive enumeration for small spaces.
  *
- * Every search starts from the trace's own strategy, prices candidates with
- * the space's eval (a replay) and keeps the best one priced: the result is
- * never a strategy that was not evaluated. Priced strategies are cached by
+ * Every search prices the trace's own strategy first, then the space's
+ * proposals (optimize.c: the groupings a DDP cap gives), and starts from
+ * the best of those; it prices candidates with the space's eval (a replay)
+ * and keeps the best one priced: the result is never a strategy that was
+ * not evaluated, nor slower than a proposal priced. Priced strategies are cached by
  * a 64-bit hash of their values, so a revisit costs no replay and budgets
  * count distinct strategies. The only randomness is a splitmix64 stream
  * from the seed, so a search is deterministic for a seed and an evaluation
@@ -258,6 +260,30 @@ static int exhaustive(srch *s, uint8_t *cur)
     return rc;
 }
 
+static bool in_space(const ts_opt_space *sp, const uint8_t *v)
+{
+    for (uint32_t i = 0; i < sp->n_vars; i++)
+        if (v[i] < lo_of(sp, i) || v[i] > sp->max[i]) return false;
+    return true;
+}
+
+/* Price the space's proposals (those inside it), then put the best priced
+ * so far (init or a proposal) in cur and its price in *ns: where the
+ * search starts. */
+static int propose(srch *s, uint8_t *cur, int64_t *ns)
+{
+    const ts_opt_space *sp = s->sp;
+    int rc = TS_OK;
+    for (uint32_t k = 0; k < sp->n_proposals && !s->stop && rc == TS_OK; k++) {
+        const uint8_t *v = sp->proposals + (size_t)k * sp->n_vars;
+        int64_t got;
+        if (in_space(sp, v)) price(s, v, &got, &rc);
+    }
+    memcpy(cur, s->out->best, sp->n_vars);
+    *ns = s->out->best_ns;
+    return rc;
+}
+
 static ts_search_kind resolve(const srch *s)
 {
     if (s->cfg->kind != TS_SEARCH_AUTO) return s->cfg->kind;
@@ -305,6 +331,7 @@ int ts__opt_search(const ts_opt_space *sp, const ts_opt_cfg *cfg, ts_opt_outcome
         s.space = s.space ? s.space : 1;
         if (price(&s, cur, &ns, &rc)) out->init_ns = ns;   /* the first evaluation: the budget is >= 1 */
     }
+    if (rc == TS_OK && !s.stop) rc = propose(&s, cur, &ns);
     if (rc == TS_OK && !s.stop) {
         switch (out->kind) {
         case TS_SEARCH_MCMC:       rc = walk(&s, cur, ns, &heat); break;

@@ -19,8 +19,10 @@ int ts_report_optimize_json(FILE *out, const ts_job *t, const ts_graph *g, const
             (double)s.measured_ns / 1e3, (double)s.baseline_ns / 1e3, (double)s.best_ns / 1e3, s.gain_pct,
             (unsigned long long)s.n_evals, ts_search_kind_name(s.search), s.search_s, s.n_old_buckets,
             s.n_new_buckets, s.n_fused, s.no_change ? "true" : "false");
-    fprintf(out, "\"hook_cost_us\":%.3f,\"hook_group_cost_us\":%.3f,\"plan_cost_us\":%.3f,\"pruned_changes\":%u,",
-            (double)s.hook_cost_ns / 1e3, (double)s.hook_group_ns / 1e3, (double)s.apply_cost_ns / 1e3, s.n_pruned);
+    fprintf(out, "\"hook_cost_us\":%.3f,\"hook_group_cost_us\":%.3f,\"plan_cost_us\":%.3f,\"pruned_changes\":%u,"
+            "\"cap_groupings\":%u,\"cap_proposals\":%u,",
+            (double)s.hook_cost_ns / 1e3, (double)s.hook_group_ns / 1e3, (double)s.apply_cost_ns / 1e3, s.n_pruned,
+            s.n_cap_groupings, s.n_cap_proposals);
     if (s.declined_ns > 0)
         fprintf(out, "\"declined\":{\"form\":\"ddp_hook\",\"buckets\":%u,\"predicted_gain_us\":%.3f,\"cost_us\":%.3f},",
                 s.declined_buckets, (double)s.declined_ns / 1e3, (double)s.declined_cost_ns / 1e3);
@@ -44,8 +46,12 @@ int ts_report_optimize_table(FILE *out, FILE *warn, const ts_job *t, const ts_gr
             (double)s.measured_ns / 1e6, (double)s.baseline_ns / 1e6, (double)s.best_ns / 1e6, 0.0 - s.gain_pct);   /* 0 - x: no "-0.00" for no gain */
     if (s.n_grads) fprintf(out, "buckets: %u in the trace, %u in the plan\n", s.n_old_buckets, s.n_new_buckets);
     if (s.n_fusable) fprintf(out, "op fusion: %u of %u candidate pairs of ops fused\n", s.n_fused, s.n_fusable);
-    fprintf(out, "search: %s, %llu evaluations in %.2f s (%.0f/s)%s\n", ts_search_kind_name(s.search),
+    fprintf(out, "search: %s, %llu evaluations in %.2f s (%.0f/s)%s", ts_search_kind_name(s.search),
             (unsigned long long)s.n_evals, s.search_s, s.evals_per_s, s.two_stage ? ", on the representatives" : "");
+    if (s.n_cap_proposals)
+        fprintf(out, "; the first %u after the trace's: groupings a bucket_cap_mb gives (%u of %u)", s.n_cap_proposals,
+                s.n_cap_proposals, s.n_cap_groupings);
+    fprintf(out, "\n");
     if (s.two_stage)
         fprintf(out, "two stages: searched on the %u representatives of the folded job; %u strategies (the trace's "
                 "included) re-priced by the folded replay, which gives both iterations above; the representatives' "

@@ -110,12 +110,14 @@ static void json_stages(ts_json *j, const ts_optimize *o)
     ts__json_kv_str(j, "priced_on", "representatives");
     ts__json_kv_u64(j, "representative_ranks", o->sum.n_rep_ranks);
     ts__json_kv_u64(j, "top_k", o->top_k);
-    ts__json_key(j, "repriced_folded");   /* the trace's strategy first, then by representatives' price */
+    ts__json_key(j, "repriced_folded");   /* the trace's strategy first, then by representatives' price, then
+                                             the fastest cap grouping where those lack it */
     ts__json_arr_begin(j);
     for (uint32_t i = 0; i < o->n_st; i++) {
         ts__json_obj_begin(j);
         ts__json_kv_bool(j, "trace_strategy", i == 0);
         ts__json_kv_bool(j, "chosen", (int32_t)i == o->st_chosen);
+        ts__json_kv_bool(j, "cap_grouping", (int32_t)i == o->st_cap);   /* the best cap grouping, beside the top */
         ts__json_kv_us(j, "representatives_iteration_us", o->st_rep[i]);
         ts__json_kv_us(j, "folded_iteration_us", o->st_full[i]);
         ts__json_kv_double(j, "error_pct", 100.0 * (double)(o->st_rep[i] - o->st_full[i]) / (double)o->st_full[i], 4);
@@ -139,6 +141,14 @@ static void json_search(ts_json *j, const ts_optimize *o)
     ts__json_kv_str(j, "pruned_on", o->rep ? "folded" : "graph");
     ts__json_kv_u64(j, "pruning_evaluations", o->sum.n_prune_evals);
     ts__json_kv_double(j, "seconds", o->sum.search_s, 3);
+    /* the groupings a cap gives: how many, how many the search priced first (its evaluations 2 ..
+       n + 1, in the history like any), how many priced after it beside its plan */
+    ts__json_kv_u64(j, "cap_groupings", o->sum.n_cap_groupings);
+    ts__json_kv_u64(j, "cap_proposals", o->sum.n_cap_proposals);
+    ts__json_kv_u64(j, "cap_evaluations", o->sum.n_cap_evals);
+    ts__json_key(j, "outpriced_iteration_us");   /* the search's best, when a cap grouping priced after it won */
+    if (o->sum.outpriced_ns > 0) ts__json_us(j, o->sum.outpriced_ns);
+    else ts__json_null(j);
     if (o->rep) json_stages(j, o);
     ts__json_key(j, "history");   /* each time the best improved */
     ts__json_arr_begin(j);

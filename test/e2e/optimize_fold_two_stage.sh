@@ -9,7 +9,10 @@
 # ranks, CPU only): copy k of real rank k % 2, its clock shifted only, so the
 # copies fold into 2 groups. Budgets of 2 make the second stage refuse the
 # search's pick: each seed's one move is slower folded than the trace, and
-# the plan must then be no change. Hooks are free here (--hook-cost-ms 0):
+# the plan must then be no change (the walk alone, --no-cap-proposals). The groupings a bucket_cap_mb gives are
+# proposed to the search (half the budget's worth) and the rest priced after
+# it: the fastest of them on the representatives, where the search's best
+# lack it, is re-priced folded beside them (`cap_grouping`). Hooks are free here (--hook-cost-ms 0):
 # the stages themselves are checked, not the form's price (optimize_hook_cost.sh).
 # The chosen strategy is then pruned by the folded replay (at most
 # --prune-folded replays, default 2): the plan's price is at most the chosen
@@ -83,7 +86,11 @@ if s["pruned"]:
     print(f"  pruned {len(s['pruned'])} in {s['pruning_evaluations']} folded replays: {chosen:.3f} -> {pred:.3f} us")
 else:
     assert abs(pred - pick) < 0.0015
-reps = [r["representatives_iteration_us"] for r in rp[1:]]   # the search's best few, by its own prices
+# the search's best few, by its own prices, then at most one more: the fastest grouping a cap gives
+# (on the representatives) where those lack it, re-priced beside them
+caps = [i for i, r in enumerate(rp) if r["cap_grouping"]]
+assert caps in ([], [len(rp) - 1]) and len(rp) >= 2, rp
+reps = [r["representatives_iteration_us"] for r in rp[1:len(rp) - len(caps)]]
 assert reps == sorted(reps), reps
 best_seen = s["history"][-1]["best_iteration_us"]
 assert abs(min(reps + [rp[0]["representatives_iteration_us"]]) - best_seen) < 0.0015, "the best priced is not re-priced"
@@ -92,6 +99,8 @@ for r in rp:
     assert abs(e - r["error_pct"]) < 1e-3, r
 if case == "gain":
     assert pred < base and not p["no_change"], "the search found nothing: the case proves too little"
+elif case == "cap":
+    assert rp[-1]["cap_grouping"] and rp[-1]["chosen"] and pred < base and p["ddp"]["bucket_cap_mb"], (rp, p["ddp"])
 else:   # the search priced a move; folded, it is slower than the trace: refused
     assert p["no_change"] and len(rp) >= 2 and all(r["folded_iteration_us"] > base for r in rp[1:]), rp
 PY
@@ -108,11 +117,16 @@ done
 "$BIN" optimize "$tmp/job" --fold-replicas $opt $free --budget 30 --seed 0 --prune-folded 6 -o "$tmp/p6" >/dev/null 2>"$tmp/err" ||
     { cat "$tmp/err"; exit 1; }
 check "$tmp/p6" gain 6
-for seed in 0 1 2; do
-    "$BIN" optimize "$tmp/job" --fold-replicas $opt $free --budget 2 --seed $seed --top-k 2 -o "$tmp/r$seed" >/dev/null 2>"$tmp/err" ||
-        { cat "$tmp/err"; exit 1; }
+for seed in 0 1 2; do   # the walk alone (no cap proposals): its one move is refused
+    "$BIN" optimize "$tmp/job" --fold-replicas $opt $free --budget 2 --seed $seed --top-k 2 --no-cap-proposals \
+        -o "$tmp/r$seed" >/dev/null 2>"$tmp/err" || { cat "$tmp/err"; exit 1; }
     check "$tmp/r$seed" refused 2
 done
+# with the proposals (1 of budget 2, the rest priced after the search), the fastest cap grouping is
+# re-priced beside the walk's move and, faster folded than the trace and the move, it is the plan
+"$BIN" optimize "$tmp/job" --fold-replicas $opt $free --budget 2 --seed 0 --top-k 2 -o "$tmp/c0" >/dev/null 2>"$tmp/err" ||
+    { cat "$tmp/err"; exit 1; }
+check "$tmp/c0" cap 2
 # unfolded: one stage, as before
 "$BIN" optimize "$SRC/trace" $opt --budget 5 --format json >"$tmp/plain.json" 2>/dev/null
 if grep -q "evaluations_on" "$tmp/plain.json"; then echo "FAIL: an unfolded job was searched in two stages"; exit 1; fi

@@ -58,6 +58,7 @@ static int synth_eval(void *ud, const uint8_t *v, int64_t *ns, ts_error *err)
 static const uint8_t synth_max[11] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 3, 3};
 static const uint8_t synth_init[11] = {1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 0};
 
+static uint8_t brute_force_argmin[11];
 static int64_t brute_force_min(void)
 {
     int64_t best = INT64_MAX;
@@ -68,7 +69,7 @@ static int64_t brute_force_min(void)
         v[10] = (code >> 11) & 3;
         int64_t ns;
         synth_eval(NULL, v, &ns, NULL);
-        if (ns < best) best = ns;
+        if (ns < best) { best = ns; memcpy(brute_force_argmin, v, 11); }
     }
     return best;
 }
@@ -132,6 +133,72 @@ TEST(greedy_descends_to_a_local_minimum_and_the_best_was_priced)
             CHECK(ns >= best);
         }
     ts__opt_outcome_free(&o, 11);
+}
+
+/* Proposals (optimize.c proposes the groupings a DDP cap gives) are priced
+ * right after the trace's strategy, counted in the budget and the history,
+ * those outside the space skipped; every search starts from the best priced
+ * and exhaustive search still counts the whole space. Here the proposals
+ * are a strategy outside the space (var 9 at 4 > its max 3), the trace's own
+ * (a repeat: the cache answers) and the brute-force optimum. */
+static int out_of_space_calls;
+static int synth_eval_checked(void *ud, const uint8_t *v, int64_t *ns, ts_error *err)
+{
+    out_of_space_calls += v[9] > 3 || v[10] > 3;
+    return synth_eval(ud, v, ns, err);
+}
+
+TEST(proposals_are_priced_first_counted_and_the_searches_start_from_the_best)
+{
+    int64_t truth = brute_force_min();
+    uint8_t props[3 * 11];
+    memcpy(props, synth_init, 11);
+    props[9] = 4;
+    memcpy(props + 11, synth_init, 11);
+    memcpy(props + 22, brute_force_argmin, 11);
+    ts_opt_space sp = {.n_vars = 11, .max = synth_max, .init = synth_init, .eval = synth_eval_checked,
+                       .proposals = props, .n_proposals = 3};
+    const ts_search_kind kinds[] = {TS_SEARCH_MCMC, TS_SEARCH_ANNEAL, TS_SEARCH_GREEDY};
+    out_of_space_calls = 0;
+    for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+        ts_opt_cfg cfg = {kinds[k], 3, 0, 7, 10, 1, 5, NULL, NULL, 0};
+        ts_opt_outcome o;
+        CHECK_EQ_INT(ts__opt_search(&sp, &cfg, &o, NULL), TS_OK);
+        CHECK_EQ_INT(o.best_ns, truth);                     /* the proposal: not worse whatever the walk did */
+        CHECK(memcmp(o.best, brute_force_argmin, 11) == 0);
+        CHECK_EQ_INT(o.n_evals, 3);                         /* the trace's, the optimum, one move of the search */
+        CHECK_EQ_INT(o.n_hist, 2);                          /* the optimum was the second evaluation */
+        if (o.n_hist == 2) CHECK_EQ_INT(o.hist[1].eval, 2);
+        if (o.n_hist == 2) CHECK_EQ_INT(o.hist[1].best_ns, truth);
+        ts__opt_outcome_free(&o, 11);
+    }
+    CHECK_EQ_INT(out_of_space_calls, 0);
+    /* a budget of 2: the trace's and the first proposal inside the space; nothing more is priced */
+    ts_opt_cfg two = {TS_SEARCH_MCMC, 2, 0, 7, 10, 1, 5, NULL, NULL, 0};
+    ts_opt_outcome o;
+    CHECK_EQ_INT(ts__opt_search(&sp, &two, &o, NULL), TS_OK);
+    CHECK_EQ_INT(o.n_evals, 2);
+    CHECK_EQ_INT(o.best_ns, truth);
+    ts__opt_outcome_free(&o, 11);
+    /* exhaustive: every strategy once (proposals included, not twice) */
+    ts_opt_cfg all = {TS_SEARCH_AUTO, 8192, 0, 0, 10, 1, 5, NULL, NULL, 0};
+    CHECK_EQ_INT(ts__opt_search(&sp, &all, &o, NULL), TS_OK);
+    CHECK_EQ_INT(o.kind, TS_SEARCH_EXHAUSTIVE);
+    CHECK_EQ_INT(o.n_evals, 8192);
+    CHECK_EQ_INT(o.best_ns, truth);
+    ts__opt_outcome_free(&o, 11);
+    /* deterministic with proposals for a seed and budget, and starting from the optimum the walk
+       keeps it as its best */
+    ts_opt_cfg walk = {TS_SEARCH_MCMC, 60, 0, 42, 10, 1, 5, NULL, NULL, 0};
+    ts_opt_outcome a, b;
+    CHECK_EQ_INT(ts__opt_search(&sp, &walk, &a, NULL), TS_OK);
+    CHECK_EQ_INT(ts__opt_search(&sp, &walk, &b, NULL), TS_OK);
+    CHECK_EQ_INT(a.n_evals, 60);
+    CHECK_EQ_INT(a.best_ns, b.best_ns);
+    CHECK_EQ_INT(a.n_hist, b.n_hist);
+    CHECK(memcmp(a.best, b.best, 11) == 0);
+    ts__opt_outcome_free(&a, 11);
+    ts__opt_outcome_free(&b, 11);
 }
 
 TEST(exhaustive_search_of_a_huge_space_is_refused)
@@ -586,7 +653,8 @@ TEST(searches_find_the_plans_the_build_before_the_speed_ups_found)
                                 .nccl_tests_log = want[k].log ? "examples/workloads/results/gloo_allreduce_perf.log" : NULL};
         ts_optimize_options oo = {.size = sizeof oo, .passes = want[k].passes, .search = want[k].kind,
                                   .budget_evals = want[k].budget, .seed = want[k].seed, .replay = &ro,
-                                  .hook_cost_ms = -1};   /* the search alone, as then: hooks free */
+                                  .hook_cost_ms = -1,    /* the search alone, as then: hooks free */
+                                  .no_cap_proposals = true};   /* and no cap groupings proposed to it */
         ts_optimize *o = NULL;
         CHECK_EQ_INT(ts_optimize_run(g, &oo, &o, &err), TS_OK);
         if (!o) continue;

@@ -473,28 +473,81 @@ static void learn_key(parser *P, uint32_t prev, uint32_t next, js_str k, const c
     memcpy(e->w, start, m);
 }
 
+/* p just after a value in "args" (or at its '{' when prev is KPRED_FIRST):
+ * moves past the next key and its colon and sets *key to its id (0 for
+ * the empty key), or moves past the '}' and returns false. */
+static inline __attribute__((always_inline)) bool next_arg_key(parser *P, uint32_t prev, uint32_t *key)
+{
+    js *j = &P->s;
+    if ((*key = predicted_key(P, prev, true)) != 0) return true;   /* a hit moves p past the colon */
+    const char *from = j->p;
+    if (!to_next_key(P, prev == KPRED_FIRST, true)) return false;
+    if ((*key = predicted_key(P, prev, false)) != 0) return true;
+    js_str k = js_string(j);
+    *key = intern_str(P, k);
+    js_expect(j, ':', "':' after a key");
+    learn_key(P, prev, *key, k, from);
+    return true;
+}
+
+/* A value whose row would be given back at once (see skim_args): read and
+ * checked as parse_value reads it (the same messages, and an escaped
+ * string decoded, so its invalid UTF-8 or \u0000 is counted), not interned. */
+static inline __attribute__((always_inline)) void skip_value(parser *P)
+{
+    js *j = &P->s;
+    char c = js_peek(j);
+    if (c == '"') {
+        js_str s = js_string(j);
+        size_t n;
+        if (!s.clean) (void)js_decode(j, s, &n);
+        return;
+    }
+    uint64_t u;
+    if (c == '-' || (c >= '0' && c <= '9')) {
+        if (!js_small_uint(j, &u)) (void)js_number(j);
+        return;
+    }
+    if (c == '{' || c == '[') {
+        if (c != '[' || !skip_int_array(j)) js_skip(j, 1);
+        return;
+    }
+    (void)js_literal(j);
+}
+
 /* p at '{' of "args": every member becomes an arg row. */
 static void parse_args(parser *P, ev *e)
 {
     js *j = &P->s;
     if (js_peek(j) != '{') { add_arg(P, e, ts__rank_intern(P->r, "args", 4)); return; }
     uint32_t prev = KPRED_FIRST;   /* the previous key's id */
-    for (;;) {
-        /* p at the '{' or just after a value */
-        uint32_t key = predicted_key(P, prev, true);   /* a hit moves p past the colon */
-        if (!key) {
-            const char *from = j->p;
-            if (!to_next_key(P, prev == KPRED_FIRST, true)) return;
-            key = predicted_key(P, prev, false);
-            if (!key) {
-                js_str k = js_string(j);
-                key = intern_str(P, k);
-                js_expect(j, ':', "':' after a key");
-                learn_key(P, prev, key, k, from);
-            }
+    for (uint32_t key; next_arg_key(P, prev, &key); prev = key) add_arg(P, e, key);
+}
+
+/* The "args" of an X event in a counts-only load (info's), p at its '{':
+ * the slice's arg rows would be given back at its commit (drop_arg_rows),
+ * so only what outlives them is kept: "correlation" and "External id"
+ * (slice columns, add_arg as in parse_args). Every other value is read and
+ * checked (skip_value), not interned nor written. Past UINT16_MAX members
+ * (rows that a slice keeps, with a warning) the object is read again by
+ * parse_args. Why: a TF1 timeline's ops carry their node name and op type
+ * as args, a fifth of info's instructions on the dPRO sample. */
+static void skim_args(parser *P, ev *e)
+{
+    js *j = &P->s;
+    if (js_peek(j) != '{') { parse_args(P, e); return; }
+    const char *start = j->p;
+    uint32_t prev = KPRED_FIRST, n = 0;
+    for (uint32_t key; next_arg_key(P, prev, &key); prev = key) {
+        if (TS_UNLIKELY(++n > UINT16_MAX)) {
+            P->r->args.n = e->args;
+            e->n_args = 0;
+            j->p = start;
+            parse_args(P, e);
+            return;
         }
-        add_arg(P, e, key);
-        prev = key;
+        if (key == P->k_corr || key == P->k_ext_id) add_arg(P, e, key);
+        else skip_value(P);
     }
 }
 
@@ -702,7 +755,10 @@ static inline __attribute__((always_inline)) void parse_member(parser *P, ev *e,
         if (js_peek(&P->s) != '"') break;   /* a non-string name is kept as an arg */
         e->name = read_str(P);
         return;
-    case K_ARGS: parse_args(P, e); return;
+    case K_ARGS:
+        if (P->counts_only && e->ph == 'X') skim_args(P, e);
+        else parse_args(P, e);
+        return;
     case K_OTHER: case K_START: break;
     }
     add_unmodelled(P, e, key, k, n);
@@ -1583,12 +1639,12 @@ static int finish_file(parser *P, ts_error *err)
 
 /* The rank done: its number, then sorted, nested and bound. */
 static int finish_rank(ts_rank *r, int32_t dist_rank, int32_t world_size, int32_t order, const ts_load_opts *opts,
-                       ts_error *err)
+                       bool counts_only, ts_error *err)
 {
     int32_t from_name = ts__rank_from_filename(r->path);
     r->rank = dist_rank >= 0 ? dist_rank : from_name >= 0 ? from_name : order;
     r->world_size = world_size;
-    int rc = ts__rank_finish(r, err);
+    int rc = counts_only ? ts__rank_finish_counts(r, err) : ts__rank_finish(r, err);
     if (rc == TS_OK && opts && opts->size >= offsetof(ts_load_opts, iteration_marker) + sizeof(char *) &&
         opts->iteration_marker && ts__rank_find_iterations(r, opts->iteration_marker) != TS_OK)
         rc = ts__error(err, TS_ENOMEM, "%s: out of memory", r->path);
@@ -1680,7 +1736,7 @@ static int ingest_src(ts_src *src, const char *path, int32_t order, const ts_loa
     int rc = parser_init(&P, src, r, 0, counts_only, false, err);
     if (rc == TS_OK) rc = run(&P);
     if (rc == TS_OK) rc = finish_file(&P, err);
-    if (rc == TS_OK) rc = finish_rank(r, P.dist_rank, P.world_size, order, opts, err);
+    if (rc == TS_OK) rc = finish_rank(r, P.dist_rank, P.world_size, order, opts, counts_only, err);
     parser_free(&P);
     if (rc != TS_OK) { ts__rank_destroy(r); return rc; }
     *out = r;
@@ -1729,7 +1785,7 @@ int ts__ingest_json_parts(const char *name, const char *const *paths, uint32_t n
     for (uint32_t i = 0; i < n && rc == TS_OK; i++)
         rc = ingest_part(&P, r, paths[i], (int64_t)i << 40, i == 0 ? more_bytes : 0, counts_only, i > 0, &dist_rank,
                          &world_size, err);
-    if (rc == TS_OK) rc = finish_rank(r, dist_rank, world_size, order, opts, err);
+    if (rc == TS_OK) rc = finish_rank(r, dist_rank, world_size, order, opts, counts_only, err);
     if (rc != TS_OK) { ts__rank_destroy(r); return rc; }
     *out = r;
     return TS_OK;

@@ -975,7 +975,7 @@ static inline __attribute__((always_inline)) uint32_t add_slice(parser *P, uint3
     return s;
 }
 
-static open_slice open_of(parser *P, const ev *e)
+static inline __attribute__((always_inline)) open_slice open_of(parser *P, const ev *e)
 {
     open_slice o = {e->ts_ns, e->name, e->cat, e->args, e->n_args, e->corr, e->ext_id, (uint8_t)kind_of(P, e)};
     return o;
@@ -1826,15 +1826,26 @@ int ts__ingest_json_path(const char *path, int32_t order, const ts_load_opts *op
     return rc;
 }
 
-int ts__ingest_json_buffer(const char *name, const void *data, size_t n, const ts_load_opts *opts,
-                           ts_rank **out, ts_error *err)
+static int ingest_buffer(const char *name, const void *data, size_t n, const ts_load_opts *opts, bool counts_only,
+                         ts_rank **out, ts_error *err)
 {
     if (err) { err->status = TS_OK; err->msg[0] = 0; }
     ts_src src;
     *out = NULL;
     int rc = ts__src_open_mem(&src, name, data, n, err);
     if (rc) return rc;
-    rc = ts__ingest_json(&src, name, 0, opts, out, err);
+    rc = ingest_src(&src, name, 0, opts, counts_only, out, err);
     ts__src_close(&src);
     return rc;
+}
+
+int ts__ingest_json_buffer(const char *name, const void *data, size_t n, const ts_load_opts *opts,
+                           ts_rank **out, ts_error *err)
+{
+    return ingest_buffer(name, data, n, opts, false, out, err);
+}
+
+int ts__ingest_json_buffer_counts(const char *name, const void *data, size_t n, ts_rank **out, ts_error *err)
+{
+    return ingest_buffer(name, data, n, NULL, true, out, err);
 }

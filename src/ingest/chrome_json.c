@@ -636,10 +636,16 @@ static inline __attribute__((always_inline)) void parse_time_field(parser *P, in
         js_fail(j, j->p, "event %llu: \"%s\" is not a number", (unsigned long long)P->n_events, field);
 }
 
+/* "ph", "s", "bp": the first character of a string. The usual value, one
+ * plain ASCII character ("X"), is read without the string scanner (the
+ * byte after it is in the window or its zero padding). */
 static char parse_char_field(parser *P)
 {
     js *j = &P->s;
     if (js_peek(j) != '"') { js_skip(j, 1); return 0; }
+    const char *q = j->p;
+    unsigned char c = (unsigned char)q[1];
+    if (q[2] == '"' && c >= 0x20 && c < 0x80 && c != '\\' && c != '"') { j->p = q + 3; return (char)c; }
     js_str s = js_string(j);
     return s.n ? s.s[0] : 0;
 }

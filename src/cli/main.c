@@ -154,6 +154,15 @@ static int load_by(load_fn load, char **paths, int n, const char *iteration_mark
     if (ts_cli_dist_on()) return ts_cli_dist_load(paths, n, &lo, load == ts_stats_load, out);
     ts_error err = {0};
     int rc = load((const char *const *)paths, (uint32_t)n, &lo, out, &err);
+    if (rc == TS_OK && ts_memory_limit_hit(NULL, NULL, NULL)) {
+        /* An allocation past --max-rss was refused on the way and the
+         * loader did without it (a table's reservation): the command stops
+         * here, before any output, as ts_cli_budget_exit then says, rather
+         * than print its report and exit 2 after it. */
+        ts_job_destroy(*out);
+        *out = NULL;
+        return TS_EXIT_BAD;
+    }
     if (rc == TS_OK) return TS_EXIT_OK;
     ts_cli_errorf("%s", err.msg[0] ? err.msg : ts_strerror(rc));
     return TS_EXIT_BAD;

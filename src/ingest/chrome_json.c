@@ -473,28 +473,81 @@ static void learn_key(parser *P, uint32_t prev, uint32_t next, js_str k, const c
     memcpy(e->w, start, m);
 }
 
+/* p just after a value in "args" (or at its '{' when prev is KPRED_FIRST):
+ * moves past the next key and its colon and sets *key to its id (0 for
+ * the empty key), or moves past the '}' and returns false. */
+static inline __attribute__((always_inline)) bool next_arg_key(parser *P, uint32_t prev, uint32_t *key)
+{
+    js *j = &P->s;
+    if ((*key = predicted_key(P, prev, true)) != 0) return true;   /* a hit moves p past the colon */
+    const char *from = j->p;
+    if (!to_next_key(P, prev == KPRED_FIRST, true)) return false;
+    if ((*key = predicted_key(P, prev, false)) != 0) return true;
+    js_str k = js_string(j);
+    *key = intern_str(P, k);
+    js_expect(j, ':', "':' after a key");
+    learn_key(P, prev, *key, k, from);
+    return true;
+}
+
+/* A value whose row would be given back at once (see skim_args): read and
+ * checked as parse_value reads it (the same messages, and an escaped
+ * string decoded, so its invalid UTF-8 or \u0000 is counted), not interned. */
+static inline __attribute__((always_inline)) void skip_value(parser *P)
+{
+    js *j = &P->s;
+    char c = js_peek(j);
+    if (c == '"') {
+        js_str s = js_string(j);
+        size_t n;
+        if (!s.clean) (void)js_decode(j, s, &n);
+        return;
+    }
+    uint64_t u;
+    if (c == '-' || (c >= '0' && c <= '9')) {
+        if (!js_small_uint(j, &u)) (void)js_number(j);
+        return;
+    }
+    if (c == '{' || c == '[') {
+        if (c != '[' || !skip_int_array(j)) js_skip(j, 1);
+        return;
+    }
+    (void)js_literal(j);
+}
+
 /* p at '{' of "args": every member becomes an arg row. */
 static void parse_args(parser *P, ev *e)
 {
     js *j = &P->s;
     if (js_peek(j) != '{') { add_arg(P, e, ts__rank_intern(P->r, "args", 4)); return; }
     uint32_t prev = KPRED_FIRST;   /* the previous key's id */
-    for (;;) {
-        /* p at the '{' or just after a value */
-        uint32_t key = predicted_key(P, prev, true);   /* a hit moves p past the colon */
-        if (!key) {
-            const char *from = j->p;
-            if (!to_next_key(P, prev == KPRED_FIRST, true)) return;
-            key = predicted_key(P, prev, false);
-            if (!key) {
-                js_str k = js_string(j);
-                key = intern_str(P, k);
-                js_expect(j, ':', "':' after a key");
-                learn_key(P, prev, key, k, from);
-            }
+    for (uint32_t key; next_arg_key(P, prev, &key); prev = key) add_arg(P, e, key);
+}
+
+/* The "args" of an X event in a counts-only load (info's), p at its '{':
+ * the slice's arg rows would be given back at its commit (drop_arg_rows),
+ * so only what outlives them is kept: "correlation" and "External id"
+ * (slice columns, add_arg as in parse_args). Every other value is read and
+ * checked (skip_value), not interned nor written. Past UINT16_MAX members
+ * (rows that a slice keeps, with a warning) the object is read again by
+ * parse_args. Why: a TF1 timeline's ops carry their node name and op type
+ * as args, a fifth of info's instructions on the dPRO sample. */
+static void skim_args(parser *P, ev *e)
+{
+    js *j = &P->s;
+    if (js_peek(j) != '{') { parse_args(P, e); return; }
+    const char *start = j->p;
+    uint32_t prev = KPRED_FIRST, n = 0;
+    for (uint32_t key; next_arg_key(P, prev, &key); prev = key) {
+        if (TS_UNLIKELY(++n > UINT16_MAX)) {
+            P->r->args.n = e->args;
+            e->n_args = 0;
+            j->p = start;
+            parse_args(P, e);
+            return;
         }
-        add_arg(P, e, key);
-        prev = key;
+        if (key == P->k_corr || key == P->k_ext_id) add_arg(P, e, key);
+        else skip_value(P);
     }
 }
 
@@ -583,10 +636,16 @@ static inline __attribute__((always_inline)) void parse_time_field(parser *P, in
         js_fail(j, j->p, "event %llu: \"%s\" is not a number", (unsigned long long)P->n_events, field);
 }
 
+/* "ph", "s", "bp": the first character of a string. The usual value, one
+ * plain ASCII character ("X"), is read without the string scanner (the
+ * byte after it is in the window or its zero padding). */
 static char parse_char_field(parser *P)
 {
     js *j = &P->s;
     if (js_peek(j) != '"') { js_skip(j, 1); return 0; }
+    const char *q = j->p;
+    unsigned char c = (unsigned char)q[1];
+    if (q[2] == '"' && c >= 0x20 && c < 0x80 && c != '\\' && c != '"') { j->p = q + 3; return (char)c; }
     js_str s = js_string(j);
     return s.n ? s.s[0] : 0;
 }
@@ -702,7 +761,10 @@ static inline __attribute__((always_inline)) void parse_member(parser *P, ev *e,
         if (js_peek(&P->s) != '"') break;   /* a non-string name is kept as an arg */
         e->name = read_str(P);
         return;
-    case K_ARGS: parse_args(P, e); return;
+    case K_ARGS:
+        if (P->counts_only && e->ph == 'X') skim_args(P, e);
+        else parse_args(P, e);
+        return;
     case K_OTHER: case K_START: break;
     }
     add_unmodelled(P, e, key, k, n);
@@ -733,9 +795,9 @@ static __attribute__((noinline)) void parse_member_slow(parser *P, ev *e)
  * it last time (see member_pred): p moves past its key, colon and blank;
  * else K_OTHER. The window's zero padding makes the 16-byte read safe,
  * and never matches (the bytes learnt hold no NUL). */
-static inline event_key predicted_member(parser *P, const ev *e, unsigned prev)
+static inline event_key predicted_member(parser *P, const member_pred *row, unsigned prev)
 {
-    const member_pred *m = &P->mpred[(unsigned char)e->ph % MPRED_PHASES][prev];
+    const member_pred *m = &row[prev];
     uint64_t a, b;
     memcpy(&a, P->s.p, 8);
     memcpy(&b, P->s.p + 8, 8);
@@ -745,11 +807,11 @@ static inline event_key predicted_member(parser *P, const ev *e, unsigned prev)
 }
 
 /* The bytes [from, p) led from member `prev` to key `key`: remember them. */
-static inline void learn_member(parser *P, const ev *e, unsigned prev, const char *from, event_key key)
+static inline void learn_member(parser *P, member_pred *row, unsigned prev, const char *from, event_key key)
 {
     size_t n = (size_t)(P->s.p - from);
     if (key == K_OTHER || n > MPRED_BYTES) return;
-    member_pred *m = &P->mpred[(unsigned char)e->ph % MPRED_PHASES][prev];
+    member_pred *m = &row[prev];
     uint64_t w[2];
     memcpy(w, from, 16);
     m->mask[0] = n >= 8 ? UINT64_MAX : (1ULL << (8 * n)) - 1;
@@ -760,27 +822,44 @@ static inline void learn_member(parser *P, const ev *e, unsigned prev, const cha
     m->key = (uint8_t)key;
 }
 
+/* e blank (zeros, ids -1) by six 16-byte stores. Why not memset: GCC made it
+ * `rep stos`, whose start-up was 8% of parse_event's samples (perf
+ * cpu-clock, dPRO sample `info`), and it does the same to a struct copy. */
+static inline void blank_event(ev *e)
+{
+    _Static_assert(sizeof(ev) == 96, "ev is stored in six 16-byte blocks");
+    __m128i z = _mm_setzero_si128(), *v = (__m128i *)(void *)e;
+    _mm_storeu_si128(v, z); _mm_storeu_si128(v + 1, z); _mm_storeu_si128(v + 2, z);
+    _mm_storeu_si128(v + 3, z); _mm_storeu_si128(v + 4, z);
+    _mm_storeu_si128(v + 5, _mm_set1_epi64x(-1));   /* corr, ext_id */
+    _Static_assert(offsetof(ev, corr) == 80 && offsetof(ev, ext_id) == 88, "the ids are the last block");
+}
+
 /* p at the event's '{'. */
 static void parse_event(parser *P, ev *e)
 {
     js *j = &P->s;
-    memset(e, 0, sizeof *e);
-    e->corr = e->ext_id = -1;
+    blank_event(e);
     e->args = P->r->args.n;
     e->start = j->p;
     if (js_peek(j) != '{') js_fail(j, j->p, "event %llu is not an object", (unsigned long long)P->n_events);
     unsigned prev = K_START;
+    /* The predictions' row for the event's phase, looked up again only
+     * when "ph" is read (per member, the phase's load, the multiply and
+     * the row's load were one dependency chain before every compare). */
+    member_pred *row = P->mpred[0];
     for (;;) {
         /* p at the '{' or just after a member's value */
-        event_key key = predicted_member(P, e, prev);
+        event_key key = predicted_member(P, row, prev);
         if (key == K_OTHER) {
             const char *from = j->p;
             if (!to_next_key(P, prev == K_START, false)) return;
             key = fast_key(j);
-            learn_member(P, e, prev, from, key);
+            learn_member(P, row, prev, from, key);
         }
         if (TS_LIKELY(key != K_OTHER)) parse_member(P, e, key, NULL, 0);
         else parse_member_slow(P, e);
+        if (key == K_PH || key == K_OTHER) row = P->mpred[(unsigned char)e->ph % MPRED_PHASES];   /* K_OTHER: an unusual "ph" key too */
         prev = key;
     }
 }
@@ -902,7 +981,7 @@ static inline __attribute__((always_inline)) uint32_t add_slice(parser *P, uint3
     return s;
 }
 
-static open_slice open_of(parser *P, const ev *e)
+static inline __attribute__((always_inline)) open_slice open_of(parser *P, const ev *e)
 {
     open_slice o = {e->ts_ns, e->name, e->cat, e->args, e->n_args, e->corr, e->ext_id, (uint8_t)kind_of(P, e)};
     return o;
@@ -1583,12 +1662,12 @@ static int finish_file(parser *P, ts_error *err)
 
 /* The rank done: its number, then sorted, nested and bound. */
 static int finish_rank(ts_rank *r, int32_t dist_rank, int32_t world_size, int32_t order, const ts_load_opts *opts,
-                       ts_error *err)
+                       bool counts_only, ts_error *err)
 {
     int32_t from_name = ts__rank_from_filename(r->path);
     r->rank = dist_rank >= 0 ? dist_rank : from_name >= 0 ? from_name : order;
     r->world_size = world_size;
-    int rc = ts__rank_finish(r, err);
+    int rc = counts_only ? ts__rank_finish_counts(r, err) : ts__rank_finish(r, err);
     if (rc == TS_OK && opts && opts->size >= offsetof(ts_load_opts, iteration_marker) + sizeof(char *) &&
         opts->iteration_marker && ts__rank_find_iterations(r, opts->iteration_marker) != TS_OK)
         rc = ts__error(err, TS_ENOMEM, "%s: out of memory", r->path);
@@ -1680,7 +1759,7 @@ static int ingest_src(ts_src *src, const char *path, int32_t order, const ts_loa
     int rc = parser_init(&P, src, r, 0, counts_only, false, err);
     if (rc == TS_OK) rc = run(&P);
     if (rc == TS_OK) rc = finish_file(&P, err);
-    if (rc == TS_OK) rc = finish_rank(r, P.dist_rank, P.world_size, order, opts, err);
+    if (rc == TS_OK) rc = finish_rank(r, P.dist_rank, P.world_size, order, opts, counts_only, err);
     parser_free(&P);
     if (rc != TS_OK) { ts__rank_destroy(r); return rc; }
     *out = r;
@@ -1729,7 +1808,7 @@ int ts__ingest_json_parts(const char *name, const char *const *paths, uint32_t n
     for (uint32_t i = 0; i < n && rc == TS_OK; i++)
         rc = ingest_part(&P, r, paths[i], (int64_t)i << 40, i == 0 ? more_bytes : 0, counts_only, i > 0, &dist_rank,
                          &world_size, err);
-    if (rc == TS_OK) rc = finish_rank(r, dist_rank, world_size, order, opts, err);
+    if (rc == TS_OK) rc = finish_rank(r, dist_rank, world_size, order, opts, counts_only, err);
     if (rc != TS_OK) { ts__rank_destroy(r); return rc; }
     *out = r;
     return TS_OK;
@@ -1753,15 +1832,26 @@ int ts__ingest_json_path(const char *path, int32_t order, const ts_load_opts *op
     return rc;
 }
 
-int ts__ingest_json_buffer(const char *name, const void *data, size_t n, const ts_load_opts *opts,
-                           ts_rank **out, ts_error *err)
+static int ingest_buffer(const char *name, const void *data, size_t n, const ts_load_opts *opts, bool counts_only,
+                         ts_rank **out, ts_error *err)
 {
     if (err) { err->status = TS_OK; err->msg[0] = 0; }
     ts_src src;
     *out = NULL;
     int rc = ts__src_open_mem(&src, name, data, n, err);
     if (rc) return rc;
-    rc = ts__ingest_json(&src, name, 0, opts, out, err);
+    rc = ingest_src(&src, name, 0, opts, counts_only, out, err);
     ts__src_close(&src);
     return rc;
+}
+
+int ts__ingest_json_buffer(const char *name, const void *data, size_t n, const ts_load_opts *opts,
+                           ts_rank **out, ts_error *err)
+{
+    return ingest_buffer(name, data, n, opts, false, out, err);
+}
+
+int ts__ingest_json_buffer_counts(const char *name, const void *data, size_t n, ts_rank **out, ts_error *err)
+{
+    return ingest_buffer(name, data, n, NULL, true, out, err);
 }

@@ -916,6 +916,8 @@ static uint32_t find_trace_dirs(const char *dir, int depth, void (*add)(void *, 
     for (struct dirent *e; d && (e = readdir(d));) {
         if (e->d_name[0] == '.')
             continue;
+        if (e->d_type != DT_DIR && e->d_type != DT_LNK && e->d_type != DT_UNKNOWN)
+            continue;   /* a file: no stat (a folder of rank files is walked too) */
         snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
         if (stat(p, &st) == 0 && S_ISDIR(st.st_mode))
             n += find_trace_dirs(p, depth + 1, add, ud);

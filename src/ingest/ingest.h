@@ -93,6 +93,10 @@ TS_NODISCARD int ts__ingest_json_path(const char *path, int32_t order, const ts_
                                       bool counts_only, ts_rank **out, ts_error *err);
 TS_NODISCARD int ts__ingest_json_buffer(const char *name, const void *data, size_t n,
                                         const ts_load_opts *opts, ts_rank **out, ts_error *err);
+/* ts__ingest_json_buffer as a counts_only read (info's; see above): for
+ * fuzz_json, which checks that it counts what the whole read counts. */
+TS_NODISCARD int ts__ingest_json_buffer_counts(const char *name, const void *data, size_t n, ts_rank **out,
+                                               ts_error *err);
 
 /* Several JSON files (a dPRO GPU folder's computation, communication and
  * I/O traces) into one rank named `name`; file i's pids are moved by i << 40

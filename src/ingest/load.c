@@ -269,14 +269,17 @@ enum { BYTES_PER_WORKER = 8 << 20 };
 /* About how much trace a path holds, up to `enough`: a file's size (a
  * compressed one counted 8 times), a folder's (a dPRO GPU folder) the sum
  * of the files in it. */
+static uint64_t file_bytes(const char *path, const struct stat *st)
+{
+    uint64_t n = (uint64_t)(st->st_size > 0 ? st->st_size : 0);
+    return ends_with(path, ".gz") || ends_with(path, ".zst") ? n * 8 : n;
+}
+
 static uint64_t input_bytes(const char *path, uint64_t enough)
 {
     struct stat st;
     if (stat(path, &st) != 0) return 0;
-    if (S_ISREG(st.st_mode)) {
-        uint64_t n = (uint64_t)(st.st_size > 0 ? st.st_size : 0);
-        return ends_with(path, ".gz") || ends_with(path, ".zst") ? n * 8 : n;
-    }
+    if (S_ISREG(st.st_mode)) return file_bytes(path, &st);
     if (!S_ISDIR(st.st_mode)) return 0;
     DIR *d = opendir(path);
     uint64_t sum = 0;
@@ -285,7 +288,7 @@ static uint64_t input_bytes(const char *path, uint64_t enough)
         if (de->d_name[0] == '.') continue;
         char p[4096];
         snprintf(p, sizeof p, "%s/%s", path, de->d_name);
-        if (stat(p, &st) == 0 && S_ISREG(st.st_mode)) sum += input_bytes(p, enough);
+        if (stat(p, &st) == 0 && S_ISREG(st.st_mode)) sum += file_bytes(p, &st);
     }
     if (d) closedir(d);
     return sum;

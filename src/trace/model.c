@@ -478,8 +478,11 @@ static void spare_free(spare_block *b)
 }
 
 /* Counting sort by track (O(n)), then per track check order and sort only the
- * tracks that need it. The identity permutation is detected and skipped. */
-static int sort_slices(ts_rank *r, const spare_block *spare)
+ * tracks that need it. The identity permutation is detected and skipped.
+ * Depth and parent are not moved: nest_slices writes every kept row's next.
+ * counts: the columns no reader of a counts-only rank reads (cat, args,
+ * n_args, corr, ext_id; see ts__rank_finish_counts) are freed, not moved. */
+static int sort_slices(ts_rank *r, const spare_block *spare, bool counts)
 {
     ts_slices *s = &r->slices;
     uint32_t n = s->n, nt = r->n_tracks;
@@ -530,11 +533,22 @@ static int sort_slices(ts_rank *r, const spare_block *spare)
     bool identity = kept == n;
     for (uint32_t i = 0; i < n && identity; i++) identity = perm[i] == i;
     int rc = TS_OK;
+    if (counts) {
+        col c[] = SLICE_COLS(s);
+        for (int k = 0; k < 12; k++)
+            if (c[k].p == (void **)&s->cat || c[k].p == (void **)&s->args || c[k].p == (void **)&s->n_args ||
+                c[k].p == (void **)&s->corr || c[k].p == (void **)&s->ext_id) {
+                ts__free(*c[k].p, (size_t)s->cap * c[k].elem);
+                *c[k].p = NULL;
+            }
+    }
     if (!identity) {
         col c[] = SLICE_COLS(s);
         void *gather = ts__malloc((size_t)s->cap * 8);
         if (!gather) rc = TS_ENOMEM;
-        for (int k = 0; k < 12 && gather; k++) permute(c[k].p, c[k].elem, perm, kept, &gather);
+        for (int k = 0; k < 12 && gather; k++)
+            if (*c[k].p && c[k].p != (void **)&s->depth && c[k].p != (void **)&s->parent)
+                permute(c[k].p, c[k].elem, perm, kept, &gather);
         ts__free(gather, (size_t)s->cap * 8);
         if (gather) s->n = kept;
     }
@@ -864,7 +878,7 @@ int ts__rank_find_iterations(ts_rank *r, const char *marker)
     return TS_OK;
 }
 
-int ts__rank_finish(ts_rank *r, ts_error *err)
+static int finish(ts_rank *r, bool counts, ts_error *err)
 {
     int rc;
     if (r->oom || ts__strpool_oom(&r->strings)) goto oom;
@@ -876,7 +890,7 @@ int ts__rank_finish(ts_rank *r, ts_error *err)
     uint32_t *order = nf ? ts__malloc((size_t)nf * sizeof *order) : NULL;
     rc = (work_bytes && !spare.p) || (nf && !order) ? TS_ENOMEM : TS_OK;
     if (!rc && nf) rc = order_flow_ends(r, order, spare.p);
-    if (!rc) rc = sort_slices(r, &spare);
+    if (!rc) rc = sort_slices(r, &spare, counts);
     spare_free(&spare);
     if (!rc) rc = nest_slices(r);
     if (!rc) rc = bind_flows(r, order);
@@ -888,6 +902,9 @@ int ts__rank_finish(ts_rank *r, ts_error *err)
 oom:
     return ts__error(err, TS_ENOMEM, "%s: out of memory while building the trace model", r->path);
 }
+
+int ts__rank_finish(ts_rank *r, ts_error *err) { return finish(r, false, err); }
+int ts__rank_finish_counts(ts_rank *r, ts_error *err) { return finish(r, true, err); }
 
 int ts__rank_add_bound_flow(ts_rank *r, uint32_t from, uint32_t to, uint64_t id, uint32_t cat)
 {

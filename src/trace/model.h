@@ -365,6 +365,12 @@ TS_NODISCARD int ts__rank_find_iterations(ts_rank *r, const char *marker);
 
 /* Sort, nest, bind flows, find iterations. After it the rank is read-only. */
 TS_NODISCARD int ts__rank_finish(ts_rank *r, ts_error *err);
+/* ts__rank_finish for a rank that goes to a summary keeping no slice
+ * (info's loads, ingest.h's counts_only): its slices' cat, args, n_args,
+ * corr and ext_id columns, which nothing reads on the way, are freed (NULL
+ * after it) instead of sorted; the counts, warnings, flows, iterations and
+ * the columns left are as ts__rank_finish leaves them. */
+TS_NODISCARD int ts__rank_finish_counts(ts_rank *r, ts_error *err);
 
 /* A trace takes ownership of ranks, on failure too (they are freed); it sorts
  * them by rank number and rejects two ranks claiming one number (that is an

@@ -9,12 +9,13 @@ GROUPS = [
     ["head.bias", "head.weight", "encoder.layers.3.norm2.bias", "encoder.layers.3.norm2.weight", "encoder.layers.3.norm1.bias", "encoder.layers.3.norm1.weight", "encoder.layers.3.linear2.bias"],
     ["encoder.layers.3.linear2.weight", "encoder.layers.3.linear1.bias"],
     ["encoder.layers.3.linear1.weight"],
-    ["encoder.layers.3.self_attn.out_proj.bias"],
-    ["encoder.layers.3.self_attn.out_proj.weight", "encoder.layers.3.self_attn.in_proj_bias", "encoder.layers.3.self_attn.in_proj_weight", "encoder.layers.2.norm2.bias", "encoder.layers.2.norm2.weight", "encoder.layers.2.norm1.bias", "encoder.layers.2.norm1.weight", "encoder.layers.2.linear2.bias", "encoder.layers.2.linear2.weight", "encoder.layers.2.linear1.bias"],
-    ["encoder.layers.2.linear1.weight", "encoder.layers.2.self_attn.out_proj.bias", "encoder.layers.2.self_attn.out_proj.weight"],
-    ["encoder.layers.2.self_attn.in_proj_bias", "encoder.layers.2.self_attn.in_proj_weight", "encoder.layers.1.norm2.bias", "encoder.layers.1.norm2.weight", "encoder.layers.1.norm1.bias", "encoder.layers.1.norm1.weight", "encoder.layers.1.linear2.bias", "encoder.layers.1.linear2.weight", "encoder.layers.1.linear1.bias", "encoder.layers.1.linear1.weight", "encoder.layers.1.self_attn.out_proj.bias", "encoder.layers.1.self_attn.out_proj.weight", "encoder.layers.1.self_attn.in_proj_bias", "encoder.layers.1.self_attn.in_proj_weight", "encoder.layers.0.norm2.bias", "encoder.layers.0.norm2.weight", "encoder.layers.0.norm1.bias", "encoder.layers.0.norm1.weight", "encoder.layers.0.linear2.bias", "encoder.layers.0.linear2.weight"],
-    ["encoder.layers.0.linear1.bias", "encoder.layers.0.linear1.weight", "encoder.layers.0.self_attn.out_proj.bias", "encoder.layers.0.self_attn.out_proj.weight", "encoder.layers.0.self_attn.in_proj_bias"],
-    ["encoder.layers.0.self_attn.in_proj_weight", "embed.weight"],
+    ["encoder.layers.3.self_attn.out_proj.bias", "encoder.layers.3.self_attn.out_proj.weight", "encoder.layers.3.self_attn.in_proj_bias", "encoder.layers.3.self_attn.in_proj_weight", "encoder.layers.2.norm2.bias", "encoder.layers.2.norm2.weight", "encoder.layers.2.norm1.bias", "encoder.layers.2.norm1.weight"],
+    ["encoder.layers.2.linear2.bias", "encoder.layers.2.linear2.weight"],
+    ["encoder.layers.2.linear1.bias"],
+    ["encoder.layers.2.linear1.weight", "encoder.layers.2.self_attn.out_proj.bias", "encoder.layers.2.self_attn.out_proj.weight", "encoder.layers.2.self_attn.in_proj_bias", "encoder.layers.2.self_attn.in_proj_weight", "encoder.layers.1.norm2.bias", "encoder.layers.1.norm2.weight", "encoder.layers.1.norm1.bias", "encoder.layers.1.norm1.weight", "encoder.layers.1.linear2.bias", "encoder.layers.1.linear2.weight", "encoder.layers.1.linear1.bias"],
+    ["encoder.layers.1.linear1.weight", "encoder.layers.1.self_attn.out_proj.bias", "encoder.layers.1.self_attn.out_proj.weight", "encoder.layers.1.self_attn.in_proj_bias", "encoder.layers.1.self_attn.in_proj_weight"],
+    ["encoder.layers.0.norm2.bias", "encoder.layers.0.norm2.weight", "encoder.layers.0.norm1.bias", "encoder.layers.0.norm1.weight", "encoder.layers.0.linear2.bias", "encoder.layers.0.linear2.weight", "encoder.layers.0.linear1.bias", "encoder.layers.0.linear1.weight", "encoder.layers.0.self_attn.out_proj.bias", "encoder.layers.0.self_attn.out_proj.weight", "encoder.layers.0.self_attn.in_proj_bias", "encoder.layers.0.self_attn.in_proj_weight"],
+    ["embed.weight"],
 ]
 
 import torch

@@ -11,7 +11,7 @@
  * opcodes are (an allocator snapshot: 60% memo fetches) are a load and a
  * store. The 10x Transformer snapshot of bench/readers.py (1.07 M opcodes,
  * 4.1 MB) takes 36 M instructions here, dict fills included, and 21 M more
- * to inflate. Memory: the tree (about 1.5x the pickle) and a 256 KiB window.
+ * to inflate. Memory: the tree (about 1.5x the pickle), a 256 KiB window in it.
  */
 #include "ingest/pickle.h"
 
@@ -49,6 +49,7 @@ typedef struct pk {
     ts_src *src;             /* the file read through win; NULL: d holds the whole pickle */
     unsigned char *win;
     size_t win_cap;
+    bool win_in_tree;        /* win is carved from the tree's first block (freed with it), not its own allocation */
     uint64_t limit;          /* most bytes a file may hold (a gzip bomb) */
     bool eof;                /* nothing more to read after d[n - 1] */
     ts_pv *stack;
@@ -84,10 +85,12 @@ static int refill(pk *k, size_t want)
     k->n = keep;
     if (want > k->win_cap) {
         size_t cap = want > 2 * k->win_cap ? want : 2 * k->win_cap;
-        unsigned char *w = ts__realloc(k->win, k->win_cap, cap);
+        unsigned char *w = k->win_in_tree ? ts__malloc(cap) : ts__realloc(k->win, k->win_cap, cap);
         if (!w) return oom(k);
+        if (k->win_in_tree) memcpy(w, k->win, keep);   /* out of the tree: its own from now on */
         k->win = w;
         k->win_cap = cap;
+        k->win_in_tree = false;
     }
     k->d = k->win;
     while (k->n < k->win_cap && !k->eof) {
@@ -352,14 +355,28 @@ static int long_op(pk *k, int len_bytes)
     return rc ? rc : push(k, int_pv(k, i));
 }
 
+/* The memo grows in the tree, doubling from 16,384 entries: in its huge
+ * pages (a 4 KiB page faulted in costs here what 9 KiB of a huge page does),
+ * the arrays it outgrew left there (at most as much again), freed with it. */
+static int grow_memo(pk *k, uint64_t idx)
+{
+    uint64_t cap = k->cap_memo ? 2 * (uint64_t)k->cap_memo : 16384;
+    if (cap <= idx) cap = idx + 1;
+    if (cap > PK_MAX_MEMO) cap = PK_MAX_MEMO;
+    ts_pv *m = pk_alloc(k, (size_t)cap * sizeof *m);
+    if (!m) return oom(k);
+    if (k->cap_memo) memcpy(m, k->memo, (size_t)k->cap_memo * sizeof *m);
+    memset(m + k->cap_memo, 0, (size_t)(cap - k->cap_memo) * sizeof *m);   /* 0 = never stored */
+    k->memo = m;
+    k->cap_memo = (uint32_t)cap;
+    return TS_OK;
+}
+
 static int memo_put(pk *k, uint64_t idx, ts_pv top)
 {
     if (idx >= PK_MAX_MEMO) return fail(k, "memo index past 2^26");
-    if (idx >= k->cap_memo) {
-        uint32_t old = k->cap_memo;
-        if (ts__grow((void **)&k->memo, &k->cap_memo, sizeof *k->memo, (size_t)idx + 1)) return oom(k);
-        memset(k->memo + old, 0, (k->cap_memo - old) * sizeof *k->memo);
-    }
+    int rc;
+    if (idx >= k->cap_memo && (rc = grow_memo(k, idx))) return rc;
     if (!k->memo[idx]) k->n_memo_set++;
     k->memo[idx] = top;
     return TS_OK;
@@ -874,7 +891,6 @@ static int load(pk *k, ts_pickle *p)
     if (rc == TS_OK) p->root = k->stack[0];
     ts__free(k->stack, (size_t)k->cap_stack * sizeof *k->stack);
     ts__free(k->marks, (size_t)k->cap_marks * sizeof *k->marks);
-    ts__free(k->memo, (size_t)k->cap_memo * sizeof *k->memo);
     if (rc) ts__pickle_free(p);
     return rc;
 }
@@ -900,13 +916,19 @@ int ts__pickle_load_src(ts_pickle *p, ts_src *src, size_t window, uint64_t limit
         k.win = (unsigned char *)owned;
         k.eof = true;
     } else {
+        /* The window is the tree's first allocation: in the huge page the
+         * tree faults in anyway, where a window of its own was 64 fresh 4 KiB
+         * pages (256 KiB; a smaller one costs more in ISA-L, which copies
+         * 32 KiB of history at the end of every isal_inflate call). */
         k.win_cap = window > PK_AHEAD ? window : PK_AHEAD;
-        if (!(k.win = ts__malloc(k.win_cap))) rc = oom(&k);
+        k.win_in_tree = true;
+        if (!(k.win = pk_alloc(&k, k.win_cap))) rc = oom(&k);
         if (!rc) rc = refill(&k, 2);
     }
     if (!rc && head) rc = head(ud, k.d, k.n);
     if (!rc) rc = load(&k, p);
-    ts__free(k.win, k.win_cap);
+    else ts__pickle_free(p);   /* the window's block, if any */
+    if (!k.win_in_tree) ts__free(k.win, k.win_cap);
     return rc;
 }
 

@@ -560,7 +560,10 @@ static int one_op(pk *k, unsigned op)
  * the general way. So the tree, the memo and the errors are those of the
  * general path (fuzz/fuzz_pickle.c compares the two trees); only the
  * dispatch, the stack traffic and fill_shaped's compare are saved. */
-enum { PK_REC_MEMO = 32, PK_REC_ITEMS = 64 };
+enum {
+    PK_REC_MEMO = 32, PK_REC_ITEMS = 64,
+    PK_REC_ROOM = 16,   /* bytes a key fetch (5) and a plain value (LONG1 of 8: 10) take at most */
+};
 typedef struct rec {
     pk *k;
     const ts_pv *memo;         /* k's memo, as it stands (record() never grows it) */
@@ -708,10 +711,42 @@ static const unsigned char *record(pk *k, ts_pv_obj *c, const unsigned char *p, 
     if (!(p = rec_memoize(&r, p, end, word_of(c))) || p == end || *p++ != '(' ||
         !(keys = rec_shape(&r, p, end, &pairs)) || !(v = rec_alloc(k, (size_t)pairs * sizeof *v)))
         goto give_up;
+    const ts_pv *memo = r.memo;
+    uint32_t cap_memo = r.cap_memo, idx;
     for (uint32_t i = 0; i < pairs; i++) {
-        ts_pv key;
-        if (!(p = rec_get(&r, p, end, &key)) || key != keys[i] || !(p = rec_value(&r, p, end, &v[i])))
-            goto give_up;
+        if (TS_UNLIKELY(end - p < PK_REC_ROOM)) {   /* near the window's end: every length checked */
+            ts_pv key;
+            if (!(p = rec_get(&r, p, end, &key)) || key != keys[i] || !(p = rec_value(&r, p, end, &v[i])))
+                goto give_up;
+            continue;
+        }
+        /* a key fetch and a plain value fit in the bytes left: read unchecked */
+        if (p[0] == 'h') { idx = p[1]; p += 2; }
+        else if (p[0] == 'j') { idx = (uint32_t)le(p + 1, 4); p += 5; }
+        else goto give_up;
+        if (idx >= cap_memo || memo[idx] != keys[i]) goto give_up;   /* (a fresh index: commit gives up) */
+        switch (*p) {
+        case 'h': idx = p[1]; p += 2; goto fetch;
+        case 'j': idx = (uint32_t)le(p + 1, 4); p += 5;
+        fetch:
+            if (TS_LIKELY(idx < cap_memo && (v[i] = memo[idx]))) break;
+            if (idx - r.base >= r.n_fresh) goto give_up;
+            v[i] = r.fresh[idx - r.base];
+            break;
+        case 'K': v[i] = (ts_pv)p[1] << 2 | TS_PV_TAG_INT; p += 2; break;
+        case 'M': v[i] = (ts_pv)(p[1] | p[2] << 8) << 2 | TS_PV_TAG_INT; p += 3; break;
+        case 'J': v[i] = (ts_pv)(int64_t)(int32_t)(uint32_t)le(p + 1, 4) << 2 | TS_PV_TAG_INT; p += 5; break;
+        case 0x8a: {
+            if (!p[1] || p[1] > 8) goto give_up;
+            int64_t n = sext(p + 2, p[1], 8);
+            if (n < TS_PV_INT_MIN || n > TS_PV_INT_MAX) goto give_up;
+            v[i] = (ts_pv)n << 2 | TS_PV_TAG_INT;
+            p += 2 + p[1];
+            break;
+        }
+        default:   /* strings, lists, None, bools: checked */
+            if (!(p = rec_value(&r, p, end, &v[i]))) goto give_up;
+        }
     }
     if (p == end || *p++ != 'u' || (uint64_t)r.base + r.n_fresh > r.cap_memo) goto give_up;
     for (uint32_t i = 0; i < r.n_fresh; i++)

@@ -113,7 +113,7 @@ static int action_of(ent_reader *r, ts_pv a, const char *s)
 
 /* Entry e's fields but its frames: the usual entry (all four fields, ints
  * in words, an action seen before) in a few loads, any other the long way. */
-static inline void read_entry(ent_reader *r, ts_pv e, snap_ent *out)
+static inline __attribute__((always_inline)) void read_entry(ent_reader *r, ts_pv e, snap_ent *out)
 {
     const ts_pv *v = entry_values(r, e);
     out->action = NULL;

@@ -63,6 +63,7 @@ typedef struct pk {
     size_t next_block;            /* bytes of the next block */
     const ts_pv *shape[PK_SHAPES];   /* keys of the last dicts filled with keys of their own, */
     uint32_t shape_n[PK_SHAPES];     /* shared by later dicts of the same keys; pairs (0 = none) */
+    ts_pv shape_key0[PK_SHAPES];     /* shape[i][0], 0 = none: record() picks a shape without a pointer chase */
     uint32_t next_shape;             /* the slot the next new keys take (round robin) */
 } pk;
 
@@ -280,6 +281,7 @@ static int fill(pk *k, ts_pv_obj *c, uint32_t from)
         if (first) {
             k->shape[k->next_shape] = c->keys;
             k->shape_n[k->next_shape] = c->n;
+            k->shape_key0[k->next_shape] = c->keys[0];
             k->next_shape = (k->next_shape + 1) % PK_SHAPES;
         }
     }
@@ -686,7 +688,7 @@ static inline const ts_pv *rec_shape(const rec *r, const unsigned char *p, const
     ts_pv w0;
     if (!rec_get(r, p, end, &w0)) return NULL;
     for (int h = 0; h < PK_SHAPES; h++)
-        if (r->k->shape_n[h] && r->k->shape[h][0] == w0) {
+        if (r->k->shape_key0[h] == w0) {
             *pairs = r->k->shape_n[h];
             return r->k->shape[h];
         }

@@ -72,8 +72,11 @@ $(BUILD)/libtrainscope.a: $(LIB_OBJS)
 $(BUILD)/libtrainscope.so: $(LIB_OBJS)
 	$(CC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS) $(MODULE_LDLIBS)
 
+# The CLI takes libzstd in statically: each shared library is about 0.05 ms
+# of every process's start here (libzstd.a is in libzstd-dev, like the .so).
+CLI_LDLIBS := $(filter-out -lzstd,$(LDLIBS)) -Wl,-Bstatic -lzstd -Wl,-Bdynamic
 $(BUILD)/trainscope: $(CLI_OBJS) $(BUILD)/libtrainscope.a
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(BUILD)/libtrainscope.a $(LDLIBS) $(MODULE_LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(BUILD)/libtrainscope.a $(CLI_LDLIBS) $(MODULE_LDLIBS)
 
 $(BUILD)/test/test_main.o: test/test_main.c test/test.h $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)

@@ -11,7 +11,7 @@
  * opcodes are (an allocator snapshot: 60% memo fetches) are a load and a
  * store. The 10x Transformer snapshot of bench/readers.py (1.07 M opcodes,
  * 4.1 MB) takes 36 M instructions here, dict fills included, and 21 M more
- * to inflate. Memory: the tree (about 1.5x the pickle) and a 256 KiB window.
+ * to inflate. Memory: the tree (about 1.5x the pickle), a 256 KiB window in it.
  */
 #include "ingest/pickle.h"
 
@@ -49,6 +49,7 @@ typedef struct pk {
     ts_src *src;             /* the file read through win; NULL: d holds the whole pickle */
     unsigned char *win;
     size_t win_cap;
+    bool win_in_tree;        /* win is carved from the tree's first block (freed with it), not its own allocation */
     uint64_t limit;          /* most bytes a file may hold (a gzip bomb) */
     bool eof;                /* nothing more to read after d[n - 1] */
     ts_pv *stack;
@@ -62,6 +63,7 @@ typedef struct pk {
     size_t next_block;            /* bytes of the next block */
     const ts_pv *shape[PK_SHAPES];   /* keys of the last dicts filled with keys of their own, */
     uint32_t shape_n[PK_SHAPES];     /* shared by later dicts of the same keys; pairs (0 = none) */
+    ts_pv shape_key0[PK_SHAPES];     /* shape[i][0], 0 = none: record() picks a shape without a pointer chase */
     uint32_t next_shape;             /* the slot the next new keys take (round robin) */
 } pk;
 
@@ -84,10 +86,12 @@ static int refill(pk *k, size_t want)
     k->n = keep;
     if (want > k->win_cap) {
         size_t cap = want > 2 * k->win_cap ? want : 2 * k->win_cap;
-        unsigned char *w = ts__realloc(k->win, k->win_cap, cap);
+        unsigned char *w = k->win_in_tree ? ts__malloc(cap) : ts__realloc(k->win, k->win_cap, cap);
         if (!w) return oom(k);
+        if (k->win_in_tree) memcpy(w, k->win, keep);   /* out of the tree: its own from now on */
         k->win = w;
         k->win_cap = cap;
+        k->win_in_tree = false;
     }
     k->d = k->win;
     while (k->n < k->win_cap && !k->eof) {
@@ -118,20 +122,21 @@ static int ensure(pk *k, size_t bytes)
 
 static void *alloc_slow(pk *k, size_t n)
 {
-    size_t want = n + sizeof(ts_pickle_block) + PK_HUGE;
-    size_t bytes = k->next_block > want ? k->next_block : want;
+    size_t data = k->next_block > n ? k->next_block : (n + PK_HUGE - 1) & ~(size_t)(PK_HUGE - 1);
+    size_t bytes = data + sizeof(ts_pickle_block) + PK_HUGE;   /* room to align data to 2 MiB */
     unsigned char *raw = ts__malloc(bytes);
     if (!raw) return NULL;
     ts_pickle_block *b = (ts_pickle_block *)raw;
     *b = (ts_pickle_block){k->p->blocks, bytes};
     k->p->blocks = b;
+    /* only [lo, lo + data) is used: all of it in huge pages (the mapping's
+     * unaligned head and tail are never touched, so never backed) */
     uintptr_t lo = ((uintptr_t)(b + 1) + PK_HUGE - 1) & ~(uintptr_t)(PK_HUGE - 1);
-    uintptr_t hi = ((uintptr_t)raw + bytes) & ~(uintptr_t)(PK_HUGE - 1);
 #ifdef MADV_HUGEPAGE
-    if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);   /* a hint: without it, 4 KiB pages */
+    (void)madvise((void *)lo, data, MADV_HUGEPAGE);   /* a hint: without it, 4 KiB pages */
 #endif
     k->cur = (unsigned char *)lo;
-    k->end = raw + bytes;
+    k->end = (unsigned char *)lo + data;
     if (k->next_block < PK_BLOCK_MAX) k->next_block *= 2;
     void *r = k->cur;
     k->cur += n;
@@ -276,6 +281,7 @@ static int fill(pk *k, ts_pv_obj *c, uint32_t from)
         if (first) {
             k->shape[k->next_shape] = c->keys;
             k->shape_n[k->next_shape] = c->n;
+            k->shape_key0[k->next_shape] = c->keys[0];
             k->next_shape = (k->next_shape + 1) % PK_SHAPES;
         }
     }
@@ -351,14 +357,28 @@ static int long_op(pk *k, int len_bytes)
     return rc ? rc : push(k, int_pv(k, i));
 }
 
+/* The memo grows in the tree, doubling from 16,384 entries: in its huge
+ * pages (a 4 KiB page faulted in costs here what 9 KiB of a huge page does),
+ * the arrays it outgrew left there (at most as much again), freed with it. */
+static int grow_memo(pk *k, uint64_t idx)
+{
+    uint64_t cap = k->cap_memo ? 2 * (uint64_t)k->cap_memo : 16384;
+    if (cap <= idx) cap = idx + 1;
+    if (cap > PK_MAX_MEMO) cap = PK_MAX_MEMO;
+    ts_pv *m = pk_alloc(k, (size_t)cap * sizeof *m);
+    if (!m) return oom(k);
+    if (k->cap_memo) memcpy(m, k->memo, (size_t)k->cap_memo * sizeof *m);
+    memset(m + k->cap_memo, 0, (size_t)(cap - k->cap_memo) * sizeof *m);   /* 0 = never stored */
+    k->memo = m;
+    k->cap_memo = (uint32_t)cap;
+    return TS_OK;
+}
+
 static int memo_put(pk *k, uint64_t idx, ts_pv top)
 {
     if (idx >= PK_MAX_MEMO) return fail(k, "memo index past 2^26");
-    if (idx >= k->cap_memo) {
-        uint32_t old = k->cap_memo;
-        if (ts__grow((void **)&k->memo, &k->cap_memo, sizeof *k->memo, (size_t)idx + 1)) return oom(k);
-        memset(k->memo + old, 0, (k->cap_memo - old) * sizeof *k->memo);
-    }
+    int rc;
+    if (idx >= k->cap_memo && (rc = grow_memo(k, idx))) return rc;
     if (!k->memo[idx]) k->n_memo_set++;
     k->memo[idx] = top;
     return TS_OK;
@@ -528,6 +548,223 @@ static int one_op(pk *k, unsigned op)
     }
 }
 
+/* ---- records: a dict of keys seen before, read in one go ----
+ * A pickled list of records (an allocator snapshot's trace: a million
+ * opcodes, nine in ten of them inside such dicts) repeats, for every record,
+ * EMPTY_DICT MEMOIZE MARK (key value)... SETITEMS with the same memoized key
+ * strings. When a new dict's first key is the first of a remembered keys
+ * array (PK_SHAPES), record() reads the whole dict here: each key must be a
+ * memo fetch of that array's word (compared, not pushed), each value one of
+ * the plain opcodes below, written straight into the dict's values. Anything
+ * else (another opcode, a record past the window's end, a memo slot not
+ * free, a new block of the tree needed) gives up with nothing changed: the
+ * tree's allocations are taken back and the opcode loop reads the same bytes
+ * the general way. So the tree, the memo and the errors are those of the
+ * general path (fuzz/fuzz_pickle.c compares the two trees); only the
+ * dispatch, the stack traffic and fill_shaped's compare are saved. */
+enum {
+    PK_REC_MEMO = 32, PK_REC_ITEMS = 64,
+    PK_REC_ROOM = 16,   /* bytes a key fetch (5) and a plain value (LONG1 of 8: 10) take at most */
+};
+typedef struct rec {
+    pk *k;
+    const ts_pv *memo;         /* k's memo, as it stands (record() never grows it) */
+    uint32_t cap_memo;
+    uint32_t base;             /* k->n_memo_set: the index the record's first MEMOIZE takes */
+    uint32_t n_fresh;
+    ts_pv fresh[PK_REC_MEMO];  /* words MEMOIZE'd inside the record, memo indices base + i */
+} rec;
+
+/* The helpers take the position and return the next (NULL = give up), so
+ * that it stays in a register. */
+
+/* n bytes of the current block, or NULL when it would need a new one. */
+static inline void *rec_alloc(pk *k, size_t n)
+{
+    n = (n + 7) & ~(size_t)7;
+    if ((size_t)(k->end - k->cur) < n) return NULL;
+    void *r = k->cur;
+    k->cur += n;
+    return r;
+}
+
+/* MEMOIZE of w when it is the next byte. */
+static inline const unsigned char *rec_memoize(rec *r, const unsigned char *p, const unsigned char *end, ts_pv w)
+{
+    if (p == end || *p != 0x94) return p;
+    if (r->n_fresh == PK_REC_MEMO) return NULL;
+    r->fresh[r->n_fresh++] = w;
+    return p + 1;
+}
+
+/* A memo fetch (BINGET/LONG_BINGET) into *w; NULL = not one, or an index never stored. */
+static inline const unsigned char *rec_get(const rec *r, const unsigned char *p, const unsigned char *end, ts_pv *w)
+{
+    uint32_t idx;
+    if (p == end) return NULL;
+    if (p[0] == 'h' && end - p >= 2) { idx = p[1]; p += 2; }
+    else if (p[0] == 'j' && end - p >= 5) { idx = (uint32_t)le(p + 1, 4); p += 5; }
+    else return NULL;
+    if (TS_LIKELY(idx < r->cap_memo && (*w = r->memo[idx]))) return p;
+    if (idx - r->base >= r->n_fresh) return NULL;
+    *w = r->fresh[idx - r->base];   /* stored inside this record */
+    return p;
+}
+
+/* After EMPTY_LIST: the list (its MEMOIZE, then MARK fetches APPENDS or a fetch APPEND, if there). */
+static const unsigned char *rec_list(rec *r, const unsigned char *p, const unsigned char *end, ts_pv *w)
+{
+    ts_pv_obj *o = rec_alloc(r->k, sizeof *o);
+    if (!o) return NULL;
+    *o = (ts_pv_obj){.kind = TS_PV_LIST};
+    *w = word_of(o);
+    if (!(p = rec_memoize(r, p, end, *w))) return NULL;
+    ts_pv items[PK_REC_ITEMS];
+    uint32_t n = 0;
+    if (p < end && *p == '(') {
+        for (p++; p < end && *p != 'e'; n++)
+            if (n == PK_REC_ITEMS || !(p = rec_get(r, p, end, &items[n]))) return NULL;
+        if (p == end) return NULL;
+        p++;
+    } else if (p < end && (*p == 'h' || *p == 'j')) {
+        if (!(p = rec_get(r, p, end, &items[n++])) || p == end || *p != 'a') return NULL;
+        p++;
+    }
+    if (n) {   /* as fill() makes it: exactly n slots */
+        if (!(o->u.v = rec_alloc(r->k, (size_t)n * sizeof *items))) return NULL;
+        memcpy(o->u.v, items, (size_t)n * sizeof *items);
+        o->n = o->cap = n;
+    }
+    return p;
+}
+
+/* SHORT_BINUNICODE's string, as string_op makes it. */
+static const unsigned char *rec_str(rec *r, const unsigned char *p, const unsigned char *end, ts_pv *w)
+{
+    size_t len;
+    if (end - p < 2 || (size_t)(end - p) - 2 < (len = p[1])) return NULL;
+    ts_pv_obj *o = rec_alloc(r->k, sizeof *o);
+    char *str = o ? rec_alloc(r->k, len + 1) : NULL;
+    if (!str) return NULL;
+    memcpy(str, p + 2, len);
+    str[len] = 0;
+    *o = (ts_pv_obj){.kind = TS_PV_STR, .n = (uint32_t)len, .u.s = str};
+    *w = word_of(o);
+    return rec_memoize(r, p + 2 + len, end, *w);
+}
+
+/* One value into *w; NULL = not one of the opcodes read here. */
+static inline const unsigned char *rec_value(rec *r, const unsigned char *p, const unsigned char *end, ts_pv *w)
+{
+    size_t left = (size_t)(end - p);
+    if (!left) return NULL;
+    switch (*p) {
+    case 'h': case 'j': return rec_get(r, p, end, w);
+    case 'K': if (left < 2) return NULL; *w = (ts_pv)p[1] << 2 | TS_PV_TAG_INT; return p + 2;
+    case 'M': if (left < 3) return NULL; *w = (ts_pv)(p[1] | p[2] << 8) << 2 | TS_PV_TAG_INT; return p + 3;
+    case 'J':
+        if (left < 5) return NULL;
+        *w = (ts_pv)(int64_t)(int32_t)(uint32_t)le(p + 1, 4) << 2 | TS_PV_TAG_INT;
+        return p + 5;
+    case 0x8a: {   /* LONG1 of 1-8 bytes whose value fits a word */
+        if (left < 2 || !p[1] || p[1] > 8 || left - 2 < p[1]) return NULL;
+        int64_t i = sext(p + 2, p[1], left - 2);
+        if (i < TS_PV_INT_MIN || i > TS_PV_INT_MAX) return NULL;
+        *w = (ts_pv)i << 2 | TS_PV_TAG_INT;
+        return p + 2 + p[1];
+    }
+    case 'N': *w = TS_PV_NONE_WORD; return p + 1;
+    case 0x88: *w = TS_PV_TRUE_WORD; return p + 1;
+    case 0x89: *w = TS_PV_FALSE_WORD; return p + 1;
+    case 0x8c: return rec_str(r, p, end, w);
+    case ']': return rec_list(r, p + 1, end, w);
+    default: return NULL;
+    }
+}
+
+/* The remembered keys array whose first word the key at p fetches; NULL = none. */
+static inline const ts_pv *rec_shape(const rec *r, const unsigned char *p, const unsigned char *end, uint32_t *pairs)
+{
+    ts_pv w0;
+    if (!rec_get(r, p, end, &w0)) return NULL;
+    for (int h = 0; h < PK_SHAPES; h++)
+        if (r->k->shape_key0[h] == w0) {
+            *pairs = r->k->shape_n[h];
+            return r->k->shape[h];
+        }
+    return NULL;
+}
+
+/* The new empty dict c (on the stack) and the bytes after its EMPTY_DICT at
+ * p, up to end: the record read whole, the position after its SETITEMS
+ * returned; NULL = given up, nothing changed (see above). */
+static const unsigned char *record(pk *k, ts_pv_obj *c, const unsigned char *p, const unsigned char *end)
+{
+    rec r;
+    r.k = k;
+    r.memo = k->memo;
+    r.cap_memo = k->cap_memo;
+    r.base = k->n_memo_set;
+    r.n_fresh = 0;
+    unsigned char *mark = k->cur;
+    uint32_t pairs = 0;
+    const ts_pv *keys;
+    ts_pv *v;
+    if (!(p = rec_memoize(&r, p, end, word_of(c))) || p == end || *p++ != '(' ||
+        !(keys = rec_shape(&r, p, end, &pairs)) || !(v = rec_alloc(k, (size_t)pairs * sizeof *v)))
+        goto give_up;
+    const ts_pv *memo = r.memo;
+    uint32_t cap_memo = r.cap_memo, idx;
+    for (uint32_t i = 0; i < pairs; i++) {
+        if (TS_UNLIKELY(end - p < PK_REC_ROOM)) {   /* near the window's end: every length checked */
+            ts_pv key;
+            if (!(p = rec_get(&r, p, end, &key)) || key != keys[i] || !(p = rec_value(&r, p, end, &v[i])))
+                goto give_up;
+            continue;
+        }
+        /* a key fetch and a plain value fit in the bytes left: read unchecked */
+        if (p[0] == 'h') { idx = p[1]; p += 2; }
+        else if (p[0] == 'j') { idx = (uint32_t)le(p + 1, 4); p += 5; }
+        else goto give_up;
+        if (idx >= cap_memo || memo[idx] != keys[i]) goto give_up;   /* (a fresh index: commit gives up) */
+        /* tests in the order of a trace entry's values (half are fetches),
+         * not a switch: each is one predictable branch, a switch's table
+         * jump was 12 instructions a value */
+        unsigned op = *p;
+        if (op == 'h' || op == 'j') {
+            if (op == 'h') { idx = p[1]; p += 2; }
+            else { idx = (uint32_t)le(p + 1, 4); p += 5; }
+            if (TS_LIKELY(idx < cap_memo && (v[i] = memo[idx]))) continue;
+            if (idx - r.base >= r.n_fresh) goto give_up;
+            v[i] = r.fresh[idx - r.base];
+        } else if (op == 0x8a) {
+            if (!p[1] || p[1] > 8) goto give_up;
+            int64_t n = sext(p + 2, p[1], 8);
+            if (n < TS_PV_INT_MIN || n > TS_PV_INT_MAX) goto give_up;
+            v[i] = (ts_pv)n << 2 | TS_PV_TAG_INT;
+            p += 2 + p[1];
+        } else if (op == 'K') {
+            v[i] = (ts_pv)p[1] << 2 | TS_PV_TAG_INT;
+            p += 2;
+        } else if (op == 'J') {
+            v[i] = (ts_pv)(int64_t)(int32_t)(uint32_t)le(p + 1, 4) << 2 | TS_PV_TAG_INT;
+            p += 5;
+        } else if (!(p = rec_value(&r, p, end, &v[i]))) {   /* BININT2, strings, lists, None, bools: checked */
+            goto give_up;
+        }
+    }
+    if (p == end || *p++ != 'u' || (uint64_t)r.base + r.n_fresh > r.cap_memo) goto give_up;
+    for (uint32_t i = 0; i < r.n_fresh; i++)
+        if (k->memo[r.base + i]) goto give_up;   /* a BINPUT got there first: the general path */
+    for (uint32_t i = 0; i < r.n_fresh; i++) k->memo[r.base + i] = r.fresh[i];   /* one or two: no memcpy call */
+    k->n_memo_set += r.n_fresh;
+    *c = (ts_pv_obj){.kind = TS_PV_DICT, .n = pairs, .cap = pairs, .u.v = v, .keys = keys};
+    return p;
+give_up:
+    k->cur = mark;
+    return NULL;
+}
+
 /* Write back the loop's locals, run `call`, reload them. */
 #define CALL(call)                                                     \
     do {                                                               \
@@ -588,6 +825,7 @@ static int run(pk *k)
 #pragma GCC diagnostic pop
     const unsigned char *d = k->d, *p = d, *end = d + k->n, *at = p, *lim = d;
     ts_pv *st = k->stack, *memo = k->memo;
+    const unsigned char *rp;
     uint32_t sp = 0, cap = k->cap_stack, cap_memo = k->cap_memo, idx;
     ts_pv_obj *c;
     NEXT();
@@ -647,6 +885,7 @@ mark:
 empty_dict:
     if (TS_UNLIKELY(!(c = new_obj(k, TS_PV_DICT)))) return oom(k);
     st[sp++] = word_of(c);
+    if (k->shape_n[0] && (rp = record(k, c, p, end))) p = rp;
     NEXT();
 empty_list:
     if (TS_UNLIKELY(!(c = new_obj(k, TS_PV_LIST)))) return oom(k);
@@ -692,7 +931,6 @@ static int load(pk *k, ts_pickle *p)
     if (rc == TS_OK) p->root = k->stack[0];
     ts__free(k->stack, (size_t)k->cap_stack * sizeof *k->stack);
     ts__free(k->marks, (size_t)k->cap_marks * sizeof *k->marks);
-    ts__free(k->memo, (size_t)k->cap_memo * sizeof *k->memo);
     if (rc) ts__pickle_free(p);
     return rc;
 }
@@ -718,13 +956,19 @@ int ts__pickle_load_src(ts_pickle *p, ts_src *src, size_t window, uint64_t limit
         k.win = (unsigned char *)owned;
         k.eof = true;
     } else {
+        /* The window is the tree's first allocation: in the huge page the
+         * tree faults in anyway, where a window of its own was 64 fresh 4 KiB
+         * pages (256 KiB; a smaller one costs more in ISA-L, which copies
+         * 32 KiB of history at the end of every isal_inflate call). */
         k.win_cap = window > PK_AHEAD ? window : PK_AHEAD;
-        if (!(k.win = ts__malloc(k.win_cap))) rc = oom(&k);
+        k.win_in_tree = true;
+        if (!(k.win = pk_alloc(&k, k.win_cap))) rc = oom(&k);
         if (!rc) rc = refill(&k, 2);
     }
     if (!rc && head) rc = head(ud, k.d, k.n);
     if (!rc) rc = load(&k, p);
-    ts__free(k.win, k.win_cap);
+    else ts__pickle_free(p);   /* the window's block, if any */
+    if (!k.win_in_tree) ts__free(k.win, k.win_cap);
     return rc;
 }
 

@@ -34,10 +34,23 @@ typedef struct snap_keys {
     ts_pv_key name, filename, line;                                         /* frame */
 } snap_keys;
 
+/* A frame dict's "name file:line" (in the snapshot's arena) and whether its
+ * file is inside torch; a trace's entries share a few hundred frame dicts. */
+typedef struct frame_memo {
+    ts_pv       f;          /* the frame's word, 0 = free slot */
+    const char *text;       /* NULL: the frame has no filename */
+    bool        internal;
+} frame_memo;
+enum { FRAME_MEMO = 512 };  /* slots; past half full, frames are formatted each time */
+
 typedef struct snap_ctx {
     const char   *path;
     snap_keys    *keys;       /* &key_store (read through const snap_ctx pointers) */
     snap_keys     key_store;
+    frame_memo   *fm;         /* &fm_store[0], FRAME_MEMO slots (likewise) */
+    uint32_t     *n_fm;       /* &n_fm_store: slots taken */
+    uint32_t      n_fm_store;
+    frame_memo    fm_store[FRAME_MEMO];
     ts_pv         segments;   /* list, 0 = none */
     ts_pv         traces;     /* list of lists, 0 = none */
     snap_impl    *s;          /* NULL when only walking the timeline */
@@ -113,15 +126,16 @@ static int action_of(ent_reader *r, ts_pv a, const char *s)
 
 /* Entry e's fields but its frames: the usual entry (all four fields, ints
  * in words, an action seen before) in a few loads, any other the long way. */
-static inline void read_entry(ent_reader *r, ts_pv e, snap_ent *out)
+static inline __attribute__((always_inline)) void read_entry(ent_reader *r, ts_pv e, snap_ent *out)
 {
     const ts_pv *v = entry_values(r, e);
     out->action = NULL;
     out->frames = 0;
     if (TS_LIKELY(v && r->all)) {
         ts_pv a = v[r->at[F_ACTION]], addr = v[r->at[F_ADDR]], size = v[r->at[F_SIZE]], t = v[r->at[F_TIME]];
-        if (TS_LIKELY((addr & size & t & 1) && !((addr | size | t) & 2) && (a == r->acts[0] || a == r->acts[1]))) {
-            out->act = a == r->acts[0] ? r->act_code[0] : r->act_code[1];
+        int k = a == r->acts[0] ? 0 : a == r->acts[1] ? 1 : a == r->acts[2] ? 2 : 3;   /* a trace has three */
+        if (TS_LIKELY((addr & size & t & 1) && !((addr | size | t) & 2) && k < 3 && a)) {
+            out->act = r->act_code[k];
             out->addr = (uint64_t)((int64_t)addr >> 2);
             out->size = (int64_t)size >> 2;
             out->t = (int64_t)t >> 2;
@@ -149,11 +163,23 @@ static bool internal_file(const char *f)
     return strstr(f, "site-packages") || strstr(f, "/torch/") || strstr(f, "\\torch\\") || strstr(f, "dist-packages");
 }
 
+/* line in decimal into num (at least 21 bytes), as "%lld" prints it. */
+static void put_int(int64_t line, char *num)
+{
+    char tmp[24];
+    uint64_t u = line < 0 ? 0 - (uint64_t)line : (uint64_t)line;
+    int n = 0;
+    do tmp[n++] = (char)('0' + u % 10); while (u /= 10);
+    if (line < 0) tmp[n++] = '-';
+    for (int i = 0; i < n; i++) num[i] = tmp[n - 1 - i];
+    num[n] = 0;
+}
+
 /* "name file:line" into out (snprintf's truncation to cap - 1). */
 static void put_frame(const char *name, const char *file, int64_t line, char *out, size_t cap)
 {
     char num[24];
-    snprintf(num, sizeof num, "%lld", (long long)line);
+    put_int(line, num);   /* snprintf was a fifth of the walk's instructions on the sample */
     const char *parts[5] = {name ? name : "?", " ", file, ":", num};
     size_t at = 0;
     for (int i = 0; i < 5 && at + 1 < cap; i++) {
@@ -185,6 +211,41 @@ static const char *keep_str(snap_impl *s, const char *str)
 {
     const char *k = ts__arena_strndup(&s->arena, str, strlen(str));
     return k ? k : "";
+}
+
+/* Frame f formatted as frame_strs formats it, remembered by its word (into
+ * *scratch when the memo is half full). */
+static const frame_memo *frame_of(const snap_ctx *c, ts_pv f, frame_memo *scratch)
+{
+    uint32_t at = (uint32_t)ts__hash_u64(f) & (FRAME_MEMO - 1);
+    while (c->fm[at].f && c->fm[at].f != f) at = (at + 1) & (FRAME_MEMO - 1);
+    if (c->fm[at].f == f) return &c->fm[at];
+    frame_memo *m = *c->n_fm < FRAME_MEMO / 2 ? &c->fm[at] : scratch;
+    const char *file = ts__pv_str(ts__pv_get_key(f, &c->keys->filename));
+    *m = (frame_memo){f, NULL, false};
+    if (file) {
+        char text[512];
+        put_frame(ts__pv_str(ts__pv_get_key(f, &c->keys->name)), file,
+                  ts__pv_int(ts__pv_get_key(f, &c->keys->line), 0), text, sizeof text);
+        m->text = keep_str(c->s, text);
+        m->internal = internal_file(file);
+    }
+    if (m != scratch) (*c->n_fm)++;
+    return m;
+}
+
+/* frame_strs' two strings, in the snapshot's arena: the innermost frame's
+ * and the first outside torch's ("" when none), frames formatted once. */
+static void frame_texts(const snap_ctx *c, ts_pv frames, const char **fr, const char **uf)
+{
+    *fr = *uf = "";
+    for (uint32_t i = 0; i < ts__pv_len(frames); i++) {
+        frame_memo scratch;
+        const frame_memo *m = frame_of(c, ts__pv_at(frames, i), &scratch);
+        if (!m->text) continue;
+        if (!**fr) *fr = m->text;
+        if (!m->internal) { *uf = m->text; return; }
+    }
 }
 
 /* ---- segments at the snapshot ---- */
@@ -350,9 +411,9 @@ static int add_alive(const snap_ctx *c, uint64_t addr, int64_t bytes, int64_t t,
     if (s->pub.n_alive == s->cap_alive &&
         ts__grow((void **)&s->pub.alive, &s->cap_alive, sizeof *s->pub.alive, (size_t)s->pub.n_alive + 1))
         return TS_ENOMEM;
-    char fr[512], uf[512];
-    frame_strs(c->keys, frames, fr, uf, sizeof fr);
-    s->pub.alive[s->pub.n_alive++] = (ts_mem_snap_block){addr, bytes, t, keep_str(s, fr), keep_str(s, uf)};
+    const char *fr, *uf;
+    frame_texts(c, frames, &fr, &uf);
+    s->pub.alive[s->pub.n_alive++] = (ts_mem_snap_block){addr, bytes, t, fr, uf};
     return TS_OK;
 }
 
@@ -432,6 +493,8 @@ static void start_ctx(snap_ctx *c, const char *path, ts_error *err)
     c->path = path;
     c->err = err;
     c->keys = &c->key_store;
+    c->fm = c->fm_store;
+    c->n_fm = &c->n_fm_store;
     c->key_store = (snap_keys){
         TS_PV_KEY("device"), TS_PV_KEY("total_size"), TS_PV_KEY("allocated_size"), TS_PV_KEY("requested_size"),
         TS_PV_KEY("blocks"), TS_PV_KEY("address"), TS_PV_KEY("size"), TS_PV_KEY("state"), TS_PV_KEY("frames"),

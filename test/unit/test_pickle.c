@@ -71,6 +71,63 @@ static void expect_refusal(const char *bytes, size_t n, const char *want)
     CHECK(strstr(err.msg, "evil.pickle: byte ") == err.msg);
 }
 
+/* fr = {"name": "f", "filename": "a.py", "line": 3}; a list of 6 records
+ * (i = 0..5): {"action": "alloc", "addr": 2**40 + i, "size": -5 + i,
+ * "ok": i % 2 == 0, "none": None, "s1": s, "s2": s (s = "x" + str(i), one
+ * object), "frames": [fr, fr] if i % 2 else ([fr] if i == 2 else []),
+ * "f": 1.5 if i == 5 else 7}, protocol 4. Records 2-4 take pickle.c's record
+ * path (keys seen before; a string memoized and fetched inside the record; a
+ * list by APPEND, by APPENDS, empty), 1 and 5 give it up (a new dict in the
+ * frames; a float), 0 is the first of its keys. */
+static const char records[] =
+    "\x80\x04\x95\x9e\x01\x00\x00\x00\x00\x00\x00\x5d\x94\x28\x7d\x94\x28\x8c\x06\x61\x63\x74\x69\x6f\x6e\x94\x8c\x05"
+    "\x61\x6c\x6c\x6f\x63\x94\x8c\x04\x61\x64\x64\x72\x94\x8a\x06\x00\x00\x00\x00\x00\x01\x8c\x04\x73\x69\x7a\x65\x94"
+    "\x4a\xfb\xff\xff\xff\x8c\x02\x6f\x6b\x94\x88\x8c\x04\x6e\x6f\x6e\x65\x94\x4e\x8c\x02\x73\x31\x94\x8c\x02\x78\x30"
+    "\x94\x8c\x02\x73\x32\x94\x68\x09\x8c\x06\x66\x72\x61\x6d\x65\x73\x94\x5d\x94\x8c\x01\x66\x94\x4b\x07\x75\x7d\x94"
+    "\x28\x68\x02\x68\x03\x68\x04\x8a\x06\x01\x00\x00\x00\x00\x01\x68\x05\x4a\xfc\xff\xff\xff\x68\x06\x89\x68\x07\x4e"
+    "\x68\x08\x8c\x02\x78\x31\x94\x68\x0a\x68\x0f\x68\x0b\x5d\x94\x28\x7d\x94\x28\x8c\x04\x6e\x61\x6d\x65\x94\x68\x0d"
+    "\x8c\x08\x66\x69\x6c\x65\x6e\x61\x6d\x65\x94\x8c\x04\x61\x2e\x70\x79\x94\x8c\x04\x6c\x69\x6e\x65\x94\x4b\x03\x75"
+    "\x68\x11\x65\x68\x0d\x4b\x07\x75\x7d\x94\x28\x68\x02\x68\x03\x68\x04\x8a\x06\x02\x00\x00\x00\x00\x01\x68\x05\x4a"
+    "\xfd\xff\xff\xff\x68\x06\x88\x68\x07\x4e\x68\x08\x8c\x02\x78\x32\x94\x68\x0a\x68\x17\x68\x0b\x5d\x94\x68\x11\x61"
+    "\x68\x0d\x4b\x07\x75\x7d\x94\x28\x68\x02\x68\x03\x68\x04\x8a\x06\x03\x00\x00\x00\x00\x01\x68\x05\x4a\xfe\xff\xff"
+    "\xff\x68\x06\x89\x68\x07\x4e\x68\x08\x8c\x02\x78\x33\x94\x68\x0a\x68\x1a\x68\x0b\x5d\x94\x28\x68\x11\x68\x11\x65"
+    "\x68\x0d\x4b\x07\x75\x7d\x94\x28\x68\x02\x68\x03\x68\x04\x8a\x06\x04\x00\x00\x00\x00\x01\x68\x05\x4a\xff\xff\xff"
+    "\xff\x68\x06\x88\x68\x07\x4e\x68\x08\x8c\x02\x78\x34\x94\x68\x0a\x68\x1d\x68\x0b\x5d\x94\x68\x0d\x4b\x07\x75\x7d"
+    "\x94\x28\x68\x02\x68\x03\x68\x04\x8a\x06\x05\x00\x00\x00\x00\x01\x68\x05\x4b\x00\x68\x06\x89\x68\x07\x4e\x68\x08"
+    "\x8c\x02\x78\x35\x94\x68\x0a\x68\x20\x68\x0b\x5d\x94\x28\x68\x11\x68\x11\x65\x68\x0d\x47\x3f\xf8\x00\x00\x00\x00"
+    "\x00\x00\x75\x65\x2e";
+
+TEST(pickle_records_of_keys_seen_before_read_as_python_wrote_them)
+{
+    ts_pickle p;
+    ts_error err = {0};
+    if (ts__pickle_load(&p, "records", (const unsigned char *)records, sizeof records - 1, &err))
+        TS_FAIL_("%s", err.msg);
+    CHECK_EQ_INT(ts__pv_len(p.root), 6);
+    ts_pv fr = ts__pv_at(ts__pv_get(ts__pv_at(p.root, 1), "frames"), 0);
+    CHECK_EQ_STR(ts__pv_str(ts__pv_get(fr, "filename")), "a.py");
+    CHECK_EQ_INT(ts__pv_int(ts__pv_get(fr, "line"), 0), 3);
+    for (uint32_t i = 0; i < 6; i++) {
+        ts_pv r = ts__pv_at(p.root, i);
+        char s[3] = {'x', (char)('0' + i), 0};
+        CHECK_EQ_STR(ts__pv_str(ts__pv_get(r, "action")), "alloc");
+        CHECK_EQ_INT(ts__pv_int(ts__pv_get(r, "addr"), 0), (1LL << 40) + i);
+        CHECK_EQ_INT(ts__pv_int(ts__pv_get(r, "size"), 0), -5 + (int64_t)i);
+        CHECK_EQ_INT(ts__pv_kind(ts__pv_get(r, "ok")), TS_PV_BOOL);
+        CHECK_EQ_INT(ts__pv_int(ts__pv_get(r, "ok"), -1), i % 2 == 0);
+        CHECK_EQ_INT(ts__pv_kind(ts__pv_get(r, "none")), TS_PV_NONE);
+        CHECK_EQ_STR(ts__pv_str(ts__pv_get(r, "s1")), s);
+        CHECK(ts__pv_get(r, "s1") == ts__pv_get(r, "s2"));   /* one object in Python: one value here */
+        ts_pv frames = ts__pv_get(r, "frames");
+        CHECK_EQ_INT(ts__pv_kind(frames), TS_PV_LIST);
+        CHECK_EQ_INT(ts__pv_len(frames), i % 2 ? 2 : i == 2 ? 1 : 0);
+        for (uint32_t k = 0; k < ts__pv_len(frames); k++) CHECK(ts__pv_at(frames, k) == fr);
+        if (i == 5) CHECK_NEAR(ts__pv_float(ts__pv_get(r, "f"), 0), 1.5, 0);
+        else CHECK_EQ_INT(ts__pv_int(ts__pv_get(r, "f"), 0), 7);
+    }
+    ts__pickle_free(&p);
+}
+
 TEST(pickle_refuses_globals_and_object_building)
 {
     /* collections.OrderedDict(), protocol 4: STACK_GLOBAL then REDUCE */

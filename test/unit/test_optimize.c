@@ -77,7 +77,7 @@ static int64_t brute_force_min(void)
 static int64_t run_synth(ts_search_kind kind, uint64_t budget, uint64_t seed, ts_opt_outcome *o)
 {
     ts_opt_space sp = {.n_vars = 11, .max = synth_max, .init = synth_init, .eval = synth_eval};
-    ts_opt_cfg cfg = {kind, budget, 0, seed, 10, 1, 5, NULL, NULL};
+    ts_opt_cfg cfg = {.kind = kind, .budget_evals = budget, .seed = seed, .beta = 10, .heat_k = 1, .heat_window = 5};
     if (ts__opt_search(&sp, &cfg, o, NULL)) return -1;
     return o->best_ns;
 }
@@ -161,7 +161,7 @@ TEST(proposals_are_priced_first_counted_and_the_searches_start_from_the_best)
     const ts_search_kind kinds[] = {TS_SEARCH_MCMC, TS_SEARCH_ANNEAL, TS_SEARCH_GREEDY};
     out_of_space_calls = 0;
     for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
-        ts_opt_cfg cfg = {kinds[k], 3, 0, 7, 10, 1, 5, NULL, NULL, 0};
+        ts_opt_cfg cfg = {.kind = kinds[k], .budget_evals = 3, .seed = 7, .beta = 10, .heat_k = 1, .heat_window = 5};
         ts_opt_outcome o;
         CHECK_EQ_INT(ts__opt_search(&sp, &cfg, &o, NULL), TS_OK);
         CHECK_EQ_INT(o.best_ns, truth);                     /* the proposal: not worse whatever the walk did */
@@ -174,14 +174,14 @@ TEST(proposals_are_priced_first_counted_and_the_searches_start_from_the_best)
     }
     CHECK_EQ_INT(out_of_space_calls, 0);
     /* a budget of 2: the trace's and the first proposal inside the space; nothing more is priced */
-    ts_opt_cfg two = {TS_SEARCH_MCMC, 2, 0, 7, 10, 1, 5, NULL, NULL, 0};
+    ts_opt_cfg two = {.kind = TS_SEARCH_MCMC, .budget_evals = 2, .seed = 7, .beta = 10, .heat_k = 1, .heat_window = 5};
     ts_opt_outcome o;
     CHECK_EQ_INT(ts__opt_search(&sp, &two, &o, NULL), TS_OK);
     CHECK_EQ_INT(o.n_evals, 2);
     CHECK_EQ_INT(o.best_ns, truth);
     ts__opt_outcome_free(&o, 11);
     /* exhaustive: every strategy once (proposals included, not twice) */
-    ts_opt_cfg all = {TS_SEARCH_AUTO, 8192, 0, 0, 10, 1, 5, NULL, NULL, 0};
+    ts_opt_cfg all = {.kind = TS_SEARCH_AUTO, .budget_evals = 8192, .seed = 0, .beta = 10, .heat_k = 1, .heat_window = 5};
     CHECK_EQ_INT(ts__opt_search(&sp, &all, &o, NULL), TS_OK);
     CHECK_EQ_INT(o.kind, TS_SEARCH_EXHAUSTIVE);
     CHECK_EQ_INT(o.n_evals, 8192);
@@ -189,7 +189,7 @@ TEST(proposals_are_priced_first_counted_and_the_searches_start_from_the_best)
     ts__opt_outcome_free(&o, 11);
     /* deterministic with proposals for a seed and budget, and starting from the optimum the walk
        keeps it as its best */
-    ts_opt_cfg walk = {TS_SEARCH_MCMC, 60, 0, 42, 10, 1, 5, NULL, NULL, 0};
+    ts_opt_cfg walk = {.kind = TS_SEARCH_MCMC, .budget_evals = 60, .seed = 42, .beta = 10, .heat_k = 1, .heat_window = 5};
     ts_opt_outcome a, b;
     CHECK_EQ_INT(ts__opt_search(&sp, &walk, &a, NULL), TS_OK);
     CHECK_EQ_INT(ts__opt_search(&sp, &walk, &b, NULL), TS_OK);
@@ -206,14 +206,14 @@ TEST(exhaustive_search_of_a_huge_space_is_refused)
     uint8_t max[40], init[40] = {0};
     memset(max, 1, sizeof max);
     ts_opt_space sp = {.n_vars = 40, .max = max, .init = init, .eval = synth_eval};
-    ts_opt_cfg cfg = {TS_SEARCH_EXHAUSTIVE, 10, 0, 0, 10, 1, 5, NULL, NULL};
+    ts_opt_cfg cfg = {.kind = TS_SEARCH_EXHAUSTIVE, .budget_evals = 10, .seed = 0, .beta = 10, .heat_k = 1, .heat_window = 5};
     ts_opt_outcome o;
     ts_error err = {0};
     CHECK_EQ_INT(ts__opt_search(&sp, &cfg, &o, &err), TS_EINVAL);
     CHECK(strstr(err.msg, "exhaustive") != NULL);
     /* a space that fits 2^20 but not the evaluation budget: an exhaustive search it could not finish */
     ts_opt_space small = {.n_vars = 11, .max = synth_max, .init = synth_init, .eval = synth_eval};
-    ts_opt_cfg few = {TS_SEARCH_EXHAUSTIVE, 100, 0, 0, 10, 1, 5, NULL, NULL};
+    ts_opt_cfg few = {.kind = TS_SEARCH_EXHAUSTIVE, .budget_evals = 100, .seed = 0, .beta = 10, .heat_k = 1, .heat_window = 5};
     ts_error err2 = {0};
     CHECK_EQ_INT(ts__opt_search(&small, &few, &o, &err2), TS_EINVAL);
     CHECK(strstr(err2.msg, "--budget 8192") != NULL);

@@ -47,3 +47,15 @@ bool ts__pb_value_slow(ts_pb *c, ts_pb_field *f, const unsigned char *at)
     default: return ts__pb_fail(c, at, "protobuf wire type 3, 4, 6 or 7 (groups or not protobuf)");
     }
 }
+
+unsigned ts__pb_step(ts_pb_input *in, const unsigned char **pp, const unsigned char *end, const unsigned char **b,
+                     uint64_t *u)
+{
+    ts_pb c = {*pp, end, in};
+    ts_pb_field f;
+    if (!ts__pb_next(&c, &f)) { *pp = end; return 0; }
+    *pp = c.p;
+    if (f.wire == 2) *b = f.sub.p;
+    else *u = f.u;
+    return (f.num > 15 ? 0x80 : f.num << 3) | f.wire;
+}

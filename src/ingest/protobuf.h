@@ -113,6 +113,92 @@ static inline bool ts__pb_next(ts_pb *c, ts_pb_field *f)
     return ts__pb_value_slow(c, f, at);
 }
 static inline size_t ts__pb_len(const ts_pb *c) { return (size_t)(c->end - c->p); }
+
+/* ---- the same read for a decoder's hot loop, with nothing in memory ----
+ * ts__pb_key reads the field at *pp of a message ending at `end` and returns
+ * its key (num << 3 | wire; fields past 15 read as 0x80 | wire, which no
+ * one-byte key equals), moving *pp past it: a length-delimited value's bytes
+ * are [*b, *pp), a varint's or fixed-size value's in *u. It returns 0 at
+ * the message's end or on damaged bytes (in->err and its offset set, as
+ * ts__pb_next sets them). Why beside ts__pb_next: the key comes back in a
+ * register, where ts_pb_field's num and wire went through memory and were
+ * read back as one word (a failed store-to-load forwarding at each field,
+ * most of the XPlane reader's time in its loops). The usual encoding (a
+ * one-byte key, varints and lengths of at most 9 bytes inside the message)
+ * is read inline by ts__pb_quick; anything else goes to the cursor. */
+#define TS_PB_INLINE static inline __attribute__((always_inline))
+
+/* A varint inside [*pp, end), as ts__pb_varint_slow reads it (up to 10
+ * bytes); false (nothing moved) when it runs past end or is longer. */
+TS_PB_INLINE bool ts__pb_quick_varint(const unsigned char **pp, const unsigned char *end, uint64_t *out)
+{
+    const unsigned char *p = *pp;
+    if (__builtin_expect(p < end && *p < 0x80, 1)) { *out = *p; *pp = p + 1; return true; }
+    if (end - p >= 8) {   /* up to 8 bytes from one load */
+        uint64_t w;
+        __builtin_memcpy(&w, p, 8);
+        uint64_t stops = ~w & 0x8080808080808080ULL;
+        if (stops) {
+            unsigned n = (unsigned)__builtin_ctzll(stops) / 8 + 1;
+            if (n < 8) w &= (1ULL << (8 * n)) - 1;
+            w = (w & 0x007f007f007f007fULL) | (w & 0x7f007f007f007f00ULL) >> 1;
+            w = (w & 0x00003fff00003fffULL) | (w & 0x3fff00003fff0000ULL) >> 2;
+            *out = (w & 0x000000000fffffffULL) | (w & 0x0fffffff00000000ULL) >> 4;
+            *pp = p + n;
+            return true;
+        }
+    }
+    uint64_t v = 0;
+    for (unsigned shift = 0; shift < 70 && p < end; shift += 7) {
+        unsigned byte = *p++;
+        v |= (uint64_t)(byte & 0x7f) << (shift < 64 ? shift : 63);
+        if (byte < 0x80) { *out = v; *pp = p; return true; }
+    }
+    return false;
+}
+
+/* The usual encoding only: 0 (nothing moved) for anything else. */
+TS_PB_INLINE unsigned ts__pb_quick(const unsigned char **pp, const unsigned char *end, const unsigned char **b,
+                                   uint64_t *u)
+{
+    const unsigned char *p = *pp;
+    unsigned key = *p++;
+    uint64_t n;
+    if (key < 8 || key >= 0x80) return 0;
+    switch (key & 7) {
+    case 0:
+        if (!ts__pb_quick_varint(&p, end, u)) return 0;
+        break;
+    case 2:
+        if (!ts__pb_quick_varint(&p, end, &n) || n > (uint64_t)(end - p)) return 0;
+        *b = p;
+        p += n;
+        break;
+    case 1:
+    case 5:
+        n = (key & 7) == 1 ? 8 : 4;
+        if ((uint64_t)(end - p) < n) return 0;
+        *u = 0;
+        for (unsigned i = 0; i < n; i++) *u |= (uint64_t)p[i] << (8 * i);
+        p += n;
+        break;
+    default: return 0;
+    }
+    *pp = p;
+    return key;
+}
+
+/* ts__pb_key's way for what ts__pb_quick leaves: the cursor (protobuf.c). */
+unsigned ts__pb_step(ts_pb_input *in, const unsigned char **pp, const unsigned char *end, const unsigned char **b,
+                     uint64_t *u);
+
+TS_PB_INLINE unsigned ts__pb_key(ts_pb_input *in, const unsigned char **pp, const unsigned char *end,
+                                  const unsigned char **b, uint64_t *u)
+{
+    if (*pp >= end) return 0;
+    unsigned key = ts__pb_quick(pp, end, b, u);
+    return key ? key : ts__pb_step(in, pp, end, b, u);
+}
 static inline size_t ts__pb_offset(const ts_pb *c, const unsigned char *at) { return (size_t)(at - c->in->base); }
 static inline double ts__pb_double(uint64_t u) { double d; __builtin_memcpy(&d, &u, 8); return d; }
 

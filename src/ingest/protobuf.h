@@ -128,38 +128,30 @@ static inline size_t ts__pb_len(const ts_pb *c) { return (size_t)(c->end - c->p)
  * is read inline by ts__pb_quick; anything else goes to the cursor. */
 #define TS_PB_INLINE static inline __attribute__((always_inline))
 
+/* ts__pb_quick_varint past two bytes (protobuf.c). */
+bool ts__pb_quick_varint_long(const unsigned char **pp, const unsigned char *end, const unsigned char *lim,
+                              uint64_t *out);
+
 /* A varint inside [*pp, end), as ts__pb_varint_slow reads it (up to 10
- * bytes); false (nothing moved) when it runs past end or is longer. */
-TS_PB_INLINE bool ts__pb_quick_varint(const unsigned char **pp, const unsigned char *end, uint64_t *out)
+ * bytes); false (nothing moved) when it runs past end or is longer. One and
+ * two bytes (ids, lengths and sizes below 16384) inline; lim is the end of
+ * the whole input, which longer ones may load up to. */
+TS_PB_INLINE bool ts__pb_quick_varint(const unsigned char **pp, const unsigned char *end, const unsigned char *lim,
+                                      uint64_t *out)
 {
     const unsigned char *p = *pp;
     if (__builtin_expect(p < end && *p < 0x80, 1)) { *out = *p; *pp = p + 1; return true; }
-    if (end - p >= 8) {   /* up to 8 bytes from one load */
-        uint64_t w;
-        __builtin_memcpy(&w, p, 8);
-        uint64_t stops = ~w & 0x8080808080808080ULL;
-        if (stops) {
-            unsigned n = (unsigned)__builtin_ctzll(stops) / 8 + 1;
-            if (n < 8) w &= (1ULL << (8 * n)) - 1;
-            w = (w & 0x007f007f007f007fULL) | (w & 0x7f007f007f007f00ULL) >> 1;
-            w = (w & 0x00003fff00003fffULL) | (w & 0x3fff00003fff0000ULL) >> 2;
-            *out = (w & 0x000000000fffffffULL) | (w & 0x0fffffff00000000ULL) >> 4;
-            *pp = p + n;
-            return true;
-        }
+    if (end - p >= 2 && p[1] < 0x80) {
+        *out = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+        *pp = p + 2;
+        return true;
     }
-    uint64_t v = 0;
-    for (unsigned shift = 0; shift < 70 && p < end; shift += 7) {
-        unsigned byte = *p++;
-        v |= (uint64_t)(byte & 0x7f) << (shift < 64 ? shift : 63);
-        if (byte < 0x80) { *out = v; *pp = p; return true; }
-    }
-    return false;
+    return ts__pb_quick_varint_long(pp, end, lim, out);
 }
 
 /* The usual encoding only: 0 (nothing moved) for anything else. */
-TS_PB_INLINE unsigned ts__pb_quick(const unsigned char **pp, const unsigned char *end, const unsigned char **b,
-                                   uint64_t *u)
+TS_PB_INLINE unsigned ts__pb_quick(const unsigned char **pp, const unsigned char *end, const unsigned char *lim,
+                                   const unsigned char **b, uint64_t *u)
 {
     const unsigned char *p = *pp;
     unsigned key = *p++;
@@ -167,10 +159,10 @@ TS_PB_INLINE unsigned ts__pb_quick(const unsigned char **pp, const unsigned char
     if (key < 8 || key >= 0x80) return 0;
     switch (key & 7) {
     case 0:
-        if (!ts__pb_quick_varint(&p, end, u)) return 0;
+        if (!ts__pb_quick_varint(&p, end, lim, u)) return 0;
         break;
     case 2:
-        if (!ts__pb_quick_varint(&p, end, &n) || n > (uint64_t)(end - p)) return 0;
+        if (!ts__pb_quick_varint(&p, end, lim, &n) || n > (uint64_t)(end - p)) return 0;
         *b = p;
         p += n;
         break;
@@ -196,7 +188,7 @@ TS_PB_INLINE unsigned ts__pb_key(ts_pb_input *in, const unsigned char **pp, cons
                                   const unsigned char **b, uint64_t *u)
 {
     if (*pp >= end) return 0;
-    unsigned key = ts__pb_quick(pp, end, b, u);
+    unsigned key = ts__pb_quick(pp, end, in->lim, b, u);
     return key ? key : ts__pb_step(in, pp, end, b, u);
 }
 static inline size_t ts__pb_offset(const ts_pb *c, const unsigned char *at) { return (size_t)(at - c->in->base); }

@@ -139,7 +139,7 @@ static uint32_t lookup(const idtab *m, uint64_t id)
 }
 
 /* The arg of a stat: pushed, and a correlation id also into *corr. */
-static void push_stat(xp *x, uint32_t key, ts_arg_type ty, uint64_t val, int64_t *corr)
+static inline void push_stat(xp *x, uint32_t key, ts_arg_type ty, uint64_t val, int64_t *corr)
 {
     ts__rank_push_arg(x->r, key, ty, val);
     if (key == x->k_corr && (ty == TS_ARG_INT || ty == TS_ARG_UINT) && (int64_t)val >= 0) *corr = (int64_t)val;
@@ -174,19 +174,19 @@ static bool stat_quick(xp *x, const unsigned char *p, const unsigned char *end, 
     uint64_t id = 0, val = 0, n;
     if (p < end && *p == 0x08) {
         p++;
-        if (!ts__pb_quick_varint(&p, end, &id)) return false;
+        if (!ts__pb_quick_varint(&p, end, x->in.lim, &id)) return false;
     }
     if (p == end) return true;   /* no value (proto3 omits zeros): no arg */
     unsigned k = *p++;
     ts_arg_type ty = k == 0x18 ? TS_ARG_UINT : k == 0x20 ? TS_ARG_INT : k == 0x11 ? TS_ARG_DOUBLE : TS_ARG_STR;
     if (k == 0x18 || k == 0x20 || k == 0x38) {
-        if (!ts__pb_quick_varint(&p, end, &val) || p != end) return false;
+        if (!ts__pb_quick_varint(&p, end, x->in.lim, &val) || p != end) return false;
         if (k == 0x38) val = lookup(&x->stat_name, val);
     } else if (k == 0x11) {
         if (end - p != 8) return false;
         for (int i = 0; i < 8; i++) val |= (uint64_t)p[i] << (8 * i);
     } else if (k == 0x2a || k == 0x32) {
-        if (!ts__pb_quick_varint(&p, end, &n) || n != (uint64_t)(end - p)) return false;
+        if (!ts__pb_quick_varint(&p, end, x->in.lim, &n) || n != (uint64_t)(end - p)) return false;
         val = intern_bytes(x, p, end);
     } else {
         return false;
@@ -219,7 +219,7 @@ static void one_event(xp *x, const unsigned char *p, const unsigned char *end, u
             continue;
         }
         const unsigned char *q = p + 1;
-        if ((k == 0x08 || k == 0x10 || k == 0x18 || k == 0x28) && ts__pb_quick_varint(&q, end, &u)) {
+        if ((k == 0x08 || k == 0x10 || k == 0x18 || k == 0x28) && ts__pb_quick_varint(&q, end, x->in.lim, &u)) {
             v[k >> 3] = k == 0x28 ? v[5] | u : u;
             p = q;
             continue;

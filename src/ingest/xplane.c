@@ -22,7 +22,9 @@
  * planes are threads of pid = plane index + 1. Events' stats become args; a
  * "correlation_id" stat also fills the correlation column, which pairs TF's
  * host launches with their kernels. Times: line timestamp (ns) + offset (ps),
- * duration in ps, both to whole ns (floor).
+ * duration in ps, both to whole ns (floor). info's counts-only loads read
+ * every stat's bytes as a whole load does (the same errors) and keep none
+ * of them: no arg rows, their keys and values not interned.
  */
 #include "ingest/ingest.h"
 #include "ingest/icache.h"
@@ -83,6 +85,8 @@ typedef struct xp {
     uint32_t    k_corr;     /* interned "correlation_id" (stat names share the rank's pool) */
     ts_pb_input in;         /* the input; in.err: the first damaged bytes met */
     ts_icache  *icache;     /* names and string stat values */
+    bool        counts;     /* info's counts-only load: stats checked as a whole load reads them, nothing of
+                               them kept (no arg rows, their keys and values not interned) */
 } xp;
 
 /* The first wire error met anywhere (x->in.err); the load fails with it. */
@@ -114,11 +118,11 @@ static void metadata_entry(xp *x, const unsigned char *p, const unsigned char *e
         v = b;
         const unsigned char *ve = p, *c;
         XP_FIELDS(x, v, ve, g, c, u)
-            if (g == 0x12) name = intern_bytes(x, c, v);
+            if (g == 0x12 && (event || !x->counts)) name = intern_bytes(x, c, v);
             else if (g == 0x22 && event && v > c) display = intern_bytes(x, c, v);
     }
     if (key == UINT64_MAX) key = 0;
-    if (!idtab_put(into, key, display ? display : name)) x->r->oom = true;
+    if ((event || !x->counts) && !idtab_put(into, key, display ? display : name)) x->r->oom = true;
 }
 
 /* The plane's name (field 2, into name[cap]) and metadata maps (4, 5), read
@@ -152,6 +156,10 @@ static void stat_arg(xp *x, const unsigned char *p, const unsigned char *end, in
     uint64_t u = 0, val = 0;
     uint32_t key = 0;
     ts_arg_type ty = TS_ARG_NULL;
+    if (x->counts) {   /* the bytes checked, field by field, as below */
+        XP_FIELDS(x, p, end, k, b, u) (void)k;
+        return;
+    }
     XP_FIELDS(x, p, end, k, b, u) {
         switch (k >> 3) {
         case 1: if (k != 0x0a) key = lookup(&x->stat_name, u); break;
@@ -171,6 +179,7 @@ static void stat_arg(xp *x, const unsigned char *p, const unsigned char *end, in
  * nothing done, for any other shape; stat_arg reads those. */
 static bool stat_quick(xp *x, const unsigned char *p, const unsigned char *end, int64_t *corr)
 {
+    const unsigned char *str = NULL;
     uint64_t id = 0, val = 0, n;
     if (p < end && *p == 0x08) {
         p++;
@@ -181,16 +190,18 @@ static bool stat_quick(xp *x, const unsigned char *p, const unsigned char *end, 
     ts_arg_type ty = k == 0x18 ? TS_ARG_UINT : k == 0x20 ? TS_ARG_INT : k == 0x11 ? TS_ARG_DOUBLE : TS_ARG_STR;
     if (k == 0x18 || k == 0x20 || k == 0x38) {
         if (!ts__pb_quick_varint(&p, end, x->in.lim, &val) || p != end) return false;
-        if (k == 0x38) val = lookup(&x->stat_name, val);
     } else if (k == 0x11) {
         if (end - p != 8) return false;
         for (int i = 0; i < 8; i++) val |= (uint64_t)p[i] << (8 * i);
     } else if (k == 0x2a || k == 0x32) {
         if (!ts__pb_quick_varint(&p, end, x->in.lim, &n) || n != (uint64_t)(end - p)) return false;
-        val = intern_bytes(x, p, end);
+        str = p;
     } else {
         return false;
     }
+    if (x->counts) return true;   /* checked: info keeps no args */
+    if (str) val = intern_bytes(x, str, end);
+    else if (k == 0x38) val = lookup(&x->stat_name, val);
     uint32_t key = lookup(&x->stat_name, id);
     if (key) push_stat(x, key, ty, val, corr);
     return true;
@@ -330,7 +341,7 @@ static void reserve_model(xp *x, const void *data, size_t n)
                 if (h == 0x22) { events++; bytes += (uint64_t)(ln - b); }
         }
     }
-    uint64_t args = bytes / 16 < MAX_STATS * events ? bytes / 16 : MAX_STATS * events;
+    uint64_t args = x->counts ? 0 : bytes / 16 < MAX_STATS * events ? bytes / 16 : MAX_STATS * events;
     if (events && events < UINT32_MAX / 2 && args < UINT32_MAX / 2)
         ts__rank_reserve(x->r, (uint32_t)events, (uint32_t)args + 8, 0);
 }
@@ -340,10 +351,11 @@ static void meta_str(ts_rank *r, const char *key, const char *val)
     ts__rank_add_arg(r, ts__rank_intern(r, key, strlen(key)), TS_ARG_STR, ts__rank_intern(r, val, strlen(val)));
 }
 
-int ts__xplane_ingest_buffer(const char *name, const void *data, size_t n, ts_rank **out, ts_error *err)
+int ts__xplane_ingest_buffer(const char *name, const void *data, size_t n, bool counts_only, ts_rank **out,
+                             ts_error *err)
 {
     *out = NULL;
-    xp x = {.path = name, .err = err};
+    xp x = {.path = name, .err = err, .counts = counts_only};
     idtab_init(&x.ev_name);
     idtab_init(&x.stat_name);
     x.r = ts__rank_create(name);
@@ -378,17 +390,17 @@ int ts__xplane_ingest_buffer(const char *name, const void *data, size_t n, ts_ra
     return TS_OK;
 }
 
-typedef struct xp_call { const char *path; ts_rank **out; ts_error *err; } xp_call;
+typedef struct xp_call { const char *path; bool counts_only; ts_rank **out; ts_error *err; } xp_call;
 
 static int xp_bytes(void *ud, const char *data, size_t n)
 {
     xp_call *c = ud;
-    return ts__xplane_ingest_buffer(c->path, data, n, c->out, c->err);
+    return ts__xplane_ingest_buffer(c->path, data, n, c->counts_only, c->out, c->err);
 }
 
-int ts__xplane_ingest(const char *path, int32_t order, ts_rank **out, ts_error *err)
+int ts__xplane_ingest(const char *path, int32_t order, bool counts_only, ts_rank **out, ts_error *err)
 {
-    xp_call c = {path, out, err};
+    xp_call c = {path, counts_only, out, err};
     int rc = ts__with_file_bytes(path, (size_t)16 << 30, xp_bytes, &c, err);
     if (!rc) {
         int32_t from_name = ts__rank_from_filename(path);

@@ -121,11 +121,11 @@ static inline size_t ts__pb_len(const ts_pb *c) { return (size_t)(c->end - c->p)
  * are [*b, *pp), a varint's or fixed-size value's in *u. It returns 0 at
  * the message's end or on damaged bytes (in->err and its offset set, as
  * ts__pb_next sets them). Why beside ts__pb_next: the key comes back in a
- * register, where ts_pb_field's num and wire went through memory and were
- * read back as one word (a failed store-to-load forwarding at each field,
- * most of the XPlane reader's time in its loops). The usual encoding (a
- * one-byte key, varints and lengths of at most 9 bytes inside the message)
- * is read inline by ts__pb_quick; anything else goes to the cursor. */
+ * register and the loop's two pointers stay in registers, where
+ * ts_pb_field's num and wire go through memory and are read back as one
+ * word (no faster by itself on the XPlane sample; what its loops build on).
+ * The usual encoding (a one-byte key, varints of at most 10 bytes, lengths
+ * inside the message) is read inline; anything else goes to the cursor. */
 #define TS_PB_INLINE static inline __attribute__((always_inline))
 
 /* ts__pb_quick_varint past two bytes (protobuf.c). */

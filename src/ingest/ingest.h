@@ -126,10 +126,14 @@ bool ts__chakra_is_name(const char *path);
 TS_NODISCARD int ts__chakra_ingest(const char *path, int32_t order, bool summary, ts_rank **out, ts_error *err);
 TS_NODISCARD int ts__chakra_ingest_buffer(const char *name, const void *data, size_t n, ts_rank **out, ts_error *err);
 /* TensorFlow 2 profiler XPlane captures (xplane.c): `*.xplane.pb` by name
- * (protobuf has no magic bytes), plain or compressed; one file, one rank. */
+ * (protobuf has no magic bytes), plain or compressed; one file, one rank.
+ * counts_only (info's loads, as ts__ingest_json_path's): events' stats are
+ * checked as in a whole load but become no arg rows (nor correlation ids);
+ * rows, warnings, flows, iterations and errors are a whole load's. */
 bool ts__xplane_is_name(const char *path);
-TS_NODISCARD int ts__xplane_ingest(const char *path, int32_t order, ts_rank **out, ts_error *err);
-TS_NODISCARD int ts__xplane_ingest_buffer(const char *name, const void *data, size_t n, ts_rank **out, ts_error *err);
+TS_NODISCARD int ts__xplane_ingest(const char *path, int32_t order, bool counts_only, ts_rank **out, ts_error *err);
+TS_NODISCARD int ts__xplane_ingest_buffer(const char *name, const void *data, size_t n, bool counts_only,
+                                          ts_rank **out, ts_error *err);
 
 /* PyTorch host execution traces (pytorch_et.c): JSON whose first key is
  * "schema". They carry no times, so they are not ranks: each is joined onto

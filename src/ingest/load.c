@@ -74,7 +74,7 @@ static int ingest_file(const char *path, int32_t order, const ts_load_opts *opts
     int rc = ts__sniff_file(path, head, sizeof head, &n, err);
     if (rc) { *out = NULL; return rc; }
     if (ts__nsys_is_sqlite(head, n)) return ts__nsys_ingest(path, order, opts, out, err);
-    if (ts__xplane_is_name(path)) return ts__xplane_ingest(path, order, out, err);
+    if (ts__xplane_is_name(path)) return ts__xplane_ingest(path, order, counts, out, err);
     if (ts__chakra_is_name(path)) return ts__chakra_ingest(path, order, summary, out, err);
     return ts__ingest_json_path(path, order, opts, spare_core, counts, out, err);
 }

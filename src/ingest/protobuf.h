@@ -113,6 +113,84 @@ static inline bool ts__pb_next(ts_pb *c, ts_pb_field *f)
     return ts__pb_value_slow(c, f, at);
 }
 static inline size_t ts__pb_len(const ts_pb *c) { return (size_t)(c->end - c->p); }
+
+/* ---- the same read for a decoder's hot loop, with nothing in memory ----
+ * ts__pb_key reads the field at *pp of a message ending at `end` and returns
+ * its key (num << 3 | wire; fields past 15 read as 0x80 | wire, which no
+ * one-byte key equals), moving *pp past it: a length-delimited value's bytes
+ * are [*b, *pp), a varint's or fixed-size value's in *u. It returns 0 at
+ * the message's end or on damaged bytes (in->err and its offset set, as
+ * ts__pb_next sets them). Why beside ts__pb_next: the key comes back in a
+ * register and the loop's two pointers stay in registers, where
+ * ts_pb_field's num and wire go through memory and are read back as one
+ * word (no faster by itself on the XPlane sample; what its loops build on).
+ * The usual encoding (a one-byte key, varints of at most 10 bytes, lengths
+ * inside the message) is read inline; anything else goes to the cursor. */
+#define TS_PB_INLINE static inline __attribute__((always_inline))
+
+/* ts__pb_quick_varint past two bytes (protobuf.c). */
+bool ts__pb_quick_varint_long(const unsigned char **pp, const unsigned char *end, const unsigned char *lim,
+                              uint64_t *out);
+
+/* A varint inside [*pp, end), as ts__pb_varint_slow reads it (up to 10
+ * bytes); false (nothing moved) when it runs past end or is longer. One and
+ * two bytes (ids, lengths and sizes below 16384) inline; lim is the end of
+ * the whole input, which longer ones may load up to. */
+TS_PB_INLINE bool ts__pb_quick_varint(const unsigned char **pp, const unsigned char *end, const unsigned char *lim,
+                                      uint64_t *out)
+{
+    const unsigned char *p = *pp;
+    if (__builtin_expect(p < end && *p < 0x80, 1)) { *out = *p; *pp = p + 1; return true; }
+    if (end - p >= 2 && p[1] < 0x80) {
+        *out = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+        *pp = p + 2;
+        return true;
+    }
+    return ts__pb_quick_varint_long(pp, end, lim, out);
+}
+
+/* The usual encoding only: 0 (nothing moved) for anything else. */
+TS_PB_INLINE unsigned ts__pb_quick(const unsigned char **pp, const unsigned char *end, const unsigned char *lim,
+                                   const unsigned char **b, uint64_t *u)
+{
+    const unsigned char *p = *pp;
+    unsigned key = *p++;
+    uint64_t n;
+    if (key < 8 || key >= 0x80) return 0;
+    switch (key & 7) {
+    case 0:
+        if (!ts__pb_quick_varint(&p, end, lim, u)) return 0;
+        break;
+    case 2:
+        if (!ts__pb_quick_varint(&p, end, lim, &n) || n > (uint64_t)(end - p)) return 0;
+        *b = p;
+        p += n;
+        break;
+    case 1:
+    case 5:
+        n = (key & 7) == 1 ? 8 : 4;
+        if ((uint64_t)(end - p) < n) return 0;
+        *u = 0;
+        for (unsigned i = 0; i < n; i++) *u |= (uint64_t)p[i] << (8 * i);
+        p += n;
+        break;
+    default: return 0;
+    }
+    *pp = p;
+    return key;
+}
+
+/* ts__pb_key's way for what ts__pb_quick leaves: the cursor (protobuf.c). */
+unsigned ts__pb_step(ts_pb_input *in, const unsigned char **pp, const unsigned char *end, const unsigned char **b,
+                     uint64_t *u);
+
+TS_PB_INLINE unsigned ts__pb_key(ts_pb_input *in, const unsigned char **pp, const unsigned char *end,
+                                  const unsigned char **b, uint64_t *u)
+{
+    if (*pp >= end) return 0;
+    unsigned key = ts__pb_quick(pp, end, in->lim, b, u);
+    return key ? key : ts__pb_step(in, pp, end, b, u);
+}
 static inline size_t ts__pb_offset(const ts_pb *c, const unsigned char *at) { return (size_t)(at - c->in->base); }
 static inline double ts__pb_double(uint64_t u) { double d; __builtin_memcpy(&d, &u, 8); return d; }
 

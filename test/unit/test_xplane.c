@@ -66,13 +66,25 @@ static size_t hand_made(unsigned char *out)
     return space.n;
 }
 
-TEST(xplane_reads_a_hand_made_space)
+/* The hand-made space read whole or counts-only; NULL (and the test
+ * failed) when it is refused. */
+static ts_rank *load_hand_made(bool counts_only)
 {
     unsigned char b[4096];
     size_t n = hand_made(b);
-    ts_rank *r;
+    ts_rank *r = NULL;
     ts_error err = {0};
-    if (ts__xplane_ingest_buffer("h.xplane.pb", b, n, &r, &err)) TS_FAIL_("%s", err.msg);
+    if (ts__xplane_ingest_buffer("h.xplane.pb", b, n, counts_only, &r, &err)) {
+        fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, err.msg);
+        ts_test_failures++;
+    }
+    return r;
+}
+
+TEST(xplane_reads_a_hand_made_space)
+{
+    ts_rank *r = load_hand_made(false);
+    if (!r) return;
     CHECK_EQ_INT(r->slices.n, 2);
     bool gemm = false, matmul = false;
     for (uint32_t s = 0; s < r->slices.n; s++) {
@@ -107,14 +119,14 @@ TEST(xplane_refuses_damaged_bytes_with_their_offset)
     size_t n = hand_made(b);
     ts_rank *r;
     ts_error err = {0};
-    CHECK(ts__xplane_ingest_buffer("cut.xplane.pb", b, n - 3, &r, &err) != TS_OK);
+    CHECK(ts__xplane_ingest_buffer("cut.xplane.pb", b, n - 3, false, &r, &err) != TS_OK);
     CHECK(r == NULL);
     CHECK(strstr(err.msg, "cut.xplane.pb: byte ") == err.msg && strstr(err.msg, "past the end"));
     err = (ts_error){0};
-    CHECK(ts__xplane_ingest_buffer("x.xplane.pb", "\x0b\x00", 2, &r, &err) != TS_OK);
+    CHECK(ts__xplane_ingest_buffer("x.xplane.pb", "\x0b\x00", 2, false, &r, &err) != TS_OK);
     CHECK_EQ_STR(err.msg, "x.xplane.pb: byte 0: protobuf wire type 3, 4, 6 or 7 (groups or not protobuf)");
     err = (ts_error){0};
-    CHECK(ts__xplane_ingest_buffer("e.xplane.pb", "\x10\x01", 2, &r, &err) != TS_OK);
+    CHECK(ts__xplane_ingest_buffer("e.xplane.pb", "\x10\x01", 2, false, &r, &err) != TS_OK);
     CHECK_EQ_STR(err.msg, "e.xplane.pb: byte 0: not a TensorFlow XSpace (no XPlane in field 1)");
     /* an 11-byte varint */
     ts_pb_input in;
@@ -122,6 +134,35 @@ TEST(xplane_refuses_damaged_bytes_with_their_offset)
     ts_pb_field f;
     CHECK(!ts__pb_next(&c, &f));
     CHECK_EQ_STR(in.err, "protobuf varint longer than 10 bytes");
+}
+
+/* info's counts-only load: the hand-made space's rows and warning as a
+ * whole load has them, its stat (correlation_id 5) as no arg; a stat whose
+ * metadata id is cut short inside it refused by both loads alike. */
+TEST(xplane_counts_only_load_checks_stats_but_keeps_none)
+{
+    ts_rank *r = load_hand_made(true);
+    if (!r) return;
+    CHECK_EQ_INT(r->slices.n, 2);
+    CHECK_EQ_INT(r->n_tracks, 2);
+    CHECK_EQ_INT(r->warn_count[TS_WARN_OTHER], 1);
+    for (uint32_t s = 0; s < r->slices.n; s++) CHECK_EQ_INT(r->slices.n_args[s], 0);
+    CHECK_EQ_INT(r->args.n, r->n_meta_args);
+    ts__rank_destroy(r);
+    /* event {metadata 1, stats {08 ff}}: the stat's varint (byte 24) runs to its end (25, by hand) */
+    wb ev = {0}, line = {0}, plane = {0}, space = {0};
+    put_int(&ev, 1, 1);
+    put_bytes(&ev, 4, "\x08\xff", 2);
+    put_int(&line, 1, 7);
+    put_msg(&line, 4, &ev);
+    put_str(&plane, 2, "/host:CPU");
+    put_msg(&plane, 3, &line);
+    put_msg(&space, 1, &plane);
+    ts_error whole = {0}, counts = {0};
+    CHECK(ts__xplane_ingest_buffer("s.xplane.pb", space.b, space.n, false, &r, &whole) != TS_OK);
+    CHECK(ts__xplane_ingest_buffer("s.xplane.pb", space.b, space.n, true, &r, &counts) != TS_OK);
+    CHECK_EQ_STR(whole.msg, "s.xplane.pb: byte 25: protobuf varint cut short");
+    CHECK_EQ_STR(counts.msg, whole.msg);
 }
 
 TEST(xplane_reads_the_real_bert_capture)

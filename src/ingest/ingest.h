@@ -49,6 +49,12 @@ TS_NODISCARD int ts__src_open(ts_src *s, const char *path, ts_error *err);
  * caller's thread (when every core already parses a file of its own, a
  * decoding thread only adds hand-over cost). */
 TS_NODISCARD int ts__src_open_file(ts_src *s, const char *path, bool spare_core, ts_error *err);
+/* As ts__src_open_file(s, path, false, err), but a compressed regular file
+ * is mapped and decoded from the mapping: no read(2) copy, no input window
+ * to fault in, and each decoder call sees all the input (ISA-L then stops
+ * only when the output is full). For readers that drain the file in one go
+ * (pickle); the mapping is page cache, as large as the compressed file. */
+TS_NODISCARD int ts__src_open_inplace(ts_src *s, const char *path, ts_error *err);
 /* A source over bytes in memory (tests, fuzzing); compressed bytes are
  * recognized as in files. */
 TS_NODISCARD int ts__src_open_mem(ts_src *s, const char *name, const void *data, size_t n, ts_error *err);

@@ -11,7 +11,7 @@
  * opcodes are (an allocator snapshot: 60% memo fetches) are a load and a
  * store. The 10x Transformer snapshot of bench/readers.py (1.07 M opcodes,
  * 4.1 MB) takes 36 M instructions here, dict fills included, and 21 M more
- * to inflate. Memory: the tree (about 1.5x the pickle), a 256 KiB window in it.
+ * to inflate. Memory: the tree (about 1.5x the pickle), a 128 KiB window in it.
  */
 #include "ingest/pickle.h"
 
@@ -23,7 +23,7 @@
 
 enum {
     PK_MAX_STACK = 1 << 26, PK_MAX_MEMO = 1 << 26,
-    PK_WINDOW = 256 << 10,   /* a file's uncompressed bytes are read through a window this large */
+    PK_WINDOW = 128 << 10,   /* a file's uncompressed bytes are read through a window this large */
     PK_AHEAD = 16,           /* bytes the loop keeps in the window ahead of an opcode (the longest fixed one: 9) */
     PK_SHAPES = 4,           /* keys arrays remembered for sharing (records nest: a trace entry holds frames) */
 };
@@ -34,6 +34,13 @@ enum {
  * than building it (2,000 faults for a 7 MB tree). Only the 2 MiB pages
  * touched are ever backed, so a small pickle costs one. */
 enum { PK_HUGE = 2 << 20, PK_BLOCK_MIN = 4 << 20, PK_BLOCK_MAX = 64 << 20 };
+/* Arrays outgrown (a long list's items, the memo: 0.9 MB of the 10x
+ * snapshot's tree) are reused: the allocations after one go into it (its
+ * pages are in already), the room they leave kept as one of PK_SPARES
+ * spares, which alloc_slow takes before a new block. With 24-byte objects
+ * (pickle.h) the 10x snapshot's tree fits three huge pages instead of four
+ * (7.7 -> 6.1 MB). */
+enum { PK_SPARES = 4, PK_SPARE_MIN = 4 << 10 };
 struct ts_pickle_block {
     ts_pickle_block *prev;
     size_t bytes;            /* the whole allocation, this header included */
@@ -61,6 +68,7 @@ typedef struct pk {
     ts_error *err;
     unsigned char *cur, *end;     /* the free part of the newest block */
     size_t next_block;            /* bytes of the next block */
+    struct { unsigned char *cur, *end; } spare[PK_SPARES];   /* free room in the blocks, besides cur..end */
     const ts_pv *shape[PK_SHAPES];   /* keys of the last dicts filled with keys of their own, */
     uint32_t shape_n[PK_SHAPES];     /* shared by later dicts of the same keys; pairs (0 = none) */
     ts_pv shape_key0[PK_SHAPES];     /* shape[i][0], 0 = none: record() picks a shape without a pointer chase */
@@ -120,8 +128,51 @@ static int ensure(pk *k, size_t bytes)
     return TS_OK;
 }
 
+/* bytes at p kept as spare room (the smallest spare makes way for it). */
+static void keep_spare(pk *k, unsigned char *p, size_t bytes)
+{
+    int j = 0;
+    for (int i = 1; i < PK_SPARES; i++)
+        if (k->spare[i].end - k->spare[i].cur < k->spare[j].end - k->spare[j].cur) j = i;
+    if ((size_t)(k->spare[j].end - k->spare[j].cur) >= bytes) return;
+    k->spare[j].cur = p;
+    k->spare[j].end = p + bytes;
+}
+
+/* bytes at p, an array no longer referenced, are where the next
+ * allocations go (their pages are in already), the current room kept. */
+static void give_back(pk *k, void *p, size_t bytes)
+{
+    if (bytes < PK_SPARE_MIN) return;
+    keep_spare(k, k->cur, (size_t)(k->end - k->cur));
+    k->cur = p;
+    k->end = (unsigned char *)p + bytes;
+}
+
+/* The first spare that holds n bytes becomes the current room (the current
+ * room's rest a spare); false = none does. */
+static bool take_spare(pk *k, size_t n)
+{
+    for (int i = 0; i < PK_SPARES; i++) {
+        if ((size_t)(k->spare[i].end - k->spare[i].cur) < n) continue;
+        unsigned char *cur = k->cur, *end = k->end;
+        k->cur = k->spare[i].cur;
+        k->end = k->spare[i].end;
+        k->spare[i].cur = cur;
+        k->spare[i].end = end;
+        return true;
+    }
+    return false;
+}
+
 static void *alloc_slow(pk *k, size_t n)
 {
+    if (take_spare(k, n)) {
+        void *r = k->cur;
+        k->cur += n;
+        return r;
+    }
+    keep_spare(k, k->cur, (size_t)(k->end - k->cur));   /* the block's rest */
     size_t data = k->next_block > n ? k->next_block : (n + PK_HUGE - 1) & ~(size_t)(PK_HUGE - 1);
     size_t bytes = data + sizeof(ts_pickle_block) + PK_HUGE;   /* room to align data to 2 MiB */
     unsigned char *raw = ts__malloc(bytes);
@@ -217,18 +268,20 @@ static int reserve(pk *k, ts_pv_obj *c, uint32_t more)
 {
     uint64_t need = (uint64_t)c->n + more;
     if (need > UINT32_MAX) return fail(k, "container too large");
-    if (need <= c->cap) return TS_OK;
-    uint64_t cap = (uint64_t)c->cap * 2;
+    bool dict = c->kind == TS_PV_DICT;
+    uint64_t had = !dict ? c->cap : c->own_keys ? (uint64_t)(c->keys - c->u.v) : c->n;
+    if (need <= had) return TS_OK;
+    uint64_t cap = had * 2;
     if (cap < need) cap = need;
     if (cap > UINT32_MAX) cap = need;
-    bool dict = c->kind == TS_PV_DICT;
     ts_pv *v = pk_alloc(k, (size_t)cap * sizeof *v * (dict ? 2 : 1));
     if (!v) return oom(k);
     if (c->n) memcpy(v, c->u.v, c->n * sizeof *v);
     if (dict && c->n) memcpy(v + cap, c->keys, c->n * sizeof *v);
+    if (!dict && c->cap) give_back(k, c->u.v, c->cap * sizeof *v);   /* a dict's keys may be shared */
     c->u.v = v;
     if (dict) { c->keys = v + cap; c->own_keys = 1; }
-    c->cap = (uint32_t)cap;
+    else c->cap = cap;
     return TS_OK;
 }
 
@@ -248,7 +301,7 @@ static bool fill_shaped(pk *k, ts_pv_obj *c, const ts_pv *restrict s, uint32_t p
         uint32_t i = 0;
         for (; i < pairs && s[2 * i] == keys[i]; i++) v[i] = s[2 * i + 1];
         if (i < pairs) continue;
-        *c = (ts_pv_obj){.kind = TS_PV_DICT, .n = pairs, .cap = pairs, .u.v = v, .keys = keys};
+        *c = (ts_pv_obj){.kind = TS_PV_DICT, .n = pairs, .u.v = v, .keys = keys};
         return true;
     }
     if (v) k->cur = (unsigned char *)v;   /* the last allocation: given back */
@@ -368,6 +421,7 @@ static int grow_memo(pk *k, uint64_t idx)
     ts_pv *m = pk_alloc(k, (size_t)cap * sizeof *m);
     if (!m) return oom(k);
     if (k->cap_memo) memcpy(m, k->memo, (size_t)k->cap_memo * sizeof *m);
+    if (k->cap_memo) give_back(k, k->memo, (size_t)k->cap_memo * sizeof *m);
     memset(m + k->cap_memo, 0, (size_t)(cap - k->cap_memo) * sizeof *m);   /* 0 = never stored */
     k->memo = m;
     k->cap_memo = (uint32_t)cap;
@@ -758,7 +812,7 @@ static const unsigned char *record(pk *k, ts_pv_obj *c, const unsigned char *p, 
         if (k->memo[r.base + i]) goto give_up;   /* a BINPUT got there first: the general path */
     for (uint32_t i = 0; i < r.n_fresh; i++) k->memo[r.base + i] = r.fresh[i];   /* one or two: no memcpy call */
     k->n_memo_set += r.n_fresh;
-    *c = (ts_pv_obj){.kind = TS_PV_DICT, .n = pairs, .cap = pairs, .u.v = v, .keys = keys};
+    *c = (ts_pv_obj){.kind = TS_PV_DICT, .n = pairs, .u.v = v, .keys = keys};
     return p;
 give_up:
     k->cur = mark;
@@ -958,8 +1012,10 @@ int ts__pickle_load_src(ts_pickle *p, ts_src *src, size_t window, uint64_t limit
     } else {
         /* The window is the tree's first allocation: in the huge page the
          * tree faults in anyway, where a window of its own was 64 fresh 4 KiB
-         * pages (256 KiB; a smaller one costs more in ISA-L, which copies
-         * 32 KiB of history at the end of every isal_inflate call). */
+         * pages. 128 KiB: a file's compressed bytes are mapped whole
+         * (ts__src_open_inplace), so each isal_inflate call fills the
+         * window; a smaller one costs more, as ISA-L copies 32 KiB of
+         * history at the end of every call. */
         k.win_cap = window > PK_AHEAD ? window : PK_AHEAD;
         k.win_in_tree = true;
         if (!(k.win = pk_alloc(&k, k.win_cap))) rc = oom(&k);
@@ -977,7 +1033,7 @@ int ts__pickle_load_file(ts_pickle *p, const char *path, uint64_t limit, ts__pic
 {
     ts_src src;
     memset(p, 0, sizeof *p);
-    int rc = ts__src_open_file(&src, path, false, err);
+    int rc = ts__src_open_inplace(&src, path, err);
     if (rc) return rc;
     rc = ts__pickle_load_src(p, &src, PK_WINDOW, limit, head, ud, err);
     ts__src_close(&src);

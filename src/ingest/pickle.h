@@ -44,14 +44,17 @@ typedef struct ts_pv_obj {
     uint8_t      kind;       /* ts_pv_kind: INT (wide), FLOAT, STR, BYTES, LIST, TUPLE, DICT */
     uint8_t      own_keys;   /* DICT: keys is this dict's own (may grow); else shared, read-only */
     uint32_t     n;          /* STR/BYTES: bytes; LIST/TUPLE: items; DICT: key/value pairs */
-    uint32_t     cap;        /* containers: slots allocated in v (DICT: in v and in an owned keys) */
     union {
         int64_t  i;          /* INT beyond 62 bits */
         double   d;          /* FLOAT */
         const char *s;       /* STR (UTF-8, NUL-terminated) / BYTES */
         ts_pv   *v;          /* LIST/TUPLE: items; DICT: values */
     } u;
-    const ts_pv *keys;       /* DICT: keys[i] goes with u.v[i]; NULL when empty */
+    union {                  /* 24 bytes an object (a snapshot's tree holds 60,000 and more) */
+        const ts_pv *keys;   /* DICT: keys[i] goes with u.v[i]; NULL when empty. Its slots: n when
+                              * shared, keys - u.v when its own (allocated together, keys after v) */
+        uint64_t cap;        /* LIST/TUPLE: slots allocated in v */
+    };
 } ts_pv_obj;
 
 typedef struct ts_pickle_block ts_pickle_block;

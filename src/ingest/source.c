@@ -115,7 +115,7 @@ static int fill_in(ts_src *s, ts_error *err)
  * compressed; the caller then reads it the ordinary way.
  * Caveat of every mapped reader: a file truncated by another process while
  * it is being parsed raises SIGBUS. */
-static bool try_map(ts_src *s)
+static bool try_map(ts_src *s, bool compressed)
 {
     struct stat st;
     if (fstat(s->fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) return false;
@@ -125,12 +125,20 @@ static bool try_map(ts_src *s)
     char *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED) return false;
     if (mmap(m, n, PROT_READ, MAP_PRIVATE | MAP_FIXED, s->fd, 0) == MAP_FAILED) { munmap(m, len); return false; }
-    if (sniff((const unsigned char *)m, n) != TS_SRC_PLAIN) { munmap(m, len); return false; }
+    ts_src_kind kind = sniff((const unsigned char *)m, n);
+    if (kind != TS_SRC_PLAIN && !compressed) { munmap(m, len); return false; }
     (void)madvise(m, n, MADV_SEQUENTIAL);   /* read once, front to back: aggressive readahead */
     s->map = m;
     s->map_n = n;
     s->map_len = len;
     s->kind = TS_SRC_MAP;
+    if (kind != TS_SRC_PLAIN) {   /* the whole mapping is the compressed input (borrowed, as ts__src_open_mem's) */
+        s->kind = kind;
+        s->in = (unsigned char *)m;
+        s->in_n = s->in_total = n;
+        s->in_eof = true;
+        s->mem = m;
+    }
     return true;
 }
 
@@ -172,7 +180,7 @@ int ts__src_open_file(ts_src *s, const char *path, bool spare_core, ts_error *er
     s->kind = TS_SRC_PLAIN;   /* until the magic bytes say otherwise */
     s->fd = open(path, O_RDONLY | O_CLOEXEC);
     if (s->fd < 0) return ts__error(err, TS_ENOENT, "%s: byte 0: cannot open: %s", path, strerror(errno));
-    if (try_map(s)) return TS_OK;
+    if (try_map(s, false)) return TS_OK;
     /* Traces are read once, front to back: ask for aggressive readahead. */
     (void)posix_fadvise(s->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     s->in_cap = IN_WINDOW;
@@ -185,6 +193,21 @@ int ts__src_open_file(ts_src *s, const char *path, bool spare_core, ts_error *er
     }
     if (rc != TS_OK) ts__src_close(s);
     else if (spare_core && (s->kind == TS_SRC_GZIP || s->kind == TS_SRC_ZSTD)) pipe_start(s);
+    return rc;
+}
+
+int ts__src_open_inplace(ts_src *s, const char *path, ts_error *err)
+{
+    memset(s, 0, sizeof *s);
+    s->name = path;
+    s->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (s->fd < 0) return ts__error(err, TS_ENOENT, "%s: byte 0: cannot open: %s", path, strerror(errno));
+    if (!try_map(s, true)) {
+        close(s->fd);
+        return ts__src_open_file(s, path, false, err);
+    }
+    int rc = s->kind == TS_SRC_MAP ? TS_OK : start_decoder(s, err);
+    if (rc != TS_OK) ts__src_close(s);
     return rc;
 }
 

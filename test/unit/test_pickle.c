@@ -10,6 +10,9 @@
 
 #include "test.h"
 
+#include <libdeflate.h>
+#include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "ingest/ingest.h"
@@ -220,6 +223,77 @@ TEST(pickle_read_through_a_window_matches_the_whole)
     CHECK(ts__pickle_load_src(&p, &src, 37, (uint64_t)1 << 30, NULL, NULL, &err) != TS_OK);
     ts__src_close(&src);
     CHECK_EQ_STR(err.msg, "cut.pickle: byte 200004: pickle cut short");
+    free(b);
+}
+
+/* A list of 60,000 items in APPENDS of 1,000 (its array outgrown again and
+ * again: the old arrays take the later allocations), even items the
+ * strings "0", "2", ... (each a new allocation), odd items j % 256. */
+static unsigned char *growing_pickle(size_t *n)
+{
+    unsigned char *b = malloc(60 * (2 + 1000 * 8) + 8), *q = b;
+    *q++ = 0x80; *q++ = 4; *q++ = ']';
+    for (int j = 0; j < 60000; j++) {
+        if (j % 1000 == 0) *q++ = '(';
+        if (j % 2) { *q++ = 'K'; *q++ = (unsigned char)(j % 256); }
+        else { *q++ = 0x8c; *q = (unsigned char)sprintf((char *)q + 1, "%d", j); q += 1 + *q; }
+        if (j % 1000 == 999) *q++ = 'e';
+    }
+    *q++ = '.';
+    *n = (size_t)(q - b);
+    return b;
+}
+
+static void check_growing(const ts_pickle *p)
+{
+    CHECK_EQ_INT(ts__pv_len(p->root), 60000);
+    int bad = 0;
+    for (int j = 0; j < 60000; j++) {
+        char want[16];
+        snprintf(want, sizeof want, "%d", j);
+        ts_pv v = ts__pv_at(p->root, (uint32_t)j);
+        const char *s = ts__pv_str(v);
+        if (j % 2 ? ts__pv_int(v, -1) != j % 256 : !s || strcmp(s, want)) bad++;
+    }
+    CHECK_EQ_INT(bad, 0);
+}
+
+/* A gzip file is decoded from its mapping (ts__src_open_inplace): the same
+ * tree as the bytes in memory read through a small window, and a file cut
+ * short names the compressed byte where it ends. */
+TEST(pickle_gzip_file_read_in_place_matches_the_window)
+{
+    size_t n;
+    unsigned char *b = growing_pickle(&n);
+    ts_src src;
+    ts_pickle p;
+    ts_error err = {0};
+    if (ts__src_open_mem(&src, "g.pickle", b, n, &err)) TS_FAIL_("%s", err.msg);
+    if (ts__pickle_load_src(&p, &src, 37, (uint64_t)1 << 30, NULL, NULL, &err)) TS_FAIL_("%s", err.msg);
+    ts__src_close(&src);
+    check_growing(&p);
+    ts__pickle_free(&p);
+    struct libdeflate_compressor *c = libdeflate_alloc_compressor(6);
+    size_t zcap = libdeflate_gzip_compress_bound(c, n);
+    unsigned char *z = malloc(zcap);
+    size_t zn = libdeflate_gzip_compress(c, b, n, z, zcap);
+    libdeflate_free_compressor(c);
+    CHECK(zn > 1000);
+    char path[] = "/tmp/ts_test_pickle_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    CHECK(write(fd, z, zn) == (ssize_t)zn);
+    if (ts__pickle_load_file(&p, path, (uint64_t)1 << 30, NULL, NULL, &err)) TS_FAIL_("%s", err.msg);
+    check_growing(&p);
+    ts__pickle_free(&p);
+    CHECK(ftruncate(fd, (off_t)(zn / 2)) == 0);
+    CHECK(ts__pickle_load_file(&p, path, (uint64_t)1 << 30, NULL, NULL, &err) != TS_OK);
+    char want[128];
+    snprintf(want, sizeof want, "%s: byte %zu: gzip stream cut short", path, zn / 2);
+    CHECK_EQ_STR(err.msg, want);
+    close(fd);
+    unlink(path);
+    free(z);
     free(b);
 }
 

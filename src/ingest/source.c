@@ -548,8 +548,8 @@ int ts__src_slurp(ts_src *s, const char **data, size_t *n, char **owned, size_t 
 
 /* ---- a whole gzip file in one call ----
  * ts__with_file_bytes' readers (protobuf, SQLite: random access) want the
- * whole uncompressed file anyway, so a regular one-member gzip file is
- * mapped and inflated by one isal_inflate call into a buffer of its
+ * whole uncompressed file anyway, so a regular one-member gzip file,
+ * mapped by ts__src_open_inplace, is inflated by one isal_inflate call into a buffer of its
  * trailer's size, instead of through the 256 KiB read(2) window: no copy
  * of the compressed bytes, no window to fault in. A buffer of 1 MiB or more
  * is placed on a 2 MiB boundary and asked for transparent huge pages (as
@@ -557,8 +557,8 @@ int ts__src_slurp(ts_src *s, const char **data, size_t *n, char **owned, size_t 
  * where 4 KiB pages cost a fault and a charge each (742 of them for the
  * 3 MB XPlane sample). Anything unusual (not a regular file, not gzip, a
  * trailer size that is not the output's, several members, damaged bytes)
- * returns false with nothing kept, and the file takes the streaming path,
- * which reports errors with their byte. */
+ * returns false with nothing kept, and the source's streaming decoder
+ * reads the same mapping, reporting errors with their byte. */
 enum { HUGE_PAGE = 2 << 20, HUGE_MIN = 1 << 20 };
 
 typedef struct whole_buf { char *raw; size_t raw_bytes; char *data; size_t n; } whole_buf;
@@ -597,47 +597,42 @@ static bool inflate_whole(const unsigned char *in, size_t in_n, whole_buf *w)
     return ok;
 }
 
-static bool gzip_whole(const char *path, size_t limit, whole_buf *w)
+/* The whole of a mapped gzip file (in, in_n) inflated into w; false, with
+ * nothing kept, where it cannot be done in one call. */
+static bool gzip_whole(const unsigned char *in, size_t in_n, size_t limit, whole_buf *w)
 {
-    struct stat st;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return false;
-    unsigned char head[2];   /* the magic bytes first: other files cost no mapping */
-    bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 18 && st.st_size < UINT32_MAX &&
-              pread(fd, head, 2, 0) == 2 && sniff(head, 2) == TS_SRC_GZIP;
-    size_t in_n = ok ? (size_t)st.st_size : 0;
-    unsigned char *m = ok ? mmap(NULL, in_n, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
-    close(fd);
-    if (m == MAP_FAILED) return false;
-    const unsigned char *t = m + in_n - 4;
+    if (in_n < 18 || in_n >= UINT32_MAX) return false;
+    const unsigned char *t = in + in_n - 4;
     w->n = (size_t)t[0] | (size_t)t[1] << 8 | (size_t)t[2] << 16 | (size_t)t[3] << 24;
-    ok = w->n > 0 && w->n < limit && whole_alloc(w, w->n);
-    if (ok && !inflate_whole(m, in_n, w)) {
-        ts__free(w->raw, w->raw_bytes);
-        ok = false;
-    }
-    munmap(m, in_n);
-    return ok;
+    if (w->n == 0 || w->n >= limit || !whole_alloc(w, w->n)) return false;
+    if (inflate_whole(in, in_n, w)) return true;
+    ts__free(w->raw, w->raw_bytes);
+    return false;
 }
 
+/* The file is opened in place (ts__src_open_inplace: a regular compressed
+ * file is mapped whole); a mapped gzip file is tried in one call first,
+ * anything else, or a failure of that try, is slurped through the source,
+ * whose decoder then reads the same mapping and reports errors with their
+ * byte. */
 int ts__with_file_bytes(const char *path, size_t limit, int (*fn)(void *ud, const char *data, size_t n), void *ud,
                         ts_error *err)
 {
-    whole_buf w;
-    if (gzip_whole(path, limit, &w)) {
-        int rc = fn(ud, w.data, w.n);
-        ts__free(w.raw, w.raw_bytes);
-        return rc;
-    }
     ts_src src;
-    int rc = ts__src_open_file(&src, path, false, err);
+    int rc = ts__src_open_inplace(&src, path, err);
     if (rc) return rc;
-    const char *data;
-    size_t n, cap;
-    char *owned;
-    rc = ts__src_slurp(&src, &data, &n, &owned, &cap, limit, err);
-    if (!rc) rc = fn(ud, data, n);
-    ts__free(owned, cap);
+    whole_buf w;
+    if (src.kind == TS_SRC_GZIP && src.map && gzip_whole(src.in, src.in_n, limit, &w)) {
+        rc = fn(ud, w.data, w.n);
+        ts__free(w.raw, w.raw_bytes);
+    } else {
+        const char *data;
+        size_t n, cap;
+        char *owned;
+        rc = ts__src_slurp(&src, &data, &n, &owned, &cap, limit, err);
+        if (!rc) rc = fn(ud, data, n);
+        ts__free(owned, cap);
+    }
     ts__src_close(&src);
     return rc;
 }

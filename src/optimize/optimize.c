@@ -25,7 +25,6 @@
 #include "optimize/optimize_priv.h"
 
 
-
 static int eval_vars(ts_optimize *o, const uint8_t *vars, int64_t *ns, ts_error *err)
 {
     ts_replay_options ro = o->base;
@@ -55,17 +54,23 @@ static bool needs_hook(const ts_optimize *o, const uint8_t *vars)
     return cut || ts__tf_ddp_cap_mb(&o->grads, vars) < 0;
 }
 
+/* How many all-reduces vars' buckets and pieces make (o's pieces and
+ * units are its scratch arrays: pieces holds vars' afterwards). */
+static uint32_t n_groups(const ts_optimize *o, const uint8_t *vars)
+{
+    ts_optimize *m = (ts_optimize *)o;
+    ts__part_pieces(&m->grads, m->grads.n_part ? vars + ts__tf_n_vars(&m->grads) : NULL, m->pieces);
+    return ts__tf_groups(&m->grads, vars, m->pieces, m->units);
+}
+
 /* What applying vars costs a step: nothing for the trace's own buckets or a
  * grouping a bucket_cap_mb gives; the hook's cost for any other grouping or
  * a cut gradient (ddp_hook.py applies those). Op fusion is not priced here
  * (torch on CPU cannot apply it). */
 static int64_t apply_cost(const ts_optimize *o, const uint8_t *vars)
 {
-    uint32_t nt = ts__tf_n_vars(&o->grads);
     if ((!o->hook_cost_ns && !o->hook_group_ns) || !needs_hook(o, vars)) return 0;
-    ts_optimize *m = (ts_optimize *)o;   /* scratch arrays only */
-    ts__part_pieces(&m->grads, m->grads.n_part ? vars + nt : NULL, m->pieces);
-    return o->hook_cost_ns + o->hook_group_ns * ts__tf_groups(&m->grads, vars, m->pieces, m->units);
+    return o->hook_cost_ns + o->hook_group_ns * n_groups(o, vars);
 }
 
 /* A search's evaluation; the fastest strategy a cap gives (other than the
@@ -351,8 +356,7 @@ static int price_form(ts_optimize *o, ts_error *err)
     o->sum.declined_ns = o->sum.baseline_ns - o->sum.best_ns;
     o->sum.declined_best_ns = o->sum.best_ns;
     o->sum.declined_cost_ns = cost;
-    ts__part_pieces(&o->grads, o->grads.n_part ? o->best + ts__tf_n_vars(&o->grads) : NULL, o->pieces);
-    o->sum.declined_buckets = ts__tf_groups(&o->grads, o->best, o->pieces, o->units);
+    o->sum.declined_buckets = n_groups(o, o->best);
     o->sum.apply_cost_ns = 0;
     if (cap_ns < o->sum.baseline_ns) {
         memcpy(o->best, o->cap_best, o->n_vars);
@@ -626,8 +630,7 @@ static int finish(ts_optimize *o, ts_search_kind sample, ts_error *err)
         settle(o, sample != 0);
         o->sum.ddp_bucket_cap_mb = -1;
         if (o->grads.n) {
-            ts__part_pieces(&o->grads, o->grads.n_part ? o->best + ts__tf_n_vars(&o->grads) : NULL, o->pieces);
-            o->sum.n_new_buckets = ts__tf_groups(&o->grads, o->best, o->pieces, o->units);
+            o->sum.n_new_buckets = n_groups(o, o->best);
             ddp_setting(o);
         }
         o->sum.n_fusable = o->opf.n_vars;

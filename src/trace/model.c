@@ -534,13 +534,9 @@ static int sort_slices(ts_rank *r, const spare_block *spare, bool counts)
     for (uint32_t i = 0; i < n && identity; i++) identity = perm[i] == i;
     int rc = TS_OK;
     if (counts) {
-        col c[] = SLICE_COLS(s);
-        for (int k = 0; k < 12; k++)
-            if (c[k].p == (void **)&s->cat || c[k].p == (void **)&s->args || c[k].p == (void **)&s->n_args ||
-                c[k].p == (void **)&s->corr || c[k].p == (void **)&s->ext_id) {
-                ts__free(*c[k].p, (size_t)s->cap * c[k].elem);
-                *c[k].p = NULL;
-            }
+#define DROP_COL(f) (ts__free(s->f, (size_t)s->cap * sizeof *s->f), s->f = NULL)
+        DROP_COL(cat); DROP_COL(args); DROP_COL(n_args); DROP_COL(corr); DROP_COL(ext_id);
+#undef DROP_COL
     }
     if (!identity) {
         col c[] = SLICE_COLS(s);

@@ -706,14 +706,52 @@ static void unit_events(build *b)
     if (b->p == TS_PREC_FP32) m->fixed_ev = total - in_units;
 }
 
+/* The trimmed mean over iterations of what is left of each step once its
+ * units' CPU times are taken out: the gaps between ops and the
+ * precision-free ops (v: unit_times' table, rows unsorted). */
+static int64_t residual_ns(const int64_t *v, const int64_t *steps, uint32_t nu, uint32_t ni, int64_t *tmp)
+{
+    for (uint32_t k = 0; k < ni; k++) {
+        tmp[k] = steps[k];
+        for (uint32_t u = 0; u < nu; u++)
+            for (int f = 0; f < 4; f++) tmp[k] -= v[((size_t)u * 8 + f) * ni + k];
+    }
+    return trimmed_mean_i64(tmp, ni);
+}
+
+/* CPU runs: the units' CPU times scaled by one factor so that they add up
+ * to the run's step less its residual (trimmed means of sums are not sums
+ * of trimmed means: the fp32 linears on the reference BLAS vary by 30% and
+ * their trimmed means add up to 1.4-2.7 ms less than the step's, which
+ * would otherwise land in the precision-free part every plan keeps). */
+static void scale_to_step(build *b, int64_t step_ns, int64_t resid_ns)
+{
+    ts_prec_model *m = b->m;
+    int p = b->p;
+    double sum = 0;
+    for (uint32_t u = 0; u < m->n_units; u++) {
+        const ts__prec_unit *un = &m->units[u];
+        sum += (double)(un->fwd[p] + un->bwd[p] + un->entry_fwd[p] + un->entry_bwd[p]);
+    }
+    double want = (double)(step_ns - resid_ns);
+    if (sum <= 0 || want <= 0) return;
+    double f = want / sum;
+    for (uint32_t u = 0; u < m->n_units; u++) {
+        ts__prec_unit *un = &m->units[u];
+        int64_t *const t[4] = {&un->fwd[p], &un->bwd[p], &un->entry_fwd[p], &un->entry_bwd[p]};
+        for (int i = 0; i < 4; i++) *t[i] = (int64_t)llround((double)*t[i] * f);
+    }
+}
+
 /* Each unit's four times at precision b->p (its op, backward, entry cast,
  * the cast's backward), as CPU and as GPU time: trimmed means over the
- * run's iterations, and the fp32 run's step likewise. */
+ * run's iterations (on CPU runs scaled to the run's step: scale_to_step),
+ * and the fp32 run's step likewise. */
 static int unit_times(build *b)
 {
     ts_prec_model *m = b->m;
     uint32_t nu = m->n_units, ni = b->n_its;
-    size_t nv = (size_t)nu * 8 * ni + ni;
+    size_t nv = (size_t)nu * 8 * ni + 2 * (size_t)ni;
     int64_t *v = ts__calloc(nv, sizeof *v), *steps = v ? v + (size_t)nu * 8 * ni : NULL;
     if (!v) return TS_ENOMEM;
     for (uint32_t k = 0; k < ni; k++) {
@@ -727,6 +765,7 @@ static int unit_times(build *b)
             v[((size_t)op->unit * 8 + 4 + f) * ni + k] += op->gpu_ns;
         }
     }
+    int64_t resid = residual_ns(v, steps, nu, ni, steps + ni);
     for (uint32_t u = 0; u < nu; u++) {
         ts__prec_unit *un = &m->units[u];
         int64_t *row = v + (size_t)u * 8 * ni;
@@ -734,8 +773,10 @@ static int unit_times(build *b)
                                  &un->gfwd[b->p], &un->gbwd[b->p], &un->gentry_fwd[b->p], &un->gentry_bwd[b->p]};
         for (int f = 0; f < 8; f++) *dst[f] = trimmed_mean_i64(row + (size_t)f * ni, ni);
     }
+    int64_t step = trimmed_mean_i64(steps, ni);
+    if (!b->on_gpu) scale_to_step(b, step, resid);
     if (b->p == TS_PREC_FP32) {   /* fixed = the rest of the step, so the fp32 plan gives it back */
-        m->iter_ns = m->fixed_ns = trimmed_mean_i64(steps, ni);
+        m->iter_ns = m->fixed_ns = step;
         for (uint32_t u = 0; u < nu; u++)   /* the overhead is 0 while the model is built */
             m->fixed_ns -= m->gpu ? ts__prec_body_ns(m, &m->units[u], 0) + ts__prec_entry_ns(&m->units[u], 0)
                                   : m->units[u].fwd[0] + m->units[u].bwd[0] + m->units[u].entry_fwd[0] + m->units[u].entry_bwd[0];

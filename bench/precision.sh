@@ -15,16 +15,16 @@
 # held-out casts (the mixed plans' traces), and the speed on a BERT-scale
 # synthetic chain.
 #   sh bench/precision.sh             score the committed held-out ground truth
-#                                     (bench/precision-heldout; TS_PRECISION_GT=DIR
-#                                     for another: bench/precision-design, the set
-#                                     the model was changed on)
+#                                     (bench/precision-heldout5; TS_PRECISION_GT=DIR
+#                                     for another, such as bench/precision-heldout4,
+#                                     a set the model was changed on)
 #   sh bench/precision.sh --measure   measure it again first into a temporary
 #                                     folder (fails if BLAS or CPU features
 #                                     differ from bench/precision/machine.json)
 set -e
 cd "$(dirname "$0")/.."
 make -s build/trainscope build/bench/precision
-G=${TS_PRECISION_GT:-bench/precision-heldout}
+G=${TS_PRECISION_GT:-bench/precision-heldout5}
 if [ "${1:-}" = "--measure" ]; then
     T=$(mktemp -d)
     cp "$G/machine.json" "$T/"

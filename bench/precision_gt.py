@@ -19,8 +19,9 @@ Run with Debian's torch 1.13: /usr/bin/python3 bench/precision_gt.py [--out DIR]
     profile_memory=True; every CPU allocation and free it records, summed in
     time order (the CPU allocator does not cache), plus what was alive before
     the step (parameters, the input batch, SGD has no state without momentum);
-  * traces: one profiled step per plan in every timing round, right after
-    its timed steps (the traces and the timings see the same load), written
+  * traces: a profiled session of a warm-up step (left out of the trace)
+    and 3 steps (--traced-steps) per plan in every timing round, right after its timed steps (the traces and the timings
+    see the same load), written
     here from the profiler's event list as one Chrome trace (the legacy
     exporter drops shapes):
     every op with "Input Dims" (record_shapes), "Sequence number", nesting by
@@ -32,7 +33,7 @@ Run with Debian's torch 1.13: /usr/bin/python3 bench/precision_gt.py [--out DIR]
   * greedy: QSync's greedy plan under a memory limit halfway between the
     lowest and highest measured peak of the four plans, searched by
     `trainscope replay --precision-greedy` on search traces of the fp32 and
-    bf16 plans (2 sessions of 2 steps before the rounds,
+    bf16 plans (2 sessions of a warm-up and 3 steps before the rounds,
     <model>_<plan>.search.json.gz) and timed and measured like the others
     (<model>_greedy.plan: the modules it lowers; .greedy: trainscope's output).
 The machine is recorded (torch's BLAS, oneDNN, CPU model and flags); with a
@@ -172,17 +173,22 @@ def alive_before(model, x):
         x.numel() * x.element_size()
 
 
-def write_trace(path, sessions, base_bytes, meta):
+def write_trace(path, sessions, base_bytes, meta, warm_up_out=False):
     """sessions: [(function events, memory events)] of separate profiler
     runs, laid end to end 1 ms apart as one trace (ProfilerStep#N numbered
-    through); each session starts with base_bytes alive."""
+    through); each session starts with base_bytes alive. warm_up_out: the
+    events before a session's first ProfilerStep (its warm-up steps, which
+    leave memory as they found it) are left out."""
     out = []
     n_steps = 0
     offset = 0.0
     for events, mem in sessions:
         end = offset
+        first = min((e.time_range.start for e in events if e.name.startswith("ProfilerStep")), default=0) \
+            if warm_up_out else float("-inf")
+        mem = [(t, b) for t, b in mem if t >= first]   # a warm-up step's events are left out
         for e in events:
-            if e.name == "[memory]":
+            if e.name == "[memory]" or e.time_range.start < first:
                 continue
             args = {"Sequence number": e.sequence_nr}
             if e.input_shapes:
@@ -214,15 +220,20 @@ def write_trace(path, sessions, base_bytes, meta):
 QUIET = 1.15   # a run is undisturbed when its wall time is within 15% of its thread's CPU time
 
 
-def profiled(model, plan, x, steps, tries=8):
+def profiled(model, plan, x, steps, tries=8, warm=0):
     """A profiled session; retried (up to `tries`) while other users' work
     takes the core from it (wall > QUIET x CPU time), since a preempted op's
-    duration in the trace is inflated. Returns (events, raw, wall / CPU)."""
+    duration in the trace is inflated. Its first `warm` steps run under the
+    profiler outside any ProfilerStep range (torch.profiler's warm-up: the
+    profiler's start-up costs fall there), and write_trace leaves them out.
+    Returns (events, raw, wall / CPU)."""
     opt = torch.optim.SGD(model.parameters(), lr=1e-4)
     step(model, plan, x, opt)
     gc.collect()
 
     def run():
+        for _ in range(warm):
+            step(model, plan, x, opt)
         for i in range(steps):
             with torch.autograd.profiler.record_function("ProfilerStep#%d" % i):
                 step(model, plan, x, opt)
@@ -282,13 +293,13 @@ def percentile(xs, q):
     return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
 
 
-def timed(cases, rounds, steps, traced, sessions, ratios, overheads):
+def timed(cases, rounds, steps, traced, sessions, ratios, overheads, traced_steps=3):
     """Wall time (perf_counter) and the thread's CPU time (thread_time: one
     intra-op thread, and the CPU autograd engine runs the backward on the
     calling thread) of unprofiled steps; the CPU time leaves out the waits
     for a core that other users' work causes on a shared machine. Each case
-    in `traced` also runs one profiled step right after its timed ones in
-    every round (appended to sessions[case], its wall / CPU to ratios[case]),
+    in `traced` also runs a profiled session of `traced_steps` steps right
+    after its timed ones in every round (appended to sessions[case], its wall / CPU to ratios[case]),
     so that the traces and the timings see the same spells of load (other
     users' builds slow this machine's cores by 10-30% for minutes, CPU time
     included); the profiler's cost per op is measured every 5th round."""
@@ -309,7 +320,7 @@ def timed(cases, rounds, steps, traced, sessions, ratios, overheads):
             wall[k].append(statistics.median(ts) * 1e3)
             cpu[k].append(statistics.median(cs) * 1e3)
             if k in traced:
-                events, raw, ratio = profiled(m, plan, x, 1, tries=1)
+                events, raw, ratio = profiled(m, plan, x, traced_steps, tries=1, warm=1)
                 sessions[k].append((events, memory_events(raw)))
                 ratios[k].append(round(ratio, 3))
         if r % 5 == 0:
@@ -385,6 +396,8 @@ def main():
     ap.add_argument("--out", default=os.path.join(HERE, "precision"))
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--steps", type=int, default=4)
+    ap.add_argument("--traced-steps", type=int, default=3,
+                    help="profiled steps per case and round (the traces' iterations: rounds x this)")
     ap.add_argument("--record", action="store_true", help="rewrite DIR/machine.json")
     ap.add_argument("--trainscope", default=os.path.join(HERE, "..", "build", "trainscope"))
     a = ap.parse_args()
@@ -415,19 +428,20 @@ def main():
             peak, before = peak_memory(model, plan, x)
             results[key] = {"peak_bytes": peak, "alive_before_step_bytes": before}
             write_plan(os.path.join(a.out, "%s_%s.plan" % (name, pname)), key, plan)
-    # search traces: 2 profiled sessions of 2 steps of the fp32 and bf16 plans, the greedy's input only
+    # search traces: 2 profiled sessions of 3 steps of the fp32 and bf16 plans, the greedy's input only
     # (<model>_<plan>.search.json.gz); the traces scored are taken in the timing rounds below
     search = collections.defaultdict(list)
     for r in range(2):
         for key in [k for k in cases if k.split("/")[1] in ("fp32", "bf16")]:
             model, plan, x = cases[key]
-            events, raw, ratio = profiled(model, plan, x, 2, tries=3)
+            events, raw, ratio = profiled(model, plan, x, 3, tries=3, warm=1)
             search[key].append((events, memory_events(raw)))
         overheads.append(profiler_overhead_ns())
     for key, sess in search.items():
         name, pname = key.split("/")
         write_trace(os.path.join(a.out, "%s_%s.search.json.gz" % (name, pname)), sess,
-                    alive_before(cases[key][0], cases[key][2]), {"model": name, "plan": pname, "machine": mach})
+                    alive_before(cases[key][0], cases[key][2]), {"model": name, "plan": pname, "machine": mach},
+                    warm_up_out=True)
     overhead = statistics.median(overheads)
     for name, (model, x) in ms.items():   # the greedy plan under a memory limit, measured like the others
         key = name + "/greedy"
@@ -445,7 +459,8 @@ def main():
                         "modules_bf16": sorted(plan)}
         print("%s: greedy under %d B lowers %s" % (name, limit, ", ".join(sorted(plan)) or "nothing"))
     traced = [k for k in cases if not k.endswith("/greedy")]
-    for k, v in timed(cases, a.rounds, a.steps, traced, sessions, session_ratios, overheads).items():
+    for k, v in timed(cases, a.rounds, a.steps, traced, sessions, session_ratios, overheads,
+                      a.traced_steps).items():
         results[k].update(v)
     for key in traced:
         model, plan, x = cases[key]
@@ -453,10 +468,11 @@ def main():
         meta = {"model": name, "plan": pname, "modules_bf16": sorted(plan), "machine": mach,
                 "session_wall_over_cpu": session_ratios[key]}
         results[key]["trace_wall_over_cpu"] = session_ratios[key]
-        write_trace(os.path.join(a.out, "%s_%s.json.gz" % (name, pname)), sessions[key], alive_before(model, x), meta)
+        write_trace(os.path.join(a.out, "%s_%s.json.gz" % (name, pname)), sessions[key], alive_before(model, x), meta,
+                    warm_up_out=True)
     overhead = statistics.median(overheads)
     print("profiler overhead: %.0f ns per recorded op (%s)" % (overhead, ", ".join("%.0f" % o for o in overheads)))
-    res = {"machine": mach, "rounds": a.rounds, "steps_per_round": a.steps,
+    res = {"machine": mach, "rounds": a.rounds, "steps_per_round": a.steps, "traced_steps_per_round": a.traced_steps,
            "profiler_overhead_ns_per_op": round(overhead, 1),
            "started_utc": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(t_start)),
            "run_wall_s": round(time.time() - t_start, 1), "run_cpu_s": round(time.process_time() - cpu_start, 1),
@@ -466,8 +482,8 @@ def main():
            "time_source": "time.perf_counter (wall) and time.thread_time (CPU) around unprofiled steps; median "
                           "of rounds, 90% interval = 5th-95th percentile of round medians; rounds interleaved in "
                           "shuffled order; wall figures from the rounds whose wall time was within 15% of their "
-                          "CPU time (rounds_used) when there were 5 or more; one profiled step per case and round "
-                          "right after its timed steps (trace_wall_over_cpu: each one's wall / CPU)",
+                          "CPU time (rounds_used) when there were 5 or more; a profiled session of "
+                          "a warm-up step (not traced) and traced_steps steps per case and round right after its timed steps (trace_wall_over_cpu: each one's wall / CPU)",
            "cases": results}
     with open(os.path.join(a.out, "measured.json"), "w") as f:
         json.dump(res, f, indent=1)

@@ -72,7 +72,7 @@ typedef struct ts_prec_unit_info {
     const char *op;              /* e.g. "aten::linear" (valid while the model lives) */
     const char *scope;           /* innermost enclosing range, "" = none */
     int64_t     input_elems;     /* elements of its first input, -1 = unknown */
-    int64_t     fwd_ns[TS_PREC_COUNT];  /* median over iterations; -1 = no run at that precision */
+    int64_t     fwd_ns[TS_PREC_COUNT];  /* 20% trimmed mean over iterations; -1 = no run */
     int64_t     bwd_ns[TS_PREC_COUNT];
 } ts_prec_unit_info;
 TS_API uint32_t ts_prec_model_n_units(const ts_prec_model *m);
@@ -136,7 +136,7 @@ TS_API void ts_prec_model_set_overhead(ts_prec_model *m, double ns_per_slice);
 
 typedef struct ts_prec_prediction {
     int64_t  iteration_ns;        /* predicted step time */
-    int64_t  fp32_iteration_ns;   /* the fp32 run's median step, as measured (less the overhead, when set) */
+    int64_t  fp32_iteration_ns;   /* the fp32 run's step (trimmed mean), as measured (less the overhead, when set) */
     int64_t  peak_bytes;          /* predicted peak memory; -1 = the runs hold no memory events */
     int64_t  fp32_peak_bytes;     /* the fp32 run's peak as recorded; -1 = none */
     uint32_t n_casts;             /* casts the plan adds where adjacent units differ (forward + backward) */

@@ -4,8 +4,8 @@
  *
  * A "block" is a stretch of one iteration summarised for memory: net bytes
  * (allocated minus freed) and its own peak above where it started.
- * Invariants: units[] are in forward program order; every time is a median
- * over the run's iterations, -1 where the run at that precision is absent;
+ * Invariants: units[] are in forward program order; every time is a 20% trimmed
+ * mean over the run's iterations, -1 where the run at that precision is absent;
  * items[] is the fp32 run's first iteration in time order.
  */
 #ifndef TS_REPLAY_PRECISION_H
@@ -73,8 +73,8 @@ struct ts_prec_model {
     ts__prec_unit *units;   uint32_t n_units, cap_units;
     ts__prec_item *items;   uint32_t n_items, cap_items;
     uint32_t       have;             /* bit set of precisions with a run */
-    int64_t        iter_ns;          /* fp32 run: median iteration */
-    int64_t        fixed_ns;         /* fp32 run: median of (iteration - units), i.e. other ops and gaps */
+    int64_t        iter_ns;          /* fp32 run: its step (trimmed mean) */
+    int64_t        fixed_ns;         /* fp32 run: iter_ns less the units' times: other ops and gaps */
     uint32_t       fixed_ev;         /* fp32 run: profiled slices outside units (first iteration) */
     double         overhead_ns;      /* profiler cost per profiled slice, taken off every time; 0 = none */
     int64_t        base_bytes;       /* fp32 run: bytes alive when its first iteration starts, -1 = no memory */

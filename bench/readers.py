@@ -7,7 +7,8 @@ Whole process: `trainscope info FILE` (load, print the counts; snapshots:
 `memory --trace`) against a Python script that reads the same file as the
 obvious Python reader does (import time included: it is part of what a user
 waits for; nsys: the same tables into pandas DataFrames). Each pair is run
---repeat times, ours and the peer in turn; the median CPU time (user +
+--repeat times, ours and the peer in turn (which goes first alternating
+from round to round: see run_pair); the median CPU time (user +
 system of the child) and wall time are printed, and ours / Python as a ratio
 taken in the same run. Timings move with the load of this shared machine;
 the ratio is the figure to read.
@@ -494,14 +495,19 @@ def run_once(cmd):
 
 
 def run_pair(ours, peer, repeat):
-    """Medians of ours and the peer, run alternately (one of each per round,
-    so a change in the machine's load falls on both)."""
+    """Medians of ours and the peer, one of each per round (so a change in
+    the machine's load falls on both), which goes first alternating from
+    round to round (ours, peer, peer, ours, ours, ...): a process runs slower
+    right after another one (its caches, TLB and the pages it freed), ours
+    ~13% after a Python peer, so in a fixed order one side would always run
+    after the other; alternated, each side follows the other in half the
+    rounds and itself in the other half."""
     oc, ow, pc, pw = [], [], [], []
-    for _ in range(repeat):
-        c, w = run_once(ours)
-        oc.append(c); ow.append(w)
-        c, w = run_once(peer)
-        pc.append(c); pw.append(w)
+    for k in range(repeat):
+        for side in ((ours, peer) if k % 2 == 0 else (peer, ours)):
+            c, w = run_once(side)
+            (oc if side is ours else pc).append(c)
+            (ow if side is ours else pw).append(w)
     m = statistics.median
     return m(oc), m(ow), m(pc), m(pw)
 

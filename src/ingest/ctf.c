@@ -24,6 +24,7 @@
  * closed at the last event time and counted as TS_WARN_UNMATCHED_BEGIN.
  */
 #include <dirent.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -821,9 +822,50 @@ static int bt_fail(ts_error *err, int status, const char *path, const char *what
     return rc;
 }
 
+/* The plugin `name` from its own file, babeltrace-plugin-NAME.so, in the
+ * plugin directory of the libbabeltrace2 this process loaded (LIBDIR/
+ * babeltrace2/plugins), when bt_plugin_find would search nowhere before it
+ * (no BABELTRACE_PLUGIN_PATH, no ~/.local/lib/babeltrace2/plugins); NULL
+ * otherwise. bt_plugin_find loads every plugin it finds, on each call:
+ * lttng-utils and text too, with libdw, libelf, liblzma and libbz2, a tenth
+ * of reading the foreign sample. */
+static const bt_plugin *plugin_from_own_file(const char *name)
+{
+    char path[4096];
+    Dl_info where;
+    const char *home = getenv("HOME");
+    struct stat st;
+    if (getenv("BABELTRACE_PLUGIN_PATH") || !home ||
+        (snprintf(path, sizeof path, "%s/.local/lib/babeltrace2/plugins", home) < (int)sizeof path &&
+         stat(path, &st) == 0) ||
+        !dladdr((void *)(uintptr_t)bt_plugin_find, &where) || !where.dli_fname)
+        return NULL;
+    const char *slash = strrchr(where.dli_fname, '/');
+    if (!slash || snprintf(path, sizeof path, "%.*s/babeltrace2/plugins/babeltrace-plugin-%s.so",
+                           (int)(slash - where.dli_fname), where.dli_fname, name) >= (int)sizeof path ||
+        stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return NULL;
+    const bt_plugin_set *set = NULL;
+    const bt_plugin *found = NULL;
+    if (bt_plugin_find_all_from_file(path, BT_FALSE, &set) != BT_PLUGIN_FIND_ALL_FROM_FILE_STATUS_OK)
+        return NULL;
+    for (uint64_t i = 0; i < bt_plugin_set_get_plugin_count(set) && !found; i++) {
+        const bt_plugin *p = bt_plugin_set_borrow_plugin_by_index_const(set, i);
+        if (strcmp(bt_plugin_get_name(p), name) == 0) {
+            bt_plugin_get_ref(p);
+            found = p;
+        }
+    }
+    bt_plugin_set_put_ref(set);
+    return found;
+}
+
 static const bt_plugin *find_plugin(const char *name)
 {
-    const bt_plugin *p = NULL;
+    const bt_plugin *p = plugin_from_own_file(name);
+    if (p)
+        return p;
+    bt_current_thread_clear_error();   /* a failed load above leaves one; the search below starts clean */
     if (bt_plugin_find(name, BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_FALSE, &p) != BT_PLUGIN_FIND_STATUS_OK)
         return NULL;
     return p;

@@ -47,7 +47,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PY = "/usr/bin/python3"
 PREFIX = "tstb"                     # namespace names: tstb<pid>-sw, tstb<pid>-r<K>
 SUBNET = "10.77.0"                  # private, on our own bridge only; no route anywhere else
-LOCK = "/run/lock/trainscope-testbed.lock"
+LOCK = os.environ.get("TS_TESTBED_LOCK", "/run/lock/trainscope-testbed.lock")   # another path: tests of the wait
 
 
 class Fail(Exception):
@@ -155,16 +155,47 @@ def preflight():
         raise Fail(f"testbed: {PY} not found: Debian's python3 with python3-torch is needed")
 
 
-def take_lock():
+class LockWait(Exception):
+    pass
+
+
+def on_lock_alarm(_sig, _frame):
+    raise LockWait()
+
+
+def take_lock(wait_s=None):
     """One testbed run at a time on a machine (they would share the CPUs and
-    disturb each other's times): wait for a running one to finish."""
+    disturb each other's times): wait for a running one to finish, at most
+    wait_s seconds when given (then Fail, naming the holder: each holder
+    writes its pid and command line into the lock file)."""
     os.makedirs(os.path.dirname(LOCK), exist_ok=True)
     f = open(LOCK, "a+")
     try:
         fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
-        print("testbed: another testbed run holds %s; waiting for it" % LOCK, flush=True)
-        fcntl.flock(f, fcntl.LOCK_EX)
+        f.seek(0)
+        holder = f.read().strip() or "its pid not written yet"
+        print("testbed: another testbed run (%s) holds %s; waiting for it%s" % (
+            holder, LOCK, "" if wait_s is None else " (at most %d s)" % wait_s), flush=True)
+        t0 = time.time()
+        old = signal.signal(signal.SIGALRM, on_lock_alarm)
+        try:
+            if wait_s is not None:   # SIGALRM ends the flock below; 0 would disarm the timer, so it fails here
+                if wait_s <= 0:
+                    raise LockWait()
+                signal.setitimer(signal.ITIMER_REAL, wait_s)
+            fcntl.flock(f, fcntl.LOCK_EX)
+        except LockWait:
+            raise Fail("testbed: waited %d s for %s, still held by another testbed run (%s); giving up "
+                       "(--lock-wait)" % (time.time() - t0, LOCK, holder)) from None
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old)
+        print("testbed: got %s after %.0f s" % (LOCK, time.time() - t0), flush=True)
+    f.seek(0)
+    f.truncate()
+    f.write("pid %d: %s\n" % (os.getpid(), " ".join(sys.argv)))
+    f.flush()
     return f
 
 
@@ -516,6 +547,8 @@ def main():
     ap.add_argument("--steps", type=int, default=8, help="unprofiled steps per run")
     ap.add_argument("--profiled-steps", type=int, default=4)
     ap.add_argument("--run-timeout", type=int, default=600, help="seconds one run of one setting may take")
+    ap.add_argument("--lock-wait", type=int, default=None,
+                    help="seconds to wait at most for another testbed run to end (default: as long as it takes)")
     args = ap.parse_args()
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, on_signal)
@@ -528,7 +561,7 @@ def main():
         names = [setting_name(s) for s in settings]
         if len(set(names)) != len(names):
             raise Fail("testbed: a setting is given twice")
-        lock = take_lock()  # noqa: F841  (held until exit)
+        lock = take_lock(args.lock_wait)  # noqa: F841  (held until exit)
         remove_stale()
         tmp = tempfile.mkdtemp(prefix="ts_testbed_")
         net = Net(max(s["world"] for s in settings))

@@ -245,6 +245,7 @@ typedef struct ts_mem_snap_device {
     int64_t  peak_us;              /* when, -1 = at the start */
     int64_t  end_bytes;            /* allocated after the last entry */
     uint32_t first_alive, n_alive; /* rows of ts_mem_snapshot.alive: blocks alive at the peak, largest first */
+    uint64_t n_oom;                /* "oom" entries: requests the allocator failed (by action, as PyTorch writes them) */
 } ts_mem_snap_device;
 typedef struct ts_mem_snap_block {
     uint64_t    addr;
@@ -267,7 +268,7 @@ typedef struct ts_mem_snap_entry {
     uint32_t    index;             /* in the device's trace */
     int64_t     time_us;           /* -1 when not recorded */
     const char *action;            /* "alloc", "free_requested", ... ("" when none) */
-    uint64_t    addr;
+    uint64_t    addr;              /* the pickle's int64 (-1 is UINT64_MAX); 0 when none ("oom") */
     int64_t     bytes;
     int64_t     allocated_bytes;   /* the running total after it */
     const char *frame;             /* the innermost frame */

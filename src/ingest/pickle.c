@@ -1050,9 +1050,12 @@ void ts__pickle_free(ts_pickle *p)
     p->root = 0;
 }
 
+/* From the end: a key set twice (SETITEM(S) of a key already there, which
+ * no pickler writes but a hand-made pickle may) keeps both pairs, and
+ * Python's dict keeps the value set last. */
 int32_t ts__pv_key_index(const ts_pv *keys, uint32_t n, const char *key, size_t kn)
 {
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t i = n; i-- > 0;) {
         const ts_pv_obj *o = ts__pv_obj(keys[i]);
         if (o && o->kind == TS_PV_STR && o->n == kn && o->u.s[0] == key[0] && !memcmp(o->u.s, key, kn))
             return (int32_t)i;

@@ -18,7 +18,9 @@
  * values; dicts filled with the same keys (the same memoized key strings in
  * the same order, as the pickler writes a list of records) share one keys
  * array, so a reader of many such dicts finds a field's slot once per keys
- * array (ts__pv_dict_keys) instead of once per dict.
+ * array (ts__pv_dict_keys) instead of once per dict. A key set twice
+ * (SETITEM(S) of a key already there) keeps both pairs; lookups take the
+ * later, as Python's dict keeps the value set last.
  */
 #ifndef TS_INGEST_PICKLE_H
 #define TS_INGEST_PICKLE_H
@@ -126,7 +128,7 @@ static inline const ts_pv *ts__pv_dict_keys(ts_pv d, uint32_t *n)
     *n = o->n;
     return o->keys;
 }
-/* Index of key in keys[0..n) (the first match, as ts__pv_getn), -1 = absent. */
+/* Index of key in keys[0..n) (the last match, as ts__pv_getn), -1 = absent. */
 int32_t ts__pv_key_index(const ts_pv *keys, uint32_t n, const char *key, size_t kn);
 /* A key looked up in many dicts of one pickle: its slot is found once per
  * keys array. Valid for one tree (a freed tree's arrays may come back at the

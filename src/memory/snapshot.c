@@ -8,8 +8,11 @@
  * `torch.cuda.memory._snapshot()` returns: "segments" (each: device, address,
  * total_size, allocated_size, requested_size, blocks [address, size, state,
  * frames]) and "device_traces" (per device, entries: action, addr, size,
- * time_us, frames [name, filename, line]); an older bare list of segments is
- * read as segments without a trace. Cost: two passes over each device's
+ * time_us, frames [name, filename, line]; an "oom" entry has device_free
+ * where the others have addr); an older bare list of segments is read as
+ * segments without a trace. Entries are told apart by their action, as
+ * PyTorch's memory_viz does; an address is only a key (any 64-bit value, -1
+ * too). Cost: two passes over each device's
  * trace, one more up to the peak, with hash maps by address; O(entries).
  */
 #include <stdio.h>
@@ -59,7 +62,7 @@ typedef struct snap_ctx {
     ts_error     *err;
 } snap_ctx;
 
-enum { ACT_OTHER = 0, ACT_ALLOC, ACT_FREE_REQ, ACT_FREE, ACT_SEGMENT };
+enum { ACT_OTHER = 0, ACT_ALLOC, ACT_FREE_REQ, ACT_FREE, ACT_SEGMENT, ACT_OOM };
 
 static int action_code(const char *a)
 {
@@ -68,6 +71,7 @@ static int action_code(const char *a)
     if (!strcmp(a, "free_completed")) return ACT_FREE;
     if (!strcmp(a, "free_requested")) return ACT_FREE_REQ;
     if (!strncmp(a, "segment_", 8)) return ACT_SEGMENT;
+    if (!strcmp(a, "oom")) return ACT_OOM;
     return ACT_OTHER;
 }
 
@@ -292,15 +296,39 @@ static int each_allocated_block(const snap_ctx *c, int32_t dev, int (*fn)(void *
 /* ---- the trace ---- */
 typedef struct pre_free { uint32_t i; uint64_t addr; } pre_free;
 
+/* A ts_map64 by address, with the one key it cannot hold (UINT64_MAX, an
+ * addr of -1 in the pickle) in a slot of its own: a hand-made trace may
+ * use any value, and PyTorch writes addresses as int64. */
+typedef struct addr_map {
+    ts_map64 m;
+    bool     has_top;   /* top holds the value of address UINT64_MAX */
+    uint64_t top;
+} addr_map;
+
+static uint64_t *addr_slot(addr_map *a, uint64_t addr, bool *added)
+{
+    if (addr != UINT64_MAX) return ts__map64_slot(&a->m, addr, added);
+    *added = !a->has_top;
+    if (*added) a->top = 0;
+    a->has_top = true;
+    return &a->top;
+}
+
+static uint64_t *addr_find(addr_map *a, uint64_t addr)
+{
+    if (addr != UINT64_MAX) return ts__map64_find(&a->m, addr);
+    return a->has_top ? &a->top : NULL;
+}
+
 typedef struct walk {
     const snap_ctx *c;
     int32_t   dev;
     ts_pv     tr;             /* this device's entries */
     uint32_t  n;
     ent_reader rd;            /* their fields */
-    ts_map64  live;           /* addr -> index + 1 of the alloc alive there, 0 once freed: its keys are
+    addr_map  live;           /* addr -> index + 1 of the alloc alive there, 0 once freed: its keys are
                                * the addresses allocated in the trace */
-    ts_map64  pre;            /* addr -> entry index of the last free of a block allocated before the trace */
+    addr_map  pre;            /* addr -> entry index of the last free of a block allocated before the trace */
     pre_free *pre_list;       /* those frees in trace order (an address's earlier ones too) */
     uint32_t  n_pre, cap_pre;
     uint32_t *next;           /* alloc entry -> index of the next alloc or free at its address
@@ -314,7 +342,7 @@ static int add_throughout(void *ud, ts_pv bl)
 {
     walk *w = ud;
     snap_keys *ky = w->c->keys;
-    if (!ts__map64_get(&w->live, (uint64_t)ts__pv_int(ts__pv_get_key(bl, &ky->address), 0), NULL))
+    if (!addr_find(&w->live, (uint64_t)ts__pv_int(ts__pv_get_key(bl, &ky->address), 0)))
         w->throughout += ts__pv_int(ts__pv_get_key(bl, &ky->size), 0);
     return TS_OK;
 }
@@ -329,7 +357,7 @@ static void end_alloc(walk *w, uint64_t alive, uint32_t i)
 
 static int on_free(walk *w, const snap_ent *e, uint32_t i)
 {
-    uint64_t *v = ts__map64_find(&w->live, e->addr);
+    uint64_t *v = addr_find(&w->live, e->addr);
     if (v && *v) {
         end_alloc(w, *v, i);
         *v = 0;
@@ -340,7 +368,11 @@ static int on_free(walk *w, const snap_ent *e, uint32_t i)
         ts__grow((void **)&w->pre_list, &w->cap_pre, sizeof *w->pre_list, (size_t)w->n_pre + 1))
         return TS_ENOMEM;
     w->pre_list[w->n_pre++] = (pre_free){i, e->addr};
-    return ts__map64_put(&w->pre, e->addr, i);
+    bool added;
+    uint64_t *last = addr_slot(&w->pre, e->addr, &added);
+    if (!last) return TS_ENOMEM;
+    *last = i;
+    return TS_OK;
 }
 
 /* The one pass over the entries: counts and span, what was allocated before
@@ -365,7 +397,7 @@ static int scan(walk *w)
             bool added;
             d->n_alloc++;
             run += e.size;
-            uint64_t *v = ts__map64_slot(&w->live, e.addr, &added);
+            uint64_t *v = addr_slot(&w->live, e.addr, &added);
             if (!v) { rc = TS_ENOMEM; break; }
             end_alloc(w, *v, i);   /* an alloc alive there (no free between) ends here */
             *v = (uint64_t)i + 1;
@@ -376,6 +408,8 @@ static int scan(walk *w)
             rc = on_free(w, &e, i);
         } else if (e.act == ACT_SEGMENT) {
             d->n_segment_events++;
+        } else if (e.act == ACT_OOM) {
+            d->n_oom++;
         }
         if (run > peak) { peak = run; d->peak_us = e.t; w->peak = i; }
     }
@@ -423,7 +457,7 @@ static int alive_throughout(void *ud, ts_pv bl)
     walk *w = ud;
     snap_keys *ky = w->c->keys;
     uint64_t addr = (uint64_t)ts__pv_int(ts__pv_get_key(bl, &ky->address), 0);
-    if (ts__map64_get(&w->live, addr, NULL)) return TS_OK;
+    if (addr_find(&w->live, addr)) return TS_OK;
     return add_alive(w->c, addr, ts__pv_int(ts__pv_get_key(bl, &ky->size), 0), -1, ts__pv_get_key(bl, &ky->frames));
 }
 
@@ -450,9 +484,9 @@ static int alive_at_peak(walk *w)
         rc = add_alive(w->c, e.addr, e.size, e.t, e.frames);
     }
     for (uint32_t k = 0; k < w->n_pre && !rc; k++) {
-        uint64_t v;
         const pre_free *f = &w->pre_list[k];
-        if (f->i < n || !ts__map64_get(&w->pre, f->addr, &v) || v != f->i) continue;
+        const uint64_t *v = addr_find(&w->pre, f->addr);
+        if (f->i < n || !v || *v != f->i) continue;
         snap_ent e;
         read_entry_all(&w->rd, ts__pv_at(w->tr, f->i), &e);
         rc = add_alive(w->c, e.addr, e.size, -1, e.frames);
@@ -474,8 +508,8 @@ static int one_device(const snap_ctx *c, int32_t dev, ts_mem_snap_device *d)
     w.tr = ts__pv_at(c->traces, (uint32_t)dev);
     w.n = ts__pv_len(w.tr);
     w.rd = (ent_reader){NULL, 0, {-1, -1, -1, -1, -1}, false, {0}, {0}};
-    ts__map64_init(&w.live);
-    ts__map64_init(&w.pre);
+    ts__map64_init(&w.live.m);
+    ts__map64_init(&w.pre.m);
     int rc = TS_OK;
     if (c->s && w.n && !(w.next = ts__malloc((size_t)w.n * sizeof *w.next))) rc = oom(c);
     if (!rc) rc = scan(&w);
@@ -483,8 +517,8 @@ static int one_device(const snap_ctx *c, int32_t dev, ts_mem_snap_device *d)
     if (!rc && c->s) rc = alive_at_peak(&w);
     ts__free(w.next, w.next ? (size_t)w.n * sizeof *w.next : 0);
     ts__free(w.pre_list, (size_t)w.cap_pre * sizeof *w.pre_list);
-    ts__map64_free(&w.live);
-    ts__map64_free(&w.pre);
+    ts__map64_free(&w.live.m);
+    ts__map64_free(&w.pre.m);
     return rc;
 }
 

@@ -159,60 +159,68 @@ void ts__tf_layers(const ts_opt_grads *g, uint32_t n_layers, uint8_t *vars)
     }
 }
 
-static int cmp_i64(const void *a, const void *b)
+/* DDP's grouping at cap (as tensor-fusion vars into vars, buckets into b)
+ * and the cap where it next changes: a bucket the cap closed (not the first,
+ * whose cap is fixed, nor one ending at the last gradient) holds >= cap
+ * bytes, and keeps its end for every cap up to its bytes; one byte past the
+ * smallest of them, its end moves. -1 when no bucket but the first and the
+ * last ends: the grouping of every larger cap. */
+static int64_t grouping_at(const ts_opt_grads *g, int64_t cap, uint32_t *b, uint8_t *vars)
 {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
+    ts__ddp_buckets(g->bytes, g->n, TS_DDP_FIRST_BUCKET_BYTES, cap, b);
+    int64_t next = -1, fill = 0;
+    for (uint32_t i = 0; i + 1 < g->n; i++) {
+        fill += g->bytes[i];
+        vars[i] = b[i + 1] != b[i];
+        if (!vars[i]) continue;
+        if (b[i] > 0 && (next < 0 || fill + 1 < next)) next = fill + 1;
+        fill = 0;
+    }
+    return next;
 }
 
-/* DDP's grouping changes only where the cap crosses the bytes of a run of
- * consecutive gradients (a bucket closes once it holds >= the cap), so the
- * sums of such runs and one byte past them give every grouping a cap makes;
- * a grouping holds over one interval of caps, so neighbours are compared.
- * Kept: those ts__tf_ddp_cap_mb names a cap for (a whole KiB), the plan's
- * setting. */
+/* Caps are visited from 1 byte up, each step to where the grouping next
+ * changes (grouping_at), so every grouping is seen once, in cap order, at
+ * O(n) a step; the groupings are at most n(n+1)/2 (they change only where
+ * the cap crosses the bytes of a run of gradients) and far fewer in
+ * practice (1,000 gradients of log-normal sizes: 6,226). Past
+ * TF_EXACT_WORK steps x gradients (a hostile gradients file) each step also
+ * grows the cap by at least 1/64, so the rest of the range costs about 45
+ * steps per doubling and groupings narrower than that may be missed. */
+enum { TF_EXACT_WORK = 1 << 27 };
+
+/* Every grouping a cap gives that ts__tf_ddp_cap_mb names a cap for, in cap
+ * order: counted, and when out is set the ones at k * n_all / n_out copied. */
+static uint64_t cap_sweep(const ts_opt_grads *g, uint32_t *b, uint8_t *cur, uint8_t *out, uint64_t n_all,
+                          uint32_t n_out)
+{
+    uint32_t nt = ts__tf_n_vars(g), k = 0;
+    uint64_t found = 0, exact_steps = TF_EXACT_WORK / g->n;
+    int64_t cap = 1;
+    for (uint64_t step = 0;; step++) {
+        int64_t next = grouping_at(g, cap, b, cur);
+        if (ts__tf_ddp_cap_mb(g, cur) >= 0) {   /* only between caps of whole KiB: none to write */
+            if (out && k < n_out && (uint64_t)k * n_all / n_out == found) memcpy(out + (size_t)k++ * nt, cur, nt);
+            found++;
+        }
+        if (next < 0) return found;
+        if (step >= exact_steps && next - cap < cap / 64) next = cap + cap / 64;
+        cap = next;
+    }
+}
+
 uint32_t ts__tf_cap_groupings(const ts_opt_grads *g, uint8_t *out, uint32_t max)
 {
     uint32_t n = g->n, nt = ts__tf_n_vars(g), n_out = 0;
-    size_t n_caps = 0, cap_caps = (size_t)n * (n + 1) + 1;   /* two per run of gradients */
     if (n < 2 || !max) return 0;
-    if (cap_caps > 2 * 4096) cap_caps = 2 * 4096;
-    int64_t *caps = ts__malloc(cap_caps * sizeof *caps);
     uint32_t *b = ts__malloc((size_t)n * sizeof *b);
-    uint8_t *prev = ts__malloc((size_t)nt + 1), *cur = ts__malloc((size_t)nt + 1);
-    if (!caps || !b || !prev || !cur) goto done;
-    size_t stride = ((size_t)n * (n + 1) + cap_caps - 1) / cap_caps;   /* > 1: runs sampled evenly */
-    for (uint32_t i = 0, k = 0; i < n; i++) {
-        int64_t sum = 0;
-        for (uint32_t j = i; j < n; j++, k++) {
-            sum += g->bytes[j];
-            if (k % stride == 0 && n_caps + 2 <= cap_caps) { caps[n_caps++] = sum; caps[n_caps++] = sum + 1; }
-        }
+    uint8_t *cur = ts__malloc((size_t)nt + 1);
+    if (b && cur) {   /* twice: how many there are, then at most max of them taken evenly */
+        uint64_t n_all = cap_sweep(g, b, cur, NULL, 0, 0);
+        n_out = n_all < max ? (uint32_t)n_all : max;
+        if (n_out) cap_sweep(g, b, cur, out, n_all, n_out);
     }
-    qsort(caps, n_caps, sizeof *caps, cmp_i64);
-    /* every distinct grouping, then at most max of them taken evenly */
-    uint8_t *all = NULL;
-    uint32_t cap_all = 0;
-    uint32_t n_all = 0;
-    for (size_t c = 0; c < n_caps; c++) {
-        if (c && caps[c] == caps[c - 1]) continue;
-        ts__ddp_buckets(g->bytes, n, TS_DDP_FIRST_BUCKET_BYTES, caps[c], b);
-        for (uint32_t i = 0; i < nt; i++) cur[i] = b[i + 1] != b[i];
-        if (n_all && !memcmp(cur, prev, nt)) continue;
-        memcpy(prev, cur, nt);
-        if (ts__tf_ddp_cap_mb(g, cur) < 0) continue;   /* only between caps of whole KiB: none to write */
-        if (ts__grow((void **)&all, &cap_all, (size_t)nt, (size_t)n_all + 1)) break;
-        memcpy(all + (size_t)n_all * nt, cur, nt);
-        n_all++;
-    }
-    n_out = n_all < max ? n_all : max;
-    for (uint32_t k = 0; k < n_out; k++)
-        memcpy(out + (size_t)k * nt, all + (size_t)((uint64_t)k * n_all / n_out) * nt, nt);
-    ts__free(all, (size_t)cap_all * nt);
-done:
-    ts__free(caps, cap_caps * sizeof *caps);
     ts__free(b, (size_t)n * sizeof *b);
-    ts__free(prev, (size_t)nt + 1);
     ts__free(cur, (size_t)nt + 1);
     return n_out;
 }

@@ -10,6 +10,7 @@
  * bare list) and reports the byte offset of anything it cannot read.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -45,12 +46,17 @@ static char *name_before(const char *from, const char *key)
     return s;
 }
 
+/* At most this many bytes of gradients in all (1 PiB): sums of sizes stay
+ * far from int64's end wherever buckets, caps and partitions add them up. */
+#define TS__GRADIENT_BYTES_MAX ((int64_t)1 << 50)
+
 /* Parse a non-negative integer at p (JSON number without fraction). */
 static bool parse_bytes(const char *p, int64_t *out, const char **end)
 {
     char *e;
+    errno = 0;
     long long v = strtoll(p, &e, 10);
-    if (e == p || v < 0 || *e == '.' || *e == 'e' || *e == 'E') return false;
+    if (e == p || v < 0 || errno == ERANGE || *e == '.' || *e == 'e' || *e == 'E') return false;
     *out = v;
     *end = e;
     return true;
@@ -70,6 +76,7 @@ int ts__gradients_load(const char *path, ts_gradients *out, ts_error *err)
     if (*p == '[' && (!params || params > p)) params = p;
     if (!params) rc = ts__error(err, TS_EFORMAT, "%s: byte 0: no \"parameters\" list", path);
     bool bare_numbers = params == p && (p[1 + strspn(p + 1, " \t\r\n")] != '{');
+    int64_t total = 0;
     for (const char *q = params; rc == TS_OK && q && *q;) {
         int64_t v = 0;
         char *name = NULL;
@@ -96,6 +103,13 @@ int ts__gradients_load(const char *path, ts_gradients *out, ts_error *err)
             }
             name = name_before(from, key);   /* only once nothing can fail before the push */
         }
+        if (v > TS__GRADIENT_BYTES_MAX - total) {
+            ts__free(name, name ? strlen(name) + 1 : 0);
+            rc = ts__error(err, TS_ERANGE, "%s: byte %zu: the gradients add up to more than 2^50 bytes (1 PiB)", path,
+                           (size_t)(q - buf));
+            break;
+        }
+        total += v;
         if (push(out, v, name)) {
             ts__free(name, name ? strlen(name) + 1 : 0);
             rc = ts__error(err, TS_ENOMEM, "%s: out of memory", path);

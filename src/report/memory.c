@@ -159,13 +159,13 @@ static void snapshot_device_json(FILE *out, const char *path, const ts_mem_snap_
             "\"allocated_bytes\":%lld,\"requested_bytes\":%lld,\"fragmentation_bytes\":%lld,"
             "\"largest_free_bytes\":%lld,\"trace_entries\":%llu,\"allocs\":%llu,\"frees\":%llu,"
             "\"first_us\":%lld,\"last_us\":%lld,\"start_bytes\":%lld,\"peak_bytes\":%lld,\"peak_us\":%lld,"
-            "\"end_bytes\":%lld,\"alive_at_peak\":%u,\"alive_by_frame\":[",
+            "\"end_bytes\":%lld,\"ooms\":%llu,\"alive_at_peak\":%u,\"alive_by_frame\":[",
             first ? "" : "\n", json_quoted(path), d->device, d->n_segments, d->n_blocks,
             (long long)d->reserved_bytes, (long long)d->allocated_bytes, (long long)d->requested_bytes,
             (long long)d->fragmentation_bytes, (long long)d->largest_free_bytes, (unsigned long long)d->n_trace,
             (unsigned long long)d->n_alloc, (unsigned long long)d->n_free, (long long)d->first_us,
             (long long)d->last_us, (long long)d->start_bytes, (long long)d->peak_bytes, (long long)d->peak_us,
-            (long long)d->end_bytes, d->n_alive);
+            (long long)d->end_bytes, (unsigned long long)d->n_oom, d->n_alive);
     for (uint32_t k = 0; k < ng && k < top; k++)
         fprintf(out, "%s{\"frame\":%s,\"bytes\":%lld,\"blocks\":%u}", k ? "," : "", json_quoted(g[k].frame),
                 (long long)g[k].bytes, g[k].blocks);
@@ -185,6 +185,8 @@ static void snapshot_device_table(FILE *out, const char *path, const ts_mem_snap
             d->first_us >= 0 ? (double)(d->last_us - d->first_us) / 1e3 : 0.0, d->start_bytes / MiB,
             d->peak_bytes / MiB, d->peak_us >= 0 ? (double)(d->peak_us - d->first_us) / 1e3 : 0.0,
             d->end_bytes / MiB);
+    if (d->n_oom) fprintf(out, "  %llu out-of-memory entries (action \"oom\": requests the allocator failed)\n",
+                          (unsigned long long)d->n_oom);
     fprintf(out, "  alive at the peak: %u blocks; by allocating frame (the first outside torch), largest first:\n"
             "  %10s %7s  %s\n", d->n_alive, "MiB", "blocks", "frame");
     for (uint32_t k = 0; k < ng && k < top; k++)

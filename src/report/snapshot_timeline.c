@@ -29,7 +29,7 @@ static void entry_row(void *ud, const ts_mem_snap_entry *e)
     ts_csv_u64(&o->c, e->index);
     ts_csv_i64(&o->c, e->time_us);
     ts_csv_str(&o->c, e->action);
-    ts_csv_u64(&o->c, e->addr);
+    ts_csv_i64(&o->c, (int64_t)e->addr);   /* as the pickle has it: an int64 (-1, not 2^64 - 1) */
     ts_csv_i64(&o->c, e->bytes);
     ts_csv_i64(&o->c, e->allocated_bytes);
     ts_csv_str(&o->c, e->frame);

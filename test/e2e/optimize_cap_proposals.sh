@@ -6,13 +6,15 @@
 # here by separate `trainscope replay --bucket-mb` runs (each distinct grouping
 # once, as torch's own _compute_bucket_assignment_by_size groups at that cap)
 # and every plan by `replay --plan`, never by optimize's own numbers:
-#  - the walk alone (--no-cap-proposals, hooks free, 40 evaluations, seed 1)
+#  - the walk alone (--no-cap-proposals, hooks free, 40 evaluations, seed 2)
 #    finds a plan slower than the grid's best cap: the case the proposals fix;
 #  - with the proposals (the same options), the plan is no slower than any cap
 #    of the grid, nor than the walk's; 40 evaluations hold 20 of the 64
 #    groupings as proposals (evaluations 2-21 of the history), the rest are
 #    priced after the search; the plan is a cap plan whose groups are torch's at
-#    its cap and whose price is replay --bucket-mb's at that cap;
+#    its cap and whose price is replay --bucket-mb's at that cap (seed 2: at
+#    seed 1, since the cap groupings are all found, 27 Nov 2026, the search
+#    itself finds a hook plan faster than every cap, which proves less here);
 #  - the same at the default hook cost and 200 evaluations (all 64 proposed),
 #    and with hooks free at 200 (a hook plan may win, never slower than a cap);
 #  - a seed and budget give the same plan.json twice (but its seconds).
@@ -33,9 +35,9 @@ optimize() {   # NAME [options]
     "$BIN" optimize "$SRC/trace" $opt "$@" -o "$tmp/$name" >"$tmp/$name.txt" 2>"$tmp/$name.err" ||
         { echo "FAIL: $name: exit $?"; cat "$tmp/$name.err"; exit 1; }
 }
-optimize walk --hook-cost-ms 0 --no-cap-proposals --budget 40 --seed 1
-optimize prop --hook-cost-ms 0 --budget 40 --seed 1
-optimize again --hook-cost-ms 0 --budget 40 --seed 1
+optimize walk --hook-cost-ms 0 --no-cap-proposals --budget 40 --seed 2
+optimize prop --hook-cost-ms 0 --budget 40 --seed 2
+optimize again --hook-cost-ms 0 --budget 40 --seed 2
 optimize dflt --budget 200 --seed 1
 optimize free --hook-cost-ms 0 --budget 200 --seed 1
 # the grid: caps whose torch groupings differ, each priced once

@@ -8,6 +8,11 @@
 # the direction and at least half of the measured change. The accuracy
 # figures themselves are bench/testbed_accuracy.sh's, not asserted here.
 # Needs root (namespaces, tc): skips (77) only where a namespace cannot be made.
+# Another testbed run (a bench, another checkout's tests) holds the testbed's
+# lock while it runs: this one waits for it, at most TS_LOCK_WAIT seconds,
+# which test/run.sh adds to this test's timeout from the line below; a wait
+# that runs out fails naming the run that holds the lock.
+# lock-wait: 600
 set -e
 BIN=${TS_BIN:-build/trainscope}
 if [ "$(id -u)" -ne 0 ]; then echo "skip: needs root to create network namespaces"; exit 77; fi
@@ -16,9 +21,23 @@ command -v ip >/dev/null 2>&1 && command -v tc >/dev/null 2>&1 || {
 if ! ip netns add "tsprobe$$" 2>/dev/null; then echo "skip: cannot create a network namespace here"; exit 77; fi
 ip netns del "tsprobe$$"
 /usr/bin/python3 -c "import torch.distributed" || { echo "testbed_bandwidth: needs Debian python3-torch" >&2; exit 1; }
-TMP=$(mktemp -d); trap 'rm -rf "$TMP"' EXIT
+TMP=$(mktemp -d); HOLDER=; trap '[ -z "$HOLDER" ] || kill "$HOLDER" 2>/dev/null; rm -rf "$TMP"' EXIT
+# The bounded wait, on a lock file of its own (TS_TESTBED_LOCK; the real one
+# may be another run's): a holder that never lets go ends the run after
+# --lock-wait 2 s, exit 1, the holder's pid named, no results written.
+/usr/bin/python3 -c 'import fcntl, os, sys, time
+f = open(sys.argv[1], "a+"); fcntl.flock(f, fcntl.LOCK_EX); f.truncate(0)
+f.write("pid %d: a holder\n" % os.getpid()); f.flush(); open(sys.argv[2], "w").close(); time.sleep(300)' \
+    "$TMP/lock" "$TMP/held" &
+HOLDER=$!
+n=0; while [ ! -e "$TMP/held" ] && [ $n -lt 300 ]; do sleep 0.1; n=$((n+1)); done
+if TS_TESTBED_LOCK="$TMP/lock" /usr/bin/python3 bench/testbed/testbed.py --preset ci --lock-wait 2 \
+    --out "$TMP/none" >"$TMP/wlog" 2>&1; then echo "ran with the lock held"; cat "$TMP/wlog"; exit 1; fi
+grep -qF "testbed: waited 2 s for $TMP/lock, still held by another testbed run (pid $HOLDER: a holder)" "$TMP/wlog" &&
+    [ ! -e "$TMP/none" ] || { echo "lock wait:"; cat "$TMP/wlog"; exit 1; }
+kill "$HOLDER"; HOLDER=
 /usr/bin/python3 bench/testbed/testbed.py --preset ci --rounds 1 --warmup 1 --steps 4 --profiled-steps 3 \
-    --out "$TMP/tb" > "$TMP/log" 2>&1 || { cat "$TMP/log"; exit 1; }
+    --lock-wait "${TS_LOCK_WAIT:-600}" --out "$TMP/tb" > "$TMP/log" 2>&1 || { cat "$TMP/log"; exit 1; }
 # Namespaces are named tstb<pid>-...: one whose run is gone was left behind
 # (another testbed run's, live, is not this test's business).
 for ns in $(ip netns list | sed -n 's/^\(tstb[0-9]*-[^ ]*\).*/\1/p'); do

@@ -292,6 +292,42 @@ TEST(every_grouping_a_cap_gives_is_listed_once_fewest_cap_first)
     }
 }
 
+/* 27 Nov 2026: past 90 gradients the scan sampled every stride-th run of
+ * gradients and missed the groupings between unsampled caps (here 16 of
+ * 353). 120 gradients of 1000 * ((37i mod 97) + 1) + (7919i mod 1000)
+ * bytes; the expected values are /usr/bin/python3's: DDP's rule (a bucket
+ * closes once it holds >= its cap, the first's cap 1 MiB) evaluated at every
+ * whole-KiB cap from 1 KiB to past the total, distinct groupings kept in cap
+ * order: 353 of them; taken evenly (index k * 353 / 64), the k-th is the
+ * one of the cap in KiB below (the least that gives it). */
+TEST(cap_groupings_of_many_gradients_are_every_one_a_whole_kib_cap_gives)
+{
+    enum { N = 120, NT = N - 1 };
+    static const int32_t kib[64] = {
+        1, 6, 12, 19, 27, 33, 44, 54, 65, 75, 85, 92, 101, 110, 119, 130, 146, 155, 170, 190, 201, 227,
+        255, 263, 280, 292, 305, 316, 336, 358, 395, 408, 430, 449, 480, 540, 577, 643, 677, 734, 759, 839,
+        906, 972, 1010, 1054, 1125, 1246, 1335, 1477, 1593, 1759, 1883, 2001, 2118, 2313, 2538, 2868, 3092,
+        3437, 3660, 3927, 4148, 4431};
+    int64_t b[N];
+    const char *nm[N];
+    for (int i = 0; i < N; i++) {
+        b[i] = 1000 * ((i * 37) % 97 + 1) + (i * 7919) % 1000;
+        nm[i] = "p";
+    }
+    ts_opt_grads g = grads_of(b, nm, N);
+    uint8_t *out = malloc(400 * NT);
+    CHECK_EQ_INT(ts__tf_cap_groupings(&g, out, 400), 353);
+    CHECK_EQ_INT(ts__tf_cap_groupings(&g, out, 64), 64);
+    uint32_t bucket[N];
+    uint8_t want[NT];
+    for (int k = 0; k < 64; k++) {
+        ts__ddp_buckets(b, N, TS_DDP_FIRST_BUCKET_BYTES, (int64_t)kib[k] * 1024, bucket);
+        for (int i = 0; i < NT; i++) want[i] = bucket[i + 1] != bucket[i];
+        if (memcmp(out + (size_t)k * NT, want, NT)) TS_FAIL_("grouping %d is not the one of a %d KiB cap", k, kib[k]);
+    }
+    free(out);
+}
+
 TEST(a_horovod_threshold_is_found_only_for_groupings_horovod_makes)
 {
     /* MiB: {3, 2} {5, 1} {4}: each bucket <= T, each bucket + the next gradient > T:

@@ -65,6 +65,43 @@ TEST(pickle_memo_shares_one_value)
     ts__pickle_free(&p);
 }
 
+/* 27 Nov 2026: a key set twice in one dict read as its first value; Python
+ * keeps the last. No pickler writes such a dict, so these are hand-made
+ * opcodes; the expected values are what /usr/bin/python3's pickle.loads
+ * gives for the same bytes. dup1: {} MARK 'addr' 1 'size' 5 <'addr' fetched
+ * from the memo> 2 SETITEMS, then a fresh 'addr' 3 SETITEM -> {'addr': 3,
+ * 'size': 5}. dup2: a list of three records whose keys are 'action' 'addr'
+ * 'addr' (memo fetches after the first, so records 2 and 3 go by the record
+ * path under the first one's keys), addr 10 then 11, 20 then 30, 21 then 31
+ * -> [{'action': 'alloc', 'addr': 11}, {.., 'addr': 30}, {.., 'addr': 31}]. */
+TEST(pickle_dict_key_set_twice_keeps_the_last_value_as_python)
+{
+    static const char dup1[] = "\x80\x04\x7d\x94\x28\x8c\x04\x61\x64\x64\x72\x94\x4b\x01\x8c\x04\x73\x69\x7a\x65\x94"
+                               "\x4b\x05\x68\x01\x4b\x02\x75\x8c\x04\x61\x64\x64\x72\x4b\x03\x73\x2e";
+    static const char dup2[] =
+        "\x80\x04\x5d\x94\x28\x7d\x94\x28\x8c\x06\x61\x63\x74\x69\x6f\x6e\x94\x8c\x05\x61\x6c\x6c\x6f\x63\x94\x8c\x04"
+        "\x61\x64\x64\x72\x94\x4a\x0a\x00\x00\x00\x68\x04\x4a\x0b\x00\x00\x00\x75\x7d\x94\x28\x68\x02\x68\x03\x68\x04"
+        "\x4a\x14\x00\x00\x00\x68\x04\x4a\x1e\x00\x00\x00\x75\x7d\x94\x28\x68\x02\x68\x03\x68\x04\x4a\x15\x00\x00\x00"
+        "\x68\x04\x4a\x1f\x00\x00\x00\x75\x65\x2e";
+    ts_pickle p;
+    ts_error err = {0};
+    if (ts__pickle_load(&p, "dup1", (const unsigned char *)dup1, sizeof dup1 - 1, &err)) TS_FAIL_("%s", err.msg);
+    CHECK_EQ_INT(ts__pv_int(ts__pv_get(p.root, "addr"), 0), 3);
+    CHECK_EQ_INT(ts__pv_int(ts__pv_get(p.root, "size"), 0), 5);
+    ts__pickle_free(&p);
+    if (ts__pickle_load(&p, "dup2", (const unsigned char *)dup2, sizeof dup2 - 1, &err)) TS_FAIL_("%s", err.msg);
+    static const int64_t want[3] = {11, 30, 31};
+    ts_pv_key addr = TS_PV_KEY("addr");   /* the cached slot, as snapshot.c looks fields up */
+    CHECK_EQ_INT(ts__pv_len(p.root), 3);
+    for (uint32_t i = 0; i < 3; i++) {
+        ts_pv r = ts__pv_at(p.root, i);
+        CHECK_EQ_STR(ts__pv_str(ts__pv_get(r, "action")), "alloc");
+        CHECK_EQ_INT(ts__pv_int(ts__pv_get(r, "addr"), 0), want[i]);
+        CHECK_EQ_INT(ts__pv_int(ts__pv_get_key(r, &addr), 0), want[i]);
+    }
+    ts__pickle_free(&p);
+}
+
 static void expect_refusal(const char *bytes, size_t n, const char *want)
 {
     ts_pickle p;

@@ -845,6 +845,19 @@ TEST(gradients_json_is_read_and_malformed_files_rejected)
     CHECK_EQ_INT(ts__gradients_load(path, &g, &err), TS_EPARSE);
     printf("%s\n", err.msg);
     CHECK(strstr(err.msg, "byte 39") != NULL);
+    /* sizes whose sum would wrap int64 (hostile files): refused at the one past 2^50 bytes */
+    f = fopen(path, "w");
+    fputs("[1125899906842620, 5]", f);   /* 2^50 - 4, then 5: byte 19 */
+    fclose(f);
+    err = (ts_error){0};
+    CHECK_EQ_INT(ts__gradients_load(path, &g, &err), TS_ERANGE);
+    CHECK(strstr(err.msg, "byte 19: the gradients add up to more than 2^50 bytes") != NULL);
+    f = fopen(path, "w");
+    fputs("[99999999999999999999]", f);   /* past int64 */
+    fclose(f);
+    err = (ts_error){0};
+    CHECK_EQ_INT(ts__gradients_load(path, &g, &err), TS_EPARSE);
+    CHECK(strstr(err.msg, "byte 1: expected a byte count") != NULL);
     f = fopen(path, "w");
     fputs("[1024, 2048]", f);
     fclose(f);

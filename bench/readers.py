@@ -7,7 +7,8 @@ Whole process: `trainscope info FILE` (load, print the counts; snapshots:
 `memory --trace`) against a Python script that reads the same file as the
 obvious Python reader does (import time included: it is part of what a user
 waits for; nsys: the same tables into pandas DataFrames). Each pair is run
---repeat times, ours and the peer in turn; the median CPU time (user +
+--repeat times, ours and the peer in turn (which goes first alternating
+from round to round: see run_pair); the median CPU time (user +
 system of the child) and wall time are printed, and ours / Python as a ratio
 taken in the same run. Timings move with the load of this shared machine;
 the ratio is the figure to read.
@@ -493,15 +494,27 @@ def run_once(cmd):
     return (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime), t1 - t0
 
 
-def run_pair(ours, peer, repeat):
-    """Medians of ours and the peer, run alternately (one of each per round,
-    so a change in the machine's load falls on both)."""
+def run_pair(ours, peer, repeat, after=None):
+    """Medians of ours and the peer, one of each per round (so a change in
+    the machine's load falls on both), which goes first alternating from
+    round to round (ours, peer, peer, ours, ours, ...): a process runs slower
+    right after another one (its caches, TLB, the pages it freed; ours 4-10%
+    right after the Python peer, docs/ingest.md), so in a fixed order one
+    side would always run after the other; alternated, each side follows the
+    other in half the rounds and itself in the other half. after (a dict),
+    when given, gets each side's CPU times by the side that ran just before
+    (keys "ours after peer", "ours after ours", "peer after ours", ...)."""
     oc, ow, pc, pw = [], [], [], []
-    for _ in range(repeat):
-        c, w = run_once(ours)
-        oc.append(c); ow.append(w)
-        c, w = run_once(peer)
-        pc.append(c); pw.append(w)
+    prev = None
+    for k in range(repeat):
+        for side in ((ours, peer) if k % 2 == 0 else (peer, ours)):
+            c, w = run_once(side)
+            (oc if side is ours else pc).append(c)
+            (ow if side is ours else pw).append(w)
+            name = "ours" if side is ours else "peer"
+            if after is not None and prev:
+                after.setdefault(f"{name} after {prev}", []).append(c)
+            prev = name
     m = statistics.median
     return m(oc), m(ow), m(pc), m(pw)
 
@@ -516,6 +529,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--only", help="one reader's label (nsys, snapshot, xplane, chakra, ctf, tf1, dpro)")
+    ap.add_argument("--by-order", action="store_true",
+                    help="also print each side's median CPU time right after the other side and after itself")
     args = ap.parse_args()
     os.makedirs(TMP, exist_ok=True)
     cases = []
@@ -560,11 +575,18 @@ def main():
           f"{'peer/ours cpu':>13} {'wall':>6}  peer")
     ok = True
     for label, f, ours, peer, peer_name in cases:
-        oc, ow, pc, pw = run_pair(ours, peer, args.repeat)
+        after = {} if args.by_order else None
+        oc, ow, pc, pw = run_pair(ours, peer, args.repeat, after)
         ratio = pc / oc if oc > 0 else float("inf")
         ok &= ratio >= 10
         print(f"{label:<14} {size_mb(f):7.1f} {oc:10.3f} {ow:7.3f} {pc:10.3f} {pw:7.3f} "
               f"{ratio:12.1f}x {pw / ow:5.1f}x  {peer_name}")
+        if after and len(after) == 4:   # every pairing (--repeat 3 or more)
+            m = {key: statistics.median(v) for key, v in after.items()}
+            print(f"{'':<14} ours after the peer {m['ours after peer'] * 1e3:.2f} ms, after ours "
+                  f"{m['ours after ours'] * 1e3:.2f} ms ({m['ours after peer'] / m['ours after ours'] - 1:+.0%}); "
+                  f"peer after ours {m['peer after ours'] * 1e3:.1f} ms, after the peer "
+                  f"{m['peer after peer'] * 1e3:.1f} ms ({m['peer after ours'] / m['peer after peer'] - 1:+.0%})")
     print("target (issue 25): >= 10x the Python reader, whole process ->", "met" if ok else "NOT met")
 
 

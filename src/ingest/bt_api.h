@@ -39,6 +39,8 @@
     X(bt_message_get_type) X(bt_message_iterator_next) X(bt_message_put_ref) \
     X(bt_plugin_borrow_filter_component_class_by_name_const) \
     X(bt_plugin_borrow_source_component_class_by_name_const) X(bt_plugin_find) X(bt_plugin_put_ref) \
+    X(bt_plugin_find_all_from_file) X(bt_plugin_get_name) X(bt_plugin_get_ref) X(bt_plugin_set_get_plugin_count) \
+    X(bt_plugin_set_borrow_plugin_by_index_const) X(bt_plugin_set_put_ref) \
     X(bt_value_array_append_string_element) X(bt_value_array_get_length) X(bt_value_map_create) \
     X(bt_value_map_insert_empty_array_entry) X(bt_value_put_ref)
 
@@ -95,6 +97,12 @@ TS_DYNLIB_DECLARE(ts_bt_api, ts__bt_api, TS_BT_FNS, ts__bt_open)
 #define bt_plugin_borrow_filter_component_class_by_name_const (ts__bt_api.bt_plugin_borrow_filter_component_class_by_name_const)
 #define bt_plugin_borrow_source_component_class_by_name_const (ts__bt_api.bt_plugin_borrow_source_component_class_by_name_const)
 #define bt_plugin_find (ts__bt_api.bt_plugin_find)
+#define bt_plugin_find_all_from_file (ts__bt_api.bt_plugin_find_all_from_file)
+#define bt_plugin_get_name (ts__bt_api.bt_plugin_get_name)
+#define bt_plugin_get_ref (ts__bt_api.bt_plugin_get_ref)
+#define bt_plugin_set_get_plugin_count (ts__bt_api.bt_plugin_set_get_plugin_count)
+#define bt_plugin_set_borrow_plugin_by_index_const (ts__bt_api.bt_plugin_set_borrow_plugin_by_index_const)
+#define bt_plugin_set_put_ref (ts__bt_api.bt_plugin_set_put_ref)
 #define bt_plugin_put_ref (ts__bt_api.bt_plugin_put_ref)
 #define bt_value_array_append_string_element (ts__bt_api.bt_value_array_append_string_element)
 #define bt_value_array_get_length (ts__bt_api.bt_value_array_get_length)

@@ -24,6 +24,7 @@
  * closed at the last event time and counted as TS_WARN_UNMATCHED_BEGIN.
  */
 #include <dirent.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,12 +79,40 @@ typedef struct proc {
     double    allocated[64];  /* "Total Allocated" per device + 1 (0 = host), bytes */
 } proc;
 
+enum { PLAN_ARGS = 32, PLAN_NAME_FIELDS = 8 };
+
+/* What is fixed per event class, found on its first event: its kind, where
+ * vpid and vtid sit in the common context and, for other providers' events,
+ * the name's role and the payload members foreign_name and payload_args read.
+ * Looking members up by name (a hash lookup in libbabeltrace2, eight per
+ * entry event) and interning the same keys again for every event were most
+ * of the reader's own instructions. Member indices: -1 = absent. String ids
+ * are cached for one rank at a time (ids_for), each on its first use, where
+ * it was interned before, so every rank's string ids come out as they did. */
+typedef struct class_plan {
+    enum ev_kind kind;
+    int32_t      vpid, vtid;                   /* integer members of the common context */
+    const char  *name;                         /* the class's name, libbabeltrace2's */
+    int          role;                         /* FOREIGN_* (other providers) */
+    size_t       key_n;                        /* the pair's key: name[0, key_n) */
+    int32_t      name_at[PLAN_NAME_FIELDS];    /* foreign_name's fields, where a string */
+    int32_t      lineno, line;                 /* where an integer */
+    int32_t      addr;                         /* of any type (foreign_name asks whether it is there) */
+    bool         payload_struct;               /* the payload is a structure */
+    uint32_t     n_args;                       /* payload members read as args (at most PLAN_ARGS) */
+    const char  *arg_key[PLAN_ARGS];
+    ts_rank     *ids_for;                      /* the rank the ids below belong to */
+    uint32_t     cat_id, key_id, name_id, arg_key_id[PLAN_ARGS];   /* 0 = not interned yet */
+} class_plan;
+
 typedef struct reader {
     const char *path;
     proc      *procs;
     uint32_t   n_procs, cap_procs;
     ts_map64   proc_of_pid;   /* vpid -> index in procs */
-    ts_map64   kind_of_class; /* event class address -> ev_kind + 1 */
+    ts_map64   plan_of_class; /* event class address -> index in plans + 1 */
+    class_plan *plans;
+    uint32_t   n_plans, cap_plans;
     int64_t    last_ns;       /* time of the latest event */
     uint64_t   n_events, n_foreign;
     /* What the tracer's ring buffers lost (discard mode, buffers full), from
@@ -162,9 +191,9 @@ static const bt_field *member(const bt_field *st, const char *name)
     return bt_field_structure_borrow_member_field_by_name_const(st, name);
 }
 
-static int64_t int_of(const bt_field *st, const char *name, int64_t none)
+/* An integer field's value (enumerations too); none for anything else. */
+static int64_t int_field(const bt_field *f, int64_t none)
 {
-    const bt_field *f = member(st, name);
     if (!f)
         return none;
     bt_field_class_type t = bt_field_get_class_type(f);
@@ -173,6 +202,25 @@ static int64_t int_of(const bt_field *st, const char *name, int64_t none)
     if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER))
         return (int64_t)bt_field_integer_unsigned_get_value(f);
     return none;
+}
+
+static int64_t int_of(const bt_field *st, const char *name, int64_t none)
+{
+    return int_field(member(st, name), none);
+}
+
+/* Member i of structure st (a plan's index: st's class is a structure). */
+static const bt_field *member_at(const bt_field *st, int32_t i)
+{
+    return i < 0 ? NULL : bt_field_structure_borrow_member_field_by_index_const(st, (uint64_t)i);
+}
+
+/* A plan's cached string id of s for rank r: interned on first use. */
+static uint32_t plan_id(uint32_t *id, ts_rank *r, const char *s, size_t n)
+{
+    if (!*id)
+        *id = ts__rank_intern(r, s, n);
+    return *id;
 }
 
 static double real_of(const bt_field *st, const char *name)
@@ -442,26 +490,25 @@ static int foreign_role(const char *name, size_t *key_n)
 }
 
 /* The payload's integer, real and string members as args (at most 32). */
-static uint32_t payload_args(ts_rank *r, const bt_field *f, uint32_t *first)
+static uint32_t payload_args(ts_rank *r, class_plan *pl, const bt_field *f, uint32_t *first)
 {
     *first = ts__rank_args_mark(r);
-    if (!f || bt_field_get_class_type(f) != BT_FIELD_CLASS_TYPE_STRUCTURE) return 0;
-    const bt_field_class *fc = bt_field_borrow_class_const(f);
-    uint64_t n = bt_field_class_structure_get_member_count(fc);
-    for (uint64_t i = 0; i < n && i < 32; i++) {
-        const char *key = bt_field_class_structure_member_get_name(
-            bt_field_class_structure_borrow_member_by_index_const(fc, i));
+    for (uint32_t i = 0; i < pl->n_args; i++) {
         const bt_field *m = bt_field_structure_borrow_member_field_by_index_const(f, i);
         bt_field_class_type t = bt_field_get_class_type(m);
-        if (t == BT_FIELD_CLASS_TYPE_STRING)
-            add_str_arg(r, key, bt_field_string_get_value(m));
-        else if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_INTEGER))
-            add_num_arg(r, key, int_of(f, key, 0));
+        uint32_t *key = &pl->arg_key_id[i];
+        const char *ks = pl->arg_key[i];
+        if (t == BT_FIELD_CLASS_TYPE_STRING) {
+            uint32_t k = plan_id(key, r, ks, strlen(ks));
+            ts__rank_add_arg(r, k, TS_ARG_STR, intern(r, bt_field_string_get_value(m)));
+        } else if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_INTEGER))
+            ts__rank_add_arg(r, plan_id(key, r, ks, strlen(ks)), TS_ARG_INT, (uint64_t)int_field(m, 0));
         else if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_REAL)) {
-            double d = real_of(f, key);
+            double d = t == BT_FIELD_CLASS_TYPE_DOUBLE_PRECISION_REAL ? bt_field_real_double_precision_get_value(m)
+                                                                       : bt_field_real_single_precision_get_value(m);
             uint64_t bits;
             memcpy(&bits, &d, 8);
-            ts__rank_add_arg(r, intern(r, key), TS_ARG_DOUBLE, bits);
+            ts__rank_add_arg(r, plan_id(key, r, ks, strlen(ks)), TS_ARG_DOUBLE, bits);
         }
     }
     return ts__rank_args_mark(r) - *first;
@@ -469,23 +516,56 @@ static uint32_t payload_args(ts_rank *r, const bt_field *f, uint32_t *first)
 
 /* "KEY WHAT": what the payload says is being entered (a function, a name,
  * a file's base name with its line), else its "addr" in hex. */
-static uint32_t foreign_name(ts_rank *r, const char *key, size_t key_n, const bt_field *f)
+/* names first; a file (its base name, with its line when there is one) after */
+static const char *const name_fields[PLAN_NAME_FIELDS] = {"funcname", "function", "func", "name",
+                                                          "filename", "path", "file", "method"};
+
+/* A name of at most 511 bytes, cut there as snprintf cuts it (snprintf
+ * itself was 700 instructions a call, most of foreign_name). */
+typedef struct name_buf { char b[512]; size_t n; } name_buf;
+
+static void nb_put(name_buf *nb, const char *s, size_t len)
 {
-    /* names first; a file (its base name, with its line when there is one) after */
-    static const char *const fields[] = {"funcname", "function", "func", "name", "filename", "path", "file", "method"};
-    char buf[512];
-    int n = snprintf(buf, sizeof buf, "%.*s", (int)key_n, key);
-    for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) {
-        const char *v = str_of(f, fields[i]);
+    size_t room = sizeof nb->b - 1 - nb->n;
+    memcpy(nb->b + nb->n, s, len < room ? len : room);
+    nb->n += len < room ? len : room;
+}
+
+/* v in base 10 or 16 (lower case), as %llu / %llx write it */
+static void nb_num(name_buf *nb, uint64_t v, unsigned base)
+{
+    char d[24];
+    size_t i = sizeof d;
+    do d[--i] = "0123456789abcdef"[v % base]; while ((v /= base) != 0);
+    nb_put(nb, d + i, sizeof d - i);
+}
+
+static uint32_t foreign_name(ts_rank *r, const class_plan *pl, const bt_field *f)
+{
+    name_buf nb = {.n = 0};
+    nb_put(&nb, pl->name, pl->key_n);
+    for (size_t i = 0; i < PLAN_NAME_FIELDS; i++) {
+        if (pl->name_at[i] < 0) continue;
+        const char *v = bt_field_string_get_value(member_at(f, pl->name_at[i]));
         if (!*v) continue;
         const char *base = strrchr(v, '/');
-        int64_t line = i >= 4 && i <= 6 ? int_of(f, "lineno", int_of(f, "line", -1)) : -1;
-        if (line >= 0) n += snprintf(buf + n, sizeof buf - (size_t)n, " %s:%lld", base ? base + 1 : v, (long long)line);
-        else n += snprintf(buf + n, sizeof buf - (size_t)n, " %s", base ? base + 1 : v);
-        return ts__rank_intern(r, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+        int64_t line = i < 4 || i > 6 ? -1
+                     : pl->lineno >= 0 ? int_field(member_at(f, pl->lineno), -1)
+                     : int_field(member_at(f, pl->line), -1);
+        base = base ? base + 1 : v;
+        nb_put(&nb, " ", 1);
+        nb_put(&nb, base, strlen(base));
+        if (line >= 0) {
+            nb_put(&nb, ":", 1);
+            nb_num(&nb, (uint64_t)line, 10);
+        }
+        return ts__rank_intern(r, nb.b, nb.n);
     }
-    if (member(f, "addr")) snprintf(buf + n, sizeof buf - (size_t)n, " 0x%llx", (unsigned long long)int_of(f, "addr", 0));
-    return intern(r, buf);
+    if (pl->addr >= 0) {
+        nb_put(&nb, " 0x", 3);
+        nb_num(&nb, (uint64_t)int_field(member_at(f, pl->addr), 0), 16);
+    }
+    return ts__rank_intern(r, nb.b, nb.n);
 }
 
 /* Close the latest open slice of this pair on the thread; slices opened
@@ -505,50 +585,103 @@ static void foreign_close(reader *R, proc *p, stack *s, uint32_t key, int64_t no
     while (s->n >= j) close_slice(p, &s->v[--s->n], now_ns);
 }
 
-static void on_foreign(reader *R, proc *p, const char *name, const bt_field *f, int64_t now_ns, int64_t vtid)
+static void on_foreign(reader *R, proc *p, class_plan *pl, const bt_field *f, int64_t now_ns, int64_t vtid)
 {
     ts_rank *r = p->rank;
-    if (!name) name = "(unnamed event)";
-    size_t key_n = 0;
-    int role = foreign_role(name, &key_n);
+    const char *name = pl->name;
+    if (pl->ids_for != r) {
+        pl->ids_for = r;
+        pl->cat_id = pl->key_id = pl->name_id = 0;
+        memset(pl->arg_key_id, 0, sizeof pl->arg_key_id);
+    }
     const char *colon = strchr(name, ':');
-    uint32_t cat = ts__rank_intern(r, name, colon ? (size_t)(colon - name) : strlen(name));
+    uint32_t cat = plan_id(&pl->cat_id, r, name, colon ? (size_t)(colon - name) : strlen(name));
     uint32_t track = ts__rank_track(r, TS_TRACK_THREAD, p->pid, vtid);
-    if (role == FOREIGN_INSTANT) {
-        uint32_t first, n = payload_args(r, f, &first);
-        ts__rank_add_instant(r, track, now_ns, intern(r, name), cat, TS_KIND_OTHER, 't', n ? first : TS_NONE32,
-                             (uint16_t)n);
+    if (pl->role == FOREIGN_INSTANT) {
+        uint32_t first, n = payload_args(r, pl, f, &first);
+        ts__rank_add_instant(r, track, now_ns, plan_id(&pl->name_id, r, name, strlen(name)), cat, TS_KIND_OTHER, 't',
+                             n ? first : TS_NONE32, (uint16_t)n);
         return;
     }
-    uint32_t key = ts__rank_intern(r, name, key_n);
+    uint32_t key = plan_id(&pl->key_id, r, name, pl->key_n);
     stack *s = stack_for(R, p, vtid);
     if (!s) return;
-    if (role == FOREIGN_CLOSE) { foreign_close(R, p, s, key, now_ns, vtid); return; }
+    if (pl->role == FOREIGN_CLOSE) { foreign_close(R, p, s, key, now_ns, vtid); return; }
     open_slice *o = stack_push(R, s);
     if (!o) return;
     o->ts_ns = now_ns;
     o->track = track;
-    o->name = foreign_name(r, name, key_n, f);
+    o->name = foreign_name(r, pl, f);
     o->cat = cat;
     o->key = key;
-    o->n_args = payload_args(r, f, &o->first_arg);
+    o->n_args = payload_args(r, pl, f, &o->first_arg);
 }
 
 /* ---- the sink ---- */
 
-static enum ev_kind kind_of(reader *R, const bt_event_class *ec)
+/* The index of the member `name` of structure field st, -1 when st
+ * is no structure or has no such member, or (want_int) it is no integer. */
+static int32_t member_index(const bt_field *st, const char *name, bool want_int)
 {
+    if (!st || bt_field_get_class_type(st) != BT_FIELD_CLASS_TYPE_STRUCTURE)
+        return -1;
+    const bt_field_class *fc = bt_field_borrow_class_const(st);
+    uint64_t n = bt_field_class_structure_get_member_count(fc);
+    for (uint64_t i = 0; i < n && i < INT32_MAX; i++)
+        if (!strcmp(bt_field_class_structure_member_get_name(bt_field_class_structure_borrow_member_by_index_const(fc, i)),
+                    name)) {
+            bt_field_class_type t = bt_field_get_class_type(bt_field_structure_borrow_member_field_by_index_const(st, i));
+            return !want_int || bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_INTEGER) ? (int32_t)i : -1;
+        }
+    return -1;
+}
+
+/* Other providers' events: what on_foreign reads of the payload f. */
+static void plan_foreign(class_plan *pl, const bt_field *f)
+{
+    if (!pl->name) pl->name = "(unnamed event)";
+    pl->role = foreign_role(pl->name, &pl->key_n);
+    for (int i = 0; i < PLAN_NAME_FIELDS; i++) {
+        int32_t at = member_index(f, name_fields[i], false);
+        pl->name_at[i] = at >= 0 && bt_field_get_class_type(member_at(f, at)) == BT_FIELD_CLASS_TYPE_STRING ? at : -1;
+    }
+    pl->lineno = member_index(f, "lineno", true);
+    pl->line = member_index(f, "line", true);
+    pl->addr = member_index(f, "addr", false);
+    pl->payload_struct = f && bt_field_get_class_type(f) == BT_FIELD_CLASS_TYPE_STRUCTURE;
+    if (!pl->payload_struct) return;
+    const bt_field_class *fc = bt_field_borrow_class_const(f);
+    uint64_t n = bt_field_class_structure_get_member_count(fc);
+    for (uint64_t i = 0; i < n && i < PLAN_ARGS; i++)
+        pl->arg_key[pl->n_args++] =
+            bt_field_class_structure_member_get_name(bt_field_class_structure_borrow_member_by_index_const(fc, i));
+}
+
+/* The plan of ev's class, made from ev on the first event of the class. */
+static class_plan *plan_for(reader *R, const bt_event *ev)
+{
+    const bt_event_class *ec = bt_event_borrow_class_const(ev);
     uint64_t v;
-    if (ts__map64_get(&R->kind_of_class, (uint64_t)(uintptr_t)ec, &v))
-        return (enum ev_kind)(v - 1);
-    const char *name = bt_event_class_get_name(ec);
-    enum ev_kind k = EV_OTHER;
-    for (size_t i = 0; name && i < sizeof ev_names / sizeof ev_names[0]; i++)
-        if (strcmp(name, ev_names[i].name) == 0)
-            k = ev_names[i].kind;
-    if (ts__map64_put(&R->kind_of_class, (uint64_t)(uintptr_t)ec, (uint64_t)k + 1) != TS_OK)
+    if (ts__map64_get(&R->plan_of_class, (uint64_t)(uintptr_t)ec, &v))
+        return &R->plans[v - 1];
+    if (!grow(&R->plans, &R->cap_plans, sizeof *R->plans, R->n_plans + 1) ||
+        ts__map64_put(&R->plan_of_class, (uint64_t)(uintptr_t)ec, (uint64_t)R->n_plans + 1) != TS_OK) {
         R->oom = true;
-    return k;
+        return NULL;
+    }
+    class_plan *pl = &R->plans[R->n_plans++];
+    memset(pl, 0, sizeof *pl);
+    pl->name = bt_event_class_get_name(ec);
+    pl->kind = EV_OTHER;
+    for (size_t i = 0; pl->name && i < sizeof ev_names / sizeof ev_names[0]; i++)
+        if (strcmp(pl->name, ev_names[i].name) == 0)
+            pl->kind = ev_names[i].kind;
+    const bt_field *ctx = bt_event_borrow_common_context_field_const(ev);
+    pl->vpid = member_index(ctx, "vpid", true);
+    pl->vtid = member_index(ctx, "vtid", true);
+    if (pl->kind == EV_OTHER)
+        plan_foreign(pl, bt_event_borrow_payload_field_const(ev));
+    return pl;
 }
 
 static int64_t event_ns(const bt_message *msg)
@@ -566,13 +699,16 @@ static int64_t event_ns(const bt_message *msg)
 static void on_event(reader *R, const bt_message *msg)
 {
     const bt_event *ev = bt_message_event_borrow_event_const(msg);
-    enum ev_kind k = kind_of(R, bt_event_borrow_class_const(ev));
+    class_plan *pl = plan_for(R, ev);
+    if (!pl)
+        return;
+    enum ev_kind k = pl->kind;
     R->n_events++;
     int64_t now_ns = event_ns(msg);
     if (now_ns > R->last_ns)
         R->last_ns = now_ns;
     const bt_field *ctx = bt_event_borrow_common_context_field_const(ev);
-    int64_t pid = int_of(ctx, "vpid", 0), tid = int_of(ctx, "vtid", pid);
+    int64_t pid = int_field(member_at(ctx, pl->vpid), 0), tid = int_field(member_at(ctx, pl->vtid), pid);
     proc *p = proc_for(R, pid);
     if (!p)
         return;
@@ -580,7 +716,7 @@ static void on_event(reader *R, const bt_message *msg)
     const bt_field *f = bt_event_borrow_payload_field_const(ev);
     if (k == EV_OTHER) {
         R->n_foreign++;
-        on_foreign(R, p, bt_event_class_get_name(bt_event_borrow_class_const(ev)), f, now_ns, tid);
+        on_foreign(R, p, pl, f, now_ns, tid);
         return;
     }
     switch (k) {
@@ -686,9 +822,50 @@ static int bt_fail(ts_error *err, int status, const char *path, const char *what
     return rc;
 }
 
+/* The plugin `name` from its own file, babeltrace-plugin-NAME.so, in the
+ * plugin directory of the libbabeltrace2 this process loaded (LIBDIR/
+ * babeltrace2/plugins), when bt_plugin_find would search nowhere before it
+ * (no BABELTRACE_PLUGIN_PATH, no ~/.local/lib/babeltrace2/plugins); NULL
+ * otherwise. bt_plugin_find loads every plugin it finds, on each call:
+ * lttng-utils and text too, with libdw, libelf, liblzma and libbz2, a tenth
+ * of reading the foreign sample. */
+static const bt_plugin *plugin_from_own_file(const char *name)
+{
+    char path[4096];
+    Dl_info where;
+    const char *home = getenv("HOME");
+    struct stat st;
+    if (getenv("BABELTRACE_PLUGIN_PATH") || !home ||
+        (snprintf(path, sizeof path, "%s/.local/lib/babeltrace2/plugins", home) < (int)sizeof path &&
+         stat(path, &st) == 0) ||
+        !dladdr((void *)(uintptr_t)bt_plugin_find, &where) || !where.dli_fname)
+        return NULL;
+    const char *slash = strrchr(where.dli_fname, '/');
+    if (!slash || snprintf(path, sizeof path, "%.*s/babeltrace2/plugins/babeltrace-plugin-%s.so",
+                           (int)(slash - where.dli_fname), where.dli_fname, name) >= (int)sizeof path ||
+        stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return NULL;
+    const bt_plugin_set *set = NULL;
+    const bt_plugin *found = NULL;
+    if (bt_plugin_find_all_from_file(path, BT_FALSE, &set) != BT_PLUGIN_FIND_ALL_FROM_FILE_STATUS_OK)
+        return NULL;
+    for (uint64_t i = 0; i < bt_plugin_set_get_plugin_count(set) && !found; i++) {
+        const bt_plugin *p = bt_plugin_set_borrow_plugin_by_index_const(set, i);
+        if (strcmp(bt_plugin_get_name(p), name) == 0) {
+            bt_plugin_get_ref(p);
+            found = p;
+        }
+    }
+    bt_plugin_set_put_ref(set);
+    return found;
+}
+
 static const bt_plugin *find_plugin(const char *name)
 {
-    const bt_plugin *p = NULL;
+    const bt_plugin *p = plugin_from_own_file(name);
+    if (p)
+        return p;
+    bt_current_thread_clear_error();   /* a failed load above leaves one; the search below starts clean */
     if (bt_plugin_find(name, BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_FALSE, &p) != BT_PLUGIN_FIND_STATUS_OK)
         return NULL;
     return p;
@@ -840,7 +1017,7 @@ int ts__ctf_load(const char *path, const ts_load_opts *opts, ts_job **out, ts_er
     memset(&R, 0, sizeof R);
     R.path = path;
     ts__map64_init(&R.proc_of_pid);
-    ts__map64_init(&R.kind_of_class);
+    ts__map64_init(&R.plan_of_class);
     *out = NULL;
     int rc = ts__bt_open(path, err);
     if (rc) return rc;
@@ -882,7 +1059,8 @@ int ts__ctf_load(const char *path, const ts_load_opts *opts, ts_job **out, ts_er
         proc_free(&R.procs[i]);
     ts__free(R.procs, R.cap_procs * sizeof *R.procs);
     ts__map64_free(&R.proc_of_pid);
-    ts__map64_free(&R.kind_of_class);
+    ts__map64_free(&R.plan_of_class);
+    ts__free(R.plans, R.cap_plans * sizeof *R.plans);
     return rc;
 }
 

@@ -43,6 +43,7 @@
 
 enum { NSYS_MAX_STRING_ID = 1 << 28 };   /* StringIds are dense from 0; past this the file is not sane */
 enum { NSYS_MEM_KINDS = 16 };
+enum { NSYS_CONST_SLOTS = 64 };   /* a power of two, above the number of constant keys and categories */
 
 typedef struct nsys {
     const char *path;
@@ -60,6 +61,10 @@ typedef struct nsys {
     uint64_t    n_bad;        /* rows without a start or end time, skipped */
     uint64_t    n_negative;   /* rows ending before they start (clamped to 0) */
     uint32_t    n_tables;     /* activity tables found */
+    /* Constant strings (categories, arg keys: literals and the static key
+     * tables) -> their rank string ids, by address: interning them again for
+     * every row was a fifth of the reader's instructions. */
+    struct { const char *s; uint32_t id; } const_ids[NSYS_CONST_SLOTS];
 } nsys;
 
 static int sql_error(nsys *ns, const char *what)
@@ -118,7 +123,14 @@ static int select_cols(nsys *ns, const char *table, const char *const *cols, int
 }
 
 static bool is_null(sqlite3_stmt *st, int c) { return sqlite3_column_type(st, c) == SQLITE_NULL; }
-static int64_t col_i64(sqlite3_stmt *st, int c, int64_t dflt) { return is_null(st, c) ? dflt : sqlite3_column_int64(st, c); }
+/* The integer, or dflt for NULL. The type is asked only when the value reads
+ * 0 (NULL's value; reading an integer converts nothing, so the type is still
+ * the stored one): one call instead of two for most cells. */
+static int64_t col_i64(sqlite3_stmt *st, int c, int64_t dflt)
+{
+    int64_t v = sqlite3_column_int64(st, c);
+    return v == 0 && is_null(st, c) ? dflt : v;
+}
 
 /* A StringIds reference (integer) or a string (TEXT columns such as NVTX's
  * `text`) as a rank string id; 0 = none. */
@@ -138,6 +150,22 @@ static uint32_t col_str(nsys *ns, sqlite3_stmt *st, int c)
 }
 
 static uint32_t intern(nsys *ns, const char *s) { return ts__rank_intern(ns->r, s, strlen(s)); }
+
+/* intern() of a string that lives as long as the reader and never changes
+ * (a literal or a static table's entry; never a buffer), cached by address. */
+static uint32_t const_id(nsys *ns, const char *s)
+{
+    size_t i = (size_t)(((uintptr_t)s >> 3) * 0x9E3779B97F4A7C15u >> 58) & (NSYS_CONST_SLOTS - 1);
+    for (size_t k = 0; k < NSYS_CONST_SLOTS; k++, i = (i + 1) & (NSYS_CONST_SLOTS - 1)) {
+        if (ns->const_ids[i].s == s) return ns->const_ids[i].id;
+        if (!ns->const_ids[i].s) {
+            uint32_t id = intern(ns, s);
+            if (id) ns->const_ids[i].s = s, ns->const_ids[i].id = id;   /* 0: out of memory, not cached */
+            return id;
+        }
+    }
+    return intern(ns, s);   /* full: not reached with the tables of this file */
+}
 
 /* Step st to its end, calling row() for each row. */
 static int each_row(nsys *ns, const char *table, sqlite3_stmt *st, void (*row)(nsys *, sqlite3_stmt *))
@@ -229,14 +257,14 @@ static uint32_t stream_track(nsys *ns, int64_t device, int64_t stream)
 /* A slice from columns start (0) and end (1); TS_NONE32 when a time is missing. */
 static uint32_t add_timed(nsys *ns, sqlite3_stmt *st, uint32_t track, uint32_t name, const char *cat, ts_kind kind)
 {
-    if (is_null(st, 0) || is_null(st, 1) || track == TS_NONE32) { ns->n_bad++; return TS_NONE32; }
-    int64_t a = sqlite3_column_int64(st, 0), b = sqlite3_column_int64(st, 1), ts, dur;
+    int64_t a = sqlite3_column_int64(st, 0), b = sqlite3_column_int64(st, 1), ts, dur;   /* as col_i64 */
+    if ((a == 0 && is_null(st, 0)) || (b == 0 && is_null(st, 1)) || track == TS_NONE32) { ns->n_bad++; return TS_NONE32; }
     if (__builtin_add_overflow(a, ns->base_ns, &ts) || __builtin_sub_overflow(b, a, &dur)) { ns->n_bad++; return TS_NONE32; }
     if (dur < 0) ns->n_negative++;
-    return ts__rank_add_slice(ns->r, track, ts, dur, name, intern(ns, cat), kind);
+    return ts__rank_add_slice(ns->r, track, ts, dur, name, const_id(ns, cat), kind);
 }
 
-static void arg_int(nsys *ns, const char *key, int64_t v) { ts__rank_add_arg(ns->r, intern(ns, key), TS_ARG_INT, (uint64_t)v); }
+static void arg_int(nsys *ns, const char *key, int64_t v) { ts__rank_add_arg(ns->r, const_id(ns, key), TS_ARG_INT, (uint64_t)v); }
 
 /* Args device, stream and the optional integer columns [from, to) under their names. */
 static void device_args(nsys *ns, uint32_t s, sqlite3_stmt *st, int64_t device, int64_t stream,
@@ -246,8 +274,10 @@ static void device_args(nsys *ns, uint32_t s, sqlite3_stmt *st, int64_t device, 
     uint32_t first = ts__rank_args_mark(ns->r);
     arg_int(ns, "device", device);
     arg_int(ns, "stream", stream);
-    for (int c = from; c < to; c++)
-        if (!is_null(st, c)) arg_int(ns, keys[c], sqlite3_column_int64(st, c));
+    for (int c = from; c < to; c++) {
+        int64_t v = sqlite3_column_int64(st, c);   /* NULL as in col_i64 */
+        if (v != 0 || !is_null(st, c)) arg_int(ns, keys[c], v);
+    }
     ts__rank_slice_set_args(ns->r, s, first, ts__rank_args_mark(ns->r) - first);
 }
 
@@ -339,7 +369,7 @@ static void sync_row(nsys *ns, sqlite3_stmt *st)
      * does not count it as a GPU op. */
     int64_t dev = col_i64(st, 2, 0), stream = col_i64(st, 3, 0);
     if (stream == 0xFFFFFFFF) stream = -1;
-    uint32_t name = intern(ns, KIND_STR(sync_kinds, col_i64(st, 5, 0)));
+    uint32_t name = const_id(ns, KIND_STR(sync_kinds, col_i64(st, 5, 0)));
     uint32_t s = add_timed(ns, st, stream_track(ns, dev, stream), name, "cuda_sync", TS_KIND_CUDA_SYNC);
     if (s == TS_NONE32) return;
     ns->r->slices.corr[s] = col_i64(st, 4, -1);
@@ -399,7 +429,7 @@ static void nvtx_row(nsys *ns, sqlite3_stmt *st)
         int64_t ts;
         uint32_t track = thread_track(ns, gtid);
         if (__builtin_add_overflow(sqlite3_column_int64(st, 0), ns->base_ns, &ts) || track == TS_NONE32) { ns->n_bad++; return; }
-        ts__rank_add_instant(ns->r, track, ts, name, intern(ns, "nvtx"), TS_KIND_USER_ANNOTATION, 't', TS_NONE32, 0);
+        ts__rank_add_instant(ns->r, track, ts, name, const_id(ns, "nvtx"), TS_KIND_USER_ANNOTATION, 't', TS_NONE32, 0);
         return;
     }
     /* A start/end range may end on another thread: one async track per range,
@@ -548,7 +578,11 @@ int ts__nsys_ingest_buffer(const char *name, const void *data, size_t n, const t
     ts__map64_init(&ns.proc_name);
     ts__map64_init(&ns.gpu_name);
     ns.r = ts__rank_create(name);
-    if (!ns.r || sqlite3_open_v2(":memory:", &ns.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_PRIVATECACHE, NULL) != SQLITE_OK)
+    /* NOMUTEX: the connection is this call's alone, on one thread; with its
+     * mutex every sqlite3_column_* call locked and unlocked it (a quarter of
+     * the 10x export's instructions). */
+    if (!ns.r || sqlite3_open_v2(":memory:", &ns.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_PRIVATECACHE | SQLITE_OPEN_NOMUTEX,
+                                 NULL) != SQLITE_OK)
         rc = ts__error(err, TS_ENOMEM, "%s: byte 0: out of memory", name);
     /* Read-only, no copy: SQLite pages straight out of the buffer. */
     else if (sqlite3_deserialize(ns.db, "main", (unsigned char *)(uintptr_t)data, (sqlite3_int64)n, (sqlite3_int64)n,

@@ -98,7 +98,6 @@ typedef struct class_plan {
     int32_t      name_at[PLAN_NAME_FIELDS];    /* foreign_name's fields, where a string */
     int32_t      lineno, line;                 /* where an integer */
     int32_t      addr;                         /* of any type (foreign_name asks whether it is there) */
-    bool         payload_struct;               /* the payload is a structure */
     uint32_t     n_args;                       /* payload members read as args (at most PLAN_ARGS) */
     const char  *arg_key[PLAN_ARGS];
     ts_rank     *ids_for;                      /* the rank the ids below belong to */
@@ -648,8 +647,7 @@ static void plan_foreign(class_plan *pl, const bt_field *f)
     pl->lineno = member_index(f, "lineno", true);
     pl->line = member_index(f, "line", true);
     pl->addr = member_index(f, "addr", false);
-    pl->payload_struct = f && bt_field_get_class_type(f) == BT_FIELD_CLASS_TYPE_STRUCTURE;
-    if (!pl->payload_struct) return;
+    if (!f || bt_field_get_class_type(f) != BT_FIELD_CLASS_TYPE_STRUCTURE) return;   /* no args */
     const bt_field_class *fc = bt_field_borrow_class_const(f);
     uint64_t n = bt_field_class_structure_get_member_count(fc);
     for (uint64_t i = 0; i < n && i < PLAN_ARGS; i++)

@@ -765,7 +765,7 @@ static int unit_times(build *b)
             v[((size_t)op->unit * 8 + 4 + f) * ni + k] += op->gpu_ns;
         }
     }
-    int64_t resid = residual_ns(v, steps, nu, ni, steps + ni);
+    int64_t resid = b->on_gpu ? 0 : residual_ns(v, steps, nu, ni, steps + ni);   /* for scale_to_step */
     for (uint32_t u = 0; u < nu; u++) {
         ts__prec_unit *un = &m->units[u];
         int64_t *row = v + (size_t)u * 8 * ni;
